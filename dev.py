@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Set up a development environment and run the demo or the whole test suite.
+
+    python3 dev.py demo   # set everything up, then run the main demo (examples/quickstart)
+    python3 dev.py test   # set everything up, then lint, type-check and run every test
+
+Needs only Python 3.11+, pip and git.  When no virtualenv is active, one is created in
+``.venv`` inside the repository; agentrig and every first-party plugin in ``plugins/`` are
+installed into it (editable), and re-installed only when a ``pyproject.toml`` changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+STAMP_NAME = ".agentrig-dev-stamp"
+
+
+def _python() -> Path:
+    if os.environ.get("VIRTUAL_ENV") and sys.prefix != sys.base_prefix:
+        return Path(sys.executable)
+    env_dir = ROOT / ".venv"
+    bindir = "Scripts" if os.name == "nt" else "bin"
+    python = env_dir / bindir / ("python.exe" if os.name == "nt" else "python")
+    if not python.exists():
+        print(f"dev.py: creating virtualenv {env_dir}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(env_dir)
+    return python
+
+
+def _plugin_dirs() -> list[Path]:
+    return sorted(p.parent for p in (ROOT / "plugins").glob("*/pyproject.toml"))
+
+
+def _fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path in [ROOT / "pyproject.toml", *(d / "pyproject.toml" for d in _plugin_dirs())]:
+        digest.update(str(path.relative_to(ROOT)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _run(*cmd: str | Path) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    code = subprocess.call([str(c) for c in cmd], cwd=ROOT)
+    if code != 0:
+        raise SystemExit(code)
+
+
+def setup() -> Path:
+    python = _python()
+    stamp = python.parent.parent / STAMP_NAME
+    fingerprint = _fingerprint()
+    if stamp.exists() and stamp.read_text() == fingerprint:
+        return python
+    _run(python, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    args: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "-e", ".[dev]"]
+    for plugin in _plugin_dirs():
+        args += ["-e", str(plugin.relative_to(ROOT))]
+    _run(*args)
+    stamp.write_text(fingerprint)
+    return python
+
+
+def demo(python: Path) -> None:
+    _run(python, ROOT / "examples" / "quickstart" / "run.py")
+
+
+def test(python: Path, extra: list[str]) -> None:
+    _run(python, "-m", "ruff", "check", ".")
+    _run(python, "-m", "ruff", "format", "--check", ".")
+    _run(python, "-m", "mypy")
+    plugin_src = [str(p / "src") for p in _plugin_dirs()]
+    if plugin_src:
+        _run(python, "-m", "mypy", "--strict", *plugin_src)
+    _run(python, "-m", "pytest", *extra)
+
+
+def main(argv: list[str]) -> None:
+    if not argv or argv[0] not in {"demo", "test", "setup"}:
+        print(__doc__)
+        raise SystemExit(2)
+    python = setup()
+    if argv[0] == "demo":
+        demo(python)
+    elif argv[0] == "test":
+        test(python, argv[1:])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

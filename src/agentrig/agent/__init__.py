@@ -1,0 +1,39 @@
+"""Agents: the registry, the Agent handle, runs, streams, the inbox and the loop."""
+
+from agentrig.agent._agent import Agent, RunOptions, RunStream
+from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
+from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
+from agentrig.agent._registry import AgentRegistry, AgentSetup
+from agentrig.agent._results import (
+    ContextWindowError,
+    IdenticalToolInputError,
+    RunOutcome,
+    RunRecord,
+    RunResult,
+    StructuredOutputError,
+    ToolChoiceViolationError,
+)
+from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
+
+__all__ = [
+    "FORCED_SUMMARY_FALLBACK",
+    "FORCED_SUMMARY_INSTRUCTION",
+    "Agent",
+    "AgentRegistry",
+    "AgentSetup",
+    "CallOutcome",
+    "ContextWindowError",
+    "Gate",
+    "GateDecision",
+    "IdenticalToolInputError",
+    "Inbox",
+    "InboxError",
+    "InboxTarget",
+    "RunOptions",
+    "RunOutcome",
+    "RunRecord",
+    "RunResult",
+    "RunStream",
+    "StructuredOutputError",
+    "ToolChoiceViolationError",
+]

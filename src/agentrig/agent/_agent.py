@@ -1,0 +1,592 @@
+"""The Agent: one session, an inbox, and runs serialised first-in first-out.
+
+A run claims the agent's slot (FIFO: later runs wait for earlier ones), drives one turn and
+returns a :class:`~agentrig.agent.RunResult`.  Separate agents run concurrently.  Input that
+arrives while the agent works goes to its inbox: ``steer`` enters the current turn at its
+next step, ``followup`` queues a turn of its own, ``inject`` seeds context for the next
+request without starting anything.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+
+import anyio
+import attrs
+from pydantic import BaseModel, ValidationError
+
+from agentrig.agent._dispatch import Gate
+from agentrig.agent._inbox import Inbox
+from agentrig.agent._results import RunRecord, RunResult, StructuredOutputError, sum_usage
+from agentrig.agent._turn import Emit, TurnOutcome, run_turn
+from agentrig.cancel import CancelSignal
+from agentrig.errors import AbortError, Issue, RuntimeClosedError
+from agentrig.ids import new_invocation_id, new_run_id
+from agentrig.kernel.config import AgentConfig
+from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged
+from agentrig.llm import (
+    Provider,
+    ResponseFormat,
+    StreamChunk,
+    ToolSpec,
+    UserMessage,
+    capability,
+)
+from agentrig.session import Session, SessionEvent, SessionWriter, SystemPrompt, TurnTrigger
+from agentrig.tools import Tool
+
+if TYPE_CHECKING:
+    from agentrig.kernel.runtime import Runtime
+
+__all__ = ["Agent", "RunOptions", "RunStream"]
+
+T = TypeVar("T", bound=BaseModel)
+OutputT = TypeVar("OutputT")
+
+
+@attrs.frozen(slots=True)
+class RunOptions:
+    """Per-run settings (run-scoped values win over the agent's config)."""
+
+    run_id: str
+    max_rounds: int
+    tool_choice: str | None = None
+    tool_only_completion: bool = False
+    output_type: type[BaseModel] | None = None
+    output_retries: int = 2
+
+
+class Agent:
+    """A live agent: identity, session log, inbox, tools and its FIFO run slot."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        agent_id: str,
+        config: AgentConfig,
+        session: Session,
+        *,
+        tools: Sequence[Tool] = (),
+        writer: SessionWriter | None = None,
+        gate: Gate | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self._id = agent_id
+        self.config = config
+        self.session = session
+        self._tools = {t.id: t for t in tools}
+        self._writer = writer
+        self._gate = gate
+        self._system_prompt = config.system_prompt
+        self._slot = anyio.Lock()
+        self._waiting = 0
+        self._status: AgentStatus = "idle"
+        self._turns = sum(1 for e in session.events if e.type == "turn/start")
+        self._current: CancelSignal | None = None
+        self._pending_writes: list[SessionEvent] = []
+        self._drain_scheduled = False
+        self._idle: anyio.Event | None = None
+        self._disposed = False
+        self.inbox = Inbox(self._record_inbox)
+
+    # ---- identity -----------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    @property
+    def status(self) -> AgentStatus:
+        return self._status
+
+    def __repr__(self) -> str:
+        return f"<Agent {self._id!r} session={self.session.id!r} {self._status}>"
+
+    # ---- tools ----------------------------------------------------------------------------
+    def all_tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def offered_tools(self) -> list[Tool]:
+        """The tools offered to the model on the next request (re-read every round)."""
+        withheld: set[str] = self.runtime.services.get("withheld_tools", {}).get(self._id, set())
+        return [t for t in self._tools.values() if t.id not in withheld]
+
+    def tool_spec(self, tool: Tool) -> ToolSpec:
+        return ToolSpec(
+            name=tool.id,
+            description=tool.description,
+            parameters=dict(tool.input_schema.json_schema),
+        )
+
+    # ---- the log --------------------------------------------------------------------------
+    async def _log(self, data: Any) -> SessionEvent:
+        event = self.session.append(data)
+        if self._writer is not None:
+            batch, self._pending_writes = [*self._pending_writes, event], []
+            await self._writer.append(batch)
+        return event
+
+    def _record_inbox(self, data: Any) -> None:
+        # Inbox mutations happen in sync code (steer() from a listener); persist them with
+        # the next awaited write, in order.
+        event = self.session.append(data)
+        if self._writer is not None:
+            self._pending_writes.append(event)
+
+    async def flush(self) -> None:
+        """Write events recorded from synchronous code (inbox splices) to the store."""
+        if self._writer is not None and self._pending_writes:
+            batch, self._pending_writes = self._pending_writes, []
+            await self._writer.append(batch)
+
+    def _next_turn(self) -> int:
+        self._turns += 1
+        return self._turns
+
+    # ---- system prompt --------------------------------------------------------------------
+    @property
+    def system_prompt(self) -> str | None:
+        return self._system_prompt
+
+    async def _ensure_system_prompt(self) -> None:
+        """Inject the prompt once per session (and refresh a restored session's stale one)."""
+        current = self._system_prompt
+        if current is not None and self.session.system_prompt != current:
+            await self._log(SystemPrompt(text=current))
+
+    async def set_system_prompt(self, text: str) -> None:
+        """Replace the live system prompt; the very next request carries it."""
+        self._system_prompt = text
+        await self._log(SystemPrompt(text=text))
+
+    # ---- delivery ---------------------------------------------------------------------------
+    def _message(self, text: str | UserMessage, source: str) -> UserMessage:
+        return text if isinstance(text, UserMessage) else UserMessage.of(text, source=source)
+
+    def followup(self, text: str | UserMessage, *, source: str = "followup") -> str:
+        """Queue a new turn for this input; returns its message id."""
+        self._ensure_alive()
+        message = self._message(text, source)
+        self.inbox.append("next-turn", message)
+        self._schedule_drain()
+        return message.id
+
+    def steer(self, text: str | UserMessage, *, source: str = "steer") -> str:
+        """Enter the current turn at its next step (or start a turn when idle)."""
+        self._ensure_alive()
+        message = self._message(text, source)
+        self.inbox.append("next-step", message)
+        if self._status == "idle":
+            self._schedule_drain()
+        return message.id
+
+    def inject(self, text: str | UserMessage, *, source: str = "inject") -> str:
+        """Seed context for the next request without starting a turn."""
+        self._ensure_alive()
+        message = self._message(text, source)
+        self.inbox.append("next-step", message)
+        return message.id
+
+    def _schedule_drain(self) -> None:
+        if self._drain_scheduled:
+            return
+        self._drain_scheduled = True
+        self._set_status("running")
+        self.runtime.services["spawn"](self._drain)
+
+    async def _drain(self) -> None:
+        try:
+            while self.inbox.has("next-turn") or self.inbox.has("next-step"):
+                options = self._options(None, None, None, None, None)
+                signal = CancelSignal()
+                async with self._slot_held():
+                    batch = self.inbox.claim(turn_boundary=True)
+                    if not batch:
+                        break
+                    trigger: TurnTrigger = "followup" if batch[0].source != "steer" else "steer"
+                    self._current = signal
+                    try:
+                        await run_turn(self, batch, trigger, options, signal, None)
+                    except Exception:  # a background turn's failure is in its turn/end event
+                        pass
+                    finally:
+                        self._current = None
+        finally:
+            self._drain_scheduled = False
+            self._maybe_idle()
+
+    # ---- status ---------------------------------------------------------------------------
+    def _set_status(self, status: AgentStatus) -> None:
+        if status != self._status:
+            self._status = status
+            if status == "idle" and self._idle is not None:
+                idle, self._idle = self._idle, None
+                idle.set()
+            self.runtime.hooks.notify("agent_status", AgentStatusChanged(agent=self, status=status))
+
+    def _maybe_idle(self) -> None:
+        if not self._slot.locked() and not self._waiting and not self._drain_scheduled:
+            self._set_status("idle")
+
+    def _slot_held(self) -> _SlotGuard:
+        return _SlotGuard(self)
+
+    async def when_idle(self) -> None:
+        """Wait until no run or queued turn is left."""
+        while self._status != "idle":
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
+
+    def _ensure_alive(self) -> None:
+        if self._disposed:
+            raise RuntimeClosedError(f"agent {self._id!r} was disposed; it refuses new work")
+        self.runtime.ensure_open()
+
+    # ---- cancellation -------------------------------------------------------------------------
+    def cancel(self, reason: object = "cancelled", *, keep_queued: bool = False) -> bool:
+        """Abort the current turn; queued input is discarded unless ``keep_queued``."""
+        if not keep_queued:
+            self.inbox.clear()
+        current = self._current
+        return current.cancel(reason) if current is not None else False
+
+    # ---- structured output ------------------------------------------------------------------
+    def _structured_transport(
+        self, options: RunOptions, provider: Provider, model: str
+    ) -> tuple[ResponseFormat | None, Literal["native", "json_mode", "prompt"] | None]:
+        if options.output_type is None:
+            return None, None
+        fmt = ResponseFormat.model_validate(
+            {
+                "name": options.output_type.__name__,
+                "schema": options.output_type.model_json_schema(),
+                "strict": True,
+            }
+        )
+        declared = capability(provider, model, "structured_output")
+        if declared is None:
+            return fmt, None  # silence is not absence: send unchanged, the provider decides
+        if declared == "native":
+            return fmt, "native"
+        if declared == "json_mode":
+            return fmt, "json_mode"
+        return None, "prompt"
+
+    def _structured_instruction(self, options: RunOptions) -> str | None:
+        if options.output_type is None:
+            return None
+        provider = self.runtime.providers.require(self.config.provider)
+        declared = capability(provider, self.config.model, "structured_output")
+        if declared == "native" or declared is None:
+            return None
+        schema = json.dumps(options.output_type.model_json_schema(), separators=(",", ":"))
+        return (
+            "Reply with a single JSON value that validates against this JSON Schema, "
+            f"and nothing else: {schema}"
+        )
+
+    # ---- runs -------------------------------------------------------------------------------
+    def _options(
+        self,
+        max_rounds: int | None,
+        tool_choice: str | None,
+        tool_only_completion: bool | None,
+        output_type: type[BaseModel] | None,
+        output_retries: int | None,
+    ) -> RunOptions:
+        return RunOptions(
+            run_id=new_run_id(),
+            max_rounds=self.config.max_rounds if max_rounds is None else max_rounds,
+            tool_choice=tool_choice,
+            tool_only_completion=(
+                self.config.tool_only_completion
+                if tool_only_completion is None
+                else tool_only_completion
+            ),
+            output_type=output_type,
+            output_retries=(
+                self.config.structured_output_retries if output_retries is None else output_retries
+            ),
+        )
+
+    @overload
+    async def run(
+        self,
+        prompt: str | UserMessage,
+        *,
+        output_type: None = None,
+        signal: CancelSignal | None = None,
+        max_rounds: int | None = None,
+        tool_choice: str | None = None,
+        tool_only_completion: bool | None = None,
+        output_retries: int | None = None,
+    ) -> RunResult[str]: ...
+
+    @overload
+    async def run(
+        self,
+        prompt: str | UserMessage,
+        *,
+        output_type: type[T],
+        signal: CancelSignal | None = None,
+        max_rounds: int | None = None,
+        tool_choice: str | None = None,
+        tool_only_completion: bool | None = None,
+        output_retries: int | None = None,
+    ) -> RunResult[T]: ...
+
+    async def run(
+        self,
+        prompt: str | UserMessage,
+        *,
+        output_type: type[T] | None = None,
+        signal: CancelSignal | None = None,
+        max_rounds: int | None = None,
+        tool_choice: str | None = None,
+        tool_only_completion: bool | None = None,
+        output_retries: int | None = None,
+    ) -> RunResult[str] | RunResult[T]:
+        """Run one turn for ``prompt`` and return its result (see :class:`RunResult`).
+
+        Runs on one agent are serialised FIFO.  A run whose ``signal`` is already set fails
+        at once with :class:`~agentrig.errors.AbortError`, touching neither the provider nor
+        the history; cancelling it while it runs returns an ``interrupted`` result.
+        """
+        options = self._options(
+            max_rounds, tool_choice, tool_only_completion, output_type, output_retries
+        )
+        result: RunResult[str] | RunResult[T] = await self._run(
+            prompt, options, signal or CancelSignal(), None
+        )
+        return result
+
+    def stream(
+        self,
+        prompt: str | UserMessage,
+        *,
+        signal: CancelSignal | None = None,
+        max_rounds: int | None = None,
+        tool_choice: str | None = None,
+        tool_only_completion: bool | None = None,
+        output_type: type[BaseModel] | None = None,
+    ) -> RunStream[Any]:
+        """Stream a run: iterate the chunks; ``stream.result`` holds the RunResult after.
+
+        The run starts (and takes the agent's slot) only when iteration begins; leaving the
+        iteration early cancels the run.
+        """
+        options = self._options(max_rounds, tool_choice, tool_only_completion, output_type, None)
+        return RunStream[Any](self, prompt, options, signal or CancelSignal())
+
+    async def _run(
+        self,
+        prompt: str | UserMessage,
+        options: RunOptions,
+        signal: CancelSignal,
+        emit: Emit | None,
+    ) -> Any:
+        self._ensure_alive()
+        if signal.cancelled:
+            raise signal.abort_error()
+        started_ms = int(time.time() * 1000)
+        started = time.perf_counter()
+        message = self._message(prompt, "user")
+        async with self._slot_held():
+            if signal.cancelled:
+                raise signal.abort_error()
+            self._current = signal
+            try:
+                outcome = await run_turn(self, (message,), "prompt", options, signal, emit)
+                value, attempts = await self._finish_structured(outcome, options, signal, emit)
+            finally:
+                self._current = None
+        record = RunRecord(
+            run_id=options.run_id,
+            invocation_id=new_invocation_id(),
+            agent_id=self._id,
+            session_id=self.session.id,
+            turn=self._turns,
+            started_at_ms=started_ms,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            outcome="interrupted" if outcome.interrupted else "completed",
+            rounds=outcome.rounds,
+            model=outcome.model,
+            usage=sum_usage(outcome.usages),
+            structured_attempts=attempts,
+        )
+        return RunResult(value=value, invocation=record)
+
+    async def _finish_structured(
+        self,
+        outcome: TurnOutcome,
+        options: RunOptions,
+        signal: CancelSignal,
+        emit: Emit | None,
+    ) -> tuple[Any, int]:
+        if options.output_type is None or outcome.interrupted:
+            return outcome.text, 0
+        model = options.output_type
+        attempts = 1
+        while True:
+            text = outcome.text
+            issues = _validate_output(model, text)
+            if not issues:
+                return model.model_validate_json(_json_part(text)), attempts
+            if attempts > options.output_retries:
+                raise StructuredOutputError(
+                    f"the answer did not match {model.__name__} after {attempts} attempt(s)",
+                    issues=issues,
+                    attempts=attempts,
+                    text=text,
+                )
+            attempts += 1
+            feedback = UserMessage.of(
+                "Your previous answer did not validate against the required schema: "
+                + "; ".join(str(i) for i in issues)
+                + ". Reply again with only the corrected JSON.",
+                source="structured-output",
+            )
+            retry = await run_turn(self, (feedback,), "prompt", options, signal, emit)
+            outcome.usages.extend(retry.usages)
+            outcome.rounds += retry.rounds
+            outcome.final = retry.final
+            outcome.interrupted = retry.interrupted
+            if retry.interrupted:
+                return outcome.text, attempts
+
+    # ---- disposal -----------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Settle queued and running work, then release the session writer. Idempotent."""
+        if self._disposed:
+            return
+        self._disposed = True
+        self.inbox.clear()
+        if self._current is not None:
+            self._current.cancel("agent disposed")
+        async with self._slot:
+            pass
+        await self.flush()
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            await writer.aclose()
+
+
+def _json_part(text: str) -> str:
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`")
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else stripped
+        if stripped.lower().startswith("json"):
+            stripped = stripped[4:]
+    return stripped.strip()
+
+
+def _validate_output(model: type[BaseModel], text: str) -> list[Issue]:
+    try:
+        model.model_validate_json(_json_part(text))
+    except ValidationError as exc:
+        return [
+            Issue(
+                code=str(e["type"]),
+                message=str(e["msg"]),
+                path=tuple(p for p in e["loc"] if isinstance(p, str | int)),
+            )
+            for e in exc.errors(include_url=False)
+        ]
+    return []
+
+
+class _SlotGuard:
+    """Hold an agent's FIFO slot, keeping its status in step."""
+
+    __slots__ = ("agent",)
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    async def __aenter__(self) -> None:
+        agent = self.agent
+        agent._waiting += 1
+        agent._set_status("running")
+        try:
+            await agent._slot.acquire()
+        finally:
+            agent._waiting -= 1
+
+    async def __aexit__(self, *exc: object) -> None:
+        agent = self.agent
+        try:
+            await agent.flush()
+        finally:
+            agent._slot.release()
+            agent._maybe_idle()
+
+
+class RunStream(Generic[OutputT]):
+    """An async iterator of a run's chunks; ``result`` is set when it finished."""
+
+    def __init__(
+        self, agent: Agent, prompt: str | UserMessage, options: RunOptions, signal: CancelSignal
+    ) -> None:
+        self._agent = agent
+        self._prompt = prompt
+        self._options = options
+        self.signal = signal
+        self._result: RunResult[Any] | None = None
+        self._iterating = False
+
+    @property
+    def result(self) -> RunResult[Any]:
+        if self._result is None:
+            raise RuntimeError("the stream has not finished; iterate it to the end first")
+        return self._result
+
+    def __aiter__(self) -> AsyncIterator[StreamChunk]:
+        if self._iterating:
+            raise RuntimeError("a RunStream can be iterated once")
+        self._iterating = True
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[StreamChunk]:
+        send, receive = anyio.create_memory_object_stream[StreamChunk](0)
+        failure: list[BaseException] = []
+
+        async def produce() -> None:
+            async with send:
+                try:
+                    self._result = await self._agent._run(
+                        self._prompt, self._options, self.signal, send.send
+                    )
+                except anyio.BrokenResourceError:
+                    pass  # the consumer left; the run was cancelled
+                except BaseException as exc:  # delivered to the consumer below
+                    failure.append(exc)
+
+        finished = anyio.Event()
+
+        async def runner() -> None:
+            try:
+                await produce()
+            finally:
+                finished.set()
+
+        self._agent.runtime.services["spawn"](runner)
+        try:
+            async with receive:
+                async for chunk in receive:
+                    yield chunk
+        finally:
+            if not finished.is_set():
+                # abandoning the stream cancels its turn
+                self.signal.cancel(AbortError("stream abandoned by its consumer"))
+                with anyio.CancelScope(shield=True):
+                    await finished.wait()
+        if failure:
+            raise failure[0]

@@ -1,0 +1,176 @@
+"""Tool-call dispatch: from a model's tool call to exactly one tool result message.
+
+Per call: unknown names become an explicit skip naming what exists; known tools go through
+the gate (permission evaluator and blockers, when configured), then the ``tool_execution``
+waterfall whose default validates the arguments, runs ``authorize`` and ``execute``.
+Whatever happens -- invalid input, refusal, an exception, cancellation -- the call gets one
+:class:`~agentrig.llm.ToolMessage`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from agentrig.cancel import CancelSignal, is_abort
+from agentrig.errors import AgentrigError
+from agentrig.ids import new_invocation_id
+from agentrig.kernel.payloads import ToolExecution
+from agentrig.llm import ToolCallBlock, ToolMessage
+from agentrig.tools import Tool, ToolContext, ToolOutput, render_output
+
+if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent
+
+__all__ = ["CallOutcome", "Gate", "GateDecision", "dispatch_call", "not_executed", "unknown_tool"]
+
+INTERRUPTED_TEXT = "not executed: interrupted"
+
+
+@attrs.frozen(slots=True)
+class GateDecision:
+    """The gate's answer for one call: allowed, or refused with a reason."""
+
+    allowed: bool
+    reason: str = ""
+
+
+Gate = Callable[[Tool, ToolCallBlock, "Agent"], Awaitable[GateDecision]]
+"""Decides whether a call may run (permissions, blockers, hooks); installed by the runtime."""
+
+
+@attrs.frozen(slots=True)
+class CallOutcome:
+    """A settled call: its message, whether it concludes the turn, and display-only view."""
+
+    message: ToolMessage
+    executed: bool
+    concludes_turn: bool = False
+    view: Any = None
+    duration_ms: float = 0.0
+    invocation_id: str = ""
+
+
+def not_executed(call: ToolCallBlock, reason: str = INTERRUPTED_TEXT) -> ToolMessage:
+    return ToolMessage.of(call.id, call.name, reason, status="not_executed")
+
+
+def unknown_tool(call: ToolCallBlock, available: Sequence[str]) -> ToolMessage:
+    names = ", ".join(sorted(available)) or "none"
+    return ToolMessage.of(
+        call.id,
+        call.name,
+        f"Tool {call.name!r} is not available, so the call was not executed. "
+        f"Available tools: {names}.",
+        status="skipped",
+    )
+
+
+def _error_text(error: BaseException) -> str:
+    if isinstance(error, AgentrigError):
+        return f"{error.code}: {error}"
+    return f"{type(error).__name__}: {error}"
+
+
+async def dispatch_call(
+    agent: Agent,
+    tool: Tool,
+    call: ToolCallBlock,
+    signal: CancelSignal,
+    gate: Gate | None,
+) -> CallOutcome:
+    """Run one known tool call through gate, waterfall and tool; always returns an outcome."""
+    invocation_id = new_invocation_id()
+    started = time.perf_counter()
+    if call.raw_arguments is not None:
+        message = ToolMessage.of(
+            call.id,
+            call.name,
+            f"The arguments were not a JSON object and could not be read: {call.raw_arguments!r}",
+            status="error",
+        )
+        return CallOutcome(message, executed=False, invocation_id=invocation_id)
+    if gate is not None:
+        decision = await gate(tool, call, agent)
+        if not decision.allowed:
+            message = ToolMessage.of(
+                call.id, call.name, f"The call was refused: {decision.reason}", status="error"
+            )
+            return CallOutcome(message, executed=False, invocation_id=invocation_id)
+    ctx = ToolContext(
+        signal=signal,
+        tool_id=tool.id,
+        call_id=call.id,
+        invocation_id=invocation_id,
+        agent=agent,
+        services=agent.runtime.services,
+    )
+    extras: dict[str, Any] = {}
+
+    async def run_tool(payload: ToolExecution) -> ToolMessage:
+        parsed = payload.tool.input_schema.parse(dict(payload.arguments))
+        verdict = payload.tool.authorize(parsed, ctx)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        if verdict is not None:
+            raise AgentrigError(
+                f"authorize() of {tool.id!r} returned {verdict!r}; it must return None to approve "
+                "and raise to refuse",
+                code="tool.authorize_contract",
+            )
+        result = payload.tool.execute(parsed, ctx)
+        if inspect.isawaitable(result):
+            result = await result
+        if isinstance(result, ToolOutput):
+            extras["concludes_turn"] = result.concludes_turn
+            extras["view"] = result.view
+            value = payload.tool.parse_output(result.content)
+            return ToolMessage.of(
+                call.id,
+                call.name,
+                render_output(value),
+                status="error" if result.is_error else "ok",
+            )
+        return ToolMessage.of(call.id, call.name, render_output(payload.tool.parse_output(result)))
+
+    payload = ToolExecution(
+        agent=agent, call=call, arguments=dict(call.arguments), tool=tool, signal=signal
+    )
+    try:
+        message = await agent.runtime.hooks.waterfall("tool_execution", payload, run_tool)
+    except Exception as exc:
+        if is_abort(exc, signal):
+            text = f"interrupted while running: {_error_text(exc)}"
+        else:
+            text = _error_text(exc)
+        message = ToolMessage.of(call.id, call.name, text, status="error")
+    if not isinstance(message, ToolMessage):  # a listener broke the waterfall's contract
+        message = ToolMessage.of(  # type: ignore[unreachable]
+            call.id,
+            call.name,
+            f"tool_execution listener returned {type(message).__name__}, not a ToolMessage",
+            status="error",
+        )
+    elif message.call_id != call.id:
+        message = message.model_copy(update={"call_id": call.id, "name": call.name})
+    return CallOutcome(
+        message,
+        executed=True,
+        concludes_turn=bool(extras.get("concludes_turn", False)),
+        view=extras.get("view"),
+        duration_ms=(time.perf_counter() - started) * 1000,
+        invocation_id=invocation_id,
+    )
+
+
+def canonical_input(call: ToolCallBlock) -> str:
+    """A byte-stable rendering of a call's input for the identical-input guard."""
+    import json
+
+    arguments: Mapping[str, Any] = call.arguments
+    rendered = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return f"{call.name}\x00{rendered}"

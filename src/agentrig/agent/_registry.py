@@ -1,0 +1,232 @@
+"""The runtime's agent registry: ``create`` and ``resume`` with a setup transaction.
+
+Creating an agent composes everything it needs *before* it is published: its tools, its
+session (fresh, or loaded from a store), its store writer, and whatever the caller's
+``setup`` registers.  Only then do ``agent_created`` listeners run -- a synchronous failure
+there vetoes the creation -- and the agent becomes visible.  Any failure rolls the whole
+transaction back: nothing is published, the writer is released.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from agentrig.agent._agent import Agent
+from agentrig.agent._dispatch import Gate
+from agentrig.errors import AgentrigError, DuplicateIdError, HookError, UnknownIdError
+from agentrig.ids import agent_id as _check_agent_id
+from agentrig.ids import new_session_id
+from agentrig.ids import session_id as _check_session_id
+from agentrig.kernel.config import AgentConfig
+from agentrig.kernel.payloads import AgentCreated, AgentDisposed, SessionStart
+from agentrig.session import InboxSpliced, Session, SessionStore, SessionWriter
+from agentrig.tools import Tool
+
+if TYPE_CHECKING:
+    from agentrig.kernel.runtime import Runtime
+
+__all__ = ["AgentRegistry", "AgentSetup"]
+
+AgentSetup = Callable[[Agent], Callable[[], None] | Awaitable[Callable[[], None] | None] | None]
+"""Composes an agent's scoped world before publication; may return a commit callable."""
+
+
+class AgentRegistry:
+    """The live agents of one runtime."""
+
+    def __init__(self, runtime: Runtime, *, gate: Gate | None = None) -> None:
+        self.runtime = runtime
+        self.gate = gate
+        self._agents: dict[str, Agent] = {}
+
+    def __iter__(self) -> Iterator[Agent]:
+        return iter(tuple(self._agents.values()))
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._agents)
+
+    def get(self, agent_id: str) -> Agent | None:
+        return self._agents.get(agent_id)
+
+    def require(self, agent_id: str) -> Agent:
+        agent = self._agents.get(agent_id)
+        if agent is None:
+            import difflib
+
+            known = sorted(self._agents)
+            close = difflib.get_close_matches(agent_id, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UnknownIdError(
+                f"no agent {agent_id!r}{hint} (agents: {', '.join(known) or 'none'})",
+                id=agent_id,
+                known=known,
+                suggestion=close[0] if close else None,
+            )
+        return agent
+
+    def _tools(self, config: AgentConfig) -> list[Tool]:
+        catalog = self.runtime.tools
+        tools: list[Tool] = []
+        toolsets: dict[str, tuple[str, ...]] = self.runtime.services.get("toolsets", {})
+        for name in config.tools:
+            for tool_name in toolsets.get(name, (name,)):
+                tools.append(catalog.require(tool_name))
+        return tools
+
+    def _store(self, config: AgentConfig) -> SessionStore | None:
+        if config.session_store is None:
+            return None
+        store: SessionStore = self.runtime.catalog("session_stores").require(config.session_store)
+        return store
+
+    async def create(
+        self,
+        agent_id: str,
+        config: AgentConfig | None = None,
+        *,
+        session_id: str | None = None,
+        setup: AgentSetup | None = None,
+        tools: list[Tool] | None = None,
+        **settings: Any,
+    ) -> Agent:
+        """Create and publish an agent with a fresh session (caller-supplied or minted id).
+
+        ``config`` defaults to the ``[agents.<agent_id>]`` entry; keyword ``settings``
+        (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.
+        """
+        self.runtime.ensure_open()
+        sid = _check_session_id(session_id) if session_id is not None else new_session_id()
+        resolved = self._config(agent_id, config, settings)
+        store = self._store(resolved)
+        if store is not None and await store.exists(sid):
+            raise DuplicateIdError(
+                f"session {sid!r} already exists in store {resolved.session_store!r}; "
+                "use resume() to continue it"
+            )
+        return await self._publish(agent_id, resolved, Session(sid), store, setup, tools)
+
+    async def resume(
+        self,
+        session_id: str,
+        *,
+        agent_id: str,
+        config: AgentConfig | None = None,
+        setup: AgentSetup | None = None,
+        tools: list[Tool] | None = None,
+        **settings: Any,
+    ) -> Agent:
+        """Rebuild an agent from a stored session (its log is loaded, its inbox restored)."""
+        self.runtime.ensure_open()
+        resolved = self._config(agent_id, config, settings)
+        store = self._store(resolved)
+        if store is None:
+            raise UnknownIdError(
+                f"agent {agent_id!r} has no session_store configured; resume needs one",
+                id=agent_id,
+                known=(),
+                suggestion=None,
+            )
+        report = await store.load(_check_session_id(session_id))
+        session = Session(session_id)
+        session.load(report.events)
+        agent = await self._publish(agent_id, resolved, session, store, setup, tools)
+        agent.load_report = report  # type: ignore[attr-defined]
+        for event in report.events:
+            if isinstance(event.data, InboxSpliced):
+                agent.inbox.restore(event.data)
+        return agent
+
+    def _config(
+        self, agent_id: str, config: AgentConfig | None, settings: dict[str, Any]
+    ) -> AgentConfig:
+        _check_agent_id(agent_id)
+        if agent_id in self._agents:
+            raise DuplicateIdError(f"an agent named {agent_id!r} already exists in this runtime")
+        base = config or self.runtime.config.agents.get(agent_id)
+        if base is None:
+            if not settings:
+                raise UnknownIdError(
+                    f"no [agents.{agent_id}] in the config and no settings given",
+                    id=agent_id,
+                    known=tuple(self.runtime.config.agents),
+                    suggestion=None,
+                )
+            return AgentConfig.model_validate(settings)
+        if settings:
+            return AgentConfig.model_validate({**base.model_dump(), **settings})
+        return base
+
+    async def _publish(
+        self,
+        agent_id: str,
+        config: AgentConfig,
+        session: Session,
+        store: SessionStore | None,
+        setup: AgentSetup | None,
+        tools: list[Tool] | None,
+    ) -> Agent:
+        self.runtime.providers.require(config.provider)
+        agent_tools = tools if tools is not None else self._tools(config)
+        writer: SessionWriter | None = None
+        if store is not None:
+            writer = await store.open_writer(session.id)
+        agent = Agent(
+            self.runtime,
+            agent_id,
+            config,
+            session,
+            tools=agent_tools,
+            writer=writer,
+            gate=self.gate,
+        )
+        try:
+            commit: Any = None
+            if setup is not None:
+                commit = setup(agent)
+                if inspect.isawaitable(commit):
+                    commit = await commit
+            if agent_id in self._agents:
+                raise DuplicateIdError(f"an agent named {agent_id!r} was created meanwhile")
+            veto = self.runtime.hooks.notify_vetoable("agent_created", AgentCreated(agent=agent))
+            if veto is not None:
+                raise HookError(
+                    f"agent_created listener vetoed agent {agent_id!r}: {veto!r}"
+                ) from veto
+            if callable(commit):
+                commit()
+        except BaseException:
+            agent._disposed = True
+            if writer is not None:
+                await writer.aclose()
+            raise
+        self._agents[agent_id] = agent
+        self.runtime.hooks.notify("session_start", SessionStart(agent=agent))
+        return agent
+
+    async def dispose(self, agent_id: str) -> None:
+        """Settle the agent's runs, close its writer, remove it and notify."""
+        agent = self._agents.get(agent_id)
+        if agent is None:
+            return
+        await agent.aclose()
+        del self._agents[agent_id]
+        self.runtime.hooks.notify(
+            "agent_disposed", AgentDisposed(agent_id=agent_id, session_id=agent.session_id)
+        )
+
+    async def aclose(self) -> None:
+        errors: list[BaseException] = []
+        for agent_id in reversed(list(self._agents)):
+            try:
+                await self.dispose(agent_id)
+            except Exception as exc:  # every agent is disposed; failures are reported together
+                errors.append(exc)
+        if errors:
+            raise AgentrigError(
+                f"{len(errors)} agent(s) failed to dispose: {errors!r}", code="agent.dispose"
+            )

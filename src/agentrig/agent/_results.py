@@ -1,0 +1,103 @@
+"""What a run returns, and the errors the loop raises."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Generic, Literal, TypeVar
+
+import attrs
+
+from agentrig.errors import AgentrigError, Issue
+from agentrig.llm import Usage
+
+__all__ = [
+    "ContextWindowError",
+    "IdenticalToolInputError",
+    "RunOutcome",
+    "RunRecord",
+    "RunResult",
+    "StructuredOutputError",
+    "ToolChoiceViolationError",
+]
+
+T = TypeVar("T")
+RunOutcome = Literal["completed", "interrupted"]
+
+
+@attrs.frozen(slots=True)
+class RunRecord:
+    """The invocation record of one run: ids, timings, and usage when it was reported."""
+
+    run_id: str
+    invocation_id: str
+    agent_id: str
+    session_id: str
+    turn: int
+    started_at_ms: int
+    duration_ms: float
+    outcome: RunOutcome
+    rounds: int
+    model: str | None
+    usage: Usage | None
+    structured_attempts: int = 0
+
+
+@attrs.frozen(slots=True)
+class RunResult(Generic[T]):
+    """The one shape ``run()`` returns: ``value`` and its ``invocation`` record.
+
+    ``value`` is the final text, or the validated model when ``output_type`` was given.  A
+    run cancelled while in flight still returns (``invocation.outcome == "interrupted"``) with
+    the partial text committed before the abort.
+    """
+
+    value: T
+    invocation: RunRecord
+
+    @property
+    def interrupted(self) -> bool:
+        return self.invocation.outcome == "interrupted"
+
+
+class StructuredOutputError(AgentrigError):
+    """The model's answer did not validate against ``output_type`` within the retry budget."""
+
+    code = "output.invalid"
+    category = "provider"
+
+    def __init__(self, message: str, *, issues: Sequence[Issue], attempts: int, text: str) -> None:
+        super().__init__(message, issues=issues)
+        self.attempts = attempts
+        self.text = text
+
+
+class IdenticalToolInputError(AgentrigError):
+    """The same tool was called with byte-identical input too often in one run."""
+
+    code = "loop.identical_tool_input"
+    category = "provider"
+    recoverable = True
+
+
+class ContextWindowError(AgentrigError):
+    """The request would overflow the model's context window; it was not sent."""
+
+    code = "loop.context_window"
+    category = "user"
+
+
+class ToolChoiceViolationError(AgentrigError):
+    """The model called a tool although the run asked for ``tool_choice="none"``."""
+
+    code = "loop.tool_choice_violation"
+    category = "provider"
+
+
+def sum_usage(items: Sequence[Usage | None]) -> Usage | None:
+    """Add the reported usages; None when nothing was reported (never a fabricated zero)."""
+    total: Usage | None = None
+    for item in items:
+        if item is None:
+            continue
+        total = item if total is None else total.add(item)
+    return total

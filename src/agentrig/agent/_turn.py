@@ -1,0 +1,504 @@
+"""One turn of the agent loop.
+
+claim input → ``pre_step`` waterfall → ``request_config`` waterfall → context guard →
+stream the model response → dispatch tool calls → append every model-visible fact → next
+step, until no tool call or steering remains; then ``turn_stopping`` and one last drain.
+
+Invariant kept at every exit: each tool call in the log has exactly one tool result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentrig.agent._dispatch import (
+    CallOutcome,
+    canonical_input,
+    dispatch_call,
+    not_executed,
+    unknown_tool,
+)
+from agentrig.agent._results import (
+    ContextWindowError,
+    IdenticalToolInputError,
+    ToolChoiceViolationError,
+)
+from agentrig.cancel import CancelSignal, is_abort
+from agentrig.errors import error_info
+from agentrig.kernel.payloads import (
+    Enter,
+    PreStep,
+    PreStepDecision,
+    Reject,
+    RequestConfig,
+    RequestError,
+    Retry,
+    TurnStopping,
+)
+from agentrig.llm import (
+    AssistantMessage,
+    EmptyCompletionError,
+    Message,
+    ModelRequest,
+    StreamAssembler,
+    StreamChunk,
+    SystemMessage,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultChunk,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+from agentrig.session import (
+    AssistantMessageEvent,
+    RequestHeader,
+    SteeringMessage,
+    StepEnd,
+    StepStart,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnd,
+    TurnStart,
+    TurnTrigger,
+    UserMessageEvent,
+)
+from agentrig.tools import Tool
+
+if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent, RunOptions
+
+__all__ = ["FORCED_SUMMARY_FALLBACK", "FORCED_SUMMARY_INSTRUCTION", "TurnOutcome", "run_turn"]
+
+FORCED_SUMMARY_INSTRUCTION = (
+    "The tool budget for this turn is used up. Answer now from what you have, without "
+    "calling tools."
+)
+FORCED_SUMMARY_FALLBACK = "No final answer was produced before the tool budget ran out."
+UNKNOWN_TOOLS_INSTRUCTION = (
+    "These tool calls were never executed because the tools do not exist: {calls}. "
+    "Answer now without calling tools."
+)
+CONTEXT_GUARD_RATIO = 0.95
+UNKNOWN_TOOL_ROUNDS_LIMIT = 2
+
+Emit = Callable[[StreamChunk], Awaitable[None]]
+
+
+class TurnOutcome:
+    """What a finished turn produced."""
+
+    __slots__ = ("final", "interrupted", "model", "rounds", "tool_results", "usages")
+
+    def __init__(self) -> None:
+        self.final: AssistantMessage | None = None
+        self.interrupted = False
+        self.rounds = 0
+        self.usages: list[Usage | None] = []
+        self.model: str | None = None
+        self.tool_results = 0
+
+    @property
+    def text(self) -> str:
+        return self.final.text if self.final is not None else ""
+
+
+def _estimate_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> int:
+    # ~4 characters per token; a coarse guard against sending what cannot fit.
+    chars = 0
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            chars += len(message.text)
+        else:
+            for block in message.content:
+                chars += len(getattr(block, "text", "") or "")
+                if isinstance(block, ToolCallBlock):
+                    chars += len(json.dumps(block.arguments, default=str))
+    for spec in tools:
+        chars += len(spec.description) + len(json.dumps(spec.parameters))
+    return chars // 4
+
+
+class _Turn:
+    def __init__(
+        self,
+        agent: Agent,
+        options: RunOptions,
+        signal: CancelSignal,
+        emit: Emit | None,
+    ) -> None:
+        self.agent = agent
+        self.options = options
+        self.signal = signal
+        self.emit = emit
+        self.outcome = TurnOutcome()
+        self.turn = 0
+        self.step = 0
+        self.open_calls: dict[int, ToolCallBlock] = {}
+        self.identical: dict[str, int] = {}
+        self.unknown_streak = 0
+
+    # ---- log helpers ---------------------------------------------------------------------
+    async def log(self, data: Any) -> None:
+        await self.agent._log(data)
+
+    async def settle_open_calls(self, reason: str = "not executed: interrupted") -> None:
+        """Give every call still without a result its explicit not-executed result."""
+        for call in list(self.open_calls.values()):
+            await self.log(ToolResultEvent(message=not_executed(call, reason)))
+        self.open_calls.clear()
+
+    # ---- the model call ------------------------------------------------------------------
+    async def request_config(self) -> RequestConfig:
+        cfg = self.agent.config
+        default = RequestConfig(
+            agent=self.agent,
+            provider=cfg.provider,
+            model=cfg.model,
+            max_tokens=cfg.max_tokens,
+            temperature=cfg.temperature,
+        )
+
+        async def identity(payload: RequestConfig) -> RequestConfig:
+            return payload
+
+        return await self.agent.runtime.hooks.waterfall("request_config", default, identity)
+
+    def offered_tools(self) -> list[Tool]:
+        # Re-read every round: a tool loaded in round N is offered in round N + 1.
+        return self.agent.offered_tools()
+
+    async def call_model(
+        self,
+        cfg: RequestConfig,
+        *,
+        tools: Sequence[Tool],
+        tool_choice: str | None,
+        extra_instruction: str | None = None,
+    ) -> AssistantMessage:
+        agent = self.agent
+        provider = agent.runtime.providers.require(cfg.provider)
+        messages: Sequence[Message] = agent.session.derive_messages()
+        system_extra = agent._structured_instruction(self.options)
+        if system_extra or extra_instruction:
+            items = list(messages)
+            if system_extra:
+                if items and isinstance(items[0], SystemMessage):
+                    items[0] = SystemMessage(text=f"{items[0].text}\n\n{system_extra}")
+                else:
+                    items.insert(0, SystemMessage(text=system_extra))
+            if extra_instruction:
+                items.append(UserMessage.of(extra_instruction, source="instruction"))
+            messages = tuple(items)
+        specs = tuple(agent.tool_spec(t) for t in tools)
+        window = agent.runtime.services["models"].context_window(cfg.model)
+        estimate = _estimate_tokens(messages, specs)
+        if estimate > window * CONTEXT_GUARD_RATIO:
+            text = (
+                f"The request was not sent: it needs about {estimate} tokens, more than "
+                f"{int(CONTEXT_GUARD_RATIO * 100)}% of the {window}-token context window of "
+                f"{cfg.model}."
+            )
+            await self.log(
+                AssistantMessageEvent(
+                    message=AssistantMessage(content=(TextBlock(text=text),), stop_reason="error")
+                )
+            )
+            raise ContextWindowError(text)
+        response_format, transport = agent._structured_transport(self.options, provider, cfg.model)
+        request = ModelRequest.model_construct(
+            model=cfg.model,
+            messages=messages,
+            tools=specs,
+            tool_choice=tool_choice,
+            max_tokens=cfg.max_tokens,
+            temperature=cfg.temperature,
+            stop=(),
+            response_format=response_format,
+            structured_output=transport,
+            reasoning_effort=cfg.reasoning_effort,
+            parallel_tool_calls=None,
+            options=dict(cfg.options),
+        )
+        await self.log(
+            RequestHeader(
+                provider=cfg.provider,
+                model=cfg.model,
+                max_tokens=cfg.max_tokens,
+                temperature=cfg.temperature,
+                tools=tuple(t.id for t in tools),
+            )
+        )
+        assembler = StreamAssembler()
+        self.outcome.model = cfg.model
+        try:
+            with self.signal.scope():
+                stream = provider.stream(request, signal=self.signal)
+                try:
+                    async for chunk in stream:
+                        assembler.feed(chunk)
+                        if self.emit is not None:
+                            await self.emit(chunk)
+                finally:
+                    await stream.aclose()
+            self.signal.raise_if_cancelled()
+        except BaseException as exc:
+            if self.signal.cancelled or is_abort(exc, self.signal):
+                partial = assembler.message(interrupted=True)
+                await self.commit_assistant(partial)
+                self.outcome.interrupted = True
+                raise _Interrupted() from None
+            raise
+        return assembler.message()
+
+    async def commit_assistant(self, message: AssistantMessage) -> None:
+        await self.log(AssistantMessageEvent(message=message))
+        for index, call in enumerate(message.tool_calls):
+            self.open_calls[index] = call
+        self.outcome.usages.append(message.usage)
+        self.outcome.final = message
+
+    async def model_round(
+        self,
+        *,
+        tools: Sequence[Tool],
+        tool_choice: str | None,
+        extra_instruction: str | None = None,
+    ) -> AssistantMessage:
+        """One provider call, retried while a ``request_error`` listener says so."""
+        attempt = 0
+        cfg = await self.request_config()
+        while True:
+            try:
+                message = await self.call_model(
+                    cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
+                )
+            except (_Interrupted, ContextWindowError):
+                raise
+            except Exception as exc:
+                attempt += 1
+
+                async def terminal(_payload: RequestError) -> Retry | None:
+                    return None
+
+                action = await self.agent.runtime.hooks.waterfall(
+                    "request_error",
+                    RequestError(agent=self.agent, error=exc, attempt=attempt, signal=self.signal),
+                    terminal,
+                )
+                if isinstance(action, Retry) and not self.signal.cancelled:
+                    continue
+                # Kept readable in history, then raised as the typed error it is.
+                text = f"The model request failed: {error_info(exc).code}: {exc}"
+                await self.log(
+                    AssistantMessageEvent(
+                        message=AssistantMessage(
+                            content=(TextBlock(text=text),), stop_reason="error", model=cfg.model
+                        )
+                    )
+                )
+                raise
+            self.outcome.rounds += 1
+            await self.commit_assistant(message)
+            return message
+
+    # ---- tool calls ----------------------------------------------------------------------
+    async def run_calls(self, message: AssistantMessage, tools: Sequence[Tool]) -> bool:
+        """Dispatch a round's calls; returns True when a result concludes the turn."""
+        calls = message.tool_calls
+        by_name = {t.id: t for t in tools}
+        all_tools = {t.id: t for t in self.agent.all_tools()}
+        concludes = False
+        # identical-input guard: refuse the whole batch before any body runs
+        limit = self.agent.config.identical_input_limit
+        if limit:
+            for call in calls:
+                key = canonical_input(call)
+                self.identical[key] = self.identical.get(key, 0) + 1
+                if self.identical[key] > limit:
+                    await self.settle_open_calls(
+                        f"not executed: {call.name} was called with identical input more than "
+                        f"{limit} times in this run"
+                    )
+                    raise IdenticalToolInputError(
+                        f"tool {call.name!r} was called with byte-identical input more than "
+                        f"{limit} times in one run; the agent is not making progress"
+                    )
+        known_round = False
+        for index, call in enumerate(calls):
+            if self.signal.cancelled:
+                break
+            tool = by_name.get(call.name) or all_tools.get(call.name)
+            if tool is None:
+                outcome = CallOutcome(unknown_tool(call, list(by_name)), executed=False)
+            else:
+                known_round = True
+                await self.log(
+                    ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
+                )
+                outcome = await dispatch_call(self.agent, tool, call, self.signal, self.agent._gate)
+                self.outcome.tool_results += 1
+            await self.log(
+                ToolResultEvent(
+                    message=outcome.message,
+                    invocation_id=outcome.invocation_id or None,
+                    duration_ms=outcome.duration_ms,
+                )
+            )
+            self.open_calls.pop(index, None)
+            if self.emit is not None:
+                await self.emit(
+                    ToolResultChunk(
+                        call_id=call.id,
+                        name=call.name,
+                        status=outcome.message.status,
+                        text=outcome.message.text,
+                    )
+                )
+            concludes = concludes or outcome.concludes_turn
+        await self.settle_open_calls()
+        self.unknown_streak = 0 if known_round else self.unknown_streak + 1
+        return concludes
+
+    # ---- the turn --------------------------------------------------------------------------
+    async def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
+        agent = self.agent
+        self.turn = agent._next_turn()
+        await agent._ensure_system_prompt()
+        await self.log(TurnStart(turn=self.turn, trigger=trigger, run_id=self.options.run_id))
+        batch = first + agent.inbox.claim(turn_boundary=False)
+        try:
+            reason = await self._steps(batch)
+        except _Interrupted:
+            await self.settle_open_calls()
+            await self.log(StepEnd(turn=self.turn, step=self.step))
+            await self.log(TurnEnd(turn=self.turn, reason="interrupted"))
+            return self.outcome
+        except BaseException as exc:
+            await self.settle_open_calls("not executed: the turn failed")
+            if self.step:
+                await self.log(StepEnd(turn=self.turn, step=self.step))
+            await self.log(
+                TurnEnd(
+                    turn=self.turn,
+                    reason="interrupted" if is_abort(exc, self.signal) else "failed",
+                    error=error_info(exc).to_dict(),
+                )
+            )
+            raise
+        await self.log(TurnEnd(turn=self.turn, reason=reason))
+        return self.outcome
+
+    async def _steps(self, batch: tuple[UserMessage, ...]) -> Any:
+        agent = self.agent
+        max_rounds = self.options.max_rounds
+        tool_choice = self.options.tool_choice
+        while True:
+            self.step += 1
+            decision = await self._pre_step(batch)
+            if isinstance(decision, Reject):
+                self.step -= 1
+                return "rejected"
+            await self.log(StepStart(turn=self.turn, step=self.step))
+            for entered in decision.messages:
+                if entered.source == "steer":
+                    await self.log(SteeringMessage(message=entered))
+                else:
+                    await self.log(UserMessageEvent(message=entered))
+            budget_left = not max_rounds or self.outcome.rounds < max_rounds
+            if self.unknown_streak >= UNKNOWN_TOOL_ROUNDS_LIMIT:
+                await self._forced_final(
+                    UNKNOWN_TOOLS_INSTRUCTION.format(calls=self._unexecuted_calls())
+                )
+                await self.log(StepEnd(turn=self.turn, step=self.step))
+                return "completed"
+            if not budget_left:
+                if self.options.tool_only_completion:
+                    await self.log(StepEnd(turn=self.turn, step=self.step))
+                    self._check_not_empty()
+                    return "budget"
+                await self._forced_final(FORCED_SUMMARY_INSTRUCTION)
+                await self.log(StepEnd(turn=self.turn, step=self.step))
+                return "budget"
+            tools = [] if tool_choice == "none" else self.offered_tools()
+            message = await self.model_round(tools=tools, tool_choice=tool_choice)
+            if message.tool_calls:
+                if tool_choice == "none":
+                    await self.settle_open_calls("not executed: tool_choice is none for this run")
+                    raise ToolChoiceViolationError(
+                        "the model called a tool although tool_choice='none' was requested"
+                    )
+                concludes = await self.run_calls(message, tools)
+                await self.log(StepEnd(turn=self.turn, step=self.step))
+                batch = agent.inbox.claim(turn_boundary=False)
+                if concludes and not batch:
+                    return "completed"
+                continue
+            await self.log(StepEnd(turn=self.turn, step=self.step))
+            await agent.runtime.hooks.awaited(
+                "turn_stopping",
+                TurnStopping(agent=agent, turn=self.turn, last_message=message, signal=self.signal),
+            )
+            batch = agent.inbox.claim(turn_boundary=False)
+            if batch:
+                continue  # steering arrived: another step
+            self._check_not_empty()
+            return "completed"
+
+    def _check_not_empty(self) -> None:
+        final = self.outcome.final
+        has_text = final is not None and bool(final.text.strip())
+        if not has_text and not (self.options.tool_only_completion and self.outcome.tool_results):
+            raise EmptyCompletionError(
+                "the model ended the turn with neither text nor a tool result",
+            )
+
+    def _unexecuted_calls(self) -> str:
+        names: list[str] = []
+        for event in reversed(self.agent.session.events[-50:]):
+            data: Any = event.data
+            if isinstance(data, ToolResultEvent) and data.message.status == "skipped":
+                names.append(data.message.name)
+        return ", ".join(sorted(set(names))) or "unknown"
+
+    async def _forced_final(self, instruction: str) -> None:
+        """One call without tools; its tool calls are not dispatched; empty → fallback text."""
+        message = await self.model_round(
+            tools=(), tool_choice="none", extra_instruction=instruction
+        )
+        if message.tool_calls:
+            await self.settle_open_calls(
+                "not executed: the final answer was requested without tools"
+            )
+        if not message.text.strip():
+            fallback = AssistantMessage(
+                content=(TextBlock(text=FORCED_SUMMARY_FALLBACK),), stop_reason="end"
+            )
+            await self.log(AssistantMessageEvent(message=fallback))
+            self.outcome.final = fallback
+
+    async def _pre_step(self, batch: tuple[UserMessage, ...]) -> PreStepDecision:
+        async def enter(payload: PreStep) -> PreStepDecision:
+            return Enter(messages=payload.messages)
+
+        payload = PreStep(
+            agent=self.agent, turn=self.turn, step=self.step, messages=batch, signal=self.signal
+        )
+        return await self.agent.runtime.hooks.waterfall("pre_step", payload, enter)
+
+
+class _Interrupted(Exception):
+    """Internal: the run's signal fired while the model was answering."""
+
+
+async def run_turn(
+    agent: Agent,
+    first: tuple[UserMessage, ...],
+    trigger: TurnTrigger,
+    options: RunOptions,
+    signal: CancelSignal,
+    emit: Emit | None,
+) -> TurnOutcome:
+    return await _Turn(agent, options, signal, emit).run(first, trigger)

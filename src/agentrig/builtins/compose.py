@@ -1,0 +1,222 @@
+"""Composition steps: build a runtime's catalogs from its config.
+
+The kernel runs these in order (``agentrig.kernel.runtime.COMPOSERS``).  Each step imports
+only the plugins the config names; an id already present in a catalog (a test override)
+is not built again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from agentrig.errors import AgentrigError, ConfigError, Issue, PluginDisabledError, UnknownIdError
+from agentrig.kernel.config import issues_from_validation, resolve_secret
+from agentrig.kernel.discovery import PluginIndex
+
+if TYPE_CHECKING:
+    from agentrig.kernel.config import LoadedConfig
+    from agentrig.kernel.runtime import Runtime
+
+__all__ = [
+    "check_composition",
+    "check_ids",
+    "compose_providers",
+    "compose_stores",
+    "compose_agents",
+    "compose_tools",
+]
+
+Path = tuple[str | int, ...]
+
+
+def _entry_issue(index: PluginIndex, kind: str, name: str, path: Path) -> Issue | None:
+    """An issue when entry ``kind:name`` is unknown, disabled or broken; else None."""
+    try:
+        index.load(kind, name)
+    except UnknownIdError as exc:
+        return Issue("config.unknown_id", str(exc), path)
+    except PluginDisabledError as exc:
+        return Issue("config.plugin_disabled", str(exc), path)
+    except AgentrigError as exc:
+        return Issue("config.plugin_broken", str(exc), path)
+    return None
+
+
+def _options_issues(factory: object, options: dict[str, Any], path: Path) -> list[Issue]:
+    model = getattr(factory, "options_model", None)
+    if model is None or not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return []
+    try:
+        model.model_validate(options)
+    except ValidationError as exc:
+        return [Issue(i.code, i.message, (*path, *i.path)) for i in issues_from_validation(exc)]
+    return []
+
+
+def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
+    """Every unknown, disabled or broken ID the config refers to, with its key path."""
+    config = loaded.config
+    issues: list[Issue] = []
+    for pid, provider in config.providers.items():
+        issue = _entry_issue(index, "providers", provider.kind, ("providers", pid, "kind"))
+        if issue:
+            issues.append(issue)
+        else:
+            factory = index.load("providers", provider.kind)
+            issues += _options_issues(factory, provider.options, ("providers", pid, "options"))
+        for key, value in provider.credentials.items():
+            if value.startswith("$ENV:") and len(value) == len("$ENV:"):
+                issues.append(
+                    Issue(
+                        "config.secret",
+                        "empty $ENV: reference",
+                        ("providers", pid, "credentials", key),
+                    )
+                )
+    for sid, store in config.session_stores.items():
+        issue = _entry_issue(index, "session_stores", store.kind, ("session_stores", sid, "kind"))
+        if issue:
+            issues.append(issue)
+        else:
+            factory = index.load("session_stores", store.kind)
+            issues += _options_issues(factory, store.options, ("session_stores", sid, "options"))
+    for tid in config.tools:
+        issue = _entry_issue(index, "tools", tid, ("tools", tid))
+        if issue:
+            issues.append(issue)
+    for aid, agent in config.agents.items():
+        if agent.provider not in config.providers:
+            known = ", ".join(sorted(config.providers)) or "none"
+            issues.append(
+                Issue(
+                    "config.unknown_id",
+                    f"unknown provider {agent.provider!r} (configured providers: {known})",
+                    ("agents", aid, "provider"),
+                )
+            )
+        for i, tool in enumerate(agent.tools):
+            issue = _entry_issue(index, "tools", tool, ("agents", aid, "tools", i))
+            if issue:
+                issues.append(issue)
+        if agent.session_store is not None and agent.session_store not in config.session_stores:
+            issues.append(
+                Issue(
+                    "config.unknown_id",
+                    f"unknown session store {agent.session_store!r} "
+                    f"(configured: {', '.join(sorted(config.session_stores)) or 'none'})",
+                    ("agents", aid, "session_store"),
+                )
+            )
+    for event, entries in config.hooks.items():
+        for i, hook in enumerate(entries):
+            issue = _entry_issue(
+                index, "hook_strategies", hook.strategy, ("hooks", event, i, "strategy")
+            )
+            if issue:
+                issues.append(issue)
+    return issues
+
+
+async def check_ids(rt: Runtime) -> None:
+    """Refuse the composition when it names unknown, disabled or broken plugins."""
+    issues = check_composition(rt.loaded, rt.index)
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+
+
+def _resolve_credentials(rt: Runtime, pid: str, credentials: dict[str, str]) -> dict[str, str]:
+    resolved: dict[str, str] = {}
+    issues: list[Issue] = []
+    for key, ref in credentials.items():
+        value, issue = resolve_secret(ref, rt.resolver, path=("providers", pid, "credentials", key))
+        if issue is not None:
+            issues.append(issue)
+        elif value is not None:
+            resolved[key] = value
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+    return resolved
+
+
+async def compose_providers(rt: Runtime) -> None:
+    """Build each ``[providers.<id>]`` through its factory and register it under ``<id>``."""
+    if not rt.config.providers:
+        return
+    from agentrig.llm import ModelRegistry, Provider, ProviderConfig
+
+    registry = rt.registry("providers")
+    models: ModelRegistry = rt.services.setdefault("models", ModelRegistry())
+    for pid, entry in rt.config.providers.items():
+        if registry.has(pid):
+            continue
+        factory: Any = rt.index.load("providers", entry.kind)
+        options: dict[str, Any] = dict(entry.options)
+        model = getattr(factory, "options_model", None)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            options = model.model_validate(options).model_dump()
+        config = ProviderConfig(
+            id=pid,
+            kind=entry.kind,
+            options=options,
+            credentials=_resolve_credentials(rt, pid, entry.credentials),
+            http=rt.http_client,
+            models=models,
+        )
+        provider = factory(config)
+        if not isinstance(provider, Provider):
+            raise rt.index.fail(
+                "providers",
+                entry.kind,
+                f"factory returned {type(provider).__name__}, which does not implement the "
+                "Provider protocol (capabilities, complete, stream, aclose)",
+            )
+        registry.register(provider, id=pid, source=f"providers:{entry.kind}")
+
+
+async def compose_stores(rt: Runtime) -> None:
+    """Build each ``[session_stores.<id>]`` through its factory."""
+    registry = rt.registry("session_stores")
+    for sid, entry in rt.config.session_stores.items():
+        if registry.has(sid):
+            continue
+        factory: Any = rt.index.load("session_stores", entry.kind)
+        options: dict[str, Any] = dict(entry.options)
+        model = getattr(factory, "options_model", None)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            options = model.model_validate(options).model_dump()
+        store = factory({"id": sid, "options": options, "base_dir": rt.loaded.base_dir})
+        registry.register(store, id=sid, source=f"session_stores:{entry.kind}")
+
+
+async def compose_tools(rt: Runtime) -> None:
+    """Load every tool the config names (``[tools.*]`` and each agent's ``tools``)."""
+    wanted: dict[str, None] = dict.fromkeys(rt.config.tools)
+    for agent in rt.config.agents.values():
+        wanted.update(dict.fromkeys(agent.tools))
+    if not wanted:
+        return
+    registry = rt.registry("tools")
+    toolsets: dict[str, tuple[str, ...]] = rt.services.setdefault("toolsets", {})
+    for name in wanted:
+        if registry.has(name):
+            continue
+        tools: Any = rt.index.load("tools", name)  # checked: a tuple of tools
+        for tool in tools:
+            if not registry.has(tool.id):
+                registry.register(tool, id=tool.id, source=f"tools:{name}")
+        if len(tools) != 1 or tools[0].id != name:
+            # a toolset: its entry name stands for all of its tools
+            toolsets[name] = tuple(tool.id for tool in tools)
+
+
+async def compose_agents(rt: Runtime) -> None:
+    """Create the agent registry and the agents declared in ``[agents.*]``."""
+    from agentrig.agent import AgentRegistry
+
+    registry = AgentRegistry(rt)
+    rt.services["agents"] = registry
+    rt.on_close("agents", registry.aclose)
+    for agent_id in rt.config.agents:
+        await registry.create(agent_id)

@@ -1,0 +1,298 @@
+"""The ``scripted`` provider: replays a script of responses, offline.
+
+It is the demo's default model and the test suite's fake.  Each request consumes the next
+:class:`Reply` of the script: text (streamed in pieces, optionally with delays), reasoning,
+tool calls, usage (reported only when the script gives it -- never fabricated), or a
+failure to raise.  Every request it received is kept in :attr:`ScriptedProvider.requests`.
+A stream honours its cancel signal between chunks and during delays.
+
+In ``agentrig.toml``::
+
+    [providers.local]
+    kind = "scripted"
+    options.script = [
+      { tool_calls = [{ name = "clock", arguments = {} }] },
+      { text = "It is noon.", usage = { prompt = 12, completion = 4 } },
+    ]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import anyio.lowlevel
+import attrs
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentrig.cancel import CancelSignal
+from agentrig.errors import AgentrigError
+from agentrig.llm import (
+    Capabilities,
+    FinishChunk,
+    ModelRequest,
+    ModelResponse,
+    ProviderConfig,
+    ProviderError,
+    ReasoningDelta,
+    StopReason,
+    StreamAssembler,
+    StreamChunk,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+    UsageChunk,
+    error_from_status,
+)
+
+__all__ = [
+    "Reply",
+    "ScriptExhaustedError",
+    "ScriptedCall",
+    "ScriptedOptions",
+    "ScriptedProvider",
+    "factory",
+]
+
+
+class ScriptExhaustedError(AgentrigError):
+    """The scripted provider got more requests than its script has replies."""
+
+    code = "scripted.exhausted"
+    category = "user"
+
+
+@attrs.frozen(slots=True)
+class ScriptedCall:
+    """A tool call the scripted model makes."""
+
+    name: str
+    arguments: Mapping[str, Any] = attrs.field(factory=dict)
+    id: str | None = None
+    raw_arguments: str | None = None  # send these bytes instead of JSON(arguments)
+
+
+@attrs.frozen(slots=True)
+class Reply:
+    """One scripted model response."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ScriptedCall, ...] = ()
+    usage: Usage | None = None
+    stop_reason: StopReason | None = None
+    chunk_size: int = 8
+    delay: float = 0.0  # seconds before each streamed chunk
+    error: ProviderError | None = None  # raised instead of answering
+    fail_after_chunks: int | None = None  # raise `error` mid-stream after this many chunks
+
+    def chunks(self, call_index_start: int = 0) -> list[StreamChunk]:
+        out: list[StreamChunk] = []
+        if self.reasoning:
+            out.append(ReasoningDelta(text=self.reasoning))
+        size = max(1, self.chunk_size)
+        for start in range(0, len(self.text), size):
+            out.append(TextDelta(text=self.text[start : start + size]))
+        for offset, call in enumerate(self.tool_calls):
+            index = call_index_start + offset
+            call_id = call.id if call.id is not None else f"call_{index}"
+            out.append(ToolCallStart(index=offset, id=call_id, name=call.name))
+            raw = call.raw_arguments
+            if raw is None:
+                raw = json.dumps(dict(call.arguments)) if call.arguments else ""
+            if raw:
+                out.append(ToolCallDelta(index=offset, arguments=raw))
+        if self.usage is not None:
+            out.append(UsageChunk(usage=self.usage))
+        stop = self.stop_reason or ("tool_calls" if self.tool_calls else "end")
+        out.append(FinishChunk(stop_reason=stop, provider_stop_reason=stop, model=None))
+        return out
+
+
+class _ScriptedCallOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class _ReplyOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[_ScriptedCallOptions] = Field(default_factory=list)
+    usage: dict[str, int] | None = None
+    delay: float = 0.0
+    chunk_size: int = 8
+    error: dict[str, Any] | None = None  # {"status": 429, "message": "...", "type": "..."}
+
+
+class ScriptedOptions(BaseModel):
+    """``[providers.<id>] kind = "scripted"`` options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    script: list[_ReplyOptions] = Field(default_factory=list)
+    script_file: str | None = None
+    on_exhausted: Literal["error", "repeat"] = "error"
+    structured_output: Literal["native", "json_mode", "none"] | None = "native"
+
+
+def _usage(data: Mapping[str, int] | None) -> Usage | None:
+    if data is None:
+        return None
+    prompt = data.get("prompt", 0)
+    completion = data.get("completion", 0)
+    return Usage(
+        prompt=prompt,
+        completion=completion,
+        total=data.get("total", prompt + completion),
+        cache_read=data.get("cache_read"),
+        cache_write=data.get("cache_write"),
+        reasoning=data.get("reasoning"),
+    )
+
+
+def _reply(options: _ReplyOptions) -> Reply:
+    error: ProviderError | None = None
+    if options.error is not None:
+        status = int(options.error.get("status", 500))
+        body = {
+            "error": {
+                "type": options.error.get("type"),
+                "message": options.error.get("message", "scripted failure"),
+            }
+        }
+        error = error_from_status(status, body, {}, provider="scripted")
+    return Reply(
+        text=options.text,
+        reasoning=options.reasoning,
+        tool_calls=tuple(ScriptedCall(c.name, c.arguments, c.id) for c in options.tool_calls),
+        usage=_usage(options.usage),
+        delay=options.delay,
+        chunk_size=options.chunk_size,
+        error=error,
+    )
+
+
+class ScriptedProvider:
+    """A provider that answers from a script (see the module docs)."""
+
+    kind = "scripted"
+
+    def __init__(
+        self,
+        script: Iterable[Reply | str] = (),
+        *,
+        on_exhausted: Literal["error", "repeat"] = "error",
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        self.script: list[Reply] = [Reply(text=r) if isinstance(r, str) else r for r in script]
+        self.on_exhausted = on_exhausted
+        self.requests: list[ModelRequest] = []
+        self._capabilities = capabilities or Capabilities(
+            structured_output="native",
+            tool_choice=True,
+            parallel_tool_calls=True,
+            streaming=True,
+            vendor_endpoint=True,
+        )
+        self._next = 0
+        self._calls = 0
+        self.closed = False
+
+    def add(self, *replies: Reply | str) -> None:
+        """Append replies to the script."""
+        self.script.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+
+    @property
+    def remaining(self) -> int:
+        return len(self.script) - self._next
+
+    def capabilities(self, model: str) -> Capabilities:
+        return self._capabilities
+
+    def _take(self, request: ModelRequest) -> Reply:
+        self.requests.append(request)
+        if self._next >= len(self.script):
+            if self.on_exhausted == "repeat" and self.script:
+                return self.script[-1]
+            raise ScriptExhaustedError(
+                f"the scripted provider has no reply left for request {len(self.requests)} "
+                f"(the script has {len(self.script)})"
+            )
+        reply = self.script[self._next]
+        self._next += 1
+        return reply
+
+    def _chunks(self, reply: Reply) -> list[StreamChunk]:
+        chunks = reply.chunks(self._calls)
+        self._calls += len(reply.tool_calls)
+        return chunks
+
+    async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
+        signal.raise_if_cancelled()
+        reply = self._take(request)
+        if reply.error is not None and reply.fail_after_chunks is None:
+            raise reply.error
+        if reply.delay:
+            with signal.scope():
+                await anyio.sleep(reply.delay)
+            signal.raise_if_cancelled()
+        assembler = StreamAssembler()
+        for chunk in self._chunks(reply):
+            assembler.feed(chunk)
+        if reply.error is not None:
+            raise reply.error
+        return ModelResponse(message=assembler.message(), served_model=request.model)
+
+    async def stream(
+        self, request: ModelRequest, *, signal: CancelSignal
+    ) -> AsyncIterator[StreamChunk]:
+        signal.raise_if_cancelled()
+        reply = self._take(request)
+        if reply.error is not None and reply.fail_after_chunks is None:
+            raise reply.error
+        for number, chunk in enumerate(self._chunks(reply)):
+            if reply.error is not None and number == reply.fail_after_chunks:
+                raise reply.error
+            if reply.delay:
+                with signal.scope():
+                    await anyio.sleep(reply.delay)
+            else:
+                await anyio.lowlevel.checkpoint()
+            signal.raise_if_cancelled()
+            yield chunk
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def factory(config: ProviderConfig) -> ScriptedProvider:
+    """Entry point ``scripted`` of ``agentrig.providers``."""
+    options = ScriptedOptions.model_validate(dict(config.options))
+    replies = [_reply(r) for r in options.script]
+    if options.script_file is not None:
+        raw = json.loads(Path(options.script_file).read_text(encoding="utf-8"))
+        items: Sequence[Any] = raw if isinstance(raw, list) else raw.get("script", [])
+        replies += [_reply(_ReplyOptions.model_validate(item)) for item in items]
+    return ScriptedProvider(
+        replies,
+        on_exhausted=options.on_exhausted,
+        capabilities=Capabilities(
+            structured_output=options.structured_output,
+            tool_choice=True,
+            parallel_tool_calls=True,
+            streaming=True,
+            vendor_endpoint=True,
+        ),
+    )
+
+
+factory.options_model = ScriptedOptions  # type: ignore[attr-defined]

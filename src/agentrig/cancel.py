@@ -1,0 +1,134 @@
+"""Cancellation signals and the one abort classifier.
+
+A run's :class:`CancelSignal` is the only source of cancellation for that run: it carries a
+reason, reaches every provider call and tool (``ctx.signal``), and works on asyncio and trio
+alike.  Code that blocks uses :meth:`CancelSignal.scope` (an anyio cancel scope cancelled
+when the signal fires) or polls :meth:`CancelSignal.raise_if_cancelled`.
+
+:func:`is_abort` decides whether a failure was an abort from the signal and the exception's
+type -- never from message text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+import anyio
+
+from agentrig.errors import AbortError
+
+__all__ = ["CancelSignal", "is_abort"]
+
+
+class CancelSignal:
+    """A one-shot, thread-unsafe cancellation flag with a reason and listeners."""
+
+    __slots__ = ("_callbacks", "_event", "_reason", "_set")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._reason: object = None
+        self._callbacks: list[Callable[[object], None]] = []
+        self._event: anyio.Event | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._set
+
+    @property
+    def reason(self) -> object:
+        """What the canceller passed (``None`` while not cancelled)."""
+        return self._reason
+
+    def cancel(self, reason: object = "cancelled") -> bool:
+        """Set the signal; returns False when it was already set (the first reason wins)."""
+        if self._set:
+            return False
+        self._set = True
+        self._reason = reason
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback(reason)
+        if self._event is not None:
+            self._event.set()
+        return True
+
+    def on_cancel(self, callback: Callable[[object], None]) -> Callable[[], None]:
+        """Call ``callback(reason)`` when the signal fires (at once if it already has).
+
+        Returns a function that removes the listener.
+        """
+        if self._set:
+            callback(self._reason)
+            return lambda: None
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._callbacks.remove(callback)
+
+        return remove
+
+    def abort_error(self) -> AbortError:
+        """The error a cancelled operation raises: the reason itself when it is an AbortError."""
+        if isinstance(self._reason, AbortError):
+            return self._reason
+        error = AbortError(f"aborted: {self._reason}", reason=self._reason)
+        if isinstance(self._reason, BaseException):
+            error.__cause__ = self._reason
+        return error
+
+    def raise_if_cancelled(self) -> None:
+        if self._set:
+            raise self.abort_error()
+
+    async def wait(self) -> object:
+        """Block until the signal fires; returns the reason."""
+        if not self._set:
+            if self._event is None:
+                self._event = anyio.Event()
+            await self._event.wait()
+        return self._reason
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[anyio.CancelScope]:
+        """An anyio cancel scope that is cancelled when this signal fires.
+
+        Code inside the block is interrupted at its next checkpoint; after the block, call
+        :meth:`raise_if_cancelled` to turn the swallowed cancellation into an
+        :class:`~agentrig.errors.AbortError`.
+        """
+        with anyio.CancelScope() as cancel_scope:
+            remove = self.on_cancel(lambda _reason: cancel_scope.cancel())
+            try:
+                yield cancel_scope
+            finally:
+                remove()
+
+    def __repr__(self) -> str:
+        state = f"cancelled reason={self._reason!r}" if self._set else "live"
+        return f"<CancelSignal {state}>"
+
+
+def is_abort(error: BaseException, signal: CancelSignal | None = None) -> bool:
+    """Was ``error`` an abort?
+
+    True for an :class:`AbortError` (or any exception named ``AbortError``), for the
+    backend's cancellation exception, and for any error raised while ``signal`` was already
+    cancelled with that error as its reason.  Message text is never consulted.
+    """
+    if isinstance(error, AbortError) or getattr(error, "name", None) == "AbortError":
+        return True
+    if _is_backend_cancellation(error):
+        return True
+    return signal is not None and signal.cancelled and signal.reason is error
+
+
+def _is_backend_cancellation(error: BaseException) -> bool:
+    # asyncio.CancelledError / trio.Cancelled, checked by type so no backend is imported.
+    return any(
+        (cls.__module__, cls.__name__)
+        in {("asyncio.exceptions", "CancelledError"), ("trio", "Cancelled")}
+        for cls in type(error).__mro__
+    )

@@ -1,0 +1,407 @@
+"""The agentrig error tree, check results and the error-info normaliser.
+
+Every error agentrig raises derives from :class:`AgentrigError`, which carries a
+machine-readable ``code``, a ``category`` (who must act: ``user``, ``provider`` or
+``system``) and whether the failure is ``recoverable``.  Callers branch on those, never on
+message text::
+
+    AgentrigError
+     ├── InvalidIdError              ids.invalid          user
+     ├── ConfigError                 config.invalid       user     (.issues carry file + key path)
+     ├── CatalogError
+     │    ├── DuplicateIdError       catalog.duplicate    user
+     │    ├── SealedCatalogError     catalog.sealed       system
+     │    └── UnknownIdError         catalog.unknown_id   user     (.known, .suggestion)
+     ├── VariantError                variant.invalid      user
+     ├── PluginError
+     │    ├── PluginLoadError        plugin.load_failed   system   (.distribution, .entry_point)
+     │    └── PluginDisabledError    plugin.disabled      user
+     ├── HookError                   hook.invalid         system
+     ├── RuntimeClosedError          runtime.closed       user
+     └── AbortError                  aborted              user     (name == "AbortError")
+
+Later layers (providers, tools, sessions, host) add their own subclasses beside these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic, Literal, TypeVar
+
+import attrs
+
+__all__ = [
+    "AbortError",
+    "AgentrigError",
+    "CatalogError",
+    "Category",
+    "CheckResult",
+    "CheckStatus",
+    "ConfigError",
+    "DuplicateIdError",
+    "ErrorInfo",
+    "HookError",
+    "InvalidIdError",
+    "Issue",
+    "PluginDisabledError",
+    "PluginError",
+    "PluginLoadError",
+    "RuntimeClosedError",
+    "SealedCatalogError",
+    "UnknownIdError",
+    "VariantError",
+    "error_info",
+]
+
+Category = Literal["user", "provider", "system"]
+CheckStatus = Literal["passed", "failed", "unavailable", "not-run"]
+PathPart = str | int
+
+_V = TypeVar("_V")
+
+
+@attrs.frozen(slots=True)
+class Issue:
+    """One problem found by a check: a code, a message and where (a key path)."""
+
+    code: str
+    message: str
+    path: tuple[PathPart, ...] = ()
+    check_id: str | None = None
+
+    def location(self) -> str:
+        """The path as ``a.b[0].c`` (empty for the root)."""
+        out = ""
+        for part in self.path:
+            out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        return out
+
+    def __str__(self) -> str:
+        where = self.location()
+        return f"{where}: {self.message}" if where else self.message
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+
+
+@attrs.frozen(slots=True)
+class CheckResult(Generic[_V]):
+    """The report of a ``check_*`` function.
+
+    ``passed`` has no issues and ``failed`` at least one; ``unavailable`` and ``not-run`` are
+    never a pass.  ``value`` replaces the checked input only when :attr:`has_value` says it
+    was provided (``None`` is a legitimate value), never by truthiness.
+    """
+
+    status: CheckStatus
+    issues: tuple[Issue, ...] = ()
+    value: Any = MISSING
+
+    def __attrs_post_init__(self) -> None:
+        if self.status == "passed" and self.issues:
+            raise ValueError("a passed CheckResult cannot carry issues")
+        if self.status == "failed" and not self.issues:
+            raise ValueError("a failed CheckResult needs at least one issue")
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def has_value(self) -> bool:
+        return self.value is not MISSING
+
+    @classmethod
+    def ok(cls, value: Any = MISSING) -> CheckResult[Any]:
+        return cls("passed", (), value)
+
+    @classmethod
+    def fail(cls, *issues: Issue) -> CheckResult[Any]:
+        return cls("failed", tuple(issues))
+
+
+class AgentrigError(Exception):
+    """Base of every agentrig error: a message plus ``code``, ``category`` and ``recoverable``."""
+
+    code: str = "agentrig.error"
+    category: Category = "system"
+    recoverable: bool = False
+    issues: tuple[Issue, ...] = ()
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        category: Category | None = None,
+        recoverable: bool | None = None,
+        issues: Sequence[Issue] = (),
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if category is not None:
+            self.category = category
+        if recoverable is not None:
+            self.recoverable = recoverable
+        if issues:
+            self.issues = tuple(issues)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidIdError(AgentrigError, ValueError):
+    """An identifier does not have the syntax of its type."""
+
+    code = "ids.invalid"
+    category: Category = "user"
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class ConfigError(AgentrigError, ValueError):
+    """A composition is invalid; each issue names the file and the key path."""
+
+    code = "config.invalid"
+    category: Category = "user"
+
+    def __init__(self, issues: Sequence[Issue], *, source: str | None = None) -> None:
+        self.source = source
+        prefix = f"{source}: " if source else ""
+        lines = [f"{prefix}{issue}" for issue in issues]
+        head = "invalid configuration" + (f" in {source}" if source else "")
+        super().__init__(head + ":\n  " + "\n  ".join(lines), issues=issues)
+
+
+class CatalogError(AgentrigError):
+    """Base of catalog misuse."""
+
+    code = "catalog.error"
+
+
+class DuplicateIdError(CatalogError, ValueError):
+    """An id is registered twice without ``replace=True``."""
+
+    code = "catalog.duplicate"
+    category: Category = "user"
+
+
+class SealedCatalogError(CatalogError, RuntimeError):
+    """A registration arrived after the catalog was sealed."""
+
+    code = "catalog.sealed"
+
+
+class UnknownIdError(CatalogError, LookupError):
+    """``require(id)`` found nothing; carries the known ids and the closest match."""
+
+    code = "catalog.unknown_id"
+    category: Category = "user"
+
+    def __init__(
+        self, message: str, *, id: str, known: Sequence[str], suggestion: str | None
+    ) -> None:
+        super().__init__(message)
+        self.id = id
+        self.known = tuple(known)
+        self.suggestion = suggestion
+
+
+class VariantError(AgentrigError, ValueError):
+    """A union variant is malformed or clashes with a registered one."""
+
+    code = "variant.invalid"
+    category: Category = "user"
+
+
+class PluginError(AgentrigError):
+    """Base of plugin discovery and loading failures."""
+
+    code = "plugin.error"
+
+
+class PluginLoadError(PluginError, ImportError):
+    """A plugin entry could not be imported or broke its kind's contract."""
+
+    code = "plugin.load_failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        name: str,
+        distribution: str | None,
+        entry_point: str | None,
+        rule: str,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+        self.distribution = distribution
+        self.entry_point = entry_point
+        self.rule = rule
+
+
+class PluginDisabledError(PluginError, LookupError):
+    """A composition needs a plugin that was disabled by config or environment."""
+
+    code = "plugin.disabled"
+    category: Category = "user"
+
+
+class HookError(AgentrigError):
+    """A hook implementation or a hook call broke the dispatch contract."""
+
+    code = "hook.invalid"
+
+
+class RuntimeClosedError(AgentrigError, RuntimeError):
+    """The runtime (or agent) was closed; it refuses new work."""
+
+    code = "runtime.closed"
+    category: Category = "user"
+
+
+class AbortError(AgentrigError):
+    """A run was cancelled before or while it ran.
+
+    Recognisable from the error alone: its ``name`` is ``"AbortError"`` and ``reason`` holds
+    what the canceller gave.
+    """
+
+    code = "aborted"
+    category: Category = "user"
+    name = "AbortError"
+
+    def __init__(self, message: str = "the run was aborted", *, reason: object = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@attrs.frozen(slots=True)
+class ErrorInfo:
+    """A normalised view of any exception (see :func:`error_info`).
+
+    ``cause`` is the original exception, identity preserved.
+    """
+
+    code: str
+    codes: tuple[str, ...]
+    message: str
+    category: Category
+    issues: tuple[Issue, ...] = ()
+    is_retryable: bool | None = None
+    stage_id: str | None = None
+    cause: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the cause is rendered by its type name)."""
+        return {
+            "code": self.code,
+            "codes": list(self.codes),
+            "message": self.message,
+            "category": self.category,
+            "issues": [
+                {"code": i.code, "message": i.message, "path": list(i.path)} for i in self.issues
+            ],
+            "is_retryable": self.is_retryable,
+            "stage_id": self.stage_id,
+            "cause": type(self.cause).__name__ if self.cause is not None else None,
+        }
+
+
+def _issues_from_errors_array(errors: object) -> tuple[Issue, ...]:
+    # pydantic's ValidationError.errors() and similar "errors arrays" of external libraries.
+    out: list[Issue] = []
+    if isinstance(errors, Sequence) and not isinstance(errors, str | bytes):
+        for item in errors:
+            if isinstance(item, Mapping):
+                loc = item.get("loc", item.get("path", ()))
+                path = tuple(p for p in loc if isinstance(p, str | int)) if loc else ()
+                out.append(
+                    Issue(
+                        code=str(item.get("type", item.get("code", "invalid"))),
+                        message=str(item.get("msg", item.get("message", item))),
+                        path=path,
+                    )
+                )
+            else:
+                out.append(Issue(code="invalid", message=str(item)))
+    return tuple(out)
+
+
+def error_info(error: BaseException, *, stage_id: str | None = None) -> ErrorInfo:
+    """Normalise any exception into an :class:`ErrorInfo`.
+
+    agentrig errors keep their code, category, recoverability and issues; an exception group
+    lists the codes of its members; an external exception exposing an ``errors`` array (as
+    pydantic's ``ValidationError`` does) contributes its issues; a cancellation is ``aborted``;
+    anything else is ``python.<TypeName>`` in the ``system`` category.
+    """
+    if isinstance(error, AgentrigError):
+        return ErrorInfo(
+            code=error.code,
+            codes=(error.code,),
+            message=str(error),
+            category=error.category,
+            issues=error.issues,
+            is_retryable=error.recoverable,
+            stage_id=stage_id,
+            cause=error,
+        )
+    if isinstance(error, BaseExceptionGroup):
+        members = [error_info(e) for e in error.exceptions]
+        codes = tuple(dict.fromkeys(c for m in members for c in m.codes))
+        member_issues = tuple(i for m in members for i in m.issues)
+        first = members[0] if members else None
+        return ErrorInfo(
+            code=first.code if first else "python.ExceptionGroup",
+            codes=codes,
+            message=str(error),
+            category=first.category if first else "system",
+            issues=member_issues,
+            is_retryable=all(m.is_retryable for m in members) if members else None,
+            stage_id=stage_id,
+            cause=error,
+        )
+    name = type(error).__name__
+    if name in {"CancelledError", "Cancelled"} or getattr(error, "name", None) == "AbortError":
+        return ErrorInfo(
+            code="aborted",
+            codes=("aborted",),
+            message=str(error) or "cancelled",
+            category="user",
+            stage_id=stage_id,
+            cause=error,
+        )
+    issues: tuple[Issue, ...] = ()
+    errors_attr = getattr(error, "errors", None)
+    if callable(errors_attr):
+        try:
+            issues = _issues_from_errors_array(errors_attr())
+        except Exception:  # an external errors() that fails gives no issues, not a crash
+            issues = ()
+    elif errors_attr is not None:
+        issues = _issues_from_errors_array(errors_attr)
+    code = f"python.{name}"
+    return ErrorInfo(
+        code=code,
+        codes=(code,),
+        message=str(error) or name,
+        category="system",
+        issues=issues,
+        stage_id=stage_id,
+        cause=error,
+    )

@@ -1,0 +1,240 @@
+"""The composition config (``agentrig.toml``): a strict pydantic model.
+
+An unknown key, a wrong type or an unknown ID is a :class:`~agentrig.errors.ConfigError`
+whose issues name the file and the key path (``agents.assistant.max_rounds``).  Secret
+references (``"$ENV:NAME"``) are resolved only through a resolver the caller passes; the
+library never reads the environment for them on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import attrs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentrig.errors import ConfigError, Issue
+
+__all__ = [
+    "AgentConfig",
+    "HookConfig",
+    "LoadedConfig",
+    "PermissionsConfig",
+    "PluginsConfig",
+    "ProviderConfigEntry",
+    "RuntimeConfig",
+    "SecretResolver",
+    "StoreConfig",
+    "ToolConfig",
+    "env_resolver",
+    "issues_from_validation",
+    "load_config",
+    "resolve_secret",
+]
+
+ENV_PREFIX = "$ENV:"
+
+SecretResolver = Callable[[str], str | None]
+"""Given the NAME of a ``$ENV:NAME`` reference, return its value (None = not set)."""
+
+
+_T = TypeVar("_T")
+
+# TOML, YAML and Python mappings all give arrays as lists; strict mode would refuse a list
+# for a tuple field, so the sequence itself is lax while its items stay strict.
+Seq = Annotated[tuple[_T, ...], Field(strict=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class PluginsConfig(_Strict):
+    """``[plugins]``: which listener plugins load."""
+
+    autoload: bool = True
+    disabled: Seq[str] = ()
+    enabled: Seq[str] = ()
+
+
+class ProviderConfigEntry(_Strict):
+    """``[providers.<id>]``: a provider instance built by the factory named ``kind``."""
+
+    kind: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    credentials: dict[str, str] = Field(default_factory=dict)
+
+
+class AgentConfig(_Strict):
+    """``[agents.<id>]``: an agent declared in config."""
+
+    provider: str
+    model: str
+    system_prompt: str | None = None
+    tools: Seq[str] = ()
+    max_rounds: int = Field(default=25, ge=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    temperature: float | None = None
+    tool_only_completion: bool = False
+    identical_input_limit: int = Field(default=3, ge=0)
+    structured_output_retries: int = Field(default=2, ge=0)
+    session_store: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolConfig(_Strict):
+    """``[tools.<id>]``: options for one tool entry."""
+
+    options: dict[str, Any] = Field(default_factory=dict)
+    deferred: bool | None = None
+
+
+class StoreConfig(_Strict):
+    """``[session_stores.<id>]`` and similar: a store built by the factory named ``kind``."""
+
+    kind: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class PermissionsConfig(_Strict):
+    """``[permissions]``: rules and mode."""
+
+    mode: Literal["default", "plan", "accept-edits", "bypass"] = "default"
+    allow: Seq[str] = ()
+    deny: Seq[str] = ()
+    ask: Seq[str] = ()
+
+
+class HookConfig(_Strict):
+    """One ``[[hooks.<Event>]]`` entry: a strategy (entry name) with its options."""
+
+    strategy: str
+    matcher: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class RuntimeConfig(_Strict):
+    """The whole composition."""
+
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    providers: dict[str, ProviderConfigEntry] = Field(default_factory=dict)
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    tools: dict[str, ToolConfig] = Field(default_factory=dict)
+    session_stores: dict[str, StoreConfig] = Field(default_factory=dict)
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
+
+
+@attrs.frozen(slots=True)
+class LoadedConfig:
+    """A validated config plus where it came from (for error messages and relative paths)."""
+
+    config: RuntimeConfig
+    source: str | None
+    base_dir: Path
+
+
+def issues_from_validation(error: ValidationError) -> list[Issue]:
+    issues = []
+    for item in error.errors(include_url=False):
+        loc = tuple(p for p in item["loc"] if isinstance(p, str | int))
+        kind = item["type"]
+        if kind == "extra_forbidden":
+            message = f"unknown key {loc[-1]!r}" if loc else "unknown key"
+        elif kind == "missing":
+            message = "required key is missing"
+        else:
+            value = item.get("input")
+            shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
+            message = f"{item['msg']} (got {shown})"
+        issues.append(Issue(code=f"config.{kind}", message=message, path=loc))
+    return issues
+
+
+def _read_file(path: Path) -> Mapping[str, Any]:
+    text = path.read_bytes()
+    suffix = path.suffix.lower()
+    if suffix in {".yaml", ".yml"}:
+        try:
+            import yaml
+        except ImportError:
+            raise ConfigError(
+                [
+                    Issue(
+                        "config.yaml_unavailable", "YAML needs PyYAML: pip install 'agentrig[yaml]'"
+                    )
+                ],
+                source=str(path),
+            ) from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError([Issue("config.syntax", str(exc))], source=str(path)) from None
+    else:
+        try:
+            data = tomllib.loads(text.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError([Issue("config.syntax", str(exc))], source=str(path)) from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            [Issue("config.syntax", "the top level must be a table")], source=str(path)
+        )
+    return data
+
+
+def load_config(
+    source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig | LoadedConfig | None,
+) -> LoadedConfig:
+    """Parse and validate a config from a file path, a mapping or a model."""
+    if isinstance(source, LoadedConfig):
+        return source
+    if source is None:
+        return LoadedConfig(RuntimeConfig(), None, Path.cwd())
+    if isinstance(source, RuntimeConfig):
+        return LoadedConfig(source, None, Path.cwd())
+    if isinstance(source, Mapping):
+        data, name, base = source, None, Path.cwd()
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise ConfigError(
+                [Issue("config.not_found", f"no config file at {str(path)!r}")], source=str(path)
+            )
+        data, name, base = _read_file(path), str(path), path.resolve().parent
+    try:
+        config = RuntimeConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(issues_from_validation(exc), source=name) from None
+    return LoadedConfig(config, name, base)
+
+
+def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:
+    """A resolver over the process environment (what the CLI passes)."""
+    env = os.environ if environ is None else environ
+    return env.get
+
+
+def resolve_secret(
+    value: str, resolver: SecretResolver | None, *, path: tuple[str | int, ...]
+) -> tuple[str | None, Issue | None]:
+    """Resolve a ``$ENV:NAME`` reference; plain strings pass through unchanged."""
+    if not value.startswith(ENV_PREFIX):
+        return value, None
+    name = value[len(ENV_PREFIX) :]
+    if not name:
+        return None, Issue("config.secret", "empty $ENV: reference", path)
+    if resolver is None:
+        return None, Issue(
+            "config.secret_unresolved",
+            f"secret reference {value!r} needs a resolver; pass resolver=agentrig.env_resolver() "
+            "(the CLI does) -- agentrig never reads the environment on its own",
+            path,
+        )
+    resolved = resolver(name)
+    if resolved is None:
+        return None, Issue("config.secret_missing", f"environment variable {name} is not set", path)
+    return resolved, None

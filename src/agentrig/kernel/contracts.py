@@ -1,0 +1,115 @@
+"""Registration-time contract checks, one per plugin kind.
+
+A check receives the loaded object and raises :class:`ContractViolation` naming the broken
+rule; discovery turns that into a :class:`~agentrig.errors.PluginLoadError` that also names
+the distribution and entry point.  Checks are structural (attributes, callables, typeguard
+protocol checks): they run before the object is used, so a broken plugin fails at
+registration with a precise message instead of deep inside a run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "ContractViolation",
+    "check_factory",
+    "check_hook_plugin",
+    "check_provider_factory",
+    "check_tool",
+    "check_variants",
+    "run_check",
+]
+
+
+class ContractViolation(Exception):
+    """A contribution breaks its kind's contract; ``rule`` says which rule."""
+
+    def __init__(self, rule: str) -> None:
+        super().__init__(rule)
+        self.rule = rule
+
+
+def run_check(check: str, obj: object) -> object:
+    """Resolve ``"module:function"`` and run it; returns the (possibly normalised) object."""
+    module_name, _, func_name = check.partition(":")
+    func = getattr(importlib.import_module(module_name), func_name)
+    result = func(obj)
+    return obj if result is None else result
+
+
+def check_hook_plugin(obj: object) -> None:
+    """A listener plugin must carry at least one ``@agentrig.hookimpl`` function."""
+    for name in dir(obj):
+        try:
+            attr = getattr(obj, name)
+        except Exception:  # properties of arbitrary plugin objects may raise; skip them
+            continue
+        if callable(attr) and hasattr(attr, "agentrig_impl"):
+            return
+    raise ContractViolation("no @agentrig.hookimpl function found (a listener plugin needs one)")
+
+
+def _check_options_model(obj: object) -> None:
+    options_model = getattr(obj, "options_model", None)
+    if options_model is None:
+        return
+    from pydantic import BaseModel
+
+    if not (isinstance(options_model, type) and issubclass(options_model, BaseModel)):
+        raise ContractViolation(
+            f"options_model must be a pydantic BaseModel subclass, got {options_model!r}"
+        )
+
+
+def check_factory(obj: object) -> None:
+    """A factory kind: a callable taking one configuration argument."""
+    if not callable(obj):
+        raise ContractViolation(f"expected a callable factory, got {type(obj).__name__}")
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None:
+        try:
+            signature.bind(object())
+        except TypeError as exc:
+            raise ContractViolation(
+                f"factory must accept exactly one positional config argument: {exc}"
+            ) from None
+    _check_options_model(obj)
+
+
+def check_provider_factory(obj: object) -> None:
+    """``factory(ProviderConfig) -> Provider`` with an optional pydantic ``options_model``."""
+    check_factory(obj)
+
+
+def check_tool(obj: object) -> object:
+    """A tool (or toolset) as defined by :mod:`agentrig.tools`."""
+    from agentrig.tools import check_tool_contribution
+
+    return check_tool_contribution(obj)
+
+
+def check_variants(obj: object) -> tuple[Any, ...]:
+    """A ``Variant`` subclass, or an iterable of them."""
+    from agentrig.variants import Variant
+
+    members: Iterable[Any] = (obj,) if isinstance(obj, type) else obj  # type: ignore[assignment]
+    try:
+        items = tuple(members)
+    except TypeError:
+        raise ContractViolation(
+            f"expected a Variant subclass or a list of them, got {type(obj).__name__}"
+        ) from None
+    for item in items:
+        if not (isinstance(item, type) and issubclass(item, Variant) and item.family):
+            raise ContractViolation(
+                f"{item!r} is not a member of a variant family (subclass a family base such as "
+                "agentrig.llm.StreamChunk or agentrig.session.SessionEvent)"
+            )
+    return items

@@ -1,0 +1,340 @@
+"""Plugin discovery: list entry points without importing them, import on first use.
+
+A :class:`PluginIndex` merges entries from its sources -- installed entry points
+(:class:`EntryPointSource`) and, for tests, in-memory entries (:class:`MemorySource`);
+a later source's entry with the same kind and name replaces an earlier one, and the
+replacement is recorded.  :meth:`PluginIndex.load` imports an entry the first time a
+composition needs it, checks it against its kind's contract, and caches the result; a
+failure is remembered as a report row (distribution, version, group, name, error) and raised
+as a :class:`~agentrig.errors.PluginLoadError` wherever the entry is required -- so a broken
+plugin breaks only the compositions that use it.
+
+Disabling: by name (``"openai"``, any kind) or kind-qualified (``"providers:openai"``), from
+config or from the ``AGENTRIG_DISABLE_PLUGINS`` environment variable (comma-separated).
+``AGENTRIG_DISABLE_PLUGIN_AUTOLOAD=1`` (or ``plugins.autoload = false``) turns autoloading
+of listener plugins off: then only those named in ``plugins.enabled`` load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata as metadata
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+import attrs
+
+from agentrig.errors import PluginDisabledError, PluginLoadError, UnknownIdError
+from agentrig.kernel.contracts import ContractViolation, run_check
+from agentrig.kernel.kinds import KINDS
+
+__all__ = [
+    "DISABLE_AUTOLOAD_ENV",
+    "DISABLE_PLUGINS_ENV",
+    "EntryPointSource",
+    "EntrySpec",
+    "MemorySource",
+    "PluginIndex",
+    "PluginRow",
+    "PluginSource",
+    "PluginStatus",
+    "env_plugin_settings",
+]
+
+DISABLE_PLUGINS_ENV = "AGENTRIG_DISABLE_PLUGINS"
+DISABLE_AUTOLOAD_ENV = "AGENTRIG_DISABLE_PLUGIN_AUTOLOAD"
+
+PluginStatus = Literal["loaded", "available", "disabled", "failed"]
+
+
+@attrs.frozen(slots=True)
+class EntrySpec:
+    """One discoverable contribution, not yet imported."""
+
+    kind: str
+    name: str
+    value: str
+    distribution: str | None
+    version: str | None
+    load: Callable[[], object] = attrs.field(eq=False, repr=False)
+    origin: Literal["entry-point", "memory"] = "entry-point"
+
+    @property
+    def group(self) -> str:
+        return KINDS[self.kind].group
+
+    def describe(self) -> str:
+        dist = f"{self.distribution} {self.version or ''}".strip() if self.distribution else "?"
+        return f"{dist}: entry point {self.group}:{self.name} = {self.value}"
+
+
+class PluginSource(Protocol):
+    """Anything that can list entries (without importing them)."""
+
+    def entries(self) -> Iterable[EntrySpec]: ...
+
+
+class EntryPointSource:
+    """Installed distributions' entry points, one group per kind (read once, lazily)."""
+
+    def __init__(self, kinds: Iterable[str] | None = None) -> None:
+        self._kinds = tuple(kinds) if kinds is not None else tuple(KINDS)
+        self._cache: tuple[EntrySpec, ...] | None = None
+
+    def entries(self) -> Iterable[EntrySpec]:
+        if self._cache is None:
+            found: list[EntrySpec] = []
+            all_points = metadata.entry_points()
+            for kind in self._kinds:
+                for ep in all_points.select(group=KINDS[kind].group):
+                    dist = ep.dist
+                    found.append(
+                        EntrySpec(
+                            kind=kind,
+                            name=ep.name,
+                            value=ep.value,
+                            distribution=dist.name if dist is not None else None,
+                            version=dist.version if dist is not None else None,
+                            load=ep.load,
+                        )
+                    )
+            self._cache = tuple(found)
+        return self._cache
+
+
+class MemorySource:
+    """In-memory entries for tests: add, replace and remove without installing anything."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str], EntrySpec] = {}
+
+    def add(
+        self,
+        kind: str,
+        name: str,
+        obj: object,
+        *,
+        distribution: str = "memory",
+        version: str | None = None,
+    ) -> None:
+        """Contribute ``obj`` as ``kind`` entry ``name`` (replacing an installed one)."""
+        self.add_lazy(kind, name, lambda: obj, distribution=distribution, version=version)
+
+    def add_lazy(
+        self,
+        kind: str,
+        name: str,
+        load: Callable[[], object],
+        *,
+        distribution: str = "memory",
+        version: str | None = None,
+        value: str = "<memory>",
+    ) -> None:
+        """Contribute an entry whose object is produced by ``load`` on first use."""
+        if kind not in KINDS:
+            raise UnknownIdError(
+                f"unknown plugin kind {kind!r} (known: {', '.join(KINDS)})",
+                id=kind,
+                known=tuple(KINDS),
+                suggestion=None,
+            )
+        self._entries[(kind, name)] = EntrySpec(
+            kind, name, value, distribution, version, load, origin="memory"
+        )
+
+    def remove(self, kind: str, name: str) -> None:
+        self._entries.pop((kind, name), None)
+
+    def entries(self) -> Iterable[EntrySpec]:
+        return tuple(self._entries.values())
+
+
+@attrs.frozen(slots=True)
+class PluginRow:
+    """One line of the plugin report."""
+
+    kind: str
+    id: str
+    distribution: str | None
+    version: str | None
+    group: str
+    value: str
+    status: PluginStatus
+    error: str | None = None
+    replaces: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def env_plugin_settings(environ: Mapping[str, str]) -> tuple[frozenset[str], bool]:
+    """``(disabled names, autoload)`` from the documented environment switches."""
+    raw = environ.get(DISABLE_PLUGINS_ENV, "")
+    disabled = frozenset(p.strip() for p in raw.split(",") if p.strip())
+    autoload = environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() not in {"1", "true", "yes"}
+    return disabled, autoload
+
+
+class PluginIndex:
+    """Every discoverable entry, its load state, and the report."""
+
+    def __init__(
+        self,
+        sources: Sequence[PluginSource] | None = None,
+        *,
+        disabled: Iterable[str] = (),
+        autoload: bool = True,
+        enabled: Iterable[str] = (),
+    ) -> None:
+        self._sources = tuple(sources) if sources is not None else (EntryPointSource(),)
+        self.disabled = frozenset(disabled)
+        self.autoload = autoload
+        self.enabled = frozenset(enabled)
+        self._entries: dict[tuple[str, str], EntrySpec] | None = None
+        self._shadowed: dict[tuple[str, str], EntrySpec] = {}
+        self._loaded: dict[tuple[str, str], object] = {}
+        self._errors: dict[tuple[str, str], PluginLoadError] = {}
+
+    # ---- listing -----------------------------------------------------------------------------
+    def _all(self) -> dict[tuple[str, str], EntrySpec]:
+        if self._entries is None:
+            merged: dict[tuple[str, str], EntrySpec] = {}
+            for source in self._sources:
+                for entry in source.entries():
+                    key = (entry.kind, entry.name)
+                    if key in merged:
+                        self._shadowed[key] = merged[key]
+                    merged[key] = entry
+            self._entries = merged
+        return self._entries
+
+    def entries(self, kind: str | None = None) -> tuple[EntrySpec, ...]:
+        """Entries (of one kind, or all), without importing anything."""
+        return tuple(e for e in self._all().values() if kind is None or e.kind == kind)
+
+    def names(self, kind: str) -> tuple[str, ...]:
+        return tuple(e.name for e in self.entries(kind))
+
+    def find(self, kind: str, name: str) -> EntrySpec | None:
+        return self._all().get((kind, name))
+
+    def is_disabled(self, kind: str, name: str) -> bool:
+        return name in self.disabled or f"{kind}:{name}" in self.disabled
+
+    # ---- loading -------------------------------------------------------------------------------
+    def require_entry(self, kind: str, name: str) -> EntrySpec:
+        entry = self.find(kind, name)
+        if entry is None:
+            known = sorted(self.names(kind))
+            import difflib
+
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UnknownIdError(
+                f"no {kind} plugin named {name!r} is installed{hint} "
+                f"(installed: {', '.join(known) or 'none'}; entry-point group {KINDS[kind].group})",
+                id=name,
+                known=known,
+                suggestion=close[0] if close else None,
+            )
+        return entry
+
+    def load(self, kind: str, name: str) -> object:
+        """Import, check and cache one entry; raises on unknown, disabled or broken entries."""
+        key = (kind, name)
+        if key in self._loaded:
+            return self._loaded[key]
+        if key in self._errors:
+            raise self._errors[key]
+        entry = self.require_entry(kind, name)
+        if self.is_disabled(kind, name):
+            raise PluginDisabledError(
+                f"{kind} plugin {name!r} is disabled ({entry.describe()}); remove it from "
+                f"plugins.disabled / {DISABLE_PLUGINS_ENV} to use it"
+            )
+        try:
+            obj = entry.load()
+        except Exception as exc:
+            error = self._fail(entry, f"import failed: {type(exc).__name__}: {exc}")
+            raise error from exc
+        try:
+            checked = run_check(KINDS[kind].check, obj)
+        except ContractViolation as exc:
+            raise self._fail(entry, exc.rule) from None
+        except Exception as exc:
+            error = self._fail(entry, f"contract check crashed: {type(exc).__name__}: {exc}")
+            raise error from exc
+        self._loaded[key] = checked
+        return checked
+
+    def fail(self, kind: str, name: str, rule: str) -> PluginLoadError:
+        """Record a failure found after loading (e.g. a factory producing a broken object)."""
+        self._loaded.pop((kind, name), None)
+        return self._fail(self.require_entry(kind, name), rule)
+
+    def _fail(self, entry: EntrySpec, rule: str) -> PluginLoadError:
+        error = PluginLoadError(
+            f"plugin {entry.describe()} is broken: {rule}",
+            kind=entry.kind,
+            name=entry.name,
+            distribution=entry.distribution,
+            entry_point=f"{entry.group}:{entry.name}",
+            rule=rule,
+        )
+        self._errors[(entry.kind, entry.name)] = error
+        return error
+
+    def autoload_names(self, kind: str = "plugins") -> tuple[str, ...]:
+        """Names of listener plugins this index would load into a runtime."""
+        names = self.names(kind)
+        if self.autoload:
+            chosen = names
+        else:
+            chosen = tuple(n for n in names if n in self.enabled or f"{kind}:{n}" in self.enabled)
+        return tuple(n for n in chosen if not self.is_disabled(kind, n))
+
+    # ---- report ------------------------------------------------------------------------------
+    def status(self, kind: str, name: str) -> PluginStatus:
+        key = (kind, name)
+        if key in self._errors:
+            return "failed"
+        if self.is_disabled(kind, name):
+            return "disabled"
+        if key in self._loaded:
+            return "loaded"
+        return "available"
+
+    def report(self) -> tuple[PluginRow, ...]:
+        """One row per discovered entry, sorted by kind then id."""
+        rows = []
+        for (kind, name), entry in sorted(self._all().items()):
+            status = self.status(kind, name)
+            error = self._errors.get((kind, name))
+            shadowed = self._shadowed.get((kind, name))
+            rows.append(
+                PluginRow(
+                    kind=kind,
+                    id=name,
+                    distribution=entry.distribution,
+                    version=entry.version,
+                    group=entry.group,
+                    value=entry.value,
+                    status=status,
+                    error=error.rule if error else None,
+                    replaces=shadowed.describe() if shadowed else None,
+                )
+            )
+        return tuple(rows)
+
+    def check_all(self) -> tuple[PluginRow, ...]:
+        """Try to load every enabled entry (for ``agentrig plugins``); returns the report."""
+        for entry in self.entries():
+            if not self.is_disabled(entry.kind, entry.name):
+                with contextlib.suppress(Exception):  # failures are recorded in the report
+                    self.load(entry.kind, entry.name)
+        return self.report()
+
+
+def default_environ() -> Mapping[str, str]:
+    return os.environ

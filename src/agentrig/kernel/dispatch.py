@@ -1,0 +1,291 @@
+"""Driving pluggy's ordered hook implementations in the four dispatch modes.
+
+pluggy owns registration, signature validation, ordering (``tryfirst``/``trylast``,
+last-registered-first) and blocking.  Its call loop is synchronous, so the kernel reads the
+ordered implementations (``HookCaller.get_hookimpls()``, public pluggy API) once, caches a
+compact call plan per hook, and drives it itself -- awaiting async implementations, chaining
+waterfalls and isolating notify failures.  The plan is rebuilt whenever a plugin is
+registered or removed through :class:`HookDispatcher`.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Final, TypeVar, cast
+
+import attrs
+import pluggy
+
+from agentrig.diagnostics import get_logger
+from agentrig.errors import ErrorInfo, HookError, error_info
+from agentrig.kernel import hookspecs
+from agentrig.kernel.hookspecs import MODES, Mode
+
+__all__ = ["HookDispatcher", "HookFailure", "Spawner", "new_plugin_manager"]
+
+_log = get_logger("hooks")
+_R = TypeVar("_R")
+_P = TypeVar("_P")
+
+Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
+"""Starts a coroutine function out of band (the runtime passes its task group's start_soon)."""
+
+# call shapes of an implementation, decided once from its argument names
+_PAYLOAD: Final = 0  # fn(payload)
+_PAYLOAD_NEXT: Final = 1  # fn(payload, next)
+_NEXT_PAYLOAD: Final = 2  # fn(next, payload)
+_NONE: Final = 3  # fn()
+_NEXT_ONLY: Final = 4  # fn(next)
+
+
+@attrs.frozen(slots=True)
+class HookFailure:
+    """A listener's failure that did not change the outcome (notify / awaited hooks)."""
+
+    hook: str
+    plugin: str
+    info: ErrorInfo
+
+
+class _Impl:
+    __slots__ = ("fn", "is_async", "plugin", "shape", "takes_next")
+
+    def __init__(self, impl: pluggy.HookImpl) -> None:
+        self.fn: Callable[..., Any] = impl.function
+        self.plugin = impl.plugin_name
+        self.is_async = inspect.iscoroutinefunction(impl.function)
+        names = tuple(impl.argnames)
+        shapes = {
+            ("payload",): _PAYLOAD,
+            ("payload", "next"): _PAYLOAD_NEXT,
+            ("next", "payload"): _NEXT_PAYLOAD,
+            (): _NONE,
+            ("next",): _NEXT_ONLY,
+        }
+        self.shape = shapes[names]
+        self.takes_next = "next" in names
+
+    def call(self, payload: Any, nxt: Any) -> Any:
+        shape = self.shape
+        if shape == _PAYLOAD:
+            return self.fn(payload)
+        if shape == _PAYLOAD_NEXT:
+            return self.fn(payload, nxt)
+        if shape == _NEXT_PAYLOAD:
+            return self.fn(nxt, payload)
+        if shape == _NEXT_ONLY:
+            return self.fn(nxt)
+        return self.fn()
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    """A pluggy manager for project ``agentrig`` with the lifecycle hookspecs added."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+class HookDispatcher:
+    """Dispatches the agentrig hooks of one plugin manager in their declared modes."""
+
+    def __init__(
+        self,
+        pm: pluggy.PluginManager | None = None,
+        *,
+        spawner: Spawner | None = None,
+        max_failures: int = 1000,
+    ) -> None:
+        self.pm = pm if pm is not None else new_plugin_manager()
+        self.spawner = spawner
+        self._plans: dict[str, tuple[_Impl, ...]] = {}
+        self._failures: collections.deque[HookFailure] = collections.deque(maxlen=max_failures)
+        self._failure_count = 0
+
+    # ---- registration ----------------------------------------------------------------------
+    def register(self, plugin: object, name: str | None = None) -> str:
+        """Register a plugin object (module, class instance, ...) and validate its hookimpls.
+
+        Hook wrappers are refused: agentrig drives its hooks itself, so a pluggy wrapper
+        would silently never run.  Implementations of unknown hooks are refused too.
+        """
+        try:
+            registered = self.pm.register(plugin, name)
+        except pluggy.PluginValidationError as exc:
+            # e.g. a 'next' argument on a hook whose spec has none: same error type as below.
+            # pluggy leaves a half-registered plugin behind; remove it so nothing of it runs.
+            if self.pm.is_registered(plugin):
+                self.pm.unregister(plugin)
+            self._plans.clear()
+            raise HookError(f"plugin {name or plugin!r}: {exc}") from exc
+        if registered is None:
+            raise HookError(f"plugin {name or plugin!r} is blocked or already registered")
+        try:
+            for caller in self.pm.get_hookcallers(plugin) or ():
+                for impl in caller.get_hookimpls():
+                    if impl.plugin is not plugin:
+                        continue
+                    if impl.wrapper or impl.hookwrapper:
+                        raise HookError(
+                            f"plugin {registered!r}: {caller.name} is a hook wrapper; agentrig "
+                            "hooks do not support wrappers -- use the waterfall hooks instead"
+                        )
+                    names = tuple(impl.argnames)
+                    allowed = {
+                        (),
+                        ("payload",),
+                        ("payload", "next"),
+                        ("next", "payload"),
+                        ("next",),
+                    }
+                    if names not in allowed:
+                        raise HookError(
+                            f"plugin {registered!r}: {caller.name} takes {names!r}; "
+                            "implementations take (payload) or (payload, next)"
+                        )
+                    if "next" in names and MODES.get(caller.name) is not Mode.WATERFALL:
+                        raise HookError(
+                            f"plugin {registered!r}: {caller.name} is not a waterfall hook, "
+                            "so it has no 'next' argument"
+                        )
+            self.pm.check_pending()
+        except (HookError, pluggy.PluginValidationError) as exc:
+            self.pm.unregister(plugin)
+            if isinstance(exc, HookError):
+                raise
+            raise HookError(f"plugin {registered!r}: {exc}") from exc
+        finally:
+            self._plans.clear()
+        return registered
+
+    def unregister(self, plugin: object) -> None:
+        self.pm.unregister(plugin)
+        self._plans.clear()
+
+    def plan(self, hook: str) -> tuple[_Impl, ...]:
+        """The implementations of ``hook`` in call order (first called first)."""
+        plan = self._plans.get(hook)
+        if plan is None:
+            caller: pluggy.HookCaller | None = getattr(self.pm.hook, hook, None)
+            if caller is None or MODES.get(hook) is None:
+                raise HookError(f"unknown agentrig hook {hook!r}")
+            # pluggy stores implementations in reverse call order.
+            plan = tuple(_Impl(i) for i in reversed(caller.get_hookimpls()))
+            self._plans[hook] = plan
+        return plan
+
+    def has_listeners(self, hook: str) -> bool:
+        return bool(self.plan(hook))
+
+    # ---- failures ----------------------------------------------------------------------------
+    def failures(self) -> tuple[HookFailure, ...]:
+        """Recorded listener failures (most recent last, bounded)."""
+        return tuple(self._failures)
+
+    @property
+    def failure_count(self) -> int:
+        return self._failure_count
+
+    def _record(self, hook: str, plugin: str, error: BaseException) -> None:
+        self._failure_count += 1
+        self._failures.append(HookFailure(hook, plugin, error_info(error)))
+        _log.warning("listener %s of hook %s failed: %r", plugin, hook, error, exc_info=error)
+
+    def _spawn(self, hook: str, impl: _Impl, coro: Coroutine[Any, Any, Any]) -> None:
+        spawner = self.spawner
+        if spawner is None:
+            coro.close()
+            self._record(
+                hook,
+                impl.plugin,
+                HookError(f"async listener of {hook} needs a running runtime to run out of band"),
+            )
+            return
+
+        async def run() -> None:
+            try:
+                await coro
+            except Exception as exc:
+                self._record(hook, impl.plugin, exc)
+
+        spawner(run)
+
+    # ---- modes -------------------------------------------------------------------------------
+    def notify(self, hook: str, payload: object) -> None:
+        """Run every listener; failures are recorded, async listeners run out of band."""
+        plan = self._plans.get(hook) or self.plan(hook)
+        for impl in plan:
+            try:
+                result = impl.fn(payload) if impl.shape == 0 else impl.call(payload, None)
+            except Exception as exc:
+                self._record(hook, impl.plugin, exc)
+                continue
+            if result is not None and inspect.iscoroutine(result):
+                self._spawn(hook, impl, result)
+
+    def notify_vetoable(self, hook: str, payload: object) -> BaseException | None:
+        """Like :meth:`notify`, but returns the first *synchronous* failure (a veto)."""
+        veto: BaseException | None = None
+        for impl in self.plan(hook):
+            try:
+                result = impl.call(payload, None)
+            except Exception as exc:
+                self._record(hook, impl.plugin, exc)
+                veto = veto or exc
+                continue
+            if result is not None and inspect.iscoroutine(result):
+                self._spawn(hook, impl, result)
+        return veto
+
+    async def awaited(self, hook: str, payload: object) -> None:
+        """Await every listener in order; failures are recorded and do not stop the others."""
+        for impl in self.plan(hook):
+            try:
+                result = impl.call(payload, None)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                self._record(hook, impl.plugin, exc)
+
+    async def first_result(self, hook: str, payload: object) -> Any:
+        """Ask listeners in order; the first non-None answer wins (None when nobody answers)."""
+        for impl in self.plan(hook):
+            result = impl.call(payload, None)
+            if inspect.isawaitable(result):
+                result = await result
+            if result is not None:
+                return result
+        return None
+
+    async def waterfall(self, hook: str, payload: _P, default: Callable[[_P], Awaitable[_R]]) -> _R:
+        """Run the chain of ``hook`` around ``default``; see the module docs for the rules."""
+        plan = self._plans.get(hook) or self.plan(hook)
+        if not plan:
+            return await default(payload)
+        return cast(_R, await _Chain(plan, default).run(0, payload))
+
+
+class _Chain:
+    """One waterfall invocation: ``next`` of listener *i* runs listener *i + 1*."""
+
+    __slots__ = ("default", "plan")
+
+    def __init__(self, plan: tuple[_Impl, ...], default: Callable[[Any], Awaitable[Any]]) -> None:
+        self.plan = plan
+        self.default = default
+
+    async def run(self, index: int, payload: Any) -> Any:
+        if index == len(self.plan):
+            return await self.default(payload)
+        impl = self.plan[index]
+
+        def nxt(new_payload: Any = payload) -> Awaitable[Any]:
+            return self.run(index + 1, new_payload)
+
+        result = impl.call(payload, nxt)
+        if inspect.isawaitable(result):
+            result = await result
+        if result is None and not impl.takes_next:
+            return await self.run(index + 1, payload)
+        return result

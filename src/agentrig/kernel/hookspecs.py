@@ -1,0 +1,177 @@
+# mypy: disable-error-code="empty-body"
+# (hook specifications are signatures with docstrings; pluggy never calls their bodies)
+"""The agentrig lifecycle hooks: one function per hook, each with its dispatch mode.
+
+Implement any of them in a plugin with ``@agentrig.hookimpl`` (sync or ``async def``);
+``tryfirst=True`` / ``trylast=True`` order an implementation as in pluggy.  The mode decides
+how the kernel drives the implementations (see :mod:`agentrig.kernel.dispatch`):
+
+``notify``
+    Every listener runs; a failure is recorded and reported, never changes the outcome.
+    Async listeners run out of band on the runtime's task group.
+``waterfall``
+    Listeners form a chain ``hook(payload, next)``: ``await next(payload)`` delegates (maybe
+    with a changed payload); returning without calling ``next`` replaces the result.  A listener
+    that does not take ``next`` delegates when it returns ``None``.  The innermost ``next`` is
+    the default behaviour.  A listener's exception propagates to the caller.
+``awaited``
+    Every listener is awaited in order before the caller proceeds; failures are recorded.
+``first_result``
+    Listeners are asked in order; the first non-``None`` answer wins.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from agentrig._markers import PROJECT, hookimpl, hookspec
+from agentrig.kernel.payloads import (
+    AgentCreated,
+    AgentDisposed,
+    AgentStatusChanged,
+    Observation,
+    PermissionQuestion,
+    PreStep,
+    PreStepDecision,
+    RequestConfig,
+    RequestError,
+    Retry,
+    RuntimeStarted,
+    SessionStart,
+    ToolExecution,
+    TurnStopping,
+)
+
+if TYPE_CHECKING:
+    from agentrig.llm import ToolMessage
+
+__all__ = ["MODES", "PROJECT", "Mode", "hookimpl", "hookspec"]
+
+
+class Mode(enum.Enum):
+    """How the kernel dispatches a hook."""
+
+    NOTIFY = "notify"
+    WATERFALL = "waterfall"
+    AWAITED = "awaited"
+    FIRST_RESULT = "first_result"
+
+
+MODES: dict[str, Mode] = {}
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _spec(mode: Mode, *, firstresult: bool = False) -> Callable[[_F], _F]:
+    def mark(function: _F) -> _F:
+        MODES[function.__name__] = mode
+        return hookspec(firstresult=firstresult)(function)
+
+    return mark
+
+
+# ---- notify --------------------------------------------------------------------------------
+
+
+@_spec(Mode.NOTIFY)
+def runtime_started(payload: RuntimeStarted) -> None:
+    """The runtime finished composing and sealed its catalogs. Notify; failures reported."""
+
+
+@_spec(Mode.NOTIFY)
+def agent_created(payload: AgentCreated) -> None:
+    """An agent is fully set up and about to be published.
+
+    Notify, with one exception: a *synchronous* listener's exception vetoes the publication
+    (the agent is rolled back and the creation fails); an async listener's failure is only
+    reported.  Use ``agent.inject()`` in ``session_start`` to seed context, not here.
+    """
+
+
+@_spec(Mode.NOTIFY)
+def agent_disposed(payload: AgentDisposed) -> None:
+    """An agent left the registry after its runs settled. Notify."""
+
+
+@_spec(Mode.NOTIFY)
+def agent_status(payload: AgentStatusChanged) -> None:
+    """An agent went ``idle`` ⇄ ``running``. Notify."""
+
+
+@_spec(Mode.NOTIFY)
+def session_start(payload: SessionStart) -> None:
+    """The agent's session began, once before its first turn. Notify (not a veto)."""
+
+
+@_spec(Mode.NOTIFY)
+def observe(payload: Observation) -> None:
+    """Out-of-band observations (model call completed, tool settled, ...). Notify."""
+
+
+# ---- waterfall -----------------------------------------------------------------------------
+
+
+@_spec(Mode.WATERFALL)
+def pre_step(
+    payload: PreStep, next: Callable[[PreStep], Awaitable[PreStepDecision]]
+) -> PreStepDecision | Awaitable[PreStepDecision]:
+    """Decide the proposed step: return ``Enter(messages)`` to open it, ``Reject()`` to not.
+
+    Waterfall; the default enters the claimed messages unchanged.  The only serial chain
+    before the request is derived.
+    """
+
+
+@_spec(Mode.WATERFALL)
+def request_config(
+    payload: RequestConfig, next: Callable[[RequestConfig], Awaitable[RequestConfig]]
+) -> RequestConfig | Awaitable[RequestConfig]:
+    """Replace the call configuration of a model request (model, limits, options).
+
+    Waterfall; ``await next(payload)`` yields what the loop would use.  Model-visible content
+    cannot be changed here.
+    """
+
+
+@_spec(Mode.WATERFALL)
+def request_error(
+    payload: RequestError, next: Callable[[RequestError], Awaitable[Retry | None]]
+) -> Retry | Awaitable[Retry | None] | None:
+    """A model request failed: return ``Retry()`` to try again; the default (None) is terminal.
+
+    Waterfall; runs while the failed turn's signal is still live.
+    """
+
+
+@_spec(Mode.WATERFALL)
+def tool_execution(
+    payload: ToolExecution, next: Callable[[ToolExecution], Awaitable[ToolMessage]]
+) -> ToolMessage | Awaitable[ToolMessage]:
+    """Around each tool call: rewrite its arguments, short-circuit a result, or observe.
+
+    Waterfall; the default validates and runs the tool.  Runs after permission checks.
+    """
+
+
+# ---- awaited -------------------------------------------------------------------------------
+
+
+@_spec(Mode.AWAITED)
+def turn_stopping(payload: TurnStopping) -> Awaitable[None] | None:
+    """The turn is about to close. Awaited, in order; steer the agent to keep the turn going.
+
+    After every listener returned, the loop re-reads the inbox: fresh steering runs another
+    step, none closes the turn.  Failures are recorded and reported.
+    """
+
+
+# ---- first result --------------------------------------------------------------------------
+
+
+@_spec(Mode.FIRST_RESULT, firstresult=True)
+def permission_approver(payload: PermissionQuestion) -> Any:
+    """Answer a permission question: ``"allow"``, ``"deny"`` or ``("allow", "remember")``.
+
+    First result: the first non-None answer wins; no answer at all means deny.
+    """

@@ -1,0 +1,87 @@
+"""The plugin kinds: one entry-point group each, the entry-point name being the ID.
+
+Each kind names, as an import string resolved only when an entry of that kind loads, the
+function that checks a contribution against the kind's contract.  Keeping these as strings
+keeps the kernel free of imports from the layers above it (tools, providers, stores).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["KINDS", "KindSpec", "kind_of_group"]
+
+
+@attrs.frozen(slots=True)
+class KindSpec:
+    """One plugin kind."""
+
+    name: str
+    group: str
+    description: str
+    #: "module:function" that checks a loaded object, raising ``ContractViolation``.
+    check: str
+    #: loaded into every runtime unless disabled (listeners), rather than on demand
+    autoload: bool = False
+
+
+KINDS: dict[str, KindSpec] = {
+    spec.name: spec
+    for spec in (
+        KindSpec(
+            "plugins",
+            "agentrig.plugins",
+            "modules or objects with @agentrig.hookimpl listeners",
+            "agentrig.kernel.contracts:check_hook_plugin",
+            autoload=True,
+        ),
+        KindSpec(
+            "providers",
+            "agentrig.providers",
+            "provider factories: factory(ProviderConfig) -> Provider",
+            "agentrig.kernel.contracts:check_provider_factory",
+        ),
+        KindSpec(
+            "tools",
+            "agentrig.tools",
+            "a tool or a toolset",
+            "agentrig.kernel.contracts:check_tool",
+        ),
+        KindSpec(
+            "hook_strategies",
+            "agentrig.hook_strategies",
+            "hook executors (command, http, ...)",
+            "agentrig.kernel.contracts:check_factory",
+        ),
+        KindSpec(
+            "sealers",
+            "agentrig.sealers",
+            "artifact sealers",
+            "agentrig.kernel.contracts:check_factory",
+        ),
+        KindSpec(
+            "credential_stores",
+            "agentrig.credential_stores",
+            "credential stores",
+            "agentrig.kernel.contracts:check_factory",
+        ),
+        KindSpec(
+            "session_stores",
+            "agentrig.session_stores",
+            "session stores",
+            "agentrig.kernel.contracts:check_factory",
+        ),
+        KindSpec(
+            "variants",
+            "agentrig.variants",
+            "tagged-union members (session events, stream chunks, content blocks)",
+            "agentrig.kernel.contracts:check_variants",
+        ),
+    )
+}
+
+_BY_GROUP = {spec.group: spec for spec in KINDS.values()}
+
+
+def kind_of_group(group: str) -> KindSpec | None:
+    return _BY_GROUP.get(group)

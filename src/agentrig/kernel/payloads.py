@@ -1,0 +1,223 @@
+"""Typed payloads of the lifecycle hooks (see :mod:`agentrig.kernel.hookspecs`).
+
+Payloads are frozen attrs values: a listener that wants to change what flows through a
+waterfall returns a new value (``attrs.evolve(payload, ...)``), never mutates one.  Types
+from higher layers (messages, tools, agents) are referenced for type checking only, so the
+kernel imports none of them at runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import attrs
+
+from agentrig.cancel import CancelSignal
+
+if TYPE_CHECKING:
+    from agentrig.llm import AssistantMessage, ToolCallBlock, UserMessage
+
+__all__ = [
+    "AgentCreated",
+    "AgentDisposed",
+    "AgentHandle",
+    "AgentStatus",
+    "AgentStatusChanged",
+    "Enter",
+    "Observation",
+    "PermissionQuestion",
+    "PreStep",
+    "PreStepDecision",
+    "Reject",
+    "RequestConfig",
+    "RequestError",
+    "Retry",
+    "RuntimeStarted",
+    "SessionStart",
+    "ToolExecution",
+    "TurnStopping",
+]
+
+AgentStatus = Literal["idle", "running"]
+
+
+@runtime_checkable
+class AgentHandle(Protocol):
+    """What a listener may do with an agent: read its identity and deliver input."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def status(self) -> AgentStatus: ...
+
+    def steer(self, text: str, *, source: str = "steer") -> str:
+        """Enter the current turn at its next step; returns the message id."""
+        ...
+
+    def followup(self, text: str, *, source: str = "followup") -> str:
+        """Queue a new turn; returns the message id."""
+        ...
+
+    def inject(self, text: str, *, source: str = "inject") -> str:
+        """Seed context for the next request without starting a turn; returns the message id."""
+        ...
+
+
+# ---- notifications -----------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class RuntimeStarted:
+    """The runtime finished composing; its catalogs are sealed."""
+
+    runtime: Any
+
+
+@attrs.frozen(slots=True)
+class AgentCreated:
+    """A fully set-up agent is about to be published (a sync listener error vetoes it)."""
+
+    agent: AgentHandle
+
+
+@attrs.frozen(slots=True)
+class AgentDisposed:
+    """An agent left the registry after its runs settled."""
+
+    agent_id: str
+    session_id: str
+
+
+@attrs.frozen(slots=True)
+class AgentStatusChanged:
+    """An agent moved between ``idle`` and ``running``."""
+
+    agent: AgentHandle
+    status: AgentStatus
+
+
+@attrs.frozen(slots=True)
+class SessionStart:
+    """The agent's session lifecycle began (once, before its first turn)."""
+
+    agent: AgentHandle
+
+
+@attrs.frozen(slots=True)
+class Observation:
+    """An out-of-band observation (model call completed, tool settled, ...)."""
+
+    kind: str
+    agent_id: str | None
+    data: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+# ---- pre_step ----------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class PreStep:
+    """A proposed step: the claimed input batch and the step's coordinates."""
+
+    agent: AgentHandle
+    turn: int
+    step: int
+    messages: tuple[UserMessage, ...]
+    signal: CancelSignal
+
+
+@attrs.frozen(slots=True)
+class Enter:
+    """Open the step with exactly these messages (claimed ones left out stay consumed)."""
+
+    messages: tuple[UserMessage, ...]
+
+
+@attrs.frozen(slots=True)
+class Reject:
+    """Open no step; the turn closes. Claimed messages end here."""
+
+    reason: str = "rejected"
+
+
+PreStepDecision = Enter | Reject
+
+
+# ---- request_config ------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class RequestConfig:
+    """The call configuration of one model request (replace it to switch model or limits)."""
+
+    agent: AgentHandle
+    provider: str
+    model: str
+    max_tokens: int | None = None
+    temperature: float | None = None
+    reasoning_effort: str | None = None
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+# ---- request_error -------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class RequestError:
+    """A failed model request, before its turn closes."""
+
+    agent: AgentHandle
+    error: BaseException
+    attempt: int
+    signal: CancelSignal
+
+
+@attrs.frozen(slots=True)
+class Retry:
+    """Returned by a ``request_error`` listener that owns recovery: try the request again."""
+
+
+# ---- tool_execution ------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class ToolExecution:
+    """One tool call about to run; ``next`` runs it (possibly with rewritten ``arguments``)."""
+
+    agent: AgentHandle
+    call: ToolCallBlock
+    arguments: Mapping[str, Any]
+    tool: Any
+    signal: CancelSignal
+
+
+# ---- turn_stopping -------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class TurnStopping:
+    """The turn has nothing left to do; steer the agent now to keep it going."""
+
+    agent: AgentHandle
+    turn: int
+    last_message: AssistantMessage | None
+    signal: CancelSignal
+
+
+# ---- permission_approver -------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class PermissionQuestion:
+    """A call the permission evaluator could not decide alone."""
+
+    agent_id: str | None
+    tool: str
+    arguments: Mapping[str, Any]
+    reason: str
+    rule: str | None = None

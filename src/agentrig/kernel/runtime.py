@@ -1,0 +1,353 @@
+"""The Runtime: a composition of plugins with sealed catalogs, and its disposal contract.
+
+``open_runtime(config)`` is an async context manager.  Composing a runtime
+
+1. validates the config (file and key path in every error),
+2. indexes the installed plugins without importing them,
+3. registers the listener plugins (``agentrig.plugins``) into the hook dispatcher,
+4. runs the composers -- the steps that build providers, tools, stores and agents from
+   the config, importing only the plugins the config names,
+5. applies test overrides, seals every catalog and notifies ``runtime_started``.
+
+Closing it is best-effort: every disposal step runs even when an earlier one fails, each
+failure is collected and returned (never raised from teardown), and closing twice is
+harmless.  A closed runtime refuses new work with :class:`~agentrig.errors.RuntimeClosedError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from agentrig.catalog import ReadonlyCatalog, Registry
+from agentrig.diagnostics import get_logger
+from agentrig.errors import ConfigError, ErrorInfo, HookError, Issue, RuntimeClosedError, error_info
+from agentrig.kernel.config import LoadedConfig, RuntimeConfig, SecretResolver, load_config
+from agentrig.kernel.discovery import (
+    EntryPointSource,
+    MemorySource,
+    PluginIndex,
+    PluginRow,
+    PluginSource,
+    env_plugin_settings,
+)
+from agentrig.kernel.dispatch import HookDispatcher, HookFailure
+from agentrig.kernel.payloads import RuntimeStarted
+
+if TYPE_CHECKING:
+    import httpx
+
+    from agentrig.agent import Agent, AgentRegistry
+
+__all__ = ["CATALOG_KINDS", "COMPOSERS", "Composer", "Runtime", "open_runtime"]
+
+_log = get_logger("runtime")
+
+#: The catalogs every runtime has (keyed by the config's ids).
+CATALOG_KINDS = (
+    "providers",
+    "tools",
+    "hook_strategies",
+    "session_stores",
+    "sealers",
+    "credential_stores",
+)
+
+Composer = Callable[["Runtime"], Awaitable[None]]
+
+#: The composition steps, in order, as import strings (resolved when a runtime is opened).
+#: They live above the kernel: the kernel knows no provider, tool or store.
+COMPOSERS: tuple[str, ...] = (
+    "agentrig.builtins.compose:check_ids",
+    "agentrig.builtins.compose:compose_providers",
+    "agentrig.builtins.compose:compose_stores",
+    "agentrig.builtins.compose:compose_tools",
+    "agentrig.builtins.compose:compose_agents",
+)
+
+
+def _resolve(ref: str) -> Any:
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+class Runtime:
+    """A composed set of plugins: hooks, sealed catalogs, agents and owned resources."""
+
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        index: PluginIndex,
+        hooks: HookDispatcher,
+        *,
+        resolver: SecretResolver | None = None,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.loaded = loaded
+        self.index = index
+        self.hooks = hooks
+        self.resolver = resolver
+        self._http_transport = http_transport
+        self._catalogs: dict[str, Registry[str, Any]] = {k: Registry(k[:-1]) for k in CATALOG_KINDS}
+        self._plugins: list[tuple[str, object]] = []
+        self._owned: list[tuple[str, object]] = []
+        self._closers: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+        self._closed = False
+        self._close_report: tuple[ErrorInfo, ...] | None = None
+        self.services: dict[str, Any] = {}
+
+    # ---- configuration ----------------------------------------------------------------------
+    @property
+    def config(self) -> RuntimeConfig:
+        return self.loaded.config
+
+    # ---- catalogs -------------------------------------------------------------------------------
+    def catalog(self, kind: str) -> ReadonlyCatalog[str, Any]:
+        """The read-only catalog of ``kind`` (``providers``, ``tools``, ...)."""
+        try:
+            return self._catalogs[kind]
+        except KeyError:
+            raise ConfigError(
+                [Issue("runtime.unknown_catalog", f"no catalog {kind!r}; known: {CATALOG_KINDS}")]
+            ) from None
+
+    def registry(self, kind: str) -> Registry[str, Any]:
+        """The writable registry of ``kind`` -- for composers, until the runtime is sealed."""
+        self.catalog(kind)
+        return self._catalogs[kind]
+
+    @property
+    def providers(self) -> ReadonlyCatalog[str, Any]:
+        return self._catalogs["providers"]
+
+    @property
+    def tools(self) -> ReadonlyCatalog[str, Any]:
+        return self._catalogs["tools"]
+
+    @property
+    def agents(self) -> AgentRegistry:
+        """The live agents (``create``, ``resume``, ``get``)."""
+        registry: AgentRegistry = self.services["agents"]
+        return registry
+
+    def agent(self, agent_id: str) -> Agent:
+        """The agent ``agent_id`` (declared in ``[agents.*]`` or created since)."""
+        self.ensure_open()
+        return self.agents.require(agent_id)
+
+    def seal(self) -> None:
+        for registry in self._catalogs.values():
+            registry.seal()
+
+    # ---- plugins and resources --------------------------------------------------------------
+    def add_plugin(self, name: str, plugin: object) -> None:
+        """Register a listener plugin (disposed in reverse order on close)."""
+        self.ensure_open()
+        self.hooks.register(plugin, name)
+        self._plugins.append((name, plugin))
+
+    def own(self, name: str, resource: object) -> None:
+        """Take ownership of a resource with ``aclose()``/``close()``; closed on disposal."""
+        self._owned.append((name, resource))
+
+    def on_close(self, name: str, closer: Callable[[], Awaitable[None]]) -> None:
+        """Run ``closer`` first on disposal (agents settle before plugins go away)."""
+        self._closers.append((name, closer))
+
+    def plugin_report(self) -> tuple[PluginRow, ...]:
+        return self.index.report()
+
+    def hook_failures(self) -> tuple[HookFailure, ...]:
+        return self.hooks.failures()
+
+    def http_client(self, **kwargs: Any) -> httpx.AsyncClient:
+        """An httpx client owned by this runtime (closed on disposal).
+
+        Environment proxies are never used; tests pass ``http_transport`` to
+        :func:`open_runtime` and every client built here uses it.
+        """
+        import httpx
+
+        self.ensure_open()
+        if self._http_transport is not None:
+            kwargs.setdefault("transport", self._http_transport)
+        kwargs.setdefault("trust_env", False)
+        client = httpx.AsyncClient(**kwargs)
+        self.own("http-client", client)
+        return client
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def ensure_open(self) -> None:
+        if self._closed:
+            raise RuntimeClosedError(
+                "this runtime was closed; it refuses new work (open a new one with open_runtime)"
+            )
+
+    @property
+    def close_report(self) -> tuple[ErrorInfo, ...] | None:
+        """The failures collected by disposal (None until closed)."""
+        return self._close_report
+
+    async def aclose(self) -> tuple[ErrorInfo, ...]:
+        """Dispose everything; returns the failures (empty when all went well). Idempotent."""
+        if self._close_report is not None:
+            return self._close_report
+        self._closed = True
+        failures: list[ErrorInfo] = []
+
+        async def step(stage: str, action: Callable[[], Any]) -> None:
+            try:
+                result = action()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                _log.warning("disposal step %s failed: %r", stage, exc)
+                failures.append(error_info(exc, stage_id=stage))
+
+        with anyio.CancelScope(shield=True):
+            for name, closer in reversed(self._closers):
+                await step(f"close:{name}", closer)
+            for name, plugin in reversed(self._plugins):
+                disposer = getattr(plugin, "aclose", None) or getattr(plugin, "close", None)
+                if callable(disposer):
+                    await step(f"plugin:{name}", disposer)
+            for kind in reversed(CATALOG_KINDS):
+                for entry_id, value in reversed(list(self._catalogs[kind].entries())):
+                    if inspect.ismodule(value) or isinstance(value, type):
+                        continue
+                    disposer = getattr(value, "aclose", None)
+                    if callable(disposer):
+                        await step(f"{kind}:{entry_id}", disposer)
+            for name, resource in reversed(self._owned):
+                disposer = getattr(resource, "aclose", None) or getattr(resource, "close", None)
+                if callable(disposer):
+                    await step(f"owned:{name}", disposer)
+        self._close_report = tuple(failures)
+        return self._close_report
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<Runtime {state} source={self.loaded.source!r}>"
+
+
+async def _compose(rt: Runtime, composers: Sequence[str]) -> None:
+    for ref in composers:
+        composer: Composer = _resolve(ref)
+        await composer(rt)
+
+
+def _load_listeners(rt: Runtime) -> None:
+    index = rt.index
+    required = {n.removeprefix("plugins:") for n in rt.config.plugins.enabled}
+    installed = set(index.names("plugins"))
+    missing = sorted(required - installed)
+    if missing:
+        raise ConfigError(
+            [
+                Issue(
+                    "config.unknown_id",
+                    f"no listener plugin named {n!r} is installed "
+                    f"(installed: {', '.join(sorted(installed)) or 'none'})",
+                    ("plugins", "enabled"),
+                )
+                for n in missing
+            ],
+            source=rt.loaded.source,
+        )
+    for name in index.autoload_names("plugins"):
+        try:
+            plugin = index.load("plugins", name)
+            try:
+                rt.add_plugin(name, plugin)
+            except HookError as exc:
+                raise index.fail("plugins", name, str(exc)) from exc
+        except Exception as exc:
+            if name in required:
+                raise
+            # A broken listener is reported (plugin report, log) and breaks nothing else.
+            _log.warning("listener plugin %s was not loaded: %s", name, exc)
+
+
+@asynccontextmanager
+async def open_runtime(
+    config: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig | LoadedConfig | None = None,
+    *,
+    resolver: SecretResolver | None = None,
+    sources: Sequence[PluginSource] | None = None,
+    memory: MemorySource | None = None,
+    overrides: Iterable[tuple[str, str, object]] = (),
+    environ: Mapping[str, str] | None = None,
+    http_transport: httpx.AsyncBaseTransport | None = None,
+    plugins: Iterable[tuple[str, object]] = (),
+) -> AsyncIterator[Runtime]:
+    """Compose a runtime from ``config`` and dispose it on exit.
+
+    ``resolver`` resolves ``$ENV:`` secret references (the library reads no environment for
+    them itself).  ``sources`` replaces the installed entry points as the plugin source;
+    ``memory`` adds in-memory entries on top of them.  ``overrides`` replaces catalog entries
+    by ``(kind, id, object)``.  ``plugins`` registers extra listener objects by name.
+    ``environ`` is where the documented plugin switches are read (default ``os.environ``).
+    """
+    loaded = load_config(config)
+    disabled_env, autoload_env = env_plugin_settings(os.environ if environ is None else environ)
+    plugin_sources: list[PluginSource] = (
+        list(sources) if sources is not None else [EntryPointSource()]
+    )
+    if memory is not None:
+        plugin_sources.append(memory)
+    settings = loaded.config.plugins
+    index = PluginIndex(
+        plugin_sources,
+        disabled=set(settings.disabled) | disabled_env,
+        autoload=settings.autoload and autoload_env,
+        enabled=settings.enabled,
+    )
+    # An exception raised inside a task group comes out wrapped in an ExceptionGroup; the
+    # caller's own errors (and composition errors) are carried out of the group instead and
+    # re-raised unchanged.  Cancellation still propagates through the group as anyio expects.
+    error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        hooks = HookDispatcher(spawner=tg.start_soon)
+        rt = Runtime(loaded, index, hooks, resolver=resolver, http_transport=http_transport)
+        rt.services["spawn"] = tg.start_soon
+        try:
+            _load_listeners(rt)
+            for name, plugin in plugins:
+                rt.add_plugin(name, plugin)
+            # Overrides go in first: a composer skips ids that are already present, so an
+            # overridden provider is never built (its credentials are never needed).
+            for kind, entry_id, obj in overrides:
+                rt.registry(kind).register(obj, id=entry_id, replace=True, source="override")
+            await _compose(rt, COMPOSERS)
+            rt.seal()
+            rt.hooks.notify("runtime_started", RuntimeStarted(rt))
+        except Exception as exc:
+            error = exc
+        except BaseException:
+            await rt.aclose()
+            tg.cancel_scope.cancel()
+            raise
+        if error is not None:
+            await rt.aclose()
+            tg.cancel_scope.cancel()
+        else:
+            try:
+                yield rt
+            except Exception as exc:
+                error = exc
+            finally:
+                await rt.aclose()
+                tg.cancel_scope.cancel()
+    if error is not None:
+        raise error

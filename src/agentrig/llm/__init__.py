@@ -1,0 +1,152 @@
+"""The LLM vocabulary: messages, content blocks, stream chunks, requests, usage, the Provider
+port, capabilities, model metadata and the provider error taxonomy.
+
+Everything here is declared once and shared by the loop, the session log and every provider
+plugin.  Importing this package does not import httpx.
+"""
+
+from __future__ import annotations
+
+from agentrig.llm._capabilities import (
+    CAPABILITY_NAMES,
+    Capabilities,
+    capability,
+    require_capability,
+)
+from agentrig.llm._chunks import (
+    STREAM_CHUNKS,
+    FinishChunk,
+    ProviderStateChunk,
+    ReasoningDelta,
+    StreamAssembler,
+    StreamChunk,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolResultChunk,
+    UsageChunk,
+)
+from agentrig.llm._content import (
+    CONTENT_BLOCKS,
+    ContentBlock,
+    FileBlock,
+    ImageBlock,
+    ProviderStateBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    parse_tool_arguments,
+)
+from agentrig.llm._errors import (
+    AuthenticationError,
+    CapabilityError,
+    ContextLengthError,
+    EmptyCompletionError,
+    InvalidRequestError,
+    NotFoundError,
+    OverloadedError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderStreamError,
+    ProviderTimeoutError,
+    RateLimitError,
+    ServerError,
+    error_from_status,
+    parse_retry_after,
+)
+from agentrig.llm._literals import ReasoningEffort, StopReason
+from agentrig.llm._messages import (
+    MESSAGE_ADAPTER,
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolMessage,
+    ToolStatus,
+    UserMessage,
+)
+from agentrig.llm._models import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    ModelInfo,
+    ModelRegistry,
+    Pricing,
+    cost,
+)
+from agentrig.llm._provider import HttpClientFactory, Provider, ProviderConfig, ProviderFactory
+from agentrig.llm._request import ModelRequest, ModelResponse, ResponseFormat, ToolSpec
+from agentrig.llm._usage import Usage
+
+__all__ = [
+    # content blocks
+    "CONTENT_BLOCKS",
+    "ContentBlock",
+    "FileBlock",
+    "ImageBlock",
+    "ProviderStateBlock",
+    "ReasoningBlock",
+    "TextBlock",
+    "ToolCallBlock",
+    "parse_tool_arguments",
+    # messages
+    "MESSAGE_ADAPTER",
+    "AssistantMessage",
+    "Message",
+    "SystemMessage",
+    "ToolMessage",
+    "ToolStatus",
+    "UserMessage",
+    # usage
+    "Usage",
+    # stream chunks
+    "STREAM_CHUNKS",
+    "FinishChunk",
+    "ProviderStateChunk",
+    "ReasoningDelta",
+    "StreamAssembler",
+    "StreamChunk",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolCallStart",
+    "ToolResultChunk",
+    "UsageChunk",
+    # requests and responses
+    "ModelRequest",
+    "ModelResponse",
+    "ReasoningEffort",
+    "ResponseFormat",
+    "StopReason",
+    "ToolSpec",
+    # provider port
+    "HttpClientFactory",
+    "Provider",
+    "ProviderConfig",
+    "ProviderFactory",
+    # capabilities
+    "CAPABILITY_NAMES",
+    "Capabilities",
+    "capability",
+    "require_capability",
+    # model metadata
+    "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "ModelInfo",
+    "ModelRegistry",
+    "Pricing",
+    "cost",
+    # errors
+    "AuthenticationError",
+    "CapabilityError",
+    "ContextLengthError",
+    "EmptyCompletionError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "OverloadedError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderStreamError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "ServerError",
+    "error_from_status",
+    "parse_retry_after",
+]

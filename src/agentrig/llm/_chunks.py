@@ -1,0 +1,247 @@
+"""Stream chunks and the assembler that turns a chunk stream into an assistant message.
+
+Chunks form the ``stream_chunk`` variant family (:data:`STREAM_CHUNKS`).  A provider's
+streaming path yields chunks; :class:`StreamAssembler` folds them into the same
+:class:`~agentrig.llm.AssistantMessage` the provider's non-streaming path returns for the same
+response.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from agentrig.llm._content import (
+    ContentBlock,
+    ProviderStateBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+)
+from agentrig.llm._literals import StopReason
+from agentrig.llm._messages import AssistantMessage
+from agentrig.llm._usage import Usage
+from agentrig.variants import Variant, VariantRegistry
+
+__all__ = [
+    "STREAM_CHUNKS",
+    "FinishChunk",
+    "ProviderStateChunk",
+    "ReasoningDelta",
+    "StreamAssembler",
+    "StreamChunk",
+    "TextDelta",
+    "ToolResultChunk",
+    "ToolCallDelta",
+    "ToolCallStart",
+    "UsageChunk",
+]
+
+
+class StreamChunk(Variant):
+    """Base of the ``stream_chunk`` family."""
+
+    family: ClassVar[str] = "stream_chunk"
+
+
+class TextDelta(StreamChunk):
+    """More answer text."""
+
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ReasoningDelta(StreamChunk):
+    """More displayable reasoning text."""
+
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str
+
+
+class ToolCallStart(StreamChunk):
+    """A tool call begins; ``index`` identifies it among parallel calls of this response."""
+
+    type: Literal["tool_call_start"] = "tool_call_start"
+    index: int
+    id: str
+    name: str
+
+
+class ToolCallDelta(StreamChunk):
+    """A raw JSON fragment of the arguments of call ``index``."""
+
+    type: Literal["tool_call_delta"] = "tool_call_delta"
+    index: int
+    arguments: str
+
+
+class ProviderStateChunk(StreamChunk):
+    """A complete provider-state block, emitted once the provider has finished it."""
+
+    type: Literal["provider_state"] = "provider_state"
+    block: ProviderStateBlock
+
+
+class UsageChunk(StreamChunk):
+    """Token usage so far; may come several times, the last one wins."""
+
+    type: Literal["usage"] = "usage"
+    usage: Usage
+
+
+class FinishChunk(StreamChunk):
+    """The response is complete.
+
+    ``continuation`` carries the provider's opaque continuation text, if any, so a streamed
+    reply can keep it exactly as a non-streamed one does.
+    """
+
+    type: Literal["finish"] = "finish"
+    stop_reason: StopReason
+    provider_stop_reason: str | None = None
+    model: str | None = None
+    continuation: str | None = None
+
+
+class ToolResultChunk(StreamChunk):
+    """A tool call settled during a streamed run (added by the agent loop, not by providers)."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    status: str
+    text: str
+
+
+STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(StreamChunk)
+"""The ``stream_chunk`` family."""
+
+STREAM_CHUNKS.register_all(
+    (
+        TextDelta,
+        ReasoningDelta,
+        ToolCallStart,
+        ToolCallDelta,
+        ProviderStateChunk,
+        UsageChunk,
+        FinishChunk,
+        ToolResultChunk,
+    ),
+    source="agentrig",
+)
+
+
+class _Text:
+    __slots__ = ("parts",)
+
+    def __init__(self, text: str) -> None:
+        self.parts = [text]
+
+
+class _Reasoning(_Text):
+    __slots__ = ()
+
+
+class _ToolCall:
+    __slots__ = ("id", "name", "parts")
+
+    def __init__(self, id: str, name: str) -> None:
+        self.id = id
+        self.name = name
+        self.parts: list[str] = []
+
+
+_Slot = _Text | _ToolCall | ProviderStateBlock
+
+
+class StreamAssembler:
+    """Folds stream chunks into an :class:`AssistantMessage`.
+
+    Blocks keep the order in which they first appeared.  Consecutive text deltas form one text
+    block (likewise reasoning); a text delta after any other block starts a new one.  Tool-call
+    arguments are collected per ``index`` (deltas of parallel calls may interleave) and parsed
+    as JSON only when the message is built.  The last usage chunk wins; the last finish chunk
+    gives the stop reason, model and continuation.  Chunks of plugin variants are ignored.
+    """
+
+    __slots__ = ("_calls", "_finish", "_slots", "_usage")
+
+    def __init__(self) -> None:
+        self._slots: list[_Slot] = []
+        self._calls: dict[int, _ToolCall] = {}
+        self._usage: Usage | None = None
+        self._finish: FinishChunk | None = None
+
+    def feed(self, chunk: StreamChunk) -> None:
+        """Take one chunk."""
+        if isinstance(chunk, TextDelta):
+            self._append_text(_Text, chunk.text)
+        elif isinstance(chunk, ReasoningDelta):
+            self._append_text(_Reasoning, chunk.text)
+        elif isinstance(chunk, ToolCallDelta):
+            self._call(chunk.index).parts.append(chunk.arguments)
+        elif isinstance(chunk, ToolCallStart):
+            call = self._calls.get(chunk.index)
+            if call is None:
+                call = self._calls[chunk.index] = _ToolCall(chunk.id, chunk.name)
+                self._slots.append(call)
+            else:  # a repeated start (some servers resend it) fills what was missing
+                call.id = call.id or chunk.id
+                call.name = call.name or chunk.name
+        elif isinstance(chunk, ProviderStateChunk):
+            self._slots.append(chunk.block)
+        elif isinstance(chunk, UsageChunk):
+            self._usage = chunk.usage
+        elif isinstance(chunk, FinishChunk):
+            self._finish = chunk
+
+    def _append_text(self, kind: type[_Text], text: str) -> None:
+        last = self._slots[-1] if self._slots else None
+        if isinstance(last, _Text) and type(last) is kind:
+            last.parts.append(text)
+        else:
+            self._slots.append(kind(text))
+
+    def _call(self, index: int) -> _ToolCall:
+        call = self._calls.get(index)
+        if call is None:  # arguments before any start: the id and name are unknown
+            call = self._calls[index] = _ToolCall("", "")
+            self._slots.append(call)
+        return call
+
+    @property
+    def usage(self) -> Usage | None:
+        """The latest usage seen, if any."""
+        return self._usage
+
+    @property
+    def finished(self) -> bool:
+        """Whether a finish chunk arrived."""
+        return self._finish is not None
+
+    def message(self, *, interrupted: bool = False) -> AssistantMessage:
+        """The assistant message assembled so far.
+
+        May be called before the stream finished (``interrupted=True`` for a reply cut short):
+        the partial text is kept, and a partial tool-call argument text that is not valid JSON
+        ends up in ``raw_arguments``.
+        """
+        content: list[ContentBlock] = []
+        for slot in self._slots:
+            if isinstance(slot, _ToolCall):
+                content.append(ToolCallBlock.from_json(slot.id, slot.name, "".join(slot.parts)))
+            elif isinstance(slot, _Reasoning):
+                content.append(ReasoningBlock(text="".join(slot.parts)))
+            elif isinstance(slot, _Text):
+                content.append(TextBlock(text="".join(slot.parts)))
+            else:
+                content.append(slot)
+        finish = self._finish
+        return AssistantMessage(
+            content=tuple(content),
+            stop_reason=finish.stop_reason if finish else None,
+            provider_stop_reason=finish.provider_stop_reason if finish else None,
+            interrupted=interrupted,
+            model=finish.model if finish else None,
+            usage=self._usage,
+            continuation=finish.continuation if finish else None,
+        )

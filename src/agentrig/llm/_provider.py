@@ -1,0 +1,96 @@
+"""The Provider port and what a provider factory receives."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+
+import attrs
+
+from agentrig.cancel import CancelSignal
+from agentrig.llm._capabilities import Capabilities
+from agentrig.llm._chunks import StreamChunk
+from agentrig.llm._models import ModelRegistry
+from agentrig.llm._request import ModelRequest, ModelResponse
+
+if TYPE_CHECKING:
+    import httpx
+
+    HttpClientFactory: TypeAlias = Callable[..., httpx.AsyncClient]
+else:
+    HttpClientFactory: TypeAlias = Callable[..., Any]
+"""Returns an ``httpx.AsyncClient`` built by the runtime (keyword arguments are passed to it).
+
+It is where the runtime's egress policy applies and where tests inject an
+``httpx.MockTransport``.
+"""
+
+__all__ = ["HttpClientFactory", "Provider", "ProviderConfig", "ProviderFactory"]
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model provider, as the loop sees it.
+
+    ``stream`` is an async generator: closing it early closes the underlying connection, and
+    when ``signal`` fires it stops promptly and raises ``signal.abort_error()``.  ``complete``
+    and ``stream`` must give equal assistant messages for the same response (see
+    :class:`~agentrig.llm.StreamAssembler`).
+    """
+
+    kind: str
+
+    def capabilities(self, model: str) -> Capabilities: ...
+
+    async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse: ...
+
+    def stream(
+        self, request: ModelRequest, *, signal: CancelSignal
+    ) -> AsyncIterator[StreamChunk]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value))
+
+
+def _frozen_credentials(value: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(value))
+
+
+def _no_http_client(**kwargs: Any) -> Any:
+    raise RuntimeError(
+        "this ProviderConfig was built without an HTTP client factory (pass http=...)"
+    )
+
+
+@attrs.frozen(slots=True)
+class ProviderConfig:
+    """What a provider factory is given.
+
+    ``id`` is the configured instance name, ``kind`` the entry-point name; ``credentials`` are
+    already-resolved secrets; ``http`` builds the runtime's HTTP clients; ``models`` is the
+    shared model registry the provider contributes its models' metadata to.
+    """
+
+    id: str
+    kind: str
+    options: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    credentials: Mapping[str, str] = attrs.field(
+        factory=dict, converter=_frozen_credentials, repr=False
+    )
+    http: HttpClientFactory = attrs.field(default=_no_http_client, repr=False)
+    models: ModelRegistry = attrs.field(factory=ModelRegistry, repr=False)
+
+
+@runtime_checkable
+class ProviderFactory(Protocol):
+    """What the ``agentrig.providers`` entry point names: ``factory(config) -> Provider``.
+
+    A factory may also carry ``options_model`` (a pydantic model class); the runtime then
+    validates ``[providers.<id>.options]`` with it before calling the factory.
+    """
+
+    def __call__(self, config: ProviderConfig) -> Provider: ...

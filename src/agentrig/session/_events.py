@@ -1,0 +1,173 @@
+"""Session events: the ``session_event`` variant family.
+
+A session is an append-only log of :class:`SessionEvent` envelopes -- a monotonic ``seq``, a
+``time`` and a tagged ``data`` payload.  Core declares the members below; a plugin adds its
+own through the ``agentrig.variants`` entry points, and a member nobody installed survives a
+load/save round trip as an opaque record.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, UserMessage
+from agentrig.variants import Variant, VariantRegistry
+
+__all__ = [
+    "SESSION_EVENTS",
+    "AssistantChunk",
+    "AssistantMessageEvent",
+    "InboxSpliced",
+    "RequestHeader",
+    "SessionEvent",
+    "SessionEventData",
+    "SteeringMessage",
+    "StepEnd",
+    "StepStart",
+    "SystemPrompt",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "TurnEnd",
+    "TurnEndReason",
+    "TurnStart",
+    "TurnTrigger",
+    "UserMessageEvent",
+]
+
+TurnTrigger = Literal["prompt", "followup", "steer", "resume"]
+TurnEndReason = Literal["completed", "interrupted", "failed", "rejected", "budget"]
+
+
+class SessionEventData(Variant):
+    """Base of the ``session_event`` family."""
+
+    family: ClassVar[str] = "session_event"
+
+
+class TurnStart(SessionEventData):
+    type: Literal["turn/start"] = "turn/start"
+    turn: int
+    trigger: TurnTrigger = "prompt"
+    run_id: str | None = None
+
+
+class TurnEnd(SessionEventData):
+    type: Literal["turn/end"] = "turn/end"
+    turn: int
+    reason: TurnEndReason
+    error: dict[str, Any] | None = None
+
+
+class StepStart(SessionEventData):
+    type: Literal["step/start"] = "step/start"
+    turn: int
+    step: int
+
+
+class StepEnd(SessionEventData):
+    type: Literal["step/end"] = "step/end"
+    turn: int
+    step: int
+
+
+class UserMessageEvent(SessionEventData):
+    type: Literal["user/message"] = "user/message"
+    message: UserMessage
+
+
+class SteeringMessage(SessionEventData):
+    type: Literal["steering/message"] = "steering/message"
+    message: UserMessage
+
+
+class AssistantChunk(SessionEventData):
+    """A streamed fragment (recorded only when the agent records chunks)."""
+
+    type: Literal["assistant/chunk"] = "assistant/chunk"
+    turn: int
+    step: int
+    chunk: dict[str, Any]
+
+
+class AssistantMessageEvent(SessionEventData):
+    type: Literal["assistant/message"] = "assistant/message"
+    message: AssistantMessage
+
+
+class ToolCallEvent(SessionEventData):
+    type: Literal["tool/call"] = "tool/call"
+    call: ToolCallBlock
+    invocation_id: str
+
+
+class ToolResultEvent(SessionEventData):
+    type: Literal["tool/result"] = "tool/result"
+    message: ToolMessage
+    invocation_id: str | None = None
+    duration_ms: float | None = None
+
+
+class RequestHeader(SessionEventData):
+    """The call configuration of a model request, logged before the request is sent."""
+
+    type: Literal["request/header"] = "request/header"
+    provider: str
+    model: str
+    max_tokens: int | None = None
+    temperature: float | None = None
+    tools: tuple[str, ...] = ()
+
+
+class SystemPrompt(SessionEventData):
+    """The system prompt entered the session (first injection, or a live update)."""
+
+    type: Literal["system/prompt"] = "system/prompt"
+    text: str
+
+
+class InboxSpliced(SessionEventData):
+    """A durable inbox mutation: ``removed`` ids left ``target``, ``inserted`` entered it."""
+
+    type: Literal["agent/inbox/spliced"] = "agent/inbox/spliced"
+    target: Literal["next-turn", "next-step"]
+    index: int = 0
+    removed: tuple[str, ...] = ()
+    inserted: tuple[UserMessage, ...] = ()
+    cause: Literal["append", "prepend", "replace", "remove", "clear", "claim"] = "append"
+
+
+SESSION_EVENTS: VariantRegistry[SessionEventData] = VariantRegistry(SessionEventData)
+SESSION_EVENTS.register_all(
+    (
+        TurnStart,
+        TurnEnd,
+        StepStart,
+        StepEnd,
+        UserMessageEvent,
+        SteeringMessage,
+        AssistantChunk,
+        AssistantMessageEvent,
+        ToolCallEvent,
+        ToolResultEvent,
+        RequestHeader,
+        SystemPrompt,
+        InboxSpliced,
+    ),
+    source="agentrig",
+)
+
+
+class SessionEvent(BaseModel):
+    """One log entry: ``seq`` (1-based, monotonic), ``time`` (unix seconds) and ``data``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq: int
+    time: float
+    data: SESSION_EVENTS.annotation()  # type: ignore[valid-type]
+
+    @property
+    def type(self) -> str:
+        return self.data.type  # type: ignore[no-any-return]

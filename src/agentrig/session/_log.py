@@ -1,0 +1,192 @@
+"""The append-only session log and its incremental projection to messages.
+
+The log is the single source of truth; message history is *derived* from it.  The
+projection consumes only events it has not seen yet, so deriving the request for a step
+costs O(new events), not O(log).  :meth:`Session.derive_messages` returns a
+:class:`MessagesView` -- an immutable view of the first *n* derived messages, cheap to make
+because the underlying list is only ever appended to.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
+from agentrig.errors import AgentrigError
+from agentrig.llm import AssistantMessage, SystemMessage, TextBlock, ToolMessage, UserMessage
+from agentrig.session._events import (
+    AssistantMessageEvent,
+    SessionEvent,
+    SessionEventData,
+    SteeringMessage,
+    SystemPrompt,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+
+__all__ = ["INTERRUPTED_NOTE", "MessagesView", "Session", "SessionLogError"]
+
+ConversationMessage = UserMessage | AssistantMessage | ToolMessage
+Message = SystemMessage | ConversationMessage
+
+INTERRUPTED_NOTE = "[This response was interrupted before it finished.]"
+"""Appended (for the model only) to an interrupted assistant message's text.  Neutral
+mechanism text; override per session with ``Session(interrupted_note=...)``."""
+
+
+class SessionLogError(AgentrigError):
+    """The log was used against its contract (e.g. a non-monotonic seq on load)."""
+
+    code = "session.log"
+
+
+class MessagesView(Sequence[Message]):
+    """An immutable view: the system head (if any) then the first ``n`` derived messages."""
+
+    __slots__ = ("_head", "_items", "_n")
+
+    def __init__(self, head: SystemMessage | None, items: list[Message], n: int) -> None:
+        self._head = head
+        self._items = items
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n + (1 if self._head is not None else 0)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        length = len(self)
+        if index < 0:
+            index += length
+        if not 0 <= index < length:
+            raise IndexError("message index out of range")
+        if self._head is not None:
+            if index == 0:
+                return self._head
+            index -= 1
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[Message]:
+        if self._head is not None:
+            yield self._head
+        items = self._items
+        for i in range(self._n):
+            yield items[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._head, self._n, id(self._items)))
+
+    def __repr__(self) -> str:
+        return f"<MessagesView {len(self)} messages>"
+
+
+def _annotate(message: AssistantMessage, note: str) -> AssistantMessage:
+    if not note:
+        return message
+    return message.model_copy(update={"content": (*message.content, TextBlock(text=note))})
+
+
+class Session:
+    """An append-only event log with an incrementally maintained message projection."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        interrupted_note: str = INTERRUPTED_NOTE,
+    ) -> None:
+        self.id = session_id
+        self._events: list[SessionEvent] = []
+        self._clock = clock
+        self._interrupted_note = interrupted_note
+        self._messages: list[Message] = []
+        self._projected = 0
+        self._system: SystemMessage | None = None
+        self._listeners: list[Callable[[SessionEvent], None]] = []
+
+    # ---- the log ---------------------------------------------------------------------------
+    @property
+    def events(self) -> Sequence[SessionEvent]:
+        """The events so far (a read-only snapshot tuple)."""
+        return tuple(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @property
+    def last_seq(self) -> int:
+        return self._events[-1].seq if self._events else 0
+
+    def append(self, data: SessionEventData) -> SessionEvent:
+        """Append one event (the only way the log grows); listeners see it at once."""
+        event = SessionEvent(seq=self.last_seq + 1, time=self._clock(), data=data)
+        self._events.append(event)
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def load(self, events: Sequence[SessionEvent]) -> None:
+        """Adopt persisted events (for resume); the log must be empty, seqs increasing."""
+        if self._events:
+            raise SessionLogError("load() needs an empty session log")
+        previous = 0
+        for event in events:
+            if event.seq <= previous:
+                raise SessionLogError(
+                    f"session {self.id}: seq {event.seq} after {previous} is not increasing"
+                )
+            previous = event.seq
+        self._events.extend(events)
+
+    def subscribe(self, listener: Callable[[SessionEvent], None]) -> Callable[[], None]:
+        """Call ``listener(event)`` for every appended event; returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    # ---- the projection ------------------------------------------------------------------
+    @property
+    def system_prompt(self) -> str | None:
+        self._project()
+        return self._system.text if self._system is not None else None
+
+    def _project(self) -> None:
+        events = self._events
+        messages = self._messages
+        note = self._interrupted_note
+        for i in range(self._projected, len(events)):
+            data: Any = events[i].data
+            if isinstance(data, UserMessageEvent | SteeringMessage):
+                messages.append(data.message)
+            elif isinstance(data, AssistantMessageEvent):
+                message = data.message
+                messages.append(_annotate(message, note) if message.interrupted else message)
+            elif isinstance(data, ToolResultEvent):
+                messages.append(data.message)
+            elif isinstance(data, SystemPrompt):
+                # One head message: a later prompt replaces the earlier one in place.
+                self._system = SystemMessage(text=data.text)
+        self._projected = len(events)
+
+    def derive_messages(self) -> MessagesView:
+        """The model-facing history: system head, then user/assistant/tool messages.
+
+        Interrupted assistant messages carry the interruption note; events of unknown
+        plugin variants contribute nothing.
+        """
+        self._project()
+        return MessagesView(self._system, self._messages, len(self._messages))
+
+    def find(self, predicate: Callable[[SessionEvent], bool]) -> list[SessionEvent]:
+        return [e for e in self._events if predicate(e)]

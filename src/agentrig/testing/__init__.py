@@ -1,0 +1,37 @@
+"""Testing support: the pytest plugin's fixtures, fakes and conformance suites.
+
+Names are imported lazily so that loading the pytest plugin does not import agentrig
+before typeguard's import hook is installed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY: dict[str, str] = {
+    "Overrides": "agentrig.testing.fixtures",
+    "RuntimeFactory": "agentrig.testing.fixtures",
+}
+
+__all__ = ["Overrides", "RuntimeFactory"]
+
+
+# Submodules reachable as attributes even when this package was (re-)imported after them
+# (the pytest plugin may outlive a first import of this package; see pytest_plugin).
+_SUBMODULES = frozenset({"fixtures", "pytest_plugin"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentrig.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from agentrig.testing.fixtures import Overrides, RuntimeFactory

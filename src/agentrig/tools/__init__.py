@@ -1,0 +1,31 @@
+"""Tools: the contract, the ``@tool`` decorator, schemas and their validation."""
+
+from agentrig.tools._tool import (
+    FunctionTool,
+    PermissionArg,
+    RiskClass,
+    Tool,
+    ToolContext,
+    ToolDefinitionError,
+    ToolInputError,
+    ToolOutput,
+    Toolset,
+    check_tool_contribution,
+    render_output,
+    tool,
+)
+
+__all__ = [
+    "FunctionTool",
+    "PermissionArg",
+    "RiskClass",
+    "Tool",
+    "ToolContext",
+    "ToolDefinitionError",
+    "ToolInputError",
+    "ToolOutput",
+    "Toolset",
+    "check_tool_contribution",
+    "render_output",
+    "tool",
+]

@@ -1,0 +1,379 @@
+"""The tool contract: what a tool is, how it is declared, and how a contribution is checked.
+
+A tool has an id, a description, an input schema adapter (``json_schema`` shown to the
+model, ``parse`` validating what the model sent), a risk class, an optional permission
+argument, ``authorize`` and ``execute(input, ctx)``.  The quickest way to get one is to
+decorate a typed function with :func:`tool`; the function's parameters become a pydantic
+model, which generates both the schema and the validation.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    Protocol,
+    TypeVar,
+    get_type_hints,
+    overload,
+    runtime_checkable,
+)
+
+import attrs
+from pydantic import BaseModel, ConfigDict, create_model
+
+from agentrig.cancel import CancelSignal
+from agentrig.errors import AgentrigError
+from agentrig.ids import tool_id as _validate_tool_id
+
+if TYPE_CHECKING:
+    from agentrig.tools.schema import SchemaAdapter
+
+__all__ = [
+    "FunctionTool",
+    "PermissionArg",
+    "RiskClass",
+    "Tool",
+    "ToolContext",
+    "ToolDefinitionError",
+    "ToolInputError",
+    "ToolOutput",
+    "Toolset",
+    "check_tool_contribution",
+    "render_output",
+    "tool",
+]
+
+RiskClass = Literal["inspect", "modify", "execute"]
+ArgKind = Literal["path", "url", "command", "text"]
+
+
+class ToolDefinitionError(AgentrigError, TypeError):
+    """A tool declaration breaks the contract (refused at registration)."""
+
+    code = "tool.definition"
+    category = "user"
+
+
+class ToolInputError(AgentrigError, ValueError):
+    """The arguments a model sent do not validate against the tool's schema."""
+
+    code = "tool.input"
+    category = "user"
+    recoverable = True
+
+
+@attrs.frozen(slots=True)
+class PermissionArg:
+    """Which argument permission patterns are scoped to, and how to read it."""
+
+    key: str
+    kind: ArgKind
+
+
+@attrs.frozen(slots=True)
+class ToolContext:
+    """What a running tool gets besides its input: the run's cancel signal and identities."""
+
+    signal: CancelSignal
+    tool_id: str
+    call_id: str
+    invocation_id: str
+    agent: Any = None
+    services: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(slots=True)
+class ToolOutput:
+    """A tool result with extras: ``concludes_turn`` ends the turn at this step; ``view`` is
+    display-only data for a UI (never sent to the model or persisted in history)."""
+
+    content: Any
+    concludes_turn: bool = False
+    view: Any = attrs.field(default=None, eq=False)
+    is_error: bool = False
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """The contract every tool satisfies."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> SchemaAdapter[Any]: ...
+
+    @property
+    def risk(self) -> RiskClass | None: ...
+
+    @property
+    def permission_arg(self) -> PermissionArg | None: ...
+
+    def authorize(self, input: Any, ctx: ToolContext) -> Awaitable[None] | None: ...
+
+    def execute(self, input: Any, ctx: ToolContext) -> Any: ...
+
+    def parse_output(self, value: Any) -> Any: ...
+
+
+@attrs.frozen(slots=True)
+class Toolset:
+    """Several tools contributed under one entry-point name."""
+
+    tools: tuple[Tool, ...]
+
+
+def render_output(value: Any) -> str:
+    """The text a model sees for a tool's return value."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class FunctionTool:
+    """A tool built from a typed function (see :func:`tool`)."""
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        *,
+        id: str | None = None,
+        description: str | None = None,
+        risk: RiskClass | None = None,
+        permission_arg: PermissionArg | None = None,
+        deferred: bool | None = None,
+        authorize: Callable[[Any, ToolContext], Awaitable[None] | None] | None = None,
+    ) -> None:
+        from agentrig.tools.schema import PydanticSchemaAdapter
+
+        self.function = function
+        name = id or function.__name__
+        try:
+            self._id = _validate_tool_id(name)
+        except AgentrigError as exc:
+            raise ToolDefinitionError(f"tool {name!r}: {exc}") from None
+        doc = inspect.getdoc(function) or ""
+        self._description = description if description is not None else doc.strip()
+        if not self._description:
+            raise ToolDefinitionError(
+                f"tool {name!r} has no description: add a docstring or pass description="
+            )
+        self._risk = risk
+        self._permission_arg = permission_arg
+        self.deferred = deferred
+        self._authorize = authorize
+        self._is_async = inspect.iscoroutinefunction(function)
+        self._ctx_param, self.input_model = _input_model(function, name)
+        self._schema: SchemaAdapter[BaseModel] = PydanticSchemaAdapter(self.input_model)
+        if permission_arg is not None and permission_arg.key not in self.input_model.model_fields:
+            raise ToolDefinitionError(
+                f"tool {name!r}: permission argument {permission_arg.key!r} is not a parameter "
+                f"(parameters: {', '.join(self.input_model.model_fields) or 'none'})"
+            )
+        functools.update_wrapper(self, function)
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def input_schema(self) -> SchemaAdapter[BaseModel]:
+        return self._schema
+
+    @property
+    def risk(self) -> RiskClass | None:
+        return self._risk
+
+    @property
+    def permission_arg(self) -> PermissionArg | None:
+        return self._permission_arg
+
+    def authorize(self, input: Any, ctx: ToolContext) -> Awaitable[None] | None:
+        if self._authorize is None:
+            return None
+        return self._authorize(input, ctx)
+
+    def _kwargs(self, input: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+        kwargs = {name: getattr(input, name) for name in type(input).model_fields}
+        if self._ctx_param is not None:
+            kwargs[self._ctx_param] = ctx
+        return kwargs
+
+    async def execute(self, input: BaseModel, ctx: ToolContext) -> Any:
+        kwargs = self._kwargs(input, ctx)
+        if self._is_async:
+            return await self.function(**kwargs)
+        return self.function(**kwargs)
+
+    def parse_output(self, value: Any) -> Any:
+        return value
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (handy in tests)."""
+        return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<FunctionTool {self._id!r} risk={self._risk}>"
+
+
+def _input_model(function: Callable[..., Any], name: str) -> tuple[str | None, type[BaseModel]]:
+    signature = inspect.signature(function)
+    try:
+        hints = get_type_hints(function, include_extras=True)
+    except Exception as exc:
+        raise ToolDefinitionError(f"tool {name!r}: cannot resolve annotations: {exc}") from None
+    fields: dict[str, Any] = {}
+    ctx_param: str | None = None
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(
+                f"tool {name!r}: *{param.name} / **{param.name} cannot be described to a model; "
+                "declare each parameter explicitly"
+            )
+        annotation = hints.get(param.name, inspect.Parameter.empty)
+        if annotation is ToolContext:
+            ctx_param = param.name
+            continue
+        if annotation is inspect.Parameter.empty:
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameter {param.name!r} needs a type annotation"
+            )
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    model = create_model(
+        f"{name}_input",
+        __config__=ConfigDict(extra="forbid"),
+        **fields,
+    )
+    return ctx_param, model
+
+
+@overload
+def tool(function: _F, /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    id: str | None = None,
+    description: str | None = None,
+    risk: RiskClass | None = None,
+    permission_arg: PermissionArg | tuple[str, ArgKind] | None = None,
+    deferred: bool | None = None,
+) -> Callable[[_F], FunctionTool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    id: str | None = None,
+    description: str | None = None,
+    risk: RiskClass | None = None,
+    permission_arg: PermissionArg | tuple[str, ArgKind] | None = None,
+    deferred: bool | None = None,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Declare a tool from a typed function (sync or async).
+
+    The docstring is the description; parameters become the input schema; a parameter
+    annotated :class:`ToolContext` receives the call's context (cancel signal, ids)::
+
+        @agentrig.tool(risk="inspect")
+        async def read_file(path: str, ctx: ToolContext) -> str:
+            \"\"\"Read a UTF-8 text file.\"\"\"
+    """
+    arg = PermissionArg(*permission_arg) if isinstance(permission_arg, tuple) else permission_arg
+
+    def build(fn: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(
+            fn, id=id, description=description, risk=risk, permission_arg=arg, deferred=deferred
+        )
+
+    if function is not None:
+        return build(function)
+    return build
+
+
+_RISKS = {"inspect", "modify", "execute", None}
+
+
+def _check_one(obj: object) -> Tool:
+    from agentrig.kernel.contracts import ContractViolation
+
+    if not isinstance(obj, Tool):
+        missing = [
+            name
+            for name in (
+                "id",
+                "description",
+                "input_schema",
+                "risk",
+                "permission_arg",
+                "authorize",
+                "execute",
+                "parse_output",
+            )
+            if not hasattr(obj, name)
+        ]
+        raise ContractViolation(
+            f"{type(obj).__name__} is not a tool: missing {', '.join(missing)} "
+            "(decorate a function with @agentrig.tool or implement agentrig.tools.Tool)"
+        )
+    try:
+        _validate_tool_id(obj.id)
+    except AgentrigError as exc:
+        raise ContractViolation(f"tool id: {exc}") from None
+    if not isinstance(obj.description, str) or not obj.description.strip():
+        raise ContractViolation(f"tool {obj.id!r}: description must be a non-empty string")
+    if obj.risk not in _RISKS:
+        raise ContractViolation(
+            f"tool {obj.id!r}: risk must be inspect, modify, execute or None, got {obj.risk!r}"
+        )
+    schema = obj.input_schema.json_schema
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        raise ContractViolation(
+            f"tool {obj.id!r}: the input schema root must be an object schema "
+            "(wrap a single value in a model with one field)"
+        )
+    return obj
+
+
+def check_tool_contribution(obj: object) -> tuple[Tool, ...]:
+    """Normalise a ``agentrig.tools`` contribution into a tuple of checked tools."""
+    from agentrig.kernel.contracts import ContractViolation
+
+    if isinstance(obj, Toolset):
+        items: Iterable[object] = obj.tools
+    elif isinstance(obj, list | tuple):
+        items = obj
+    elif inspect.isfunction(obj):
+        raise ContractViolation(
+            f"{obj.__qualname__} is a plain function; decorate it with @agentrig.tool"
+        )
+    else:
+        items = (obj,)
+    tools = tuple(_check_one(item) for item in items)
+    if not tools:
+        raise ContractViolation("an empty toolset contributes nothing")
+    return tools

@@ -1,0 +1,63 @@
+"""Tool schemas: the JSON-Schema subset validator, pydantic conversion and provider projection.
+
+* :func:`validate_json` -- the one bounded traversal that checks a value against a schema;
+* :class:`SchemaAdapter` / :class:`PydanticSchemaAdapter` / :func:`parse_with` -- a tool's
+  input schema plus its synchronous parser;
+* :func:`tool_input_schema` -- a pydantic model as agentrig's canonical schema shape;
+* :func:`project_schema` with the :class:`SchemaProfile` constants -- what each provider is
+  shown; validation keeps using the unprojected schema.
+
+See ``docs/tool-schemas.md`` for the rules.
+"""
+
+from __future__ import annotations
+
+from ._jsonschema import (
+    DEFAULT_LIMITS,
+    Limits,
+    SchemaAdapter,
+    SchemaContractError,
+    SchemaValidationError,
+    parse_with,
+    validate_json,
+)
+from ._projection import (
+    ANTHROPIC,
+    GEMINI,
+    OPENAI,
+    OPENAI_STRICT,
+    Adapted,
+    Adopted,
+    Change,
+    ProjectionResult,
+    Rejected,
+    SchemaProfile,
+    describe_with_note,
+    project_schema,
+)
+from ._pydantic_schema import PydanticSchemaAdapter, SchemaConversionError, tool_input_schema
+
+__all__ = [
+    "ANTHROPIC",
+    "DEFAULT_LIMITS",
+    "GEMINI",
+    "OPENAI",
+    "OPENAI_STRICT",
+    "Adapted",
+    "Adopted",
+    "Change",
+    "Limits",
+    "ProjectionResult",
+    "PydanticSchemaAdapter",
+    "Rejected",
+    "SchemaAdapter",
+    "SchemaContractError",
+    "SchemaConversionError",
+    "SchemaProfile",
+    "SchemaValidationError",
+    "describe_with_note",
+    "parse_with",
+    "project_schema",
+    "tool_input_schema",
+    "validate_json",
+]

@@ -1,0 +1,33 @@
+"""End-to-end smoke test of the kernel: compose, dispatch, report, dispose."""
+
+from __future__ import annotations
+
+import pytest
+
+import agentrig
+from agentrig.kernel import MemorySource
+from agentrig.kernel.payloads import RuntimeStarted
+
+
+class _Listener:
+    def __init__(self) -> None:
+        self.started: list[RuntimeStarted] = []
+
+    @agentrig.hookimpl
+    def runtime_started(self, payload: RuntimeStarted) -> None:
+        self.started.append(payload)
+
+
+@pytest.mark.anyio
+async def test_runtime_composes_notifies_and_closes() -> None:
+    listener = _Listener()
+    memory = MemorySource()
+    memory.add("plugins", "listener", listener)
+    async with agentrig.open_runtime({}, sources=[], memory=memory, environ={}) as rt:
+        assert [r.status for r in rt.plugin_report()] == ["loaded"]
+        assert listener.started
+        assert listener.started[0].runtime is rt
+    assert rt.closed
+    assert rt.close_report == ()
+    with pytest.raises(agentrig.RuntimeClosedError, match="closed"):
+        rt.ensure_open()
