@@ -32,7 +32,16 @@ from pydantic import (
 
 from agentrig.errors import SealedCatalogError, VariantError
 
-__all__ = ["UNKNOWN_TAG", "Variant", "VariantRegistry"]
+__all__ = [
+    "UNKNOWN_TAG",
+    "VARIANTS_GROUP",
+    "Variant",
+    "VariantRegistry",
+    "load_entry_point_variants",
+]
+
+VARIANTS_GROUP = "agentrig.variants"
+"""The entry-point group plugins use to contribute family members."""
 
 UNKNOWN_TAG = "__unknown__"
 """The discriminator value used internally for tags no registered member claims."""
@@ -126,6 +135,8 @@ class VariantRegistry(Generic[_B]):
         self._many: TypeAdapter[Any] | None = None
         self._loader = loader
         self._lock = threading.Lock()
+        #: ``(entry point, error)`` for contributions that could not be loaded at seal time
+        self.load_errors: list[tuple[str, str]] = []
 
     # registration -----------------------------------------------------------------
     def register(
@@ -251,3 +262,33 @@ def _serialize_as_any(base: type[Variant]) -> Any:
     # SerializeAsAny[base] with a runtime class: dump the actual member's fields, not the base's.
     wrapper: Any = SerializeAsAny
     return wrapper[base]
+
+
+def load_entry_point_variants(registry: VariantRegistry[Any]) -> None:
+    """Register this family's members contributed through ``agentrig.variants`` entry points.
+
+    Used as a family's ``loader``: it runs once, when the family seals.  An entry point may
+    name a member class or a list of them; members of other families are skipped.  A
+    broken contribution is logged and recorded in ``registry.load_errors`` -- it never
+    stops the family from sealing (its records then stay opaque, not lost).  Names listed in
+    ``AGENTRIG_DISABLE_PLUGINS`` are skipped, as everywhere else.
+    """
+    import importlib.metadata
+    import logging
+    import os
+
+    disabled = {p.strip() for p in os.environ.get("AGENTRIG_DISABLE_PLUGINS", "").split(",")}
+    log = logging.getLogger("agentrig.variants")
+    for entry in importlib.metadata.entry_points(group=VARIANTS_GROUP):
+        if entry.name in disabled or f"variants:{entry.name}" in disabled:
+            continue
+        where = f"{VARIANTS_GROUP}:{entry.name} = {entry.value}"
+        try:
+            loaded = entry.load()
+            members = (loaded,) if isinstance(loaded, type) else tuple(loaded)
+            for member in members:
+                if isinstance(member, type) and issubclass(member, registry.base):
+                    registry.register(member, source=where)
+        except Exception as exc:  # a broken plugin must not break parsing of everything else
+            registry.load_errors.append((where, f"{type(exc).__name__}: {exc}"))
+            log.warning("variant entry point %s could not be loaded: %s", where, exc)

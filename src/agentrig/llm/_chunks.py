@@ -20,7 +20,7 @@ from agentrig.llm._content import (
 from agentrig.llm._literals import StopReason
 from agentrig.llm._messages import AssistantMessage
 from agentrig.llm._usage import Usage
-from agentrig.variants import Variant, VariantRegistry
+from agentrig.variants import Variant, VariantRegistry, load_entry_point_variants
 
 __all__ = [
     "STREAM_CHUNKS",
@@ -112,7 +112,9 @@ class ToolResultChunk(StreamChunk):
     text: str
 
 
-STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(StreamChunk)
+STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(
+    StreamChunk, loader=load_entry_point_variants
+)
 """The ``stream_chunk`` family."""
 
 STREAM_CHUNKS.register_all(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from agentrig.variants import Variant, VariantRegistry
+from agentrig.variants import Variant, VariantRegistry, load_entry_point_variants
 
 __all__ = [
     "CONTENT_BLOCKS",
@@ -122,7 +122,9 @@ class ProviderStateBlock(ContentBlock):
     text: str | None = None
 
 
-CONTENT_BLOCKS: VariantRegistry[ContentBlock] = VariantRegistry(ContentBlock)
+CONTENT_BLOCKS: VariantRegistry[ContentBlock] = VariantRegistry(
+    ContentBlock, loader=load_entry_point_variants
+)
 """The ``content_block`` family."""
 
 CONTENT_BLOCKS.register_all(

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, UserMessage
-from agentrig.variants import Variant, VariantRegistry
+from agentrig.variants import Variant, VariantRegistry, load_entry_point_variants
 
 __all__ = [
     "SESSION_EVENTS",
@@ -138,7 +138,9 @@ class InboxSpliced(SessionEventData):
     cause: Literal["append", "prepend", "replace", "remove", "clear", "claim"] = "append"
 
 
-SESSION_EVENTS: VariantRegistry[SessionEventData] = VariantRegistry(SessionEventData)
+SESSION_EVENTS: VariantRegistry[SessionEventData] = VariantRegistry(
+    SessionEventData, loader=load_entry_point_variants
+)
 SESSION_EVENTS.register_all(
     (
         TurnStart,
