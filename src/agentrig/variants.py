@@ -37,7 +37,6 @@ __all__ = [
     "VARIANTS_GROUP",
     "Variant",
     "VariantRegistry",
-    "load_entry_point_variants",
 ]
 
 VARIANTS_GROUP = "agentrig.variants"
@@ -262,33 +261,3 @@ def _serialize_as_any(base: type[Variant]) -> Any:
     # SerializeAsAny[base] with a runtime class: dump the actual member's fields, not the base's.
     wrapper: Any = SerializeAsAny
     return wrapper[base]
-
-
-def load_entry_point_variants(registry: VariantRegistry[Any]) -> None:
-    """Register this family's members contributed through ``agentrig.variants`` entry points.
-
-    Used as a family's ``loader``: it runs once, when the family seals.  An entry point may
-    name a member class or a list of them; members of other families are skipped.  A
-    broken contribution is logged and recorded in ``registry.load_errors`` -- it never
-    stops the family from sealing (its records then stay opaque, not lost).  Names listed in
-    ``AGENTRIG_DISABLE_PLUGINS`` are skipped, as everywhere else.
-    """
-    import importlib.metadata
-    import logging
-    import os
-
-    disabled = {p.strip() for p in os.environ.get("AGENTRIG_DISABLE_PLUGINS", "").split(",")}
-    log = logging.getLogger("agentrig.variants")
-    for entry in importlib.metadata.entry_points(group=VARIANTS_GROUP):
-        if entry.name in disabled or f"variants:{entry.name}" in disabled:
-            continue
-        where = f"{VARIANTS_GROUP}:{entry.name} = {entry.value}"
-        try:
-            loaded = entry.load()
-            members = (loaded,) if isinstance(loaded, type) else tuple(loaded)
-            for member in members:
-                if isinstance(member, type) and issubclass(member, registry.base):
-                    registry.register(member, source=where)
-        except Exception as exc:  # a broken plugin must not break parsing of everything else
-            registry.load_errors.append((where, f"{type(exc).__name__}: {exc}"))
-            log.warning("variant entry point %s could not be loaded: %s", where, exc)

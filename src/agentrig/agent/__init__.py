@@ -11,7 +11,9 @@ from agentrig.agent._results import (
     RunRecord,
     RunResult,
     StructuredOutputError,
+    ToolCallRecord,
     ToolChoiceViolationError,
+    ToolResult,
 )
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
@@ -35,5 +37,7 @@ __all__ = [
     "RunResult",
     "RunStream",
     "StructuredOutputError",
+    "ToolCallRecord",
     "ToolChoiceViolationError",
+    "ToolResult",
 ]

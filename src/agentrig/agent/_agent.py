@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import anyio
 import attrs
 from pydantic import BaseModel, ValidationError
 
-from agentrig.agent._dispatch import Gate
+from agentrig.agent._dispatch import Gate, dispatch_call
 from agentrig.agent._inbox import Inbox
-from agentrig.agent._results import RunRecord, RunResult, StructuredOutputError, sum_usage
+from agentrig.agent._results import (
+    RunRecord,
+    RunResult,
+    StructuredOutputError,
+    ToolCallRecord,
+    ToolResult,
+    sum_usage,
+)
 from agentrig.agent._turn import Emit, TurnOutcome, run_turn
 from agentrig.cancel import CancelSignal
-from agentrig.errors import AbortError, Issue, RuntimeClosedError
+from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdError
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged
@@ -31,12 +38,14 @@ from agentrig.llm import (
     Provider,
     ResponseFormat,
     StreamChunk,
+    ToolCallBlock,
     ToolSpec,
     UserMessage,
     capability,
 )
 from agentrig.session import Session, SessionEvent, SessionWriter, SystemPrompt, TurnTrigger
 from agentrig.tools import Tool
+from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
@@ -78,6 +87,10 @@ class Agent:
         self.config = config
         self.session = session
         self._tools = {t.id: t for t in tools}
+        self._loaded: set[str] = set()
+        self.deferral = DeferralPolicy(
+            mode=config.deferral, max_resident=config.deferral_max_resident
+        )
         self._writer = writer
         self._gate = gate
         self._system_prompt = config.system_prompt
@@ -112,10 +125,69 @@ class Agent:
     def all_tools(self) -> list[Tool]:
         return list(self._tools.values())
 
+    def _plan(self) -> OfferPlan:
+        denied: set[str] = self.runtime.services.get("denied_tools", {}).get(self._id, set())
+        visible = [t for t in self._tools.values() if t.id not in denied]
+        overrides = {
+            name: cfg.deferred
+            for name, cfg in self.runtime.config.tools.items()
+            if cfg.deferred is not None
+        }
+        window = self.runtime.services["models"].context_window(self.config.model)
+        return plan_offer(
+            visible,
+            loaded=self._loaded,
+            policy=self.deferral,
+            context_window=window,
+            overrides=overrides,
+        )
+
     def offered_tools(self) -> list[Tool]:
-        """The tools offered to the model on the next request (re-read every round)."""
-        withheld: set[str] = self.runtime.services.get("withheld_tools", {}).get(self._id, set())
-        return [t for t in self._tools.values() if t.id not in withheld]
+        """The tools offered on the next request: re-read every round, deferred ones withheld,
+        tools the permission rules deny outright never shown."""
+        return list(self._plan().offered)
+
+    def withheld_tools(self) -> list[Tool]:
+        """Deferred tools not loaded yet (what ``tool_search`` searches)."""
+        return list(self._plan().withheld)
+
+    def load_tools(self, tool_ids: Sequence[str]) -> None:
+        """Make deferred tools resident from the next request on."""
+        for tool_id in tool_ids:
+            if tool_id in self._tools:
+                self._loaded.add(tool_id)
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], *, signal: CancelSignal | None = None
+    ) -> ToolResult:
+        """Invoke any of this agent's tools directly, through the same path a model's call
+        takes (validation, permission gate, ``tool_execution`` hooks) -- without a model turn.
+
+        Deferred tools can be invoked without being loaded; no approver is injected, so a
+        call that needs approval is refused unless an approver hook answers.
+        """
+        self._ensure_alive()
+        tool = self._tools.get(name)
+        if tool is None:
+            raise UnknownIdError(
+                f"agent {self._id!r} has no tool {name!r} "
+                f"(tools: {', '.join(sorted(self._tools))})",
+                id=name,
+                known=tuple(sorted(self._tools)),
+                suggestion=None,
+            )
+        started_ms = int(time.time() * 1000)
+        call = ToolCallBlock(id=new_invocation_id(), name=name, arguments=dict(arguments))
+        outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
+        record = ToolCallRecord(
+            invocation_id=outcome.invocation_id,
+            agent_id=self._id,
+            tool=name,
+            started_at_ms=started_ms,
+            duration_ms=outcome.duration_ms,
+            executed=outcome.executed,
+        )
+        return ToolResult(value=outcome.message, invocation=record)
 
     def tool_spec(self, tool: Tool) -> ToolSpec:
         return ToolSpec(

@@ -8,7 +8,7 @@ from typing import Generic, Literal, TypeVar
 import attrs
 
 from agentrig.errors import AgentrigError, Issue
-from agentrig.llm import Usage
+from agentrig.llm import ToolMessage, Usage
 
 __all__ = [
     "ContextWindowError",
@@ -17,7 +17,9 @@ __all__ = [
     "RunRecord",
     "RunResult",
     "StructuredOutputError",
+    "ToolCallRecord",
     "ToolChoiceViolationError",
+    "ToolResult",
 ]
 
 T = TypeVar("T")
@@ -91,6 +93,26 @@ class ToolChoiceViolationError(AgentrigError):
 
     code = "loop.tool_choice_violation"
     category = "provider"
+
+
+@attrs.frozen(slots=True)
+class ToolCallRecord:
+    """The invocation record of a direct tool call."""
+
+    invocation_id: str
+    agent_id: str
+    tool: str
+    started_at_ms: int
+    duration_ms: float
+    executed: bool
+
+
+@attrs.frozen(slots=True)
+class ToolResult:
+    """What ``agent.call_tool()`` returns: the tool message and its invocation record."""
+
+    value: ToolMessage
+    invocation: ToolCallRecord
 
 
 def sum_usage(items: Sequence[Usage | None]) -> Usage | None:

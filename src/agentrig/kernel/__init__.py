@@ -25,6 +25,7 @@ from agentrig.kernel.discovery import (
     PluginRow,
     PluginSource,
     PluginStatus,
+    register_variants,
 )
 from agentrig.kernel.dispatch import HookDispatcher, HookFailure, new_plugin_manager
 from agentrig.kernel.hookspecs import MODES, Mode, hookimpl, hookspec
@@ -104,4 +105,5 @@ __all__ = [
     "load_config",
     "new_plugin_manager",
     "open_runtime",
+    "register_variants",
 ]

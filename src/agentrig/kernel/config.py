@@ -83,6 +83,8 @@ class AgentConfig(_Strict):
     identical_input_limit: int = Field(default=3, ge=0)
     structured_output_retries: int = Field(default=2, ge=0)
     session_store: str | None = None
+    deferral: Literal["auto", "on", "off"] = "auto"
+    deferral_max_resident: int = Field(default=20, ge=0)
     options: dict[str, Any] = Field(default_factory=dict)
 
 

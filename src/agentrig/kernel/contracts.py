@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
@@ -99,7 +98,7 @@ def check_variants(obj: object) -> tuple[Any, ...]:
     """A ``Variant`` subclass, or an iterable of them."""
     from agentrig.variants import Variant
 
-    members: Iterable[Any] = (obj,) if isinstance(obj, type) else obj  # type: ignore[assignment]
+    members: Any = (obj,) if isinstance(obj, type) else obj  # not yet known to be iterable
     try:
         items = tuple(members)
     except TypeError:

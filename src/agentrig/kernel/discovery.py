@@ -21,13 +21,16 @@ import contextlib
 import importlib.metadata as metadata
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 
 from agentrig.errors import PluginDisabledError, PluginLoadError, UnknownIdError
 from agentrig.kernel.contracts import ContractViolation, run_check
 from agentrig.kernel.kinds import KINDS
+
+if TYPE_CHECKING:
+    from agentrig.variants import VariantRegistry
 
 __all__ = [
     "DISABLE_AUTOLOAD_ENV",
@@ -40,6 +43,7 @@ __all__ = [
     "PluginSource",
     "PluginStatus",
     "env_plugin_settings",
+    "register_variants",
 ]
 
 DISABLE_PLUGINS_ENV = "AGENTRIG_DISABLE_PLUGINS"
@@ -338,3 +342,30 @@ class PluginIndex:
 
 def default_environ() -> Mapping[str, str]:
     return os.environ
+
+
+def register_variants(registry: VariantRegistry[Any], index: PluginIndex | None = None) -> None:
+    """Register the members of ``registry``'s family contributed by ``agentrig.variants`` entries.
+
+    Pass it as a family's ``loader`` (``VariantRegistry(Base, loader=register_variants)``): it
+    runs once, when the family is sealed.  Disabled entries are skipped; a broken entry is
+    recorded in ``index``'s report and breaks nothing else; members of other families are
+    left to their own family.  ``index`` defaults to the installed entry points with the
+    environment's plugin switches.
+    """
+    from agentrig.diagnostics import get_logger
+
+    if index is None:
+        disabled, _autoload = env_plugin_settings(default_environ())
+        index = PluginIndex(disabled=disabled)
+    for entry in index.entries("variants"):
+        if index.is_disabled(entry.kind, entry.name):
+            continue
+        try:
+            members: Any = index.load(entry.kind, entry.name)
+        except Exception as exc:  # recorded in the report by load()
+            get_logger("plugins").warning("variant entry %s was not loaded: %s", entry.name, exc)
+            continue
+        for member in members:
+            if member.family == registry.family:
+                registry.register(member, source=entry.describe())

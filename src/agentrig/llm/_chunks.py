@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from agentrig.kernel.discovery import register_variants
 from agentrig.llm._content import (
     ContentBlock,
     ProviderStateBlock,
@@ -20,7 +21,7 @@ from agentrig.llm._content import (
 from agentrig.llm._literals import StopReason
 from agentrig.llm._messages import AssistantMessage
 from agentrig.llm._usage import Usage
-from agentrig.variants import Variant, VariantRegistry, load_entry_point_variants
+from agentrig.variants import Variant, VariantRegistry
 
 __all__ = [
     "STREAM_CHUNKS",
@@ -112,9 +113,7 @@ class ToolResultChunk(StreamChunk):
     text: str
 
 
-STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(
-    StreamChunk, loader=load_entry_point_variants
-)
+STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(StreamChunk, loader=register_variants)
 """The ``stream_chunk`` family."""
 
 STREAM_CHUNKS.register_all(

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from agentrig.variants import Variant, VariantRegistry, load_entry_point_variants
+from agentrig.kernel.discovery import register_variants
+from agentrig.variants import Variant, VariantRegistry
 
 __all__ = [
     "CONTENT_BLOCKS",
@@ -123,7 +124,7 @@ class ProviderStateBlock(ContentBlock):
 
 
 CONTENT_BLOCKS: VariantRegistry[ContentBlock] = VariantRegistry(
-    ContentBlock, loader=load_entry_point_variants
+    ContentBlock, loader=register_variants
 )
 """The ``content_block`` family."""
 

@@ -12,8 +12,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agentrig.kernel.discovery import register_variants
 from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, UserMessage
-from agentrig.variants import Variant, VariantRegistry, load_entry_point_variants
+from agentrig.variants import Variant, VariantRegistry
 
 __all__ = [
     "SESSION_EVENTS",
@@ -139,7 +140,7 @@ class InboxSpliced(SessionEventData):
 
 
 SESSION_EVENTS: VariantRegistry[SessionEventData] = VariantRegistry(
-    SessionEventData, loader=load_entry_point_variants
+    SessionEventData, loader=register_variants
 )
 SESSION_EVENTS.register_all(
     (

@@ -40,6 +40,7 @@ class RuntimeFactory:
         self.entries = entries
         self.overrides = overrides
         self._open: list[Runtime] = []
+        self._leaked: list[Runtime] = []
 
     @asynccontextmanager
     async def __call__(
@@ -72,10 +73,19 @@ class RuntimeFactory:
             plugins=tuple((plugins or {}).items()),
         ) as rt:
             self._open.append(rt)
-            yield rt
+            try:
+                yield rt
+            except GeneratorExit:
+                # Closed by garbage collection, not by leaving the ``async with`` block: the
+                # test leaked it, even if the finalizer happened to run before teardown.
+                self._leaked.append(rt)
+                raise
 
     def check_closed(self) -> None:
-        """Fail when a runtime opened by this factory was left open."""
-        left = [rt for rt in self._open if not rt.closed]
+        """Fail when a runtime opened by this factory was not closed by its ``async with``."""
+        left = [rt for rt in self._open if not rt.closed or rt in self._leaked]
         if left:
-            raise AssertionError(f"{len(left)} agentrig runtime(s) were not closed")
+            raise AssertionError(
+                f"{len(left)} agentrig runtime(s) were not closed: use "
+                "'async with agentrig_runtime(config) as rt:' so the runtime is disposed"
+            )

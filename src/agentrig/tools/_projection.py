@@ -379,10 +379,17 @@ class _Projection:
                 if profile.unknown_keywords == "strip":
                     self._change(path, f"removed unrecognised keyword '{key}'")
                     continue
-            out[key] = self._children(key, value, path, level)
+            if key in ("not", "additionalProperties") and not self._carries(key):
+                out[key] = value  # dropped by _rewrite; its subschema is never shown
+            else:
+                out[key] = self._children(key, value, path, level)
         self._rewrite(out, path, branch)
         self._complete(out, path)
         return out
+
+    def _carries(self, key: str) -> bool:
+        keywords = self._profile.keywords
+        return keywords is None or key in keywords
 
     def _children(self, key: str, value: object, path: Path, level: int) -> Any:
         if key == "properties" and isinstance(value, Mapping):
@@ -446,8 +453,8 @@ class _Projection:
             self._change(path, "merged allOf members into the node")
         if profile.nullable_flag:
             self._nullable_flag(out, path, branch)
-        if profile.string_enums_only and "enum" in out:
-            values = out["enum"] if isinstance(out["enum"], list) else []
+        if profile.string_enums_only and isinstance(out.get("enum"), list):
+            values = out["enum"]
             if None in values:
                 out["enum"] = [v for v in values if v is not None]
                 out["nullable"] = True
@@ -455,8 +462,12 @@ class _Projection:
             if not all(isinstance(v, str) for v in out["enum"]):
                 del out["enum"]
                 self._change(path, "removed a non-string enum", constraint="enum")
-        if profile.formats is not None and "format" in out and out["format"] not in profile.formats:
-            self._change(path, f"removed format '{out.pop('format')}'")
+        fmt = out.get("format")
+        known_format = (
+            isinstance(fmt, str) and profile.formats is not None and fmt in profile.formats
+        )
+        if profile.formats is not None and "format" in out and not known_format:
+            self._change(path, f"removed format {out.pop('format')!r}")
         for key in list(out):
             if key in KNOWN_KEYWORDS and key not in carried:
                 value = out.pop(key)
@@ -568,10 +579,10 @@ def _check_structure(schema: Mapping[str, Any], profile: SchemaProfile) -> None:
                 if key in DANGEROUS_NAMES:
                     raise _Reject(f"the schema uses the dangerous property name '{key}'")
             required = obj.get("required")
-            if isinstance(required, list | tuple) and DANGEROUS_NAMES.intersection(
-                r for r in required if isinstance(r, str)
-            ):
-                raise _Reject("the schema requires a dangerous property name")
+            if isinstance(required, list | tuple):
+                for name in required:
+                    if isinstance(name, str) and name in DANGEROUS_NAMES:
+                        raise _Reject(f"the schema requires the dangerous property name '{name}'")
             items: Iterator[tuple[object, object]] = iter(obj.items())
         else:
             items = iter(enumerate(obj))  # type: ignore[arg-type]
