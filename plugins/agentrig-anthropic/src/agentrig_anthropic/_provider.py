@@ -1,0 +1,371 @@
+"""The ``anthropic`` provider: the Anthropic Messages API over httpx, streaming and not."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import Any
+
+import httpx
+from pydantic import BaseModel
+
+from agentrig.cancel import CancelSignal
+from agentrig.llm import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    Capabilities,
+    CapabilityError,
+    ImageBlock,
+    ModelInfo,
+    ModelRegistry,
+    ModelRequest,
+    ModelResponse,
+    ProviderConfig,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderStreamError,
+    StreamChunk,
+    UserMessage,
+)
+from agentrig_anthropic._http import (
+    HttpSession,
+    RetryPolicy,
+    close_stream,
+    header,
+    next_event,
+    read_sse,
+)
+from agentrig_anthropic._models import MODELS, find_model
+from agentrig_anthropic._options import AnthropicOptions
+from agentrig_anthropic._wire import KIND, EventReader, build_body, message_from_body
+
+__all__ = ["AnthropicProvider", "factory"]
+
+logger = logging.getLogger("agentrig_anthropic")
+
+_REQUEST_ID_HEADERS = ("request-id", "x-request-id")
+STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
+"""The beta flag the ``output_format`` request field needs."""
+
+# Status an in-stream error type would have had as an HTTP error.
+_STREAM_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+class AnthropicProvider:
+    """An Anthropic Messages provider.
+
+    ``client`` (a ready httpx client) is used as given and never closed here; otherwise the
+    client comes from ``http`` (the runtime's factory) or, standalone, a plain
+    ``httpx.AsyncClient(trust_env=False)``, built on first use and closed by :meth:`aclose`.
+    """
+
+    kind = KIND
+
+    def __init__(
+        self,
+        *,
+        options: AnthropicOptions | None = None,
+        api_key: str | None = None,
+        http: Callable[..., httpx.AsyncClient] | None = None,
+        client: httpx.AsyncClient | None = None,
+        models: ModelRegistry | None = None,
+        instance_id: str = "anthropic",
+    ) -> None:
+        self._options = options if options is not None else AnthropicOptions()
+        self._api_key = api_key
+        self._models = models
+        self.id = instance_id
+        opts = self._options
+        timeout = httpx.Timeout(opts.timeout, connect=opts.connect_timeout)
+        self._timeout = timeout
+        factory = (lambda: http(timeout=timeout)) if http is not None else None
+        self._http = HttpSession(
+            provider=self.kind,
+            client=client,
+            factory=factory,
+            policy=RetryPolicy(
+                max_retries=opts.max_retries,
+                base_delay=opts.retry_base_delay,
+                max_delay=opts.retry_max_delay,
+                max_retry_after=opts.max_retry_after,
+            ),
+        )
+        self._url = opts.base_url.rstrip("/") + "/v1/messages"
+
+    def __repr__(self) -> str:
+        return f"<AnthropicProvider id={self.id!r} base_url={self._options.base_url!r}>"
+
+    @property
+    def options(self) -> AnthropicOptions:
+        return self._options
+
+    # -- capabilities ------------------------------------------------------------------------
+
+    def _model_info(self, model: str) -> ModelInfo | None:
+        found = find_model(model)
+        if found is None and self._models is not None:
+            found = self._models.lookup(model)
+        return found
+
+    def capabilities(self, model: str) -> Capabilities:
+        """The model table's declarations over what the Messages API itself guarantees.
+
+        The API has tool_choice (auto/any/tool/none), parallel-call control and streaming
+        for every model, and never a bare JSON mode; the rest comes from the model table.
+        """
+        caps = Capabilities(
+            tool_choice=True,
+            parallel_tool_calls=True,
+            streaming=True,
+            vendor_endpoint=self._options.vendor_endpoint,
+        )
+        info = self._model_info(model)
+        if info is not None:
+            caps = caps.overlay(info.capabilities)
+        if self._options.structured_output is not None:
+            caps = caps.overlay(Capabilities(structured_output=self._options.structured_output))
+        return caps
+
+    def _check(self, request: ModelRequest) -> Capabilities:
+        """Refuse, before any network activity, what the model is declared not to support."""
+        caps = self.capabilities(request.model)
+        mode = request.structured_output
+        if mode == "json_mode":
+            raise CapabilityError(
+                "the Anthropic Messages API has no JSON mode; use 'native' (where the model "
+                "supports it) or 'prompt'",
+                provider=self.kind,
+            )
+        if mode == "native":
+            if request.response_format is None:
+                raise CapabilityError(
+                    "structured_output='native' needs request.response_format",
+                    provider=self.kind,
+                )
+            declared = caps.structured_output
+            if declared is not None and declared != "native":
+                raise CapabilityError(
+                    f"model {request.model!r} has no native output schema "
+                    f"(declared structured_output={declared!r}); use 'prompt'",
+                    provider=self.kind,
+                )
+        if caps.vision is False and any(
+            isinstance(block, ImageBlock)
+            for message in request.messages
+            if isinstance(message, UserMessage)
+            for block in message.content
+        ):
+            raise CapabilityError(
+                f"model {request.model!r} does not accept images", provider=self.kind
+            )
+        return caps
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def _max_tokens(self, request: ModelRequest) -> int:
+        if request.max_tokens is not None:
+            return request.max_tokens
+        if self._options.default_max_tokens is not None:
+            return self._options.default_max_tokens
+        info = self._model_info(request.model)
+        limit = info.max_output_tokens if info is not None else None
+        if limit is None and self._models is not None:
+            limit = self._models.max_output_tokens(request.model)
+        return min(limit or DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_OUTPUT_TOKENS)
+
+    def _thinking(
+        self, request: ModelRequest, caps: Capabilities, max_tokens: int
+    ) -> dict[str, Any] | None:
+        """Extended thinking for ``reasoning_effort`` (``None``: the model's default, off).
+
+        Applied only where the model table lists the level; the budget is clamped below
+        ``max_tokens`` and dropped when that leaves less than the API's 1024 minimum.
+        """
+        effort = request.reasoning_effort
+        if effort in (None, "auto", "none") or "thinking" in request.options:
+            return None
+        supported = caps.reasoning_effort or ()
+        if effort not in supported:
+            logger.debug(
+                "reasoning_effort %r not applied: model %r declares %r",
+                effort,
+                request.model,
+                caps.reasoning_effort,
+            )
+            return None
+        budget = next((v for k, v in self._options.thinking_budgets.items() if k == effort), None)
+        if budget is None:
+            return None
+        budget = min(int(budget), max_tokens - 1)
+        if budget < 1024:
+            logger.debug("thinking not applied: max_tokens %d leaves no budget", max_tokens)
+            return None
+        return {"type": "enabled", "budget_tokens": budget}
+
+    def _body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        caps = self._check(request)
+        max_tokens = self._max_tokens(request)
+        return build_body(
+            request,
+            stream=stream,
+            max_tokens=max_tokens,
+            thinking=self._thinking(request, caps, max_tokens),
+        )
+
+    def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The request body this provider would send (capability checks included)."""
+        return self._body(request, stream=stream)
+
+    def _headers(self, body: Mapping[str, Any], *, stream: bool) -> dict[str, str]:
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if stream else "application/json",
+            "anthropic-version": self._options.anthropic_version,
+        }
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        beta = list(self._options.beta)
+        if "output_format" in body and STRUCTURED_OUTPUTS_BETA not in beta:
+            beta.append(STRUCTURED_OUTPUTS_BETA)
+        if beta:
+            headers["anthropic-beta"] = ",".join(beta)
+        headers.update(self._options.extra_headers)
+        return headers
+
+    def _builder(self, body: Mapping[str, Any], *, stream: bool) -> Callable[[], httpx.Request]:
+        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = self._headers(body, stream=stream)
+
+        def build() -> httpx.Request:
+            return self._http.client().build_request(
+                "POST", self._url, content=content, headers=headers, timeout=self._timeout
+            )
+
+        return build
+
+    async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
+        body = self._body(request, stream=False)
+        response = await self._http.send(
+            self._builder(body, stream=False), signal=signal, stream=False
+        )
+        request_id = header(response.headers, *_REQUEST_ID_HEADERS)
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise ProviderError(
+                f"{self.kind}: the response body is not JSON",
+                status=response.status_code,
+                request_id=request_id,
+                provider=self.kind,
+            ) from exc
+        if not isinstance(data, Mapping):
+            raise ProviderError(
+                f"{self.kind}: the response body is not a JSON object",
+                status=response.status_code,
+                request_id=request_id,
+                provider=self.kind,
+            )
+        if data.get("type") == "error":
+            error = data.get("error")
+            raise self._stream_error(error if isinstance(error, Mapping) else data, request_id)
+        message = message_from_body(data)
+        return ModelResponse(message=message, request_id=request_id, served_model=message.model)
+
+    def _stream_error(
+        self, error: Mapping[str, Any], request_id: str | None
+    ) -> ProviderStreamError:
+        text = error.get("message")
+        kind = error.get("type")
+        failure = ProviderStreamError(
+            f"{self.kind}: error event in the response: "
+            f"{kind}: {text if isinstance(text, str) else error}",
+            error=error,
+            request_id=request_id,
+            provider=self.kind,
+        )
+        failure.status = _STREAM_ERROR_STATUS.get(kind) if isinstance(kind, str) else None
+        return failure
+
+    async def stream(
+        self, request: ModelRequest, *, signal: CancelSignal
+    ) -> AsyncGenerator[StreamChunk, None]:
+        body = self._body(request, stream=True)
+        response = await self._http.send(
+            self._builder(body, stream=True), signal=signal, stream=True
+        )
+        request_id = header(response.headers, *_REQUEST_ID_HEADERS)
+        reader = EventReader()
+        events = read_sse(response)
+        try:
+            while not reader.finished:
+                event = await next_event(events, signal=signal, provider=self.kind)
+                if event is None:
+                    break
+                data = event.data.strip()
+                if not data:
+                    continue
+                try:
+                    payload = json.loads(data)
+                except ValueError as exc:
+                    raise ProviderStreamError(
+                        f"{self.kind}: malformed stream event: {data[:200]!r}",
+                        request_id=request_id,
+                        provider=self.kind,
+                    ) from exc
+                if not isinstance(payload, Mapping):
+                    continue
+                if event.event == "error" or payload.get("type") == "error":
+                    error = payload.get("error")
+                    raise self._stream_error(
+                        error if isinstance(error, Mapping) else payload, request_id
+                    )
+                for chunk in reader.feed(payload):
+                    yield chunk
+        finally:
+            await close_stream(events, response)
+        if not reader.finished:
+            raise ProviderConnectionError(
+                f"{self.kind}: the stream ended before message_stop",
+                request_id=request_id,
+                provider=self.kind,
+            )
+        yield reader.finish()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+class _Factory:
+    """``factory(config) -> AnthropicProvider`` -- the ``agentrig.providers`` entry point."""
+
+    options_model: type[BaseModel] = AnthropicOptions
+    models: tuple[ModelInfo, ...] = MODELS
+
+    def __call__(self, config: ProviderConfig) -> AnthropicProvider:
+        options = AnthropicOptions.model_validate(dict(config.options))
+        for info in MODELS:
+            if config.models.lookup(info.model) is None:
+                config.models.register(info)
+        return AnthropicProvider(
+            options=options,
+            api_key=config.credentials.get("api_key"),
+            http=config.http,
+            models=config.models,
+            instance_id=config.id,
+        )
+
+    def __repr__(self) -> str:
+        return "<agentrig_anthropic.factory>"
+
+
+factory = _Factory()
+"""The provider factory registered under ``agentrig.providers`` as ``anthropic``."""

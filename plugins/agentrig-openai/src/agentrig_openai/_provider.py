@@ -1,0 +1,330 @@
+"""The ``openai`` provider: OpenAI Chat Completions over httpx, streaming and not."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import Any
+
+import httpx
+from pydantic import BaseModel
+
+from agentrig.cancel import CancelSignal
+from agentrig.llm import (
+    Capabilities,
+    CapabilityError,
+    ImageBlock,
+    ModelInfo,
+    ModelRegistry,
+    ModelRequest,
+    ModelResponse,
+    ProviderConfig,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderStreamError,
+    StreamChunk,
+    UserMessage,
+)
+from agentrig_openai._http import (
+    HttpSession,
+    RetryPolicy,
+    close_stream,
+    header,
+    next_event,
+    read_sse,
+)
+from agentrig_openai._models import MODELS, find_capabilities, find_model
+from agentrig_openai._options import OpenAIOptions
+from agentrig_openai._wire import ChunkReader, build_body, message_from_body, resolve_effort
+
+__all__ = ["OpenAIProvider", "factory"]
+
+logger = logging.getLogger("agentrig_openai")
+
+_REQUEST_ID_HEADERS = ("x-request-id", "request-id")
+
+
+class OpenAIProvider:
+    """An OpenAI Chat Completions provider (also for OpenAI-compatible servers).
+
+    ``client`` (a ready httpx client) is used as given and never closed here; otherwise the
+    client comes from ``http`` (the runtime's factory) or, standalone, a plain
+    ``httpx.AsyncClient(trust_env=False)``, built on first use and closed by :meth:`aclose`.
+    """
+
+    kind = "openai"
+
+    def __init__(
+        self,
+        *,
+        options: OpenAIOptions | None = None,
+        api_key: str | None = None,
+        http: Callable[..., httpx.AsyncClient] | None = None,
+        client: httpx.AsyncClient | None = None,
+        models: ModelRegistry | None = None,
+        instance_id: str = "openai",
+    ) -> None:
+        self._options = options if options is not None else OpenAIOptions()
+        self._api_key = api_key
+        self._models = models
+        self.id = instance_id
+        opts = self._options
+        timeout = httpx.Timeout(opts.timeout, connect=opts.connect_timeout)
+        self._timeout = timeout
+        factory = (lambda: http(timeout=timeout)) if http is not None else None
+        self._http = HttpSession(
+            provider=self.kind,
+            client=client,
+            factory=factory,
+            policy=RetryPolicy(
+                max_retries=opts.max_retries,
+                base_delay=opts.retry_base_delay,
+                max_delay=opts.retry_max_delay,
+                max_retry_after=opts.max_retry_after,
+            ),
+        )
+        self._url = opts.base_url.rstrip("/") + "/chat/completions"
+
+    def __repr__(self) -> str:
+        return f"<OpenAIProvider id={self.id!r} base_url={self._options.base_url!r}>"
+
+    @property
+    def options(self) -> OpenAIOptions:
+        return self._options
+
+    # -- capabilities ------------------------------------------------------------------------
+
+    def _model_info(self, model: str) -> ModelInfo | None:
+        found = find_model(model)
+        if found is None and self._models is not None:
+            found = self._models.lookup(model)
+        return found
+
+    def capabilities(self, model: str) -> Capabilities:
+        """The model table's declarations over the endpoint's own facts.
+
+        Unknown models declare only what the endpoint guarantees (streaming, provenance);
+        the ``structured_output`` option overrides the table for every model.
+        """
+        caps = Capabilities(streaming=True, vendor_endpoint=self._options.vendor_endpoint)
+        declared = find_capabilities(model)
+        if declared is None:
+            info = self._model_info(model)
+            declared = info.capabilities if info is not None else None
+        caps = caps.overlay(declared)
+        if self._options.structured_output is not None:
+            caps = caps.overlay(Capabilities(structured_output=self._options.structured_output))
+        return caps
+
+    def _check(self, request: ModelRequest) -> Capabilities:
+        """Refuse, before any network activity, what the model is declared not to support."""
+        caps = self.capabilities(request.model)
+        mode = request.structured_output
+        if mode == "native" and request.response_format is None:
+            raise CapabilityError(
+                "structured_output='native' needs request.response_format", provider=self.kind
+            )
+        declared = caps.structured_output
+        if mode == "native" and declared is not None and declared != "native":
+            raise CapabilityError(
+                f"model {request.model!r} has no native response schema "
+                f"(declared structured_output={declared!r})",
+                provider=self.kind,
+            )
+        if mode == "json_mode" and declared == "none":
+            raise CapabilityError(f"model {request.model!r} has no JSON mode", provider=self.kind)
+        forced = request.tool_choice not in (None, "auto", "none")
+        if forced and caps.tool_choice is False:
+            raise CapabilityError(
+                f"model {request.model!r} does not support forcing a tool "
+                f"(tool_choice={request.tool_choice!r})",
+                provider=self.kind,
+            )
+        if request.parallel_tool_calls is not None and caps.parallel_tool_calls is False:
+            raise CapabilityError(
+                f"model {request.model!r} does not take parallel_tool_calls", provider=self.kind
+            )
+        if caps.vision is False and any(
+            isinstance(block, ImageBlock)
+            for message in request.messages
+            if isinstance(message, UserMessage)
+            for block in message.content
+        ):
+            raise CapabilityError(
+                f"model {request.model!r} does not accept images", provider=self.kind
+            )
+        return caps
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def _body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        caps = self._check(request)
+        effort = resolve_effort(request.reasoning_effort, caps.reasoning_effort)
+        if request.reasoning_effort not in (None, "auto") and effort is None:
+            logger.debug(
+                "reasoning_effort %r not applied: model %r declares %r",
+                request.reasoning_effort,
+                request.model,
+                caps.reasoning_effort,
+            )
+        opts = self._options
+        return build_body(
+            request,
+            stream=stream,
+            effort=effort,
+            strict=opts.strict_tools,
+            vendor=opts.vendor_endpoint,
+            max_tokens_field=opts.max_tokens_field,
+            system_role=opts.system_role,
+            stream_usage=opts.stream_usage,
+        )
+
+    def _headers(self, *, stream: bool) -> dict[str, str]:
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if stream else "application/json",
+        }
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        if self._options.organization:
+            headers["openai-organization"] = self._options.organization
+        if self._options.project:
+            headers["openai-project"] = self._options.project
+        headers.update(self._options.extra_headers)
+        return headers
+
+    def _builder(self, body: Mapping[str, Any], *, stream: bool) -> Callable[[], httpx.Request]:
+        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = self._headers(stream=stream)
+
+        def build() -> httpx.Request:
+            return self._http.client().build_request(
+                "POST", self._url, content=content, headers=headers, timeout=self._timeout
+            )
+
+        return build
+
+    def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The request body this provider would send (capability checks included)."""
+        return self._body(request, stream=stream)
+
+    async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
+        body = self._body(request, stream=False)
+        response = await self._http.send(
+            self._builder(body, stream=False), signal=signal, stream=False
+        )
+        request_id = header(response.headers, *_REQUEST_ID_HEADERS)
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise ProviderError(
+                f"{self.kind}: the response body is not JSON",
+                status=response.status_code,
+                request_id=request_id,
+                provider=self.kind,
+            ) from exc
+        if not isinstance(data, Mapping):
+            raise ProviderError(
+                f"{self.kind}: the response body is not a JSON object",
+                status=response.status_code,
+                request_id=request_id,
+                provider=self.kind,
+            )
+        error = data.get("error")
+        if isinstance(error, Mapping) and not data.get("choices"):
+            raise self._stream_error(error, request_id)
+        message = message_from_body(data)
+        return ModelResponse(message=message, request_id=request_id, served_model=message.model)
+
+    def _stream_error(
+        self, error: Mapping[str, Any], request_id: str | None
+    ) -> ProviderStreamError:
+        text = error.get("message")
+        code = error.get("code")
+        return ProviderStreamError(
+            f"{self.kind}: error event in the response: {text if isinstance(text, str) else error}",
+            error=error,
+            vendor_code=code if isinstance(code, str) else None,
+            request_id=request_id,
+            provider=self.kind,
+        )
+
+    async def stream(
+        self, request: ModelRequest, *, signal: CancelSignal
+    ) -> AsyncGenerator[StreamChunk, None]:
+        body = self._body(request, stream=True)
+        response = await self._http.send(
+            self._builder(body, stream=True), signal=signal, stream=True
+        )
+        request_id = header(response.headers, *_REQUEST_ID_HEADERS)
+        reader = ChunkReader()
+        events = read_sse(response)
+        done = False
+        try:
+            while True:
+                event = await next_event(events, signal=signal, provider=self.kind)
+                if event is None:
+                    break
+                data = event.data.strip()
+                if not data:
+                    continue
+                if data == "[DONE]":
+                    done = True
+                    break
+                try:
+                    payload = json.loads(data)
+                except ValueError as exc:
+                    raise ProviderStreamError(
+                        f"{self.kind}: malformed stream chunk: {data[:200]!r}",
+                        request_id=request_id,
+                        provider=self.kind,
+                    ) from exc
+                if not isinstance(payload, Mapping):
+                    continue
+                error = payload.get("error")
+                if event.event == "error" or isinstance(error, Mapping):
+                    raise self._stream_error(
+                        error if isinstance(error, Mapping) else payload, request_id
+                    )
+                for chunk in reader.feed(payload):
+                    yield chunk
+        finally:
+            await close_stream(events, response)
+        if not done and reader.finish_reason is None:
+            raise ProviderConnectionError(
+                f"{self.kind}: the stream ended before the response was complete",
+                request_id=request_id,
+                provider=self.kind,
+            )
+        yield reader.finish()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+class _Factory:
+    """``factory(config) -> OpenAIProvider`` -- the ``agentrig.providers`` entry point."""
+
+    options_model: type[BaseModel] = OpenAIOptions
+    models: tuple[ModelInfo, ...] = MODELS
+
+    def __call__(self, config: ProviderConfig) -> OpenAIProvider:
+        options = OpenAIOptions.model_validate(dict(config.options))
+        for info in MODELS:
+            if config.models.lookup(info.model) is None:
+                config.models.register(info)
+        return OpenAIProvider(
+            options=options,
+            api_key=config.credentials.get("api_key"),
+            http=config.http,
+            models=config.models,
+            instance_id=config.id,
+        )
+
+    def __repr__(self) -> str:
+        return "<agentrig_openai.factory>"
+
+
+factory = _Factory()
+"""The provider factory registered under ``agentrig.providers`` as ``openai``."""

@@ -1,0 +1,526 @@
+"""Chat Completions wire format <-> agentrig's vocabulary.
+
+Pure functions: building the request body, reading a response body, and turning stream
+chunks into :class:`~agentrig.llm.StreamChunk` values.  The streaming and non-streaming paths
+produce equal assistant messages for the same answer: reasoning first, then text (a refusal
+counts as text, see :func:`stop_reason`), then tool calls in index order.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal
+
+from agentrig.llm import (
+    AssistantMessage,
+    CapabilityError,
+    ContentBlock,
+    FileBlock,
+    FinishChunk,
+    ImageBlock,
+    Message,
+    ModelRequest,
+    ProviderStateBlock,
+    ReasoningBlock,
+    ReasoningDelta,
+    ReasoningEffort,
+    StopReason,
+    StreamChunk,
+    SystemMessage,
+    TextBlock,
+    TextDelta,
+    ToolCallBlock,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolMessage,
+    ToolSpec,
+    Usage,
+    UsageChunk,
+    UserMessage,
+)
+from agentrig.tools.schema import (
+    OPENAI,
+    OPENAI_STRICT,
+    Adapted,
+    Adopted,
+    Rejected,
+    describe_with_note,
+    project_schema,
+)
+
+__all__ = [
+    "STOP_REASONS",
+    "ChunkReader",
+    "build_body",
+    "message_from_body",
+    "project_tool_schema",
+    "resolve_effort",
+    "stop_reason",
+    "usage_from",
+]
+
+logger = logging.getLogger("agentrig_openai")
+
+KIND = "openai"
+
+STOP_REASONS: Mapping[str, StopReason] = {
+    "stop": "end",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+}
+"""``finish_reason`` -> :data:`~agentrig.llm.StopReason`; anything else is ``"other"``."""
+
+_EFFORT_ORDER: tuple[ReasoningEffort, ...] = ("none", "minimal", "low", "medium", "high", "max")
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def stop_reason(finish_reason: str | None, *, refused: bool) -> StopReason:
+    """Map ``finish_reason``; a refusal (``message.refusal`` text) ends as ``"refusal"``.
+
+    The refusal text itself is kept as the assistant's text so the reader sees why; the stop
+    reason is what tells it apart from an answer.
+    """
+    if refused and finish_reason in (None, "stop"):
+        return "refusal"
+    if finish_reason is None:
+        return "other"
+    return STOP_REASONS.get(finish_reason, "other")
+
+
+def usage_from(raw: object) -> Usage | None:
+    """The usage triple from a Chat Completions ``usage`` object (``None`` if absent).
+
+    ``prompt_tokens_details.cached_tokens`` is the cache read (a part of the prompt);
+    ``completion_tokens_details.reasoning_tokens`` the reasoning part of the completion; the
+    provider's ``total_tokens`` is kept as given, even when it is not prompt + completion.
+    """
+    if not isinstance(raw, Mapping):
+        return None
+    prompt = _int(raw.get("prompt_tokens"))
+    completion = _int(raw.get("completion_tokens"))
+    if prompt is None and completion is None:
+        return None
+    partial = prompt is None or completion is None
+    prompt = prompt or 0
+    completion = completion or 0
+    prompt_details = raw.get("prompt_tokens_details")
+    completion_details = raw.get("completion_tokens_details")
+    cache_read = cache_write = reasoning = None
+    if isinstance(prompt_details, Mapping):
+        cache_read = _int(prompt_details.get("cached_tokens"))
+        cache_write = _int(prompt_details.get("cache_write_tokens"))
+    if isinstance(completion_details, Mapping):
+        reasoning = _int(completion_details.get("reasoning_tokens"))
+    uncached = None
+    if cache_read is not None:
+        uncached = max(prompt - cache_read - (cache_write or 0), 0)
+    return Usage.of(
+        prompt,
+        completion,
+        total=_int(raw.get("total_tokens")),
+        cache_read=cache_read,
+        cache_write=cache_write,
+        uncached_input=uncached,
+        reasoning=reasoning,
+        partial=partial,
+    )
+
+
+def resolve_effort(
+    requested: ReasoningEffort | None, supported: tuple[ReasoningEffort, ...] | None
+) -> str | None:
+    """The ``reasoning_effort`` value to send, or ``None`` to send nothing.
+
+    Exact when the model supports the level; otherwise clamped down to the highest supported
+    level below it; ``"auto"``, an undeclared or empty table, or nothing below the request
+    leaves the model's own default (nothing is sent).
+    """
+    if requested is None or requested == "auto" or not supported:
+        return None
+    if requested in supported:
+        return requested
+    rank = _EFFORT_ORDER.index(requested)
+    for level in reversed(_EFFORT_ORDER[:rank]):
+        if level in supported:
+            return level
+    return None
+
+
+def project_tool_schema(
+    spec: ToolSpec, *, strict: Literal["auto", "always", "never"], vendor: bool
+) -> tuple[dict[str, Any], bool, str]:
+    """Project a tool for OpenAI: ``(parameters, strict, description)``.
+
+    ``auto`` asks for strict mode only on OpenAI's own endpoint (gateways often reject the
+    flag), only for tools that take arguments, and only when the ``OPENAI_STRICT`` projection
+    adopts the schema unchanged -- an adapted schema (optional properties made nullable,
+    annotations removed) would show the model something other than what the tool declared.
+    ``always`` takes an adapted strict schema too (its note joins the description);
+    ``never`` sends the ``OPENAI`` projection.  A schema no profile can carry raises
+    :class:`CapabilityError` before any network activity.
+    """
+    schema = spec.parameters
+    has_arguments = bool(schema.get("properties"))
+    want_strict = strict == "always" or (strict == "auto" and vendor and has_arguments)
+    if want_strict:
+        strict_result = project_schema(schema, OPENAI_STRICT)
+        if isinstance(strict_result, Adopted):
+            return dict(strict_result.schema), True, spec.description
+        if isinstance(strict_result, Adapted) and strict == "always":
+            return strict_result.schema, True, describe_with_note(spec.description, strict_result)
+        if strict == "always":
+            reason = strict_result.reason if isinstance(strict_result, Rejected) else "refused"
+            raise CapabilityError(
+                f"tool {spec.name!r} cannot be sent in OpenAI strict mode: {reason}",
+                provider=KIND,
+            )
+    result = project_schema(schema, OPENAI)
+    if isinstance(result, Rejected):
+        raise CapabilityError(
+            f"tool {spec.name!r} cannot be sent to OpenAI: {result.reason}", provider=KIND
+        )
+    if isinstance(result, Adapted):
+        return result.schema, False, describe_with_note(spec.description, result)
+    return dict(result.schema), False, spec.description
+
+
+# -- request ---------------------------------------------------------------------------------
+
+
+def _data_url(media_type: str, data: str) -> str:
+    return f"data:{media_type};base64,{data}"
+
+
+def _user_part(block: ContentBlock) -> dict[str, Any] | None:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ImageBlock):
+        if block.url is not None:
+            url = block.url
+        elif block.data is not None:
+            url = _data_url(block.media_type, block.data)
+        else:
+            raise CapabilityError("an image block needs data or url", provider=KIND)
+        return {"type": "image_url", "image_url": {"url": url}}
+    if isinstance(block, FileBlock):
+        if block.data is None:
+            raise CapabilityError(
+                "OpenAI Chat Completions takes files as inline data only (no file URLs)",
+                provider=KIND,
+            )
+        file: dict[str, Any] = {"file_data": _data_url(block.media_type, block.data)}
+        if block.name is not None:
+            file["filename"] = block.name
+        return {"type": "file", "file": file}
+    if isinstance(block, ReasoningBlock | ProviderStateBlock):
+        return None  # never replayed (another provider's state is not ours to send)
+    raise CapabilityError(
+        f"a {type(block).__name__} cannot be sent in a user message", provider=KIND
+    )
+
+
+def _text_only(blocks: Sequence[ContentBlock], where: str) -> str:
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ReasoningBlock | ProviderStateBlock):
+            continue
+        else:
+            raise CapabilityError(
+                f"OpenAI Chat Completions cannot carry a {type(block).__name__} in {where}",
+                provider=KIND,
+            )
+    return "".join(parts)
+
+
+def _messages(
+    messages: Sequence[Message], *, system_role: str, schema_instruction: str | None
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    system_seen = False
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            text = message.text
+            if schema_instruction is not None and not system_seen:
+                text = f"{text}\n\n{schema_instruction}" if text else schema_instruction
+            system_seen = True
+            out.append({"role": system_role, "content": text})
+        elif isinstance(message, UserMessage):
+            parts = [p for p in (_user_part(b) for b in message.content) if p is not None]
+            if all(p["type"] == "text" for p in parts) and len(parts) == 1:
+                out.append({"role": "user", "content": parts[0]["text"]})
+            else:
+                out.append({"role": "user", "content": parts})
+        elif isinstance(message, AssistantMessage):
+            out.append(_assistant(message))
+        elif isinstance(message, ToolMessage):
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message.call_id,
+                    "content": _text_only(message.content, "a tool result"),
+                }
+            )
+    if schema_instruction is not None and not system_seen:
+        out.insert(0, {"role": system_role, "content": schema_instruction})
+    return out
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any]:
+    text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+    calls = [
+        {
+            "id": b.id,
+            "type": "function",
+            "function": {
+                "name": b.name,
+                "arguments": b.raw_arguments
+                if b.raw_arguments is not None
+                else _dumps(b.arguments),
+            },
+        }
+        for b in message.content
+        if isinstance(b, ToolCallBlock)
+    ]
+    out: dict[str, Any] = {"role": "assistant"}
+    if text or not calls:
+        out["content"] = text
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _tool(
+    spec: ToolSpec, *, strict: Literal["auto", "always", "never"], vendor: bool
+) -> dict[str, Any]:
+    parameters, is_strict, description = project_tool_schema(spec, strict=strict, vendor=vendor)
+    function: dict[str, Any] = {
+        "name": spec.name,
+        "description": description,
+        "parameters": parameters,
+    }
+    if is_strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: str) -> str | dict[str, Any]:
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def schema_instruction(name: str, schema: Mapping[str, Any]) -> str:
+    """The system-prompt text that states a response schema (the ``"prompt"`` transport)."""
+    return (
+        f"Reply with a single JSON value named {name!r} that validates against this JSON "
+        f"Schema, and nothing else (no prose, no code fences):\n{_dumps(schema)}"
+    )
+
+
+_RESERVED = frozenset({"model", "messages", "stream", "stream_options"})
+
+
+def build_body(
+    request: ModelRequest,
+    *,
+    stream: bool,
+    effort: str | None,
+    strict: Literal["auto", "always", "never"],
+    vendor: bool,
+    max_tokens_field: str,
+    system_role: str,
+    stream_usage: bool,
+) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``request``.
+
+    ``request.options`` are merged last as extra body fields (except the reserved
+    ``model``/``messages``/``stream``/``stream_options``).
+    """
+    fmt = request.response_format
+    mode = request.structured_output
+    instruction = None
+    if mode == "prompt" and fmt is not None:
+        instruction = schema_instruction(fmt.name, fmt.schema_)
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": _messages(
+            request.messages, system_role=system_role, schema_instruction=instruction
+        ),
+        "stream": stream,
+    }
+    if stream and stream_usage:
+        body["stream_options"] = {"include_usage": True}
+    if request.tools and request.tool_choice != "none":
+        body["tools"] = [_tool(t, strict=strict, vendor=vendor) for t in request.tools]
+    if request.tool_choice is not None and (request.tools or request.tool_choice == "none"):
+        body["tool_choice"] = _tool_choice(request.tool_choice)
+    if request.parallel_tool_calls is not None and request.tools:
+        body["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.max_tokens is not None:
+        body[max_tokens_field] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if mode == "native" and fmt is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": fmt.name, "schema": fmt.schema_, "strict": fmt.strict},
+        }
+    elif mode == "json_mode":
+        body["response_format"] = {"type": "json_object"}
+    if effort is not None:
+        body["reasoning_effort"] = effort
+    for key, value in request.options.items():
+        if key not in _RESERVED:
+            body[key] = value
+    return body
+
+
+# -- response --------------------------------------------------------------------------------
+
+
+def _reasoning_text(message: Mapping[str, Any]) -> str | None:
+    # Compatible servers (vLLM, Groq, DeepSeek, OpenRouter) put displayable reasoning here.
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def message_from_body(body: Mapping[str, Any]) -> AssistantMessage:
+    """The assistant message of a non-streaming Chat Completions response."""
+    choices = body.get("choices")
+    choice: Mapping[str, Any] = {}
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        choice = choices[0]
+    raw_message = choice.get("message")
+    message: Mapping[str, Any] = raw_message if isinstance(raw_message, Mapping) else {}
+    content: list[ContentBlock] = []
+    reasoning = _reasoning_text(message)
+    if reasoning is not None:
+        content.append(ReasoningBlock(text=reasoning))
+    text = message.get("content")
+    refusal = message.get("refusal")
+    refused = isinstance(refusal, str) and bool(refusal)
+    pieces = [p for p in (text, refusal) if isinstance(p, str) and p]
+    if pieces:
+        content.append(TextBlock(text="".join(pieces)))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            if not isinstance(call, Mapping):
+                continue
+            function = call.get("function")
+            function = function if isinstance(function, Mapping) else {}
+            arguments = function.get("arguments")
+            content.append(
+                ToolCallBlock.from_json(
+                    str(call.get("id") or ""),
+                    str(function.get("name") or ""),
+                    arguments if isinstance(arguments, str) else _dumps(arguments or {}),
+                )
+            )
+    finish = choice.get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
+    model = body.get("model")
+    return AssistantMessage(
+        content=tuple(content),
+        stop_reason=stop_reason(finish, refused=refused),
+        provider_stop_reason=finish,
+        model=model if isinstance(model, str) else None,
+        usage=usage_from(body.get("usage")),
+    )
+
+
+class ChunkReader:
+    """Turns ``chat.completion.chunk`` objects into stream chunks, keeping what spans chunks."""
+
+    def __init__(self) -> None:
+        self.finish_reason: str | None = None
+        self.model: str | None = None
+        self.refused = False
+        self.usage: Usage | None = None
+        self._calls: dict[int, tuple[str, str]] = {}
+
+    def feed(self, chunk: Mapping[str, Any]) -> Iterator[StreamChunk]:
+        model = chunk.get("model")
+        if isinstance(model, str) and model:
+            self.model = model
+        choices = chunk.get("choices")
+        if isinstance(choices, list):
+            for choice in choices:
+                if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
+                    yield from self._choice(choice)
+        usage = usage_from(chunk.get("usage"))
+        if usage is not None:
+            self.usage = usage
+            yield UsageChunk(usage=usage)
+
+    def _choice(self, choice: Mapping[str, Any]) -> Iterator[StreamChunk]:
+        delta = choice.get("delta")
+        if isinstance(delta, Mapping):
+            reasoning = _reasoning_text(delta)
+            if reasoning is not None:
+                yield ReasoningDelta(text=reasoning)
+            text = delta.get("content")
+            if isinstance(text, str) and text:
+                yield TextDelta(text=text)
+            refusal = delta.get("refusal")
+            if isinstance(refusal, str) and refusal:
+                self.refused = True
+                yield TextDelta(text=refusal)
+            calls = delta.get("tool_calls")
+            if isinstance(calls, list):
+                for position, call in enumerate(calls):
+                    if isinstance(call, Mapping):
+                        yield from self._call(position, call)
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            self.finish_reason = finish
+
+    def _call(self, position: int, call: Mapping[str, Any]) -> Iterator[StreamChunk]:
+        index = _int(call.get("index"))
+        if index is None:
+            index = position
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        call_id = str(call.get("id") or "")
+        name = str(function.get("name") or "")
+        known = self._calls.get(index)
+        if known is None:
+            self._calls[index] = (call_id, name)
+            yield ToolCallStart(index=index, id=call_id, name=name)
+        elif (call_id and not known[0]) or (name and not known[1]):
+            # a late id or name (some gateways send it after the first fragment)
+            self._calls[index] = (known[0] or call_id, known[1] or name)
+            yield ToolCallStart(index=index, id=known[0] or call_id, name=known[1] or name)
+        arguments = function.get("arguments")
+        if isinstance(arguments, str) and arguments:
+            yield ToolCallDelta(index=index, arguments=arguments)
+        elif isinstance(arguments, Mapping) and arguments:
+            yield ToolCallDelta(index=index, arguments=_dumps(arguments))
+
+    def finish(self) -> FinishChunk:
+        return FinishChunk(
+            stop_reason=stop_reason(self.finish_reason, refused=self.refused),
+            provider_stop_reason=self.finish_reason,
+            model=self.model,
+        )
