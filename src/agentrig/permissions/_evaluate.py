@@ -1,0 +1,204 @@
+"""The one permission order, as a pure function of a call and its context.
+
+Every caller (the interactive loop, a background task, a subagent, a direct invocation)
+goes through :func:`evaluate_permission`; they differ only in the context they pass, so the
+same call can never be decided two ways depending on who made it.  The order:
+
+1. **Denials.**  A call outside the caller's ceiling, or matched by a deny rule, is denied.
+   Nothing later softens this, bypass included.
+2. **Always ask.**  A deny or ask rule that cannot be evaluated, a matching ask rule, a
+   catastrophic removal and a write into a trust-widening location ask in every mode
+   (bypass too); remembered consent never answers them.  In plan mode an ask about a call
+   that is not ``inspect`` becomes a denial, these included.
+3. **Mode by risk class.**  A command call that only runs read-only commands inside the
+   workspace counts as ``inspect``.  ``default`` allows inspect, ``accept-edits`` also
+   modify, ``bypass`` everything left; ``plan`` allows inspect and denies the rest unless an
+   explicit allow rule grants it.  A tool with no declared risk class asks (is denied in plan).
+4. **Allow rules, then remembered consent,** turn a remaining ask into an allow.
+
+The function reads nothing but its arguments, except that paths are canonicalised with
+:func:`os.path.realpath` so a symlink cannot carry a call around a rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agentrig.permissions._match import Direction, match_rule
+from agentrig.permissions._risk import (
+    canonical_root,
+    catastrophic_command,
+    catastrophic_path,
+    is_read_only_command,
+    trust_widening_path,
+)
+from agentrig.permissions._rules import PermissionRule
+from agentrig.permissions._shell import ParsedCommand, split_command
+from agentrig.permissions._types import (
+    MatchOutcome,
+    PermissionCall,
+    PermissionContext,
+    PermissionDecision,
+    ReasonCode,
+    Verdict,
+)
+from agentrig.tools import RiskClass
+
+__all__ = ["evaluate_permission", "withheld_tools"]
+
+
+def _first(
+    rules: Iterable[PermissionRule],
+    call: PermissionCall,
+    root: str,
+    home: str,
+    direction: Direction,
+) -> tuple[PermissionRule | None, PermissionRule | None]:
+    """The first matching rule and the first unevaluable one."""
+    unevaluable: PermissionRule | None = None
+    for rule in rules:
+        outcome: MatchOutcome = match_rule(rule, call, root=root, home=home, direction=direction)
+        if outcome == "match":
+            return rule, unevaluable
+        if outcome == "unevaluable" and unevaluable is None:
+            unevaluable = rule
+    return None, unevaluable
+
+
+def _parsed_command(call: PermissionCall) -> ParsedCommand | None:
+    arg = call.tool.arg
+    if arg is None or arg.kind != "command":
+        return None
+    value = call.arguments.get(arg.key)
+    if isinstance(value, str):
+        return split_command(value)
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+        return split_command([str(v) for v in value])
+    return None
+
+
+def _always_ask_case(
+    call: PermissionCall, ctx: PermissionContext, root: str, parsed: ParsedCommand | None
+) -> tuple[ReasonCode, str] | None:
+    arg = call.tool.arg
+    if arg is None:
+        return None
+    home = ctx.home
+    if parsed is not None and catastrophic_command(parsed, root=root, home=home):
+        return "catastrophic-removal", "the command removes the root, home or workspace"
+    if arg.kind != "path" or call.tool.risk == "inspect":
+        return None
+    value = call.arguments.get(arg.key)
+    values = [value] if isinstance(value, str) else value if isinstance(value, list) else None
+    if values is None or not all(isinstance(v, str) for v in values):
+        return "trust-widening-write", (
+            f"argument {arg.key!r} cannot be read, so a write into a trust-widening "
+            "location cannot be ruled out"
+        )
+    for item in values:
+        assert isinstance(item, str)
+        if catastrophic_path(item, root=root, home=home):
+            return "catastrophic-removal", f"{item!r} is the root, home, workspace or above"
+        if trust_widening_path(item, root=root, home=home, patterns=ctx.trust_paths):
+            return "trust-widening-write", f"{item!r} is a trust-widening location"
+    return None
+
+
+def _decision(
+    verdict: Verdict,
+    reason: ReasonCode,
+    call: PermissionCall,
+    rule: PermissionRule | None = None,
+    message: str = "",
+    *,
+    always_ask: bool = False,
+) -> PermissionDecision:
+    return PermissionDecision(verdict, reason, call, rule, message, always_ask)
+
+
+def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> PermissionDecision:
+    """Decide one call: ``allow``, ``deny`` or ``ask``, with a reason code and the deciding rule."""
+    root = canonical_root(ctx.workspace_root)
+    home = ctx.home
+
+    # 1. the ceiling and deny rules: nothing later softens a denial
+    if ctx.ceiling is not None:
+        granted, _ = _first(ctx.ceiling, call, root, home, "grant")
+        if granted is None:
+            return _decision(
+                "deny", "outside-ceiling", call, None, "the call is outside the caller's ceiling"
+            )
+    denied, unevaluable_deny = _first(ctx.rules.deny, call, root, home, "restrict")
+    if denied is not None:
+        return _decision("deny", "deny-rule", call, denied, f"denied by {denied.text!r}")
+
+    # 2. the cases that always reach a person
+    parsed = _parsed_command(call)
+    read_only = parsed is not None and is_read_only_command(parsed, root=root, home=home)
+    risk: RiskClass | None = "inspect" if read_only else call.tool.risk
+    asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict")
+    always: tuple[ReasonCode, PermissionRule | None, str] | None = None
+    if unevaluable_deny is not None:
+        always = ("unevaluable-rule", unevaluable_deny, "a deny rule cannot be evaluated")
+    elif asked is not None:
+        always = ("ask-rule", asked, f"asked by {asked.text!r}")
+    elif unevaluable_ask is not None:
+        always = ("unevaluable-rule", unevaluable_ask, "an ask rule cannot be evaluated")
+    else:
+        case = _always_ask_case(call, ctx, root, parsed)
+        if case is not None:
+            always = (case[0], None, case[1])
+    if always is not None:
+        reason, rule, message = always
+        if ctx.mode == "plan" and risk != "inspect":
+            return _decision("deny", "plan-mode", call, rule, f"plan mode: {message}")
+        return _decision("ask", reason, call, rule, message, always_ask=True)
+
+    # 3. the mode, by risk class; 4. allow rules and remembered consent answer what is left
+    allowed, _ = _first(ctx.rules.allow, call, root, home, "grant")
+    if risk == "inspect" and ctx.mode != "bypass":
+        why: ReasonCode = "read-only-command" if read_only else "mode-allows"
+        return _decision("allow", why, call, None, f"{ctx.mode} mode allows inspect calls")
+    if ctx.mode == "bypass":
+        return _decision("allow", "bypass", call, None, "bypass mode")
+    if ctx.mode == "plan":
+        if allowed is not None:
+            return _decision("allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}")
+        if risk is None:
+            return _decision(
+                "deny", "plan-undeclared-risk", call, None, "plan mode refuses undeclared risk"
+            )
+        return _decision("deny", "plan-mode", call, None, f"plan mode refuses {risk} calls")
+    if ctx.mode == "accept-edits" and risk == "modify":
+        return _decision("allow", "mode-allows", call, None, "accept-edits mode allows modify")
+    if allowed is not None:
+        return _decision("allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}")
+    remembered, _ = _first(ctx.remembered, call, root, home, "grant")
+    if remembered is not None:
+        return _decision(
+            "allow", "remembered-consent", call, remembered, f"remembered {remembered.text!r}"
+        )
+    if risk is None:
+        return _decision("ask", "undeclared-risk", call, None, "the tool declares no risk class")
+    return _decision(
+        "ask", "mode-requires-approval", call, None, f"{ctx.mode} mode asks before {risk} calls"
+    )
+
+
+def withheld_tools(tool_ids: Iterable[str], ctx: PermissionContext) -> tuple[str, ...]:
+    """The tools to withhold from the model: denied outright by a rule or outside the ceiling.
+
+    A tool is denied outright by a deny rule covering every call (``Tool``, ``Tool(*)``,
+    ``mcp__srv__*``...), and is outside the ceiling when no ceiling rule names it at all.
+    """
+    out: list[str] = []
+    for tool_id in tool_ids:
+        denied = any(
+            r.matches_every_call and r.names_tool(tool_id, loose=True) for r in ctx.rules.deny
+        )
+        outside = ctx.ceiling is not None and not any(
+            r.names_tool(tool_id, loose=False) for r in ctx.ceiling
+        )
+        if denied or outside:
+            out.append(tool_id)
+    return tuple(out)

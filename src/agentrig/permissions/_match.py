@@ -1,0 +1,356 @@
+"""Match a rule's pattern against a call's argument, read in the argument's declared kind.
+
+One glob syntax cannot serve every kind: a wildcard over a whole URL string also spans its
+scheme and host, and a substring over a command line says nothing about what runs.  So each
+kind has its own reading (paths, URLs, commands, text) and every reading answers with three
+values: ``match``, ``no-match`` or ``unevaluable`` (the pattern or the argument cannot be
+judged in that kind).
+
+Every matcher takes a *direction*.  ``restrict`` is how deny and ask rules read a call: every
+ambiguity is resolved toward a match (paths compare case-insensitively, a URL pattern
+without a port covers every port, ``sudo git push`` is also ``git push``).  ``grant`` is how
+allow rules, ceilings and remembered consent read it: ambiguity never grants (exact case,
+default port only, the command exactly as written).
+
+The only I/O here is :func:`os.path.realpath`, which canonicalises paths so a symlink cannot
+carry a call around a rule.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from agentrig.permissions._rules import MATCH_ALL_SPECIFIERS, PermissionRule
+from agentrig.permissions._shell import Candidate, ParsedCommand, split_command
+from agentrig.permissions._types import MatchOutcome, PermissionCall
+from agentrig.permissions._urls import match_url
+
+__all__ = [
+    "Direction",
+    "canonical_path",
+    "match_command",
+    "match_path",
+    "match_rule",
+    "match_text",
+    "match_url",
+]
+
+Direction = Literal["restrict", "grant"]
+_Tri = Literal["yes", "no", "maybe"]
+_EXPANDING = frozenset("$`{~")
+_GLOBBING = frozenset("*?[")
+
+
+def match_rule(
+    rule: PermissionRule,
+    call: PermissionCall,
+    *,
+    root: str,
+    home: str,
+    direction: Direction,
+) -> MatchOutcome:
+    """Whether ``rule`` covers ``call``; ``root`` must already be canonical."""
+    if not rule.names_tool(call.tool_id, loose=direction == "restrict"):
+        return "no-match"
+    if rule.matches_every_call:
+        return "match"
+    assert rule.specifier is not None
+    arg = call.tool.arg
+    parameter = rule.parameter(call.tool)
+    if parameter is not None:
+        name, pattern = parameter
+        if direction == "grant":
+            return "no-match"  # parameter rules never grant (see _rules)
+        if arg is not None and name == arg.key:
+            return "unevaluable"  # read by kind, not as text: ask rather than guess
+        if name not in call.arguments:
+            return "no-match"
+        text = _scalar_text(call.arguments[name])
+        return "unevaluable" if text is None else match_text(pattern, text, direction=direction)
+    if arg is None or arg.key not in call.arguments:
+        return "unevaluable"
+    value = call.arguments[arg.key]
+    if arg.kind == "command":
+        return match_command(rule.specifier, value, direction=direction)
+    values = _string_values(value)
+    if values is None:
+        return "unevaluable"
+    matcher: Callable[[str], MatchOutcome]
+    if arg.kind == "path":
+
+        def matcher(v: str) -> MatchOutcome:
+            return match_path(rule.specifier or "", v, root=root, home=home, direction=direction)
+
+    elif arg.kind == "url":
+
+        def matcher(v: str) -> MatchOutcome:
+            return match_url(rule.specifier or "", v, direction=direction)
+
+    else:
+
+        def matcher(v: str) -> MatchOutcome:
+            return match_text(rule.specifier or "", v, direction=direction)
+
+    return _combine([matcher(v) for v in values], direction)
+
+
+def _combine(outcomes: list[MatchOutcome], direction: Direction) -> MatchOutcome:
+    # a restricting rule hits when any value hits; a grant needs every value granted
+    if not outcomes:
+        return "unevaluable"
+    if direction == "restrict":
+        if "match" in outcomes:
+            return "match"
+        return "unevaluable" if "unevaluable" in outcomes else "no-match"
+    if all(o == "match" for o in outcomes):
+        return "match"
+    return "unevaluable" if "unevaluable" in outcomes else "no-match"
+
+
+def _string_values(value: object) -> list[str] | None:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return [str(v) for v in value]
+    return None
+
+
+def _scalar_text(value: object) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None
+
+
+# --- text ------------------------------------------------------------------------------
+
+
+def match_text(pattern: str, value: str, *, direction: Direction = "grant") -> MatchOutcome:
+    """Glob over the whole text: ``*`` is any run of characters, ``?`` any one character."""
+    if pattern in MATCH_ALL_SPECIFIERS:
+        return "match"
+    flags = re.DOTALL | (re.IGNORECASE if direction == "restrict" else 0)
+    regex = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
+    return "match" if re.fullmatch(regex, value, flags) else "no-match"
+
+
+# --- paths -----------------------------------------------------------------------------
+
+
+def canonical_path(value: str, *, root: str, home: str) -> str | None:
+    """The absolute, symlink-free path a tool argument names, or None when it cannot be told.
+
+    Relative paths are read against the workspace root and ``~``/``~/`` against ``home``;
+    ``~user`` forms and NUL bytes are refused.
+    """
+    if "\x00" in value or not value:
+        return None
+    if value == "~" or value.startswith("~/"):
+        value = home + value[1:]
+    elif value.startswith("~"):
+        return None
+    try:
+        return os.path.realpath(os.path.join(root, value))
+    except (OSError, ValueError):
+        return None
+
+
+def _pattern_regex(pattern: str, *, root: str, home: str, loose: bool) -> re.Pattern[str] | None:
+    if pattern.startswith("/"):
+        base, rest = "/", pattern.lstrip("/")
+    elif pattern == "~" or pattern.startswith("~/"):
+        base, rest = home, pattern[2:]
+    elif pattern.startswith("~"):
+        return None
+    else:
+        base, rest = root, pattern[2:] if pattern.startswith("./") else pattern
+        if "/" not in rest.rstrip("/"):
+            rest = "**/" + rest  # a bare name matches at any depth, as in .gitignore
+    if rest.endswith("/"):
+        rest += "**"
+    segments = [s for s in rest.split("/") if s not in ("", ".")]
+    literal: list[str] = []
+    while segments and not any(ch in _GLOBBING for ch in segments[0]):
+        literal.append(segments.pop(0))
+    if ".." in segments:
+        return None
+    try:
+        prefix = os.path.realpath(os.path.join(base, *literal))
+    except (OSError, ValueError):
+        return None
+    parts = [re.escape("/" + p) for p in prefix.split("/") if p]
+    for segment in segments:
+        if segment == "**":
+            parts.append("(?:/[^/]+)*")
+        else:
+            body = "".join(
+                "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch) for ch in segment
+            )
+            parts.append("/" + body)
+    return re.compile("".join(parts), re.IGNORECASE if loose else 0)
+
+
+def match_path(
+    pattern: str, value: str, *, root: str, home: str, direction: Direction = "grant"
+) -> MatchOutcome:
+    """Glob ``pattern`` (``*`` in a segment, ``**`` across segments) over the canonical path.
+
+    ``/abs`` and ``//abs`` are absolute, ``~/x`` is under the home directory, anything else
+    (``./x``, ``x/y``) is under the workspace root; a bare name (``*.env``) matches at any
+    depth below the root; a trailing ``/`` covers everything below.
+    """
+    if pattern in MATCH_ALL_SPECIFIERS:
+        return "match"
+    regex = _pattern_regex(pattern, root=root, home=home, loose=direction == "restrict")
+    path = canonical_path(value, root=root, home=home)
+    if regex is None or path is None:
+        return "unevaluable"
+    return "match" if regex.fullmatch("" if path == "/" else path) else "no-match"
+
+
+# --- commands --------------------------------------------------------------------------
+
+
+def _command_pattern(pattern: str) -> tuple[tuple[str, ...], bool] | None:
+    prefix = False
+    body = pattern.strip()
+    if body.endswith(":*"):
+        prefix, body = True, body[:-2]
+    try:
+        tokens = tuple(shlex.split(body))
+    except ValueError:
+        return None
+    if any(t and all(ch in "();<>|&" for ch in t) for t in tokens):
+        return None  # a compound pattern cannot be compared segment by segment
+    if tokens and tokens[-1] == "*":
+        prefix, tokens = True, tokens[:-1]
+    if not tokens and not prefix:
+        return None
+    return tokens, prefix
+
+
+def _token(pattern: str, word: str, restrict: bool) -> _Tri:
+    if pattern == word or ("*" in pattern and fnmatchcase(word, pattern)):
+        return "yes"
+    if restrict:
+        if any(ch in _EXPANDING for ch in word):
+            return "maybe"
+        if any(ch in _GLOBBING for ch in word) and ("*" in pattern or fnmatchcase(pattern, word)):
+            return "maybe"
+    return "no"
+
+
+def _sequence(pattern: tuple[str, ...], candidate: Candidate, prefix: bool, restrict: bool) -> _Tri:
+    argv = candidate.argv
+
+    def walk(i: int, j: int) -> _Tri:
+        if i == len(pattern):
+            return "yes" if prefix or j == len(argv) else "no"
+        if pattern[i] == "*":
+            found = [walk(i + 1, k) for k in range(j, len(argv) + 1)]
+            return "yes" if "yes" in found else "maybe" if "maybe" in found else "no"
+        if j == len(argv):
+            return "maybe" if candidate.open_ended and restrict else "no"
+        head = _token(pattern[i], argv[j], restrict)
+        if head == "no":
+            return "no"
+        tail = walk(i + 1, j + 1)
+        return tail if head == "yes" else ("maybe" if tail != "no" else "no")
+
+    return walk(0, 0)
+
+
+_LONG_TO_SHORT: dict[str, dict[str, str]] = {
+    "rm": {"--recursive": "r", "--force": "f", "--dir": "d"},
+}
+
+
+_SHORT_ALIASES: dict[str, dict[str, str]] = {"rm": {"R": "r"}, "cp": {"R": "r"}}
+
+
+def _option_set(command: str, options: list[str]) -> frozenset[str]:
+    out: set[str] = set()
+    aliases = _LONG_TO_SHORT.get(command, {})
+    letters = _SHORT_ALIASES.get(command, {})
+    for option in options:
+        if option.startswith("--"):
+            name = option.split("=", 1)[0]
+            out.add(aliases.get(name, name))
+        else:
+            out.update(letters.get(ch, ch) for ch in option[1:])
+    return frozenset(out)
+
+
+def loose_prefix(pattern: tuple[str, ...], argv: tuple[str, ...]) -> bool:
+    """Prefix match that ignores where options stand and how short flags are spelled.
+
+    ``rm -rf`` covers ``rm -fr x``, ``rm -r -f x`` and ``rm --recursive --force x``;
+    ``git reset --hard`` covers ``git reset HEAD --hard``.  Words (non-options) must still
+    start the argv in order.  Only restricting reads use it: it can only widen a match.
+    """
+    words = [t for t in pattern if not t.startswith("-")]
+    if not words or not argv:
+        return False
+    seen = [w for w in argv if not w.startswith("-") or w == "-"]
+    if seen[: len(words)] != words:
+        return False
+    wanted = _option_set(words[0], [t for t in pattern if t.startswith("-") and t != "-"])
+    have = _option_set(argv[0], [w for w in argv if w.startswith("-") and w != "-"])
+    return wanted <= have
+
+
+def match_command(
+    pattern: str,
+    value: object,
+    *,
+    direction: Direction = "grant",
+    parsed: ParsedCommand | None = None,
+) -> MatchOutcome:
+    """Match a command pattern (``git push:*``, ``git push *`` or exact) segment by segment.
+
+    Restricting: a hit in any segment (or any unwrapped form of it) matches; otherwise a
+    reading that is not conclusive is ``unevaluable``.  Granting: the reading must be
+    conclusive and every segment, exactly as written and without leading assignments, must
+    match.
+    """
+    if pattern.strip() in MATCH_ALL_SPECIFIERS:
+        return "match"
+    if parsed is None:
+        if isinstance(value, str):
+            parsed = split_command(value)
+        elif isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+            parsed = split_command([str(v) for v in value])
+        else:
+            return "unevaluable"
+    compiled = _command_pattern(pattern)
+    if compiled is None:
+        return "unevaluable"
+    tokens, prefix = compiled
+    if direction == "restrict":
+        seen_maybe = False
+        for segment in parsed.segments:
+            for candidate in segment.candidates:
+                hit = _sequence(tokens, candidate, prefix, restrict=True)
+                if hit == "yes" or (
+                    prefix and "*" not in "".join(tokens) and loose_prefix(tokens, candidate.argv)
+                ):
+                    return "match"
+                seen_maybe = seen_maybe or hit == "maybe"
+        return "unevaluable" if seen_maybe or not parsed.conclusive else "no-match"
+    if not parsed.conclusive:
+        return "unevaluable"
+    ran = [s for s in parsed.segments if s.argv or s.assignments]
+    if not ran:
+        return "no-match"
+    for segment in ran:
+        if segment.assignments or not segment.argv:
+            return "no-match"
+        if _sequence(tokens, Candidate(segment.argv), prefix, restrict=False) != "yes":
+            return "no-match"
+    return "match"

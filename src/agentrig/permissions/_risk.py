@@ -1,0 +1,247 @@
+"""Judgements about a call's effect, made from its declared argument alone.
+
+Three questions the evaluator asks besides "which rule matches":
+
+* does a command tool's call only run built-in read-only commands inside the workspace
+  (then it is decided as ``inspect``, so looking around never prompts);
+* is it a removal whose loss would be catastrophic (it always asks);
+* is it a write into a location that widens what later turns, child sessions or the user's
+  shell trust (it always asks).
+
+Only what the declared argument shows is judged: a shell command that writes into a
+trust-widening location is the path-containment seam's concern, not this gate's.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+
+from agentrig.permissions._match import canonical_path, match_path
+from agentrig.permissions._shell import ParsedCommand
+
+__all__ = [
+    "DEFAULT_TRUST_WIDENING_PATHS",
+    "READ_ONLY_COMMANDS",
+    "READ_ONLY_GIT_SUBCOMMANDS",
+    "catastrophic_command",
+    "catastrophic_path",
+    "is_read_only_command",
+    "trust_widening_path",
+]
+
+READ_ONLY_COMMANDS: frozenset[str] = frozenset(
+    {
+        "ls",
+        "cat",
+        "pwd",
+        "grep",
+        "egrep",
+        "fgrep",
+        "head",
+        "tail",
+        "wc",
+        "echo",
+        "true",
+        "false",
+        "stat",
+        "du",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "which",
+        "whoami",
+        "id",
+        "uname",
+        "cut",
+        "nl",
+    }
+)
+"""Commands decided as ``inspect`` when every word they name stays inside the workspace."""
+
+READ_ONLY_GIT_SUBCOMMANDS: frozenset[str] = frozenset(
+    {"status", "log", "diff", "show", "blame", "ls-files", "rev-parse"}
+)
+"""``git`` subcommands decided as ``inspect`` (with no global options before them)."""
+
+_FORBIDDEN_OPTIONS = ("--output", "--files0-from", "--ext-diff", "--pre")
+_PLAIN_OPTION = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]*")
+_VALUED_OPTION = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*=(.*)", re.DOTALL)
+_OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+DEFAULT_TRUST_WIDENING_PATHS: tuple[str, ...] = (
+    # the workspace's own trust: version control, agentrig and editor/agent configuration
+    "**/.git/**",
+    ".agentrig/",
+    "agentrig.toml",
+    ".envrc",
+    ".githooks/",
+    ".husky/",
+    ".pre-commit-config.yaml",
+    ".vscode/",
+    ".idea/",
+    ".claude/",
+    # the user's shell, login and tool configuration
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.bash_login",
+    "~/.bash_logout",
+    "~/.profile",
+    "~/.zshrc",
+    "~/.zshenv",
+    "~/.zprofile",
+    "~/.zlogin",
+    "~/.config/fish/",
+    "~/.ssh/",
+    "~/.gitconfig",
+    "~/.config/git/",
+    "~/.agentrig/",
+    "~/.config/agentrig/",
+    "~/.local/bin/",
+    "~/.npmrc",
+    "~/.config/autostart/",
+    "~/.config/systemd/",
+    "~/Library/LaunchAgents/",
+    # machine-wide configuration
+    "/etc/",
+)
+"""Path patterns (in the rule grammar) a write into which always asks."""
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _word_inside(word: str, root: str, home: str) -> bool:
+    if any(ch in word for ch in "$`"):
+        return False
+    path = canonical_path(word, root=root, home=home)
+    return path is not None and _inside(path, root)
+
+
+def is_read_only_command(parsed: ParsedCommand, *, root: str, home: str) -> bool:
+    """Whether every segment runs a listed read-only command naming only workspace paths."""
+    if not parsed.conclusive:
+        return False
+    ran = [s for s in parsed.segments if s.argv or s.assignments or s.redirects]
+    if not ran:
+        return False
+    for segment in ran:
+        argv = segment.argv
+        if segment.assignments or not argv:
+            return False
+        if argv[0] == "git":
+            if len(argv) < 2 or argv[1] not in READ_ONLY_GIT_SUBCOMMANDS:
+                return False
+            words = argv[2:]
+        elif argv[0] in READ_ONLY_COMMANDS:
+            words = argv[1:]
+        else:
+            return False
+        for word in words:
+            if word.startswith(_FORBIDDEN_OPTIONS):
+                return False
+            if word.startswith("-") and word != "-":
+                valued = _VALUED_OPTION.fullmatch(word)
+                if valued is not None:
+                    if valued.group(1) and not _word_inside(valued.group(1), root, home):
+                        return False
+                elif _PLAIN_OPTION.fullmatch(word) is None:
+                    return False
+            elif word != "-" and not _word_inside(word, root, home):
+                return False
+        for op, target in segment.redirects:
+            if op in _OUTPUT_REDIRECTS:
+                if target != "/dev/null":
+                    return False
+            elif op in (">&", "<&"):
+                if not (target.isdigit() or target == "-"):
+                    return False
+            elif op == "<" and not _word_inside(target, root, home):
+                return False
+    return True
+
+
+def _protected(root: str, home: str) -> set[str]:
+    protected = {"/", root, home}
+    for base in (root, home):
+        current = base
+        while current not in ("/", ""):
+            current = posixpath.dirname(current)
+            protected.add(current)
+    return protected
+
+
+def _top_level(path: str) -> bool:
+    return path.count("/") == 1
+
+
+def catastrophic_path(value: str, *, root: str, home: str) -> bool:
+    """Whether a change aimed at ``value`` would hit ``/``, home, the workspace or an ancestor."""
+    path = canonical_path(value, root=root, home=home)
+    if path is None:
+        return False
+    return path in _protected(root, home) or _top_level(path)
+
+
+def _catastrophic_target(word: str, root: str, home: str, protected: set[str]) -> bool:
+    if any(ch in word for ch in "$`{"):
+        return True  # decided at run time: it could be any of them
+    head, _, last = word.rstrip("/").rpartition("/") if "/" in word else ("", "", word)
+    if any(ch in last for ch in "*?[") and set(last) <= set("*.?"):
+        parent = canonical_path(
+            head or (word[:1] if word.startswith("/") else "."), root=root, home=home
+        )
+        return parent is not None and parent in protected
+    path = canonical_path(word, root=root, home=home)
+    return path is not None and (path in protected or _top_level(path))
+
+
+def catastrophic_command(parsed: ParsedCommand, *, root: str, home: str) -> bool:
+    """Whether any segment recursively removes ``/``, home, the workspace or an ancestor.
+
+    Covers ``rm`` with ``-r``/``-R``/``--recursive`` (any spelling the splitter unwraps) and
+    ``find ... -delete``; a target that is expanded at run time counts as catastrophic.
+    """
+    protected = _protected(root, home)
+    for segment in parsed.segments:
+        for candidate in segment.candidates:
+            argv = candidate.argv
+            if argv and argv[0] == "rm":
+                recursive, targets, options_done = False, [], False
+                for word in argv[1:]:
+                    if not options_done and word == "--":
+                        options_done = True
+                    elif not options_done and word.startswith("--"):
+                        recursive = recursive or word in ("--recursive", "--no-preserve-root")
+                    elif not options_done and word.startswith("-") and len(word) > 1:
+                        recursive = recursive or "r" in word or "R" in word
+                    else:
+                        targets.append(word)
+                if recursive and any(
+                    _catastrophic_target(t, root, home, protected) for t in targets
+                ):
+                    return True
+            if argv and argv[0] == "find" and "-delete" in argv:
+                starts = [w for w in argv[1:] if not w.startswith(("-", "(", "!"))][:1]
+                if any(_catastrophic_target(t, root, home, protected) for t in starts or ["."]):
+                    return True
+    return False
+
+
+def trust_widening_path(
+    value: str, *, root: str, home: str, patterns: tuple[str, ...] | None
+) -> bool:
+    """Whether a write to ``value`` lands in one of the trust-widening locations."""
+    listed = DEFAULT_TRUST_WIDENING_PATHS if patterns is None else patterns
+    for pattern in listed:
+        if match_path(pattern, value, root=root, home=home, direction="restrict") != "no-match":
+            return True
+    return False
+
+
+def canonical_root(root: str) -> str:
+    """The workspace root with symlinks resolved (the only I/O the evaluator performs)."""
+    return os.path.realpath(root)

@@ -1,0 +1,157 @@
+"""The values the permission evaluator reads and returns.
+
+They live apart from the evaluator so the rule parser, the matchers, the approval step and
+the action blockers can share them without importing each other.  Every value is frozen:
+a decision is a fact about one call in one context, and nothing downstream may edit it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from agentrig.errors import AgentrigError, Category
+from agentrig.tools import PermissionArg, RiskClass
+
+if TYPE_CHECKING:
+    from agentrig.permissions._rules import PermissionRule, PermissionRules
+
+__all__ = [
+    "ArgKind",
+    "Mode",
+    "MatchOutcome",
+    "PermissionCall",
+    "PermissionContext",
+    "PermissionDecision",
+    "PermissionRuleError",
+    "ReasonCode",
+    "RuleList",
+    "ToolPermissions",
+    "Verdict",
+]
+
+ArgKind = Literal["path", "url", "command", "text"]
+Mode = Literal["default", "plan", "accept-edits", "bypass"]
+Verdict = Literal["allow", "deny", "ask"]
+RuleList = Literal["allow", "deny", "ask", "ceiling", "remembered"]
+MatchOutcome = Literal["match", "no-match", "unevaluable"]
+"""A pattern either matched, did not match, or could not be judged in its kind.
+
+``unevaluable`` is kept apart from ``no-match`` on purpose: a deny rule that cannot be
+judged must stop the call for a person, while a plain non-match lets it through.
+"""
+
+ReasonCode = Literal[
+    # denials
+    "outside-ceiling",
+    "deny-rule",
+    "plan-mode",
+    "plan-undeclared-risk",
+    # always-ask cases
+    "unevaluable-rule",
+    "ask-rule",
+    "catastrophic-removal",
+    "trust-widening-write",
+    # asks left by the mode
+    "mode-requires-approval",
+    "undeclared-risk",
+    # approvals
+    "mode-allows",
+    "read-only-command",
+    "bypass",
+    "allow-rule",
+    "remembered-consent",
+]
+
+
+class PermissionRuleError(AgentrigError, ValueError):
+    """A permission rule string is malformed or not allowed in the list it was given for.
+
+    ``rule`` is the text as written, ``list_name`` the list it came from (``allow``,
+    ``deny``, ``ask``, ``ceiling`` or ``remembered``) and ``reason`` what is wrong with it.
+    """
+
+    code = "permissions.invalid_rule"
+    category: Category = "user"
+
+    def __init__(self, rule: str, list_name: str, reason: str) -> None:
+        super().__init__(f"permission rule {rule!r} in the {list_name} list: {reason}")
+        self.rule = rule
+        self.list_name = list_name
+        self.reason = reason
+
+
+@attrs.frozen(slots=True)
+class ToolPermissions:
+    """What the evaluator needs to know about a tool, as its own package declared it.
+
+    ``parameters`` names every declared input parameter; it decides whether ``name:`` at the
+    start of a rule pattern is a parameter rule (``Tool(name:pattern)``) or part of a
+    pattern over the permission argument.
+    """
+
+    tool_id: str
+    risk: RiskClass | None = None
+    arg: PermissionArg | None = None
+    parameters: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+
+
+@attrs.frozen(slots=True, eq=False)
+class PermissionCall:
+    """One invocation to decide: the tool's declaration and the arguments it was called with."""
+
+    tool: ToolPermissions
+    arguments: Mapping[str, object] = attrs.field(factory=dict)
+
+    @property
+    def tool_id(self) -> str:
+        return self.tool.tool_id
+
+
+def _default_home() -> str:
+    return os.path.expanduser("~")
+
+
+@attrs.frozen(slots=True)
+class PermissionContext:
+    """Everything a caller contributes to a decision; the order itself is not configurable.
+
+    ``ceiling`` is an allow-set the caller imposes (a background task, a subagent): a call no
+    ceiling rule grants is denied outright.  ``None`` means no ceiling.  ``remembered`` holds
+    the allow rules a person granted earlier ("allow and remember").  ``trust_paths`` lists
+    the path patterns a write into which always asks (see ``DEFAULT_TRUST_WIDENING_PATHS``).
+    ``home`` is taken from the environment when the context is built, never while
+    evaluating.
+    """
+
+    workspace_root: str
+    rules: PermissionRules
+    mode: Mode = "default"
+    ceiling: tuple[PermissionRule, ...] | None = None
+    remembered: tuple[PermissionRule, ...] = ()
+    home: str = attrs.field(factory=_default_home)
+    trust_paths: tuple[str, ...] | None = None
+
+
+@attrs.frozen(slots=True)
+class PermissionDecision:
+    """The evaluator's answer: ``allow``, ``deny`` or ``ask``, why, and which rule decided.
+
+    ``always_ask`` marks the cases that reach a person every time (an unevaluable rule, an
+    ask rule, a catastrophic removal, a trust-widening write): remembered consent must not be
+    recorded for them.
+    """
+
+    verdict: Verdict
+    reason: ReasonCode
+    call: PermissionCall
+    rule: PermissionRule | None = None
+    message: str = ""
+    always_ask: bool = False
+
+    @property
+    def allowed(self) -> bool:
+        return self.verdict == "allow"

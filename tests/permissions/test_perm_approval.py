@@ -1,0 +1,154 @@
+"""Resolving asks through an approver, remembered consent and the always-ask cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+from perm_support import BASH, EDIT, WRITE, context
+
+from agentrig.permissions import (
+    Approval,
+    ConsentMemory,
+    PermissionCall,
+    PermissionDecision,
+    PermissionRuleError,
+    evaluate_permission,
+    parse_rules,
+    resolve,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def _ask(tmp_path: Path, **kwargs: object) -> PermissionDecision:
+    ctx = context(tmp_path, **kwargs)  # type: ignore[arg-type]
+    return evaluate_permission(PermissionCall(EDIT, {"path": "src/a.py"}), ctx)
+
+
+async def test_no_approver_denies(tmp_path: Path) -> None:
+    decision = _ask(tmp_path)
+    assert decision.verdict == "ask"
+    resolution = await resolve(decision, None)
+    assert (resolution.verdict, resolution.reason) == ("deny", "no-approver")
+
+
+async def test_non_ask_decisions_pass_through(tmp_path: Path) -> None:
+    decision = _ask(tmp_path, mode="accept-edits")
+
+    async def never(_: PermissionDecision) -> object:
+        raise AssertionError("an allow must not reach the approver")
+
+    resolution = await resolve(decision, never)
+    assert (resolution.verdict, resolution.reason) == ("allow", "decided")
+
+
+@pytest.mark.parametrize("answer", [True, "allow", 1, None, {"verdict": "allow"}, "yes"])
+async def test_anything_but_an_approval_denies(tmp_path: Path, answer: object) -> None:
+    async def sloppy(_: PermissionDecision) -> object:
+        return answer
+
+    resolution = await resolve(_ask(tmp_path), sloppy)
+    assert (resolution.verdict, resolution.reason) == ("deny", "approver-invalid")
+
+
+async def test_explicit_answers(tmp_path: Path) -> None:
+    async def yes(_: PermissionDecision) -> object:
+        return Approval.allow("fine")
+
+    async def no(_: PermissionDecision) -> object:
+        return Approval.deny("nope")
+
+    assert (await resolve(_ask(tmp_path), yes)).reason == "approver-allowed"
+    denied = await resolve(_ask(tmp_path), no)
+    assert (denied.verdict, denied.reason, denied.message) == ("deny", "approver-denied", "nope")
+
+
+async def test_failing_approver_denies_and_keeps_the_error(tmp_path: Path) -> None:
+    async def broken(_: PermissionDecision) -> object:
+        raise RuntimeError("ui crashed")
+
+    resolution = await resolve(_ask(tmp_path), broken)
+    assert (resolution.verdict, resolution.reason) == ("deny", "approver-failed")
+    assert isinstance(resolution.error, RuntimeError)
+
+
+async def test_allow_and_remember_answers_the_next_call(tmp_path: Path) -> None:
+    memory = ConsentMemory()
+
+    async def remember(_: PermissionDecision) -> object:
+        return Approval.allow_and_remember("Edit(src/**)")
+
+    first = await resolve(_ask(tmp_path), remember, memory=memory)
+    assert first.allowed
+    assert [r.text for r in memory.rules] == ["Edit(src/**)"]
+    ctx = memory.apply(context(tmp_path))
+    again = evaluate_permission(PermissionCall(EDIT, {"path": "src/b.py"}), ctx)
+    assert (again.verdict, again.reason) == ("allow", "remembered-consent")
+
+
+def test_remembered_rules_use_the_allow_grammar() -> None:
+    with pytest.raises(PermissionRuleError, match="remembered"):
+        Approval.allow_and_remember("*")
+    with pytest.raises(PermissionRuleError):
+        Approval.allow_and_remember(parse_rules(["Bash*"], "deny")[0])
+
+
+def test_approval_verdict_is_checked() -> None:
+    with pytest.raises(ValueError, match="verdict"):
+        Approval("maybe")  # type: ignore[arg-type]
+
+
+ALWAYS_ASK = [
+    pytest.param(WRITE, {"path": ".git/hooks/pre-push"}, [], "trust-widening-write", id="git-hook"),
+    pytest.param(WRITE, {"path": "~/.bashrc"}, [], "trust-widening-write", id="bashrc"),
+    pytest.param(WRITE, {"path": "agentrig.toml"}, [], "trust-widening-write", id="config"),
+    pytest.param(BASH, {"command": "rm -rf ~"}, [], "catastrophic-removal", id="rm-home"),
+    pytest.param(BASH, {"command": "rm -rf /"}, [], "catastrophic-removal", id="rm-root"),
+    pytest.param(BASH, {"command": "git push"}, ["Bash(git push:*)"], "ask-rule", id="ask-rule"),
+    pytest.param(
+        BASH, {"command": "$X"}, ["Bash(git push:*)"], "unevaluable-rule", id="unevaluable"
+    ),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "ask", "reason"), ALWAYS_ASK)
+@pytest.mark.parametrize("mode", ["default", "accept-edits", "bypass"])
+async def test_always_ask_cases_ignore_consent(
+    tmp_path: Path,
+    tool: object,
+    arguments: dict[str, object],
+    ask: list[str],
+    reason: str,
+    mode: str,
+) -> None:
+    remembered = [f"{tool.tool_id}"]  # type: ignore[attr-defined]
+    ctx = context(tmp_path, mode=mode, ask=ask, allow=remembered, remembered=remembered)  # type: ignore[arg-type]
+    call = PermissionCall(tool, arguments)  # type: ignore[arg-type]
+    decision = evaluate_permission(call, ctx)
+    assert (decision.verdict, decision.reason, decision.always_ask) == ("ask", reason, True)
+
+    memory = ConsentMemory()
+
+    async def remember(_: PermissionDecision) -> object:
+        return Approval.allow_and_remember(tool.tool_id)  # type: ignore[attr-defined]
+
+    resolution = await resolve(decision, remember, memory=memory)
+    assert resolution.allowed  # the person said yes to this one call
+    assert resolution.remembered is None
+    assert memory.rules == ()
+    # and the same call asks again next time
+    assert evaluate_permission(call, memory.apply(ctx)).verdict == "ask"
+
+
+def test_plan_mode_denies_always_ask_changes(tmp_path: Path) -> None:
+    ctx = context(tmp_path, mode="plan", allow=["Write"])
+    decision = evaluate_permission(PermissionCall(WRITE, {"path": ".git/config"}), ctx)
+    assert (decision.verdict, decision.reason) == ("deny", "plan-mode")
+
+
+def test_decision_is_frozen(tmp_path: Path) -> None:
+    decision = _ask(tmp_path)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        decision.verdict = "allow"  # type: ignore[misc]
