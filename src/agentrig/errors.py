@@ -18,6 +18,7 @@ message text::
      │    └── PluginDisabledError    plugin.disabled      user
      ├── HookError                   hook.invalid         system
      ├── RuntimeClosedError          runtime.closed       user
+     ├── ExecutionControlError       execution.control    system   (ends a run as is)
      └── AbortError                  aborted              user     (name == "AbortError")
 
 Later layers (providers, tools, sessions, host) add their own subclasses beside these.
@@ -40,6 +41,7 @@ __all__ = [
     "ConfigError",
     "DuplicateIdError",
     "ErrorInfo",
+    "ExecutionControlError",
     "HookError",
     "InvalidIdError",
     "Issue",
@@ -272,6 +274,14 @@ class RuntimeClosedError(AgentrigError, RuntimeError):
 
     code = "runtime.closed"
     category: Category = "user"
+
+
+class ExecutionControlError(AgentrigError):
+    """Base of failures that must end a run as they are -- never become a model-visible tool
+    result, a retried request or normal output (a persistence failure, an effect whose
+    outcome is uncertain and needs reconciliation)."""
+
+    code = "execution.control"
 
 
 class AbortError(AgentrigError):

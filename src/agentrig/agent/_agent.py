@@ -88,6 +88,7 @@ class Agent:
         self.session = session
         self._tools = {t.id: t for t in tools}
         self._loaded: set[str] = set()
+        self._denied: set[str] | None = None
         self.deferral = DeferralPolicy(
             mode=config.deferral, max_resident=config.deferral_max_resident
         )
@@ -103,6 +104,7 @@ class Agent:
         self._drain_scheduled = False
         self._idle: anyio.Event | None = None
         self._disposed = False
+        self._wakers: set[str] = set()  # pending next-step ids that asked for a turn (steer)
         self.inbox = Inbox(self._record_inbox)
 
     # ---- identity -----------------------------------------------------------------------
@@ -126,8 +128,11 @@ class Agent:
         return list(self._tools.values())
 
     def _plan(self) -> OfferPlan:
-        denied: set[str] = self.runtime.services.get("denied_tools", {}).get(self._id, set())
-        visible = [t for t in self._tools.values() if t.id not in denied]
+        if self._denied is None:
+            self._denied = (
+                self._gate.denied_tools(list(self._tools.values())) if self._gate else set()
+            )
+        visible = [t for t in self._tools.values() if t.id not in self._denied]
         overrides = {
             name: cfg.deferred
             for name, cfg in self.runtime.config.tools.items()
@@ -254,6 +259,7 @@ class Agent:
         self._ensure_alive()
         message = self._message(text, source)
         self.inbox.append("next-step", message)
+        self._wakers.add(message.id)
         if self._status == "idle":
             self._schedule_drain()
         return message.id
@@ -265,6 +271,17 @@ class Agent:
         self.inbox.append("next-step", message)
         return message.id
 
+    def _has_waking_input(self) -> bool:
+        """Is input pending that asked for a turn (a followup, or a steer not yet entered)?
+
+        Injected context waits for the next turn without starting one.
+        """
+        if self.inbox.has("next-turn"):
+            return True
+        if self._wakers:
+            self._wakers &= {m.id for m in self.inbox.pending("next-step")}
+        return bool(self._wakers)
+
     def _schedule_drain(self) -> None:
         if self._drain_scheduled:
             return
@@ -274,7 +291,7 @@ class Agent:
 
     async def _drain(self) -> None:
         try:
-            while self.inbox.has("next-turn") or self.inbox.has("next-step"):
+            while self._has_waking_input():
                 options = self._options(None, None, None, None, None)
                 signal = CancelSignal()
                 async with self._slot_held():
@@ -303,8 +320,13 @@ class Agent:
             self.runtime.hooks.notify("agent_status", AgentStatusChanged(agent=self, status=status))
 
     def _maybe_idle(self) -> None:
-        if not self._slot.locked() and not self._waiting and not self._drain_scheduled:
-            self._set_status("idle")
+        if self._slot.locked() or self._waiting or self._drain_scheduled:
+            return
+        if not self._disposed and not self.runtime.closed and self._has_waking_input():
+            # a steer or followup arrived after the last drain: it gets a turn of its own
+            self._schedule_drain()
+            return
+        self._set_status("idle")
 
     def _slot_held(self) -> _SlotGuard:
         return _SlotGuard(self)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import AgentrigError
+from agentrig.errors import AgentrigError, ExecutionControlError
 from agentrig.ids import new_invocation_id
 from agentrig.kernel.payloads import ToolExecution
 from agentrig.llm import ToolCallBlock, ToolMessage
@@ -39,8 +39,16 @@ class GateDecision:
     reason: str = ""
 
 
-Gate = Callable[[Tool, ToolCallBlock, "Agent"], Awaitable[GateDecision]]
-"""Decides whether a call may run (permissions, blockers, hooks); installed by the runtime."""
+class Gate(Protocol):
+    """Decides whether a call may run (permissions, blockers, hooks); installed by the runtime."""
+
+    def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> Awaitable[GateDecision]:
+        """Allow or refuse one call."""
+        ...
+
+    def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
+        """Tools denied outright, so the model is never offered them."""
+        ...
 
 
 @attrs.frozen(slots=True)
@@ -142,6 +150,8 @@ async def dispatch_call(
     )
     try:
         message = await agent.runtime.hooks.waterfall("tool_execution", payload, run_tool)
+    except ExecutionControlError:
+        raise  # a journal/persistence failure ends the run; it is not a tool result
     except Exception as exc:
         if is_abort(exc, signal):
             text = f"interrupted while running: {_error_text(exc)}"

@@ -26,7 +26,7 @@ from agentrig.agent._results import (
     ToolChoiceViolationError,
 )
 from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import error_info
+from agentrig.errors import ExecutionControlError, error_info
 from agentrig.kernel.payloads import (
     Enter,
     PreStep,
@@ -275,7 +275,7 @@ class _Turn:
                 message = await self.call_model(
                     cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
                 )
-            except (_Interrupted, ContextWindowError):
+            except (_Interrupted, ContextWindowError, ExecutionControlError):
                 raise
             except Exception as exc:
                 attempt += 1
@@ -432,6 +432,11 @@ class _Turn:
                     )
                 concludes = await self.run_calls(message, tools)
                 await self.log(StepEnd(turn=self.turn, step=self.step))
+                if self.signal.cancelled:
+                    # aborted during the tool round: open no further step, and leave
+                    # pending input for a later turn
+                    self.outcome.interrupted = True
+                    return "interrupted"
                 batch = agent.inbox.claim(turn_boundary=False)
                 if concludes and not batch:
                     return "completed"
@@ -441,6 +446,9 @@ class _Turn:
                 "turn_stopping",
                 TurnStopping(agent=agent, turn=self.turn, last_message=message, signal=self.signal),
             )
+            if self.signal.cancelled:
+                self.outcome.interrupted = True
+                return "interrupted"
             batch = agent.inbox.claim(turn_boundary=False)
             if batch:
                 continue  # steering arrived: another step

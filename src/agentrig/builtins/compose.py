@@ -214,8 +214,9 @@ async def compose_tools(rt: Runtime) -> None:
 async def compose_agents(rt: Runtime) -> None:
     """Create the agent registry and the agents declared in ``[agents.*]``."""
     from agentrig.agent import AgentRegistry
+    from agentrig.builtins.gate import compose_gate
 
-    registry = AgentRegistry(rt)
+    registry = AgentRegistry(rt, gate=compose_gate(rt))
     rt.services["agents"] = registry
     rt.on_close("agents", registry.aclose)
     for agent_id in rt.config.agents:

@@ -109,6 +109,8 @@ class PermissionsConfig(_Strict):
     allow: Seq[str] = ()
     deny: Seq[str] = ()
     ask: Seq[str] = ()
+    workspace: str = "."
+    action_blockers: Literal["default", "off"] | Seq[str] = "default"
 
 
 class HookConfig(_Strict):

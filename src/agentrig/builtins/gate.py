@@ -1,0 +1,136 @@
+"""The tool-call gate a runtime composes from ``[permissions]`` (and hooks, when configured).
+
+For every tool call, in order: the permission evaluator (deny rules and ceilings first; an
+ask goes to the ``permission_approver`` hook and becomes a denial when nobody answers), then
+the action blockers (deny-only).  Tools the rules deny outright are withheld from the model
+(``rt.services["denied_tools"]``).  A decision that cannot be evaluated never allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentrig.agent import GateDecision
+from agentrig.kernel.payloads import PermissionQuestion
+from agentrig.llm import ToolCallBlock
+from agentrig.permissions import (
+    DEFAULT_BLOCK_RULES,
+    ActionBlocker,
+    Approval,
+    BlockRule,
+    ConsentMemory,
+    PermissionCall,
+    PermissionContext,
+    PermissionDecision,
+    PermissionRules,
+    RuleBasedActionBlocker,
+    ToolPermissions,
+    first_block,
+    resolve,
+    withheld_tools,
+)
+from agentrig.tools import Tool
+
+if TYPE_CHECKING:
+    from agentrig.agent import Agent, Gate
+    from agentrig.kernel.runtime import Runtime
+
+__all__ = ["PermissionGate", "compose_gate", "tool_permissions"]
+
+
+def tool_permissions(tool: Tool) -> ToolPermissions:
+    """What the evaluator needs to know about ``tool``, from its own declaration."""
+    schema = tool.input_schema.json_schema
+    properties = schema.get("properties", {})
+    return ToolPermissions(
+        tool_id=tool.id,
+        risk=tool.risk,
+        arg=tool.permission_arg,
+        parameters=frozenset(properties) if isinstance(properties, dict) else frozenset(),
+    )
+
+
+def _as_approval(answer: Any) -> Approval | None:
+    if isinstance(answer, Approval):
+        return answer
+    if answer == "allow":
+        return Approval.allow()
+    if answer == "deny":
+        return Approval.deny()
+    if isinstance(answer, tuple) and len(answer) == 3 and answer[:2] == ("allow", "remember"):
+        return Approval.allow_and_remember(answer[2])
+    return None  # anything else is not an answer: resolve() denies
+
+
+class PermissionGate:
+    """Permission evaluation + approver + blockers for one runtime."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        context: PermissionContext,
+        blockers: Sequence[ActionBlocker],
+    ) -> None:
+        self.runtime = runtime
+        self.context = context
+        self.blockers = tuple(blockers)
+        self.memory = ConsentMemory()
+
+    def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
+        return set(withheld_tools([t.id for t in tools], self.context))
+
+    async def _approver(self, decision: PermissionDecision) -> Approval | None:
+        hooks = self.runtime.hooks
+        if not hooks.has_listeners("permission_approver"):
+            return None
+        question = PermissionQuestion(
+            agent_id=None,
+            tool=decision.call.tool_id,
+            arguments=dict(decision.call.arguments),
+            reason=decision.reason,
+            rule=str(decision.rule) if decision.rule is not None else None,
+        )
+        return _as_approval(await hooks.first_result("permission_approver", question))
+
+    async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
+        ctx = self.memory.apply(self.context)
+        decision = _evaluate(tool, call, ctx)
+        approver = (
+            self._approver if self.runtime.hooks.has_listeners("permission_approver") else None
+        )
+        resolution = await resolve(decision, approver, memory=self.memory)
+        if not resolution.allowed:
+            why = resolution.message or decision.message or decision.reason
+            return GateDecision(False, f"permission {resolution.reason}: {why}")
+        blocked = first_block(self.blockers, tool.id, call.arguments)
+        if blocked is not None:
+            return GateDecision(False, f"blocked by action rule {blocked.rule}: {blocked.reason}")
+        return GateDecision(True)
+
+
+def _evaluate(tool: Tool, call: ToolCallBlock, ctx: PermissionContext) -> PermissionDecision:
+    from agentrig.permissions import evaluate_permission
+
+    return evaluate_permission(
+        PermissionCall(tool=tool_permissions(tool), arguments=dict(call.arguments)), ctx
+    )
+
+
+def compose_gate(rt: Runtime) -> Gate:
+    """Build the runtime's gate from ``[permissions]``."""
+    config = rt.config.permissions
+    tools = {tid: tool_permissions(t) for tid, t in rt.tools.entries() if isinstance(t, Tool)}
+    rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)
+    workspace = Path(config.workspace)
+    if not workspace.is_absolute():
+        workspace = rt.loaded.base_dir / workspace
+    context = PermissionContext(workspace_root=str(workspace), rules=rules, mode=config.mode)
+    if config.action_blockers == "off":
+        blockers: list[ActionBlocker] = []
+    elif config.action_blockers == "default":
+        blockers = [RuleBasedActionBlocker(DEFAULT_BLOCK_RULES)]
+    else:
+        blockers = [RuleBasedActionBlocker(tuple(BlockRule(r) for r in config.action_blockers))]
+    return PermissionGate(rt, context, blockers)

@@ -1,0 +1,131 @@
+"""The runtime's tool gate: permissions from config, approver hook, blockers, withholding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import agentrig
+from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.kernel.payloads import PermissionQuestion
+from agentrig.tools import tool
+
+
+@tool(risk="inspect")
+def look(path: str) -> str:
+    """Read something."""
+    return f"read {path}"
+
+
+@tool(risk="modify", permission_arg=("path", "path"))
+def write(path: str, text: str) -> str:
+    """Write something."""
+    return f"wrote {path}"
+
+
+@tool(risk="execute", permission_arg=("command", "command"))
+def shell(command: str) -> str:
+    """Run a command."""
+    return f"ran {command}"
+
+
+def _config(**permissions: Any) -> dict[str, Any]:
+    return {
+        "providers": {"local": {"kind": "scripted"}},
+        "agents": {"a": {"provider": "local", "model": "m", "tools": ["look", "write", "shell"]}},
+        "permissions": permissions,
+    }
+
+
+async def _run(
+    config: dict[str, Any], calls: list[ScriptedCall], plugins: tuple[Any, ...] = ()
+) -> tuple[list[str], ScriptedProvider]:
+    provider = ScriptedProvider([Reply(tool_calls=tuple(calls)), Reply(text="done")])
+    memory = agentrig.MemorySource()
+    for t in (look, write, shell):
+        memory.add("tools", t.id, t)
+    async with agentrig.open_runtime(
+        config,
+        memory=memory,
+        overrides=[("providers", "local", provider)],
+        environ={},
+        plugins=[(f"p{i}", p) for i, p in enumerate(plugins)],
+    ) as rt:
+        await rt.agent("a").run("go")
+        results = [m.text for m in rt.agent("a").session.derive_messages() if m.role == "tool"]
+    return results, provider
+
+
+@pytest.mark.anyio
+async def test_inspect_runs_and_modify_without_an_approver_is_refused(tmp_path: Any) -> None:
+    results, _ = await _run(
+        _config(workspace=str(tmp_path)),
+        [ScriptedCall("look", {"path": "a"}), ScriptedCall("write", {"path": "b", "text": "x"})],
+    )
+    assert results[0] == "read a"
+    assert results[1].startswith("The call was refused: permission no-approver")
+
+
+@pytest.mark.anyio
+async def test_an_approver_hook_answers_the_ask(tmp_path: Any) -> None:
+    questions: list[PermissionQuestion] = []
+
+    class Approver:
+        @agentrig.hookimpl
+        def permission_approver(self, payload: PermissionQuestion) -> str:
+            questions.append(payload)
+            return "allow"
+
+    results, _ = await _run(
+        _config(workspace=str(tmp_path)),
+        [ScriptedCall("write", {"path": "b", "text": "x"})],
+        plugins=(Approver(),),
+    )
+    assert results == ["wrote b"]
+    assert questions[0].tool == "write"
+
+
+@pytest.mark.anyio
+async def test_an_approver_answering_nonsense_denies(tmp_path: Any) -> None:
+    class Confused:
+        @agentrig.hookimpl
+        def permission_approver(self, payload: PermissionQuestion) -> object:
+            return True  # not an answer: fails closed
+
+    results, _ = await _run(
+        _config(workspace=str(tmp_path)),
+        [ScriptedCall("write", {"path": "b", "text": "x"})],
+        plugins=(Confused(),),
+    )
+    assert results[0].startswith("The call was refused")
+
+
+@pytest.mark.anyio
+async def test_a_tool_denied_outright_is_withheld_from_the_model(tmp_path: Any) -> None:
+    _, provider = await _run(
+        _config(workspace=str(tmp_path), deny=["shell"]), [ScriptedCall("look", {"path": "a"})]
+    )
+    assert [spec.name for spec in provider.requests[0].tools] == ["look", "write"]
+
+
+@pytest.mark.anyio
+async def test_bypass_mode_still_honours_blockers_and_deny_rules(tmp_path: Any) -> None:
+    results, _ = await _run(
+        _config(workspace=str(tmp_path), mode="bypass", deny=["write"]),
+        [
+            ScriptedCall("shell", {"command": "cd x && git push origin"}),
+            ScriptedCall("shell", {"command": "echo git push"}),
+        ],
+    )
+    assert "blocked by action rule" in results[0]
+    assert results[1] == "ran echo git push"
+
+
+@pytest.mark.anyio
+async def test_blockers_can_be_switched_off(tmp_path: Any) -> None:
+    results, _ = await _run(
+        _config(workspace=str(tmp_path), mode="bypass", action_blockers="off"),
+        [ScriptedCall("shell", {"command": "git push"})],
+    )
+    assert results == ["ran git push"]
