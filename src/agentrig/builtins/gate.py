@@ -27,6 +27,7 @@ from agentrig.permissions import (
     PermissionRules,
     RuleBasedActionBlocker,
     ToolPermissions,
+    evaluate_permission,
     first_block,
     resolve,
     withheld_tools,
@@ -77,6 +78,7 @@ class PermissionGate:
         self.context = context
         self.blockers = tuple(blockers)
         self.memory = ConsentMemory()
+        self._declared: dict[int, ToolPermissions] = {}
 
     def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
         return set(withheld_tools([t.id for t in tools], self.context))
@@ -96,7 +98,10 @@ class PermissionGate:
 
     async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
         ctx = self.memory.apply(self.context)
-        decision = _evaluate(tool, call, ctx)
+        declared = self._declared.get(id(tool))
+        if declared is None:
+            declared = self._declared[id(tool)] = tool_permissions(tool)
+        decision = evaluate_permission(PermissionCall(tool=declared, arguments=call.arguments), ctx)
         approver = (
             self._approver if self.runtime.hooks.has_listeners("permission_approver") else None
         )
@@ -108,14 +113,6 @@ class PermissionGate:
         if blocked is not None:
             return GateDecision(False, f"blocked by action rule {blocked.rule}: {blocked.reason}")
         return GateDecision(True)
-
-
-def _evaluate(tool: Tool, call: ToolCallBlock, ctx: PermissionContext) -> PermissionDecision:
-    from agentrig.permissions import evaluate_permission
-
-    return evaluate_permission(
-        PermissionCall(tool=tool_permissions(tool), arguments=dict(call.arguments)), ctx
-    )
 
 
 def compose_gate(rt: Runtime) -> Gate:

@@ -17,6 +17,7 @@ segment and in any spelling of the same short flags (``-fr``, ``-r -f``, ``--rec
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
@@ -75,22 +76,22 @@ class BlockRule:
 
     text: str
     words: tuple[str, ...] = attrs.field(init=False)
+    tool_name: str = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         tokens = tuple(self.text.split())
         if not tokens or tokens[0].startswith("-"):
             raise ValueError(f"block rule {self.text!r} must start with a command name")
         object.__setattr__(self, "words", tokens)
-
-    @property
-    def tool_name(self) -> str:
-        return _normalise_name(" ".join(self.text.split()))
+        # normalised once: check() compares it with every call's tool name
+        object.__setattr__(self, "tool_name", _normalise_name(" ".join(tokens)))
 
     def matches(self, candidate: Candidate) -> bool:
         """Whether the argv starts with this rule's words, carrying at least its options."""
         return loose_prefix(self.words, candidate.argv)
 
 
+@functools.lru_cache(maxsize=1024)  # a runtime has few tool names; each is checked per call
 def _normalise_name(name: str) -> str:
     name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")

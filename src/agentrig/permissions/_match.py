@@ -18,6 +18,7 @@ carry a call around a rule.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -217,6 +218,7 @@ def match_path(
 # --- commands --------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)  # rule patterns are few and immutable
 def _command_pattern(pattern: str) -> tuple[tuple[str, ...], bool] | None:
     prefix = False
     body = pattern.strip()

@@ -34,6 +34,7 @@ Makefile, an npm script, a git alias from configuration) are not read.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import shlex
@@ -163,7 +164,12 @@ class ParsedCommand:
 
 def split_command(command: str | Sequence[str]) -> ParsedCommand:
     """Read a command string (or an argv list, run without a shell) into segments."""
-    text = command if isinstance(command, str) else shlex.join(command)
+    return _split_text(command if isinstance(command, str) else shlex.join(command))
+
+
+# Pure and immutable: every rule of a decision reads the same command, so parse it once.
+@functools.lru_cache(maxsize=512)
+def _split_text(text: str) -> ParsedCommand:
     segments: list[CommandSegment] = []
     problems: list[str] = []
     _parse(text, 0, False, segments, problems)
