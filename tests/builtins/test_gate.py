@@ -129,3 +129,40 @@ async def test_blockers_can_be_switched_off(tmp_path: Any) -> None:
         [ScriptedCall("shell", {"command": "git push"})],
     )
     assert results == ["ran git push"]
+
+
+def _hook_script(tmp_path: Any, name: str, body: str) -> str:
+    script = tmp_path / name
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o700)
+    return str(script)
+
+
+@pytest.mark.anyio
+@pytest.mark.subprocess
+async def test_a_pretooluse_command_hook_from_config_denies(tmp_path: Any) -> None:
+    deny = _hook_script(tmp_path, "deny.sh", "cat >/dev/null\necho 'no shell today' >&2\nexit 2\n")
+    config = _config(workspace=str(tmp_path), mode="bypass", action_blockers="off")
+    config["hooks"] = {
+        "PreToolUse": [{"strategy": "command", "matcher": "shell", "options": {"command": deny}}]
+    }
+    results, _ = await _run(
+        config,
+        [ScriptedCall("shell", {"command": "ls"}), ScriptedCall("look", {"path": "a"})],
+    )
+    assert "no shell today" in results[0]
+    assert results[1] == "read a"  # the matcher names only the shell tool
+
+
+@pytest.mark.anyio
+@pytest.mark.subprocess
+async def test_a_command_hook_rewrites_the_input_the_tool_runs_with(tmp_path: Any) -> None:
+    answer = (
+        '{"hookSpecificOutput": {"hookEventName": "PreToolUse", '
+        '"permissionDecision": "allow", "updatedInput": {"command": "ls -la"}}}'
+    )
+    rewrite = _hook_script(tmp_path, "rewrite.sh", f"cat >/dev/null\necho '{answer}'\n")
+    config = _config(workspace=str(tmp_path), mode="bypass", action_blockers="off")
+    config["hooks"] = {"PreToolUse": [{"strategy": "command", "options": {"command": rewrite}}]}
+    results, _ = await _run(config, [ScriptedCall("shell", {"command": "ls"})])
+    assert results == ["ran ls -la"]

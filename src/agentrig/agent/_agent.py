@@ -120,6 +120,11 @@ class Agent:
     def status(self) -> AgentStatus:
         return self._status
 
+    @property
+    def current_signal(self) -> CancelSignal | None:
+        """The cancel signal of the run in progress (None while idle)."""
+        return self._current
+
     def __repr__(self) -> str:
         return f"<Agent {self._id!r} session={self.session.id!r} {self._status}>"
 

@@ -37,6 +37,8 @@ class GateDecision:
 
     allowed: bool
     reason: str = ""
+    #: a hook rewrote the call's input: the call runs with these arguments instead
+    updated_arguments: Mapping[str, Any] | None = None
 
 
 class Gate(Protocol):
@@ -102,6 +104,7 @@ async def dispatch_call(
             status="error",
         )
         return CallOutcome(message, executed=False, invocation_id=invocation_id)
+    decision = GateDecision(True)
     if gate is not None:
         decision = await gate(tool, call, agent)
         if not decision.allowed:
@@ -145,9 +148,10 @@ async def dispatch_call(
             )
         return ToolMessage.of(call.id, call.name, render_output(payload.tool.parse_output(result)))
 
-    payload = ToolExecution(
-        agent=agent, call=call, arguments=dict(call.arguments), tool=tool, signal=signal
-    )
+    arguments = dict(call.arguments)
+    if gate is not None and decision.updated_arguments is not None:
+        arguments = dict(decision.updated_arguments)
+    payload = ToolExecution(agent=agent, call=call, arguments=arguments, tool=tool, signal=signal)
     try:
         message = await agent.runtime.hooks.waterfall("tool_execution", payload, run_tool)
     except ExecutionControlError:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from agentrig.agent import Agent, Gate
     from agentrig.kernel.runtime import Runtime
 
-__all__ = ["PermissionGate", "compose_gate", "tool_permissions"]
+__all__ = ["ChainedGate", "PermissionGate", "compose_gate", "tool_permissions"]
 
 
 def tool_permissions(tool: Tool) -> ToolPermissions:
@@ -115,8 +115,43 @@ class PermissionGate:
         return GateDecision(True)
 
 
+class ChainedGate:
+    """Gates asked in order; the first refusal wins, a rewrite carries to the next gate."""
+
+    def __init__(self, gates: Sequence[Gate]) -> None:
+        self.gates = tuple(gates)
+
+    def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
+        denied: set[str] = set()
+        for gate in self.gates:
+            denied |= gate.denied_tools(tools)
+        return denied
+
+    async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
+        updated: Any = None
+        for gate in self.gates:
+            decision = await gate(tool, call, agent)
+            if not decision.allowed:
+                return decision
+            if decision.updated_arguments is not None:
+                updated = decision.updated_arguments
+                call = call.model_copy(update={"arguments": dict(updated)})
+        return GateDecision(True, updated_arguments=updated)
+
+
 def compose_gate(rt: Runtime) -> Gate:
-    """Build the runtime's gate from ``[permissions]``."""
+    """Build the runtime's gate: ``[permissions]`` first, then ``PreToolUse`` hooks."""
+    permission_gate = _permission_gate(rt)
+    if not any(rt.config.hooks.values()):
+        return permission_gate
+    from agentrig.hooks import HookRunner, make_hook_gate
+
+    runner = HookRunner.from_runtime(rt)
+    rt.on_close("hooks", runner.aclose)
+    return ChainedGate([permission_gate, make_hook_gate(runner)])
+
+
+def _permission_gate(rt: Runtime) -> PermissionGate:
     config = rt.config.permissions
     tools = {tid: tool_permissions(t) for tid, t in rt.tools.entries() if isinstance(t, Tool)}
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)

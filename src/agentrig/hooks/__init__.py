@@ -1,0 +1,88 @@
+"""Hooks: the hook-strategy port, the outcome contract and the enforcement table.
+
+A *hook strategy* (a ``hook_strategies`` plugin: ``command``, ``http`` ...) runs one
+configured hook for one :class:`HookEvent` and returns a :data:`HookOutcome` -- :class:`Allow`,
+:class:`Deny`, or :class:`HookErrorOutcome` when no verdict could be decoded.
+:func:`combine` folds several outcomes into one :class:`CombinedOutcome` (deny > ask > defer >
+allow); :func:`enforces` is the one predicate saying whether an error blocks an event (only
+``PreToolUse`` does).  :class:`HookRunner` builds the config's ``[[hooks.<Event>]]`` entries
+and runs those whose matcher matches; :func:`make_hook_gate` turns it into the agent's
+tool-call gate.  See ``docs/hooks-strategies.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentrig.hooks._combine import CombinedOutcome, combine
+from agentrig.hooks._enforcement import ENFORCEMENT, EventPosture, enforces, posture
+from agentrig.hooks._events import KNOWN_EVENTS, EventName, HookEvent
+from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
+from agentrig.hooks._outcome import (
+    PERMISSIONS,
+    Allow,
+    Decision,
+    Deny,
+    HookErrorOutcome,
+    HookOutcome,
+    Permission,
+    decode_answer,
+    decode_http_answer,
+)
+from agentrig.hooks._runner import ConfiguredHook, HookRunner
+from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
+
+if TYPE_CHECKING:
+    from agentrig.hooks._gate import (
+        ApprovalRequest,
+        HookApprover,
+        HookGate,
+        HookGateDecision,
+        make_hook_gate,
+    )
+
+__all__ = [
+    "ENFORCEMENT",
+    "KNOWN_EVENTS",
+    "PERMISSIONS",
+    "Allow",
+    "ApprovalRequest",
+    "CombinedOutcome",
+    "ConfiguredHook",
+    "Decision",
+    "Deny",
+    "EventName",
+    "EventPosture",
+    "HookApprover",
+    "HookErrorOutcome",
+    "HookEvent",
+    "HookGate",
+    "HookGateDecision",
+    "HookOutcome",
+    "HookRunner",
+    "HookStrategy",
+    "HookStrategyFactory",
+    "Matcher",
+    "Permission",
+    "combine",
+    "compile_matcher",
+    "decode_answer",
+    "decode_http_answer",
+    "enforces",
+    "make_hook_gate",
+    "matcher_subject",
+    "posture",
+]
+
+# The gate meets the agent layer, which sits above this contract: load it on first use.
+_GATE_NAMES = frozenset(
+    {"ApprovalRequest", "HookApprover", "HookGate", "HookGateDecision", "make_hook_gate"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _GATE_NAMES:
+        from agentrig.hooks import _gate
+
+        return getattr(_gate, name)
+    raise AttributeError(f"module 'agentrig.hooks' has no attribute {name!r}")

@@ -1,0 +1,210 @@
+"""Running the configured hooks of an event and combining what they decided."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import attrs
+
+from agentrig.cancel import CancelSignal, is_abort
+from agentrig.errors import ConfigError, Issue
+from agentrig.hooks._combine import CombinedOutcome, combine
+from agentrig.hooks._events import HookEvent
+from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
+from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
+from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
+from agentrig.kernel.config import HookConfig
+
+if TYPE_CHECKING:
+    from agentrig.kernel.runtime import Runtime
+
+__all__ = ["ConfiguredHook", "HookRunner"]
+
+FactoryLookup = Mapping[str, HookStrategyFactory] | Callable[[str], HookStrategyFactory]
+
+
+@attrs.frozen(slots=True)
+class ConfiguredHook:
+    """One ``[[hooks.<Event>]]`` entry, built: its matcher and its strategy instance."""
+
+    event: str
+    index: int
+    strategy_name: str
+    matcher: Matcher
+    strategy: HookStrategy
+
+    @property
+    def label(self) -> str:
+        return f"hook {self.event}[{self.index}] ({self.strategy_name})"
+
+
+def _lookup(factories: FactoryLookup, name: str) -> HookStrategyFactory:
+    if isinstance(factories, Mapping):
+        if name not in factories:
+            known = ", ".join(sorted(factories)) or "none"
+            raise LookupError(f"no hook strategy named {name!r} (known: {known})")
+        return factories[name]
+    return factories(name)
+
+
+class HookRunner:
+    """The hooks of a composition, built once; :meth:`run` fires one event.
+
+    ``hooks`` is the config's ``hooks`` section (event -> entries); ``factories`` maps a
+    strategy name to its factory (a mapping, or a lookup such as
+    ``rt.catalog("hook_strategies").require``).  ``services`` are added to every factory's
+    spec (``http``: a callable returning an ``httpx.AsyncClient``).  Every problem -- an
+    unknown strategy, an invalid matcher, options a factory refuses -- is reported at once as
+    a :class:`~agentrig.errors.ConfigError` naming the entry.
+    """
+
+    def __init__(
+        self,
+        hooks: Mapping[str, Sequence[HookConfig | Mapping[str, Any]]],
+        factories: FactoryLookup,
+        *,
+        services: Mapping[str, Any] | None = None,
+        base_dir: str | Path | None = None,
+        source: str | None = None,
+    ) -> None:
+        built: dict[str, list[ConfiguredHook]] = {}
+        issues: list[Issue] = []
+        for event, entries in hooks.items():
+            for index, raw in enumerate(entries):
+                path: tuple[str | int, ...] = ("hooks", event, index)
+                try:
+                    entry = raw if isinstance(raw, HookConfig) else HookConfig.model_validate(raw)
+                except Exception as exc:
+                    issues.append(Issue("hooks.invalid", str(exc), path))
+                    continue
+                try:
+                    matcher = compile_matcher(entry.matcher)
+                except ValueError as exc:
+                    issues.append(Issue("hooks.matcher", str(exc), (*path, "matcher")))
+                    continue
+                try:
+                    factory = _lookup(factories, entry.strategy)
+                except LookupError as exc:
+                    issues.append(Issue("hooks.strategy", str(exc), (*path, "strategy")))
+                    continue
+                spec: dict[str, Any] = {
+                    **(services or {}),
+                    "event": event,
+                    "strategy": entry.strategy,
+                    "matcher": entry.matcher,
+                    "options": dict(entry.options),
+                    "base_dir": Path(base_dir) if base_dir is not None else None,
+                }
+                try:
+                    strategy: object = factory(spec)
+                except Exception as exc:
+                    issues.append(Issue("hooks.options", f"{exc}", (*path, "options")))
+                    continue
+                if not isinstance(strategy, HookStrategy):
+                    issues.append(
+                        Issue(
+                            "hooks.strategy",
+                            f"strategy {entry.strategy!r} built {type(strategy).__name__}, "
+                            "which has no async run(event, *, signal)",
+                            (*path, "strategy"),
+                        )
+                    )
+                    continue
+                built.setdefault(event, []).append(
+                    ConfiguredHook(event, index, entry.strategy, matcher, strategy)
+                )
+        if issues:
+            raise ConfigError(issues, source=source)
+        self._hooks: dict[str, tuple[ConfiguredHook, ...]] = {
+            event: tuple(items) for event, items in built.items()
+        }
+
+    @classmethod
+    def from_runtime(cls, rt: Runtime, *, base_dir: str | Path | None = None) -> HookRunner:
+        """Build the runner of a composed runtime: its config's hooks, its catalog's strategies,
+        its HTTP client factory."""
+        catalog = rt.catalog("hook_strategies")
+
+        def lookup(name: str) -> HookStrategyFactory:
+            # a factory registered in the catalog (an override) wins over the installed entry
+            if catalog.has(name):
+                found: HookStrategyFactory = catalog.require(name)
+                return found
+            try:
+                loaded_entry: Any = rt.index.load("hook_strategies", name)
+            except Exception as exc:
+                raise LookupError(str(exc)) from exc
+            return loaded_entry  # type: ignore[no-any-return]
+
+        loaded = getattr(rt, "loaded", None)
+        if base_dir is None and loaded is not None:
+            base_dir = loaded.base_dir
+        return cls(
+            rt.config.hooks,
+            lookup,
+            services={"http": rt.http_client},
+            base_dir=base_dir,
+            source=getattr(loaded, "source", None),
+        )
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        """The events that have at least one hook."""
+        return tuple(self._hooks)
+
+    def hooks_for(self, event: HookEvent) -> tuple[ConfiguredHook, ...]:
+        """The hooks of ``event.name`` whose matcher matches, in configuration order."""
+        subject = matcher_subject(event)
+        return tuple(h for h in self._hooks.get(event.name, ()) if h.matcher.matches(subject))
+
+    async def run(self, event: HookEvent, *, signal: CancelSignal | None = None) -> CombinedOutcome:
+        """Run the matching hooks of ``event`` concurrently and combine their outcomes.
+
+        A strategy that raises or returns something other than an outcome is an error
+        outcome naming that; a cancelled ``signal`` raises its abort error once every hook's
+        process is cleaned up.
+        """
+        signal = signal if signal is not None else CancelSignal()
+        signal.raise_if_cancelled()
+        hooks = self.hooks_for(event)
+        results: list[HookOutcome | None] = [None] * len(hooks)
+        aborts: list[BaseException] = []
+
+        async def one(position: int, hook: ConfiguredHook) -> None:
+            try:
+                outcome: object = await hook.strategy.run(event, signal=signal)
+            except Exception as exc:
+                if is_abort(exc, signal):
+                    aborts.append(exc)
+                    return
+                outcome = HookErrorOutcome(f"the strategy raised {type(exc).__name__}: {exc}")
+            if not isinstance(outcome, Allow | Deny | HookErrorOutcome):
+                outcome = HookErrorOutcome(
+                    f"the strategy returned {type(outcome).__name__}, not a hook outcome"
+                )
+            results[position] = attrs.evolve(outcome, source=hook.label)
+
+        if len(hooks) == 1:
+            await one(0, hooks[0])
+        elif hooks:
+            async with anyio.create_task_group() as tg:
+                for position, hook in enumerate(hooks):
+                    tg.start_soon(one, position, hook)
+        if aborts:
+            raise aborts[0]
+        signal.raise_if_cancelled()
+        return combine([r for r in results if r is not None], event=event.name)
+
+    async def aclose(self) -> None:
+        """Close the strategies that hold resources (an HTTP client ...)."""
+        for hooks in self._hooks.values():
+            for hook in hooks:
+                closer = getattr(hook.strategy, "aclose", None)
+                if closer is not None:
+                    result = closer()
+                    if inspect.isawaitable(result):
+                        await result
