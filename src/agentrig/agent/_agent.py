@@ -121,6 +121,11 @@ class Agent:
         return self._status
 
     @property
+    def journaled(self) -> bool:
+        """Is an execution journal attached (it, not the transcript, settles interrupted work)?"""
+        return "journal" in self.runtime.services
+
+    @property
     def current_signal(self) -> CancelSignal | None:
         """The cancel signal of the run in progress (None while idle)."""
         return self._current
@@ -378,11 +383,18 @@ class Agent:
             return fmt, "json_mode"
         return None, "prompt"
 
-    def _structured_instruction(self, options: RunOptions) -> str | None:
+    def _structured_instruction(
+        self, options: RunOptions, provider: Provider, model: str
+    ) -> str | None:
+        """The schema instruction for transports that cannot carry the schema themselves.
+
+        Decided from the same provider and model as :meth:`_structured_transport` -- the ones
+        the request actually goes to after ``request_config`` -- so the schema always reaches
+        the model one way or the other.
+        """
         if options.output_type is None:
             return None
-        provider = self.runtime.providers.require(self.config.provider)
-        declared = capability(provider, self.config.model, "structured_output")
+        declared = capability(provider, model, "structured_output")
         if declared == "native" or declared is None:
             return None
         schema = json.dumps(options.output_type.model_json_schema(), separators=(",", ":"))
@@ -616,8 +628,12 @@ class _SlotGuard:
         agent._set_status("running")
         try:
             await agent._slot.acquire()
-        finally:
+        except BaseException:
+            # cancelled while waiting for the slot: nothing ran, so the status falls back
             agent._waiting -= 1
+            agent._maybe_idle()
+            raise
+        agent._waiting -= 1
 
     async def __aexit__(self, *exc: object) -> None:
         agent = self.agent

@@ -181,7 +181,7 @@ class _Turn:
         agent = self.agent
         provider = agent.runtime.providers.require(cfg.provider)
         messages: Sequence[Message] = agent.session.derive_messages()
-        system_extra = agent._structured_instruction(self.options)
+        system_extra = agent._structured_instruction(self.options, provider, cfg.model)
         if system_extra or extra_instruction:
             items = list(messages)
             if system_extra:
@@ -244,6 +244,8 @@ class _Turn:
                 finally:
                     await stream.aclose()
             self.signal.raise_if_cancelled()
+        except ExecutionControlError:
+            raise  # a journal failure stays a failure, even when a cancellation races it
         except BaseException as exc:
             if self.signal.cancelled or is_abort(exc, self.signal):
                 partial = assembler.message(interrupted=True)
@@ -318,10 +320,11 @@ class _Turn:
                 key = canonical_input(call)
                 self.identical[key] = self.identical.get(key, 0) + 1
                 if self.identical[key] > limit:
-                    await self.settle_open_calls(
-                        f"not executed: {call.name} was called with identical input more than "
-                        f"{limit} times in this run"
-                    )
+                    if not self.agent.journaled:  # a journal proves these never started
+                        await self.settle_open_calls(
+                            f"not executed: {call.name} was called with identical input "
+                            f"more than {limit} times in this run"
+                        )
                     raise IdenticalToolInputError(
                         f"tool {call.name!r} was called with byte-identical input more than "
                         f"{limit} times in one run; the agent is not making progress"
@@ -377,7 +380,9 @@ class _Turn:
             await self.log(TurnEnd(turn=self.turn, reason="interrupted"))
             return self.outcome
         except BaseException as exc:
-            await self.settle_open_calls("not executed: the turn failed")
+            if not (isinstance(exc, ExecutionControlError) or self.agent.journaled):
+                # a journaled run keeps its recovery authority: no transcript-only settlement
+                await self.settle_open_calls("not executed: the turn failed")
             if self.step:
                 await self.log(StepEnd(turn=self.turn, step=self.step))
             await self.log(

@@ -1,0 +1,289 @@
+"""The journal's durable records and the execution state rebuilt from them.
+
+Every record belongs to one execution (``run_id``) and has a stable ``key`` within it:
+
+=================  ======================  =============================================
+kind               key                     written
+=================  ======================  =============================================
+``execution``      ``execution``           once, before the execution's first intent
+``model/intent``   ``m<n>``                before the provider call is made
+``model/result``   ``m<n>``                after the call settled (completed, interrupted
+                                           or failed), joining a cancelled call
+``tool/intent``    ``m<n>/<call id>``      before the effect starts, with the arguments
+                                           the tool actually runs with
+``tool/result``    ``m<n>/<call id>``      after the effect settled
+=================  ======================  =============================================
+
+A key is written at most once per kind: a second write of the same record is refused, so
+no effect or model call can be journaled as started twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+import attrs
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from agentrig.llm import AssistantMessage, ModelRequest, ToolMessage
+
+__all__ = [
+    "ExecutionLimits",
+    "ExecutionRecord",
+    "ExecutionState",
+    "JournalRecord",
+    "ModelCall",
+    "ModelIntent",
+    "ModelSettlement",
+    "ToolEffect",
+    "ToolIntent",
+    "ToolSettlement",
+    "request_digest",
+]
+
+_CONFIG = ConfigDict(frozen=True, extra="forbid")
+
+
+class ExecutionLimits(BaseModel):
+    """The limits an execution started with (continuation keeps them)."""
+
+    model_config = _CONFIG
+
+    max_rounds: int
+    identical_input_limit: int
+    tool_only_completion: bool = False
+
+
+class ExecutionRecord(BaseModel):
+    """An execution: who ran, with which provider, limits and tool residency."""
+
+    model_config = _CONFIG
+
+    kind: Literal["execution"] = "execution"
+    run_id: str
+    agent_id: str
+    session_id: str
+    provider: str
+    model: str
+    limits: ExecutionLimits
+    tools: tuple[str, ...] = ()
+    resident: tuple[str, ...] = ()
+    at: float = Field(default_factory=time.time)
+
+    @property
+    def key(self) -> str:
+        return "execution"
+
+
+class ModelIntent(BaseModel):
+    """A model call about to be made (durable before the provider is called)."""
+
+    model_config = _CONFIG
+
+    kind: Literal["model/intent"] = "model/intent"
+    run_id: str
+    call_id: str
+    digest: str
+    model: str
+    tools: tuple[str, ...] = ()
+    at: float = Field(default_factory=time.time)
+
+    @property
+    def key(self) -> str:
+        return self.call_id
+
+
+class ModelSettlement(BaseModel):
+    """How a model call settled; ``message`` is what it returned (partial when interrupted)."""
+
+    model_config = _CONFIG
+
+    kind: Literal["model/result"] = "model/result"
+    run_id: str
+    call_id: str
+    outcome: Literal["completed", "interrupted", "failed"]
+    message: AssistantMessage | None = None
+    error: str | None = None
+    reconciled: bool = False
+    at: float = Field(default_factory=time.time)
+
+    @property
+    def key(self) -> str:
+        return self.call_id
+
+
+class ToolIntent(BaseModel):
+    """An effect about to start, with the arguments it actually runs with."""
+
+    model_config = _CONFIG
+
+    kind: Literal["tool/intent"] = "tool/intent"
+    run_id: str
+    invocation_id: str
+    model_call_id: str | None
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    at: float = Field(default_factory=time.time)
+
+    @property
+    def key(self) -> str:
+        return self.invocation_id
+
+
+class ToolSettlement(BaseModel):
+    """The settled result of an effect: the full message the model was (or will be) given."""
+
+    model_config = _CONFIG
+
+    kind: Literal["tool/result"] = "tool/result"
+    run_id: str
+    invocation_id: str
+    message: ToolMessage
+    reconciled: bool = False
+    at: float = Field(default_factory=time.time)
+
+    @property
+    def key(self) -> str:
+        return self.invocation_id
+
+
+JournalRecord = Annotated[
+    ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSettlement,
+    Field(discriminator="kind"),
+]
+"""Any journal record (discriminated by ``kind``)."""
+
+RECORD_ADAPTER: TypeAdapter[
+    ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSettlement
+] = TypeAdapter(JournalRecord)
+
+
+def dump_record(record: BaseModel) -> str:
+    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_record(
+    body: str,
+) -> ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSettlement:
+    return RECORD_ADAPTER.validate_json(body)
+
+
+def request_digest(request: ModelRequest) -> str:
+    """A stable SHA-256 of what a model request asks (messages, tools, settings)."""
+    body = {
+        "model": request.model,
+        "messages": [m.model_dump(mode="json") for m in request.messages],
+        "tools": [t.model_dump(mode="json") for t in request.tools],
+        "tool_choice": request.tool_choice,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "options": dict(request.options),
+    }
+    rendered = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(rendered.encode()).hexdigest()
+
+
+# ---- the rebuilt state ---------------------------------------------------------------------
+
+
+@attrs.define(slots=True)
+class ModelCall:
+    """One model call of an execution: its intent and, once settled, its settlement."""
+
+    intent: ModelIntent
+    result: ModelSettlement | None = None
+
+    @property
+    def call_id(self) -> str:
+        return self.intent.call_id
+
+
+@attrs.define(slots=True)
+class ToolEffect:
+    """One effect of an execution: its intent and, once settled, its settlement."""
+
+    intent: ToolIntent
+    result: ToolSettlement | None = None
+
+    @property
+    def invocation_id(self) -> str:
+        return self.intent.invocation_id
+
+
+@attrs.define(slots=True)
+class ExecutionState:
+    """An execution as the journal proves it, rebuilt from its records in order."""
+
+    record: ExecutionRecord
+    model_calls: list[ModelCall] = attrs.field(factory=list)
+    effects: dict[str, ToolEffect] = attrs.field(factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+    def call(self, call_id: str) -> ModelCall | None:
+        for call in self.model_calls:
+            if call.call_id == call_id:
+                return call
+        return None
+
+    def next_call_id(self) -> str:
+        return f"m{len(self.model_calls) + 1}"
+
+    def latest_settled(self) -> ModelCall | None:
+        """The latest model call with a recorded response message."""
+        for call in reversed(self.model_calls):
+            if call.result is not None and call.result.message is not None:
+                return call
+        return None
+
+    def rounds_used(self) -> int:
+        return sum(
+            1 for c in self.model_calls if c.result is not None and c.result.outcome == "completed"
+        )
+
+    def unsettled_calls(self) -> list[ModelCall]:
+        return [c for c in self.model_calls if c.result is None]
+
+    def unsettled_effects(self) -> list[ToolEffect]:
+        return [e for e in self.effects.values() if e.result is None]
+
+    def apply(self, record: JournalRecordType) -> None:
+        """Fold one more record in (the journal checks order before writing)."""
+        if isinstance(record, ModelIntent):
+            self.model_calls.append(ModelCall(record))
+        elif isinstance(record, ModelSettlement):
+            call = self.call(record.call_id)
+            if call is not None:
+                call.result = record
+        elif isinstance(record, ToolIntent):
+            self.effects[record.invocation_id] = ToolEffect(record)
+        elif isinstance(record, ToolSettlement):
+            effect = self.effects.get(record.invocation_id)
+            if effect is not None:
+                effect.result = record
+
+    @classmethod
+    def rebuild(cls, records: Sequence[JournalRecordType]) -> ExecutionState | None:
+        state: ExecutionState | None = None
+        for record in records:
+            if isinstance(record, ExecutionRecord):
+                state = cls(record)
+            elif state is not None:
+                state.apply(record)
+        return state
+
+
+JournalRecordType = ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSettlement
+
+
+def arguments_of(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON-safe copy of a call's arguments (what the intent records)."""
+    loaded: dict[str, Any] = json.loads(json.dumps(dict(arguments), default=str))
+    return loaded

@@ -1,0 +1,137 @@
+"""The SQLite journal backend: one owner-only file, WAL, ``synchronous=FULL``.
+
+Each record is its own ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction, so a write returns
+only once it is durable, and a crash (even SIGKILL) leaves every committed record and
+nothing half-written.  ``UNIQUE(run_id, kind, key)`` makes a second write of the same record
+impossible even if two processes were to share the file against the port's contract.
+
+The file is created owner-only (0600) in an owner-only directory (0700, created if missing)
+through :class:`~agentrig.host.OwnerOnlyStore`, before SQLite opens it; SQLite gives its
+``-wal`` and ``-shm`` companions the database file's mode.  An existing file or directory
+that is not owner-only is refused, never adopted.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import anyio.to_thread
+
+from agentrig.journal._errors import JournalError
+from agentrig.journal._port import RecordJournal
+from agentrig.journal._records import (
+    ExecutionRecord,
+    JournalRecordType,
+    dump_record,
+    parse_record,
+)
+
+__all__ = ["SqliteJournal"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS journal (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (run_id, kind, key)
+);
+CREATE INDEX IF NOT EXISTS journal_run ON journal (run_id, seq);
+CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, seq);
+"""
+
+
+class SqliteJournal(RecordJournal):
+    """An execution journal in one SQLite database file (see the module docs)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__()
+        from agentrig.host import OwnerOnlyStore
+
+        self.path = Path(path)
+        try:
+            store = OwnerOnlyStore(self.path.parent)
+            store.open_append(self.path.name).close()  # created 0600, or verified owner-only
+            self.path = store.path(self.path.name)
+            connection = sqlite3.connect(
+                str(self.path), isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
+        try:
+            mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode!r})")
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.execute("PRAGMA busy_timeout=5000")
+            connection.executescript(_SCHEMA)
+        except BaseException:
+            connection.close()
+            raise
+        self._connection: sqlite3.Connection | None = connection
+        self._thread_lock = threading.Lock()
+
+    def pragma(self, name: str) -> object:
+        """Read one PRAGMA (for checks: ``journal_mode``, ``synchronous``)."""
+        with self._thread_lock:
+            return self._conn().execute(f"PRAGMA {name}").fetchone()[0]
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise JournalError(f"the journal {self.path} is closed")
+        return self._connection
+
+    # ---- primitives (each runs in a worker thread) ------------------------------------------
+    # Only SQLite runs in the worker thread; records are dumped and parsed on the caller's
+    # thread (pydantic may import lazily, and imports belong on one thread).
+    def _append_sync(self, record: JournalRecordType, body: str) -> None:
+        with self._thread_lock:
+            connection = self._conn()
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.execute(
+                    "INSERT INTO journal (run_id, kind, key, body) VALUES (?, ?, ?, ?)",
+                    (record.run_id, record.kind, record.key, body),
+                )
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+
+    def _select_sync(self, sql: str, parameters: tuple[str, ...]) -> list[str]:
+        with self._thread_lock:
+            rows = self._conn().execute(sql, parameters).fetchall()
+        return [str(body) for (body,) in rows]
+
+    async def _append(self, record: JournalRecordType) -> None:
+        await anyio.to_thread.run_sync(self._append_sync, record, dump_record(record))
+
+    async def _read(self, run_id: str) -> list[JournalRecordType]:
+        bodies = await anyio.to_thread.run_sync(
+            self._select_sync, "SELECT body FROM journal WHERE run_id = ? ORDER BY seq", (run_id,)
+        )
+        return [parse_record(body) for body in bodies]
+
+    async def _read_executions(self) -> list[ExecutionRecord]:
+        bodies = await anyio.to_thread.run_sync(
+            self._select_sync, "SELECT body FROM journal WHERE kind = 'execution' ORDER BY seq", ()
+        )
+        out: list[ExecutionRecord] = []
+        for body in bodies:
+            record = parse_record(body)
+            if isinstance(record, ExecutionRecord):
+                out.append(record)
+        return out
+
+    async def _close(self) -> None:
+        with self._thread_lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    def __repr__(self) -> str:
+        return f"<SqliteJournal {self.path}>"
