@@ -253,7 +253,10 @@ class _Turn:
                 self.outcome.interrupted = True
                 raise _Interrupted() from None
             raise
-        return assembler.message()
+        message = assembler.message()
+        if message.model:
+            self.outcome.model = message.model  # the model that answered (fallbacks move)
+        return message
 
     async def commit_assistant(self, message: AssistantMessage) -> None:
         await self.log(AssistantMessageEvent(message=message))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentrig.builtins.egress_http import make_http_factory
 from agentrig.errors import AgentrigError, ConfigError, Issue, PluginDisabledError, UnknownIdError
 from agentrig.kernel.config import issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
@@ -161,8 +162,9 @@ async def compose_providers(rt: Runtime) -> None:
             kind=entry.kind,
             options=options,
             credentials=_resolve_credentials(rt, pid, entry.credentials),
-            http=rt.http_client,
+            http=make_http_factory(rt),
             models=models,
+            peers=rt.providers.require,
         )
         provider = factory(config)
         if not isinstance(provider, Provider):

@@ -167,6 +167,11 @@ class Runtime:
     def hook_failures(self) -> tuple[HookFailure, ...]:
         return self.hooks.failures()
 
+    @property
+    def http_transport(self) -> httpx.AsyncBaseTransport | None:
+        """The transport tests passed to :func:`open_runtime` (None in production)."""
+        return self._http_transport
+
     def http_client(self, **kwargs: Any) -> httpx.AsyncClient:
         """An httpx client owned by this runtime (closed on disposal).
 

@@ -60,6 +60,10 @@ def _frozen_credentials(value: Mapping[str, str]) -> Mapping[str, str]:
     return MappingProxyType(dict(value))
 
 
+def _no_peers(provider_id: str) -> Provider:
+    raise RuntimeError("this ProviderConfig was built without a peer lookup (pass peers=...)")
+
+
 def _no_http_client(**kwargs: Any) -> Any:
     raise RuntimeError(
         "this ProviderConfig was built without an HTTP client factory (pass http=...)"
@@ -83,6 +87,8 @@ class ProviderConfig:
     )
     http: HttpClientFactory = attrs.field(default=_no_http_client, repr=False)
     models: ModelRegistry = attrs.field(factory=ModelRegistry, repr=False)
+    #: looks up another configured provider by id -- when called, not at construction
+    peers: Callable[[str], Provider] = attrs.field(default=_no_peers, repr=False)
 
 
 @runtime_checkable

@@ -71,12 +71,26 @@ class AnthropicOptions(BaseModel):
                 f"base_url {self.base_url!r} points at a private or loopback host; "
                 "set allow_private_base_url = true to allow it"
             )
-        if parts.scheme == "http" and not private:
-            raise ValueError("a public base_url must use https")
+        if parts.scheme == "http" and not (private or self.allow_private_base_url):
+            raise ValueError(
+                "a public base_url must use https (set allow_private_base_url = true for a "
+                "server on a private network reached by name, such as http://ollama:11434)"
+            )
         for effort, budget in self.thinking_budgets.items():
             if budget < 1024:
                 raise ValueError(f"thinking_budgets[{effort!r}] must be at least 1024")
         return self
+
+    @property
+    def egress_allow_private(self) -> tuple[str, ...]:
+        """The egress-policy exemption ``base_url`` needs: ``("host:port",)`` when
+        ``allow_private_base_url`` is set, else nothing (public destinations only)."""
+        if not self.allow_private_base_url:
+            return ()
+        parts = urlsplit(self.base_url)
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return (f"[{host}]:{port}" if ":" in host else f"{host}:{port}",)
 
     @property
     def vendor_endpoint(self) -> bool:

@@ -87,7 +87,11 @@ class AnthropicProvider:
         opts = self._options
         timeout = httpx.Timeout(opts.timeout, connect=opts.connect_timeout)
         self._timeout = timeout
-        factory = (lambda: http(timeout=timeout)) if http is not None else None
+        # A private base_url (consented to by allow_private_base_url) is the one exemption
+        # from the runtime's egress policy this provider asks for; public ones need none.
+        exempt = opts.egress_allow_private
+        egress: dict[str, Any] = {"allow_private": exempt} if exempt else {}
+        factory = (lambda: http(timeout=timeout, **egress)) if http is not None else None
         self._http = HttpSession(
             provider=self.kind,
             client=client,
@@ -304,7 +308,7 @@ class AnthropicProvider:
         )
         request_id = header(response.headers, *_REQUEST_ID_HEADERS)
         reader = EventReader()
-        events = read_sse(response)
+        events = read_sse(response, signal=signal, provider=self.kind)
         try:
             while not reader.finished:
                 event = await next_event(events, signal=signal, provider=self.kind)

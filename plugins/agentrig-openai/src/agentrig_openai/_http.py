@@ -26,6 +26,7 @@ from agentrig.llm import (
 __all__ = [
     "HttpSession",
     "RetryPolicy",
+    "SSEDecoder",
     "SSEEvent",
     "close_stream",
     "header",
@@ -64,27 +65,104 @@ class SSEEvent:
     data: str
 
 
-async def read_sse(response: httpx.Response) -> AsyncGenerator[SSEEvent, None]:
-    """Frame a ``text/event-stream`` body into events (comments and ids are ignored)."""
-    event: str | None = None
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line == "":
-            if data or event is not None:
-                yield SSEEvent(event, "\n".join(data))
-            event, data = None, []
-            continue
-        if line.startswith(":"):
-            continue
+class SSEDecoder:
+    """Incremental ``text/event-stream`` framing: text in, complete events out (no I/O).
+
+    Lines end at ``\n``, ``\r\n`` or ``\r``; a ``\r`` at the end of a piece is held back
+    until the next piece shows whether a ``\n`` follows.  Comments and ids are ignored.
+    """
+
+    __slots__ = ("_buffer", "_data", "_event")
+
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._event: str | None = None
+        self._data: list[str] = []
+
+    def feed(self, text: str) -> list[SSEEvent]:
+        text = self._buffer + text
+        if "\r" in text:
+            hold = text.endswith("\r")
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+            if hold:
+                text = text[:-1]
+            lines = text.split("\n")
+            self._buffer = lines.pop() + ("\r" if hold else "")
+        else:
+            lines = text.split("\n")
+            self._buffer = lines.pop()
+        out: list[SSEEvent] = []
+        for line in lines:
+            self._line(line, out)
+        return out
+
+    def flush(self) -> list[SSEEvent]:
+        out: list[SSEEvent] = []
+        rest, self._buffer = self._buffer.rstrip("\r"), ""
+        if rest:
+            self._line(rest, out)
+        if self._data or self._event is not None:
+            out.append(SSEEvent(self._event, "\n".join(self._data)))
+        self._event, self._data = None, []
+        return out
+
+    def _line(self, line: str, out: list[SSEEvent]) -> None:
+        if not line:
+            if self._data or self._event is not None:
+                out.append(SSEEvent(self._event, "\n".join(self._data)))
+            self._event, self._data = None, []
+            return
+        if line[0] == ":":
+            return
         name, _, value = line.partition(":")
-        if value.startswith(" "):
+        if value[:1] == " ":
             value = value[1:]
-        if name == "event":
-            event = value
-        elif name == "data":
-            data.append(value)
-    if data or event is not None:
-        yield SSEEvent(event, "\n".join(data))
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+
+
+def aclosing_text(response: httpx.Response) -> AsyncGenerator[str, None]:
+    """The response body as text pieces (httpx's ``aiter_text`` is an async generator)."""
+    pieces: Any = response.aiter_text()
+    generator: AsyncGenerator[str, None] = pieces
+    return generator
+
+
+async def read_sse(
+    response: httpx.Response, *, signal: CancelSignal, provider: str
+) -> AsyncGenerator[SSEEvent, None]:
+    """Frame a ``text/event-stream`` body into events.
+
+    Why per read rather than per event: each network read runs inside the cancel signal's
+    scope (so a stalled server cannot outlive a cancellation), but the events a read brings
+    are framed synchronously and handed out without another scope -- a read usually carries
+    dozens of events, and a cancel scope per event was most of the stream's overhead.  The
+    signal is still checked before every event, so a cancellation between events stops
+    the stream at once with :class:`~agentrig.errors.AbortError`.
+    """
+    decoder = SSEDecoder()
+    pieces = aclosing_text(response)
+    try:
+        while True:
+            piece: str | None = None
+            try:
+                with signal.scope():
+                    piece = await anext(pieces, None)
+            except httpx.HTTPError as exc:
+                raise _transport_error(exc, provider) from exc
+            signal.raise_if_cancelled()
+            if piece is None:
+                break
+            for event in decoder.feed(piece):
+                signal.raise_if_cancelled()
+                yield event
+        for event in decoder.flush():
+            signal.raise_if_cancelled()
+            yield event
+    finally:
+        await pieces.aclose()
 
 
 def _transport_error(exc: httpx.HTTPError, provider: str) -> ProviderError:
@@ -212,15 +290,9 @@ async def _close_quietly(response: httpx.Response) -> None:
 async def next_event(
     events: AsyncGenerator[SSEEvent, None], *, signal: CancelSignal, provider: str
 ) -> SSEEvent | None:
-    """The next SSE event (``None`` at the end), interruptible by ``signal``."""
-    found: SSEEvent | None = None
-    try:
-        with signal.scope():
-            found = await anext(events, None)
-    except httpx.HTTPError as exc:
-        raise _transport_error(exc, provider) from exc
+    """The next SSE event (``None`` at the end); :func:`read_sse` honours ``signal``."""
     signal.raise_if_cancelled()
-    return found
+    return await anext(events, None)
 
 
 async def close_stream(events: AsyncGenerator[SSEEvent, None], response: httpx.Response) -> None:

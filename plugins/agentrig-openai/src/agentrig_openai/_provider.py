@@ -31,7 +31,6 @@ from agentrig_openai._http import (
     RetryPolicy,
     close_stream,
     header,
-    next_event,
     read_sse,
 )
 from agentrig_openai._models import MODELS, find_capabilities, find_model
@@ -72,7 +71,11 @@ class OpenAIProvider:
         opts = self._options
         timeout = httpx.Timeout(opts.timeout, connect=opts.connect_timeout)
         self._timeout = timeout
-        factory = (lambda: http(timeout=timeout)) if http is not None else None
+        # A private base_url (consented to by allow_private_base_url) is the one exemption
+        # from the runtime's egress policy this provider asks for; public ones need none.
+        exempt = opts.egress_allow_private
+        egress: dict[str, Any] = {"allow_private": exempt} if exempt else {}
+        factory = (lambda: http(timeout=timeout, **egress)) if http is not None else None
         self._http = HttpSession(
             provider=self.kind,
             client=client,
@@ -259,33 +262,32 @@ class OpenAIProvider:
         )
         request_id = header(response.headers, *_REQUEST_ID_HEADERS)
         reader = ChunkReader()
-        events = read_sse(response)
+        events = read_sse(response, signal=signal, provider=self.kind)
         done = False
         try:
-            while True:
-                event = await next_event(events, signal=signal, provider=self.kind)
-                if event is None:
-                    break
-                data = event.data.strip()
-                if not data:
+            # read_sse checks the signal before every event; json.loads gives plain dicts,
+            # so they are tested as dict (the Mapping ABC costs more, once per token).
+            async for event in events:
+                data = event.data
+                if not data or data.isspace():
                     continue
-                if data == "[DONE]":
+                if data == "[DONE]" or data.strip() == "[DONE]":
                     done = True
                     break
                 try:
                     payload = json.loads(data)
                 except ValueError as exc:
                     raise ProviderStreamError(
-                        f"{self.kind}: malformed stream chunk: {data[:200]!r}",
+                        f"{self.kind}: malformed stream chunk: {data.strip()[:200]!r}",
                         request_id=request_id,
                         provider=self.kind,
                     ) from exc
-                if not isinstance(payload, Mapping):
+                if not isinstance(payload, dict):
                     continue
                 error = payload.get("error")
-                if event.event == "error" or isinstance(error, Mapping):
+                if event.event == "error" or isinstance(error, dict):
                     raise self._stream_error(
-                        error if isinstance(error, Mapping) else payload, request_id
+                        error if isinstance(error, dict) else payload, request_id
                     )
                 for chunk in reader.feed(payload):
                     yield chunk

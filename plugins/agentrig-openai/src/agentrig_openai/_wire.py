@@ -451,7 +451,11 @@ def message_from_body(body: Mapping[str, Any]) -> AssistantMessage:
 
 
 class ChunkReader:
-    """Turns ``chat.completion.chunk`` objects into stream chunks, keeping what spans chunks."""
+    """Turns ``chat.completion.chunk`` objects into stream chunks, keeping what spans chunks.
+
+    Chunks come from ``json.loads``, so containers are tested as ``dict``/``list`` (much
+    cheaper than the ``Mapping`` ABC on a path run once per streamed token).
+    """
 
     def __init__(self) -> None:
         self.finish_reason: str | None = None
@@ -460,40 +464,45 @@ class ChunkReader:
         self.usage: Usage | None = None
         self._calls: dict[int, tuple[str, str]] = {}
 
-    def feed(self, chunk: Mapping[str, Any]) -> Iterator[StreamChunk]:
+    def feed(self, chunk: Mapping[str, Any]) -> list[StreamChunk]:
+        out: list[StreamChunk] = []
         model = chunk.get("model")
-        if isinstance(model, str) and model:
+        if model and isinstance(model, str):
             self.model = model
         choices = chunk.get("choices")
         if isinstance(choices, list):
             for choice in choices:
-                if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
-                    yield from self._choice(choice)
-        usage = usage_from(chunk.get("usage"))
-        if usage is not None:
-            self.usage = usage
-            yield UsageChunk(usage=usage)
+                if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                    self._choice(choice, out)
+        raw_usage = chunk.get("usage")
+        if raw_usage is not None:
+            usage = usage_from(raw_usage)
+            if usage is not None:
+                self.usage = usage
+                out.append(UsageChunk(usage=usage))
+        return out
 
-    def _choice(self, choice: Mapping[str, Any]) -> Iterator[StreamChunk]:
+    def _choice(self, choice: Mapping[str, Any], out: list[StreamChunk]) -> None:
         delta = choice.get("delta")
-        if isinstance(delta, Mapping):
-            reasoning = _reasoning_text(delta)
-            if reasoning is not None:
-                yield ReasoningDelta(text=reasoning)
+        if isinstance(delta, dict):
+            if "reasoning_content" in delta or "reasoning" in delta:
+                reasoning = _reasoning_text(delta)
+                if reasoning is not None:
+                    out.append(ReasoningDelta(text=reasoning))
             text = delta.get("content")
-            if isinstance(text, str) and text:
-                yield TextDelta(text=text)
+            if text and isinstance(text, str):
+                out.append(TextDelta(text=text))
             refusal = delta.get("refusal")
-            if isinstance(refusal, str) and refusal:
+            if refusal and isinstance(refusal, str):
                 self.refused = True
-                yield TextDelta(text=refusal)
+                out.append(TextDelta(text=refusal))
             calls = delta.get("tool_calls")
             if isinstance(calls, list):
                 for position, call in enumerate(calls):
-                    if isinstance(call, Mapping):
-                        yield from self._call(position, call)
+                    if isinstance(call, dict):
+                        out.extend(self._call(position, call))
         finish = choice.get("finish_reason")
-        if isinstance(finish, str) and finish:
+        if finish and isinstance(finish, str):
             self.finish_reason = finish
 
     def _call(self, position: int, call: Mapping[str, Any]) -> Iterator[StreamChunk]:
