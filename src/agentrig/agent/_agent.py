@@ -305,6 +305,8 @@ class Agent:
                 options = self._options(None, None, None, None, None)
                 signal = CancelSignal()
                 async with self._slot_held():
+                    if self._disposed:
+                        break  # disposed while waiting: the input stays pending (and logged)
                     batch = self.inbox.claim(turn_boundary=True)
                     if not batch:
                         break
@@ -573,16 +575,22 @@ class Agent:
                 return outcome.text, attempts
 
     # ---- disposal -----------------------------------------------------------------------------
-    async def aclose(self) -> None:
-        """Settle queued and running work, then release the session writer. Idempotent."""
+    async def aclose(self, *, cancel_running: bool = False) -> None:
+        """Let the running turn and the runs already waiting for the slot settle (or cancel
+        the running one when ``cancel_running``), then release the session writer.
+        New work is refused from the first call on. Idempotent.
+
+        Pending inbox input is kept, not discarded: it is in the session log, so a resumed
+        session finds it queued again (disposal is not a user's cancellation).
+        """
         if self._disposed:
             return
         self._disposed = True
-        self.inbox.clear()
-        if self._current is not None:
+        if cancel_running and self._current is not None:
             self._current.cancel("agent disposed")
         async with self._slot:
             pass
+        self._maybe_idle()  # the slot was handed to us, so the last run could not go idle
         await self.flush()
         if self._writer is not None:
             writer, self._writer = self._writer, None

@@ -208,12 +208,13 @@ class AgentRegistry:
         self.runtime.hooks.notify("session_start", SessionStart(agent=agent))
         return agent
 
-    async def dispose(self, agent_id: str) -> None:
-        """Settle the agent's runs, close its writer, remove it and notify."""
+    async def dispose(self, agent_id: str, *, cancel_running: bool = False) -> None:
+        """Settle the agent's runs (or cancel the running one), close its writer, remove it
+        and notify."""
         agent = self._agents.get(agent_id)
         if agent is None:
             return
-        await agent.aclose()
+        await agent.aclose(cancel_running=cancel_running)
         del self._agents[agent_id]
         self.runtime.hooks.notify(
             "agent_disposed", AgentDisposed(agent_id=agent_id, session_id=agent.session_id)
@@ -223,7 +224,7 @@ class AgentRegistry:
         errors: list[BaseException] = []
         for agent_id in reversed(list(self._agents)):
             try:
-                await self.dispose(agent_id)
+                await self.dispose(agent_id, cancel_running=self.runtime.cancel_running)
             except Exception as exc:  # every agent is disposed; failures are reported together
                 errors.append(exc)
         if errors:
