@@ -1,4 +1,4 @@
-"""Per-session writer locks shared by the built-in session stores.
+"""Per-session writer locks and owner-only paths shared by the built-in session stores.
 
 An advisory ``flock`` on a lock file: the kernel releases it when the holding process dies,
 so a crashed writer never blocks its session forever.  ``flock`` locks belong to an open
@@ -7,16 +7,73 @@ file description, so two writers in the *same* process conflict too.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import stat
 import sys
 from pathlib import Path
 
-from agentrig.session import WriterConflictError
+from agentrig.session import SessionStoreError, WriterConflictError
 
-__all__ = ["WriterLock"]
+__all__ = ["WriterLock", "ensure_private_dir", "open_private"]
 
 if sys.platform != "win32":
     import fcntl
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` and every missing parent owner-only (0o700), whatever the umask.
+
+    ``Path.mkdir(mode, parents=True)`` gives the *parents* the default mode (0o777 minus the
+    umask), so the missing components are created one by one.  Existing ones are left as
+    they are.
+    """
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # created meanwhile by another writer
+            os.mkdir(directory, 0o700)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def open_private(path: Path, flags: int) -> int:
+    """``os.open`` that creates ``path`` owner-only (0o600) when it does not exist yet.
+
+    A symlink at ``path`` is not followed, and an existing file that is not a regular file
+    of this user granting nothing to group or others is refused with
+    :class:`~agentrig.session.SessionStoreError` -- reported, never adopted or repaired.
+    """
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SessionStoreError(f"{path} is a symlink; refusing to follow it") from exc
+        raise
+    if sys.platform == "win32":  # pragma: no cover - no owner-only modes there
+        return fd
+    info = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(info.st_mode):
+        problem = "is not a regular file"
+    elif info.st_uid != os.geteuid():
+        problem = f"is owned by uid {info.st_uid}, not by this user"
+    elif info.st_mode & 0o077:
+        problem = (
+            f"has mode {stat.S_IMODE(info.st_mode):04o}; it must grant nothing to group or "
+            "others (reported, not repaired)"
+        )
+    if problem is not None:
+        os.close(fd)
+        raise SessionStoreError(f"{path} {problem}")
+    return fd
 
 
 class WriterLock:
@@ -24,7 +81,7 @@ class WriterLock:
 
     def __init__(self, path: Path, session_id: str) -> None:
         self.path = path
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_private(path, os.O_RDWR)
         try:
             if sys.platform != "win32":
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,0 +1,192 @@
+"""``agentrig chat -c FILE [-a AGENT] [--session ID]``: an interactive, streaming chat.
+
+Each line read from stdin is one run of the agent; its answer streams to stdout as it
+arrives, tool activity goes to stderr.  ``/exit`` or end of input ends the chat.  With
+``--session ID`` the chat continues a stored session when the agent has a session store
+and the session exists, else it starts a new session with that id.
+
+Exit codes: 0 ok, 1 at least one turn failed (each failure is reported on stderr and the
+chat goes on), 2 usage or configuration errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from typing import IO, TYPE_CHECKING
+
+from agentrig.cli._common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Subparsers, UsageError
+from agentrig.cli._run import (
+    CompositionError,
+    add_common_arguments,
+    choose_agent,
+    load_composition,
+    open_agent_runtime,
+    report_failure,
+    stream_turn,
+)
+
+if TYPE_CHECKING:
+    import anyio.abc
+    import anyio.from_thread
+
+    from agentrig.agent import Agent
+    from agentrig.kernel import LoadedConfig, Runtime
+
+__all__ = ["register", "run"]
+
+EXIT_COMMAND = "/exit"
+
+_HELP = """\
+Chat with AGENT of FILE: every line you type is one turn; the answer streams as it
+arrives.  Type /exit (or end the input, Ctrl-D) to leave.
+
+--session ID continues the stored session ID when the agent has a session store and the
+session exists; otherwise a new session is started under that id.  Exit codes: 0 ok,
+1 a turn failed, 2 usage or configuration error.
+"""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "chat",
+        help="chat with an agent interactively (streaming)",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_common_arguments(parser)
+    parser.add_argument(
+        "--session",
+        metavar="ID",
+        help="continue (or start) the session ID",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    try:
+        loaded = load_composition(args.config)
+    except CompositionError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return EXIT_USAGE
+    agent_id = choose_agent(loaded, args.agent)
+    if args.session is not None:
+        from agentrig.errors import InvalidIdError
+        from agentrig.ids import session_id
+
+        try:
+            session_id(args.session)
+        except InvalidIdError as exc:
+            raise UsageError(str(exc)) from None
+    code: int = anyio.run(_chat, loaded, agent_id, args.session)
+    return code
+
+
+async def _attach(rt: Runtime, agent_id: str, session: str | None, err: IO[str]) -> Agent:
+    """The agent to chat with: the configured one, or the one bound to ``session``."""
+    if session is None:
+        return rt.agent(agent_id)
+    config = rt.config.agents[agent_id]
+    # The runtime created the configured agent with a fresh session; hand its name over.
+    await rt.agents.dispose(agent_id)
+    if config.session_store is not None:
+        store = rt.catalog("session_stores").require(config.session_store)
+        if await store.exists(session):
+            agent = await rt.agents.resume(session, agent_id=agent_id)
+            report = getattr(agent, "load_report", None)
+            turns = sum(1 for e in agent.session.events if e.type == "turn/start")
+            err.write(f"resumed session {session} ({turns} earlier turn(s))\n")
+            if report is not None and report.damaged:
+                err.write(f"warning: the stored session was damaged: {report.detail}\n")
+            return agent
+    return await rt.agents.create(agent_id, session_id=session)
+
+
+async def _chat(loaded: LoadedConfig, agent_id: str, session: str | None) -> int:
+    out, err = sys.stdout, sys.stderr
+    interactive = sys.stdin.isatty()
+    failed = False
+    try:
+        async with open_agent_runtime(loaded) as rt, _LineReader() as lines:
+            try:
+                agent = await _attach(rt, agent_id, session, err)
+            except Exception as exc:
+                report_failure("chat", exc, err)
+                return EXIT_FAILURE
+            if interactive:
+                err.write(
+                    f"agentrig chat: agent {agent.id}, session {agent.session_id} "
+                    f"-- {EXIT_COMMAND} or Ctrl-D to leave\n"
+                )
+            while True:
+                if interactive:
+                    err.write("> ")
+                    err.flush()
+                line = await lines.next()
+                if line is None:
+                    break
+                prompt = line.strip()
+                if prompt == EXIT_COMMAND:
+                    break
+                if not prompt:
+                    continue
+                try:
+                    await stream_turn(agent, prompt, out=out, err=err)
+                except Exception as exc:
+                    failed = True
+                    report_failure("chat", exc, err)
+    except CompositionError as exc:
+        for line in exc.lines:
+            err.write(line + "\n")
+        return EXIT_USAGE
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+class _LineReader:
+    """Lines of stdin, read by a daemon thread so a blocked read never holds the exit."""
+
+    def __init__(self) -> None:
+        self._portal: anyio.from_thread.BlockingPortal | None = None
+        self._receive: anyio.abc.ObjectReceiveStream[str | None] | None = None
+
+    async def __aenter__(self) -> _LineReader:
+        import anyio
+        import anyio.from_thread
+
+        send, receive = anyio.create_memory_object_stream[str | None](1)
+        portal = anyio.from_thread.BlockingPortal()
+        await portal.__aenter__()
+        self._portal, self._receive = portal, receive
+
+        def read() -> None:
+            try:
+                while True:
+                    line = sys.stdin.readline()
+                    portal.call(send.send, line or None)
+                    if not line:
+                        return
+            except Exception:  # the chat ended first (portal closed): nothing to deliver
+                return
+
+        threading.Thread(target=read, name="agentrig-chat-stdin", daemon=True).start()
+        return self
+
+    async def next(self) -> str | None:
+        """The next line, or None at end of input."""
+        import anyio
+
+        assert self._receive is not None
+        try:
+            return await self._receive.receive()
+        except anyio.EndOfStream:
+            return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._receive is not None:
+            await self._receive.aclose()
+        if self._portal is not None:
+            await self._portal.__aexit__(None, None, None)

@@ -1,0 +1,106 @@
+"""``agentrig config check FILE``: validate a composition without running it."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentrig.cli._common import EXIT_FAILURE, EXIT_OK, Subparsers, UsageError, plugin_index
+
+if TYPE_CHECKING:
+    from agentrig.errors import Issue
+    from agentrig.kernel import LoadedConfig
+
+__all__ = ["check_file", "register", "secret_syntax_issues"]
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_CHECK_HELP = """\
+Validate FILE (agentrig.toml, or .yaml/.yml with PyYAML) the way open_runtime() would:
+the strict schema (unknown keys, wrong types), then every ID it names (providers, tools,
+session stores, hook strategies) against the installed plugins, importing only those.
+$ENV: secret references are checked for syntax only; they are never resolved here.
+
+Each problem is printed as 'FILE: key.path: message'.  Exit codes: 0 valid, 1 invalid,
+2 usage error (e.g. FILE does not exist).
+"""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "config",
+        help="work with composition files (agentrig.toml)",
+        description="Work with composition files (agentrig.toml).",
+    )
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", dest="action")
+    check = actions.add_parser(
+        "check",
+        help="validate a composition file",
+        description=_CHECK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("file", metavar="FILE", help="the composition file to check")
+    check.set_defaults(handler=run_check)
+
+    def no_action(args: argparse.Namespace) -> int:
+        parser.print_usage(sys.stderr)
+        raise UsageError("choose an action, e.g. 'agentrig config check FILE'")
+
+    parser.set_defaults(handler=no_action)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {args.file}")
+    problems = check_file(path)
+    for line in problems:
+        print(line)
+    if problems:
+        print(f"{args.file}: {len(problems)} problem(s) found", file=sys.stderr)
+        return EXIT_FAILURE
+    print(f"{args.file}: ok")
+    return EXIT_OK
+
+
+def check_file(path: Path) -> list[str]:
+    """Every problem of the composition at ``path`` as ``FILE: key.path: message`` lines."""
+    from agentrig.builtins.compose import check_composition
+    from agentrig.errors import ConfigError
+    from agentrig.kernel import load_config
+
+    try:
+        loaded = load_config(path)
+    except ConfigError as exc:
+        return _lines(str(path), exc.issues)
+    issues = [*check_composition(loaded, plugin_index(loaded)), *secret_syntax_issues(loaded)]
+    return _lines(str(path), issues)
+
+
+def secret_syntax_issues(loaded: LoadedConfig) -> list[Issue]:
+    """``$ENV:NAME`` references whose NAME is not a valid variable name (never resolved)."""
+    from agentrig.errors import Issue
+
+    issues = []
+    for pid, provider in loaded.config.providers.items():
+        for key, value in provider.credentials.items():
+            if not value.startswith("$ENV:"):
+                continue
+            name = value[len("$ENV:") :]
+            if name and _ENV_NAME.fullmatch(name) is None:
+                issues.append(
+                    Issue(
+                        "config.secret",
+                        f"invalid environment variable name {name!r} in $ENV: reference",
+                        ("providers", pid, "credentials", key),
+                    )
+                )
+    return issues
+
+
+def _lines(source: str, issues: Iterable[Issue]) -> list[str]:
+    return [f"{source}: {issue}" for issue in issues]

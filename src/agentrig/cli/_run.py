@@ -1,0 +1,316 @@
+"""``agentrig run -c FILE [-a AGENT] PROMPT``: run one turn and print the answer.
+
+When stdout is a terminal the answer streams as it arrives (tool activity goes to stderr);
+otherwise the final text is printed once.  ``--json`` prints the run result instead: the
+value and the invocation record, with usage and cost when they are known.
+
+Secrets (``$ENV:NAME`` references) are resolved through :func:`agentrig.env_resolver` and
+nowhere else.  Exit codes: 0 ok, 1 the run failed (``error [code]: message`` on stderr),
+2 usage or configuration errors.
+
+The helpers here (:func:`load_composition`, :func:`open_agent_runtime`, :func:`stream_turn`)
+are shared with ``agentrig chat``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from agentrig.cli._common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Subparsers, UsageError
+
+if TYPE_CHECKING:
+    from agentrig.agent import Agent, RunResult
+    from agentrig.kernel import LoadedConfig, Runtime
+
+__all__ = [
+    "CompositionError",
+    "choose_agent",
+    "load_composition",
+    "open_agent_runtime",
+    "register",
+    "report_failure",
+    "result_to_dict",
+    "run",
+    "stream_turn",
+]
+
+_HELP = """\
+Compose the runtime of FILE, run one turn of AGENT for PROMPT and print the answer.
+The answer streams as it arrives when stdout is a terminal; otherwise the final text is
+printed.  --json prints the run result (value, invocation record with usage and cost).
+
+AGENT may be left out when FILE declares exactly one agent.  $ENV:NAME secret references
+are read from the environment.  Exit codes: 0 ok, 1 the run failed, 2 usage or
+configuration error.
+"""
+
+
+class CompositionError(Exception):
+    """The config could not be composed (exit code 2); ``lines`` are printed to stderr."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-c",
+        "--config",
+        metavar="FILE",
+        required=True,
+        help="the composition file (agentrig.toml)",
+    )
+    parser.add_argument(
+        "-a",
+        "--agent",
+        metavar="AGENT",
+        help="the agent to use (default: the only agent of FILE)",
+    )
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run one prompt through an agent and print the answer",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_common_arguments(parser)
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the run result as JSON (value, invocation record, usage, cost_usd)",
+    )
+    parser.add_argument("prompt", metavar="PROMPT", help="the user message")
+    parser.set_defaults(handler=run)
+
+
+# ---- shared with chat ----------------------------------------------------------------------
+
+
+def load_composition(file: str) -> LoadedConfig:
+    """Validate FILE; a missing file is a usage error, an invalid one a CompositionError."""
+    from agentrig.errors import ConfigError
+    from agentrig.kernel import load_config
+
+    path = Path(file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {file}")
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise CompositionError(_issue_lines(file, exc)) from None
+
+
+def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
+    """The agent to use: ``requested`` if declared, else the only declared agent."""
+    agents = sorted(loaded.config.agents)
+    source = loaded.source or "the config"
+    if requested is not None:
+        if requested not in loaded.config.agents:
+            known = ", ".join(agents) or "none"
+            raise UsageError(f"{source} declares no agent {requested!r} (agents: {known})")
+        return requested
+    if len(agents) == 1:
+        return agents[0]
+    if not agents:
+        raise UsageError(f"{source} declares no agents; add an [agents.<name>] table")
+    raise UsageError(
+        f"{source} declares {len(agents)} agents ({', '.join(agents)}); choose one with -a AGENT"
+    )
+
+
+def _issue_lines(file: str, exc: Any) -> list[str]:
+    issues = getattr(exc, "issues", ())
+    if issues:
+        return [f"{file}: {issue}" for issue in issues]
+    return [f"{file}: {exc}"]
+
+
+@asynccontextmanager
+async def open_agent_runtime(loaded: LoadedConfig) -> AsyncIterator[Runtime]:
+    """``open_runtime`` with the environment as the only secret resolver.
+
+    Composition failures (an invalid config, a missing secret, a broken or disabled plugin)
+    become :class:`CompositionError`; errors raised by the caller's block pass unchanged.
+    """
+    import agentrig
+    from agentrig.errors import ConfigError, PluginError, UnknownIdError
+
+    opened = False
+    try:
+        async with agentrig.open_runtime(loaded, resolver=agentrig.env_resolver()) as rt:
+            opened = True
+            yield rt
+    except (ConfigError, PluginError, UnknownIdError) as exc:
+        if opened:
+            raise
+        raise CompositionError(_issue_lines(loaded.source or "config", exc)) from None
+
+
+def _tool_line(name: str, arguments: str) -> str:
+    shown = arguments if len(arguments) <= 200 else arguments[:197] + "..."
+    return f"[tool] {name}({shown})"
+
+
+async def stream_turn(
+    agent: Agent,
+    prompt: str,
+    *,
+    out: IO[str],
+    err: IO[str],
+    on_text: Callable[[str], None] | None = None,
+) -> RunResult[Any]:
+    """Stream one run: text deltas to ``out`` as they arrive, tool activity to ``err``."""
+    from agentrig.llm import TextDelta, ToolCallDelta, ToolCallStart, ToolResultChunk
+
+    stream = agent.stream(prompt)
+    calls: dict[int, list[str]] = {}
+    ended_line = True
+
+    def flush_calls() -> None:
+        nonlocal ended_line
+        if not calls:
+            return
+        if not ended_line:
+            out.write("\n")
+            out.flush()
+            ended_line = True
+        for name, *parts in calls.values():
+            err.write(_tool_line(name, "".join(parts)) + "\n")
+        err.flush()
+        calls.clear()
+
+    async for chunk in stream:
+        if isinstance(chunk, TextDelta):
+            out.write(chunk.text)
+            out.flush()
+            ended_line = chunk.text.endswith("\n")
+            if on_text is not None:
+                on_text(chunk.text)
+        elif isinstance(chunk, ToolCallStart):
+            calls[chunk.index] = [chunk.name]
+        elif isinstance(chunk, ToolCallDelta) and chunk.index in calls:
+            calls[chunk.index].append(chunk.arguments)
+        elif isinstance(chunk, ToolResultChunk):
+            flush_calls()
+            err.write(f"[tool] {chunk.name} -> {chunk.status}: {_short(chunk.text)}\n")
+            err.flush()
+    flush_calls()
+    if not ended_line:
+        out.write("\n")
+        out.flush()
+    return stream.result
+
+
+def _short(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def report_failure(command: str, exc: BaseException, err: IO[str]) -> None:
+    from agentrig.errors import error_info
+
+    info = error_info(exc)
+    err.write(f"agentrig {command}: error [{info.code}]: {info.message}\n")
+    err.flush()
+
+
+def _jsonable(value: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
+
+
+def result_to_dict(rt: Runtime, result: RunResult[Any]) -> dict[str, Any]:
+    """The run result as JSON-ready data; ``cost_usd`` is None when usage or price is unknown."""
+    import attrs
+
+    record = result.invocation
+    invocation = attrs.asdict(record, recurse=False)
+    usage = record.usage
+    invocation["usage"] = usage.model_dump(mode="json") if usage is not None else None
+    cost = None
+    models = rt.services.get("models")
+    if models is not None and record.model is not None:
+        cost = models.cost(record.model, usage)
+    invocation["cost_usd"] = float(cost) if cost is not None else None
+    return {"value": _jsonable(result.value), "invocation": invocation}
+
+
+# ---- the command ---------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    loaded_or_code = _prepare(args)
+    if isinstance(loaded_or_code, int):
+        return loaded_or_code
+    loaded, agent_id = loaded_or_code
+    code: int = anyio.run(_run_async, loaded, agent_id, args)
+    return code
+
+
+def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
+    try:
+        loaded = load_composition(args.config)
+    except CompositionError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return EXIT_USAGE
+    return loaded, choose_agent(loaded, args.agent)
+
+
+async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -> int:
+    out, err = sys.stdout, sys.stderr
+    streaming = not args.json and out.isatty()
+    try:
+        async with open_agent_runtime(loaded) as rt:
+            agent = rt.agent(agent_id)
+            try:
+                if streaming:
+                    await stream_turn(agent, args.prompt, out=out, err=err)
+                    return EXIT_OK
+                result = await agent.run(args.prompt)
+            except Exception as exc:
+                report_failure("run", exc, err)
+                if args.json:
+                    _print_json_error(exc, out)
+                return EXIT_FAILURE
+            if args.json:
+                json.dump(result_to_dict(rt, result), out, indent=2, ensure_ascii=False)
+                out.write("\n")
+            else:
+                text = result.value if isinstance(result.value, str) else str(result.value)
+                out.write(text if text.endswith("\n") else text + "\n")
+            out.flush()
+            return EXIT_OK
+    except CompositionError as exc:
+        for line in exc.lines:
+            err.write(line + "\n")
+        return EXIT_USAGE
+
+
+def _print_json_error(exc: BaseException, out: IO[str]) -> None:
+    from agentrig.errors import error_info
+
+    info = error_info(exc)
+    json.dump(
+        {"error": {"code": info.code, "message": info.message, "category": info.category}},
+        out,
+        indent=2,
+    )
+    out.write("\n")

@@ -1,0 +1,159 @@
+"""`agentrig config check FILE`: exit 0 valid, 1 invalid (FILE: key.path: message), 2 usage."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrig.cli import main
+
+DIST = "cli-config-dist"
+
+
+@pytest.fixture(autouse=True)
+def installed(install_dist: Any) -> None:
+    install_dist(
+        DIST,
+        {
+            "agentrig.providers": {"cfgfake": "cli_cfg_mod:provider"},
+            "agentrig.session_stores": {"cfgstore": "cli_cfg_mod:store"},
+        },
+        {
+            "cli_cfg_mod": """
+                def provider(config):
+                    raise AssertionError("config check must never build a provider")
+
+                def store(config):
+                    raise AssertionError("config check must never build a store")
+            """
+        },
+    )
+
+
+def write(tmp_path: Path, text: str, name: str = "agentrig.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+VALID = """
+[providers.main]
+kind = "cfgfake"
+credentials = { api_key = "$ENV:AGENTRIG_TEST_SURELY_UNSET_VARIABLE" }
+
+[session_stores.disk]
+kind = "cfgstore"
+
+[agents.assistant]
+provider = "main"
+model = "m"
+session_store = "disk"
+"""
+
+
+def test_valid_file_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, VALID)
+    assert main(["config", "check", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == f"{path}: ok"
+    # the $ENV: reference was checked for syntax only -- the variable is not set, that's fine
+
+
+def test_schema_problems_exit_one_with_file_and_key_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        """
+        [plugins]
+        autoload = "no"
+
+        [agents.a]
+        provider = "main"
+        model = "m"
+        max_rounds = "many"
+        colour = "blue"
+        """,
+    )
+    assert main(["config", "check", str(path)]) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert len(lines) == 3
+    assert any(line.startswith(f"{path}: plugins.autoload: ") for line in lines)
+    assert any(line.startswith(f"{path}: agents.a.max_rounds: ") for line in lines)
+    assert f"{path}: agents.a.colour: unknown key 'colour'" in lines
+    assert "3 problem(s)" in captured.err
+
+
+def test_unknown_ids_exit_one_with_key_paths(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        """
+        [providers.main]
+        kind = "cfgfak"
+
+        [agents.a]
+        provider = "primary"
+        model = "m"
+        tools = ["nonexistent_tool"]
+        session_store = "nowhere"
+        """,
+    )
+    assert main(["config", "check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}: providers.main.kind: " in out
+    assert "did you mean 'cfgfake'" in out
+    assert f"{path}: agents.a.provider: unknown provider 'primary'" in out
+    assert f"{path}: agents.a.tools[0]: " in out
+    assert f"{path}: agents.a.session_store: unknown session store 'nowhere'" in out
+
+
+def test_secret_references_are_checked_for_syntax_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        """
+        [providers.main]
+        kind = "cfgfake"
+        credentials = { a = "$ENV:", b = "$ENV:not-a-name", c = "$ENV:FINE_NAME" }
+        """,
+    )
+    assert main(["config", "check", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        f"{path}: providers.main.credentials.a: empty $ENV: reference",
+        f"{path}: providers.main.credentials.b: invalid environment variable name "
+        "'not-a-name' in $ENV: reference",
+    ]
+
+
+def test_disabled_plugin_is_a_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, '[plugins]\ndisabled = ["cfgstore"]\n' + VALID)
+    assert main(["config", "check", str(path)]) == 1
+    assert f"{path}: session_stores.disk.kind: " in capsys.readouterr().out
+
+
+def test_yaml_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("yaml")
+    path = write(tmp_path, "agents:\n  a: {provider: main, model: 3}\n", "agentrig.yaml")
+    assert main(["config", "check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}: agents.a.model: " in out
+    # the schema is checked first: IDs are only checked in a well-formed composition
+
+
+def test_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "[providers\n")
+    assert main(["config", "check", str(path)]) == 1
+    assert capsys.readouterr().out.startswith(f"{path}: ")
+
+
+def test_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "check", str(tmp_path / "absent.toml")]) == 2
+    assert "no such file" in capsys.readouterr().err
