@@ -89,22 +89,43 @@ class EntryPointSource:
     def entries(self) -> Iterable[EntrySpec]:
         if self._cache is None:
             found: list[EntrySpec] = []
-            all_points = metadata.entry_points()
-            for kind in self._kinds:
-                for ep in all_points.select(group=KINDS[kind].group):
-                    dist = ep.dist
-                    found.append(
-                        EntrySpec(
-                            kind=kind,
-                            name=ep.name,
-                            value=ep.value,
-                            distribution=dist.name if dist is not None else None,
-                            version=dist.version if dist is not None else None,
-                            load=ep.load,
-                        )
+            kind_of = {KINDS[kind].group: kind for kind in self._kinds}
+            # ``dist.name`` / ``dist.version`` re-read and re-parse METADATA on every access;
+            # the entry points of one distribution share one dist object, so read it once.
+            described: dict[int, tuple[str | None, str | None]] = {}
+            for ep in _entry_points_of(kind_of):
+                kind = kind_of[ep.group]
+                dist = ep.dist
+                about = described.get(id(dist))
+                if about is None:
+                    about = (None, None) if dist is None else (dist.name, dist.version)
+                    described[id(dist)] = about
+                found.append(
+                    EntrySpec(
+                        kind=kind,
+                        name=ep.name,
+                        value=ep.value,
+                        distribution=about[0],
+                        version=about[1],
+                        load=ep.load,
                     )
+                )
             self._cache = tuple(found)
         return self._cache
+
+
+def _entry_points_of(groups: Mapping[str, str]) -> Iterable[metadata.EntryPoint]:
+    """The installed entry points of ``groups``, in one pass.
+
+    ``select(group=...)`` per group would scan every installed entry point once per group;
+    installed-but-unused plugins must cost next to nothing.
+    """
+    points: Any = metadata.entry_points()
+    if isinstance(points, dict):
+        # Python 3.11 returns SelectableGroups, a dict already grouped by group; its dict
+        # interface is deprecated, so read it through dict's own method (no warning).
+        return [ep for group in groups for ep in dict.get(points, group, ())]
+    return [ep for ep in points if ep.group in groups]
 
 
 class MemorySource:

@@ -66,6 +66,8 @@ Composer = Callable[["Runtime"], Awaitable[None]]
 #: They live above the kernel: the kernel knows no provider, tool or store.
 COMPOSERS: tuple[str, ...] = (
     "agentrig.builtins.compose:check_ids",
+    "agentrig.builtins.compose_security:compose_credentials",
+    "agentrig.builtins.compose_security:compose_sealers",
     "agentrig.builtins.compose:compose_providers",
     "agentrig.builtins.compose:compose_stores",
     "agentrig.builtins.compose:compose_tools",
@@ -100,6 +102,7 @@ class Runtime:
         self._owned: list[tuple[str, object]] = []
         self._closers: list[tuple[str, Callable[[], Awaitable[None]]]] = []
         self._closed = False
+        self._cancel_running = False
         self._close_report: tuple[ErrorInfo, ...] | None = None
         self.services: dict[str, Any] = {}
 
@@ -204,11 +207,21 @@ class Runtime:
         """The failures collected by disposal (None until closed)."""
         return self._close_report
 
-    async def aclose(self) -> tuple[ErrorInfo, ...]:
-        """Dispose everything; returns the failures (empty when all went well). Idempotent."""
+    @property
+    def cancel_running(self) -> bool:
+        """Whether closing cancels running turns instead of awaiting them."""
+        return self._cancel_running
+
+    async def aclose(self, *, cancel_running: bool = False) -> tuple[ErrorInfo, ...]:
+        """Dispose everything; returns the failures (empty when all went well). Idempotent.
+
+        Running turns are awaited first -- or cancelled, with ``cancel_running=True`` (what
+        leaving ``open_runtime`` through an exception does).
+        """
         if self._close_report is not None:
             return self._close_report
         self._closed = True
+        self._cancel_running = cancel_running
         failures: list[ErrorInfo] = []
 
         async def step(stage: str, action: Callable[[], Any]) -> None:
@@ -340,19 +353,22 @@ async def open_runtime(
         except Exception as exc:
             error = exc
         except BaseException:
-            await rt.aclose()
+            await rt.aclose(cancel_running=True)
             tg.cancel_scope.cancel()
             raise
         if error is not None:
-            await rt.aclose()
+            await rt.aclose(cancel_running=True)
             tg.cancel_scope.cancel()
         else:
+            left_cleanly = False
             try:
                 yield rt
+                left_cleanly = True
             except Exception as exc:
                 error = exc
             finally:
-                await rt.aclose()
+                # leaving normally awaits running turns; leaving through an error cancels them
+                await rt.aclose(cancel_running=not left_cleanly)
                 tg.cancel_scope.cancel()
     if error is not None:
         raise error

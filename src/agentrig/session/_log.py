@@ -4,17 +4,27 @@ The log is the single source of truth; message history is *derived* from it.  Th
 projection consumes only events it has not seen yet, so deriving the request for a step
 costs O(new events), not O(log).  :meth:`Session.derive_messages` returns a
 :class:`MessagesView` -- an immutable view of the first *n* derived messages, cheap to make
-because the underlying list is only ever appended to.
+because the underlying list is only ever appended to.  The projection also keeps a running
+character count of what it derived (:func:`message_chars`), so a view knows the size of the
+history it covers (:attr:`MessagesView.chars`) without walking it.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 from agentrig.errors import AgentrigError
-from agentrig.llm import AssistantMessage, SystemMessage, TextBlock, ToolMessage, UserMessage
+from agentrig.llm import (
+    AssistantMessage,
+    SystemMessage,
+    TextBlock,
+    ToolCallBlock,
+    ToolMessage,
+    UserMessage,
+)
 from agentrig.session._events import (
     AssistantMessageEvent,
     SessionEvent,
@@ -25,7 +35,7 @@ from agentrig.session._events import (
     UserMessageEvent,
 )
 
-__all__ = ["INTERRUPTED_NOTE", "MessagesView", "Session", "SessionLogError"]
+__all__ = ["INTERRUPTED_NOTE", "MessagesView", "Session", "SessionLogError", "message_chars"]
 
 ConversationMessage = UserMessage | AssistantMessage | ToolMessage
 Message = SystemMessage | ConversationMessage
@@ -41,15 +51,46 @@ class SessionLogError(AgentrigError):
     code = "session.log"
 
 
+def message_chars(message: Message) -> int:
+    """The characters a message adds to a request, as the context guard estimates them:
+    its text blocks, plus the JSON of each tool call's arguments."""
+    if isinstance(message, SystemMessage):
+        return len(message.text)
+    chars = 0
+    for block in message.content:
+        chars += len(getattr(block, "text", "") or "")
+        if isinstance(block, ToolCallBlock):
+            chars += len(json.dumps(block.arguments, default=str))
+    return chars
+
+
 class MessagesView(Sequence[Message]):
-    """An immutable view: the system head (if any) then the first ``n`` derived messages."""
+    """An immutable view: the system head (if any) then the first ``n`` derived messages.
 
-    __slots__ = ("_head", "_items", "_n")
+    ``chars`` is the sum of :func:`message_chars` over the viewed messages (head included)
+    when the session supplied it, else computed on first use.
+    """
 
-    def __init__(self, head: SystemMessage | None, items: list[Message], n: int) -> None:
+    __slots__ = ("_chars", "_head", "_items", "_n")
+
+    def __init__(
+        self,
+        head: SystemMessage | None,
+        items: list[Message],
+        n: int,
+        chars: int | None = None,
+    ) -> None:
         self._head = head
         self._items = items
         self._n = n
+        self._chars = chars
+
+    @property
+    def chars(self) -> int:
+        """The estimated size of the viewed history in characters (O(1) from a session)."""
+        if self._chars is None:
+            self._chars = sum(message_chars(m) for m in self)
+        return self._chars
 
     def __len__(self) -> int:
         return self._n + (1 if self._head is not None else 0)
@@ -113,6 +154,7 @@ class Session:
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
         self._projected = 0
+        self._chars = 0  # message_chars() of self._messages, kept by the projection
         self._system: SystemMessage | None = None
         self._listeners: list[Callable[[SessionEvent], None]] = []
 
@@ -131,8 +173,10 @@ class Session:
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
-        event = SessionEvent(seq=self.last_seq + 1, time=self._clock(), data=data)
-        self._events.append(event)
+        events = self._events
+        seq = events[-1].seq + 1 if events else 1
+        event = SessionEvent(seq=seq, time=self._clock(), data=data)
+        events.append(event)
         for listener in self._listeners:
             listener(event)
         return event
@@ -163,21 +207,30 @@ class Session:
 
     def _project(self) -> None:
         events = self._events
+        end = len(events)
+        if self._projected == end:
+            return
         messages = self._messages
         note = self._interrupted_note
-        for i in range(self._projected, len(events)):
+        chars = self._chars
+        for i in range(self._projected, end):
             data: Any = events[i].data
-            if isinstance(data, UserMessageEvent | SteeringMessage):
-                messages.append(data.message)
+            message: Any
+            if isinstance(data, UserMessageEvent | SteeringMessage | ToolResultEvent):
+                message = data.message
             elif isinstance(data, AssistantMessageEvent):
                 message = data.message
-                messages.append(_annotate(message, note) if message.interrupted else message)
-            elif isinstance(data, ToolResultEvent):
-                messages.append(data.message)
-            elif isinstance(data, SystemPrompt):
-                # One head message: a later prompt replaces the earlier one in place.
-                self._system = SystemMessage(text=data.text)
-        self._projected = len(events)
+                if message.interrupted:
+                    message = _annotate(message, note)
+            else:
+                if isinstance(data, SystemPrompt):
+                    # One head message: a later prompt replaces the earlier one in place.
+                    self._system = SystemMessage(text=data.text)
+                continue
+            messages.append(message)
+            chars += message_chars(message)
+        self._chars = chars
+        self._projected = end
 
     def derive_messages(self) -> MessagesView:
         """The model-facing history: system head, then user/assistant/tool messages.
@@ -186,7 +239,9 @@ class Session:
         plugin variants contribute nothing.
         """
         self._project()
-        return MessagesView(self._system, self._messages, len(self._messages))
+        system = self._system
+        chars = self._chars + (len(system.text) if system is not None else 0)
+        return MessagesView(system, self._messages, len(self._messages), chars)
 
     def find(self, predicate: Callable[[SessionEvent], bool]) -> list[SessionEvent]:
         return [e for e in self._events if predicate(e)]

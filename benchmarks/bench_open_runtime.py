@@ -1,0 +1,116 @@
+"""open_runtime() of a small config with 200 extra installed-but-unused entry points vs none.
+
+    python benchmarks/bench_open_runtime.py [--quick]
+
+The extra entry points come from a throwaway ``*.dist-info`` directory generated in a
+temporary directory and put on ``sys.path`` -- exactly what ``pip install`` leaves behind --
+whose modules raise when imported: discovery must list them without importing any (the
+script checks that none was imported and none failed).  Target: within 1.2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import compare, emit, gc_paused, median
+
+from agentrig.kernel import MemorySource, open_runtime
+
+GROUPS = ("agentrig.tools", "agentrig.providers", "agentrig.session_stores", "agentrig.sealers")
+UNUSED = 200
+
+CONFIG = {"session_stores": {"main": {"kind": "bench_store"}}, "plugins": {"disabled": []}}
+
+
+def write_unused_dist(root: Path) -> None:
+    info = root / "agentrig_bench_unused-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: agentrig-bench-unused\nVersion: 1.0\n", encoding="utf-8"
+    )
+    lines: list[str] = []
+    for g, group in enumerate(GROUPS):
+        lines.append(f"[{group}]")
+        per_group = UNUSED // len(GROUPS)
+        lines += [f"unused_{g}_{i} = bench_unused_{g}_{i}:thing" for i in range(per_group)]
+        lines.append("")
+    (info / "entry_points.txt").write_text("\n".join(lines), encoding="utf-8")
+    for g in range(len(GROUPS)):
+        for i in range(UNUSED // len(GROUPS)):
+            (root / f"bench_unused_{g}_{i}.py").write_text(
+                "raise RuntimeError('an unused plugin was imported')\n", encoding="utf-8"
+            )
+
+
+def memory() -> MemorySource:
+    source = MemorySource()
+    source.add("session_stores", "bench_store", lambda config: object())
+    return source
+
+
+async def open_once(expect_unused: bool) -> float:
+    start = time.perf_counter_ns()
+    async with open_runtime(CONFIG, memory=memory(), environ={}) as rt:
+        elapsed = time.perf_counter_ns() - start
+        report = rt.plugin_report()
+    unused = [r for r in report if r.distribution == "agentrig-bench-unused"]
+    if expect_unused:
+        assert len(unused) == UNUSED, len(unused)
+        assert all(r.status == "available" for r in unused), "an unused plugin was loaded"
+    else:
+        assert not unused
+    return elapsed / 1000
+
+
+async def measure(runs: int, expect_unused: bool) -> list[float]:
+    for _ in range(3):  # warm-up
+        await open_once(expect_unused)
+    out = []
+    with gc_paused():
+        for _ in range(runs):
+            out.append(await open_once(expect_unused))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (< 1 minute)")
+    args = parser.parse_args()
+    runs = 30 if args.quick else 200
+    base: list[float] = []
+    extra: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        write_unused_dist(root)
+        for _ in range(5):  # alternate the two setups so both see the same machine state
+            base += anyio.run(measure, runs // 5, False)
+            sys.path.insert(0, str(root))
+            importlib.invalidate_caches()
+            extra += anyio.run(measure, runs // 5, True)
+            sys.path.remove(str(root))
+            importlib.invalidate_caches()
+        imported = [m for m in sys.modules if m.startswith("bench_unused_")]
+        assert not imported, f"unused plugins were imported: {imported[:3]}"
+    emit("open_runtime_small_config", median(base), "us")
+    compare(
+        f"open_runtime_with_{UNUSED}_unused_entry_points",
+        median(extra),
+        median(base),
+        "us",
+        1.2,
+        floor_name="same config, no extra entry points",
+        statistic="median",
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,540 @@
+"""Hook dispatch: the four modes over pluggy's ordered hookimpls (DESIGN §4.4)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import pytest
+
+import agentrig
+from agentrig.errors import HookError
+from agentrig.kernel import HookDispatcher, Observation, open_runtime
+from agentrig.kernel.hookspecs import MODES, Mode
+
+
+async def wait_until(condition: Callable[[], bool]) -> None:
+    """Let out-of-band tasks run until ``condition()`` holds (they signal nothing we own)."""
+    with anyio.fail_after(5):
+        while not condition():  # noqa: ASYNC110 - polling state set by another task
+            await anyio.sleep(0.001)
+
+
+def obs(kind: str = "k") -> Observation:
+    return Observation(kind=kind, agent_id=None)
+
+
+class Recorder:
+    """Listeners that append their name to a shared log."""
+
+    def __init__(self, log: list[str], name: str) -> None:
+        self.log = log
+        self.name = name
+
+
+def make_observer(log: list[str], name: str, **opts: Any) -> object:
+    class Observer:
+        @agentrig.hookimpl(**opts)
+        def observe(self, payload: Observation) -> None:
+            log.append(name)
+
+    return Observer()
+
+
+# ---- registration ---------------------------------------------------------------------------
+
+
+def test_every_hook_has_exactly_one_mode() -> None:
+    assert MODES["observe"] is Mode.NOTIFY
+    assert MODES["agent_created"] is Mode.NOTIFY
+    assert MODES["runtime_started"] is Mode.NOTIFY
+    assert MODES["pre_step"] is Mode.WATERFALL
+    assert MODES["request_config"] is Mode.WATERFALL
+    assert MODES["request_error"] is Mode.WATERFALL
+    assert MODES["tool_execution"] is Mode.WATERFALL
+    assert MODES["turn_stopping"] is Mode.AWAITED
+    assert MODES["permission_approver"] is Mode.FIRST_RESULT
+
+
+def test_hook_wrappers_are_refused() -> None:
+    class NewStyle:
+        @agentrig.hookimpl(wrapper=True)
+        def observe(self, payload: Observation) -> Any:
+            return (yield)
+
+    class OldStyle:
+        @agentrig.hookimpl(hookwrapper=True)
+        def observe(self, payload: Observation) -> Any:
+            yield
+
+    hooks = HookDispatcher()
+    for plugin in (NewStyle(), OldStyle()):
+        with pytest.raises(HookError, match="wrapper"):
+            hooks.register(plugin, "w")
+        assert not hooks.pm.is_registered(plugin)
+    assert hooks.plan("observe") == ()
+
+
+def test_unknown_hook_implementation_is_refused() -> None:
+    class Typo:
+        @agentrig.hookimpl
+        def obsreve(self, payload: object) -> None: ...
+
+    hooks = HookDispatcher()
+    plugin = Typo()
+    with pytest.raises(HookError, match="obsreve"):
+        hooks.register(plugin, "typo")
+    assert not hooks.pm.is_registered(plugin)
+
+
+def test_unknown_hook_name_refused_at_dispatch() -> None:
+    hooks = HookDispatcher()
+    with pytest.raises(HookError, match="unknown agentrig hook 'nope'"):
+        hooks.notify("nope", obs())
+
+
+def test_next_on_a_non_waterfall_hook_is_refused() -> None:
+    class Wrong:
+        @agentrig.hookimpl
+        def observe(self, payload: Observation, next: Any) -> None: ...
+
+    hooks = HookDispatcher()
+    plugin = Wrong()
+    with pytest.raises(HookError, match="next"):
+        hooks.register(plugin, "wrong")
+    assert not hooks.pm.is_registered(plugin)
+    # and the failed registration left nothing behind: the same name registers cleanly
+    hooks.register(make_observer([], "ok"), "wrong")
+
+
+def test_bad_argument_names_refused() -> None:
+    class Extra:
+        @agentrig.hookimpl
+        def pre_step(self, next: Any, payload: Any, extra: Any) -> None: ...
+
+    with pytest.raises(HookError):
+        HookDispatcher().register(Extra(), "extra")
+
+
+def test_registering_twice_is_refused() -> None:
+    hooks = HookDispatcher()
+    plugin = make_observer([], "a")
+    hooks.register(plugin, "a")
+    with pytest.raises((HookError, ValueError)):
+        hooks.register(plugin, "a")
+
+
+# ---- ordering ---------------------------------------------------------------------------------
+
+
+def test_order_is_tryfirst_then_last_registered_first_then_trylast() -> None:
+    log: list[str] = []
+    hooks = HookDispatcher()
+    hooks.register(make_observer(log, "trylast", trylast=True), "d")
+    hooks.register(make_observer(log, "early"), "a")
+    hooks.register(make_observer(log, "tryfirst", tryfirst=True), "c")
+    hooks.register(make_observer(log, "late"), "b")
+    hooks.notify("observe", obs())
+    assert log == ["tryfirst", "late", "early", "trylast"]
+    assert [impl.plugin for impl in hooks.plan("observe")] == ["c", "b", "a", "d"]
+
+
+def test_plan_follows_unregistration() -> None:
+    log: list[str] = []
+    hooks = HookDispatcher()
+    first = make_observer(log, "first")
+    hooks.register(first, "first")
+    hooks.register(make_observer(log, "second"), "second")
+    hooks.notify("observe", obs())
+    hooks.unregister(first)
+    hooks.notify("observe", obs())
+    assert log == ["second", "first", "second"]
+
+
+# ---- notify -------------------------------------------------------------------------------------
+
+
+def test_notify_runs_every_listener_and_records_a_failure(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log: list[str] = []
+
+    class Broken:
+        @agentrig.hookimpl
+        def observe(self, payload: Observation) -> None:
+            raise ValueError("listener bug")
+
+    hooks = HookDispatcher()
+    hooks.register(make_observer(log, "after"), "after")
+    hooks.register(Broken(), "broken")
+    hooks.register(make_observer(log, "before"), "before")
+    with caplog.at_level(logging.WARNING, logger="agentrig.hooks"):
+        result = hooks.notify("observe", obs())
+    assert result is None  # the outcome is unchanged: no exception, no value
+    assert log == ["before", "after"]  # the listeners after the broken one still ran
+    (failure,) = hooks.failures()
+    assert failure.hook == "observe"
+    assert failure.plugin == "broken"
+    assert failure.info.code == "python.ValueError"
+    assert isinstance(failure.info.cause, ValueError)
+    assert hooks.failure_count == 1
+    assert any("broken" in r.getMessage() and r.name == "agentrig.hooks" for r in caplog.records)
+
+
+def test_failures_are_bounded_but_counted() -> None:
+    class Broken:
+        @agentrig.hookimpl
+        def observe(self) -> None:
+            raise RuntimeError("x")
+
+    hooks = HookDispatcher(max_failures=3)
+    hooks.register(Broken(), "b")
+    for _ in range(5):
+        hooks.notify("observe", obs())
+    assert len(hooks.failures()) == 3
+    assert hooks.failure_count == 5
+
+
+def test_listener_may_omit_the_payload_argument() -> None:
+    seen: list[str] = []
+
+    class NoArgs:
+        @agentrig.hookimpl
+        def observe(self) -> None:
+            seen.append("called")
+
+    hooks = HookDispatcher()
+    hooks.register(NoArgs(), "n")
+    hooks.notify("observe", obs())
+    assert seen == ["called"]
+
+
+def test_async_notify_listener_without_a_runtime_is_recorded_not_run() -> None:
+    ran: list[str] = []
+
+    class AsyncObserver:
+        @agentrig.hookimpl
+        async def observe(self, payload: Observation) -> None:
+            ran.append("ran")
+
+    hooks = HookDispatcher()  # no spawner
+    hooks.register(AsyncObserver(), "a")
+    hooks.notify("observe", obs())
+    assert ran == []
+    (failure,) = hooks.failures()
+    assert failure.info.code == "hook.invalid"
+    assert "out of band" in failure.info.message
+
+
+@pytest.mark.anyio
+async def test_async_notify_listener_runs_out_of_band_inside_a_runtime() -> None:
+    started = anyio.Event()
+    release = anyio.Event()
+    finished: list[str] = []
+
+    class AsyncObserver:
+        @agentrig.hookimpl
+        async def observe(self, payload: Observation) -> None:
+            started.set()
+            await release.wait()
+            finished.append(payload.kind)
+
+        @agentrig.hookimpl
+        async def agent_disposed(self, payload: Any) -> None:
+            raise RuntimeError("async listener failure")
+
+    async with open_runtime({}, sources=[], environ={}, plugins=[("obs", AsyncObserver())]) as rt:
+        rt.hooks.notify("observe", obs("first"))  # returns at once, without awaiting
+        assert finished == []
+        with anyio.fail_after(5):
+            await started.wait()
+        assert finished == []  # still running, out of band
+        release.set()
+        await wait_until(lambda: bool(finished))
+        assert finished == ["first"]
+        rt.hooks.notify("agent_disposed", object())
+        await wait_until(lambda: bool(rt.hook_failures()))
+        (failure,) = rt.hook_failures()
+        assert failure.hook == "agent_disposed"
+        assert failure.info.message == "async listener failure"
+
+
+def test_agent_created_sync_failure_vetoes() -> None:
+    log: list[str] = []
+
+    class Veto:
+        @agentrig.hookimpl
+        def agent_created(self, payload: Any) -> None:
+            raise PermissionError("not this agent")
+
+    class Other:
+        @agentrig.hookimpl
+        def agent_created(self, payload: Any) -> None:
+            log.append("other")
+
+    hooks = HookDispatcher()
+    hooks.register(Other(), "other")
+    hooks.register(Veto(), "veto")
+    veto = hooks.notify_vetoable("agent_created", object())
+    assert isinstance(veto, PermissionError)
+    assert log == ["other"]  # every listener still ran
+    assert hooks.failures()[0].plugin == "veto"
+
+
+def test_agent_created_without_failure_has_no_veto() -> None:
+    hooks = HookDispatcher()
+
+    class Fine:
+        @agentrig.hookimpl
+        def agent_created(self, payload: Any) -> None:
+            return None
+
+    hooks.register(Fine(), "fine")
+    assert hooks.notify_vetoable("agent_created", object()) is None
+
+
+@pytest.mark.anyio
+async def test_agent_created_async_failure_is_reported_not_a_veto() -> None:
+    class AsyncVeto:
+        @agentrig.hookimpl
+        async def agent_created(self, payload: Any) -> None:
+            raise PermissionError("too late to veto")
+
+    async with open_runtime({}, sources=[], environ={}, plugins=[("v", AsyncVeto())]) as rt:
+        assert rt.hooks.notify_vetoable("agent_created", object()) is None
+        await wait_until(lambda: bool(rt.hook_failures()))
+        assert rt.hook_failures()[0].info.code == "python.PermissionError"
+
+
+# ---- awaited ------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_awaited_runs_every_listener_in_order_before_returning() -> None:
+    log: list[str] = []
+
+    class SyncOne:
+        @agentrig.hookimpl(tryfirst=True)
+        def turn_stopping(self, payload: Any) -> None:
+            log.append("sync")
+
+    class AsyncOne:
+        @agentrig.hookimpl
+        async def turn_stopping(self, payload: Any) -> None:
+            await anyio.sleep(0.01)
+            log.append("async")
+
+    class Broken:
+        @agentrig.hookimpl(trylast=True)
+        async def turn_stopping(self, payload: Any) -> None:
+            raise ValueError("x")
+
+    class Last:
+        @agentrig.hookimpl(trylast=True)
+        def turn_stopping(self) -> None:
+            log.append("last")
+
+    hooks = HookDispatcher()
+    hooks.register(Broken(), "broken")
+    hooks.register(Last(), "last")
+    hooks.register(AsyncOne(), "async")
+    hooks.register(SyncOne(), "sync")
+    assert await hooks.awaited("turn_stopping", object()) is None
+    assert log == ["sync", "async", "last"]  # the async one was awaited, not spawned
+    assert [f.plugin for f in hooks.failures()] == ["broken"]
+
+
+# ---- first result ---------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_first_result_first_non_none_wins() -> None:
+    asked: list[str] = []
+
+    def approver(name: str, answer: Any, **opts: Any) -> object:
+        class Approver:
+            @agentrig.hookimpl(**opts)
+            async def permission_approver(self, payload: Any) -> Any:
+                asked.append(name)
+                return answer
+
+        return Approver()
+
+    class SyncNone:
+        @agentrig.hookimpl(tryfirst=True)
+        def permission_approver(self, payload: Any) -> Any:
+            asked.append("sync-none")
+            return None
+
+    hooks = HookDispatcher()
+    hooks.register(approver("never", "allow", trylast=True), "never")
+    hooks.register(approver("deny", "deny"), "deny")
+    hooks.register(SyncNone(), "sync-none")
+    assert await hooks.first_result("permission_approver", object()) == "deny"
+    assert asked == ["sync-none", "deny"]  # the trylast one was never asked
+
+
+@pytest.mark.anyio
+async def test_first_result_none_when_nobody_answers() -> None:
+    hooks = HookDispatcher()
+    assert await hooks.first_result("permission_approver", object()) is None
+
+
+# ---- waterfall -------------------------------------------------------------------------------
+
+
+async def default_double(payload: int) -> int:
+    return payload * 2
+
+
+@pytest.mark.anyio
+async def test_waterfall_without_listeners_runs_the_default() -> None:
+    hooks = HookDispatcher()
+    assert await hooks.waterfall("request_config", 21, default_double) == 42
+
+
+@pytest.mark.anyio
+async def test_waterfall_delegate() -> None:
+    log: list[str] = []
+
+    class Delegate:
+        @agentrig.hookimpl
+        async def request_config(self, payload: int, next: Callable[[int], Awaitable[int]]) -> int:
+            log.append("before")
+            result = await next(payload)
+            log.append(f"after:{result}")
+            return result
+
+    hooks = HookDispatcher()
+    hooks.register(Delegate(), "d")
+    assert await hooks.waterfall("request_config", 5, default_double) == 10
+    assert log == ["before", "after:10"]
+
+
+@pytest.mark.anyio
+async def test_waterfall_replace_skips_inner_listeners_and_default() -> None:
+    calls: list[str] = []
+
+    async def default(payload: int) -> int:
+        calls.append("default")
+        return payload
+
+    class Replace:
+        @agentrig.hookimpl(tryfirst=True)
+        def request_config(self, payload: int, next: Any) -> int:
+            return 99  # sync, without calling next
+
+    class Inner:
+        @agentrig.hookimpl
+        async def request_config(self, payload: int, next: Any) -> int:
+            calls.append("inner")
+            return await next(payload)
+
+    hooks = HookDispatcher()
+    hooks.register(Inner(), "inner")
+    hooks.register(Replace(), "replace")
+    assert await hooks.waterfall("request_config", 1, default) == 99
+    assert calls == []
+
+
+@pytest.mark.anyio
+async def test_waterfall_payload_rewrite_reaches_inner_listeners_and_default() -> None:
+    seen: list[int] = []
+
+    async def default(payload: int) -> int:
+        seen.append(payload)
+        return payload
+
+    class Outer:
+        @agentrig.hookimpl(tryfirst=True)
+        async def tool_execution(self, payload: int, next: Any) -> int:
+            return await next(payload + 100)
+
+    class Inner:
+        @agentrig.hookimpl
+        def tool_execution(self, next: Any, payload: int) -> Awaitable[int]:  # (next, payload)
+            seen.append(payload)
+            return next(payload + 1)  # sync listener returning next's awaitable
+
+    hooks = HookDispatcher()
+    hooks.register(Inner(), "inner")
+    hooks.register(Outer(), "outer")
+    assert await hooks.waterfall("tool_execution", 1, default) == 102
+    assert seen == [101, 102]
+
+
+@pytest.mark.anyio
+async def test_waterfall_listener_without_next_delegates_on_none_or_replaces() -> None:
+    seen: list[str] = []
+
+    class Observe:
+        @agentrig.hookimpl(tryfirst=True)
+        def pre_step(self, payload: int) -> None:
+            seen.append("observe")  # returns None: delegates unchanged
+
+    class Answer:
+        @agentrig.hookimpl
+        async def pre_step(self, payload: int) -> str:
+            seen.append("answer")
+            return "replaced"
+
+    async def default(payload: int) -> str:
+        seen.append("default")
+        return "default"
+
+    hooks = HookDispatcher()
+    hooks.register(Observe(), "observe")
+    assert await hooks.waterfall("pre_step", 0, default) == "default"
+    hooks.register(Answer(), "answer")
+    seen.clear()
+    assert await hooks.waterfall("pre_step", 0, default) == "replaced"
+    assert seen == ["observe", "answer"]
+
+
+@pytest.mark.anyio
+async def test_waterfall_next_without_argument_keeps_the_payload() -> None:
+    class Bare:
+        @agentrig.hookimpl
+        async def request_error(self, payload: int, next: Any) -> Any:
+            return await next()
+
+    hooks = HookDispatcher()
+    hooks.register(Bare(), "bare")
+    assert await hooks.waterfall("request_error", 4, default_double) == 8
+
+
+@pytest.mark.anyio
+async def test_waterfall_listener_exception_propagates() -> None:
+    class Broken:
+        @agentrig.hookimpl
+        async def request_config(self, payload: int, next: Any) -> int:
+            raise KeyError("from listener")
+
+    hooks = HookDispatcher()
+    hooks.register(Broken(), "broken")
+    with pytest.raises(KeyError, match="from listener"):
+        await hooks.waterfall("request_config", 1, default_double)
+
+
+@pytest.mark.anyio
+async def test_waterfall_order_is_pluggys_call_order() -> None:
+    order: list[str] = []
+
+    def link(name: str, **opts: Any) -> object:
+        class Link:
+            @agentrig.hookimpl(**opts)
+            async def request_config(self, payload: int, next: Any) -> int:
+                order.append(name)
+                return await next(payload)
+
+        return Link()
+
+    hooks = HookDispatcher()
+    hooks.register(link("trylast", trylast=True), "z")
+    hooks.register(link("first-registered"), "a")
+    hooks.register(link("tryfirst", tryfirst=True), "t")
+    hooks.register(link("last-registered"), "b")
+    await hooks.waterfall("request_config", 1, default_double)
+    assert order == ["tryfirst", "last-registered", "first-registered", "trylast"]
