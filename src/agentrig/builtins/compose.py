@@ -12,6 +12,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from agentrig.builtins.egress_http import make_http_factory
+from agentrig.credentials import (
+    STORE_PREFIX,
+    CredentialReferenceError,
+    CredentialStoreError,
+    resolve_store_reference,
+)
 from agentrig.errors import AgentrigError, ConfigError, Issue, PluginDisabledError, UnknownIdError
 from agentrig.kernel.config import issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
@@ -76,6 +82,9 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                         ("providers", pid, "credentials", key),
                     )
                 )
+    from agentrig.builtins.compose_security import security_issues  # imports this module
+
+    issues += security_issues(loaded, index)
     for sid, store in config.session_stores.items():
         issue = _entry_issue(index, "session_stores", store.kind, ("session_stores", sid, "kind"))
         if issue:
@@ -127,11 +136,24 @@ async def check_ids(rt: Runtime) -> None:
         raise ConfigError(issues, source=rt.loaded.source)
 
 
-def _resolve_credentials(rt: Runtime, pid: str, credentials: dict[str, str]) -> dict[str, str]:
+async def _resolve_credentials(
+    rt: Runtime, pid: str, credentials: dict[str, str]
+) -> dict[str, str]:
+    """``$ENV:`` through the caller's resolver, ``$STORE:`` through the credential stores."""
     resolved: dict[str, str] = {}
     issues: list[Issue] = []
     for key, ref in credentials.items():
-        value, issue = resolve_secret(ref, rt.resolver, path=("providers", pid, "credentials", key))
+        path = ("providers", pid, "credentials", key)
+        if ref.startswith(STORE_PREFIX):
+            stores = dict(rt.catalog("credential_stores").entries())
+            try:
+                resolved[key] = await resolve_store_reference(ref, stores)
+            except CredentialReferenceError as exc:
+                issues.append(Issue("config.credential_reference", str(exc), path))
+            except CredentialStoreError as exc:
+                issues.append(Issue("config.credential_store", str(exc), path))
+            continue
+        value, issue = resolve_secret(ref, rt.resolver, path=path)
         if issue is not None:
             issues.append(issue)
         elif value is not None:
@@ -161,7 +183,7 @@ async def compose_providers(rt: Runtime) -> None:
             id=pid,
             kind=entry.kind,
             options=options,
-            credentials=_resolve_credentials(rt, pid, entry.credentials),
+            credentials=await _resolve_credentials(rt, pid, entry.credentials),
             http=make_http_factory(rt),
             models=models,
             peers=rt.providers.require,
@@ -178,8 +200,13 @@ async def compose_providers(rt: Runtime) -> None:
 
 
 async def compose_stores(rt: Runtime) -> None:
-    """Build each ``[session_stores.<id>]`` through its factory."""
+    """Build each ``[session_stores.<id>]`` through its factory.
+
+    The factory's spec also carries ``sealers`` (sealer id -> sealer), for a store whose
+    options name one (``sealer = "<id>"``); the sealers are composed first.
+    """
     registry = rt.registry("session_stores")
+    sealers = dict(rt.catalog("sealers").entries())
     for sid, entry in rt.config.session_stores.items():
         if registry.has(sid):
             continue
@@ -188,7 +215,9 @@ async def compose_stores(rt: Runtime) -> None:
         model = getattr(factory, "options_model", None)
         if isinstance(model, type) and issubclass(model, BaseModel):
             options = model.model_validate(options).model_dump()
-        store = factory({"id": sid, "options": options, "base_dir": rt.loaded.base_dir})
+        store = factory(
+            {"id": sid, "options": options, "base_dir": rt.loaded.base_dir, "sealers": sealers}
+        )
         registry.register(store, id=sid, source=f"session_stores:{entry.kind}")
 
 

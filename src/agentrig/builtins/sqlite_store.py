@@ -5,11 +5,20 @@ database runs in rollback-journal mode so an interrupted transaction is *visible
 journal found on open means SQLite is about to roll a partial write back, and the next
 ``load`` reports that damage.  One writer per session is enforced with a crash-released
 lock file beside the database.
+
+The database's directory, the database file and the lock directory go through
+:class:`~agentrig.host.OwnerOnlyStore`: created owner-only (0o700 / 0o600) before SQLite
+opens anything, and refused with :class:`~agentrig.session.SessionStoreError` when one
+already exists with a mode open to group or others, another owner, or as a symlink.  SQLite
+gives its ``-journal`` file the database's mode.
+
+With ``sealer = "<sealer id>"`` each event's row holds the sealed record as a BLOB (kind
+``session.event``, bound to the session id; one appender per writer).  A row that does not
+open is reported as damage; a locked sealer raises :class:`~agentrig.sealing.LockedError`.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +27,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentrig.builtins._locks import WriterLock
+from agentrig.builtins.jsonl_store import SESSION_EVENT, sealer_option
+from agentrig.host import HostError, OwnerOnlyStore
 from agentrig.ids import session_id as _check_session_id
+from agentrig.sealing import Appender, CorruptError, LockedError, Sealer
 from agentrig.session import LoadReport, SessionEvent, SessionStoreError, dump_event, parse_event
 
 __all__ = ["SqliteSessionStore", "SqliteStoreOptions", "factory"]
@@ -40,18 +52,32 @@ class SqliteStoreOptions(BaseModel):
 
     path: str = ".agentrig/sessions.sqlite3"
     durable: bool = False
+    #: seal every event with the ``[sealers.<id>]`` of this id
+    sealer: str | None = None
 
 
 class _SqliteWriter:
-    def __init__(self, store: SqliteSessionStore, session_id: str, lock: WriterLock) -> None:
+    def __init__(
+        self,
+        store: SqliteSessionStore,
+        session_id: str,
+        lock: WriterLock,
+        appender: Appender | None = None,
+    ) -> None:
         self._store = store
         self._session_id = session_id
         self._lock: WriterLock | None = lock
+        self._appender = appender
 
     async def append(self, events: Sequence[SessionEvent]) -> None:
         if self._lock is None:
             raise SessionStoreError("this session writer is closed")
-        rows = [(self._session_id, e.seq, dump_event(e)) for e in events]
+        rows: list[tuple[str, int, str | bytes]]
+        if self._appender is None:
+            rows = [(self._session_id, e.seq, dump_event(e)) for e in events]
+        else:
+            seal = self._appender.seal_record
+            rows = [(self._session_id, e.seq, seal(dump_event(e).encode("utf-8"))) for e in events]
         connection = self._store.connection()
         try:
             with connection:  # one transaction per batch
@@ -72,25 +98,42 @@ class _SqliteWriter:
 class SqliteSessionStore:
     """Session logs in one SQLite file."""
 
-    def __init__(self, path: Path, *, durable: bool = False) -> None:
+    def __init__(self, path: Path, *, durable: bool = False, sealer: Sealer | None = None) -> None:
         self.path = path
         self.durable = durable
+        self.sealer = sealer
         self._connection: sqlite3.Connection | None = None
         self._recovered: str | None = None
+        self._owner: OwnerOnlyStore | None = None
+
+    def _store(self) -> OwnerOnlyStore:
+        """The database's directory, owner-only (created 0o700, or verified)."""
+        if self._owner is None:
+            try:
+                self._owner = OwnerOnlyStore(self.path.parent)
+            except (HostError, OSError) as exc:
+                raise SessionStoreError(
+                    f"the session database's directory {self.path.parent} cannot be used: {exc}"
+                ) from exc
+        return self._owner
 
     def connection(self) -> sqlite3.Connection:
         if self._connection is None:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            owner = self._store()
+            try:
+                # created 0o600 before SQLite opens it with its default (umask) mode, or
+                # verified owner-only (not a symlink, not wider) if it is already there
+                owner.open_append(self.path.name).close()
+            except (HostError, OSError) as exc:
+                raise SessionStoreError(
+                    f"the session database {self.path} cannot be used: {exc}"
+                ) from exc
             journal = self.path.with_name(self.path.name + "-journal")
             if journal.exists() and journal.stat().st_size > 0:
                 self._recovered = (
                     "an interrupted transaction was found and rolled back "
                     "(its events were never committed)"
                 )
-            if not self.path.exists():
-                # create owner-only before SQLite opens it with its default (umask) mode
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-                os.close(fd)
             connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             connection.execute("PRAGMA journal_mode=DELETE")
             connection.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
@@ -100,14 +143,20 @@ class SqliteSessionStore:
         return self._connection
 
     def _lock_path(self, session_id: str) -> Path:
-        directory = self.path.with_name(self.path.name + ".locks")
-        directory.mkdir(mode=0o700, exist_ok=True)
+        try:
+            directory = self._store().ensure_dir(self.path.name + ".locks")
+        except (HostError, OSError) as exc:
+            raise SessionStoreError(f"the session lock directory cannot be used: {exc}") from exc
         return directory / f"{session_id}.lock"
 
     async def open_writer(self, session_id: str) -> _SqliteWriter:
         _check_session_id(session_id)
         self.connection()
-        return _SqliteWriter(self, session_id, WriterLock(self._lock_path(session_id), session_id))
+        lock = WriterLock(self._lock_path(session_id), session_id)
+        appender = (
+            None if self.sealer is None else self.sealer.open_appender(SESSION_EVENT, session_id)
+        )
+        return _SqliteWriter(self, session_id, lock, appender)
 
     async def load(self, session_id: str) -> LoadReport:
         _check_session_id(session_id)
@@ -127,10 +176,29 @@ class SqliteSessionStore:
         problems: list[str] = [self._recovered] if self._recovered else []
         for seq, body in rows:
             try:
-                events.append(parse_event(body))
+                events.append(self._decode(body, session_id))
+            except CorruptError as exc:
+                problems.append(f"event {seq}: {exc}")
             except (ValidationError, ValueError) as exc:
                 problems.append(f"event {seq} unreadable: {str(exc).splitlines()[0]}")
         return LoadReport(session_id, tuple(events), bool(problems), "; ".join(problems) or None)
+
+    def _decode(self, body: str | bytes, session_id: str) -> SessionEvent:
+        if self.sealer is None:
+            if isinstance(body, bytes):
+                raise CorruptError(
+                    "sealed, but this store has no sealer configured (options.sealer)"
+                )
+            return parse_event(body)
+        if not isinstance(body, bytes):
+            raise CorruptError("not sealed, though this store seals every event")
+        try:
+            plaintext = self.sealer.open(SESSION_EVENT, session_id, body)
+        except LockedError as exc:
+            raise LockedError(
+                f"session {session_id!r} is sealed and cannot be read now: {exc}"
+            ) from None
+        return parse_event(plaintext)
 
     async def exists(self, session_id: str) -> bool:
         row = (
@@ -156,7 +224,9 @@ def factory(spec: dict[str, Any]) -> SqliteSessionStore:
     path = Path(options.path)
     if not path.is_absolute():
         path = Path(spec.get("base_dir", ".")) / path
-    return SqliteSessionStore(path, durable=options.durable)
+    return SqliteSessionStore(
+        path, durable=options.durable, sealer=sealer_option(spec, options.sealer)
+    )
 
 
 factory.options_model = SqliteStoreOptions  # type: ignore[attr-defined]

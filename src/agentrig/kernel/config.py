@@ -96,7 +96,8 @@ class ToolConfig(_Strict):
 
 
 class StoreConfig(_Strict):
-    """``[session_stores.<id>]`` and similar: a store built by the factory named ``kind``."""
+    """``[session_stores.<id>]``, ``[credential_stores.<id>]``, ``[sealers.<id>]``: an object
+    built by the factory named ``kind`` with its ``options``."""
 
     kind: str
     options: dict[str, Any] = Field(default_factory=dict)
@@ -129,6 +130,10 @@ class RuntimeConfig(_Strict):
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
     tools: dict[str, ToolConfig] = Field(default_factory=dict)
     session_stores: dict[str, StoreConfig] = Field(default_factory=dict)
+    #: ``[credential_stores.<id>]``: where ``$STORE:<id>:<service>/<account>`` secrets live
+    credential_stores: dict[str, StoreConfig] = Field(default_factory=dict)
+    #: ``[sealers.<id>]``: artifact sealers (a session store names one with ``sealer = "<id>"``)
+    sealers: dict[str, StoreConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
 
