@@ -33,7 +33,7 @@ from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdError
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig
-from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged
+from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation
 from agentrig.llm import (
     Provider,
     ResponseFormat,
@@ -225,6 +225,22 @@ class Agent:
         event = self.session.append(data)
         if self._writer is not None:
             self._pending_writes.append(event)
+        # Consumers that follow one message get per-message notifications; whole-queue
+        # consumers rebuild both lists from the durable splices.
+        hooks = self.runtime.hooks
+        if hooks.has_listeners("observe"):
+            gone = "inbox.claimed" if data.cause == "claim" else "inbox.discarded"
+            for message_id in data.removed:
+                hooks.notify("observe", Observation(gone, self._id, {"message_id": message_id}))
+            for message in data.inserted:
+                hooks.notify(
+                    "observe",
+                    Observation(
+                        "inbox.inserted",
+                        self._id,
+                        {"message_id": message.id, "target": data.target},
+                    ),
+                )
 
     async def flush(self) -> None:
         """Write events recorded from synchronous code (inbox splices) to the store."""

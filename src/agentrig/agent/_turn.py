@@ -10,6 +10,7 @@ Invariant kept at every exit: each tool call in the log has exactly one tool res
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, error_info
 from agentrig.kernel.payloads import (
     Enter,
+    Observation,
     PreStep,
     PreStepDecision,
     Reject,
@@ -276,13 +278,18 @@ class _Turn:
         attempt = 0
         cfg = await self.request_config()
         while True:
+            started = time.time()
             try:
                 message = await self.call_model(
                     cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
                 )
-            except (_Interrupted, ContextWindowError, ExecutionControlError):
+            except _Interrupted:
+                self._observe_call(cfg, started, "interrupted")
+                raise
+            except (ContextWindowError, ExecutionControlError):
                 raise
             except Exception as exc:
+                self._observe_call(cfg, started, "failure")
                 attempt += 1
 
                 async def terminal(_payload: RequestError) -> Retry | None:
@@ -306,8 +313,29 @@ class _Turn:
                 )
                 raise
             self.outcome.rounds += 1
+            self._observe_call(cfg, started, "success")
             await self.commit_assistant(message)
             return message
+
+    def _observe_call(self, cfg: RequestConfig, started: float, outcome: str) -> None:
+        # One content-free observation per attempted provider round (forced summary too);
+        # it describes the call boundary, not proof of a network request.
+        self.agent.runtime.hooks.notify(
+            "observe",
+            Observation(
+                kind="model_call",
+                agent_id=self.agent.id,
+                data={
+                    "turn": self.turn,
+                    "round": self.outcome.rounds + (1 if outcome != "success" else 0),
+                    "provider": cfg.provider,
+                    "model": cfg.model,
+                    "outcome": outcome,
+                    "started_at": started,
+                    "ended_at": time.time(),
+                },
+            ),
+        )
 
     # ---- tool calls ----------------------------------------------------------------------
     async def run_calls(self, message: AssistantMessage, tools: Sequence[Tool]) -> bool:
