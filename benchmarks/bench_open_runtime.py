@@ -81,6 +81,37 @@ async def measure(runs: int, expect_unused: bool) -> list[float]:
     return out
 
 
+_COLD_CHILD = """
+import sys, time, anyio
+sys.path.insert(0, {bench!r})
+from bench_open_runtime import CONFIG, memory
+from agentrig.kernel import open_runtime
+async def first_open():
+    start = time.perf_counter_ns()
+    async with open_runtime(CONFIG, memory=memory(), environ={{}}):
+        print((time.perf_counter_ns() - start) / 1000)
+anyio.run(first_open)
+"""
+
+
+def cold_open_us(runs: int, extra_path: str | None) -> float:
+    """The FIRST open_runtime of a fresh process (no listing cached yet), median of runs."""
+    import os
+    import subprocess
+
+    env = dict(os.environ)
+    if extra_path is not None:
+        env["PYTHONPATH"] = extra_path + os.pathsep + env.get("PYTHONPATH", "")
+    code = _COLD_CHILD.format(bench=str(Path(__file__).resolve().parent))
+    samples = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        samples.append(float(out.stdout.strip().splitlines()[-1]))
+    return median(samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (< 1 minute)")
@@ -100,6 +131,10 @@ def main() -> None:
             importlib.invalidate_caches()
         imported = [m for m in sys.modules if m.startswith("bench_unused_")]
         assert not imported, f"unused plugins were imported: {imported[:3]}"
+        # the first open of a fresh process pays for reading every entry point once
+        cold_runs = 5 if args.quick else 15
+        cold_base = cold_open_us(cold_runs, None)
+        cold_extra = cold_open_us(cold_runs, str(root))
     emit("open_runtime_small_config", median(base), "us")
     compare(
         f"open_runtime_with_{UNUSED}_unused_entry_points",
@@ -108,6 +143,15 @@ def main() -> None:
         "us",
         1.2,
         floor_name="same config, no extra entry points",
+        statistic="median",
+    )
+    compare(
+        f"first_open_runtime_of_a_process_with_{UNUSED}_unused_entry_points",
+        cold_extra,
+        cold_base,
+        "us",
+        1.2,
+        floor_name="first open, no extra entry points",
         statistic="median",
     )
 

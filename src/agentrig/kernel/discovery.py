@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata as metadata
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -88,30 +89,55 @@ class EntryPointSource:
 
     def entries(self) -> Iterable[EntrySpec]:
         if self._cache is None:
-            found: list[EntrySpec] = []
-            kind_of = {KINDS[kind].group: kind for kind in self._kinds}
-            # ``dist.name`` / ``dist.version`` re-read and re-parse METADATA on every access;
-            # the entry points of one distribution share one dist object, so read it once.
-            described: dict[int, tuple[str | None, str | None]] = {}
-            for ep in _entry_points_of(kind_of):
-                kind = kind_of[ep.group]
-                dist = ep.dist
-                about = described.get(id(dist))
-                if about is None:
-                    about = (None, None) if dist is None else (dist.name, dist.version)
-                    described[id(dist)] = about
-                found.append(
-                    EntrySpec(
-                        kind=kind,
-                        name=ep.name,
-                        value=ep.value,
-                        distribution=about[0],
-                        version=about[1],
-                        load=ep.load,
-                    )
-                )
-            self._cache = tuple(found)
+            key = (self._kinds, _installation_state())
+            cached = _LISTINGS.get(key)
+            if cached is None:
+                cached = _LISTINGS[key] = self._read()
+            self._cache = cached
         return self._cache
+
+    def _read(self) -> tuple[EntrySpec, ...]:
+        found: list[EntrySpec] = []
+        kind_of = {KINDS[kind].group: kind for kind in self._kinds}
+        # ``dist.name`` / ``dist.version`` re-read and re-parse METADATA on every access;
+        # the entry points of one distribution share one dist object, so read it once.
+        described: dict[int, tuple[str | None, str | None]] = {}
+        for ep in _entry_points_of(kind_of):
+            kind = kind_of[ep.group]
+            dist = ep.dist
+            about = described.get(id(dist))
+            if about is None:
+                about = (None, None) if dist is None else (dist.name, dist.version)
+                described[id(dist)] = about
+            found.append(
+                EntrySpec(
+                    kind=kind,
+                    name=ep.name,
+                    value=ep.value,
+                    distribution=about[0],
+                    version=about[1],
+                    load=ep.load,
+                )
+            )
+        return tuple(found)
+
+
+# Reading entry points parses every installed distribution's metadata; a process opening
+# many runtimes reads it once per *installation state*: the path entries and their
+# modification times, which change whenever a distribution is installed or removed there
+# (pip adds/removes a *.dist-info or .pth entry).  Editing an installed distribution's
+# entry_points.txt in place is not noticed -- reinstall it.
+_LISTINGS: dict[tuple[tuple[str, ...], tuple[tuple[str, int], ...]], tuple[EntrySpec, ...]] = {}
+
+
+def _installation_state() -> tuple[tuple[str, int], ...]:
+    state: list[tuple[str, int]] = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, -1))
+    return tuple(state)
 
 
 def _entry_points_of(groups: Mapping[str, str]) -> Iterable[metadata.EntryPoint]:
