@@ -668,6 +668,9 @@ class _SlotGuard:
             agent._maybe_idle()
 
 
+_BUFFER = 256
+
+
 class RunStream(Generic[OutputT]):
     """An async iterator of a run's chunks; ``result`` is set when it finished."""
 
@@ -694,14 +697,28 @@ class RunStream(Generic[OutputT]):
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[StreamChunk]:
-        send, receive = anyio.create_memory_object_stream[StreamChunk](0)
+        # A bounded buffer: the producer hands chunks over without a task switch per chunk
+        # and only waits when the consumer falls _BUFFER chunks behind (backpressure).
+        send, receive = anyio.create_memory_object_stream[StreamChunk](_BUFFER)
         failure: list[BaseException] = []
+        signal = self.signal
+
+        async def emit(chunk: StreamChunk) -> None:
+            try:
+                send.send_nowait(chunk)
+            except anyio.WouldBlock:
+                try:
+                    await send.send(chunk)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    signal.cancel(AbortError("stream abandoned by its consumer"))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                signal.cancel(AbortError("stream abandoned by its consumer"))
 
         async def produce() -> None:
             async with send:
                 try:
                     self._result = await self._agent._run(
-                        self._prompt, self._options, self.signal, send.send
+                        self._prompt, self._options, self.signal, emit
                     )
                 except anyio.BrokenResourceError:
                     pass  # the consumer left; the run was cancelled
@@ -719,7 +736,17 @@ class RunStream(Generic[OutputT]):
         self._agent.runtime.services["spawn"](runner)
         try:
             async with receive:
-                async for chunk in receive:
+                while True:
+                    # take what is buffered without a loop pass per chunk; wait only when empty
+                    try:
+                        chunk = receive.receive_nowait()
+                    except anyio.WouldBlock:
+                        try:
+                            chunk = await receive.receive()
+                        except anyio.EndOfStream:
+                            break
+                    except anyio.EndOfStream:
+                        break
                     yield chunk
         finally:
             if not finished.is_set():
