@@ -7,7 +7,6 @@ file description, so two writers in the *same* process conflict too.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -16,29 +15,10 @@ from pathlib import Path
 
 from agentrig.session import SessionStoreError, WriterConflictError
 
-__all__ = ["WriterLock", "ensure_private_dir", "open_private"]
+__all__ = ["WriterLock", "open_private"]
 
 if sys.platform != "win32":
     import fcntl
-
-
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` and every missing parent owner-only (0o700), whatever the umask.
-
-    ``Path.mkdir(mode, parents=True)`` gives the *parents* the default mode (0o777 minus the
-    umask), so the missing components are created one by one.  Existing ones are left as
-    they are.
-    """
-    missing: list[Path] = []
-    current = path
-    while not current.exists():
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
-    for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):  # created meanwhile by another writer
-            os.mkdir(directory, 0o700)
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

@@ -39,7 +39,9 @@ def register(subparsers: Subparsers) -> None:
     actions = parser.add_subparsers(title="actions", metavar="ACTION", dest="action")
     check = actions.add_parser(
         "check",
-        help="validate a composition file",
+        help="validate a composition file: keys and types, plugin ids (providers, tools, "
+        "stores, credential stores, sealers, hook strategies), provider options and "
+        "$ENV:/$STORE: reference syntax -- no secret is read",
         description=_CHECK_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
