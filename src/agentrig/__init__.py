@@ -47,6 +47,8 @@ _LAZY: dict[str, str] = {
     "Variant": "agentrig.variants",
     "VariantRegistry": "agentrig.variants",
     "enable_diagnostics": "agentrig.diagnostics",
+    "run_sync": "agentrig.agent",
+    "tool": "agentrig.tools",
 }
 
 __all__ = [
@@ -79,6 +81,8 @@ __all__ = [
     "is_abort",
     "load_config",
     "open_runtime",
+    "run_sync",
+    "tool",
 ]
 
 
@@ -96,6 +100,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from agentrig.agent import run_sync
     from agentrig.cancel import CancelSignal, is_abort
     from agentrig.catalog import ReadonlyCatalog, Registry
     from agentrig.diagnostics import enable_diagnostics
@@ -123,4 +128,5 @@ if TYPE_CHECKING:
         load_config,
         open_runtime,
     )
+    from agentrig.tools import tool
     from agentrig.variants import Variant, VariantRegistry

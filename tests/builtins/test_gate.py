@@ -166,3 +166,18 @@ async def test_a_command_hook_rewrites_the_input_the_tool_runs_with(tmp_path: An
     config["hooks"] = {"PreToolUse": [{"strategy": "command", "options": {"command": rewrite}}]}
     results, _ = await _run(config, [ScriptedCall("shell", {"command": "ls"})])
     assert results == ["ran ls -la"]
+
+
+@pytest.mark.anyio
+async def test_an_http_hook_to_a_metadata_address_is_refused_by_egress_and_fails_closed(
+    tmp_path: Any,
+) -> None:
+    config = _config(workspace=str(tmp_path), mode="bypass", action_blockers="off")
+    config["hooks"] = {
+        "PreToolUse": [
+            {"strategy": "http", "options": {"url": "http://169.254.169.254/hook", "timeout": 2}}
+        ]
+    }
+    results, _ = await _run(config, [ScriptedCall("look", {"path": "a"})])
+    assert results[0].startswith("The call was refused")
+    assert "metadata" in results[0] or "egress" in results[0], results[0]

@@ -15,6 +15,7 @@ from agentrig.agent._results import (
     ToolChoiceViolationError,
     ToolResult,
 )
+from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "ToolCallRecord",
     "ToolChoiceViolationError",
     "ToolResult",
+    "run_sync",
 ]

@@ -134,6 +134,8 @@ async def check_ids(rt: Runtime) -> None:
     issues = check_composition(rt.loaded, rt.index)
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
+    # every caller- or model-supplied URL of this runtime goes through the egress policy
+    rt.services.setdefault("http", make_http_factory(rt))
 
 
 async def _resolve_credentials(
@@ -184,7 +186,7 @@ async def compose_providers(rt: Runtime) -> None:
             kind=entry.kind,
             options=options,
             credentials=await _resolve_credentials(rt, pid, entry.credentials),
-            http=make_http_factory(rt),
+            http=rt.services["http"],
             models=models,
             peers=rt.providers.require,
         )

@@ -146,7 +146,7 @@ class HookRunner:
         return cls(
             rt.config.hooks,
             lookup,
-            services={"http": rt.http_client},
+            services={"http": rt.services.get("http", rt.http_client)},
             base_dir=base_dir,
             source=getattr(loaded, "source", None),
         )

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Literal
 
+from agentrig.host import PathContainmentError
+from agentrig.host import canonical_path as host_canonical_path
 from agentrig.permissions._rules import MATCH_ALL_SPECIFIERS, PermissionRule
 from agentrig.permissions._shell import Candidate, ParsedCommand, split_command
 from agentrig.permissions._types import MatchOutcome, PermissionCall
@@ -156,9 +158,11 @@ def canonical_path(value: str, *, root: str, home: str) -> str | None:
         value = home + value[1:]
     elif value.startswith("~"):
         return None
+    # The project's one canonicalisation (agentrig.host): symlinks resolved component by
+    # component; a loop or an unreadable component means "cannot be told", never a guess.
     try:
-        return os.path.realpath(os.path.join(root, value))
-    except (OSError, ValueError):
+        return str(host_canonical_path(value, base=root))
+    except (PathContainmentError, OSError, ValueError):
         return None
 
 

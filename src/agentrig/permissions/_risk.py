@@ -18,6 +18,8 @@ import os
 import posixpath
 import re
 
+from agentrig.host import PathContainmentError, is_within
+from agentrig.host import canonical_path as host_canonical_path
 from agentrig.permissions._match import canonical_path, match_path
 from agentrig.permissions._shell import ParsedCommand
 
@@ -111,7 +113,11 @@ DEFAULT_TRUST_WIDENING_PATHS: tuple[str, ...] = (
 
 
 def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
+    # both are canonical already; compared component by component (agentrig.host's rule)
+    try:
+        return is_within(path, root)
+    except PathContainmentError:
+        return False
 
 
 def _word_inside(word: str, root: str, home: str) -> bool:
@@ -244,4 +250,7 @@ def trust_widening_path(
 
 def canonical_root(root: str) -> str:
     """The workspace root with symlinks resolved (the only I/O the evaluator performs)."""
-    return os.path.realpath(root)
+    try:
+        return str(host_canonical_path(os.path.abspath(root)))
+    except PathContainmentError:
+        return os.path.abspath(root)  # every path check under it will then be unevaluable
