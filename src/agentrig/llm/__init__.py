@@ -2,7 +2,8 @@
 port, capabilities, model metadata and the provider error taxonomy.
 
 Everything here is declared once and shared by the loop, the session log and every provider
-plugin.  Importing this package does not import httpx.
+plugin.  Importing this package does not import httpx; HTTP provider plugins import their
+shared machinery (retries, SSE, options, client session) from :mod:`agentrig.llm.http`.
 """
 
 from __future__ import annotations

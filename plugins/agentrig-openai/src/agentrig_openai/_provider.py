@@ -8,7 +8,6 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
 import httpx
-from pydantic import BaseModel
 
 from agentrig.cancel import CancelSignal
 from agentrig.llm import (
@@ -19,20 +18,20 @@ from agentrig.llm import (
     ModelRegistry,
     ModelRequest,
     ModelResponse,
-    ProviderConfig,
     ProviderConnectionError,
-    ProviderError,
     ProviderStreamError,
     StreamChunk,
     UserMessage,
 )
-from agentrig_openai._http import (
+from agentrig.llm.http import (
+    HttpProviderFactory,
     HttpSession,
-    RetryPolicy,
     close_stream,
-    header,
+    first_header,
+    read_json_object,
     read_sse,
 )
+from agentrig_openai._http import retryable
 from agentrig_openai._models import MODELS, find_capabilities, find_model
 from agentrig_openai._options import OpenAIOptions
 from agentrig_openai._wire import ChunkReader, build_body, message_from_body, resolve_effort
@@ -68,26 +67,10 @@ class OpenAIProvider:
         self._api_key = api_key
         self._models = models
         self.id = instance_id
-        opts = self._options
-        timeout = httpx.Timeout(opts.timeout, connect=opts.connect_timeout)
-        self._timeout = timeout
-        # A private base_url (consented to by allow_private_base_url) is the one exemption
-        # from the runtime's egress policy this provider asks for; public ones need none.
-        exempt = opts.egress_allow_private
-        egress: dict[str, Any] = {"allow_private": exempt} if exempt else {}
-        factory = (lambda: http(timeout=timeout, **egress)) if http is not None else None
-        self._http = HttpSession(
-            provider=self.kind,
-            client=client,
-            factory=factory,
-            policy=RetryPolicy(
-                max_retries=opts.max_retries,
-                base_delay=opts.retry_base_delay,
-                max_delay=opts.retry_max_delay,
-                max_retry_after=opts.max_retry_after,
-            ),
+        self._http = HttpSession.from_options(
+            self._options, provider=self.kind, http=http, client=client, retry_if=retryable
         )
-        self._url = opts.base_url.rstrip("/") + "/chat/completions"
+        self._url = self._options.endpoint("/chat/completions")
 
     def __repr__(self) -> str:
         return f"<OpenAIProvider id={self.id!r} base_url={self._options.base_url!r}>"
@@ -197,43 +180,17 @@ class OpenAIProvider:
         headers.update(self._options.extra_headers)
         return headers
 
-    def _builder(self, body: Mapping[str, Any], *, stream: bool) -> Callable[[], httpx.Request]:
-        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers = self._headers(stream=stream)
-
-        def build() -> httpx.Request:
-            return self._http.client().build_request(
-                "POST", self._url, content=content, headers=headers, timeout=self._timeout
-            )
-
-        return build
-
     def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
         """The request body this provider would send (capability checks included)."""
         return self._body(request, stream=stream)
 
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
         body = self._body(request, stream=False)
-        response = await self._http.send(
-            self._builder(body, stream=False), signal=signal, stream=False
+        response = await self._http.post_json(
+            self._url, body, headers=self._headers(stream=False), signal=signal, stream=False
         )
-        request_id = header(response.headers, *_REQUEST_ID_HEADERS)
-        try:
-            data = response.json()
-        except ValueError as exc:
-            raise ProviderError(
-                f"{self.kind}: the response body is not JSON",
-                status=response.status_code,
-                request_id=request_id,
-                provider=self.kind,
-            ) from exc
-        if not isinstance(data, Mapping):
-            raise ProviderError(
-                f"{self.kind}: the response body is not a JSON object",
-                status=response.status_code,
-                request_id=request_id,
-                provider=self.kind,
-            )
+        request_id = first_header(response.headers, *_REQUEST_ID_HEADERS)
+        data = read_json_object(response, provider=self.kind, request_id=request_id)
         error = data.get("error")
         if isinstance(error, Mapping) and not data.get("choices"):
             raise self._stream_error(error, request_id)
@@ -257,10 +214,10 @@ class OpenAIProvider:
         self, request: ModelRequest, *, signal: CancelSignal
     ) -> AsyncGenerator[StreamChunk, None]:
         body = self._body(request, stream=True)
-        response = await self._http.send(
-            self._builder(body, stream=True), signal=signal, stream=True
+        response = await self._http.post_json(
+            self._url, body, headers=self._headers(stream=True), signal=signal, stream=True
         )
-        request_id = header(response.headers, *_REQUEST_ID_HEADERS)
+        request_id = first_header(response.headers, *_REQUEST_ID_HEADERS)
         reader = ChunkReader()
         events = read_sse(response, signal=signal, provider=self.kind)
         done = False
@@ -305,28 +262,7 @@ class OpenAIProvider:
         await self._http.aclose()
 
 
-class _Factory:
-    """``factory(config) -> OpenAIProvider`` -- the ``agentrig.providers`` entry point."""
-
-    options_model: type[BaseModel] = OpenAIOptions
-    models: tuple[ModelInfo, ...] = MODELS
-
-    def __call__(self, config: ProviderConfig) -> OpenAIProvider:
-        options = OpenAIOptions.model_validate(dict(config.options))
-        for info in MODELS:
-            if config.models.lookup(info.model) is None:
-                config.models.register(info)
-        return OpenAIProvider(
-            options=options,
-            api_key=config.credentials.get("api_key"),
-            http=config.http,
-            models=config.models,
-            instance_id=config.id,
-        )
-
-    def __repr__(self) -> str:
-        return "<agentrig_openai.factory>"
-
-
-factory = _Factory()
+factory = HttpProviderFactory(
+    OpenAIProvider, options_model=OpenAIOptions, models=MODELS, name="agentrig_openai.factory"
+)
 """The provider factory registered under ``agentrig.providers`` as ``openai``."""

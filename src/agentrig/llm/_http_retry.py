@@ -1,0 +1,152 @@
+"""Sending a provider request with retries, and mapping what failed onto the taxonomy.
+
+Every network read and every wait runs inside the run's cancel signal, so a cancelled run
+stops at once with :class:`~agentrig.errors.AbortError`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+import attrs
+import httpx
+
+from agentrig.cancel import CancelSignal
+from agentrig.llm._errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    error_from_status,
+)
+
+__all__ = [
+    "RetryPolicy",
+    "error_from_response",
+    "error_from_transport",
+    "send_with_retries",
+]
+
+
+@attrs.frozen(slots=True)
+class RetryPolicy:
+    """How often and how long to retry a failed request.
+
+    The n-th retry (``attempt`` n, from 0) waits ``min(max_delay, base_delay * 2**n)`` scaled
+    by a random factor in [0.5, 1.0]; a server's ``Retry-After`` replaces that wait, capped at
+    ``max_retry_after``.
+    """
+
+    max_retries: int = 2
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt`` (0 for the first retry)."""
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.max_retry_after))
+        backoff = min(self.max_delay, self.base_delay * float(2.0**attempt))
+        return backoff * random.uniform(0.5, 1.0)
+
+
+def error_from_transport(exc: httpx.HTTPError, *, provider: str) -> ProviderError:
+    """A timeout as :class:`ProviderTimeoutError`, any other transport failure as
+    :class:`ProviderConnectionError` (both retryable)."""
+    if isinstance(exc, httpx.TimeoutException):
+        return ProviderTimeoutError(f"{provider}: request timed out ({exc})", provider=provider)
+    return ProviderConnectionError(f"{provider}: connection failed ({exc})", provider=provider)
+
+
+def error_from_response(response: httpx.Response, *, provider: str) -> ProviderError:
+    """Map a read, non-2xx response onto the taxonomy (see :func:`error_from_status`).
+
+    A ``request_id`` in a JSON error body fills in the request id when no header carried one.
+    """
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = response.text
+    error = error_from_status(response.status_code, body, dict(response.headers), provider=provider)
+    if error.request_id is None and isinstance(body, Mapping):
+        found = body.get("request_id")
+        if isinstance(found, str):
+            error.request_id = found
+    return error
+
+
+async def _close_quietly(response: httpx.Response) -> None:
+    with anyio.CancelScope(shield=True):
+        await response.aclose()
+
+
+async def send_with_retries(
+    client: httpx.AsyncClient | Callable[[], httpx.AsyncClient],
+    build: Callable[[], httpx.Request],
+    *,
+    policy: RetryPolicy,
+    signal: CancelSignal,
+    provider: str,
+    stream: bool = False,
+    classify: Callable[[httpx.Response], ProviderError] | None = None,
+    retry_if: Callable[[ProviderError], bool] | None = None,
+) -> httpx.Response:
+    """Send the request ``build()`` makes, retrying; return the 2xx response.
+
+    ``client`` is the client, or a function returning it that is called once per attempt;
+    ``build`` is called once per attempt too, so a request body is never re-read.  With
+    ``stream`` the body of the 2xx response is left unread (close it when done); otherwise it
+    is read and the connection released.
+
+    Retries connection errors, timeouts and failed statuses for which ``retry_if(error)`` is
+    true (default: the taxonomy's ``retryable``, which honours ``x-should-retry``), at most
+    ``policy.max_retries`` times.  ``classify`` maps a failed response (body read) to an
+    error, by default :func:`error_from_response`.  Each wait is ``policy.delay(...)``
+    (honouring a capped ``Retry-After``).
+
+    Cancellation: the signal is checked before each attempt, each send runs inside its scope
+    and so does each wait -- when it fires the response in hand is closed and
+    ``signal.abort_error()`` is raised at once.  The last error is raised when retries are
+    exhausted or the error is not retryable.
+    """
+    get_client: Callable[[], httpx.AsyncClient] = (
+        (lambda: client) if isinstance(client, httpx.AsyncClient) else client
+    )
+    attempt = 0
+    while True:
+        signal.raise_if_cancelled()
+        request = build()
+        response: httpx.Response | None = None
+        error: ProviderError
+        try:
+            with signal.scope():
+                response = await get_client().send(request, stream=True)
+                if not (stream and response.is_success):
+                    await response.aread()
+        except httpx.HTTPError as exc:
+            if response is not None:
+                await _close_quietly(response)
+            error = error_from_transport(exc, provider=provider)
+        else:
+            if signal.cancelled:
+                if response is not None:
+                    await _close_quietly(response)
+                raise signal.abort_error()
+            assert response is not None
+            if response.is_success:
+                return response
+            if classify is not None:
+                error = classify(response)
+            else:
+                error = error_from_response(response, provider=provider)
+            await _close_quietly(response)
+        retryable = retry_if(error) if retry_if is not None else error.retryable
+        if attempt >= policy.max_retries or not retryable:
+            raise error
+        wait = policy.delay(attempt, error.retry_after)
+        with signal.scope():
+            await anyio.sleep(wait)
+        signal.raise_if_cancelled()
+        attempt += 1
