@@ -88,6 +88,8 @@ class Agent:
         self.session = session
         self._tools = {t.id: t for t in tools}
         self._loaded: set[str] = set()
+        self._plan_cache: tuple[tuple[int, str], OfferPlan] | None = None
+        self._specs: dict[str, tuple[Tool, ToolSpec, int]] = {}
         self._denied: set[str] | None = None
         self.deferral = DeferralPolicy(
             mode=config.deferral, max_resident=config.deferral_max_resident
@@ -138,6 +140,16 @@ class Agent:
         return list(self._tools.values())
 
     def _plan(self) -> OfferPlan:
+        # The plan depends only on the tools, what was loaded, the model and the config: keep
+        # it until one of those changes (the offered set is still re-read every round).
+        key = (len(self._loaded), self.config.model)
+        if self._plan_cache is not None and self._plan_cache[0] == key:
+            return self._plan_cache[1]
+        plan = self._compute_plan()
+        self._plan_cache = (key, plan)
+        return plan
+
+    def _compute_plan(self) -> OfferPlan:
         if self._denied is None:
             self._denied = (
                 self._gate.denied_tools(list(self._tools.values())) if self._gate else set()
@@ -205,11 +217,22 @@ class Agent:
         return ToolResult(value=outcome.message, invocation=record)
 
     def tool_spec(self, tool: Tool) -> ToolSpec:
-        return ToolSpec(
-            name=tool.id,
-            description=tool.description,
-            parameters=dict(tool.input_schema.json_schema),
-        )
+        """The (unprojected) definition of ``tool`` for a request; built once per tool."""
+        cached = self._specs.get(tool.id)
+        if cached is None or cached[0] is not tool:
+            spec = ToolSpec(
+                name=tool.id,
+                description=tool.description,
+                parameters=dict(tool.input_schema.json_schema),
+            )
+            chars = len(spec.description) + len(json.dumps(spec.parameters))
+            cached = self._specs[tool.id] = (tool, spec, chars)
+        return cached[1]
+
+    def tool_spec_chars(self, tool: Tool) -> int:
+        """The estimated size of ``tool``'s definition in characters."""
+        self.tool_spec(tool)
+        return self._specs[tool.id][2]
 
     # ---- the log --------------------------------------------------------------------------
     async def _log(self, data: Any) -> SessionEvent:

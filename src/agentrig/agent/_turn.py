@@ -9,7 +9,6 @@ Invariant kept at every exit: each tool call in the log has exactly one tool res
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -50,7 +49,6 @@ from agentrig.llm import (
     TextBlock,
     ToolCallBlock,
     ToolResultChunk,
-    ToolSpec,
     Usage,
     UserMessage,
 )
@@ -107,20 +105,10 @@ class TurnOutcome:
         return self.final.text if self.final is not None else ""
 
 
-def _estimate_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> int:
-    # ~4 characters per token; a coarse guard against sending what cannot fit.
-    chars = 0
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            chars += len(message.text)
-        else:
-            for block in message.content:
-                chars += len(getattr(block, "text", "") or "")
-                if isinstance(block, ToolCallBlock):
-                    chars += len(json.dumps(block.arguments, default=str))
-    for spec in tools:
-        chars += len(spec.description) + len(json.dumps(spec.parameters))
-    return chars // 4
+def _estimate_tokens(history_chars: int, extra_chars: int, tool_chars: int) -> int:
+    # ~4 characters per token; a coarse guard against sending what cannot fit.  The history's
+    # size comes from the session's incremental projection, so this is O(1) in the log.
+    return (history_chars + extra_chars + tool_chars) // 4
 
 
 class _Turn:
@@ -182,8 +170,10 @@ class _Turn:
     ) -> AssistantMessage:
         agent = self.agent
         provider = agent.runtime.providers.require(cfg.provider)
-        messages: Sequence[Message] = agent.session.derive_messages()
+        view = agent.session.derive_messages()
+        messages: Sequence[Message] = view
         system_extra = agent._structured_instruction(self.options, provider, cfg.model)
+        extra_chars = len(system_extra or "") + len(extra_instruction or "")
         if system_extra or extra_instruction:
             items = list(messages)
             if system_extra:
@@ -196,7 +186,8 @@ class _Turn:
             messages = tuple(items)
         specs = tuple(agent.tool_spec(t) for t in tools)
         window = agent.runtime.services["models"].context_window(cfg.model)
-        estimate = _estimate_tokens(messages, specs)
+        tool_chars = sum(agent.tool_spec_chars(t) for t in tools)
+        estimate = _estimate_tokens(view.chars, extra_chars, tool_chars)
         if estimate > window * CONTEXT_GUARD_RATIO:
             text = (
                 f"The request was not sent: it needs about {estimate} tokens, more than "

@@ -266,7 +266,7 @@ class ScriptedProvider:
                 with signal.scope():
                     await anyio.sleep(reply.delay)
             else:
-                await anyio.lowlevel.checkpoint()
+                await anyio.lowlevel.checkpoint()  # a real stream yields between chunks
             signal.raise_if_cancelled()
             yield chunk
 

@@ -14,6 +14,7 @@ trust-widening location is the path-containment seam's concern, not this gate's.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -248,8 +249,13 @@ def trust_widening_path(
     return False
 
 
+@functools.lru_cache(maxsize=64)
 def canonical_root(root: str) -> str:
-    """The workspace root with symlinks resolved (the only I/O the evaluator performs)."""
+    """The workspace root with symlinks resolved, once per root string for the process.
+
+    Tool arguments are still canonicalised on every call; only the root (fixed when the
+    runtime is composed) is remembered.
+    """
     try:
         return str(host_canonical_path(os.path.abspath(root)))
     except PathContainmentError:

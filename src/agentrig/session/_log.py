@@ -175,7 +175,11 @@ class Session:
         """Append one event (the only way the log grows); listeners see it at once."""
         events = self._events
         seq = events[-1].seq + 1 if events else 1
-        event = SessionEvent(seq=seq, time=self._clock(), data=data)
+        if not isinstance(data, SessionEventData):
+            raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
+        # ``data`` is an already-validated family member and seq/time are ours: skip
+        # re-validating them on this hot path
+        event = SessionEvent.model_construct(seq=seq, time=self._clock(), data=data)
         events.append(event)
         for listener in self._listeners:
             listener(event)
