@@ -133,7 +133,8 @@ async def test_request_config_waterfall_switches_the_model(env: EnvFactory) -> N
     script = [Reply(tool_calls=(ScriptedCall("clock"),)), "done"]
     async with env(script, tools=[clock], plugins={"switch": listener}) as e:
         result = await e.agent.run("hi")
-        assert listener.defaults == ["m1", "m1"]
+        # the default is the agent's options first, then the last logged request header
+        assert listener.defaults == ["m1", "m2"]
         assert [r.model for r in e.provider.requests] == ["m2", "m2"]
         assert [r.max_tokens for r in e.provider.requests] == [77, 77]
         headers = events(e.agent, "request/header")

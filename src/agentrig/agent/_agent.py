@@ -33,7 +33,7 @@ from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdError
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig
-from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation
+from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.llm import (
     Provider,
     ResponseFormat,
@@ -88,6 +88,7 @@ class Agent:
         self.session = session
         self._tools = {t.id: t for t in tools}
         self._loaded: set[str] = set()
+        self._last_request_config: RequestConfig | None = None
         self._plan_cache: tuple[tuple[int, str], OfferPlan] | None = None
         self._specs: dict[str, tuple[Tool, ToolSpec, int]] = {}
         self._denied: set[str] | None = None

@@ -142,19 +142,25 @@ class _Turn:
 
     # ---- the model call ------------------------------------------------------------------
     async def request_config(self) -> RequestConfig:
-        cfg = self.agent.config
-        default = RequestConfig(
-            agent=self.agent,
-            provider=cfg.provider,
-            model=cfg.model,
-            max_tokens=cfg.max_tokens,
-            temperature=cfg.temperature,
-        )
+        # What the machine would use: the agent's options on its first request, the
+        # configuration of its last logged request header afterwards.
+        default = self.agent._last_request_config
+        if default is None:
+            cfg = self.agent.config
+            default = RequestConfig(
+                agent=self.agent,
+                provider=cfg.provider,
+                model=cfg.model,
+                max_tokens=cfg.max_tokens,
+                temperature=cfg.temperature,
+            )
 
         async def identity(payload: RequestConfig) -> RequestConfig:
             return payload
 
-        return await self.agent.runtime.hooks.waterfall("request_config", default, identity)
+        chosen = await self.agent.runtime.hooks.waterfall("request_config", default, identity)
+        self.agent._last_request_config = chosen
+        return chosen
 
     def offered_tools(self) -> list[Tool]:
         # Re-read every round: a tool loaded in round N is offered in round N + 1.
