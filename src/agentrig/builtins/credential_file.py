@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agentrig.credentials import CredentialStoreError
 from agentrig.host import HostError, InPlaceUnconfirmed, OwnerOnlyStore
+from agentrig.kernel import with_options
 
 __all__ = ["FileCredentialOptions", "FileCredentialStore", "factory"]
 
@@ -168,6 +169,7 @@ class FileCredentialStore:
             return changed
 
 
+@with_options(FileCredentialOptions)
 def factory(spec: dict[str, Any]) -> FileCredentialStore:
     """Entry point ``file`` of ``agentrig.credential_stores``."""
     options = FileCredentialOptions.model_validate(spec.get("options", {}))
@@ -175,6 +177,3 @@ def factory(spec: dict[str, Any]) -> FileCredentialStore:
     if not path.is_absolute():
         path = Path(spec.get("base_dir", ".")) / path
     return FileCredentialStore(path)
-
-
-factory.options_model = FileCredentialOptions  # type: ignore[attr-defined]

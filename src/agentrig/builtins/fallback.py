@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ConfigError, Issue
+from agentrig.kernel import with_options
 from agentrig.llm import (
     Capabilities,
     FinishChunk,
@@ -315,14 +316,12 @@ class FallbackProvider:
         """Nothing to release: the deployments belong to the runtime and close with it."""
 
 
+@with_options(FallbackOptions)
 def factory(config: ProviderConfig) -> FallbackProvider:
     """Entry point ``fallback`` of ``agentrig.providers``."""
     options = FallbackOptions.model_validate(dict(config.options))
     deployments = tuple(Deployment(name, options.models.get(name)) for name in options.deployments)
     return FallbackProvider(deployments, config.peers, instance_id=config.id)
-
-
-factory.options_model = FallbackOptions  # type: ignore[attr-defined]
 
 
 def peer_lookup(catalog: Mapping[str, Provider] | Any) -> PeerLookup:

@@ -46,6 +46,7 @@ from agentrig.hooks import (
     HookOutcome,
     decode_answer,
 )
+from agentrig.kernel import with_options
 
 __all__ = ["CommandHook", "CommandOptions", "factory"]
 
@@ -276,6 +277,7 @@ class CommandHook:
         return decode_answer(text, event=event.name, steering=True)
 
 
+@with_options(CommandOptions)
 def factory(spec: Mapping[str, Any]) -> CommandHook:
     """Entry point ``command`` of ``agentrig.hook_strategies``.
 
@@ -285,6 +287,3 @@ def factory(spec: Mapping[str, Any]) -> CommandHook:
     options = CommandOptions.model_validate(dict(spec.get("options") or {}))
     base_dir = spec.get("base_dir")
     return CommandHook(options, base_dir=Path(base_dir) if base_dir is not None else None)
-
-
-factory.options_model = CommandOptions  # type: ignore[attr-defined]

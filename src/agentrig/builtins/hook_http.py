@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentrig.cancel import CancelSignal
 from agentrig.hooks import HookErrorOutcome, HookEvent, HookOutcome, decode_http_answer
+from agentrig.kernel import with_options
 
 __all__ = ["HttpHook", "HttpOptions", "factory"]
 
@@ -147,6 +148,7 @@ class HttpHook:
         return outcome
 
 
+@with_options(HttpOptions)
 def factory(spec: Mapping[str, Any]) -> HttpHook:
     """Entry point ``http`` of ``agentrig.hook_strategies``.
 
@@ -162,6 +164,3 @@ def factory(spec: Mapping[str, Any]) -> HttpHook:
             "it never builds a client of its own"
         )
     return HttpHook(options, client_factory)
-
-
-factory.options_model = HttpOptions  # type: ignore[attr-defined]

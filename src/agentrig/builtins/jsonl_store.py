@@ -37,6 +37,7 @@ from agentrig.builtins._locks import WriterLock
 from agentrig.errors import ConfigError, Issue
 from agentrig.host import HostError, OwnerOnlyStore
 from agentrig.ids import session_id as _check_session_id
+from agentrig.kernel import with_options
 from agentrig.sealing import Appender, CorruptError, LockedError, Sealer
 from agentrig.session import (
     LoadReport,
@@ -289,6 +290,7 @@ class JsonlSessionStore:
         return None
 
 
+@with_options(JsonlStoreOptions)
 def factory(spec: dict[str, Any]) -> JsonlSessionStore:
     """Entry point ``jsonl`` of ``agentrig.session_stores``."""
     options = JsonlStoreOptions.model_validate(spec.get("options", {}))
@@ -318,6 +320,3 @@ def sealer_option(spec: dict[str, Any], name: str | None) -> Sealer | None:
             ]
         )
     return sealer
-
-
-factory.options_model = JsonlStoreOptions  # type: ignore[attr-defined]

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError
+from agentrig.kernel import with_options
 from agentrig.llm import (
     Capabilities,
     FinishChunk,
@@ -274,6 +275,7 @@ class ScriptedProvider:
         self.closed = True
 
 
+@with_options(ScriptedOptions)
 def factory(config: ProviderConfig) -> ScriptedProvider:
     """Entry point ``scripted`` of ``agentrig.providers``."""
     options = ScriptedOptions.model_validate(dict(config.options))
@@ -293,6 +295,3 @@ def factory(config: ProviderConfig) -> ScriptedProvider:
             vendor_endpoint=True,
         ),
     )
-
-
-factory.options_model = ScriptedOptions  # type: ignore[attr-defined]

@@ -30,6 +30,7 @@ from agentrig.builtins._locks import WriterLock
 from agentrig.builtins.jsonl_store import SESSION_EVENT, sealer_option
 from agentrig.host import HostError, OwnerOnlyStore
 from agentrig.ids import session_id as _check_session_id
+from agentrig.kernel import with_options
 from agentrig.sealing import Appender, CorruptError, LockedError, Sealer
 from agentrig.session import LoadReport, SessionEvent, SessionStoreError, dump_event, parse_event
 
@@ -218,6 +219,7 @@ class SqliteSessionStore:
             connection.close()
 
 
+@with_options(SqliteStoreOptions)
 def factory(spec: dict[str, Any]) -> SqliteSessionStore:
     """Entry point ``sqlite`` of ``agentrig.session_stores``."""
     options = SqliteStoreOptions.model_validate(spec.get("options", {}))
@@ -227,6 +229,3 @@ def factory(spec: dict[str, Any]) -> SqliteSessionStore:
     return SqliteSessionStore(
         path, durable=options.durable, sealer=sealer_option(spec, options.sealer)
     )
-
-
-factory.options_model = SqliteStoreOptions  # type: ignore[attr-defined]

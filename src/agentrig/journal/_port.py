@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -64,7 +65,7 @@ class ExecutionJournal(Protocol):
         ...
 
 
-class RecordJournal:
+class RecordJournal(abc.ABC):
     """The record discipline every built-in backend shares.
 
     A backend supplies three primitives -- append one record atomically and durably, read an
@@ -80,14 +81,17 @@ class RecordJournal:
         self._closed = False
 
     # ---- backend primitives ------------------------------------------------------------------
+    @abc.abstractmethod
     async def _append(self, record: JournalRecordType) -> None:
-        raise NotImplementedError
+        """Write one record atomically and durably."""
 
+    @abc.abstractmethod
     async def _read(self, run_id: str) -> list[JournalRecordType]:
-        raise NotImplementedError
+        """The records of one execution, in write order."""
 
+    @abc.abstractmethod
     async def _read_executions(self) -> list[ExecutionRecord]:
-        raise NotImplementedError
+        """Every execution record."""
 
     async def _close(self) -> None:
         return None

@@ -14,7 +14,7 @@ from agentrig.kernel.config import (
     env_resolver,
     load_config,
 )
-from agentrig.kernel.contracts import ContractViolation
+from agentrig.kernel.contracts import ContractViolation, with_options
 from agentrig.kernel.discovery import (
     DISABLE_AUTOLOAD_ENV,
     DISABLE_PLUGINS_ENV,
@@ -106,4 +106,5 @@ __all__ = [
     "new_plugin_manager",
     "open_runtime",
     "register_variants",
+    "with_options",
 ]

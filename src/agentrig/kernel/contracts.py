@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 __all__ = [
     "ContractViolation",
+    "with_options",
     "check_factory",
     "check_hook_plugin",
     "check_provider_factory",
@@ -22,6 +24,26 @@ __all__ = [
     "check_variants",
     "run_check",
 ]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def with_options(options_model: type[Any]) -> Callable[[_F], _F]:
+    """Declare the pydantic model that validates a factory's ``options`` table::
+
+        @with_options(MyOptions)
+        def factory(config): ...
+
+    The runtime validates ``[<kind>.<id>.options]`` with it before calling the factory, and
+    ``agentrig config check`` reports each problem with its key path.
+    """
+
+    def mark(factory: _F) -> _F:
+        vars(factory)["options_model"] = options_model
+        return factory
+
+    return mark
 
 
 class ContractViolation(Exception):

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agentrig.kernel import with_options
 from agentrig_keyring._store import KeyringCredentialStore, backend_name, load_backend
 
 __all__ = ["KeyringCredentialStore", "KeyringOptions", "backend_name", "factory"]
@@ -30,10 +31,8 @@ class KeyringOptions(BaseModel):
     backend: str | None = None
 
 
+@with_options(KeyringOptions)
 def factory(spec: dict[str, Any]) -> KeyringCredentialStore:
     """Entry point ``keyring`` of ``agentrig.credential_stores``."""
     options = KeyringOptions.model_validate(spec.get("options", {}))
     return KeyringCredentialStore(load_backend(options.backend))
-
-
-factory.options_model = KeyringOptions  # type: ignore[attr-defined]

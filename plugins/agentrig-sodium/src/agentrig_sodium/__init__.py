@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agentrig.kernel import with_options
 from agentrig.sealing import ArtifactKinds
 from agentrig_sodium._sealer import SUITE, SodiumAppender, SodiumSealer
 
@@ -35,6 +36,7 @@ class SodiumOptions(BaseModel):
     create: bool = True
 
 
+@with_options(SodiumOptions)
 def factory(spec: dict[str, Any]) -> SodiumSealer:
     """Entry point ``sodium`` of ``agentrig.sealers``.
 
@@ -50,6 +52,3 @@ def factory(spec: dict[str, Any]) -> SodiumSealer:
     if kinds is not None and not isinstance(kinds, ArtifactKinds):
         raise TypeError(f"spec['kinds'] must be an ArtifactKinds registry, not {type(kinds)!r}")
     return SodiumSealer(str(directory), locked=options.locked, create=options.create, kinds=kinds)
-
-
-factory.options_model = SodiumOptions  # type: ignore[attr-defined]
