@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from agentrig._construct import construct_trusted
 from agentrig.kernel.discovery import register_variants
 from agentrig.llm._content import (
     ContentBlock,
@@ -226,23 +227,25 @@ class StreamAssembler:
         the partial text is kept, and a partial tool-call argument text that is not valid JSON
         ends up in ``raw_arguments``.
         """
+        # Every part is a validated chunk field, so the blocks and the message are built
+        # without validating them again (this runs once per model call).
         content: list[ContentBlock] = []
         for slot in self._slots:
             if isinstance(slot, _ToolCall):
                 content.append(ToolCallBlock.from_json(slot.id, slot.name, "".join(slot.parts)))
             elif isinstance(slot, _Reasoning):
-                content.append(ReasoningBlock(text="".join(slot.parts)))
+                content.append(construct_trusted(ReasoningBlock, {"text": "".join(slot.parts)}))
             elif isinstance(slot, _Text):
-                content.append(TextBlock(text="".join(slot.parts)))
+                content.append(construct_trusted(TextBlock, {"text": "".join(slot.parts)}))
             else:
                 content.append(slot)
         finish = self._finish
-        return AssistantMessage(
-            content=tuple(content),
-            stop_reason=finish.stop_reason if finish else None,
-            provider_stop_reason=finish.provider_stop_reason if finish else None,
-            interrupted=interrupted,
-            model=finish.model if finish else None,
-            usage=self._usage,
-            continuation=finish.continuation if finish else None,
-        )
+        values: dict[str, object] = {"content": tuple(content), "usage": self._usage}
+        if finish is not None:
+            values["stop_reason"] = finish.stop_reason
+            values["provider_stop_reason"] = finish.provider_stop_reason
+            values["model"] = finish.model
+            values["continuation"] = finish.continuation
+        if interrupted:
+            values["interrupted"] = True
+        return construct_trusted(AssistantMessage, values)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from agentrig._construct import construct_trusted
 from agentrig.kernel.discovery import register_variants
 from agentrig.variants import Variant, VariantRegistry
 
@@ -100,7 +101,12 @@ class ToolCallBlock(ContentBlock):
     def from_json(cls, id: str, name: str, raw: str) -> ToolCallBlock:
         """Build a call from the provider's argument text (see :func:`parse_tool_arguments`)."""
         arguments, raw_arguments = parse_tool_arguments(raw)
-        return cls(id=id, name=name, arguments=arguments, raw_arguments=raw_arguments)
+        trusted = isinstance(id, str) and isinstance(name, str)
+        if not trusted:  # the validated path, for its clear error
+            return cls(id=id, name=name, arguments=arguments, raw_arguments=raw_arguments)
+        # JSON text parses to str keys and JSON values only: nothing left to validate
+        values = {"id": id, "name": name, "arguments": arguments, "raw_arguments": raw_arguments}
+        return construct_trusted(cls, values)
 
 
 class ReasoningBlock(ContentBlock):

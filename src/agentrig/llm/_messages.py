@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from agentrig._construct import construct_trusted
 from agentrig.ids import new_message_id
 from agentrig.llm._content import ContentBlocks, TextBlock, ToolCallBlock
 from agentrig.llm._literals import StopReason
@@ -29,6 +30,7 @@ __all__ = [
 ToolStatus: TypeAlias = Literal["ok", "error", "skipped", "not_executed"]
 
 _CONFIG = ConfigDict(frozen=True, extra="forbid")
+_TOOL_STATUSES = frozenset(("ok", "error", "skipped", "not_executed"))
 
 
 def _joined_text(content: tuple[Any, ...]) -> str:
@@ -57,7 +59,17 @@ class UserMessage(BaseModel):
     @classmethod
     def of(cls, text: str, *, source: str = "user") -> UserMessage:
         """A user message holding one text block."""
-        return cls(content=(TextBlock(text=text),), source=source)
+        trusted = isinstance(text, str) and isinstance(source, str)
+        if not trusted:  # the validated path, for its clear error
+            return cls(content=(TextBlock(text=text),), source=source)
+        return construct_trusted(
+            cls,
+            {
+                "id": new_message_id(),
+                "content": (construct_trusted(TextBlock, {"text": text}),),
+                "source": source,
+            },
+        )
 
     @property
     def text(self) -> str:
@@ -109,7 +121,23 @@ class ToolMessage(BaseModel):
     @classmethod
     def of(cls, call_id: str, name: str, text: str, status: ToolStatus = "ok") -> ToolMessage:
         """A tool result holding one text block."""
-        return cls(call_id=call_id, name=name, content=(TextBlock(text=text),), status=status)
+        trusted = (
+            isinstance(text, str)
+            and isinstance(call_id, str)
+            and isinstance(name, str)
+            and status in _TOOL_STATUSES
+        )
+        if not trusted:  # the validated path, for its clear error
+            return cls(call_id=call_id, name=name, content=(TextBlock(text=text),), status=status)
+        return construct_trusted(
+            cls,
+            {
+                "call_id": call_id,
+                "name": name,
+                "content": (construct_trusted(TextBlock, {"text": text}),),
+                "status": status,
+            },
+        )
 
     @property
     def text(self) -> str:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
+from agentrig._construct import construct_trusted
 from agentrig.errors import AgentrigError
 from agentrig.llm import (
     AssistantMessage,
@@ -45,10 +46,18 @@ INTERRUPTED_NOTE = "[This response was interrupted before it finished.]"
 mechanism text; override per session with ``Session(interrupted_note=...)``."""
 
 
+# events whose message enters the projection as it is
+_PLAIN_MESSAGE_EVENTS = (UserMessageEvent, SteeringMessage, ToolResultEvent)
+
+
 class SessionLogError(AgentrigError):
     """The log was used against its contract (e.g. a non-monotonic seq on load)."""
 
     code = "session.log"
+
+
+# json.dumps with any keyword builds a new encoder per call; one shared encoder is half the cost
+_ENCODE_LOOSE = json.JSONEncoder(default=str).encode
 
 
 def message_chars(message: Message) -> int:
@@ -60,7 +69,7 @@ def message_chars(message: Message) -> int:
     for block in message.content:
         chars += len(getattr(block, "text", "") or "")
         if isinstance(block, ToolCallBlock):
-            chars += len(json.dumps(block.arguments, default=str))
+            chars += len(_ENCODE_LOOSE(block.arguments))
     return chars
 
 
@@ -179,7 +188,7 @@ class Session:
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
         # ``data`` is an already-validated family member and seq/time are ours: skip
         # re-validating them on this hot path
-        event = SessionEvent.model_construct(seq=seq, time=self._clock(), data=data)
+        event = construct_trusted(SessionEvent, {"seq": seq, "time": self._clock(), "data": data})
         events.append(event)
         for listener in self._listeners:
             listener(event)
@@ -220,7 +229,7 @@ class Session:
         for i in range(self._projected, end):
             data: Any = events[i].data
             message: Any
-            if isinstance(data, UserMessageEvent | SteeringMessage | ToolResultEvent):
+            if isinstance(data, _PLAIN_MESSAGE_EVENTS):
                 message = data.message
             elif isinstance(data, AssistantMessageEvent):
                 message = data.message

@@ -1,0 +1,90 @@
+"""Building pydantic models from values the loop already holds validated.
+
+``BaseModel.model_construct`` skips validation but still walks every field to resolve
+aliases and defaults (about 2 µs for a small model, more than validating it).  On the loop's
+hot path -- a session event per append, a request per provider call, a tool result per call
+-- every value is already of its field's type, so :func:`construct_trusted` sets the
+instance state directly: the same four attributes ``model_construct`` sets, with the plain
+defaults merged in from a table computed once per class.  Anything it cannot do that way (a
+missing field without a plain default, an unknown field, private attributes, a
+``model_post_init``, a root model) goes to ``model_construct``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+__all__ = ["construct_trusted"]
+
+_M = TypeVar("_M", bound=BaseModel)
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+class _Plan:
+    __slots__ = ("names", "required", "template")
+
+    def __init__(self, cls: type[BaseModel]) -> None:
+        # Every field in definition order, holding its default or a placeholder the
+        # caller's value replaces: ``dict.update`` keeps key positions, and pydantic
+        # serializes in ``__dict__`` order, so dumps match a validated instance's.
+        self.template: dict[str, Any] = {}
+        required: set[str] = set()
+        for name, field in cls.model_fields.items():
+            if field.default is PydanticUndefined or not _immutable(field.default):
+                # no default, a factory, or a default pydantic would copy: the caller gives it
+                required.add(name)
+                self.template[name] = None
+            else:
+                self.template[name] = field.default
+        self.names = frozenset(self.template)
+        self.required = frozenset(required)
+
+
+def _immutable(value: object) -> bool:
+    if value is None or isinstance(value, str | bytes | int | float | bool):
+        return True
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(item) for item in value)
+    return False
+
+
+_PLANS: dict[type[BaseModel], _Plan | None] = {}
+
+
+def _plan(cls: type[BaseModel]) -> _Plan | None:
+    try:
+        return _PLANS[cls]
+    except KeyError:
+        plain = (
+            not cls.__pydantic_root_model__
+            and not cls.__private_attributes__
+            and not cls.__pydantic_post_init__
+            and cls.model_config.get("extra") != "allow"
+        )
+        plan = _PLANS[cls] = _Plan(cls) if plain else None
+        return plan
+
+
+def construct_trusted(cls: type[_M], values: dict[str, Any]) -> _M:
+    """An instance of ``cls`` holding ``values`` plus the plain defaults, unvalidated.
+
+    The caller vouches for the types.  Like ``model_construct``, the fields set are the
+    ones given.  Only immutable defaults are merged
+    in (shared, as pydantic shares them); any other default must be given.
+    """
+    plan = _plan(cls)
+    if plan is None or not plan.required.issubset(values) or not plan.names.issuperset(values):
+        return cls.model_construct(**values)
+    state = plan.template.copy()
+    state.update(values)
+    instance = _new(cls)
+    _set(instance, "__dict__", state)
+    _set(instance, "__pydantic_fields_set__", set(values))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
