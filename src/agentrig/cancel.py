@@ -12,7 +12,8 @@ type -- never from message text.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from types import TracebackType
 
 import anyio
 
@@ -91,24 +92,52 @@ class CancelSignal:
             await self._event.wait()
         return self._reason
 
-    @contextlib.contextmanager
-    def scope(self) -> Iterator[anyio.CancelScope]:
+    def scope(self) -> contextlib.AbstractContextManager[anyio.CancelScope]:
         """An anyio cancel scope that is cancelled when this signal fires.
 
         Code inside the block is interrupted at its next checkpoint; after the block, call
         :meth:`raise_if_cancelled` to turn the swallowed cancellation into an
-        :class:`~agentrig.errors.AbortError`.
+        :class:`~agentrig.errors.AbortError`.  ``with signal.scope() as cancel_scope:``
+        gives the anyio scope.
         """
-        with anyio.CancelScope() as cancel_scope:
-            remove = self.on_cancel(lambda _reason: cancel_scope.cancel())
-            try:
-                yield cancel_scope
-            finally:
-                remove()
+        return _SignalScope(self)
 
     def __repr__(self) -> str:
         state = f"cancelled reason={self._reason!r}" if self._set else "live"
         return f"<CancelSignal {state}>"
+
+
+class _SignalScope:
+    # A class rather than @contextmanager: one is entered per provider call and per blocking
+    # tool step, and a generator-based manager costs about three times as much.
+    __slots__ = ("_scope", "_signal")
+
+    def __init__(self, signal: CancelSignal) -> None:
+        self._signal = signal
+        self._scope = anyio.CancelScope()
+
+    def _cancel(self, _reason: object) -> None:
+        self._scope.cancel()
+
+    def __enter__(self) -> anyio.CancelScope:
+        scope = self._scope.__enter__()
+        signal = self._signal
+        if signal._set:
+            scope.cancel()
+        else:
+            signal._callbacks.append(self._cancel)
+        return scope
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        callbacks = self._signal._callbacks
+        with contextlib.suppress(ValueError):  # gone already when the signal fired
+            callbacks.remove(self._cancel)
+        return bool(self._scope.__exit__(exc_type, exc, tb))
 
 
 def is_abort(error: BaseException, signal: CancelSignal | None = None) -> bool:
