@@ -10,8 +10,10 @@ Whatever happens -- invalid input, refusal, an exception, cancellation -- the ca
 from __future__ import annotations
 
 import inspect
+import json
 import time
 from collections.abc import Awaitable, Mapping, Sequence
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -125,7 +127,7 @@ async def dispatch_call(
     async def run_tool(payload: ToolExecution) -> ToolMessage:
         parsed = payload.tool.input_schema.parse(dict(payload.arguments))
         verdict = payload.tool.authorize(parsed, ctx)
-        if inspect.isawaitable(verdict):
+        if verdict is not None and inspect.isawaitable(verdict):
             verdict = await verdict
         if verdict is not None:
             raise AgentrigError(
@@ -134,7 +136,9 @@ async def dispatch_call(
                 code="tool.authorize_contract",
             )
         result = payload.tool.execute(parsed, ctx)
-        if inspect.isawaitable(result):
+        if type(result) is CoroutineType or (
+            not isinstance(result, str) and inspect.isawaitable(result)
+        ):  # cheap tests first: most results are a coroutine's or a plain string
             result = await result
         if isinstance(result, ToolOutput):
             extras["concludes_turn"] = result.concludes_turn
@@ -181,10 +185,10 @@ async def dispatch_call(
     )
 
 
+# one shared encoder: json.dumps with keywords would build a new one per call
+_ENCODE_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
+
 def canonical_input(call: ToolCallBlock) -> str:
     """A byte-stable rendering of a call's input for the identical-input guard."""
-    import json
-
-    arguments: Mapping[str, Any] = call.arguments
-    rendered = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
-    return f"{call.name}\x00{rendered}"
+    return f"{call.name}\x00{_ENCODE_CANONICAL(call.arguments)}"

@@ -94,6 +94,8 @@ class ConsentMemory:
 
     def apply(self, ctx: PermissionContext) -> PermissionContext:
         """``ctx`` with this memory as its remembered consent."""
+        if not self._rules and not ctx.remembered:
+            return ctx  # nothing remembered: the context as it is (the common case)
         return attrs.evolve(ctx, remembered=self.rules)
 
 

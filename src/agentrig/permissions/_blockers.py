@@ -115,7 +115,7 @@ DEFAULT_BLOCK_RULES: tuple[BlockRule, ...] = tuple(
 class RuleBasedActionBlocker:
     """Blocks calls whose command arguments or tool name start with a configured prefix."""
 
-    __slots__ = ("_keys", "_rules", "_tool_names")
+    __slots__ = ("_keys", "_name_hits", "_rules", "_tool_names")
 
     def __init__(
         self,
@@ -127,6 +127,7 @@ class RuleBasedActionBlocker:
         self._rules = tuple(r if isinstance(r, BlockRule) else BlockRule(r) for r in rules)
         self._keys = tuple(argument_keys)
         self._tool_names = match_tool_names
+        self._name_hits: dict[str, ActionBlocked | None] = {}
 
     @property
     def rules(self) -> tuple[BlockRule, ...]:
@@ -135,17 +136,29 @@ class RuleBasedActionBlocker:
     def check(self, tool: str, arguments: Mapping[str, object]) -> ActionBlocked | None:
         """The first rule the call hits, or ``None`` when it may proceed."""
         if self._tool_names:
-            name = _normalise_name(tool.rsplit("__", 1)[-1])
-            for rule in self._rules:
-                wanted = rule.tool_name
-                if name == wanted or name.startswith(wanted + "_"):
-                    return ActionBlocked(rule.text, f"the tool {tool!r} is blocked")
+            try:
+                hit = self._name_hits[tool]
+            except KeyError:
+                if len(self._name_hits) >= 4096:  # names come from models: stay bounded
+                    self._name_hits.clear()
+                hit = self._name_hits[tool] = self._check_name(tool)
+            if hit is not None:
+                return hit
         for key in self._keys:
             if key not in arguments:
                 continue
             blocked = self._check_command(key, arguments[key])
             if blocked is not None:
                 return blocked
+        return None
+
+    def _check_name(self, tool: str) -> ActionBlocked | None:
+        # depends on the tool name only, so check() remembers it per name
+        name = _normalise_name(tool.rsplit("__", 1)[-1])
+        for rule in self._rules:
+            wanted = rule.tool_name
+            if name == wanted or name.startswith(wanted + "_"):
+                return ActionBlocked(rule.text, f"the tool {tool!r} is blocked")
         return None
 
     def _check_command(self, key: str, value: object) -> ActionBlocked | None:

@@ -73,8 +73,15 @@ _T = TypeVar("_T")
 
 # Keywords that apply a subschema to the same value.  A node carrying one of them leaves the
 # walk of the value's children to those subschemas instead of walking them itself.
-_APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf")
-_STRUCTURE = ("items", "properties", "additionalProperties")
+_APPLICATORS = frozenset(("$ref", "allOf", "anyOf", "oneOf"))
+_STRUCTURE = frozenset(("items", "properties", "additionalProperties"))
+# Set tests on the schema's keys let a node skip the keyword groups it does not use: a tool
+# input is validated on every call, and most nodes use two or three keywords.
+_APPLICATORS_AND_NOT = _APPLICATORS | {"not"}
+_NUMBER_KEYWORDS = frozenset(
+    ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+)
+_STRING_KEYWORDS = frozenset(("minLength", "maxLength", "pattern"))
 
 
 @attrs.frozen(slots=True)
@@ -308,6 +315,7 @@ class _Walker:
     def _check_value_keywords(
         self, value: Any, kind: str, schema: Mapping[str, Any], path: Path, out: list[Issue]
     ) -> None:
+        keys = schema.keys()
         declared = schema.get("type")
         if declared is not None:
             names = declared if isinstance(declared, list | tuple) else [declared]
@@ -324,8 +332,9 @@ class _Walker:
         if "const" in schema and self._canon(value, 0) != self._canon(schema["const"], 0):
             out.append(Issue("value.const", f"expected {_short(schema['const'])}", path))
         if kind in ("integer", "number"):
-            _check_number(value, schema, path, out)
-        elif kind == "string":
+            if not keys.isdisjoint(_NUMBER_KEYWORDS):
+                _check_number(value, schema, path, out)
+        elif kind == "string" and not keys.isdisjoint(_STRING_KEYWORDS):
             _check_string(value, schema, path, out)
 
     def _check_array(
@@ -346,7 +355,7 @@ class _Walker:
         items = schema.get("items", True)
         if isinstance(items, list | tuple):  # the pre-2020 tuple form is outside the subset
             items = True
-        if "items" in schema or not any(k in schema for k in _APPLICATORS):
+        if "items" in schema or schema.keys().isdisjoint(_APPLICATORS):
             for index, item in enumerate(value):
                 out += self.check(item, items, (*path, index), depth + 1, hops + 1)
         if schema.get("uniqueItems") is True:
@@ -400,9 +409,8 @@ class _Walker:
         if not isinstance(properties, Mapping):
             properties = {}
         extra = schema.get("additionalProperties", True)
-        walk_all = any(k in schema for k in _STRUCTURE) or not any(
-            k in schema for k in _APPLICATORS
-        )
+        keys = schema.keys()
+        walk_all = not keys.isdisjoint(_STRUCTURE) or keys.isdisjoint(_APPLICATORS)
         for key, child in value.items():
             if not isinstance(key, str):
                 out.append(
@@ -438,6 +446,8 @@ class _Walker:
         hops: int,
         out: list[Issue],
     ) -> None:
+        if schema.keys().isdisjoint(_APPLICATORS_AND_NOT):
+            return
         ref = schema.get("$ref")
         if isinstance(ref, str):
             out += self._check_ref(value, ref, path, depth, hops)
