@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentrig._construct import construct_trusted
 from agentrig.agent._dispatch import (
     CallOutcome,
     canonical_input,
@@ -129,10 +130,11 @@ class _Turn:
         self.open_calls: dict[int, ToolCallBlock] = {}
         self.identical: dict[str, int] = {}
         self.unknown_streak = 0
+        self.log: Callable[[Any], Awaitable[Any]] = agent._log
 
     # ---- log helpers ---------------------------------------------------------------------
-    async def log(self, data: Any) -> None:
-        await self.agent._log(data)
+    # ``self.log(data)`` appends one event: bound to the agent's writer in __init__ (one
+    # coroutine frame per event instead of two)
 
     async def settle_open_calls(self, reason: str = "not executed: interrupted") -> None:
         """Give every call still without a result its explicit not-executed result."""
@@ -154,11 +156,7 @@ class _Turn:
                 max_tokens=cfg.max_tokens,
                 temperature=cfg.temperature,
             )
-
-        async def identity(payload: RequestConfig) -> RequestConfig:
-            return payload
-
-        chosen = await self.agent.runtime.hooks.waterfall("request_config", default, identity)
+        chosen = await self.agent.runtime.hooks.waterfall("request_config", default, _keep_config)
         self.agent._last_request_config = chosen
         return chosen
 
@@ -207,19 +205,22 @@ class _Turn:
             )
             raise ContextWindowError(text)
         response_format, transport = agent._structured_transport(self.options, provider, cfg.model)
-        request = ModelRequest.model_construct(
-            model=cfg.model,
-            messages=messages,
-            tools=specs,
-            tool_choice=tool_choice,
-            max_tokens=cfg.max_tokens,
-            temperature=cfg.temperature,
-            stop=(),
-            response_format=response_format,
-            structured_output=transport,
-            reasoning_effort=cfg.reasoning_effort,
-            parallel_tool_calls=None,
-            options=dict(cfg.options),
+        request = construct_trusted(
+            ModelRequest,
+            {
+                "model": cfg.model,
+                "messages": messages,
+                "tools": specs,
+                "tool_choice": tool_choice,
+                "max_tokens": cfg.max_tokens,
+                "temperature": cfg.temperature,
+                "stop": (),
+                "response_format": response_format,
+                "structured_output": transport,
+                "reasoning_effort": cfg.reasoning_effort,
+                "parallel_tool_calls": None,
+                "options": dict(cfg.options),
+            },
         )
         await self.log(
             RequestHeader(
@@ -317,7 +318,10 @@ class _Turn:
     def _observe_call(self, cfg: RequestConfig, started: float, outcome: str) -> None:
         # One content-free observation per attempted provider round (forced summary too);
         # it describes the call boundary, not proof of a network request.
-        self.agent.runtime.hooks.notify(
+        hooks = self.agent.runtime.hooks
+        if not hooks.has_listeners("observe"):
+            return
+        hooks.notify(
             "observe",
             Observation(
                 kind="model_call",
@@ -339,7 +343,7 @@ class _Turn:
         """Dispatch a round's calls; returns True when a result concludes the turn."""
         calls = message.tool_calls
         by_name = {t.id: t for t in tools}
-        all_tools = {t.id: t for t in self.agent.all_tools()}
+        all_tools = self.agent._tools
         concludes = False
         # identical-input guard: refuse the whole batch before any body runs
         limit = self.agent.config.identical_input_limit
@@ -521,13 +525,18 @@ class _Turn:
             self.outcome.final = fallback
 
     async def _pre_step(self, batch: tuple[UserMessage, ...]) -> PreStepDecision:
-        async def enter(payload: PreStep) -> PreStepDecision:
-            return Enter(messages=payload.messages)
-
         payload = PreStep(
             agent=self.agent, turn=self.turn, step=self.step, messages=batch, signal=self.signal
         )
-        return await self.agent.runtime.hooks.waterfall("pre_step", payload, enter)
+        return await self.agent.runtime.hooks.waterfall("pre_step", payload, _enter_batch)
+
+
+async def _keep_config(payload: RequestConfig) -> RequestConfig:
+    return payload  # the end of the request_config waterfall: the configuration as it is
+
+
+async def _enter_batch(payload: PreStep) -> PreStepDecision:
+    return Enter(messages=payload.messages)  # the end of the pre_step waterfall
 
 
 class _Interrupted(Exception):
