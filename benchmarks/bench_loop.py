@@ -15,6 +15,11 @@
 
   Every framework runs one fresh conversation per run (agentrig: one agent, created before
   the timed section, per run; the peers: one reusable agent, fresh history per run).
+  The peers' fake models return a whole reply without yielding to the event loop, so the
+  compared agentrig row streams from a scripted provider with ``checkpoint="reply"`` (one
+  event-loop turn per reply; the cancel signal is still checked per chunk).  The default
+  ``checkpoint="chunk"`` (a turn before every chunk, like a network stream) is reported as
+  ``w_agentrig_chunk_checkpoints``, informational.
   Peak traced memory (tracemalloc) of one W pass is measured in a separate, untimed pass.
 * **step cost vs history length** -- one more run of K rounds on a session pre-filled with
   10, 1,000 and 10,000 events; target: cost per step at 10,000 within 1.5x of that at 10.
@@ -131,12 +136,13 @@ class AgentrigW:
     """One runtime; each pass creates R fresh agents (untimed), then times their runs."""
 
     def __init__(self) -> None:
-        self.provider = ScriptedProvider()
+        self.provider = ScriptedProvider(checkpoint="reply")
         self.passes = 0
         self.create_s = float("inf")  # best per-agent creation time seen (reported apart)
 
-    async def one_pass(self, rt: Any, runs: int) -> float:
+    async def one_pass(self, rt: Any, runs: int, checkpoint: str = "reply") -> float:
         self.passes += 1
+        self.provider.checkpoint = checkpoint  # type: ignore[assignment]
         self.provider.requests.clear()  # kept by the scripted provider; not ours to measure
         for _ in range(runs):
             self.provider.add(*run_replies())
@@ -286,7 +292,11 @@ async def bench_w(runs: int, repeats: int) -> None:
         if one is not None:
             peers[name] = one
     w = AgentrigW()
-    best: dict[str, float] = {"floor": float("inf"), "agentrig": float("inf")}
+    best: dict[str, float] = {
+        "floor": float("inf"),
+        "agentrig": float("inf"),
+        "agentrig_chunk_checkpoints": float("inf"),
+    }
     best.update({name: float("inf") for name in peers})
     async with agentrig.open_runtime(
         _config(), memory=_memory(), overrides=[("providers", "local", w.provider)], environ={}
@@ -297,6 +307,9 @@ async def bench_w(runs: int, repeats: int) -> None:
         for _ in range(repeats):  # interleaved, so all see the same machine state
             best["floor"] = min(best["floor"], await floor_pass(runs))
             best["agentrig"] = min(best["agentrig"], await w.one_pass(rt, runs))
+            best["agentrig_chunk_checkpoints"] = min(
+                best["agentrig_chunk_checkpoints"], await w.one_pass(rt, runs, "chunk")
+            )
             for name, one in peers.items():
                 best[name] = min(best[name], await one(runs))
 
@@ -311,7 +324,7 @@ async def bench_w(runs: int, repeats: int) -> None:
     per_call = {name: seconds / calls * 1e6 for name, seconds in best.items()}  # us
     floor_us = per_call["floor"]
     emit("w_floor_bare_asyncio", floor_us, "us/model-call", runs=runs, rounds=K)
-    for name in ("agentrig", *peers):
+    for name in ("agentrig", "agentrig_chunk_checkpoints", *peers):
         emit(
             f"w_{name}",
             per_call[name],

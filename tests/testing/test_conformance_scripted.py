@@ -65,3 +65,14 @@ class TestScriptedConformance(ProviderConformance):
     def wire_requests(self) -> Sequence[Mapping[str, Any]] | None:
         built: list[ScriptedProvider] = self.__dict__.get("built", [])
         return [request.model_dump() for p in built for request in p.requests]
+
+
+class TestScriptedReplyCheckpointConformance(TestScriptedConformance):
+    """The same contract when the stream yields to the event loop once per reply."""
+
+    def make_provider(self, scenario: Scenario) -> Provider:
+        provider = ScriptedProvider(
+            [reply_for(scenario)], on_exhausted="repeat", checkpoint="reply"
+        )
+        self.__dict__.setdefault("built", []).append(provider)
+        return provider

@@ -6,6 +6,12 @@ tool calls, usage (reported only when the script gives it -- never fabricated), 
 failure to raise.  Every request it received is kept in :attr:`ScriptedProvider.requests`.
 A stream honours its cancel signal between chunks and during delays.
 
+``checkpoint`` says how often a stream gives the event loop a turn: ``"chunk"`` (the
+default) before every chunk, as a network stream whose chunks arrive one by one;
+``"reply"`` once per reply, as a reply read from one buffer -- the cancel signal is still
+checked before every chunk.  Benchmarks comparing the loop with frameworks whose fake
+models never yield use ``"reply"``.
+
 In ``agentrig.toml``::
 
     [providers.local]
@@ -94,10 +100,10 @@ class Reply:
     def chunks(self, call_index_start: int = 0) -> list[StreamChunk]:
         out: list[StreamChunk] = []
         if self.reasoning:
-            out.append(ReasoningDelta(text=self.reasoning))
+            out.append(ReasoningDelta.of(self.reasoning))
         size = max(1, self.chunk_size)
         for start in range(0, len(self.text), size):
-            out.append(TextDelta(text=self.text[start : start + size]))
+            out.append(TextDelta.of(self.text[start : start + size]))
         for offset, call in enumerate(self.tool_calls):
             index = call_index_start + offset
             call_id = call.id if call.id is not None else f"call_{index}"
@@ -106,7 +112,7 @@ class Reply:
             if raw is None:
                 raw = json.dumps(dict(call.arguments)) if call.arguments else ""
             if raw:
-                out.append(ToolCallDelta(index=offset, arguments=raw))
+                out.append(ToolCallDelta.of(offset, raw))
         if self.usage is not None:
             out.append(UsageChunk(usage=self.usage))
         stop = self.stop_reason or ("tool_calls" if self.tool_calls else "end")
@@ -143,6 +149,7 @@ class ScriptedOptions(BaseModel):
     script_file: str | None = None
     on_exhausted: Literal["error", "repeat"] = "error"
     structured_output: Literal["native", "json_mode", "none"] | None = "native"
+    checkpoint: Literal["chunk", "reply"] = "chunk"
 
 
 def _usage(data: Mapping[str, int] | None) -> Usage | None:
@@ -193,7 +200,11 @@ class ScriptedProvider:
         *,
         on_exhausted: Literal["error", "repeat"] = "error",
         capabilities: Capabilities | None = None,
+        checkpoint: Literal["chunk", "reply"] = "chunk",
     ) -> None:
+        if checkpoint not in ("chunk", "reply"):
+            raise ValueError(f'checkpoint must be "chunk" or "reply", not {checkpoint!r}')
+        self.checkpoint = checkpoint
         self.script: list[Reply] = [Reply(text=r) if isinstance(r, str) else r for r in script]
         self.on_exhausted = on_exhausted
         self.requests: list[ModelRequest] = []
@@ -260,13 +271,16 @@ class ScriptedProvider:
         reply = self._take(request)
         if reply.error is not None and reply.fail_after_chunks is None:
             raise reply.error
+        per_chunk = self.checkpoint == "chunk"
+        if not per_chunk and not reply.delay:
+            await anyio.lowlevel.checkpoint()  # the whole reply arrives at once
         for number, chunk in enumerate(self._chunks(reply)):
             if reply.error is not None and number == reply.fail_after_chunks:
                 raise reply.error
             if reply.delay:
                 with signal.scope():
                     await anyio.sleep(reply.delay)
-            else:
+            elif per_chunk:
                 await anyio.lowlevel.checkpoint()  # a real stream yields between chunks
             signal.raise_if_cancelled()
             yield chunk
@@ -294,4 +308,5 @@ def factory(config: ProviderConfig) -> ScriptedProvider:
             streaming=True,
             vendor_endpoint=True,
         ),
+        checkpoint=options.checkpoint,
     )
