@@ -17,12 +17,16 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-__all__ = ["construct_trusted"]
+__all__ = ["construct_trusted", "instance_of"]
 
 _M = TypeVar("_M", bound=BaseModel)
 
 _new = object.__new__
-_set = object.__setattr__
+# BaseModel's own slots: their descriptors set an attribute without the generic setattr path
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_setattr = object.__setattr__
 
 
 class _Plan:
@@ -77,14 +81,24 @@ def construct_trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     ones given.  Only immutable defaults are merged
     in (shared, as pydantic shares them); any other default must be given.
     """
-    plan = _plan(cls)
-    if plan is None or not plan.required.issubset(values) or not plan.names.issuperset(values):
+    plan = _PLANS.get(cls) or _plan(cls)
+    fields_set = set(values)
+    if plan is None or not (plan.required <= fields_set <= plan.names):
         return cls.model_construct(**values)
     state = plan.template.copy()
     state.update(values)
+    return instance_of(cls, state, fields_set)
+
+
+def instance_of(cls: type[_M], state: dict[str, Any], fields_set: set[str]) -> _M:
+    """An instance of ``cls`` with ``state`` as its ``__dict__``: every field, in order.
+
+    What ``model_construct`` ends with (the four attributes of a pydantic instance), for
+    callers that already hold the complete state.
+    """
     instance = _new(cls)
-    _set(instance, "__dict__", state)
-    _set(instance, "__pydantic_fields_set__", set(values))
-    _set(instance, "__pydantic_extra__", None)
-    _set(instance, "__pydantic_private__", None)
+    _setattr(instance, "__dict__", state)
+    _set_fields_set(instance, fields_set)
+    _set_extra(instance, None)
+    _set_private(instance, None)
     return instance

@@ -67,9 +67,10 @@ def message_chars(message: Message) -> int:
         return len(message.text)
     chars = 0
     for block in message.content:
-        chars += len(getattr(block, "text", "") or "")
-        if isinstance(block, ToolCallBlock):
+        if isinstance(block, ToolCallBlock):  # no text: a failed getattr on a model is slow
             chars += len(_ENCODE_LOOSE(block.arguments))
+        else:
+            chars += len(getattr(block, "text", "") or "")
     return chars
 
 
