@@ -190,3 +190,41 @@ def test_finish_carries_continuation_and_unknown_chunks_are_ignored() -> None:
     assert message.continuation == "opaque"
     assert message.stop_reason == "end"
     assert message.model is None
+
+
+@pytest.mark.parametrize(
+    ("fast", "validated"),
+    [
+        pytest.param(lambda: TextDelta.of("tok"), lambda: TextDelta(text="tok"), id="text"),
+        pytest.param(
+            lambda: ReasoningDelta.of("hm"), lambda: ReasoningDelta(text="hm"), id="reasoning"
+        ),
+        pytest.param(
+            lambda: ToolCallDelta.of(2, '{"a"'),
+            lambda: ToolCallDelta(index=2, arguments='{"a"'),
+            id="tool-call-delta",
+        ),
+    ],
+)
+def test_per_token_constructors_equal_the_validated_ones(fast: object, validated: object) -> None:
+    built, expected = fast(), validated()  # type: ignore[operator]
+    assert built == expected
+    assert built.model_fields_set == expected.model_fields_set
+    assert built.model_dump_json() == expected.model_dump_json()
+    assert repr(built) == repr(expected)
+    assert hash(built) == hash(expected)
+
+
+def test_per_token_constructors_validate_what_is_not_plain() -> None:
+    # pydantic's ValidationError names the field (typeguard, when it instruments the
+    # package, refuses the argument first, naming it too)
+    with pytest.raises(Exception, match="text"):
+        TextDelta.of(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="index"):
+        ToolCallDelta.of("x", "{}")  # type: ignore[arg-type]
+
+    class Tagged(TextDelta):
+        tag: str = "t"
+
+    # a subclass has fields of its own: it takes the validated path
+    assert Tagged.of("x") == Tagged(text="x")

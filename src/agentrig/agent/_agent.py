@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import anyio
@@ -727,16 +727,21 @@ class RunStream(Generic[OutputT]):
         failure: list[BaseException] = []
         signal = self.signal
 
-        async def emit(chunk: StreamChunk) -> None:
+        async def wait_for_room(chunk: StreamChunk) -> None:
+            try:
+                await send.send(chunk)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                signal.cancel(AbortError("stream abandoned by its consumer"))
+
+        def emit(chunk: StreamChunk) -> Awaitable[None] | None:
+            # synchronous while the buffer has room: no coroutine per streamed token
             try:
                 send.send_nowait(chunk)
             except anyio.WouldBlock:
-                try:
-                    await send.send(chunk)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    signal.cancel(AbortError("stream abandoned by its consumer"))
+                return wait_for_room(chunk)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 signal.cancel(AbortError("stream abandoned by its consumer"))
+            return None
 
         async def produce() -> None:
             async with send:

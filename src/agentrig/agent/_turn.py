@@ -85,7 +85,9 @@ UNKNOWN_TOOLS_INSTRUCTION = (
 CONTEXT_GUARD_RATIO = 0.95
 UNKNOWN_TOOL_ROUNDS_LIMIT = 2
 
-Emit = Callable[[StreamChunk], Awaitable[None]]
+# Hands a chunk to the stream's consumer: None when it was taken at once (the common case,
+# no coroutine per token), else an awaitable that completes once the consumer has room.
+Emit = Callable[[StreamChunk], Awaitable[None] | None]
 
 
 class TurnOutcome:
@@ -236,11 +238,12 @@ class _Turn:
         try:
             with self.signal.scope():
                 stream = provider.stream(request, signal=self.signal)
+                emit = self.emit
                 try:
                     async for chunk in stream:
                         assembler.feed(chunk)
-                        if self.emit is not None:
-                            await self.emit(chunk)
+                        if emit is not None and (waiting := emit(chunk)) is not None:
+                            await waiting
                 finally:
                     await stream.aclose()
             self.signal.raise_if_cancelled()
@@ -384,7 +387,7 @@ class _Turn:
             )
             self.open_calls.pop(index, None)
             if self.emit is not None:
-                await self.emit(
+                waiting = self.emit(
                     ToolResultChunk(
                         call_id=call.id,
                         name=call.name,
@@ -392,6 +395,8 @@ class _Turn:
                         text=outcome.message.text,
                     )
                 )
+                if waiting is not None:
+                    await waiting
             concludes = concludes or outcome.concludes_turn
         await self.settle_open_calls()
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from agentrig._construct import construct_trusted
+from agentrig._construct import construct_trusted, instance_of
 from agentrig.kernel.discovery import register_variants
 from agentrig.llm._content import (
     ContentBlock,
@@ -51,12 +51,26 @@ class TextDelta(StreamChunk):
     type: Literal["text_delta"] = "text_delta"
     text: str
 
+    @classmethod
+    def of(cls, text: str) -> TextDelta:
+        """The per-token constructor of adapters: no revalidation of a ``str``."""
+        if cls is TextDelta and type(text) is str:
+            return instance_of(cls, {"type": "text_delta", "text": text}, {"text"})
+        return cls(text=text)  # the validated path, for its clear error
+
 
 class ReasoningDelta(StreamChunk):
     """More displayable reasoning text."""
 
     type: Literal["reasoning_delta"] = "reasoning_delta"
     text: str
+
+    @classmethod
+    def of(cls, text: str) -> ReasoningDelta:
+        """The per-token constructor of adapters: no revalidation of a ``str``."""
+        if cls is ReasoningDelta and type(text) is str:
+            return instance_of(cls, {"type": "reasoning_delta", "text": text}, {"text"})
+        return cls(text=text)  # the validated path, for its clear error
 
 
 class ToolCallStart(StreamChunk):
@@ -74,6 +88,13 @@ class ToolCallDelta(StreamChunk):
     type: Literal["tool_call_delta"] = "tool_call_delta"
     index: int
     arguments: str
+
+    @classmethod
+    def of(cls, index: int, arguments: str) -> ToolCallDelta:
+        """The per-fragment constructor of adapters: no revalidation of plain values."""
+        if type(index) is int and type(arguments) is str:
+            return construct_trusted(cls, {"index": index, "arguments": arguments})
+        return cls(index=index, arguments=arguments)  # the validated path, for its error
 
 
 class ProviderStateChunk(StreamChunk):
@@ -175,7 +196,13 @@ class StreamAssembler:
 
     def feed(self, chunk: StreamChunk) -> None:
         """Take one chunk."""
-        if isinstance(chunk, TextDelta):
+        if type(chunk) is TextDelta:  # once per token: the common case first, inlined
+            slots = self._slots
+            if slots and type(last := slots[-1]) is _Text:
+                last.parts.append(chunk.text)
+            else:
+                slots.append(_Text(chunk.text))
+        elif isinstance(chunk, TextDelta):
             self._append_text(_Text, chunk.text)
         elif isinstance(chunk, ReasoningDelta):
             self._append_text(_Reasoning, chunk.text)

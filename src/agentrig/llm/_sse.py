@@ -45,6 +45,24 @@ class SSEDecoder:
     def feed(self, text: str) -> list[SSEEvent]:
         """The events that ``text`` completes (possibly none)."""
         text = self._buffer + text
+        if "\r" in text or self._data or self._event is not None:
+            return self._feed_lines(text)
+        # The common body: ``\n`` line ends, events split by blank lines, most of them a
+        # single ``data:`` line.  Split at event boundaries and keep the unfinished tail as
+        # text; an event of any other shape is parsed line by line.
+        blocks = text.split("\n\n")
+        self._buffer = blocks.pop()
+        out: list[SSEEvent] = []
+        for block in blocks:
+            if block.startswith("data:") and "\n" not in block:
+                out.append(SSEEvent(None, block[6:] if block[5:6] == " " else block[5:]))
+            elif block:
+                for line in block.split("\n"):
+                    self._line(line, out)
+                self._line("", out)
+        return out
+
+    def _feed_lines(self, text: str) -> list[SSEEvent]:
         if "\r" in text:
             hold = text.endswith("\r")
             text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -63,9 +81,11 @@ class SSEDecoder:
     def flush(self) -> list[SSEEvent]:
         """The events still buffered at the end of the body; the decoder is then empty."""
         out: list[SSEEvent] = []
-        rest, self._buffer = self._buffer.rstrip("\r"), ""
-        if rest:
-            self._line(rest, out)
+        rest, self._buffer = self._buffer, ""
+        if rest:  # an unfinished line, or (from the block path) unfinished lines
+            lines = rest.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            for line in lines:
+                self._line(line, out)
         if self._data or self._event is not None:
             out.append(SSEEvent(self._event, "\n".join(self._data)))
         self._event, self._data = None, []
@@ -119,7 +139,8 @@ async def read_sse(
             if piece is None:
                 break
             for event in decoder.feed(piece):
-                signal.raise_if_cancelled()
+                if signal._set:  # the slot, not the method: this runs once per token
+                    signal.raise_if_cancelled()
                 yield event
         for event in decoder.flush():
             signal.raise_if_cancelled()

@@ -445,7 +445,7 @@ class EventReader:
         if kind == "text":
             text = block.data.get("text")
             if isinstance(text, str) and text:
-                yield TextDelta(text=text)
+                yield TextDelta.of(text)
         elif kind == "tool_use":
             yield ToolCallStart(
                 index=index,
@@ -454,12 +454,12 @@ class EventReader:
             )
             given = block.data.get("input")
             if isinstance(given, Mapping) and given:
-                yield ToolCallDelta(index=index, arguments=_dumps(given))
+                yield ToolCallDelta.of(index, _dumps(given))
         elif kind == "thinking":
             initial = block.data.get("thinking")
             if isinstance(initial, str) and initial:
                 block.thinking.append(initial)
-                yield ReasoningDelta(text=initial)
+                yield ReasoningDelta.of(initial)
             signature = block.data.get("signature")
             if isinstance(signature, str) and signature:
                 block.signature.append(signature)
@@ -474,19 +474,19 @@ class EventReader:
         if kind == "text_delta":
             text = delta.get("text")
             if isinstance(text, str) and text:
-                yield TextDelta(text=text)
+                yield TextDelta.of(text)
         elif kind == "input_json_delta":
             part = delta.get("partial_json")
             if isinstance(part, str) and part:
                 if block.data.get("type") == "tool_use":
-                    yield ToolCallDelta(index=index, arguments=part)
+                    yield ToolCallDelta.of(index, part)
                 else:
                     block.json_parts.append(part)
         elif kind == "thinking_delta":
             text = delta.get("thinking")
             if isinstance(text, str) and text:
                 block.thinking.append(text)
-                yield ReasoningDelta(text=text)
+                yield ReasoningDelta.of(text)
         elif kind == "signature_delta":
             signature = delta.get("signature")
             if isinstance(signature, str):

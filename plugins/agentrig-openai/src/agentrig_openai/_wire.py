@@ -465,11 +465,28 @@ class ChunkReader:
         self._calls: dict[int, tuple[str, str]] = {}
 
     def feed(self, chunk: Mapping[str, Any]) -> list[StreamChunk]:
+        choices = chunk.get("choices")
+        # The common chunk -- one choice whose delta holds only content (and perhaps the
+        # role) -- takes a short path with the same result as the general one below.
+        if type(choices) is list and len(choices) == 1 and chunk.get("usage") is None:
+            choice = choices[0]
+            delta = choice.get("delta") if type(choice) is dict else None
+            if (
+                type(delta) is dict
+                and len(delta) == (2 if "role" in delta else 1)
+                and choice.get("finish_reason") is None
+                and choice.get("index", 0) == 0
+            ):
+                text = delta.get("content")
+                if type(text) is str and text:
+                    model = chunk.get("model")
+                    if model and isinstance(model, str):
+                        self.model = model
+                    return [TextDelta.of(text)]
         out: list[StreamChunk] = []
         model = chunk.get("model")
         if model and isinstance(model, str):
             self.model = model
-        choices = chunk.get("choices")
         if isinstance(choices, list):
             for choice in choices:
                 if isinstance(choice, dict) and choice.get("index", 0) == 0:
@@ -488,14 +505,14 @@ class ChunkReader:
             if "reasoning_content" in delta or "reasoning" in delta:
                 reasoning = _reasoning_text(delta)
                 if reasoning is not None:
-                    out.append(ReasoningDelta(text=reasoning))
+                    out.append(ReasoningDelta.of(reasoning))
             text = delta.get("content")
             if text and isinstance(text, str):
-                out.append(TextDelta(text=text))
+                out.append(TextDelta.of(text))
             refusal = delta.get("refusal")
             if refusal and isinstance(refusal, str):
                 self.refused = True
-                out.append(TextDelta(text=refusal))
+                out.append(TextDelta.of(refusal))
             calls = delta.get("tool_calls")
             if isinstance(calls, list):
                 for position, call in enumerate(calls):
@@ -523,9 +540,9 @@ class ChunkReader:
             yield ToolCallStart(index=index, id=known[0] or call_id, name=known[1] or name)
         arguments = function.get("arguments")
         if isinstance(arguments, str) and arguments:
-            yield ToolCallDelta(index=index, arguments=arguments)
+            yield ToolCallDelta.of(index, arguments)
         elif isinstance(arguments, Mapping) and arguments:
-            yield ToolCallDelta(index=index, arguments=_dumps(arguments))
+            yield ToolCallDelta.of(index, _dumps(arguments))
 
     def finish(self) -> FinishChunk:
         return FinishChunk(
