@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import anyio
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentrig.agent._dispatch import Gate, dispatch_call
 from agentrig.agent._inbox import Inbox
+from agentrig.agent._pipe import ChunkPipe
 from agentrig.agent._results import (
     RunRecord,
     RunResult,
@@ -721,38 +722,20 @@ class RunStream(Generic[OutputT]):
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[StreamChunk]:
-        # A bounded buffer: the producer hands chunks over without a task switch per chunk
-        # and only waits when the consumer falls _BUFFER chunks behind (backpressure).
-        send, receive = anyio.create_memory_object_stream[StreamChunk](_BUFFER)
+        # A bounded buffer: the run hands chunks over without a task switch per chunk and
+        # waits only when the reader falls _BUFFER chunks behind (backpressure).
+        pipe = ChunkPipe(_BUFFER, self.signal)
         failure: list[BaseException] = []
-        signal = self.signal
-
-        async def wait_for_room(chunk: StreamChunk) -> None:
-            try:
-                await send.send(chunk)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                signal.cancel(AbortError("stream abandoned by its consumer"))
-
-        def emit(chunk: StreamChunk) -> Awaitable[None] | None:
-            # synchronous while the buffer has room: no coroutine per streamed token
-            try:
-                send.send_nowait(chunk)
-            except anyio.WouldBlock:
-                return wait_for_room(chunk)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                signal.cancel(AbortError("stream abandoned by its consumer"))
-            return None
 
         async def produce() -> None:
-            async with send:
-                try:
-                    self._result = await self._agent._run(
-                        self._prompt, self._options, self.signal, emit
-                    )
-                except anyio.BrokenResourceError:
-                    pass  # the consumer left; the run was cancelled
-                except BaseException as exc:  # delivered to the consumer below
-                    failure.append(exc)
+            try:
+                self._result = await self._agent._run(
+                    self._prompt, self._options, self.signal, pipe.put
+                )
+            except BaseException as exc:  # delivered to the consumer below
+                failure.append(exc)
+            finally:
+                pipe.close()
 
         finished = anyio.Event()
 
@@ -764,20 +747,18 @@ class RunStream(Generic[OutputT]):
 
         self._agent.runtime.services["spawn"](runner)
         try:
-            async with receive:
-                while True:
-                    # take what is buffered without a loop pass per chunk; wait only when empty
-                    try:
-                        chunk = receive.receive_nowait()
-                    except anyio.WouldBlock:
-                        try:
-                            chunk = await receive.receive()
-                        except anyio.EndOfStream:
-                            break
-                    except anyio.EndOfStream:
-                        break
-                    yield chunk
+            while True:
+                # take everything buffered at once; wait only when the pipe is empty
+                batch = pipe.take()
+                if batch:
+                    for chunk in batch:
+                        yield chunk
+                elif pipe.closed:
+                    break
+                else:
+                    await pipe.readable()
         finally:
+            pipe.leave()
             if not finished.is_set():
                 # abandoning the stream cancels its turn
                 self.signal.cancel(AbortError("stream abandoned by its consumer"))
