@@ -40,6 +40,7 @@ from agentrig.llm.http import (
     first_header,
     read_json_object,
     read_sse,
+    read_sse_batches,
     send_with_retries,
 )
 
@@ -308,6 +309,33 @@ async def test_read_sse_closes_the_response_when_the_body_ends() -> None:
     response = httpx.Response(200, stream=body)
     events = [e.data async for e in read_sse(response, signal=CancelSignal(), provider="t")]
     assert events == ["a", "b"]
+    assert body.closed
+
+
+@pytest.mark.anyio
+async def test_batches_hold_the_events_of_each_read_and_close_the_response() -> None:
+    body = Body([b"data: a\n\ndata: b\n\nda", b"ta: c\n\n", b": only a comment\n\n", b"data: d"])
+    response = httpx.Response(200, stream=body)
+    batches = [
+        [e.data for e in batch]
+        async for batch in read_sse_batches(response, signal=CancelSignal(), provider="t")
+    ]
+    # one list per read that completed events (none for the comment); the unterminated
+    # last event comes at the end of the body
+    assert batches == [["a", "b"], ["c"], ["d"]]
+    assert body.closed
+
+
+@pytest.mark.anyio
+async def test_closing_a_batch_reader_early_closes_the_response() -> None:
+    from agentrig.llm.http import close_stream
+
+    body = Body([b"data: a\n\n", b"data: b\n\n"])
+    response = httpx.Response(200, stream=body)
+    batches = read_sse_batches(response, signal=CancelSignal(), provider="t")
+    first = await anext(batches)
+    await close_stream(batches, response)
+    assert [e.data for e in first] == ["a"]
     assert body.closed
 
 

@@ -7,21 +7,23 @@ one read at a time, inside the run's cancel signal.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
-import attrs
 import httpx
 
 from agentrig.cancel import CancelSignal
 from agentrig.llm._http_retry import error_from_transport
 
-__all__ = ["SSEDecoder", "SSEEvent", "close_stream", "read_sse"]
+__all__ = ["SSEDecoder", "SSEEvent", "close_stream", "read_sse", "read_sse_batches"]
 
 
-@attrs.frozen(slots=True)
-class SSEEvent:
-    """One server-sent event: its ``event`` name (``None`` = default) and joined data lines."""
+class SSEEvent(NamedTuple):
+    """One server-sent event: its ``event`` name (``None`` = default) and joined data lines.
+
+    A named tuple rather than a frozen attrs class: one is built per streamed token, and
+    a tuple is the cheapest immutable record to build.
+    """
 
     event: str | None
     data: str
@@ -108,20 +110,17 @@ class SSEDecoder:
             self._event = value
 
 
-async def read_sse(
+async def read_sse_batches(
     response: httpx.Response, *, signal: CancelSignal, provider: str
-) -> AsyncGenerator[SSEEvent, None]:
-    """Frame a ``text/event-stream`` body into events; the response is closed when it ends.
+) -> AsyncGenerator[list[SSEEvent], None]:
+    """Frame a ``text/event-stream`` body: the events each network read completes, as a list.
 
-    Why per read rather than per event: each network read runs inside the cancel signal's
-    scope (so a stalled server cannot outlive a cancellation), but the events a read brings
-    are framed synchronously and handed out without another scope -- a read usually carries
-    dozens of events, and a cancel scope per event was most of the stream's overhead.  The
-    signal is still checked before every event, so a cancellation between events stops
-    the stream at once with :class:`~agentrig.errors.AbortError`.  A failed read raises
-    :class:`~agentrig.llm.ProviderTimeoutError` or
-    :class:`~agentrig.llm.ProviderConnectionError`.  Ending, failing, being cancelled or
-    being closed (``aclose``) all close ``response``.
+    Each read runs inside the cancel signal's scope (a stalled server cannot outlive a
+    cancellation); the events it brings are framed synchronously.  A list per read saves
+    the per-event hand-over of :func:`read_sse` -- but then the caller checks
+    ``signal.cancelled`` before acting on each event, since code it runs between events
+    (yielding chunks to the loop) may cancel.  Failures, cancellation and closing
+    (``aclose``) are as for :func:`read_sse`.
     """
     decoder = SSEDecoder()
     # httpx's aiter_text is an async generator under an AsyncIterator annotation.
@@ -138,13 +137,12 @@ async def read_sse(
             signal.raise_if_cancelled()
             if piece is None:
                 break
-            for event in decoder.feed(piece):
-                if signal._set:  # the slot, not the method: this runs once per token
-                    signal.raise_if_cancelled()
-                yield event
-        for event in decoder.flush():
-            signal.raise_if_cancelled()
-            yield event
+            events = decoder.feed(piece)
+            if events:
+                yield events
+        events = decoder.flush()
+        if events:
+            yield events
     finally:
         with anyio.CancelScope(shield=True):
             try:
@@ -153,10 +151,40 @@ async def read_sse(
                 await response.aclose()
 
 
-async def close_stream(events: AsyncGenerator[SSEEvent, None], response: httpx.Response) -> None:
+async def read_sse(
+    response: httpx.Response, *, signal: CancelSignal, provider: str
+) -> AsyncGenerator[SSEEvent, None]:
+    """Frame a ``text/event-stream`` body into events; the response is closed when it ends.
+
+    Why per read rather than per event: each network read runs inside the cancel signal's
+    scope (so a stalled server cannot outlive a cancellation), but the events a read brings
+    are framed synchronously and handed out without another scope -- a read usually carries
+    dozens of events, and a cancel scope per event was most of the stream's overhead.  The
+    signal is still checked before every event, so a cancellation between events stops
+    the stream at once with :class:`~agentrig.errors.AbortError`.  A failed read raises
+    :class:`~agentrig.llm.ProviderTimeoutError` or
+    :class:`~agentrig.llm.ProviderConnectionError`.  Ending, failing, being cancelled or
+    being closed (``aclose``) all close ``response``.
+    """
+    batches = read_sse_batches(response, signal=signal, provider=provider)
+    try:
+        async for batch in batches:
+            for event in batch:
+                if signal._set:  # the slot, not the method: this runs once per token
+                    signal.raise_if_cancelled()
+                yield event
+    finally:
+        await close_stream(batches, response)
+
+
+async def close_stream(
+    events: AsyncGenerator[SSEEvent, None] | AsyncGenerator[list[SSEEvent], None],
+    response: httpx.Response,
+) -> None:
     """Close an SSE reader and its response, even while the caller is being cancelled.
 
-    Call it from the ``finally`` of the code that iterates :func:`read_sse`, so an early
+    Call it from the ``finally`` of the code that iterates :func:`read_sse` (or
+    :func:`read_sse_batches`), so an early
     ``break``, an error or a cancellation never leaves the connection open.
     """
     with anyio.CancelScope(shield=True):

@@ -35,7 +35,7 @@ from agentrig.llm._http_retry import (
 )
 from agentrig.llm._models import ModelInfo
 from agentrig.llm._provider import Provider, ProviderConfig
-from agentrig.llm._sse import SSEDecoder, SSEEvent, close_stream, read_sse
+from agentrig.llm._sse import SSEDecoder, SSEEvent, close_stream, read_sse, read_sse_batches
 
 __all__ = [
     "HttpProviderFactory",
@@ -50,6 +50,7 @@ __all__ = [
     "first_header",
     "read_json_object",
     "read_sse",
+    "read_sse_batches",
     "send_with_retries",
 ]
 

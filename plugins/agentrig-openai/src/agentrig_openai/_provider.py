@@ -29,7 +29,7 @@ from agentrig.llm.http import (
     close_stream,
     first_header,
     read_json_object,
-    read_sse,
+    read_sse_batches,
 )
 from agentrig_openai._http import retryable
 from agentrig_openai._models import MODELS, find_capabilities, find_model
@@ -221,37 +221,43 @@ class OpenAIProvider:
         )
         request_id = first_header(response.headers, *_REQUEST_ID_HEADERS)
         reader = ChunkReader()
-        events = read_sse(response, signal=signal, provider=self.kind)
+        events = read_sse_batches(response, signal=signal, provider=self.kind)
         done = False
         try:
-            # read_sse checks the signal before every event; json.loads gives plain dicts,
-            # so they are tested as dict (the Mapping ABC costs more, once per token).
-            async for event in events:
-                data = event.data
-                if data[:1] != "{":  # not a JSON object: blank, the end marker, or junk
-                    marker = data.strip()
-                    if not marker:
+            # Events come a network read at a time; the signal is checked before each one
+            # (the loop runs between them).  json.loads gives plain dicts, so they are
+            # tested as dict (the Mapping ABC costs more, once per token).
+            async for batch in events:
+                for event in batch:
+                    if signal.cancelled:
+                        signal.raise_if_cancelled()
+                    data = event.data
+                    if data[:1] != "{":  # not a JSON object: blank, the end marker, or junk
+                        marker = data.strip()
+                        if not marker:
+                            continue
+                        if marker == "[DONE]":
+                            done = True
+                            break
+                    try:
+                        payload = _decode_json(data)
+                    except ValueError as exc:
+                        raise ProviderStreamError(
+                            f"{self.kind}: malformed stream chunk: {data.strip()[:200]!r}",
+                            request_id=request_id,
+                            provider=self.kind,
+                        ) from exc
+                    if not isinstance(payload, dict):
                         continue
-                    if marker == "[DONE]":
-                        done = True
-                        break
-                try:
-                    payload = _decode_json(data)
-                except ValueError as exc:
-                    raise ProviderStreamError(
-                        f"{self.kind}: malformed stream chunk: {data.strip()[:200]!r}",
-                        request_id=request_id,
-                        provider=self.kind,
-                    ) from exc
-                if not isinstance(payload, dict):
-                    continue
-                error = payload.get("error")
-                if event.event == "error" or isinstance(error, dict):
-                    raise self._stream_error(
-                        error if isinstance(error, dict) else payload, request_id
-                    )
-                for chunk in reader.feed(payload):
-                    yield chunk
+                    error = payload.get("error")
+                    if event.event == "error" or isinstance(error, dict):
+                        raise self._stream_error(
+                            error if isinstance(error, dict) else payload, request_id
+                        )
+                    for chunk in reader.feed(payload):
+                        yield chunk
+                if done:
+                    break
         finally:
             await close_stream(events, response)
         if not done and reader.finish_reason is None:
