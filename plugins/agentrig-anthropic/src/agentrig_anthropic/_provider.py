@@ -30,7 +30,7 @@ from agentrig.llm.http import (
     close_stream,
     first_header,
     read_json_object,
-    read_sse,
+    read_sse_batches,
 )
 from agentrig_anthropic._models import MODELS, find_model
 from agentrig_anthropic._options import AnthropicOptions
@@ -263,30 +263,36 @@ class AnthropicProvider:
         )
         request_id = first_header(response.headers, *_REQUEST_ID_HEADERS)
         reader = EventReader()
-        events = read_sse(response, signal=signal, provider=self.kind)
+        events = read_sse_batches(response, signal=signal, provider=self.kind)
         try:
-            # read_sse checks the signal before every event.
-            async for event in events:
-                data = event.data.strip()
-                if not data:
-                    continue
-                try:
-                    payload = json.loads(data)
-                except ValueError as exc:
-                    raise ProviderStreamError(
-                        f"{self.kind}: malformed stream event: {data[:200]!r}",
-                        request_id=request_id,
-                        provider=self.kind,
-                    ) from exc
-                if not isinstance(payload, Mapping):
-                    continue
-                if event.event == "error" or payload.get("type") == "error":
-                    error = payload.get("error")
-                    raise self._stream_error(
-                        error if isinstance(error, Mapping) else payload, request_id
-                    )
-                for chunk in reader.feed(payload):
-                    yield chunk
+            # Events come a network read at a time; the signal is checked before each one
+            # (the loop runs between them).
+            async for batch in events:
+                for event in batch:
+                    if signal.cancelled:
+                        signal.raise_if_cancelled()
+                    data = event.data.strip()
+                    if not data:
+                        continue
+                    try:
+                        payload = json.loads(data)
+                    except ValueError as exc:
+                        raise ProviderStreamError(
+                            f"{self.kind}: malformed stream event: {data[:200]!r}",
+                            request_id=request_id,
+                            provider=self.kind,
+                        ) from exc
+                    if not isinstance(payload, Mapping):
+                        continue
+                    if event.event == "error" or payload.get("type") == "error":
+                        error = payload.get("error")
+                        raise self._stream_error(
+                            error if isinstance(error, Mapping) else payload, request_id
+                        )
+                    for chunk in reader.feed(payload):
+                        yield chunk
+                    if reader.finished:
+                        break
                 if reader.finished:
                     break
         finally:
