@@ -44,7 +44,7 @@ import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -140,9 +140,11 @@ class AgentrigW:
         self.passes = 0
         self.create_s = float("inf")  # best per-agent creation time seen (reported apart)
 
-    async def one_pass(self, rt: Any, runs: int, checkpoint: str = "reply") -> float:
+    async def one_pass(
+        self, rt: Any, runs: int, checkpoint: Literal["chunk", "reply"] = "reply"
+    ) -> float:
         self.passes += 1
-        self.provider.checkpoint = checkpoint  # type: ignore[assignment]
+        self.provider.checkpoint = checkpoint
         self.provider.requests.clear()  # kept by the scripted provider; not ours to measure
         for _ in range(runs):
             self.provider.add(*run_replies())

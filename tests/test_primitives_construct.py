@@ -7,6 +7,10 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from agentrig._construct import construct_trusted
+from agentrig.llm import AssistantMessage, TextBlock, ToolMessage, UserMessage
+from agentrig.session import SessionEvent, UserMessageEvent
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -43,14 +47,7 @@ class Extra(BaseModel):
     name: str
 
 
-def _construct() -> Any:
-    from agentrig._construct import construct_trusted
-
-    return construct_trusted
-
-
 def test_equals_a_validated_instance_and_dumps_in_field_order() -> None:
-    construct_trusted = _construct()
     built = construct_trusted(Frozen, {"note": "n", "name": "a"})
     validated = Frozen(note="n", name="a")
     assert built == validated
@@ -62,7 +59,6 @@ def test_equals_a_validated_instance_and_dumps_in_field_order() -> None:
 
 
 def test_instance_is_still_frozen_and_hashable() -> None:
-    construct_trusted = _construct()
     built = construct_trusted(Frozen, {"name": "a", "count": 2})
     with pytest.raises(Exception, match="frozen"):
         built.count = 3
@@ -70,7 +66,6 @@ def test_instance_is_still_frozen_and_hashable() -> None:
 
 
 def test_values_are_taken_as_given_without_validation() -> None:
-    construct_trusted = _construct()
     # the caller vouches for types: nothing is coerced (as with model_construct)
     built = construct_trusted(Frozen, {"name": "a", "count": "7"})
     assert built.count == "7"
@@ -78,7 +73,6 @@ def test_values_are_taken_as_given_without_validation() -> None:
 
 
 def test_mutable_defaults_are_not_shared_between_instances() -> None:
-    construct_trusted = _construct()
     first = construct_trusted(WithFactory, {"name": "a"})
     second = construct_trusted(WithFactory, {"name": "b"})
     first.items.append(1)
@@ -99,7 +93,6 @@ def test_mutable_defaults_are_not_shared_between_instances() -> None:
     ],
 )
 def test_falls_back_to_model_construct(cls: type[BaseModel], values: dict[str, Any]) -> None:
-    construct_trusted = _construct()
     built = construct_trusted(cls, dict(values))
     expected = cls.model_construct(**values)
     assert built.__dict__ == expected.__dict__
@@ -109,16 +102,11 @@ def test_falls_back_to_model_construct(cls: type[BaseModel], values: dict[str, A
 
 
 def test_private_attributes_work_after_fallback() -> None:
-    construct_trusted = _construct()
     built = construct_trusted(WithPrivate, {"name": "a"})
     assert built._cache == 0
 
 
 def test_loop_vocabulary_round_trips() -> None:
-    from agentrig.llm import AssistantMessage, TextBlock, ToolMessage, UserMessage
-    from agentrig.session import SessionEvent, UserMessageEvent
-
-    construct_trusted = _construct()
     message = UserMessage.of("hi")
     assert message == UserMessage.model_validate_json(message.model_dump_json())
     result = ToolMessage.of("c1", "lookup", "out")

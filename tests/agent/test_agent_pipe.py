@@ -86,6 +86,9 @@ async def test_the_reader_leaving_cancels_the_run_and_frees_a_waiting_put() -> N
         tg.start_soon(lambda: waiting)
         await anyio.wait_all_tasks_blocked()
         pipe.leave()
+    from agentrig.errors import AbortError
+
     assert signal.cancelled
-    assert is_abort(signal.reason)  # type: ignore[arg-type]
+    assert isinstance(signal.reason, AbortError)
+    assert is_abort(signal.reason)
     assert pipe.put(_delta("b")) is None  # dropped; the run sees its signal

@@ -204,7 +204,7 @@ class ScriptedProvider:
     ) -> None:
         if checkpoint not in ("chunk", "reply"):
             raise ValueError(f'checkpoint must be "chunk" or "reply", not {checkpoint!r}')
-        self.checkpoint = checkpoint
+        self.checkpoint: Literal["chunk", "reply"] = checkpoint
         self.script: list[Reply] = [Reply(text=r) if isinstance(r, str) else r for r in script]
         self.on_exhausted = on_exhausted
         self.requests: list[ModelRequest] = []
