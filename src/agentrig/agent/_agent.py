@@ -727,7 +727,9 @@ class RunStream(Generic[OutputT]):
         pipe = ChunkPipe(_BUFFER, self.signal)
         failure: list[BaseException] = []
 
-        async def produce() -> None:
+        finished = anyio.Event()
+
+        async def runner() -> None:
             try:
                 self._result = await self._agent._run(
                     self._prompt, self._options, self.signal, pipe.put
@@ -736,13 +738,6 @@ class RunStream(Generic[OutputT]):
                 failure.append(exc)
             finally:
                 pipe.close()
-
-        finished = anyio.Event()
-
-        async def runner() -> None:
-            try:
-                await produce()
-            finally:
                 finished.set()
 
         self._agent.runtime.services["spawn"](runner)
