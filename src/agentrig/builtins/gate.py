@@ -8,6 +8,7 @@ the action blockers (deny-only).  Tools the rules deny outright are withheld fro
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,12 +84,12 @@ class PermissionGate:
     def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
         return set(withheld_tools([t.id for t in tools], self.context))
 
-    async def _approver(self, decision: PermissionDecision) -> Approval | None:
+    async def _approver(self, decision: PermissionDecision, agent_id: str) -> Approval | None:
         hooks = self.runtime.hooks
         if not hooks.has_listeners("permission_approver"):
             return None
         question = PermissionQuestion(
-            agent_id=None,
+            agent_id=agent_id,
             tool=decision.call.tool_id,
             arguments=dict(decision.call.arguments),
             reason=decision.reason,
@@ -103,7 +104,9 @@ class PermissionGate:
             declared = self._declared[id(tool)] = tool_permissions(tool)
         decision = evaluate_permission(PermissionCall(tool=declared, arguments=call.arguments), ctx)
         approver = (
-            self._approver if self.runtime.hooks.has_listeners("permission_approver") else None
+            functools.partial(self._approver, agent_id=agent.id)
+            if self.runtime.hooks.has_listeners("permission_approver")
+            else None
         )
         resolution = await resolve(decision, approver, memory=self.memory)
         if not resolution.allowed:

@@ -1,0 +1,277 @@
+"""The ASGI application: a function of an opened runtime and the ``[server]`` settings.
+
+Every request passes the same gate before anything runs: body size (413), API key (401),
+rate limit (429 with ``Retry-After``), the caller's concurrency slots (429), then validation
+of the body (400), then the model's own slots (429).  Only then does a run -- and a stream --
+start.  ``/health`` answers anyone with liveness and nothing else.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agentrig.credentials import resolve_store_reference
+from agentrig.errors import ConfigError, Issue
+from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
+from agentrig_server._anthropic import MessagesStream, message_body, parse_messages_request
+from agentrig_server._errors import ApiError, Dialect, error_response, internal_error
+from agentrig_server._events import RunEvent
+from agentrig_server._openai_chat import ChatStream, chat_completion, parse_chat_request
+from agentrig_server._runs import Prompt, RunService
+from agentrig_server._settings import ServerSettings
+from agentrig_server._streaming import EventStreamResponse, Renderer, run_to_end
+
+if TYPE_CHECKING:
+    from agentrig.kernel import Runtime
+
+__all__ = ["ServerState", "create_app", "resolve_keys"]
+
+Handler = Callable[[Request, Caller], Awaitable[Response]]
+
+
+async def resolve_keys(rt: Runtime, settings: ServerSettings) -> list[str]:
+    """The API keys behind the settings' secret references (a config error names a bad one)."""
+    stores = dict(rt.catalog("credential_stores").entries())
+    keys: list[str] = []
+    issues: list[Issue] = []
+    for i, reference in enumerate(settings.api_keys):
+        where = ("server", "api_keys", i)
+        try:
+            if reference.startswith("$ENV:"):
+                name = reference[len("$ENV:") :]
+                value = rt.resolver(name) if rt.resolver is not None else None
+                if not value:
+                    issues.append(
+                        Issue(
+                            "server.secret_missing", f"{reference}: not set (or no resolver)", where
+                        )
+                    )
+                    continue
+            else:
+                value = await resolve_store_reference(reference, stores)
+        except Exception as exc:
+            issues.append(Issue("server.secret", str(exc), where))
+            continue
+        keys.append(value)
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+    return keys
+
+
+def _check_agents(rt: Runtime, settings: ServerSettings) -> None:
+    import difflib
+
+    known = sorted(rt.config.agents)
+    issues = []
+    for name in settings.agents:
+        if name not in rt.config.agents:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            issues.append(
+                Issue(
+                    "server.unknown_agent",
+                    f"no [agents.{name}] to expose{hint} (agents: {', '.join(known) or 'none'})",
+                    ("server", "agents", name),
+                )
+            )
+    if not settings.agents:
+        issues.append(
+            Issue(
+                "server.no_agents",
+                "no agent is exposed: add a [server.agents.<id>] table for each agent to serve",
+                ("server", "agents"),
+            )
+        )
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+class ServerState:
+    """What the routes share: the runtime, the limits and the run service."""
+
+    def __init__(self, rt: Runtime, settings: ServerSettings, keys: list[str]) -> None:
+        self.rt = rt
+        self.settings = settings
+        self.keys = KeyChecker(keys)
+        self.rate = RateLimiter(settings.rate_limit_per_minute)
+        self.callers = Slots(settings.max_concurrent_per_key, "caller")
+        self.runs = RunService(rt, settings)
+
+    def caller(self, request: Request) -> Caller:
+        client = request.client.host if request.client is not None else "unknown"
+        if not self.keys.enabled and not _is_loopback(client):
+            # no keys: loopback callers only, whatever address the server was bound to
+            raise ApiError(403, "this server has no API keys configured and serves loopback only")
+        auth = request.headers.get("authorization", "")
+        presented = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        presented = presented or request.headers.get("x-api-key")
+        caller = self.keys.verify(presented, client)
+        self.rate.take(caller.identity)
+        return caller
+
+    async def body(self, request: Request) -> Any:
+        limit = self.settings.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise ApiError(413, f"request body larger than {limit} bytes", code="request_too_large")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(
+                    413, f"request body larger than {limit} bytes", code="request_too_large"
+                )
+            chunks.append(chunk)
+        try:
+            return json.loads(b"".join(chunks))
+        except ValueError:
+            raise ApiError(400, "the request body is not valid JSON", param="body") from None
+
+
+def _guarded(
+    state: ServerState, dialect: Dialect, handler: Handler
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            caller = state.caller(request)
+            state.callers.acquire(caller.identity)
+        except ApiError as exc:
+            return error_response(exc, dialect)
+        try:
+            return await handler(request, caller)
+        except ApiError as exc:
+            return error_response(exc, dialect)
+        except Exception as exc:
+            return error_response(internal_error(exc), dialect)
+        finally:
+            state.callers.release(caller.identity)
+
+    return endpoint
+
+
+async def _answer(
+    state: ServerState,
+    request: Request,
+    caller: Caller,
+    prompt: Prompt,
+    stream: Renderer | None,
+    render: Callable[[Any], dict[str, Any]],
+) -> Response:
+    run = await state.runs.open(prompt, caller)
+    if stream is not None:
+        return EventStreamResponse(run, stream)
+
+    async def ignore(event: RunEvent) -> None:
+        return None
+
+    finished = await run_to_end(run, request.receive, ignore)
+    if finished is None:  # the client went away; nobody reads this
+        return Response(status_code=499)
+    return JSONResponse(render(finished))
+
+
+async def create_app(rt: Runtime, settings: ServerSettings) -> Starlette:
+    """The ASGI app serving ``rt``'s exposed agents (keys resolved, agents checked here)."""
+    _check_agents(rt, settings)
+    keys = await resolve_keys(rt, settings)
+    state = ServerState(rt, settings, keys)
+
+    async def chat(request: Request, caller: Caller) -> Response:
+        prompt, stream, include_usage = parse_chat_request(await state.body(request))
+        renderer = ChatStream(prompt.model, include_usage) if stream else None
+        return await _answer(state, request, caller, prompt, renderer, chat_completion)
+
+    async def messages(request: Request, caller: Caller) -> Response:
+        prompt, stream = parse_messages_request(await state.body(request))
+        renderer = MessagesStream(prompt.model) if stream else None
+        return await _answer(state, request, caller, prompt, renderer, message_body)
+
+    async def models(request: Request, caller: Caller) -> Response:
+        data = [
+            {
+                "id": name,
+                "object": "model",
+                "created": 0,
+                "owned_by": "agentrig",
+                "type": "model",
+                "display_name": name,
+                "created_at": "1970-01-01T00:00:00Z",
+            }
+            for name in settings.agents
+        ]
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
+        )
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def ready(request: Request, caller: Caller) -> Response:
+        checks = await _ready_checks(state)
+        ok = all(c["status"] != "failed" for c in checks.values())
+        return JSONResponse(
+            {"status": "ready" if ok else "not_ready", "checks": checks},
+            status_code=200 if ok else 503,
+        )
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/ready", _guarded(state, "openai", ready), methods=["GET"]),
+        Route("/v1/models", _guarded(state, "openai", models), methods=["GET"]),
+        Route("/v1/chat/completions", _guarded(state, "openai", chat), methods=["POST"]),
+        Route("/v1/messages", _guarded(state, "anthropic", messages), methods=["POST"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.server = state
+    return app
+
+
+async def _ready_checks(state: ServerState) -> dict[str, dict[str, str]]:
+    """Each dependency's check, bounded by ``ready_timeout``: the runtime, then each exposed
+    agent's provider (through its optional ``check_ready()``)."""
+    rt = state.rt
+    checks: dict[str, dict[str, str]] = {"runtime": {"status": "failed" if rt.closed else "ok"}}
+    for name in state.settings.agents:
+        provider_id = rt.config.agents[name].provider
+        key = f"provider:{provider_id}"
+        if key in checks:
+            continue
+        provider = rt.providers.get(provider_id)
+        check = getattr(provider, "check_ready", None)
+        if check is None:
+            checks[key] = {"status": "unchecked", "detail": "the provider offers no check_ready()"}
+            continue
+        try:
+            with anyio.fail_after(state.settings.ready_timeout):
+                await check()
+        except TimeoutError:
+            checks[key] = {"status": "failed", "detail": "timed out"}
+        except Exception as exc:
+            error = internal_error(exc)
+            checks[key] = {"status": "failed", "detail": error.message}
+        else:
+            checks[key] = {"status": "ok"}
+    return checks

@@ -1,0 +1,103 @@
+"""Running an admitted run behind a response: streamed as SSE, or answered once as JSON.
+
+Both watch the connection: a client that disconnects cancels its run (the run ends
+``interrupted`` in its session).  Errors after a stream started go out as one error event in
+the API's own shape; an unexpected exception is logged under an error id and only the id
+reaches the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import anyio
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from agentrig_server._errors import ApiError, internal_error
+from agentrig_server._events import Finished, RunEvent
+from agentrig_server._runs import ActiveRun
+
+__all__ = ["EventStreamResponse", "Renderer", "run_to_end"]
+
+
+class Renderer(Protocol):
+    """Turns run events into SSE frames of one API."""
+
+    def start(self) -> list[bytes]: ...
+
+    def event(self, event: RunEvent) -> list[bytes]: ...
+
+    def error(self, error: ApiError) -> list[bytes]: ...
+
+
+async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return
+
+
+async def run_to_end(
+    run: ActiveRun, receive: Receive, emit: Callable[[RunEvent], Awaitable[None]]
+) -> Finished | None:
+    """Drive ``run`` while watching for a disconnect; None when the client went away."""
+    finished: Finished | None = None
+    error: Exception | None = None
+    try:
+        # the run's own failure is carried out of the task group, so it is not wrapped in
+        # an exception group; the watcher only ever cancels
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_watch_disconnect, receive, tg.cancel_scope)
+            try:
+                finished = await run.drive(emit)
+            except Exception as exc:
+                error = exc
+            tg.cancel_scope.cancel()
+    finally:
+        await run.close()
+    if error is not None:
+        raise error
+    return finished
+
+
+class EventStreamResponse(Response):
+    """An ASGI response streaming a run as server-sent events."""
+
+    def __init__(self, run: ActiveRun, renderer: Renderer) -> None:
+        super().__init__(status_code=200, media_type="text/event-stream")
+        self.run = run
+        self.renderer = renderer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def write(frames: list[bytes]) -> None:
+            for frame in frames:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+
+        async def emit(event: RunEvent) -> None:
+            await write(self.renderer.event(event))
+
+        try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream; charset=utf-8"),
+                        (b"cache-control", b"no-cache"),
+                        (b"x-accel-buffering", b"no"),
+                    ],
+                }
+            )
+            await write(self.renderer.start())
+            try:
+                await run_to_end(self.run, receive, emit)
+            except ApiError as exc:
+                await write(self.renderer.error(exc))
+            except Exception as exc:
+                await write(self.renderer.error(internal_error(exc)))
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            await self.run.close()
