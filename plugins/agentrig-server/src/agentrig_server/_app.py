@@ -23,8 +23,10 @@ from agentrig.credentials import resolve_store_reference
 from agentrig.errors import ConfigError, Issue
 from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
 from agentrig_server._anthropic import MessagesStream, message_body, parse_messages_request
+from agentrig_server._approvals import Approvals
 from agentrig_server._errors import ApiError, Dialect, error_response, internal_error
 from agentrig_server._events import RunEvent
+from agentrig_server._hooks import ServerHooks
 from agentrig_server._openai_chat import ChatStream, chat_completion, parse_chat_request
 from agentrig_server._runs import Prompt, RunService
 from agentrig_server._settings import ServerSettings
@@ -112,6 +114,7 @@ class ServerState:
         self.rate = RateLimiter(settings.rate_limit_per_minute)
         self.callers = Slots(settings.max_concurrent_per_key, "caller")
         self.runs = RunService(rt, settings)
+        self.approvals = Approvals()
 
     def caller(self, request: Request) -> Caller:
         client = request.client.host if request.client is not None else "unknown"
@@ -192,6 +195,7 @@ async def create_app(rt: Runtime, settings: ServerSettings) -> Starlette:
     _check_agents(rt, settings)
     keys = await resolve_keys(rt, settings)
     state = ServerState(rt, settings, keys)
+    rt.add_plugin("agentrig-server", ServerHooks(state.runs, state.approvals))
 
     async def chat(request: Request, caller: Caller) -> Response:
         prompt, stream, include_usage = parse_chat_request(await state.body(request))

@@ -32,7 +32,6 @@ from agentrig.llm import (
     ToolCallStart,
     ToolMessage,
     ToolResultChunk,
-    UsageChunk,
     UserMessage,
     parse_tool_arguments,
 )
@@ -207,6 +206,8 @@ class ActiveRun:
         self.signal = CancelSignal()
         self.refusal: ApiError | None = None
         self.response_id = f"resp_{secrets.token_hex(12)}"
+        self.over_budget = False
+        self._start = 0
         self._emit: Emit | None = None
         self._closed = False
 
@@ -219,6 +220,17 @@ class ActiveRun:
         if self._emit is not None:
             await self._emit(event)
 
+    def check_token_budget(self) -> None:
+        """Before a model call: stop the run once its calls so far used the token budget."""
+        used = 0
+        for event in self.agent.session.events[self._start :]:
+            data = event.data
+            if isinstance(data, AssistantMessageEvent) and data.message.usage is not None:
+                used += data.message.usage.total
+        if used >= self.exposed.max_run_tokens and not self.signal.cancelled:
+            self.over_budget = True
+            self.signal.cancel(f"the run used its token budget ({used} tokens)")
+
     def refuse(self, error: ApiError) -> None:
         """Fail the request with ``error`` and stop the run."""
         self.refusal = error
@@ -228,11 +240,12 @@ class ActiveRun:
         """Run the agent, handing each event to ``emit``; returns (and emits) the finish."""
         self._emit = emit
         self.service._active[self.agent.id] = self
+        self._start = len(self.agent.session)
         texts: list[str] = []
-        state = _StepState(self.exposed.max_run_tokens)
+        state = _StepState()
         stream = self.agent.stream(self.prompt.message, signal=self.signal)
         chunks = stream.__aiter__()
-        events = _translate(chunks, state, self.signal)
+        events = _translate(chunks, state)
         try:
             with anyio.move_on_after(self.exposed.max_run_seconds) as budget:
                 try:
@@ -257,6 +270,8 @@ class ActiveRun:
             self.service._active.pop(self.agent.id, None)
         if self.refusal is not None:
             raise self.refusal
+        if self.over_budget:
+            state.truncated = True
         usage = None
         try:
             result = stream.result
@@ -290,9 +305,6 @@ class ActiveRun:
 
 @attrs.define(slots=True)
 class _StepState:
-    budget: int
-    used: int = 0
-    step_usage: int = 0
     truncated: bool = False
     last_stop: str | None = None
     text_in_step: bool = False
@@ -301,10 +313,10 @@ class _StepState:
 
 
 async def _translate(
-    chunks: AsyncIterator[Any], state: _StepState, signal: CancelSignal
+    chunks: AsyncIterator[Any], state: _StepState
 ) -> AsyncGenerator[RunEvent, None]:
     """Stream chunks -> run events: step texts joined by a blank line, tool calls as one
-    event each when their step finished, the token budget enforced between steps."""
+    event each when their step finished."""
     async for chunk in chunks:
         if isinstance(chunk, TextDelta):
             if not state.text_in_step and state.text_before:
@@ -315,8 +327,6 @@ async def _translate(
             state.calls[chunk.index] = [chunk.id, chunk.name]
         elif isinstance(chunk, ToolCallDelta):
             state.calls.setdefault(chunk.index, ["", ""]).append(chunk.arguments)
-        elif isinstance(chunk, UsageChunk):
-            state.step_usage = chunk.usage.total
         elif isinstance(chunk, FinishChunk):
             state.last_stop = chunk.stop_reason
             for call_id, name, *parts in state.calls.values():
@@ -325,11 +335,6 @@ async def _translate(
             state.calls = {}
             state.text_before = state.text_before or state.text_in_step
             state.text_in_step = False
-            state.used += state.step_usage
-            state.step_usage = 0
-            if state.used > state.budget and not signal.cancelled:
-                state.truncated = True
-                signal.cancel("token budget of the run used up")
         elif isinstance(chunk, ToolResultChunk):
             yield ToolResultOut(chunk.call_id, chunk.name, chunk.status, chunk.text)
 
