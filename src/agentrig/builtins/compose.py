@@ -18,7 +18,14 @@ from agentrig.credentials import (
     CredentialStoreError,
     resolve_store_reference,
 )
-from agentrig.errors import AgentrigError, ConfigError, Issue, PluginDisabledError, UnknownIdError
+from agentrig.errors import (
+    AgentrigError,
+    ConfigError,
+    Issue,
+    PluginConflictError,
+    PluginDisabledError,
+    UnknownIdError,
+)
 from agentrig.kernel.config import issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
 
@@ -46,6 +53,8 @@ def _entry_issue(index: PluginIndex, kind: str, name: str, path: Path) -> Issue 
         return Issue("config.unknown_id", str(exc), path)
     except PluginDisabledError as exc:
         return Issue("config.plugin_disabled", str(exc), path)
+    except PluginConflictError as exc:
+        return Issue("config.plugin_conflict", str(exc), path)
     except AgentrigError as exc:
         return Issue("config.plugin_broken", str(exc), path)
     return None

@@ -54,11 +54,16 @@ class _Strict(BaseModel):
 
 
 class PluginsConfig(_Strict):
-    """``[plugins]``: which listener plugins load."""
+    """``[plugins]``: which listener plugins load, and which distribution wins a conflict."""
 
     autoload: bool = True
     disabled: Seq[str] = ()
     enabled: Seq[str] = ()
+    #: ``"<kind>:<name>" = "<distribution>"``: the entry that wins when several distributions
+    #: register the same kind and name (otherwise using that ID is an error)
+    prefer: dict[str, str] = Field(default_factory=dict)
+    #: an autoloaded listener plugin that fails to load fails the composition
+    strict: bool = False
 
 
 class ProviderConfigEntry(_Strict):
