@@ -67,7 +67,8 @@ def _options_issues(factory: object, options: dict[str, Any], path: Path) -> lis
     try:
         model.model_validate(options)
     except ValidationError as exc:
-        return [Issue(i.code, i.message, (*path, *i.path)) for i in issues_from_validation(exc)]
+        issues = issues_from_validation(exc, model)
+        return [Issue(i.code, i.message, (*path, *i.path)) for i in issues]
     return []
 
 
@@ -128,7 +129,12 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                     ("agents", aid, "session_store"),
                 )
             )
+    from agentrig.hooks import event_name_problem
+
     for event, entries in config.hooks.items():
+        problem = event_name_problem(event)
+        if problem is not None:  # a hook for an event agentrig never fires would never run
+            issues.append(Issue("config.hook_event", problem, ("hooks", event)))
         for i, hook in enumerate(entries):
             issue = _entry_issue(
                 index, "hook_strategies", hook.strategy, ("hooks", event, i, "strategy")
