@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -53,7 +54,34 @@ def _run(*cmd: str | Path) -> None:
         raise SystemExit(code)
 
 
+#: System packages the test suite drives: Debian's chromium for the chat page's browser tests
+#: (plugins/agentrig-server), driven by Playwright with the system executable -- never a
+#: browser download of Playwright's own.
+SYSTEM_PACKAGES = {"/usr/bin/chromium": "chromium"}
+
+
+def _system_packages() -> None:
+    """Install the missing system packages with apt-get (``apt-get update`` once first)."""
+    missing = [pkg for path, pkg in SYSTEM_PACKAGES.items() if not Path(path).exists()]
+    if not missing:
+        return
+    apt = shutil.which("apt-get")
+    if apt is None or os.geteuid() != 0:
+        print(
+            f"dev.py: please install {' '.join(missing)} (the chat page's browser tests need "
+            "it); apt-get as root does it on Debian",
+            flush=True,
+        )
+        return
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in ([apt, "update"], [apt, "install", "-y", *missing]):
+        print("+", " ".join(cmd), flush=True)
+        if subprocess.call(cmd, cwd=ROOT, env=env) != 0:
+            raise SystemExit(f"dev.py: {' '.join(cmd)} failed")
+
+
 def setup() -> Path:
+    _system_packages()
     python = _python()
     stamp = python.parent.parent / STAMP_NAME
     fingerprint = _fingerprint()
