@@ -53,15 +53,17 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
     )
 
 
-def _as_approval(answer: Any) -> Approval | None:
+def _as_approval(answer: Any, call_id: str | None) -> Approval | None:
+    # A plain answer was returned for this one question, so it is bound to its call; an
+    # Approval names its call itself, and resolve() refuses it when that is another call.
     if isinstance(answer, Approval):
         return answer
     if answer == "allow":
-        return Approval.allow()
+        return Approval.allow(call_id=call_id)
     if answer == "deny":
-        return Approval.deny()
+        return Approval.deny(call_id=call_id)
     if isinstance(answer, tuple) and len(answer) == 3 and answer[:2] == ("allow", "remember"):
-        return Approval.allow_and_remember(answer[2])
+        return Approval.allow_and_remember(answer[2], call_id=call_id)
     return None  # anything else is not an answer: resolve() denies
 
 
@@ -93,15 +95,19 @@ class PermissionGate:
             arguments=dict(decision.call.arguments),
             reason=decision.reason,
             rule=str(decision.rule) if decision.rule is not None else None,
+            call_id=decision.call.call_id,
         )
-        return _as_approval(await hooks.first_result("permission_approver", question))
+        answer = await hooks.first_result("permission_approver", question)
+        return _as_approval(answer, decision.call.call_id)
 
     async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
         ctx = self.memory.apply(self.context)
         declared = self._declared.get(id(tool))
         if declared is None:
             declared = self._declared[id(tool)] = tool_permissions(tool)
-        decision = evaluate_permission(PermissionCall(tool=declared, arguments=call.arguments), ctx)
+        decision = evaluate_permission(
+            PermissionCall(tool=declared, arguments=call.arguments, call_id=call.id), ctx
+        )
         approver = (
             self._approver if self.runtime.hooks.has_listeners("permission_approver") else None
         )
