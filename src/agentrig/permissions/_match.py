@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from agentrig.permissions._rules import MATCH_ALL_SPECIFIERS, PermissionRule
 from agentrig.permissions._shell import Candidate, ParsedCommand, split_command
 from agentrig.permissions._types import MatchOutcome, PermissionCall
 from agentrig.permissions._urls import match_url
+from agentrig.permissions._wrappers import INERT_PROGRAMS, WRAPPERS
 
 __all__ = [
     "Direction",
@@ -311,6 +313,25 @@ def loose_prefix(pattern: tuple[str, ...], argv: tuple[str, ...]) -> bool:
     return wanted <= have
 
 
+_WORD_PARTS = re.compile(r"[\s=,:;'\"`()|&<>]+")
+
+
+def _carries(argv: tuple[str, ...], program: str) -> bool:
+    """Whether ``argv`` is a program that may run ``program``, named among its arguments.
+
+    Known wrappers are unwrapped by the splitter and inert programs run nothing; any other
+    program may be a wrapper nobody taught us (``mytool --run=git push``).
+    """
+    name = posixpath.basename(argv[0]).casefold()
+    if name in INERT_PROGRAMS or name in WRAPPERS:
+        return False
+    for word in argv[1:]:
+        for part in _WORD_PARTS.split(word):
+            if part and posixpath.basename(part).casefold() == program:
+                return True
+    return False
+
+
 def match_command(
     pattern: str,
     value: object,
@@ -321,7 +342,8 @@ def match_command(
     """Match a command pattern (``git push:*``, ``git push *`` or exact) segment by segment.
 
     Restricting: a hit in any segment (or any unwrapped form of it) matches; otherwise a
-    reading that is not conclusive is ``unevaluable``.  Granting: the reading must be
+    reading that is not conclusive -- or a program that is not known to be inert carrying
+    the rule's program among its arguments (``mytool git push``) -- is ``unevaluable``.  Granting: the reading must be
     conclusive and every segment, exactly as written and without leading assignments, must
     match.
     """
@@ -340,6 +362,9 @@ def match_command(
     tokens, prefix = compiled
     if direction == "restrict":
         seen_maybe = False
+        # the program the rule names, when it is literal: met among the arguments of a
+        # program that may run it, the call cannot be cleared (it asks, never allows)
+        program = tokens[0].casefold() if tokens and not _GLOBBING & set(tokens[0]) else None
         for segment in parsed.segments:
             for candidate in segment.candidates:
                 hit = _sequence(tokens, candidate, prefix, restrict=True)
@@ -347,7 +372,11 @@ def match_command(
                     prefix and "*" not in "".join(tokens) and loose_prefix(tokens, candidate.argv)
                 ):
                     return "match"
-                seen_maybe = seen_maybe or hit == "maybe"
+                seen_maybe = (
+                    seen_maybe
+                    or hit == "maybe"
+                    or (program is not None and _carries(candidate.argv, program))
+                )
         return "unevaluable" if seen_maybe or not parsed.conclusive else "no-match"
     if not parsed.conclusive:
         return "unevaluable"
