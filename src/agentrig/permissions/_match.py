@@ -29,6 +29,7 @@ from typing import Literal
 
 from agentrig.host import PathContainmentError
 from agentrig.host import canonical_path as host_canonical_path
+from agentrig.permissions._glob import GlobSyntaxError, Segment, parse_path_pattern
 from agentrig.permissions._rules import MATCH_ALL_SPECIFIERS, PermissionRule
 from agentrig.permissions._shell import Candidate, ParsedCommand, split_command
 from agentrig.permissions._types import MatchOutcome, PermissionCall
@@ -169,48 +170,46 @@ def canonical_path(value: str, *, root: str, home: str) -> str | None:
 
 
 def _pattern_regex(pattern: str, *, root: str, home: str, loose: bool) -> re.Pattern[str] | None:
-    if pattern.startswith("/"):
-        base, rest = "/", pattern.lstrip("/")
-    elif pattern == "~" or pattern.startswith("~/"):
-        base, rest = home, pattern[2:]
-    elif pattern.startswith("~"):
-        return None
-    else:
-        base, rest = root, pattern[2:] if pattern.startswith("./") else pattern
-        if "/" not in rest.rstrip("/"):
-            rest = "**/" + rest  # a bare name matches at any depth, as in .gitignore
-    if rest.endswith("/"):
-        rest += "**"
-    segments = [s for s in rest.split("/") if s not in ("", ".")]
+    try:
+        glob = parse_path_pattern(pattern)
+    except GlobSyntaxError:
+        return None  # refused at parse time when the tools are known; never a guess here
+    segments = list(glob.segments)
+    if loose and glob.anywhere_when_restricting:
+        segments.insert(0, Segment("globstar"))
     literal: list[str] = []
-    while segments and not any(ch in _GLOBBING for ch in segments[0]):
-        literal.append(segments.pop(0))
-    if ".." in segments:
+    while segments and segments[0].kind == "literal":
+        literal.append(segments.pop(0).text)
+    if any(s.kind == "literal" and s.text == ".." for s in segments):
         return None
+    base = {"root": "/", "home": home, "workspace": root}[glob.anchor]
     try:
         prefix = os.path.realpath(os.path.join(base, *literal))
     except (OSError, ValueError):
         return None
     parts = [re.escape("/" + p) for p in prefix.split("/") if p]
     for segment in segments:
-        if segment == "**":
+        if segment.kind == "globstar":
             parts.append("(?:/[^/]+)*")
+        elif segment.kind == "literal":
+            parts.append(re.escape("/" + segment.text))
         else:
-            body = "".join(
-                "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch) for ch in segment
-            )
-            parts.append("/" + body)
-    return re.compile("".join(parts), re.IGNORECASE if loose else 0)
+            parts.append("/" + (segment.restrict_regex if loose else segment.regex))
+    # what a pattern names, it names with everything inside (gitignore: an ignored
+    # directory's files are ignored): "secrets" and "secrets/*" both cover secrets/a/key.pem
+    parts.append("(?:/.*)?")
+    return re.compile("".join(parts), (re.IGNORECASE if loose else 0) | re.DOTALL)
 
 
 def match_path(
     pattern: str, value: str, *, root: str, home: str, direction: Direction = "grant"
 ) -> MatchOutcome:
-    """Glob ``pattern`` (``*`` in a segment, ``**`` across segments) over the canonical path.
+    """Glob ``pattern`` (gitignore-style, see ``_glob``) over the canonical path.
 
     ``/abs`` and ``//abs`` are absolute, ``~/x`` is under the home directory, anything else
     (``./x``, ``x/y``) is under the workspace root; a bare name (``*.env``) matches at any
-    depth below the root; a trailing ``/`` covers everything below.
+    depth below the root; whatever the pattern matches, it matches with everything below.
+    A pattern this syntax does not read is ``unevaluable``.
     """
     if pattern in MATCH_ALL_SPECIFIERS:
         return "match"
@@ -343,9 +342,9 @@ def match_command(
 
     Restricting: a hit in any segment (or any unwrapped form of it) matches; otherwise a
     reading that is not conclusive -- or a program that is not known to be inert carrying
-    the rule's program among its arguments (``mytool git push``) -- is ``unevaluable``.  Granting: the reading must be
-    conclusive and every segment, exactly as written and without leading assignments, must
-    match.
+    the rule's program among its arguments (``mytool git push``) -- is ``unevaluable``.
+    Granting: the reading must be conclusive and every segment, exactly as written and
+    without leading assignments, must match.
     """
     if pattern.strip() in MATCH_ALL_SPECIFIERS:
         return "match"
