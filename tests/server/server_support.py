@@ -44,6 +44,17 @@ def scripted_config(
     return config
 
 
+def tool_entries(risk: Any, *functions: Callable[..., Any]) -> Any:
+    """An in-memory plugin source holding ``functions`` as tools of the given risk class."""
+    import agentrig
+    from agentrig.tools import tool
+
+    source = agentrig.MemorySource()
+    for function in functions:
+        source.add("tools", function.__name__, tool(risk=risk)(function))
+    return source
+
+
 class RunningServer:
     """``with RunningServer(config, settings) as srv:`` -- ``srv.base_url`` serves until exit."""
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from server_support import KEY, RunningServer, scripted_config
+from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
 
@@ -155,12 +155,8 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def tool_entries() -> agentrig.MemorySource:
-    from agentrig.tools import tool
-
-    entries = agentrig.MemorySource()
-    entries.add("tools", "add", tool(risk="inspect")(add))
-    return entries
+def entries() -> agentrig.MemorySource:
+    return tool_entries("inspect", add)
 
 
 def test_token_budget_stops_the_run_before_the_next_model_call() -> None:
@@ -177,7 +173,7 @@ def test_token_budget_stops_the_run_before_the_next_model_call() -> None:
         repeat=False,
     )
     with RunningServer(
-        config, settings(assistant={"max_run_tokens": 20}), environ=ENV, memory=tool_entries()
+        config, settings(assistant={"max_run_tokens": 20}), environ=ENV, memory=entries()
     ) as srv:
         answer = client(srv).chat.completions.create(model="assistant", messages=HI)
         requests = srv.call(_requests(srv))
@@ -200,7 +196,7 @@ def test_server_side_tool_calls_never_reach_the_client_as_calls() -> None:
     config = scripted_config(
         script * 2, agents={"assistant": {"provider": "local", "model": "m", "tools": ["add"]}}
     )
-    with RunningServer(config, settings(), environ=ENV, memory=tool_entries()) as srv:
+    with RunningServer(config, settings(), environ=ENV, memory=entries()) as srv:
         chunks = list(
             client(srv).chat.completions.create(model="assistant", messages=HI, stream=True)
         )

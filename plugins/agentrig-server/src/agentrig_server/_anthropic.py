@@ -29,14 +29,18 @@ from agentrig_server._errors import ApiError
 from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextOut
 from agentrig_server._runs import HistoryMessage, Prompt
 from agentrig_server._validate import (
+    PartParser,
     bad,
     check_keys,
+    joined_text,
     opt_bool,
     opt_int,
     opt_temperature,
+    parse_parts,
     require_list,
     require_object,
     require_str,
+    text_part,
 )
 
 __all__ = ["MessagesStream", "message_body", "parse_messages_request"]
@@ -44,18 +48,6 @@ __all__ = ["MessagesStream", "message_body", "parse_messages_request"]
 _SUPPORTED = ("model", "messages", "max_tokens", "system", "stream", "temperature", "metadata")
 _TOOL_KEYS = ("tools", "tool_choice")
 _STOP = {"stop": "end_turn", "length": "max_tokens"}
-
-
-def _text_blocks(content: object, where: str) -> str:
-    if isinstance(content, str):
-        return content
-    texts = []
-    for i, raw in enumerate(require_list(content, where)):
-        block = require_object(raw, f"{where}[{i}]")
-        if block.get("type") != "text":
-            raise bad(f"{where}[{i}].type", f"block {block.get('type')!r} not allowed here")
-        texts.append(require_str(block.get("text"), f"{where}[{i}].text"))
-    return "".join(texts)
 
 
 def _source_block(block: Mapping[str, Any], at: str, kind: str) -> ContentBlock:
@@ -88,7 +80,7 @@ def parse_messages_request(body: object) -> tuple[Prompt, bool]:
     temperature = opt_temperature(body, "temperature", 1.0)
     stream = opt_bool(body, "stream")
     system = body.get("system")
-    system_text = _text_blocks(system, "system") if system is not None else None
+    system_text = joined_text(system, "system") if system is not None else None
     messages = require_list(body.get("messages"), "messages")
     if not messages:
         raise bad("messages", "at least one message is required")
@@ -119,63 +111,51 @@ def parse_messages_request(body: object) -> tuple[Prompt, bool]:
 
 
 def _user(content: object, where: str, names: dict[str, str]) -> list[HistoryMessage]:
+    """A user turn: its tool results (one message each) first, then the rest as one message."""
     if isinstance(content, str):
         return [UserMessage(content=(TextBlock(text=content),))]
-    results: list[HistoryMessage] = []
-    blocks: list[ContentBlock] = []
-    for i, raw in enumerate(require_list(content, where)):
-        at = f"{where}[{i}]"
-        block = require_object(raw, at)
-        kind = block.get("type")
-        if kind == "text":
-            blocks.append(TextBlock(text=require_str(block.get("text"), f"{at}.text")))
-        elif kind in ("image", "document"):
-            blocks.append(_source_block(block, at, str(kind)))
-        elif kind == "tool_result":
-            call_id = require_str(block.get("tool_use_id"), f"{at}.tool_use_id")
-            if call_id not in names:
-                raise bad(f"{at}.tool_use_id", f"no earlier tool_use {call_id!r}")
-            inner = block.get("content", "")
-            text = _text_blocks(inner, f"{at}.content")
-            results.append(
-                ToolMessage.of(
-                    call_id, names[call_id], text, "error" if block.get("is_error") else "ok"
-                )
-            )
-        else:
-            raise bad(
-                f"{at}.type",
-                f"unsupported content block {kind!r} (supported: text, image, document, "
-                "tool_result)",
-            )
+
+    def tool_result(block: Mapping[str, Any], at: str) -> ToolMessage:
+        call_id = require_str(block.get("tool_use_id"), f"{at}.tool_use_id")
+        if call_id not in names:
+            raise bad(f"{at}.tool_use_id", f"no earlier tool_use {call_id!r}")
+        text = joined_text(block.get("content", ""), f"{at}.content")
+        return ToolMessage.of(
+            call_id, names[call_id], text, "error" if block.get("is_error") else "ok"
+        )
+
+    parsers: dict[str, PartParser[ContentBlock | ToolMessage]] = {
+        "text": text_part,
+        "image": lambda block, at: _source_block(block, at, "image"),
+        "document": lambda block, at: _source_block(block, at, "document"),
+        "tool_result": tool_result,
+    }
+    parts = parse_parts(content, where, parsers, what="content block")
+    results: list[HistoryMessage] = [p for p in parts if isinstance(p, ToolMessage)]
+    blocks = tuple(p for p in parts if not isinstance(p, ToolMessage))
     if blocks:
-        results.append(UserMessage(content=tuple(blocks)))
+        results.append(UserMessage(content=blocks))
     if not results:
         raise bad(where, "empty content")
     return results
 
 
+def _tool_use(names: dict[str, str]) -> PartParser[ContentBlock]:
+    def parse(block: Mapping[str, Any], at: str) -> ContentBlock:
+        call_id = require_str(block.get("id"), f"{at}.id")
+        name = require_str(block.get("name"), f"{at}.name")
+        arguments = require_object(block.get("input", {}), f"{at}.input")
+        names[call_id] = name
+        return ToolCallBlock(id=call_id, name=name, arguments=dict(arguments))
+
+    return parse
+
+
 def _assistant(content: object, where: str, names: dict[str, str]) -> AssistantMessage:
     if isinstance(content, str):
         return AssistantMessage(content=(TextBlock(text=content),) if content else ())
-    blocks: list[ContentBlock] = []
-    for i, raw in enumerate(require_list(content, where)):
-        at = f"{where}[{i}]"
-        block = require_object(raw, at)
-        kind = block.get("type")
-        if kind == "text":
-            blocks.append(TextBlock(text=require_str(block.get("text"), f"{at}.text")))
-        elif kind == "tool_use":
-            call_id = require_str(block.get("id"), f"{at}.id")
-            name = require_str(block.get("name"), f"{at}.name")
-            arguments = require_object(block.get("input", {}), f"{at}.input")
-            names[call_id] = name
-            blocks.append(ToolCallBlock(id=call_id, name=name, arguments=dict(arguments)))
-        else:
-            raise bad(
-                f"{at}.type",
-                f"unsupported assistant block {kind!r} (supported: text, tool_use)",
-            )
+    parsers = {"text": text_part, "tool_use": _tool_use(names)}
+    blocks = parse_parts(content, where, parsers, what="assistant block")
     return AssistantMessage(content=tuple(blocks))
 
 

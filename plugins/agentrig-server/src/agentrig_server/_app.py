@@ -11,7 +11,8 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from importlib import resources
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from starlette.applications import Starlette
@@ -25,10 +26,11 @@ from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
 from agentrig_server._anthropic import MessagesStream, message_body, parse_messages_request
 from agentrig_server._approvals import Approvals
 from agentrig_server._errors import ApiError, Dialect, error_response, internal_error
-from agentrig_server._events import RunEvent
+from agentrig_server._events import Finished, RunEvent
 from agentrig_server._hooks import ServerHooks
 from agentrig_server._openai_chat import ChatStream, chat_completion, parse_chat_request
-from agentrig_server._runs import Prompt, RunService
+from agentrig_server._responses import ResponseBuilder, parse_responses_request
+from agentrig_server._runs import ActiveRun, Prompt, RunService
 from agentrig_server._settings import ServerSettings
 from agentrig_server._streaming import EventStreamResponse, Renderer, run_to_end
 
@@ -169,25 +171,96 @@ def _guarded(
     return endpoint
 
 
+R = TypeVar("R", bound=Renderer)
+
+
 async def _answer(
     state: ServerState,
     request: Request,
     caller: Caller,
     prompt: Prompt,
-    stream: Renderer | None,
-    render: Callable[[Any], dict[str, Any]],
+    stream: bool,
+    renderer: Callable[[ActiveRun], R],
+    body: Callable[[R, Finished], dict[str, Any]],
 ) -> Response:
+    """Admit and run ``prompt``: streamed through ``renderer``'s frames, or answered once with
+    ``body`` built from the same renderer after the run."""
     run = await state.runs.open(prompt, caller)
-    if stream is not None:
-        return EventStreamResponse(run, stream)
+    try:
+        render = renderer(run)
+    except BaseException:
+        await run.close()
+        raise
+    if stream:
+        return EventStreamResponse(run, render)
 
-    async def ignore(event: RunEvent) -> None:
-        return None
+    async def collect(event: RunEvent) -> None:
+        render.event(event)
 
-    finished = await run_to_end(run, request.receive, ignore)
+    finished = await run_to_end(run, request.receive, collect)
     if finished is None:  # the client went away; nobody reads this
         return Response(status_code=499)
-    return JSONResponse(render(finished))
+    return JSONResponse(body(render, finished))
+
+
+_PAGE_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-cache",
+}
+_STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/ui/chat.js": ("chat.js", "text/javascript; charset=utf-8"),
+    "/ui/chat.css": ("chat.css", "text/css; charset=utf-8"),
+}
+
+
+def _page_routes() -> list[Route]:
+    """The chat page: three files shipped in the distribution (no build step, no CDN)."""
+    files = resources.files("agentrig_server") / "static"
+    routes = []
+    for path, (name, media_type) in _STATIC.items():
+        content = (files / name).read_bytes()
+
+        async def page(
+            request: Request, content: bytes = content, media: str = media_type
+        ) -> Response:
+            return Response(content, media_type=media, headers=_PAGE_HEADERS)
+
+        routes.append(Route(path, page, methods=["GET"]))
+    return routes
+
+
+def _openapi(routes: list[Route]) -> dict[str, Any]:
+    paths: dict[str, Any] = {}
+    for route in routes:
+        for method in sorted((route.methods or set()) - {"HEAD"}):
+            paths.setdefault(route.path, {})[method.lower()] = {
+                "summary": _SUMMARIES.get(route.path, route.path)
+            }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "agentrig server", "version": "1"},
+        "paths": paths,
+    }
+
+
+_SUMMARIES = {
+    "/health": "Liveness",
+    "/ready": "Readiness, with each dependency's check",
+    "/v1/models": "The exposed agents",
+    "/v1/chat/completions": "OpenAI chat completions (plain and streamed)",
+    "/v1/responses": "OpenAI Responses (plain and streamed; previous_response_id)",
+    "/v1/messages": "Anthropic messages (plain and streamed)",
+    "/v1/approvals": "Tool calls of your runs waiting for a person",
+    "/v1/approvals/{approval_id}": "Answer a waiting call: allow or deny",
+    "/v1/sessions": "Your kept conversations",
+    "/v1/sessions/{session_id}": "One kept conversation",
+}
 
 
 async def create_app(rt: Runtime, settings: ServerSettings) -> Starlette:
@@ -199,13 +272,36 @@ async def create_app(rt: Runtime, settings: ServerSettings) -> Starlette:
 
     async def chat(request: Request, caller: Caller) -> Response:
         prompt, stream, include_usage = parse_chat_request(await state.body(request))
-        renderer = ChatStream(prompt.model, include_usage) if stream else None
-        return await _answer(state, request, caller, prompt, renderer, chat_completion)
+        return await _answer(
+            state,
+            request,
+            caller,
+            prompt,
+            stream,
+            lambda run: ChatStream(prompt.model, include_usage),
+            lambda _render, finished: chat_completion(finished),
+        )
 
     async def messages(request: Request, caller: Caller) -> Response:
         prompt, stream = parse_messages_request(await state.body(request))
-        renderer = MessagesStream(prompt.model) if stream else None
-        return await _answer(state, request, caller, prompt, renderer, message_body)
+        return await _answer(
+            state,
+            request,
+            caller,
+            prompt,
+            stream,
+            lambda run: MessagesStream(prompt.model),
+            lambda _render, finished: message_body(finished),
+        )
+
+    async def responses(request: Request, caller: Caller) -> Response:
+        prompt, stream, echo = parse_responses_request(await state.body(request))
+
+        def builder(run: ActiveRun) -> ResponseBuilder:
+            session = run.session_id if run.served is not None else None
+            return ResponseBuilder(run.response_id, prompt.model, echo, session)
+
+        return await _answer(state, request, caller, prompt, stream, builder, ResponseBuilder.final)
 
     async def models(request: Request, caller: Caller) -> Response:
         data = [
@@ -230,6 +326,23 @@ async def create_app(rt: Runtime, settings: ServerSettings) -> Starlette:
             }
         )
 
+    async def approvals(request: Request, caller: Caller) -> Response:
+        pending = state.approvals.owned_by(caller.identity)
+        return JSONResponse({"object": "list", "data": [p.public() for p in pending]})
+
+    async def answer(request: Request, caller: Caller) -> Response:
+        approval_id = request.path_params["approval_id"]
+        pending = state.approvals.answer(approval_id, caller.identity, await state.body(request))
+        return JSONResponse({**pending.public(), "decision": pending.answer})
+
+    async def sessions(request: Request, caller: Caller) -> Response:
+        kept = state.runs.sessions.owned_by(caller.identity)
+        return JSONResponse({"object": "list", "data": [s.summary() for s in kept]})
+
+    async def session(request: Request, caller: Caller) -> Response:
+        kept = state.runs.sessions.get(request.path_params["session_id"], caller.identity)
+        return JSONResponse({**kept.summary(), "messages": kept.transcript()})
+
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -241,13 +354,30 @@ async def create_app(rt: Runtime, settings: ServerSettings) -> Starlette:
             status_code=200 if ok else 503,
         )
 
+    def guarded(dialect: Dialect, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        return _guarded(state, dialect, handler)
+
     routes = [
         Route("/health", health, methods=["GET"]),
-        Route("/ready", _guarded(state, "openai", ready), methods=["GET"]),
-        Route("/v1/models", _guarded(state, "openai", models), methods=["GET"]),
-        Route("/v1/chat/completions", _guarded(state, "openai", chat), methods=["POST"]),
-        Route("/v1/messages", _guarded(state, "anthropic", messages), methods=["POST"]),
+        Route("/ready", guarded("openai", ready), methods=["GET"]),
+        Route("/v1/models", guarded("openai", models), methods=["GET"]),
+        Route("/v1/chat/completions", guarded("openai", chat), methods=["POST"]),
+        Route("/v1/responses", guarded("openai", responses), methods=["POST"]),
+        Route("/v1/messages", guarded("anthropic", messages), methods=["POST"]),
+        Route("/v1/approvals", guarded("openai", approvals), methods=["GET"]),
+        Route("/v1/approvals/{approval_id}", guarded("openai", answer), methods=["POST"]),
+        Route("/v1/sessions", guarded("openai", sessions), methods=["GET"]),
+        Route("/v1/sessions/{session_id}", guarded("openai", session), methods=["GET"]),
     ]
+    if settings.docs:
+        document = _openapi(routes)
+
+        async def openapi(request: Request) -> Response:
+            return JSONResponse(document)
+
+        routes.append(Route("/openapi.json", openapi, methods=["GET"]))
+    if settings.ui:
+        routes.extend(_page_routes())
     app = Starlette(routes=routes)
     app.state.server = state
     return app

@@ -51,7 +51,7 @@ class ServerHooks:
                 f'(server.agents.{run.prompt.model}.approvals = "refuse")'
             )
             run.refuse(ApiError(403, message, code="approval_required"))
-            return Approval.deny(message)
+            return Approval.deny(message, call_id=payload.call_id)
         pending = self.approvals.open(
             model=run.prompt.model,
             owner=run.caller.identity,
@@ -69,7 +69,11 @@ class ServerHooks:
         finally:
             self.approvals.close(pending.id)
         if pending.answer == "allow":
-            return Approval.allow(pending.message)
+            return Approval.allow(pending.message, call_id=payload.call_id)
         if pending.answer == "deny":
-            return Approval.deny(pending.message or "denied by a person through the API")
-        return Approval.deny(f"no answer within {exposed.approval_timeout:g}s")
+            return Approval.deny(
+                pending.message or "denied by a person through the API", call_id=payload.call_id
+            )
+        return Approval.deny(
+            f"no answer within {exposed.approval_timeout:g}s", call_id=payload.call_id
+        )

@@ -26,15 +26,20 @@ from agentrig_server._errors import ApiError
 from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextOut
 from agentrig_server._runs import HistoryMessage, Prompt
 from agentrig_server._validate import (
+    PartParser,
     bad,
     check_keys,
     data_url_block,
+    inline_file,
+    joined_text,
     opt_bool,
     opt_int,
     opt_temperature,
     require_list,
     require_object,
     require_str,
+    text_part,
+    user_content,
 )
 
 __all__ = ["ChatStream", "chat_completion", "parse_chat_request"]
@@ -53,52 +58,24 @@ _SUPPORTED = (
 _TOOL_KEYS = ("tools", "tool_choice", "functions", "function_call", "parallel_tool_calls")
 
 
-def _text_of(content: object, where: str) -> str:
-    if isinstance(content, str):
-        return content
-    parts = require_list(content, where)
-    texts = []
-    for i, part in enumerate(parts):
-        part = require_object(part, f"{where}[{i}]")
-        if part.get("type") != "text":
-            raise bad(f"{where}[{i}].type", f"content part {part.get('type')!r} not allowed here")
-        texts.append(require_str(part.get("text"), f"{where}[{i}].text"))
-    return "".join(texts)
+def _image_url(part: Mapping[str, Any], at: str) -> ContentBlock:
+    image = require_object(part.get("image_url"), f"{at}.image_url")
+    url = require_str(image.get("url"), f"{at}.image_url.url")
+    return data_url_block(url, f"{at}.image_url.url", kind="image")
 
 
-def _user_blocks(content: object, where: str) -> tuple[ContentBlock, ...]:
-    if isinstance(content, str):
-        return (TextBlock(text=content),)
-    blocks: list[ContentBlock] = []
-    for i, part in enumerate(require_list(content, where)):
-        at = f"{where}[{i}]"
-        part = require_object(part, at)
-        kind = part.get("type")
-        if kind == "text":
-            blocks.append(TextBlock(text=require_str(part.get("text"), f"{at}.text")))
-        elif kind == "image_url":
-            image = require_object(part.get("image_url"), f"{at}.image_url")
-            url = require_str(image.get("url"), f"{at}.image_url.url")
-            blocks.append(data_url_block(url, f"{at}.image_url.url", kind="image"))
-        elif kind == "file":
-            file = require_object(part.get("file"), f"{at}.file")
-            if "file_data" not in file:
-                raise bad(f"{at}.file", "only inline file_data is supported (no file ids)")
-            block = data_url_block(
-                require_str(file.get("file_data"), f"{at}.file.file_data"),
-                f"{at}.file.file_data",
-                kind="file",
-            )
-            name = file.get("filename")
-            blocks.append(block.model_copy(update={"name": name}) if name else block)
-        else:
-            raise bad(
-                f"{at}.type",
-                f"unsupported content part {kind!r} (supported: text, image_url, file)",
-            )
-    if not blocks:
-        raise bad(where, "empty content")
-    return tuple(blocks)
+def _file(part: Mapping[str, Any], at: str) -> ContentBlock:
+    file = require_object(part.get("file"), f"{at}.file")
+    if "file_data" not in file:
+        raise bad(f"{at}.file", "only inline file_data is supported (no file ids)")
+    return inline_file(file.get("file_data"), file.get("filename"), f"{at}.file.file_data")
+
+
+_USER_PARTS: dict[str, PartParser[ContentBlock]] = {
+    "text": text_part,
+    "image_url": _image_url,
+    "file": _file,
+}
 
 
 def parse_chat_request(body: object) -> tuple[Prompt, bool, bool]:
@@ -129,10 +106,12 @@ def parse_chat_request(body: object) -> tuple[Prompt, bool, bool]:
         message = require_object(raw, at)
         role = message.get("role")
         if role in ("system", "developer"):
-            system.append(_text_of(message.get("content"), f"{at}.content"))
+            system.append(joined_text(message.get("content"), f"{at}.content"))
         elif role == "user":
             history.append(
-                UserMessage(content=_user_blocks(message.get("content"), f"{at}.content"))
+                UserMessage(
+                    content=user_content(message.get("content"), f"{at}.content", _USER_PARTS)
+                )
             )
         elif role == "assistant":
             history.append(_assistant(message, at, names))
@@ -140,7 +119,7 @@ def parse_chat_request(body: object) -> tuple[Prompt, bool, bool]:
             call_id = require_str(message.get("tool_call_id"), f"{at}.tool_call_id")
             if call_id not in names:
                 raise bad(f"{at}.tool_call_id", f"no earlier assistant tool call {call_id!r}")
-            text = _text_of(message.get("content"), f"{at}.content")
+            text = joined_text(message.get("content"), f"{at}.content")
             history.append(ToolMessage.of(call_id, names[call_id], text))
         else:
             raise bad(f"{at}.role", f"unsupported role {role!r}")
@@ -161,7 +140,7 @@ def _assistant(message: Mapping[str, Any], at: str, names: dict[str, str]) -> As
     content = message.get("content")
     blocks: list[ContentBlock] = []
     if content is not None:
-        text = _text_of(content, f"{at}.content")
+        text = joined_text(content, f"{at}.content")
         if text:
             blocks.append(TextBlock(text=text))
     calls = message.get("tool_calls") or []

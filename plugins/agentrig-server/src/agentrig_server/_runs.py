@@ -52,9 +52,12 @@ if TYPE_CHECKING:
     from agentrig.agent import Agent
     from agentrig.kernel import Runtime
 
-__all__ = ["ActiveRun", "HistoryMessage", "Prompt", "RunService"]
+__all__ = ["STEP_SEPARATOR", "ActiveRun", "HistoryMessage", "Prompt", "RunService"]
 
 HistoryMessage = UserMessage | AssistantMessage | ToolMessage
+
+#: What joins the texts of a run's steps into one answer.
+STEP_SEPARATOR = "\n\n"
 Emit = Callable[[RunEvent], Awaitable[None]]
 
 
@@ -320,7 +323,7 @@ async def _translate(
     async for chunk in chunks:
         if isinstance(chunk, TextDelta):
             if not state.text_in_step and state.text_before:
-                yield TextOut("\n\n")
+                yield TextOut(STEP_SEPARATOR)
             state.text_in_step = True
             yield TextOut(chunk.text)
         elif isinstance(chunk, ToolCallStart):

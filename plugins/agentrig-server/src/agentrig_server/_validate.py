@@ -7,16 +7,22 @@ stream starts.  Parameters a server cannot honour are refused by name, never dro
 from __future__ import annotations
 
 import mimetypes
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
-from agentrig.llm import FileBlock, ImageBlock
+from agentrig.llm import ContentBlock, FileBlock, ImageBlock, TextBlock
 from agentrig_server._errors import ApiError
 
 __all__ = [
+    "PartParser",
     "bad",
     "check_keys",
     "data_url_block",
+    "joined_text",
+    "parse_parts",
+    "text_part",
+    "inline_file",
+    "user_content",
     "opt_bool",
     "opt_int",
     "opt_temperature",
@@ -121,3 +127,56 @@ def data_url_block(url: str, where: str, *, kind: str) -> ImageBlock | FileBlock
             return ImageBlock(media_type=media_type, url=url)
         return FileBlock(media_type=media_type, url=url)
     raise bad(where, "expected a data: URL or an http(s) URL")
+
+
+_B = TypeVar("_B")
+PartParser = Callable[[Mapping[str, Any], str], _B]
+"""Turns one content part (an object with a ``type``) at a key path into a value."""
+
+
+def parse_parts(
+    content: object, where: str, parsers: Mapping[str, PartParser[_B]], *, what: str
+) -> list[_B]:
+    """Parse a list of typed parts, each by the parser of its ``type``; an unknown type is a
+    400 naming the part and the supported types (a part is refused, never dropped)."""
+    values: list[_B] = []
+    for i, raw in enumerate(require_list(content, where)):
+        at = f"{where}[{i}]"
+        part = require_object(raw, at)
+        kind = part.get("type")
+        parser = parsers.get(kind) if isinstance(kind, str) else None
+        if parser is None:
+            supported = ", ".join(parsers)
+            raise bad(f"{at}.type", f"unsupported {what} {kind!r} (supported: {supported})")
+        values.append(parser(part, at))
+    return values
+
+
+def text_part(part: Mapping[str, Any], at: str) -> TextBlock:
+    return TextBlock(text=require_str(part.get("text"), f"{at}.text"))
+
+
+def joined_text(content: object, where: str, kinds: Iterable[str] = ("text",)) -> str:
+    """A string, or the joined text of a list of text parts (any other part is refused)."""
+    if isinstance(content, str):
+        return content
+    parts = parse_parts(content, where, dict.fromkeys(kinds, text_part), what="part here")
+    return "".join(block.text for block in parts)
+
+
+def user_content(
+    content: object, where: str, parsers: Mapping[str, PartParser[ContentBlock]]
+) -> tuple[ContentBlock, ...]:
+    """A user message's content: a string, or a non-empty list of the given part types."""
+    if isinstance(content, str):
+        return (TextBlock(text=content),)
+    blocks = parse_parts(content, where, parsers, what="content part")
+    if not blocks:
+        raise bad(where, "empty content")
+    return tuple(blocks)
+
+
+def inline_file(data: object, filename: object, where: str) -> ContentBlock:
+    """A file sent inline as a data URL, keeping its name when one was given."""
+    block = data_url_block(require_str(data, where), where, kind="file")
+    return block.model_copy(update={"name": filename}) if isinstance(filename, str) else block
