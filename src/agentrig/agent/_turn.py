@@ -93,11 +93,12 @@ Emit = Callable[[StreamChunk], Awaitable[None] | None]
 class TurnOutcome:
     """What a finished turn produced."""
 
-    __slots__ = ("final", "interrupted", "model", "rounds", "tool_results", "usages")
+    __slots__ = ("final", "interrupted", "model", "rounds", "stop_reason", "tool_results", "usages")
 
     def __init__(self) -> None:
         self.final: AssistantMessage | None = None
         self.interrupted = False
+        self.stop_reason: str | None = None  # the turn was rejected or stopped: why
         self.rounds = 0
         self.usages: list[Usage | None] = []
         self.model: str | None = None
@@ -368,6 +369,8 @@ class _Turn:
         for index, call in enumerate(calls):
             if self.signal.cancelled:
                 break
+            if self.agent.stop_requested is not None:
+                break  # settled below as not executed, with the stop's reason
             tool = by_name.get(call.name) or all_tools.get(call.name)
             if tool is None:
                 outcome = CallOutcome(unknown_tool(call, list(by_name)), executed=False)
@@ -398,7 +401,10 @@ class _Turn:
                 if waiting is not None:
                     await waiting
             concludes = concludes or outcome.concludes_turn
-        await self.settle_open_calls()
+        stopped = self.agent.stop_requested
+        await self.settle_open_calls(
+            "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
+        )
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
         return concludes
 
@@ -430,18 +436,29 @@ class _Turn:
                 )
             )
             raise
-        await self.log(TurnEnd(turn=self.turn, reason=reason))
+        await self.log(TurnEnd(turn=self.turn, reason=reason, detail=self.outcome.stop_reason))
         return self.outcome
+
+    def _stopped(self) -> bool:
+        """Did someone (a hook's ``continue: false``) ask to end the run here?"""
+        reason = self.agent.stop_requested
+        if reason is None:
+            return False
+        self.outcome.stop_reason = reason
+        return True
 
     async def _steps(self, batch: tuple[UserMessage, ...]) -> Any:
         agent = self.agent
         max_rounds = self.options.max_rounds
         tool_choice = self.options.tool_choice
         while True:
+            if self._stopped():
+                return "rejected"
             self.step += 1
             decision = await self._pre_step(batch)
             if isinstance(decision, Reject):
                 self.step -= 1
+                self.outcome.stop_reason = decision.reason
                 return "rejected"
             await self.log(StepStart(turn=self.turn, step=self.step))
             for entered in decision.messages:
@@ -479,6 +496,8 @@ class _Turn:
                     # pending input for a later turn
                     self.outcome.interrupted = True
                     return "interrupted"
+                if self._stopped():
+                    return "rejected"
                 batch = agent.inbox.claim(turn_boundary=False)
                 if concludes and not batch:
                     return "completed"
@@ -491,6 +510,8 @@ class _Turn:
             if self.signal.cancelled:
                 self.outcome.interrupted = True
                 return "interrupted"
+            if self._stopped():
+                return "rejected"
             batch = agent.inbox.claim(turn_boundary=False)
             if batch:
                 continue  # steering arrived: another step

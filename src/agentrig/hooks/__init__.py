@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from agentrig.hooks._combine import CombinedOutcome, combine
 from agentrig.hooks._enforcement import ENFORCEMENT, EventPosture, enforces, posture
-from agentrig.hooks._events import KNOWN_EVENTS, EventName, HookEvent
+from agentrig.hooks._events import (
+    FIREABLE_EVENTS,
+    KNOWN_EVENTS,
+    PERMISSION_MODES,
+    UNFIREABLE_EVENTS,
+    EventName,
+    HookEvent,
+    event_problem,
+)
 from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import (
     PERMISSIONS,
@@ -43,8 +51,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENFORCEMENT",
+    "FIREABLE_EVENTS",
     "KNOWN_EVENTS",
     "PERMISSIONS",
+    "PERMISSION_MODES",
+    "UNFIREABLE_EVENTS",
     "Allow",
     "ApprovalRequest",
     "CombinedOutcome",
@@ -69,6 +80,7 @@ __all__ = [
     "decode_answer",
     "decode_http_answer",
     "enforces",
+    "event_problem",
     "make_hook_gate",
     "matcher_subject",
     "posture",
