@@ -15,7 +15,7 @@ from lifecycle_support import LANGUAGES, RAN, hook, records, run_agent
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall
 from agentrig.errors import ConfigError
-from agentrig.hooks import FIREABLE_EVENTS, UNFIREABLE_EVENTS, HookRunner, event_problem
+from agentrig.hooks import FIREABLE_EVENTS, NOT_FIRED, HookRunner, event_name_problem
 from agentrig.kernel.payloads import PermissionQuestion
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -194,12 +194,12 @@ async def test_session_start_fires_once_per_session(tmp_path: Path) -> None:
 
 def test_fireable_events_are_one_list_and_unfireable_ones_are_refused_with_the_reason() -> None:
     for name in FIREABLE_EVENTS:
-        assert event_problem(name) is None
+        assert event_name_problem(name) is None
     for name in ("PreCompact", "SubagentStop"):
-        problem = event_problem(name)
+        problem = event_name_problem(name)
         assert problem is not None
-        assert UNFIREABLE_EVENTS[name] in problem
-    problem = event_problem("PreToolUser")
+        assert NOT_FIRED[name] in problem
+    problem = event_name_problem("PreToolUser")
     assert problem is not None
     assert "did you mean 'PreToolUse'?" in problem
 

@@ -66,15 +66,17 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
     )
 
 
-def _as_approval(answer: Any) -> Approval | None:
+def _as_approval(answer: Any, call_id: str | None) -> Approval | None:
+    # A plain answer was returned for this one question, so it is bound to its call; an
+    # Approval names its call itself, and resolve() refuses it when that is another call.
     if isinstance(answer, Approval):
         return answer
     if answer == "allow":
-        return Approval.allow()
+        return Approval.allow(call_id=call_id)
     if answer == "deny":
-        return Approval.deny()
+        return Approval.deny(call_id=call_id)
     if isinstance(answer, tuple) and len(answer) == 3 and answer[:2] == ("allow", "remember"):
-        return Approval.allow_and_remember(answer[2])
+        return Approval.allow_and_remember(answer[2], call_id=call_id)
     return None  # anything else is not an answer: resolve() denies
 
 
@@ -109,17 +111,21 @@ class PermissionGate:
             arguments=dict(decision.call.arguments),
             reason=decision.message or decision.reason,
             rule=str(decision.rule) if decision.rule is not None else None,
+            call_id=decision.call.call_id,
         )
-        return _as_approval(await hooks.first_result("permission_approver", question))
+        answer = await hooks.first_result("permission_approver", question)
+        return _as_approval(answer, decision.call.call_id)
 
     def _check(
-        self, tool: Tool, arguments: Any, ctx: PermissionContext
+        self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: str
     ) -> tuple[PermissionDecision, GateDecision | None]:
         """Evaluate ``arguments``; a denial or an action block is returned as a refusal."""
         declared = self._declared.get(id(tool))
         if declared is None:
             declared = self._declared[id(tool)] = tool_permissions(tool)
-        decision = evaluate_permission(PermissionCall(tool=declared, arguments=arguments), ctx)
+        decision = evaluate_permission(
+            PermissionCall(tool=declared, arguments=arguments, call_id=call_id), ctx
+        )
         if decision.verdict == "deny":
             why = decision.message or decision.reason
             return decision, GateDecision(False, f"permission decided: {why}")
@@ -130,7 +136,7 @@ class PermissionGate:
         return decision, None
 
     def _rewrite(
-        self, tool: Tool, updated: Any, ctx: PermissionContext, who: str
+        self, tool: Tool, updated: Any, ctx: PermissionContext, call_id: str, who: str
     ) -> tuple[PermissionDecision | None, GateDecision | None]:
         """Check a hook's ``updatedInput`` as if the model had sent it."""
         from agentrig.hooks._gate import invalid_input
@@ -140,11 +146,11 @@ class PermissionGate:
             return None, GateDecision(
                 False, f"the {who} hook's updatedInput does not validate: {problem}"
             )
-        return self._check(tool, updated, ctx)
+        return self._check(tool, updated, ctx, call_id)
 
     async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
         ctx = self.memory.apply(self.context)
-        decision, refused = self._check(tool, call.arguments, ctx)
+        decision, refused = self._check(tool, call.arguments, ctx, call.id)
         if refused is not None:
             return refused
         hooks = self.hooks
@@ -158,7 +164,7 @@ class PermissionGate:
                 return GateDecision(False, f"a hook stopped the run: {hooked.stop_reason}")
             if hooked.updated_input is not None:
                 updated = hooked.updated_input
-                checked, refused = self._rewrite(tool, updated, ctx, "PreToolUse")
+                checked, refused = self._rewrite(tool, updated, ctx, call.id, "PreToolUse")
                 if refused is not None or checked is None:
                     return refused or GateDecision(False, "the rewrite could not be checked")
                 decision = checked
@@ -203,7 +209,9 @@ class PermissionGate:
             return None
         if asked.updated_input is None:
             return GateDecision(True)
-        _, refused = self._rewrite(tool, asked.updated_input, ctx, "PermissionRequest")
+        _, refused = self._rewrite(
+            tool, asked.updated_input, ctx, call.id, "PermissionRequest"
+        )
         if refused is not None:
             return refused
         return GateDecision(True, updated_arguments=asked.updated_input)

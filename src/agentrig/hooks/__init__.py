@@ -18,12 +18,13 @@ from agentrig.hooks._combine import CombinedOutcome, combine
 from agentrig.hooks._enforcement import ENFORCEMENT, EventPosture, enforces, posture
 from agentrig.hooks._events import (
     FIREABLE_EVENTS,
+    FIRED_EVENTS,
     KNOWN_EVENTS,
+    NOT_FIRED,
     PERMISSION_MODES,
-    UNFIREABLE_EVENTS,
     EventName,
     HookEvent,
-    event_problem,
+    event_name_problem,
 )
 from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import (
@@ -52,10 +53,11 @@ if TYPE_CHECKING:
 __all__ = [
     "ENFORCEMENT",
     "FIREABLE_EVENTS",
+    "FIRED_EVENTS",
     "KNOWN_EVENTS",
+    "NOT_FIRED",
     "PERMISSIONS",
     "PERMISSION_MODES",
-    "UNFIREABLE_EVENTS",
     "Allow",
     "ApprovalRequest",
     "CombinedOutcome",
@@ -80,10 +82,11 @@ __all__ = [
     "decode_answer",
     "decode_http_answer",
     "enforces",
-    "event_problem",
+    "event_name_problem",
     "make_hook_gate",
     "matcher_subject",
     "posture",
+    "event_name_problem",
 ]
 
 # The gate meets the agent layer, which sits above this contract: load it on first use.

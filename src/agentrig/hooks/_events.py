@@ -1,7 +1,7 @@
 """Hook events: the lifecycle point that fired and its Claude-Code-shaped JSON input.
 
 :data:`FIREABLE_EVENTS` is the one list of events agentrig fires; configuration validates
-event names against it with :func:`event_problem` (an event agentrig cannot fire yet is
+event names against it with :func:`event_name_problem` (an event agentrig cannot fire yet is
 refused with the reason, an unknown name with a "did you mean").
 """
 
@@ -18,12 +18,13 @@ import attrs
 
 __all__ = [
     "FIREABLE_EVENTS",
+    "FIRED_EVENTS",
     "KNOWN_EVENTS",
+    "NOT_FIRED",
     "PERMISSION_MODES",
-    "UNFIREABLE_EVENTS",
     "EventName",
     "HookEvent",
-    "event_problem",
+    "event_name_problem",
 ]
 
 EventName = Literal[
@@ -54,20 +55,28 @@ FIREABLE_EVENTS: tuple[str, ...] = (
     "Stop",
     "SessionEnd",
 )
-"""The events the agent loop fires, in lifecycle order -- the one list config is checked
-against."""
+"""THE list of events agentrig fires, in lifecycle order (the one place to change when the
+loop fires another).  A config hook for any other name would never run, so it is refused."""
 
-_NO_SUBAGENTS = "agentrig has no sub-agents yet, so it never fires"
-_NO_COMPACTION = "agentrig does not compact the context yet, so it never fires"
-UNFIREABLE_EVENTS: Mapping[str, str] = MappingProxyType(
+FIRED_EVENTS: frozenset[str] = frozenset(FIREABLE_EVENTS)
+""":data:`FIREABLE_EVENTS` as a set."""
+
+_NO_SUBAGENTS = "agentrig does not fire it: agentrig has no sub-agents yet"
+_NO_COMPACTION = "agentrig does not fire it: agentrig does not compact the context yet"
+_WHY_NOT = {
+    "SubagentStart": _NO_SUBAGENTS,
+    "SubagentStop": _NO_SUBAGENTS,
+    "PreCompact": _NO_COMPACTION,
+    "PostCompact": _NO_COMPACTION,
+}
+NOT_FIRED: Mapping[str, str] = MappingProxyType(
     {
-        "SubagentStart": _NO_SUBAGENTS,
-        "SubagentStop": _NO_SUBAGENTS,
-        "PreCompact": _NO_COMPACTION,
-        "PostCompact": _NO_COMPACTION,
+        name: _WHY_NOT.get(name, "agentrig does not fire this event yet")
+        + ", so a hook for it would never run"
+        for name in sorted((KNOWN_EVENTS | set(_WHY_NOT)) - FIRED_EVENTS)
     }
 )
-"""Claude Code events agentrig knows but cannot fire, with the reason config refuses them."""
+"""Claude Code events agentrig knows but does not fire, with the reason config refuses them."""
 
 PERMISSION_MODES: Mapping[str, str] = MappingProxyType(
     {
@@ -80,16 +89,21 @@ PERMISSION_MODES: Mapping[str, str] = MappingProxyType(
 """agentrig's ``[permissions] mode`` -> Claude Code's ``permission_mode`` in hook input."""
 
 
-def event_problem(name: str) -> str | None:
-    """Why ``name`` cannot be configured as a hook event (``None``: it is fireable)."""
-    if name in FIREABLE_EVENTS:
+def event_name_problem(name: str) -> str | None:
+    """Why a config hook for event ``name`` would never run (None: agentrig fires it)."""
+    if name in FIRED_EVENTS:
         return None
-    if name in UNFIREABLE_EVENTS:
-        return f"hook event {name!r} is refused: {UNFIREABLE_EVENTS[name]}"
-    close = difflib.get_close_matches(name, FIREABLE_EVENTS, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    known = ", ".join(FIREABLE_EVENTS)
-    return f"unknown hook event {name!r} (agentrig fires: {known}){hint}"
+    fired = ", ".join(FIREABLE_EVENTS)
+    reason = NOT_FIRED.get(name)
+    if reason is not None:
+        return f"{name}: {reason} (events agentrig fires: {fired})"
+    candidates = sorted(FIRED_EVENTS | KNOWN_EVENTS)
+    lowered = {c.lower(): c for c in candidates}
+    close = lowered.get(name.lower()) or next(
+        iter(difflib.get_close_matches(name, candidates, n=1)), None
+    )
+    hint = f"; did you mean {close!r}?" if close else ""
+    return f"unknown hook event {name!r}{hint} (events agentrig fires: {fired})"
 
 
 def _frozen_payload(value: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -14,7 +14,7 @@ import attrs
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ConfigError, Issue
 from agentrig.hooks._combine import CombinedOutcome, combine
-from agentrig.hooks._events import HookEvent, event_problem
+from agentrig.hooks._events import HookEvent, event_name_problem
 from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
@@ -77,7 +77,7 @@ class HookRunner:
         built: dict[str, list[ConfiguredHook]] = {}
         issues: list[Issue] = []
         for event, entries in hooks.items():
-            problem = event_problem(event)
+            problem = event_name_problem(event)
             if problem is not None:
                 issues.append(Issue("hooks.event", problem, ("hooks", event)))
                 continue
