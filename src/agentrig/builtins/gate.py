@@ -209,9 +209,7 @@ class PermissionGate:
             return None
         if asked.updated_input is None:
             return GateDecision(True)
-        _, refused = self._rewrite(
-            tool, asked.updated_input, ctx, call.id, "PermissionRequest"
-        )
+        _, refused = self._rewrite(tool, asked.updated_input, ctx, call.id, "PermissionRequest")
         if refused is not None:
             return refused
         return GateDecision(True, updated_arguments=asked.updated_input)

@@ -86,7 +86,6 @@ __all__ = [
     "make_hook_gate",
     "matcher_subject",
     "posture",
-    "event_name_problem",
 ]
 
 # The gate meets the agent layer, which sits above this contract: load it on first use.
