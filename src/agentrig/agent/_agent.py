@@ -687,7 +687,9 @@ class _SlotGuard:
     async def __aexit__(self, *exc: object) -> None:
         agent = self.agent
         try:
-            await agent.flush()
+            # shielded: a run cancelled by its caller still persists what it recorded
+            with anyio.CancelScope(shield=True):
+                await agent.flush()
         finally:
             agent._slot.release()
             agent._maybe_idle()

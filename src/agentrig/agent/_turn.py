@@ -13,6 +13,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from agentrig._construct import construct_trusted
 from agentrig.agent._dispatch import (
     CallOutcome,
@@ -49,6 +51,7 @@ from agentrig.llm import (
     SystemMessage,
     TextBlock,
     ToolCallBlock,
+    ToolMessage,
     ToolResultChunk,
     Usage,
     UserMessage,
@@ -250,6 +253,13 @@ class _Turn:
         except ExecutionControlError:
             raise  # a journal failure stays a failure, even when a cancellation races it
         except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                # The caller's own cancellation (the signal's scope absorbs only its own):
+                # keep what arrived, then let it propagate -- it is not ours to swallow.
+                with anyio.CancelScope(shield=True):
+                    await self.commit_assistant(assembler.message(interrupted=True))
+                self.outcome.interrupted = True
+                raise
             if self.signal.cancelled or is_abort(exc, self.signal):
                 partial = assembler.message(interrupted=True)
                 await self.commit_assistant(partial)
@@ -376,7 +386,16 @@ class _Turn:
                 await self.log(
                     ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
                 )
-                outcome = await dispatch_call(self.agent, tool, call, self.signal, self.agent._gate)
+                try:
+                    outcome = await dispatch_call(
+                        self.agent, tool, call, self.signal, self.agent._gate
+                    )
+                except anyio.get_cancelled_exc_class():
+                    # the caller cancelled while the tool ran: the call still gets its result
+                    self.open_calls.pop(index, None)
+                    with anyio.CancelScope(shield=True):
+                        await self.log(ToolResultEvent(message=_cancelled_while_running(call)))
+                    raise
                 self.outcome.tool_results += 1
             await self.log(
                 ToolResultEvent(
@@ -412,11 +431,15 @@ class _Turn:
         try:
             reason = await self._steps(batch)
         except _Interrupted:
-            await self.settle_open_calls()
-            await self.log(StepEnd(turn=self.turn, step=self.step))
-            await self.log(TurnEnd(turn=self.turn, reason="interrupted"))
+            await self.close_interrupted()
             return self.outcome
         except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                # cancelled by the caller: record the run as an aborted one, then re-raise
+                self.outcome.interrupted = True
+                with anyio.CancelScope(shield=True):
+                    await self.close_interrupted()
+                raise
             if not (isinstance(exc, ExecutionControlError) or self.agent.journaled):
                 # a journaled run keeps its recovery authority: no transcript-only settlement
                 await self.settle_open_calls("not executed: the turn failed")
@@ -432,6 +455,24 @@ class _Turn:
             raise
         await self.log(TurnEnd(turn=self.turn, reason=reason))
         return self.outcome
+
+    async def close_interrupted(self) -> None:
+        """End an aborted turn: every open call settled, the open step closed, then turn/end."""
+        await self.settle_open_calls()
+        if self._step_open():
+            await self.log(StepEnd(turn=self.turn, step=self.step))
+        await self.log(TurnEnd(turn=self.turn, reason="interrupted"))
+
+    def _step_open(self) -> bool:
+        # The last step marker of this turn tells (a cancellation can land between a step's
+        # start and any of the loop's own StepEnd writes).
+        for event in reversed(self.agent.session.events):
+            data: Any = event.data
+            if isinstance(data, StepEnd | StepStart):
+                return isinstance(data, StepStart) and data.turn == self.turn
+            if isinstance(data, TurnStart):
+                return False
+        return False
 
     async def _steps(self, batch: tuple[UserMessage, ...]) -> Any:
         agent = self.agent
@@ -542,6 +583,11 @@ async def _keep_config(payload: RequestConfig) -> RequestConfig:
 
 async def _enter_batch(payload: PreStep) -> PreStepDecision:
     return Enter(messages=payload.messages)  # the end of the pre_step waterfall
+
+
+def _cancelled_while_running(call: ToolCallBlock) -> ToolMessage:
+    text = "interrupted while running: the run was cancelled by its caller"
+    return ToolMessage.of(call.id, call.name, text, status="error")
 
 
 class _Interrupted(Exception):
