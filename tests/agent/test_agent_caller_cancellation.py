@@ -20,8 +20,10 @@ import pytest
 import trio
 from agentloop_support import EnvFactory, WatchedProvider, check_invariant, clock, events
 
+import agentrig
 from agentrig import CancelSignal
 from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.kernel.payloads import Observation
 from agentrig.llm import ModelRequest, StreamChunk, TextDelta
 from agentrig.tools import ToolContext, tool
 
@@ -224,3 +226,20 @@ async def test_a_trio_deadline_is_caught_by_its_scope(env: EnvFactory) -> None:
             await cancelled_when(provider.sent, deadline_passes, lambda: e.agent.run("hi"))
         assert scope.cancelled_caught
         assert_recorded_interrupted(e.agent)
+
+
+async def test_the_cancelled_call_and_turn_are_observed(env: EnvFactory) -> None:
+    seen: list[Observation] = []
+
+    class Recorder:
+        @agentrig.hookimpl
+        def observe(self, payload: Observation) -> None:
+            seen.append(payload)
+
+    provider = HangsAfterText()
+    async with env(provider=provider, plugins={"recorder": Recorder()}) as e:
+        with anyio.CancelScope() as scope:
+            await cancelled_when(provider.sent, scope.cancel, lambda: e.agent.run("hi"))
+    outcomes = {o.kind: (o.data.get("outcome"), o.data.get("reason")) for o in seen}
+    assert outcomes["model_call"] == ("cancelled", None)
+    assert outcomes["turn"] == (None, "interrupted")

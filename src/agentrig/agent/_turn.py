@@ -21,12 +21,14 @@ from agentrig.agent._dispatch import (
     canonical_input,
     dispatch_call,
     not_executed,
+    observe_tool_call,
     unknown_tool,
 )
 from agentrig.agent._results import (
     ContextWindowError,
     IdenticalToolInputError,
     ToolChoiceViolationError,
+    sum_usage,
 )
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, error_info
@@ -65,6 +67,7 @@ from agentrig.session import (
     ToolCallEvent,
     ToolResultEvent,
     TurnEnd,
+    TurnEndReason,
     TurnStart,
     TurnTrigger,
     UserMessageEvent,
@@ -136,6 +139,9 @@ class _Turn:
         self.identical: dict[str, int] = {}
         self.unknown_streak = 0
         self.log: Callable[[Any], Awaitable[Any]] = agent._log
+        self.trigger: TurnTrigger = "prompt"
+        self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
+        self.first_chunk = 0.0  # when the current model call's first chunk arrived
 
     # ---- log helpers ---------------------------------------------------------------------
     # ``self.log(data)`` appends one event: bound to the agent's writer in __init__ (one
@@ -244,6 +250,8 @@ class _Turn:
                 emit = self.emit
                 try:
                     async for chunk in stream:
+                        if not self.first_chunk:
+                            self.first_chunk = time.perf_counter()
                         assembler.feed(chunk)
                         if emit is not None and (waiting := emit(chunk)) is not None:
                             await waiting
@@ -289,18 +297,19 @@ class _Turn:
         attempt = 0
         cfg = await self.request_config()
         while True:
-            started = time.time()
+            started = (time.time(), time.perf_counter())
+            self.first_chunk = 0.0
             try:
                 message = await self.call_model(
                     cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
                 )
             except _Interrupted:
-                self._observe_call(cfg, started, "interrupted")
+                self._observe_call(cfg, started, attempt, "interrupted", self.outcome.final)
                 raise
             except (ContextWindowError, ExecutionControlError):
                 raise
             except Exception as exc:
-                self._observe_call(cfg, started, "failure")
+                self._observe_call(cfg, started, attempt, "failure", None, exc)
                 attempt += 1
 
                 async def terminal(_payload: RequestError) -> Retry | None:
@@ -323,33 +332,52 @@ class _Turn:
                     )
                 )
                 raise
+            except BaseException as exc:
+                if isinstance(exc, anyio.get_cancelled_exc_class()):
+                    self._observe_call(cfg, started, attempt, "cancelled", self.outcome.final)
+                raise
             self.outcome.rounds += 1
-            self._observe_call(cfg, started, "success")
+            self._observe_call(cfg, started, attempt, "success", message)
             await self.commit_assistant(message)
             return message
 
-    def _observe_call(self, cfg: RequestConfig, started: float, outcome: str) -> None:
+    def _observe_call(
+        self,
+        cfg: RequestConfig,
+        started: tuple[float, float],
+        attempt: int,
+        outcome: str,
+        message: AssistantMessage | None,
+        error: BaseException | None = None,
+    ) -> None:
         # One content-free observation per attempted provider round (forced summary too);
         # it describes the call boundary, not proof of a network request.
         hooks = self.agent.runtime.hooks
         if not hooks.has_listeners("observe"):
             return
-        hooks.notify(
-            "observe",
-            Observation(
-                kind="model_call",
-                agent_id=self.agent.id,
-                data={
-                    "turn": self.turn,
-                    "round": self.outcome.rounds + (1 if outcome != "success" else 0),
-                    "provider": cfg.provider,
-                    "model": cfg.model,
-                    "outcome": outcome,
-                    "started_at": started,
-                    "ended_at": time.time(),
-                },
-            ),
+        now = time.perf_counter()
+        started_at, start = started
+        first = self.first_chunk
+        provider = self.agent.runtime.providers.get(cfg.provider)
+        data = self._ids()
+        data.update(
+            round=self.outcome.rounds + (1 if outcome != "success" else 0),
+            attempt=attempt + 1,
+            provider=cfg.provider,
+            provider_kind=getattr(provider, "kind", None),
+            model=cfg.model,
+            response_model=message.model if message is not None else None,
+            outcome=outcome,
+            stop_reason=message.stop_reason if message is not None else None,
+            usage=message.usage if message is not None else None,
+            started_at=started_at,
+            ended_at=started_at + (now - start),
+            duration_ms=(now - start) * 1000,
+            time_to_first_chunk_ms=(first - start) * 1000 if first else None,
+            error_type=type(error).__name__ if error is not None else None,
+            error_code=error_info(error).code if error is not None else None,
         )
+        hooks.notify("observe", Observation(kind="model_call", agent_id=self.agent.id, data=data))
 
     # ---- tool calls ----------------------------------------------------------------------
     async def run_calls(self, message: AssistantMessage, tools: Sequence[Tool]) -> bool:
@@ -405,6 +433,7 @@ class _Turn:
                 )
             )
             self.open_calls.pop(index, None)
+            observe_tool_call(self.agent, call, outcome, self._ids())
             if self.emit is not None:
                 waiting = self.emit(
                     ToolResultChunk(
@@ -425,7 +454,9 @@ class _Turn:
     async def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
         agent = self.agent
         self.turn = agent._next_turn()
+        self.trigger = trigger
         await agent._ensure_system_prompt()
+        self.started = (time.time(), time.perf_counter())
         await self.log(TurnStart(turn=self.turn, trigger=trigger, run_id=self.options.run_id))
         batch = first + agent.inbox.claim(turn_boundary=False)
         try:
@@ -445,15 +476,9 @@ class _Turn:
                 await self.settle_open_calls("not executed: the turn failed")
             if self.step:
                 await self.log(StepEnd(turn=self.turn, step=self.step))
-            await self.log(
-                TurnEnd(
-                    turn=self.turn,
-                    reason="interrupted" if is_abort(exc, self.signal) else "failed",
-                    error=error_info(exc).to_dict(),
-                )
-            )
+            await self.end_turn("interrupted" if is_abort(exc, self.signal) else "failed", exc)
             raise
-        await self.log(TurnEnd(turn=self.turn, reason=reason))
+        await self.end_turn(reason)
         return self.outcome
 
     async def close_interrupted(self) -> None:
@@ -461,7 +486,42 @@ class _Turn:
         await self.settle_open_calls()
         if self._step_open():
             await self.log(StepEnd(turn=self.turn, step=self.step))
-        await self.log(TurnEnd(turn=self.turn, reason="interrupted"))
+        await self.end_turn("interrupted")
+
+    async def end_turn(self, reason: TurnEndReason, error: BaseException | None = None) -> None:
+        """Log turn/end, then observe the finished turn (``turn``)."""
+        info = error_info(error) if error is not None else None
+        await self.log(
+            TurnEnd(turn=self.turn, reason=reason, error=info.to_dict() if info else None)
+        )
+        hooks = self.agent.runtime.hooks
+        if not hooks.has_listeners("observe"):
+            return
+        outcome = self.outcome
+        started_at, started = self.started
+        data = self._ids()
+        data.update(
+            trigger=self.trigger,
+            reason=reason,
+            rounds=outcome.rounds,
+            tool_calls=outcome.tool_results,
+            model=outcome.model,
+            usage=sum_usage(outcome.usages),
+            started_at=started_at,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            error_type=type(error).__name__ if error is not None else None,
+            error_code=info.code if info else None,
+        )
+        hooks.notify("observe", Observation(kind="turn", agent_id=self.agent.id, data=data))
+
+    def _ids(self) -> dict[str, Any]:
+        # what every observation of the loop carries, so a listener can correlate them
+        return {
+            "session_id": self.agent.session_id,
+            "run_id": self.options.run_id,
+            "turn": self.turn,
+            "step": self.step,
+        }
 
     def _step_open(self) -> bool:
         # The last step marker of this turn tells (a cancellation can land between a step's
