@@ -8,7 +8,6 @@ anyio backend.
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
@@ -113,11 +112,12 @@ class RunningServer:
             self.loop = asyncio.get_running_loop()
             server = AgentServer(rt, parse_settings(self.settings), host="127.0.0.1", port=0)
             self._server = server
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-            await server.run(sock, on_started=self._ready.set)
+
+            def started() -> None:
+                self.port = int(server.url.rsplit(":", 1)[1])
+                self._ready.set()
+
+            await server.run(on_started=started)
 
     def call(self, make: Callable[[], Awaitable[_T]]) -> _T:
         """Run a coroutine on the server's loop (to look at the runtime) and return its value."""

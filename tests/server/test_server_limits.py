@@ -340,3 +340,54 @@ def test_provider_errors_are_502_without_the_upstream_message() -> None:
         client(srv).chat.completions.create(model="assistant", messages=HI)
     assert info.value.status_code == 502
     assert "sk-abc" not in str(info.value.body)
+
+
+class CheckedProvider:
+    """A scripted provider with a readiness check that fails (or hangs) on demand."""
+
+    def __init__(self, mode: str) -> None:
+        from agentrig.builtins.scripted import ScriptedProvider
+
+        self.inner = ScriptedProvider(["hi"], on_exhausted="repeat")
+        self.mode = mode
+        self.kind = "checked"
+
+    def capabilities(self, model: str) -> Any:
+        return self.inner.capabilities(model)
+
+    async def complete(self, request: Any, *, signal: Any) -> Any:
+        return await self.inner.complete(request, signal=signal)
+
+    def stream(self, request: Any, *, signal: Any) -> Any:
+        return self.inner.stream(request, signal=signal)
+
+    async def check_ready(self) -> None:
+        import anyio
+
+        if self.mode == "fail":
+            raise ConnectionError("upstream at 10.0.0.7 refused the connection")
+        if self.mode == "hang":
+            await anyio.sleep_forever()
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("mode", "status"), [("ok", 200), ("fail", 503), ("hang", 503)])
+def test_ready_runs_each_provider_check_bounded_and_health_stays_live(
+    mode: str, status: int
+) -> None:
+    auth = {"authorization": f"Bearer {KEY}"}
+    with RunningServer(
+        scripted_config(),
+        {**settings(), "ready_timeout": 0.2},
+        environ=ENV,
+        overrides=[("providers", "local", CheckedProvider(mode))],
+    ) as srv:
+        ready = httpx.get(f"{srv.base_url}/ready", headers=auth)
+        health = httpx.get(f"{srv.base_url}/health")
+    assert ready.status_code == status
+    assert health.status_code == 200
+    check = ready.json()["checks"]["provider:local"]
+    assert check["status"] == ("ok" if mode == "ok" else "failed")
+    assert "10.0.0.7" not in ready.text  # the cause is logged, not shown

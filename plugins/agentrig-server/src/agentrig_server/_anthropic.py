@@ -30,6 +30,7 @@ from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextO
 from agentrig_server._runs import HistoryMessage, Prompt
 from agentrig_server._validate import (
     PartParser,
+    Template,
     bad,
     check_keys,
     joined_text,
@@ -191,6 +192,12 @@ class MessagesStream:
     def __init__(self, model: str) -> None:
         self._model = model
         self._open = False
+        delta = {"type": "text_delta", "text": Template.hole()}
+        self._text = Template(
+            "event: content_block_delta\ndata: ",
+            {"type": "content_block_delta", "index": 0, "delta": delta},
+            "\n\n",
+        )
 
     def start(self) -> list[bytes]:
         message: dict[str, Any] = {
@@ -220,13 +227,7 @@ class MessagesStream:
                         },
                     )
                 )
-            delta = {"type": "text_delta", "text": event.text}
-            frames.append(
-                _frame(
-                    "content_block_delta",
-                    {"type": "content_block_delta", "index": 0, "delta": delta},
-                )
-            )
+            frames.append(self._text.fill(event.text))
             return frames
         if isinstance(event, ApprovalRequested):
             return [f": approval pending {event.approval_id} ({event.tool})\n\n".encode()]

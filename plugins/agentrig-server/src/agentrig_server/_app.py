@@ -182,9 +182,12 @@ async def _answer(
     stream: bool,
     renderer: Callable[[ActiveRun], R],
     body: Callable[[R, Finished], dict[str, Any]],
+    *,
+    events: bool = False,
 ) -> Response:
     """Admit and run ``prompt``: streamed through ``renderer``'s frames, or answered once with
-    ``body`` built from the same renderer after the run."""
+    ``body`` -- built from the same renderer after the run when the answer needs the run's
+    ``events`` (the Responses output items)."""
     run = await state.runs.open(prompt, caller)
     try:
         render = renderer(run)
@@ -195,9 +198,10 @@ async def _answer(
         return EventStreamResponse(run, render)
 
     async def collect(event: RunEvent) -> None:
-        render.event(event)
+        if events:
+            render.event(event)
 
-    finished = await run_to_end(run, request.receive, collect)
+    finished = await run_to_end(run, request.receive, collect, stream=False)
     if finished is None:  # the client went away; nobody reads this
         return Response(status_code=499)
     return JSONResponse(body(render, finished))
@@ -301,7 +305,9 @@ async def create_app(rt: Runtime, settings: ServerSettings) -> Starlette:
             session = run.session_id if run.served is not None else None
             return ResponseBuilder(run.response_id, prompt.model, echo, session)
 
-        return await _answer(state, request, caller, prompt, stream, builder, ResponseBuilder.final)
+        return await _answer(
+            state, request, caller, prompt, stream, builder, ResponseBuilder.final, events=True
+        )
 
     async def models(request: Request, caller: Caller) -> Response:
         data = [

@@ -64,7 +64,8 @@ class ServerHooks:
             await run.emit(
                 ApprovalRequested(pending.id, pending.tool, pending.arguments, pending.reason)
             )
-            with anyio.move_on_after(exposed.approval_timeout):
+            # no answer in time -- or the run stopped (a disconnect, a budget) -- denies
+            with anyio.move_on_after(exposed.approval_timeout), run.signal.scope():
                 await pending.answered.wait()
         finally:
             self.approvals.close(pending.id)

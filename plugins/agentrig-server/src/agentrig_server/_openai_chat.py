@@ -27,6 +27,7 @@ from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextO
 from agentrig_server._runs import HistoryMessage, Prompt
 from agentrig_server._validate import (
     PartParser,
+    Template,
     bad,
     check_keys,
     data_url_block,
@@ -196,8 +197,9 @@ class ChatStream:
         self._created = int(time.time())
         self._model = model
         self._include_usage = include_usage
+        self._text = Template("data: ", self._body({"content": Template.hole()}, None), "\n\n")
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None) -> bytes:
+    def _body(self, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {
             "id": self._id,
             "object": "chat.completion.chunk",
@@ -207,14 +209,18 @@ class ChatStream:
         }
         if self._include_usage:
             body["usage"] = None
-        return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+        return body
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None) -> bytes:
+        body = json.dumps(self._body(delta, finish), separators=(",", ":"))
+        return b"data: " + body.encode() + b"\n\n"
 
     def start(self) -> list[bytes]:
         return [self._chunk({"role": "assistant", "content": ""}, None)]
 
     def event(self, event: RunEvent) -> list[bytes]:
         if isinstance(event, TextOut):
-            return [self._chunk({"content": event.text}, None)]
+            return [self._text.fill(event.text)]
         if isinstance(event, ApprovalRequested):
             # an SSE comment: clients skip it; a person answers at /v1/approvals/{id}
             return [f": approval pending {event.approval_id} ({event.tool})\n\n".encode()]

@@ -38,6 +38,7 @@ from agentrig_server._events import (
 from agentrig_server._runs import STEP_SEPARATOR, HistoryMessage, Prompt
 from agentrig_server._validate import (
     PartParser,
+    Template,
     bad,
     check_keys,
     data_url_block,
@@ -217,6 +218,8 @@ class ResponseBuilder:
         self.output: list[dict[str, Any]] = []
         self._seq = 0
         self._message: dict[str, Any] | None = None
+        self._pieces: list[str] = []  # the open message's text so far
+        self._delta: Template | None = None
         self._calls: dict[str, dict[str, Any]] = {}
 
     # ---- the response object ---------------------------------------------------------------
@@ -267,6 +270,7 @@ class ResponseBuilder:
         self._message = None
         index = self.output.index(message)
         part = message["content"][0]
+        part["text"] = "".join(self._pieces)
         message["status"] = "completed"
         return [
             self._event(
@@ -359,8 +363,22 @@ class ResponseBuilder:
                 "content": [{"type": "output_text", "text": "", "annotations": [], "logprobs": []}],
             }
             self._message = message
+            self._pieces = []
             self.output.append(message)
             index = len(self.output) - 1
+            self._delta = Template(
+                "event: response.output_text.delta\ndata: ",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": message["id"],
+                    "output_index": index,
+                    "content_index": 0,
+                    "delta": Template.hole(),
+                    "logprobs": [],
+                    "sequence_number": Template.hole(),
+                },
+                "\n\n",
+            )
             frames.append(
                 self._event(
                     "response.output_item.added",
@@ -377,17 +395,12 @@ class ResponseBuilder:
                     part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
                 )
             )
-        message["content"][0]["text"] += text
-        frames.append(
-            self._event(
-                "response.output_text.delta",
-                item_id=message["id"],
-                output_index=self.output.index(message),
-                content_index=0,
-                delta=text,
-                logprobs=[],
-            )
-        )
+        self._pieces.append(text)
+        delta = self._delta
+        if delta is None:  # made with the message, so never: a programming error
+            raise RuntimeError("no open message to add text to")
+        frames.append(delta.fill(text, self._seq))
+        self._seq += 1
         return frames
 
     def error(self, error: ApiError) -> list[bytes]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -35,7 +35,12 @@ from agentrig.llm import (
     UserMessage,
     parse_tool_arguments,
 )
-from agentrig.session import AssistantMessageEvent, ToolResultEvent, UserMessageEvent
+from agentrig.session import (
+    AssistantMessageEvent,
+    SessionEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
 from agentrig_server._admission import Caller, Slots
 from agentrig_server._errors import ApiError, internal_error
 from agentrig_server._events import (
@@ -49,7 +54,7 @@ from agentrig_server._sessions import ServedSession, Sessions
 from agentrig_server._settings import ExposedAgent, ServerSettings
 
 if TYPE_CHECKING:
-    from agentrig.agent import Agent
+    from agentrig.agent import Agent, RunResult
     from agentrig.kernel import Runtime
 
 __all__ = ["STEP_SEPARATOR", "ActiveRun", "HistoryMessage", "Prompt", "RunService"]
@@ -210,6 +215,7 @@ class ActiveRun:
         self.refusal: ApiError | None = None
         self.response_id = f"resp_{secrets.token_hex(12)}"
         self.over_budget = False
+        self.timed_out = False
         self._start = 0
         self._emit: Emit | None = None
         self._closed = False
@@ -239,61 +245,74 @@ class ActiveRun:
         self.refusal = error
         self.signal.cancel(error)
 
-    async def drive(self, emit: Emit) -> Finished:
-        """Run the agent, handing each event to ``emit``; returns (and emits) the finish."""
+    def time_out(self) -> None:
+        """The wall-clock budget is spent: stop the run (its answer becomes a truncation)."""
+        if not self.signal.cancelled:
+            self.timed_out = True
+            self.signal.cancel(f"the run used its time budget ({self.exposed.max_run_seconds:g}s)")
+
+    async def drive(self, emit: Emit, *, stream: bool) -> Finished:
+        """Run the agent, handing each event to ``emit``; returns (and emits) the finish.
+
+        Streamed, the events come from the agent's stream as they happen; otherwise the run
+        goes straight through ``agent.run`` and the same events are read from its session
+        afterwards (the cheaper path: no stream pipe, no extra task).
+        """
         self._emit = emit
         self.service._active[self.agent.id] = self
         self._start = len(self.agent.session)
-        texts: list[str] = []
         state = _StepState()
-        stream = self.agent.stream(self.prompt.message, signal=self.signal)
-        chunks = stream.__aiter__()
-        events = _translate(chunks, state)
+        result: RunResult[Any] | None = None
         try:
-            with anyio.move_on_after(self.exposed.max_run_seconds) as budget:
-                try:
-                    async for event in events:
-                        if isinstance(event, TextOut):
-                            texts.append(event.text)
-                        await emit(event)
-                except Exception as exc:
-                    if self.refusal is not None:
-                        raise self.refusal from None
-                    if is_abort(exc, self.signal):
-                        state.truncated = True
-                    else:
-                        raise _client_error(exc) from None
-            if budget.cancelled_caught:
-                state.truncated = True
+            if stream:
+                result = await self._streamed(emit, state)
+            else:
+                result = await self.agent.run(self.prompt.message, signal=self.signal)
+                for event in _session_events(self.agent.session.events[self._start :], state):
+                    await emit(event)
+        except Exception as exc:
+            if self.refusal is not None:
+                raise self.refusal from None
+            if not is_abort(exc, self.signal):
+                raise _client_error(exc) from None
         finally:
-            with anyio.CancelScope(shield=True):
-                await events.aclose()
-                await _aclose(chunks)
             self._emit = None
             self.service._active.pop(self.agent.id, None)
         if self.refusal is not None:
             raise self.refusal
-        if self.over_budget:
-            state.truncated = True
-        usage = None
-        try:
-            result = stream.result
-        except RuntimeError:
-            state.truncated = True
-        else:
-            usage = result.invocation.usage
-            if result.interrupted:
-                state.truncated = True
+        truncated = (
+            result is None
+            or result.interrupted
+            or self.over_budget
+            or self.timed_out
+            or state.last_stop == "length"
+        )
         finished = Finished(
-            text="".join(texts),
-            finish="length" if state.truncated or state.last_stop == "length" else "stop",
-            usage=usage,
+            text="".join(state.texts),
+            finish="length" if truncated else "stop",
+            usage=result.invocation.usage if result is not None else None,
             model=self.prompt.model,
         )
         if self.served is not None:
             self.service.sessions.answered(self.served, self.response_id, self.prompt, finished)
         await emit(finished)
         return finished
+
+    async def _streamed(self, emit: Emit, state: _StepState) -> RunResult[Any] | None:
+        stream = self.agent.stream(self.prompt.message, signal=self.signal)
+        chunks = stream.__aiter__()
+        events = _translate(chunks, state)
+        try:
+            async for event in events:
+                await emit(event)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await events.aclose()
+                await _aclose(chunks)
+        try:
+            return stream.result
+        except RuntimeError:  # the run never produced a result (cancelled before it began)
+            return None
 
     async def close(self) -> None:
         """Release the model slot and dispose a per-request agent. Idempotent."""
@@ -308,11 +327,44 @@ class ActiveRun:
 
 @attrs.define(slots=True)
 class _StepState:
-    truncated: bool = False
+    """What translating a run into events keeps between steps."""
+
+    texts: list[str] = attrs.Factory(list)
     last_stop: str | None = None
     text_in_step: bool = False
     text_before: bool = False
     calls: dict[int, list[str]] = attrs.Factory(dict)
+
+    def text(self, text: str) -> list[TextOut]:
+        """The events for more text of the current step (a separator before a new step's)."""
+        out = []
+        if not self.text_in_step and self.text_before:
+            out.append(TextOut(STEP_SEPARATOR))
+        self.text_in_step = True
+        out.append(TextOut(text))
+        self.texts.extend(e.text for e in out)
+        return out
+
+    def end_step(self, stop: str | None) -> None:
+        self.last_stop = stop
+        self.text_before = self.text_before or self.text_in_step
+        self.text_in_step = False
+
+
+def _session_events(events: Sequence[SessionEvent], state: _StepState) -> Iterator[RunEvent]:
+    """A finished run's events, read from its session (the same ones its stream gives)."""
+    for event in events:
+        data = event.data
+        if isinstance(data, AssistantMessageEvent):
+            message = data.message
+            if message.text:
+                yield from state.text(message.text)
+            for call in message.tool_calls:
+                yield ToolCallOut(call.id, call.name, dict(call.arguments))
+            state.end_step(message.stop_reason)
+        elif isinstance(data, ToolResultEvent):
+            result = data.message
+            yield ToolResultOut(result.call_id, result.name, result.status, result.text)
 
 
 async def _translate(
@@ -322,22 +374,18 @@ async def _translate(
     event each when their step finished."""
     async for chunk in chunks:
         if isinstance(chunk, TextDelta):
-            if not state.text_in_step and state.text_before:
-                yield TextOut(STEP_SEPARATOR)
-            state.text_in_step = True
-            yield TextOut(chunk.text)
+            for event in state.text(chunk.text):
+                yield event
         elif isinstance(chunk, ToolCallStart):
             state.calls[chunk.index] = [chunk.id, chunk.name]
         elif isinstance(chunk, ToolCallDelta):
             state.calls.setdefault(chunk.index, ["", ""]).append(chunk.arguments)
         elif isinstance(chunk, FinishChunk):
-            state.last_stop = chunk.stop_reason
             for call_id, name, *parts in state.calls.values():
                 arguments, _raw = parse_tool_arguments("".join(parts))
                 yield ToolCallOut(call_id, name, arguments)
             state.calls = {}
-            state.text_before = state.text_before or state.text_in_step
-            state.text_in_step = False
+            state.end_step(chunk.stop_reason)
         elif isinstance(chunk, ToolResultChunk):
             yield ToolResultOut(chunk.call_id, chunk.name, chunk.status, chunk.text)
 

@@ -39,10 +39,17 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None) -> None:
         super().__init__(config)
         self._on_started = on_started
+        self.bound: tuple[str, int] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
-        if self.started and self._on_started is not None:
+        if not self.started:
+            return
+        for server in self.servers:
+            for sock in server.sockets:
+                self.bound = sock.getsockname()[:2]
+                break
+        if self._on_started is not None:
             self._on_started()
 
 
@@ -62,14 +69,15 @@ class AgentServer:
         self.host = host if host is not None else settings.host
         self.port = port if port is not None else settings.port
         check_bind(settings, self.host)
-        self._server: uvicorn.Server | None = None
-        self.bound: tuple[str, int] | None = None
+        self._server: _Server | None = None
 
     async def run(
         self, sock: socket.socket | None = None, *, on_started: Callable[[], None] | None = None
     ) -> None:
-        """Serve until stopped; ``sock`` is an already bound socket to use instead;
-        ``on_started`` is called once the server listens."""
+        """Serve until stopped; ``on_started`` is called once the server listens (port 0 picks
+        a free port: see :attr:`url`).  ``sock`` is an already bound socket to use instead;
+        create it with ``proto=socket.IPPROTO_TCP``, or asyncio leaves Nagle's algorithm on
+        for its connections (a 40 ms stall per response)."""
         app = await create_app(self.rt, self.settings)
         config = uvicorn.Config(
             app,
@@ -83,10 +91,15 @@ class AgentServer:
             timeout_graceful_shutdown=5,
         )
         self._server = _Server(config, on_started)
-        sockets = [sock] if sock is not None else None
-        if sock is not None:
-            self.bound = sock.getsockname()[:2]
-        await self._server.serve(sockets=sockets)
+        await self._server.serve(sockets=[sock] if sock is not None else None)
+
+    @property
+    def url(self) -> str:
+        """Where the server listens (the real port once started, also for port 0)."""
+        host, port = self.host, self.port
+        if self._server is not None and self._server.bound is not None:
+            host, port = self._server.bound
+        return f"http://{host}:{port}"
 
     @property
     def started(self) -> bool:

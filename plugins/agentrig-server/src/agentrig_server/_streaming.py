@@ -15,6 +15,7 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from agentrig.errors import AbortError
 from agentrig_server._errors import ApiError, internal_error
 from agentrig_server._events import Finished, RunEvent
 from agentrig_server._runs import ActiveRun
@@ -32,27 +33,36 @@ class Renderer(Protocol):
     def error(self, error: ApiError) -> list[bytes]: ...
 
 
-async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
+async def _watch(receive: Receive, run: ActiveRun, gone: list[bool]) -> None:
+    """Stop the run (through its signal) when the client disconnects or its time is up."""
+    with anyio.move_on_after(run.exposed.max_run_seconds):
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone.append(True)
+                run.signal.cancel(AbortError("the client disconnected"))
+                return
+    run.time_out()
 
 
 async def run_to_end(
-    run: ActiveRun, receive: Receive, emit: Callable[[RunEvent], Awaitable[None]]
+    run: ActiveRun,
+    receive: Receive,
+    emit: Callable[[RunEvent], Awaitable[None]],
+    *,
+    stream: bool,
 ) -> Finished | None:
-    """Drive ``run`` while watching for a disconnect; None when the client went away."""
+    """Drive ``run`` while watching the connection; None when the client went away."""
     finished: Finished | None = None
     error: Exception | None = None
+    gone: list[bool] = []
     try:
         # the run's own failure is carried out of the task group, so it is not wrapped in
-        # an exception group; the watcher only ever cancels
+        # an exception group; the watcher only ever cancels the run's signal
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_watch_disconnect, receive, tg.cancel_scope)
+            tg.start_soon(_watch, receive, run, gone)
             try:
-                finished = await run.drive(emit)
+                finished = await run.drive(emit, stream=stream)
             except Exception as exc:
                 error = exc
             tg.cancel_scope.cancel()
@@ -60,7 +70,7 @@ async def run_to_end(
         await run.close()
     if error is not None:
         raise error
-    return finished
+    return None if gone else finished
 
 
 class EventStreamResponse(Response):
@@ -93,7 +103,7 @@ class EventStreamResponse(Response):
             )
             await write(self.renderer.start())
             try:
-                await run_to_end(self.run, receive, emit)
+                await run_to_end(self.run, receive, emit, stream=True)
             except ApiError as exc:
                 await write(self.renderer.error(exc))
             except Exception as exc:

@@ -6,6 +6,7 @@ stream starts.  Parameters a server cannot honour are refused by name, never dro
 
 from __future__ import annotations
 
+import json
 import mimetypes
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
@@ -23,6 +24,7 @@ __all__ = [
     "text_part",
     "inline_file",
     "user_content",
+    "Template",
     "opt_bool",
     "opt_int",
     "opt_temperature",
@@ -180,3 +182,32 @@ def inline_file(data: object, filename: object, where: str) -> ContentBlock:
     """A file sent inline as a data URL, keeping its name when one was given."""
     block = data_url_block(require_str(data, where), where, kind="file")
     return block.model_copy(update={"name": filename}) if isinstance(filename, str) else block
+
+
+class Template:
+    """A JSON object with holes, encoded once: the per-token frames of a stream fill only the
+    holes (each value JSON-encoded), byte-for-byte what encoding the whole object gives."""
+
+    __slots__ = ("_parts",)
+
+    _HOLE = "\x00hole\x00"
+
+    def __init__(self, head: str, data: Mapping[str, Any], tail: str) -> None:
+        encoded = json.dumps(data, separators=(",", ":"))
+        pieces = encoded.split(json.dumps(self._HOLE))
+        pieces[0] = head + pieces[0]
+        pieces[-1] = pieces[-1] + tail
+        self._parts = tuple(piece.encode() for piece in pieces)
+
+    @classmethod
+    def hole(cls) -> str:
+        """The placeholder to put where a value will go."""
+        return cls._HOLE
+
+    def fill(self, *values: object) -> bytes:
+        parts = self._parts
+        out = [parts[0]]
+        for value, part in zip(values, parts[1:], strict=True):
+            out.append(json.dumps(value).encode())
+            out.append(part)
+        return b"".join(out)
