@@ -58,8 +58,8 @@ from agentrig.llm import (
     ToolResultChunk,
     Usage,
     UserMessage,
-    check_request,
     message_chunks,
+    require_capabilities,
 )
 from agentrig.session import (
     AssistantMessageEvent,
@@ -239,7 +239,9 @@ class _Turn:
                 "options": dict(cfg.options),
             },
         )
-        check_request(provider, request, declared)  # refused here: the provider is never called
+        require_capabilities(
+            provider, request, declared
+        )  # refused here: the provider is never called
         await self.log(
             RequestHeader(
                 provider=cfg.provider,

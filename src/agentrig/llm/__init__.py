@@ -76,7 +76,7 @@ from agentrig.llm._models import (
 )
 from agentrig.llm._provider import HttpClientFactory, Provider, ProviderConfig, ProviderFactory
 from agentrig.llm._request import ModelRequest, ModelResponse, ResponseFormat, ToolSpec
-from agentrig.llm._request_check import check_request
+from agentrig.llm._request_capabilities import require_capabilities
 from agentrig.llm._usage import Usage
 
 __all__ = [
@@ -152,6 +152,6 @@ __all__ = [
     "ServerError",
     "error_from_status",
     "parse_retry_after",
-    "check_request",
+    "require_capabilities",
     "message_chunks",
 ]

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from agentrig.llm._provider import Provider
     from agentrig.llm._request import ModelRequest
 
-__all__ = ["check_request"]
+__all__ = ["require_capabilities"]
 
 
-def check_request(provider: Provider, request: ModelRequest, declared: Capabilities) -> None:
+def require_capabilities(provider: Provider, request: ModelRequest, declared: Capabilities) -> None:
     """Raise :class:`CapabilityError` naming the capability ``request`` needs but ``declared``
     (what ``provider`` says about ``request.model``) rules out; return quietly otherwise."""
     absent = _absent(request, declared)
