@@ -1,5 +1,6 @@
 """The kernel: hookspecs and dispatch, plugin discovery, config composition and the Runtime."""
 
+from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
 from agentrig.kernel.commands import CommandHandler, Commands
 from agentrig.kernel.composition import PHASES, Composition, Phase, compose_step
 from agentrig.kernel.config import (
@@ -123,6 +124,7 @@ __all__ = [
     "SecretResolver",
     "SessionStart",
     "StoreConfig",
+    "StrayEntryPoint",
     "ToolConfig",
     "ToolExecution",
     "TurnStopping",
@@ -133,5 +135,6 @@ __all__ = [
     "new_plugin_manager",
     "open_runtime",
     "register_variants",
+    "stray_entry_points",
     "with_options",
 ]
