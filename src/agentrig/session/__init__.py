@@ -22,13 +22,16 @@ from agentrig.session._events import (
 )
 from agentrig.session._log import INTERRUPTED_NOTE, MessagesView, Session, SessionLogError
 from agentrig.session._store import (
+    BrokenWriterError,
     LoadReport,
+    NotASessionLogError,
     SessionStore,
     SessionStoreError,
     SessionWriter,
     WriterConflictError,
     dump_event,
     parse_event,
+    sequence_problems,
 )
 
 __all__ = [
@@ -36,9 +39,11 @@ __all__ = [
     "SESSION_EVENTS",
     "AssistantChunk",
     "AssistantMessageEvent",
+    "BrokenWriterError",
     "InboxSpliced",
     "LoadReport",
     "MessagesView",
+    "NotASessionLogError",
     "RequestHeader",
     "Session",
     "SessionEvent",
@@ -61,4 +66,5 @@ __all__ = [
     "WriterConflictError",
     "dump_event",
     "parse_event",
+    "sequence_problems",
 ]
