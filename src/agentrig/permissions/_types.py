@@ -55,6 +55,7 @@ ReasonCode = Literal[
     "ask-rule",
     "catastrophic-removal",
     "trust-widening-write",
+    "hook-ask",
     # asks left by the mode
     "mode-requires-approval",
     "undeclared-risk",
