@@ -44,7 +44,15 @@ from agentrig.llm import (
     UserMessage,
     capability,
 )
-from agentrig.session import Session, SessionEvent, SessionWriter, SystemPrompt, TurnTrigger
+from agentrig.session import (
+    CutOffTurn,
+    LoadReport,
+    Session,
+    SessionEvent,
+    SessionWriter,
+    SystemPrompt,
+    TurnTrigger,
+)
 from agentrig.tools import Tool
 from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
 
@@ -108,6 +116,10 @@ class Agent:
         self._drain_scheduled = False
         self._idle: anyio.Event | None = None
         self._disposed = False
+        #: what ``resume`` loaded from the store (None for a fresh session)
+        self.load_report: LoadReport | None = None
+        #: the turn a stopped process left open, closed by ``resume`` before anything was sent
+        self.cut_off: CutOffTurn | None = None
         self._wakers: set[str] = set()  # pending next-step ids that asked for a turn (steer)
         self.inbox = Inbox(self._record_inbox)
 

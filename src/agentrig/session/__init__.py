@@ -1,5 +1,6 @@
 """Sessions: the append-only event log, its projection to messages, and the store port."""
 
+from agentrig.session._cutoff import CUT_OFF_CODE, CUT_OFF_TEXT, CutOffTurn, find_cut_off_turn
 from agentrig.session._events import (
     SESSION_EVENTS,
     AssistantChunk,
@@ -35,11 +36,14 @@ from agentrig.session._store import (
 )
 
 __all__ = [
+    "CUT_OFF_CODE",
+    "CUT_OFF_TEXT",
     "INTERRUPTED_NOTE",
     "SESSION_EVENTS",
     "AssistantChunk",
     "AssistantMessageEvent",
     "BrokenWriterError",
+    "CutOffTurn",
     "InboxSpliced",
     "LoadReport",
     "MessagesView",
@@ -65,6 +69,7 @@ __all__ = [
     "UserMessageEvent",
     "WriterConflictError",
     "dump_event",
+    "find_cut_off_turn",
     "parse_event",
     "sequence_problems",
 ]
