@@ -50,13 +50,12 @@ class CutOffTurn:
             )
             for call in self.unanswered
         )
+        why = "the process stopped before the turn finished"
         end = TurnEnd(
             turn=self.turn,
             reason="interrupted",
-            error={
-                "code": CUT_OFF_CODE,
-                "message": "the process stopped before the turn finished",
-            },
+            error={"code": CUT_OFF_CODE, "message": why},
+            detail=why,
         )
         return (*results, end)
 
