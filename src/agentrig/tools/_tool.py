@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, CheckResult, Issue
 from agentrig.ids import tool_id as _validate_tool_id
+from agentrig.kernel.services import Services
 from agentrig.tools._jsonschema import SchemaContractError, parse_with
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ class ToolContext:
     call_id: str
     invocation_id: str
     agent: Any = None
-    services: Mapping[str, Any] = attrs.field(factory=dict)
+    services: Services = attrs.field(factory=Services)
 
 
 @attrs.frozen(slots=True)
