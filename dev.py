@@ -54,30 +54,40 @@ def _run(*cmd: str | Path) -> None:
         raise SystemExit(code)
 
 
-#: System packages the test suite drives: Debian's chromium for the chat page's browser tests
-#: (plugins/agentrig-server), driven by Playwright with the system executable -- never a
-#: browser download of Playwright's own.
-SYSTEM_PACKAGES = {"/usr/bin/chromium": "chromium"}
+def _missing_system_packages() -> list[str]:
+    """The Debian packages the tests need that are not installed:
+
+    * a C compiler for the session stores' fault-injection shim (tests/session/faultinject.c,
+      preloaded into child processes);
+    * Debian's chromium for the chat page's browser tests (plugins/agentrig-server), driven by
+      Playwright with the system executable -- never a browser download of Playwright's own.
+    """
+    missing: list[str] = []
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        missing += ["gcc", "libc6-dev"]
+    if not Path("/usr/bin/chromium").exists():
+        missing.append("chromium")
+    return missing
 
 
 def _system_packages() -> None:
-    """Install the missing system packages with apt-get (``apt-get update`` once first)."""
-    missing = [pkg for path, pkg in SYSTEM_PACKAGES.items() if not Path(path).exists()]
+    """Install the missing system packages on Linux with apt-get (``apt-get update`` once)."""
+    if not sys.platform.startswith("linux"):
+        return
+    missing = _missing_system_packages()
     if not missing:
         return
     apt = shutil.which("apt-get")
     if apt is None or os.geteuid() != 0:
         print(
-            f"dev.py: please install {' '.join(missing)} (the chat page's browser tests need "
-            "it); apt-get as root does it on Debian",
+            f"dev.py: please install {' '.join(missing)} (the fault-injection and chat-page "
+            "tests need them); apt-get as root does it on Debian",
             flush=True,
         )
         return
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in ([apt, "update"], [apt, "install", "-y", *missing]):
-        print("+", " ".join(cmd), flush=True)
-        if subprocess.call(cmd, cwd=ROOT, env=env) != 0:
-            raise SystemExit(f"dev.py: {' '.join(cmd)} failed")
+    os.environ.setdefault("DEBIAN_FRONTEND", "noninteractive")
+    _run(apt, "update")
+    _run(apt, "install", "-y", *missing)
 
 
 def setup() -> Path:
