@@ -7,6 +7,7 @@ are off.  The model is strict: an unknown key is an error naming ``server.<key>`
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -80,6 +81,12 @@ class ServerSettings(_Strict):
         return keys
 
 
+def _did_you_mean(loc: tuple[str | int, ...]) -> str:
+    model: type[BaseModel] = ExposedAgent if len(loc) == 4 else ServerSettings
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def parse_settings(data: Mapping[str, Any] | None, *, source: str | None = None) -> ServerSettings:
     """Validate a ``[server]`` table; errors name ``server.<key>`` and the file."""
     try:
@@ -89,7 +96,7 @@ def parse_settings(data: Mapping[str, Any] | None, *, source: str | None = None)
         for item in exc.errors(include_url=False):
             loc = ("server", *(p for p in item["loc"] if isinstance(p, str | int)))
             if item["type"] == "extra_forbidden":
-                message = f"unknown key {loc[-1]!r}"
+                message = f"unknown key {loc[-1]!r}{_did_you_mean(loc)}"
             else:
                 message = str(item["msg"]).removeprefix("Value error, ")
             issues.append(Issue(f"server.{item['type']}", message, loc))

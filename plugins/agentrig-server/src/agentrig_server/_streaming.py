@@ -8,6 +8,7 @@ reaches the client.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -33,16 +34,33 @@ class Renderer(Protocol):
     def error(self, error: ApiError) -> list[bytes]: ...
 
 
-async def _watch(receive: Receive, run: ActiveRun, gone: list[bool]) -> None:
-    """Stop the run (through its signal) when the client disconnects or its time is up."""
+class _Watch:
+    """Whether the run finished (the watcher then does nothing) or the client went away."""
+
+    __slots__ = ("done", "gone")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.gone = False
+
+
+async def _watch(receive: Receive, run: ActiveRun, watch: _Watch) -> None:
+    """Stop the run (through its signal) when the client disconnects or its time is up.
+
+    It runs on the runtime's task group and ends by itself: the ASGI server answers
+    ``receive()`` with ``http.disconnect`` once the response is complete, so no request pays
+    for cancelling it.
+    """
     with anyio.move_on_after(run.exposed.max_run_seconds):
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                gone.append(True)
-                run.signal.cancel(AbortError("the client disconnected"))
+                if not watch.done:
+                    watch.gone = True
+                    run.signal.cancel(AbortError("the client disconnected"))
                 return
-    run.time_out()
+    if not watch.done:
+        run.time_out()
 
 
 async def run_to_end(
@@ -53,24 +71,14 @@ async def run_to_end(
     stream: bool,
 ) -> Finished | None:
     """Drive ``run`` while watching the connection; None when the client went away."""
-    finished: Finished | None = None
-    error: Exception | None = None
-    gone: list[bool] = []
+    watch = _Watch()
+    run.service.rt.spawn(functools.partial(_watch, receive, run, watch))
     try:
-        # the run's own failure is carried out of the task group, so it is not wrapped in
-        # an exception group; the watcher only ever cancels the run's signal
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_watch, receive, run, gone)
-            try:
-                finished = await run.drive(emit, stream=stream)
-            except Exception as exc:
-                error = exc
-            tg.cancel_scope.cancel()
+        finished = await run.drive(emit, stream=stream)
     finally:
+        watch.done = True
         await run.close()
-    if error is not None:
-        raise error
-    return None if gone else finished
+    return None if watch.gone else finished
 
 
 class EventStreamResponse(Response):
