@@ -1,4 +1,4 @@
-"""The plugin guide's §8 samples run as written: a composition step, a service, a command."""
+"""The plugin guide's §9 samples run as written: a composition step, a service, a command."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 GUIDE = Path(__file__).parents[2] / "docs" / "plugin-guide.md"
-SECTION = "## 8. Adding to the runtime"
+SECTION = "## 9. Adding to the runtime"
 
 
 def _samples() -> list[str]:
