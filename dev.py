@@ -11,12 +11,14 @@ installed into it (editable), and re-installed only when a ``pyproject.toml`` ch
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -54,40 +56,41 @@ def _run(*cmd: str | Path) -> None:
         raise SystemExit(code)
 
 
-def _missing_system_packages() -> list[str]:
-    """The Debian packages the tests need that are not installed:
-
-    * a C compiler for the session stores' fault-injection shim (tests/session/faultinject.c,
-      preloaded into child processes);
-    * Debian's chromium for the chat page's browser tests (plugins/agentrig-server), driven by
-      Playwright with the system executable -- never a browser download of Playwright's own.
-    """
-    missing: list[str] = []
-    if not (shutil.which("cc") or shutil.which("gcc")):
-        missing += ["gcc", "libc6-dev"]
-    if not Path("/usr/bin/chromium").exists():
-        missing.append("chromium")
-    return missing
+#: What the tests need from the system, as (why, is it there?, Debian packages to install).
+#: Each is installed only when missing, on Linux with apt-get (CI runs as root).
+SYSTEM_NEEDS: tuple[tuple[str, Callable[[], bool], tuple[str, ...]], ...] = (
+    (
+        "a C compiler for the session stores' fault-injection shim (tests/session/faultinject.c)",
+        lambda: bool(shutil.which("cc") or shutil.which("gcc")),
+        ("gcc", "libc6-dev"),
+    ),
+    (
+        "a PostgreSQL server the agentrig-postgres tests start in a temporary directory",
+        lambda: bool(glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb")),
+        ("postgresql",),
+    ),
+    (
+        "Debian's chromium for the chat page's browser tests (plugins/agentrig-server), driven "
+        "by Playwright with the system executable -- never a browser download of its own",
+        lambda: Path("/usr/bin/chromium").exists(),
+        ("chromium",),
+    ),
+)
 
 
 def _system_packages() -> None:
-    """Install the missing system packages on Linux with apt-get (``apt-get update`` once)."""
+    """Install the system packages of :data:`SYSTEM_NEEDS` that are missing."""
     if not sys.platform.startswith("linux"):
         return
-    missing = _missing_system_packages()
+    missing = [(why, packages) for why, present, packages in SYSTEM_NEEDS if not present()]
     if not missing:
         return
-    apt = shutil.which("apt-get")
-    if apt is None or os.geteuid() != 0:
-        print(
-            f"dev.py: please install {' '.join(missing)} (the fault-injection and chat-page "
-            "tests need them); apt-get as root does it on Debian",
-            flush=True,
-        )
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        for why, packages in missing:
+            print(f"dev.py: missing {why}; install {' '.join(packages)}", flush=True)
         return
-    os.environ.setdefault("DEBIAN_FRONTEND", "noninteractive")
-    _run(apt, "update")
-    _run(apt, "install", "-y", *missing)
+    _run("apt-get", "update")
+    _run("apt-get", "install", "-y", *(p for _, packages in missing for p in packages))
 
 
 def setup() -> Path:
