@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 import httpx
-from agentrig_server import AgentServer, load_server_config
+from agentrig_server import AgentServer
 
 import agentrig
 
@@ -68,9 +68,10 @@ async def calls(http: httpx.AsyncClient) -> None:
 
 
 async def main() -> None:
-    loaded, settings = load_server_config(HERE / "agentrig.toml")
-    async with agentrig.open_runtime(loaded, resolver=agentrig.env_resolver()) as rt:
-        server = AgentServer(rt, settings, port=0)
+    async with agentrig.open_runtime(
+        HERE / "agentrig.toml", resolver=agentrig.env_resolver()
+    ) as rt:
+        server = AgentServer(rt, port=0)  # the settings: the file's [server] table
         started = anyio.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(partial(server.run, on_started=started.set))

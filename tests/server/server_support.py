@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -59,8 +60,8 @@ class RunningServer:
 
     def __init__(
         self,
-        config: Mapping[str, Any],
-        settings: Mapping[str, Any],
+        config: Mapping[str, Any] | Path,
+        settings: Mapping[str, Any] | None = None,
         *,
         environ: Mapping[str, str] | None = None,
         plugins: Iterable[tuple[str, object]] = (),
@@ -94,14 +95,17 @@ class RunningServer:
             self._ready.set()
 
     async def _serve(self) -> None:
-        from agentrig_server import parse_settings
-        from agentrig_server._serve import AgentServer
+        from agentrig_server import AgentServer
 
         import agentrig
 
         resolver = agentrig.env_resolver(self.environ)
+        config: Mapping[str, Any] | Path = self.config
+        if self.settings is not None:  # the [server] table of a composition given as a mapping
+            assert isinstance(self.config, Mapping)
+            config = {**self.config, "server": dict(self.settings)}
         async with agentrig.open_runtime(
-            self.config,
+            config,
             resolver=resolver,
             plugins=self.plugins,
             overrides=self.overrides,
@@ -110,7 +114,7 @@ class RunningServer:
         ) as rt:
             self.rt = rt
             self.loop = asyncio.get_running_loop()
-            server = AgentServer(rt, parse_settings(self.settings), host="127.0.0.1", port=0)
+            server = AgentServer(rt, host="127.0.0.1", port=0)
             self._server = server
 
             def started() -> None:

@@ -17,10 +17,7 @@ SAMPLES = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re
 
 @pytest.fixture(scope="module")
 def example_server() -> RunningServer:
-    from agentrig_server import load_server_config
-
-    loaded, settings = load_server_config(ROOT / "examples" / "serve" / "agentrig.toml")
-    with RunningServer(loaded.config.model_dump(), settings.model_dump()) as srv:
+    with RunningServer(ROOT / "examples" / "serve" / "agentrig.toml") as srv:
         yield srv
 
 

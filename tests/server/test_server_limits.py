@@ -70,8 +70,9 @@ def test_api_keys_must_be_secret_references_and_agents_must_exist() -> None:
     from agentrig_server import parse_settings
 
     with pytest.raises(agentrig.ConfigError) as info:
-        parse_settings({"api_keys": ["sk-literal"]})
-    assert "server.api_keys" in str(info.value)
+        parse_settings({"api_keys": ["$ENV:K", "sk-literal"]})
+    assert "api_keys[1] must be a secret reference" in str(info.value)
+    assert "sk-literal" not in str(info.value)  # a key typed in by mistake is never echoed
     with pytest.raises(agentrig.ConfigError) as unknown:
         parse_settings({"agnets": {}})
     assert "server.agnets" in str(unknown.value)

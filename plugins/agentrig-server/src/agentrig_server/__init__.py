@@ -7,15 +7,19 @@
 from __future__ import annotations
 
 from agentrig_server._app import create_app, resolve_keys
-from agentrig_server._config import load_server_config
 from agentrig_server._errors import ApiError
 from agentrig_server._serve import AgentServer, check_bind
-from agentrig_server._settings import ExposedAgent, ServerSettings, parse_settings
+from agentrig_server._settings import (
+    ExposedAgent,
+    ServerSettings,
+    parse_settings,
+    server_settings,
+)
 
 __all__ = [
     "AgentServer",
     "check_bind",
-    "load_server_config",
+    "server_settings",
     "ApiError",
     "ExposedAgent",
     "ServerSettings",

@@ -31,7 +31,7 @@ from agentrig_server._hooks import ServerHooks
 from agentrig_server._openai_chat import ChatStream, chat_completion, parse_chat_request
 from agentrig_server._responses import ResponseBuilder, parse_responses_request
 from agentrig_server._runs import ActiveRun, Prompt, RunService
-from agentrig_server._settings import ServerSettings
+from agentrig_server._settings import ServerSettings, server_settings
 from agentrig_server._streaming import EventStreamResponse, Renderer, run_to_end
 
 if TYPE_CHECKING:
@@ -267,8 +267,11 @@ _SUMMARIES = {
 }
 
 
-async def create_app(rt: Runtime, settings: ServerSettings) -> Starlette:
-    """The ASGI app serving ``rt``'s exposed agents (keys resolved, agents checked here)."""
+async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Starlette:
+    """The ASGI app serving ``rt``'s exposed agents (keys resolved, agents checked here);
+    ``settings`` default to the config's ``[server]`` table."""
+    if settings is None:
+        settings = server_settings(rt)
     _check_agents(rt, settings)
     keys = await resolve_keys(rt, settings)
     state = ServerState(rt, settings, keys)

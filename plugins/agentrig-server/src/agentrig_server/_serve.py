@@ -10,7 +10,7 @@ import uvicorn
 
 from agentrig.errors import ConfigError, Issue
 from agentrig_server._app import _is_loopback, create_app
-from agentrig_server._settings import ServerSettings
+from agentrig_server._settings import ServerSettings, server_settings
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
@@ -59,11 +59,13 @@ class AgentServer:
     def __init__(
         self,
         rt: Runtime,
-        settings: ServerSettings,
+        settings: ServerSettings | None = None,
         *,
         host: str | None = None,
         port: int | None = None,
     ) -> None:
+        if settings is None:
+            settings = server_settings(rt)
         self.rt = rt
         self.settings = settings
         self.host = host if host is not None else settings.host

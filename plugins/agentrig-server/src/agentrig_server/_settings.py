@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentrig.errors import ConfigError, Issue
 
-__all__ = ["ExposedAgent", "ServerSettings", "parse_settings"]
+if TYPE_CHECKING:
+    from agentrig.kernel import Runtime
+
+__all__ = ["ExposedAgent", "ServerSettings", "parse_settings", "server_settings"]
 
 _SECRET_PREFIXES = ("$ENV:", "$STORE:")
 
@@ -69,16 +72,17 @@ class ServerSettings(_Strict):
     #: Serve the chat page at ``/`` (``agentrig serve --ui`` turns it on).
     ui: bool = False
 
-    @field_validator("api_keys")
-    @classmethod
-    def _references_only(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
-        for key in keys:
+    @model_validator(mode="after")
+    def _references_only(self) -> ServerSettings:
+        # checked on the whole table, so an error never echoes the value: a key typed in
+        # by mistake must not end up in a terminal or a log
+        for index, key in enumerate(self.api_keys):
             if not key.startswith(_SECRET_PREFIXES):
                 raise ValueError(
-                    "an API key must be a secret reference ($ENV:NAME or "
+                    f"api_keys[{index}] must be a secret reference ($ENV:NAME or "
                     "$STORE:<store>:<service>/<account>), never a literal in the config file"
                 )
-        return keys
+        return self
 
 
 def _did_you_mean(loc: tuple[str | int, ...]) -> str:
@@ -98,6 +102,11 @@ def parse_settings(data: Mapping[str, Any] | None, *, source: str | None = None)
             if item["type"] == "extra_forbidden":
                 message = f"unknown key {loc[-1]!r}{_did_you_mean(loc)}"
             else:
-                message = str(item["msg"]).removeprefix("Value error, ")
+                message = str(item["msg"]).removeprefix("Value error, ")  # never the input
             issues.append(Issue(f"server.{item['type']}", message, loc))
         raise ConfigError(issues, source=source) from None
+
+
+def server_settings(rt: Runtime) -> ServerSettings:
+    """The ``[server]`` table of ``rt``'s config (the closed defaults when there is none)."""
+    return rt.config_section("server", ServerSettings) or ServerSettings()

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 import agentrig
 
 if TYPE_CHECKING:
-    from agentrig.kernel import Commands, LoadedConfig
-    from agentrig_server._settings import ServerSettings
+    from agentrig.kernel import Commands
 
 __all__ = ["ServeCommand", "plugin", "serve"]
 
@@ -23,21 +22,18 @@ def serve(args: argparse.Namespace) -> int:
     """Run ``agentrig serve``: compose the runtime, serve until interrupted."""
     import anyio
 
-    from agentrig_server._config import load_server_config
-
-    loaded, settings = load_server_config(args.config)
-    if args.ui:
-        settings = settings.model_copy(update={"ui": True})
-    anyio.run(_serve, loaded, settings, args.host, args.port, backend="asyncio")
+    anyio.run(_serve, args.config, args.ui, args.host, args.port, backend="asyncio")
     return 0
 
 
-async def _serve(
-    loaded: LoadedConfig, settings: ServerSettings, host: str | None, port: int | None
-) -> None:
+async def _serve(config: str, ui: bool, host: str | None, port: int | None) -> None:
     from agentrig_server._serve import AgentServer
+    from agentrig_server._settings import server_settings
 
-    async with agentrig.open_runtime(loaded, resolver=agentrig.env_resolver()) as rt:
+    async with agentrig.open_runtime(config, resolver=agentrig.env_resolver()) as rt:
+        settings = server_settings(rt)
+        if ui:
+            settings = settings.model_copy(update={"ui": True})
         server = AgentServer(rt, settings, host=host, port=port)
 
         def started() -> None:
