@@ -140,6 +140,7 @@ def main() -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # connections queue from now on, before uvicorn starts accepting
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
     anyio.run(uvicorn.Server(config).serve, [sock])
