@@ -15,7 +15,8 @@ message text::
      ├── VariantError                variant.invalid      user
      ├── PluginError
      │    ├── PluginLoadError        plugin.load_failed   system   (.distribution, .entry_point)
-     │    └── PluginDisabledError    plugin.disabled      user
+     │    ├── PluginDisabledError    plugin.disabled      user
+     │    └── PluginConflictError    plugin.conflict      user     (.distributions)
      ├── HookError                   hook.invalid         system
      ├── RuntimeClosedError          runtime.closed       user
      ├── ExecutionControlError       execution.control    system   (ends a run as is)
@@ -45,6 +46,7 @@ __all__ = [
     "HookError",
     "InvalidIdError",
     "Issue",
+    "PluginConflictError",
     "PluginDisabledError",
     "PluginError",
     "PluginLoadError",
@@ -261,6 +263,19 @@ class PluginDisabledError(PluginError, LookupError):
 
     code = "plugin.disabled"
     category: Category = "user"
+
+
+class PluginConflictError(PluginError, LookupError):
+    """Two distributions register one (group, name) and the config does not say which wins."""
+
+    code = "plugin.conflict"
+    category: Category = "user"
+
+    def __init__(self, message: str, *, kind: str, name: str, distributions: Sequence[str]) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+        self.distributions = tuple(distributions)
 
 
 class HookError(AgentrigError):

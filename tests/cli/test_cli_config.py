@@ -84,7 +84,7 @@ def test_schema_problems_exit_one_with_file_and_key_path(
     assert len(lines) == 3
     assert any(line.startswith(f"{path}: plugins.autoload: ") for line in lines)
     assert any(line.startswith(f"{path}: agents.a.max_rounds: ") for line in lines)
-    assert f"{path}: agents.a.colour: unknown key 'colour'" in lines
+    assert any(line.startswith(f"{path}: agents.a.colour: unknown key 'colour'") for line in lines)
     assert "3 problem(s)" in captured.err
 
 

@@ -107,7 +107,7 @@ def test_doctor_reports_failures_with_exit_one(
     assert "python " in out
     assert "pluggy " in out
     assert f"FAILED session_stores:broken ({DIST}): import failed" in out
-    assert "plugin(s) failed to load" in out
+    assert "problem(s) found" in out
 
 
 def test_doctor_exit_zero_when_everything_loads(

@@ -236,7 +236,7 @@ class Listener:
         self.started = 0
 
     @agentrig.hookimpl
-    def runtime_started(self) -> None:
+    def runtime_started(self, payload: object) -> None:
         self.started += 1
 
 
@@ -459,3 +459,132 @@ def test_register_variants_adds_entry_point_members_to_their_family() -> None:
     assert family.tags() == ("core", "greeting")  # not Elsewhere, not the disabled entry
     rows = {r.id: r.status for r in index.report()}
     assert rows == {"greeting": "loaded", "mixed": "loaded", "broken": "failed", "off": "disabled"}
+
+
+# ---- conflicts: two distributions, one (group, name) ------------------------------------------
+
+STORE_A = """
+def factory(config):
+    return "store of dist a"
+"""
+
+STORE_B = """
+def factory(config):
+    return "store of dist b"
+"""
+
+
+@pytest.fixture
+def two_stores(fake_dist: Any, dist_source: Any) -> Any:
+    """Two installed distributions that both register ``agentrig.session_stores: shared``."""
+    fake_dist(
+        "store-a",
+        "1.0",
+        entry_points={"agentrig.session_stores": {"shared": "store_a_mod:factory"}},
+        modules={"store_a_mod": STORE_A},
+    )
+    fake_dist(
+        "Store_B",
+        "2.0",
+        entry_points={"agentrig.session_stores": {"shared": "store_b_mod:factory"}},
+        modules={"store_b_mod": STORE_B},
+    )
+    return dist_source("store-a", "Store_B")
+
+
+def test_a_name_two_distributions_register_is_a_conflict_not_a_replacement(
+    two_stores: Any,
+) -> None:
+    from agentrig.errors import PluginConflictError
+
+    index = PluginIndex([two_stores])
+    rows = index.report()
+    assert sorted((r.distribution, r.status) for r in rows) == [
+        ("Store_B", "conflict"),
+        ("store-a", "conflict"),
+    ]
+    for row in rows:
+        assert "store-a 1.0" in (row.error or "")
+        assert "Store_B 2.0" in (row.error or "")
+        assert len(row.conflicts) == 1
+    with pytest.raises(PluginConflictError) as info:
+        index.load("session_stores", "shared")
+    assert info.value.code == "plugin.conflict"
+    assert sorted(info.value.distributions) == ["Store_B", "store-a"]
+    assert '[plugins.prefer] "session_stores:shared"' in str(info.value)
+    # neither was imported, and check_all does not pick one either
+    assert "store_a_mod" not in sys.modules
+    assert "store_b_mod" not in sys.modules
+    assert {r.status for r in index.check_all()} == {"conflict"}
+    assert index.conflicts().keys() == {("session_stores", "shared")}
+
+
+def test_prefer_settles_a_conflict_and_keeps_the_other_visible(two_stores: Any) -> None:
+    index = PluginIndex([two_stores], prefer={"session_stores:shared": "store-b"})
+    factory: Any = index.load("session_stores", "shared")
+    assert factory({}) == "store of dist b"  # 'store-b' matches 'Store_B' as pip compares
+    assert "store_a_mod" not in sys.modules
+    rows = {r.distribution: r for r in index.report()}
+    assert rows["Store_B"].status == "loaded"
+    assert rows["Store_B"].replaces is not None
+    assert "store-a 1.0" in rows["Store_B"].replaces
+    assert rows["store-a"].status == "overridden"
+    assert len(rows["store-a"].conflicts) == 1
+    assert rows["store-a"].conflicts[0].startswith("Store_B 2.0: ")
+    assert index.setting_issues() == []
+
+
+@pytest.mark.parametrize(
+    ("prefer", "message"),
+    [
+        ({"session_stores:shared": "store-c"}, "did you mean 'store-a'?"),
+        ({"session_stores:sharde": "store-a"}, "did you mean session_stores:shared?"),
+        ({"session_store:shared": "store-a"}, "did you mean session_stores:shared?"),
+        ({"shared": "store-a"}, "expected '<kind>:<name>'"),
+    ],
+)
+def test_a_prefer_entry_that_chooses_nothing_is_refused(
+    two_stores: Any, prefer: dict[str, str], message: str
+) -> None:
+    (issue,) = PluginIndex([two_stores], prefer=prefer).setting_issues()
+    assert issue.path == ("plugins", "prefer", next(iter(prefer)))
+    assert message in issue.message
+
+
+@pytest.mark.anyio
+async def test_composing_with_a_conflicting_id_names_both_distributions(two_stores: Any) -> None:
+    config: dict[str, Any] = {"session_stores": {"main": {"kind": "shared"}}}
+    with pytest.raises(ConfigError) as info:
+        async with open_runtime(config, sources=[two_stores], environ={}):
+            pytest.fail("must not compose")
+    (issue,) = info.value.issues
+    assert issue.path == ("session_stores", "main", "kind")
+    assert "store-a 1.0" in issue.message
+    assert "Store_B 2.0" in issue.message
+    config["plugins"] = {"prefer": {"session_stores:shared": "store-a"}}
+    async with open_runtime(config, sources=[two_stores], environ={}) as rt:
+        assert rt.catalog("session_stores").require("main") == "store of dist a"
+    config["plugins"] = {"prefer": {"session_stores:shared": "store-z"}}
+    with pytest.raises(ConfigError) as info:
+        async with open_runtime(config, sources=[two_stores], environ={}):
+            pytest.fail("must not compose")
+    assert info.value.issues[0].path == ("plugins", "prefer", "session_stores:shared")
+
+
+def test_replacing_a_built_in_is_a_conflict_until_the_config_chooses(fake_dist: Any) -> None:
+    fake_dist(
+        "jsonl-rival",
+        "0.1",
+        entry_points={"agentrig.session_stores": {"jsonl": "store_a_mod:factory"}},
+        modules={"store_a_mod": STORE_A},
+    )
+    index = PluginIndex([EntryPointSource()])
+    rows = [r for r in index.report() if r.id == "jsonl" and r.kind == "session_stores"]
+    assert sorted((r.distribution, r.status) for r in rows) == [
+        ("agentrig", "conflict"),
+        ("jsonl-rival", "conflict"),
+    ]
+    chosen = PluginIndex([EntryPointSource()], prefer={"session_stores:jsonl": "agentrig"})
+    factory: Any = chosen.load("session_stores", "jsonl")
+    assert factory.__module__.startswith("agentrig.")
+    assert "store_a_mod" not in sys.modules

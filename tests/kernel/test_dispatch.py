@@ -186,7 +186,7 @@ def test_notify_runs_every_listener_and_records_a_failure(
 def test_failures_are_bounded_but_counted() -> None:
     class Broken:
         @agentrig.hookimpl
-        def observe(self) -> None:
+        def observe(self, payload: Observation) -> None:
             raise RuntimeError("x")
 
     hooks = HookDispatcher(max_failures=3)
@@ -197,18 +197,51 @@ def test_failures_are_bounded_but_counted() -> None:
     assert hooks.failure_count == 5
 
 
-def test_listener_may_omit_the_payload_argument() -> None:
-    seen: list[str] = []
+def _no_payload(self: object) -> None: ...
+def _other_name(self: object, event: object) -> None: ...
+def _next_first(self: object, next: object, payload: object) -> None: ...
+def _keyword_only(self: object, payload: object, *, extra: object) -> None: ...
+def _star_args(self: object, *args: object) -> None: ...
+def _notify_with_next(self: object, payload: object, next: object) -> None: ...
 
-    class NoArgs:
-        @agentrig.hookimpl
-        def observe(self) -> None:
-            seen.append("called")
 
+@pytest.mark.parametrize(
+    ("hook", "function", "reason"),
+    [
+        ("observe", _no_payload, "observe listeners take (payload), not ()"),
+        ("observe", _other_name, "observe listeners take (payload), not (event)"),
+        ("pre_step", _next_first, "(payload) or (payload, next), not (next, payload)"),
+        ("pre_step", _keyword_only, "keyword-only argument 'extra'"),
+        ("pre_step", _star_args, "*args"),
+        ("observe", _notify_with_next, "observe is not a waterfall hook"),
+        ("runtime_startd", _no_payload, "did you mean 'runtime_started'?"),
+    ],
+)
+def test_listeners_of_any_other_shape_are_refused_with_the_reason(
+    hook: str, function: Callable[..., None], reason: str
+) -> None:
+    plugin = type("Listener", (), {hook: agentrig.hookimpl(function)})()
     hooks = HookDispatcher()
-    hooks.register(NoArgs(), "n")
-    hooks.notify("observe", obs())
-    assert seen == ["called"]
+    with pytest.raises(HookError) as info:
+        hooks.register(plugin, "shaped")
+    assert reason in str(info.value)
+    assert "plugin 'shaped'" in str(info.value)
+    assert not hooks.pm.is_registered(plugin)
+
+
+def test_every_refusal_of_a_plugin_is_reported_at_once() -> None:
+    class TwoWrongs:
+        @agentrig.hookimpl
+        def obsreve(self, payload: object) -> None: ...
+
+        @agentrig.hookimpl
+        def turn_stopping(self, payload: object, next: Any) -> None: ...
+
+    with pytest.raises(HookError) as info:
+        HookDispatcher().register(TwoWrongs(), "two")
+    message = str(info.value)
+    assert "did you mean 'observe'?" in message
+    assert "turn_stopping is not a waterfall hook" in message
 
 
 def test_async_notify_listener_without_a_runtime_is_recorded_not_run() -> None:
@@ -333,7 +366,7 @@ async def test_awaited_runs_every_listener_in_order_before_returning() -> None:
 
     class Last:
         @agentrig.hookimpl(trylast=True)
-        def turn_stopping(self) -> None:
+        def turn_stopping(self, payload: Any) -> None:
             log.append("last")
 
     hooks = HookDispatcher()
@@ -454,7 +487,7 @@ async def test_waterfall_payload_rewrite_reaches_inner_listeners_and_default() -
 
     class Inner:
         @agentrig.hookimpl
-        def tool_execution(self, next: Any, payload: int) -> Awaitable[int]:  # (next, payload)
+        def tool_execution(self, payload: int, next: Any) -> Awaitable[int]:
             seen.append(payload)
             return next(payload + 1)  # sync listener returning next's awaitable
 

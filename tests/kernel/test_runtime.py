@@ -222,7 +222,7 @@ class Disposable:
         self._close()
 
     @agentrig.hookimpl
-    def runtime_started(self) -> None:
+    def runtime_started(self, payload: object) -> None:
         pass
 
 

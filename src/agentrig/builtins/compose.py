@@ -18,7 +18,14 @@ from agentrig.credentials import (
     CredentialStoreError,
     resolve_store_reference,
 )
-from agentrig.errors import AgentrigError, ConfigError, Issue, PluginDisabledError, UnknownIdError
+from agentrig.errors import (
+    AgentrigError,
+    ConfigError,
+    Issue,
+    PluginConflictError,
+    PluginDisabledError,
+    UnknownIdError,
+)
 from agentrig.kernel.config import issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
 
@@ -46,6 +53,8 @@ def _entry_issue(index: PluginIndex, kind: str, name: str, path: Path) -> Issue 
         return Issue("config.unknown_id", str(exc), path)
     except PluginDisabledError as exc:
         return Issue("config.plugin_disabled", str(exc), path)
+    except PluginConflictError as exc:
+        return Issue("config.plugin_conflict", str(exc), path)
     except AgentrigError as exc:
         return Issue("config.plugin_broken", str(exc), path)
     return None
@@ -58,7 +67,8 @@ def _options_issues(factory: object, options: dict[str, Any], path: Path) -> lis
     try:
         model.model_validate(options)
     except ValidationError as exc:
-        return [Issue(i.code, i.message, (*path, *i.path)) for i in issues_from_validation(exc)]
+        issues = issues_from_validation(exc, model)
+        return [Issue(i.code, i.message, (*path, *i.path)) for i in issues]
     return []
 
 
@@ -119,7 +129,12 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                     ("agents", aid, "session_store"),
                 )
             )
+    from agentrig.hooks import event_name_problem
+
     for event, entries in config.hooks.items():
+        problem = event_name_problem(event)
+        if problem is not None:  # a hook for an event agentrig never fires would never run
+            issues.append(Issue("config.hook_event", problem, ("hooks", event)))
         for i, hook in enumerate(entries):
             issue = _entry_issue(
                 index, "hook_strategies", hook.strategy, ("hooks", event, i, "strategy")

@@ -1,9 +1,18 @@
-"""The tool-call gate a runtime composes from ``[permissions]`` (and hooks, when configured).
+"""The tool-call gate a runtime composes from ``[permissions]`` and ``PreToolUse`` hooks.
 
-For every tool call, in order: the permission evaluator (deny rules and ceilings first; an
-ask goes to the ``permission_approver`` hook and becomes a denial when nobody answers), then
-the action blockers (deny-only).  Tools the rules deny outright are withheld from the model
-(``rt.services["denied_tools"]``).  A decision that cannot be evaluated never allows.
+For every tool call, in order:
+
+1. the permission evaluator and the action blockers on the model's input -- a denial ends
+   here, before any hook runs;
+2. the ``PreToolUse`` hooks (when configured): a deny or ``continue: false`` refuses;
+3. a hook's ``updatedInput`` is validated against the tool's schema and goes through the
+   evaluator and the blockers again -- a rewrite never routes around a rule;
+4. what is left to ask goes to the ``permission_approver`` hook (a denial when nobody
+   answers): the evaluator's ask, unless a hook's ``allow`` answered a mode's prompt (an ask
+   *rule* and the always-ask cases still ask, as in Claude Code), and a hook's ``ask``.
+
+Nothing a hook says softens a denial.  Tools the rules deny outright are withheld from the
+model.  A decision that cannot be evaluated never allows.
 """
 
 from __future__ import annotations
@@ -11,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from agentrig.agent import GateDecision
 from agentrig.kernel.payloads import PermissionQuestion
@@ -36,6 +47,7 @@ from agentrig.tools import Tool
 
 if TYPE_CHECKING:
     from agentrig.agent import Agent, Gate
+    from agentrig.hooks import CombinedOutcome, HookGate
     from agentrig.kernel.runtime import Runtime
 
 __all__ = ["ChainedGate", "PermissionGate", "compose_gate", "tool_permissions"]
@@ -53,30 +65,35 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
     )
 
 
-def _as_approval(answer: Any) -> Approval | None:
+def _as_approval(answer: Any, call_id: str | None) -> Approval | None:
+    # A plain answer was returned for this one question, so it is bound to its call; an
+    # Approval names its call itself, and resolve() refuses it when that is another call.
     if isinstance(answer, Approval):
         return answer
     if answer == "allow":
-        return Approval.allow()
+        return Approval.allow(call_id=call_id)
     if answer == "deny":
-        return Approval.deny()
+        return Approval.deny(call_id=call_id)
     if isinstance(answer, tuple) and len(answer) == 3 and answer[:2] == ("allow", "remember"):
-        return Approval.allow_and_remember(answer[2])
+        return Approval.allow_and_remember(answer[2], call_id=call_id)
     return None  # anything else is not an answer: resolve() denies
 
 
 class PermissionGate:
-    """Permission evaluation + approver + blockers for one runtime."""
+    """Permission evaluation + ``PreToolUse`` hooks + approver + blockers for one runtime."""
 
     def __init__(
         self,
         runtime: Runtime,
         context: PermissionContext,
         blockers: Sequence[ActionBlocker],
+        *,
+        hooks: HookGate | None = None,
     ) -> None:
         self.runtime = runtime
         self.context = context
         self.blockers = tuple(blockers)
+        self.hooks = hooks
         self.memory = ConsentMemory()
         self._declared: dict[int, ToolPermissions] = {}
 
@@ -91,17 +108,58 @@ class PermissionGate:
             agent_id=None,
             tool=decision.call.tool_id,
             arguments=dict(decision.call.arguments),
-            reason=decision.reason,
+            reason=decision.message or decision.reason,
             rule=str(decision.rule) if decision.rule is not None else None,
+            call_id=decision.call.call_id,
         )
-        return _as_approval(await hooks.first_result("permission_approver", question))
+        answer = await hooks.first_result("permission_approver", question)
+        return _as_approval(answer, decision.call.call_id)
 
-    async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
-        ctx = self.memory.apply(self.context)
+    def _check(
+        self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: str
+    ) -> tuple[PermissionDecision, GateDecision | None]:
+        """Evaluate ``arguments``; a denial or an action block is returned as a refusal."""
         declared = self._declared.get(id(tool))
         if declared is None:
             declared = self._declared[id(tool)] = tool_permissions(tool)
-        decision = evaluate_permission(PermissionCall(tool=declared, arguments=call.arguments), ctx)
+        decision = evaluate_permission(
+            PermissionCall(tool=declared, arguments=arguments, call_id=call_id), ctx
+        )
+        if decision.verdict == "deny":
+            why = decision.message or decision.reason
+            return decision, GateDecision(False, f"permission decided: {why}")
+        blocked = first_block(self.blockers, tool.id, arguments)
+        if blocked is not None:
+            reason = f"blocked by action rule {blocked.rule}: {blocked.reason}"
+            return decision, GateDecision(False, reason)
+        return decision, None
+
+    async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
+        ctx = self.memory.apply(self.context)
+        decision, refused = self._check(tool, call.arguments, ctx, call.id)
+        if refused is not None:
+            return refused
+        hooked: CombinedOutcome | None = None
+        updated: Any = None
+        if self.hooks is not None:
+            hooked = await self.hooks.consult(tool, call, agent)
+            if hooked.denied:
+                return GateDecision(False, hooked.reason)
+            if hooked.stop:
+                return GateDecision(False, f"a hook stopped the run: {hooked.stop_reason}")
+            if hooked.updated_input is not None:
+                from agentrig.hooks._gate import invalid_input
+
+                updated = hooked.updated_input
+                problem = invalid_input(tool, updated)
+                if problem is not None:
+                    return GateDecision(
+                        False, f"the hook's updatedInput does not validate: {problem}"
+                    )
+                decision, refused = self._check(tool, updated, ctx, call.id)
+                if refused is not None:
+                    return refused
+        decision = _with_hook_answer(decision, hooked)
         approver = (
             self._approver if self.runtime.hooks.has_listeners("permission_approver") else None
         )
@@ -109,10 +167,29 @@ class PermissionGate:
         if not resolution.allowed:
             why = resolution.message or decision.message or decision.reason
             return GateDecision(False, f"permission {resolution.reason}: {why}")
-        blocked = first_block(self.blockers, tool.id, call.arguments)
-        if blocked is not None:
-            return GateDecision(False, f"blocked by action rule {blocked.rule}: {blocked.reason}")
-        return GateDecision(True)
+        return GateDecision(True, updated_arguments=updated)
+
+
+def _with_hook_answer(
+    decision: PermissionDecision, hooked: CombinedOutcome | None
+) -> PermissionDecision:
+    """The evaluator's decision after the hooks' verdict (which never softens a denial).
+
+    A hook's ``allow`` answers the prompt a *mode* would show (Claude Code: "allow skips the
+    permission prompt"), but not an ask rule or an always-ask case ("deny and ask rules are
+    still evaluated regardless of what the hook returns").  A hook's ``ask`` turns an allow
+    into a question for the approver, carrying the hook's reason.
+    """
+    wanted = hooked.permission if hooked is not None else None
+    if decision.verdict == "ask" and wanted == "allow" and not decision.always_ask:
+        return attrs.evolve(decision, verdict="allow", message="a PreToolUse hook allowed it")
+    if decision.verdict == "allow" and wanted == "ask":
+        assert hooked is not None
+        why = hooked.reason or "a PreToolUse hook asked for a person to approve this call"
+        return attrs.evolve(
+            decision, verdict="ask", reason="hook-ask", message=why, always_ask=True
+        )
+    return decision
 
 
 class ChainedGate:
@@ -140,18 +217,18 @@ class ChainedGate:
 
 
 def compose_gate(rt: Runtime) -> Gate:
-    """Build the runtime's gate: ``[permissions]`` first, then ``PreToolUse`` hooks."""
-    permission_gate = _permission_gate(rt)
-    if not any(rt.config.hooks.values()):
-        return permission_gate
-    from agentrig.hooks import HookRunner, make_hook_gate
+    """Build the runtime's gate: ``[permissions]`` and ``PreToolUse`` hooks as one decision."""
+    hooks: HookGate | None = None
+    if any(rt.config.hooks.values()):
+        from agentrig.hooks import HookRunner, make_hook_gate
 
-    runner = HookRunner.from_runtime(rt)
-    rt.on_close("hooks", runner.aclose)
-    return ChainedGate([permission_gate, make_hook_gate(runner)])
+        runner = HookRunner.from_runtime(rt)
+        rt.on_close("hooks", runner.aclose)
+        hooks = make_hook_gate(runner)
+    return _permission_gate(rt, hooks)
 
 
-def _permission_gate(rt: Runtime) -> PermissionGate:
+def _permission_gate(rt: Runtime, hooks: HookGate | None = None) -> PermissionGate:
     config = rt.config.permissions
     tools = {tid: tool_permissions(t) for tid, t in rt.tools.entries() if isinstance(t, Tool)}
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)
@@ -165,4 +242,4 @@ def _permission_gate(rt: Runtime) -> PermissionGate:
         blockers = [RuleBasedActionBlocker(DEFAULT_BLOCK_RULES)]
     else:
         blockers = [RuleBasedActionBlocker(tuple(BlockRule(r) for r in config.action_blockers))]
-    return PermissionGate(rt, context, blockers)
+    return PermissionGate(rt, context, blockers, hooks=hooks)

@@ -68,10 +68,9 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     try:
-        loaded = load_composition(args.config)
+        loaded = load_composition(args.config, strict_plugins=args.strict_plugins)
     except CompositionError as exc:
-        for line in exc.lines:
-            print(line, file=sys.stderr)
+        exc.report("chat", sys.stderr)
         return EXIT_USAGE
     agent_id = choose_agent(loaded, args.agent)
     if args.session is not None:
@@ -111,7 +110,10 @@ async def _chat(loaded: LoadedConfig, agent_id: str, session: str | None) -> int
     interactive = sys.stdin.isatty()
     failed = False
     try:
-        async with open_agent_runtime(loaded) as rt, _LineReader() as lines:
+        async with (
+            open_agent_runtime(loaded, command="chat", err=err) as rt,
+            _LineReader() as lines,
+        ):
             try:
                 agent = await _attach(rt, agent_id, session, err)
             except Exception as exc:
@@ -140,8 +142,7 @@ async def _chat(loaded: LoadedConfig, agent_id: str, session: str | None) -> int
                     failed = True
                     report_failure("chat", exc, err)
     except CompositionError as exc:
-        for line in exc.lines:
-            err.write(line + "\n")
+        exc.report("chat", err)
         return EXIT_USAGE
     return EXIT_FAILURE if failed else EXIT_OK
 

@@ -22,6 +22,7 @@ __all__ = [
     "EXIT_USAGE",
     "Subparsers",
     "UsageError",
+    "load_plugin_settings",
     "plugin_index",
     "version_text",
 ]
@@ -40,6 +41,19 @@ def version_text() -> str:
     from agentrig import __version__
 
     return f"agentrig {__version__}"
+
+
+def load_plugin_settings(file: str | None) -> LoadedConfig | None:
+    """The config whose plugin settings ``--config FILE`` applies (None without the option)."""
+    if file is None:
+        return None
+    from agentrig.errors import ConfigError
+    from agentrig.kernel import load_config
+
+    try:
+        return load_config(file)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def plugin_index(
@@ -61,4 +75,5 @@ def plugin_index(
         disabled=set(settings.disabled) | disabled_env,
         autoload=settings.autoload and autoload_env,
         enabled=settings.enabled,
+        prefer=settings.prefer,
     )

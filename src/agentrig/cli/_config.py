@@ -13,9 +13,9 @@ from agentrig.cli._common import EXIT_FAILURE, EXIT_OK, Subparsers, UsageError, 
 
 if TYPE_CHECKING:
     from agentrig.errors import Issue
-    from agentrig.kernel import LoadedConfig
+    from agentrig.kernel import LoadedConfig, PluginIndex
 
-__all__ = ["check_file", "register", "secret_syntax_issues"]
+__all__ = ["check_file", "plugin_warnings", "register", "secret_syntax_issues"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -59,7 +59,10 @@ def run_check(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"no such file: {args.file}")
-    problems = check_file(path)
+    warnings: list[str] = []
+    problems = check_file(path, warnings=warnings)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
     for line in problems:
         print(line)
     if problems:
@@ -69,8 +72,14 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def check_file(path: Path) -> list[str]:
-    """Every problem of the composition at ``path`` as ``FILE: key.path: message`` lines."""
+def check_file(path: Path, *, warnings: list[str] | None = None) -> list[str]:
+    """Every problem of the composition at ``path`` as ``FILE: key.path: message`` lines.
+
+    ``warnings`` (when given) receives what does not make the file invalid but will not work
+    as installed: an autoloaded listener plugin that fails to load (a problem instead when
+    ``plugins.strict`` is on) and a plugin name two distributions register that this file
+    does not use.
+    """
     from agentrig.builtins.compose import check_composition
     from agentrig.errors import ConfigError
     from agentrig.kernel import load_config
@@ -79,8 +88,38 @@ def check_file(path: Path) -> list[str]:
         loaded = load_config(path)
     except ConfigError as exc:
         return _lines(str(path), exc.issues)
-    issues = [*check_composition(loaded, plugin_index(loaded)), *secret_syntax_issues(loaded)]
+    index = plugin_index(loaded)
+    issues = [*index.setting_issues(), *check_composition(loaded, index)]
+    issues += secret_syntax_issues(loaded)
+    notes = plugin_warnings(loaded, index)
+    if loaded.config.plugins.strict:
+        issues += notes
+    elif warnings is not None:
+        warnings += _lines(str(path), notes)
     return _lines(str(path), issues)
+
+
+def plugin_warnings(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
+    """Listener plugins that will not run, and conflicts the config leaves unsettled."""
+    from agentrig.errors import AgentrigError, Issue
+
+    notes: list[Issue] = []
+    for name in index.autoload_names("plugins"):
+        try:
+            index.load("plugins", name)
+        except AgentrigError as exc:
+            notes.append(
+                Issue("config.plugin_failed", f"listener plugin {name!r} will not run: {exc}")
+            )
+    for kind, name in sorted(index.conflicts()):
+        if kind != "plugins" and not index.is_disabled(kind, name):
+            notes.append(
+                Issue(
+                    "config.plugin_conflict",
+                    f"{index.conflict_error(kind, name)} (this file does not use it)",
+                )
+            )
+    return notes
 
 
 def secret_syntax_issues(loaded: LoadedConfig) -> list[Issue]:

@@ -7,7 +7,13 @@ import importlib.metadata as metadata
 import platform
 import sys
 
-from agentrig.cli._common import EXIT_FAILURE, EXIT_OK, Subparsers, plugin_index
+from agentrig.cli._common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    Subparsers,
+    load_plugin_settings,
+    plugin_index,
+)
 
 __all__ = ["register", "run"]
 
@@ -19,8 +25,15 @@ def register(subparsers: Subparsers) -> None:
         "doctor",
         help="show the environment and check that every plugin loads",
         description="Show Python, platform, agentrig and dependency versions, then load every "
-        "plugin that is not disabled and summarise the report.  Exit code 1 when a plugin "
-        "failed to load.",
+        "plugin that is not disabled and summarise the report: plugins that failed (with the "
+        "reason), names two distributions register (conflicts), and entry points in "
+        "'agentrig.*' groups agentrig does not read (with the closest known group).  Exit "
+        "code 1 when any of these was found.",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="apply the plugin settings of this agentrig.toml (disabled, prefer, ...)",
     )
     parser.set_defaults(handler=run)
 
@@ -34,7 +47,7 @@ def _version(name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from agentrig import __version__
-    from agentrig.kernel import DISABLE_AUTOLOAD_ENV, DISABLE_PLUGINS_ENV
+    from agentrig.kernel import DISABLE_AUTOLOAD_ENV, DISABLE_PLUGINS_ENV, stray_entry_points
 
     out = sys.stdout
     out.write(f"agentrig   {__version__}\n")
@@ -42,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     out.write(f"platform   {platform.platform()}\n")
     for name in _DEPENDENCIES:
         out.write(f"{name:<10} {_version(name)}\n")
-    index = plugin_index()
+    index = plugin_index(load_plugin_settings(args.config))
     if index.disabled:
         out.write(f"disabled   {', '.join(sorted(index.disabled))} (from {DISABLE_PLUGINS_ENV})\n")
     if not index.autoload:
@@ -53,11 +66,25 @@ def run(args: argparse.Namespace) -> int:
         counts[row.status] = counts.get(row.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none"
     out.write(f"plugins    {len(rows)} entries: {summary}\n")
-    failed = [row for row in rows if row.status == "failed"]
-    for row in failed:
-        out.write(f"  FAILED {row.kind}:{row.id} ({row.distribution or '?'}): {row.error}\n")
-    if failed:
-        out.write(f"{len(failed)} plugin(s) failed to load; see 'agentrig plugins'\n")
+    problems = 0
+    for row in rows:
+        if row.status == "failed":
+            problems += 1
+            out.write(f"  FAILED {row.kind}:{row.id} ({row.distribution or '?'}): {row.error}\n")
+    for (kind, name), entries in sorted(index.conflicts().items()):
+        if index.is_disabled(kind, name):
+            continue
+        problems += 1
+        dists = ", ".join(f"{e.distribution or '?'} {e.version or ''}".strip() for e in entries)
+        out.write(
+            f"  CONFLICT {kind}:{name} is registered by {dists}; choose one with "
+            f'[plugins.prefer] "{kind}:{name}" = "<distribution>"\n'
+        )
+    for stray in stray_entry_points():
+        problems += 1
+        out.write(f"  UNKNOWN GROUP {stray.describe()}\n")
+    if problems:
+        out.write(f"{problems} problem(s) found; see 'agentrig plugins'\n")
         return EXIT_FAILURE
     out.write("everything loads\n")
     return EXIT_OK

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentrig.cli._common import EXIT_OK, Subparsers, UsageError, plugin_index
+from agentrig.cli._common import EXIT_OK, Subparsers, load_plugin_settings, plugin_index
 
 if TYPE_CHECKING:
     from agentrig.kernel import PluginRow
@@ -18,8 +18,10 @@ __all__ = ["register", "render_table", "run"]
 _HELP = """\
 List every plugin entry discovered from the installed distributions' entry points.
 Every entry that is not disabled is imported and checked against its kind's contract, so
-the status is real: loaded, disabled or failed (with the error).  The exit code is 0 even
-when a plugin failed: the report itself is the answer.
+the status is real: loaded, disabled or failed (with the error).  A name that two
+distributions register is shown once per distribution with status 'conflict' -- until
+[plugins.prefer] in the config (--config) chooses one; the other is then 'overridden'.
+The exit code is 0 even when a plugin failed: the report itself is the answer.
 """
 
 
@@ -34,27 +36,21 @@ def register(subparsers: Subparsers) -> None:
         "--json",
         action="store_true",
         help="print a JSON array of objects (kind, id, distribution, version, group, value, "
-        "status, error, replaces)",
+        "status, error, replaces, conflicts)",
     )
     parser.add_argument(
         "--config",
         metavar="FILE",
-        help="apply the plugin switches of this agentrig.toml (plugins.disabled, ...)",
+        help="apply the plugin settings of this agentrig.toml (disabled, prefer, ...)",
     )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = None
-    if args.config is not None:
-        from agentrig.errors import ConfigError
-        from agentrig.kernel import load_config
-
-        try:
-            loaded = load_config(args.config)
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
-    rows = plugin_index(loaded).check_all()
+    index = plugin_index(load_plugin_settings(args.config))
+    for issue in index.setting_issues():  # a [plugins.prefer] entry that chooses nothing
+        print(f"agentrig plugins: warning: {args.config}: {issue}", file=sys.stderr)
+    rows = index.check_all()
     if args.json:
         json.dump([row.to_dict() for row in rows], sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -77,6 +73,8 @@ def render_table(rows: Sequence[PluginRow]) -> str:
             lines.append(f"    error: {row.error}")
         if row is not None and row.replaces:
             lines.append(f"    replaces: {row.replaces}")
+        if row is not None and row.status == "overridden":
+            lines.extend(f"    overridden by: {other}" for other in row.conflicts)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1

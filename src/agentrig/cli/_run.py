@@ -39,6 +39,7 @@ __all__ = [
     "result_to_dict",
     "run",
     "stream_turn",
+    "warn_unloaded_listeners",
 ]
 
 _HELP = """\
@@ -53,11 +54,19 @@ configuration error.
 
 
 class CompositionError(Exception):
-    """The config could not be composed (exit code 2); ``lines`` are printed to stderr."""
+    """The config could not be composed (exit code 2); ``lines`` are printed to stderr.
+
+    Each line is ``error [code]: FILE: key.path: message`` -- one per problem, no traceback.
+    """
 
     def __init__(self, lines: list[str]) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
+
+    def report(self, command: str, err: IO[str]) -> None:
+        for line in self.lines:
+            err.write(f"agentrig {command}: {line}\n")
+        err.flush()
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +82,12 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         "--agent",
         metavar="AGENT",
         help="the agent to use (default: the only agent of FILE)",
+    )
+    parser.add_argument(
+        "--strict-plugins",
+        action="store_true",
+        help="fail when an autoloaded listener plugin cannot be loaded (like plugins.strict "
+        "in FILE); without it each such plugin is one warning line on stderr",
     )
 
 
@@ -96,8 +111,13 @@ def register(subparsers: Subparsers) -> None:
 # ---- shared with chat ----------------------------------------------------------------------
 
 
-def load_composition(file: str) -> LoadedConfig:
-    """Validate FILE; a missing file is a usage error, an invalid one a CompositionError."""
+def load_composition(file: str, *, strict_plugins: bool = False) -> LoadedConfig:
+    """Validate FILE; a missing file is a usage error, an invalid one a CompositionError.
+
+    ``strict_plugins`` (``--strict-plugins``) turns ``plugins.strict`` on.
+    """
+    import attrs
+
     from agentrig.errors import ConfigError
     from agentrig.kernel import load_config
 
@@ -105,9 +125,14 @@ def load_composition(file: str) -> LoadedConfig:
     if not path.is_file():
         raise UsageError(f"no such file: {file}")
     try:
-        return load_config(path)
+        loaded = load_config(path)
     except ConfigError as exc:
         raise CompositionError(_issue_lines(file, exc)) from None
+    if not strict_plugins:
+        return loaded
+    config = loaded.config
+    plugins = config.plugins.model_copy(update={"strict": True})
+    return attrs.evolve(loaded, config=config.model_copy(update={"plugins": plugins}))
 
 
 def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
@@ -128,32 +153,54 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
     )
 
 
-def _issue_lines(file: str, exc: Any) -> list[str]:
+def _issue_lines(file: str, exc: Exception) -> list[str]:
+    from agentrig.errors import error_info
+
     issues = getattr(exc, "issues", ())
     if issues:
-        return [f"{file}: {issue}" for issue in issues]
-    return [f"{file}: {exc}"]
+        return [f"error [{issue.code}]: {file}: {issue}" for issue in issues]
+    info = error_info(exc)
+    return [f"error [{info.code}]: {file}: {info.message}"]
 
 
 @asynccontextmanager
-async def open_agent_runtime(loaded: LoadedConfig) -> AsyncIterator[Runtime]:
+async def open_agent_runtime(
+    loaded: LoadedConfig, *, command: str = "run", err: IO[str] | None = None
+) -> AsyncIterator[Runtime]:
     """``open_runtime`` with the environment as the only secret resolver.
 
-    Composition failures (an invalid config, a missing secret, a broken or disabled plugin)
-    become :class:`CompositionError`; errors raised by the caller's block pass unchanged.
+    Composition failures (an invalid config, a missing secret, a broken or disabled plugin,
+    a factory that raised) become :class:`CompositionError`; errors raised by the caller's
+    block pass unchanged.  Every autoloaded listener plugin that did not load is one warning
+    line on ``err`` (default stderr) -- ``plugins.strict`` makes it a composition failure.
     """
     import agentrig
-    from agentrig.errors import ConfigError, PluginError, UnknownIdError
 
     opened = False
     try:
         async with agentrig.open_runtime(loaded, resolver=agentrig.env_resolver()) as rt:
             opened = True
+            warn_unloaded_listeners(rt, command, sys.stderr if err is None else err)
             yield rt
-    except (ConfigError, PluginError, UnknownIdError) as exc:
+    except Exception as exc:
         if opened:
             raise
         raise CompositionError(_issue_lines(loaded.source or "config", exc)) from None
+
+
+def warn_unloaded_listeners(rt: Runtime, command: str, err: IO[str]) -> None:
+    """One ``warning:`` line per autoloaded listener plugin that failed or is in conflict."""
+    wanted = set(rt.index.autoload_names("plugins"))
+    for row in rt.plugin_report():
+        if row.kind == "plugins" and row.id in wanted and row.status in ("failed", "conflict"):
+            dist = f"{row.distribution or '?'} {row.version or ''}".strip()
+            err.write(
+                f"agentrig {command}: warning: listener plugin {row.id!r} ({dist}) is not "
+                f"loaded: {row.error}\n"
+            )
+            if row.status == "conflict":
+                wanted.discard(row.id)  # one line for the conflict, not one per distribution
+    err.flush()
 
 
 def _tool_line(name: str, arguments: str) -> str:
@@ -266,10 +313,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
     try:
-        loaded = load_composition(args.config)
+        loaded = load_composition(args.config, strict_plugins=args.strict_plugins)
     except CompositionError as exc:
-        for line in exc.lines:
-            print(line, file=sys.stderr)
+        exc.report("run", sys.stderr)
         return EXIT_USAGE
     return loaded, choose_agent(loaded, args.agent)
 
@@ -278,7 +324,7 @@ async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespa
     out, err = sys.stdout, sys.stderr
     streaming = not args.json and out.isatty()
     try:
-        async with open_agent_runtime(loaded) as rt:
+        async with open_agent_runtime(loaded, command="run", err=err) as rt:
             agent = rt.agent(agent_id)
             try:
                 if streaming:
@@ -299,8 +345,7 @@ async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespa
             out.flush()
             return EXIT_OK
     except CompositionError as exc:
-        for line in exc.lines:
-            err.write(line + "\n")
+        exc.report("run", err)
         return EXIT_USAGE
 
 

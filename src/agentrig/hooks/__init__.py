@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from agentrig.hooks._combine import CombinedOutcome, combine
 from agentrig.hooks._enforcement import ENFORCEMENT, EventPosture, enforces, posture
-from agentrig.hooks._events import KNOWN_EVENTS, EventName, HookEvent
+from agentrig.hooks._events import (
+    FIRED_EVENTS,
+    KNOWN_EVENTS,
+    NOT_FIRED,
+    EventName,
+    HookEvent,
+    event_name_problem,
+)
 from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import (
     PERMISSIONS,
@@ -43,7 +50,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENFORCEMENT",
+    "FIRED_EVENTS",
     "KNOWN_EVENTS",
+    "NOT_FIRED",
     "PERMISSIONS",
     "Allow",
     "ApprovalRequest",
@@ -72,6 +81,7 @@ __all__ = [
     "make_hook_gate",
     "matcher_subject",
     "posture",
+    "event_name_problem",
 ]
 
 # The gate meets the agent layer, which sits above this contract: load it on first use.

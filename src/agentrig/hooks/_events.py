@@ -11,9 +11,12 @@ from typing import Any, Literal
 import attrs
 
 __all__ = [
+    "FIRED_EVENTS",
     "KNOWN_EVENTS",
+    "NOT_FIRED",
     "EventName",
     "HookEvent",
+    "event_name_problem",
 ]
 
 EventName = Literal[
@@ -31,6 +34,39 @@ EventName = Literal[
 """The events agentrig knows by name (Claude Code's names); other names are allowed."""
 
 KNOWN_EVENTS: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
+
+#: THE list of events agentrig fires (the one place to change when the loop fires another).
+#: A config hook (``[[hooks.<Event>]]``) for any other name would never run, so it is refused.
+FIRED_EVENTS: frozenset[str] = frozenset({"PreToolUse"})
+
+#: Known events agentrig does not fire, with the reason a config naming one is refused.
+NOT_FIRED: Mapping[str, str] = MappingProxyType(
+    {
+        name: "agentrig does not fire this event yet, so a hook for it would never run"
+        for name in sorted(KNOWN_EVENTS - FIRED_EVENTS)
+    }
+)
+
+
+def event_name_problem(name: str) -> str | None:
+    """Why a config hook for event ``name`` would never run (None: agentrig fires it)."""
+    if name in FIRED_EVENTS:
+        return None
+    reason = NOT_FIRED.get(name)
+    if reason is not None:
+        return f"{name}: {reason} (events agentrig fires: {', '.join(sorted(FIRED_EVENTS))})"
+    import difflib
+
+    candidates = sorted(FIRED_EVENTS | KNOWN_EVENTS)
+    lowered = {c.lower(): c for c in candidates}
+    close = lowered.get(name.lower()) or next(
+        iter(difflib.get_close_matches(name, candidates, n=1)), None
+    )
+    hint = f"; did you mean {close!r}?" if close else ""
+    return (
+        f"unknown hook event {name!r}{hint} "
+        f"(events agentrig fires: {', '.join(sorted(FIRED_EVENTS))})"
+    )
 
 
 def _frozen_payload(value: Mapping[str, Any]) -> Mapping[str, Any]:

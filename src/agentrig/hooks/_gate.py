@@ -21,7 +21,14 @@ from agentrig.hooks._runner import HookRunner
 from agentrig.llm import ToolCallBlock
 from agentrig.tools import Tool
 
-__all__ = ["ApprovalRequest", "HookApprover", "HookGate", "HookGateDecision", "make_hook_gate"]
+__all__ = [
+    "ApprovalRequest",
+    "HookApprover",
+    "HookGate",
+    "HookGateDecision",
+    "invalid_input",
+    "make_hook_gate",
+]
 
 
 @attrs.frozen(slots=True)
@@ -65,6 +72,21 @@ def _run_signal(agent: Any) -> CancelSignal:
     return CancelSignal()
 
 
+def invalid_input(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """Why ``arguments`` do not validate against ``tool``'s input schema (``None``: they do).
+
+    A hook's ``updatedInput`` is checked before anything else looks at it, so a rewrite can
+    never reach the permission rules, the blockers or the tool in a shape the tool refuses.
+    """
+    try:
+        tool.input_schema.parse(dict(arguments))
+    except Exception as exc:
+        if is_abort(exc):
+            raise
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 class HookGate:
     """The agent :class:`~agentrig.agent.Gate` running ``PreToolUse`` hooks.
 
@@ -86,7 +108,8 @@ class HookGate:
         """None: a hook judges each call, so no tool is withheld from the model up front."""
         return set()
 
-    async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Any) -> GateDecision:
+    async def consult(self, tool: Tool, call: ToolCallBlock, agent: Any) -> CombinedOutcome:
+        """Run the ``PreToolUse`` hooks matching ``call`` and combine their answers."""
         event = HookEvent.pre_tool_use(
             tool.id,
             call.arguments,
@@ -95,7 +118,10 @@ class HookGate:
             tool_use_id=call.id,
             agent_id=str(agent.id),
         )
-        combined = await self.runner.run(event, signal=_run_signal(agent))
+        return await self.runner.run(event, signal=_run_signal(agent))
+
+    async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Any) -> GateDecision:
+        combined = await self.consult(tool, call, agent)
 
         def refuse(reason: str) -> HookGateDecision:
             return HookGateDecision(False, reason, outcome=combined)
@@ -104,6 +130,10 @@ class HookGate:
             return refuse(combined.reason)
         if combined.stop:
             return refuse(f"a hook stopped the run: {combined.stop_reason}")
+        if combined.updated_input is not None:
+            problem = invalid_input(tool, combined.updated_input)
+            if problem is not None:
+                return refuse(f"the hook's updatedInput does not validate: {problem}")
         if combined.needs_approval:
             why = combined.reason or "a hook asked for a person to approve this call"
             if self.approver is None:

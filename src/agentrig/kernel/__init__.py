@@ -1,5 +1,6 @@
 """The kernel: hookspecs and dispatch, plugin discovery, config composition and the Runtime."""
 
+from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
 from agentrig.kernel.config import (
     AgentConfig,
     HookConfig,
@@ -96,6 +97,7 @@ __all__ = [
     "SecretResolver",
     "SessionStart",
     "StoreConfig",
+    "StrayEntryPoint",
     "ToolConfig",
     "ToolExecution",
     "TurnStopping",
@@ -106,5 +108,6 @@ __all__ = [
     "new_plugin_manager",
     "open_runtime",
     "register_variants",
+    "stray_entry_points",
     "with_options",
 ]

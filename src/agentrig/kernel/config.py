@@ -8,16 +8,19 @@ library never reads the environment for them on its own.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentrig.errors import ConfigError, Issue
+from agentrig.kernel._formats import read_json, read_yaml
 
 __all__ = [
     "AgentConfig",
@@ -32,6 +35,7 @@ __all__ = [
     "ToolConfig",
     "env_resolver",
     "issues_from_validation",
+    "known_keys",
     "load_config",
     "resolve_secret",
 ]
@@ -54,11 +58,16 @@ class _Strict(BaseModel):
 
 
 class PluginsConfig(_Strict):
-    """``[plugins]``: which listener plugins load."""
+    """``[plugins]``: which listener plugins load, and which distribution wins a conflict."""
 
     autoload: bool = True
     disabled: Seq[str] = ()
     enabled: Seq[str] = ()
+    #: ``"<kind>:<name>" = "<distribution>"``: the entry that wins when several distributions
+    #: register the same kind and name (otherwise using that ID is an error)
+    prefer: dict[str, str] = Field(default_factory=dict)
+    #: an autoloaded listener plugin that fails to load fails the composition
+    strict: bool = False
 
 
 class ProviderConfigEntry(_Strict):
@@ -147,13 +156,64 @@ class LoadedConfig:
     base_dir: Path
 
 
-def issues_from_validation(error: ValidationError) -> list[Issue]:
+def _unwrap(annotation: Any) -> Any:
+    """``Annotated[X, ...]`` -> X; ``X | None`` -> X (when one model is left)."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, UnionType):
+        models = [a for a in get_args(annotation) if _is_model(_unwrap(a))]
+        if len(models) == 1:
+            return _unwrap(models[0])
+    return annotation
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def known_keys(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
+    """The keys the table at ``path`` of ``model`` accepts (empty when not a fixed table)."""
+    current: Any = model
+    for part in path:
+        current = _unwrap(current)
+        if _is_model(current):
+            field = current.model_fields.get(part) if isinstance(part, str) else None
+            if field is None:
+                return []
+            current = field.annotation
+        elif get_origin(current) is dict:
+            current = get_args(current)[1]
+        elif get_origin(current) is tuple:
+            current = get_args(current)[0]
+        else:
+            return []
+    current = _unwrap(current)
+    return list(current.model_fields) if _is_model(current) else []
+
+
+def _unknown_key(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
+    if not loc:
+        return "unknown key"
+    key = loc[-1]
+    known = known_keys(model, loc[:-1]) if model is not None else []
+    close = difflib.get_close_matches(str(key), known, n=1) if known else []
+    if close:
+        return f"unknown key {key!r}; did you mean {close[0]!r}?"
+    if known:
+        return f"unknown key {key!r} (known keys: {', '.join(known)})"
+    return f"unknown key {key!r}"
+
+
+def issues_from_validation(
+    error: ValidationError, model: type[BaseModel] | None = None
+) -> list[Issue]:
+    """One issue per validation error; an unknown key of ``model`` gets a "did you mean"."""
     issues = []
     for item in error.errors(include_url=False):
         loc = tuple(p for p in item["loc"] if isinstance(p, str | int))
         kind = item["type"]
         if kind == "extra_forbidden":
-            message = f"unknown key {loc[-1]!r}" if loc else "unknown key"
+            message = _unknown_key(model, loc)
         elif kind == "missing":
             message = "required key is missing"
         else:
@@ -167,6 +227,7 @@ def issues_from_validation(error: ValidationError) -> list[Issue]:
 def _read_file(path: Path) -> Mapping[str, Any]:
     text = path.read_bytes()
     suffix = path.suffix.lower()
+    duplicates: list[Issue] = []
     if suffix in {".yaml", ".yml"}:
         try:
             import yaml
@@ -180,14 +241,22 @@ def _read_file(path: Path) -> Mapping[str, Any]:
                 source=str(path),
             ) from None
         try:
-            data = yaml.safe_load(text) or {}
+            data, duplicates = read_yaml(text)
         except yaml.YAMLError as exc:
+            raise ConfigError([Issue("config.syntax", str(exc))], source=str(path)) from None
+        data = {} if data is None else data
+    elif suffix == ".json":
+        try:
+            data, duplicates = read_json(text.decode("utf-8-sig"))
+        except (ValueError, UnicodeDecodeError) as exc:
             raise ConfigError([Issue("config.syntax", str(exc))], source=str(path)) from None
     else:
         try:
             data = tomllib.loads(text.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError([Issue("config.syntax", str(exc))], source=str(path)) from None
+    if duplicates:  # a name defined twice: the first definition would be lost silently
+        raise ConfigError(duplicates, source=str(path))
     if not isinstance(data, Mapping):
         raise ConfigError(
             [Issue("config.syntax", "the top level must be a table")], source=str(path)
@@ -217,7 +286,7 @@ def load_config(
     try:
         config = RuntimeConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(issues_from_validation(exc), source=name) from None
+        raise ConfigError(issues_from_validation(exc, RuntimeConfig), source=name) from None
     return LoadedConfig(config, name, base)
 
 

@@ -63,15 +63,24 @@ def run_check(check: str, obj: object) -> object:
 
 
 def check_hook_plugin(obj: object) -> None:
-    """A listener plugin must carry at least one ``@agentrig.hookimpl`` function."""
+    """A listener plugin carries at least one ``@agentrig.hookimpl`` function, and every one
+    of them would run: a known hook, no wrapper, ``(payload)`` or ``(payload, next)``."""
     for name in dir(obj):
         try:
             attr = getattr(obj, name)
         except Exception:  # properties of arbitrary plugin objects may raise; skip them
             continue
         if callable(attr) and hasattr(attr, "agentrig_impl"):
-            return
-    raise ContractViolation("no @agentrig.hookimpl function found (a listener plugin needs one)")
+            break
+    else:
+        raise ContractViolation(
+            "no @agentrig.hookimpl function found (a listener plugin needs one)"
+        )
+    from agentrig.kernel.dispatch import listener_refusals
+
+    problems = listener_refusals(obj)
+    if problems:
+        raise ContractViolation("; ".join(problems))
 
 
 def _check_options_model(obj: object) -> None:

@@ -3,10 +3,13 @@
 A :class:`PluginIndex` merges entries from its sources -- installed entry points
 (:class:`EntryPointSource`) and, for tests, in-memory entries (:class:`MemorySource`);
 a later source's entry with the same kind and name replaces an earlier one, and the
-replacement is recorded.  :meth:`PluginIndex.load` imports an entry the first time a
-composition needs it, checks it against its kind's contract, and caches the result; a
-failure is remembered as a report row (distribution, version, group, name, error) and raised
-as a :class:`~agentrig.errors.PluginLoadError` wherever the entry is required -- so a broken
+replacement is recorded.  Two distributions of one source registering the same kind and
+name are a *conflict* (status ``conflict``, an error naming both wherever the ID is used)
+until ``[plugins.prefer]`` says which one wins (the other becomes ``overridden``).
+:meth:`PluginIndex.load` imports an entry the first time a composition needs it, checks it
+against its kind's contract, and caches the result; a failure is remembered as a report row
+(distribution, version, group, name, error) and raised as a
+:class:`~agentrig.errors.PluginLoadError` wherever the entry is required -- so a broken
 plugin breaks only the compositions that use it.
 
 Disabling: by name (``"openai"``, any kind) or kind-qualified (``"providers:openai"``), from
@@ -26,7 +29,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 
-from agentrig.errors import PluginDisabledError, PluginLoadError, UnknownIdError
+from agentrig.errors import (
+    Issue,
+    PluginConflictError,
+    PluginDisabledError,
+    PluginLoadError,
+    UnknownIdError,
+)
+from agentrig.kernel._merge import Merged, conflict_error, merge_sources, prefer_issues
 from agentrig.kernel.contracts import ContractViolation, run_check
 from agentrig.kernel.kinds import KINDS
 
@@ -50,7 +60,9 @@ __all__ = [
 DISABLE_PLUGINS_ENV = "AGENTRIG_DISABLE_PLUGINS"
 DISABLE_AUTOLOAD_ENV = "AGENTRIG_DISABLE_PLUGIN_AUTOLOAD"
 
-PluginStatus = Literal["loaded", "available", "disabled", "failed"]
+PluginStatus = Literal["loaded", "available", "disabled", "failed", "conflict", "overridden"]
+"""``conflict``: another distribution registers the same kind and name and the config does
+not say which wins; ``overridden``: ``[plugins.prefer]`` chose another distribution's entry."""
 
 
 @attrs.frozen(slots=True)
@@ -214,6 +226,8 @@ class PluginRow:
     status: PluginStatus
     error: str | None = None
     replaces: str | None = None
+    #: the other entries registering this kind and name (conflict, overridden)
+    conflicts: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -237,28 +251,41 @@ class PluginIndex:
         disabled: Iterable[str] = (),
         autoload: bool = True,
         enabled: Iterable[str] = (),
+        prefer: Mapping[str, str] | None = None,
     ) -> None:
         self._sources = tuple(sources) if sources is not None else (EntryPointSource(),)
         self.disabled = frozenset(disabled)
         self.autoload = autoload
         self.enabled = frozenset(enabled)
-        self._entries: dict[tuple[str, str], EntrySpec] | None = None
-        self._shadowed: dict[tuple[str, str], EntrySpec] = {}
+        self.prefer: Mapping[str, str] = dict(prefer or {})
+        self._merged: Merged | None = None
+        self._listing: tuple[EntrySpec, ...] = ()
         self._loaded: dict[tuple[str, str], object] = {}
         self._errors: dict[tuple[str, str], PluginLoadError] = {}
 
     # ---- listing -----------------------------------------------------------------------------
+    def _merge(self) -> Merged:
+        if self._merged is None:
+            listings = [tuple(source.entries()) for source in self._sources]
+            self._listing = tuple(e for listing in listings for e in listing)
+            self._merged = merge_sources(listings, self.prefer)
+        return self._merged
+
     def _all(self) -> dict[tuple[str, str], EntrySpec]:
-        if self._entries is None:
-            merged: dict[tuple[str, str], EntrySpec] = {}
-            for source in self._sources:
-                for entry in source.entries():
-                    key = (entry.kind, entry.name)
-                    if key in merged:
-                        self._shadowed[key] = merged[key]
-                    merged[key] = entry
-            self._entries = merged
-        return self._entries
+        return self._merge().chosen
+
+    def conflicts(self) -> dict[tuple[str, str], tuple[EntrySpec, ...]]:
+        """Every (kind, name) that two distributions register and the config did not settle."""
+        return dict(self._merge().conflicts)
+
+    def conflict_error(self, kind: str, name: str) -> PluginConflictError:
+        """The error naming every distribution that registers ``kind:name``."""
+        return conflict_error(kind, name, self._merge().conflicts.get((kind, name), ()))
+
+    def setting_issues(self) -> list[Issue]:
+        """Problems of the plugin switches themselves (``[plugins.prefer]`` choosing nothing)."""
+        self._merge()
+        return prefer_issues(self.prefer, self._listing)
 
     def entries(self, kind: str | None = None) -> tuple[EntrySpec, ...]:
         """Entries (of one kind, or all), without importing anything."""
@@ -304,6 +331,9 @@ class PluginIndex:
                 f"{kind} plugin {name!r} is disabled ({entry.describe()}); remove it from "
                 f"plugins.disabled / {DISABLE_PLUGINS_ENV} to use it"
             )
+        candidates = self._merge().conflicts.get(key)
+        if candidates is not None:
+            raise conflict_error(kind, name, candidates)
         try:
             obj = entry.load()
         except Exception as exc:
@@ -352,30 +382,47 @@ class PluginIndex:
             return "failed"
         if self.is_disabled(kind, name):
             return "disabled"
+        if key in self._merge().conflicts:
+            return "conflict"
         if key in self._loaded:
             return "loaded"
         return "available"
 
     def report(self) -> tuple[PluginRow, ...]:
-        """One row per discovered entry, sorted by kind then id."""
+        """One row per discovered entry, sorted by kind then id.
+
+        A conflict shows every candidate (status ``conflict``); a conflict the config
+        settled shows the winner (``replaces`` names the others) and the others
+        (``overridden``).
+        """
+        merged = self._merge()
         rows = []
-        for (kind, name), entry in sorted(self._all().items()):
-            status = self.status(kind, name)
-            error = self._errors.get((kind, name))
-            shadowed = self._shadowed.get((kind, name))
+        for key, entry in sorted(merged.chosen.items()):
+            kind, name = key
+            candidates = merged.conflicts.get(key)
+            if candidates is not None:
+                error = conflict_error(kind, name, candidates).message
+                for candidate in candidates:
+                    others = tuple(c.describe() for c in candidates if c is not candidate)
+                    status: PluginStatus = (
+                        "disabled" if self.is_disabled(kind, name) else "conflict"
+                    )
+                    rows.append(_row(candidate, status, error=error, conflicts=others))
+                continue
+            failure = self._errors.get(key)
+            losers = merged.overridden.get(key, ())
+            replaced = (*merged.replaced.get(key, ()), *losers)
             rows.append(
-                PluginRow(
-                    kind=kind,
-                    id=name,
-                    distribution=entry.distribution,
-                    version=entry.version,
-                    group=entry.group,
-                    value=entry.value,
-                    status=status,
-                    error=error.rule if error else None,
-                    replaces=shadowed.describe() if shadowed else None,
+                _row(
+                    entry,
+                    self.status(kind, name),
+                    error=failure.rule if failure else None,
+                    replaces="; ".join(e.describe() for e in replaced) or None,
+                    conflicts=tuple(e.describe() for e in losers),
                 )
             )
+            for loser in losers:
+                rows.append(_row(loser, "overridden", conflicts=(entry.describe(),)))
         return tuple(rows)
 
     def check_all(self) -> tuple[PluginRow, ...]:
@@ -385,6 +432,28 @@ class PluginIndex:
                 with contextlib.suppress(Exception):  # failures are recorded in the report
                     self.load(entry.kind, entry.name)
         return self.report()
+
+
+def _row(
+    entry: EntrySpec,
+    status: PluginStatus,
+    *,
+    error: str | None = None,
+    replaces: str | None = None,
+    conflicts: tuple[str, ...] = (),
+) -> PluginRow:
+    return PluginRow(
+        kind=entry.kind,
+        id=entry.name,
+        distribution=entry.distribution,
+        version=entry.version,
+        group=entry.group,
+        value=entry.value,
+        status=status,
+        error=error,
+        replaces=replaces,
+        conflicts=conflicts,
+    )
 
 
 def default_environ() -> Mapping[str, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Final, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import attrs
 import pluggy
@@ -21,9 +21,10 @@ import pluggy
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import hookspecs
+from agentrig.kernel._listeners import listener_problems
 from agentrig.kernel.hookspecs import MODES, Mode
 
-__all__ = ["HookDispatcher", "HookFailure", "Spawner", "new_plugin_manager"]
+__all__ = ["HookDispatcher", "HookFailure", "Spawner", "listener_refusals", "new_plugin_manager"]
 
 _log = get_logger("hooks")
 _R = TypeVar("_R")
@@ -31,13 +32,6 @@ _P = TypeVar("_P")
 
 Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Starts a coroutine function out of band (the runtime passes its task group's start_soon)."""
-
-# call shapes of an implementation, decided once from its argument names
-_PAYLOAD: Final = 0  # fn(payload)
-_PAYLOAD_NEXT: Final = 1  # fn(payload, next)
-_NEXT_PAYLOAD: Final = 2  # fn(next, payload)
-_NONE: Final = 3  # fn()
-_NEXT_ONLY: Final = 4  # fn(next)
 
 
 @attrs.frozen(slots=True)
@@ -50,36 +44,32 @@ class HookFailure:
 
 
 class _Impl:
-    __slots__ = ("fast", "fn", "is_async", "plugin", "shape", "takes_next")
+    """One registered listener: ``fn(payload)`` or, on a waterfall hook, ``fn(payload, next)``
+    (the only two shapes registration accepts)."""
+
+    __slots__ = ("fast", "fn", "is_async", "plugin", "takes_next")
 
     def __init__(self, impl: pluggy.HookImpl) -> None:
         self.fn: Callable[..., Any] = impl.function
         self.plugin = impl.plugin_name
         self.is_async = inspect.iscoroutinefunction(impl.function)
-        names = tuple(impl.argnames)
-        shapes = {
-            ("payload",): _PAYLOAD,
-            ("payload", "next"): _PAYLOAD_NEXT,
-            ("next", "payload"): _NEXT_PAYLOAD,
-            (): _NONE,
-            ("next",): _NEXT_ONLY,
-        }
-        self.shape = shapes[names]
-        self.takes_next = "next" in names
+        self.takes_next = tuple(impl.argnames) == ("payload", "next")
         # an ``async def hook(payload, next)`` waterfall listener: the chain's fast path
-        self.fast = self.is_async and self.shape == _PAYLOAD_NEXT
+        self.fast = self.is_async and self.takes_next
 
     def call(self, payload: Any, nxt: Any) -> Any:
-        shape = self.shape
-        if shape == _PAYLOAD:
-            return self.fn(payload)
-        if shape == _PAYLOAD_NEXT:
-            return self.fn(payload, nxt)
-        if shape == _NEXT_PAYLOAD:
-            return self.fn(nxt, payload)
-        if shape == _NEXT_ONLY:
-            return self.fn(nxt)
-        return self.fn()
+        return self.fn(payload, nxt) if self.takes_next else self.fn(payload)
+
+
+def _takes_next(hook: str) -> bool | None:
+    """Whether ``hook``'s listeners may take ``next`` (None: no such agentrig hook)."""
+    mode = MODES.get(hook)
+    return None if mode is None else mode is Mode.WATERFALL
+
+
+def listener_refusals(plugin: object) -> list[str]:
+    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them)."""
+    return listener_problems(new_plugin_manager(), plugin, _takes_next)
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
@@ -109,9 +99,14 @@ class HookDispatcher:
     def register(self, plugin: object, name: str | None = None) -> str:
         """Register a plugin object (module, class instance, ...) and validate its hookimpls.
 
-        Hook wrappers are refused: agentrig drives its hooks itself, so a pluggy wrapper
-        would silently never run.  Implementations of unknown hooks are refused too.
+        Refused, with every reason (:func:`listener_problems`): implementations of unknown
+        hooks (with a "did you mean"), hook wrappers (agentrig drives its hooks itself, so a
+        pluggy wrapper would silently never run), and any signature other than ``(payload)``
+        or, on a waterfall hook, ``(payload, next)``.
         """
+        problems = listener_problems(self.pm, plugin, _takes_next)
+        if problems:
+            raise HookError(f"plugin {name or plugin!r}: " + "; ".join(problems))
         try:
             registered = self.pm.register(plugin, name)
         except pluggy.PluginValidationError as exc:
@@ -124,38 +119,9 @@ class HookDispatcher:
         if registered is None:
             raise HookError(f"plugin {name or plugin!r} is blocked or already registered")
         try:
-            for caller in self.pm.get_hookcallers(plugin) or ():
-                for impl in caller.get_hookimpls():
-                    if impl.plugin is not plugin:
-                        continue
-                    if impl.wrapper or impl.hookwrapper:
-                        raise HookError(
-                            f"plugin {registered!r}: {caller.name} is a hook wrapper; agentrig "
-                            "hooks do not support wrappers -- use the waterfall hooks instead"
-                        )
-                    names = tuple(impl.argnames)
-                    allowed = {
-                        (),
-                        ("payload",),
-                        ("payload", "next"),
-                        ("next", "payload"),
-                        ("next",),
-                    }
-                    if names not in allowed:
-                        raise HookError(
-                            f"plugin {registered!r}: {caller.name} takes {names!r}; "
-                            "implementations take (payload) or (payload, next)"
-                        )
-                    if "next" in names and MODES.get(caller.name) is not Mode.WATERFALL:
-                        raise HookError(
-                            f"plugin {registered!r}: {caller.name} is not a waterfall hook, "
-                            "so it has no 'next' argument"
-                        )
             self.pm.check_pending()
-        except (HookError, pluggy.PluginValidationError) as exc:
+        except pluggy.PluginValidationError as exc:
             self.pm.unregister(plugin)
-            if isinstance(exc, HookError):
-                raise
             raise HookError(f"plugin {registered!r}: {exc}") from exc
         finally:
             self._plans.clear()
@@ -219,7 +185,7 @@ class HookDispatcher:
         plan = self._plans.get(hook) or self.plan(hook)
         for impl in plan:
             try:
-                result = impl.fn(payload) if impl.shape == 0 else impl.call(payload, None)
+                result = impl.fn(payload)  # non-waterfall listeners take (payload)
             except Exception as exc:
                 self._record(hook, impl.plugin, exc)
                 continue
@@ -231,7 +197,7 @@ class HookDispatcher:
         veto: BaseException | None = None
         for impl in self.plan(hook):
             try:
-                result = impl.call(payload, None)
+                result = impl.fn(payload)
             except Exception as exc:
                 self._record(hook, impl.plugin, exc)
                 veto = veto or exc
@@ -244,7 +210,7 @@ class HookDispatcher:
         """Await every listener in order; failures are recorded and do not stop the others."""
         for impl in self.plan(hook):
             try:
-                result = impl.call(payload, None)
+                result = impl.fn(payload)
                 if inspect.isawaitable(result):
                     await result
             except Exception as exc:
@@ -253,7 +219,7 @@ class HookDispatcher:
     async def first_result(self, hook: str, payload: object) -> Any:
         """Ask listeners in order; the first non-None answer wins (None when nobody answers)."""
         for impl in self.plan(hook):
-            result = impl.call(payload, None)
+            result = impl.fn(payload)
             if inspect.isawaitable(result):
                 result = await result
             if result is not None:

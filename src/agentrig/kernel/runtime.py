@@ -269,20 +269,18 @@ def _load_listeners(rt: Runtime) -> None:
     index = rt.index
     required = {n.removeprefix("plugins:") for n in rt.config.plugins.enabled}
     installed = set(index.names("plugins"))
-    missing = sorted(required - installed)
-    if missing:
-        raise ConfigError(
-            [
-                Issue(
-                    "config.unknown_id",
-                    f"no listener plugin named {n!r} is installed "
-                    f"(installed: {', '.join(sorted(installed)) or 'none'})",
-                    ("plugins", "enabled"),
-                )
-                for n in missing
-            ],
-            source=rt.loaded.source,
+    issues = index.setting_issues()
+    issues += [
+        Issue(
+            "config.unknown_id",
+            f"no listener plugin named {n!r} is installed "
+            f"(installed: {', '.join(sorted(installed)) or 'none'})",
+            ("plugins", "enabled"),
         )
+        for n in sorted(required - installed)
+    ]
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
     for name in index.autoload_names("plugins"):
         try:
             plugin = index.load("plugins", name)
@@ -291,7 +289,8 @@ def _load_listeners(rt: Runtime) -> None:
             except HookError as exc:
                 raise index.fail("plugins", name, str(exc)) from exc
         except Exception as exc:
-            if name in required:
+            # ``plugins.strict`` (``agentrig run --strict-plugins``) makes every failure fatal
+            if name in required or rt.config.plugins.strict:
                 raise
             # A broken listener is reported (plugin report, log) and breaks nothing else.
             _log.warning("listener plugin %s was not loaded: %s", name, exc)
@@ -330,6 +329,7 @@ async def open_runtime(
         disabled=set(settings.disabled) | disabled_env,
         autoload=settings.autoload and autoload_env,
         enabled=settings.enabled,
+        prefer=settings.prefer,
     )
     # An exception raised inside a task group comes out wrapped in an ExceptionGroup; the
     # caller's own errors (and composition errors) are carried out of the group instead and

@@ -1,0 +1,153 @@
+"""Merging plugin sources: one entry per (kind, name), or a visible conflict.
+
+Two installed distributions that register the same entry-point name in the same group are a
+*conflict*: neither silently shadows the other.  The config settles one with
+``[plugins.prefer] "<kind>:<name>" = "<distribution>"``; the entries it passes over stay in
+the report as ``overridden``.  A later *source* (the in-memory source of tests) replaces an
+earlier one's entries on purpose; that replacement is recorded, not a conflict.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from agentrig.errors import Issue, PluginConflictError
+from agentrig.kernel.kinds import KINDS
+
+if TYPE_CHECKING:
+    from agentrig.kernel.discovery import EntrySpec
+
+__all__ = ["Merged", "conflict_error", "merge_sources", "normalize_distribution", "prefer_issues"]
+
+Key = tuple[str, str]
+
+
+def normalize_distribution(name: str) -> str:
+    """A distribution name compared the way pip compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@attrs.frozen(slots=True)
+class Merged:
+    """The result of merging sources."""
+
+    #: the entry each (kind, name) resolves to (for a conflict: its first candidate)
+    chosen: dict[Key, EntrySpec]
+    #: unresolved conflicts: every candidate, in discovery order
+    conflicts: dict[Key, tuple[EntrySpec, ...]]
+    #: conflicts the config settled: the candidates it passed over
+    overridden: dict[Key, tuple[EntrySpec, ...]]
+    #: entries a later source replaced on purpose (not shown as rows of their own)
+    replaced: dict[Key, tuple[EntrySpec, ...]]
+
+
+def merge_sources(
+    listings: Iterable[Iterable[EntrySpec]], prefer: Mapping[str, str] = {}
+) -> Merged:
+    """Merge the entries of each source (in order) and settle conflicts by ``prefer``."""
+    candidates: dict[Key, list[EntrySpec]] = {}
+    replaced: dict[Key, tuple[EntrySpec, ...]] = {}
+    for listing in listings:
+        fresh: dict[Key, list[EntrySpec]] = {}
+        for entry in listing:
+            fresh.setdefault((entry.kind, entry.name), []).append(entry)
+        for key, entries in fresh.items():
+            if key in candidates:
+                replaced[key] = (*replaced.get(key, ()), *candidates[key])
+            candidates[key] = entries
+    chosen: dict[Key, EntrySpec] = {}
+    conflicts: dict[Key, tuple[EntrySpec, ...]] = {}
+    overridden: dict[Key, tuple[EntrySpec, ...]] = {}
+    for key, entries in candidates.items():
+        chosen[key] = entries[0]
+        if len(entries) == 1:
+            continue
+        wanted = prefer.get(f"{key[0]}:{key[1]}")
+        winner = next(
+            (
+                e
+                for e in entries
+                if wanted is not None
+                and e.distribution is not None
+                and normalize_distribution(e.distribution) == normalize_distribution(wanted)
+            ),
+            None,
+        )
+        if winner is None:
+            conflicts[key] = tuple(entries)
+        else:
+            chosen[key] = winner
+            overridden[key] = tuple(e for e in entries if e is not winner)
+    return Merged(chosen, conflicts, overridden, replaced)
+
+
+def _dist(entry: EntrySpec) -> str:
+    return entry.distribution or "an unnamed distribution"
+
+
+def conflict_error(kind: str, name: str, entries: Sequence[EntrySpec]) -> PluginConflictError:
+    """The error raised wherever a conflicting ID is used: it names every distribution."""
+    described = "; ".join(e.describe() for e in entries)
+    example = _dist(entries[0])
+    return PluginConflictError(
+        f"{kind} plugin {name!r} is registered by {len(entries)} distributions "
+        f"({described}); none shadows the other -- choose one in the config: "
+        f'[plugins.prefer] "{kind}:{name}" = "{example}" (or uninstall one)',
+        kind=kind,
+        name=name,
+        distributions=[_dist(e) for e in entries],
+    )
+
+
+def prefer_issues(prefer: Mapping[str, str], entries: Iterable[EntrySpec]) -> list[Issue]:
+    """Problems of ``[plugins.prefer]``: a key or distribution that chooses nothing."""
+    by_key: dict[Key, list[EntrySpec]] = {}
+    for entry in entries:
+        by_key.setdefault((entry.kind, entry.name), []).append(entry)
+    issues: list[Issue] = []
+    for key, wanted in prefer.items():
+        path = ("plugins", "prefer", key)
+        kind, sep, name = key.partition(":")
+        if not sep or kind not in KINDS or not name:
+            close = difflib.get_close_matches(kind, list(KINDS), n=1)
+            hint = f"; did you mean {close[0]}:{name}?" if close and sep and name else ""
+            issues.append(
+                Issue(
+                    "config.plugin_prefer",
+                    f"expected '<kind>:<name>' with a kind among {', '.join(KINDS)}, "
+                    f"got {key!r}{hint}",
+                    path,
+                )
+            )
+            continue
+        found = by_key.get((kind, name), [])
+        if not found:
+            known = sorted({n for (k, n) in by_key if k == kind})
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {kind}:{close[0]}?" if close else ""
+            issues.append(
+                Issue(
+                    "config.plugin_prefer",
+                    f"no installed distribution registers {kind} plugin {name!r}{hint}",
+                    path,
+                )
+            )
+            continue
+        dists = [e.distribution for e in found if e.distribution is not None]
+        if normalize_distribution(wanted) not in {normalize_distribution(d) for d in dists}:
+            close = difflib.get_close_matches(wanted, dists, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            issues.append(
+                Issue(
+                    "config.plugin_prefer",
+                    f"distribution {wanted!r} does not register {kind} plugin {name!r} "
+                    f"(registered by: {', '.join(dists) or 'no named distribution'}){hint}",
+                    path,
+                )
+            )
+    return issues
