@@ -20,6 +20,7 @@ from agentrig_mcp import (
     McpTool,
     StdioServerSpec,
 )
+from mcp import types
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, UnknownIdError
@@ -241,11 +242,15 @@ async def test_resources_and_prompts(make_client: Any) -> None:
     resources = await c.client.list_resources("demo")
     assert [str(r.uri) for r in resources] == ["note://hello"]
     read = await c.client.read_resource("demo", "note://hello")
-    assert read.contents[0].text == "hello from a resource"  # type: ignore[union-attr]
+    content = read.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    assert content.text == "hello from a resource"
     prompts = await c.client.list_prompts("demo")
     assert [p.name for p in prompts] == ["review"]
     rendered = await c.client.get_prompt("demo", "review", {"code": "x = 1"})
-    assert "Please review:\nx = 1" in rendered.messages[0].content.text  # type: ignore[union-attr]
+    first = rendered.messages[0].content
+    assert isinstance(first, types.TextContent)
+    assert "Please review:\nx = 1" in first.text
 
 
 async def test_unknown_server_names_the_known_ones(make_client: Any) -> None:

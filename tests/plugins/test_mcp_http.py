@@ -12,6 +12,7 @@ import anyio
 import pytest
 from agentrig_mcp import HttpServerSpec, McpClient, McpError, McpServerUnavailable
 from anyio.abc import Process
+from mcp import types
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
@@ -94,7 +95,9 @@ async def test_http_calls_errors_and_resources(
     assert failed.is_error
     assert "nope" in failed.content
     read = await client.read_resource("web", "note://hello")
-    assert read.contents[0].text == "hello from a resource"  # type: ignore[union-attr]
+    content = read.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    assert content.text == "hello from a resource"
 
 
 async def test_http_cancellation_reaches_the_server(

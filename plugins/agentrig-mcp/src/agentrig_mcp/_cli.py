@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-__all__ = ["register", "serve_command"]
+__all__ = ["add_subcommands", "serve_command", "usage"]
 
 
-def register(subparsers: Any) -> None:
-    """Add ``mcp`` (with its ``serve`` subcommand) to the ``agentrig`` parser."""
-    mcp = subparsers.add_parser(
-        "mcp",
-        help="serve this composition's tools and agents over MCP",
-        description="MCP (Model Context Protocol) commands.",
-    )
+def add_subcommands(mcp: argparse.ArgumentParser) -> None:
+    """Add ``serve`` under the ``agentrig mcp`` parser."""
     commands = mcp.add_subparsers(title="commands", metavar="COMMAND", dest="mcp_command")
     serve = commands.add_parser(
         "serve",
@@ -43,11 +37,11 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio")
     serve.set_defaults(handler=serve_command)
 
-    def usage(args: argparse.Namespace) -> int:
-        mcp.print_help(sys.stderr)
-        return 2
 
-    mcp.set_defaults(handler=usage)
+def usage(args: argparse.Namespace) -> int:
+    """``agentrig mcp`` without a subcommand."""
+    print("usage: agentrig mcp serve [-c FILE] [--agent NAME] [--http HOST:PORT]", file=sys.stderr)
+    return 2
 
 
 def _address(text: str) -> tuple[str, int] | None:
@@ -86,10 +80,11 @@ def serve_command(args: argparse.Namespace) -> int:
 
     async def main() -> None:
         from agentrig.kernel import env_resolver
-        from agentrig_mcp._plugin import open_served_runtime
+        from agentrig.kernel import open_runtime
+
         from agentrig_mcp._serve import build_server, serve_http, serve_stdio
 
-        async with open_served_runtime(args.config, resolver=env_resolver()) as rt:
+        async with open_runtime(args.config, resolver=env_resolver()) as rt:
             server = build_server(rt, args.agents)
             if address is None:
                 await serve_stdio(server)

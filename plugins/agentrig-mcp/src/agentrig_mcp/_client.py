@@ -15,9 +15,10 @@ from mcp import types
 
 from agentrig.errors import UnknownIdError
 from agentrig.kernel import Observation
+from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._connection import Resolve, ServerConnection, Spawn
-from agentrig_mcp._tools import McpTool, tool_name
+from agentrig_mcp._tools import McpTool, block_text, tool_name
 from agentrig_mcp._transport import HttpClientFactory
 
 __all__ = ["McpClient"]
@@ -65,6 +66,10 @@ class McpClient:
         }
         #: tools a server listed that could not be named (id longer than 128 characters)
         self.skipped: dict[str, tuple[str, ...]] = {}
+
+    def servers(self) -> list[str]:
+        """The names of the servers this client connects to."""
+        return list(self.connections)
 
     def connection(self, server: str) -> ServerConnection:
         """The connection of ``server`` (an error lists the configured servers)."""
@@ -192,6 +197,26 @@ class McpClient:
             return result
 
         return await self.connection(server).request(get, what=f"the prompt {name!r}")
+
+    async def prompt_message(
+        self, server: str, name: str, arguments: Mapping[str, str] | None = None
+    ) -> UserMessage:
+        """Render a prompt into one user message (``await agent.run(message)`` sends it).
+
+        The prompt's messages are joined in order: text as text blocks, images as image
+        blocks, embedded text resources as text; the source is ``mcp:<server>/<name>``.
+        """
+        rendered = await self.get_prompt(server, name, arguments)
+        blocks: list[ContentBlock] = []
+        for message in rendered.messages:
+            content = message.content
+            if isinstance(content, types.ImageContent):
+                blocks.append(ImageBlock(media_type=content.mimeType, data=content.data))
+            else:
+                blocks.append(TextBlock(text=block_text(content)))
+        if not blocks:
+            blocks.append(TextBlock(text=rendered.description or ""))
+        return UserMessage(content=tuple(blocks), source=f"mcp:{server}/{name}")
 
     async def aclose(self) -> None:
         """Stop every server (each waits for its process to be gone)."""

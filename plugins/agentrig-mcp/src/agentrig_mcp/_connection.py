@@ -304,7 +304,8 @@ class ServerConnection:
                     code="mcp.timeout",
                 )
         self._failures = 0
-        return result  # type: ignore[no-any-return]
+        answer: _T = result
+        return answer
 
     async def _cancel_on_server(
         self, run: _Run, session: ClientSession, marker: str, reason: object

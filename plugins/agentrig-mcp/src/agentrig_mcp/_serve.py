@@ -99,6 +99,7 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any
             ]
         )
     server: Server[Any, Any] = Server("agentrig")
+    # (the SDK's handler decorators carry no annotations, hence the two ignores below)
 
     @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
     async def list_tools() -> list[types.Tool]:

@@ -21,10 +21,12 @@ from agentrig_mcp._connection import ServerConnection
 
 __all__ = [
     "JsonSchemaInput",
+    "block_text",
     "McpTool",
     "render_result",
     "risk_of",
     "tool_name",
+    "truncate",
 ]
 
 _INVALID = re.compile(r"[^A-Za-z0-9_.-]")
@@ -80,7 +82,7 @@ class JsonSchemaInput:
         return value
 
 
-def _block_text(block: types.ContentBlock) -> str:
+def block_text(block: types.ContentBlock) -> str:
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):
@@ -100,7 +102,7 @@ def render_result(result: types.CallToolResult, *, max_chars: int) -> str:
     """The text the model sees: the content blocks in order; structured content as JSON when
     no text block carries it (MCP asks servers to send its serialisation as text too); cut at
     ``max_chars`` with a note saying so."""
-    parts = [_block_text(block) for block in result.content]
+    parts = [block_text(block) for block in result.content]
     has_text = any(isinstance(b, types.TextContent) for b in result.content)
     if result.structuredContent is not None and not has_text:
         parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
