@@ -35,7 +35,27 @@ _LAZY: dict[str, str] = {
     "tool_name": "agentrig_mcp._tools",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "HttpServerSpec",
+    "MCP",
+    "McpClient",
+    "McpError",
+    "McpServerNotApproved",
+    "McpServerUnavailable",
+    "McpSettings",
+    "McpTool",
+    "ServerConnection",
+    "StdioServerSpec",
+    "build_server",
+    "expand_vars",
+    "parse_mcp_json",
+    "parse_settings",
+    "render_result",
+    "risk_of",
+    "serve_http",
+    "serve_stdio",
+    "tool_name",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -79,9 +79,7 @@ def serve_command(args: argparse.Namespace) -> int:
             return 2
 
     async def main() -> None:
-        from agentrig.kernel import env_resolver
-        from agentrig.kernel import open_runtime
-
+        from agentrig.kernel import env_resolver, open_runtime
         from agentrig_mcp._serve import build_server, serve_http, serve_stdio
 
         async with open_runtime(args.config, resolver=env_resolver()) as rt:

@@ -15,7 +15,6 @@ from agentrig.credentials import STORE_PREFIX, resolve_store_reference
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import Runtime
 from agentrig.kernel.config import resolve_secret
-
 from agentrig_mcp._client import McpClient
 from agentrig_mcp._config import (
     HttpServerSpec,
@@ -38,10 +37,7 @@ def _project_servers(
     rt: Runtime, settings: McpSettings, configured: dict[str, Spec]
 ) -> tuple[dict[str, Spec], set[str]]:
     """(approved project servers, unapproved names) from the project file, if present."""
-    if settings.project_file is None:
-        path = None
-    else:
-        path = rt.loaded.base_dir / settings.project_file
+    path = None if settings.project_file is None else rt.loaded.base_dir / settings.project_file
     found = parse_mcp_json(path, rt.resolver) if path is not None and path.is_file() else {}
     issues: list[Issue] = []
     for i, name in enumerate(settings.approved_project_servers):

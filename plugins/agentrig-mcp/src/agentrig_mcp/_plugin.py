@@ -12,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, final
 
-from agentrig.kernel import hookimpl
 from agentrig.kernel.commands import Commands
 from agentrig.kernel.composition import Composition, compose_step
 
+from agentrig.kernel import hookimpl
 from agentrig_mcp import _cli
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
     from agentrig.tools import Tool
-
     from agentrig_mcp._client import McpClient
 
 __all__ = ["PLUGIN", "McpPlugin", "config_sections", "provide_client", "register_toolset"]

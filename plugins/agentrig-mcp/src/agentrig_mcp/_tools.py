@@ -106,12 +106,14 @@ def render_result(result: types.CallToolResult, *, max_chars: int) -> str:
     has_text = any(isinstance(b, types.TextContent) for b in result.content)
     if result.structuredContent is not None and not has_text:
         parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
-    text = "\n".join(parts)
-    if len(text) > max_chars:
-        text = (
-            text[:max_chars] + f"\n[output truncated: {max_chars} of {len(text)} characters shown]"
-        )
-    return text
+    return truncate("\n".join(parts), max_chars)
+
+
+def truncate(text: str, max_chars: int) -> str:
+    """``text`` cut at ``max_chars`` with a note saying how much was shown."""
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + f"\n[output truncated: {max_chars} of {len(text)} characters shown]"
 
 
 class McpTool:
