@@ -53,6 +53,7 @@ class McpClient:
         self._max_chars = max_output_chars
         self._stale: set[str] = set()
         self._tools: dict[str, tuple[McpTool, ...]] = {}
+        self._versions: dict[str, int] = {}
         self.connections: dict[str, ServerConnection] = {
             name: ServerConnection(
                 name,
@@ -99,6 +100,10 @@ class McpClient:
         """Has the server said its tool list changed since :meth:`tools` last listed it?"""
         return server in self._stale
 
+    def version(self, server: str) -> int:
+        """How many times :meth:`tools` has listed the server (0: never)."""
+        return self._versions.get(server, 0)
+
     async def tools(self, server: str, *, refresh: bool = False) -> tuple[McpTool, ...]:
         """The server's tools (starting it when needed); listed again after ``list_changed``
         or with ``refresh=True``."""
@@ -133,6 +138,7 @@ class McpClient:
                 )
             )
         self.skipped[server] = tuple(skipped)
+        self._versions[server] = self.version(server) + 1
         result = self._tools[server] = tuple(tools)
         return result
 

@@ -33,11 +33,14 @@ def config_sections(rt: Runtime) -> tuple[Any, Any]:
 
 
 def provide_client(rt: Runtime, client: McpClient) -> None:
-    """Make ``client`` the runtime's ``mcp`` service; its servers stop when the runtime closes."""
+    """Make ``client`` the runtime's ``mcp`` service (its servers stop when the runtime closes)
+    and keep agents' MCP tools current between turns (``tools/list_changed``)."""
+    from agentrig_mcp._refresh import ToolRefresher
     from agentrig_mcp._service import MCP
 
     rt.services.provide(MCP, client, source="agentrig-mcp")
     rt.on_close("mcp", client.aclose)
+    rt.add_plugin("mcp-refresh", ToolRefresher(client))
 
 
 def register_toolset(rt: Runtime, name: str, tools: Sequence[Tool]) -> None:
