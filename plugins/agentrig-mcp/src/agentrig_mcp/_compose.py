@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentrig.credentials import STORE_PREFIX, resolve_store_reference
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import Runtime
@@ -37,7 +39,7 @@ def _project_servers(
     rt: Runtime, settings: McpSettings, configured: dict[str, Spec]
 ) -> tuple[dict[str, Spec], set[str]]:
     """(approved project servers, unapproved names) from the project file, if present."""
-    path = None if settings.project_file is None else rt.loaded.base_dir / settings.project_file
+    path = None if settings.project_file is False else rt.loaded.base_dir / settings.project_file
     found = parse_mcp_json(path, rt.resolver) if path is not None and path.is_file() else {}
     issues: list[Issue] = []
     for i, name in enumerate(settings.approved_project_servers):
@@ -63,6 +65,13 @@ def _project_servers(
         raise ConfigError(issues, source=rt.loaded.source)
     approved = {n: s for n, s in found.items() if n in settings.approved_project_servers}
     return approved, set(found) - set(approved)
+
+
+def _rooted(spec: Spec, base: Path) -> Spec:
+    """A stdio server runs in the config's directory (``cwd`` is relative to it)."""
+    if isinstance(spec, StdioServerSpec):
+        return spec.model_copy(update={"cwd": str(base / (spec.cwd or "."))})
+    return spec
 
 
 def _resolver(rt: Runtime) -> Resolve:
@@ -123,7 +132,10 @@ async def compose_mcp(rt: Runtime) -> McpClient | None:
     raw_servers, raw_settings = config_sections(rt)
     configured, settings = parse_settings(raw_servers, raw_settings, source=rt.loaded.source)
     project, unapproved = _project_servers(rt, settings, configured)
-    every = {**configured, **project}
+    every = {
+        name: _rooted(spec, rt.loaded.base_dir)
+        for name, spec in {**configured, **project}.items()
+    }
     active = {name: spec for name, spec in every.items() if spec.enabled}
     used = _used_servers(rt)
     issues: list[Issue] = []

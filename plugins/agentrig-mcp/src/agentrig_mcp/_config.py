@@ -81,8 +81,9 @@ ServerSpec = Annotated[StdioServerSpec | HttpServerSpec, Field(discriminator="ty
 class McpSettings(_Strict):
     """``[mcp]``: where project servers come from and which of them are approved."""
 
-    #: Claude Code's project file, relative to the config's directory (read when present)
-    project_file: str | None = ".mcp.json"
+    #: Claude Code's project file, relative to the config's directory (read when present);
+    #: ``false`` reads none
+    project_file: str | Literal[False] = ".mcp.json"
     #: project-file servers allowed to start (nothing from a project file starts otherwise)
     approved_project_servers: Annotated[tuple[str, ...], Field(strict=False)] = ()
 

@@ -28,8 +28,7 @@ __all__ = ["PLUGIN", "McpPlugin", "config_sections", "provide_client", "register
 
 def config_sections(rt: Runtime) -> tuple[Any, Any]:
     """The raw ``[mcp_servers]`` and ``[mcp]`` tables of the runtime's config."""
-    sections = rt.config.sections
-    return sections.get("mcp_servers"), sections.get("mcp")
+    return rt.config_section("mcp_servers"), rt.config_section("mcp")
 
 
 def provide_client(rt: Runtime, client: McpClient) -> None:
