@@ -310,11 +310,12 @@ def load_config(
                 [Issue("config.not_found", f"no config file at {str(path)!r}")], source=str(path)
             )
         data, name, base = _read_file(path), str(path), path.resolve().parent
-    owned = (declared_sections() if sections is None else frozenset(sections)) - set(
-        RuntimeConfig.model_fields
-    )
-    plugin_tables = {key: value for key, value in data.items() if key in owned}
-    if plugin_tables:
+    plugin_tables: dict[str, Any] = {}
+    if any(key not in RuntimeConfig.model_fields for key in data):  # only then list plugins
+        owned = (declared_sections() if sections is None else frozenset(sections)) - set(
+            RuntimeConfig.model_fields
+        )
+        plugin_tables = {key: value for key, value in data.items() if key in owned}
         data = {key: value for key, value in data.items() if key not in owned}
     try:
         config = RuntimeConfig.model_validate(data)
