@@ -133,7 +133,10 @@ async def test_project_file_servers_need_approval(tmp_path: Path) -> None:
     base = """
 [providers.local]
 kind = "scripted"
-options.script = [{ tool_calls = [{ name = "mcp__proj__whoami", arguments = {} }] }, { text = "ok" }]
+options.script = [
+  { tool_calls = [{ name = "mcp__proj__whoami", arguments = {} }] },
+  { text = "ok" },
+]
 
 [agents.assistant]
 provider = "local"

@@ -14,7 +14,6 @@ from typing import Any, final
 
 from agentrig.agent import Agent
 from agentrig.kernel import PreStep, PreStepDecision, hookimpl
-
 from agentrig_mcp._client import McpClient
 from agentrig_mcp._tools import McpTool
 
