@@ -139,3 +139,39 @@ async def test_http_server_gone_mid_call_is_bounded_by_the_timeout(
     assert info.value.code == "mcp.timeout"
     with pytest.raises(McpServerUnavailable):
         await tools["mcp__web__add"].execute({"a": 1, "b": 2}, ctx())
+
+
+def _web_config(url: str, **options: Any) -> dict[str, Any]:
+    return {
+        "providers": {
+            "local": {
+                "kind": "scripted",
+                "options": {
+                    "script": [
+                        {"tool_calls": [{"name": "mcp__web__add", "arguments": {"a": 1, "b": 2}}]},
+                        {"text": "ok"},
+                    ]
+                },
+            }
+        },
+        "agents": {
+            "assistant": {"provider": "local", "model": "scripted-1", "tools": ["mcp__web"]}
+        },
+        "permissions": {"allow": ["mcp__web__*"]},
+        "mcp_servers": {"web": {"url": url, **options}},
+    }
+
+
+async def test_http_servers_go_through_the_egress_policy(http_server: HttpServer) -> None:
+    from agentrig_mcp import McpServerUnavailable as Unavailable
+
+    import agentrig
+
+    # a loopback server is refused by the egress policy unless config consents
+    with pytest.raises(Unavailable, match="'web' is not available"):
+        async with agentrig.open_runtime(_web_config(http_server.url)):
+            pass
+    async with agentrig.open_runtime(_web_config(http_server.url, allow_private_url=True)) as rt:
+        await rt.agent("assistant").run("add")
+        messages = rt.agent("assistant").session.derive_messages()
+        assert [m.text for m in messages if m.role == "tool"] == ["3"]
