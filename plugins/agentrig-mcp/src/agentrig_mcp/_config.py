@@ -25,6 +25,8 @@ __all__ = [
     "McpSettings",
     "ServerSpec",
     "StdioServerSpec",
+    "check_servers_section",
+    "check_settings_section",
     "expand_vars",
     "parse_mcp_json",
     "parse_settings",
@@ -154,6 +156,28 @@ def parse_settings(
     if issues:
         raise ConfigError(issues, source=source)
     return specs, parsed
+
+
+def check_servers_section(raw: object) -> list[Issue]:
+    """The ``agentrig.config_sections`` check of ``[mcp_servers]`` (issue paths from the table)."""
+    if not isinstance(raw, Mapping):
+        return [Issue("config.type", "[mcp_servers] must be a table of servers")]
+    try:
+        parse_settings(raw, None, source=None)
+    except ConfigError as exc:
+        return [Issue(i.code, i.message, i.path[1:]) for i in exc.issues]
+    return []
+
+
+def check_settings_section(raw: object) -> list[Issue]:
+    """The ``agentrig.config_sections`` check of ``[mcp]`` (issue paths from the table)."""
+    if not isinstance(raw, Mapping):
+        return [Issue("config.type", "[mcp] must be a table")]
+    try:
+        parse_settings(None, raw, source=None)
+    except ConfigError as exc:
+        return [Issue(i.code, i.message, i.path[1:]) for i in exc.issues]
+    return []
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
