@@ -31,4 +31,3 @@ async def test_a_section_nobody_reads_fails_the_composition() -> None:
             pass
     assert info.value.issues[0].code == "config.section_unused"
     assert info.value.issues[0].location() == "weather"
-

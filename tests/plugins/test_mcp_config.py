@@ -112,3 +112,20 @@ def test_mcp_json_shape_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         parse_mcp_json(project, None)
     assert paths(info.value) == ["mcpServers.s.bogus"]
+
+
+def test_config_check_validates_the_mcp_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the installed plugin declares [mcp_servers] and [mcp] (agentrig.config_sections) with
+    # their checks; `agentrig config check` runs them
+    from agentrig.cli import main
+
+    path = tmp_path / "agentrig.toml"
+    path.write_text('[mcp_servers.files]\ncommand = "srv"\ntimout = 5\n\n[mcp]\nproject_file = 3\n')
+    assert main(["config", "check", str(path)]) == 1
+    shown = capsys.readouterr().out
+    assert "mcp_servers.files.timout: unknown key 'timout'" in shown
+    assert "mcp.project_file" in shown
+    path.write_text('[mcp_servers.files]\ncommand = "srv"\ntimeout = 5\n')
+    assert main(["config", "check", str(path)]) == 0
