@@ -43,6 +43,7 @@ def test_bad_keys_are_named_with_their_path() -> None:
                 "files": {"command": "srv", "timout": 5},
                 "web": {"url": "ftp://nope"},
                 "bad name": {"command": "x"},
+                "a__b": {"command": "x"},
                 "old": {"type": "sse", "url": "https://x/sse"},
             },
             {"aproved_project_servers": []},
@@ -52,6 +53,7 @@ def test_bad_keys_are_named_with_their_path() -> None:
     assert "mcp_servers.files.timout" in found
     assert "mcp_servers.web.url" in found
     assert "mcp_servers.bad name" in found
+    assert "mcp_servers.a__b" in found
     assert "mcp_servers.old.type" in found
     assert "mcp.aproved_project_servers" in found
     assert info.value.source == "agentrig.toml"

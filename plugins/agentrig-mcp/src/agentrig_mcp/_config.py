@@ -106,11 +106,12 @@ def _with_type(raw: object) -> object:
 def _server(name: str, raw: object, prefix: tuple[str | int, ...]) -> tuple[Any, list[Issue]]:
     from pydantic import TypeAdapter
 
-    if not _NAME.match(name):
+    if not _NAME.match(name) or "__" in name:
         return None, [
             Issue(
                 "mcp.server_name",
-                f"server name {name!r} must be 1-64 of [A-Za-z0-9_-] (it becomes mcp__{name}__*)",
+                f"server name {name!r} must be 1-64 of [A-Za-z0-9_-] without '__' "
+                f"(it becomes mcp__{name}__<tool>)",
                 prefix,
             )
         ]
