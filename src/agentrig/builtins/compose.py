@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_composition",
-    "section_issues",
     "check_ids",
     "compose_providers",
     "compose_stores",
@@ -71,33 +70,6 @@ def _options_issues(factory: object, options: dict[str, Any], path: Path) -> lis
         issues = issues_from_validation(exc, model)
         return [Issue(i.code, i.message, (*path, *i.path)) for i in issues]
     return []
-
-
-def section_issues(loaded: LoadedConfig) -> list[Issue]:
-    """Each plugin-owned table checked by the check its plugin declares (the object of its
-    ``agentrig.config_sections`` entry point: ``check(raw_table) -> issues``)."""
-    if not loaded.sections:
-        return []
-    from importlib.metadata import entry_points
-
-    from agentrig.kernel.config import SECTIONS_GROUP
-
-    declared = {ep.name: ep for ep in entry_points(group=SECTIONS_GROUP)}
-    issues: list[Issue] = []
-    for name, raw in loaded.sections.items():
-        point = declared.get(name)
-        if point is None:  # given to load_config(sections=...) without an entry point
-            continue
-        try:
-            check = point.load()
-            found = list(check(raw))
-        except Exception as exc:
-            where = f"{point.dist.name if point.dist else '?'} ({point.value})"
-            message = f"the check of [{name}] from {where} failed: {exc!r}"
-            issues.append(Issue("config.plugin_broken", message, (name,)))
-            continue
-        issues += [Issue(i.code, i.message, (name, *i.path)) for i in found]
-    return issues
 
 
 def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
@@ -169,7 +141,6 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
             )
             if issue:
                 issues.append(issue)
-    issues += section_issues(loaded)
     return issues
 
 

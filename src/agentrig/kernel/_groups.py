@@ -13,17 +13,11 @@ from typing import Any
 
 import attrs
 
-from agentrig.kernel.config import SECTIONS_GROUP
 from agentrig.kernel.kinds import KINDS
 
 __all__ = ["StrayEntryPoint", "stray_entry_points"]
 
 _PREFIX = "agentrig."
-
-
-def _known_groups() -> list[str]:
-    # the plugin kinds' groups, and the one where plugins declare their config sections
-    return [*(spec.group for spec in KINDS.values()), SECTIONS_GROUP]
 
 
 @attrs.frozen(slots=True)
@@ -39,7 +33,7 @@ class StrayEntryPoint:
 
     def describe(self) -> str:
         hint = f"; did you mean {self.suggestion}?" if self.suggestion else ""
-        known = ", ".join(_known_groups())
+        known = ", ".join(spec.group for spec in KINDS.values())
         return (
             f"{self.distribution or '?'}: entry point {self.group}:{self.name} = {self.value} "
             f"is in a group agentrig does not read{hint} (known groups: {known})"
@@ -48,7 +42,7 @@ class StrayEntryPoint:
 
 def stray_entry_points() -> tuple[StrayEntryPoint, ...]:
     """Every installed entry point in an unknown ``agentrig.*`` group, sorted by group."""
-    known = _known_groups()
+    known = [spec.group for spec in KINDS.values()]
     points: Any = metadata.entry_points()
     if isinstance(points, dict):  # Python 3.11: SelectableGroups (a dict by group)
         listed = [ep for group in dict.keys(points) for ep in dict.get(points, group, ())]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
@@ -36,8 +36,6 @@ __all__ = [
     "env_resolver",
     "issues_from_validation",
     "known_keys",
-    "SECTIONS_GROUP",
-    "declared_sections",
     "load_config",
     "resolve_secret",
 ]
@@ -149,31 +147,13 @@ class RuntimeConfig(_Strict):
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
 
 
-SECTIONS_GROUP = "agentrig.config_sections"
-"""Entry-point group through which a distribution declares the top-level tables it owns."""
-
-
-def declared_sections() -> frozenset[str]:
-    """The top-level config tables installed plugins own (``agentrig.config_sections`` entry
-    point names; listing them imports nothing)."""
-    from importlib.metadata import entry_points
-
-    return frozenset(ep.name for ep in entry_points(group=SECTIONS_GROUP))
-
-
 @attrs.frozen(slots=True)
 class LoadedConfig:
-    """A validated config plus where it came from (for error messages and relative paths).
-
-    ``sections`` holds the plugin-owned top-level tables (raw, as written): the owning
-    plugin validates its table and reads it with :meth:`Runtime.config_section
-    <agentrig.kernel.Runtime.config_section>`; a table nobody reads fails the composition.
-    """
+    """A validated config plus where it came from (for error messages and relative paths)."""
 
     config: RuntimeConfig
     source: str | None
     base_dir: Path
-    sections: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -286,15 +266,8 @@ def _read_file(path: Path) -> Mapping[str, Any]:
 
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig | LoadedConfig | None,
-    *,
-    sections: Iterable[str] | None = None,
 ) -> LoadedConfig:
-    """Parse and validate a config from a file path, a mapping or a model.
-
-    A top-level table named in ``sections`` (default: :func:`declared_sections`) belongs to a
-    plugin: it is kept raw in :attr:`LoadedConfig.sections` for that plugin to validate.
-    Every other unknown key is an error.
-    """
+    """Parse and validate a config from a file path, a mapping or a model."""
     if isinstance(source, LoadedConfig):
         return source
     if source is None:
@@ -310,18 +283,11 @@ def load_config(
                 [Issue("config.not_found", f"no config file at {str(path)!r}")], source=str(path)
             )
         data, name, base = _read_file(path), str(path), path.resolve().parent
-    plugin_tables: dict[str, Any] = {}
-    if any(key not in RuntimeConfig.model_fields for key in data):  # only then list plugins
-        owned = (declared_sections() if sections is None else frozenset(sections)) - set(
-            RuntimeConfig.model_fields
-        )
-        plugin_tables = {key: value for key, value in data.items() if key in owned}
-        data = {key: value for key, value in data.items() if key not in owned}
     try:
         config = RuntimeConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(issues_from_validation(exc, RuntimeConfig), source=name) from None
-    return LoadedConfig(config, name, base, plugin_tables)
+    return LoadedConfig(config, name, base)
 
 
 def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:

@@ -105,21 +105,11 @@ class Runtime:
         self._cancel_running = False
         self._close_report: tuple[ErrorInfo, ...] | None = None
         self.services: dict[str, Any] = {}
-        self._read_sections: set[str] = set()
 
     # ---- configuration ----------------------------------------------------------------------
     @property
     def config(self) -> RuntimeConfig:
         return self.loaded.config
-
-    def config_section(self, name: str) -> Any:
-        """The plugin-owned top-level table ``name`` as written (None when absent).
-
-        The plugin that owns the table reads it here while the runtime composes and validates
-        it itself; a table present in the config that no plugin read fails the composition.
-        """
-        self._read_sections.add(name)
-        return self.loaded.sections.get(name)
 
     # ---- catalogs -------------------------------------------------------------------------------
     def catalog(self, kind: str) -> ReadonlyCatalog[str, Any]:
@@ -275,24 +265,6 @@ async def _compose(rt: Runtime, composers: Sequence[str]) -> None:
         await composer(rt)
 
 
-def _check_sections_read(rt: Runtime) -> None:
-    """A plugin-owned table that no composition step read would be silently ignored: refuse."""
-    unread = sorted(set(rt.loaded.sections) - rt._read_sections)
-    if unread:
-        raise ConfigError(
-            [
-                Issue(
-                    "config.section_unused",
-                    f"[{name}] belongs to an installed plugin that did not read it during "
-                    "composition (is that plugin disabled?)",
-                    (name,),
-                )
-                for name in unread
-            ],
-            source=rt.loaded.source,
-        )
-
-
 def _load_listeners(rt: Runtime) -> None:
     index = rt.index
     required = {n.removeprefix("plugins:") for n in rt.config.plugins.enabled}
@@ -376,7 +348,6 @@ async def open_runtime(
             for kind, entry_id, obj in overrides:
                 rt.registry(kind).register(obj, id=entry_id, replace=True, source="override")
             await _compose(rt, COMPOSERS)
-            _check_sections_read(rt)
             rt.seal()
             rt.hooks.notify("runtime_started", RuntimeStarted(rt))
         except Exception as exc:
