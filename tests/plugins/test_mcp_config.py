@@ -54,7 +54,7 @@ def test_bad_keys_are_named_with_their_path() -> None:
     assert "mcp_servers.web.url" in found
     assert "mcp_servers.bad name" in found
     assert "mcp_servers.a__b" in found
-    assert "mcp_servers.old.type" in found
+    assert "mcp_servers.old" in found
     assert "mcp.aproved_project_servers" in found
     assert info.value.source == "agentrig.toml"
     assert any("SSE transport" in i.message for i in info.value.issues)

@@ -20,13 +20,13 @@ from agentrig.kernel.config import resolve_secret
 from agentrig_mcp._client import McpClient
 from agentrig_mcp._config import (
     HttpServerSpec,
+    McpServers,
     McpSettings,
     StdioServerSpec,
     parse_mcp_json,
-    parse_settings,
 )
 from agentrig_mcp._connection import Resolve
-from agentrig_mcp._plugin import config_sections, provide_client, register_toolset
+from agentrig_mcp._plugin import provide_client, register_toolset
 from agentrig_mcp._transport import HttpClientFactory
 
 __all__ = ["compose_mcp"]
@@ -127,14 +127,15 @@ def _used_servers(rt: Runtime) -> dict[str, tuple[str | int, ...]]:
     return used
 
 
-async def compose_mcp(rt: Runtime) -> McpClient | None:
+async def compose_mcp(
+    rt: Runtime, table: McpServers | None, found_settings: McpSettings | None
+) -> McpClient | None:
     """The composition step (see the module docstring); returns the client it provided."""
-    raw_servers, raw_settings = config_sections(rt)
-    configured, settings = parse_settings(raw_servers, raw_settings, source=rt.loaded.source)
+    configured = table.specs() if table is not None else {}
+    settings = found_settings or McpSettings()
     project, unapproved = _project_servers(rt, settings, configured)
     every = {
-        name: _rooted(spec, rt.loaded.base_dir)
-        for name, spec in {**configured, **project}.items()
+        name: _rooted(spec, rt.loaded.base_dir) for name, spec in {**configured, **project}.items()
     }
     active = {name: spec for name, spec in every.items() if spec.enabled}
     used = _used_servers(rt)

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    ValidationError,
+    model_validator,
+)
 
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import SecretResolver
@@ -24,14 +31,15 @@ __all__ = [
     "HttpServerSpec",
     "McpSettings",
     "ServerSpec",
+    "McpServers",
+    "ServerEntry",
     "StdioServerSpec",
-    "check_servers_section",
-    "check_settings_section",
     "expand_vars",
     "parse_mcp_json",
     "parse_settings",
 ]
 
+_M = TypeVar("_M", bound=BaseModel)
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -77,7 +85,77 @@ class HttpServerSpec(_Common):
     allow_private_url: bool = False
 
 
-ServerSpec = Annotated[StdioServerSpec | HttpServerSpec, Field(discriminator="type")]
+ServerSpec = StdioServerSpec | HttpServerSpec
+
+_STDIO_ONLY = ("command", "args", "env", "cwd")
+_HTTP_ONLY = ("url", "headers", "allow_private_url")
+
+
+def _server_name(name: str) -> str:
+    if not _NAME.match(name) or "__" in name:
+        raise ValueError(
+            f"server name {name!r} must be 1-64 of [A-Za-z0-9_-] without '__' "
+            f"(it becomes mcp__{name}__<tool>)"
+        )
+    return name
+
+
+ServerName = Annotated[str, AfterValidator(_server_name)]
+
+
+class ServerEntry(_Common):
+    """One server as written (``[mcp_servers.NAME]`` or an ``.mcp.json`` entry): a stdio
+    server has ``command``, an HTTP server ``url``; ``type`` may say which (Claude Code)."""
+
+    type: Literal["stdio", "http", "streamable-http", "sse"] | None = None
+    command: str | None = Field(default=None, min_length=1)
+    args: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+    allow_private_url: bool = False
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> ServerEntry:
+        if self.type == "sse":
+            raise ValueError(
+                "the SSE transport is deprecated by MCP and not supported; use type = 'http' "
+                "(streamable HTTP)"
+            )
+        http = self.type in ("http", "streamable-http") or (self.type is None and self.url)
+        if http:
+            wrong = [k for k in _STDIO_ONLY if k in self.model_fields_set]
+            if self.url is None:
+                raise ValueError("an HTTP server needs 'url'")
+        else:
+            wrong = [k for k in _HTTP_ONLY if k in self.model_fields_set]
+            if self.command is None:
+                raise ValueError("a server needs 'command' (stdio) or 'url' (HTTP)")
+        if wrong:
+            kind = "an HTTP" if http else "a stdio"
+            raise ValueError(f"{', '.join(wrong)} cannot be set on {kind} server")
+        return self
+
+    def spec(self) -> StdioServerSpec | HttpServerSpec:
+        """The typed form the client uses."""
+        common = {name: getattr(self, name) for name in _Common.model_fields}
+        if self.command is not None and self.url is None:
+            return StdioServerSpec(
+                command=self.command, args=self.args, env=self.env, cwd=self.cwd, **common
+            )
+        assert self.url is not None
+        return HttpServerSpec(
+            url=self.url, headers=self.headers, allow_private_url=self.allow_private_url, **common
+        )
+
+
+class McpServers(RootModel[dict[ServerName, ServerEntry]]):
+    """``[mcp_servers]``: the servers by name (the table's model, for the kernel's config
+    sections)."""
+
+    def specs(self) -> dict[str, StdioServerSpec | HttpServerSpec]:
+        return {name: entry.spec() for name, entry in self.root.items()}
 
 
 class McpSettings(_Strict):
@@ -93,92 +171,31 @@ class McpSettings(_Strict):
 def _issues(error: ValidationError, prefix: tuple[str | int, ...]) -> list[Issue]:
     from agentrig.kernel.config import issues_from_validation
 
-    return [Issue(i.code, i.message, (*prefix, *i.path)) for i in issues_from_validation(error)]
+    return [
+        Issue(i.code, i.message, (*prefix, *(p for p in i.path if p != "[key]")))
+        for i in issues_from_validation(error)
+    ]
 
 
-def _with_type(raw: object) -> object:
-    # Claude Code's shape: ``type`` may be absent (stdio when ``command`` is present)
-    if isinstance(raw, Mapping) and "type" not in raw:
-        return {"type": "http" if "url" in raw and "command" not in raw else "stdio", **raw}
-    return raw
-
-
-def _server(name: str, raw: object, prefix: tuple[str | int, ...]) -> tuple[Any, list[Issue]]:
-    from pydantic import TypeAdapter
-
-    if not _NAME.match(name) or "__" in name:
-        return None, [
-            Issue(
-                "mcp.server_name",
-                f"server name {name!r} must be 1-64 of [A-Za-z0-9_-] without '__' "
-                f"(it becomes mcp__{name}__<tool>)",
-                prefix,
-            )
-        ]
-    if isinstance(raw, Mapping) and raw.get("type") == "sse":
-        return None, [
-            Issue(
-                "mcp.transport",
-                "the SSE transport is deprecated by MCP and not supported; use type = 'http' "
-                "(streamable HTTP)",
-                (*prefix, "type"),
-            )
-        ]
+def _validated(
+    model: type[_M], raw: object, prefix: tuple[str | int, ...]
+) -> tuple[_M | None, list[Issue]]:
     try:
-        spec: StdioServerSpec | HttpServerSpec = TypeAdapter(ServerSpec).validate_python(
-            _with_type(raw)
-        )
+        return model.model_validate(raw), []
     except ValidationError as exc:
-        issues = _issues(exc, prefix)
-        # the discriminator's tag appears in pydantic's path; users never wrote it
-        return None, [
-            Issue(i.code, i.message, tuple(p for p in i.path if p not in ("stdio", "http")))
-            for i in issues
-        ]
-    return spec, []
+        return None, _issues(exc, prefix)
 
 
 def parse_settings(
-    servers: Mapping[str, Any] | None, settings: Mapping[str, Any] | None, *, source: str | None
+    servers: object, settings: object, *, source: str | None
 ) -> tuple[dict[str, StdioServerSpec | HttpServerSpec], McpSettings]:
-    """Validate ``[mcp_servers.*]`` and ``[mcp]`` (raises ``ConfigError`` naming each key)."""
-    issues: list[Issue] = []
-    specs: dict[str, StdioServerSpec | HttpServerSpec] = {}
-    for name, raw in (servers or {}).items():
-        spec, found = _server(name, raw, ("mcp_servers", name))
-        issues += found
-        if spec is not None:
-            specs[name] = spec
-    try:
-        parsed = McpSettings.model_validate(settings or {})
-    except ValidationError as exc:
-        issues += _issues(exc, ("mcp",))
-        parsed = McpSettings()
-    if issues:
+    """Validate ``[mcp_servers]`` and ``[mcp]`` as written (``ConfigError`` naming each key)."""
+    table, issues = _validated(McpServers, servers or {}, ("mcp_servers",))
+    parsed, more = _validated(McpSettings, settings or {}, ("mcp",))
+    issues += more
+    if issues or table is None or parsed is None:
         raise ConfigError(issues, source=source)
-    return specs, parsed
-
-
-def check_servers_section(raw: object) -> list[Issue]:
-    """The ``agentrig.config_sections`` check of ``[mcp_servers]`` (issue paths from the table)."""
-    if not isinstance(raw, Mapping):
-        return [Issue("config.type", "[mcp_servers] must be a table of servers")]
-    try:
-        parse_settings(raw, None, source=None)
-    except ConfigError as exc:
-        return [Issue(i.code, i.message, i.path[1:]) for i in exc.issues]
-    return []
-
-
-def check_settings_section(raw: object) -> list[Issue]:
-    """The ``agentrig.config_sections`` check of ``[mcp]`` (issue paths from the table)."""
-    if not isinstance(raw, Mapping):
-        return [Issue("config.type", "[mcp] must be a table")]
-    try:
-        parse_settings(None, raw, source=None)
-    except ConfigError as exc:
-        return [Issue(i.code, i.message, i.path[1:]) for i in exc.issues]
-    return []
+    return table.specs(), parsed
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -247,16 +264,9 @@ def parse_mcp_json(
             [Issue("mcp.project_file", "expected an object with an 'mcpServers' object")],
             source=source,
         )
-    issues: list[Issue] = []
-    specs: dict[str, StdioServerSpec | HttpServerSpec] = {}
-    for name, raw in servers.items():
-        prefix = ("mcpServers", name)
-        expanded, found = _expand(raw, resolver, prefix)
-        issues += found
-        spec, problems = _server(name, expanded, prefix)
-        issues += problems
-        if spec is not None and not found:
-            specs[name] = spec
-    if issues:
+    expanded, issues = _expand(servers, resolver, ("mcpServers",))
+    table, problems = _validated(McpServers, expanded, ("mcpServers",))
+    issues += problems
+    if issues or table is None:
         raise ConfigError(issues, source=source)
-    return specs
+    return table.specs()

@@ -11,8 +11,9 @@ protocol's ``notifications/cancelled``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import anyio
@@ -36,8 +37,8 @@ _MARKER = "agentrig/call"
 _MAX_BACKOFF = 30.0
 _CLOSE_GRACE = 10.0
 
-Spawn = Callable[..., None]
-"""Start a task on the owner's task group (``TaskGroup.start_soon``)."""
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
+"""Start ``fn()`` as a task on the owner's task group (``rt.spawn``, ``TaskGroup.start_soon``)."""
 
 Resolve = Callable[[StdioServerSpec | HttpServerSpec], Awaitable[dict[str, str]]]
 """The server's env (stdio) or headers (HTTP) with every reference resolved."""
@@ -146,7 +147,7 @@ class ServerConnection:
                     raise McpServerUnavailable(f"MCP server {self.name!r}: the runtime was closed")
                 run = self._run = _Run()
                 self.starts += 1
-                self._spawn(self._supervise, run)
+                self._spawn(functools.partial(self._supervise, run))
             await run.ready.wait()
         if run.session is None or run.ended:
             cause = describe(run.error) if run.error else "it exited during start-up"

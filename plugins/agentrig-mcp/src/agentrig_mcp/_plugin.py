@@ -10,25 +10,34 @@ is cheap: the MCP SDK loads only when a runtime composes or the command runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, final
-
-from agentrig.kernel.commands import Commands
-from agentrig.kernel.composition import Composition, compose_step
+from typing import TYPE_CHECKING, final
 
 from agentrig.kernel import hookimpl
+from agentrig.kernel.commands import Commands
+from agentrig.kernel.composition import Composition, compose_step
 from agentrig_mcp import _cli
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
     from agentrig.tools import Tool
     from agentrig_mcp._client import McpClient
+    from agentrig_mcp._config import McpServers, McpSettings
 
 __all__ = ["PLUGIN", "McpPlugin", "config_sections", "provide_client", "register_toolset"]
 
 
-def config_sections(rt: Runtime) -> tuple[Any, Any]:
-    """The raw ``[mcp_servers]`` and ``[mcp]`` tables of the runtime's config."""
-    return rt.config_section("mcp_servers"), rt.config_section("mcp")
+def config_sections(rt: Runtime) -> tuple[McpServers | None, McpSettings | None]:
+    """The validated ``[mcp_servers]`` and ``[mcp]`` tables (None when absent)."""
+    from agentrig_mcp._config import McpServers, McpSettings
+
+    return rt.config_section("mcp_servers", McpServers), rt.config_section("mcp", McpSettings)
+
+
+def _mentions_mcp(rt: Runtime) -> bool:
+    agents = rt.config.agents.values()
+    return any(name.startswith("mcp__") for agent in agents for name in agent.tools) or any(
+        name.startswith("mcp__") for name in rt.config.tools
+    )
 
 
 def provide_client(rt: Runtime, client: McpClient) -> None:
@@ -56,9 +65,13 @@ class McpPlugin:
 
     @compose_step("tools")
     async def compose(self, payload: Composition) -> None:
+        rt = payload.runtime
+        servers, settings = config_sections(rt)
+        if servers is None and settings is None and not _mentions_mcp(rt):
+            return  # nothing to do: do not even import the MCP SDK
         from agentrig_mcp._compose import compose_mcp
 
-        await compose_mcp(payload.runtime)
+        await compose_mcp(rt, servers, settings)
 
     @hookimpl
     def register_commands(self, payload: Commands) -> None:
