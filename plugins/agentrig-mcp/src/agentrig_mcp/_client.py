@@ -36,6 +36,14 @@ def _plain_http(spec: HttpServerSpec, headers: dict[str, str]) -> httpx.AsyncCli
     )
 
 
+def _deferral(defer: bool, resident: bool) -> bool | None:
+    # above the server's threshold every tool is deferred except the resident ones; below it
+    # the agent's own deferral policy decides (None)
+    if not defer:
+        return None
+    return not resident
+
+
 class McpClient:
     """Connections to MCP servers by name, and their tools as agentrig tools."""
 
@@ -124,7 +132,8 @@ class McpClient:
                 skipped.append(definition.name)
                 continue
             old = previous.get(definition.name)
-            if old is not None and old.definition == definition and old.deferred == (defer or None):
+            deferred = _deferral(defer, definition.name in spec.resident_tools)
+            if old is not None and old.definition == definition and old.deferred == deferred:
                 tools.append(old)  # unchanged: keep the object (agents cache by identity)
                 continue
             tools.append(
@@ -133,7 +142,7 @@ class McpClient:
                     definition,
                     connection,
                     notify=self._notify,
-                    deferred=True if defer else None,
+                    deferred=deferred,
                     max_output_chars=self._max_chars,
                 )
             )

@@ -57,6 +57,8 @@ class _Common(_Strict):
     startup: Literal["lazy", "open"] = "lazy"
     #: above this many tools, the server's tools are deferred (found through ``tool_search``)
     defer_above: int | None = Field(default=None, ge=0)
+    #: tools (the server's names) that stay resident when the others are deferred
+    resident_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
