@@ -21,7 +21,7 @@ from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, ConfigError, Issue
 from agentrig.kernel import Runtime
 from agentrig.llm import ImageBlock, TextBlock, ToolMessage
-from agentrig.tools import Tool
+from agentrig.tools import Tool, ToolReportedError
 
 __all__ = ["build_server", "serve_http", "serve_stdio"]
 
@@ -141,7 +141,9 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any
         except anyio.get_cancelled_exc_class():
             signal.cancel("cancelled by the MCP client")  # reaches the agent's run and tool
             raise
-        except AgentrigError as exc:
+        except ToolReportedError as exc:  # the tool's own error output, as the model sees it
+            return _error(str(exc))
+        except AgentrigError as exc:  # refused, invalid arguments, the tool failed
             return _error(f"{exc.code}: {exc}")
         message = called.value
         return types.CallToolResult(content=_content(message), isError=message.status != "ok")
