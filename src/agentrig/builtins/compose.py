@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentrig.builtins._factory import call_factory
 from agentrig.builtins.egress_http import make_http_factory
 from agentrig.credentials import (
     STORE_PREFIX,
@@ -26,7 +27,7 @@ from agentrig.errors import (
     PluginDisabledError,
     UnknownIdError,
 )
-from agentrig.kernel.config import issues_from_validation, resolve_secret
+from agentrig.kernel.config import PlaceholderResolver, issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
 
 if TYPE_CHECKING:
@@ -162,6 +163,9 @@ async def _resolve_credentials(
     for key, ref in credentials.items():
         path = ("providers", pid, "credentials", key)
         if ref.startswith(STORE_PREFIX):
+            if isinstance(rt.resolver, PlaceholderResolver):  # reads no secret (config check)
+                resolved[key] = rt.resolver.value
+                continue
             stores = dict(rt.catalog("credential_stores").entries())
             try:
                 resolved[key] = await resolve_store_reference(ref, stores)
@@ -205,7 +209,7 @@ async def compose_providers(rt: Runtime) -> None:
             models=models,
             peers=rt.providers.require,
         )
-        provider = factory(config)
+        provider = call_factory(rt, "providers", entry.kind, ("providers", pid), factory, config)
         if not isinstance(provider, Provider):
             raise rt.index.fail(
                 "providers",
@@ -232,8 +236,9 @@ async def compose_stores(rt: Runtime) -> None:
         model = getattr(factory, "options_model", None)
         if isinstance(model, type) and issubclass(model, BaseModel):
             options = model.model_validate(options).model_dump()
-        store = factory(
-            {"id": sid, "options": options, "base_dir": rt.loaded.base_dir, "sealers": sealers}
+        spec = {"id": sid, "options": options, "base_dir": rt.loaded.base_dir, "sealers": sealers}
+        store = call_factory(
+            rt, "session_stores", entry.kind, ("session_stores", sid), factory, spec
         )
         registry.register(store, id=sid, source=f"session_stores:{entry.kind}")
 
