@@ -45,6 +45,9 @@ __all__ = [
 
 Path = tuple[str | int, ...]
 
+#: the registration source of a test override (``open_runtime(overrides=...)``)
+OVERRIDE = "override"
+
 
 def _entry_issue(index: PluginIndex, kind: str, name: str, path: Path) -> Issue | None:
     """An issue when entry ``kind:name`` is unknown, disabled or broken; else None."""
@@ -244,24 +247,51 @@ async def compose_stores(rt: Runtime) -> None:
 
 
 async def compose_tools(rt: Runtime) -> None:
-    """Load every tool the config names (``[tools.*]`` and each agent's ``tools``)."""
-    wanted: dict[str, None] = dict.fromkeys(rt.config.tools)
-    for agent in rt.config.agents.values():
-        wanted.update(dict.fromkeys(agent.tools))
+    """Load every tool the config names (``[tools.*]`` and each agent's ``tools``).
+
+    One ID, one tool: two entries (tools or toolsets, installed or in memory) that bring the
+    same tool id are a config error naming both -- neither silently wins.  A test override
+    of an id is the one deliberate replacement.
+    """
+    wanted: dict[str, Path] = {name: ("tools", name) for name in rt.config.tools}
+    for aid, agent in rt.config.agents.items():
+        for i, name in enumerate(agent.tools):
+            wanted.setdefault(name, ("agents", aid, "tools", i))
     if not wanted:
         return
     registry = rt.registry("tools")
     toolsets: dict[str, tuple[str, ...]] = rt.services.setdefault("toolsets", {})
-    for name in wanted:
-        if registry.has(name):
+    issues: list[Issue] = []
+    for name, path in wanted.items():
+        if registry.source_of(name) == OVERRIDE:
             continue
         tools: Any = rt.index.load("tools", name)  # checked: a tuple of tools
+        source = f"tools:{name}"
         for tool in tools:
-            if not registry.has(tool.id):
-                registry.register(tool, id=tool.id, source=f"tools:{name}")
+            previous = registry.source_of(tool.id) if registry.has(tool.id) else None
+            if previous is None:
+                registry.register(tool, id=tool.id, source=source)
+            elif previous != OVERRIDE and registry.get(tool.id) is not tool:
+                issues.append(
+                    Issue(
+                        "config.duplicate_tool",
+                        f"tool id {tool.id!r} is brought by two entries: "
+                        f"{_entry_label(rt, previous)} and {_entry_label(rt, source)}; one ID, "
+                        "one tool -- disable one of them (plugins.disabled) or rename a tool",
+                        path,
+                    )
+                )
         if len(tools) != 1 or tools[0].id != name:
             # a toolset: its entry name stands for all of its tools
             toolsets[name] = tuple(tool.id for tool in tools)
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+
+
+def _entry_label(rt: Runtime, source: str | None) -> str:
+    kind, _, name = (source or "").partition(":")
+    entry = rt.index.find(kind, name) if kind and name else None
+    return f"{source} ({entry.describe()})" if entry is not None else str(source)
 
 
 async def compose_agents(rt: Runtime) -> None:
