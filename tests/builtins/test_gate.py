@@ -9,6 +9,7 @@ import pytest
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.kernel.payloads import PermissionQuestion
+from agentrig.permissions import Approval
 from agentrig.tools import tool
 
 
@@ -84,6 +85,36 @@ async def test_an_approver_hook_answers_the_ask(tmp_path: Any) -> None:
     )
     assert results == ["wrote b"]
     assert questions[0].tool == "write"
+
+
+@pytest.mark.anyio
+async def test_an_approver_hook_answer_is_bound_to_the_call_it_answers(tmp_path: Any) -> None:
+    questions: list[PermissionQuestion] = []
+
+    class Stale:
+        """Answers every question with an Approval it made for the first call it saw."""
+
+        first: str | None = None
+
+        @agentrig.hookimpl
+        def permission_approver(self, payload: PermissionQuestion) -> Approval:
+            questions.append(payload)
+            if self.first is None:
+                self.first = payload.call_id
+            return Approval.allow(call_id=self.first)
+
+    results, _ = await _run(
+        _config(workspace=str(tmp_path)),
+        [
+            ScriptedCall("write", {"path": "a", "text": "x"}, id="call-a"),
+            ScriptedCall("write", {"path": "b", "text": "x"}, id="call-b"),
+        ],
+        plugins=(Stale(),),
+    )
+    assert [q.call_id for q in questions] == ["call-a", "call-b"]
+    assert results[0] == "wrote a"
+    assert results[1].startswith("The call was refused: permission approver-mismatched")
+    assert "'call-a', not 'call-b'" in results[1]
 
 
 @pytest.mark.anyio

@@ -327,6 +327,18 @@ async def test_json_looking_garbage_is_an_error_plain_text_is_not() -> None:
     assert plain == Allow("all good, carry on\n", None, steering=True)
 
 
+@pytest.mark.anyio
+async def test_a_block_after_a_byte_order_mark_is_still_a_block() -> None:
+    # a script saved by an editor that writes a BOM (EF BB BF), then a newline and the answer
+    bom = "\\357\\273\\277"
+    outcome = await run(hook(f"""printf '{bom}\\n  {{"decision": "block", "reason": "no"}}\\n'"""))
+    assert isinstance(outcome, Deny)
+    assert outcome.reason == "no"
+    broken = await run(hook(f"""printf '{bom}{{"decision": "block"'"""))
+    assert isinstance(broken, HookErrorOutcome)
+    assert broken.reason.startswith("undecodable answer: stdout is not valid JSON")
+
+
 # ---- Claude Code JSON answers ----------------------------------------------------------------
 def answer(body: dict[str, Any]) -> str:
     return f"echo '{json.dumps(body)}'"

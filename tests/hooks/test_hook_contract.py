@@ -7,6 +7,8 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentrig.hooks import (
     ENFORCEMENT,
@@ -121,6 +123,65 @@ def test_undecodable_answers_are_errors_with_a_named_reason(body: str, reason_pa
     assert isinstance(outcome, HookErrorOutcome)
     assert outcome.reason.startswith("undecodable answer")
     assert reason_part in outcome.reason
+
+
+# what may stand before (and after) a JSON answer: a byte-order mark, whitespace and other
+# characters nobody sees -- the answer is still the JSON it opens
+_INVISIBLE = st.text(alphabet="\ufeff \t\r\n\u200b\u200e\xa0\u2028", max_size=6)
+_BLOCK = json.dumps({"decision": "block", "reason": "r"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\ufeff" + _BLOCK,
+        "\ufeff \n\t" + _BLOCK + "\r\n",
+        " \ufeff" + _BLOCK,
+        "\r\n\u200b" + _BLOCK + "\n\n",
+    ],
+)
+def test_a_byte_order_mark_and_whitespace_before_json_are_tolerated(text: str) -> None:
+    assert pre(text) == Deny("r", decision=Decision(block=True, reason="r"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=_INVISIBLE, after=_INVISIBLE, body=st.sampled_from(["{", "[", "{}", "[]"]))
+def test_output_starting_like_json_is_never_plain_text(before: str, after: str, body: str) -> None:
+    for tail in ("", "x", '"decision": "block"', "}{", "} trailing"):
+        outcome = pre(before + body + tail + after)
+        # never the plain-text reading (an Allow without a decoded answer) that lets a call
+        # through: either a decoded answer or an error naming why
+        assert not (isinstance(outcome, Allow) and outcome.decision is None), outcome
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\ufeff{not json",
+        "\ufeff\n[",
+        '{"decision": "block"',
+        '{"decision": "block"} {"decision": "approve"}',
+        '{"decision": "block", "reason": "r"}\nsome log line',
+    ],
+)
+def test_json_that_does_not_parse_is_an_error_naming_why(text: str) -> None:
+    outcome = pre(text)
+    assert isinstance(outcome, HookErrorOutcome)
+    assert outcome.reason.startswith("undecodable answer: stdout is not valid JSON")
+
+
+@pytest.mark.parametrize("decode", [pre, decode_http_answer])
+def test_a_duplicate_key_is_an_error_not_the_last_value(decode: Any) -> None:
+    # json.loads alone would keep "approve" and allow the call
+    outcome = decode('{"decision": "block", "reason": "r", "decision": "approve"}')
+    assert isinstance(outcome, HookErrorOutcome)
+    assert "duplicate key 'decision'" in outcome.reason
+
+
+def test_an_http_body_with_a_byte_order_mark_is_read() -> None:
+    outcome = decode_http_answer('\ufeff {"allow": false, "reason": "no"}\n')
+    assert isinstance(outcome, Deny)
+    assert outcome.reason == "no"
 
 
 @pytest.mark.parametrize(

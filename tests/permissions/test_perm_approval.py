@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import attrs
 import pytest
 from perm_support import BASH, EDIT, WRITE, context
@@ -152,3 +153,75 @@ def test_decision_is_frozen(tmp_path: Path) -> None:
     decision = _ask(tmp_path)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         decision.verdict = "allow"  # type: ignore[misc]
+
+
+# ---- answers are bound to the call they answer ---------------------------------------------
+
+
+def _ask_call(tmp_path: Path, call_id: str | None, path: str = "src/a.py") -> PermissionDecision:
+    call = PermissionCall(EDIT, {"path": path}, call_id=call_id)
+    return evaluate_permission(call, context(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("asked", "answered"),
+    [("call-1", "call-2"), ("call-1", None), (None, "call-1"), ("call-1", "CALL-1")],
+)
+@pytest.mark.parametrize("verdict", ["allow", "remember"])
+async def test_an_answer_for_another_call_is_refused(
+    tmp_path: Path, asked: str | None, answered: str | None, verdict: str
+) -> None:
+    memory = ConsentMemory()
+
+    async def confused(_: PermissionDecision) -> object:
+        if verdict == "remember":
+            return Approval.allow_and_remember("Edit", call_id=answered)
+        return Approval.allow(call_id=answered)
+
+    resolution = await resolve(_ask_call(tmp_path, asked), confused, memory=memory)
+    assert (resolution.verdict, resolution.reason) == ("deny", "approver-mismatched")
+    assert memory.rules == ()  # nothing remembered from an answer meant for another call
+    assert (answered is None) == ("names no call" in resolution.message)
+
+
+async def test_an_answer_naming_its_call_is_taken(tmp_path: Path) -> None:
+    async def careful(decision: PermissionDecision) -> object:
+        return Approval.allow("ok", call_id=decision.call.call_id)
+
+    resolution = await resolve(_ask_call(tmp_path, "call-7"), careful)
+    assert (resolution.verdict, resolution.reason) == ("allow", "approver-allowed")
+
+
+async def test_a_queue_approver_that_swaps_answers_allows_nothing(tmp_path: Path) -> None:
+    # Fault injection: an approver serving two questions at once hands each the answer
+    # prepared for the other (allow for the harmless edit, deny for the other).  Bound
+    # answers turn the swap into two refusals instead of one wrong allow.
+    prepared = {
+        "c-safe": Approval.allow(call_id="c-safe"),
+        "c-risky": Approval.deny(call_id="c-risky"),
+    }
+    swapped = {"c-safe": "c-risky", "c-risky": "c-safe"}
+    both_asked = anyio.Event()
+    asked: list[str] = []
+
+    async def swapping(decision: PermissionDecision) -> object:
+        assert decision.call.call_id is not None
+        asked.append(decision.call.call_id)
+        if len(asked) == 2:
+            both_asked.set()
+        await both_asked.wait()
+        return prepared[swapped[decision.call.call_id]]
+
+    results: dict[str, str] = {}
+
+    async def one(call_id: str, path: str) -> None:
+        resolution = await resolve(_ask_call(tmp_path, call_id, path), swapping)
+        results[call_id] = f"{resolution.verdict}/{resolution.reason}"
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one, "c-safe", "src/a.py")
+        tg.start_soon(one, "c-risky", "src/b.py")
+    assert results == {
+        "c-safe": "deny/approver-mismatched",
+        "c-risky": "deny/approver-mismatched",
+    }

@@ -6,12 +6,17 @@ where a missed deny would silently turn into an approval.
 
 from __future__ import annotations
 
+import shlex
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from perm_support import BASH, decide
 
 from agentrig.permissions import match_command, split_command
+from agentrig.permissions._wrappers import INERT_PROGRAMS, WRAPPERS
 
 BROAD = [
     pytest.param({"mode": "bypass"}, id="bypass"),
@@ -143,6 +148,67 @@ def test_git_push_spellings_never_allowed(
 ) -> None:
     decision = decide(tmp_path, BASH, {"command": command}, deny=["Bash(git push:*)"], **kwargs)
     assert decision.verdict in ("deny", "ask"), (command, decision)
+
+
+# a program nobody taught the splitter, carrying the denied program among its words: it may
+# be a wrapper (``mytool`` could exec its arguments), so the call asks -- never allows
+UNKNOWN_WRAPPER_SPELLINGS = [
+    "mytool git push",
+    "mytool --flag git push origin",
+    "mytool -- git push",
+    "mytool /usr/bin/git push",
+    "mytool --run=git push",
+    "mytool 'git push'",
+    "mytool -c 'git push origin'",
+    "MYTOOL GIT PUSH",
+    "./run-with-retry.sh 3 git push",
+    "/opt/bin/with-creds git push",
+    "sudo mytool git push",
+    "npx git push",
+    "git submodule foreach git push",
+    "true && mytool git push",
+    "mytool a b c d e f git",
+]
+
+
+@pytest.mark.parametrize("kwargs", [*BROAD, pytest.param({"allow": ["Bash(mytool:*)"]})])
+@pytest.mark.parametrize("command", UNKNOWN_WRAPPER_SPELLINGS)
+def test_an_unknown_program_carrying_a_denied_one_is_asked(
+    tmp_path: Path, command: str, kwargs: dict[str, object]
+) -> None:
+    decision = decide(tmp_path, BASH, {"command": command}, deny=["Bash(git push:*)"], **kwargs)
+    assert (decision.verdict, decision.reason) == ("ask", "unevaluable-rule"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo git push", "grep -r git .", "cat git.txt", "ls git", "rm -f git", "mytool status"],
+)
+def test_inert_programs_and_unrelated_words_are_not_asked(tmp_path: Path, command: str) -> None:
+    decision = decide(
+        tmp_path, BASH, {"command": command}, deny=["Bash(git push:*)"], allow=["Bash"]
+    )
+    assert decision.verdict == "allow", (command, decision)
+
+
+_PROGRAM = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True).filter(
+    lambda name: name not in INERT_PROGRAMS and name not in WRAPPERS
+)
+_WORD = st.from_regex(r"[A-Za-z0-9_./=-]{1,8}", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(program=_PROGRAM, before=st.lists(_WORD, max_size=3), after=st.lists(_WORD, max_size=3))
+def test_a_denied_program_behind_any_unknown_program_is_never_allowed(
+    program: str, before: list[str], after: list[str]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        command = shlex.join([program, *before, "git", "push", *after])
+        for kwargs in ({"mode": "bypass"}, {"allow": [f"Bash({program}:*)"]}):
+            decision = decide(
+                Path(tmp), BASH, {"command": command}, deny=["Bash(git push:*)"], **kwargs
+            )
+            assert decision.verdict in ("deny", "ask"), (command, decision)
 
 
 # spellings the splitter reads conclusively: they must be denied outright, not just asked

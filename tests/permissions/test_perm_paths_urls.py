@@ -70,7 +70,9 @@ def test_canonical_path_forms(tmp_path: Path) -> None:
     [
         ("src/**", "src", "restrict", "match"),
         ("src/**", "src/a/b/c", "grant", "match"),
-        ("src/*", "src/a/b", "grant", "no-match"),
+        # gitignore: "src/*" names src/a, and with it everything inside src/a
+        ("src/*", "src/a/b", "grant", "match"),
+        ("src/*.py", "src/a/b.py", "grant", "no-match"),
         ("src/", "src/a/b", "grant", "match"),
         ("*.py", "deep/er/m.py", "grant", "match"),
         ("/src/**", "src/a", "restrict", "no-match"),  # /abs is absolute, not workspace-relative

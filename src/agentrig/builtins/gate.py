@@ -65,15 +65,17 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
     )
 
 
-def _as_approval(answer: Any) -> Approval | None:
+def _as_approval(answer: Any, call_id: str | None) -> Approval | None:
+    # A plain answer was returned for this one question, so it is bound to its call; an
+    # Approval names its call itself, and resolve() refuses it when that is another call.
     if isinstance(answer, Approval):
         return answer
     if answer == "allow":
-        return Approval.allow()
+        return Approval.allow(call_id=call_id)
     if answer == "deny":
-        return Approval.deny()
+        return Approval.deny(call_id=call_id)
     if isinstance(answer, tuple) and len(answer) == 3 and answer[:2] == ("allow", "remember"):
-        return Approval.allow_and_remember(answer[2])
+        return Approval.allow_and_remember(answer[2], call_id=call_id)
     return None  # anything else is not an answer: resolve() denies
 
 
@@ -108,17 +110,21 @@ class PermissionGate:
             arguments=dict(decision.call.arguments),
             reason=decision.message or decision.reason,
             rule=str(decision.rule) if decision.rule is not None else None,
+            call_id=decision.call.call_id,
         )
-        return _as_approval(await hooks.first_result("permission_approver", question))
+        answer = await hooks.first_result("permission_approver", question)
+        return _as_approval(answer, decision.call.call_id)
 
     def _check(
-        self, tool: Tool, arguments: Any, ctx: PermissionContext
+        self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: str
     ) -> tuple[PermissionDecision, GateDecision | None]:
         """Evaluate ``arguments``; a denial or an action block is returned as a refusal."""
         declared = self._declared.get(id(tool))
         if declared is None:
             declared = self._declared[id(tool)] = tool_permissions(tool)
-        decision = evaluate_permission(PermissionCall(tool=declared, arguments=arguments), ctx)
+        decision = evaluate_permission(
+            PermissionCall(tool=declared, arguments=arguments, call_id=call_id), ctx
+        )
         if decision.verdict == "deny":
             why = decision.message or decision.reason
             return decision, GateDecision(False, f"permission decided: {why}")
@@ -130,7 +136,7 @@ class PermissionGate:
 
     async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
         ctx = self.memory.apply(self.context)
-        decision, refused = self._check(tool, call.arguments, ctx)
+        decision, refused = self._check(tool, call.arguments, ctx, call.id)
         if refused is not None:
             return refused
         hooked: CombinedOutcome | None = None
@@ -150,7 +156,7 @@ class PermissionGate:
                     return GateDecision(
                         False, f"the hook's updatedInput does not validate: {problem}"
                     )
-                decision, refused = self._check(tool, updated, ctx)
+                decision, refused = self._check(tool, updated, ctx, call.id)
                 if refused is not None:
                     return refused
         decision = _with_hook_answer(decision, hooked)

@@ -21,6 +21,7 @@ it.  Unknown fields are ignored.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
@@ -216,11 +217,45 @@ class _Reader:
         self._str(specific, "additionalContext", where, "additional_context")
 
 
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys; a hook printing {"decision": "block",
+    # "decision": "approve"} has said two things, and neither reading may be picked for it.
+    body: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in body:
+            raise ValueError(f"duplicate key {key!r}")
+        body[key] = value
+    return body
+
+
 def _parse_json(text: str) -> tuple[Any, str | None]:
     try:
-        return json.loads(text), None
+        return json.loads(text, object_pairs_hook=_reject_duplicates), None
     except (ValueError, RecursionError) as exc:
         return None, f"not valid JSON ({exc})"
+
+
+def _invisible(ch: str) -> bool:
+    # whitespace, a byte-order mark (U+FEFF) and other format characters (zero-width space,
+    # direction marks): nothing a person reading the output would see before its first brace
+    return ch.isspace() or unicodedata.category(ch) == "Cf"
+
+
+def _json_text(text: str) -> str | None:
+    """The JSON value ``text`` opens, without the invisible characters around it, or None.
+
+    Output "starts like JSON" when its first visible character is ``{`` or ``[``; a UTF-8
+    byte-order mark, whitespace and zero-width characters before it (and after the value)
+    are tolerated, as Claude Code's reading (JavaScript's ``trim``) tolerates them.
+    """
+    start, end = 0, len(text)
+    while start < end and _invisible(text[start]):
+        start += 1
+    while end > start and _invisible(text[end - 1]):
+        end -= 1
+    if start == end or text[start] not in "{[":
+        return None
+    return text[start:end]
 
 
 def decode_answer(text: str, *, event: str | None = None, steering: bool = True) -> HookOutcome:
@@ -228,11 +263,13 @@ def decode_answer(text: str, *, event: str | None = None, steering: bool = True)
 
     Empty output, or plain text that does not open a JSON value, is an :class:`Allow`
     carrying the text (Claude Code treats non-JSON stdout the same way).  Output that opens a
-    JSON value (``{`` or ``[``) must decode to a Claude-Code answer object; if it does not,
-    the outcome is an error naming why -- unless it states an explicit block.
+    JSON value (``{`` or ``[``, after any byte-order mark and whitespace: see
+    :func:`_json_text`) must decode to a Claude-Code answer object; if it does not -- bad
+    syntax, a duplicate key, not an object -- the outcome is an error naming why, unless it
+    states an explicit block.  It is never read as plain text that lets the call through.
     """
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "{[":
+    stripped = _json_text(text)
+    if stripped is None:
         return Allow(text, None, steering=steering)
     body, problem = _parse_json(stripped)
     if problem is not None:
@@ -259,9 +296,9 @@ def decode_http_answer(text: str, *, event: str | None = None) -> HookOutcome:
     ``true`` or ``false``; a missing verdict is an error, never a silent allow or deny.  An
     HTTP answer never steers (see :attr:`Allow.steering`).
     """
-    stripped = text.strip()
-    if not stripped:
+    if not text.strip():
         return HookErrorOutcome("undecodable answer: the response body is empty")
+    stripped = _json_text(text) or text.strip()
     body, problem = _parse_json(stripped)
     if problem is not None:
         return HookErrorOutcome(f"undecodable answer: the response body is {problem}")

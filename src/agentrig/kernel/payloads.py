@@ -214,10 +214,16 @@ class TurnStopping:
 
 @attrs.frozen(slots=True)
 class PermissionQuestion:
-    """A call the permission evaluator could not decide alone."""
+    """A call the permission evaluator could not decide alone.
+
+    ``call_id`` is the id of the tool call asked about; an ``Approval`` answer must carry it
+    (``Approval.allow(call_id=payload.call_id)``), a plain ``"allow"``/``"deny"`` answers
+    this question by being returned for it.
+    """
 
     agent_id: str | None
     tool: str
     arguments: Mapping[str, Any]
     reason: str
     rule: str | None = None
+    call_id: str | None = None

@@ -7,6 +7,12 @@ returns (``True``, ``"yes"``, ``None``) denies, so a sloppy approver cannot appr
 truthiness.  An approver that raises denies as well, and the exception is kept on the
 resolution; cancellation is never caught.
 
+An answer is bound to the call it answers: when the call carries an id, the
+:class:`Approval` must carry the same ``call_id``.  An approver that answers several
+questions at once (a UI, a queue, another process) can otherwise hand the answer meant for
+one call to another; such an answer -- or one that names no call -- is refused
+(``approver-mismatched``).
+
 "Allow and remember" records an allow rule in a :class:`ConsentMemory` (the one mutable
 object of this package).  The rule is parsed with the allow grammar, and it is not recorded
 when the decision was one of the always-ask cases, because a remembered scope would be wide
@@ -38,37 +44,45 @@ ResolutionReason = Literal[
     "approver-allowed",
     "approver-denied",
     "approver-invalid",
+    "approver-mismatched",
     "approver-failed",
 ]
 
 
 @attrs.frozen(slots=True)
 class Approval:
-    """An approver's explicit answer: :meth:`allow`, :meth:`deny` or :meth:`allow_and_remember`."""
+    """An approver's explicit answer: :meth:`allow`, :meth:`deny` or :meth:`allow_and_remember`.
+
+    ``call_id`` names the call the answer is for (``decision.call.call_id``); it must equal
+    the id of the call being resolved.
+    """
 
     verdict: Literal["allow", "deny"] = attrs.field(
         validator=attrs.validators.in_(("allow", "deny"))
     )
     remember: PermissionRule | None = None
     message: str = ""
+    call_id: str | None = attrs.field(default=None, kw_only=True)
 
     @classmethod
-    def allow(cls, message: str = "") -> Approval:
+    def allow(cls, message: str = "", *, call_id: str | None = None) -> Approval:
         """Allow this one call."""
-        return cls("allow", None, message)
+        return cls("allow", None, message, call_id=call_id)
 
     @classmethod
-    def deny(cls, message: str = "") -> Approval:
+    def deny(cls, message: str = "", *, call_id: str | None = None) -> Approval:
         """Deny this call."""
-        return cls("deny", None, message)
+        return cls("deny", None, message, call_id=call_id)
 
     @classmethod
-    def allow_and_remember(cls, rule: str | PermissionRule, message: str = "") -> Approval:
+    def allow_and_remember(
+        cls, rule: str | PermissionRule, message: str = "", *, call_id: str | None = None
+    ) -> Approval:
         """Allow this call and remember ``rule`` (parsed with the allow grammar) for later ones."""
         parsed = rule if isinstance(rule, PermissionRule) else parse_rule(rule, "remembered")
         if parsed.list_name not in ("allow", "remembered"):
             parsed = parse_rule(parsed.text, "remembered")
-        return cls("allow", parsed, message)
+        return cls("allow", parsed, message, call_id=call_id)
 
 
 Approver = Callable[[PermissionDecision], Awaitable[object]]
@@ -123,8 +137,9 @@ async def resolve(
 ) -> Resolution:
     """Turn a decision into allow/deny, asking ``approver`` when the decision is ``ask``.
 
-    Without an approver an ask is denied (reason ``no-approver``).  ``memory``, when given,
-    records an "allow and remember" answer unless the decision was an always-ask case.
+    Without an approver an ask is denied (reason ``no-approver``); an answer that does not
+    name ``decision.call``'s id is refused (``approver-mismatched``).  ``memory``, when
+    given, records an "allow and remember" answer unless the decision was an always-ask case.
     """
     if decision.verdict != "ask":
         return Resolution(decision.verdict, "decided", decision, None, decision.message)
@@ -142,6 +157,14 @@ async def resolve(
             None,
             f"the approver returned {type(answer).__name__}, not an Approval",
         )
+    expected = decision.call.call_id
+    if answer.call_id != expected:
+        why = (
+            f"the answer names no call; it must name call {expected!r}"
+            if answer.call_id is None
+            else f"the answer is for call {answer.call_id!r}, not {expected!r}"
+        )
+        return Resolution("deny", "approver-mismatched", decision, None, why)
     if answer.verdict == "deny":
         return Resolution("deny", "approver-denied", decision, None, answer.message)
     remembered = None if decision.always_ask else answer.remember

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
@@ -28,10 +29,12 @@ from typing import Literal
 
 from agentrig.host import PathContainmentError
 from agentrig.host import canonical_path as host_canonical_path
+from agentrig.permissions._glob import GlobSyntaxError, Segment, parse_path_pattern
 from agentrig.permissions._rules import MATCH_ALL_SPECIFIERS, PermissionRule
 from agentrig.permissions._shell import Candidate, ParsedCommand, split_command
 from agentrig.permissions._types import MatchOutcome, PermissionCall
 from agentrig.permissions._urls import match_url
+from agentrig.permissions._wrappers import INERT_PROGRAMS, WRAPPERS
 
 __all__ = [
     "Direction",
@@ -167,48 +170,46 @@ def canonical_path(value: str, *, root: str, home: str) -> str | None:
 
 
 def _pattern_regex(pattern: str, *, root: str, home: str, loose: bool) -> re.Pattern[str] | None:
-    if pattern.startswith("/"):
-        base, rest = "/", pattern.lstrip("/")
-    elif pattern == "~" or pattern.startswith("~/"):
-        base, rest = home, pattern[2:]
-    elif pattern.startswith("~"):
-        return None
-    else:
-        base, rest = root, pattern[2:] if pattern.startswith("./") else pattern
-        if "/" not in rest.rstrip("/"):
-            rest = "**/" + rest  # a bare name matches at any depth, as in .gitignore
-    if rest.endswith("/"):
-        rest += "**"
-    segments = [s for s in rest.split("/") if s not in ("", ".")]
+    try:
+        glob = parse_path_pattern(pattern)
+    except GlobSyntaxError:
+        return None  # refused at parse time when the tools are known; never a guess here
+    segments = list(glob.segments)
+    if loose and glob.anywhere_when_restricting:
+        segments.insert(0, Segment("globstar"))
     literal: list[str] = []
-    while segments and not any(ch in _GLOBBING for ch in segments[0]):
-        literal.append(segments.pop(0))
-    if ".." in segments:
+    while segments and segments[0].kind == "literal":
+        literal.append(segments.pop(0).text)
+    if any(s.kind == "literal" and s.text == ".." for s in segments):
         return None
+    base = {"root": "/", "home": home, "workspace": root}[glob.anchor]
     try:
         prefix = os.path.realpath(os.path.join(base, *literal))
     except (OSError, ValueError):
         return None
     parts = [re.escape("/" + p) for p in prefix.split("/") if p]
     for segment in segments:
-        if segment == "**":
+        if segment.kind == "globstar":
             parts.append("(?:/[^/]+)*")
+        elif segment.kind == "literal":
+            parts.append(re.escape("/" + segment.text))
         else:
-            body = "".join(
-                "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch) for ch in segment
-            )
-            parts.append("/" + body)
-    return re.compile("".join(parts), re.IGNORECASE if loose else 0)
+            parts.append("/" + (segment.restrict_regex if loose else segment.regex))
+    # what a pattern names, it names with everything inside (gitignore: an ignored
+    # directory's files are ignored): "secrets" and "secrets/*" both cover secrets/a/key.pem
+    parts.append("(?:/.*)?")
+    return re.compile("".join(parts), (re.IGNORECASE if loose else 0) | re.DOTALL)
 
 
 def match_path(
     pattern: str, value: str, *, root: str, home: str, direction: Direction = "grant"
 ) -> MatchOutcome:
-    """Glob ``pattern`` (``*`` in a segment, ``**`` across segments) over the canonical path.
+    """Glob ``pattern`` (gitignore-style, see ``_glob``) over the canonical path.
 
     ``/abs`` and ``//abs`` are absolute, ``~/x`` is under the home directory, anything else
     (``./x``, ``x/y``) is under the workspace root; a bare name (``*.env``) matches at any
-    depth below the root; a trailing ``/`` covers everything below.
+    depth below the root; whatever the pattern matches, it matches with everything below.
+    A pattern this syntax does not read is ``unevaluable``.
     """
     if pattern in MATCH_ALL_SPECIFIERS:
         return "match"
@@ -311,6 +312,25 @@ def loose_prefix(pattern: tuple[str, ...], argv: tuple[str, ...]) -> bool:
     return wanted <= have
 
 
+_WORD_PARTS = re.compile(r"[\s=,:;'\"`()|&<>]+")
+
+
+def _carries(argv: tuple[str, ...], program: str) -> bool:
+    """Whether ``argv`` is a program that may run ``program``, named among its arguments.
+
+    Known wrappers are unwrapped by the splitter and inert programs run nothing; any other
+    program may be a wrapper nobody taught us (``mytool --run=git push``).
+    """
+    name = posixpath.basename(argv[0]).casefold()
+    if name in INERT_PROGRAMS or name in WRAPPERS:
+        return False
+    for word in argv[1:]:
+        for part in _WORD_PARTS.split(word):
+            if part and posixpath.basename(part).casefold() == program:
+                return True
+    return False
+
+
 def match_command(
     pattern: str,
     value: object,
@@ -321,9 +341,10 @@ def match_command(
     """Match a command pattern (``git push:*``, ``git push *`` or exact) segment by segment.
 
     Restricting: a hit in any segment (or any unwrapped form of it) matches; otherwise a
-    reading that is not conclusive is ``unevaluable``.  Granting: the reading must be
-    conclusive and every segment, exactly as written and without leading assignments, must
-    match.
+    reading that is not conclusive -- or a program that is not known to be inert carrying
+    the rule's program among its arguments (``mytool git push``) -- is ``unevaluable``.
+    Granting: the reading must be conclusive and every segment, exactly as written and
+    without leading assignments, must match.
     """
     if pattern.strip() in MATCH_ALL_SPECIFIERS:
         return "match"
@@ -340,6 +361,9 @@ def match_command(
     tokens, prefix = compiled
     if direction == "restrict":
         seen_maybe = False
+        # the program the rule names, when it is literal: met among the arguments of a
+        # program that may run it, the call cannot be cleared (it asks, never allows)
+        program = tokens[0].casefold() if tokens and not _GLOBBING & set(tokens[0]) else None
         for segment in parsed.segments:
             for candidate in segment.candidates:
                 hit = _sequence(tokens, candidate, prefix, restrict=True)
@@ -347,7 +371,11 @@ def match_command(
                     prefix and "*" not in "".join(tokens) and loose_prefix(tokens, candidate.argv)
                 ):
                     return "match"
-                seen_maybe = seen_maybe or hit == "maybe"
+                seen_maybe = (
+                    seen_maybe
+                    or hit == "maybe"
+                    or (program is not None and _carries(candidate.argv, program))
+                )
         return "unevaluable" if seen_maybe or not parsed.conclusive else "no-match"
     if not parsed.conclusive:
         return "unevaluable"

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from agentrig.permissions._glob import GlobSyntaxError, parse_path_pattern
 from agentrig.permissions._types import PermissionRuleError, RuleList, ToolPermissions
 
 __all__ = ["PermissionRule", "PermissionRules", "parse_rule", "parse_rules"]
@@ -120,6 +121,8 @@ def parse_rule(
             list_name,
             f"tool name {tool!r} may hold only letters, digits, '_', '-', '.' and '*'",
         )
+    if specifier is not None and tools is not None:
+        _check_path_syntax(PermissionRule(raw, list_name, tool, specifier), tools)
     if list_name in _GRANTING_LISTS:
         if "*" in tool and _SERVER_PREFIXED_GLOB.fullmatch(tool) is None:
             raise PermissionRuleError(
@@ -141,6 +144,26 @@ def parse_rule(
                             "grant calls by one parameter while the others go unchecked",
                         )
     return PermissionRule(raw, list_name, tool, specifier)
+
+
+def _check_path_syntax(rule: PermissionRule, tools: Mapping[str, ToolPermissions]) -> None:
+    """Refuse a path pattern the glob syntax does not read, for every path tool it names."""
+    assert rule.specifier is not None
+    if rule.matches_every_call:
+        return
+    for tool_id, declared in tools.items():
+        arg = declared.arg
+        if arg is None or arg.kind != "path" or not rule.names_tool(tool_id, loose=True):
+            continue
+        if rule.parameter(declared) is not None:
+            continue
+        try:
+            parse_path_pattern(rule.specifier)
+        except GlobSyntaxError as exc:
+            raise PermissionRuleError(
+                rule.text, rule.list_name, f"path pattern {rule.specifier!r}: {exc}"
+            ) from None
+        return
 
 
 def _glob_hit(pattern: str, name: str) -> bool:

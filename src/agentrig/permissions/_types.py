@@ -102,10 +102,12 @@ class ToolPermissions:
 
 @attrs.frozen(slots=True, eq=False)
 class PermissionCall:
-    """One invocation to decide: the tool's declaration and the arguments it was called with."""
+    """One invocation to decide: the tool's declaration, its arguments and its call id."""
 
     tool: ToolPermissions
     arguments: Mapping[str, object] = attrs.field(factory=dict)
+    call_id: str | None = attrs.field(default=None, kw_only=True)
+    """The id of the tool call this is (the provider's); an approver's answer must name it."""
 
     @property
     def tool_id(self) -> str:

@@ -11,9 +11,31 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["ASSIGNMENT", "WRAPPERS", "find_exec", "git_global_options", "shell_program"]
+__all__ = [
+    "ASSIGNMENT",
+    "INERT_PROGRAMS",
+    "WRAPPERS",
+    "find_exec",
+    "git_global_options",
+    "shell_program",
+]
 
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+
+INERT_PROGRAMS: frozenset[str] = frozenset(
+    {"ls", "cat", "pwd", "grep", "egrep", "fgrep", "head", "tail", "wc", "echo", "printf"}
+    | {"true", "false", "test", "[", "stat", "du", "basename", "dirname", "realpath"}
+    | {"readlink", "which", "whoami", "id", "uname", "cut", "nl", "sleep", "cd"}
+    | {"mkdir", "rmdir", "touch", "cp", "mv", "rm", "ln", "chmod"}
+)
+"""Programs known never to run a word of their arguments as a command.
+
+Any other program may be a wrapper nobody taught the splitter (``mytool git push``), so a
+deny or ask rule treats the program it names, appearing among that program's arguments,
+as a possible match (see ``_match.match_command``).  Keep this list short: a program that
+can run a command (``sort --compress-program``, ``tar --to-command``, GNU ``sed``'s ``e``)
+does not belong here.
+"""
 
 
 def find_exec(args: tuple[str, ...]) -> list[tuple[str, ...]]:

@@ -1,0 +1,257 @@
+"""The glob syntax of path rules, read the way ``.gitignore`` reads it, and nothing looser.
+
+A path rule is matched segment by segment (``/`` separates segments):
+
+* ``*`` is any run of characters inside one segment (``**`` next to other characters too);
+* ``**`` standing alone as a segment is any number of segments, none included;
+* ``?`` is one character other than ``/``;
+* ``[abc]``, ``[a-z]``, ``[!a-z]`` / ``[^a-z]`` is one character from (or not from) a set;
+  ``]`` right after the opening ``[`` (or ``[!``) is a member;
+* ``\\`` makes the next character literal (``\\*``, ``\\[``, ``\\\\``, ``\\ ``).
+
+What ``.gitignore`` gives a meaning this syntax does not support is a syntax error, never a
+literal that silently matches less: a leading ``!`` (negation) or ``#`` (comment), an
+unterminated ``[``, a POSIX class ``[[:alpha:]]``, a reversed range, ``/`` inside a class,
+a trailing unescaped space (gitignore drops it), a lone trailing ``\\``, ``\\/``; and an
+opening brace, which shells expand (``*.{pem,key}``) but gitignore does not.
+
+Parsing is pure and cached; turning the segments into a regular expression anchored at a
+directory happens in ``_match``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Literal
+
+import attrs
+
+__all__ = ["GlobSyntaxError", "PathGlob", "Segment", "parse_path_pattern"]
+
+_POSIX_CLASS = re.compile(r"\[:[a-z]*:\]")
+
+
+class GlobSyntaxError(ValueError):
+    """A path pattern that this syntax does not read; the message says what and where."""
+
+
+@attrs.frozen(slots=True)
+class Segment:
+    """One ``/``-separated part of a pattern.
+
+    ``kind`` is ``literal`` (``text`` holds the unescaped name), ``globstar`` (``**`` alone)
+    or ``glob``: ``regex`` matches one name exactly as git would, ``restrict_regex`` is the
+    wider reading deny and ask rules use (a negated class may also match ``/``).
+    """
+
+    kind: Literal["literal", "glob", "globstar"]
+    text: str = ""
+    regex: str = ""
+    restrict_regex: str = ""
+
+
+def _class(pattern: str, start: int) -> tuple[str, str, int]:
+    """Read the class opening at ``pattern[start] == "["``: (exact regex, loose regex, end)."""
+    i = start + 1
+    negated = i < len(pattern) and pattern[i] in "!^"
+    if negated:
+        i += 1
+    members: list[str] = []
+    first = True
+    while True:
+        if i >= len(pattern):
+            raise GlobSyntaxError(
+                f"'[' at position {start + 1} opens a character class that is never closed "
+                "within its segment (a class cannot hold '/'; write '\\[' for a literal "
+                "bracket)"
+            )
+        ch = pattern[i]
+        if ch == "]" and not first:
+            break
+        posix = _POSIX_CLASS.match(pattern, i) if ch == "[" else None
+        if posix is not None:
+            raise GlobSyntaxError(
+                f"POSIX character classes such as {posix.group()!r} are not supported; "
+                "write the range itself, e.g. [a-z]"
+            )
+        if ch == "\\":
+            if i + 1 >= len(pattern):
+                raise GlobSyntaxError("the pattern ends with a lone '\\'")
+            i += 1
+            ch = pattern[i]
+        if ch == "/":
+            raise GlobSyntaxError(
+                "a character class cannot hold '/': a class matches one character of a name"
+            )
+        if i + 2 < len(pattern) and pattern[i + 1] == "-" and pattern[i + 2] != "]":
+            high_at = i + 2
+            high = pattern[high_at]
+            if high == "\\" and high_at + 1 < len(pattern):
+                high_at += 1
+                high = pattern[high_at]
+            if high == "/":
+                raise GlobSyntaxError(
+                    "a character class cannot hold '/': a class matches one character of a name"
+                )
+            if ord(high) < ord(ch):
+                raise GlobSyntaxError(f"the range '{ch}-{high}' is reversed")
+            if ord(ch) <= ord("/") <= ord(high):
+                raise GlobSyntaxError(
+                    f"the range '{ch}-{high}' includes '/': a class matches one character of a name"
+                )
+            members.append(f"{re.escape(ch)}-{re.escape(high)}")
+            i = high_at + 1
+        else:
+            members.append(re.escape(ch))
+            i += 1
+        first = False
+    body = "".join(members)
+    if negated:
+        # exact: like git, never '/'.  loose (deny/ask, compared case-insensitively): any
+        # other character, '/' included in case another reader lets a negated class span a
+        # separator, and case-sensitive, or "[!a]" would stop matching "A"
+        return f"[^/{body}]", f"(?-i:[^{body}])", i + 1
+    return f"[{body}]", f"[{body}]", i + 1
+
+
+def _segment(text: str, offset: int) -> Segment:
+    if text == "**":
+        return Segment("globstar")
+    exact: list[str] = []
+    loose: list[str] = []
+    literal: list[str] = []
+    is_literal = True
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            if i + 1 >= len(text):
+                raise GlobSyntaxError("the pattern ends with a lone '\\'")
+            if text[i + 1] == "/":
+                raise GlobSyntaxError("'\\/' cannot escape a separator: '/' always separates")
+            literal.append(text[i + 1])
+            exact.append(re.escape(text[i + 1]))
+            loose.append(exact[-1])
+            i += 2
+            continue
+        if ch == "*":
+            while i < len(text) and text[i] == "*":
+                i += 1  # "a**b" is "a*b", as in gitignore
+            is_literal = False
+            exact.append("[^/]*")
+            loose.append("[^/]*")
+            continue
+        if ch == "?":
+            is_literal = False
+            exact.append("[^/]")
+            loose.append("[^/]")
+        elif ch == "[":
+            is_literal = False
+            strict, wide, end = _class(text, i)
+            exact.append(strict)
+            loose.append(wide)
+            i = end
+            continue
+        elif ch == "{":
+            raise GlobSyntaxError(
+                f"'{{' at position {offset + i + 1}: braces are not glob syntax in path "
+                "rules (no {a,b} alternatives); write one rule per alternative, or '\\{' "
+                "for a literal brace"
+            )
+        else:
+            literal.append(ch)
+            exact.append(re.escape(ch))
+            loose.append(exact[-1])
+        i += 1
+    if is_literal:
+        return Segment("literal", text="".join(literal))
+    return Segment("glob", regex="".join(exact), restrict_regex="".join(loose))
+
+
+def _segments(rest: str) -> tuple[Segment, ...]:
+    if rest.endswith("\\") and (len(rest) - len(rest.rstrip("\\"))) % 2 == 1:
+        raise GlobSyntaxError("the pattern ends with a lone '\\'")
+    stripped = rest.rstrip(" ")
+    if stripped != rest and not (
+        stripped.endswith("\\") and (len(stripped) - len(stripped.rstrip("\\"))) % 2 == 1
+    ):
+        raise GlobSyntaxError(
+            "the pattern ends with a space, which gitignore-style rules drop; remove it, or "
+            "write '\\ ' if the name really ends with a space"
+        )
+    segments: list[Segment] = []
+    offset = 0
+    for text in _split(rest):
+        if text not in ("", "."):
+            segments.append(_segment(text, offset))
+        offset += len(text) + 1
+    return tuple(segments)
+
+
+def _split(rest: str) -> list[str]:
+    # split at '/' that is not escaped (a '\/' stays inside its segment and fails there)
+    parts: list[str] = []
+    current: list[str] = []
+    i = 0
+    while i < len(rest):
+        ch = rest[i]
+        if ch == "\\" and i + 1 < len(rest):
+            current.append(rest[i : i + 2])
+            i += 2
+            continue
+        if ch == "/":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    parts.append("".join(current))
+    return parts
+
+
+@attrs.frozen(slots=True)
+class PathGlob:
+    """A parsed path pattern: where it is anchored and its segments below that anchor."""
+
+    anchor: Literal["root", "home", "workspace"]
+    segments: tuple[Segment, ...]
+    anywhere_when_restricting: bool = False
+    """``./name``: gitignore anchors it (``/name``), a reader that drops ``./`` would not;
+    deny and ask rules take the wider reading (any depth), allow rules the narrower."""
+
+
+@functools.lru_cache(maxsize=1024)  # rule patterns are few and immutable
+def parse_path_pattern(pattern: str) -> PathGlob:
+    """Parse a path rule's pattern, or raise :class:`GlobSyntaxError` naming the problem.
+
+    ``/x`` (and ``//x``) is anchored at the filesystem root, ``~`` and ``~/x`` at the home
+    directory, anything else at the workspace root; a pattern with no ``/`` except a
+    trailing one (``*.env``, ``build/``) matches at any depth below the workspace root
+    (``./name`` only when restricting: see :attr:`PathGlob.anywhere_when_restricting`).
+    """
+    if pattern.startswith("!"):
+        raise GlobSyntaxError(
+            "a leading '!' negates a gitignore pattern, which a permission rule cannot do; "
+            "write '\\!' for a name that starts with '!'"
+        )
+    if pattern.startswith("#"):
+        raise GlobSyntaxError(
+            "a leading '#' makes a gitignore line a comment; write '\\#' for a name that "
+            "starts with '#'"
+        )
+    anchor: Literal["root", "home", "workspace"]
+    if pattern.startswith("/"):
+        anchor, rest = "root", pattern.lstrip("/")
+    elif pattern == "~" or pattern.startswith("~/"):
+        anchor, rest = "home", pattern[2:]
+    elif pattern.startswith("~"):
+        raise GlobSyntaxError("'~user' paths are not supported; write the absolute path")
+    else:
+        anchor, rest = "workspace", pattern[2:] if pattern.startswith("./") else pattern
+    segments = _segments(rest)
+    if anchor == "workspace" and "/" not in rest.rstrip("/"):
+        if pattern.startswith("./"):
+            return PathGlob(anchor, segments, anywhere_when_restricting=True)
+        segments = (Segment("globstar"), *segments)  # a bare name, as in .gitignore
+    return PathGlob(anchor, segments)
