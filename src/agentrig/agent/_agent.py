@@ -18,7 +18,7 @@ import anyio
 import attrs
 from pydantic import BaseModel, ValidationError
 
-from agentrig.agent._dispatch import Gate, dispatch_call
+from agentrig.agent._dispatch import Gate, dispatch_call, observe_tool_call
 from agentrig.agent._inbox import Inbox
 from agentrig.agent._pipe import ChunkPipe
 from agentrig.agent._results import (
@@ -208,6 +208,7 @@ class Agent:
         started_ms = int(time.time() * 1000)
         call = ToolCallBlock(id=new_invocation_id(), name=name, arguments=dict(arguments))
         outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
+        observe_tool_call(self, call, outcome, {"session_id": self.session.id})
         record = ToolCallRecord(
             invocation_id=outcome.invocation_id,
             agent_id=self._id,
@@ -687,7 +688,9 @@ class _SlotGuard:
     async def __aexit__(self, *exc: object) -> None:
         agent = self.agent
         try:
-            await agent.flush()
+            # shielded: a run cancelled by its caller still persists what it recorded
+            with anyio.CancelScope(shield=True):
+                await agent.flush()
         finally:
             agent._slot.release()
             agent._maybe_idle()
