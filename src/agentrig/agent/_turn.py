@@ -99,11 +99,12 @@ Emit = Callable[[StreamChunk], Awaitable[None] | None]
 class TurnOutcome:
     """What a finished turn produced."""
 
-    __slots__ = ("final", "interrupted", "model", "rounds", "tool_results", "usages")
+    __slots__ = ("final", "interrupted", "model", "rounds", "stop_reason", "tool_results", "usages")
 
     def __init__(self) -> None:
         self.final: AssistantMessage | None = None
         self.interrupted = False
+        self.stop_reason: str | None = None  # the turn was rejected or stopped: why
         self.rounds = 0
         self.usages: list[Usage | None] = []
         self.model: str | None = None
@@ -406,6 +407,8 @@ class _Turn:
         for index, call in enumerate(calls):
             if self.signal.cancelled:
                 break
+            if self.agent.stop_requested is not None:
+                break  # settled below as not executed, with the stop's reason
             tool = by_name.get(call.name) or all_tools.get(call.name)
             if tool is None:
                 outcome = CallOutcome(unknown_tool(call, list(by_name)), executed=False)
@@ -446,7 +449,10 @@ class _Turn:
                 if waiting is not None:
                     await waiting
             concludes = concludes or outcome.concludes_turn
-        await self.settle_open_calls()
+        stopped = self.agent.stop_requested
+        await self.settle_open_calls(
+            "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
+        )
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
         return concludes
 
@@ -492,7 +498,12 @@ class _Turn:
         """Log turn/end, then observe the finished turn (``turn``)."""
         info = error_info(error) if error is not None else None
         await self.log(
-            TurnEnd(turn=self.turn, reason=reason, error=info.to_dict() if info else None)
+            TurnEnd(
+                turn=self.turn,
+                reason=reason,
+                error=info.to_dict() if info else None,
+                detail=self.outcome.stop_reason,
+            )
         )
         hooks = self.agent.runtime.hooks
         if not hooks.has_listeners("observe"):
@@ -534,15 +545,26 @@ class _Turn:
                 return False
         return False
 
+    def _stopped(self) -> bool:
+        """Did someone (a hook's ``continue: false``) ask to end the run here?"""
+        reason = self.agent.stop_requested
+        if reason is None:
+            return False
+        self.outcome.stop_reason = reason
+        return True
+
     async def _steps(self, batch: tuple[UserMessage, ...]) -> Any:
         agent = self.agent
         max_rounds = self.options.max_rounds
         tool_choice = self.options.tool_choice
         while True:
+            if self._stopped():
+                return "rejected"
             self.step += 1
             decision = await self._pre_step(batch)
             if isinstance(decision, Reject):
                 self.step -= 1
+                self.outcome.stop_reason = decision.reason
                 return "rejected"
             await self.log(StepStart(turn=self.turn, step=self.step))
             for entered in decision.messages:
@@ -580,6 +602,8 @@ class _Turn:
                     # pending input for a later turn
                     self.outcome.interrupted = True
                     return "interrupted"
+                if self._stopped():
+                    return "rejected"
                 batch = agent.inbox.claim(turn_boundary=False)
                 if concludes and not batch:
                     return "completed"
@@ -592,6 +616,8 @@ class _Turn:
             if self.signal.cancelled:
                 self.outcome.interrupted = True
                 return "interrupted"
+            if self._stopped():
+                return "rejected"
             batch = agent.inbox.claim(turn_boundary=False)
             if batch:
                 continue  # steering arrived: another step
