@@ -8,9 +8,12 @@ OTLP/HTTP to a small receiver on 127.0.0.1 that decodes the protobuf it got.
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,11 +195,10 @@ async def test_metrics_record_tokens_durations_and_tool_outcomes() -> None:
     (duration,) = points["gen_ai.client.operation.duration"]
     assert duration.count == 2
     calls = {
-        p.attributes["gen_ai.tool.name"]: (p.attributes["agentrig.tool.status"], p.value)
-        for p in points["agentrig.tool.calls"]
+        p.attributes["gen_ai.tool.name"]: (p.attributes["agentrig.tool.status"], p.count)
+        for p in points["agentrig.tool.duration"]
     }
     assert calls == {"lookup": ("ok", 1), "explode": ("error", 1)}
-    assert sum(p.count for p in points["agentrig.tool.duration"]) == 2
 
 
 async def test_content_is_recorded_only_when_asked_and_secrets_are_redacted() -> None:
@@ -343,3 +345,25 @@ async def test_a_bad_otel_table_is_a_config_error_at_its_path() -> None:
         ):
             pass
     assert "otel.exporter" in str(caught.value)
+
+
+@pytest.mark.subprocess
+def test_the_example_runs_offline_and_prints_its_span_tree() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "otel" / "run.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "answer: That sentence has 4 words." in done.stdout
+    tree = done.stdout.split("span tree:")[1].split()
+    assert [w for w in tree if not w.startswith("(") and w != "ms)"] == [
+        "invoke_agent",
+        "assistant",
+        "chat",
+        "scripted-demo",
+        "execute_tool",
+        "word_count",
+        "chat",
+        "scripted-demo",
+    ]
+    assert '"name": "execute_tool word_count"' in done.stdout  # the console exporter's JSON

@@ -82,7 +82,7 @@ class Telemetry:
         self._capture = capture_content
         self.runtime = runtime
         self._open: OrderedDict[tuple[Any, Any, Any], list[Observation]] = OrderedDict()
-        self._tokens = self._duration = self._tool_calls = self._tool_duration = None
+        self._tokens = self._duration = self._tool_duration = None
         if meter is not None:
             self._tokens = meter.create_histogram(
                 "gen_ai.client.token.usage", unit="{token}", description="Tokens per model call"
@@ -90,11 +90,9 @@ class Telemetry:
             self._duration = meter.create_histogram(
                 "gen_ai.client.operation.duration", unit="s", description="Model call duration"
             )
-            self._tool_calls = meter.create_counter(
-                "agentrig.tool.calls", unit="{call}", description="Tool calls by tool and outcome"
-            )
+            # its count is the number of calls by tool and outcome: no separate counter
             self._tool_duration = meter.create_histogram(
-                "agentrig.tool.duration", unit="s", description="Tool call duration"
+                "agentrig.tool.duration", unit="s", description="Tool calls by tool and outcome"
             )
 
     # ---- the hooks -----------------------------------------------------------------------
@@ -136,14 +134,11 @@ class Telemetry:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": agent,
-            "gen_ai.agent.id": agent,
             "gen_ai.conversation.id": data.get("session_id") or "",
             "agentrig.run.id": data.get("run_id") or "",
             "agentrig.turn": data.get("turn") or 0,
             "agentrig.turn.trigger": data.get("trigger") or "",
             "agentrig.turn.reason": data.get("reason") or "",
-            "agentrig.turn.rounds": data.get("rounds") or 0,
-            "agentrig.turn.tool_calls": data.get("tool_calls") or 0,
         }
         if data.get("model"):
             attributes["gen_ai.request.model"] = data["model"]
@@ -185,9 +180,9 @@ class Telemetry:
             "gen_ai.conversation.id": data.get("session_id") or "",
             "gen_ai.agent.name": call.agent_id or "",
             "agentrig.provider.id": data.get("provider") or "",
-            "agentrig.round": data.get("round") or 0,
-            "agentrig.attempt": data.get("attempt") or 1,
         }
+        if (data.get("attempt") or 1) > 1:  # a retry of the same round
+            attributes["agentrig.attempt"] = data["attempt"]
         if data.get("response_model"):
             attributes["gen_ai.response.model"] = data["response_model"]
         if data.get("stop_reason"):
@@ -219,10 +214,7 @@ class Telemetry:
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool,
             "gen_ai.tool.call.id": call_id,
-            "gen_ai.tool.type": "function",
-            "gen_ai.conversation.id": data.get("session_id") or "",
             "agentrig.tool.status": status,
-            "agentrig.tool.executed": bool(data.get("executed")),
         }
         captured = content.get(call_id)
         if captured is not None:
@@ -303,11 +295,10 @@ class Telemetry:
         self._duration.record(float(data.get("duration_ms") or 0.0) / 1000, attributes)
 
     def _record_tool_metrics(self, data: Mapping[str, Any]) -> None:
-        if self._tool_calls is None or self._tool_duration is None:
+        if self._tool_duration is None:
             return
         attributes = {
             "gen_ai.tool.name": data.get("tool") or "",
             "agentrig.tool.status": data.get("status") or "ok",
         }
-        self._tool_calls.add(1, attributes)
         self._tool_duration.record(float(data.get("duration_ms") or 0.0) / 1000, attributes)
