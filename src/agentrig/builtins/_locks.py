@@ -27,14 +27,15 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def open_private(path: Path, flags: int) -> int:
-    """``os.open`` that creates ``path`` owner-only (0o600) when it does not exist yet.
+    """``os.open`` that creates ``path`` owner-only (exactly 0o600, whatever the umask) when
+    it does not exist yet.
 
     A symlink at ``path`` is not followed, and an existing file that is not a regular file
     of this user granting nothing to group or others is refused with
     :class:`~agentrig.session.SessionStoreError` -- reported, never adopted or repaired.
     """
     try:
-        fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+        fd, created = _open_or_create(path, flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SessionStoreError(f"{path} is a symlink; refusing to follow it") from exc
@@ -52,10 +53,28 @@ def open_private(path: Path, flags: int) -> int:
             f"has mode {stat.S_IMODE(info.st_mode):04o}; it must grant nothing to group or "
             "others (reported, not repaired)"
         )
+    elif created and stat.S_IMODE(info.st_mode) != 0o600:
+        os.fchmod(fd, 0o600)  # the umask took the owner's own bits: give them back
     if problem is not None:
         os.close(fd)
         raise SessionStoreError(f"{path} {problem}")
     return fd
+
+
+def _open_or_create(path: Path, flags: int) -> tuple[int, bool]:
+    """``(descriptor, created)``; a file removed between the two opens is created afresh."""
+    for _attempt in range(_ATTEMPTS):
+        try:
+            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            return fd, True
+        try:
+            return os.open(path, flags | os.O_CLOEXEC | _NOFOLLOW), False
+        except FileNotFoundError:
+            continue
+    raise SessionStoreError(f"{path} keeps appearing and disappearing; try again")
 
 
 class WriterLock:
