@@ -8,7 +8,11 @@
  *   FAULT_ARMED   nothing counts or fails until it is set (a child sets it with os.environ,
  *                 which reaches getenv, once its setup is done)
  *   FAULT_MATCH   substring of the descriptor's path (readlink /proc/self/fd/N); required
- *   FAULT_OP      "write" (every write-like call) or "fsync" (fsync and fdatasync)
+ *   FAULT_OP      "write" (every write-like call), "fsync" (fsync and fdatasync), or
+ *                 "open": open/openat (and their 64-bit names) and mkdir/mkdirat on a path
+ *                 containing FAULT_MATCH -- every one, or with FAULT_OPEN_WRITES set only
+ *                 those that would create or write (O_WRONLY, O_RDWR, O_CREAT, mkdir): an
+ *                 unreadable folder (EACCES) or a read-only one (EROFS)
  *   FAULT_AFTER   how many matching calls succeed before the fault (default 0)
  *   FAULT_ERRNO   the errno of a failed call (default EIO)
  *   FAULT_MODE    "fail"  -- the call and every later matching one fail with FAULT_ERRNO
@@ -24,6 +28,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +153,79 @@ static int sync_call(const char *name, int fd) {
 
 int fsync(int fd) { return sync_call("fsync", fd); }
 int fdatasync(int fd) { return sync_call("fdatasync", fd); }
+
+/* ---- opens and mkdirs, matched by path (relative ones resolved against their dirfd) ---- */
+
+static int path_faulty(int dirfd, const char *path, int writes) {
+    const char *match = getenv("FAULT_MATCH");
+    const char *op = getenv("FAULT_OP");
+    char full[8192];
+    if (getenv("FAULT_ARMED") == NULL || match == NULL || op == NULL) return 0;
+    if (strcmp(op, "open") != 0 || path == NULL) return 0;
+    if (getenv("FAULT_OPEN_WRITES") != NULL && !writes) return 0;
+    if (path[0] == '/' || dirfd == AT_FDCWD) {
+        if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
+        else {
+            char cwd[4096];
+            if (getcwd(cwd, sizeof cwd) == NULL) return 0;
+            snprintf(full, sizeof full, "%s/%s", cwd, path);
+        }
+    } else {
+        char link[64], base[4096];
+        ssize_t n;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+        n = readlink(link, base, sizeof base - 1);
+        if (n < 0) return 0;
+        base[n] = '\0';
+        snprintf(full, sizeof full, "%s/%s", base, path);
+    }
+    if (strstr(full, match) == NULL) return 0;
+    calls++;
+    return 1;
+}
+
+static int writes_flags(int flags) {
+    return (flags & (O_WRONLY | O_RDWR | O_CREAT)) != 0;
+}
+
+typedef int (*openat_fn)(int, const char *, int, ...);
+typedef int (*mkdirat_fn)(int, const char *, mode_t);
+
+#define OPEN_SHIM(NAME, REAL_NAME, DIRFD_EXPR, CALL)                                \
+    int NAME {                                                                      \
+        static openat_fn real = NULL;                                               \
+        mode_t mode = 0;                                                            \
+        if (!real) real = (openat_fn)dlsym(RTLD_NEXT, REAL_NAME);                   \
+        if (flags & (O_CREAT | __O_TMPFILE)) {                                      \
+            va_list args;                                                           \
+            va_start(args, flags);                                                  \
+            mode = va_arg(args, mode_t);                                            \
+            va_end(args);                                                           \
+        }                                                                           \
+        if (path_faulty(DIRFD_EXPR, path, writes_flags(flags))) {                   \
+            fault_errno();                                                          \
+            return -1;                                                              \
+        }                                                                           \
+        return CALL;                                                                \
+    }
+
+OPEN_SHIM(open(const char *path, int flags, ...), "open", AT_FDCWD,
+          ((int (*)(const char *, int, ...))real)(path, flags, mode))
+OPEN_SHIM(open64(const char *path, int flags, ...), "open64", AT_FDCWD,
+          ((int (*)(const char *, int, ...))real)(path, flags, mode))
+OPEN_SHIM(openat(int dirfd, const char *path, int flags, ...), "openat", dirfd,
+          real(dirfd, path, flags, mode))
+OPEN_SHIM(openat64(int dirfd, const char *path, int flags, ...), "openat64", dirfd,
+          real(dirfd, path, flags, mode))
+
+int mkdirat(int dirfd, const char *path, mode_t mode) {
+    static mkdirat_fn real = NULL;
+    if (!real) real = (mkdirat_fn)dlsym(RTLD_NEXT, "mkdirat");
+    if (path_faulty(dirfd, path, 1)) { fault_errno(); return -1; }
+    return real(dirfd, path, mode);
+}
+
+int mkdir(const char *path, mode_t mode) { return mkdirat(AT_FDCWD, path, mode); }
 
 __attribute__((destructor)) static void report(void) {
     if (getenv("FAULT_MATCH") != NULL) fprintf(stderr, "faultinject: %ld matching calls\n", calls);

@@ -17,13 +17,30 @@ from pathlib import Path
 
 from agentrig.session import SessionStoreError, WriterConflictError
 
-__all__ = ["WriterLock", "open_private"]
+__all__ = ["WriterLock", "fix_hint", "open_private"]
 
 if sys.platform != "win32":
     import fcntl
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def fix_hint(exc: BaseException, folder: Path, option: str) -> str:
+    """What to do about an OS error met in a store's ``folder`` (configured by ``option``)."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if number is None and isinstance(exc.__cause__, OSError):
+        number = exc.__cause__.errno
+    if number in (errno.EACCES, errno.EPERM):
+        return (
+            f" -- this user cannot read or write {folder}: give it back to this user with "
+            f"mode 700, or set {option} to another location"
+        )
+    if number == errno.EROFS:
+        return f" -- {folder} is on a read-only filesystem: set {option} to a writable location"
+    if number in (errno.ENOSPC, errno.EDQUOT):
+        return f" -- the disk holding {folder} is full: free space or set {option} elsewhere"
+    return ""
 
 
 def open_private(path: Path, flags: int) -> int:
@@ -86,10 +103,16 @@ class WriterLock:
     descriptor must still be the file at ``path``, or the contender opens it afresh.
     """
 
-    def __init__(self, path: Path, session_id: str) -> None:
+    def __init__(self, path: Path, session_id: str, *, option: str) -> None:
         self.path = path
         for _attempt in range(_ATTEMPTS):
-            fd = open_private(path, os.O_RDWR)
+            try:
+                fd = open_private(path, os.O_RDWR)
+            except OSError as exc:
+                raise SessionStoreError(
+                    f"cannot create the lock {path} of session {session_id!r}: "
+                    f"{exc.strerror or exc}{fix_hint(exc, path.parent, option)}"
+                ) from exc
             try:
                 if sys.platform != "win32":
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

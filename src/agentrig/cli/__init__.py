@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except UsageError as exc:
-        print(f"agentrig {args.command}: error: {exc}", file=sys.stderr)
+        code = f" [{exc.code}]" if exc.code else ""
+        print(f"agentrig {args.command}: error{code}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
