@@ -21,6 +21,9 @@ after creation leaves a window where the content is readable.  This module there
 * replaces by writing a temp file beside the target and renaming it; ``durable=True`` adds
   ``fsync`` of the file before and of the directory after the rename, so a crash leaves the
   old content or the new one;
+* replaces several files as one step (:meth:`OwnerOnlyStore.write_many`): each is staged
+  and flushed beside its target before any is renamed, so no rename publishes content that
+  is not on disk yet;
 * commits create-only writes by ``link``-ing a flushed temp file into place, which fails
   when anything is already there, so two creators cannot both succeed;
 * raises :class:`InPlaceUnconfirmed` when something fails *after* the new content became
@@ -38,7 +41,7 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -47,6 +50,7 @@ from agentrig.host._errors import (
     InPlaceUnconfirmed,
     ModeNotEnforcedError,
     OwnerStoreError,
+    PartialReplaceError,
     UnsafeExistingError,
 )
 from agentrig.host._paths import StrPath, canonical_path, require_within
@@ -149,6 +153,13 @@ def _lstat_at(name: str, dir_fd: int) -> os.stat_result | None:
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return None
+
+
+def _discard(staged: list[tuple[int, str, str]]) -> None:
+    """Remove staged temp files that were never renamed into place."""
+    for dir_fd, temp, _name in staged:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -379,6 +390,60 @@ class OwnerOnlyStore:
                         path=target,
                     ) from exc
         return Path(target)
+
+    def write_many(self, files: Mapping[str, bytes], *, durable: bool = True) -> tuple[Path, ...]:
+        """Replace several files as one step: stage every one, then rename them all.
+
+        Each file is written to a temp file beside its target (flushed when ``durable``)
+        before *any* rename, so no rename publishes content that is not yet on disk -- on
+        macOS, where the flush stops at the drive's cache, that order is most of the
+        protection.  A failure while staging leaves every old file untouched (the temp
+        files are removed).  A failure between renames raises
+        :class:`PartialReplaceError` naming what is replaced and what is not; a failed
+        directory flush after all renames raises :class:`InPlaceUnconfirmed`.
+        """
+        plan = [(self._split(rel), data) for rel, data in files.items()]
+        targets = [str(self._root.joinpath(*parts)) for parts, _data in plan]
+        if len(set(targets)) != len(targets):
+            raise OwnerStoreError("write_many() got the same file twice", path=str(self._root))
+        with contextlib.ExitStack() as stack:
+            staged: list[tuple[int, str, str]] = []  # (directory fd, temp name, name)
+            try:
+                for (parts, data), target in zip(plan, targets, strict=True):
+                    dir_fd = stack.enter_context(self._directory(parts[:-1], create=True))
+                    existing = _lstat_at(parts[-1], dir_fd)
+                    if existing is not None:
+                        _check_existing(existing, target, want_dir=False)
+                    temp = self._stage(dir_fd, parts[-1], data, fsync=durable)
+                    staged.append((dir_fd, temp, parts[-1]))
+            except BaseException:
+                _discard(staged)
+                raise
+            for index, (dir_fd, temp, name) in enumerate(staged):
+                try:
+                    os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                except BaseException as exc:
+                    _discard(staged[index:])
+                    if index == 0:
+                        raise  # nothing was published: every old file is still there
+                    raise PartialReplaceError(
+                        f"replacing {len(staged)} files stopped after {index}: {exc}; "
+                        f"{', '.join(targets[:index])} hold the new content, "
+                        f"{', '.join(targets[index:])} the old",
+                        replaced=tuple(targets[:index]),
+                        not_replaced=tuple(targets[index:]),
+                    ) from exc
+            if durable:
+                for dir_fd in dict.fromkeys(fd for fd, _temp, _name in staged):
+                    try:
+                        os.fsync(dir_fd)
+                    except OSError as exc:
+                        raise InPlaceUnconfirmed(
+                            f"{len(targets)} files hold their new content but a directory "
+                            f"flush failed: {exc}",
+                            path=targets[0],
+                        ) from exc
+        return tuple(Path(t) for t in targets)
 
     def create_bytes(self, rel: StrPath, data: bytes) -> Path:
         """Create ``rel`` with ``data`` only if nothing is there; otherwise raise.
