@@ -89,3 +89,28 @@ def test_serve_names_a_bad_server_key_with_its_file(tmp_path: Path) -> None:
     assert "server.max_sesions: unknown key 'max_sesions'" in done.stderr
     assert "did you mean 'max_sessions'?" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_config_check_validates_the_server_table(tmp_path: Path) -> None:
+    ok = subprocess.run(
+        [*agentrig_command(), "config", "check", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+        check=False,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    config = tmp_path / "agentrig.toml"
+    config.write_text(EXAMPLE.read_text().replace("port = 8400", "port = 8400\nuii = true"))
+    bad = subprocess.run(
+        [*agentrig_command(), "config", "check", str(config)],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 1
+    assert "server.uii" in bad.stdout + bad.stderr
+    assert "did you mean 'ui'" in bad.stdout + bad.stderr

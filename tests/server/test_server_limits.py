@@ -115,6 +115,32 @@ def test_rate_limit_is_429_with_retry_after_keyed_by_the_verified_key() -> None:
         assert forged.status_code == 429
 
 
+def test_a_caller_over_its_concurrency_limit_gets_429_others_do_not() -> None:
+    other_key = "sk-second-caller-0000"
+    config = scripted_config([{"text": "slow " * 40, "delay": 0.05, "chunk_size": 1}])
+    keyed = {
+        "api_keys": ["$ENV:SERVER_KEY", "$ENV:OTHER_KEY"],
+        "max_concurrent_per_key": 1,
+        "agents": {"assistant": {}},
+    }
+    env = {**ENV, "OTHER_KEY": other_key}
+    with (
+        RunningServer(config, keyed, environ=env) as srv,
+        httpx.Client(base_url=srv.base_url, timeout=30) as http,
+    ):
+        body = {"model": "assistant", "messages": HI, "stream": True}
+        headers = {"authorization": f"Bearer {KEY}"}
+        with http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as held:
+            lines = held.iter_lines()  # kept: dropping it would make httpx drain the body
+            next(lines)
+            with pytest.raises(openai.RateLimitError) as busy:
+                client(srv).chat.completions.create(model="assistant", messages=HI)
+            assert "caller" in str(busy.value)
+            other = openai.OpenAI(base_url=f"{srv.base_url}/v1", api_key=other_key, max_retries=0)
+            models = other.models.list()
+            assert [m.id for m in models] == ["assistant"]
+
+
 def test_a_busy_model_refuses_more_runs_without_blocking_other_models() -> None:
     config = scripted_config(
         [{"text": "slow " * 40, "delay": 0.05, "chunk_size": 1}],

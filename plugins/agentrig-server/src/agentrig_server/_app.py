@@ -159,14 +159,25 @@ def _guarded(
             state.callers.acquire(caller.identity)
         except ApiError as exc:
             return error_response(exc, dialect)
-        try:
-            return await handler(request, caller)
-        except ApiError as exc:
-            return error_response(exc, dialect)
-        except Exception as exc:
-            return error_response(internal_error(exc), dialect)
-        finally:
+
+        def release() -> None:
             state.callers.release(caller.identity)
+
+        try:
+            response = await handler(request, caller)
+        except ApiError as exc:
+            release()
+            return error_response(exc, dialect)
+        except BaseException as exc:
+            release()
+            if isinstance(exc, Exception):
+                return error_response(internal_error(exc), dialect)
+            raise
+        if isinstance(response, EventStreamResponse):
+            response.on_done = release  # a stream holds the caller's slot until it ends
+        else:
+            release()
+        return response
 
     return endpoint
 

@@ -88,6 +88,8 @@ class EventStreamResponse(Response):
         super().__init__(status_code=200, media_type="text/event-stream")
         self.run = run
         self.renderer = renderer
+        #: called once the stream ended (however it ended)
+        self.on_done: Callable[[], None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def write(frames: list[bytes]) -> None:
@@ -118,4 +120,8 @@ class EventStreamResponse(Response):
                 await write(self.renderer.error(internal_error(exc)))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
-            await self.run.close()
+            try:
+                await self.run.close()
+            finally:
+                if self.on_done is not None:
+                    self.on_done()
