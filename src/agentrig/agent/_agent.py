@@ -219,7 +219,8 @@ class Agent:
         Takes effect at the next request; deferred tools loaded earlier stay loaded when
         they are still present.  A listener calls it between turns (``pre_step`` of step 1).
         """
-        checked = check_tool_contribution(tuple(tools)) if tools else ()
+        # each tool on its own: a repeated id is this method's error, not a toolset's
+        checked = tuple(c for item in tools for c in check_tool_contribution(item))
         by_id = {t.id: t for t in checked}
         if len(by_id) != len(checked):
             twice = sorted({t.id for t in checked if sum(u.id == t.id for u in checked) > 1})
