@@ -22,7 +22,7 @@ from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import hookspecs
 from agentrig.kernel._listeners import listener_problems
-from agentrig.kernel.hookspecs import MODES, Mode
+from agentrig.kernel.hookspecs import Mode, mode_of
 
 __all__ = ["HookDispatcher", "HookFailure", "Spawner", "listener_refusals", "new_plugin_manager"]
 
@@ -63,7 +63,7 @@ class _Impl:
 
 def _takes_next(hook: str) -> bool | None:
     """Whether ``hook``'s listeners may take ``next`` (None: no such agentrig hook)."""
-    mode = MODES.get(hook)
+    mode = mode_of(hook)
     return None if mode is None else mode is Mode.WATERFALL
 
 
@@ -136,7 +136,7 @@ class HookDispatcher:
         plan = self._plans.get(hook)
         if plan is None:
             caller: pluggy.HookCaller | None = getattr(self.pm.hook, hook, None)
-            if caller is None or MODES.get(hook) is None:
+            if caller is None or mode_of(hook) is None:
                 raise HookError(f"unknown agentrig hook {hook!r}")
             # pluggy stores implementations in reverse call order.
             plan = tuple(_Impl(i) for i in reversed(caller.get_hookimpls()))
