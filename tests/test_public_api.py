@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import agentrig
 import agentrig.plugin
 
@@ -38,3 +40,29 @@ def test_importing_the_faces_is_cheap() -> None:
     code = "import sys, agentrig, agentrig.plugin; print('pydantic' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+FINAL_SNIPPET = """
+from agentrig import Agent, RunResult, Runtime
+from agentrig.kernel import HookDispatcher, PluginIndex, Services
+
+
+class MyRuntime(Runtime): ...
+class MyAgent(Agent): ...
+class MyServices(Services): ...
+"""
+
+
+@pytest.mark.slow
+def test_classes_not_meant_for_subclassing_are_final(tmp_path: Path) -> None:
+    module = tmp_path / "snippet.py"
+    module.write_text(FINAL_SNIPPET, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", str(module)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    refused = [line for line in done.stdout.splitlines() if "Cannot inherit from final" in line]
+    assert len(refused) == 3, done.stdout

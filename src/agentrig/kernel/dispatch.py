@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, final
 
 import attrs
 import pluggy
@@ -34,6 +34,7 @@ Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Starts a coroutine function out of band (the runtime passes its task group's start_soon)."""
 
 
+@final
 @attrs.frozen(slots=True)
 class HookFailure:
     """A listener's failure that did not change the outcome (notify / awaited hooks)."""
@@ -79,6 +80,7 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+@final
 class HookDispatcher:
     """Dispatches the agentrig hooks of one plugin manager in their declared modes."""
 

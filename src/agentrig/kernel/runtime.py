@@ -26,7 +26,7 @@ import inspect
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, final
 
 import anyio
 import anyio.abc
@@ -106,6 +106,7 @@ MODELS: ServiceKey[ModelRegistry] = ServiceKey("models")
 HTTP: ServiceKey[HttpFactory] = ServiceKey("http")
 
 
+@final
 class Runtime:
     """A composed set of plugins: hooks, sealed catalogs, agents and owned resources."""
 
