@@ -42,6 +42,7 @@ message text::
      │   ├── OwnerStoreError                    store.error                       system
      │   │   ├── AlreadyExistsError             store.exists                      user
      │   │   ├── InPlaceUnconfirmed             store.in_place_unconfirmed        system
+     │   │   │   └── PartialReplaceError        store.partial_replace             system
      │   │   ├── ModeNotEnforcedError           store.mode_not_enforced           system
      │   │   └── UnsafeExistingError            store.unsafe_existing             system
      │   └── PathContainmentError               path.invalid                      user
@@ -64,6 +65,7 @@ message text::
      ├── SealerError                            sealing.error                     system
      │   ├── CorruptError                       sealing.corrupt                   system
      │   │   └── UnsupportedFramingError        sealing.unsupported_framing       system
+     │   ├── GrantError                         sealing.grant                     user
      │   ├── KindClassError                     sealing.kind_class                user
      │   ├── LockedError                        sealing.locked                    system
      │   ├── SealerKeyError                     sealing.keys                      system
