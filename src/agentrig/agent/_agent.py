@@ -221,11 +221,12 @@ class Agent:
         they are still present.  A listener calls it between turns (``pre_step`` of step 1).
         """
         ids = [getattr(t, "id", None) for t in tools]
-        twice = sorted({i for i in ids if isinstance(i, str) and ids.count(i) > 1})
-        if twice:
+        twice = sorted({str(i) for i in ids if i is not None and ids.count(i) > 1})
+        if twice:  # one id, one tool (before the contract check, which stops at the first)
             raise ToolDefinitionError(f"replace_tools: tool ids given twice: {', '.join(twice)}")
         checked = check_tool_contribution(tuple(tools)) if tools else ()
-        self._tools = {t.id: t for t in checked}
+        by_id = {t.id: t for t in checked}
+        self._tools = by_id
         self._loaded &= self._tools.keys()
         self._plan_cache = None
         self._denied = None
