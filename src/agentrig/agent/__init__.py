@@ -15,6 +15,7 @@ from agentrig.agent._results import (
     ToolChoiceViolationError,
     ToolResult,
 )
+from agentrig.agent._resume import Continuation
 from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
@@ -26,6 +27,7 @@ __all__ = [
     "AgentSetup",
     "CallOutcome",
     "ContextWindowError",
+    "Continuation",
     "Gate",
     "GateDecision",
     "IdenticalToolInputError",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, final, overload
 
 import anyio
@@ -35,6 +36,7 @@ from agentrig.agent._results import (
     ToolResult,
     sum_usage,
 )
+from agentrig.agent._resume import Continuation
 from agentrig.agent._turn import Emit, TurnOutcome, run_turn
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdError
@@ -476,6 +478,21 @@ class Agent:
 
     def _slot_held(self) -> _SlotGuard:
         return _SlotGuard(self)
+
+    @asynccontextmanager
+    async def continue_run(self, signal: CancelSignal) -> AsyncIterator[Continuation]:
+        """Hold this agent's run slot to continue an interrupted turn (what a journal does).
+
+        Waits behind running and queued runs, like :meth:`run`; ``signal`` is the run's cancel
+        signal (``current_signal`` while held).  See :class:`~agentrig.agent.Continuation`.
+        """
+        self._ensure_alive()
+        async with self._slot_held():
+            self._current = signal
+            try:
+                yield Continuation(self, signal)
+            finally:
+                self._current = None
 
     async def when_idle(self) -> None:
         """Wait until no run or queued turn is left."""
