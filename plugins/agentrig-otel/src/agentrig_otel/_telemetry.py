@@ -85,9 +85,7 @@ class Telemetry:
         self._open: OrderedDict[tuple[Any, Any, Any], list[Observation]] = OrderedDict()
         # permission decisions and hook executions waiting for their span
         self._by_call: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
-        self._by_session: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = (
-            OrderedDict()
-        )
+        self._by_session: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
         self._tokens = self._duration = self._tool_duration = None
         if meter is not None:
             self._tokens = meter.create_histogram(
