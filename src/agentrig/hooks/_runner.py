@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 import anyio
 import attrs
@@ -85,6 +85,7 @@ def _hook_observation(
     }
 
 
+@final
 class HookRunner:
     """The hooks of a composition, built once; :meth:`run` fires one event.
 
