@@ -106,10 +106,12 @@ async def test_servers_stop_with_the_runtime() -> None:
 
 
 async def test_unused_servers_do_not_start_until_used() -> None:
-    cfg = config([], [], mcp_servers={"idle": server()})
+    cfg = config([], [], mcp_servers={"idle": server(), "eager": server(startup="open")})
     async with agentrig.open_runtime(cfg) as rt:
         client = rt.services.require(MCP)
         assert isinstance(client, McpClient)
+        assert client.connection("eager").starts == 1  # startup = "open"
+        assert "mcp__eager__add" in rt.tools.ids()
         assert client.connection("idle").starts == 0
         assert [str(r.uri) for r in await client.list_resources("idle")] == ["note://hello"]
         assert client.connection("idle").starts == 1
@@ -268,3 +270,34 @@ async def test_list_changed_refreshes_the_tools_between_turns() -> None:
         assert "mcp__demo__sprout" in {t.id for t in agent.all_tools()}
         results = tool_texts(rt)
     assert results[-1] == ("mcp__demo__sprout", "ok", "sprout says hi")
+
+
+async def test_claude_code_style_hooks_match_mcp_tool_names(tmp_path: Path) -> None:
+    # a PreToolUse command hook (exit 2 = deny) with Claude Code's matcher for MCP tools
+    script = tmp_path / "deny.py"
+    script.write_text(
+        "import json, sys\n"
+        "event = json.load(sys.stdin)\n"
+        "print('blocked ' + event['tool_name'], file=sys.stderr)\n"
+        "sys.exit(2)\n"
+    )
+    cfg = config(
+        [call("mcp__demo__add", a=1, b=2), {"text": "done"}],
+        ["mcp__demo"],
+        mcp_servers={"demo": server()},
+        permissions={"allow": ["mcp__demo__*"]},
+        hooks={
+            "PreToolUse": [
+                {
+                    "strategy": "command",
+                    "matcher": "mcp__.*",
+                    "options": {"command": [sys.executable, str(script)]},
+                }
+            ]
+        },
+    )
+    async with agentrig.open_runtime(cfg) as rt:
+        await rt.agent("assistant").run("go")
+        [(name, status, text)] = tool_texts(rt)
+    assert (name, status) == ("mcp__demo__add", "error")
+    assert "blocked mcp__demo__add" in text
