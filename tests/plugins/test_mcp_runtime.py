@@ -301,3 +301,19 @@ async def test_claude_code_style_hooks_match_mcp_tool_names(tmp_path: Path) -> N
         [(name, status, text)] = tool_texts(rt)
     assert (name, status) == ("mcp__demo__add", "error")
     assert "blocked mcp__demo__add" in text
+
+
+async def test_env_references_resolve_through_the_callers_resolver() -> None:
+    cfg = config(
+        [call("mcp__demo__whoami"), {"text": "ok"}],
+        ["mcp__demo"],
+        mcp_servers={"demo": server(env={"MCP_TEST_GREETING": "$ENV:GREETING"})},
+        permissions={"allow": ["mcp__demo__*"]},
+    )
+    async with agentrig.open_runtime(cfg, resolver={"GREETING": "bonjour"}.get) as rt:
+        await rt.agent("assistant").run("who?")
+        assert tool_texts(rt)[0][2].endswith(" bonjour")
+    with pytest.raises(ConfigError) as info:
+        async with agentrig.open_runtime(cfg, resolver={}.get):
+            pass
+    assert info.value.issues[0].location() == "mcp_servers.demo.env.MCP_TEST_GREETING"
