@@ -40,6 +40,7 @@ from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdError
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig
+from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
@@ -219,12 +220,11 @@ class Agent:
         Takes effect at the next request; deferred tools loaded earlier stay loaded when
         they are still present.  A listener calls it between turns (``pre_step`` of step 1).
         """
-        checked = check_tool_contribution(tuple(tools)) if tools else ()
-        by_id = {t.id: t for t in checked}
-        if len(by_id) != len(checked):
-            twice = sorted({t.id for t in checked if sum(u.id == t.id for u in checked) > 1})
-            raise ToolDefinitionError(f"replace_tools: tool ids given twice: {', '.join(twice)}")
-        self._tools = by_id
+        try:
+            checked = check_tool_contribution(tuple(tools)) if tools else ()
+        except ContractViolation as exc:
+            raise ToolDefinitionError(f"replace_tools: {exc}") from None
+        self._tools = {t.id: t for t in checked}
         self._loaded &= self._tools.keys()
         self._plan_cache = None
         self._denied = None
