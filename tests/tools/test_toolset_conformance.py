@@ -53,7 +53,7 @@ pytestmark = pytest.mark.anyio
 async def test_duplicate_ids_are_named() -> None:
     suite = _Suite((add, add), {"add": {"a": 1}})
     # the registration check refuses it first, and the suite reports that reason
-    with pytest.raises(AssertionError, match="refuse this contribution: .*'add' twice"):
+    with pytest.raises(AssertionError, match=r"refuse this contribution: .*'add' twice"):
         await suite.test_conformance_ids_are_unique("asyncio")
 
 
