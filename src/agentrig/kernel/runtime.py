@@ -354,6 +354,12 @@ def _load_listeners(rt: Runtime) -> None:
     # the core's own listeners are its composition steps: without one, the runtime would
     # silently lack what the config asks for
     required |= {e.name for e in index.entries("plugins") if e.distribution == CORE_DISTRIBUTION}
+    # ... also when another distribution registers the same name: that conflict is fatal
+    required |= {
+        name
+        for (kind, name), candidates in index.conflicts().items()
+        if kind == "plugins" and any(c.distribution == CORE_DISTRIBUTION for c in candidates)
+    }
     installed = set(index.names("plugins"))
     issues = index.setting_issues()
     issues += [
