@@ -1,6 +1,6 @@
-"""A real PostgreSQL server for tests: initdb in a temporary directory, loopback only.
+"""A real PostgreSQL server for tests: initdb in a temporary directory, on a Unix socket.
 
-PostgreSQL refuses to run as root, so when the tests run as root (CI) the server runs as the
+It listens on no TCP port, so parallel test runs never meet. PostgreSQL refuses to run as root, so when the tests run as root (CI) the server runs as the
 ``postgres`` system user (Debian's package creates it) or, failing that, ``nobody``.  The
 server binaries come from Debian's ``postgresql`` package, which ``dev.py setup`` installs
 when they are missing.  Nothing here is mocked; the server is stopped and its directory
@@ -54,7 +54,8 @@ class PostgresServer:
         self.process = process
 
     def dsn(self, dbname: str = "postgres") -> str:
-        return f"postgresql://agentrig@127.0.0.1:{self.port}/{dbname}"
+        # a Unix socket in the server's own directory: no TCP port another test run could take
+        return f"postgresql://agentrig@/{dbname}?host={self.base}&port={self.port}"
 
     def create_database(self, name: str) -> str:
         """A fresh database; returns its DSN."""
@@ -107,7 +108,7 @@ def postgres_server() -> Iterator[PostgresServer]:
             "-p",
             str(port),
             "-c",
-            "listen_addresses=127.0.0.1",
+            "listen_addresses=",
             "-c",
             f"unix_socket_directories={base}",
             "-c",
@@ -129,7 +130,7 @@ def postgres_server() -> Iterator[PostgresServer]:
                 raise RuntimeError(
                     "PostgreSQL did not start: " + (base / "server.log").read_text(errors="replace")
                 )
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            if (base / f".s.PGSQL.{port}").exists():
                 import psycopg
 
                 try:

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -100,7 +101,12 @@ class _PostgresWriter:
     async def aclose(self) -> None:
         if self._db is not None:
             db, self._db = self._db, None
-            # closing the connection releases the advisory lock
+            # Release the lock on the server before closing: a closed connection releases it
+            # too, but only once the server has noticed, so the next writer could be refused.
+            with contextlib.suppress(psycopg.Error):
+                await db.run(
+                    lambda connection: connection.execute("SELECT pg_advisory_unlock_all()")
+                )
             await db.aclose()
 
 
