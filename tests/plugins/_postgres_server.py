@@ -1,6 +1,7 @@
 """A real PostgreSQL server for tests: initdb in a temporary directory, on a Unix socket.
 
-It listens on no TCP port, so parallel test runs never meet. PostgreSQL refuses to run as root, so when the tests run as root (CI) the server runs as the
+It listens on no TCP port, so parallel test runs never meet.  PostgreSQL refuses to
+run as root, so when the tests run as root (CI) the server runs as the
 ``postgres`` system user (Debian's package creates it) or, failing that, ``nobody``.  The
 server binaries come from Debian's ``postgresql`` package, which ``dev.py setup`` installs
 when they are missing.  Nothing here is mocked; the server is stopped and its directory
