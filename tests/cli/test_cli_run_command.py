@@ -6,8 +6,10 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -256,3 +258,58 @@ def test_the_installed_console_script_runs_a_prompt(tmp_path: Path) -> None:
         check=False,
     )
     assert (plain.returncode, plain.stdout) == (0, "The answer is 42.\n")
+
+
+HANGING = """\
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "never arrives", delay = 3600 }]
+
+[session_stores.files]
+kind = "jsonl"
+options.directory = "sessions"
+
+[agents.assistant]
+provider = "local"
+model = "scripted-demo"
+session_store = "files"
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("json_output", [False, True], ids=["plain", "json"])
+def test_sigint_exits_130_when_the_output_is_piped(tmp_path: Path, json_output: bool) -> None:
+    script = shutil.which("agentrig", path=str(Path(sys.executable).parent))
+    assert script is not None, "the agentrig console script is not installed in this venv"
+    config = _write(tmp_path, HANGING)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
+    argv = [script, "run", "-c", str(config), *(["--json"] if json_output else []), "hi"]
+    with subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,  # piped: the non-streaming path
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as process:
+        try:
+            # the request header is logged right before the provider is called
+            sessions = tmp_path / "sessions"
+            for _ in range(600):
+                logged = [p.read_text(encoding="utf-8") for p in sessions.glob("**/*.jsonl")]
+                if any("request/header" in text for text in logged):
+                    break
+                assert process.poll() is None, process.communicate()
+                time.sleep(0.1)
+            else:
+                pytest.fail("the run never reached its model call")
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 130, (out, err)
+    assert "never arrives" not in out
+    assert "Traceback" not in err
+    logged = "".join(p.read_text(encoding="utf-8") for p in sessions.glob("**/*.jsonl"))
+    assert '"interrupted"' in logged  # the run was recorded interrupted before exiting

@@ -145,7 +145,9 @@ async def test_a_rewrite_that_does_not_validate_is_refused(tmp_path: Path) -> No
     answer["hookSpecificOutput"]["updatedInput"] = {"cmd": ["not", "a", "command"]}
     results = await _run(tmp_path, bash_rewriter(tmp_path, answer), ["ls"], mode="bypass")
     assert len(results) == 1
-    assert results[0].startswith("The call was refused: the hook's updatedInput does not validate")
+    assert results[0].startswith(
+        "The call was refused: the PreToolUse hook's updatedInput does not validate"
+    )
     assert RAN == []
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -44,6 +43,8 @@ class Fixed:
     """A strategy answering a fixed outcome (or raising / misbehaving), recording events."""
 
     instances: ClassVar[list[Fixed]] = []
+    arrived: ClassVar[int] = 0
+    all_arrived: ClassVar[anyio.Event]
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         self.spec = spec
@@ -54,6 +55,12 @@ class Fixed:
 
     async def run(self, event: HookEvent, *, signal: CancelSignal) -> HookOutcome:
         self.events.append(event)
+        if self.options.get("meet"):  # wait until `meet` hooks are running at once
+            Fixed.arrived += 1
+            if Fixed.arrived >= self.options["meet"]:
+                Fixed.all_arrived.set()
+            with anyio.fail_after(30):  # a guard against a hang, not a measurement
+                await Fixed.all_arrived.wait()
         if self.options.get("sleep"):
             await anyio.sleep(self.options["sleep"])
         kind = self.options.get("kind", "allow")
@@ -203,14 +210,35 @@ async def test_a_misbehaving_strategy_is_an_error_outcome_and_fails_closed() -> 
 
 
 @pytest.mark.anyio
-async def test_hooks_run_concurrently_and_aborts_propagate() -> None:
+async def test_identical_hooks_run_once() -> None:
+    Fixed.instances.clear()
+    same = {"strategy": "fixed", "options": {"output": "x"}}
     runner = HookRunner(
-        {"PreToolUse": [{"strategy": "fixed", "options": {"sleep": 0.3}}] * 3}, FACTORIES
+        {"PreToolUse": [same, {**same, "matcher": "Bash"}, {**same, "options": {"output": "y"}}]},
+        FACTORIES,
     )
-    started = time.monotonic()
+    combined = await runner.run(pre())
+    assert [o.source for o in combined.outcomes] == [
+        "hook PreToolUse[0] (fixed)",
+        "hook PreToolUse[2] (fixed)",
+    ]
+    assert [len(f.events) for f in Fixed.instances] == [1, 0, 1]
+
+
+@pytest.mark.anyio
+async def test_hooks_run_concurrently_and_aborts_propagate() -> None:
+    # each hook waits until all three are running: run one after another, they never would
+    Fixed.arrived, Fixed.all_arrived = 0, anyio.Event()
+    runner = HookRunner(
+        {
+            "PreToolUse": [
+                {"strategy": "fixed", "options": {"meet": 3, "output": str(n)}} for n in range(3)
+            ]
+        },
+        FACTORIES,
+    )
     combined = await runner.run(pre())
     assert len(combined.outcomes) == 3
-    assert time.monotonic() - started < 0.8
     aborting = HookRunner(
         {"PreToolUse": [{"strategy": "fixed", "options": {"kind": "abort"}}] * 2}, FACTORIES
     )

@@ -93,7 +93,7 @@ async def test_a_hook_event_agentrig_does_not_fire_is_refused(event: str, fragme
     (issue,) = [i for i in info.value.issues if i.code == "config.hook_event"]
     assert issue.path == ("hooks", event)
     assert fragment in issue.message
-    assert "events agentrig fires: PreToolUse" in issue.message
+    assert "events agentrig fires: SessionStart, UserPromptSubmit, PreToolUse," in issue.message
 
 
 @pytest.mark.anyio

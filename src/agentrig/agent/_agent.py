@@ -18,7 +18,7 @@ import anyio
 import attrs
 from pydantic import BaseModel, ValidationError
 
-from agentrig.agent._dispatch import Gate, dispatch_call
+from agentrig.agent._dispatch import Gate, dispatch_call, observe_tool_call
 from agentrig.agent._inbox import Inbox
 from agentrig.agent._pipe import ChunkPipe
 from agentrig.agent._results import (
@@ -44,7 +44,15 @@ from agentrig.llm import (
     UserMessage,
     capability,
 )
-from agentrig.session import Session, SessionEvent, SessionWriter, SystemPrompt, TurnTrigger
+from agentrig.session import (
+    Notice,
+    NoticeKind,
+    Session,
+    SessionEvent,
+    SessionWriter,
+    SystemPrompt,
+    TurnTrigger,
+)
 from agentrig.tools import Tool
 from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
 
@@ -109,6 +117,8 @@ class Agent:
         self._idle: anyio.Event | None = None
         self._disposed = False
         self._wakers: set[str] = set()  # pending next-step ids that asked for a turn (steer)
+        self._stop_request: str | None = None  # request_stop(): end the run at its next boundary
+        self._notices: list[str] = []  # what the current run told the user (note())
         self.inbox = Inbox(self._record_inbox)
 
     # ---- identity -----------------------------------------------------------------------
@@ -208,6 +218,7 @@ class Agent:
         started_ms = int(time.time() * 1000)
         call = ToolCallBlock(id=new_invocation_id(), name=name, arguments=dict(arguments))
         outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
+        observe_tool_call(self, call, outcome, {"session_id": self.session.id})
         record = ToolCallRecord(
             invocation_id=outcome.invocation_id,
             agent_id=self._id,
@@ -272,6 +283,30 @@ class Agent:
         if self._writer is not None and self._pending_writes:
             batch, self._pending_writes = self._pending_writes, []
             await self._writer.append(batch)
+
+    # ---- stopping and notices ------------------------------------------------------------
+    def request_stop(self, reason: str) -> None:
+        """End the current run at its next step boundary, with ``reason`` for the user.
+
+        Calls not yet dispatched are settled as not executed; the turn ends ``rejected`` with
+        ``reason`` in its ``TurnEnd.detail`` and in ``RunRecord.stop_reason`` -- never in
+        front of the model.  A hook's ``continue: false`` uses this.  Without a run in
+        progress the request is dropped (there is nothing to stop).
+        """
+        if self._current is not None and self._stop_request is None:
+            self._stop_request = reason
+
+    @property
+    def stop_requested(self) -> str | None:
+        """The pending :meth:`request_stop` reason of the current run (``None``: none)."""
+        return self._stop_request
+
+    async def note(self, text: str, *, source: str, kind: NoticeKind = "message") -> None:
+        """Tell the user something the model must not see: a :class:`Notice` in the log,
+        and in the current run's ``RunRecord.notices``."""
+        await self._log(Notice(source=source, kind=kind, text=text))
+        if self._current is not None:
+            self._notices.append(f"{source}: {text}" if source else text)
 
     def _next_turn(self) -> int:
         self._turns += 1
@@ -359,6 +394,8 @@ class Agent:
                         pass
                     finally:
                         self._current = None
+                        self._stop_request = None
+                        self._notices = []
         finally:
             self._drain_scheduled = False
             self._maybe_idle()
@@ -556,11 +593,14 @@ class Agent:
             if signal.cancelled:
                 raise signal.abort_error()
             self._current = signal
+            self._notices = []
             try:
                 outcome = await run_turn(self, (message,), "prompt", options, signal, emit)
                 value, attempts = await self._finish_structured(outcome, options, signal, emit)
             finally:
                 self._current = None
+                self._stop_request = None
+                notices, self._notices = tuple(self._notices), []
         record = RunRecord(
             run_id=options.run_id,
             invocation_id=new_invocation_id(),
@@ -574,6 +614,8 @@ class Agent:
             model=outcome.model,
             usage=sum_usage(outcome.usages),
             structured_attempts=attempts,
+            stop_reason=outcome.stop_reason,
+            notices=notices,
         )
         return RunResult(value=value, invocation=record)
 
@@ -584,7 +626,7 @@ class Agent:
         signal: CancelSignal,
         emit: Emit | None,
     ) -> tuple[Any, int]:
-        if options.output_type is None or outcome.interrupted:
+        if options.output_type is None or outcome.interrupted or outcome.stop_reason:
             return outcome.text, 0
         model = options.output_type
         attempts = 1
@@ -687,7 +729,9 @@ class _SlotGuard:
     async def __aexit__(self, *exc: object) -> None:
         agent = self.agent
         try:
-            await agent.flush()
+            # shielded: a run cancelled by its caller still persists what it recorded
+            with anyio.CancelScope(shield=True):
+                await agent.flush()
         finally:
             agent._slot.release()
             agent._maybe_idle()

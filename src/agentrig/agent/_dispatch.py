@@ -21,14 +21,22 @@ import attrs
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, ExecutionControlError
 from agentrig.ids import new_invocation_id
-from agentrig.kernel.payloads import ToolExecution
+from agentrig.kernel.payloads import Observation, ToolExecution
 from agentrig.llm import ToolCallBlock, ToolMessage
 from agentrig.tools import Tool, ToolContext, ToolOutput, render_output
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
 
-__all__ = ["CallOutcome", "Gate", "GateDecision", "dispatch_call", "not_executed", "unknown_tool"]
+__all__ = [
+    "CallOutcome",
+    "Gate",
+    "GateDecision",
+    "dispatch_call",
+    "not_executed",
+    "observe_tool_call",
+    "unknown_tool",
+]
 
 INTERRUPTED_TEXT = "not executed: interrupted"
 
@@ -65,6 +73,31 @@ class CallOutcome:
     view: Any = None
     duration_ms: float = 0.0
     invocation_id: str = ""
+    #: when the call began (seconds since the epoch; 0 for a call that never reached dispatch)
+    started_at: float = 0.0
+    #: the exception's class name when the call failed by raising
+    error_type: str | None = None
+
+
+def observe_tool_call(
+    agent: Agent, call: ToolCallBlock, outcome: CallOutcome, ids: Mapping[str, Any]
+) -> None:
+    """Emit the ``tool_call`` observation of a settled call (content-free)."""
+    hooks = agent.runtime.hooks
+    if not hooks.has_listeners("observe"):
+        return
+    data = dict(ids)
+    data.update(
+        call_id=call.id,
+        invocation_id=outcome.invocation_id or None,
+        tool=call.name,
+        status=outcome.message.status,
+        executed=outcome.executed,
+        started_at=outcome.started_at or None,
+        duration_ms=outcome.duration_ms,
+        error_type=outcome.error_type,
+    )
+    hooks.notify("observe", Observation(kind="tool_call", agent_id=agent.id, data=data))
 
 
 def not_executed(call: ToolCallBlock, reason: str = INTERRUPTED_TEXT) -> ToolMessage:
@@ -97,6 +130,7 @@ async def dispatch_call(
 ) -> CallOutcome:
     """Run one known tool call through gate, waterfall and tool; always returns an outcome."""
     invocation_id = new_invocation_id()
+    started_at = time.time()
     started = time.perf_counter()
     if call.raw_arguments is not None:
         message = ToolMessage.of(
@@ -105,7 +139,9 @@ async def dispatch_call(
             f"The arguments were not a JSON object and could not be read: {call.raw_arguments!r}",
             status="error",
         )
-        return CallOutcome(message, executed=False, invocation_id=invocation_id)
+        return CallOutcome(
+            message, executed=False, invocation_id=invocation_id, started_at=started_at
+        )
     decision = GateDecision(True)
     if gate is not None:
         decision = await gate(tool, call, agent)
@@ -113,7 +149,9 @@ async def dispatch_call(
             message = ToolMessage.of(
                 call.id, call.name, f"The call was refused: {decision.reason}", status="error"
             )
-            return CallOutcome(message, executed=False, invocation_id=invocation_id)
+            return CallOutcome(
+                message, executed=False, invocation_id=invocation_id, started_at=started_at
+            )
     ctx = ToolContext(
         signal=signal,
         tool_id=tool.id,
@@ -156,11 +194,13 @@ async def dispatch_call(
     if gate is not None and decision.updated_arguments is not None:
         arguments = dict(decision.updated_arguments)
     payload = ToolExecution(agent=agent, call=call, arguments=arguments, tool=tool, signal=signal)
+    error_type: str | None = None
     try:
         message = await agent.runtime.hooks.waterfall("tool_execution", payload, run_tool)
     except ExecutionControlError:
         raise  # a journal/persistence failure ends the run; it is not a tool result
     except Exception as exc:
+        error_type = type(exc).__name__
         if is_abort(exc, signal):
             text = f"interrupted while running: {_error_text(exc)}"
         else:
@@ -182,6 +222,8 @@ async def dispatch_call(
         view=extras.get("view"),
         duration_ms=(time.perf_counter() - started) * 1000,
         invocation_id=invocation_id,
+        started_at=started_at,
+        error_type=error_type,
     )
 
 

@@ -205,7 +205,7 @@ class AgentRegistry:
                 await writer.aclose()
             raise
         self._agents[agent_id] = agent
-        self.runtime.hooks.notify("session_start", SessionStart(agent=agent))
+        self.runtime.hooks.notify("session_start", SessionStart(agent=agent, runtime=self.runtime))
         return agent
 
     async def dispose(self, agent_id: str, *, cancel_running: bool = False) -> None:

@@ -42,6 +42,11 @@ class RunRecord:
     model: str | None
     usage: Usage | None
     structured_attempts: int = 0
+    #: why the run ended early, in words (a hook's ``continue: false`` + ``stopReason``, a
+    #: ``UserPromptSubmit`` block ...); shown to the user, never to the model
+    stop_reason: str | None = None
+    #: what the run's hooks had to say to the user (``systemMessage`` ...), in order
+    notices: tuple[str, ...] = ()
 
 
 @attrs.frozen(slots=True)

@@ -13,18 +13,22 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from agentrig._construct import construct_trusted
 from agentrig.agent._dispatch import (
     CallOutcome,
     canonical_input,
     dispatch_call,
     not_executed,
+    observe_tool_call,
     unknown_tool,
 )
 from agentrig.agent._results import (
     ContextWindowError,
     IdenticalToolInputError,
     ToolChoiceViolationError,
+    sum_usage,
 )
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, error_info
@@ -49,6 +53,7 @@ from agentrig.llm import (
     SystemMessage,
     TextBlock,
     ToolCallBlock,
+    ToolMessage,
     ToolResultChunk,
     Usage,
     UserMessage,
@@ -62,6 +67,7 @@ from agentrig.session import (
     ToolCallEvent,
     ToolResultEvent,
     TurnEnd,
+    TurnEndReason,
     TurnStart,
     TurnTrigger,
     UserMessageEvent,
@@ -93,11 +99,12 @@ Emit = Callable[[StreamChunk], Awaitable[None] | None]
 class TurnOutcome:
     """What a finished turn produced."""
 
-    __slots__ = ("final", "interrupted", "model", "rounds", "tool_results", "usages")
+    __slots__ = ("final", "interrupted", "model", "rounds", "stop_reason", "tool_results", "usages")
 
     def __init__(self) -> None:
         self.final: AssistantMessage | None = None
         self.interrupted = False
+        self.stop_reason: str | None = None  # the turn was rejected or stopped: why
         self.rounds = 0
         self.usages: list[Usage | None] = []
         self.model: str | None = None
@@ -133,6 +140,9 @@ class _Turn:
         self.identical: dict[str, int] = {}
         self.unknown_streak = 0
         self.log: Callable[[Any], Awaitable[Any]] = agent._log
+        self.trigger: TurnTrigger = "prompt"
+        self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
+        self.first_chunk = 0.0  # when the current model call's first chunk arrived
 
     # ---- log helpers ---------------------------------------------------------------------
     # ``self.log(data)`` appends one event: bound to the agent's writer in __init__ (one
@@ -241,6 +251,8 @@ class _Turn:
                 emit = self.emit
                 try:
                     async for chunk in stream:
+                        if not self.first_chunk:
+                            self.first_chunk = time.perf_counter()
                         assembler.feed(chunk)
                         if emit is not None and (waiting := emit(chunk)) is not None:
                             await waiting
@@ -250,6 +262,13 @@ class _Turn:
         except ExecutionControlError:
             raise  # a journal failure stays a failure, even when a cancellation races it
         except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                # The caller's own cancellation (the signal's scope absorbs only its own):
+                # keep what arrived, then let it propagate -- it is not ours to swallow.
+                with anyio.CancelScope(shield=True):
+                    await self.commit_assistant(assembler.message(interrupted=True))
+                self.outcome.interrupted = True
+                raise
             if self.signal.cancelled or is_abort(exc, self.signal):
                 partial = assembler.message(interrupted=True)
                 await self.commit_assistant(partial)
@@ -279,18 +298,19 @@ class _Turn:
         attempt = 0
         cfg = await self.request_config()
         while True:
-            started = time.time()
+            started = (time.time(), time.perf_counter())
+            self.first_chunk = 0.0
             try:
                 message = await self.call_model(
                     cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
                 )
             except _Interrupted:
-                self._observe_call(cfg, started, "interrupted")
+                self._observe_call(cfg, started, attempt, "interrupted", self.outcome.final)
                 raise
             except (ContextWindowError, ExecutionControlError):
                 raise
             except Exception as exc:
-                self._observe_call(cfg, started, "failure")
+                self._observe_call(cfg, started, attempt, "failure", None, exc)
                 attempt += 1
 
                 async def terminal(_payload: RequestError) -> Retry | None:
@@ -313,33 +333,52 @@ class _Turn:
                     )
                 )
                 raise
+            except BaseException as exc:
+                if isinstance(exc, anyio.get_cancelled_exc_class()):
+                    self._observe_call(cfg, started, attempt, "cancelled", self.outcome.final)
+                raise
             self.outcome.rounds += 1
-            self._observe_call(cfg, started, "success")
+            self._observe_call(cfg, started, attempt, "success", message)
             await self.commit_assistant(message)
             return message
 
-    def _observe_call(self, cfg: RequestConfig, started: float, outcome: str) -> None:
+    def _observe_call(
+        self,
+        cfg: RequestConfig,
+        started: tuple[float, float],
+        attempt: int,
+        outcome: str,
+        message: AssistantMessage | None,
+        error: BaseException | None = None,
+    ) -> None:
         # One content-free observation per attempted provider round (forced summary too);
         # it describes the call boundary, not proof of a network request.
         hooks = self.agent.runtime.hooks
         if not hooks.has_listeners("observe"):
             return
-        hooks.notify(
-            "observe",
-            Observation(
-                kind="model_call",
-                agent_id=self.agent.id,
-                data={
-                    "turn": self.turn,
-                    "round": self.outcome.rounds + (1 if outcome != "success" else 0),
-                    "provider": cfg.provider,
-                    "model": cfg.model,
-                    "outcome": outcome,
-                    "started_at": started,
-                    "ended_at": time.time(),
-                },
-            ),
+        now = time.perf_counter()
+        started_at, start = started
+        first = self.first_chunk
+        provider = self.agent.runtime.providers.get(cfg.provider)
+        data = self._ids()
+        data.update(
+            round=self.outcome.rounds + (1 if outcome != "success" else 0),
+            attempt=attempt + 1,
+            provider=cfg.provider,
+            provider_kind=getattr(provider, "kind", None),
+            model=cfg.model,
+            response_model=message.model if message is not None else None,
+            outcome=outcome,
+            stop_reason=message.stop_reason if message is not None else None,
+            usage=message.usage if message is not None else None,
+            started_at=started_at,
+            ended_at=started_at + (now - start),
+            duration_ms=(now - start) * 1000,
+            time_to_first_chunk_ms=(first - start) * 1000 if first else None,
+            error_type=type(error).__name__ if error is not None else None,
+            error_code=error_info(error).code if error is not None else None,
         )
+        hooks.notify("observe", Observation(kind="model_call", agent_id=self.agent.id, data=data))
 
     # ---- tool calls ----------------------------------------------------------------------
     async def run_calls(self, message: AssistantMessage, tools: Sequence[Tool]) -> bool:
@@ -368,6 +407,8 @@ class _Turn:
         for index, call in enumerate(calls):
             if self.signal.cancelled:
                 break
+            if self.agent.stop_requested is not None:
+                break  # settled below as not executed, with the stop's reason
             tool = by_name.get(call.name) or all_tools.get(call.name)
             if tool is None:
                 outcome = CallOutcome(unknown_tool(call, list(by_name)), executed=False)
@@ -376,7 +417,16 @@ class _Turn:
                 await self.log(
                     ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
                 )
-                outcome = await dispatch_call(self.agent, tool, call, self.signal, self.agent._gate)
+                try:
+                    outcome = await dispatch_call(
+                        self.agent, tool, call, self.signal, self.agent._gate
+                    )
+                except anyio.get_cancelled_exc_class():
+                    # the caller cancelled while the tool ran: the call still gets its result
+                    self.open_calls.pop(index, None)
+                    with anyio.CancelScope(shield=True):
+                        await self.log(ToolResultEvent(message=_cancelled_while_running(call)))
+                    raise
                 self.outcome.tool_results += 1
             await self.log(
                 ToolResultEvent(
@@ -386,6 +436,7 @@ class _Turn:
                 )
             )
             self.open_calls.pop(index, None)
+            observe_tool_call(self.agent, call, outcome, self._ids())
             if self.emit is not None:
                 waiting = self.emit(
                     ToolResultChunk(
@@ -398,7 +449,10 @@ class _Turn:
                 if waiting is not None:
                     await waiting
             concludes = concludes or outcome.concludes_turn
-        await self.settle_open_calls()
+        stopped = self.agent.stop_requested
+        await self.settle_open_calls(
+            "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
+        )
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
         return concludes
 
@@ -406,42 +460,111 @@ class _Turn:
     async def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
         agent = self.agent
         self.turn = agent._next_turn()
+        self.trigger = trigger
         await agent._ensure_system_prompt()
+        self.started = (time.time(), time.perf_counter())
         await self.log(TurnStart(turn=self.turn, trigger=trigger, run_id=self.options.run_id))
         batch = first + agent.inbox.claim(turn_boundary=False)
         try:
             reason = await self._steps(batch)
         except _Interrupted:
-            await self.settle_open_calls()
-            await self.log(StepEnd(turn=self.turn, step=self.step))
-            await self.log(TurnEnd(turn=self.turn, reason="interrupted"))
+            await self.close_interrupted()
             return self.outcome
         except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                # cancelled by the caller: record the run as an aborted one, then re-raise
+                self.outcome.interrupted = True
+                with anyio.CancelScope(shield=True):
+                    await self.close_interrupted()
+                raise
             if not (isinstance(exc, ExecutionControlError) or self.agent.journaled):
                 # a journaled run keeps its recovery authority: no transcript-only settlement
                 await self.settle_open_calls("not executed: the turn failed")
             if self.step:
                 await self.log(StepEnd(turn=self.turn, step=self.step))
-            await self.log(
-                TurnEnd(
-                    turn=self.turn,
-                    reason="interrupted" if is_abort(exc, self.signal) else "failed",
-                    error=error_info(exc).to_dict(),
-                )
-            )
+            await self.end_turn("interrupted" if is_abort(exc, self.signal) else "failed", exc)
             raise
-        await self.log(TurnEnd(turn=self.turn, reason=reason))
+        await self.end_turn(reason)
         return self.outcome
+
+    async def close_interrupted(self) -> None:
+        """End an aborted turn: every open call settled, the open step closed, then turn/end."""
+        await self.settle_open_calls()
+        if self._step_open():
+            await self.log(StepEnd(turn=self.turn, step=self.step))
+        await self.end_turn("interrupted")
+
+    async def end_turn(self, reason: TurnEndReason, error: BaseException | None = None) -> None:
+        """Log turn/end, then observe the finished turn (``turn``)."""
+        info = error_info(error) if error is not None else None
+        await self.log(
+            TurnEnd(
+                turn=self.turn,
+                reason=reason,
+                error=info.to_dict() if info else None,
+                detail=self.outcome.stop_reason,
+            )
+        )
+        hooks = self.agent.runtime.hooks
+        if not hooks.has_listeners("observe"):
+            return
+        outcome = self.outcome
+        started_at, started = self.started
+        data = self._ids()
+        data.update(
+            trigger=self.trigger,
+            reason=reason,
+            rounds=outcome.rounds,
+            tool_calls=outcome.tool_results,
+            model=outcome.model,
+            usage=sum_usage(outcome.usages),
+            started_at=started_at,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            error_type=type(error).__name__ if error is not None else None,
+            error_code=info.code if info else None,
+        )
+        hooks.notify("observe", Observation(kind="turn", agent_id=self.agent.id, data=data))
+
+    def _ids(self) -> dict[str, Any]:
+        # what every observation of the loop carries, so a listener can correlate them
+        return {
+            "session_id": self.agent.session_id,
+            "run_id": self.options.run_id,
+            "turn": self.turn,
+            "step": self.step,
+        }
+
+    def _step_open(self) -> bool:
+        # The last step marker of this turn tells (a cancellation can land between a step's
+        # start and any of the loop's own StepEnd writes).
+        for event in reversed(self.agent.session.events):
+            data: Any = event.data
+            if isinstance(data, StepEnd | StepStart):
+                return isinstance(data, StepStart) and data.turn == self.turn
+            if isinstance(data, TurnStart):
+                return False
+        return False
+
+    def _stopped(self) -> bool:
+        """Did someone (a hook's ``continue: false``) ask to end the run here?"""
+        reason = self.agent.stop_requested
+        if reason is None:
+            return False
+        self.outcome.stop_reason = reason
+        return True
 
     async def _steps(self, batch: tuple[UserMessage, ...]) -> Any:
         agent = self.agent
         max_rounds = self.options.max_rounds
         tool_choice = self.options.tool_choice
         while True:
+            if self._stopped():
+                return "rejected"
             self.step += 1
             decision = await self._pre_step(batch)
             if isinstance(decision, Reject):
                 self.step -= 1
+                self.outcome.stop_reason = decision.reason
                 return "rejected"
             await self.log(StepStart(turn=self.turn, step=self.step))
             for entered in decision.messages:
@@ -479,6 +602,8 @@ class _Turn:
                     # pending input for a later turn
                     self.outcome.interrupted = True
                     return "interrupted"
+                if self._stopped():
+                    return "rejected"
                 batch = agent.inbox.claim(turn_boundary=False)
                 if concludes and not batch:
                     return "completed"
@@ -491,6 +616,8 @@ class _Turn:
             if self.signal.cancelled:
                 self.outcome.interrupted = True
                 return "interrupted"
+            if self._stopped():
+                return "rejected"
             batch = agent.inbox.claim(turn_boundary=False)
             if batch:
                 continue  # steering arrived: another step
@@ -542,6 +669,11 @@ async def _keep_config(payload: RequestConfig) -> RequestConfig:
 
 async def _enter_batch(payload: PreStep) -> PreStepDecision:
     return Enter(messages=payload.messages)  # the end of the pre_step waterfall
+
+
+def _cancelled_while_running(call: ToolCallBlock) -> ToolMessage:
+    text = "interrupted while running: the run was cancelled by its caller"
+    return ToolMessage.of(call.id, call.name, text, status="error")
 
 
 class _Interrupted(Exception):

@@ -47,7 +47,8 @@ from agentrig.tools import Tool
 
 if TYPE_CHECKING:
     from agentrig.agent import Agent, Gate
-    from agentrig.hooks import CombinedOutcome, HookGate
+    from agentrig.hooks import CombinedOutcome
+    from agentrig.hooks._lifecycle import HookLifecycle
     from agentrig.kernel.runtime import Runtime
 
 __all__ = ["ChainedGate", "PermissionGate", "compose_gate", "tool_permissions"]
@@ -88,7 +89,7 @@ class PermissionGate:
         context: PermissionContext,
         blockers: Sequence[ActionBlocker],
         *,
-        hooks: HookGate | None = None,
+        hooks: HookLifecycle | None = None,
     ) -> None:
         self.runtime = runtime
         self.context = context
@@ -134,40 +135,84 @@ class PermissionGate:
             return decision, GateDecision(False, reason)
         return decision, None
 
+    def _rewrite(
+        self, tool: Tool, updated: Any, ctx: PermissionContext, call_id: str, who: str
+    ) -> tuple[PermissionDecision | None, GateDecision | None]:
+        """Check a hook's ``updatedInput`` as if the model had sent it."""
+        from agentrig.hooks._gate import invalid_input
+
+        problem = invalid_input(tool, updated)
+        if problem is not None:
+            return None, GateDecision(
+                False, f"the {who} hook's updatedInput does not validate: {problem}"
+            )
+        return self._check(tool, updated, ctx, call_id)
+
     async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
         ctx = self.memory.apply(self.context)
         decision, refused = self._check(tool, call.arguments, ctx, call.id)
         if refused is not None:
             return refused
+        hooks = self.hooks
         hooked: CombinedOutcome | None = None
         updated: Any = None
-        if self.hooks is not None:
-            hooked = await self.hooks.consult(tool, call, agent)
+        if hooks is not None and hooks.has("PreToolUse"):
+            hooked = await hooks.pre_tool_use(tool.id, call, agent)
             if hooked.denied:
                 return GateDecision(False, hooked.reason)
             if hooked.stop:
                 return GateDecision(False, f"a hook stopped the run: {hooked.stop_reason}")
             if hooked.updated_input is not None:
-                from agentrig.hooks._gate import invalid_input
-
                 updated = hooked.updated_input
-                problem = invalid_input(tool, updated)
-                if problem is not None:
-                    return GateDecision(
-                        False, f"the hook's updatedInput does not validate: {problem}"
-                    )
-                decision, refused = self._check(tool, updated, ctx, call.id)
-                if refused is not None:
-                    return refused
+                checked, refused = self._rewrite(tool, updated, ctx, call.id, "PreToolUse")
+                if refused is not None or checked is None:
+                    return refused or GateDecision(False, "the rewrite could not be checked")
+                decision = checked
         decision = _with_hook_answer(decision, hooked)
+        if decision.verdict == "ask" and hooks is not None:
+            answered = await self._permission_request(tool, call, decision, agent, ctx)
+            if answered is not None:
+                if answered.allowed and answered.updated_arguments is None and updated is not None:
+                    return attrs.evolve(answered, updated_arguments=updated)
+                return answered
         approver = (
             self._approver if self.runtime.hooks.has_listeners("permission_approver") else None
         )
+        if decision.verdict == "ask" and approver is not None and hooks is not None:
+            await hooks.notify(
+                agent, f"The agent needs your permission to use {tool.id}", "permission_prompt"
+            )
         resolution = await resolve(decision, approver, memory=self.memory)
         if not resolution.allowed:
             why = resolution.message or decision.message or decision.reason
             return GateDecision(False, f"permission {resolution.reason}: {why}")
         return GateDecision(True, updated_arguments=updated)
+
+    async def _permission_request(
+        self,
+        tool: Tool,
+        call: ToolCallBlock,
+        decision: PermissionDecision,
+        agent: Agent,
+        ctx: PermissionContext,
+    ) -> GateDecision | None:
+        """``PermissionRequest`` hooks answer an ask for the user (``None``: they did not)."""
+        assert self.hooks is not None
+        asked = await self.hooks.permission_request(tool.id, call, decision.call.arguments, agent)
+        if asked is None:
+            return None
+        if asked.denied:
+            return GateDecision(False, f"denied by a PermissionRequest hook: {asked.reason}")
+        if asked.stop:
+            return GateDecision(False, f"a hook stopped the run: {asked.stop_reason}")
+        if asked.permission != "allow":
+            return None
+        if asked.updated_input is None:
+            return GateDecision(True)
+        _, refused = self._rewrite(tool, asked.updated_input, ctx, call.id, "PermissionRequest")
+        if refused is not None:
+            return refused
+        return GateDecision(True, updated_arguments=asked.updated_input)
 
 
 def _with_hook_answer(
@@ -218,17 +263,21 @@ class ChainedGate:
 
 def compose_gate(rt: Runtime) -> Gate:
     """Build the runtime's gate: ``[permissions]`` and ``PreToolUse`` hooks as one decision."""
-    hooks: HookGate | None = None
+    hooks: HookLifecycle | None = None
     if any(rt.config.hooks.values()):
-        from agentrig.hooks import HookRunner, make_hook_gate
+        from agentrig.hooks import HookRunner
+        from agentrig.hooks._lifecycle import HookLifecycle
 
         runner = HookRunner.from_runtime(rt)
-        rt.on_close("hooks", runner.aclose)
-        hooks = make_hook_gate(runner)
+        hooks = HookLifecycle(
+            runner, project_dir=rt.loaded.base_dir, permission_mode=rt.config.permissions.mode
+        )
+        rt.hooks.register(hooks, "agentrig.hook-lifecycle")
+        rt.on_close("hooks", hooks.aclose)
     return _permission_gate(rt, hooks)
 
 
-def _permission_gate(rt: Runtime, hooks: HookGate | None = None) -> PermissionGate:
+def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> PermissionGate:
     config = rt.config.permissions
     tools = {tid: tool_permissions(t) for tid, t in rt.tools.entries() if isinstance(t, Tool)}
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)

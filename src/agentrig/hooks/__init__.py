@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 from agentrig.hooks._combine import CombinedOutcome, combine
 from agentrig.hooks._enforcement import ENFORCEMENT, EventPosture, enforces, posture
 from agentrig.hooks._events import (
+    FIREABLE_EVENTS,
     FIRED_EVENTS,
     KNOWN_EVENTS,
     NOT_FIRED,
+    PERMISSION_MODES,
     EventName,
     HookEvent,
     event_name_problem,
@@ -50,10 +52,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENFORCEMENT",
+    "FIREABLE_EVENTS",
     "FIRED_EVENTS",
     "KNOWN_EVENTS",
     "NOT_FIRED",
     "PERMISSIONS",
+    "PERMISSION_MODES",
     "Allow",
     "ApprovalRequest",
     "CombinedOutcome",
@@ -78,10 +82,10 @@ __all__ = [
     "decode_answer",
     "decode_http_answer",
     "enforces",
+    "event_name_problem",
     "make_hook_gate",
     "matcher_subject",
     "posture",
-    "event_name_problem",
 ]
 
 # The gate meets the agent layer, which sits above this contract: load it on first use.

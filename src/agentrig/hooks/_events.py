@@ -1,7 +1,13 @@
-"""Hook events: the lifecycle point that fired and its Claude-Code-shaped JSON input."""
+"""Hook events: the lifecycle point that fired and its Claude-Code-shaped JSON input.
+
+:data:`FIREABLE_EVENTS` is the one list of events agentrig fires; configuration validates
+event names against it with :func:`event_name_problem` (an event agentrig cannot fire yet is
+refused with the reason, an unknown name with a "did you mean").
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Mapping
@@ -11,9 +17,11 @@ from typing import Any, Literal
 import attrs
 
 __all__ = [
+    "FIREABLE_EVENTS",
     "FIRED_EVENTS",
     "KNOWN_EVENTS",
     "NOT_FIRED",
+    "PERMISSION_MODES",
     "EventName",
     "HookEvent",
     "event_name_problem",
@@ -21,6 +29,7 @@ __all__ = [
 
 EventName = Literal[
     "PreToolUse",
+    "PermissionRequest",
     "PostToolUse",
     "PostToolUseFailure",
     "UserPromptSubmit",
@@ -35,38 +44,66 @@ EventName = Literal[
 
 KNOWN_EVENTS: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
 
-#: THE list of events agentrig fires (the one place to change when the loop fires another).
-#: A config hook (``[[hooks.<Event>]]``) for any other name would never run, so it is refused.
-FIRED_EVENTS: frozenset[str] = frozenset({"PreToolUse"})
+FIREABLE_EVENTS: tuple[str, ...] = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Notification",
+    "Stop",
+    "SessionEnd",
+)
+"""THE list of events agentrig fires, in lifecycle order (the one place to change when the
+loop fires another).  A config hook for any other name would never run, so it is refused."""
 
-#: Known events agentrig does not fire, with the reason a config naming one is refused.
+FIRED_EVENTS: frozenset[str] = frozenset(FIREABLE_EVENTS)
+""":data:`FIREABLE_EVENTS` as a set."""
+
+_NO_SUBAGENTS = "agentrig does not fire it: agentrig has no sub-agents yet"
+_NO_COMPACTION = "agentrig does not fire it: agentrig does not compact the context yet"
+_WHY_NOT = {
+    "SubagentStart": _NO_SUBAGENTS,
+    "SubagentStop": _NO_SUBAGENTS,
+    "PreCompact": _NO_COMPACTION,
+    "PostCompact": _NO_COMPACTION,
+}
 NOT_FIRED: Mapping[str, str] = MappingProxyType(
     {
-        name: "agentrig does not fire this event yet, so a hook for it would never run"
-        for name in sorted(KNOWN_EVENTS - FIRED_EVENTS)
+        name: _WHY_NOT.get(name, "agentrig does not fire this event yet")
+        + ", so a hook for it would never run"
+        for name in sorted((KNOWN_EVENTS | set(_WHY_NOT)) - FIRED_EVENTS)
     }
 )
+"""Claude Code events agentrig knows but does not fire, with the reason config refuses them."""
+
+PERMISSION_MODES: Mapping[str, str] = MappingProxyType(
+    {
+        "default": "default",
+        "accept-edits": "acceptEdits",
+        "plan": "plan",
+        "bypass": "bypassPermissions",
+    }
+)
+"""agentrig's ``[permissions] mode`` -> Claude Code's ``permission_mode`` in hook input."""
 
 
 def event_name_problem(name: str) -> str | None:
     """Why a config hook for event ``name`` would never run (None: agentrig fires it)."""
     if name in FIRED_EVENTS:
         return None
+    fired = ", ".join(FIREABLE_EVENTS)
     reason = NOT_FIRED.get(name)
     if reason is not None:
-        return f"{name}: {reason} (events agentrig fires: {', '.join(sorted(FIRED_EVENTS))})"
-    import difflib
-
+        return f"{name}: {reason} (events agentrig fires: {fired})"
     candidates = sorted(FIRED_EVENTS | KNOWN_EVENTS)
     lowered = {c.lower(): c for c in candidates}
     close = lowered.get(name.lower()) or next(
         iter(difflib.get_close_matches(name, candidates, n=1)), None
     )
     hint = f"; did you mean {close!r}?" if close else ""
-    return (
-        f"unknown hook event {name!r}{hint} "
-        f"(events agentrig fires: {', '.join(sorted(FIRED_EVENTS))})"
-    )
+    return f"unknown hook event {name!r}{hint} (events agentrig fires: {fired})"
 
 
 def _frozen_payload(value: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -108,32 +145,65 @@ class HookEvent:
         return json.dumps(self.input(), default=str, ensure_ascii=False).encode("utf-8")
 
     # ---- constructors for the events agentrig fires ------------------------------------------
+    # Every event carries Claude Code's common fields: session_id, transcript_path, cwd,
+    # permission_mode (hook_event_name is added by :meth:`input`).
     @classmethod
-    def pre_tool_use(
+    def of(
         cls,
-        tool_name: str,
-        tool_input: Mapping[str, Any],
+        name: str,
         *,
         session_id: str,
         cwd: str | None = None,
-        tool_use_id: str | None = None,
         transcript_path: str | None = None,
         permission_mode: str = "default",
-        **extra: Any,
+        **fields: Any,
     ) -> HookEvent:
-        """``PreToolUse``: the model asked for a tool call that has not run yet."""
+        """Any event, with the common fields first and the event's own ``fields`` after."""
         return cls(
-            "PreToolUse",
+            name,
             {
                 "session_id": session_id,
                 "transcript_path": transcript_path,
                 "cwd": cwd if cwd is not None else os.getcwd(),
                 "permission_mode": permission_mode,
-                "tool_name": tool_name,
-                "tool_input": dict(tool_input),
-                "tool_use_id": tool_use_id,
-                **extra,
+                **fields,
             },
+        )
+
+    @classmethod
+    def _tool_call(
+        cls,
+        name: str,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        *,
+        session_id: str,
+        tool_use_id: str | None = None,
+        **common: Any,
+    ) -> HookEvent:
+        return cls.of(
+            name,
+            session_id=session_id,
+            tool_name=tool_name,
+            tool_input=dict(tool_input),
+            tool_use_id=tool_use_id,
+            **common,
+        )
+
+    @classmethod
+    def pre_tool_use(
+        cls, tool_name: str, tool_input: Mapping[str, Any], *, session_id: str, **common: Any
+    ) -> HookEvent:
+        """``PreToolUse``: the model asked for a tool call that has not run yet."""
+        return cls._tool_call("PreToolUse", tool_name, tool_input, session_id=session_id, **common)
+
+    @classmethod
+    def permission_request(
+        cls, tool_name: str, tool_input: Mapping[str, Any], *, session_id: str, **common: Any
+    ) -> HookEvent:
+        """``PermissionRequest``: a call needs a person's approval; a hook may answer for them."""
+        return cls._tool_call(
+            "PermissionRequest", tool_name, tool_input, session_id=session_id, **common
         )
 
     @classmethod
@@ -144,46 +214,60 @@ class HookEvent:
         tool_response: Any,
         *,
         session_id: str,
-        cwd: str | None = None,
         tool_use_id: str | None = None,
-        transcript_path: str | None = None,
-        **extra: Any,
+        **common: Any,
     ) -> HookEvent:
         """``PostToolUse``: a tool call ran; ``tool_response`` is what it returned."""
-        return cls(
+        return cls.of(
             "PostToolUse",
-            {
-                "session_id": session_id,
-                "transcript_path": transcript_path,
-                "cwd": cwd if cwd is not None else os.getcwd(),
-                "tool_name": tool_name,
-                "tool_input": dict(tool_input),
-                "tool_response": tool_response,
-                "tool_use_id": tool_use_id,
-                **extra,
-            },
+            session_id=session_id,
+            tool_name=tool_name,
+            tool_input=dict(tool_input),
+            tool_response=tool_response,
+            tool_use_id=tool_use_id,
+            **common,
         )
 
     @classmethod
-    def user_prompt_submit(
+    def post_tool_use_failure(
         cls,
-        prompt: str,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        error: str,
         *,
         session_id: str,
-        cwd: str | None = None,
-        transcript_path: str | None = None,
-        **extra: Any,
+        tool_use_id: str | None = None,
+        is_interrupt: bool = False,
+        **common: Any,
     ) -> HookEvent:
+        """``PostToolUseFailure``: a tool call ran and failed; ``error`` is what it reported."""
+        return cls.of(
+            "PostToolUseFailure",
+            session_id=session_id,
+            tool_name=tool_name,
+            tool_input=dict(tool_input),
+            tool_use_id=tool_use_id,
+            error=error,
+            is_interrupt=is_interrupt,
+            **common,
+        )
+
+    @classmethod
+    def user_prompt_submit(cls, prompt: str, *, session_id: str, **common: Any) -> HookEvent:
         """``UserPromptSubmit``: a prompt is about to be handed to the model."""
-        return cls(
-            "UserPromptSubmit",
-            {
-                "session_id": session_id,
-                "transcript_path": transcript_path,
-                "cwd": cwd if cwd is not None else os.getcwd(),
-                "prompt": prompt,
-                **extra,
-            },
+        return cls.of("UserPromptSubmit", session_id=session_id, prompt=prompt, **common)
+
+    @classmethod
+    def notification(
+        cls, message: str, notification_type: str, *, session_id: str, **common: Any
+    ) -> HookEvent:
+        """``Notification``: ``permission_prompt`` (an approval waits) or ``idle_prompt``."""
+        return cls.of(
+            "Notification",
+            session_id=session_id,
+            message=message,
+            notification_type=notification_type,
+            **common,
         )
 
     @classmethod
@@ -192,40 +276,24 @@ class HookEvent:
         *,
         session_id: str,
         stop_hook_active: bool = False,
-        cwd: str | None = None,
-        transcript_path: str | None = None,
-        **extra: Any,
+        last_assistant_message: str | None = None,
+        **common: Any,
     ) -> HookEvent:
         """``Stop``: the agent finished its turn (``stop_hook_active`` after a Stop block)."""
-        return cls(
+        return cls.of(
             "Stop",
-            {
-                "session_id": session_id,
-                "transcript_path": transcript_path,
-                "cwd": cwd if cwd is not None else os.getcwd(),
-                "stop_hook_active": stop_hook_active,
-                **extra,
-            },
+            session_id=session_id,
+            stop_hook_active=stop_hook_active,
+            last_assistant_message=last_assistant_message,
+            **common,
         )
 
     @classmethod
-    def session_start(
-        cls,
-        *,
-        session_id: str,
-        source: str = "startup",
-        cwd: str | None = None,
-        transcript_path: str | None = None,
-        **extra: Any,
-    ) -> HookEvent:
-        """``SessionStart``: a session began (``source``: startup, resume, ...)."""
-        return cls(
-            "SessionStart",
-            {
-                "session_id": session_id,
-                "transcript_path": transcript_path,
-                "cwd": cwd if cwd is not None else os.getcwd(),
-                "source": source,
-                **extra,
-            },
-        )
+    def session_start(cls, *, session_id: str, source: str = "startup", **common: Any) -> HookEvent:
+        """``SessionStart``: a session began (``source``: ``startup`` or ``resume``)."""
+        return cls.of("SessionStart", session_id=session_id, source=source, **common)
+
+    @classmethod
+    def session_end(cls, *, session_id: str, reason: str = "other", **common: Any) -> HookEvent:
+        """``SessionEnd``: a session ended (``reason``: ``other``, ``clear``, ...)."""
+        return cls.of("SessionEnd", session_id=session_id, reason=reason, **common)

@@ -6,7 +6,8 @@
 * anything else is a regular expression searched in the subject (``"mcp__.*"``,
   ``"^Notebook"``, ``"Edit$"``), case-sensitive.
 
-The subject is the tool name for tool events, the ``source`` for ``SessionStart`` and the
+The subject is the tool name for tool events, the ``source`` for ``SessionStart``, the
+``reason`` for ``SessionEnd``, the ``notification_type`` for ``Notification`` and the
 ``trigger`` for ``PreCompact``; other events ignore the matcher (their hooks always run).
 """
 
@@ -22,7 +23,12 @@ __all__ = ["Matcher", "compile_matcher", "matcher_subject"]
 
 _PLAIN = re.compile(r"[A-Za-z0-9_|]+")
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
-_SUBJECT_KEYS = {"SessionStart": "source", "PreCompact": "trigger"}
+_SUBJECT_KEYS = {
+    "SessionStart": "source",
+    "SessionEnd": "reason",
+    "Notification": "notification_type",
+    "PreCompact": "trigger",
+}
 
 
 @attrs.frozen(slots=True)

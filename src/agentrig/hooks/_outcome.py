@@ -208,6 +208,8 @@ class _Reader:
                     f"got {_short(value)}"
                 )
         self._str(specific, "permissionDecisionReason", where, "permission_reason")
+        if "decision" in specific and specific["decision"] is not None:
+            self._read_permission_request(specific["decision"], f"{where}decision.")
         if "updatedInput" in specific and specific["updatedInput"] is not None:
             value = specific["updatedInput"]
             if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
@@ -215,6 +217,34 @@ class _Reader:
             else:
                 self.problems.append(f"{where}updatedInput must be an object, got {_short(value)}")
         self._str(specific, "additionalContext", where, "additional_context")
+
+    def _read_permission_request(self, value: object, where: str) -> None:
+        # PermissionRequest: {"behavior": "allow", "updatedInput": {...}} answers for the user;
+        # {"behavior": "deny", "message": "...", "interrupt": true} refuses (and stops).
+        self.has_verdict_field = True
+        if not isinstance(value, Mapping):
+            self.problems.append(f"{where[:-1]} must be an object, got {_short(value)}")
+            return
+        behavior = value.get("behavior")
+        if behavior not in ("allow", "deny"):
+            self.problems.append(
+                f'{where}behavior must be "allow" or "deny", got {_short(behavior)}'
+            )
+            return
+        self.fields["permission"] = behavior
+        updated = value.get("updatedInput")
+        if updated is not None:
+            if isinstance(updated, Mapping) and all(isinstance(k, str) for k in updated):
+                self.fields["updated_input"] = updated
+            else:
+                self.problems.append(
+                    f"{where}updatedInput must be an object, got {_short(updated)}"
+                )
+        self._str(value, "message", where, "permission_reason")
+        self._bool(value, "interrupt", where, "interrupt")
+        if self.fields.pop("interrupt", False) and behavior == "deny":
+            self.fields["continue_"] = False
+            self.fields.setdefault("stop_reason", self.fields.get("permission_reason"))
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

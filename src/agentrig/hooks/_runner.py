@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ import attrs
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ConfigError, Issue
 from agentrig.hooks._combine import CombinedOutcome, combine
-from agentrig.hooks._events import HookEvent
+from agentrig.hooks._events import HookEvent, event_name_problem
 from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
@@ -36,6 +37,8 @@ class ConfiguredHook:
     strategy_name: str
     matcher: Matcher
     strategy: HookStrategy
+    #: what makes two entries the same hook (strategy + options): identical hooks run once
+    key: str = ""
 
     @property
     def label(self) -> str:
@@ -74,6 +77,10 @@ class HookRunner:
         built: dict[str, list[ConfiguredHook]] = {}
         issues: list[Issue] = []
         for event, entries in hooks.items():
+            problem = event_name_problem(event)
+            if problem is not None:
+                issues.append(Issue("hooks.event", problem, ("hooks", event)))
+                continue
             for index, raw in enumerate(entries):
                 path: tuple[str | int, ...] = ("hooks", event, index)
                 try:
@@ -114,8 +121,9 @@ class HookRunner:
                         )
                     )
                     continue
+                key = json.dumps([entry.strategy, entry.options], sort_keys=True, default=str)
                 built.setdefault(event, []).append(
-                    ConfiguredHook(event, index, entry.strategy, matcher, strategy)
+                    ConfiguredHook(event, index, entry.strategy, matcher, strategy, key)
                 )
         if issues:
             raise ConfigError(issues, source=source)
@@ -157,9 +165,19 @@ class HookRunner:
         return tuple(self._hooks)
 
     def hooks_for(self, event: HookEvent) -> tuple[ConfiguredHook, ...]:
-        """The hooks of ``event.name`` whose matcher matches, in configuration order."""
+        """The hooks of ``event.name`` whose matcher matches, in configuration order.
+
+        Identical hooks (same strategy and options, under different matchers) run once, as
+        Claude Code deduplicates identical commands.
+        """
         subject = matcher_subject(event)
-        return tuple(h for h in self._hooks.get(event.name, ()) if h.matcher.matches(subject))
+        seen: set[str] = set()
+        chosen: list[ConfiguredHook] = []
+        for hook in self._hooks.get(event.name, ()):
+            if hook.matcher.matches(subject) and hook.key not in seen:
+                seen.add(hook.key)
+                chosen.append(hook)
+        return tuple(chosen)
 
     async def run(self, event: HookEvent, *, signal: CancelSignal | None = None) -> CombinedOutcome:
         """Run the matching hooks of ``event`` concurrently and combine their outcomes.

@@ -101,12 +101,19 @@ def agent_status(payload: AgentStatusChanged) -> None:
 
 @_spec(Mode.NOTIFY)
 def session_start(payload: SessionStart) -> None:
-    """The agent's session began, once before its first turn. Notify (not a veto)."""
+    """The agent's session began, once before its first turn. Notify (not a veto).
+
+    The payload carries the ``agent`` and its ``runtime``.
+    """
 
 
 @_spec(Mode.NOTIFY)
 def observe(payload: Observation) -> None:
-    """Out-of-band observations (model call completed, tool settled, ...). Notify."""
+    """Out-of-band observations. Notify.
+
+    The loop emits ``model_call``, ``tool_call`` and ``turn`` when each finished (ids,
+    provider, model, usage, timings, outcome and error type; never content), and ``inbox.*``.
+    """
 
 
 # ---- waterfall -----------------------------------------------------------------------------

@@ -103,14 +103,23 @@ class AgentStatusChanged:
 
 @attrs.frozen(slots=True)
 class SessionStart:
-    """The agent's session lifecycle began (once, before its first turn)."""
+    """The agent's session lifecycle began (once, before its first turn).
+
+    ``runtime`` is the runtime the agent lives in (its catalogs, agents and models), so a
+    listener needs no other reference to act on it.
+    """
 
     agent: AgentHandle
+    runtime: Any
 
 
 @attrs.frozen(slots=True)
 class Observation:
-    """An out-of-band observation (model call completed, tool settled, ...)."""
+    """An out-of-band observation: ``kind`` says what happened, ``data`` holds its fields.
+
+    The loop emits ``model_call``, ``tool_call`` and ``turn`` (each when it finished) and
+    ``inbox.*``; ``docs/hooks.md`` lists every field of each kind.
+    """
 
     kind: str
     agent_id: str | None

@@ -21,6 +21,8 @@ __all__ = [
     "AssistantChunk",
     "AssistantMessageEvent",
     "InboxSpliced",
+    "Notice",
+    "NoticeKind",
     "RequestHeader",
     "SessionEvent",
     "SessionEventData",
@@ -39,6 +41,7 @@ __all__ = [
 
 TurnTrigger = Literal["prompt", "followup", "steer", "resume"]
 TurnEndReason = Literal["completed", "interrupted", "failed", "rejected", "budget"]
+NoticeKind = Literal["message", "stop", "blocked", "output", "error"]
 
 
 class SessionEventData(Variant):
@@ -59,6 +62,8 @@ class TurnEnd(SessionEventData):
     turn: int
     reason: TurnEndReason
     error: dict[str, Any] | None = None
+    #: why the turn was rejected or stopped, in words (a hook's ``stopReason`` ...)
+    detail: str | None = None
 
 
 class StepStart(SessionEventData):
@@ -139,6 +144,20 @@ class InboxSpliced(SessionEventData):
     cause: Literal["append", "prepend", "replace", "remove", "clear", "claim"] = "append"
 
 
+class Notice(SessionEventData):
+    """Something shown to the user, never to the model (a hook's ``systemMessage`` ...).
+
+    ``source`` names who said it (``hook PreToolUse[0] (command)``), ``kind`` what it is:
+    ``message`` (``systemMessage``), ``stop`` (``continue: false`` with its ``stopReason``),
+    ``blocked`` (a refusal the user should see), ``output`` or ``error``.
+    """
+
+    type: Literal["notice"] = "notice"
+    source: str
+    kind: NoticeKind = "message"
+    text: str
+
+
 SESSION_EVENTS: VariantRegistry[SessionEventData] = VariantRegistry(
     SessionEventData, loader=register_variants
 )
@@ -157,6 +176,7 @@ SESSION_EVENTS.register_all(
         RequestHeader,
         SystemPrompt,
         InboxSpliced,
+        Notice,
     ),
     source="agentrig",
 )
