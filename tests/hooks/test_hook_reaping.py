@@ -166,8 +166,6 @@ async def test_end_tree_ends_a_running_command_and_its_setsid_descendant(tmp_pat
 
 _ORPHANING_PARENT = """
 import sys, anyio
-from test_hook_command import wait_gone
-
 from agentrig.builtins.hook_command import factory
 from agentrig.cancel import CancelSignal
 from agentrig.hooks import HookEvent
