@@ -35,6 +35,7 @@ from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdErro
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
+from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
     Provider,
     ResponseFormat,
@@ -45,6 +46,8 @@ from agentrig.llm import (
     capability,
 )
 from agentrig.session import (
+    CutOffTurn,
+    LoadReport,
     Notice,
     NoticeKind,
     Session,
@@ -58,6 +61,10 @@ from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
+
+# Provided by agentrig.journal's listener (that package imports this one, so the key of the
+# service is named here too; a key's name is its identity).
+_JOURNAL: ServiceKey[object] = ServiceKey("journal")
 
 __all__ = ["Agent", "RunOptions", "RunStream"]
 
@@ -116,6 +123,10 @@ class Agent:
         self._drain_scheduled = False
         self._idle: anyio.Event | None = None
         self._disposed = False
+        #: what ``resume`` loaded from the store (None for a fresh session)
+        self.load_report: LoadReport | None = None
+        #: the turn a stopped process left open, closed by ``resume`` before anything was sent
+        self.cut_off: CutOffTurn | None = None
         self._wakers: set[str] = set()  # pending next-step ids that asked for a turn (steer)
         self._stop_request: str | None = None  # request_stop(): end the run at its next boundary
         self._notices: list[str] = []  # what the current run told the user (note())
@@ -137,7 +148,7 @@ class Agent:
     @property
     def journaled(self) -> bool:
         """Is an execution journal attached (it, not the transcript, settles interrupted work)?"""
-        return "journal" in self.runtime.services
+        return self.runtime.services.has(_JOURNAL)
 
     @property
     def current_signal(self) -> CancelSignal | None:
@@ -172,7 +183,7 @@ class Agent:
             for name, cfg in self.runtime.config.tools.items()
             if cfg.deferred is not None
         }
-        window = self.runtime.services["models"].context_window(self.config.model)
+        window = self.runtime.models.context_window(self.config.model)
         return plan_offer(
             visible,
             loaded=self._loaded,
@@ -373,7 +384,7 @@ class Agent:
             return
         self._drain_scheduled = True
         self._set_status("running")
-        self.runtime.services["spawn"](self._drain)
+        self.runtime.spawn(self._drain)
 
     async def _drain(self) -> None:
         try:
@@ -784,7 +795,7 @@ class RunStream(Generic[OutputT]):
                 pipe.close()
                 finished.set()
 
-        self._agent.runtime.services["spawn"](runner)
+        self._agent.runtime.spawn(runner)
         try:
             while True:
                 # take everything buffered at once; wait only when the pipe is empty

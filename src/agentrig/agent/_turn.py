@@ -201,7 +201,7 @@ class _Turn:
                 items.append(UserMessage.of(extra_instruction, source="instruction"))
             messages = tuple(items)
         specs = tuple(agent.tool_spec(t) for t in tools)
-        window = agent.runtime.services["models"].context_window(cfg.model)
+        window = agent.runtime.models.context_window(cfg.model)
         tool_chars = sum(agent.tool_spec_chars(t) for t in tools)
         estimate = _estimate_tokens(view.chars, extra_chars, tool_chars)
         if estimate > window * CONTEXT_GUARD_RATIO:

@@ -31,7 +31,7 @@ from agentrig.journal._errors import (
     Unproven,
 )
 from agentrig.journal._guard import durable
-from agentrig.journal._listener import SERVICE, JournalListener
+from agentrig.journal._listener import JOURNAL, JournalListener
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import (
     ExecutionRecord,
@@ -323,7 +323,7 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
 
 
 def _listener(rt: Any, journal: ExecutionJournal) -> JournalListener:
-    listener = rt.services.get(SERVICE)
+    listener = rt.services.get(JOURNAL)
     if not isinstance(listener, JournalListener) or listener.journal is not journal:
         raise JournalError(
             "this runtime is not journaled with that journal: open it with "

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError
 from agentrig.ids import tool_id as _validate_tool_id
+from agentrig.kernel.services import Services
 
 if TYPE_CHECKING:
     from agentrig.tools.schema import SchemaAdapter
@@ -85,7 +86,7 @@ class ToolContext:
     call_id: str
     invocation_id: str
     agent: Any = None
-    services: Mapping[str, Any] = attrs.field(factory=dict)
+    services: Services = attrs.field(factory=Services)
 
 
 @attrs.frozen(slots=True)
