@@ -193,3 +193,38 @@ async def test_the_tree_ends_when_the_agentrig_process_is_killed(tmp_path: Path)
         os.kill(parent.pid, signal.SIGKILL)
         await parent.wait()
     assert await wait_gone(sleeper), "the sleeper outlived the killed agentrig process"
+
+
+def test_both_ways_of_listing_children_find_a_child() -> None:
+    # the reaper reads /proc/<pid>/task/<pid>/children, or scans every process's parent on
+    # kernels without it; both must see a child of the calling process
+    from agentrig.host import _reaper
+
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        assert child.pid in _reaper._scan_children()
+        assert child.pid in _reaper._children()
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_reaper_starts_nothing_when_its_parent_is_already_gone(tmp_path: Path) -> None:
+    # PR_SET_PDEATHSIG is armed only once the reaper runs: if the parent it was started for
+    # is not its parent any more, the command must not start (nobody would end it)
+    from agentrig.host import _reaper
+
+    marker = tmp_path / "started"
+    read_fd, write_fd = os.pipe()
+    argv = [sys.executable, "-I", "-S", _reaper.__file__, str(write_fd), "1"]
+    try:
+        done = subprocess.run(
+            [*argv, "--", "touch", str(marker)],
+            pass_fds=(write_fd,),
+            check=False,
+        )
+    finally:
+        os.close(write_fd)
+        os.close(read_fd)
+    assert done.returncode == 128 + signal.SIGTERM
+    assert not marker.exists()

@@ -49,7 +49,12 @@ def _children() -> list[int]:
         with open(f"/proc/{me}/task/{me}/children", encoding="ascii") as handle:
             return [int(pid) for pid in handle.read().split()]
     except OSError:
-        pass  # a kernel without CONFIG_PROC_CHILDREN: read every process's parent instead
+        return _scan_children()  # a kernel without CONFIG_PROC_CHILDREN
+
+
+def _scan_children() -> list[int]:
+    """The pids whose parent is this process, read from every process's ``stat``."""
+    me = os.getpid()
     found: list[int] = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
