@@ -40,6 +40,7 @@ from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdError
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig
+from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
@@ -224,9 +225,11 @@ class Agent:
         twice = sorted({str(i) for i in ids if i is not None and ids.count(i) > 1})
         if twice:  # one id, one tool (before the contract check, which stops at the first)
             raise ToolDefinitionError(f"replace_tools: tool ids given twice: {', '.join(twice)}")
-        checked = check_tool_contribution(tuple(tools)) if tools else ()
-        by_id = {t.id: t for t in checked}
-        self._tools = by_id
+        try:
+            checked = check_tool_contribution(tuple(tools)) if tools else ()
+        except ContractViolation as exc:
+            raise ToolDefinitionError(f"replace_tools: {exc}") from None
+        self._tools = {t.id: t for t in checked}
         self._loaded &= self._tools.keys()
         self._plan_cache = None
         self._denied = None
