@@ -45,8 +45,9 @@ message text::
      │   │   │   └── PartialReplaceError        store.partial_replace             system
      │   │   ├── ModeNotEnforcedError           store.mode_not_enforced           system
      │   │   └── UnsafeExistingError            store.unsafe_existing             system
-     │   └── PathContainmentError               path.invalid                      user
-     │       └── PathEscapeError                path.escape                       user
+     │   ├── PathContainmentError               path.invalid                      user
+     │   │   └── PathEscapeError                path.escape                       user
+     │   └── ReaperStartError                   process.start_failed              system
      ├── ProviderError                          provider.error                    provider
      │   ├── AuthenticationError                provider.auth                     provider
      │   ├── CapabilityError                    provider.capability               user

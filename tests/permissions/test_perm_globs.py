@@ -14,7 +14,7 @@ import pathspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from perm_support import READ, TOOLS, decide
+from perm_support import EDIT, READ, TOOLS, decide
 
 from agentrig.permissions import PermissionRuleError, PermissionRules, match_path
 
@@ -167,3 +167,21 @@ def test_an_allow_rule_grants_only_what_gitignore_names(pattern: str, path: str)
     elif _reference(pattern, path) and "[!" not in pattern:
         # (pathspec lets "[!a]" match "/"; git does not, and neither does a grant here)
         raise AssertionError(f"{pattern!r} names {path!r} in gitignore but grants nothing")
+
+
+def test_a_glob_over_a_symlinked_directory_matches_the_path_as_written(tmp_path: Path) -> None:
+    # the call's path resolves to ws/real/key.pem, which "src/*/key.pem" does not name; the
+    # path as written (ws/src/link/key.pem) does, and a deny rule must not match less
+    root = tmp_path / "ws"
+    (root / "real").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "link").symlink_to(root / "real")
+    for rule in ("Read(src/*/key.pem)", "Read(src/link/*.pem)", "Read(**/link/**)"):
+        decision = decide(tmp_path, READ, {"path": "src/link/key.pem"}, deny=[rule], mode="bypass")
+        assert (decision.verdict, decision.reason) == ("deny", "deny-rule"), rule
+    # an allow rule reads only where the path leads: the written path grants nothing
+    granted = decide(tmp_path, EDIT, {"path": "src/link/key.pem"}, allow=["Edit(src/*/key.pem)"])
+    assert (granted.verdict, granted.reason) == ("ask", "mode-requires-approval")
+    # and the resolved reading still applies: a deny on the target covers the link
+    target = decide(tmp_path, READ, {"path": "src/link/key.pem"}, deny=["Read(real/**)"])
+    assert target.verdict == "deny"

@@ -17,10 +17,12 @@ The exit code is one input to the outcome, not the outcome itself:
 * any other exit code, a kill by a signal, a timeout, output beyond ``max_output_bytes`` or
   a process that never started -> :class:`~agentrig.hooks.HookErrorOutcome` naming which.
 
-The hook runs in its own session and process group (it cannot reach the terminal).  A
-timeout, too much output or the run's cancel signal kills the *whole group* with SIGKILL,
-so no descendant survives; stdout and stderr are read concurrently and bounded while they
-are read.  A hook that exits without reading stdin is still decided by its exit code.
+The hook runs in its own session and process group (it cannot reach the terminal), under
+a subreaper on Linux (:func:`agentrig.host.open_reaped`): when the hook exits, times out,
+prints too much or the run's cancel signal fires, every descendant is SIGKILLed -- also
+one that called ``setsid`` or changed its process group -- so none survives the hook.
+stdout and stderr are read concurrently and bounded while they are read.  A hook that
+exits without reading stdin is still decided by its exit code.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from agentrig.hooks import (
     HookOutcome,
     decode_answer,
 )
+from agentrig.host import end_tree, kill_tree_group, open_reaped
 from agentrig.kernel import with_options
 
 __all__ = ["CommandHook", "CommandOptions", "factory"]
@@ -118,22 +121,17 @@ class _Run:
         self.readers_done = anyio.Event()
 
     def kill_group(self, *, after_exit: bool = False) -> None:
-        """SIGKILL the hook's process group.
+        """End the hook and its descendants (see :func:`agentrig.host.end_tree`).
 
-        Before the leader is reaped its pid is the group's id and cannot be reused.  After
-        (``after_exit``), it is used only while a descendant still holds our pipes, which keeps
-        the group -- and so its id -- alive.
+        While the leader is unreaped, the reaper is asked to end the whole tree (without a
+        reaper, the group is SIGKILLed).  After (``after_exit``), the group is SIGKILLed only
+        while a descendant still holds our pipes, which keeps the group -- and so its id --
+        alive.
         """
-        if self.process.returncode is not None and not after_exit:
-            return
-        pgid = self.process.pid
-        try:
-            if hasattr(os, "killpg"):
-                os.killpg(pgid, signal_module.SIGKILL)
-            else:  # pragma: no cover - no process groups on this platform
-                self.process.kill()
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.process.returncode is None:
+            end_tree(self.process)
+        elif after_exit:
+            kill_tree_group(self.process.pid)
 
     async def feed(self, data: bytes) -> None:
         stdin = self.process.stdin
@@ -210,14 +208,13 @@ class CommandHook:
         signal.raise_if_cancelled()
         timeout = self.options.timeout
         try:
-            process = await anyio.open_process(
+            process = await open_reaped(
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self._cwd(),
                 env=self._env(event),
-                start_new_session=True,
             )
         except (OSError, ValueError) as exc:
             return HookErrorOutcome(f"failed to start: {exc}")
@@ -250,6 +247,10 @@ class CommandHook:
             run.kill_group()
             with anyio.move_on_after(_REAP_TIMEOUT):
                 await run.process.wait()
+            if run.process.returncode is None:  # the reaper did not answer: end the group
+                kill_tree_group(run.process.pid)
+                with anyio.move_on_after(_REAP_TIMEOUT):
+                    await run.process.wait()
             with anyio.move_on_after(_REAP_TIMEOUT), contextlib.suppress(Exception):
                 await run.process.aclose()
 

@@ -12,6 +12,8 @@ import keeps those dependencies visible where they are used.
 * **Process-scoped directories and markers** -- :func:`create_process_dir`, :func:`sweep`,
   :func:`inspect`, :class:`ProcessMarker`, judged by :func:`owner_state`.
 * **Children in their own process group** -- :func:`spawn_in_group`.
+* **Process trees that end with their command** -- :func:`open_reaped` / :func:`end_tree`
+  (a subreaper ends every descendant, ``setsid`` ones included; Linux).
 
 What each guarantee does *not* cover is written down in ``docs/security.md``.
 """
@@ -70,6 +72,13 @@ from agentrig.host._process import (
     owner_state,
     process_start_time,
 )
+from agentrig.host._reaping import (
+    REAPING,
+    ReaperStartError,
+    end_tree,
+    kill_tree_group,
+    open_reaped,
+)
 from agentrig.host._resolver import Resolver, SystemResolver
 from agentrig.host._transport import EgressTransport, PinnedNetworkBackend
 
@@ -105,6 +114,8 @@ __all__ = [
     "PinnedNetworkBackend",
     "ProcessDirInfo",
     "ProcessMarker",
+    "REAPING",
+    "ReaperStartError",
     "RejectionReason",
     "Resolver",
     "SweepReport",
@@ -118,10 +129,13 @@ __all__ = [
     "current_owner",
     "egress_client",
     "egress_request",
+    "end_tree",
     "exit_registry",
     "guarantee",
     "inspect",
     "is_within",
+    "kill_tree_group",
+    "open_reaped",
     "owner_state",
     "process_start_time",
     "read_marker",

@@ -169,7 +169,9 @@ def canonical_path(value: str, *, root: str, home: str) -> str | None:
         return None
 
 
-def _pattern_regex(pattern: str, *, root: str, home: str, loose: bool) -> re.Pattern[str] | None:
+def _pattern_regex(
+    pattern: str, *, root: str, home: str, loose: bool, resolve: bool = True
+) -> re.Pattern[str] | None:
     try:
         glob = parse_path_pattern(pattern)
     except GlobSyntaxError:
@@ -184,7 +186,8 @@ def _pattern_regex(pattern: str, *, root: str, home: str, loose: bool) -> re.Pat
         return None
     base = {"root": "/", "home": home, "workspace": root}[glob.anchor]
     try:
-        prefix = os.path.realpath(os.path.join(base, *literal))
+        joined = os.path.join(base, *literal)
+        prefix = os.path.realpath(joined) if resolve else os.path.normpath(joined)
     except (OSError, ValueError):
         return None
     parts = [re.escape("/" + p) for p in prefix.split("/") if p]
@@ -209,15 +212,37 @@ def match_path(
     ``/abs`` and ``//abs`` are absolute, ``~/x`` is under the home directory, anything else
     (``./x``, ``x/y``) is under the workspace root; a bare name (``*.env``) matches at any
     depth below the root; whatever the pattern matches, it matches with everything below.
-    A pattern this syntax does not read is ``unevaluable``.
+    A pattern this syntax does not read is ``unevaluable``.  Restricting rules also match
+    the path as written, before symlinks are followed.
     """
     if pattern in MATCH_ALL_SPECIFIERS:
         return "match"
-    regex = _pattern_regex(pattern, root=root, home=home, loose=direction == "restrict")
+    restrict = direction == "restrict"
+    regex = _pattern_regex(pattern, root=root, home=home, loose=restrict)
     path = canonical_path(value, root=root, home=home)
     if regex is None or path is None:
         return "unevaluable"
-    return "match" if regex.fullmatch("" if path == "/" else path) else "no-match"
+    if regex.fullmatch("" if path == "/" else path):
+        return "match"
+    if restrict:
+        # A glob cannot be resolved like a path: "src/*/key.pem" must also deny
+        # "src/link/key.pem" when src/link points elsewhere.  So a restricting rule also
+        # reads the path as written (symlinks not followed) against the pattern as written.
+        written = _written_path(value, root=root, home=home)
+        literal = _pattern_regex(pattern, root=root, home=home, loose=True, resolve=False)
+        for compiled in (regex, literal):
+            if compiled is not None and compiled.fullmatch("" if written == "/" else written):
+                return "match"
+        if literal is not None and literal.fullmatch("" if path == "/" else path):
+            return "match"
+    return "no-match"
+
+
+def _written_path(value: str, *, root: str, home: str) -> str:
+    """The absolute path as written: ``..`` folded by text, symlinks not followed."""
+    if value == "~" or value.startswith("~/"):
+        value = home + value[1:]
+    return os.path.normpath(os.path.join(root, value))
 
 
 # --- commands --------------------------------------------------------------------------
