@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, final, overload
 
 import anyio
 import attrs
@@ -90,6 +90,7 @@ class RunOptions:
     output_retries: int = 2
 
 
+@final
 class Agent:
     """A live agent: identity, session log, inbox, tools and its FIFO run slot."""
 
