@@ -198,3 +198,22 @@ async def test_the_cli_reports_the_duplicate_with_its_path(
     with pytest.raises(ConfigError):
         async with open_runtime(path, sources=[builtin_source()], memory=memory, environ={}):
             pytest.fail("must not compose")
+
+
+# ---- plugin names in [plugins] disabled --------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_disabled_name_that_matches_no_plugin_is_refused(tmp_path: Path) -> None:
+    from agentrig.cli import main
+
+    config = {"plugins": {"disabled": ["scripted", "tools:tool_serch", "providers:scripted"]}}
+    with pytest.raises(ConfigError) as info:
+        async with open_runtime(config, environ={}):
+            pytest.fail("must not compose")
+    (issue,) = info.value.issues
+    assert issue.path == ("plugins", "disabled", 1)
+    assert issue.code == "config.plugin_unknown"
+    assert "'tools:tool_serch'; did you mean 'tool_search'?" in issue.message
+    path = write(tmp_path, '[plugins]\ndisabled = ["scriptd"]\n', "agentrig.toml")
+    assert main(["config", "check", str(path)]) == 1

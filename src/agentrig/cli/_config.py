@@ -103,7 +103,8 @@ def check_file(path: Path, *, warnings: list[str] | None = None) -> list[str]:
     except ConfigError as exc:
         return _lines(str(path), exc.issues)
     index = plugin_index(loaded)
-    issues = [*index.setting_issues(), *check_composition(loaded, index)]
+    issues = [*index.setting_issues(loaded.config.plugins.disabled)]
+    issues += check_composition(loaded, index)
     issues += secret_syntax_issues(loaded)
     if not issues:  # every name resolves: build what they name, to find factories that raise
         issues += construction_issues(loaded)

@@ -21,6 +21,7 @@ of listener plugins off: then only those named in ``plugins.enabled`` load.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib.metadata as metadata
 import os
 import sys
@@ -311,10 +312,28 @@ class PluginIndex:
         """The error naming every distribution that registers ``kind:name``."""
         return conflict_error(kind, name, self._merge().conflicts.get((kind, name), ()))
 
-    def setting_issues(self) -> list[Issue]:
-        """Problems of the plugin switches themselves (``[plugins.prefer]`` choosing nothing)."""
+    def setting_issues(self, disabled: Sequence[str] = ()) -> list[Issue]:
+        """Problems of the plugin switches themselves: a ``[plugins.prefer]`` entry choosing
+        nothing, a ``[plugins] disabled`` name (pass the config's list) matching nothing."""
         self._merge()
-        return prefer_issues(self.prefer, self._listing)
+        issues = prefer_issues(self.prefer, self._listing)
+        names = sorted({e.name for e in self._listing})
+        for position, item in enumerate(disabled):
+            kind, sep, name = item.rpartition(":")
+            found = any(e.name == name and (not sep or e.kind == kind) for e in self._listing)
+            if found:
+                continue
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            issues.append(
+                Issue(
+                    "config.plugin_unknown",
+                    f"no installed plugin is named {item!r}{hint} -- a name that matches "
+                    "nothing disables nothing",
+                    ("plugins", "disabled", position),
+                )
+            )
+        return issues
 
     def entries(self, kind: str | None = None) -> tuple[EntrySpec, ...]:
         """Entries (of one kind, or all), without importing anything."""
@@ -334,7 +353,6 @@ class PluginIndex:
         entry = self.find(kind, name)
         if entry is None:
             known = sorted(self.names(kind))
-            import difflib
 
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""

@@ -366,7 +366,7 @@ def _load_listeners(rt: Runtime) -> None:
         if kind == "plugins" and any(c.distribution == CORE_DISTRIBUTION for c in candidates)
     }
     installed = set(index.names("plugins"))
-    issues = index.setting_issues()
+    issues = index.setting_issues(rt.config.plugins.disabled)
     issues += [
         Issue(
             "config.unknown_id",
