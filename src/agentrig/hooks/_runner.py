@@ -39,6 +39,8 @@ class ConfiguredHook:
     strategy: HookStrategy
     #: what makes two entries the same hook (strategy + options): identical hooks run once
     key: str = ""
+    #: ``on_error = "proceed"``: an error outcome of this hook never blocks
+    proceed: bool = False
 
     @property
     def label(self) -> str:
@@ -123,7 +125,15 @@ class HookRunner:
                     continue
                 key = json.dumps([entry.strategy, entry.options], sort_keys=True, default=str)
                 built.setdefault(event, []).append(
-                    ConfiguredHook(event, index, entry.strategy, matcher, strategy, key)
+                    ConfiguredHook(
+                        event,
+                        index,
+                        entry.strategy,
+                        matcher,
+                        strategy,
+                        key,
+                        proceed=entry.on_error == "proceed",
+                    )
                 )
         if issues:
             raise ConfigError(issues, source=source)
@@ -204,6 +214,8 @@ class HookRunner:
                 outcome = HookErrorOutcome(
                     f"the strategy returned {type(outcome).__name__}, not a hook outcome"
                 )
+            if isinstance(outcome, HookErrorOutcome) and hook.proceed:
+                outcome = attrs.evolve(outcome, proceed=True)
             results[position] = attrs.evolve(outcome, source=hook.label)
 
         if len(hooks) == 1:

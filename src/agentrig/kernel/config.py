@@ -129,6 +129,9 @@ class HookConfig(_Strict):
     strategy: str
     matcher: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    #: what a hook that gave no verdict (crash, timeout, missing program) does: ``block``
+    #: fails closed on ``PreToolUse``; ``proceed`` is Claude Code's non-blocking error
+    on_error: Literal["block", "proceed"] = "block"
 
 
 class RuntimeConfig(_Strict):
