@@ -53,7 +53,23 @@ def _run(*cmd: str | Path) -> None:
         raise SystemExit(code)
 
 
+def _system_packages() -> None:
+    """System tools the tests need: a C compiler for the session stores' fault-injection shim
+    (tests/session/faultinject.c, preloaded into child processes).  Installed only when
+    missing, on Linux with apt-get."""
+    import shutil
+
+    if not sys.platform.startswith("linux") or shutil.which("cc") or shutil.which("gcc"):
+        return
+    if shutil.which("apt-get") is None:
+        print("dev.py: no C compiler and no apt-get; install gcc to run the fault tests")
+        return
+    _run("apt-get", "update")
+    _run("apt-get", "install", "-y", "gcc", "libc6-dev")
+
+
 def setup() -> Path:
+    _system_packages()
     python = _python()
     stamp = python.parent.parent / STAMP_NAME
     fingerprint = _fingerprint()

@@ -265,14 +265,17 @@ async def test_files_and_directories_are_created_owner_only_under_umask_zero(
                 file.write(b'{"seq":')
             await (await store.open_writer("ses_private")).aclose()
         await store.load("ses_private")
+        held = await store.open_writer("ses_private")  # its lock file exists while it is open
+        created = [p for p in (tmp_path / "state").rglob("*")] + [tmp_path / "state"]
+        modes = {path: (path.is_dir(), _mode(path)) for path in created}
+        await held.aclose()
     finally:
         await store.aclose()
 
-    created = [p for p in (tmp_path / "state").rglob("*")] + [tmp_path / "state"]
     assert len(created) >= 4
-    for path in created:
-        want = 0o700 if path.is_dir() else 0o600
-        assert _mode(path) == want, f"{path.relative_to(tmp_path)} is {oct(_mode(path))}"
+    for path, (is_dir, mode) in modes.items():
+        want = 0o700 if is_dir else 0o600
+        assert mode == want, f"{path.relative_to(tmp_path)} is {oct(mode)}"
     names = {p.name for p in created}
     if store_kind == "jsonl":
         assert {"sessions", "ses_private.jsonl", "ses_private.lock"} <= names

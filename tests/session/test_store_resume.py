@@ -149,7 +149,11 @@ async def test_resume_after_a_crash_restores_the_pending_followup(tmp_path: Path
     async with agentrig.open_runtime(_config(tmp_path, resumed_script)) as rt:
         agent = await _resume(rt, session_id)
         events = agent.session.events
-        assert events[-1].type != "turn/end"  # the second turn never closed
+        # the second turn never closed: resume closed it as cut off
+        assert agent.cut_off is not None
+        assert agent.cut_off.turn == 2
+        assert events[-1].type == "turn/end"
+        assert events[-2].type != "turn/end"
         pending = agent.inbox.pending("next-turn")
         assert [m.text for m in pending] == ["and a followup"]
         assert any(isinstance(e.data, InboxSpliced) for e in events)

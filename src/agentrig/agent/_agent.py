@@ -45,6 +45,8 @@ from agentrig.llm import (
     capability,
 )
 from agentrig.session import (
+    CutOffTurn,
+    LoadReport,
     Notice,
     NoticeKind,
     Session,
@@ -116,6 +118,10 @@ class Agent:
         self._drain_scheduled = False
         self._idle: anyio.Event | None = None
         self._disposed = False
+        #: what ``resume`` loaded from the store (None for a fresh session)
+        self.load_report: LoadReport | None = None
+        #: the turn a stopped process left open, closed by ``resume`` before anything was sent
+        self.cut_off: CutOffTurn | None = None
         self._wakers: set[str] = set()  # pending next-step ids that asked for a turn (steer)
         self._stop_request: str | None = None  # request_stop(): end the run at its next boundary
         self._notices: list[str] = []  # what the current run told the user (note())

@@ -21,7 +21,13 @@ from agentrig.ids import new_session_id
 from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel.config import AgentConfig
 from agentrig.kernel.payloads import AgentCreated, AgentDisposed, SessionStart
-from agentrig.session import InboxSpliced, Session, SessionStore, SessionWriter
+from agentrig.session import (
+    InboxSpliced,
+    Session,
+    SessionStore,
+    SessionWriter,
+    find_cut_off_turn,
+)
 from agentrig.tools import Tool
 
 if TYPE_CHECKING:
@@ -134,12 +140,37 @@ class AgentRegistry:
         report = await store.load(_check_session_id(session_id))
         session = Session(session_id)
         session.load(report.events)
-        agent = await self._publish(agent_id, resolved, session, store, setup, tools)
-        agent.load_report = report  # type: ignore[attr-defined]
-        for event in report.events:
-            if isinstance(event.data, InboxSpliced):
-                agent.inbox.restore(event.data)
-        return agent
+
+        async def restore(agent: Agent) -> Callable[[], None] | None:
+            # inside the setup transaction: a failure here publishes nothing
+            agent.load_report = report
+            for event in report.events:
+                if isinstance(event.data, InboxSpliced):
+                    agent.inbox.restore(event.data)
+            await self._close_cut_off_turn(agent)
+            if setup is None:
+                return None
+            commit = setup(agent)
+            if inspect.isawaitable(commit):
+                commit = await commit
+            return commit
+
+        return await self._publish(agent_id, resolved, session, store, restore, tools)
+
+    async def _close_cut_off_turn(self, agent: Agent) -> None:
+        """Close a turn the stopped process left open, before anything new is sent.
+
+        Every call without a result gets "not executed: the process stopped" and the turn
+        ends ``interrupted``, so the next request never carries a call without its result.
+        A journaled runtime keeps that authority with its journal (continuation settles
+        what it can prove), so nothing is invented in the transcript there.
+        """
+        cut = find_cut_off_turn(agent.session.events)
+        if cut is None or agent.journaled:
+            return
+        for data in cut.closing_events():
+            await agent._log(data)
+        agent.cut_off = cut
 
     def _config(
         self, agent_id: str, config: AgentConfig | None, settings: dict[str, Any]

@@ -1,12 +1,14 @@
 """Per-session writer locks and owner-only paths shared by the built-in session stores.
 
 An advisory ``flock`` on a lock file: the kernel releases it when the holding process dies,
-so a crashed writer never blocks its session forever.  ``flock`` locks belong to an open
+so a crashed writer never blocks its session forever (the next writer takes the lock and
+removes the file when it closes).  ``flock`` locks belong to an open
 file description, so two writers in the *same* process conflict too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -57,27 +59,61 @@ def open_private(path: Path, flags: int) -> int:
 
 
 class WriterLock:
-    """An exclusive, crash-released lock on ``path`` (created owner-only)."""
+    """An exclusive, crash-released lock on ``path`` (created owner-only).
+
+    :meth:`release` removes the lock file while still holding the lock, so locks of closed
+    writers never accumulate.  A contender that opened the file just before it was removed
+    would then hold a lock on an unlinked file, which guards nothing: after locking, the
+    descriptor must still be the file at ``path``, or the contender opens it afresh.
+    """
 
     def __init__(self, path: Path, session_id: str) -> None:
         self.path = path
-        fd = open_private(path, os.O_RDWR)
-        try:
-            if sys.platform != "win32":
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            else:  # pragma: no cover - exercised on Windows only
-                import msvcrt
+        for _attempt in range(_ATTEMPTS):
+            fd = open_private(path, os.O_RDWR)
+            try:
+                if sys.platform != "win32":
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                else:  # pragma: no cover - exercised on Windows only
+                    import msvcrt
 
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            os.close(fd)
-            raise WriterConflictError(
-                f"session {session_id!r} already has a writer (lock {path} is held); "
-                "close the other agent or process first"
-            ) from None
-        self._fd: int | None = fd
+                    msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            except OSError:
+                os.close(fd)
+                raise WriterConflictError(
+                    f"session {session_id!r} already has a writer (lock {path} is held); "
+                    "close the other agent or process first"
+                ) from None
+            if _still_at(fd, path):
+                self._fd: int | None = fd
+                return
+            os.close(fd)  # the holder removed it as we opened it: lock the new one
+        raise WriterConflictError(
+            f"the lock {path} of session {session_id!r} kept changing; another process is "
+            "opening and closing the session -- try again"
+        )
 
     def release(self) -> None:
         if self._fd is not None:
             fd, self._fd = self._fd, None
-            os.close(fd)  # closing the descriptor releases the lock
+            try:
+                if sys.platform != "win32":
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self.path)
+            finally:
+                os.close(fd)  # closing the descriptor releases the lock
+
+
+_ATTEMPTS = 16
+
+
+def _still_at(fd: int, path: Path) -> bool:
+    """Whether the open descriptor ``fd`` is (still) the file at ``path``."""
+    if sys.platform == "win32":  # pragma: no cover - locks are never removed there
+        return True
+    try:
+        current = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino)

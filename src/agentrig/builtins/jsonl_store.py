@@ -1,10 +1,16 @@
 """The ``jsonl`` session store: one JSON line per event, one file per session.
 
 A crash can only tear the *last* line; ``load`` returns every complete line before it and
-reports the damage, and the next writer moves the torn bytes to ``<session>.jsonl.torn``
-(so nothing written is lost) before appending.  Files and directories are created
+reports the damage (and any gap in the ``seq`` numbering), and the next writer moves the
+torn bytes to ``<session>.jsonl.torn`` (so nothing written is lost) before appending.  An
+append that fails part-way (disk full, an I/O error, a short write) is cut back to the last
+confirmed line and breaks its writer: it refuses every later append until the session is
+opened again, so nothing is ever confirmed behind a torn record.  A file with no line
+shaped like an event (random bytes, another format) is refused
+(:class:`~agentrig.session.NotASessionLogError`), never resumed and appended to.  The
+per-session lock file is removed when its writer closes.  Files and directories are created
 owner-only (0o600 / 0o700) whatever the umask; a session's file appears with its first
-event.  Writes are buffered and flushed per batch;
+event.  Each batch is written straight to the descriptor;
 ``durable = true`` also fsyncs each batch.  File I/O runs inline: a small append costs less
 than a hop to a worker thread.
 
@@ -40,11 +46,14 @@ from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel import with_options
 from agentrig.sealing import Appender, CorruptError, LockedError, Sealer
 from agentrig.session import (
+    BrokenWriterError,
     LoadReport,
+    NotASessionLogError,
     SessionEvent,
     SessionStoreError,
     dump_event,
     parse_event,
+    sequence_problems,
 )
 
 __all__ = ["JsonlSessionStore", "JsonlStoreOptions", "factory"]
@@ -93,7 +102,48 @@ def _split_complete(raw: bytes) -> tuple[bytes, bytes]:
     return raw[:cut], raw[cut:]
 
 
+# what a line this store wrote begins with (dump_event puts ``seq`` first)
+_RECORD_STARTS = (b'{"seq":', _SEALED_START)
+
+
+def _is_record(line: bytes) -> bool:
+    """Whether ``line`` is shaped like a stored event (not whether it validates)."""
+    try:
+        document = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and (
+        isinstance(document.get("seq"), int) or document.keys() == {"sealed"}
+    )
+
+
+def _require_log(raw: bytes, path: Path) -> None:
+    """Refuse a file that is not a session log: no line of it is shaped like an event.
+
+    A log damaged here and there still has records; random bytes or another format has
+    none, and resuming it would start a log of zero events on top of someone's file.
+    """
+    complete, torn = _split_complete(raw)
+    if any(_is_record(line) for line in complete.splitlines() if line.strip()):
+        return
+    if not complete and (not torn or torn.startswith(_RECORD_STARTS)):
+        return  # empty, or only the torn first record of a crash during the first append
+    raise NotASessionLogError(
+        f"{path} is not a session log: none of its lines is a session event; move the file "
+        "away or use another session id"
+    )
+
+
 class _JsonlWriter:
+    """Appends whole batches through the raw descriptor (no user-space buffer).
+
+    A batch is confirmed only once every byte is written (and, when durable, flushed).  If
+    anything fails part-way the file is cut back to the last confirmed record boundary and
+    the writer is *broken*: it refuses every later append (:class:`BrokenWriterError`), so
+    no event is ever confirmed behind a torn record.  Opening the session again repairs
+    whatever the cut could not (the torn tail goes to ``<session>.jsonl.torn``).
+    """
+
     def __init__(
         self,
         owner: OwnerOnlyStore,
@@ -108,6 +158,8 @@ class _JsonlWriter:
         self._durable = durable
         self._appender = appender
         self._file: IO[bytes] | None = None
+        self._end = 0  # the file's length at the last confirmed record boundary
+        self._broken: str | None = None
 
     def _open(self) -> IO[bytes]:
         # The file is created (owner-only) by the first append, so a writer that never
@@ -116,29 +168,60 @@ class _JsonlWriter:
             created = not self._owner.exists(self._path.name)
             file = self._owner.open_append(self._path.name)
         except HostError as exc:
-            raise SessionStoreError(f"cannot open session file: {exc}") from exc
+            raise SessionStoreError(f"cannot open session file {self._path}: {exc}") from exc
+        self._end = os.fstat(file.fileno()).st_size
         if created and self._durable:
             _fsync_dir(self._path.parent)
         return file
 
+    def _payload(self, events: Sequence[SessionEvent]) -> bytes:
+        if self._appender is None:
+            return "".join(dump_event(e) + "\n" for e in events).encode("utf-8")
+        seal = self._appender.seal_record
+        return "".join(_sealed_line(seal(dump_event(e).encode("utf-8"))) for e in events).encode(
+            "ascii"
+        )
+
     async def append(self, events: Sequence[SessionEvent]) -> None:
         if self._lock is None:
             raise SessionStoreError("this session writer is closed")
+        if self._broken is not None:
+            raise BrokenWriterError(
+                f"session file {self._path}: an earlier append failed ({self._broken}); this "
+                "writer appends nothing more -- open the session again to continue"
+            )
         if not events:
             return
+        payload = self._payload(events)
         if self._file is None:
             self._file = self._open()
-        if self._appender is None:
-            payload = "".join(dump_event(e) + "\n" for e in events).encode("utf-8")
-        else:
-            seal = self._appender.seal_record
-            payload = "".join(
-                _sealed_line(seal(dump_event(e).encode("utf-8"))) for e in events
-            ).encode("ascii")
-        self._file.write(payload)
-        self._file.flush()
-        if self._durable:
-            os.fsync(self._file.fileno())
+        fd = self._file.fileno()
+        try:
+            _write_all(fd, payload)
+            if self._durable:
+                os.fsync(fd)
+        except OSError as exc:
+            self._broken = exc.strerror or str(exc)
+            repaired = self._cut_back(fd)
+            raise SessionStoreError(
+                f"cannot append to session file {self._path}: {self._broken}; the batch of "
+                f"{len(events)} event(s) was not stored"
+                + (
+                    ""
+                    if repaired
+                    else " and the file may end in a torn record (opening the session "
+                    "again sets it aside)"
+                )
+            ) from exc
+        self._end += len(payload)
+
+    def _cut_back(self, fd: int) -> bool:
+        """Truncate to the last confirmed boundary; False when even that failed."""
+        try:
+            os.ftruncate(fd, self._end)
+        except OSError:
+            return False
+        return True
 
     async def aclose(self) -> None:
         if self._lock is not None:
@@ -149,6 +232,14 @@ class _JsonlWriter:
                     file.close()
             finally:
                 lock.release()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte; a short write is continued, an error raised."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -199,6 +290,7 @@ class JsonlSessionStore:
                 raw = owner.read_bytes(path.name)
             except FileNotFoundError:
                 raw = b""
+            _require_log(raw, path)
             _complete, torn = _split_complete(raw)
             if torn:
                 # keep the torn bytes aside (owner-only), then cut the file back to
@@ -246,6 +338,14 @@ class JsonlSessionStore:
                 problems.append(f"line {number}: {exc}")
             except (ValidationError, ValueError) as exc:
                 problems.append(f"line {number} unreadable: {str(exc).splitlines()[0]}")
+        if not events:
+            _require_log(raw, path)
+        if not events and complete.strip():
+            raise NotASessionLogError(
+                f"{path} holds no readable session event ({problems[-1]}); move the file "
+                "away or use another session id"
+            )
+        problems.extend(sequence_problems(events))
         return LoadReport(
             session_id=session_id,
             events=tuple(events),

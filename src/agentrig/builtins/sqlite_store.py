@@ -4,7 +4,14 @@ Each ``append`` batch is one transaction, so a crash leaves whole batches or non
 database runs in rollback-journal mode so an interrupted transaction is *visible*: a hot
 journal found on open means SQLite is about to roll a partial write back, and the next
 ``load`` reports that damage.  One writer per session is enforced with a crash-released
-lock file beside the database.
+lock file beside the database (removed when the writer closes).
+
+A failed append (disk full, an I/O error) is rolled back by SQLite; the writer then refuses
+every later append until the session is opened again, and the store reconnects, so a hot
+journal left by the failure is rolled back and reported.  A file that is not a SQLite
+database, or a database of something else (another ``application_id``, other tables), is
+refused with :class:`~agentrig.session.NotASessionLogError` -- never given an ``events``
+table.  Gaps in a session's ``seq`` numbering are reported on load.
 
 The database's directory, the database file and the lock directory go through
 :class:`~agentrig.host.OwnerOnlyStore`: created owner-only (0o700 / 0o600) before SQLite
@@ -32,9 +39,22 @@ from agentrig.host import HostError, OwnerOnlyStore
 from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel import with_options
 from agentrig.sealing import Appender, CorruptError, LockedError, Sealer
-from agentrig.session import LoadReport, SessionEvent, SessionStoreError, dump_event, parse_event
+from agentrig.session import (
+    BrokenWriterError,
+    LoadReport,
+    NotASessionLogError,
+    SessionEvent,
+    SessionStoreError,
+    dump_event,
+    parse_event,
+    sequence_problems,
+)
 
 __all__ = ["SqliteSessionStore", "SqliteStoreOptions", "factory"]
+
+#: ``PRAGMA application_id`` of a session database ("AGRG"): a database of anything else is
+#: refused rather than given an ``events`` table.
+APPLICATION_ID = 0x41475247
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -69,10 +89,17 @@ class _SqliteWriter:
         self._session_id = session_id
         self._lock: WriterLock | None = lock
         self._appender = appender
+        self._broken: str | None = None
 
     async def append(self, events: Sequence[SessionEvent]) -> None:
         if self._lock is None:
             raise SessionStoreError("this session writer is closed")
+        if self._broken is not None:
+            raise BrokenWriterError(
+                f"session {self._session_id!r} in {self._store.path}: an earlier append "
+                f"failed ({self._broken}); this writer appends nothing more -- open the "
+                "session again to continue"
+            )
         rows: list[tuple[str, int, str | bytes]]
         if self._appender is None:
             rows = [(self._session_id, e.seq, dump_event(e)) for e in events]
@@ -86,8 +113,14 @@ class _SqliteWriter:
                     "INSERT INTO events (session_id, seq, body) VALUES (?, ?, ?)", rows
                 )
         except sqlite3.Error as exc:
+            # SQLite rolled the batch back (or left a hot journal the next connection rolls
+            # back); either way nothing of it is confirmed, and nothing more is until the
+            # session is opened again on a fresh connection.
+            self._broken = str(exc)
+            self._store.reset()
             raise SessionStoreError(
-                f"cannot append to session {self._session_id!r}: {exc}"
+                f"cannot append to session {self._session_id!r} in {self._store.path}: {exc}; "
+                f"the batch of {len(events)} event(s) was not stored"
             ) from exc
 
     async def aclose(self) -> None:
@@ -136,12 +169,51 @@ class SqliteSessionStore:
                     "(its events were never committed)"
                 )
             connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            connection.execute("PRAGMA journal_mode=DELETE")
-            connection.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
-            connection.executescript(_SCHEMA)
+            try:
+                self._prepare(connection)
+            except BaseException:
+                connection.close()
+                raise
             connection.isolation_level = "DEFERRED"
             self._connection = connection
         return self._connection
+
+    def _prepare(self, connection: sqlite3.Connection) -> None:
+        """Journal mode, sync level and schema -- on a session database, and nothing else."""
+        try:
+            connection.execute("PRAGMA journal_mode=DELETE")
+            connection.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
+            (application,) = connection.execute("PRAGMA application_id").fetchone()
+            tables = {
+                row[0]
+                for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        except sqlite3.DatabaseError as exc:
+            raise NotASessionLogError(
+                f"{self.path} is not a SQLite database ({exc}); move it away or point "
+                "options.path of the sqlite session store at another file"
+            ) from exc
+        if application != APPLICATION_ID and not (application == 0 and tables <= {"events"}):
+            raise NotASessionLogError(
+                f"{self.path} is a SQLite database of something else (application id "
+                f"{application:#x}, tables: {', '.join(sorted(tables)) or 'none'}); move it away "
+                "or point options.path of the sqlite session store at another file"
+            )
+        try:
+            connection.executescript(_SCHEMA)
+            if application != APPLICATION_ID:
+                connection.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        except sqlite3.Error as exc:
+            raise SessionStoreError(
+                f"cannot prepare the session database {self.path}: {exc}; check that the "
+                "file and its directory are writable"
+            ) from exc
+
+    def reset(self) -> None:
+        """Drop the connection after a failed write; the next use reconnects (and recovers)."""
+        if self._connection is not None:
+            connection, self._connection = self._connection, None
+            connection.close()
 
     def _lock_path(self, session_id: str) -> Path:
         try:
@@ -170,7 +242,9 @@ class SqliteSessionStore:
                 .fetchall()
             )
         except sqlite3.Error as exc:
-            raise SessionStoreError(f"cannot read session {session_id!r}: {exc}") from exc
+            raise SessionStoreError(
+                f"cannot read session {session_id!r} from {self.path}: {exc}"
+            ) from exc
         if not rows:
             raise SessionStoreError(f"no stored session {session_id!r} in {self.path}")
         events: list[SessionEvent] = []
@@ -182,6 +256,12 @@ class SqliteSessionStore:
                 problems.append(f"event {seq}: {exc}")
             except (ValidationError, ValueError) as exc:
                 problems.append(f"event {seq} unreadable: {str(exc).splitlines()[0]}")
+        if not events:
+            raise NotASessionLogError(
+                f"session {session_id!r} in {self.path} holds no readable event "
+                f"({problems[-1]}); delete its rows or use another session id"
+            )
+        problems.extend(sequence_problems(events))
         return LoadReport(session_id, tuple(events), bool(problems), "; ".join(problems) or None)
 
     def _decode(self, body: str | bytes, session_id: str) -> SessionEvent:
@@ -214,9 +294,7 @@ class SqliteSessionStore:
         return tuple(sorted(r[0] for r in rows))
 
     async def aclose(self) -> None:
-        if self._connection is not None:
-            connection, self._connection = self._connection, None
-            connection.close()
+        self.reset()
 
 
 @with_options(SqliteStoreOptions)

@@ -96,11 +96,13 @@ async def _attach(rt: Runtime, agent_id: str, session: str | None, err: IO[str])
         store = rt.catalog("session_stores").require(config.session_store)
         if await store.exists(session):
             agent = await rt.agents.resume(session, agent_id=agent_id)
-            report = getattr(agent, "load_report", None)
+            report = agent.load_report
             turns = sum(1 for e in agent.session.events if e.type == "turn/start")
             err.write(f"resumed session {session} ({turns} earlier turn(s))\n")
             if report is not None and report.damaged:
                 err.write(f"warning: the stored session was damaged: {report.detail}\n")
+            if agent.cut_off is not None:
+                err.write(f"note: {agent.cut_off.describe()}\n")
             return agent
     return await rt.agents.create(agent_id, session_id=session)
 

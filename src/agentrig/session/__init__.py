@@ -1,5 +1,6 @@
 """Sessions: the append-only event log, its projection to messages, and the store port."""
 
+from agentrig.session._cutoff import CUT_OFF_CODE, CUT_OFF_TEXT, CutOffTurn, find_cut_off_turn
 from agentrig.session._events import (
     SESSION_EVENTS,
     AssistantChunk,
@@ -24,25 +25,33 @@ from agentrig.session._events import (
 )
 from agentrig.session._log import INTERRUPTED_NOTE, MessagesView, Session, SessionLogError
 from agentrig.session._store import (
+    BrokenWriterError,
     LoadReport,
+    NotASessionLogError,
     SessionStore,
     SessionStoreError,
     SessionWriter,
     WriterConflictError,
     dump_event,
     parse_event,
+    sequence_problems,
 )
 
 __all__ = [
+    "CUT_OFF_CODE",
+    "CUT_OFF_TEXT",
     "INTERRUPTED_NOTE",
     "SESSION_EVENTS",
     "AssistantChunk",
     "AssistantMessageEvent",
+    "BrokenWriterError",
+    "CutOffTurn",
     "InboxSpliced",
     "Notice",
     "NoticeKind",
     "LoadReport",
     "MessagesView",
+    "NotASessionLogError",
     "RequestHeader",
     "Session",
     "SessionEvent",
@@ -64,5 +73,7 @@ __all__ = [
     "UserMessageEvent",
     "WriterConflictError",
     "dump_event",
+    "find_cut_off_turn",
     "parse_event",
+    "sequence_problems",
 ]

@@ -3,7 +3,14 @@
 A :class:`SessionStore` appends events and loads them back.  Its guarantees:
 
 * a crash mid-write loses at most the events being written: ``load`` returns every
-  complete event and says what was damaged (:class:`LoadReport`);
+  complete event and says what was damaged (:class:`LoadReport`), gaps in the ``seq``
+  numbering included (:func:`sequence_problems`);
+* an append that fails part-way (disk full, an I/O error, a short write) raises, and that
+  writer refuses every later append until the session is opened again -- so no later event
+  is confirmed on top of a torn record; every event an ``append`` confirmed loads back;
+* a file that is not a session log at all is refused (:class:`NotASessionLogError`), never
+  resumed with no events and appended to;
+* a writer that is closed leaves no lock file behind;
 * one writer per session: a second :meth:`SessionStore.open_writer` on the same session is
   refused with :class:`WriterConflictError` until the first closes (or its process dies);
 * events of plugin variants nobody installed are written back unchanged.
@@ -21,13 +28,16 @@ from agentrig.errors import AgentrigError
 from agentrig.session._events import SessionEvent
 
 __all__ = [
+    "BrokenWriterError",
     "LoadReport",
+    "NotASessionLogError",
     "SessionStore",
     "SessionStoreError",
     "SessionWriter",
     "WriterConflictError",
     "dump_event",
     "parse_event",
+    "sequence_problems",
 ]
 
 
@@ -42,6 +52,19 @@ class WriterConflictError(SessionStoreError):
 
     code = "session.writer_conflict"
     category = "user"
+
+
+class NotASessionLogError(SessionStoreError):
+    """The stored file is not a session log (random bytes, another format): refused."""
+
+    code = "session.not_a_log"
+    category = "user"
+
+
+class BrokenWriterError(SessionStoreError):
+    """An earlier append of this writer failed; it appends nothing more until reopened."""
+
+    code = "session.writer_broken"
 
 
 @attrs.frozen(slots=True)
@@ -88,3 +111,30 @@ def parse_event(data: str | bytes | dict[str, Any]) -> SessionEvent:
     if isinstance(data, dict):
         return SessionEvent.model_validate(data)
     return SessionEvent.model_validate_json(data)
+
+
+def sequence_problems(events: Sequence[SessionEvent]) -> list[str]:
+    """What is wrong with the ``seq`` numbering of loaded events: gaps, repeats, steps back.
+
+    A log numbers its events 1, 2, 3, ...; a gap means events were lost (a damaged record
+    the store stepped over, or a record removed by hand).
+    """
+    problems: list[str] = []
+    previous = 0
+    for event in events:
+        seq = event.seq
+        if seq == previous + 1:
+            pass
+        elif seq > previous + 1:
+            missing = (
+                f"event {previous + 1} is"
+                if seq == previous + 2
+                else f"events {previous + 1}-{seq - 1} are"
+            )
+            problems.append(f"{missing} missing (seq jumps from {previous} to {seq})")
+        elif seq == previous:
+            problems.append(f"seq {seq} appears twice")
+        else:
+            problems.append(f"seq steps back from {previous} to {seq}")
+        previous = max(previous, seq)
+    return problems
