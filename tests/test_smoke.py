@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import agentrig
-from agentrig.kernel import MemorySource
+from agentrig.kernel import MemorySource, builtin_source
 from agentrig.kernel.payloads import RuntimeStarted
 
 
@@ -23,8 +23,10 @@ async def test_runtime_composes_notifies_and_closes() -> None:
     listener = _Listener()
     memory = MemorySource()
     memory.add("plugins", "listener", listener)
-    async with agentrig.open_runtime({}, sources=[], memory=memory, environ={}) as rt:
-        assert [r.status for r in rt.plugin_report()] == ["loaded"]
+    async with agentrig.open_runtime(
+        {}, sources=[builtin_source()], memory=memory, environ={}
+    ) as rt:
+        assert [r.status for r in rt.plugin_report() if r.distribution == "memory"] == ["loaded"]
         assert listener.started
         assert listener.started[0].runtime is rt
     assert rt.closed

@@ -67,7 +67,7 @@ async def main() -> None:
         memory=memory,
         plugins=[("fahrenheit", FahrenheitPlugin())],
     ) as rt:
-        models = rt.services["models"]
+        models = rt.models
         models.register(
             ModelInfo(
                 model="scripted-demo",

@@ -313,7 +313,7 @@ async def test_closing_normally_awaits_the_running_turn(env: EnvFactory) -> None
             await anyio.sleep(0.05)
             gate.release.set()
 
-        e.rt.services["spawn"](open_gate_later)
+        e.rt.spawn(open_gate_later)
     # leaving the block waited for the turn: it completed instead of being interrupted
     assert [t.reason for t in events(agent, "turn/end")] == ["completed"]
     assert agent.session.derive_messages()[-1].text == "finished after the gate"

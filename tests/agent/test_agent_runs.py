@@ -355,7 +355,7 @@ async def test_identical_input_guard_can_be_disabled(env: EnvFactory) -> None:
 
 async def test_context_guard_blocks_the_request_before_it_is_sent(env: EnvFactory) -> None:
     async with env(["never sent"], model="tiny") as e:
-        e.rt.services["models"].register(ModelInfo(model="tiny", context_window=50))
+        e.rt.models.register(ModelInfo(model="tiny", context_window=50))
         with pytest.raises(ContextWindowError) as caught:
             await e.agent.run("x" * 400)
         assert e.provider.requests == []
@@ -370,7 +370,7 @@ async def test_context_guard_blocks_the_request_before_it_is_sent(env: EnvFactor
 
 async def test_context_guard_lets_a_small_request_through(env: EnvFactory) -> None:
     async with env(["fits"], model="tiny") as e:
-        e.rt.services["models"].register(ModelInfo(model="tiny", context_window=1000))
+        e.rt.models.register(ModelInfo(model="tiny", context_window=1000))
         assert (await e.agent.run("short")).value == "fits"
 
 
@@ -383,7 +383,7 @@ async def test_context_guard_trips_after_a_tool_round(env: EnvFactory) -> None:
     async with env(
         [Reply(tool_calls=(ScriptedCall("bulky"),)), "unused"], tools=[bulky], model="tiny"
     ) as e:
-        e.rt.services["models"].register(ModelInfo(model="tiny", context_window=300))
+        e.rt.models.register(ModelInfo(model="tiny", context_window=300))
         with pytest.raises(ContextWindowError):
             await e.agent.run("go")
         assert len(e.provider.requests) == 1

@@ -32,6 +32,18 @@ def shell(command: str) -> str:
     return f"ran {command}"
 
 
+class Approver:
+    """Allows every question it is asked, and keeps them."""
+
+    def __init__(self) -> None:
+        self.questions: list[PermissionQuestion] = []
+
+    @agentrig.hookimpl
+    def permission_approver(self, payload: PermissionQuestion) -> str:
+        self.questions.append(payload)
+        return "allow"
+
+
 def _config(**permissions: Any) -> dict[str, Any]:
     return {
         "providers": {"local": {"kind": "scripted"}},
@@ -71,21 +83,14 @@ async def test_inspect_runs_and_modify_without_an_approver_is_refused(tmp_path: 
 
 @pytest.mark.anyio
 async def test_an_approver_hook_answers_the_ask(tmp_path: Any) -> None:
-    questions: list[PermissionQuestion] = []
-
-    class Approver:
-        @agentrig.hookimpl
-        def permission_approver(self, payload: PermissionQuestion) -> str:
-            questions.append(payload)
-            return "allow"
-
+    approver = Approver()
     results, _ = await _run(
         _config(workspace=str(tmp_path)),
         [ScriptedCall("write", {"path": "b", "text": "x"})],
-        plugins=(Approver(),),
+        plugins=(approver,),
     )
     assert results == ["wrote b"]
-    assert questions[0].tool == "write"
+    assert approver.questions[0].tool == "write"
 
 
 @pytest.mark.anyio
@@ -116,6 +121,22 @@ async def test_an_approver_hook_answer_is_bound_to_the_call_it_answers(tmp_path:
     assert results[0] == "wrote a"
     assert results[1].startswith("The call was refused: permission approver-mismatched")
     assert "'call-a', not 'call-b'" in results[1]
+
+
+@pytest.mark.anyio
+async def test_permission_is_asked_only_after_the_arguments_validated(tmp_path: Any) -> None:
+    approver = Approver()
+    results, _ = await _run(
+        _config(workspace=str(tmp_path)),
+        [
+            ScriptedCall("shell", {"command": 42}, id="bad"),  # fails validation
+            ScriptedCall("shell", {"command": "make build"}, id="good"),
+        ],
+        plugins=(approver,),
+    )
+    assert [q.call_id for q in approver.questions] == ["good"]  # nobody approved the invalid call
+    assert results[0].startswith("schema.validation")
+    assert results[1] == "ran make build"
 
 
 @pytest.mark.anyio

@@ -74,7 +74,7 @@ from agentrig.llm import ModelInfo, Pricing
 
 @agentrig.hookimpl
 def runtime_started(payload):
-    payload.runtime.services["models"].register(
+    payload.runtime.models.register(
         ModelInfo(
             model="scripted-demo",
             context_window=100_000,

@@ -29,7 +29,7 @@ from agentrig.hooks import (
     HookRunner,
     make_hook_gate,
 )
-from agentrig.kernel import MemorySource, open_runtime
+from agentrig.kernel import MemorySource, builtin_source, open_runtime
 from agentrig.kernel.config import HookConfig
 from agentrig.llm import ToolMessage
 from agentrig.tools import tool
@@ -271,7 +271,7 @@ async def test_runner_from_a_runtime_config_with_the_command_strategy(tmp_path: 
             ]
         }
     }
-    async with open_runtime(config, sources=[], memory=memory, environ={}) as rt:
+    async with open_runtime(config, sources=[builtin_source()], memory=memory, environ={}) as rt:
         runner = HookRunner.from_runtime(rt, base_dir=tmp_path)
         read = await runner.run(pre("Read"))
         (printed,) = read.outputs
@@ -414,7 +414,7 @@ async def runtime_parts() -> AsyncIterator[tuple[Any, ScriptedProvider]]:
     config = {"providers": {"main": {"kind": "scripted"}}, "tools": {"shell": {}}}
     async with open_runtime(
         config,
-        sources=[],
+        sources=[builtin_source()],
         memory=memory,
         environ={},
         overrides=[("providers", "main", provider)],

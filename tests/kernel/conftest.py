@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 # agentrig is imported lazily: conftests load before typeguard installs its import hook.
 if TYPE_CHECKING:
-    from agentrig.kernel import EntrySpec
+    from agentrig.kernel import EntryPointSource
 
 MakeDist = Callable[..., Path]
 
@@ -60,19 +60,12 @@ def fake_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MakeD
         sys.modules.pop(module, None)
 
 
-class DistSource:
-    """The installed entry points of some distributions only (isolates tests from the venv)."""
-
-    def __init__(self, *distributions: str) -> None:
-        from agentrig.kernel import EntryPointSource
-
-        self._distributions = set(distributions)
-        self._inner: Any = EntryPointSource()
-
-    def entries(self) -> Iterable[EntrySpec]:
-        return [e for e in self._inner.entries() if e.distribution in self._distributions]
-
-
 @pytest.fixture
-def dist_source() -> Callable[..., DistSource]:
-    return DistSource
+def dist_source() -> Callable[..., EntryPointSource]:
+    """The installed entry points of some distributions only (isolates tests from the venv)."""
+    from agentrig.kernel import EntryPointSource
+
+    def source(*distributions: str) -> EntryPointSource:
+        return EntryPointSource(distributions=distributions)
+
+    return source

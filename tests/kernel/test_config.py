@@ -9,8 +9,16 @@ from typing import Any
 import pydantic
 import pytest
 
+from agentrig.builtins.scripted import factory as scripted_factory
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel import MemorySource, RuntimeConfig, env_resolver, load_config, open_runtime
+from agentrig.kernel import (
+    MemorySource,
+    RuntimeConfig,
+    builtin_source,
+    env_resolver,
+    load_config,
+    open_runtime,
+)
 from agentrig.kernel.config import resolve_secret
 
 
@@ -185,7 +193,7 @@ def test_yaml_is_accepted_when_pyyaml_is_installed(tmp_path: Path) -> None:
 
 def memory() -> MemorySource:
     source = MemorySource()
-    source.add("providers", "fake", lambda config: None)
+    source.add("providers", "fake", scripted_factory)
     source.add("session_stores", "jsonl", lambda config: object())
     source.add("hook_strategies", "command", lambda config: object())
     return source
@@ -247,7 +255,9 @@ async def test_unknown_ids_name_file_and_key_path(
 ) -> None:
     file = write(tmp_path, BASE + extra)
     with pytest.raises(ConfigError) as info:
-        async with open_runtime(file, sources=[], memory=memory(), environ={}):
+        async with open_runtime(
+            file, sources=[builtin_source(["plugins"])], memory=memory(), environ={}
+        ):
             pytest.fail("must not compose")
     error = info.value
     assert error.source == str(file)
@@ -272,7 +282,9 @@ async def test_options_are_validated_by_the_factorys_options_model(tmp_path: Pat
     source.add("session_stores", "files", factory)
     file = write(tmp_path, "[session_stores.s]\nkind = 'files'\noptions = { pth = 'x' }\n")
     with pytest.raises(ConfigError) as info:
-        async with open_runtime(file, sources=[], memory=source, environ={}):
+        async with open_runtime(
+            file, sources=[builtin_source(["plugins"])], memory=source, environ={}
+        ):
             pytest.fail("must not compose")
     paths = {issue.path for issue in info.value.issues}
     assert ("session_stores", "s", "options", "pth") in paths

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel import MemorySource, load_config, open_runtime
+from agentrig.kernel import MemorySource, builtin_source, load_config, open_runtime
 from agentrig.kernel.config import known_keys
 
 
@@ -88,7 +88,9 @@ COMMAND_HOOK = [{"strategy": "command", "options": {"command": "true"}}]
 )
 async def test_a_hook_event_agentrig_does_not_fire_is_refused(event: str, fragment: str) -> None:
     with pytest.raises(ConfigError) as info:
-        async with open_runtime({"hooks": {event: COMMAND_HOOK}}, sources=[], environ={}):
+        async with open_runtime(
+            {"hooks": {event: COMMAND_HOOK}}, sources=[builtin_source()], environ={}
+        ):
             pytest.fail("must not compose")
     (issue,) = [i for i in info.value.issues if i.code == "config.hook_event"]
     assert issue.path == ("hooks", event)
@@ -194,5 +196,5 @@ async def test_the_cli_reports_the_duplicate_with_its_path(
     assert f"{path}: agents.assistant: 'assistant' is defined more than once" in out
     memory = MemorySource()  # and open_runtime refuses it the same way
     with pytest.raises(ConfigError):
-        async with open_runtime(path, sources=[], memory=memory, environ={}):
+        async with open_runtime(path, sources=[builtin_source()], memory=memory, environ={}):
             pytest.fail("must not compose")

@@ -16,6 +16,7 @@ from agentrig.kernel import (
     EntryPointSource,
     MemorySource,
     PluginIndex,
+    builtin_source,
     open_runtime,
 )
 from agentrig.kernel.discovery import env_plugin_settings
@@ -194,7 +195,7 @@ async def test_broken_plugin_breaks_only_compositions_that_need_it(
         },
         modules={"store_mod": STORE, "boom_mod": EXPLODING},
     )
-    sources = [dist_source("mixed-dist")]
+    sources = [builtin_source(["plugins"]), dist_source("mixed-dist")]
     # a composition that does not need 'bad' works; the broken listener is reported
     good = {"session_stores": {"main": {"kind": "good"}}}
     async with open_runtime(good, sources=sources, environ={}) as rt:
@@ -226,7 +227,10 @@ async def test_a_required_broken_listener_fails_the_composition() -> None:
     memory.add_lazy("plugins", "needed", explode, distribution="needed-dist")
     with pytest.raises(PluginLoadError, match="needed-dist"):
         async with open_runtime(
-            {"plugins": {"enabled": ["needed"]}}, sources=[], memory=memory, environ={}
+            {"plugins": {"enabled": ["needed"]}},
+            sources=[builtin_source()],
+            memory=memory,
+            environ={},
         ):
             pytest.fail("must not compose")
 
@@ -256,9 +260,11 @@ async def test_disable_by_name(config: dict[str, Any], environ: dict[str, str]) 
     memory = MemorySource()
     memory.add_lazy("plugins", "listener", lambda: listener)
     memory.add("plugins", "other_kept", Listener())
-    async with open_runtime(config, sources=[], memory=memory, environ=environ) as rt:
+    async with open_runtime(
+        config, sources=[builtin_source()], memory=memory, environ=environ
+    ) as rt:
         assert listener.started == 0
-        rows = {r.id: r.status for r in rt.plugin_report()}
+        rows = {r.id: r.status for r in rt.plugin_report() if r.distribution != "agentrig"}
         assert rows["listener"] == "disabled"
         if "other" not in environ.get(DISABLE_PLUGINS_ENV, ""):
             assert rows["other_kept"] == "loaded"
@@ -273,8 +279,8 @@ async def test_kind_qualified_disable_leaves_other_kinds_alone() -> None:
         "plugins": {"disabled": ["plugins:same"]},
         "session_stores": {"s": {"kind": "same"}},
     }
-    async with open_runtime(config, sources=[], memory=memory, environ={}) as rt:
-        rows = {(r.kind, r.id): r.status for r in rt.plugin_report()}
+    async with open_runtime(config, sources=[builtin_source()], memory=memory, environ={}) as rt:
+        rows = {(r.kind, r.id): r.status for r in rt.plugin_report() if r.id == "same"}
         assert rows == {("plugins", "same"): "disabled", ("session_stores", "same"): "loaded"}
 
 
@@ -285,7 +291,10 @@ async def test_a_composition_needing_a_disabled_plugin_fails() -> None:
     config = {"session_stores": {"s": {"kind": "jsonl"}}}
     with pytest.raises(ConfigError) as info:
         async with open_runtime(
-            config, sources=[], memory=memory, environ={DISABLE_PLUGINS_ENV: "jsonl"}
+            config,
+            sources=[builtin_source()],
+            memory=memory,
+            environ={DISABLE_PLUGINS_ENV: "jsonl"},
         ):
             pytest.fail("must not compose")
     (issue,) = info.value.issues
@@ -312,10 +321,12 @@ async def test_autoload_off_loads_only_enabled(
     memory = MemorySource()
     memory.add("plugins", "wanted", wanted)
     memory.add_lazy("plugins", "unwanted", lambda: unwanted)
-    async with open_runtime(config, sources=[], memory=memory, environ=environ) as rt:
+    async with open_runtime(
+        config, sources=[builtin_source()], memory=memory, environ=environ
+    ) as rt:
         assert wanted.started == 1
         assert unwanted.started == 0
-        rows = {r.id: r.status for r in rt.plugin_report()}
+        rows = {r.id: r.status for r in rt.plugin_report() if r.distribution != "agentrig"}
         assert rows == {"wanted": "loaded", "unwanted": "available"}
 
 
@@ -325,14 +336,16 @@ async def test_autoload_on_loads_every_listener() -> None:
     memory = MemorySource()
     memory.add("plugins", "a", a)
     memory.add("plugins", "b", b)
-    async with open_runtime({}, sources=[], memory=memory, environ={}):
+    async with open_runtime({}, sources=[builtin_source()], memory=memory, environ={}):
         assert (a.started, b.started) == (1, 1)
 
 
 @pytest.mark.anyio
 async def test_enabling_an_uninstalled_listener_is_a_config_error() -> None:
     with pytest.raises(ConfigError) as info:
-        async with open_runtime({"plugins": {"enabled": ["ghost"]}}, sources=[], environ={}):
+        async with open_runtime(
+            {"plugins": {"enabled": ["ghost"]}}, sources=[builtin_source()], environ={}
+        ):
             pytest.fail("must not compose")
     assert info.value.issues[0].path == ("plugins", "enabled")
     assert "ghost" in info.value.issues[0].message
@@ -356,7 +369,7 @@ async def test_library_does_not_read_os_environ_when_environ_is_passed(
     listener = Listener()
     memory = MemorySource()
     memory.add("plugins", "listener", listener)
-    async with open_runtime({}, sources=[], memory=memory, environ={}):
+    async with open_runtime({}, sources=[builtin_source()], memory=memory, environ={}):
         assert listener.started == 1
 
 
@@ -555,18 +568,24 @@ def test_a_prefer_entry_that_chooses_nothing_is_refused(
 async def test_composing_with_a_conflicting_id_names_both_distributions(two_stores: Any) -> None:
     config: dict[str, Any] = {"session_stores": {"main": {"kind": "shared"}}}
     with pytest.raises(ConfigError) as info:
-        async with open_runtime(config, sources=[two_stores], environ={}):
+        async with open_runtime(
+            config, sources=[builtin_source(["plugins"]), two_stores], environ={}
+        ):
             pytest.fail("must not compose")
     (issue,) = info.value.issues
     assert issue.path == ("session_stores", "main", "kind")
     assert "store-a 1.0" in issue.message
     assert "Store_B 2.0" in issue.message
     config["plugins"] = {"prefer": {"session_stores:shared": "store-a"}}
-    async with open_runtime(config, sources=[two_stores], environ={}) as rt:
+    async with open_runtime(
+        config, sources=[builtin_source(["plugins"]), two_stores], environ={}
+    ) as rt:
         assert rt.catalog("session_stores").require("main") == "store of dist a"
     config["plugins"] = {"prefer": {"session_stores:shared": "store-z"}}
     with pytest.raises(ConfigError) as info:
-        async with open_runtime(config, sources=[two_stores], environ={}):
+        async with open_runtime(
+            config, sources=[builtin_source(["plugins"]), two_stores], environ={}
+        ):
             pytest.fail("must not compose")
     assert info.value.issues[0].path == ("plugins", "prefer", "session_stores:shared")
 

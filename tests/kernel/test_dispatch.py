@@ -11,7 +11,7 @@ import pytest
 
 import agentrig
 from agentrig.errors import HookError
-from agentrig.kernel import HookDispatcher, Observation, open_runtime
+from agentrig.kernel import HookDispatcher, Observation, builtin_source, open_runtime
 from agentrig.kernel.hookspecs import MODES, Mode
 
 
@@ -278,7 +278,9 @@ async def test_async_notify_listener_runs_out_of_band_inside_a_runtime() -> None
         async def agent_disposed(self, payload: Any) -> None:
             raise RuntimeError("async listener failure")
 
-    async with open_runtime({}, sources=[], environ={}, plugins=[("obs", AsyncObserver())]) as rt:
+    async with open_runtime(
+        {}, sources=[builtin_source()], environ={}, plugins=[("obs", AsyncObserver())]
+    ) as rt:
         rt.hooks.notify("observe", obs("first"))  # returns at once, without awaiting
         assert finished == []
         with anyio.fail_after(5):
@@ -335,7 +337,9 @@ async def test_agent_created_async_failure_is_reported_not_a_veto() -> None:
         async def agent_created(self, payload: Any) -> None:
             raise PermissionError("too late to veto")
 
-    async with open_runtime({}, sources=[], environ={}, plugins=[("v", AsyncVeto())]) as rt:
+    async with open_runtime(
+        {}, sources=[builtin_source()], environ={}, plugins=[("v", AsyncVeto())]
+    ) as rt:
         assert rt.hooks.notify_vetoable("agent_created", object()) is None
         await wait_until(lambda: bool(rt.hook_failures()))
         assert rt.hook_failures()[0].info.code == "python.PermissionError"

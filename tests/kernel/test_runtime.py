@@ -17,7 +17,7 @@ from agentrig.errors import (
     RuntimeClosedError,
     SealedCatalogError,
 )
-from agentrig.kernel import MemorySource, Runtime, RuntimeStarted, open_runtime
+from agentrig.kernel import MemorySource, Runtime, RuntimeStarted, builtin_source, open_runtime
 
 llm = pytest.importorskip("agentrig.llm")
 
@@ -69,7 +69,7 @@ def test_fake_provider_implements_the_protocol() -> None:
 
 @pytest.mark.anyio
 async def test_open_runtime_is_an_async_context_manager() -> None:
-    async with open_runtime({}, sources=[], environ={}) as rt:
+    async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         assert isinstance(rt, Runtime)
         assert not rt.closed
         assert rt.close_report is None
@@ -82,7 +82,7 @@ async def test_provider_built_with_resolved_credentials_and_closed_on_exit() -> 
     built: list[FakeProvider] = []
     async with open_runtime(
         PROVIDER_CONFIG,
-        sources=[],
+        sources=[builtin_source()],
         memory=provider_memory(built),
         environ={},
         resolver={"KEY": "sk-test"}.get,
@@ -102,7 +102,7 @@ async def test_missing_resolver_is_an_error_naming_the_key_path() -> None:
     built: list[FakeProvider] = []
     with pytest.raises(ConfigError) as info:
         async with open_runtime(
-            PROVIDER_CONFIG, sources=[], memory=provider_memory(built), environ={}
+            PROVIDER_CONFIG, sources=[builtin_source()], memory=provider_memory(built), environ={}
         ):
             pytest.fail("must not compose")
     (issue,) = info.value.issues
@@ -117,7 +117,7 @@ async def test_missing_variable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(ConfigError) as info:
         async with open_runtime(
             PROVIDER_CONFIG,
-            sources=[],
+            sources=[builtin_source()],
             memory=provider_memory([]),
             environ={},
             resolver={}.get,
@@ -134,7 +134,10 @@ async def test_factory_returning_a_non_provider_fails_with_plugin_details() -> N
     memory.add("providers", "fake", lambda config: object(), distribution="bad-dist")
     with pytest.raises(PluginLoadError) as info:
         async with open_runtime(
-            {"providers": {"main": {"kind": "fake"}}}, sources=[], memory=memory, environ={}
+            {"providers": {"main": {"kind": "fake"}}},
+            sources=[builtin_source()],
+            memory=memory,
+            environ={},
         ):
             pytest.fail("must not compose")
     assert info.value.distribution == "bad-dist"
@@ -155,7 +158,7 @@ async def test_overrides_replace_catalog_entries_and_the_real_factory_is_never_c
     fake = FakeProvider()
     async with open_runtime(
         {"providers": {"main": {"kind": "fake", "credentials": {"k": "$ENV:NEVER_NEEDED"}}}},
-        sources=[],
+        sources=[builtin_source()],
         memory=memory,
         environ={},
         overrides=[("providers", "main", fake)],
@@ -180,7 +183,7 @@ async def test_pytest_fixtures_override_by_kind_and_id(
 
 @pytest.mark.anyio
 async def test_catalogs_are_sealed_after_composition() -> None:
-    async with open_runtime({}, sources=[], environ={}) as rt:
+    async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         for kind in ("providers", "tools", "session_stores", "hook_strategies"):
             with pytest.raises(SealedCatalogError):
                 rt.registry(kind).register(object(), id="late")
@@ -198,7 +201,9 @@ async def test_runtime_started_is_notified_with_the_runtime() -> None:
             assert payload.runtime.tools.sealed  # composed and sealed before the notification
             seen.append(payload)
 
-    async with open_runtime({}, sources=[], environ={}, plugins=[("l", Listener())]) as rt:
+    async with open_runtime(
+        {}, sources=[builtin_source()], environ={}, plugins=[("l", Listener())]
+    ) as rt:
         assert [s.runtime for s in seen] == [rt]
 
 
@@ -236,7 +241,11 @@ async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() ->
     ]
     tool = Disposable(log, "tool", fail=True)
     async with open_runtime(
-        {}, sources=[], environ={}, plugins=plugins, overrides=[("tools", "t", tool)]
+        {},
+        sources=[builtin_source()],
+        environ={},
+        plugins=plugins,
+        overrides=[("tools", "t", tool)],
     ) as rt:
 
         async def closer() -> None:
@@ -260,7 +269,9 @@ async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() ->
 @pytest.mark.anyio
 async def test_disposal_failures_are_never_raised_from_the_context_manager() -> None:
     plugin = Disposable([], "p", fail=True)
-    async with open_runtime({}, sources=[], environ={}, plugins=[("p", plugin)]) as rt:
+    async with open_runtime(
+        {}, sources=[builtin_source()], environ={}, plugins=[("p", plugin)]
+    ) as rt:
         pass
     assert rt.close_report is not None
     assert len(rt.close_report) == 1
@@ -268,7 +279,7 @@ async def test_disposal_failures_are_never_raised_from_the_context_manager() -> 
 
 @pytest.mark.anyio
 async def test_closed_runtime_refuses_new_work_saying_it_was_closed() -> None:
-    async with open_runtime({}, sources=[], environ={}) as rt:
+    async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         pass
     for action in (
         rt.ensure_open,
@@ -288,7 +299,7 @@ async def test_errors_from_the_body_propagate_unchanged_and_the_runtime_closes()
         pass
 
     with pytest.raises(Boom):  # not wrapped in an ExceptionGroup
-        async with open_runtime({}, sources=[], environ={}) as rt:
+        async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
             raise Boom
     assert rt.closed
 
@@ -299,7 +310,7 @@ async def test_a_failed_composition_disposes_what_it_built() -> None:
     with pytest.raises(ConfigError):
         async with open_runtime(
             {"session_stores": {"s": {"kind": "missing"}}},
-            sources=[],
+            sources=[builtin_source()],
             environ={},
             plugins=[("p", Disposable(log, "plugin"))],
         ):
@@ -310,7 +321,7 @@ async def test_a_failed_composition_disposes_what_it_built() -> None:
 @pytest.mark.anyio
 async def test_cancellation_of_the_body_closes_the_runtime() -> None:
     with anyio.move_on_after(0.05) as scope:
-        async with open_runtime({}, sources=[], environ={}) as rt:
+        async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
             await anyio.sleep(10)
     assert scope.cancelled_caught
     assert rt.closed
@@ -325,7 +336,7 @@ async def test_http_client_is_owned_and_closed_at_disposal() -> None:
         return httpx.Response(200, json={"ok": True})
 
     async with open_runtime(
-        {}, sources=[], environ={}, http_transport=httpx.MockTransport(handler)
+        {}, sources=[builtin_source()], environ={}, http_transport=httpx.MockTransport(handler)
     ) as rt:
         client = rt.http_client()
         response = await client.get("http://example.invalid/x")

@@ -237,3 +237,35 @@ def test_per_token_constructors_validate_what_is_not_plain() -> None:
 
     # a subclass has fields of its own: it takes the validated path
     assert Tagged.of("x") == Tagged(text="x")
+
+
+def test_message_chunks_reassemble_to_the_message() -> None:
+    from agentrig.llm import (
+        AssistantMessage,
+        ProviderStateBlock,
+        ReasoningBlock,
+        StreamAssembler,
+        TextBlock,
+        ToolCallBlock,
+        Usage,
+        message_chunks,
+    )
+
+    message = AssistantMessage(
+        content=(
+            ReasoningBlock(text="thinking"),
+            TextBlock(text="Let me look."),
+            ToolCallBlock(id="c1", name="lookup", arguments={"q": "x"}),
+            ToolCallBlock(id="c2", name="broken", arguments={}, raw_arguments="{not json"),
+            ProviderStateBlock(provider="vendor", data={"sig": "abc"}),
+        ),
+        stop_reason="tool_calls",
+        provider_stop_reason="tool_use",
+        model="m-2",
+        usage=Usage.of(prompt=5, completion=2),
+        continuation="opaque",
+    )
+    assembler = StreamAssembler()
+    for chunk in message_chunks(message):
+        assembler.feed(chunk)
+    assert assembler.message() == message

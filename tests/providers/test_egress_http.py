@@ -15,7 +15,7 @@ import pytest
 from agentrig.builtins.egress_http import PolicyCheckedTransport, egress_policy, make_http_factory
 from agentrig.cancel import CancelSignal
 from agentrig.host import EgressRejectedError
-from agentrig.kernel import Runtime, open_runtime
+from agentrig.kernel import Runtime, builtin_source, open_runtime
 from agentrig.llm import ModelRegistry, ModelRequest, Provider, ProviderConfig, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -140,7 +140,7 @@ def test_the_plugins_ask_exactly_for_their_base_url() -> None:
 
 @pytest.mark.integration
 async def test_a_metadata_base_url_is_refused_even_with_consent() -> None:
-    async with open_runtime({}, sources=[], environ={}) as rt:
+    async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         provider = openai(
             rt, {"base_url": "http://169.254.169.254/v1", "allow_private_base_url": True}
         )
@@ -162,7 +162,7 @@ async def test_a_public_name_resolving_to_a_private_address_is_refused(local_por
     resolver = StaticResolver(
         {"gateway.example.com": ["127.0.0.1"], "rebind.example.com": ["169.254.169.254"]}
     )
-    async with open_runtime({}, sources=[], environ={}) as rt:
+    async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         for host in ("gateway.example.com", "rebind.example.com"):
             provider = openai(rt, {"base_url": f"https://{host}:{local_port}/v1"}, resolver)
             with pytest.raises(EgressRejectedError) as caught:
@@ -174,7 +174,7 @@ async def test_a_public_name_resolving_to_a_private_address_is_refused(local_por
 @pytest.mark.integration
 async def test_a_consented_loopback_server_is_reached_streaming_and_not(local_port: int) -> None:
     ChatHandler.seen.clear()
-    async with open_runtime({}, sources=[], environ={}) as rt:
+    async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         provider = openai(
             rt,
             {"base_url": f"http://127.0.0.1:{local_port}/v1", "allow_private_base_url": True},
@@ -190,7 +190,7 @@ async def test_a_consented_loopback_server_is_reached_streaming_and_not(local_po
 
 @pytest.mark.integration
 async def test_the_exemption_covers_only_the_configured_port(local_port: int) -> None:
-    async with open_runtime({}, sources=[], environ={}) as rt:
+    async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         http = make_http_factory(rt)
         client = http(allow_private=(f"127.0.0.1:{local_port + 1}",))
         with pytest.raises(EgressRejectedError):
@@ -213,7 +213,7 @@ async def test_a_test_transport_is_used_and_the_policy_still_judges_urls() -> No
         return httpx.Response(200, json=ANSWER)
 
     async with open_runtime(
-        {}, sources=[], environ={}, http_transport=httpx.MockTransport(handler)
+        {}, sources=[builtin_source()], environ={}, http_transport=httpx.MockTransport(handler)
     ) as rt:
         http = make_http_factory(rt)
         client = http(timeout=5.0)
@@ -236,7 +236,7 @@ async def test_a_test_transport_is_used_and_the_policy_still_judges_urls() -> No
 
 
 async def test_a_closed_runtime_builds_no_clients() -> None:
-    async with open_runtime({}, sources=[], environ={}) as rt:
+    async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         http = make_http_factory(rt)
     with pytest.raises(Exception, match="closed"):
         http()

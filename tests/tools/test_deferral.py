@@ -8,6 +8,7 @@ import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.tools import FunctionTool, tool
 from agentrig.tools.deferral import DeferralError, DeferralPolicy, plan_offer
+from agentrig.tools.schema import SchemaValidationError
 
 
 def _tool(
@@ -118,5 +119,5 @@ async def test_tool_search_loads_a_deferred_tool_for_the_next_round() -> None:
         direct = await rt.agent("a").call_tool("t5", {"x": 1})
         assert direct.value.text == "t5:1"
         assert direct.invocation.executed
-        invalid = await rt.agent("a").call_tool("t5", {"x": "not a number"})
-        assert invalid.value.status == "error"
+        with pytest.raises(SchemaValidationError):  # one error channel: a failure raises
+            await rt.agent("a").call_tool("t5", {"x": "not a number"})

@@ -18,7 +18,13 @@ import anyio
 import attrs
 from pydantic import BaseModel, ValidationError
 
-from agentrig.agent._dispatch import Gate, dispatch_call, observe_tool_call
+from agentrig.agent._dispatch import (
+    CallOutcome,
+    Gate,
+    dispatch_call,
+    observe_tool_call,
+    unknown_tool,
+)
 from agentrig.agent._inbox import Inbox
 from agentrig.agent._pipe import ChunkPipe
 from agentrig.agent._results import (
@@ -35,6 +41,7 @@ from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdErro
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
+from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
     Provider,
     ResponseFormat,
@@ -60,6 +67,10 @@ from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
+
+# Provided by agentrig.journal's listener (that package imports this one, so the key of the
+# service is named here too; a key's name is its identity).
+_JOURNAL: ServiceKey[object] = ServiceKey("journal")
 
 __all__ = ["Agent", "RunOptions", "RunStream"]
 
@@ -143,7 +154,7 @@ class Agent:
     @property
     def journaled(self) -> bool:
         """Is an execution journal attached (it, not the transcript, settles interrupted work)?"""
-        return "journal" in self.runtime.services
+        return self.runtime.services.has(_JOURNAL)
 
     @property
     def current_signal(self) -> CancelSignal | None:
@@ -178,7 +189,7 @@ class Agent:
             for name, cfg in self.runtime.config.tools.items()
             if cfg.deferred is not None
         }
-        window = self.runtime.services["models"].context_window(self.config.model)
+        window = self.runtime.models.context_window(self.config.model)
         return plan_offer(
             visible,
             loaded=self._loaded,
@@ -208,6 +219,11 @@ class Agent:
         """Invoke any of this agent's tools directly, through the same path a model's call
         takes (validation, permission gate, ``tool_execution`` hooks) -- without a model turn.
 
+        Returns the fixed invocation result only on success.  A failure raises, with its own
+        class: invalid arguments (the schema's error, before any permission question), a
+        refusal (:class:`~agentrig.tools.ToolRefusedError`), the tool's own exception, or an
+        error output (:class:`~agentrig.tools.ToolReportedError`).
+
         Deferred tools can be invoked without being loaded; no approver is injected, so a
         call that needs approval is refused unless an approver hook answers.
         """
@@ -221,19 +237,35 @@ class Agent:
                 known=tuple(sorted(self._tools)),
                 suggestion=None,
             )
-        started_ms = int(time.time() * 1000)
         call = ToolCallBlock(id=new_invocation_id(), name=name, arguments=dict(arguments))
-        outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
-        observe_tool_call(self, call, outcome, {"session_id": self.session.id})
+        outcome = await self.settle_call(call, signal=signal)
+        if outcome.failure is not None:
+            raise outcome.failure
         record = ToolCallRecord(
             invocation_id=outcome.invocation_id,
             agent_id=self._id,
             tool=name,
-            started_at_ms=started_ms,
+            started_at_ms=int(outcome.started_at * 1000),
             duration_ms=outcome.duration_ms,
             executed=outcome.executed,
         )
         return ToolResult(value=outcome.message, invocation=record)
+
+    async def settle_call(
+        self, call: ToolCallBlock, *, signal: CancelSignal | None = None
+    ) -> CallOutcome:
+        """Settle a model's tool call into exactly one result message, as the loop does.
+
+        Never raises for the call's own failure (it is in the message and ``failure``); an
+        unknown tool is an explicit skip.  Journal continuation replays calls through it.
+        """
+        self._ensure_alive()
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return CallOutcome(unknown_tool(call, list(self._tools)), executed=False)
+        outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
+        observe_tool_call(self, call, outcome, {"session_id": self.session.id})
+        return outcome
 
     def tool_spec(self, tool: Tool) -> ToolSpec:
         """The (unprojected) definition of ``tool`` for a request; built once per tool."""
@@ -379,7 +411,7 @@ class Agent:
             return
         self._drain_scheduled = True
         self._set_status("running")
-        self.runtime.services["spawn"](self._drain)
+        self.runtime.spawn(self._drain)
 
     async def _drain(self) -> None:
         try:
@@ -790,7 +822,7 @@ class RunStream(Generic[OutputT]):
                 pipe.close()
                 finished.set()
 
-        self._agent.runtime.services["spawn"](runner)
+        self._agent.runtime.spawn(runner)
         try:
             while True:
                 # take everything buffered at once; wait only when the pipe is empty

@@ -23,7 +23,16 @@ from agentrig.errors import AgentrigError, ExecutionControlError
 from agentrig.ids import new_invocation_id
 from agentrig.kernel.payloads import Observation, ToolExecution
 from agentrig.llm import ToolCallBlock, ToolMessage
-from agentrig.tools import Tool, ToolContext, ToolOutput, render_output
+from agentrig.tools import (
+    Tool,
+    ToolContext,
+    ToolInputError,
+    ToolOutput,
+    ToolRefusedError,
+    ToolReportedError,
+    render_output,
+)
+from agentrig.tools.schema import parse_with
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
@@ -75,8 +84,11 @@ class CallOutcome:
     invocation_id: str = ""
     #: when the call began (seconds since the epoch; 0 for a call that never reached dispatch)
     started_at: float = 0.0
-    #: the exception's class name when the call failed by raising
+    #: the exception's class name when the call failed
     error_type: str | None = None
+    #: why the call failed (invalid input, a refusal, the tool's own exception, an error
+    #: output): what ``agent.call_tool()`` raises; ``None`` for a success
+    failure: BaseException | None = attrs.field(default=None, eq=False, repr=False)
 
 
 def observe_tool_call(
@@ -132,26 +144,36 @@ async def dispatch_call(
     invocation_id = new_invocation_id()
     started_at = time.time()
     started = time.perf_counter()
-    if call.raw_arguments is not None:
-        message = ToolMessage.of(
-            call.id,
-            call.name,
-            f"The arguments were not a JSON object and could not be read: {call.raw_arguments!r}",
-            status="error",
-        )
+
+    def failed(error: BaseException, text: str) -> CallOutcome:
+        message = ToolMessage.of(call.id, call.name, text, status="error")
         return CallOutcome(
-            message, executed=False, invocation_id=invocation_id, started_at=started_at
+            message,
+            executed=False,
+            invocation_id=invocation_id,
+            started_at=started_at,
+            error_type=type(error).__name__,
+            failure=error,
         )
+
+    if call.raw_arguments is not None:
+        text = f"The arguments were not a JSON object and could not be read: {call.raw_arguments!r}"
+        return failed(ToolInputError(text), text)
+    # The arguments validate before anything else looks at them: nobody is asked to approve
+    # a call that would fail validation.
+    checked = dict(call.arguments)
+    try:
+        parsed = parse_with(tool.input_schema, checked)
+    except Exception as exc:
+        if is_abort(exc, signal):
+            raise
+        return failed(exc, _error_text(exc))
     decision = GateDecision(True)
     if gate is not None:
         decision = await gate(tool, call, agent)
         if not decision.allowed:
-            message = ToolMessage.of(
-                call.id, call.name, f"The call was refused: {decision.reason}", status="error"
-            )
-            return CallOutcome(
-                message, executed=False, invocation_id=invocation_id, started_at=started_at
-            )
+            text = f"The call was refused: {decision.reason}"
+            return failed(ToolRefusedError(text), text)
     ctx = ToolContext(
         signal=signal,
         tool_id=tool.id,
@@ -163,8 +185,11 @@ async def dispatch_call(
     extras: dict[str, Any] = {}
 
     async def run_tool(payload: ToolExecution) -> ToolMessage:
-        parsed = payload.tool.input_schema.parse(dict(payload.arguments))
-        verdict = payload.tool.authorize(parsed, ctx)
+        value = parsed
+        if payload.arguments is not checked or payload.tool is not tool:
+            # rewritten on the way (a hook or a tool_execution listener): validate again
+            value = parse_with(payload.tool.input_schema, dict(payload.arguments))
+        verdict = payload.tool.authorize(value, ctx)
         if verdict is not None and inspect.isawaitable(verdict):
             verdict = await verdict
         if verdict is not None:
@@ -173,7 +198,7 @@ async def dispatch_call(
                 "and raise to refuse",
                 code="tool.authorize_contract",
             )
-        result = payload.tool.execute(parsed, ctx)
+        result = payload.tool.execute(value, ctx)
         if type(result) is CoroutineType or (
             not isinstance(result, str) and inspect.isawaitable(result)
         ):  # cheap tests first: most results are a coroutine's or a plain string
@@ -181,40 +206,42 @@ async def dispatch_call(
         if isinstance(result, ToolOutput):
             extras["concludes_turn"] = result.concludes_turn
             extras["view"] = result.view
-            value = payload.tool.parse_output(result.content)
+            text = render_output(payload.tool.parse_output(result.content))
+            if result.is_error:
+                extras["failure"] = ToolReportedError(text)
             return ToolMessage.of(
-                call.id,
-                call.name,
-                render_output(value),
-                status="error" if result.is_error else "ok",
+                call.id, call.name, text, status="error" if result.is_error else "ok"
             )
         return ToolMessage.of(call.id, call.name, render_output(payload.tool.parse_output(result)))
 
-    arguments = dict(call.arguments)
-    if gate is not None and decision.updated_arguments is not None:
+    arguments = checked
+    if decision.updated_arguments is not None:
         arguments = dict(decision.updated_arguments)
     payload = ToolExecution(agent=agent, call=call, arguments=arguments, tool=tool, signal=signal)
-    error_type: str | None = None
+    failure: BaseException | None = None
     try:
         message = await agent.runtime.hooks.waterfall("tool_execution", payload, run_tool)
     except ExecutionControlError:
         raise  # a journal/persistence failure ends the run; it is not a tool result
     except Exception as exc:
-        error_type = type(exc).__name__
+        failure = exc
         if is_abort(exc, signal):
             text = f"interrupted while running: {_error_text(exc)}"
         else:
             text = _error_text(exc)
         message = ToolMessage.of(call.id, call.name, text, status="error")
     if not isinstance(message, ToolMessage):  # a listener broke the waterfall's contract
-        message = ToolMessage.of(  # type: ignore[unreachable]
-            call.id,
-            call.name,
+        failure = AgentrigError(  # type: ignore[unreachable]
             f"tool_execution listener returned {type(message).__name__}, not a ToolMessage",
-            status="error",
+            code="hook.contract",
         )
+        text = str(failure)
+        message = ToolMessage.of(call.id, call.name, text, status="error")
     elif message.call_id != call.id:
         message = message.model_copy(update={"call_id": call.id, "name": call.name})
+    if failure is None and message.status == "error":
+        # an error result without an exception: the tool's own error output, or a listener's
+        failure = extras.get("failure") or ToolReportedError(message.text)
     return CallOutcome(
         message,
         executed=True,
@@ -223,7 +250,8 @@ async def dispatch_call(
         duration_ms=(time.perf_counter() - started) * 1000,
         invocation_id=invocation_id,
         started_at=started_at,
-        error_type=error_type,
+        error_type=type(failure).__name__ if failure is not None else None,
+        failure=failure,
     )
 
 

@@ -78,9 +78,10 @@ class AgentRegistry:
     def _tools(self, config: AgentConfig) -> list[Tool]:
         catalog = self.runtime.tools
         tools: list[Tool] = []
-        toolsets: dict[str, tuple[str, ...]] = self.runtime.services.get("toolsets", {})
+        toolsets = self.runtime.catalog("toolsets")
         for name in config.tools:
-            for tool_name in toolsets.get(name, (name,)):
+            members: tuple[str, ...] = toolsets.get(name) or (name,)
+            for tool_name in members:
                 tools.append(catalog.require(tool_name))
         return tools
 

@@ -48,6 +48,7 @@ from agentrig.llm import (
     EmptyCompletionError,
     Message,
     ModelRequest,
+    ModelResponse,
     StreamAssembler,
     StreamChunk,
     SystemMessage,
@@ -57,6 +58,8 @@ from agentrig.llm import (
     ToolResultChunk,
     Usage,
     UserMessage,
+    message_chunks,
+    require_capabilities,
 )
 from agentrig.session import (
     AssistantMessageEvent,
@@ -201,7 +204,7 @@ class _Turn:
                 items.append(UserMessage.of(extra_instruction, source="instruction"))
             messages = tuple(items)
         specs = tuple(agent.tool_spec(t) for t in tools)
-        window = agent.runtime.services["models"].context_window(cfg.model)
+        window = agent.runtime.models.context_window(cfg.model)
         tool_chars = sum(agent.tool_spec_chars(t) for t in tools)
         estimate = _estimate_tokens(view.chars, extra_chars, tool_chars)
         if estimate > window * CONTEXT_GUARD_RATIO:
@@ -217,6 +220,9 @@ class _Turn:
             )
             raise ContextWindowError(text)
         response_format, transport = agent._structured_transport(self.options, provider, cfg.model)
+        declared = provider.capabilities(cfg.model)
+        if declared.tool_choice is False and not specs:
+            tool_choice = None  # nothing to choose from: no need to ask for what is absent
         request = construct_trusted(
             ModelRequest,
             {
@@ -234,6 +240,9 @@ class _Turn:
                 "options": dict(cfg.options),
             },
         )
+        require_capabilities(
+            provider, request, declared
+        )  # refused here: the provider is never called
         await self.log(
             RequestHeader(
                 provider=cfg.provider,
@@ -244,38 +253,51 @@ class _Turn:
             )
         )
         assembler = StreamAssembler()
+        answered: AssistantMessage | None = None  # a reply that arrived whole
         self.outcome.model = cfg.model
+        emit = self.emit
         try:
             with self.signal.scope():
-                stream = provider.stream(request, signal=self.signal)
-                emit = self.emit
-                try:
-                    async for chunk in stream:
-                        if not self.first_chunk:
-                            self.first_chunk = time.perf_counter()
-                        assembler.feed(chunk)
-                        if emit is not None and (waiting := emit(chunk)) is not None:
-                            await waiting
-                finally:
-                    await stream.aclose()
+                if declared.streaming is False:
+                    # a provider that cannot stream is driven through its non-streaming call
+                    answered = _whole(await provider.complete(request, signal=self.signal))
+                    self.first_chunk = time.perf_counter()
+                    if emit is not None:
+                        for chunk in message_chunks(answered):
+                            if (waiting := emit(chunk)) is not None:
+                                await waiting
+                else:
+                    stream = provider.stream(request, signal=self.signal)
+                    try:
+                        async for chunk in stream:
+                            if not self.first_chunk:
+                                self.first_chunk = time.perf_counter()
+                            assembler.feed(chunk)
+                            if emit is not None and (waiting := emit(chunk)) is not None:
+                                await waiting
+                    finally:
+                        await stream.aclose()
             self.signal.raise_if_cancelled()
         except ExecutionControlError:
             raise  # a journal failure stays a failure, even when a cancellation races it
         except BaseException as exc:
+            if answered is not None:
+                partial = answered.model_copy(update={"interrupted": True})
+            else:
+                partial = assembler.message(interrupted=True)
             if isinstance(exc, anyio.get_cancelled_exc_class()):
                 # The caller's own cancellation (the signal's scope absorbs only its own):
                 # keep what arrived, then let it propagate -- it is not ours to swallow.
                 with anyio.CancelScope(shield=True):
-                    await self.commit_assistant(assembler.message(interrupted=True))
+                    await self.commit_assistant(partial)
                 self.outcome.interrupted = True
                 raise
             if self.signal.cancelled or is_abort(exc, self.signal):
-                partial = assembler.message(interrupted=True)
                 await self.commit_assistant(partial)
                 self.outcome.interrupted = True
                 raise _Interrupted() from None
             raise
-        message = assembler.message()
+        message = answered if answered is not None else assembler.message()
         if message.model:
             self.outcome.model = message.model  # the model that answered (fallbacks move)
         return message
@@ -669,6 +691,13 @@ async def _keep_config(payload: RequestConfig) -> RequestConfig:
 
 async def _enter_batch(payload: PreStep) -> PreStepDecision:
     return Enter(messages=payload.messages)  # the end of the pre_step waterfall
+
+
+def _whole(response: ModelResponse) -> AssistantMessage:
+    message = response.message
+    if message.model is None and response.served_model:
+        message = message.model_copy(update={"model": response.served_model})
+    return message
 
 
 def _cancelled_while_running(call: ToolCallBlock) -> ToolMessage:

@@ -1,17 +1,17 @@
-"""Composition steps: build a runtime's catalogs from its config.
+"""Composition steps: build a runtime's catalogs and services from its config.
 
-The kernel runs these in order (``agentrig.kernel.runtime.COMPOSERS``).  Each step imports
-only the plugins the config names; an id already present in a catalog (a test override)
-is not built again.
+Each is wrapped as a ``compose`` plugin in :mod:`agentrig.builtins.composition`.  Each step
+imports only the plugins the config names; an id already present in a catalog (a test
+override, or a plugin's earlier step) is not built again.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentrig.builtins.egress_http import make_http_factory
 from agentrig.credentials import (
     STORE_PREFIX,
     CredentialReferenceError,
@@ -28,6 +28,7 @@ from agentrig.errors import (
 )
 from agentrig.kernel.config import issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
+from agentrig.kernel.runtime import AGENTS, HTTP, MODELS
 
 if TYPE_CHECKING:
     from agentrig.kernel.config import LoadedConfig
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "check_composition",
     "check_ids",
+    "compose_egress",
     "compose_providers",
     "compose_stores",
     "compose_agents",
@@ -144,13 +146,30 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
     return issues
 
 
+def _agent_tool_path(issue: Issue) -> bool:
+    return len(issue.path) == 4 and issue.path[0] == "agents" and issue.path[2] == "tools"
+
+
 async def check_ids(rt: Runtime) -> None:
-    """Refuse the composition when it names unknown, disabled or broken plugins."""
-    issues = check_composition(rt.loaded, rt.index)
+    """Refuse the composition when it names unknown, disabled or broken plugins.
+
+    An agent's tool that no installed entry provides may still come from a plugin's compose
+    step (a toolset); :func:`compose_agents` checks those names once every step ran.
+    """
+    issues = [
+        issue
+        for issue in check_composition(rt.loaded, rt.index)
+        if not (issue.code == "config.unknown_id" and _agent_tool_path(issue))
+    ]
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
-    # every caller- or model-supplied URL of this runtime goes through the egress policy
-    rt.services.setdefault("http", make_http_factory(rt))
+
+
+async def compose_egress(rt: Runtime) -> None:
+    """Provide ``rt.http``: every caller- or model-supplied URL goes through the egress policy."""
+    from agentrig.builtins.egress_http import make_http_factory  # httpx: only when composing
+
+    rt.services.provide(HTTP, make_http_factory(rt), source="compose-egress")
 
 
 async def _resolve_credentials(
@@ -181,13 +200,16 @@ async def _resolve_credentials(
 
 
 async def compose_providers(rt: Runtime) -> None:
-    """Build each ``[providers.<id>]`` through its factory and register it under ``<id>``."""
-    if not rt.config.providers:
-        return
+    """Provide ``rt.models``; build each ``[providers.<id>]`` and register it under ``<id>``."""
     from agentrig.llm import ModelRegistry, Provider, ProviderConfig
 
+    models = rt.services.get(MODELS)
+    if models is None:
+        models = ModelRegistry()
+        rt.services.provide(MODELS, models, source="compose-providers")
+    if not rt.config.providers:
+        return
     registry = rt.registry("providers")
-    models: ModelRegistry = rt.services.setdefault("models", ModelRegistry())
     for pid, entry in rt.config.providers.items():
         if registry.has(pid):
             continue
@@ -201,7 +223,7 @@ async def compose_providers(rt: Runtime) -> None:
             kind=entry.kind,
             options=options,
             credentials=await _resolve_credentials(rt, pid, entry.credentials),
-            http=rt.services["http"],
+            http=rt.http,
             models=models,
             peers=rt.providers.require,
         )
@@ -246,26 +268,57 @@ async def compose_tools(rt: Runtime) -> None:
     if not wanted:
         return
     registry = rt.registry("tools")
-    toolsets: dict[str, tuple[str, ...]] = rt.services.setdefault("toolsets", {})
+    toolsets = rt.registry("toolsets")
     for name in wanted:
-        if registry.has(name):
+        if registry.has(name) or toolsets.has(name):
             continue
+        if rt.index.find("tools", name) is None:
+            continue  # maybe a plugin's step provides it; compose_agents reports it if not
         tools: Any = rt.index.load("tools", name)  # checked: a tuple of tools
         for tool in tools:
             if not registry.has(tool.id):
                 registry.register(tool, id=tool.id, source=f"tools:{name}")
         if len(tools) != 1 or tools[0].id != name:
             # a toolset: its entry name stands for all of its tools
-            toolsets[name] = tuple(tool.id for tool in tools)
+            toolsets.register(tuple(tool.id for tool in tools), id=name, source=f"tools:{name}")
 
 
 async def compose_agents(rt: Runtime) -> None:
-    """Create the agent registry and the agents declared in ``[agents.*]``."""
+    """Provide ``rt.agents`` and create the agents declared in ``[agents.*]``."""
     from agentrig.agent import AgentRegistry
     from agentrig.builtins.gate import compose_gate
 
+    _check_agent_tools(rt)
     registry = AgentRegistry(rt, gate=compose_gate(rt))
-    rt.services["agents"] = registry
+    rt.services.provide(AGENTS, registry, source="compose-agents")
     rt.on_close("agents", registry.aclose)
     for agent_id in rt.config.agents:
         await registry.create(agent_id)
+
+
+def _check_agent_tools(rt: Runtime) -> None:
+    """Every agent's tool names a tool or a toolset some step registered."""
+    tools, toolsets = rt.catalog("tools"), rt.catalog("toolsets")
+    known = sorted({*tools.ids(), *toolsets.ids(), *rt.index.names("tools")})
+    issues: list[Issue] = []
+    for aid, agent in rt.config.agents.items():
+        for i, name in enumerate(agent.tools):
+            if tools.has(name) or toolsets.has(name):
+                continue
+            path: Path = ("agents", aid, "tools", i)
+            issue = _entry_issue(rt.index, "tools", name, path)
+            if issue is not None and issue.code != "config.unknown_id":
+                issues.append(issue)  # disabled or broken
+                continue
+            if issue is None:  # installed and loadable, but no step registered it
+                message = f"tool {name!r} was not composed (is compose-tools disabled?)"
+            else:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                message = (
+                    f"no tools plugin named {name!r} is installed and no compose step "
+                    f"registered it{hint} (known: {', '.join(known) or 'none'})"
+                )
+            issues.append(Issue("config.unknown_id", message, path))
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)

@@ -5,12 +5,11 @@ calls :func:`sys.exit`; the console-script wrapper does).  Exit codes follow the
 convention: ``0`` success, ``1`` the command ran and found a problem (an invalid config, a
 failed plugin), ``2`` a usage error (unknown option, missing file), ``130`` interrupted.
 
-Subcommands are modules listed in :data:`SUBCOMMANDS`; each exposes ``register(subparsers)``,
-which adds its parser and sets ``handler`` -- a function ``(args) -> int``.  Adding one is an
-import and a line::
-
-    from agentrig.cli import _run
-    SUBCOMMANDS = (..., _run)
+The core's subcommands are modules listed in :data:`SUBCOMMANDS`; each exposes
+``register(subparsers)``, which adds its parser and sets ``handler`` -- a function
+``(args) -> int``.  Plugins add theirs through the ``register_commands`` hook
+(:class:`~agentrig.kernel.commands.Commands`); the installed listener plugins are loaded for
+it with the environment's plugin switches, and ``--help`` lists their commands too.
 
 Subcommand modules import nothing heavy at module level, so ``agentrig --help`` stays fast.
 """
@@ -18,18 +17,21 @@ Subcommand modules import nothing heavy at module level, so ``agentrig --help`` 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, Protocol
 
 from agentrig.cli import _chat, _config, _doctor, _plugins, _run
 from agentrig.cli._common import (
+    EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     Subparsers,
     UsageError,
     version_text,
 )
+from agentrig.errors import AgentrigError
 
 __all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "main"]
 
@@ -48,8 +50,18 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (_run, _chat, _plugins, _config, _doctor)
 Handler = Callable[[argparse.Namespace], int]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand of :data:`SUBCOMMANDS`."""
+def build_parser(
+    *,
+    plugin_commands: bool = True,
+    environ: Mapping[str, str] | None = None,
+    err: IO[str] | None = None,
+) -> argparse.ArgumentParser:
+    """The top-level parser: every subcommand of :data:`SUBCOMMANDS`, then the plugins' own.
+
+    A plugin that fails to load or to add its commands is reported on ``err`` (default
+    stderr) in one line; the other commands still work.  ``plugin_commands=False`` leaves
+    the plugins unloaded (what running a core command does: it needs none of theirs).
+    """
     parser = argparse.ArgumentParser(
         prog="agentrig",
         description="agentrig: list plugins, check compositions and diagnose an installation.",
@@ -59,14 +71,55 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
     for command in SUBCOMMANDS:
         command.register(subparsers)
+    if plugin_commands:
+        _add_plugin_commands(subparsers, os.environ if environ is None else environ, err)
     return parser
+
+
+def _core_command(argv: Sequence[str]) -> bool:
+    """Does ``argv`` run one of the core's own subcommands?"""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first is None:
+        return False
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    for command in SUBCOMMANDS:
+        command.register(subparsers)
+    return first in subparsers.choices
+
+
+def _add_plugin_commands(
+    subparsers: Subparsers, environ: Mapping[str, str], err: IO[str] | None
+) -> None:
+    from agentrig.cli._common import plugin_index
+    from agentrig.errors import HookError
+    from agentrig.kernel import Commands, HookDispatcher
+
+    out = sys.stderr if err is None else err
+    index = plugin_index(environ=environ)
+    hooks = HookDispatcher()
+    for name in index.autoload_names("plugins"):
+        try:
+            hooks.register(index.load("plugins", name), name)
+        except HookError as exc:
+            index.fail("plugins", name, str(exc))
+            out.write(f"agentrig: warning: plugin {name!r} not loaded: {exc}\n")
+        except Exception as exc:
+            out.write(f"agentrig: warning: plugin {name!r} not loaded: {exc}\n")
+    commands = Commands(subparsers.add_parser, taken=subparsers.choices)
+    hooks.notify("register_commands", commands)
+    for failure in hooks.failures():
+        out.write(
+            f"agentrig: warning: plugin {failure.plugin!r} could not add its commands: "
+            f"[{failure.info.code}] {failure.info.message}\n"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``agentrig`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
-    parser = build_parser()
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(plugin_commands=not _core_command(arguments))
     try:
-        args = parser.parse_args(list(argv) if argv is not None else None)
+        args = parser.parse_args(arguments)
     except SystemExit as exc:  # --help, --version and usage errors: argparse chose the code
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
     handler: Handler | None = getattr(args, "handler", None)
@@ -78,6 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"agentrig {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except AgentrigError as exc:  # a plugin command's failure: one line, no traceback
+        print(f"agentrig {args.command}: error [{exc.code}]: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

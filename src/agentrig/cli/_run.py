@@ -290,9 +290,8 @@ def result_to_dict(rt: Runtime, result: RunResult[Any]) -> dict[str, Any]:
     usage = record.usage
     invocation["usage"] = usage.model_dump(mode="json") if usage is not None else None
     cost = None
-    models = rt.services.get("models")
-    if models is not None and record.model is not None:
-        cost = models.cost(record.model, usage)
+    if record.model is not None:
+        cost = rt.models.cost(record.model, usage)
     invocation["cost_usd"] = float(cost) if cost is not None else None
     return {"value": _jsonable(result.value), "invocation": invocation}
 

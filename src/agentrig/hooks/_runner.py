@@ -19,6 +19,7 @@ from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
 from agentrig.kernel.config import HookConfig
+from agentrig.kernel.runtime import HTTP
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
@@ -164,7 +165,7 @@ class HookRunner:
         return cls(
             rt.config.hooks,
             lookup,
-            services={"http": rt.services.get("http", rt.http_client)},
+            services={"http": rt.services.get(HTTP) or rt.http_client},
             base_dir=base_dir,
             source=getattr(loaded, "source", None),
         )

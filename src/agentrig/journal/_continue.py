@@ -31,7 +31,7 @@ from agentrig.journal._errors import (
     Unproven,
 )
 from agentrig.journal._guard import durable
-from agentrig.journal._listener import SERVICE, JournalListener
+from agentrig.journal._listener import JOURNAL, JournalListener
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import (
     ExecutionRecord,
@@ -323,7 +323,7 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
 
 
 def _listener(rt: Any, journal: ExecutionJournal) -> JournalListener:
-    listener = rt.services.get(SERVICE)
+    listener = rt.services.get(JOURNAL)
     if not isinstance(listener, JournalListener) or listener.journal is not journal:
         raise JournalError(
             "this runtime is not journaled with that journal: open it with "
@@ -530,15 +530,16 @@ async def _dispatch(
     await agent._log(ToolCallEvent(call=block, invocation_id=invocation_id))
     token = RESUMED_CALL.set((model_call_id, block.id))
     try:
-        result = await agent.call_tool(block.name, block.arguments, signal=signal)
+        # the loop's path: a failure is the call's result, not an exception
+        outcome = await agent.settle_call(block, signal=signal)
     finally:
         RESUMED_CALL.reset(token)
-    message = result.value.model_copy(update={"call_id": block.id, "name": block.name})
+    message = outcome.message.model_copy(update={"call_id": block.id, "name": block.name})
     await agent._log(
         ToolResultEvent(
             message=message,
             invocation_id=invocation_id,
-            duration_ms=result.invocation.duration_ms,
+            duration_ms=outcome.duration_ms,
         )
     )
 

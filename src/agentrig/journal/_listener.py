@@ -13,12 +13,14 @@ from agentrig.journal._errors import JournalError
 from agentrig.journal._guard import durable
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import ToolIntent, ToolSettlement, arguments_of
-from agentrig.kernel.payloads import RequestConfig, RuntimeStarted, SessionStart, ToolExecution
+from agentrig.kernel.composition import Composition, compose_step
+from agentrig.kernel.payloads import RequestConfig, SessionStart, ToolExecution
+from agentrig.kernel.services import ServiceKey
 from agentrig.llm import ToolMessage
 
-__all__ = ["SERVICE", "JournalListener"]
+__all__ = ["JOURNAL", "JournalListener"]
 
-SERVICE = "journal"
+JOURNAL: ServiceKey[JournalListener] = ServiceKey("journal")
 """The runtime service under which the attached listener is found (``rt.services``)."""
 
 
@@ -51,13 +53,12 @@ class JournalListener:
         return f"<JournalListener {self.journal!r}>"
 
     # ---- lifecycle -----------------------------------------------------------------------------
-    @hookimpl
-    def runtime_started(self, payload: RuntimeStarted) -> None:
+    @compose_step("finish")
+    def compose(self, payload: Composition) -> None:
         services = payload.runtime.services
-        existing = services.get(SERVICE)
-        if existing is not None and existing is not self:
+        if services.has(JOURNAL):
             raise JournalError("a runtime takes one journal; another is already attached")
-        services[SERVICE] = self
+        services.provide(JOURNAL, self, source="journal")
 
     @hookimpl
     def session_start(self, payload: SessionStart) -> None:

@@ -221,8 +221,7 @@ class JournaledProvider:
 
 def _spawner(binding: Binding) -> Any:
     runtime = getattr(binding.agent, "runtime", None)
-    services = getattr(runtime, "services", None)
-    return services.get("spawn") if isinstance(services, dict) else None
+    return getattr(runtime, "spawn", None)
 
 
 def _as_write_error(error: BaseException, call_id: str) -> BaseException:

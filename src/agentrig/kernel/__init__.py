@@ -1,6 +1,8 @@
 """The kernel: hookspecs and dispatch, plugin discovery, config composition and the Runtime."""
 
 from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
+from agentrig.kernel.commands import CommandHandler, Commands
+from agentrig.kernel.composition import PHASES, Composition, Phase, compose_step
 from agentrig.kernel.config import (
     AgentConfig,
     HookConfig,
@@ -17,6 +19,7 @@ from agentrig.kernel.config import (
 )
 from agentrig.kernel.contracts import ContractViolation, with_options
 from agentrig.kernel.discovery import (
+    CORE_DISTRIBUTION,
     DISABLE_AUTOLOAD_ENV,
     DISABLE_PLUGINS_ENV,
     EntryPointSource,
@@ -26,6 +29,7 @@ from agentrig.kernel.discovery import (
     PluginRow,
     PluginSource,
     PluginStatus,
+    builtin_source,
     register_variants,
 )
 from agentrig.kernel.dispatch import HookDispatcher, HookFailure, new_plugin_manager
@@ -51,10 +55,33 @@ from agentrig.kernel.payloads import (
     ToolExecution,
     TurnStopping,
 )
-from agentrig.kernel.runtime import CATALOG_KINDS, Runtime, open_runtime
+from agentrig.kernel.runtime import (
+    AGENTS,
+    CATALOG_KINDS,
+    HTTP,
+    MODELS,
+    HttpFactory,
+    Runtime,
+    open_runtime,
+)
+from agentrig.kernel.services import ServiceKey, Services
 
 __all__ = [
+    "AGENTS",
     "CATALOG_KINDS",
+    "CORE_DISTRIBUTION",
+    "HTTP",
+    "MODELS",
+    "PHASES",
+    "CommandHandler",
+    "Commands",
+    "Composition",
+    "HttpFactory",
+    "Phase",
+    "ServiceKey",
+    "Services",
+    "builtin_source",
+    "compose_step",
     "DISABLE_AUTOLOAD_ENV",
     "DISABLE_PLUGINS_ENV",
     "KINDS",

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DISABLE_AUTOLOAD_ENV",
     "DISABLE_PLUGINS_ENV",
+    "CORE_DISTRIBUTION",
     "EntryPointSource",
     "EntrySpec",
     "MemorySource",
@@ -53,12 +54,16 @@ __all__ = [
     "PluginRow",
     "PluginSource",
     "PluginStatus",
+    "builtin_source",
     "env_plugin_settings",
     "register_variants",
 ]
 
 DISABLE_PLUGINS_ENV = "AGENTRIG_DISABLE_PLUGINS"
 DISABLE_AUTOLOAD_ENV = "AGENTRIG_DISABLE_PLUGIN_AUTOLOAD"
+CORE_DISTRIBUTION = "agentrig"
+"""The core distribution: its listener plugins (the built-in composition steps) load even
+when autoloading is off -- as pytest's built-ins do -- unless disabled by name."""
 
 PluginStatus = Literal["loaded", "available", "disabled", "failed", "conflict", "overridden"]
 """``conflict``: another distribution registers the same kind and name and the config does
@@ -93,10 +98,17 @@ class PluginSource(Protocol):
 
 
 class EntryPointSource:
-    """Installed distributions' entry points, one group per kind (read once, lazily)."""
+    """Installed distributions' entry points, one group per kind (read once, lazily).
 
-    def __init__(self, kinds: Iterable[str] | None = None) -> None:
+    ``distributions`` keeps only the entry points of those distributions
+    (:func:`builtin_source` is the core's own).
+    """
+
+    def __init__(
+        self, kinds: Iterable[str] | None = None, *, distributions: Iterable[str] | None = None
+    ) -> None:
         self._kinds = tuple(kinds) if kinds is not None else tuple(KINDS)
+        self._distributions = frozenset(distributions) if distributions is not None else None
         self._cache: tuple[EntrySpec, ...] | None = None
 
     def entries(self) -> Iterable[EntrySpec]:
@@ -105,6 +117,8 @@ class EntryPointSource:
             cached = _LISTINGS.get(key)
             if cached is None:
                 cached = _LISTINGS[key] = self._read()
+            if self._distributions is not None:
+                cached = tuple(e for e in cached if e.distribution in self._distributions)
             self._cache = cached
         return self._cache
 
@@ -164,6 +178,16 @@ def _entry_points_of(groups: Mapping[str, str]) -> Iterable[metadata.EntryPoint]
         # interface is deprecated, so read it through dict's own method (no warning).
         return [ep for group in groups for ep in dict.get(points, group, ())]
     return [ep for ep in points if ep.group in groups]
+
+
+def builtin_source(kinds: Iterable[str] | None = None) -> EntryPointSource:
+    """The core distribution's own entry points (of ``kinds``; default all): no third party.
+
+    Tests pass ``sources=[builtin_source()]`` to compose from the built-ins alone, and
+    ``builtin_source(["plugins"])`` for the built-in composition steps without the
+    built-in providers, tools and stores.
+    """
+    return EntryPointSource(kinds, distributions=(CORE_DISTRIBUTION,))
 
 
 class MemorySource:
@@ -368,11 +392,17 @@ class PluginIndex:
 
     def autoload_names(self, kind: str = "plugins") -> tuple[str, ...]:
         """Names of listener plugins this index would load into a runtime."""
-        names = self.names(kind)
+        entries = self.entries(kind)
         if self.autoload:
-            chosen = names
+            chosen = tuple(e.name for e in entries)
         else:
-            chosen = tuple(n for n in names if n in self.enabled or f"{kind}:{n}" in self.enabled)
+            chosen = tuple(
+                e.name
+                for e in entries
+                if e.distribution == CORE_DISTRIBUTION
+                or e.name in self.enabled
+                or f"{kind}:{e.name}" in self.enabled
+            )
         return tuple(n for n in chosen if not self.is_disabled(kind, n))
 
     # ---- report ------------------------------------------------------------------------------

@@ -216,6 +216,26 @@ class HookDispatcher:
             except Exception as exc:
                 self._record(hook, impl.plugin, exc)
 
+    async def ordered(
+        self,
+        hook: str,
+        payload: object,
+        *,
+        rank: Callable[[Callable[..., Any]], int] | None = None,
+    ) -> None:
+        """Await every listener in order; the first exception propagates (and stops the rest).
+
+        ``rank`` (of an implementation's function) reorders the plan, stably, before the
+        calls: lower ranks first, pluggy's order within a rank.
+        """
+        plan = self.plan(hook)
+        if rank is not None:
+            plan = tuple(sorted(plan, key=lambda impl: rank(impl.fn)))
+        for impl in plan:
+            result = impl.call(payload, None)
+            if inspect.isawaitable(result):
+                await result
+
     async def first_result(self, hook: str, payload: object) -> Any:
         """Ask listeners in order; the first non-None answer wins (None when nobody answers)."""
         for impl in self.plan(hook):

@@ -18,6 +18,9 @@ how the kernel drives the implementations (see :mod:`agentrig.kernel.dispatch`):
     Every listener is awaited in order before the caller proceeds; failures are recorded.
 ``first_result``
     Listeners are asked in order; the first non-``None`` answer wins.
+``ordered``
+    Every implementation is awaited in order; the first exception stops the sequence and
+    propagates to the caller (composition steps: a failed step fails the composition).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from agentrig.kernel.payloads import (
 )
 
 if TYPE_CHECKING:
+    from agentrig.kernel.commands import Commands
+    from agentrig.kernel.composition import Composition
     from agentrig.llm import ToolMessage
 
 __all__ = ["MODES", "PROJECT", "Mode", "hookimpl", "hookspec"]
@@ -57,6 +62,7 @@ class Mode(enum.Enum):
     WATERFALL = "waterfall"
     AWAITED = "awaited"
     FIRST_RESULT = "first_result"
+    ORDERED = "ordered"
 
 
 MODES: dict[str, Mode] = {}
@@ -69,6 +75,29 @@ def _spec(mode: Mode, *, firstresult: bool = False) -> Callable[[_F], _F]:
         return hookspec(firstresult=firstresult)(function)
 
     return mark
+
+
+# ---- composition and the command line ------------------------------------------------------
+
+
+@_spec(Mode.ORDERED)
+def compose(payload: Composition) -> Awaitable[None] | None:
+    """Build part of a runtime: register catalog entries, provide services, add listeners.
+
+    Ordered: implementations run by phase (:data:`agentrig.kernel.composition.PHASES`; mark
+    one with ``@compose_step(phase)``, default ``"tools"``), then in pluggy's order.  A step's
+    exception fails the composition: the runtime is disposed and the error re-raised.
+    """
+
+
+@_spec(Mode.NOTIFY)
+def register_commands(payload: Commands) -> None:
+    """Add ``agentrig`` subcommands with ``payload.add(name, help=..., handler=...)``.
+
+    Called when the command line is built, with the installed listener plugins loaded
+    (the environment's plugin switches apply).  Notify: a failing plugin is reported on
+    stderr and its commands are left out; the others still register.
+    """
 
 
 # ---- notify --------------------------------------------------------------------------------

@@ -4,10 +4,16 @@
 
 1. validates the config (file and key path in every error),
 2. indexes the installed plugins without importing them,
-3. registers the listener plugins (``agentrig.plugins``) into the hook dispatcher,
-4. runs the composers -- the steps that build providers, tools, stores and agents from
-   the config, importing only the plugins the config names,
-5. applies test overrides, seals every catalog and notifies ``runtime_started``.
+3. registers the listener plugins (``agentrig.plugins``) into the hook dispatcher -- among
+   them the core's own composition steps,
+4. applies test overrides, then awaits the ``compose`` hook: the steps that build providers,
+   tools, stores and agents from the config, by phase (:mod:`agentrig.kernel.composition`),
+   importing only the plugins the config names,
+5. seals every catalog and the services and notifies ``runtime_started``.
+
+What composition built is reached through typed attributes (``rt.agents``, ``rt.models``,
+``rt.http``, ``rt.spawn``) and, for services plugins add, typed keys
+(``rt.services.require(KEY)``, :mod:`agentrig.kernel.services`).
 
 Closing it is best-effort: every disposal step runs even when an earlier one fails, each
 failure is collected and returned (never raised from teardown), and closing twice is
@@ -16,12 +22,11 @@ harmless.  A closed runtime refuses new work with :class:`~agentrig.errors.Runti
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
@@ -29,8 +34,10 @@ import anyio.abc
 from agentrig.catalog import ReadonlyCatalog, Registry
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, ErrorInfo, HookError, Issue, RuntimeClosedError, error_info
+from agentrig.kernel.composition import PHASES, Composition, phase_of
 from agentrig.kernel.config import LoadedConfig, RuntimeConfig, SecretResolver, load_config
 from agentrig.kernel.discovery import (
+    CORE_DISTRIBUTION,
     EntryPointSource,
     MemorySource,
     PluginIndex,
@@ -38,17 +45,28 @@ from agentrig.kernel.discovery import (
     PluginSource,
     env_plugin_settings,
 )
-from agentrig.kernel.dispatch import HookDispatcher, HookFailure
+from agentrig.kernel.dispatch import HookDispatcher, HookFailure, Spawner
 from agentrig.kernel.payloads import RuntimeStarted
+from agentrig.kernel.services import ServiceKey, Services
 
 if TYPE_CHECKING:
     import httpx
 
     from agentrig.agent import Agent, AgentRegistry
+    from agentrig.llm import ModelRegistry
 
-__all__ = ["CATALOG_KINDS", "COMPOSERS", "Composer", "Runtime", "open_runtime"]
+__all__ = [
+    "AGENTS",
+    "CATALOG_KINDS",
+    "HTTP",
+    "MODELS",
+    "HttpFactory",
+    "Runtime",
+    "open_runtime",
+]
 
 _log = get_logger("runtime")
+_T = TypeVar("_T")
 
 #: The catalogs every runtime has (keyed by the config's ids).
 CATALOG_KINDS = (
@@ -58,26 +76,26 @@ CATALOG_KINDS = (
     "session_stores",
     "sealers",
     "credential_stores",
-)
-
-Composer = Callable[["Runtime"], Awaitable[None]]
-
-#: The composition steps, in order, as import strings (resolved when a runtime is opened).
-#: They live above the kernel: the kernel knows no provider, tool or store.
-COMPOSERS: tuple[str, ...] = (
-    "agentrig.builtins.compose:check_ids",
-    "agentrig.builtins.compose_security:compose_credentials",
-    "agentrig.builtins.compose_security:compose_sealers",
-    "agentrig.builtins.compose:compose_providers",
-    "agentrig.builtins.compose:compose_stores",
-    "agentrig.builtins.compose:compose_tools",
-    "agentrig.builtins.compose:compose_agents",
+    "toolsets",
 )
 
 
-def _resolve(ref: str) -> Any:
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
+class HttpFactory(Protocol):
+    """Builds an httpx client that obeys the runtime's egress policy (owned by the runtime).
+
+    ``allow_private`` names private hosts the caller may reach; other keyword arguments go
+    to :class:`httpx.AsyncClient`.
+    """
+
+    def __call__(
+        self, *, allow_private: Iterable[str] = (), **kwargs: Any
+    ) -> httpx.AsyncClient: ...
+
+
+# The services behind the typed attributes; the compose steps that build them provide them.
+AGENTS: ServiceKey[AgentRegistry] = ServiceKey("agents")
+MODELS: ServiceKey[ModelRegistry] = ServiceKey("models")
+HTTP: ServiceKey[HttpFactory] = ServiceKey("http")
 
 
 class Runtime:
@@ -91,6 +109,7 @@ class Runtime:
         *,
         resolver: SecretResolver | None = None,
         http_transport: httpx.AsyncBaseTransport | None = None,
+        spawn: Spawner | None = None,
     ) -> None:
         self.loaded = loaded
         self.index = index
@@ -104,7 +123,9 @@ class Runtime:
         self._closed = False
         self._cancel_running = False
         self._close_report: tuple[ErrorInfo, ...] | None = None
-        self.services: dict[str, Any] = {}
+        self._spawn = spawn
+        self.services = Services()
+        """Services plugins provide, by typed key (see :mod:`agentrig.kernel.services`)."""
 
     # ---- configuration ----------------------------------------------------------------------
     @property
@@ -137,8 +158,39 @@ class Runtime:
     @property
     def agents(self) -> AgentRegistry:
         """The live agents (``create``, ``resume``, ``get``)."""
-        registry: AgentRegistry = self.services["agents"]
-        return registry
+        return self._built(AGENTS, "compose-agents")
+
+    @property
+    def models(self) -> ModelRegistry:
+        """Model metadata and prices (context windows, ...); there even without providers."""
+        return self._built(MODELS, "compose-providers")
+
+    @property
+    def http(self) -> HttpFactory:
+        """``rt.http(**httpx_options)``: a client through the egress policy, closed with us."""
+        return self._built(HTTP, "compose-egress")
+
+    @property
+    def spawn(self) -> Spawner:
+        """Start a coroutine function on the runtime's task group (it is awaited on close)."""
+        if self._spawn is None:
+            raise RuntimeClosedError("this runtime has no task group (it was not opened)")
+        return self._spawn
+
+    def _built(self, key: ServiceKey[_T], step: str) -> _T:
+        value = self.services.get(key)
+        if value is None:
+            raise ConfigError(
+                [
+                    Issue(
+                        "runtime.not_composed",
+                        f"this runtime has no {key.name}: the {step!r} composition step did "
+                        "not run (is it in plugins.disabled?)",
+                    )
+                ],
+                source=self.loaded.source,
+            )
+        return value
 
     def agent(self, agent_id: str) -> Agent:
         """The agent ``agent_id`` (declared in ``[agents.*]`` or created since)."""
@@ -148,6 +200,7 @@ class Runtime:
     def seal(self) -> None:
         for registry in self._catalogs.values():
             registry.seal()
+        self.services.seal()
 
     # ---- plugins and resources --------------------------------------------------------------
     def add_plugin(self, name: str, plugin: object) -> None:
@@ -259,15 +312,17 @@ class Runtime:
         return f"<Runtime {state} source={self.loaded.source!r}>"
 
 
-async def _compose(rt: Runtime, composers: Sequence[str]) -> None:
-    for ref in composers:
-        composer: Composer = _resolve(ref)
-        await composer(rt)
+async def _compose(rt: Runtime) -> None:
+    """Await the ``compose`` steps by phase, pluggy's order within a phase."""
+    await rt.hooks.ordered("compose", Composition(rt), rank=lambda fn: PHASES.index(phase_of(fn)))
 
 
 def _load_listeners(rt: Runtime) -> None:
     index = rt.index
     required = {n.removeprefix("plugins:") for n in rt.config.plugins.enabled}
+    # the core's own listeners are its composition steps: without one, the runtime would
+    # silently lack what the config asks for
+    required |= {e.name for e in index.entries("plugins") if e.distribution == CORE_DISTRIBUTION}
     installed = set(index.names("plugins"))
     issues = index.setting_issues()
     issues += [
@@ -337,8 +392,14 @@ async def open_runtime(
     error: Exception | None = None
     async with anyio.create_task_group() as tg:
         hooks = HookDispatcher(spawner=tg.start_soon)
-        rt = Runtime(loaded, index, hooks, resolver=resolver, http_transport=http_transport)
-        rt.services["spawn"] = tg.start_soon
+        rt = Runtime(
+            loaded,
+            index,
+            hooks,
+            resolver=resolver,
+            http_transport=http_transport,
+            spawn=tg.start_soon,
+        )
         try:
             _load_listeners(rt)
             for name, plugin in plugins:
@@ -347,7 +408,7 @@ async def open_runtime(
             # overridden provider is never built (its credentials are never needed).
             for kind, entry_id, obj in overrides:
                 rt.registry(kind).register(obj, id=entry_id, replace=True, source="override")
-            await _compose(rt, COMPOSERS)
+            await _compose(rt)
             rt.seal()
             rt.hooks.notify("runtime_started", RuntimeStarted(rt))
         except Exception as exc:

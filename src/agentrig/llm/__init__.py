@@ -26,6 +26,7 @@ from agentrig.llm._chunks import (
     ToolCallStart,
     ToolResultChunk,
     UsageChunk,
+    message_chunks,
 )
 from agentrig.llm._content import (
     CONTENT_BLOCKS,
@@ -75,6 +76,7 @@ from agentrig.llm._models import (
 )
 from agentrig.llm._provider import HttpClientFactory, Provider, ProviderConfig, ProviderFactory
 from agentrig.llm._request import ModelRequest, ModelResponse, ResponseFormat, ToolSpec
+from agentrig.llm._request_capabilities import require_capabilities
 from agentrig.llm._usage import Usage
 
 __all__ = [
@@ -150,4 +152,6 @@ __all__ = [
     "ServerError",
     "error_from_status",
     "parse_retry_after",
+    "require_capabilities",
+    "message_chunks",
 ]

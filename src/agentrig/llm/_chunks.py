@@ -8,6 +8,7 @@ response.
 
 from __future__ import annotations
 
+import json
 from typing import ClassVar, Literal
 
 from agentrig._construct import construct_trusted, instance_of
@@ -36,6 +37,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallStart",
     "UsageChunk",
+    "message_chunks",
 ]
 
 
@@ -276,3 +278,42 @@ class StreamAssembler:
         if interrupted:
             values["interrupted"] = True
         return construct_trusted(AssistantMessage, values)
+
+
+def message_chunks(message: AssistantMessage) -> list[StreamChunk]:
+    """The chunks a stream of ``message`` would have carried, for a reply that arrived whole.
+
+    The loop hands them to a streamed run's reader when the provider answered through its
+    non-streaming call; a :class:`StreamAssembler` fed them rebuilds the message's text,
+    reasoning, tool calls, provider state, usage and finish.  Image and file blocks have no
+    chunk (the message itself keeps them).
+    """
+    chunks: list[StreamChunk] = []
+    calls = 0
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            chunks.append(TextDelta.of(block.text))
+        elif isinstance(block, ReasoningBlock):
+            chunks.append(ReasoningDelta.of(block.text))
+        elif isinstance(block, ToolCallBlock):
+            chunks.append(ToolCallStart(index=calls, id=block.id, name=block.name))
+            raw = block.raw_arguments
+            if raw is None:
+                raw = json.dumps(block.arguments) if block.arguments else ""
+            if raw:
+                chunks.append(ToolCallDelta.of(calls, raw))
+            calls += 1
+        elif isinstance(block, ProviderStateBlock):
+            chunks.append(ProviderStateChunk(block=block))
+    if message.usage is not None:
+        chunks.append(UsageChunk(usage=message.usage))
+    if message.stop_reason is not None:
+        chunks.append(
+            FinishChunk(
+                stop_reason=message.stop_reason,
+                provider_stop_reason=message.provider_stop_reason,
+                model=message.model,
+                continuation=message.continuation,
+            )
+        )
+    return chunks

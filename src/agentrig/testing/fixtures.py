@@ -55,13 +55,14 @@ class RuntimeFactory:
     ) -> AsyncIterator[Runtime]:
         """Compose a runtime.
 
-        ``installed=False`` hides the installed entry points (only in-memory entries exist);
+        ``installed=False`` hides the installed entry points (only the core's composition
+        steps and in-memory entries exist);
         ``environ`` defaults to an empty mapping so a developer's plugin switches do not
         leak into tests.
         """
-        from agentrig.kernel import EntryPointSource
+        from agentrig.kernel import EntryPointSource, builtin_source
 
-        sources = [EntryPointSource()] if installed else []
+        sources = [EntryPointSource()] if installed else [builtin_source(["plugins"])]
         async with open_runtime(
             config,
             sources=sources,

@@ -27,9 +27,11 @@ from typing import (
 import attrs
 from pydantic import BaseModel, ConfigDict, create_model
 
-from agentrig.cancel import CancelSignal
-from agentrig.errors import AgentrigError
+from agentrig.cancel import CancelSignal, is_abort
+from agentrig.errors import AgentrigError, CheckResult, Issue
 from agentrig.ids import tool_id as _validate_tool_id
+from agentrig.kernel.services import Services
+from agentrig.tools._jsonschema import SchemaContractError, parse_with
 
 if TYPE_CHECKING:
     from agentrig.tools.schema import SchemaAdapter
@@ -43,7 +45,10 @@ __all__ = [
     "ToolDefinitionError",
     "ToolInputError",
     "ToolOutput",
+    "ToolRefusedError",
+    "ToolReportedError",
     "Toolset",
+    "check_input",
     "check_tool_contribution",
     "render_output",
     "tool",
@@ -68,6 +73,22 @@ class ToolInputError(AgentrigError, ValueError):
     recoverable = True
 
 
+class ToolRefusedError(AgentrigError, PermissionError):
+    """The call was refused before the tool ran (permission rules, a blocker, a hook)."""
+
+    code = "tool.refused"
+    category = "user"
+
+
+class ToolReportedError(AgentrigError):
+    """The tool answered with an error result (``ToolOutput(is_error=True)``); the message is
+    the text the model would see."""
+
+    code = "tool.error"
+    category = "user"
+    recoverable = True
+
+
 @attrs.frozen(slots=True)
 class PermissionArg:
     """Which argument permission patterns are scoped to, and how to read it."""
@@ -85,7 +106,7 @@ class ToolContext:
     call_id: str
     invocation_id: str
     agent: Any = None
-    services: Mapping[str, Any] = attrs.field(factory=dict)
+    services: Services = attrs.field(factory=Services)
 
 
 @attrs.frozen(slots=True)
@@ -350,6 +371,12 @@ def _check_one(obj: object) -> Tool:
         raise ContractViolation(
             f"tool {obj.id!r}: risk must be inspect, modify, execute or None, got {obj.risk!r}"
         )
+    parse = getattr(obj.input_schema, "parse", None)
+    if inspect.iscoroutinefunction(parse) or inspect.isasyncgenfunction(parse):
+        raise ContractViolation(
+            f"tool {obj.id!r}: input_schema.parse is async; parse must be synchronous (it "
+            "validates and converts) -- do asynchronous work in the tool's execute or authorize"
+        )
     schema = obj.input_schema.json_schema
     if not isinstance(schema, Mapping) or schema.get("type") != "object":
         raise ContractViolation(
@@ -357,6 +384,26 @@ def _check_one(obj: object) -> Tool:
             "(wrap a single value in a model with one field)"
         )
     return obj
+
+
+def check_input(tool: Tool, arguments: Mapping[str, Any]) -> CheckResult[Any]:
+    """Check ``arguments`` against ``tool``'s input schema without running anything.
+
+    ``passed`` carries the parsed input as ``value``; ``failed`` carries the issues (where and
+    why).  A broken schema adapter (an awaitable from ``parse``) is a program error: raised.
+    """
+    try:
+        value = parse_with(tool.input_schema, dict(arguments))
+    except SchemaContractError:
+        raise
+    except Exception as exc:
+        if is_abort(exc):
+            raise
+        issues = exc.issues if isinstance(exc, AgentrigError) else ()
+        if not issues:
+            issues = (Issue("value.invalid", f"{type(exc).__name__}: {exc}"),)
+        return CheckResult.fail(*issues)
+    return CheckResult.ok(value)
 
 
 def check_tool_contribution(obj: object) -> tuple[Tool, ...]:

@@ -1,0 +1,63 @@
+"""The core's composition steps, as the listener plugins its entry points register.
+
+Each is an ``agentrig.plugins`` entry point of the core distribution (``compose-check``,
+``compose-providers``, ...; see ``pyproject.toml``), so ``agentrig plugins`` lists them and
+``plugins.disabled = ["compose-agents"]`` turns one off like any plugin.  Their phases
+(:mod:`agentrig.kernel.composition`) give their order; a third-party step joins a phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import final
+
+from agentrig.builtins.compose import (
+    check_ids,
+    compose_agents,
+    compose_egress,
+    compose_providers,
+    compose_stores,
+    compose_tools,
+)
+from agentrig.builtins.compose_security import compose_credentials, compose_sealers
+from agentrig.kernel.composition import Composition, Phase, compose_step
+from agentrig.kernel.runtime import Runtime
+
+__all__ = [
+    "AGENTS",
+    "CHECK",
+    "CREDENTIALS",
+    "EGRESS",
+    "PROVIDERS",
+    "SEALERS",
+    "STORES",
+    "TOOLS",
+    "ComposeStep",
+]
+
+
+@final
+class ComposeStep:
+    """A listener plugin with one ``compose`` implementation: ``run(rt)`` in ``phase``."""
+
+    def __init__(self, phase: Phase, run: Callable[[Runtime], Awaitable[None]]) -> None:
+        async def compose(payload: Composition) -> None:
+            await run(payload.runtime)
+
+        compose.__doc__ = run.__doc__
+        self.compose = compose_step(phase)(compose)
+        self.phase = phase
+        self.name = run.__name__
+
+    def __repr__(self) -> str:
+        return f"<ComposeStep {self.name} phase={self.phase}>"
+
+
+CHECK = ComposeStep("check", check_ids)
+EGRESS = ComposeStep("security", compose_egress)
+CREDENTIALS = ComposeStep("security", compose_credentials)
+SEALERS = ComposeStep("security", compose_sealers)
+PROVIDERS = ComposeStep("providers", compose_providers)
+STORES = ComposeStep("stores", compose_stores)
+TOOLS = ComposeStep("tools", compose_tools)
+AGENTS = ComposeStep("agents", compose_agents)

@@ -1,0 +1,105 @@
+"""Typed runtime services: what a plugin adds to a runtime, found again by a typed key.
+
+A plugin declares a key once, with the type of its value as the annotation::
+
+    CACHE: ServiceKey[MyCache] = ServiceKey("my-plugin.cache")
+
+provides the value while the runtime is composed (``rt.services.provide(CACHE, cache)``) and
+reads it back anywhere (``rt.services.require(CACHE)``) -- mypy checks both ends, so a
+lookup is never a guess.  Services are sealed with the catalogs: a late ``provide`` is an
+error, not a race.  A key's name is its identity; two keys of one name are the same service.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Generic, TypeVar, final
+
+import attrs
+
+from agentrig.errors import DuplicateIdError, SealedCatalogError, UnknownIdError
+
+__all__ = ["ServiceKey", "Services"]
+
+T = TypeVar("T")
+
+
+@final
+@attrs.frozen(slots=True)
+class ServiceKey(Generic[T]):
+    """The typed name of one runtime service (declare it with its type as annotation)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@final
+class Services:
+    """The services of one runtime, keyed by :class:`ServiceKey` (sealed after composition)."""
+
+    __slots__ = ("_sealed", "_sources", "_values")
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+        self._sources: dict[str, str | None] = {}
+        self._sealed = False
+
+    def provide(
+        self, key: ServiceKey[T], value: T, *, replace: bool = False, source: str | None = None
+    ) -> None:
+        """Make ``value`` the service ``key``; a second provider needs ``replace=True``."""
+        if self._sealed:
+            raise SealedCatalogError(
+                f"service {key.name!r} provided after the runtime was composed; "
+                "provide services from a compose step"
+            )
+        if key.name in self._values and not replace:
+            raise DuplicateIdError(
+                f"service {key.name!r} is already provided"
+                f" (by {self._sources[key.name] or 'an unnamed provider'}); "
+                "pass replace=True to replace it"
+            )
+        self._values[key.name] = value
+        self._sources[key.name] = source
+
+    def get(self, key: ServiceKey[T]) -> T | None:
+        """The service ``key``, or None when nobody provided it."""
+        value: T | None = self._values.get(key.name)
+        return value
+
+    def require(self, key: ServiceKey[T]) -> T:
+        """The service ``key``; raises :class:`~agentrig.errors.UnknownIdError` when missing."""
+        try:
+            value: T = self._values[key.name]
+        except KeyError:
+            known = sorted(self._values)
+            close = difflib.get_close_matches(key.name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UnknownIdError(
+                f"no service {key.name!r} was provided{hint} "
+                f"(provided: {', '.join(known) or 'none'}); is the plugin that provides it "
+                "installed and enabled?",
+                id=key.name,
+                known=known,
+                suggestion=close[0] if close else None,
+            ) from None
+        return value
+
+    def has(self, key: ServiceKey[Any]) -> bool:
+        return key.name in self._values
+
+    def names(self) -> tuple[str, ...]:
+        """The names of the provided services, in the order they were provided."""
+        return tuple(self._values)
+
+    def seal(self) -> None:
+        self._sealed = True
+
+    @property
+    def sealed(self) -> bool:
+        return self._sealed
+
+    def __repr__(self) -> str:
+        return f"<Services {', '.join(self._values) or 'none'}>"

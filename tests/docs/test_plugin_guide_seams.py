@@ -1,0 +1,59 @@
+"""The plugin guide's §8 samples run as written: a composition step, a service, a command."""
+
+from __future__ import annotations
+
+import datetime
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+GUIDE = Path(__file__).parents[2] / "docs" / "plugin-guide.md"
+SECTION = "## 8. Adding to the runtime"
+
+
+def _samples() -> list[str]:
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text[text.index(SECTION) :]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+
+
+def test_the_section_has_the_plugin_and_its_use() -> None:
+    assert len(_samples()) == 2
+
+
+def test_the_plugin_composes_a_toolset_and_a_service(capsys: pytest.CaptureFixture[str]) -> None:
+    plugin_source, use = _samples()
+    namespace: dict[str, object] = {"__name__": "guide_sample"}
+    exec(compile(plugin_source + use, str(GUIDE), "exec"), namespace)
+    assert capsys.readouterr().out == "True hi\n"
+
+
+def test_the_plugin_adds_a_command_when_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plugin_source, _use = _samples()
+    info = tmp_path / "agentrig_clock-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: agentrig-clock\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        "[agentrig.plugins]\nclock = agentrig_clock:plugin\n", encoding="utf-8"
+    )
+    (tmp_path / "agentrig_clock.py").write_text(plugin_source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("AGENTRIG_DISABLE_PLUGINS", raising=False)
+    monkeypatch.delenv("AGENTRIG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    from agentrig.cli import main
+
+    try:
+        assert main(["--help"]) == 0
+        assert re.search(r"now\s+print the current time", capsys.readouterr().out)
+        assert main(["now", "--date"]) == 0
+        printed = capsys.readouterr().out.strip()
+        today = datetime.datetime.now(datetime.UTC).date()
+        assert printed in {today.isoformat(), (today - datetime.timedelta(days=1)).isoformat()}
+    finally:
+        sys.modules.pop("agentrig_clock", None)
