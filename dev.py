@@ -11,11 +11,14 @@ installed into it (editable), and re-installed only when a ``pyproject.toml`` ch
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -53,19 +56,35 @@ def _run(*cmd: str | Path) -> None:
         raise SystemExit(code)
 
 
-def _system_packages() -> None:
-    """System tools the tests need: a C compiler for the session stores' fault-injection shim
-    (tests/session/faultinject.c, preloaded into child processes).  Installed only when
-    missing, on Linux with apt-get."""
-    import shutil
+#: What the tests need from the system, as (why, is it there?, Debian packages to install).
+#: Each is installed only when missing, on Linux with apt-get (CI runs as root).
+SYSTEM_NEEDS: tuple[tuple[str, Callable[[], bool], tuple[str, ...]], ...] = (
+    (
+        "a C compiler for the session stores' fault-injection shim (tests/session/faultinject.c)",
+        lambda: bool(shutil.which("cc") or shutil.which("gcc")),
+        ("gcc", "libc6-dev"),
+    ),
+    (
+        "a PostgreSQL server the agentrig-postgres tests start in a temporary directory",
+        lambda: bool(glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb")),
+        ("postgresql",),
+    ),
+)
 
-    if not sys.platform.startswith("linux") or shutil.which("cc") or shutil.which("gcc"):
+
+def _system_packages() -> None:
+    """Install the system packages of :data:`SYSTEM_NEEDS` that are missing."""
+    if not sys.platform.startswith("linux"):
         return
-    if shutil.which("apt-get") is None:
-        print("dev.py: no C compiler and no apt-get; install gcc to run the fault tests")
+    missing = [(why, packages) for why, present, packages in SYSTEM_NEEDS if not present()]
+    if not missing:
+        return
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        for why, packages in missing:
+            print(f"dev.py: missing {why}; install {' '.join(packages)}", flush=True)
         return
     _run("apt-get", "update")
-    _run("apt-get", "install", "-y", "gcc", "libc6-dev")
+    _run("apt-get", "install", "-y", *(p for _, packages in missing for p in packages))
 
 
 def setup() -> Path:

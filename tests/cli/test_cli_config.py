@@ -157,3 +157,32 @@ def test_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "check", str(tmp_path / "absent.toml")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_plugin_owned_table_is_validated_by_its_owner(
+    tmp_path: Path, install_dist: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_dist(
+        "cli-section-dist",
+        {"agentrig.config_sections": {"greeting": "cli_section_mod:Greeting"}},
+        {
+            "cli_section_mod": """
+                from pydantic import BaseModel, ConfigDict
+
+                class Greeting(BaseModel):
+                    model_config = ConfigDict(extra="forbid")
+                    text: str
+            """
+        },
+    )
+    good = write(tmp_path, '[greeting]\ntext = "hi"\n', "good.toml")
+    assert main(["config", "check", str(good)]) == 0
+    bad = write(tmp_path, '[greeting]\ntxt = "hi"\n\n[greetings]\ntext = "x"\n', "bad.toml")
+    assert main(["config", "check", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}: greetings: unknown key 'greetings'; did you mean 'greeting'?" in out
+    invalid = write(tmp_path, '[greeting]\ntxt = "hi"\n', "invalid.toml")
+    assert main(["config", "check", str(invalid)]) == 1
+    out = capsys.readouterr().out
+    assert f"{invalid}: greeting.txt: unknown key 'txt'; did you mean 'text'?" in out
+    assert f"{invalid}: greeting.text: required key is missing" in out

@@ -1,4 +1,4 @@
-"""The plugin guide's §8 samples run as written: a composition step, a service, a command."""
+"""The plugin guide's §9 samples run as written: a composition step, a service, a command."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import datetime
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 GUIDE = Path(__file__).parents[2] / "docs" / "plugin-guide.md"
-SECTION = "## 8. Adding to the runtime"
+SECTION = "## 9. Adding to the runtime"
 
 
 def _samples() -> list[str]:
@@ -19,12 +20,12 @@ def _samples() -> list[str]:
     return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
 
 
-def test_the_section_has_the_plugin_and_its_use() -> None:
-    assert len(_samples()) == 2
+def test_the_section_has_the_plugin_its_use_and_a_config_table() -> None:
+    assert len(_samples()) == 3
 
 
 def test_the_plugin_composes_a_toolset_and_a_service(capsys: pytest.CaptureFixture[str]) -> None:
-    plugin_source, use = _samples()
+    plugin_source, use, _table = _samples()
     namespace: dict[str, object] = {"__name__": "guide_sample"}
     exec(compile(plugin_source + use, str(GUIDE), "exec"), namespace)
     assert capsys.readouterr().out == "True hi\n"
@@ -33,7 +34,7 @@ def test_the_plugin_composes_a_toolset_and_a_service(capsys: pytest.CaptureFixtu
 def test_the_plugin_adds_a_command_when_installed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plugin_source, _use = _samples()
+    plugin_source, _use, _table = _samples()
     info = tmp_path / "agentrig_clock-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(
@@ -57,3 +58,34 @@ def test_the_plugin_adds_a_command_when_installed(
         assert printed in {today.isoformat(), (today - datetime.timedelta(days=1)).isoformat()}
     finally:
         sys.modules.pop("agentrig_clock", None)
+
+
+@pytest.mark.anyio
+async def test_the_config_table_sample_reads_its_table() -> None:
+    from agentrig.kernel import (
+        Composition,
+        MemorySource,
+        builtin_source,
+        compose_step,
+        open_runtime,
+    )
+
+    plugin_source, _use, table = _samples()
+    namespace: dict[str, Any] = {"__name__": "guide_table_sample"}
+    exec(compile(plugin_source + table, str(GUIDE), "exec"), namespace)
+    zones: list[str] = []
+
+    class Reader:
+        @compose_step()
+        def compose(self, payload: Composition) -> None:
+            zones.append(namespace["zone_of"](payload))
+
+    entries = MemorySource()
+    entries.add("config_sections", "clock", namespace["ClockSettings"])
+    entries.add("plugins", "reader", Reader())
+    sources = [builtin_source()]
+    async with open_runtime({"clock": {"zone": "Europe/Paris"}}, sources=sources, memory=entries):
+        pass
+    async with open_runtime({}, sources=sources, memory=entries):
+        pass
+    assert zones == ["Europe/Paris", "UTC"]

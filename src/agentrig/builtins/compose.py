@@ -94,6 +94,19 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                         ("providers", pid, "credentials", key),
                     )
                 )
+    for name, table in loaded.sections.items():
+        issue = _entry_issue(index, "config_sections", name, (name,))
+        if issue:
+            issues.append(issue)
+            continue
+        model: Any = index.load("config_sections", name)
+        try:
+            model.model_validate(table)
+        except ValidationError as exc:
+            issues += [
+                Issue(i.code, i.message, (name, *i.path))
+                for i in issues_from_validation(exc, model)
+            ]
     from agentrig.builtins.compose_security import security_issues  # imports this module
 
     issues += security_issues(loaded, index)

@@ -1,7 +1,7 @@
 """Composition steps for ``[credential_stores.<id>]`` and ``[sealers.<id>]``, and their checks.
 
 Both run before the providers and the session stores (see
-``agentrig.kernel.runtime.COMPOSERS``): a provider credential written as
+:mod:`agentrig.builtins.composition`): a provider credential written as
 ``"$STORE:<store-id>:<service>/<account>"`` is resolved through the ``credential_stores``
 catalog while the providers are built, and a session store whose options say
 ``sealer = "<sealer-id>"`` receives the ``sealers`` catalog in its factory spec.

@@ -11,9 +11,9 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from types import UnionType
+from types import MappingProxyType, UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
@@ -35,6 +35,7 @@ __all__ = [
     "StoreConfig",
     "ToolConfig",
     "env_resolver",
+    "installed_sections",
     "issues_from_validation",
     "known_keys",
     "load_config",
@@ -172,6 +173,10 @@ class RuntimeConfig(_Strict):
     claude_code: ClaudeCodeConfig = Field(default_factory=lambda: ClaudeCodeConfig())
 
 
+def _read_only(tables: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(tables))
+
+
 @attrs.frozen(slots=True)
 class LoadedConfig:
     """A validated config plus where it came from (for error messages and relative paths)."""
@@ -179,6 +184,9 @@ class LoadedConfig:
     config: RuntimeConfig
     source: str | None
     base_dir: Path
+    #: the top-level tables plugins own (``agentrig.config_sections``), not yet validated:
+    #: the owner's model validates one when it is read (``Runtime.config_section``)
+    sections: Mapping[str, Any] = attrs.field(factory=dict, converter=_read_only)
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -216,11 +224,14 @@ def known_keys(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]
     return list(current.model_fields) if _is_model(current) else []
 
 
-def _unknown_key(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
+def _unknown_key(
+    model: type[BaseModel] | None, loc: tuple[str | int, ...], extra: Iterable[str] = ()
+) -> str:
     if not loc:
         return "unknown key"
     key = loc[-1]
     known = known_keys(model, loc[:-1]) if model is not None else []
+    known += sorted(extra)
     close = difflib.get_close_matches(str(key), known, n=1) if known else []
     if close:
         return f"unknown key {key!r}; did you mean {close[0]!r}?"
@@ -230,15 +241,16 @@ def _unknown_key(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> s
 
 
 def issues_from_validation(
-    error: ValidationError, model: type[BaseModel] | None = None
+    error: ValidationError, model: type[BaseModel] | None = None, sections: Iterable[str] = ()
 ) -> list[Issue]:
-    """One issue per validation error; an unknown key of ``model`` gets a "did you mean"."""
+    """One issue per validation error; an unknown key of ``model`` gets a "did you mean"
+    (at the top level, ``sections`` -- the tables plugins own -- are known keys too)."""
     issues = []
     for item in error.errors(include_url=False):
         loc = tuple(p for p in item["loc"] if isinstance(p, str | int))
         kind = item["type"]
         if kind == "extra_forbidden":
-            message = _unknown_key(model, loc)
+            message = _unknown_key(model, loc, sections if len(loc) == 1 else ())
         elif kind == "missing":
             message = "required key is missing"
         else:
@@ -289,15 +301,25 @@ def _read_file(path: Path) -> Mapping[str, Any]:
     return data
 
 
+def installed_sections() -> frozenset[str]:
+    """The names of the config tables installed plugins own (``agentrig.config_sections``)."""
+    from agentrig.kernel.discovery import EntryPointSource
+
+    return frozenset(e.name for e in EntryPointSource(["config_sections"]).entries())
+
+
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig | LoadedConfig | None,
     *,
+    sections: Iterable[str] | None = None,
     claude_settings: Sequence[str] = (),
 ) -> LoadedConfig:
     """Parse and validate a config from a file path, a mapping or a model.
 
-    ``claude_settings`` adds Claude Code settings files to ``[claude_code] settings`` (the
-    CLI's ``--claude-settings``).
+    A top-level table named in ``sections`` (default: :func:`installed_sections`) belongs to
+    a plugin: it is kept in :attr:`LoadedConfig.sections` for its owner to validate.  Any
+    other unknown key is an error.  ``claude_settings`` adds Claude Code settings files to
+    ``[claude_code] settings`` (the CLI's ``--claude-settings``).
     """
     if isinstance(source, LoadedConfig):
         return source
@@ -319,11 +341,16 @@ def load_config(
         section["settings"] = [*section.get("settings", ()), *claude_settings]
         data = {**data, "claude_code": section}
     data = apply_claude_code(data, base)
+    owned = (installed_sections() if sections is None else frozenset(sections)) - set(
+        RuntimeConfig.model_fields
+    )
+    core = {k: v for k, v in data.items() if k not in owned}
     try:
-        config = RuntimeConfig.model_validate(data)
+        config = RuntimeConfig.model_validate(core)
     except ValidationError as exc:
-        raise ConfigError(issues_from_validation(exc, RuntimeConfig), source=name) from None
-    return LoadedConfig(config, name, base)
+        issues = issues_from_validation(exc, RuntimeConfig, owned)
+        raise ConfigError(issues, source=name) from None
+    return LoadedConfig(config, name, base, {k: v for k, v in data.items() if k in owned})
 
 
 def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:

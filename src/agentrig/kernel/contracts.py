@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 __all__ = [
     "ContractViolation",
     "with_options",
+    "check_config_section",
     "check_factory",
     "check_hook_plugin",
     "check_provider_factory",
@@ -116,6 +117,16 @@ def check_factory(obj: object) -> None:
 def check_provider_factory(obj: object) -> None:
     """``factory(ProviderConfig) -> Provider`` with an optional pydantic ``options_model``."""
     check_factory(obj)
+
+
+def check_config_section(obj: object) -> None:
+    """A pydantic model class: it validates the whole ``[<name>]`` table of the config."""
+    from pydantic import BaseModel
+
+    if not (isinstance(obj, type) and issubclass(obj, BaseModel)):
+        raise ContractViolation(
+            f"expected a pydantic BaseModel subclass for the table, got {obj!r}"
+        )
 
 
 def check_tool(obj: object) -> object:

@@ -72,6 +72,12 @@ KINDS: dict[str, KindSpec] = {
             "agentrig.kernel.contracts:check_factory",
         ),
         KindSpec(
+            "config_sections",
+            "agentrig.config_sections",
+            "top-level config tables a plugin owns: a pydantic model validating the table",
+            "agentrig.kernel.contracts:check_config_section",
+        ),
+        KindSpec(
             "variants",
             "agentrig.variants",
             "tagged-union members (session events, stream chunks, content blocks)",

@@ -30,12 +30,19 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
+from pydantic import BaseModel, ValidationError
 
 from agentrig.catalog import ReadonlyCatalog, Registry
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, ErrorInfo, HookError, Issue, RuntimeClosedError, error_info
 from agentrig.kernel.composition import PHASES, Composition, phase_of
-from agentrig.kernel.config import LoadedConfig, RuntimeConfig, SecretResolver, load_config
+from agentrig.kernel.config import (
+    LoadedConfig,
+    RuntimeConfig,
+    SecretResolver,
+    issues_from_validation,
+    load_config,
+)
 from agentrig.kernel.discovery import (
     CORE_DISTRIBUTION,
     EntryPointSource,
@@ -67,6 +74,7 @@ __all__ = [
 
 _log = get_logger("runtime")
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
 
 #: The catalogs every runtime has (keyed by the config's ids).
 CATALOG_KINDS = (
@@ -124,6 +132,7 @@ class Runtime:
         self._cancel_running = False
         self._close_report: tuple[ErrorInfo, ...] | None = None
         self._spawn = spawn
+        self._sections: dict[str, BaseModel] = {}
         self.services = Services()
         """Services plugins provide, by typed key (see :mod:`agentrig.kernel.services`)."""
 
@@ -131,6 +140,28 @@ class Runtime:
     @property
     def config(self) -> RuntimeConfig:
         return self.loaded.config
+
+    def config_section(self, name: str, model: type[_M]) -> _M | None:
+        """The plugin-owned table ``[name]`` validated by ``model`` (None when absent).
+
+        The table's owner declares it with an ``agentrig.config_sections`` entry point (name =
+        table name, value = ``model``); an invalid table is a ConfigError at its key path.
+        """
+        raw = self.loaded.sections.get(name)
+        if raw is None:
+            return None
+        cached = self._sections.get(name)
+        if not isinstance(cached, model):
+            try:
+                cached = model.model_validate(raw)
+            except ValidationError as exc:
+                issues = [
+                    Issue(i.code, i.message, (name, *i.path))
+                    for i in issues_from_validation(exc, model)
+                ]
+                raise ConfigError(issues, source=self.loaded.source) from None
+            self._sections[name] = cached
+        return cached
 
     # ---- catalogs -------------------------------------------------------------------------------
     def catalog(self, kind: str) -> ReadonlyCatalog[str, Any]:
@@ -371,13 +402,14 @@ async def open_runtime(
     by ``(kind, id, object)``.  ``plugins`` registers extra listener objects by name.
     ``environ`` is where the documented plugin switches are read (default ``os.environ``).
     """
-    loaded = load_config(config)
     disabled_env, autoload_env = env_plugin_settings(os.environ if environ is None else environ)
     plugin_sources: list[PluginSource] = (
         list(sources) if sources is not None else [EntryPointSource()]
     )
     if memory is not None:
         plugin_sources.append(memory)
+    owned = {e.name for s in plugin_sources for e in s.entries() if e.kind == "config_sections"}
+    loaded = load_config(config, sections=owned)
     settings = loaded.config.plugins
     index = PluginIndex(
         plugin_sources,

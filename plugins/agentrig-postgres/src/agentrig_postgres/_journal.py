@@ -1,0 +1,85 @@
+"""The execution journal on PostgreSQL: one committed transaction per record.
+
+A write returns only after PostgreSQL committed it (with the server's default
+``synchronous_commit = on`` that means it is on the server's disk), so a crash of the
+process leaves every confirmed record and nothing half-written.  ``UNIQUE (run_id, kind,
+key)`` makes a second write of the same record impossible, even from two processes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from pydantic import TypeAdapter
+
+from agentrig.journal import (
+    ExecutionRecord,
+    JournalError,
+    JournalRecord,
+    ModelIntent,
+    ModelSettlement,
+    RecordJournal,
+    ToolIntent,
+    ToolSettlement,
+)
+from agentrig_postgres._db import Database, ensure_schema, table
+
+__all__ = ["PostgresJournal"]
+
+Record = ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSettlement
+
+_RECORDS: TypeAdapter[Record] = TypeAdapter(JournalRecord)
+
+
+class PostgresJournal(RecordJournal):
+    """An execution journal in PostgreSQL (see the module docs)."""
+
+    def __init__(self, dsn: str, *, schema: str = "public", connect_timeout: float = 10.0) -> None:
+        super().__init__()
+        self.schema = schema
+        self._table = table(schema, "journal")
+        self._db = Database(dsn, connect_timeout=connect_timeout)
+        self._ready = False
+
+    async def _conn(self) -> Database:
+        if not self._ready:
+            schema = self.schema
+            try:
+                await self._db.run(lambda connection: ensure_schema(connection, schema))
+            except psycopg.Error as exc:
+                self._db.drop()
+                raise JournalError(f"cannot open the PostgreSQL journal: {exc}") from exc
+            self._ready = True
+        return self._db
+
+    async def _append(self, record: Record) -> None:
+        db = await self._conn()
+        insert = sql.SQL("INSERT INTO {} (run_id, kind, key, body) VALUES (%s, %s, %s, %s)")
+        params = (record.run_id, record.kind, record.key, record.model_dump_json())
+
+        def work(connection: psycopg.Connection[Any]) -> None:
+            with connection.transaction():
+                connection.execute(insert.format(self._table), params)
+
+        await db.run(work)
+
+    async def _select(self, where: sql.SQL, params: tuple[str, ...]) -> list[Record]:
+        db = await self._conn()
+        query = sql.SQL("SELECT body FROM {} WHERE {} ORDER BY seq").format(self._table, where)
+        rows = await db.fetch(query, params)
+        return [_RECORDS.validate_json(body) for (body,) in rows]
+
+    async def _read(self, run_id: str) -> list[Record]:
+        return await self._select(sql.SQL("run_id = %s"), (run_id,))
+
+    async def _read_executions(self) -> list[ExecutionRecord]:
+        records = await self._select(sql.SQL("kind = %s"), ("execution",))
+        return [record for record in records if isinstance(record, ExecutionRecord)]
+
+    async def _close(self) -> None:
+        await self._db.aclose()
+
+    def __repr__(self) -> str:
+        return f"<PostgresJournal schema={self.schema}>"

@@ -1,0 +1,217 @@
+"""The ``postgres`` session store: session logs in one table, shared by processes and machines.
+
+* Each ``append`` batch is one transaction: a crash (of the process, the connection or the
+  server) leaves the whole batch or none of it -- never a torn record.
+* One writer per session across processes and machines: a writer holds a session-scoped
+  advisory lock on its own connection for as long as it is open.  PostgreSQL releases the
+  lock when that connection ends, so a killed process never leaves a stale lock behind (and
+  there are no lock files at all).
+* A failed append raises, and that writer refuses every later append until the session is
+  opened again -- its lock may be gone with its connection, so nothing more is confirmed on
+  its behalf.
+* Bodies are stored as the exact JSON text agentrig wrote, so events of plugin variants no
+  installed plugin knows are written back unchanged.
+* ``load`` reports rows it cannot read and gaps in the ``seq`` numbering as damage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentrig.ids import session_id as check_session_id
+from agentrig.kernel import with_options
+from agentrig.session import (
+    BrokenWriterError,
+    LoadReport,
+    NotASessionLogError,
+    SessionEvent,
+    SessionStoreError,
+    WriterConflictError,
+    dump_event,
+    parse_event,
+    sequence_problems,
+)
+from agentrig_postgres._db import Database, ensure_schema, table
+
+__all__ = ["PostgresSessionStore", "PostgresStoreOptions", "factory"]
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+class PostgresStoreOptions(BaseModel):
+    """``[session_stores.<id>] kind = "postgres"`` options."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    #: a libpq connection string or URI without a password (``postgresql://user@host/db``);
+    #: libpq reads the password from its own sources (``~/.pgpass``, ``PGPASSFILE``)
+    dsn: str
+    #: the schema that holds the ``agentrig_*`` tables (created when missing)
+    db_schema: str = Field("public", alias="schema", pattern=_IDENTIFIER.pattern)
+    #: seconds to wait for a connection
+    connect_timeout: float = Field(10.0, gt=0)
+
+
+def _lock_key(schema: str, session_id: str) -> str:
+    return f"agentrig.session:{schema}:{session_id}"
+
+
+class _PostgresWriter:
+    """The single writer of one session: its own connection, holding the session's lock."""
+
+    def __init__(self, store: PostgresSessionStore, session_id: str, db: Database) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._db: Database | None = db
+        self._broken: str | None = None
+
+    async def append(self, events: Sequence[SessionEvent]) -> None:
+        if self._db is None:
+            raise SessionStoreError("this session writer is closed")
+        if self._broken is not None:
+            raise BrokenWriterError(
+                f"session {self._session_id!r}: an earlier append failed ({self._broken}); "
+                "this writer appends nothing more -- open the session again to continue"
+            )
+        rows = [(self._session_id, event.seq, dump_event(event)) for event in events]
+        insert = sql.SQL("INSERT INTO {} (session_id, seq, body) VALUES (%s, %s, %s)").format(
+            self._store.events_table
+        )
+
+        def work(connection: psycopg.Connection[Any]) -> None:
+            with connection.transaction(), connection.cursor() as cursor:
+                cursor.executemany(insert, rows)
+
+        try:
+            await self._db.run(work)
+        except psycopg.Error as exc:
+            self._broken = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            raise SessionStoreError(
+                f"cannot append to session {self._session_id!r}: {self._broken}; the batch of "
+                f"{len(events)} event(s) was not stored"
+            ) from exc
+
+    async def aclose(self) -> None:
+        if self._db is not None:
+            db, self._db = self._db, None
+            # closing the connection releases the advisory lock
+            await db.aclose()
+
+
+class PostgresSessionStore:
+    """Session logs in PostgreSQL (see the module docs)."""
+
+    def __init__(self, dsn: str, *, schema: str = "public", connect_timeout: float = 10.0) -> None:
+        if not _IDENTIFIER.match(schema):
+            raise SessionStoreError(f"schema {schema!r} is not a plain SQL identifier")
+        self.dsn = dsn
+        self.schema = schema
+        self.connect_timeout = connect_timeout
+        self.events_table = table(schema, "session_events")
+        self._db = Database(dsn, connect_timeout=connect_timeout)
+        self._ready = False
+
+    def _where(self) -> str:
+        """The database as an error message may name it (no password)."""
+        try:
+            info = psycopg.conninfo.conninfo_to_dict(self.dsn)
+        except psycopg.Error:
+            return "the configured database"
+        host = info.get("host") or "localhost"
+        return f"database {info.get('dbname') or '?'} on {host}:{info.get('port') or 5432}"
+
+    async def _prepared(self, db: Database) -> None:
+        schema = self.schema
+        await db.run(lambda connection: ensure_schema(connection, schema))
+
+    async def _ensure(self) -> Database:
+        if not self._ready:
+            try:
+                await self._prepared(self._db)
+            except psycopg.Error as exc:
+                self._db.drop()
+                raise SessionStoreError(f"cannot use {self._where()}: {exc}") from exc
+            self._ready = True
+        return self._db
+
+    async def open_writer(self, session_id: str) -> _PostgresWriter:
+        check_session_id(session_id)
+        await self._ensure()
+        db = Database(self.dsn, connect_timeout=self.connect_timeout)
+        key = _lock_key(self.schema, session_id)
+
+        def lock(connection: psycopg.Connection[Any]) -> bool:
+            row = connection.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+            ).fetchone()
+            return bool(row and row[0])
+
+        try:
+            acquired = await db.run(lock)
+        except psycopg.Error as exc:
+            await db.aclose()
+            raise SessionStoreError(f"cannot open session {session_id!r}: {exc}") from exc
+        if not acquired:
+            await db.aclose()
+            raise WriterConflictError(
+                f"session {session_id!r} in {self._where()} already has a writer "
+                "(another process or runtime holds it); close that one first"
+            )
+        return _PostgresWriter(self, session_id, db)
+
+    async def load(self, session_id: str) -> LoadReport:
+        check_session_id(session_id)
+        db = await self._ensure()
+        query = sql.SQL("SELECT seq, body FROM {} WHERE session_id = %s ORDER BY seq").format(
+            self.events_table
+        )
+        try:
+            rows = await db.fetch(query, (session_id,))
+        except psycopg.Error as exc:
+            raise SessionStoreError(f"cannot read session {session_id!r}: {exc}") from exc
+        if not rows:
+            raise SessionStoreError(f"no stored session {session_id!r} in {self._where()}")
+        events: list[SessionEvent] = []
+        problems: list[str] = []
+        for seq, body in rows:
+            try:
+                events.append(parse_event(body))
+            except (ValidationError, ValueError) as exc:
+                problems.append(f"event {seq} unreadable: {str(exc).splitlines()[0]}")
+        if not events:
+            raise NotASessionLogError(
+                f"session {session_id!r} in {self._where()} holds no readable event "
+                f"({problems[-1]}); delete its rows or use another session id"
+            )
+        problems.extend(sequence_problems(events))
+        return LoadReport(session_id, tuple(events), bool(problems), "; ".join(problems) or None)
+
+    async def exists(self, session_id: str) -> bool:
+        db = await self._ensure()
+        query = sql.SQL("SELECT 1 FROM {} WHERE session_id = %s LIMIT 1").format(self.events_table)
+        return bool(await db.fetch(query, (session_id,)))
+
+    async def list_sessions(self) -> tuple[str, ...]:
+        db = await self._ensure()
+        query = sql.SQL("SELECT DISTINCT session_id FROM {} ORDER BY session_id").format(
+            self.events_table
+        )
+        return tuple(str(row[0]) for row in await db.fetch(query))
+
+    async def aclose(self) -> None:
+        await self._db.aclose()
+
+
+@with_options(PostgresStoreOptions)
+def factory(spec: dict[str, Any]) -> PostgresSessionStore:
+    """Entry point ``postgres`` of ``agentrig.session_stores``."""
+    options = PostgresStoreOptions.model_validate(spec.get("options", {}))
+    return PostgresSessionStore(
+        options.dsn, schema=options.db_schema, connect_timeout=options.connect_timeout
+    )
