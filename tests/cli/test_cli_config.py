@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,22 @@ def installed(install_dist: Any) -> None:
         },
         {
             "cli_cfg_mod": """
+                from agentrig.builtins.jsonl_store import factory as jsonl
+                from agentrig.builtins.scripted import factory as scripted
+
+                BUILT = []
+
                 def provider(config):
-                    raise AssertionError("config check must never build a provider")
+                    BUILT.append(("provider", dict(config.credentials)))
+                    if config.options.get("explode"):
+                        raise RuntimeError("cannot open the moon gateway")
+                    return scripted(config)
 
                 def store(config):
-                    raise AssertionError("config check must never build a store")
+                    BUILT.append(("store", dict(config["options"])))
+                    if config["options"].get("explode"):
+                        raise OSError("the disk is read-only")
+                    return jsonl({**config, "options": {"directory": str(config["base_dir"])}})
             """
         },
     )
@@ -57,6 +69,12 @@ session_store = "disk"
 def test_valid_file_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, VALID)
     assert main(["config", "check", str(path)]) == 0
+    # what the file names was constructed -- with a placeholder, the variable was never read
+    from agentrig.kernel import PlaceholderResolver
+
+    built = importlib.import_module("cli_cfg_mod").BUILT
+    assert ("provider", {"api_key": PlaceholderResolver().value}) in built
+    assert ("store", {}) in built
     captured = capsys.readouterr()
     assert captured.out.strip() == f"{path}: ok"
     # the $ENV: reference was checked for syntax only -- the variable is not set, that's fine
@@ -157,6 +175,26 @@ def test_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "check", str(tmp_path / "absent.toml")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("table", "path", "cause"),
+    [
+        ("providers.main", "providers.main", "RuntimeError: cannot open the moon gateway"),
+        ("session_stores.disk", "session_stores.disk", "OSError: the disk is read-only"),
+    ],
+)
+def test_a_factory_that_raises_is_a_problem_at_its_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str, path: str, cause: str
+) -> None:
+    text = VALID.replace(f"[{table}]\n", f"[{table}]\noptions = {{ explode = true }}\n")
+    file = write(tmp_path, text)
+    assert main(["config", "check", str(file)]) == 1
+    (line,) = capsys.readouterr().out.splitlines()
+    kind = table.split(".")[0]
+    assert line.startswith(f"{file}: {path}: the {kind} factory ")
+    assert f"({DIST} 1.2.3: entry point agentrig.{kind}:" in line
+    assert line.endswith(f"raised {cause}")
 
 
 def test_a_plugin_owned_table_is_validated_by_its_owner(

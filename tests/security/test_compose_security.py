@@ -254,25 +254,40 @@ def test_config_check_reports_store_and_sealer_problems_without_reading_anything
     assert not (tmp_path / "state").exists()  # nothing was built, nothing read
 
 
+_VALID_SECURITY = """\
+    [credential_stores.vault]
+    kind = "file"
+
+    [sealers.main]
+    kind = "sodium"
+    options = { directory = "state/keys", locked = true }
+
+    [providers.main]
+    kind = "scripted"
+    credentials = { api_key = "$STORE:vault:openai/team/bot" }
+
+    [session_stores.local]
+    kind = "sqlite"
+    options = { sealer = "main" }
+    """
+
+
 def test_config_check_accepts_a_valid_security_composition(tmp_path: Path) -> None:
-    path = _write(
-        tmp_path,
-        """\
-        [credential_stores.vault]
-        kind = "file"
-
-        [sealers.main]
-        kind = "sodium"
-        options = { directory = "state/keys", locked = true }
-
-        [providers.main]
-        kind = "scripted"
-        credentials = { api_key = "$STORE:vault:openai/team/bot" }
-
-        [session_stores.local]
-        kind = "sqlite"
-        options = { sealer = "main" }
-        """,
-    )
+    path = _write(tmp_path, _VALID_SECURITY)
+    # a locked sealer needs its keys: generate them once, unlocked, as an operator would
+    factory: Any = agentrig.PluginIndex().load("sealers", "sodium")
+    factory({"options": {"directory": "state/keys"}, "base_dir": str(tmp_path)})
+    keys = sorted(p.name for p in (tmp_path / "state" / "keys").iterdir())
     assert check_file(path) == []
-    assert not (tmp_path / "state").exists()
+    # constructing read no secret and made no credential file; the keys are untouched
+    assert not (tmp_path / ".agentrig" / "credentials.json").exists()
+    assert sorted(p.name for p in (tmp_path / "state" / "keys").iterdir()) == keys
+
+
+def test_config_check_constructs_the_sealer_and_reports_that_it_cannot_start(
+    tmp_path: Path,
+) -> None:
+    path = _write(tmp_path, _VALID_SECURITY)
+    (line,) = check_file(path)  # locked, and no keys were ever generated
+    assert line.startswith(f"{path}: sealers.main: the sealers factory 'sodium' (")
+    assert "no public key yet" in line

@@ -10,7 +10,7 @@ transaction back: nothing is published, the writer is released.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentrig.agent._agent import Agent
@@ -84,6 +84,29 @@ class AgentRegistry:
             for tool_name in members:
                 tools.append(catalog.require(tool_name))
         return tools
+
+    def _given_tools(self, tools: Sequence[Tool]) -> list[Tool]:
+        """Tools passed to ``create(tools=...)``: one ID, one tool -- a second tool with an id
+        already taken (in the list, or by a different tool of the runtime) is refused."""
+        catalog = self.runtime.tools
+        chosen: dict[str, tuple[int, Tool]] = {}
+        for position, tool in enumerate(tools):
+            if tool.id in chosen and chosen[tool.id][1] is not tool:
+                raise DuplicateIdError(
+                    f"tool id {tool.id!r} is given twice to agents.create(tools=...) by two "
+                    f"different tools (items {chosen[tool.id][0]} and {position}); "
+                    "one ID, one tool"
+                )
+            registered = catalog.get(tool.id)
+            if registered is not None and registered is not tool:
+                origin = self.runtime.registry("tools").source_of(tool.id) or "the runtime"
+                raise DuplicateIdError(
+                    f"tool id {tool.id!r} given to agents.create(tools=...) is already the id "
+                    f"of a different tool of this runtime (from {origin}); one ID, one tool -- "
+                    "rename one, or pass the runtime's tool (rt.tools.require(id))"
+                )
+            chosen.setdefault(tool.id, (position, tool))
+        return [tool for _, tool in chosen.values()]
 
     def _store(self, config: AgentConfig) -> SessionStore | None:
         if config.session_store is None:
@@ -203,7 +226,7 @@ class AgentRegistry:
         tools: list[Tool] | None,
     ) -> Agent:
         self.runtime.providers.require(config.provider)
-        agent_tools = tools if tools is not None else self._tools(config)
+        agent_tools = self._given_tools(tools) if tools is not None else self._tools(config)
         writer: SessionWriter | None = None
         if store is not None:
             writer = await store.open_writer(session.id)

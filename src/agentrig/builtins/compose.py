@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentrig.builtins._factory import call_factory
 from agentrig.credentials import (
     STORE_PREFIX,
     CredentialReferenceError,
@@ -26,7 +27,7 @@ from agentrig.errors import (
     PluginDisabledError,
     UnknownIdError,
 )
-from agentrig.kernel.config import issues_from_validation, resolve_secret
+from agentrig.kernel.config import PlaceholderResolver, issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
 from agentrig.kernel.runtime import AGENTS, HTTP, MODELS
 
@@ -45,6 +46,9 @@ __all__ = [
 ]
 
 Path = tuple[str | int, ...]
+
+#: the registration source of a test override (``open_runtime(overrides=...)``)
+OVERRIDE = "override"
 
 
 def _entry_issue(index: PluginIndex, kind: str, name: str, path: Path) -> Issue | None:
@@ -194,6 +198,9 @@ async def _resolve_credentials(
     for key, ref in credentials.items():
         path = ("providers", pid, "credentials", key)
         if ref.startswith(STORE_PREFIX):
+            if isinstance(rt.resolver, PlaceholderResolver):  # reads no secret (config check)
+                resolved[key] = rt.resolver.value
+                continue
             stores = dict(rt.catalog("credential_stores").entries())
             try:
                 resolved[key] = await resolve_store_reference(ref, stores)
@@ -240,7 +247,7 @@ async def compose_providers(rt: Runtime) -> None:
             models=models,
             peers=rt.providers.require,
         )
-        provider = factory(config)
+        provider = call_factory(rt, "providers", entry.kind, ("providers", pid), factory, config)
         if not isinstance(provider, Provider):
             raise rt.index.fail(
                 "providers",
@@ -267,33 +274,69 @@ async def compose_stores(rt: Runtime) -> None:
         model = getattr(factory, "options_model", None)
         if isinstance(model, type) and issubclass(model, BaseModel):
             options = model.model_validate(options).model_dump()
-        store = factory(
-            {"id": sid, "options": options, "base_dir": rt.loaded.base_dir, "sealers": sealers}
+        spec = {"id": sid, "options": options, "base_dir": rt.loaded.base_dir, "sealers": sealers}
+        store = call_factory(
+            rt, "session_stores", entry.kind, ("session_stores", sid), factory, spec
         )
         registry.register(store, id=sid, source=f"session_stores:{entry.kind}")
 
 
 async def compose_tools(rt: Runtime) -> None:
-    """Load every tool the config names (``[tools.*]`` and each agent's ``tools``)."""
-    wanted: dict[str, None] = dict.fromkeys(rt.config.tools)
-    for agent in rt.config.agents.values():
-        wanted.update(dict.fromkeys(agent.tools))
+    """Load every tool the config names (``[tools.*]`` and each agent's ``tools``).
+
+    One ID, one tool: two entries (tools or toolsets, installed or in memory) that bring the
+    same tool id are a config error naming both -- neither silently wins.  A test override
+    of an id is the one deliberate replacement.
+    """
+    wanted: dict[str, Path] = {name: ("tools", name) for name in rt.config.tools}
+    for aid, agent in rt.config.agents.items():
+        for i, name in enumerate(agent.tools):
+            wanted.setdefault(name, ("agents", aid, "tools", i))
     if not wanted:
         return
     registry = rt.registry("tools")
     toolsets = rt.registry("toolsets")
-    for name in wanted:
-        if registry.has(name) or toolsets.has(name):
+    issues: list[Issue] = []
+    for name, path in wanted.items():
+        entry = rt.index.find("tools", name)
+        if toolsets.has(name) or registry.has(name):
+            # an override, or a plugin's earlier step, provides it; an installed entry of the
+            # same name would be a second source for it
+            previous = toolsets.source_of(name) or registry.source_of(name)
+            if entry is not None and previous not in (OVERRIDE, f"tools:{name}"):
+                issues.append(_duplicate(rt, name, previous, f"tools:{name}", path))
             continue
-        if rt.index.find("tools", name) is None:
+        if entry is None:
             continue  # maybe a plugin's step provides it; compose_agents reports it if not
         tools: Any = rt.index.load("tools", name)  # checked: a tuple of tools
+        source = f"tools:{name}"
         for tool in tools:
-            if not registry.has(tool.id):
-                registry.register(tool, id=tool.id, source=f"tools:{name}")
+            previous = registry.source_of(tool.id) if registry.has(tool.id) else None
+            if previous is None:
+                registry.register(tool, id=tool.id, source=source)
+            elif previous != OVERRIDE and registry.get(tool.id) is not tool:
+                issues.append(_duplicate(rt, tool.id, previous, source, path))
         if len(tools) != 1 or tools[0].id != name:
             # a toolset: its entry name stands for all of its tools
-            toolsets.register(tuple(tool.id for tool in tools), id=name, source=f"tools:{name}")
+            toolsets.register(tuple(tool.id for tool in tools), id=name, source=source)
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+
+
+def _duplicate(rt: Runtime, tool_id: str, first: str | None, second: str, path: Path) -> Issue:
+    return Issue(
+        "config.duplicate_tool",
+        f"tool id {tool_id!r} is brought by two entries: {_entry_label(rt, first)} and "
+        f"{_entry_label(rt, second)}; one ID, one tool -- disable one of them "
+        "(plugins.disabled) or rename a tool",
+        path,
+    )
+
+
+def _entry_label(rt: Runtime, source: str | None) -> str:
+    kind, _, name = (source or "").partition(":")
+    entry = rt.index.find(kind, name) if kind and name else None
+    return f"{source} ({entry.describe()})" if entry is not None else str(source)
 
 
 async def compose_agents(rt: Runtime) -> None:

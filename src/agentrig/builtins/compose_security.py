@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from agentrig.builtins._factory import call_factory
 from agentrig.builtins.compose import _entry_issue, _options_issues
 from agentrig.credentials import (
     CredentialReferenceError,
@@ -133,7 +134,8 @@ def _build(rt: Runtime, kind: str, table: dict[str, StoreConfig]) -> None:
         model = getattr(factory, "options_model", None)
         if isinstance(model, type) and issubclass(model, BaseModel):
             options = model.model_validate(options).model_dump()
-        built = factory({"id": sid, "options": options, "base_dir": rt.loaded.base_dir})
+        spec = {"id": sid, "options": options, "base_dir": rt.loaded.base_dir}
+        built = call_factory(rt, kind, entry.kind, (kind, sid), factory, spec)
         if not isinstance(built, protocol):
             raise rt.index.fail(
                 kind,

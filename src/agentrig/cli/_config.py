@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -15,15 +16,23 @@ if TYPE_CHECKING:
     from agentrig.errors import Issue
     from agentrig.kernel import LoadedConfig, PluginIndex
 
-__all__ = ["check_file", "plugin_warnings", "register", "secret_syntax_issues"]
+__all__ = [
+    "check_file",
+    "construction_issues",
+    "plugin_warnings",
+    "register",
+    "secret_syntax_issues",
+]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _CHECK_HELP = """\
-Validate FILE (agentrig.toml, or .yaml/.yml with PyYAML) the way open_runtime() would:
-the strict schema (unknown keys, wrong types), then every ID it names (providers, tools,
-session stores, hook strategies) against the installed plugins, importing only those.
-$ENV: secret references are checked for syntax only; they are never resolved here.
+Validate FILE (agentrig.toml, .json, or .yaml/.yml with PyYAML) the way open_runtime()
+would: the strict schema (unknown keys, wrong types), then every ID it names (providers,
+tools, session stores, hook strategies) against the installed plugins, importing only those,
+then construct what it names (a factory that raises is a problem at its key path) -- with
+no network call, no autoloaded listener run and no secret read: $ENV: and $STORE:
+references are checked for syntax only and stand in as placeholders.
 
 Each problem is printed as 'FILE: key.path: message'.  Exit codes: 0 valid, 1 invalid,
 2 usage error (e.g. FILE does not exist).
@@ -91,12 +100,50 @@ def check_file(path: Path, *, warnings: list[str] | None = None) -> list[str]:
     index = plugin_index(loaded)
     issues = [*index.setting_issues(), *check_composition(loaded, index)]
     issues += secret_syntax_issues(loaded)
+    if not issues:  # every name resolves: build what they name, to find factories that raise
+        issues += construction_issues(loaded)
     notes = plugin_warnings(loaded, index)
     if loaded.config.plugins.strict:
         issues += notes
     elif warnings is not None:
         warnings += _lines(str(path), notes)
     return _lines(str(path), issues)
+
+
+def construction_issues(loaded: LoadedConfig) -> list[Issue]:
+    """Compose the runtime the way ``open_runtime`` would, then close it -- without network
+    (every HTTP request fails), without reading a secret (placeholders) and without running
+    autoloaded listener plugins.  Returns what composing raised, at its key path."""
+    import anyio
+    import httpx
+
+    from agentrig.errors import AgentrigError, ConfigError, Issue
+    from agentrig.kernel import DISABLE_AUTOLOAD_ENV, PlaceholderResolver, open_runtime
+
+    def no_network(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("agentrig config check makes no network calls", request=request)
+
+    environ = {k: v for k, v in os.environ.items() if k.startswith("AGENTRIG_")}
+    environ[DISABLE_AUTOLOAD_ENV] = "1"
+
+    async def compose() -> None:
+        async with open_runtime(
+            loaded,
+            resolver=PlaceholderResolver(),
+            environ=environ,
+            http_transport=httpx.MockTransport(no_network),
+        ):
+            pass
+
+    try:
+        anyio.run(compose)
+    except ConfigError as exc:
+        return list(exc.issues)
+    except AgentrigError as exc:
+        return [Issue(exc.code, str(exc))]
+    except Exception as exc:  # a plugin's own failure: reported, never a traceback
+        return [Issue("config.compose_failed", f"composing raised {type(exc).__name__}: {exc}")]
+    return []
 
 
 def plugin_warnings(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:

@@ -27,6 +27,7 @@ __all__ = [
     "AgentConfig",
     "HookConfig",
     "LoadedConfig",
+    "PlaceholderResolver",
     "PermissionsConfig",
     "PluginsConfig",
     "ProviderConfigEntry",
@@ -357,6 +358,21 @@ def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:
     """A resolver over the process environment (what the CLI passes)."""
     env = os.environ if environ is None else environ
     return env.get
+
+
+@attrs.frozen(slots=True)
+class PlaceholderResolver:
+    """Resolves every secret reference to a placeholder and reads no secret at all.
+
+    ``agentrig config check`` composes with it: every factory is constructed (so one that
+    raises is found) while no environment variable and no credential store is read --
+    ``$STORE:`` references get the placeholder too.
+    """
+
+    value: str = "<placeholder: secrets are not read here>"
+
+    def __call__(self, name: str) -> str:
+        return self.value
 
 
 def resolve_secret(

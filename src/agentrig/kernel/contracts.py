@@ -55,15 +55,16 @@ class ContractViolation(Exception):
         self.rule = rule
 
 
-def run_check(check: str, obj: object) -> object:
-    """Resolve ``"module:function"`` and run it; returns the (possibly normalised) object."""
+def run_check(check: str, obj: object, name: str | None = None) -> object:
+    """Resolve ``"module:function"`` and run it on ``obj``, loaded from entry point ``name``;
+    returns the (possibly normalised) object."""
     module_name, _, func_name = check.partition(":")
     func = getattr(importlib.import_module(module_name), func_name)
-    result = func(obj)
+    result = func(obj, name)
     return obj if result is None else result
 
 
-def check_hook_plugin(obj: object) -> None:
+def check_hook_plugin(obj: object, name: str | None = None) -> None:
     """A listener plugin carries at least one ``@agentrig.hookimpl`` function, and every one
     of them would run: a known hook, no wrapper, ``(payload)`` or ``(payload, next)``."""
     for name in dir(obj):
@@ -96,7 +97,7 @@ def _check_options_model(obj: object) -> None:
         )
 
 
-def check_factory(obj: object) -> None:
+def check_factory(obj: object, name: str | None = None) -> None:
     """A factory kind: a callable taking one configuration argument."""
     if not callable(obj):
         raise ContractViolation(f"expected a callable factory, got {type(obj).__name__}")
@@ -114,12 +115,12 @@ def check_factory(obj: object) -> None:
     _check_options_model(obj)
 
 
-def check_provider_factory(obj: object) -> None:
+def check_provider_factory(obj: object, name: str | None = None) -> None:
     """``factory(ProviderConfig) -> Provider`` with an optional pydantic ``options_model``."""
     check_factory(obj)
 
 
-def check_config_section(obj: object) -> None:
+def check_config_section(obj: object, name: str | None = None) -> None:
     """A pydantic model class: it validates the whole ``[<name>]`` table of the config."""
     from pydantic import BaseModel
 
@@ -129,14 +130,15 @@ def check_config_section(obj: object) -> None:
         )
 
 
-def check_tool(obj: object) -> object:
-    """A tool (or toolset) as defined by :mod:`agentrig.tools`."""
+def check_tool(obj: object, name: str | None = None) -> object:
+    """A tool (or toolset) as defined by :mod:`agentrig.tools`; a single tool's id is the
+    entry point's ``name``."""
     from agentrig.tools import check_tool_contribution
 
-    return check_tool_contribution(obj)
+    return check_tool_contribution(obj, name)
 
 
-def check_variants(obj: object) -> tuple[Any, ...]:
+def check_variants(obj: object, name: str | None = None) -> tuple[Any, ...]:
     """A ``Variant`` subclass, or an iterable of them."""
     from agentrig.variants import Variant
 

@@ -364,7 +364,7 @@ class PluginIndex:
             error = self._fail(entry, f"import failed: {type(exc).__name__}: {exc}")
             raise error from exc
         try:
-            checked = run_check(KINDS[kind].check, obj)
+            checked = run_check(KINDS[kind].check, obj, name)
         except ContractViolation as exc:
             raise self._fail(entry, exc.rule) from None
         except Exception as exc:

@@ -406,10 +406,16 @@ def check_input(tool: Tool, arguments: Mapping[str, Any]) -> CheckResult[Any]:
     return CheckResult.ok(value)
 
 
-def check_tool_contribution(obj: object) -> tuple[Tool, ...]:
-    """Normalise a ``agentrig.tools`` contribution into a tuple of checked tools."""
+def check_tool_contribution(obj: object, name: str | None = None) -> tuple[Tool, ...]:
+    """Normalise a ``agentrig.tools`` contribution into a tuple of checked tools.
+
+    An entry point's name is the id it registers: a single tool contributed as entry ``name``
+    must have the id ``name``.  A :class:`Toolset` (or a list of tools) declares the ids it
+    brings -- its tools' ids, each once -- and its entry name stands for all of them.
+    """
     from agentrig.kernel.contracts import ContractViolation
 
+    single = False
     if isinstance(obj, Toolset):
         items: Iterable[object] = obj.tools
     elif isinstance(obj, list | tuple):
@@ -419,8 +425,19 @@ def check_tool_contribution(obj: object) -> tuple[Tool, ...]:
             f"{obj.__qualname__} is a plain function; decorate it with @agentrig.tool"
         )
     else:
-        items = (obj,)
+        items, single = (obj,), True
     tools = tuple(_check_one(item) for item in items)
     if not tools:
         raise ContractViolation("an empty toolset contributes nothing")
+    if single and name is not None and tools[0].id != name:
+        raise ContractViolation(
+            f"the entry point is named {name!r} but its tool's id is {tools[0].id!r}; an entry "
+            f"point's name is the id it registers -- rename the entry point or the tool "
+            f"(@tool(id={name!r})), or contribute a Toolset, which declares the ids it brings"
+        )
+    seen: set[str] = set()
+    for tool in tools:
+        if tool.id in seen:
+            raise ContractViolation(f"the toolset brings the tool id {tool.id!r} twice")
+        seen.add(tool.id)
     return tools
