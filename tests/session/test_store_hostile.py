@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 import anyio
@@ -256,3 +258,29 @@ async def test_an_agent_that_never_ran_leaves_no_file_in_the_sessions_folder(
         async with agentrig.open_runtime(config) as rt:
             rt.agent("assistant")  # created with a fresh session, never run
     assert _leftovers(kind, tmp_path) == []
+
+
+async def test_a_narrowing_umask_still_gives_exactly_owner_only_files(
+    store_kind: str, make_store: StoreFactory, tmp_path: Path
+) -> None:
+    previous = os.umask(0o277)  # takes the owner's own write bit from every create
+    try:
+        store = make_store()
+        writer = await store.open_writer("ses_x")
+        await writer.append(sample_events("ses_x", turns=1))
+        modes = {
+            str(p.relative_to(tmp_path)): stat.S_IMODE(p.stat().st_mode)
+            for p in (tmp_path / "state").rglob("*")
+        }
+        await writer.aclose()
+        await store.aclose()
+    finally:
+        os.umask(previous)
+    lock = (
+        "state/sessions/ses_x.lock"
+        if store_kind == "jsonl"
+        else ("state/db/sessions.sqlite3.locks/ses_x.lock")
+    )
+    assert modes[lock] == 0o600
+    for name, mode in modes.items():
+        assert mode in (0o600, 0o700), (name, oct(mode))

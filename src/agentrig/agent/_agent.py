@@ -62,7 +62,7 @@ from agentrig.session import (
     SystemPrompt,
     TurnTrigger,
 )
-from agentrig.tools import Tool
+from agentrig.tools import Tool, ToolDefinitionError, check_tool_contribution
 from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
 
 if TYPE_CHECKING:
@@ -212,6 +212,22 @@ class Agent:
         for tool_id in tool_ids:
             if tool_id in self._tools:
                 self._loaded.add(tool_id)
+
+    def replace_tools(self, tools: Sequence[Tool]) -> None:
+        """Swap in a new tool set -- a plugin's toolset changed (an MCP server's list did).
+
+        Takes effect at the next request; deferred tools loaded earlier stay loaded when
+        they are still present.  A listener calls it between turns (``pre_step`` of step 1).
+        """
+        checked = check_tool_contribution(tuple(tools)) if tools else ()
+        by_id = {t.id: t for t in checked}
+        if len(by_id) != len(checked):
+            twice = sorted({t.id for t in checked if sum(u.id == t.id for u in checked) > 1})
+            raise ToolDefinitionError(f"replace_tools: tool ids given twice: {', '.join(twice)}")
+        self._tools = by_id
+        self._loaded &= self._tools.keys()
+        self._plan_cache = None
+        self._denied = None
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], *, signal: CancelSignal | None = None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentrig.session import SessionStoreError, WriterConflictError
 
-__all__ = ["WriterLock", "open_private"]
+__all__ = ["WriterLock", "fix_hint", "open_private"]
 
 if sys.platform != "win32":
     import fcntl
@@ -26,15 +26,33 @@ if sys.platform != "win32":
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
+def fix_hint(exc: BaseException, folder: Path, option: str) -> str:
+    """What to do about an OS error met in a store's ``folder`` (configured by ``option``)."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if number is None and isinstance(exc.__cause__, OSError):
+        number = exc.__cause__.errno
+    if number in (errno.EACCES, errno.EPERM):
+        return (
+            f" -- this user cannot read or write {folder}: give it back to this user with "
+            f"mode 700, or set {option} to another location"
+        )
+    if number == errno.EROFS:
+        return f" -- {folder} is on a read-only filesystem: set {option} to a writable location"
+    if number in (errno.ENOSPC, errno.EDQUOT):
+        return f" -- the disk holding {folder} is full: free space or set {option} elsewhere"
+    return ""
+
+
 def open_private(path: Path, flags: int) -> int:
-    """``os.open`` that creates ``path`` owner-only (0o600) when it does not exist yet.
+    """``os.open`` that creates ``path`` owner-only (exactly 0o600, whatever the umask) when
+    it does not exist yet.
 
     A symlink at ``path`` is not followed, and an existing file that is not a regular file
     of this user granting nothing to group or others is refused with
     :class:`~agentrig.session.SessionStoreError` -- reported, never adopted or repaired.
     """
     try:
-        fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+        fd, created = _open_or_create(path, flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SessionStoreError(f"{path} is a symlink; refusing to follow it") from exc
@@ -52,10 +70,28 @@ def open_private(path: Path, flags: int) -> int:
             f"has mode {stat.S_IMODE(info.st_mode):04o}; it must grant nothing to group or "
             "others (reported, not repaired)"
         )
+    elif created and stat.S_IMODE(info.st_mode) != 0o600:
+        os.fchmod(fd, 0o600)  # the umask took the owner's own bits: give them back
     if problem is not None:
         os.close(fd)
         raise SessionStoreError(f"{path} {problem}")
     return fd
+
+
+def _open_or_create(path: Path, flags: int) -> tuple[int, bool]:
+    """``(descriptor, created)``; a file removed between the two opens is created afresh."""
+    for _attempt in range(_ATTEMPTS):
+        try:
+            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            return fd, True
+        try:
+            return os.open(path, flags | os.O_CLOEXEC | _NOFOLLOW), False
+        except FileNotFoundError:
+            continue
+    raise SessionStoreError(f"{path} keeps appearing and disappearing; try again")
 
 
 class WriterLock:
@@ -67,10 +103,16 @@ class WriterLock:
     descriptor must still be the file at ``path``, or the contender opens it afresh.
     """
 
-    def __init__(self, path: Path, session_id: str) -> None:
+    def __init__(self, path: Path, session_id: str, *, option: str) -> None:
         self.path = path
         for _attempt in range(_ATTEMPTS):
-            fd = open_private(path, os.O_RDWR)
+            try:
+                fd = open_private(path, os.O_RDWR)
+            except OSError as exc:
+                raise SessionStoreError(
+                    f"cannot create the lock {path} of session {session_id!r}: "
+                    f"{exc.strerror or exc}{fix_hint(exc, path.parent, option)}"
+                ) from exc
             try:
                 if sys.platform != "win32":
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

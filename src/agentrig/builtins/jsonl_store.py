@@ -39,7 +39,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentrig.builtins._locks import WriterLock
+from agentrig.builtins._locks import WriterLock, fix_hint
 from agentrig.errors import ConfigError, Issue
 from agentrig.host import HostError, OwnerOnlyStore
 from agentrig.ids import session_id as _check_session_id
@@ -69,6 +69,8 @@ class JsonlStoreOptions(BaseModel):
     #: seal every event with the ``[sealers.<id>]`` of this id
     sealer: str | None = None
 
+
+_OPTION = "options.directory of the jsonl session store"
 
 #: The artifact kind of a sealed session event (an ``append`` kind).
 SESSION_EVENT = "session.event"
@@ -167,8 +169,11 @@ class _JsonlWriter:
         try:
             created = not self._owner.exists(self._path.name)
             file = self._owner.open_append(self._path.name)
-        except HostError as exc:
-            raise SessionStoreError(f"cannot open session file {self._path}: {exc}") from exc
+        except (HostError, OSError) as exc:
+            raise SessionStoreError(
+                f"cannot open session file {self._path}: {exc}"
+                + fix_hint(exc, self._path.parent, _OPTION)
+            ) from exc
         self._end = os.fstat(file.fileno()).st_size
         if created and self._durable:
             _fsync_dir(self._path.parent)
@@ -272,6 +277,7 @@ class JsonlSessionStore:
             except (HostError, OSError) as exc:
                 raise SessionStoreError(
                     f"the session directory {self.directory} cannot be used: {exc}"
+                    + fix_hint(exc, self.directory, _OPTION)
                 ) from exc
         return self._owner
 
@@ -284,7 +290,7 @@ class JsonlSessionStore:
     async def open_writer(self, session_id: str) -> _JsonlWriter:
         path = self._path(session_id)
         owner = self._store()
-        lock = WriterLock(path.with_suffix(".lock"), session_id)
+        lock = WriterLock(path.with_suffix(".lock"), session_id, option=_OPTION)
         try:
             try:
                 raw = owner.read_bytes(path.name)
@@ -305,9 +311,12 @@ class JsonlSessionStore:
                 else self.sealer.open_appender(SESSION_EVENT, session_id)
             )
             return _JsonlWriter(owner, path, lock, self.durable, appender)
-        except HostError as exc:
+        except (HostError, OSError) as exc:
             lock.release()
-            raise SessionStoreError(f"cannot open session {session_id!r}: {exc}") from exc
+            raise SessionStoreError(
+                f"cannot open session {session_id!r}: {exc}"
+                + fix_hint(exc, self.directory, _OPTION)
+            ) from exc
         except BaseException:
             lock.release()
             raise
@@ -323,7 +332,10 @@ class JsonlSessionStore:
         except FileNotFoundError:
             raise missing from None
         except (HostError, OSError) as exc:
-            raise SessionStoreError(f"cannot read session {session_id!r}: {exc}") from exc
+            raise SessionStoreError(
+                f"cannot read session {session_id!r}: {exc}"
+                + fix_hint(exc, self.directory, _OPTION)
+            ) from exc
         complete, torn = _split_complete(raw)
         events: list[SessionEvent] = []
         problems: list[str] = []

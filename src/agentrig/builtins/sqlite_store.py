@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentrig.builtins._locks import WriterLock
+from agentrig.builtins._locks import WriterLock, fix_hint
 from agentrig.builtins.jsonl_store import SESSION_EVENT, sealer_option
 from agentrig.host import HostError, OwnerOnlyStore
 from agentrig.ids import session_id as _check_session_id
@@ -51,6 +51,8 @@ from agentrig.session import (
 )
 
 __all__ = ["SqliteSessionStore", "SqliteStoreOptions", "factory"]
+
+_OPTION = "options.path of the sqlite session store"
 
 #: ``PRAGMA application_id`` of a session database ("AGRG"): a database of anything else is
 #: refused rather than given an ``events`` table.
@@ -148,6 +150,7 @@ class SqliteSessionStore:
             except (HostError, OSError) as exc:
                 raise SessionStoreError(
                     f"the session database's directory {self.path.parent} cannot be used: {exc}"
+                    + fix_hint(exc, self.path.parent, _OPTION)
                 ) from exc
         return self._owner
 
@@ -161,6 +164,7 @@ class SqliteSessionStore:
             except (HostError, OSError) as exc:
                 raise SessionStoreError(
                     f"the session database {self.path} cannot be used: {exc}"
+                    + fix_hint(exc, self.path.parent, _OPTION)
                 ) from exc
             journal = self.path.with_name(self.path.name + "-journal")
             if journal.exists() and journal.stat().st_size > 0:
@@ -219,13 +223,16 @@ class SqliteSessionStore:
         try:
             directory = self._store().ensure_dir(self.path.name + ".locks")
         except (HostError, OSError) as exc:
-            raise SessionStoreError(f"the session lock directory cannot be used: {exc}") from exc
+            raise SessionStoreError(
+                f"the session lock directory cannot be used: {exc}"
+                + fix_hint(exc, self.path.parent, _OPTION)
+            ) from exc
         return directory / f"{session_id}.lock"
 
     async def open_writer(self, session_id: str) -> _SqliteWriter:
         _check_session_id(session_id)
         self.connection()
-        lock = WriterLock(self._lock_path(session_id), session_id)
+        lock = WriterLock(self._lock_path(session_id), session_id, option=_OPTION)
         appender = (
             None if self.sealer is None else self.sealer.open_appender(SESSION_EVENT, session_id)
         )

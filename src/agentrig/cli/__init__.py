@@ -129,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except UsageError as exc:
-        print(f"agentrig {args.command}: error: {exc}", file=sys.stderr)
+        code = f" [{exc.code}]" if exc.code else ""
+        print(f"agentrig {args.command}: error{code}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except AgentrigError as exc:  # a plugin command's failure: one line, no traceback
         print(f"agentrig {args.command}: error [{exc.code}]: {exc}", file=sys.stderr)

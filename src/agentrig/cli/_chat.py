@@ -14,9 +14,17 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
-from agentrig.cli._common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Subparsers, UsageError
+from agentrig.cli._common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Subparsers,
+    UsageError,
+    prompt_text,
+)
 from agentrig.cli._run import (
     CompositionError,
     add_common_arguments,
@@ -154,26 +162,66 @@ async def _chat(loaded: LoadedConfig, agent_id: str, session: str | None) -> int
     return EXIT_FAILURE if failed else EXIT_OK
 
 
+def _stdin_lines() -> Callable[[], str | bytes]:
+    """A function returning the next line of stdin (empty at its end).
+
+    A real stdin is read with ``os.read`` on its descriptor, outside Python's buffered
+    reader: a daemon thread blocked inside that reader holds its lock, and the interpreter
+    aborts if it has to take the lock at exit.  A stdin object without a descriptor (a test's
+    ``StringIO``) is read line by line, as bytes when it has a binary buffer.
+    """
+    import io
+    import os
+
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        binary = getattr(sys.stdin, "buffer", None)
+        return binary.readline if binary is not None else sys.stdin.readline
+    pending = bytearray()
+
+    def next_line() -> bytes:
+        while True:
+            end = pending.find(b"\n")
+            if end >= 0:
+                line = bytes(pending[: end + 1])
+                del pending[: end + 1]
+                return line
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                line = bytes(pending)
+                pending.clear()
+                return line
+            pending.extend(chunk)
+
+    return next_line
+
+
 class _LineReader:
-    """Lines of stdin, read by a daemon thread so a blocked read never holds the exit."""
+    """Lines of stdin, read by a daemon thread so a blocked read never holds the exit.
+
+    Lines are read as bytes (when stdin has a binary buffer) and decoded here, strictly:
+    a line that is not UTF-8 is a usage error before it becomes a turn.
+    """
 
     def __init__(self) -> None:
         self._portal: anyio.from_thread.BlockingPortal | None = None
-        self._receive: anyio.abc.ObjectReceiveStream[str | None] | None = None
+        self._receive: anyio.abc.ObjectReceiveStream[str | bytes | None] | None = None
 
     async def __aenter__(self) -> _LineReader:
         import anyio
         import anyio.from_thread
 
-        send, receive = anyio.create_memory_object_stream[str | None](1)
+        send, receive = anyio.create_memory_object_stream[str | bytes | None](1)
         portal = anyio.from_thread.BlockingPortal()
         await portal.__aenter__()
         self._portal, self._receive = portal, receive
+        next_line = _stdin_lines()
 
         def read() -> None:
             try:
                 while True:
-                    line = sys.stdin.readline()
+                    line = next_line()
                     portal.call(send.send, line or None)
                     if not line:
                         return
@@ -184,14 +232,15 @@ class _LineReader:
         return self
 
     async def next(self) -> str | None:
-        """The next line, or None at end of input."""
+        """The next line, or None at end of input; :class:`UsageError` if it is not UTF-8."""
         import anyio
 
         assert self._receive is not None
         try:
-            return await self._receive.receive()
+            line = await self._receive.receive()
         except anyio.EndOfStream:
             return None
+        return None if line is None else prompt_text(line, "stdin")
 
     async def __aexit__(self, *exc: object) -> None:
         if self._receive is not None:

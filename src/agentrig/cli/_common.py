@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
@@ -22,8 +23,10 @@ __all__ = [
     "EXIT_USAGE",
     "Subparsers",
     "UsageError",
+    "config_path",
     "load_plugin_settings",
     "plugin_index",
+    "prompt_text",
     "version_text",
 ]
 
@@ -34,7 +37,46 @@ EXIT_INTERRUPTED = 130
 
 
 class UsageError(Exception):
-    """The command line was wrong (exit code 2): a missing file, a bad combination."""
+    """The command line was wrong (exit code 2): a missing file, a bad combination.
+
+    ``code`` (e.g. ``cli.not_utf8``) is shown as ``error [code]: ...`` when given.
+    """
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def config_path(file: str) -> Path:
+    """The composition file ``file`` names; a usage error when it is missing or a folder."""
+    path = Path(file)
+    if path.is_dir():
+        raise UsageError(
+            f"{file} is a directory, not a composition file; give the file itself "
+            f"(for example {path / 'agentrig.toml'})",
+            code="cli.config_is_directory",
+        )
+    if not path.is_file():
+        raise UsageError(f"no such file: {file}")
+    return path
+
+
+def prompt_text(raw: str | bytes, source: str) -> str:
+    """A prompt as text, refused (before anything is sent or stored) unless it is UTF-8.
+
+    ``raw`` is bytes read from a file or stdin, or a ``str`` Python decoded with
+    ``surrogateescape`` (command-line arguments, stdin in a C locale), whose undecodable
+    bytes show as lone surrogates.
+    """
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogateescape")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"the prompt from {source} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at "
+            f"offset {exc.start}); convert it to UTF-8 first (e.g. iconv -t UTF-8)",
+            code="cli.not_utf8",
+        ) from None
 
 
 def version_text() -> str:

@@ -10,7 +10,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentrig.cli._common import EXIT_FAILURE, EXIT_OK, Subparsers, UsageError, plugin_index
+from agentrig.cli._common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    Subparsers,
+    UsageError,
+    config_path,
+    plugin_index,
+)
 
 if TYPE_CHECKING:
     from agentrig.errors import Issue
@@ -65,9 +72,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    path = Path(args.file)
-    if not path.is_file():
-        raise UsageError(f"no such file: {args.file}")
+    path = config_path(args.file)
     warnings: list[str] = []
     problems = check_file(path, warnings=warnings)
     for line in warnings:

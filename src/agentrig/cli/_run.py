@@ -23,7 +23,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from agentrig.cli._common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Subparsers, UsageError
+from agentrig.cli._common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Subparsers,
+    UsageError,
+    config_path,
+    prompt_text,
+)
 
 if TYPE_CHECKING:
     from agentrig.agent import Agent, RunResult
@@ -111,8 +119,43 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="print the run result as JSON (value, invocation record, usage, cost_usd)",
     )
-    parser.add_argument("prompt", metavar="PROMPT", help="the user message")
+    parser.add_argument(
+        "prompt", metavar="PROMPT", nargs="?", help="the user message ('-' reads it from stdin)"
+    )
+    parser.add_argument(
+        "-f",
+        "--prompt-file",
+        metavar="FILE",
+        help="read the user message from FILE (UTF-8) instead of PROMPT",
+    )
     parser.set_defaults(handler=run)
+
+
+def read_prompt(args: argparse.Namespace) -> str:
+    """The prompt of ``run``: the argument, stdin (``-``) or ``--prompt-file``, as UTF-8.
+
+    Checked before the runtime opens, so a prompt that is not UTF-8 is a usage error
+    (exit 2) and nothing reaches the session.
+    """
+    given: str | None = args.prompt
+    if args.prompt_file is not None:
+        if given is not None:
+            raise UsageError("give either PROMPT or --prompt-file, not both")
+        path = Path(args.prompt_file)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read the prompt file {path}: {exc.strerror or exc}",
+                code="cli.prompt_file",
+            ) from None
+        return prompt_text(raw, f"the file {path}")
+    if given is None:
+        raise UsageError("give the PROMPT, '-' to read it from stdin, or --prompt-file FILE")
+    if given == "-":
+        stdin = getattr(sys.stdin, "buffer", None)
+        return prompt_text(stdin.read() if stdin is not None else sys.stdin.read(), "stdin")
+    return prompt_text(given, "the command line")
 
 
 # ---- shared with chat ----------------------------------------------------------------------
@@ -131,9 +174,7 @@ def load_composition(
     from agentrig.errors import ConfigError
     from agentrig.kernel import load_config
 
-    path = Path(file)
-    if not path.is_file():
-        raise UsageError(f"no such file: {file}")
+    path = config_path(file)
     extra: list[str] = []
     if claude_settings:
         project = path.resolve().parent / ".claude"
@@ -338,6 +379,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
+    args.prompt = read_prompt(args)
     try:
         loaded = load_composition(
             args.config,

@@ -14,6 +14,7 @@ transport, a filesystem write) and for genuine failures.  The tree::
           │    ├── ModeNotEnforcedError   store.mode_not_enforced    system  (.mode)
           │    ├── AlreadyExistsError     store.exists               user
           │    └── InPlaceUnconfirmed     store.in_place_unconfirmed system
+          │         └── PartialReplaceError  store.partial_replace  (.replaced, .not_replaced)
           └── MarkerError                 marker.error               system
                ├── MarkerHeldError        marker.held                system  (.owner, .state)
                └── MarkerLostError        marker.lost                system
@@ -39,6 +40,7 @@ __all__ = [
     "MarkerLostError",
     "ModeNotEnforcedError",
     "OwnerStoreError",
+    "PartialReplaceError",
     "PathContainmentError",
     "PathEscapeError",
     "UnsafeExistingError",
@@ -136,6 +138,24 @@ class InPlaceUnconfirmed(OwnerStoreError):
 
     code = "store.in_place_unconfirmed"
     recoverable = True
+
+
+class PartialReplaceError(InPlaceUnconfirmed):
+    """A staged replace of several files stopped between renames.
+
+    ``replaced`` already hold their new content (in place, unconfirmed); ``not_replaced``
+    still hold their old content.  Every file was staged and flushed before the first
+    rename, so what is in place is complete.
+    """
+
+    code = "store.partial_replace"
+
+    def __init__(
+        self, message: str, *, replaced: tuple[str, ...], not_replaced: tuple[str, ...]
+    ) -> None:
+        super().__init__(message, path=replaced[0] if replaced else "")
+        self.replaced = replaced
+        self.not_replaced = not_replaced
 
 
 class MarkerError(HostError):

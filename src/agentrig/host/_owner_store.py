@@ -5,9 +5,15 @@ whatever mode it had, a file keeps the mode it was first created with, and tight
 after creation leaves a window where the content is readable.  This module therefore:
 
 * creates with the final mode from the start -- ``mkdir(0o700)``, ``open(O_CREAT | O_EXCL |
-  O_NOFOLLOW, 0o600)`` -- and never ``chmod``\\s afterwards (the umask can only narrow);
-* verifies the mode on the opened descriptor (``fstat``) after creating, which catches a
-  filesystem that accepts a mode and ignores it (:class:`ModeNotEnforcedError`);
+  O_NOFOLLOW, 0o600)`` -- and never widens anything to others afterwards;
+* verifies the mode on the opened descriptor (``fstat``) after *every* create, whatever the
+  umask: a mode wider than 0600 / 0700 means the filesystem ignored it
+  (:class:`ModeNotEnforcedError`, and a created file is removed); a narrower one (a umask
+  that took the owner's own bits) is set to exactly 0600 / 0700 and verified again;
+* refuses a store root that is itself a symlink (:class:`UnsafeExistingError`): whoever can
+  replace the link would choose where the records go.  The root's *ancestors* are resolved
+  once, when the store is made (``/tmp`` may be a link on macOS); from then on every path
+  is walked from the resolved root without following any link;
 * reports, never adopts, anything already there that is a symlink, not owned by this user,
   or open to group/other (:class:`UnsafeExistingError`);
 * walks every path from the root through directory descriptors opened with ``O_NOFOLLOW``,
@@ -15,6 +21,9 @@ after creation leaves a window where the content is readable.  This module there
 * replaces by writing a temp file beside the target and renaming it; ``durable=True`` adds
   ``fsync`` of the file before and of the directory after the rename, so a crash leaves the
   old content or the new one;
+* replaces several files as one step (:meth:`OwnerOnlyStore.write_many`): each is staged
+  and flushed beside its target before any is renamed, so no rename publishes content that
+  is not on disk yet;
 * commits create-only writes by ``link``-ing a flushed temp file into place, which fails
   when anything is already there, so two creators cannot both succeed;
 * raises :class:`InPlaceUnconfirmed` when something fails *after* the new content became
@@ -32,7 +41,7 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -41,6 +50,7 @@ from agentrig.host._errors import (
     InPlaceUnconfirmed,
     ModeNotEnforcedError,
     OwnerStoreError,
+    PartialReplaceError,
     UnsafeExistingError,
 )
 from agentrig.host._paths import StrPath, canonical_path, require_within
@@ -90,22 +100,52 @@ def _check_existing(info: os.stat_result, path: str, *, want_dir: bool) -> None:
         raise UnsafeExistingError(
             f"{path} has mode {_describe(info.st_mode)}; an owner-only {kind} must grant "
             "nothing to group or others (it is reported, not repaired: its content may "
-            "already have been read or replaced)",
+            "already have been read or replaced) -- check it, then "
+            f"`chmod {'700' if want_dir else '600'} {path}`, or use another location",
             path=path,
             mode=info.st_mode,
             uid=info.st_uid,
         )
 
 
-def _check_created(fd: int, path: str) -> None:
+def _check_created(fd: int, path: str, want: int) -> None:
+    """Verify what this store just created: exactly ``want``, owned by this user.
+
+    Wider than ``want`` means the filesystem ignored the mode: :class:`ModeNotEnforcedError`.
+    Narrower means the umask took some of the owner's own bits (``umask 0277``): the mode is
+    set to ``want`` on the descriptor -- granting nothing to anyone else, so no window opens
+    -- and verified again.
+    """
     info = os.fstat(fd)
-    if info.st_mode & 0o077 or info.st_uid != os.geteuid():
+    bits = stat.S_IMODE(info.st_mode) & 0o777
+    if bits & ~want or info.st_uid != os.geteuid():
         raise ModeNotEnforcedError(
-            f"{path} was created owner-only but reports mode {_describe(info.st_mode)} "
+            f"{path} was created with mode {want:04o} but reports mode {_describe(info.st_mode)} "
             f"owned by uid {info.st_uid}: this filesystem does not enforce owner-only modes",
             path=path,
             mode=info.st_mode,
         )
+    if bits != want:
+        os.fchmod(fd, want)
+        info = os.fstat(fd)
+        if stat.S_IMODE(info.st_mode) & 0o777 != want:
+            raise ModeNotEnforcedError(
+                f"{path} stays at mode {_describe(info.st_mode)} after setting {want:04o}: "
+                "this filesystem does not keep the modes it is given",
+                path=path,
+                mode=info.st_mode,
+            )
+
+
+def _open_created_dir(name: str, parent_fd: int | None) -> int:
+    """Open a directory this store just created, even if the umask left it unreadable."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except PermissionError:
+        # umask 0700 and up leave a new directory 0000; only its creator's own bits are
+        # restored (it is ours and empty), then it is opened and verified like any other
+        os.chmod(name, _DIR_MODE, dir_fd=parent_fd)
+        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
 
 
 def _lstat_at(name: str, dir_fd: int) -> os.stat_result | None:
@@ -113,6 +153,13 @@ def _lstat_at(name: str, dir_fd: int) -> os.stat_result | None:
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return None
+
+
+def _discard(staged: list[tuple[int, str, str]]) -> None:
+    """Remove staged temp files that were never renamed into place."""
+    for dir_fd, temp, _name in staged:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -135,7 +182,18 @@ class OwnerOnlyStore:
             raise OwnerStoreError(
                 "the owner-only store needs POSIX modes and dir_fd support", path=str(root)
             )
-        self._root = canonical_path(root)
+        given = os.path.abspath(os.fspath(root))
+        if os.path.islink(given):
+            target = os.readlink(given)
+            raise UnsafeExistingError(
+                f"the store root {given} is a symlink (to {target}); refusing it: whoever can "
+                "replace the link chooses where the records go -- configure the real "
+                "directory instead",
+                path=given,
+                mode=None,
+                uid=os.lstat(given).st_uid,
+            )
+        self._root = canonical_path(given)
         self._ensure_root()
 
     @property
@@ -156,8 +214,15 @@ class OwnerOnlyStore:
             missing.append(current)
             current = current.parent
         for directory in reversed(missing):
-            with contextlib.suppress(FileExistsError):
+            try:
                 os.mkdir(directory, _DIR_MODE)
+            except FileExistsError:
+                continue  # made meanwhile by someone else: checked like any existing one
+            fd = _open_created_dir(str(directory), None)
+            try:
+                _check_created(fd, str(directory), _DIR_MODE)
+            finally:
+                os.close(fd)
         fd = self._open_root()
         os.close(fd)
 
@@ -198,7 +263,11 @@ class OwnerOnlyStore:
             except FileExistsError:
                 pass
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+            fd = (
+                _open_created_dir(name, parent_fd)
+                if created
+                else os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+            )
         except OSError as exc:
             info = _lstat_at(name, parent_fd)
             if info is not None:
@@ -208,7 +277,7 @@ class OwnerOnlyStore:
             raise OwnerStoreError(f"cannot open directory {path}: {exc}", path=path) from exc
         try:
             if created:
-                _check_created(fd, path)
+                _check_created(fd, path, _DIR_MODE)
             else:
                 _check_existing(os.fstat(fd), path, want_dir=True)
         except BaseException:
@@ -246,9 +315,9 @@ class OwnerOnlyStore:
                 os.mkdir(parts[-1], _DIR_MODE, dir_fd=dir_fd)
             except FileExistsError as exc:
                 raise AlreadyExistsError(f"{target} already exists", path=target) from exc
-            fd = os.open(parts[-1], _DIR_FLAGS, dir_fd=dir_fd)
+            fd = _open_created_dir(parts[-1], dir_fd)
             try:
-                _check_created(fd, target)
+                _check_created(fd, target, _DIR_MODE)
             finally:
                 os.close(fd)
         return Path(target)
@@ -267,7 +336,7 @@ class OwnerOnlyStore:
             dir_fd=dir_fd,
         )
         try:
-            _check_created(fd, path)
+            _check_created(fd, path, _FILE_MODE)
         except BaseException:
             os.close(fd)
             with contextlib.suppress(OSError):
@@ -321,6 +390,60 @@ class OwnerOnlyStore:
                         path=target,
                     ) from exc
         return Path(target)
+
+    def write_many(self, files: Mapping[str, bytes], *, durable: bool = True) -> tuple[Path, ...]:
+        """Replace several files as one step: stage every one, then rename them all.
+
+        Each file is written to a temp file beside its target (flushed when ``durable``)
+        before *any* rename, so no rename publishes content that is not yet on disk -- on
+        macOS, where the flush stops at the drive's cache, that order is most of the
+        protection.  A failure while staging leaves every old file untouched (the temp
+        files are removed).  A failure between renames raises
+        :class:`PartialReplaceError` naming what is replaced and what is not; a failed
+        directory flush after all renames raises :class:`InPlaceUnconfirmed`.
+        """
+        plan = [(self._split(rel), data) for rel, data in files.items()]
+        targets = [str(self._root.joinpath(*parts)) for parts, _data in plan]
+        if len(set(targets)) != len(targets):
+            raise OwnerStoreError("write_many() got the same file twice", path=str(self._root))
+        with contextlib.ExitStack() as stack:
+            staged: list[tuple[int, str, str]] = []  # (directory fd, temp name, name)
+            try:
+                for (parts, data), target in zip(plan, targets, strict=True):
+                    dir_fd = stack.enter_context(self._directory(parts[:-1], create=True))
+                    existing = _lstat_at(parts[-1], dir_fd)
+                    if existing is not None:
+                        _check_existing(existing, target, want_dir=False)
+                    temp = self._stage(dir_fd, parts[-1], data, fsync=durable)
+                    staged.append((dir_fd, temp, parts[-1]))
+            except BaseException:
+                _discard(staged)
+                raise
+            for index, (dir_fd, temp, name) in enumerate(staged):
+                try:
+                    os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                except BaseException as exc:
+                    _discard(staged[index:])
+                    if index == 0:
+                        raise  # nothing was published: every old file is still there
+                    raise PartialReplaceError(
+                        f"replacing {len(staged)} files stopped after {index}: {exc}; "
+                        f"{', '.join(targets[:index])} hold the new content, "
+                        f"{', '.join(targets[index:])} the old",
+                        replaced=tuple(targets[:index]),
+                        not_replaced=tuple(targets[index:]),
+                    ) from exc
+            if durable:
+                for dir_fd in dict.fromkeys(fd for fd, _temp, _name in staged):
+                    try:
+                        os.fsync(dir_fd)
+                    except OSError as exc:
+                        raise InPlaceUnconfirmed(
+                            f"{len(targets)} files hold their new content but a directory "
+                            f"flush failed: {exc}",
+                            path=targets[0],
+                        ) from exc
+        return tuple(Path(t) for t in targets)
 
     def create_bytes(self, rel: StrPath, data: bytes) -> Path:
         """Create ``rel`` with ``data`` only if nothing is there; otherwise raise.
@@ -395,9 +518,11 @@ class OwnerOnlyStore:
                 fd = self._open_existing(dir_fd, name, target, os.O_WRONLY | os.O_APPEND)
             else:
                 try:
-                    _check_created(fd, target)
+                    _check_created(fd, target, _FILE_MODE)
                 except BaseException:
                     os.close(fd)
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=dir_fd)
                     raise
             return open(fd, "ab", closefd=True)
 

@@ -8,6 +8,8 @@
 * :mod:`agentrig.sealing.framing` -- the versioned framing, readable without keys
   (:func:`~agentrig.sealing.framing.is_sealed`, :func:`~agentrig.sealing.framing.read_header`,
   :func:`~agentrig.sealing.framing.classify`).
+* :class:`SealingGrant` / :class:`GrantingSealer` -- handing sealing to another process:
+  public material only, offered only by a sealer whose key outlives the sealing process.
 * Errors: :class:`LockedError` (intact, cannot open now) and :class:`CorruptError` (does not
   open here), neither carrying plaintext, a key or a path; plus :class:`UnclassifiedKindError`,
   :class:`KindClassError`, :class:`SealerKeyError`.
@@ -20,6 +22,7 @@ from __future__ import annotations
 from agentrig.sealing import framing
 from agentrig.sealing._errors import (
     CorruptError,
+    GrantError,
     KindClassError,
     LockedError,
     SealerError,
@@ -27,6 +30,7 @@ from agentrig.sealing._errors import (
     UnclassifiedKindError,
     UnsupportedFramingError,
 )
+from agentrig.sealing._grant import GRANT_FORMAT, GrantingSealer, SealingGrant
 from agentrig.sealing._kinds import (
     BUILTIN_KINDS,
     ArtifactKind,
@@ -38,15 +42,19 @@ from agentrig.sealing._port import Appender, Sealer
 
 __all__ = [
     "BUILTIN_KINDS",
+    "GRANT_FORMAT",
     "Appender",
     "ArtifactKind",
     "ArtifactKinds",
     "CorruptError",
+    "GrantError",
+    "GrantingSealer",
     "KindClassError",
     "LockedError",
     "Sealer",
     "SealerError",
     "SealerKeyError",
+    "SealingGrant",
     "Storage",
     "UnclassifiedKindError",
     "UnsupportedFramingError",

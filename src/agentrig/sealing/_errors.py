@@ -9,7 +9,8 @@
           │    └── UnsupportedFramingError  sealing.unsupported_framing  system  (.version)
           ├── UnclassifiedKindError      sealing.unclassified_kind  user    (.kind)
           ├── KindClassError             sealing.kind_class         user    (.kind, .storage)
-          └── SealerKeyError             sealing.keys               system
+          ├── SealerKeyError             sealing.keys               system
+          └── GrantError                 sealing.grant              user
 
 Opening fails in exactly two ways, on purpose:
 
@@ -29,6 +30,7 @@ from agentrig.errors import AgentrigError, Category
 
 __all__ = [
     "CorruptError",
+    "GrantError",
     "KindClassError",
     "LockedError",
     "SealerError",
@@ -102,3 +104,10 @@ class SealerKeyError(SealerError):
     """A sealer's keys are missing, unreadable or inconsistent (configuration, not data)."""
 
     code = "sealing.keys"
+
+
+class GrantError(SealerError):
+    """A sealing grant is not one this sealer can use (malformed, another sealer or suite)."""
+
+    code = "sealing.grant"
+    category = "user"

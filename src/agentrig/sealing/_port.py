@@ -56,8 +56,10 @@ class Sealer(Protocol):
     * **Errors.**  ``LockedError`` and ``CorruptError`` carry no plaintext, key or path.
     * **Framing.**  Output uses :mod:`agentrig.sealing.framing`, so a reader without keys
       tells a sealed artifact from a damaged one or from plaintext.
-    * **Grants.**  Handing sealing to another process is not part of this port; a sealer
-      that offers it documents how (and may do so only when the grant carries no secret).
+    * **Grants.**  Handing sealing to another process is an optional extension,
+      :class:`~agentrig.sealing.GrantingSealer`: offered only when the grant carries no
+      secret and the key it seals to outlives the sealing process; any other sealer
+      offers none.
     """
 
     #: The sealer's kind, e.g. ``"sodium"``.

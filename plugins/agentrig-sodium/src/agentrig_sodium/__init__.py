@@ -6,6 +6,13 @@ Entry point ``sodium`` in ``agentrig.sealers``::
     kind = "sodium"
     options = { directory = ".agentrig/keys", locked = false }
 
+Another process seals without any secret through a grant
+(``SodiumSealer.grant().encode()``, passed to it over a channel you trust)::
+
+    [sealers.main]
+    kind = "sodium"
+    options = { grant = "<the grant's JSON>" }
+
 See the distribution's README for the format, the key files and what is not covered.
 """
 
@@ -16,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import with_options
 from agentrig.sealing import ArtifactKinds
 from agentrig_sodium._sealer import SUITE, SodiumAppender, SodiumSealer
@@ -34,6 +42,9 @@ class SodiumOptions(BaseModel):
     locked: bool = False
     #: Generate the keys on first use when the directory holds none.
     create: bool = True
+    #: Seal with another process's grant (``SodiumSealer.grant().encode()``) instead of a
+    #: key directory: seal-only, opens nothing.  Not combined with the options above.
+    grant: str | None = None
 
 
 @with_options(SodiumOptions)
@@ -45,10 +56,24 @@ def factory(spec: dict[str, Any]) -> SodiumSealer:
     :data:`agentrig.sealing.artifact_kinds`).
     """
     options = SodiumOptions.model_validate(spec.get("options", {}))
-    directory = Path(options.directory).expanduser()
-    if not directory.is_absolute():
-        directory = Path(spec.get("base_dir", ".")) / directory
     kinds = spec.get("kinds")
     if kinds is not None and not isinstance(kinds, ArtifactKinds):
         raise TypeError(f"spec['kinds'] must be an ArtifactKinds registry, not {type(kinds)!r}")
+    if options.grant is not None:
+        mixed = sorted(options.model_fields_set & {"directory", "locked", "create"})
+        if mixed:
+            raise ConfigError(
+                [
+                    Issue(
+                        "config.invalid",
+                        f"options.grant makes a seal-only sealer without keys; "
+                        f"{', '.join(mixed)} cannot be combined with it",
+                        ("sealers", str(spec.get("id", "?")), "options", mixed[0]),
+                    )
+                ]
+            )
+        return SodiumSealer.from_grant(options.grant, kinds=kinds)
+    directory = Path(options.directory).expanduser()
+    if not directory.is_absolute():
+        directory = Path(spec.get("base_dir", ".")) / directory
     return SodiumSealer(str(directory), locked=options.locked, create=options.create, kinds=kinds)

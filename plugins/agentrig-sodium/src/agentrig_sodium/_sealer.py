@@ -23,8 +23,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from nacl.exceptions import BadSignatureError, CryptoError
-from nacl.public import SealedBox
+from nacl.public import PublicKey, SealedBox
 from nacl.secret import Aead
+from nacl.signing import VerifyKey
 from nacl.utils import random as random_bytes
 
 from agentrig.host import HostError, OwnerOnlyStore
@@ -32,8 +33,10 @@ from agentrig.sealing import (
     ArtifactKind,
     ArtifactKinds,
     CorruptError,
+    GrantError,
     LockedError,
     SealerKeyError,
+    SealingGrant,
     Storage,
     artifact_kinds,
     framing,
@@ -49,6 +52,16 @@ SUITE = "sodium-x25519-xchacha20poly1305-ed25519/1"
 _WRAPPED_SIZE = 32 + 16 + Aead.KEY_SIZE
 _SIGNATURE_SIZE = 64
 _CACHE_SIZE = 1024
+
+
+_GRANTED = (
+    "the sealed artifact is intact, but this sealer was made from a grant and holds no "
+    "secret key; only the owner's process opens what it seals"
+)
+
+
+def _public_bytes(public: PublicKeys) -> bytes:
+    return bytes(public.box) + bytes(public.verify)
 
 
 def _corrupt(why: str) -> CorruptError:
@@ -109,7 +122,7 @@ class SodiumSealer:
         kinds: ArtifactKinds | None = None,
     ) -> None:
         try:
-            self._store = (
+            self._store: OwnerOnlyStore | None = (
                 directory if isinstance(directory, OwnerOnlyStore) else OwnerOnlyStore(directory)
             )
         except (HostError, OSError) as exc:
@@ -134,6 +147,48 @@ class SodiumSealer:
             public = self._secret.public
         self._public: PublicKeys = public
 
+    # -- grants --------------------------------------------------------------------------
+
+    def grant(self) -> SealingGrant:
+        """A grant another process seals with: the public keys, never a secret.
+
+        The key it seals to is the one in this sealer's key directory, which outlives the
+        process (it is a durable, create-only file), so what a grantee seals stays
+        readable to the owner's process.
+        """
+        return SealingGrant(sealer=self.name, suite=SUITE, public=_public_bytes(self._public))
+
+    @classmethod
+    def from_grant(
+        cls, grant: SealingGrant | str, *, kinds: ArtifactKinds | None = None
+    ) -> SodiumSealer:
+        """A seal-only sealer from another process's :meth:`grant` (no key directory).
+
+        It seals and opens appenders like the owner's sealer, makes no authorship tags,
+        and opens nothing: :class:`~agentrig.sealing.LockedError`, for good -- only the
+        owner's process reads what it seals.
+        """
+        parsed = SealingGrant.decode(grant) if isinstance(grant, str) else grant
+        if parsed.sealer != cls.name:
+            raise GrantError(f"the grant is for the {parsed.sealer!r} sealer, not {cls.name!r}")
+        if parsed.suite != SUITE:
+            raise GrantError(
+                f"the grant is for the suite {parsed.suite!r}; this build seals {SUITE}"
+            )
+        if len(parsed.public) != 64:
+            raise GrantError("the grant's public key material has the wrong size")
+        sealer = cls.__new__(cls)
+        sealer._store = None
+        sealer._kinds = artifact_kinds if kinds is None else kinds
+        sealer._lock = threading.Lock()
+        sealer._listeners = []
+        sealer._cache = OrderedDict()
+        sealer._secret = None
+        sealer._public = PublicKeys(
+            box=PublicKey(parsed.public[:32]), verify=VerifyKey(parsed.public[32:])
+        )
+        return sealer
+
     # -- state ---------------------------------------------------------------------------
 
     @property
@@ -145,6 +200,8 @@ class SodiumSealer:
         return self._secret is not None
 
     def describe(self) -> str:
+        if self._store is None:
+            return f"sodium sealer ({SUITE}), seal-only (from a grant)"
         state = "unlocked" if self.unlocked else "locked (public key only)"
         return f"sodium sealer ({SUITE}), {state}"
 
@@ -172,6 +229,8 @@ class SodiumSealer:
         """
         if self._secret is not None:
             return
+        if self._store is None:
+            raise LockedError(_GRANTED)
         secret = load_secret(self._store, create=False)
         if secret is None:
             raise LockedError("this process holds no secret key for the sealer; it stays locked")
@@ -197,6 +256,8 @@ class SodiumSealer:
 
     def _secret_for_tag(self) -> SecretKeys:
         secret = self._secret
+        if secret is None and self._store is None:
+            raise LockedError(_GRANTED)
         if secret is None:
             raise LockedError("authorship tags need unlocked keys; the sealer is locked")
         return secret
@@ -284,6 +345,8 @@ class SodiumSealer:
     def _open(self, kind: str, owner_id: str, sealed: bytes) -> tuple[bytes, bool]:
         frame = self._frame(self._kinds.classify(kind), sealed)
         secret = self._secret
+        if secret is None and self._store is None:
+            raise LockedError(_GRANTED)
         if secret is None:
             raise LockedError(
                 "the sealed artifact is intact but the sealer is locked (it holds only the "
@@ -313,4 +376,6 @@ class SodiumSealer:
         return self._open(kind, owner_id, sealed)[1]
 
     def __repr__(self) -> str:
+        if self._store is None:
+            return "SodiumSealer(granted)"
         return f"SodiumSealer({'unlocked' if self.unlocked else 'locked'})"

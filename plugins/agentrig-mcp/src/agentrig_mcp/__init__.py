@@ -1,0 +1,88 @@
+"""agentrig-mcp: MCP servers as agentrig toolsets, and agentrig served over MCP.
+
+Client: each configured server's tools become agentrig tools named ``mcp__<server>__<tool>``;
+the runtime's :class:`McpClient` is the service ``rt.services.require(MCP)`` (resources,
+prompts).  Server: ``agentrig mcp serve``.  See ``docs/mcp.md``.
+
+Importing the package is cheap (names load on first use), so ``agentrig --help`` does not pay
+for the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY: dict[str, str] = {
+    "MCP": "agentrig_mcp._service",
+    "HttpServerSpec": "agentrig_mcp._config",
+    "McpClient": "agentrig_mcp._client",
+    "McpError": "agentrig_mcp._errors",
+    "McpServerNotApproved": "agentrig_mcp._errors",
+    "McpServerUnavailable": "agentrig_mcp._errors",
+    "McpSettings": "agentrig_mcp._config",
+    "McpTool": "agentrig_mcp._tools",
+    "ServerConnection": "agentrig_mcp._connection",
+    "StdioServerSpec": "agentrig_mcp._config",
+    "build_server": "agentrig_mcp._serve",
+    "expand_vars": "agentrig_mcp._config",
+    "parse_mcp_json": "agentrig_mcp._config",
+    "parse_settings": "agentrig_mcp._config",
+    "render_result": "agentrig_mcp._tools",
+    "risk_of": "agentrig_mcp._tools",
+    "serve_http": "agentrig_mcp._serve",
+    "serve_stdio": "agentrig_mcp._serve",
+    "tool_name": "agentrig_mcp._tools",
+}
+
+__all__ = [
+    "HttpServerSpec",
+    "MCP",
+    "McpClient",
+    "McpError",
+    "McpServerNotApproved",
+    "McpServerUnavailable",
+    "McpSettings",
+    "McpTool",
+    "ServerConnection",
+    "StdioServerSpec",
+    "build_server",
+    "expand_vars",
+    "parse_mcp_json",
+    "parse_settings",
+    "render_result",
+    "risk_of",
+    "serve_http",
+    "serve_stdio",
+    "tool_name",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentrig_mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:
+    from agentrig_mcp._client import McpClient
+    from agentrig_mcp._config import (
+        HttpServerSpec,
+        McpSettings,
+        StdioServerSpec,
+        expand_vars,
+        parse_mcp_json,
+        parse_settings,
+    )
+    from agentrig_mcp._connection import ServerConnection
+    from agentrig_mcp._errors import McpError, McpServerNotApproved, McpServerUnavailable
+    from agentrig_mcp._serve import build_server, serve_http, serve_stdio
+    from agentrig_mcp._service import MCP
+    from agentrig_mcp._tools import McpTool, render_result, risk_of, tool_name

@@ -1,0 +1,239 @@
+"""The MCP client: a set of server connections and the agentrig tools they offer.
+
+Independent of how a runtime is composed (that is :mod:`agentrig_mcp._plugin`): give it the
+server specs, a way to start tasks, and optionally how references resolve and where
+observations go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+from mcp import types
+
+from agentrig.errors import UnknownIdError
+from agentrig.kernel import Observation
+from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
+from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
+from agentrig_mcp._connection import Resolve, ServerConnection, Spawn
+from agentrig_mcp._tools import McpTool, block_text, tool_name
+from agentrig_mcp._transport import HttpClientFactory
+
+__all__ = ["McpClient"]
+
+Notify = Callable[[Observation], None]
+
+
+async def _literal(spec: StdioServerSpec | HttpServerSpec) -> dict[str, str]:
+    return dict(spec.env) if isinstance(spec, StdioServerSpec) else dict(spec.headers)
+
+
+def _plain_http(spec: HttpServerSpec, headers: dict[str, str]) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        headers=headers, timeout=httpx.Timeout(spec.timeout, read=None), trust_env=False
+    )
+
+
+def _deferral(defer: bool, resident: bool) -> bool | None:
+    # above the server's threshold every tool is deferred except the resident ones; below it
+    # the agent's own deferral policy decides (None)
+    if not defer:
+        return None
+    return not resident
+
+
+class McpClient:
+    """Connections to MCP servers by name, and their tools as agentrig tools."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, StdioServerSpec | HttpServerSpec],
+        *,
+        spawn: Spawn,
+        resolve: Resolve = _literal,
+        http_client: HttpClientFactory = _plain_http,
+        notify: Notify | None = None,
+        max_output_chars: int = 100_000,
+    ) -> None:
+        self._notify = notify
+        self._max_chars = max_output_chars
+        self._stale: set[str] = set()
+        self._tools: dict[str, tuple[McpTool, ...]] = {}
+        self._versions: dict[str, int] = {}
+        self.connections: dict[str, ServerConnection] = {
+            name: ServerConnection(
+                name,
+                spec,
+                spawn=spawn,
+                resolve=resolve,
+                http_client=http_client,
+                on_notification=self._notification,
+            )
+            for name, spec in servers.items()
+        }
+        #: tools a server listed that could not be named (id longer than 128 characters)
+        self.skipped: dict[str, tuple[str, ...]] = {}
+
+    def servers(self) -> list[str]:
+        """The names of the servers this client connects to."""
+        return list(self.connections)
+
+    def connection(self, server: str) -> ServerConnection:
+        """The connection of ``server`` (an error lists the configured servers)."""
+        found = self.connections.get(server)
+        if found is None:
+            import difflib
+
+            known = sorted(self.connections)
+            close = difflib.get_close_matches(server, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UnknownIdError(
+                f"no MCP server {server!r}{hint} (servers: {', '.join(known) or 'none'})",
+                id=server,
+                known=tuple(known),
+                suggestion=close[0] if close else None,
+            )
+        return found
+
+    def _notification(self, server: str, message: types.ServerNotification) -> None:
+        if isinstance(message.root, types.ToolListChangedNotification):
+            self._stale.add(server)
+        if self._notify is not None:
+            kind = message.root.method
+            self._notify(Observation(f"mcp/{kind}", None, {"server": server}))
+
+    def is_stale(self, server: str) -> bool:
+        """Has the server said its tool list changed since :meth:`tools` last listed it?"""
+        return server in self._stale
+
+    def version(self, server: str) -> int:
+        """How many times :meth:`tools` has listed the server (0: never)."""
+        return self._versions.get(server, 0)
+
+    async def tools(self, server: str, *, refresh: bool = False) -> tuple[McpTool, ...]:
+        """The server's tools (starting it when needed); listed again after ``list_changed``
+        or with ``refresh=True``."""
+        cached = self._tools.get(server)
+        if cached is not None and not refresh and server not in self._stale:
+            return cached
+        connection = self.connection(server)
+        self._stale.discard(server)
+        listed = await connection.list_tools()
+        spec = connection.spec
+        defer = spec.defer_above is not None and len(listed) > spec.defer_above
+        previous = {t.definition.name: t for t in cached or ()}
+        tools: list[McpTool] = []
+        skipped: list[str] = []
+        for definition in listed:
+            name = tool_name(server, definition.name)
+            if name is None:
+                skipped.append(definition.name)
+                continue
+            old = previous.get(definition.name)
+            deferred = _deferral(defer, definition.name in spec.resident_tools)
+            if old is not None and old.definition == definition and old.deferred == deferred:
+                tools.append(old)  # unchanged: keep the object (agents cache by identity)
+                continue
+            tools.append(
+                McpTool(
+                    name,
+                    definition,
+                    connection,
+                    notify=self._notify,
+                    deferred=deferred,
+                    max_output_chars=self._max_chars,
+                )
+            )
+        self.skipped[server] = tuple(skipped)
+        self._versions[server] = self.version(server) + 1
+        result = self._tools[server] = tuple(tools)
+        return result
+
+    # ---- resources and prompts -----------------------------------------------------------
+    async def list_resources(self, server: str) -> list[types.Resource]:
+        """Every resource the server lists (all pages)."""
+        connection = self.connection(server)
+        resources: list[types.Resource] = []
+        cursor: str | None = None
+        while True:
+
+            async def page(
+                session: Any, meta: dict[str, Any], cursor: str | None = cursor
+            ) -> types.ListResourcesResult:
+                params = types.PaginatedRequestParams(cursor=cursor)
+                result: types.ListResourcesResult = await session.list_resources(params=params)
+                return result
+
+            result = await connection.request(page, what="resources/list")
+            resources += result.resources
+            cursor = result.nextCursor
+            if not cursor:
+                return resources
+
+    async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
+        """Read one resource by URI."""
+        from pydantic import AnyUrl
+
+        async def read(session: Any, meta: dict[str, Any]) -> types.ReadResourceResult:
+            result: types.ReadResourceResult = await session.read_resource(AnyUrl(uri))
+            return result
+
+        return await self.connection(server).request(read, what=f"reading {uri!r}")
+
+    async def list_prompts(self, server: str) -> list[types.Prompt]:
+        """Every prompt the server lists (all pages)."""
+        connection = self.connection(server)
+        prompts: list[types.Prompt] = []
+        cursor: str | None = None
+        while True:
+
+            async def page(
+                session: Any, meta: dict[str, Any], cursor: str | None = cursor
+            ) -> types.ListPromptsResult:
+                params = types.PaginatedRequestParams(cursor=cursor)
+                result: types.ListPromptsResult = await session.list_prompts(params=params)
+                return result
+
+            result = await connection.request(page, what="prompts/list")
+            prompts += result.prompts
+            cursor = result.nextCursor
+            if not cursor:
+                return prompts
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str] | None = None
+    ) -> types.GetPromptResult:
+        """Render a prompt with its arguments."""
+
+        async def get(session: Any, meta: dict[str, Any]) -> types.GetPromptResult:
+            result: types.GetPromptResult = await session.get_prompt(name, dict(arguments or {}))
+            return result
+
+        return await self.connection(server).request(get, what=f"the prompt {name!r}")
+
+    async def prompt_message(
+        self, server: str, name: str, arguments: Mapping[str, str] | None = None
+    ) -> UserMessage:
+        """Render a prompt into one user message (``await agent.run(message)`` sends it).
+
+        The prompt's messages are joined in order: text as text blocks, images as image
+        blocks, embedded text resources as text; the source is ``mcp:<server>/<name>``.
+        """
+        rendered = await self.get_prompt(server, name, arguments)
+        blocks: list[ContentBlock] = []
+        for message in rendered.messages:
+            content = message.content
+            if isinstance(content, types.ImageContent):
+                blocks.append(ImageBlock(media_type=content.mimeType, data=content.data))
+            else:
+                blocks.append(TextBlock(text=block_text(content)))
+        if not blocks:
+            blocks.append(TextBlock(text=rendered.description or ""))
+        return UserMessage(content=tuple(blocks), source=f"mcp:{server}/{name}")
+
+    async def aclose(self) -> None:
+        """Stop every server (each waits for its process to be gone)."""
+        for connection in self.connections.values():
+            await connection.aclose()

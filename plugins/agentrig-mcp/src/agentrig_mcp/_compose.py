@@ -1,0 +1,179 @@
+"""The composition step of agentrig-mcp (see :mod:`agentrig_mcp._plugin` for where it runs).
+
+1. validates ``[mcp_servers.*]`` and ``[mcp]``, reads the project file (``.mcp.json``) when
+   present and keeps only the servers ``[mcp] approved_project_servers`` names;
+2. provides the runtime's :class:`~agentrig_mcp.McpClient` as the ``mcp`` service and stops
+   its servers when the runtime closes;
+3. starts each server an agent uses (``tools = ["mcp__github"]`` or ``"mcp__github__<tool>"``)
+   or whose ``startup = "open"``, and registers its tools (``mcp__<server>__<tool>``) and its
+   toolset (``mcp__<server>``).  A server no agent uses is started on first use of the client.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentrig.credentials import STORE_PREFIX, resolve_store_reference
+from agentrig.errors import ConfigError, Issue
+from agentrig.kernel import Runtime
+from agentrig.kernel.config import resolve_secret
+from agentrig_mcp._client import McpClient
+from agentrig_mcp._config import (
+    HttpServerSpec,
+    McpServers,
+    McpSettings,
+    StdioServerSpec,
+    parse_mcp_json,
+)
+from agentrig_mcp._connection import Resolve
+from agentrig_mcp._plugin import provide_client, register_toolset
+from agentrig_mcp._transport import HttpClientFactory
+
+__all__ = ["compose_mcp"]
+
+Spec = StdioServerSpec | HttpServerSpec
+_PREFIX = "mcp__"
+
+
+def _project_servers(
+    rt: Runtime, settings: McpSettings, configured: dict[str, Spec]
+) -> tuple[dict[str, Spec], set[str]]:
+    """(approved project servers, unapproved names) from the project file, if present."""
+    path = None if settings.project_file is False else rt.loaded.base_dir / settings.project_file
+    found = parse_mcp_json(path, rt.resolver) if path is not None and path.is_file() else {}
+    issues: list[Issue] = []
+    for i, name in enumerate(settings.approved_project_servers):
+        if name not in found:
+            where = str(path) if path is not None else "no project file"
+            issues.append(
+                Issue(
+                    "mcp.unknown_server",
+                    f"approved project server {name!r} is not in {where} "
+                    f"(its servers: {', '.join(sorted(found)) or 'none'})",
+                    ("mcp", "approved_project_servers", i),
+                )
+            )
+    for name in sorted(set(found) & set(configured)):
+        issues.append(
+            Issue(
+                "mcp.duplicate_server",
+                f"server {name!r} is defined both here and in {path}; rename one",
+                ("mcp_servers", name),
+            )
+        )
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+    approved = {n: s for n, s in found.items() if n in settings.approved_project_servers}
+    return approved, set(found) - set(approved)
+
+
+def _rooted(spec: Spec, base: Path) -> Spec:
+    """A stdio server runs in the config's directory (``cwd`` is relative to it)."""
+    if isinstance(spec, StdioServerSpec):
+        return spec.model_copy(update={"cwd": str(base / (spec.cwd or "."))})
+    return spec
+
+
+def _resolver(rt: Runtime) -> Resolve:
+    async def resolve(spec: Spec) -> dict[str, str]:
+        values = spec.env if isinstance(spec, StdioServerSpec) else spec.headers
+        resolved: dict[str, str] = {}
+        issues: list[Issue] = []
+        for key, ref in values.items():
+            if ref.startswith(STORE_PREFIX):
+                stores = dict(rt.catalog("credential_stores").entries())
+                resolved[key] = await resolve_store_reference(ref, stores)
+                continue
+            value, issue = resolve_secret(ref, rt.resolver, path=(key,))
+            if issue is not None:
+                issues.append(issue)
+            elif value is not None:
+                resolved[key] = value
+        if issues:
+            raise ConfigError(issues, source=rt.loaded.source)
+        return resolved
+
+    return resolve
+
+
+def _http_client(rt: Runtime) -> HttpClientFactory:
+    import httpx
+
+    def build(spec: HttpServerSpec, headers: dict[str, str]) -> httpx.AsyncClient:
+        allow: list[str] = []
+        if spec.allow_private_url:
+            url = httpx.URL(spec.url)
+            port = url.port or (443 if url.scheme == "https" else 80)
+            allow.append(f"[{url.host}]:{port}" if ":" in url.host else f"{url.host}:{port}")
+        return rt.http(
+            allow_private=allow,
+            headers=headers,
+            timeout=httpx.Timeout(spec.timeout, read=None),
+        )
+
+    return build
+
+
+def _used_servers(rt: Runtime) -> dict[str, tuple[str | int, ...]]:
+    """Server name -> where config first uses it (an agent's tool list or ``[tools.*]``)."""
+    used: dict[str, tuple[str | int, ...]] = {}
+    for aid, agent in rt.config.agents.items():
+        for i, name in enumerate(agent.tools):
+            if name.startswith(_PREFIX):
+                used.setdefault(name[len(_PREFIX) :].split("__", 1)[0], ("agents", aid, "tools", i))
+    for name in rt.config.tools:
+        if name.startswith(_PREFIX):
+            used.setdefault(name[len(_PREFIX) :].split("__", 1)[0], ("tools", name))
+    return used
+
+
+async def compose_mcp(
+    rt: Runtime, table: McpServers | None, found_settings: McpSettings | None
+) -> McpClient | None:
+    """The composition step (see the module docstring); returns the client it provided."""
+    configured = table.specs() if table is not None else {}
+    settings = found_settings or McpSettings()
+    project, unapproved = _project_servers(rt, settings, configured)
+    every = {
+        name: _rooted(spec, rt.loaded.base_dir) for name, spec in {**configured, **project}.items()
+    }
+    active = {name: spec for name, spec in every.items() if spec.enabled}
+    used = _used_servers(rt)
+    issues: list[Issue] = []
+    for server, path in used.items():
+        if server in active:
+            continue
+        if server in unapproved:
+            message = (
+                f"MCP server {server!r} comes from the project file and is not approved; "
+                f"add it to [mcp] approved_project_servers to let it start"
+            )
+            issues.append(Issue("mcp.not_approved", message, path))
+        elif server in every:
+            message = f"MCP server {server!r} is disabled (mcp_servers.{server}.enabled = false)"
+            issues.append(Issue("mcp.disabled", message, path))
+        else:
+            import difflib
+
+            close = difflib.get_close_matches(server, list(every), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            message = (
+                f"no MCP server {server!r}{hint} (servers: {', '.join(sorted(every)) or 'none'})"
+            )
+            issues.append(Issue("mcp.unknown_server", message, path))
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+    if not every:
+        return None
+    client = McpClient(
+        active,
+        spawn=rt.spawn,
+        resolve=_resolver(rt),
+        http_client=_http_client(rt),
+        notify=lambda observation: rt.hooks.notify("observe", observation),
+    )
+    provide_client(rt, client)
+    starting = [name for name, spec in active.items() if name in used or spec.startup == "open"]
+    for server in starting:
+        register_toolset(rt, f"{_PREFIX}{server}", await client.tools(server))
+    return client

@@ -1,0 +1,274 @@
+"""MCP server config: ``[mcp_servers.NAME]`` tables, ``[mcp]`` settings and ``.mcp.json``.
+
+Both shapes validate into the same strict models, so an unknown key or a wrong type is a
+:class:`~agentrig.errors.ConfigError` naming its path (``mcp_servers.github.timout``).
+``.mcp.json`` (Claude Code's project file) is read verbatim: ``${VAR}`` and
+``${VAR:-default}`` expand through the caller's resolver only -- never from the environment
+on their own.  Its servers start only when ``[mcp] approved_project_servers`` names them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    ValidationError,
+    model_validator,
+)
+
+from agentrig.errors import ConfigError, Issue
+from agentrig.kernel import SecretResolver
+
+__all__ = [
+    "HttpServerSpec",
+    "McpSettings",
+    "ServerSpec",
+    "McpServers",
+    "ServerEntry",
+    "StdioServerSpec",
+    "expand_vars",
+    "parse_mcp_json",
+    "parse_settings",
+]
+
+_M = TypeVar("_M", bound=BaseModel)
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _Common(_Strict):
+    #: seconds one MCP request (a tool call, a listing) may take
+    timeout: float = Field(default=60.0, gt=0)
+    #: seconds the server may take to start and answer ``initialize``
+    startup_timeout: float = Field(default=30.0, gt=0)
+    enabled: bool = True
+    #: ``lazy``: start on the first call or listing; ``open``: while the runtime composes
+    startup: Literal["lazy", "open"] = "lazy"
+    #: above this many tools, the server's tools are deferred (found through ``tool_search``)
+    defer_above: int | None = Field(default=None, ge=0)
+    #: tools (the server's names) that stay resident when the others are deferred
+    resident_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: take the server's annotations (read-only, destructive) as risk classes
+    trust_annotations: bool = False
+    #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
+    restart_backoff: float = Field(default=0.5, ge=0)
+
+
+class StdioServerSpec(_Common):
+    """A server run as a subprocess speaking MCP over stdin/stdout."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: ``$ENV:NAME`` values resolve through the caller's resolver
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class HttpServerSpec(_Common):
+    """A server reached over streamable HTTP."""
+
+    type: Literal["http", "streamable-http"] = "http"
+    url: str = Field(pattern=r"^https?://")
+    #: values may be ``$ENV:NAME`` or ``$STORE:<store>:<service>/<account>`` references
+    headers: dict[str, str] = Field(default_factory=dict)
+    #: consent to a loopback / private address: exempts exactly the url's host and port
+    allow_private_url: bool = False
+
+
+ServerSpec = StdioServerSpec | HttpServerSpec
+
+_STDIO_ONLY = ("command", "args", "env", "cwd")
+_HTTP_ONLY = ("url", "headers", "allow_private_url")
+
+
+def _server_name(name: str) -> str:
+    if not _NAME.match(name) or "__" in name:
+        raise ValueError(
+            f"server name {name!r} must be 1-64 of [A-Za-z0-9_-] without '__' "
+            f"(it becomes mcp__{name}__<tool>)"
+        )
+    return name
+
+
+ServerName = Annotated[str, AfterValidator(_server_name)]
+
+
+class ServerEntry(_Common):
+    """One server as written (``[mcp_servers.NAME]`` or an ``.mcp.json`` entry): a stdio
+    server has ``command``, an HTTP server ``url``; ``type`` may say which (Claude Code)."""
+
+    type: Literal["stdio", "http", "streamable-http", "sse"] | None = None
+    command: str | None = Field(default=None, min_length=1)
+    args: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+    allow_private_url: bool = False
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> ServerEntry:
+        if self.type == "sse":
+            raise ValueError(
+                "the SSE transport is deprecated by MCP and not supported; use type = 'http' "
+                "(streamable HTTP)"
+            )
+        http = self.type in ("http", "streamable-http") or (self.type is None and self.url)
+        if http:
+            wrong = [k for k in _STDIO_ONLY if k in self.model_fields_set]
+            if self.url is None:
+                raise ValueError("an HTTP server needs 'url'")
+        else:
+            wrong = [k for k in _HTTP_ONLY if k in self.model_fields_set]
+            if self.command is None:
+                raise ValueError("a server needs 'command' (stdio) or 'url' (HTTP)")
+        if wrong:
+            kind = "an HTTP" if http else "a stdio"
+            raise ValueError(f"{', '.join(wrong)} cannot be set on {kind} server")
+        return self
+
+    def spec(self) -> StdioServerSpec | HttpServerSpec:
+        """The typed form the client uses."""
+        common = {name: getattr(self, name) for name in _Common.model_fields}
+        if self.command is not None and self.url is None:
+            return StdioServerSpec(
+                command=self.command, args=self.args, env=self.env, cwd=self.cwd, **common
+            )
+        assert self.url is not None
+        return HttpServerSpec(
+            url=self.url, headers=self.headers, allow_private_url=self.allow_private_url, **common
+        )
+
+
+class McpServers(RootModel[dict[ServerName, ServerEntry]]):
+    """``[mcp_servers]``: the servers by name (the table's model, for the kernel's config
+    sections)."""
+
+    def specs(self) -> dict[str, StdioServerSpec | HttpServerSpec]:
+        return {name: entry.spec() for name, entry in self.root.items()}
+
+
+class McpSettings(_Strict):
+    """``[mcp]``: where project servers come from and which of them are approved."""
+
+    #: Claude Code's project file, relative to the config's directory (read when present);
+    #: ``false`` reads none
+    project_file: str | Literal[False] = ".mcp.json"
+    #: project-file servers allowed to start (nothing from a project file starts otherwise)
+    approved_project_servers: Annotated[tuple[str, ...], Field(strict=False)] = ()
+
+
+def _issues(error: ValidationError, prefix: tuple[str | int, ...]) -> list[Issue]:
+    from agentrig.kernel.config import issues_from_validation
+
+    return [
+        Issue(i.code, i.message, (*prefix, *(p for p in i.path if p != "[key]")))
+        for i in issues_from_validation(error)
+    ]
+
+
+def _validated(
+    model: type[_M], raw: object, prefix: tuple[str | int, ...]
+) -> tuple[_M | None, list[Issue]]:
+    try:
+        return model.model_validate(raw), []
+    except ValidationError as exc:
+        return None, _issues(exc, prefix)
+
+
+def parse_settings(
+    servers: object, settings: object, *, source: str | None
+) -> tuple[dict[str, StdioServerSpec | HttpServerSpec], McpSettings]:
+    """Validate ``[mcp_servers]`` and ``[mcp]`` as written (``ConfigError`` naming each key)."""
+    table, issues = _validated(McpServers, servers or {}, ("mcp_servers",))
+    parsed, more = _validated(McpSettings, settings or {}, ("mcp",))
+    issues += more
+    if issues or table is None or parsed is None:
+        raise ConfigError(issues, source=source)
+    return table.specs(), parsed
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_vars(
+    value: str, resolver: SecretResolver | None, path: tuple[str | int, ...]
+) -> tuple[str, list[Issue]]:
+    """Expand ``${VAR}`` / ``${VAR:-default}`` through ``resolver`` (Claude Code's syntax)."""
+    issues: list[Issue] = []
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        found = resolver(name) if resolver is not None else None
+        if found is not None:
+            return found
+        if default is not None:
+            return default
+        if resolver is None:
+            message = (
+                f"${{{name}}} needs a resolver; pass resolver=agentrig.env_resolver() "
+                "(the CLI does) -- agentrig never reads the environment on its own"
+            )
+        else:
+            message = f"variable {name} is not set and has no default (${{{name}:-default}})"
+        issues.append(Issue("mcp.variable_unset", message, path))
+        return match.group(0)
+
+    return _VAR.sub(replace, value), issues
+
+
+def _expand(value: object, resolver: SecretResolver | None, path: tuple[str | int, ...]) -> Any:
+    if isinstance(value, str):
+        return expand_vars(value, resolver, path)
+    if isinstance(value, list):
+        out, issues = [], []
+        for i, item in enumerate(value):
+            item_out, item_issues = _expand(item, resolver, (*path, i))
+            out.append(item_out)
+            issues += item_issues
+        return out, issues
+    if isinstance(value, dict):
+        mapped, issues = {}, []
+        for key, item in value.items():
+            item_out, item_issues = _expand(item, resolver, (*path, key))
+            mapped[key] = item_out
+            issues += item_issues
+        return mapped, issues
+    return value, []
+
+
+def parse_mcp_json(
+    path: Path, resolver: SecretResolver | None
+) -> dict[str, StdioServerSpec | HttpServerSpec]:
+    """Read Claude Code's ``.mcp.json`` (``{"mcpServers": {...}}``) verbatim."""
+    source = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(
+            [Issue("mcp.project_file", f"cannot read: {exc}")], source=source
+        ) from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ConfigError(
+            [Issue("mcp.project_file", "expected an object with an 'mcpServers' object")],
+            source=source,
+        )
+    expanded, issues = _expand(servers, resolver, ("mcpServers",))
+    table, problems = _validated(McpServers, expanded, ("mcpServers",))
+    issues += problems
+    if issues or table is None:
+        raise ConfigError(issues, source=source)
+    return table.specs()

@@ -1,0 +1,359 @@
+"""One MCP server's life: started when first needed, restarted with backoff, stopped on close.
+
+A connection runs a supervisor task (on the task group its owner hands it) that holds the
+transport and the SDK's ``ClientSession``.  Two small forwarders sit between them: inbound,
+to notice the moment the server goes away (its in-flight requests then fail with an error,
+and the next request restarts it after a backoff); outbound, to learn the JSON-RPC id of each
+tool call so a cancelled or timed-out call can be cancelled on the server with the
+protocol's ``notifications/cancelled``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+import anyio
+import attrs
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import ClientSession, types
+from mcp.shared.exceptions import McpError as SdkMcpError
+from mcp.shared.message import SessionMessage
+from mcp.shared.session import ProgressFnT, RequestResponder
+
+from agentrig.cancel import CancelSignal
+from agentrig.diagnostics import get_logger
+from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
+from agentrig_mcp._errors import McpError, McpServerUnavailable
+from agentrig_mcp._transport import HttpClientFactory, open_transport
+
+__all__ = ["ServerConnection", "Spawn"]
+
+_T = TypeVar("_T")
+_MARKER = "agentrig/call"
+_MAX_BACKOFF = 30.0
+_CLOSE_GRACE = 10.0
+
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
+"""Start ``fn()`` as a task on the owner's task group (``rt.spawn``, ``TaskGroup.start_soon``)."""
+
+Resolve = Callable[[StdioServerSpec | HttpServerSpec], Awaitable[dict[str, str]]]
+"""The server's env (stdio) or headers (HTTP) with every reference resolved."""
+
+
+@attrs.define(eq=False)
+class _Run:
+    """One start of the server: ready once initialised (or failed), ended once gone."""
+
+    ready: anyio.Event = attrs.Factory(anyio.Event)
+    stop: anyio.Event = attrs.Factory(anyio.Event)
+    done: anyio.Event = attrs.Factory(anyio.Event)
+    session: ClientSession | None = None
+    error: BaseException | None = None
+    ended: bool = False
+    crashed: bool = False
+    requests: dict[str, types.RequestId] = attrs.Factory(dict)
+    inflight: set[anyio.CancelScope] = attrs.Factory(set)
+
+    def fail(self) -> None:
+        """The server went away: end this run and interrupt every request in flight."""
+        self.crashed = True
+        self.ended = True
+        self.stop.set()
+        for scope in self.inflight:
+            scope.cancel()
+
+
+def describe(error: BaseException | None) -> str:
+    """A one-line cause, looking inside exception groups."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    if error is None:
+        return "unknown cause"
+    text = str(error) or type(error).__name__
+    return text if isinstance(error, McpError) else f"{type(error).__name__}: {text}"
+
+
+class ServerConnection:
+    """A lazily started, self-restarting connection to one MCP server."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: StdioServerSpec | HttpServerSpec,
+        *,
+        spawn: Spawn,
+        resolve: Resolve,
+        http_client: HttpClientFactory,
+        on_notification: Callable[[str, types.ServerNotification], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.spec = spec
+        self._spawn = spawn
+        self._resolve = resolve
+        self._http_client = http_client
+        self._on_notification = on_notification
+        self._log = get_logger(f"mcp.{name}")
+        self._lock = anyio.Lock()
+        self._run: _Run | None = None
+        self._failures = 0
+        self._ended_at = 0.0
+        self._closed = False
+        #: how many times the server was started (observable in tests and diagnostics)
+        self.starts = 0
+
+    # ---- lifecycle ------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        run = self._run
+        return run is not None and run.session is not None and not run.ended
+
+    async def start(self) -> None:
+        """Start the server now (or wait for the running one); raises when it cannot start."""
+        await self._ensure()
+
+    async def aclose(self) -> None:
+        """Stop the server and wait until its process is gone. Idempotent."""
+        self._closed = True
+        run = self._run
+        if run is None:
+            return
+        run.stop.set()
+        with anyio.move_on_after(_CLOSE_GRACE):
+            await run.done.wait()
+
+    def _delay(self) -> float:
+        if self._failures == 0:
+            return 0.0
+        backoff: float = min(self.spec.restart_backoff * 2.0 ** (self._failures - 1), _MAX_BACKOFF)
+        return max(0.0, self._ended_at + backoff - anyio.current_time())
+
+    async def _ensure(self) -> tuple[_Run, ClientSession]:
+        if self._closed:
+            raise McpServerUnavailable(f"MCP server {self.name!r}: the runtime was closed")
+        async with self._lock:
+            run = self._run
+            if run is None or run.ended:
+                if run is not None:
+                    await run.done.wait()
+                delay = self._delay()
+                if delay > 0:
+                    self._log.info("restarting in %.2fs", delay)
+                    await anyio.sleep(delay)
+                if self._closed:
+                    raise McpServerUnavailable(f"MCP server {self.name!r}: the runtime was closed")
+                run = self._run = _Run()
+                self.starts += 1
+                self._spawn(functools.partial(self._supervise, run))
+            await run.ready.wait()
+        if run.session is None or run.ended:
+            cause = describe(run.error) if run.error else "it exited during start-up"
+            raise McpServerUnavailable(f"MCP server {self.name!r} is not available: {cause}")
+        return run, run.session
+
+    async def _supervise(self, run: _Run) -> None:
+        try:
+            resolved = await self._resolve(self.spec)
+            async with (
+                open_transport(
+                    self.spec, resolved, log=self._log, http_client=self._http_client
+                ) as (read, write),
+                anyio.create_task_group() as tg,
+            ):
+                inbound_send, inbound = anyio.create_memory_object_stream[
+                    SessionMessage | Exception
+                ](0)
+                outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
+                tg.start_soon(self._forward_in, run, read, inbound_send)
+                tg.start_soon(self._forward_out, run, outbound_receive, write)
+                async with ClientSession(
+                    inbound,
+                    outbound,
+                    message_handler=self._handle_message,
+                    client_info=types.Implementation(name="agentrig", version="0.1.0"),
+                ) as session:
+                    with anyio.fail_after(self.spec.startup_timeout):
+                        await session.initialize()
+                    run.session = session
+                    self._log.info("started")
+                    run.ready.set()
+                    await run.stop.wait()
+                tg.cancel_scope.cancel()
+        except Exception as exc:
+            run.error = exc
+            if run.session is None:
+                self._log.warning("could not start: %s", describe(exc))
+            else:
+                self._log.warning("connection failed: %s", describe(exc))
+        finally:
+            if not run.ready.is_set() or run.crashed or run.error is not None:
+                self._failures += 1
+            if run.inflight:
+                run.fail()
+            run.ended = True
+            self._ended_at = anyio.current_time()
+            run.ready.set()
+            run.done.set()
+            self._log.info("stopped")
+
+    async def _forward_in(
+        self,
+        run: _Run,
+        read: MemoryObjectReceiveStream[SessionMessage | Exception],
+        into: MemoryObjectSendStream[SessionMessage | Exception],
+    ) -> None:
+        async with into:
+            try:
+                async for message in read:
+                    await into.send(message)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+        if not run.stop.is_set():
+            # the server went away on its own: fail what is in flight, restart on next need
+            self._log.warning("the server exited")
+            run.fail()
+
+    async def _forward_out(
+        self,
+        run: _Run,
+        outbound: MemoryObjectReceiveStream[SessionMessage],
+        write: MemoryObjectSendStream[SessionMessage],
+    ) -> None:
+        async with outbound:
+            try:
+                async for message in outbound:
+                    root = message.message.root
+                    if isinstance(root, types.JSONRPCRequest) and root.params:
+                        meta = root.params.get("_meta")
+                        if isinstance(meta, dict) and isinstance(meta.get(_MARKER), str):
+                            run.requests[meta[_MARKER]] = root.id
+                    await write.send(message)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+    async def _handle_message(
+        self,
+        message: RequestResponder[types.ServerRequest, types.ClientResult]
+        | types.ServerNotification
+        | Exception,
+    ) -> None:
+        if isinstance(message, Exception):
+            self._log.warning("transport error: %s", describe(message))
+        elif isinstance(message, types.ServerNotification):
+            root = message.root
+            if isinstance(root, types.LoggingMessageNotification):
+                self._log.info("server log (%s): %s", root.params.level, root.params.data)
+            elif self._on_notification is not None:
+                self._on_notification(self.name, message)
+
+    # ---- requests -------------------------------------------------------------------------
+    async def request(
+        self,
+        operation: Callable[[ClientSession, dict[str, Any]], Awaitable[_T]],
+        *,
+        what: str,
+        signal: CancelSignal | None = None,
+    ) -> _T:
+        """Run ``operation(session, meta)`` bounded by the server's timeout and ``signal``.
+
+        A timed-out or cancelled request is cancelled on the server too; a server that went
+        away fails the request with :class:`McpServerUnavailable` and is restarted on the next
+        request.  ``meta`` must be passed as the request's ``_meta``.
+        """
+        signal = signal or CancelSignal()
+        with signal.scope():
+            run, session = await self._ensure()
+        signal.raise_if_cancelled()
+        marker = uuid.uuid4().hex
+        gone = anyio.CancelScope()
+        run.inflight.add(gone)
+        done = False
+        result: Any = None
+        try:
+            with anyio.move_on_after(self.spec.timeout) as timer, signal.scope(), gone:
+                result = await operation(session, {_MARKER: marker})
+                done = True
+        except SdkMcpError as exc:
+            done = True
+            if exc.error.code != types.CONNECTION_CLOSED:
+                raise McpError(
+                    f"MCP server {self.name!r} refused {what}: {exc.error.message}"
+                ) from None
+            run.fail()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            done = True
+            run.fail()
+        finally:
+            run.inflight.discard(gone)
+            if not done and not run.crashed:
+                reason = signal.reason if signal.cancelled else "timed out"
+                await self._cancel_on_server(run, session, marker, reason)
+            run.requests.pop(marker, None)
+        if run.crashed and (not done or result is None):
+            raise McpServerUnavailable(
+                f"MCP server {self.name!r} exited during {what}; it restarts on the next call"
+            )
+        if not done:
+            signal.raise_if_cancelled()
+            if timer.cancelled_caught:
+                raise McpError(
+                    f"MCP server {self.name!r} did not answer {what} within "
+                    f"{self.spec.timeout:g}s (timeout); the request was cancelled",
+                    code="mcp.timeout",
+                )
+        self._failures = 0
+        answer: _T = result
+        return answer
+
+    async def _cancel_on_server(
+        self, run: _Run, session: ClientSession, marker: str, reason: object
+    ) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await anyio.lowlevel.checkpoint()  # let the forwarder record the request id
+            request_id = run.requests.get(marker)
+            if request_id is None or run.ended:
+                return
+            notification = types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(
+                        requestId=request_id, reason=str(reason)
+                    )
+                )
+            )
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await session.send_notification(notification)
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        signal: CancelSignal | None = None,
+        progress: ProgressFnT | None = None,
+    ) -> types.CallToolResult:
+        """Call ``tool``; ``progress(progress, total, message)`` gets progress notifications."""
+
+        async def call(session: ClientSession, meta: dict[str, Any]) -> types.CallToolResult:
+            return await session.call_tool(tool, arguments, progress_callback=progress, meta=meta)
+
+        return await self.request(call, what=f"the call to {tool!r}", signal=signal)
+
+    async def list_tools(self) -> list[types.Tool]:
+        """Every tool the server offers (all pages)."""
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+
+            async def page(
+                session: ClientSession, meta: dict[str, Any], cursor: str | None = cursor
+            ) -> types.ListToolsResult:
+                return await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+
+            result = await self.request(page, what="tools/list")
+            tools += result.tools
+            cursor = result.nextCursor
+            if not cursor:
+                return tools

@@ -1,0 +1,87 @@
+"""Where agentrig-mcp meets the runtime: its composition step and its command.
+
+The one module that knows how the plugin is wired in: the ``agentrig.plugins`` entry point
+``mcp`` is :data:`PLUGIN`, whose ``compose`` step (phase ``tools``) reads the plugin's config
+sections and registers the MCP tools (:mod:`agentrig_mcp._compose`), and whose
+``register_commands`` adds ``agentrig mcp serve`` (:mod:`agentrig_mcp._cli`).  Importing it
+is cheap: the MCP SDK loads only when a runtime composes or the command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, final
+
+from agentrig.kernel import hookimpl
+from agentrig.kernel.commands import Commands
+from agentrig.kernel.composition import Composition, compose_step
+from agentrig_mcp import _cli
+
+if TYPE_CHECKING:
+    from agentrig.kernel import Runtime
+    from agentrig.tools import Tool
+    from agentrig_mcp._client import McpClient
+    from agentrig_mcp._config import McpServers, McpSettings
+
+__all__ = ["PLUGIN", "McpPlugin", "config_sections", "provide_client", "register_toolset"]
+
+
+def config_sections(rt: Runtime) -> tuple[McpServers | None, McpSettings | None]:
+    """The validated ``[mcp_servers]`` and ``[mcp]`` tables (None when absent)."""
+    from agentrig_mcp._config import McpServers, McpSettings
+
+    return rt.config_section("mcp_servers", McpServers), rt.config_section("mcp", McpSettings)
+
+
+def _mentions_mcp(rt: Runtime) -> bool:
+    agents = rt.config.agents.values()
+    return any(name.startswith("mcp__") for agent in agents for name in agent.tools) or any(
+        name.startswith("mcp__") for name in rt.config.tools
+    )
+
+
+def provide_client(rt: Runtime, client: McpClient) -> None:
+    """Make ``client`` the runtime's ``mcp`` service (its servers stop when the runtime closes)
+    and keep agents' MCP tools current between turns (``tools/list_changed``)."""
+    from agentrig_mcp._refresh import ToolRefresher
+    from agentrig_mcp._service import MCP
+
+    rt.services.provide(MCP, client, source="agentrig-mcp")
+    rt.on_close("mcp", client.aclose)
+    rt.add_plugin("mcp-refresh", ToolRefresher(client))
+
+
+def register_toolset(rt: Runtime, name: str, tools: Sequence[Tool]) -> None:
+    """Register ``tools`` in the runtime's catalog, and ``name`` as the toolset of them all."""
+    registry = rt.registry("tools")
+    for tool in tools:
+        registry.register(tool, id=tool.id, source=f"mcp:{name}")
+    rt.registry("toolsets").register(tuple(t.id for t in tools), id=name, source="mcp")
+
+
+@final
+class McpPlugin:
+    """The ``agentrig.plugins`` entry point ``mcp``: one composition step, one command."""
+
+    @compose_step("tools")
+    async def compose(self, payload: Composition) -> None:
+        rt = payload.runtime
+        servers, settings = config_sections(rt)
+        if servers is None and settings is None and not _mentions_mcp(rt):
+            return  # nothing to do: do not even import the MCP SDK
+        from agentrig_mcp._compose import compose_mcp
+
+        await compose_mcp(rt, servers, settings)
+
+    @hookimpl
+    def register_commands(self, payload: Commands) -> None:
+        parser = payload.add(
+            "mcp",
+            help="serve this composition's tools and agents over MCP",
+            description="MCP (Model Context Protocol) commands.",
+            handler=_cli.usage,
+        )
+        _cli.add_subcommands(parser)
+
+
+PLUGIN = McpPlugin()

@@ -1,0 +1,56 @@
+"""Two tools that let a model list and read the resources of the runtime's MCP servers.
+
+Registered as ``agentrig.tools`` entry points (``list_mcp_resources``, ``read_mcp_resource``;
+the toolset ``mcp_resources`` stands for both): an agent lists them in its ``tools`` like any
+tool.  They reach the servers through the runtime's MCP client (the ``mcp`` service).
+"""
+
+from __future__ import annotations
+
+import json
+
+from agentrig.tools import ToolContext, Toolset, tool
+from agentrig_mcp._service import client_of
+from agentrig_mcp._tools import block_text, truncate
+
+__all__ = ["MCP_RESOURCE_TOOLS", "list_mcp_resources", "read_mcp_resource"]
+
+_MAX_CHARS = 100_000
+
+
+@tool(risk="inspect")
+async def list_mcp_resources(ctx: ToolContext, server: str | None = None) -> str:
+    """List the resources of the MCP servers (or of one server): uri, name, type, description."""
+    client = client_of(ctx)
+    names = [server] if server is not None else client.servers()
+    listed = []
+    for name in names:
+        for resource in await client.list_resources(name):
+            listed.append(
+                {
+                    "server": name,
+                    "uri": str(resource.uri),
+                    "name": resource.name,
+                    "mimeType": resource.mimeType,
+                    "description": resource.description,
+                }
+            )
+    return json.dumps(listed, ensure_ascii=False)
+
+
+@tool(risk="inspect")
+async def read_mcp_resource(server: str, uri: str, ctx: ToolContext) -> str:
+    """Read one resource of an MCP server by its URI."""
+    result = await client_of(ctx).read_resource(server, uri)
+    from mcp import types
+
+    parts = []
+    for item in result.contents:
+        if isinstance(item, types.TextResourceContents):
+            parts.append(item.text)
+        else:
+            parts.append(block_text(types.EmbeddedResource(type="resource", resource=item)))
+    return truncate("\n".join(parts), _MAX_CHARS)
+
+
+MCP_RESOURCE_TOOLS = Toolset((list_mcp_resources, read_mcp_resource))

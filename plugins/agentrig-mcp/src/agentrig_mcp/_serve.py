@@ -1,0 +1,192 @@
+"""agentrig as an MCP server: a composition's tools and agents, over stdio or streamable HTTP.
+
+Each served agent contributes its tools (called through ``agent.call_tool``: the same
+permission gate, hooks and validation as a model's call) and one ``ask_<agent>`` tool (a
+prompt in, the run's answer out).  Built on the SDK's low-level ``Server``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+
+from agentrig.agent import Agent
+from agentrig.cancel import CancelSignal
+from agentrig.errors import AgentrigError, ConfigError, Issue
+from agentrig.kernel import Runtime
+from agentrig.llm import ImageBlock, TextBlock, ToolMessage
+from agentrig.tools import Tool, ToolReportedError
+
+__all__ = ["build_server", "serve_http", "serve_stdio"]
+
+_ASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"prompt": {"type": "string", "description": "What to ask the agent."}},
+    "required": ["prompt"],
+    "additionalProperties": False,
+}
+
+
+def _agents(rt: Runtime, names: Sequence[str] | None) -> list[Agent]:
+    known = list(rt.agents.ids())
+    if not names:
+        return [rt.agent(name) for name in known]
+    issues = []
+    for name in names:
+        if name not in known:
+            import difflib
+
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            issues.append(
+                Issue(
+                    "mcp.unknown_agent",
+                    f"no agent {name!r}{hint} (agents: {', '.join(known) or 'none'})",
+                    ("--agent",),
+                )
+            )
+    if issues:
+        raise ConfigError(issues)
+    return [rt.agent(name) for name in names]
+
+
+def _annotations(tool: Tool) -> types.ToolAnnotations:
+    return types.ToolAnnotations(
+        readOnlyHint=tool.risk == "inspect",
+        destructiveHint=tool.risk == "execute",
+    )
+
+
+def _content(message: ToolMessage) -> list[types.ContentBlock]:
+    blocks: list[types.ContentBlock] = []
+    for block in message.content:
+        if isinstance(block, ImageBlock) and block.data is not None:
+            blocks.append(
+                types.ImageContent(type="image", data=block.data, mimeType=block.media_type)
+            )
+        elif isinstance(block, TextBlock):
+            blocks.append(types.TextContent(type="text", text=block.text))
+    return blocks
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
+
+
+def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any, Any]:
+    """An MCP server over ``rt``: the tools of ``agents`` (default: every agent) and an
+    ``ask_<agent>`` tool per agent."""
+    served = _agents(rt, agents)
+    owners: dict[str, tuple[Agent, Tool]] = {}
+    for agent in served:
+        for tool in agent.all_tools():
+            owners.setdefault(tool.id, (agent, tool))
+    askers = {f"ask_{agent.id}": agent for agent in served}
+    clash = sorted(set(askers) & set(owners))
+    if clash:
+        raise ConfigError(
+            [
+                Issue(
+                    "mcp.name_clash",
+                    f"a tool is named like an agent's ask tool: {', '.join(clash)}",
+                )
+            ]
+        )
+    server: Server[Any, Any] = Server("agentrig")
+    # (the SDK's handler decorators carry no annotations, hence the two ignores below)
+
+    @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
+    async def list_tools() -> list[types.Tool]:
+        listed = [
+            types.Tool(
+                name=tool_id,
+                description=tool.description,
+                inputSchema=dict(tool.input_schema.json_schema),
+                annotations=_annotations(tool),
+            )
+            for tool_id, (_agent, tool) in owners.items()
+        ]
+        listed += [
+            types.Tool(
+                name=name,
+                description=f"Ask the agent {agent.id!r}: a prompt in, its answer out.",
+                inputSchema=_ASK_SCHEMA,
+            )
+            for name, agent in askers.items()
+        ]
+        return listed
+
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        signal = CancelSignal()
+        try:
+            if name in askers:
+                prompt = arguments.get("prompt")
+                if not isinstance(prompt, str):
+                    return _error("ask tools take one string argument, 'prompt'")
+                result = await askers[name].run(prompt, signal=signal)
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=str(result.value))]
+                )
+            owner = owners.get(name)
+            if owner is None:
+                return _error(f"unknown tool {name!r}")
+            called = await owner[0].call_tool(name, arguments, signal=signal)
+        except anyio.get_cancelled_exc_class():
+            signal.cancel("cancelled by the MCP client")  # reaches the agent's run and tool
+            raise
+        except ToolReportedError as exc:  # the tool's own error output, as the model sees it
+            return _error(str(exc))
+        except AgentrigError as exc:  # refused, invalid arguments, the tool failed
+            return _error(f"{exc.code}: {exc}")
+        message = called.value
+        return types.CallToolResult(content=_content(message), isError=message.status != "ok")
+
+    return server
+
+
+async def serve_stdio(server: Server[Any, Any]) -> None:
+    """Serve over this process's stdin/stdout until the client closes them."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def serve_http(
+    server: Server[Any, Any],
+    host: str,
+    port: int,
+    *,
+    on_listening: Callable[[str], None] | None = None,
+) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` (asyncio only: uvicorn)."""
+    import uvicorn
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    manager = StreamableHTTPSessionManager(app=server)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    app = Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    if on_listening is not None:
+        shown = f"[{host}]" if ":" in host else host
+        on_listening(f"http://{shown}:{bound}/mcp")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve(sockets=[sock])

@@ -1,0 +1,193 @@
+"""An MCP server's tools as agentrig tools: names, schemas, risk classes and results.
+
+Names follow Claude Code (``mcp__<server>__<tool>``), so permission rules and hook matchers
+written for it (``mcp__github__*``, ``mcp__.*``) apply unchanged.  The server's input schema
+is validated with agentrig's JSON-Schema subset and projected per provider like any tool's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp import types
+
+from agentrig.kernel import Observation
+from agentrig.tools import PermissionArg, RiskClass, ToolContext, ToolInputError, ToolOutput
+from agentrig.tools.schema import validate_json
+from agentrig_mcp._connection import ServerConnection
+
+__all__ = [
+    "JsonSchemaInput",
+    "block_text",
+    "McpTool",
+    "render_result",
+    "risk_of",
+    "tool_name",
+    "truncate",
+]
+
+_INVALID = re.compile(r"[^A-Za-z0-9_.-]")
+_MAX_ID = 128
+
+Notify = Callable[[Observation], None]
+
+
+def tool_name(server: str, tool: str) -> str | None:
+    """``mcp__<server>__<tool>`` with characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``;
+    None when the result would be longer than an agentrig tool id may be (128)."""
+    name = f"mcp__{server}__{_INVALID.sub('_', tool)}"
+    return name if len(name) <= _MAX_ID else None
+
+
+def risk_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -> RiskClass:
+    """The risk class of a tool from its annotations.
+
+    Read-only → ``inspect`` (only when the server's annotations are trusted: a read-only hint
+    loosens the permission mode); explicitly destructive → ``execute`` (always: a hint that
+    tightens is safe to follow); anything else, or no annotations → ``modify``.
+    """
+    if annotations is None:
+        return "modify"
+    if annotations.readOnlyHint is True and trusted:
+        return "inspect"
+    if annotations.readOnlyHint is not True and annotations.destructiveHint is True:
+        return "execute"
+    return "modify"
+
+
+class JsonSchemaInput:
+    """A schema adapter over a server's JSON Schema: shown to the model, checked on input."""
+
+    def __init__(self, schema: Mapping[str, Any], tool_id: str) -> None:
+        shown = dict(schema)
+        shown.setdefault("type", "object")
+        shown.setdefault("properties", {})
+        self._schema = shown
+        self._tool_id = tool_id
+
+    @property
+    def json_schema(self) -> Mapping[str, Any]:
+        return self._schema
+
+    def parse(self, value: object) -> dict[str, Any]:
+        issues = validate_json(value, self._schema)
+        if issues:
+            detail = "; ".join(f"{i.location() or '(root)'}: {i.message}" for i in issues[:5])
+            raise ToolInputError(f"invalid input for {self._tool_id}: {detail}")
+        if not isinstance(value, dict):  # the schema root is an object: already refused
+            raise ToolInputError(f"invalid input for {self._tool_id}: expected an object")
+        return value
+
+
+def block_text(block: types.ContentBlock) -> str:
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        kind = "image" if isinstance(block, types.ImageContent) else "audio"
+        size = len(block.data) * 3 // 4
+        return f"[{kind} {block.mimeType}, about {size} bytes]"
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource
+        if isinstance(resource, types.TextResourceContents):
+            return f"[resource {resource.uri}]\n{resource.text}"
+        size = len(resource.blob) * 3 // 4
+        return f"[resource {resource.uri} ({resource.mimeType or 'binary'}), about {size} bytes]"
+    return f"[resource link {block.uri}: {block.name}]"
+
+
+def render_result(result: types.CallToolResult, *, max_chars: int) -> str:
+    """The text the model sees: the content blocks in order; structured content as JSON when
+    no text block carries it (MCP asks servers to send its serialisation as text too); cut at
+    ``max_chars`` with a note saying so."""
+    parts = [block_text(block) for block in result.content]
+    has_text = any(isinstance(b, types.TextContent) for b in result.content)
+    if result.structuredContent is not None and not has_text:
+        parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    return truncate("\n".join(parts), max_chars)
+
+
+def truncate(text: str, max_chars: int) -> str:
+    """``text`` cut at ``max_chars`` with a note saying how much was shown."""
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + f"\n[output truncated: {max_chars} of {len(text)} characters shown]"
+
+
+class McpTool:
+    """One tool of one MCP server, called through that server's connection."""
+
+    permission_arg: PermissionArg | None = None
+
+    def __init__(
+        self,
+        tool_id: str,
+        definition: types.Tool,
+        connection: ServerConnection,
+        *,
+        notify: Notify | None = None,
+        deferred: bool | None = None,
+        max_output_chars: int = 100_000,
+    ) -> None:
+        self._id = tool_id
+        self.definition = definition
+        self.connection = connection
+        self.deferred = deferred
+        self._notify = notify
+        self._max_chars = max_output_chars
+        self._description = (
+            definition.description
+            or definition.title
+            or f"The {definition.name!r} tool of the MCP server {connection.name!r}."
+        )
+        self._input = JsonSchemaInput(definition.inputSchema, tool_id)
+        self._risk = risk_of(definition.annotations, trusted=connection.spec.trust_annotations)
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def input_schema(self) -> JsonSchemaInput:
+        return self._input
+
+    @property
+    def risk(self) -> RiskClass:
+        return self._risk
+
+    def authorize(self, input: Any, ctx: ToolContext) -> None:
+        return None
+
+    async def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        progress = None
+        if self._notify is not None:
+            notify = self._notify
+            agent_id = getattr(ctx.agent, "id", None)
+
+            async def progress(progress: float, total: float | None, message: str | None) -> None:
+                data = {
+                    "server": self.connection.name,
+                    "tool": self._id,
+                    "call_id": ctx.call_id,
+                    "progress": progress,
+                    "total": total,
+                    "message": message,
+                }
+                notify(Observation("mcp/progress", agent_id, data))
+
+        result = await self.connection.call_tool(
+            self.definition.name, input, signal=ctx.signal, progress=progress
+        )
+        return ToolOutput(render_result(result, max_chars=self._max_chars), is_error=result.isError)
+
+    def parse_output(self, value: Any) -> Any:
+        return value
+
+    def __repr__(self) -> str:
+        return f"<McpTool {self._id!r} risk={self._risk}>"

@@ -1,0 +1,150 @@
+"""A real MCP server for the tests, written with the SDK's server API (FastMCP).
+
+    python _mcp_server.py [--tools N] [--crash-at-start] [--http]
+
+Over stdio by default; ``--http`` serves streamable HTTP on 127.0.0.1 at a free port and
+prints ``PORT <n>`` on stdout once listening.  ``MCP_TEST_MARKER`` names a file where the
+``hang`` tool writes ``started`` and, when the client cancels it, ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import socket
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import ImageContent, ToolAnnotations
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+
+
+def _mark(text: str) -> None:
+    marker = os.environ.get("MCP_TEST_MARKER")
+    if marker:
+        with Path(marker).open("a") as f:
+            f.write(text + "\n")
+
+
+def build(extra_tools: int) -> FastMCP:
+    app = FastMCP("agentrig-test")
+
+    @app.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @app.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
+    def remove(path: str) -> str:
+        """Pretend to delete a file."""
+        return f"removed {path}"
+
+    @app.tool()
+    def fail(message: str) -> str:
+        """Always fails with the given message."""
+        raise ValueError(message)
+
+    @app.tool()
+    def crash() -> str:
+        """Kill the server process mid-call."""
+        sys.stderr.write("about to crash\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+    @app.tool()
+    async def hang() -> str:
+        """Never answers (until cancelled)."""
+        _mark("started")
+        try:
+            await anyio.sleep_forever()
+        finally:
+            _mark("cancelled")
+        return "unreachable"
+
+    @app.tool()
+    async def progress(steps: int, ctx: Context) -> str:  # type: ignore[type-arg]
+        """Report progress, then answer."""
+        for i in range(steps):
+            await ctx.report_progress(i + 1, steps, f"step {i + 1}")
+        return f"{steps} steps done"
+
+    @app.tool()
+    def huge(size: int) -> str:
+        """Return a very long text."""
+        return "x" * size
+
+    @app.tool()
+    def picture() -> list[ImageContent]:
+        """Return an image."""
+        return [ImageContent(type="image", data=PNG, mimeType="image/png")]
+
+    @app.tool()
+    def weather(city: str) -> dict[str, object]:
+        """Structured output."""
+        return {"city": city, "celsius": 21}
+
+    @app.tool()
+    async def grow(name: str, ctx: Context) -> str:  # type: ignore[type-arg]
+        """Add a tool called ``name`` and tell the client the tool list changed."""
+
+        def added() -> str:
+            return f"{name} says hi"
+
+        app.add_tool(added, name=name, description=f"Added at run time: {name}.")
+        await ctx.session.send_tool_list_changed()
+        return f"added {name}"
+
+    @app.tool()
+    def whoami() -> str:
+        """The pid and a value from the environment."""
+        return f"{os.getpid()} {os.environ.get('MCP_TEST_GREETING', '-')}"
+
+    for i in range(extra_tools):
+
+        def numbered(x: int, i: int = i) -> int:
+            return x + i
+
+        app.add_tool(numbered, name=f"t{i}", description=f"Numbered tool {i}.")
+
+    @app.resource("note://hello", mime_type="text/plain")
+    def hello() -> str:
+        """A greeting."""
+        return "hello from a resource"
+
+    @app.prompt()
+    def review(code: str) -> str:
+        """Ask for a code review."""
+        return f"Please review:\n{code}"
+
+    return app
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tools", type=int, default=0)
+    parser.add_argument("--crash-at-start", action="store_true")
+    parser.add_argument("--http", action="store_true")
+    args = parser.parse_args()
+    if args.crash_at_start:
+        sys.stderr.write("refusing to start\n")
+        raise SystemExit(2)
+    app = build(args.tools)
+    if not args.http:
+        app.run("stdio")
+        return
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # connections queue from now on, before uvicorn starts accepting
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+if __name__ == "__main__":
+    main()

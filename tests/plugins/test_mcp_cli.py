@@ -1,0 +1,131 @@
+"""``agentrig mcp serve`` as a real process: consumed by agentrig's own MCP client over stdio
+and by the SDK's client over streamable HTTP; usage and config errors; the plugin is listed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+from agentrig_mcp import McpClient, StdioServerSpec
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamable_http_client
+
+from agentrig.cancel import CancelSignal
+from agentrig.tools import ToolContext
+
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
+
+AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
+
+CONFIG = """
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "Hello from the agent." }]
+
+[agents.assistant]
+provider = "local"
+model = "scripted-1"
+tools = ["mcp_resources"]
+"""
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "agentrig.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+def ctx() -> ToolContext:
+    return ToolContext(signal=CancelSignal(), tool_id="t", call_id="c", invocation_id="i")
+
+
+@pytest.fixture
+async def client_group() -> AsyncIterator[anyio.abc.TaskGroup]:
+    async with anyio.create_task_group() as tg:
+        yield tg
+
+
+async def test_served_over_stdio_to_agentrigs_own_client(
+    config_file: Path, client_group: anyio.abc.TaskGroup
+) -> None:
+    spec = StdioServerSpec(command=AGENTRIG, args=("mcp", "serve", "-c", str(config_file)))
+    client = McpClient({"rig": spec}, spawn=client_group.start_soon)
+    try:
+        tools = {t.id: t for t in await client.tools("rig")}
+        assert set(tools) == {
+            "mcp__rig__ask_assistant",
+            "mcp__rig__list_mcp_resources",
+            "mcp__rig__read_mcp_resource",
+        }
+        answer = await tools["mcp__rig__ask_assistant"].execute({"prompt": "hi"}, ctx())
+        assert not answer.is_error
+        assert answer.content == "Hello from the agent."
+        # served tools keep their risk: the resource tools are inspect (readOnlyHint)
+        assert tools["mcp__rig__list_mcp_resources"].definition.annotations is not None
+        assert tools["mcp__rig__list_mcp_resources"].definition.annotations.readOnlyHint
+    finally:
+        await client.aclose()
+
+
+async def test_served_over_http_to_the_sdk_client(config_file: Path) -> None:
+    process = await anyio.open_process(
+        [AGENTRIG, "mcp", "serve", "-c", str(config_file), "--http", "127.0.0.1:0"]
+    )
+    try:
+        assert process.stderr is not None
+        line = b""
+        with anyio.fail_after(60):
+            while b"listening on " not in line or not line.endswith(b"\n"):
+                line += await process.stderr.receive(1)
+        url = line.decode().split("listening on ", 1)[1].strip()
+        async with (
+            streamable_http_client(url) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            assert "ask_assistant" in names
+            result = await session.call_tool("ask_assistant", {"prompt": "hi"})
+            assert not result.isError
+            assert isinstance(result.content[0], types.TextContent)
+            assert result.content[0].text == "Hello from the agent."
+    finally:
+        process.terminate()
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [AGENTRIG, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_usage_and_config_errors_are_one_line(tmp_path: Path, config_file: Path) -> None:
+    bad_address = run_cli("mcp", "serve", "-c", str(config_file), "--http", "nonsense")
+    assert bad_address.returncode == 2
+    assert "HOST:PORT" in bad_address.stderr
+    broken = tmp_path / "broken.toml"
+    broken.write_text(CONFIG + '\n[mcp_servers.x]\ncommand = "x"\ntimout = 1\n')
+    failed = run_cli("mcp", "serve", "-c", str(broken))
+    assert failed.returncode == 1
+    assert "Traceback" not in failed.stderr
+    assert "error [config.extra_forbidden]" in failed.stderr
+    assert "mcp_servers.x.timout" in failed.stderr
+    unknown_agent = run_cli("mcp", "serve", "-c", str(config_file), "--agent", "asistant")
+    assert unknown_agent.returncode == 1
+    assert "did you mean 'assistant'" in unknown_agent.stderr
+
+
+def test_the_plugin_and_its_command_are_listed() -> None:
+    helped = run_cli("--help")
+    assert helped.returncode == 0
+    assert "mcp" in helped.stdout
+    listed = run_cli("plugins")
+    assert listed.returncode == 0
+    assert "agentrig-mcp" in listed.stdout

@@ -1,0 +1,98 @@
+"""agentrig served over MCP (``build_server``), consumed by the SDK's own ``ClientSession``:
+tools through the same permissions, agents as ``ask_<agent>`` tools."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from agentrig_mcp._serve import build_server
+from mcp import ClientSession, types
+from mcp.shared.memory import create_connected_server_and_client_session
+
+import agentrig
+from agentrig.errors import ConfigError
+from agentrig.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+
+@tool(risk="inspect")
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool(risk="execute")
+def wipe(path: str) -> str:
+    """Delete everything under a path."""
+    return f"wiped {path}"
+
+
+CONFIG: dict[str, Any] = {
+    "providers": {
+        "local": {"kind": "scripted", "options": {"script": [{"text": "The answer is 42."}]}}
+    },
+    "agents": {
+        "assistant": {"provider": "local", "model": "scripted-1", "tools": ["add", "wipe"]},
+        "other": {"provider": "local", "model": "scripted-1"},
+    },
+    "permissions": {"deny": ["wipe"]},
+}
+
+
+@pytest.fixture
+async def runtime() -> AsyncIterator[agentrig.Runtime]:
+    memory = agentrig.MemorySource()
+    memory.add("tools", "add", add)
+    memory.add("tools", "wipe", wipe)
+    async with agentrig.open_runtime(CONFIG, memory=memory) as rt:
+        yield rt
+
+
+async def session_for(rt: agentrig.Runtime, agents: list[str] | None = None) -> Any:
+    return create_connected_server_and_client_session(build_server(rt, agents))
+
+
+def text(result: types.CallToolResult) -> str:
+    return "".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+async def test_tools_and_agents_are_listed(runtime: agentrig.Runtime) -> None:
+    async with await session_for(runtime) as session:
+        assert isinstance(session, ClientSession)
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+    assert set(listed) == {"add", "wipe", "ask_assistant", "ask_other"}
+    assert listed["add"].annotations is not None
+    assert listed["add"].annotations.readOnlyHint is True
+    assert listed["wipe"].annotations is not None
+    assert listed["wipe"].annotations.destructiveHint is True
+    assert listed["add"].inputSchema["properties"].keys() == {"a", "b"}
+    assert listed["ask_assistant"].inputSchema["required"] == ["prompt"]
+
+
+async def test_tool_calls_go_through_permissions(runtime: agentrig.Runtime) -> None:
+    async with await session_for(runtime) as session:
+        added = await session.call_tool("add", {"a": 2, "b": 3})
+        assert not added.isError
+        assert text(added) == "5"
+        denied = await session.call_tool("wipe", {"path": "/"})
+        assert denied.isError
+        assert "wiped" not in text(denied)
+        invalid = await session.call_tool("add", {"a": "two"})
+        assert invalid.isError
+
+
+async def test_ask_tool_runs_the_agent(runtime: agentrig.Runtime) -> None:
+    async with await session_for(runtime, ["assistant"]) as session:
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert names == {"add", "wipe", "ask_assistant"}
+        answer = await session.call_tool("ask_assistant", {"prompt": "What is 6 x 7?"})
+    assert not answer.isError
+    assert text(answer) == "The answer is 42."
+
+
+async def test_unknown_agent_is_refused_with_a_suggestion(runtime: agentrig.Runtime) -> None:
+    with pytest.raises(ConfigError, match="did you mean 'assistant'"):
+        build_server(runtime, ["asistant"])
