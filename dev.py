@@ -111,6 +111,7 @@ def test(python: Path, extra: list[str]) -> None:
     _run(python, "-m", "ruff", "check", ".")
     _run(python, "-m", "ruff", "format", "--check", ".")
     _run(python, "-m", "mypy")
+    _run(python.parent / "lint-imports")  # the layering of DESIGN §3 ([tool.importlinter])
     plugin_src = [str(p / "src") for p in _plugin_dirs()]
     if plugin_src:
         _run(python, "-m", "mypy", "--strict", *plugin_src)

@@ -15,66 +15,73 @@ from agentrig._markers import hookimpl
 __version__ = "0.1.0"
 
 
-# name -> module that defines it; resolved lazily by __getattr__ below.
+# name -> module that defines it; resolved lazily by __getattr__ below.  What a user types:
+# compose and run agents, declare tools, catch errors.  Plugin authors import from
+# agentrig.plugin; the layers' own packages (agentrig.kernel, agentrig.llm, ...) hold the rest.
 _LAZY: dict[str, str] = {
-    # errors
-    "AgentrigError": "agentrig.errors",
-    "AbortError": "agentrig.errors",
-    "ConfigError": "agentrig.errors",
-    "CheckResult": "agentrig.errors",
-    "ErrorInfo": "agentrig.errors",
-    "Issue": "agentrig.errors",
-    "PluginLoadError": "agentrig.errors",
-    "RuntimeClosedError": "agentrig.errors",
-    "UnknownIdError": "agentrig.errors",
-    "error_info": "agentrig.errors",
-    # kernel
+    # composing and running
     "open_runtime": "agentrig.kernel",
     "Runtime": "agentrig.kernel",
     "RuntimeConfig": "agentrig.kernel",
     "load_config": "agentrig.kernel",
     "env_resolver": "agentrig.kernel",
     "MemorySource": "agentrig.kernel",
-    "PluginIndex": "agentrig.kernel",
+    "Agent": "agentrig.agent",
+    "RunResult": "agentrig.agent",
+    "run_sync": "agentrig.agent",
+    "CancelSignal": "agentrig.cancel",
+    "is_abort": "agentrig.cancel",
+    "enable_diagnostics": "agentrig.diagnostics",
+    # tools
+    "tool": "agentrig.tools",
+    "Tool": "agentrig.tools",
+    # hook answers
     "Enter": "agentrig.kernel",
     "Reject": "agentrig.kernel",
     "Retry": "agentrig.kernel",
-    # primitives
-    "CancelSignal": "agentrig.cancel",
-    "is_abort": "agentrig.cancel",
-    "ReadonlyCatalog": "agentrig.catalog",
-    "Registry": "agentrig.catalog",
-    "Variant": "agentrig.variants",
-    "VariantRegistry": "agentrig.variants",
-    "enable_diagnostics": "agentrig.diagnostics",
-    "run_sync": "agentrig.agent",
-    "tool": "agentrig.tools",
+    # errors (the tree is drawn in agentrig.errors)
+    "AgentrigError": "agentrig.errors",
+    "AbortError": "agentrig.errors",
+    "ConfigError": "agentrig.errors",
+    "HookError": "agentrig.errors",
+    "PluginLoadError": "agentrig.errors",
+    "RuntimeClosedError": "agentrig.errors",
+    "UnknownIdError": "agentrig.errors",
+    "ProviderError": "agentrig.llm",
+    "ToolInputError": "agentrig.tools",
+    "StructuredOutputError": "agentrig.agent",
+    "ContextWindowError": "agentrig.agent",
+    "ErrorInfo": "agentrig.errors",
+    "Issue": "agentrig.errors",
+    "error_info": "agentrig.errors",
 }
 
 __all__ = [
     "__version__",
     "hookimpl",
     "AbortError",
+    "Agent",
     "AgentrigError",
     "CancelSignal",
-    "CheckResult",
     "ConfigError",
+    "ContextWindowError",
     "Enter",
     "ErrorInfo",
+    "HookError",
     "Issue",
     "MemorySource",
-    "PluginIndex",
     "PluginLoadError",
-    "ReadonlyCatalog",
-    "Registry",
+    "ProviderError",
     "Reject",
     "Retry",
+    "RunResult",
     "Runtime",
     "RuntimeClosedError",
     "RuntimeConfig",
+    "StructuredOutputError",
+    "Tool",
+    "ToolInputError",
     "UnknownIdError",
-    "Variant",
-    "VariantRegistry",
     "enable_diagnostics",
     "env_resolver",
     "error_info",
@@ -100,16 +107,21 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from agentrig.agent import run_sync
+    from agentrig.agent import (
+        Agent,
+        ContextWindowError,
+        RunResult,
+        StructuredOutputError,
+        run_sync,
+    )
     from agentrig.cancel import CancelSignal, is_abort
-    from agentrig.catalog import ReadonlyCatalog, Registry
     from agentrig.diagnostics import enable_diagnostics
     from agentrig.errors import (
         AbortError,
         AgentrigError,
-        CheckResult,
         ConfigError,
         ErrorInfo,
+        HookError,
         Issue,
         PluginLoadError,
         RuntimeClosedError,
@@ -119,7 +131,6 @@ if TYPE_CHECKING:
     from agentrig.kernel import (
         Enter,
         MemorySource,
-        PluginIndex,
         Reject,
         Retry,
         Runtime,
@@ -128,5 +139,5 @@ if TYPE_CHECKING:
         load_config,
         open_runtime,
     )
-    from agentrig.tools import tool
-    from agentrig.variants import Variant, VariantRegistry
+    from agentrig.llm import ProviderError
+    from agentrig.tools import Tool, ToolInputError, tool

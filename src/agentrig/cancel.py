@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from types import TracebackType
+from typing import final
 
 import anyio
 
@@ -22,6 +23,7 @@ from agentrig.errors import AbortError
 __all__ = ["CancelSignal", "is_abort"]
 
 
+@final
 class CancelSignal:
     """A one-shot, thread-unsafe cancellation flag with a reason and listeners."""
 

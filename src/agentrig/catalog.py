@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast, final
 
 import attrs
 
@@ -127,6 +127,7 @@ class ReadonlyCatalog(Generic[K, V]):
         return f"<{type(self).__name__} {self._kind} ids={list(self._items)!r}>"
 
 
+@final
 class Registry(ReadonlyCatalog[K, V]):
     """A catalog that accepts registrations until it is sealed."""
 

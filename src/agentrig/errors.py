@@ -5,24 +5,89 @@ machine-readable ``code``, a ``category`` (who must act: ``user``, ``provider`` 
 ``system``) and whether the failure is ``recoverable``.  Callers branch on those, never on
 message text::
 
-    AgentrigError
-     ├── InvalidIdError              ids.invalid          user
-     ├── ConfigError                 config.invalid       user     (.issues carry file + key path)
-     ├── CatalogError
-     │    ├── DuplicateIdError       catalog.duplicate    user
-     │    ├── SealedCatalogError     catalog.sealed       system
-     │    └── UnknownIdError         catalog.unknown_id   user     (.known, .suggestion)
-     ├── VariantError                variant.invalid      user
-     ├── PluginError
-     │    ├── PluginLoadError        plugin.load_failed   system   (.distribution, .entry_point)
-     │    ├── PluginDisabledError    plugin.disabled      user
-     │    └── PluginConflictError    plugin.conflict      user     (.distributions)
-     ├── HookError                   hook.invalid         system
-     ├── RuntimeClosedError          runtime.closed       user
-     ├── ExecutionControlError       execution.control    system   (ends a run as is)
-     └── AbortError                  aborted              user     (name == "AbortError")
+    AgentrigError                               code                              category
+     ├── ContextWindowError                     loop.context_window               user
+     ├── IdenticalToolInputError                loop.identical_tool_input         provider
+     ├── InboxError                             inbox.invalid                     user
+     ├── StructuredOutputError                  output.invalid                    provider
+     ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
+     ├── ScriptExhaustedError                   scripted.exhausted                user
+     ├── CredentialError                        credentials.error                 system
+     │   ├── CredentialReferenceError           credentials.reference             user
+     │   └── CredentialStoreError               credentials.store_failed          system
+     ├── AbortError                             aborted                           user
+     ├── CatalogError                           catalog.error                     system
+     │   ├── DuplicateIdError                   catalog.duplicate                 user
+     │   ├── SealedCatalogError                 catalog.sealed                    system
+     │   └── UnknownIdError                     catalog.unknown_id                user
+     ├── ConfigError                            config.invalid                    user
+     ├── ExecutionControlError                  execution.control                 system
+     │   └── JournalError                       journal.error                     system
+     │       ├── JournalWriteError              journal.write_failed              system
+     │       ├── ReconciliationRequired         journal.reconciliation_required   user
+     │       └── UnknownExecutionError          journal.unknown_execution         user
+     ├── HookError                              hook.invalid                      system
+     ├── InvalidIdError                         ids.invalid                       user
+     ├── PluginError                            plugin.error                      system
+     │   ├── PluginConflictError                plugin.conflict                   user
+     │   ├── PluginDisabledError                plugin.disabled                   user
+     │   └── PluginLoadError                    plugin.load_failed                system
+     ├── RuntimeClosedError                     runtime.closed                    user
+     ├── VariantError                           variant.invalid                   user
+     ├── HostError                              host.error                        system
+     │   ├── EgressRejectedError                egress.rejected                   user
+     │   ├── MarkerError                        marker.error                      system
+     │   │   ├── MarkerHeldError                marker.held                       system
+     │   │   └── MarkerLostError                marker.lost                       system
+     │   ├── OwnerStoreError                    store.error                       system
+     │   │   ├── AlreadyExistsError             store.exists                      user
+     │   │   ├── InPlaceUnconfirmed             store.in_place_unconfirmed        system
+     │   │   │   └── PartialReplaceError        store.partial_replace             system
+     │   │   ├── ModeNotEnforcedError           store.mode_not_enforced           system
+     │   │   └── UnsafeExistingError            store.unsafe_existing             system
+     │   └── PathContainmentError               path.invalid                      user
+     │       └── PathEscapeError                path.escape                       user
+     ├── ProviderError                          provider.error                    provider
+     │   ├── AuthenticationError                provider.auth                     provider
+     │   ├── CapabilityError                    provider.capability               user
+     │   ├── EmptyCompletionError               provider.empty                    provider
+     │   ├── InvalidRequestError                provider.invalid_request          provider
+     │   │   └── ContextLengthError             provider.context_length           provider
+     │   ├── NotFoundError                      provider.not_found                provider
+     │   ├── OverloadedError                    provider.overloaded               provider
+     │   ├── ProviderConnectionError            provider.connection               provider
+     │   ├── ProviderStreamError                provider.stream                   provider
+     │   ├── ProviderTimeoutError               provider.timeout                  provider
+     │   ├── RateLimitError                     provider.rate_limit               provider
+     │   └── ServerError                        provider.server                   provider
+     ├── ActionBlockedError                     permissions.action_blocked        user
+     ├── PermissionRuleError                    permissions.invalid_rule          user
+     ├── SealerError                            sealing.error                     system
+     │   ├── CorruptError                       sealing.corrupt                   system
+     │   │   └── UnsupportedFramingError        sealing.unsupported_framing       system
+     │   ├── GrantError                         sealing.grant                     user
+     │   ├── KindClassError                     sealing.kind_class                user
+     │   ├── LockedError                        sealing.locked                    system
+     │   ├── SealerKeyError                     sealing.keys                      system
+     │   └── UnclassifiedKindError              sealing.unclassified_kind         user
+     ├── SessionLogError                        session.log                       system
+     ├── SessionStoreError                      session.store                     system
+     │   ├── BrokenWriterError                  session.writer_broken             system
+     │   ├── NotASessionLogError                session.not_a_log                 user
+     │   └── WriterConflictError                session.writer_conflict           user
+     ├── DeferralError                          tools.deferral                    user
+     ├── SchemaContractError                    schema.contract                   system
+     ├── SchemaConversionError                  schema.conversion                 user
+     ├── SchemaValidationError                  schema.validation                 user
+     ├── ToolDefinitionError                    tool.definition                   user
+     ├── ToolInputError                         tool.input                        user
+     ├── ToolRefusedError                       tool.refused                      user
+     └── ToolReportedError                      tool.error                        user
 
-Later layers (providers, tools, sessions, host) add their own subclasses beside these.
+Grouped by the package that defines them (``agentrig.agent``, ``.builtins``, ``.credentials``,
+this module, ``.host``, ``.journal``, ``.llm``, ``.permissions``, ``.sealing``, ``.session``,
+``.tools``); each package exports its own.  ``tests/test_error_tree.py`` keeps this picture
+true: a new error class fails it until it is drawn here.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast, final
 
 from pydantic import (
     BaseModel,
@@ -108,6 +108,7 @@ def _make_unknown(base: type[_B]) -> type[_B]:
     return cast(type[_B], type(f"Unknown{base.__name__}", (base,), namespace))
 
 
+@final
 class VariantRegistry(Generic[_B]):
     """The members of one tagged-union family.
 

@@ -607,3 +607,25 @@ def test_replacing_a_built_in_is_a_conflict_until_the_config_chooses(fake_dist: 
     factory: Any = chosen.load("session_stores", "jsonl")
     assert factory.__module__.startswith("agentrig.")
     assert "store_a_mod" not in sys.modules
+
+
+@pytest.mark.anyio
+async def test_a_name_clash_with_a_core_composition_step_is_fatal(fake_dist: Any) -> None:
+    from agentrig.errors import PluginConflictError
+
+    fake_dist(
+        "step-rival",
+        "0.1",
+        entry_points={"agentrig.plugins": {"compose-tools": "rival_step_mod:plugin"}},
+        modules={"rival_step_mod": LISTENER},
+    )
+    config: dict[str, Any] = {"tools": {"tool_search": {}}}
+    # silently composing without the core's tools step would drop what the config asks for
+    with pytest.raises(PluginConflictError) as info:
+        async with open_runtime(config, environ={}):
+            pytest.fail("must not compose")
+    assert sorted(info.value.distributions) == ["agentrig", "step-rival"]
+    config["plugins"] = {"prefer": {"plugins:compose-tools": "agentrig"}}
+    async with open_runtime(config, environ={}) as rt:
+        assert rt.tools.has("tool_search")
+    assert "rival_step_mod" not in sys.modules

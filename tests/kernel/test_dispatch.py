@@ -11,8 +11,8 @@ import pytest
 
 import agentrig
 from agentrig.errors import HookError
-from agentrig.kernel import HookDispatcher, Observation, builtin_source, open_runtime
-from agentrig.kernel.hookspecs import MODES, Mode
+from agentrig.kernel import HookDispatcher, Observation, builtin_source, hookspecs, open_runtime
+from agentrig.kernel.hookspecs import Mode, mode_of
 
 
 async def wait_until(condition: Callable[[], bool]) -> None:
@@ -47,15 +47,31 @@ def make_observer(log: list[str], name: str, **opts: Any) -> object:
 
 
 def test_every_hook_has_exactly_one_mode() -> None:
-    assert MODES["observe"] is Mode.NOTIFY
-    assert MODES["agent_created"] is Mode.NOTIFY
-    assert MODES["runtime_started"] is Mode.NOTIFY
-    assert MODES["pre_step"] is Mode.WATERFALL
-    assert MODES["request_config"] is Mode.WATERFALL
-    assert MODES["request_error"] is Mode.WATERFALL
-    assert MODES["tool_execution"] is Mode.WATERFALL
-    assert MODES["turn_stopping"] is Mode.AWAITED
-    assert MODES["permission_approver"] is Mode.FIRST_RESULT
+    assert mode_of("observe") is Mode.NOTIFY
+    assert mode_of("agent_created") is Mode.NOTIFY
+    assert mode_of("runtime_started") is Mode.NOTIFY
+    assert mode_of("register_commands") is Mode.NOTIFY
+    assert mode_of("pre_step") is Mode.WATERFALL
+    assert mode_of("request_config") is Mode.WATERFALL
+    assert mode_of("request_error") is Mode.WATERFALL
+    assert mode_of("tool_execution") is Mode.WATERFALL
+    assert mode_of("turn_stopping") is Mode.AWAITED
+    assert mode_of("permission_approver") is Mode.FIRST_RESULT
+    assert mode_of("compose") is Mode.ORDERED
+    assert mode_of("no_such_hook") is None
+    assert mode_of("Mode") is None  # a name of the module that is not a hook
+
+
+def test_the_mode_is_data_on_the_spec_function_pluggy_sees() -> None:
+    from agentrig.kernel import new_plugin_manager
+
+    pm = new_plugin_manager()
+    for caller in pm.hook.__dict__.values():
+        spec = caller.spec
+        assert spec is not None
+        assert spec.function is getattr(hookspecs, caller.name)
+        assert spec.function.agentrig_mode is mode_of(caller.name)
+        assert spec.opts["firstresult"] == (mode_of(caller.name) is Mode.FIRST_RESULT)
 
 
 def test_hook_wrappers_are_refused() -> None:

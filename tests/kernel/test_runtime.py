@@ -17,7 +17,15 @@ from agentrig.errors import (
     RuntimeClosedError,
     SealedCatalogError,
 )
-from agentrig.kernel import MemorySource, Runtime, RuntimeStarted, builtin_source, open_runtime
+from agentrig.kernel import (
+    Composition,
+    MemorySource,
+    Runtime,
+    RuntimeStarted,
+    builtin_source,
+    compose_step,
+    open_runtime,
+)
 
 llm = pytest.importorskip("agentrig.llm")
 
@@ -165,7 +173,7 @@ async def test_overrides_replace_catalog_entries_and_the_real_factory_is_never_c
     ) as rt:
         assert rt.providers.require("main") is fake
     assert calls == []
-    assert fake.closed == 1
+    assert fake.closed == 0  # the caller passed it in and still owns it
 
 
 @pytest.mark.anyio
@@ -232,6 +240,18 @@ class Disposable:
 
 
 @pytest.mark.anyio
+async def test_closing_leaves_what_the_caller_passed_in_open() -> None:
+    log: list[str] = []
+    provider = Disposable(log, "provider")
+    tool = Disposable(log, "tool")
+    overrides = [("providers", "main", provider), ("tools", "t", tool)]
+    async with open_runtime({}, sources=[builtin_source()], environ={}, overrides=overrides) as rt:
+        assert rt.providers.require("main") is provider
+    assert rt.close_report == ()
+    assert log == []  # the caller still owns both
+
+
+@pytest.mark.anyio
 async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() -> None:
     log: list[str] = []
     plugins = [
@@ -240,13 +260,14 @@ async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() ->
         ("p3", Disposable(log, "plugin3", sync=True)),
     ]
     tool = Disposable(log, "tool", fail=True)
-    async with open_runtime(
-        {},
-        sources=[builtin_source()],
-        environ={},
-        plugins=plugins,
-        overrides=[("tools", "t", tool)],
-    ) as rt:
+
+    class ToolStep:  # the runtime owns what its composition built
+        @compose_step()
+        def compose(self, payload: Composition) -> None:
+            payload.runtime.registry("tools").register(tool, id="t", source="step")
+
+    plugins.append(("step", ToolStep()))
+    async with open_runtime({}, sources=[builtin_source()], environ={}, plugins=plugins) as rt:
 
         async def closer() -> None:
             log.append("closer")

@@ -18,7 +18,7 @@ from agentrig.builtins import scripted
 from agentrig.builtins.credential_file import FileCredentialStore
 from agentrig.cli._config import check_file
 from agentrig.errors import ConfigError, PluginLoadError
-from agentrig.kernel import MemorySource, env_resolver
+from agentrig.kernel import MemorySource, PluginIndex, env_resolver
 from agentrig.llm import ProviderConfig
 from agentrig.sealing import Sealer
 
@@ -275,7 +275,7 @@ _VALID_SECURITY = """\
 def test_config_check_accepts_a_valid_security_composition(tmp_path: Path) -> None:
     path = _write(tmp_path, _VALID_SECURITY)
     # a locked sealer needs its keys: generate them once, unlocked, as an operator would
-    factory: Any = agentrig.PluginIndex().load("sealers", "sodium")
+    factory: Any = PluginIndex().load("sealers", "sodium")
     factory({"options": {"directory": "state/keys"}, "base_dir": str(tmp_path)})
     keys = sorted(p.name for p in (tmp_path / "state" / "keys").iterdir())
     assert check_file(path) == []

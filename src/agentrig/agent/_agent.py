@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, final, overload
 
 import anyio
 import attrs
@@ -90,6 +90,7 @@ class RunOptions:
     output_retries: int = 2
 
 
+@final
 class Agent:
     """A live agent: identity, session log, inbox, tools and its FIFO run slot."""
 
@@ -219,11 +220,12 @@ class Agent:
         Takes effect at the next request; deferred tools loaded earlier stay loaded when
         they are still present.  A listener calls it between turns (``pre_step`` of step 1).
         """
+        ids = [getattr(t, "id", None) for t in tools]
+        twice = sorted({str(i) for i in ids if i is not None and ids.count(i) > 1})
+        if twice:  # one id, one tool (before the contract check, which stops at the first)
+            raise ToolDefinitionError(f"replace_tools: tool ids given twice: {', '.join(twice)}")
         checked = check_tool_contribution(tuple(tools)) if tools else ()
         by_id = {t.id: t for t in checked}
-        if len(by_id) != len(checked):
-            twice = sorted({t.id for t in checked if sum(u.id == t.id for u in checked) > 1})
-            raise ToolDefinitionError(f"replace_tools: tool ids given twice: {', '.join(twice)}")
         self._tools = by_id
         self._loaded &= self._tools.keys()
         self._plan_cache = None

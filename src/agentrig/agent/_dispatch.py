@@ -24,6 +24,7 @@ from agentrig.ids import new_invocation_id
 from agentrig.kernel.payloads import Observation, ToolExecution
 from agentrig.llm import ToolCallBlock, ToolMessage
 from agentrig.tools import (
+    GateDecision,
     Tool,
     ToolContext,
     ToolInputError,
@@ -48,16 +49,6 @@ __all__ = [
 ]
 
 INTERRUPTED_TEXT = "not executed: interrupted"
-
-
-@attrs.frozen(slots=True)
-class GateDecision:
-    """The gate's answer for one call: allowed, or refused with a reason."""
-
-    allowed: bool
-    reason: str = ""
-    #: a hook rewrote the call's input: the call runs with these arguments instead
-    updated_arguments: Mapping[str, Any] | None = None
 
 
 class Gate(Protocol):

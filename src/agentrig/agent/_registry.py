@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 from agentrig.agent._agent import Agent
 from agentrig.agent._dispatch import Gate
@@ -39,6 +39,7 @@ AgentSetup = Callable[[Agent], Callable[[], None] | Awaitable[Callable[[], None]
 """Composes an agent's scoped world before publication; may return a commit callable."""
 
 
+@final
 class AgentRegistry:
     """The live agents of one runtime."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar, final
 
 import attrs
 
@@ -49,6 +49,7 @@ class RunRecord:
     notices: tuple[str, ...] = ()
 
 
+@final
 @attrs.frozen(slots=True)
 class RunResult(Generic[T]):
     """The one shape ``run()`` returns: ``value`` and its ``invocation`` record.

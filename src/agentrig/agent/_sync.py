@@ -16,7 +16,7 @@ import anyio
 
 from agentrig.agent._results import RunResult
 from agentrig.errors import AgentrigError
-from agentrig.kernel.config import SecretResolver, env_resolver
+from agentrig.kernel.config import SecretResolver
 
 __all__ = ["run_sync"]
 
@@ -32,14 +32,15 @@ def run_sync(
 ) -> RunResult[Any]:
     """Open a runtime from ``config``, run ``prompt`` on ``agent`` and return the result.
 
-    ``agent`` may be omitted when the config declares exactly one.  Secrets resolve through
-    ``resolver``, defaulting to the process environment (as the CLI does).  Extra keyword
+    ``agent`` may be omitted when the config declares exactly one.  ``$ENV:`` secrets resolve
+    through ``resolver`` only -- pass ``resolver=agentrig.env_resolver()`` to read the process
+    environment, as the CLI does; nothing is read from it otherwise.  Extra keyword
     arguments go to :meth:`Agent.run` (``output_type=``, ``max_rounds=`` ...).
     """
     from agentrig.kernel import open_runtime
 
     async def main() -> RunResult[Any]:
-        async with open_runtime(config, resolver=resolver or env_resolver()) as rt:
+        async with open_runtime(config, resolver=resolver) as rt:
             name = agent
             if name is None:
                 declared = rt.agents.ids()

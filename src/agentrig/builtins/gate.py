@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from agentrig.agent import GateDecision
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.llm import ToolCallBlock
 from agentrig.permissions import (
@@ -43,12 +42,11 @@ from agentrig.permissions import (
     resolve,
     withheld_tools,
 )
-from agentrig.tools import Tool
+from agentrig.tools import GateDecision, Tool
 
 if TYPE_CHECKING:
     from agentrig.agent import Agent, Gate
-    from agentrig.hooks import CombinedOutcome
-    from agentrig.hooks._lifecycle import HookLifecycle
+    from agentrig.hooks import CombinedOutcome, HookLifecycle
     from agentrig.kernel.runtime import Runtime
 
 __all__ = ["ChainedGate", "PermissionGate", "compose_gate", "tool_permissions"]
@@ -139,7 +137,7 @@ class PermissionGate:
         self, tool: Tool, updated: Any, ctx: PermissionContext, call_id: str, who: str
     ) -> tuple[PermissionDecision | None, GateDecision | None]:
         """Check a hook's ``updatedInput`` as if the model had sent it."""
-        from agentrig.hooks._gate import invalid_input
+        from agentrig.hooks import invalid_input
 
         problem = invalid_input(tool, updated)
         if problem is not None:
@@ -265,8 +263,7 @@ def compose_gate(rt: Runtime) -> Gate:
     """Build the runtime's gate: ``[permissions]`` and ``PreToolUse`` hooks as one decision."""
     hooks: HookLifecycle | None = None
     if any(rt.config.hooks.values()):
-        from agentrig.hooks import HookRunner
-        from agentrig.hooks._lifecycle import HookLifecycle
+        from agentrig.hooks import HookLifecycle, HookRunner
 
         runner = HookRunner.from_runtime(rt)
         hooks = HookLifecycle(

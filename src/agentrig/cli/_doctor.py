@@ -17,7 +17,7 @@ from agentrig.cli._common import (
 
 __all__ = ["register", "run"]
 
-_DEPENDENCIES = ("pluggy", "pydantic", "attrs", "anyio", "httpx", "typeguard")
+_DEPENDENCIES = ("pluggy", "pydantic", "attrs", "anyio", "httpx")
 
 
 def register(subparsers: Subparsers) -> None:

@@ -47,8 +47,10 @@ if TYPE_CHECKING:
         HookApprover,
         HookGate,
         HookGateDecision,
+        invalid_input,
         make_hook_gate,
     )
+    from agentrig.hooks._lifecycle import HookLifecycle
 
 __all__ = [
     "ENFORCEMENT",
@@ -71,6 +73,7 @@ __all__ = [
     "HookEvent",
     "HookGate",
     "HookGateDecision",
+    "HookLifecycle",
     "HookOutcome",
     "HookRunner",
     "HookStrategy",
@@ -83,6 +86,7 @@ __all__ = [
     "decode_http_answer",
     "enforces",
     "event_name_problem",
+    "invalid_input",
     "make_hook_gate",
     "matcher_subject",
     "posture",
@@ -90,7 +94,14 @@ __all__ = [
 
 # The gate meets the agent layer, which sits above this contract: load it on first use.
 _GATE_NAMES = frozenset(
-    {"ApprovalRequest", "HookApprover", "HookGate", "HookGateDecision", "make_hook_gate"}
+    {
+        "ApprovalRequest",
+        "HookApprover",
+        "HookGate",
+        "HookGateDecision",
+        "invalid_input",
+        "make_hook_gate",
+    }
 )
 
 
@@ -99,4 +110,8 @@ def __getattr__(name: str) -> Any:
         from agentrig.hooks import _gate
 
         return getattr(_gate, name)
+    if name == "HookLifecycle":
+        from agentrig.hooks._lifecycle import HookLifecycle
+
+        return HookLifecycle
     raise AttributeError(f"module 'agentrig.hooks' has no attribute {name!r}")

@@ -13,13 +13,12 @@ from typing import Any
 
 import attrs
 
-from agentrig.agent._dispatch import GateDecision
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.hooks._combine import CombinedOutcome
 from agentrig.hooks._events import HookEvent
 from agentrig.hooks._runner import HookRunner
 from agentrig.llm import ToolCallBlock
-from agentrig.tools import Tool
+from agentrig.tools import GateDecision, Tool
 
 __all__ = [
     "ApprovalRequest",

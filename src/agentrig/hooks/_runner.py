@@ -6,7 +6,7 @@ import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 import anyio
 import attrs
@@ -57,6 +57,7 @@ def _lookup(factories: FactoryLookup, name: str) -> HookStrategyFactory:
     return factories(name)
 
 
+@final
 class HookRunner:
     """The hooks of a composition, built once; :meth:`run` fires one event.
 

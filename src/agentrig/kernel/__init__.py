@@ -34,7 +34,7 @@ from agentrig.kernel.discovery import (
     register_variants,
 )
 from agentrig.kernel.dispatch import HookDispatcher, HookFailure, new_plugin_manager
-from agentrig.kernel.hookspecs import MODES, Mode, hookimpl, hookspec
+from agentrig.kernel.hookspecs import Mode, hookimpl, hookspec, mode_of
 from agentrig.kernel.kinds import KINDS, KindSpec
 from agentrig.kernel.payloads import (
     AgentCreated,
@@ -86,7 +86,6 @@ __all__ = [
     "DISABLE_AUTOLOAD_ENV",
     "DISABLE_PLUGINS_ENV",
     "KINDS",
-    "MODES",
     "AgentConfig",
     "AgentCreated",
     "AgentDisposed",
@@ -134,6 +133,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "load_config",
+    "mode_of",
     "new_plugin_manager",
     "open_runtime",
     "register_variants",

@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType, UnionType
-from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, final, get_args, get_origin
 
 import attrs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -178,6 +178,7 @@ def _read_only(tables: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(tables))
 
 
+@final
 @attrs.frozen(slots=True)
 class LoadedConfig:
     """A validated config plus where it came from (for error messages and relative paths)."""

@@ -2,8 +2,8 @@
 
 A check receives the loaded object and raises :class:`ContractViolation` naming the broken
 rule; discovery turns that into a :class:`~agentrig.errors.PluginLoadError` that also names
-the distribution and entry point.  Checks are structural (attributes, callables, typeguard
-protocol checks): they run before the object is used, so a broken plugin fails at
+the distribution and entry point.  Checks are structural (attributes, callables,
+runtime-checkable protocols): they run before the object is used, so a broken plugin fails at
 registration with a precise message instead of deep inside a run.
 """
 

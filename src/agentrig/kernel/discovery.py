@@ -25,7 +25,7 @@ import importlib.metadata as metadata
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, final
 
 import attrs
 
@@ -70,6 +70,7 @@ PluginStatus = Literal["loaded", "available", "disabled", "failed", "conflict", 
 not say which wins; ``overridden``: ``[plugins.prefer]`` chose another distribution's entry."""
 
 
+@final
 @attrs.frozen(slots=True)
 class EntrySpec:
     """One discoverable contribution, not yet imported."""
@@ -97,6 +98,7 @@ class PluginSource(Protocol):
     def entries(self) -> Iterable[EntrySpec]: ...
 
 
+@final
 class EntryPointSource:
     """Installed distributions' entry points, one group per kind (read once, lazily).
 
@@ -190,6 +192,7 @@ def builtin_source(kinds: Iterable[str] | None = None) -> EntryPointSource:
     return EntryPointSource(kinds, distributions=(CORE_DISTRIBUTION,))
 
 
+@final
 class MemorySource:
     """In-memory entries for tests: add, replace and remove without installing anything."""
 
@@ -237,6 +240,7 @@ class MemorySource:
         return tuple(self._entries.values())
 
 
+@final
 @attrs.frozen(slots=True)
 class PluginRow:
     """One line of the plugin report."""
@@ -265,6 +269,7 @@ def env_plugin_settings(environ: Mapping[str, str]) -> tuple[frozenset[str], boo
     return disabled, autoload
 
 
+@final
 class PluginIndex:
     """Every discoverable entry, its load state, and the report."""
 

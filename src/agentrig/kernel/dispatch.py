@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, final
 
 import attrs
 import pluggy
@@ -22,7 +22,7 @@ from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import hookspecs
 from agentrig.kernel._listeners import listener_problems
-from agentrig.kernel.hookspecs import MODES, Mode
+from agentrig.kernel.hookspecs import Mode, mode_of
 
 __all__ = ["HookDispatcher", "HookFailure", "Spawner", "listener_refusals", "new_plugin_manager"]
 
@@ -34,6 +34,7 @@ Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Starts a coroutine function out of band (the runtime passes its task group's start_soon)."""
 
 
+@final
 @attrs.frozen(slots=True)
 class HookFailure:
     """A listener's failure that did not change the outcome (notify / awaited hooks)."""
@@ -63,7 +64,7 @@ class _Impl:
 
 def _takes_next(hook: str) -> bool | None:
     """Whether ``hook``'s listeners may take ``next`` (None: no such agentrig hook)."""
-    mode = MODES.get(hook)
+    mode = mode_of(hook)
     return None if mode is None else mode is Mode.WATERFALL
 
 
@@ -79,6 +80,7 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+@final
 class HookDispatcher:
     """Dispatches the agentrig hooks of one plugin manager in their declared modes."""
 
@@ -136,7 +138,7 @@ class HookDispatcher:
         plan = self._plans.get(hook)
         if plan is None:
             caller: pluggy.HookCaller | None = getattr(self.pm.hook, hook, None)
-            if caller is None or MODES.get(hook) is None:
+            if caller is None or mode_of(hook) is None:
                 raise HookError(f"unknown agentrig hook {hook!r}")
             # pluggy stores implementations in reverse call order.
             plan = tuple(_Impl(i) for i in reversed(caller.get_hookimpls()))

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from agentrig.kernel.composition import Composition
     from agentrig.llm import ToolMessage
 
-__all__ = ["MODES", "PROJECT", "Mode", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "Mode", "hookimpl", "hookspec", "mode_of"]
 
 
 class Mode(enum.Enum):
@@ -65,16 +65,26 @@ class Mode(enum.Enum):
     ORDERED = "ordered"
 
 
-MODES: dict[str, Mode] = {}
 _F = TypeVar("_F", bound=Callable[..., Any])
+_MODE_ATTR = "agentrig_mode"
 
 
 def _spec(mode: Mode, *, firstresult: bool = False) -> Callable[[_F], _F]:
+    """Declare a hook: its dispatch mode is data on the spec function (as pluggy keeps its
+    ``agentrig_spec`` options there)."""
+
     def mark(function: _F) -> _F:
-        MODES[function.__name__] = mode
+        setattr(function, _MODE_ATTR, mode)
         return hookspec(firstresult=firstresult)(function)
 
     return mark
+
+
+def mode_of(hook: str) -> Mode | None:
+    """The dispatch mode of agentrig hook ``hook`` (None: no such hook)."""
+    spec = globals().get(hook)
+    mode: Mode | None = getattr(spec, _MODE_ATTR, None)
+    return mode
 
 
 # ---- composition and the command line ------------------------------------------------------

@@ -7,11 +7,14 @@ keeps the kernel free of imports from the layers above it (tools, providers, sto
 
 from __future__ import annotations
 
+from typing import final
+
 import attrs
 
 __all__ = ["KINDS", "KindSpec", "kind_of_group"]
 
 
+@final
 @attrs.frozen(slots=True)
 class KindSpec:
     """One plugin kind."""

@@ -9,7 +9,7 @@ kernel imports none of them at runtime.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkable
 
 import attrs
 
@@ -71,6 +71,7 @@ class AgentHandle(Protocol):
 # ---- notifications -----------------------------------------------------------------------
 
 
+@final
 @attrs.frozen(slots=True)
 class RuntimeStarted:
     """The runtime finished composing; its catalogs are sealed."""
@@ -78,6 +79,7 @@ class RuntimeStarted:
     runtime: Any
 
 
+@final
 @attrs.frozen(slots=True)
 class AgentCreated:
     """A fully set-up agent is about to be published (a sync listener error vetoes it)."""
@@ -85,6 +87,7 @@ class AgentCreated:
     agent: AgentHandle
 
 
+@final
 @attrs.frozen(slots=True)
 class AgentDisposed:
     """An agent left the registry after its runs settled."""
@@ -93,6 +96,7 @@ class AgentDisposed:
     session_id: str
 
 
+@final
 @attrs.frozen(slots=True)
 class AgentStatusChanged:
     """An agent moved between ``idle`` and ``running``."""
@@ -101,6 +105,7 @@ class AgentStatusChanged:
     status: AgentStatus
 
 
+@final
 @attrs.frozen(slots=True)
 class SessionStart:
     """The agent's session lifecycle began (once, before its first turn).
@@ -113,6 +118,7 @@ class SessionStart:
     runtime: Any
 
 
+@final
 @attrs.frozen(slots=True)
 class Observation:
     """An out-of-band observation: ``kind`` says what happened, ``data`` holds its fields.
@@ -129,6 +135,7 @@ class Observation:
 # ---- pre_step ----------------------------------------------------------------------------
 
 
+@final
 @attrs.frozen(slots=True)
 class PreStep:
     """A proposed step: the claimed input batch and the step's coordinates."""
@@ -140,6 +147,7 @@ class PreStep:
     signal: CancelSignal
 
 
+@final
 @attrs.frozen(slots=True)
 class Enter:
     """Open the step with exactly these messages (claimed ones left out stay consumed)."""
@@ -147,6 +155,7 @@ class Enter:
     messages: tuple[UserMessage, ...]
 
 
+@final
 @attrs.frozen(slots=True)
 class Reject:
     """Open no step; the turn closes. Claimed messages end here."""
@@ -160,6 +169,7 @@ PreStepDecision = Enter | Reject
 # ---- request_config ------------------------------------------------------------------------
 
 
+@final
 @attrs.frozen(slots=True)
 class RequestConfig:
     """The call configuration of one model request (replace it to switch model or limits)."""
@@ -176,6 +186,7 @@ class RequestConfig:
 # ---- request_error -------------------------------------------------------------------------
 
 
+@final
 @attrs.frozen(slots=True)
 class RequestError:
     """A failed model request, before its turn closes."""
@@ -186,6 +197,7 @@ class RequestError:
     signal: CancelSignal
 
 
+@final
 @attrs.frozen(slots=True)
 class Retry:
     """Returned by a ``request_error`` listener that owns recovery: try the request again."""
@@ -194,6 +206,7 @@ class Retry:
 # ---- tool_execution ------------------------------------------------------------------------
 
 
+@final
 @attrs.frozen(slots=True)
 class ToolExecution:
     """One tool call about to run; ``next`` runs it (possibly with rewritten ``arguments``)."""
@@ -208,6 +221,7 @@ class ToolExecution:
 # ---- turn_stopping -------------------------------------------------------------------------
 
 
+@final
 @attrs.frozen(slots=True)
 class TurnStopping:
     """The turn has nothing left to do; steer the agent now to keep it going."""
@@ -221,6 +235,7 @@ class TurnStopping:
 # ---- permission_approver -------------------------------------------------------------------
 
 
+@final
 @attrs.frozen(slots=True)
 class PermissionQuestion:
     """A call the permission evaluator could not decide alone.

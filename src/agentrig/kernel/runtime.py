@@ -26,7 +26,7 @@ import inspect
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, final
 
 import anyio
 import anyio.abc
@@ -74,6 +74,7 @@ __all__ = [
 
 _log = get_logger("runtime")
 _T = TypeVar("_T")
+_OVERRIDE = "override"  # the source of entries the caller passed in (and closes itself)
 _M = TypeVar("_M", bound=BaseModel)
 
 #: The catalogs every runtime has (keyed by the config's ids).
@@ -106,6 +107,7 @@ MODELS: ServiceKey[ModelRegistry] = ServiceKey("models")
 HTTP: ServiceKey[HttpFactory] = ServiceKey("http")
 
 
+@final
 class Runtime:
     """A composed set of plugins: hooks, sealed catalogs, agents and owned resources."""
 
@@ -325,9 +327,12 @@ class Runtime:
                 if callable(disposer):
                     await step(f"plugin:{name}", disposer)
             for kind in reversed(CATALOG_KINDS):
-                for entry_id, value in reversed(list(self._catalogs[kind].entries())):
+                catalog = self._catalogs[kind]
+                for entry_id, value in reversed(list(catalog.entries())):
                     if inspect.ismodule(value) or isinstance(value, type):
                         continue
+                    if catalog.source_of(entry_id) == _OVERRIDE:
+                        continue  # the caller passed it in and still owns it
                     disposer = getattr(value, "aclose", None)
                     if callable(disposer):
                         await step(f"{kind}:{entry_id}", disposer)
@@ -354,6 +359,12 @@ def _load_listeners(rt: Runtime) -> None:
     # the core's own listeners are its composition steps: without one, the runtime would
     # silently lack what the config asks for
     required |= {e.name for e in index.entries("plugins") if e.distribution == CORE_DISTRIBUTION}
+    # ... also when another distribution registers the same name: that conflict is fatal
+    required |= {
+        name
+        for (kind, name), candidates in index.conflicts().items()
+        if kind == "plugins" and any(c.distribution == CORE_DISTRIBUTION for c in candidates)
+    }
     installed = set(index.names("plugins"))
     issues = index.setting_issues()
     issues += [
@@ -399,7 +410,8 @@ async def open_runtime(
     ``resolver`` resolves ``$ENV:`` secret references (the library reads no environment for
     them itself).  ``sources`` replaces the installed entry points as the plugin source;
     ``memory`` adds in-memory entries on top of them.  ``overrides`` replaces catalog entries
-    by ``(kind, id, object)``.  ``plugins`` registers extra listener objects by name.
+    by ``(kind, id, object)``; the caller keeps owning those objects (closing the runtime
+    does not close them).  ``plugins`` registers extra listener objects by name.
     ``environ`` is where the documented plugin switches are read (default ``os.environ``).
     """
     disabled_env, autoload_env = env_plugin_settings(os.environ if environ is None else environ)
@@ -439,7 +451,7 @@ async def open_runtime(
             # Overrides go in first: a composer skips ids that are already present, so an
             # overridden provider is never built (its credentials are never needed).
             for kind, entry_id, obj in overrides:
-                rt.registry(kind).register(obj, id=entry_id, replace=True, source="override")
+                rt.registry(kind).register(obj, id=entry_id, replace=True, source=_OVERRIDE)
             await _compose(rt)
             rt.seal()
             rt.hooks.notify("runtime_started", RuntimeStarted(rt))

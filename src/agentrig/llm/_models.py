@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import overload
+from typing import final, overload
 
 import attrs
 
@@ -104,6 +104,7 @@ def cost(usage: Usage | None, pricing: Pricing) -> Decimal | None:
     return total / _MILLION
 
 
+@final
 class ModelRegistry:
     """Model metadata contributed by provider packages, looked up by model name.
 

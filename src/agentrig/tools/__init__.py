@@ -1,5 +1,6 @@
 """Tools: the contract, the ``@tool`` decorator, schemas and their validation."""
 
+from agentrig.tools._gate import GateDecision
 from agentrig.tools._tool import (
     FunctionTool,
     PermissionArg,
@@ -20,6 +21,7 @@ from agentrig.tools._tool import (
 
 __all__ = [
     "FunctionTool",
+    "GateDecision",
     "PermissionArg",
     "RiskClass",
     "Tool",

@@ -19,6 +19,7 @@ from typing import (
     Literal,
     Protocol,
     TypeVar,
+    final,
     get_type_hints,
     overload,
     runtime_checkable,
@@ -146,6 +147,7 @@ class Tool(Protocol):
     def parse_output(self, value: Any) -> Any: ...
 
 
+@final
 @attrs.frozen(slots=True)
 class Toolset:
     """Several tools contributed under one entry-point name."""
@@ -168,6 +170,7 @@ def render_output(value: Any) -> str:
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+@final
 class FunctionTool:
     """A tool built from a typed function (see :func:`tool`)."""
 

@@ -1,0 +1,33 @@
+"""The ``[otel]`` table: where traces and metrics go, and whether content is recorded."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["OtelConfig"]
+
+
+class OtelConfig(BaseModel):
+    """``[otel]`` in ``agentrig.toml``.  Without this table the plugin does nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: ``false`` keeps the table but records nothing
+    enabled: bool = True
+    #: ``otlp-http`` / ``otlp-grpc`` send to a collector (endpoint and headers from here or the
+    #: standard ``OTEL_EXPORTER_OTLP_*`` variables); ``console`` prints spans; ``global`` uses
+    #: the tracer and meter providers the application configured itself; ``none`` records
+    #: into providers without an exporter (for measuring the plugin's own cost)
+    exporter: Literal["otlp-http", "otlp-grpc", "console", "global", "none"] = "otlp-http"
+    #: the collector's base URL (``http://localhost:4318`` for OTLP over HTTP)
+    endpoint: str | None = None
+    #: extra headers for the exporter (an API key of a hosted backend, for instance)
+    headers: dict[str, str] = Field(default_factory=dict)
+    #: the ``service.name`` resource attribute (``OTEL_SERVICE_NAME`` otherwise)
+    service_name: str | None = None
+    #: record prompts, completions, tool arguments and results (secret-like keys redacted)
+    capture_content: bool = False
+    #: also export metrics (token usage, operation and tool durations)
+    metrics: bool = True

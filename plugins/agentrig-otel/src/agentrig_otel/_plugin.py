@@ -1,0 +1,36 @@
+"""The autoloaded part of agentrig-otel: one composition step, inert without ``[otel]``.
+
+Nothing listens to observations unless the config enables the plugin, so an installed but
+unconfigured agentrig-otel costs the loop nothing.
+"""
+
+from __future__ import annotations
+
+import anyio.to_thread
+
+from agentrig.kernel import Composition, compose_step
+from agentrig_otel._config import OtelConfig
+from agentrig_otel._setup import build_pipeline
+from agentrig_otel._telemetry import Telemetry
+
+__all__ = ["compose_otel"]
+
+
+@compose_step("finish")
+def compose_otel(payload: Composition) -> None:
+    """Attach the telemetry listener when ``[otel]`` enables it."""
+    rt = payload.runtime
+    config = rt.config_section("otel", OtelConfig)
+    if config is None or not config.enabled:
+        return
+    pipeline = build_pipeline(config)
+    telemetry = Telemetry(
+        pipeline.tracer, pipeline.meter, capture_content=config.capture_content, runtime=rt
+    )
+    rt.add_plugin("otel-telemetry", telemetry)
+
+    async def flush() -> None:
+        # exporting may block on the network: off the event loop
+        await anyio.to_thread.run_sync(pipeline.shutdown)
+
+    rt.on_close("otel", flush)

@@ -1,0 +1,113 @@
+"""Tracer and meter providers built from ``[otel]`` (only when the table enables the plugin)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import attrs
+from opentelemetry import metrics, trace
+from opentelemetry.metrics import Meter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    ConsoleMetricExporter,
+    MetricExporter,
+    MetricReader,
+    PeriodicExportingMetricReader,
+)
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.trace import Tracer
+
+from agentrig.errors import ConfigError, Issue
+from agentrig_otel._config import OtelConfig
+
+__all__ = ["OtelSetupError", "Pipeline", "build_pipeline"]
+
+
+class OtelSetupError(ConfigError):
+    """``[otel]`` asks for something this installation cannot do."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__([Issue("config.otel", message, ("otel", "exporter"))])
+
+
+INSTRUMENTATION = "agentrig"
+
+
+@attrs.define
+class Pipeline:
+    """A tracer and meter, and how to flush and close what was built for them."""
+
+    tracer: Tracer
+    meter: Meter | None
+    tracer_provider: TracerProvider | None = None
+    meter_provider: MeterProvider | None = None
+
+    def shutdown(self) -> None:
+        """Flush and close the providers built here (never the application's global ones)."""
+        if self.tracer_provider is not None:
+            self.tracer_provider.shutdown()
+        if self.meter_provider is not None:
+            self.meter_provider.shutdown()
+
+
+def _exporters(config: OtelConfig) -> tuple[SpanExporter | None, MetricExporter | None]:
+    if config.exporter == "console":
+        return ConsoleSpanExporter(), ConsoleMetricExporter()
+    if config.exporter == "none":
+        return None, None
+    headers = dict(config.headers) or None
+    base = config.endpoint.rstrip("/") if config.endpoint else None
+    if config.exporter == "otlp-grpc":
+        # an optional extra, imported by name so the plugin installs and type-checks without it
+        try:
+            spans = importlib.import_module("opentelemetry.exporter.otlp.proto.grpc.trace_exporter")
+            metric = importlib.import_module(
+                "opentelemetry.exporter.otlp.proto.grpc.metric_exporter"
+            )
+        except ImportError as exc:
+            raise OtelSetupError(
+                "otel.exporter = 'otlp-grpc' needs the gRPC exporter: "
+                "pip install 'agentrig-otel[grpc]'"
+            ) from exc
+        span_exporter: SpanExporter = spans.OTLPSpanExporter(endpoint=base, headers=headers)
+        metric_exporter: MetricExporter = metric.OTLPMetricExporter(endpoint=base, headers=headers)
+        return span_exporter, metric_exporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    # the HTTP exporter takes each signal's full URL; without one it reads the standard
+    # OTEL_EXPORTER_OTLP_* variables itself
+    return (
+        OTLPSpanExporter(endpoint=f"{base}/v1/traces" if base else None, headers=headers),
+        OTLPMetricExporter(endpoint=f"{base}/v1/metrics" if base else None, headers=headers),
+    )
+
+
+def build_pipeline(config: OtelConfig) -> Pipeline:
+    """The tracer and meter ``config`` asks for."""
+    if config.exporter == "global":
+        meter = metrics.get_meter(INSTRUMENTATION) if config.metrics else None
+        return Pipeline(trace.get_tracer(INSTRUMENTATION), meter)
+    attributes: dict[str, Any] = {}
+    if config.service_name:
+        attributes[SERVICE_NAME] = config.service_name
+    resource = Resource.create(attributes)
+    span_exporter, metric_exporter = _exporters(config)
+    tracer_provider = TracerProvider(resource=resource)
+    if span_exporter is not None:
+        tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+    meter_provider: MeterProvider | None = None
+    if config.metrics:
+        readers: list[MetricReader] = []
+        if metric_exporter is not None:
+            readers.append(PeriodicExportingMetricReader(metric_exporter))
+        meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    return Pipeline(
+        tracer_provider.get_tracer(INSTRUMENTATION),
+        meter_provider.get_meter(INSTRUMENTATION) if meter_provider is not None else None,
+        tracer_provider,
+        meter_provider,
+    )

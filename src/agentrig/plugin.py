@@ -1,0 +1,137 @@
+"""Everything a plugin author types, in one module: ``from agentrig.plugin import ...``.
+
+* listeners: :data:`hookimpl` and the payload of every hook (``agentrig.kernel.hookspecs``
+  documents when each fires and what it may return), the waterfall answers ``Enter``,
+  ``Reject``, ``Retry``;
+* adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
+  :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
+  :class:`Runtime` for annotations;
+* contributions: the :class:`Provider` port and its :class:`ProviderConfig`, the
+  :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
+  factory's options model, :class:`Variant` for union members, :class:`ContractViolation`.
+
+Names are imported on first use (PEP 562), so importing this module costs next to nothing.
+See ``docs/plugin-guide.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from agentrig._markers import hookimpl
+
+_LAZY: dict[str, str] = {
+    # listeners and their payloads
+    "AgentCreated": "agentrig.kernel",
+    "AgentDisposed": "agentrig.kernel",
+    "AgentHandle": "agentrig.kernel",
+    "AgentStatusChanged": "agentrig.kernel",
+    "Enter": "agentrig.kernel",
+    "Observation": "agentrig.kernel",
+    "PermissionQuestion": "agentrig.kernel",
+    "PreStep": "agentrig.kernel",
+    "Reject": "agentrig.kernel",
+    "RequestConfig": "agentrig.kernel",
+    "RequestError": "agentrig.kernel",
+    "Retry": "agentrig.kernel",
+    "RuntimeStarted": "agentrig.kernel",
+    "SessionStart": "agentrig.kernel",
+    "ToolExecution": "agentrig.kernel",
+    "TurnStopping": "agentrig.kernel",
+    # adding to a runtime
+    "Commands": "agentrig.kernel",
+    "Composition": "agentrig.kernel",
+    "Phase": "agentrig.kernel",
+    "Runtime": "agentrig.kernel",
+    "ServiceKey": "agentrig.kernel",
+    "compose_step": "agentrig.kernel",
+    # contributions
+    "ContractViolation": "agentrig.kernel",
+    "Provider": "agentrig.llm",
+    "ProviderConfig": "agentrig.llm",
+    "Tool": "agentrig.tools",
+    "Toolset": "agentrig.tools",
+    "Variant": "agentrig.variants",
+    "tool": "agentrig.tools",
+    "with_options": "agentrig.kernel",
+}
+
+__all__ = [
+    "hookimpl",
+    "AgentCreated",
+    "AgentDisposed",
+    "AgentHandle",
+    "AgentStatusChanged",
+    "Commands",
+    "Composition",
+    "ContractViolation",
+    "Enter",
+    "Observation",
+    "PermissionQuestion",
+    "Phase",
+    "PreStep",
+    "Provider",
+    "ProviderConfig",
+    "Reject",
+    "RequestConfig",
+    "RequestError",
+    "Retry",
+    "Runtime",
+    "RuntimeStarted",
+    "ServiceKey",
+    "SessionStart",
+    "Tool",
+    "ToolExecution",
+    "Toolset",
+    "TurnStopping",
+    "Variant",
+    "compose_step",
+    "tool",
+    "with_options",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentrig.plugin' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:
+    from agentrig.kernel import (
+        AgentCreated,
+        AgentDisposed,
+        AgentHandle,
+        AgentStatusChanged,
+        Commands,
+        Composition,
+        ContractViolation,
+        Enter,
+        Observation,
+        PermissionQuestion,
+        Phase,
+        PreStep,
+        Reject,
+        RequestConfig,
+        RequestError,
+        Retry,
+        Runtime,
+        RuntimeStarted,
+        ServiceKey,
+        SessionStart,
+        ToolExecution,
+        TurnStopping,
+        compose_step,
+        with_options,
+    )
+    from agentrig.llm import Provider, ProviderConfig
+    from agentrig.tools import Tool, Toolset, tool
+    from agentrig.variants import Variant

@@ -1,0 +1,369 @@
+"""agentrig-otel: exact spans, attributes, parent/child structure and metrics.
+
+Spans are checked with the OpenTelemetry SDK's in-memory exporter; the end-to-end test lets
+the plugin (discovered through its entry points, configured by ``[otel]``) export over
+OTLP/HTTP to a small receiver on 127.0.0.1 that decodes the protobuf it got.
+"""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentrig_otel import Telemetry, redact
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+import agentrig
+from agentrig.errors import ConfigError
+from agentrig.kernel import MemorySource, open_runtime
+
+pytestmark = pytest.mark.anyio
+
+
+@agentrig.tool(risk="inspect")
+def lookup(city: str) -> str:
+    """Look a city's weather up."""
+    return f"sunny in {city}"
+
+
+@agentrig.tool(risk="inspect")
+def explode(reason: str) -> str:
+    """Always fails."""
+    raise RuntimeError(reason)
+
+
+def config(script: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "providers": {"local": {"kind": "scripted", "options": {"script": script}}},
+        "agents": {
+            "assistant": {
+                "provider": "local",
+                "model": "scripted-1",
+                "tools": ["lookup", "explode"],
+            }
+        },
+        **extra,
+    }
+
+
+SCRIPT: list[dict[str, Any]] = [
+    {
+        "text": "Looking it up.",
+        "tool_calls": [
+            {"name": "lookup", "arguments": {"city": "Lisbon"}, "id": "call_a"},
+            {"name": "explode", "arguments": {"reason": "boom"}, "id": "call_b"},
+        ],
+        "usage": {"prompt": 100, "completion": 20},
+    },
+    {"text": "Sunny in Lisbon.", "usage": {"prompt": 150, "completion": 10}},
+]
+
+
+def memory() -> MemorySource:
+    source = MemorySource()
+    source.add("tools", "lookup", lookup)
+    source.add("tools", "explode", explode)
+    return source
+
+
+class Recorder:
+    def __init__(self, *, capture_content: bool = False) -> None:
+        self.spans = InMemorySpanExporter()
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
+        self.metrics = InMemoryMetricReader()
+        meter_provider = MeterProvider(metric_readers=[self.metrics])
+        self.telemetry = Telemetry(
+            tracer_provider.get_tracer("agentrig"),
+            meter_provider.get_meter("agentrig"),
+            capture_content=capture_content,
+        )
+
+    def by_name(self) -> dict[str, ReadableSpan]:
+        return {span.name: span for span in self.spans.get_finished_spans()}
+
+    def metric_points(self) -> dict[str, list[Any]]:
+        data = self.metrics.get_metrics_data()
+        assert data is not None
+        out: dict[str, list[Any]] = {}
+        for resource in data.resource_metrics:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    out[metric.name] = list(metric.data.data_points)
+        return out
+
+
+async def run_once(recorder: Recorder, script: list[dict[str, Any]] = SCRIPT) -> Any:
+    async with open_runtime(
+        config(script), memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
+    ) as rt:
+        return await rt.agent("assistant").run("Weather in Lisbon?")
+
+
+async def test_a_run_is_one_agent_span_with_its_calls_as_children() -> None:
+    recorder = Recorder()
+    result = await run_once(recorder)
+    spans = recorder.by_name()
+    assert set(spans) == {
+        "invoke_agent assistant",
+        "chat scripted-1",
+        "execute_tool lookup",
+        "execute_tool explode",
+    }
+    chats = [s for s in recorder.spans.get_finished_spans() if s.name == "chat scripted-1"]
+    assert len(chats) == 2
+    run = spans["invoke_agent assistant"]
+    assert run.parent is None
+    for span in recorder.spans.get_finished_spans():
+        if span is not run:
+            assert span.parent is not None
+            assert span.parent.span_id == run.context.span_id
+            assert span.context.trace_id == run.context.trace_id
+            assert run.start_time is not None
+            assert span.start_time is not None
+            assert span.end_time is not None
+            assert run.end_time is not None
+            assert run.start_time <= span.start_time <= span.end_time <= run.end_time
+    attributes = dict(run.attributes or {})
+    assert attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert attributes["gen_ai.agent.name"] == "assistant"
+    assert attributes["gen_ai.conversation.id"] == result.invocation.session_id
+    assert attributes["agentrig.run.id"] == result.invocation.run_id
+    assert attributes["gen_ai.usage.input_tokens"] == 250
+    assert attributes["gen_ai.usage.output_tokens"] == 30
+    assert attributes["agentrig.turn.reason"] == "completed"
+    assert run.status.status_code is StatusCode.UNSET
+
+
+async def test_model_call_spans_carry_the_genai_attributes() -> None:
+    recorder = Recorder()
+    result = await run_once(recorder)
+    first, second = sorted(
+        (s for s in recorder.spans.get_finished_spans() if s.name == "chat scripted-1"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert first.kind is SpanKind.CLIENT
+    attributes = dict(first.attributes or {})
+    assert attributes["gen_ai.operation.name"] == "chat"
+    assert attributes["gen_ai.provider.name"] == "scripted"
+    assert attributes["gen_ai.request.model"] == "scripted-1"
+    assert attributes["gen_ai.usage.input_tokens"] == 100
+    assert attributes["gen_ai.usage.output_tokens"] == 20
+    assert attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert attributes["gen_ai.conversation.id"] == result.invocation.session_id
+    assert attributes["gen_ai.agent.name"] == "assistant"
+    assert dict(second.attributes or {})["gen_ai.response.finish_reasons"] == ("end",)
+
+
+async def test_tool_spans_say_which_call_and_whether_it_failed() -> None:
+    recorder = Recorder()
+    await run_once(recorder)
+    spans = recorder.by_name()
+    ok = dict(spans["execute_tool lookup"].attributes or {})
+    assert ok["gen_ai.operation.name"] == "execute_tool"
+    assert ok["gen_ai.tool.name"] == "lookup"
+    assert ok["gen_ai.tool.call.id"] == "call_a"
+    assert ok["agentrig.tool.status"] == "ok"
+    assert spans["execute_tool lookup"].status.status_code is StatusCode.UNSET
+    failed = spans["execute_tool explode"]
+    assert failed.status.status_code is StatusCode.ERROR
+    assert dict(failed.attributes or {})["error.type"] == "RuntimeError"
+    assert "gen_ai.tool.call.arguments" not in ok  # content is off by default
+
+
+async def test_metrics_record_tokens_durations_and_tool_outcomes() -> None:
+    recorder = Recorder()
+    await run_once(recorder)
+    points = recorder.metric_points()
+    tokens = {
+        (p.attributes["gen_ai.token.type"]): p.sum for p in points["gen_ai.client.token.usage"]
+    }
+    assert tokens == {"input": 250, "output": 30}
+    (duration,) = points["gen_ai.client.operation.duration"]
+    assert duration.count == 2
+    calls = {
+        p.attributes["gen_ai.tool.name"]: (p.attributes["agentrig.tool.status"], p.count)
+        for p in points["agentrig.tool.duration"]
+    }
+    assert calls == {"lookup": ("ok", 1), "explode": ("error", 1)}
+
+
+async def test_content_is_recorded_only_when_asked_and_secrets_are_redacted() -> None:
+    recorder = Recorder(capture_content=True)
+    script = [
+        {
+            "tool_calls": [
+                {"name": "lookup", "arguments": {"city": "Oslo"}, "id": "call_c"},
+            ]
+        },
+        {"text": "Cold in Oslo."},
+    ]
+    await run_once(recorder, script)
+    spans = recorder.by_name()
+    run = dict(spans["invoke_agent assistant"].attributes or {})
+    assert "Weather in Lisbon?" in str(run["gen_ai.input.messages"])
+    assert "Cold in Oslo." in str(run["gen_ai.output.messages"])
+    tool = dict(spans["execute_tool lookup"].attributes or {})
+    assert '"city": "Oslo"' in str(tool["gen_ai.tool.call.arguments"])
+    assert "sunny in Oslo" in str(tool["gen_ai.tool.call.result"])
+    assert redact({"api_key": "k", "nested": [{"Authorization": "b", "ok": 1}]}) == {
+        "api_key": "[REDACTED]",
+        "nested": [{"Authorization": "[REDACTED]", "ok": 1}],
+    }
+
+
+async def test_an_interrupted_run_says_so() -> None:
+    recorder = Recorder()
+    async with open_runtime(
+        config([{"text": "slow answer", "delay": 30}]),
+        memory=memory(),
+        plugins=[("otel-test", recorder.telemetry)],
+        environ={},
+    ) as rt:
+        agent = rt.agent("assistant")
+        signal = agentrig.CancelSignal()
+        async with agentrig_task_group() as tg:
+            tg.start_soon(cancel_soon, signal)
+            await agent.run("hi", signal=signal)
+    run = recorder.by_name()["invoke_agent assistant"]
+    assert dict(run.attributes or {})["agentrig.turn.reason"] == "interrupted"
+    assert run.status.status_code is StatusCode.ERROR
+    assert [e.name for e in run.events] == ["agentrig.run.interrupted"]
+    chat = recorder.by_name()["chat scripted-1"]
+    assert dict(chat.attributes or {})["error.type"] in {"interrupted", "AbortError"}
+
+
+def agentrig_task_group() -> Any:
+    import anyio
+
+    return anyio.create_task_group()
+
+
+async def cancel_soon(signal: Any) -> None:
+    import anyio
+
+    await anyio.sleep(0.05)
+    signal.cancel("stop")
+
+
+# ---- configured from agentrig.toml, exported over OTLP/HTTP ----------------------------
+
+
+class Collector(ThreadingHTTPServer):
+    """A tiny OTLP/HTTP receiver: keeps each request's path and (decompressed) body."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Receiver)
+        self.received: list[tuple[str, bytes]] = []
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    server: Collector
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        self.server.received.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def receiver() -> Iterator[Collector]:
+    server = Collector()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_the_configured_plugin_exports_over_otlp_http(
+    receiver: Collector,
+) -> None:
+    endpoint = f"http://127.0.0.1:{receiver.server_address[1]}"
+    otel = {"exporter": "otlp-http", "endpoint": endpoint, "service_name": "agentrig-test"}
+    async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
+        assert {(r.kind, r.id, r.distribution) for r in rt.plugin_report() if r.id == "otel"} == {
+            ("plugins", "otel", "agentrig-otel"),
+            ("config_sections", "otel", "agentrig-otel"),
+        }
+        await rt.agent("assistant").run("Weather in Lisbon?")
+    # closing the runtime flushed the exporter
+    traces = [body for path, body in receiver.received if path == "/v1/traces"]
+    assert traces, receiver.received
+    names: set[str] = set()
+    services: set[str] = set()
+    for body in traces:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        for resource_spans in request.resource_spans:
+            for attribute in resource_spans.resource.attributes:
+                if attribute.key == "service.name":
+                    services.add(attribute.value.string_value)
+            for scope in resource_spans.scope_spans:
+                names.update(span.name for span in scope.spans)
+    assert services == {"agentrig-test"}
+    assert names == {
+        "invoke_agent assistant",
+        "chat scripted-1",
+        "execute_tool lookup",
+        "execute_tool explode",
+    }
+    assert any(path == "/v1/metrics" for path, _ in receiver.received)
+
+
+async def test_without_an_otel_table_nothing_listens() -> None:
+    async with open_runtime(config(SCRIPT), memory=memory(), environ={}) as rt:
+        assert not rt.hooks.has_listeners("observe")
+
+
+async def test_a_bad_otel_table_is_a_config_error_at_its_path() -> None:
+    with pytest.raises(ConfigError) as caught:
+        async with open_runtime(
+            config(SCRIPT, otel={"exporter": "zipkin"}), memory=memory(), environ={}
+        ):
+            pass
+    assert "otel.exporter" in str(caught.value)
+
+
+@pytest.mark.subprocess
+def test_the_example_runs_offline_and_prints_its_span_tree() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "otel" / "run.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "answer: That sentence has 4 words." in done.stdout
+    tree = done.stdout.split("span tree:")[1].split()
+    assert [w for w in tree if not w.startswith("(") and w != "ms)"] == [
+        "invoke_agent",
+        "assistant",
+        "chat",
+        "scripted-demo",
+        "execute_tool",
+        "word_count",
+        "chat",
+        "scripted-demo",
+    ]
+    assert '"name": "execute_tool word_count"' in done.stdout  # the console exporter's JSON
