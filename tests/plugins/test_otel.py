@@ -367,3 +367,47 @@ def test_the_example_runs_offline_and_prints_its_span_tree() -> None:
         "scripted-demo",
     ]
     assert '"name": "execute_tool word_count"' in done.stdout  # the console exporter's JSON
+
+
+@agentrig.tool(risk="execute")
+def deploy(target: str) -> str:
+    """Deploy (asks for permission: nobody answers here, so it is refused)."""
+    return f"deployed {target}"
+
+
+@pytest.mark.subprocess
+async def test_hook_executions_and_permission_decisions_are_span_events() -> None:
+    recorder = Recorder()
+    script = [
+        {
+            "tool_calls": [
+                {"name": "lookup", "arguments": {"city": "Rome"}, "id": "call_l"},
+                {"name": "deploy", "arguments": {"target": "prod"}, "id": "call_d"},
+            ]
+        },
+        {"text": "Done."},
+    ]
+    cfg = config(script)
+    cfg["agents"]["assistant"]["tools"] = ["lookup", "deploy"]
+    cfg["hooks"] = {
+        "PreToolUse": [
+            {"strategy": "command", "matcher": "lookup", "options": {"command": "exit 0"}}
+        ]
+    }
+    source = memory()
+    source.add("tools", "deploy", deploy)
+    async with open_runtime(
+        cfg, memory=source, plugins=[("otel-test", recorder.telemetry)], environ={}
+    ) as rt:
+        await rt.agent("assistant").run("Look Rome up, then deploy.")
+    spans = recorder.by_name()
+    lookup_events = {e.name: dict(e.attributes or {}) for e in spans["execute_tool lookup"].events}
+    hook = lookup_events["agentrig.hook PreToolUse"]
+    assert hook["agentrig.hook.strategy"] == "command"
+    assert hook["agentrig.hook.outcome"] == "allow"
+    assert lookup_events["agentrig.permission"]["agentrig.permission.outcome"] == "allow"
+    deploy_span = spans["execute_tool deploy"]
+    (permission,) = [e for e in deploy_span.events if e.name == "agentrig.permission"]
+    assert dict(permission.attributes or {})["agentrig.permission.outcome"] == "deny"
+    assert dict(permission.attributes or {})["agentrig.permission.reason"]
+    assert deploy_span.status.status_code is StatusCode.ERROR

@@ -103,6 +103,21 @@ def observe_tool_call(
     hooks.notify("observe", Observation(kind="tool_call", agent_id=agent.id, data=data))
 
 
+def _observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision) -> None:
+    """Emit the ``permission`` observation of the gate's decision on one call (content-free)."""
+    hooks = agent.runtime.hooks
+    if not hooks.has_listeners("observe"):
+        return
+    data = {
+        "session_id": agent.session_id,
+        "tool": call.name,
+        "call_id": call.id,
+        "allowed": decision.allowed,
+        "reason": decision.reason,
+    }
+    hooks.notify("observe", Observation(kind="permission", agent_id=agent.id, data=data))
+
+
 def not_executed(call: ToolCallBlock, reason: str = INTERRUPTED_TEXT) -> ToolMessage:
     return ToolMessage.of(call.id, call.name, reason, status="not_executed")
 
@@ -162,6 +177,7 @@ async def dispatch_call(
     decision = GateDecision(True)
     if gate is not None:
         decision = await gate(tool, call, agent)
+        _observe_permission(agent, call, decision)
         if not decision.allowed:
             text = f"The call was refused: {decision.reason}"
             return failed(ToolRefusedError(text), text)

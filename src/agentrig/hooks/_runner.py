@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, final
@@ -19,6 +20,7 @@ from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
 from agentrig.kernel.config import HookConfig
+from agentrig.kernel.payloads import Observation
 from agentrig.kernel.runtime import HTTP
 
 if TYPE_CHECKING:
@@ -57,6 +59,34 @@ def _lookup(factories: FactoryLookup, name: str) -> HookStrategyFactory:
     return factories(name)
 
 
+def _notify_hook(rt: Runtime, data: dict[str, Any]) -> None:
+    if rt.hooks.has_listeners("observe"):
+        rt.hooks.notify("observe", Observation(kind="hook", agent_id=None, data=data))
+
+
+def _hook_observation(
+    event: HookEvent,
+    hook: ConfiguredHook,
+    outcome: Allow | Deny | HookErrorOutcome,
+    started_at: float,
+    started: float,
+) -> dict[str, Any]:
+    """What the ``hook`` observation says about one hook execution (content-free)."""
+    payload = event.payload
+    return {
+        "event": event.name,
+        "hook": hook.label,
+        "strategy": hook.strategy_name,
+        "outcome": outcome.kind,
+        "reason": getattr(outcome, "reason", None),
+        "session_id": payload.get("session_id"),
+        "tool": payload.get("tool_name"),
+        "call_id": payload.get("tool_use_id"),
+        "started_at": started_at,
+        "duration_ms": (time.perf_counter() - started) * 1000,
+    }
+
+
 @final
 class HookRunner:
     """The hooks of a composition, built once; :meth:`run` fires one event.
@@ -77,7 +107,10 @@ class HookRunner:
         services: Mapping[str, Any] | None = None,
         base_dir: str | Path | None = None,
         source: str | None = None,
+        observe: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
+        #: called with a content-free record of every hook execution (``hook`` observations)
+        self.observe = observe
         built: dict[str, list[ConfiguredHook]] = {}
         issues: list[Issue] = []
         for event, entries in hooks.items():
@@ -169,6 +202,7 @@ class HookRunner:
             services={"http": rt.services.get(HTTP) or rt.http_client},
             base_dir=base_dir,
             source=getattr(loaded, "source", None),
+            observe=lambda data: _notify_hook(rt, data),
         )
 
     @property
@@ -205,6 +239,7 @@ class HookRunner:
         aborts: list[BaseException] = []
 
         async def one(position: int, hook: ConfiguredHook) -> None:
+            started_at, started = time.time(), time.perf_counter()
             try:
                 outcome: object = await hook.strategy.run(event, signal=signal)
             except Exception as exc:
@@ -219,6 +254,8 @@ class HookRunner:
             if isinstance(outcome, HookErrorOutcome) and hook.proceed:
                 outcome = attrs.evolve(outcome, proceed=True)
             results[position] = attrs.evolve(outcome, source=hook.label)
+            if self.observe is not None:
+                self.observe(_hook_observation(event, hook, outcome, started_at, started))
 
         if len(hooks) == 1:
             await one(0, hooks[0])

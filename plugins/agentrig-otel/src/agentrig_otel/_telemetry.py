@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -82,6 +83,9 @@ class Telemetry:
         self._capture = capture_content
         self.runtime = runtime
         self._open: OrderedDict[tuple[Any, Any, Any], list[Observation]] = OrderedDict()
+        # permission decisions and hook executions waiting for their span
+        self._by_call: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
+        self._by_session: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
         self._tokens = self._duration = self._tool_duration = None
         if meter is not None:
             self._tokens = meter.create_histogram(
@@ -104,6 +108,9 @@ class Telemetry:
     @agentrig.hookimpl
     def observe(self, payload: Observation) -> None:
         kind = payload.kind
+        if kind in ("permission", "hook"):
+            self._pending_event(payload)
+            return
         if kind not in ("model_call", "tool_call", "turn"):
             return
         data = payload.data
@@ -124,6 +131,43 @@ class Telemetry:
                 log.warning(
                     "agentrig-otel: dropped the spans of a turn that never ended: %s", dropped
                 )
+
+    def _pending_event(self, payload: Observation) -> None:
+        """Keep a permission decision or hook execution for the span it belongs to: the tool
+        call's span when it names one, otherwise the session's next turn span."""
+        data = payload.data
+        if payload.kind == "permission":
+            name = "agentrig.permission"
+            attributes: dict[str, Any] = {
+                "agentrig.permission.outcome": "allow" if data.get("allowed") else "deny",
+                "agentrig.permission.reason": str(data.get("reason") or ""),
+            }
+            when = time.time()
+        else:
+            name = f"agentrig.hook {data.get('event')}"
+            attributes = {
+                "agentrig.hook.event": str(data.get("event") or ""),
+                "agentrig.hook.name": str(data.get("hook") or ""),
+                "agentrig.hook.strategy": str(data.get("strategy") or ""),
+                "agentrig.hook.outcome": str(data.get("outcome") or ""),
+                "agentrig.hook.duration_ms": float(data.get("duration_ms") or 0.0),
+            }
+            if data.get("reason"):
+                attributes["agentrig.hook.reason"] = str(data["reason"])
+            when = float(data.get("started_at") or time.time())
+        call_id, session_id = data.get("call_id"), data.get("session_id")
+        pending = self._by_call if call_id else self._by_session
+        key = call_id or session_id
+        if not key:
+            return
+        pending.setdefault(key, []).append((name, attributes, when))
+        if len(pending) > MAX_OPEN_TURNS:
+            pending.popitem(last=False)
+
+    @staticmethod
+    def _add_events(span: Any, events: list[tuple[str, dict[str, Any], float]]) -> None:
+        for name, attributes, when in events:
+            span.add_event(name, attributes, timestamp=_ns(when))
 
     # ---- spans ---------------------------------------------------------------------------
     def _write_turn(self, turn: Observation, children: Sequence[Observation]) -> None:
@@ -154,6 +198,7 @@ class Telemetry:
             start_time=_ns(start),
             attributes=attributes,
         )
+        self._add_events(span, self._by_session.pop(data.get("session_id") or "", []))
         reason = data.get("reason")
         if reason == "failed":
             span.set_attribute("error.type", data.get("error_type") or "failed")
@@ -231,6 +276,7 @@ class Telemetry:
             start_time=_ns(start),
             attributes=attributes,
         )
+        self._add_events(span, self._by_call.pop(call_id, []))
         if status != "ok":
             error_type = data.get("error_type") or status
             span.set_attribute("error.type", error_type)
