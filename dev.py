@@ -69,6 +69,12 @@ SYSTEM_NEEDS: tuple[tuple[str, Callable[[], bool], tuple[str, ...]], ...] = (
         lambda: bool(glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb")),
         ("postgresql",),
     ),
+    (
+        "Debian's chromium for the chat page's browser tests (plugins/agentrig-server), driven "
+        "by Playwright with the system executable -- never a browser download of its own",
+        lambda: Path("/usr/bin/chromium").exists(),
+        ("chromium",),
+    ),
 )
 
 

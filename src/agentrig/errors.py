@@ -56,6 +56,7 @@ message text::
      │   ├── NotFoundError                      provider.not_found                provider
      │   ├── OverloadedError                    provider.overloaded               provider
      │   ├── ProviderConnectionError            provider.connection               provider
+     │   ├── ProviderProtocolError              provider.protocol                 provider
      │   ├── ProviderStreamError                provider.stream                   provider
      │   ├── ProviderTimeoutError               provider.timeout                  provider
      │   ├── RateLimitError                     provider.rate_limit               provider

@@ -42,6 +42,6 @@ async def test_replaced_tools_are_offered_and_callable() -> None:
 async def test_replacing_checks_the_contract() -> None:
     async with agentrig.open_runtime(CONFIG) as rt:
         agent = await rt.agents.create("b", provider="local", model="scripted-1", tools=[first])
-        with pytest.raises(ToolDefinitionError, match="given twice: first"):
+        with pytest.raises(ToolDefinitionError, match="replace_tools: tool ids given twice: first"):
             agent.replace_tools([first, first])
         assert [t.id for t in agent.all_tools()] == ["first"]

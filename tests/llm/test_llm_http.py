@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
@@ -20,10 +21,12 @@ from agentrig.llm import (
     InvalidRequestError,
     ModelInfo,
     ModelRegistry,
+    NotFoundError,
     OverloadedError,
     ProviderConfig,
     ProviderConnectionError,
     ProviderError,
+    ProviderProtocolError,
     ProviderTimeoutError,
     RateLimitError,
     ServerError,
@@ -37,6 +40,7 @@ from agentrig.llm.http import (
     SSEEvent,
     close_stream,
     error_from_response,
+    error_from_transport,
     first_header,
     read_json_object,
     read_sse,
@@ -154,14 +158,119 @@ async def test_a_retry_waits_for_the_servers_retry_after() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_long_retry_after_is_cut_to_max_retry_after() -> None:
+async def test_a_retry_after_longer_than_the_cap_ends_the_retries_at_once() -> None:
     server = Server(
         httpx.Response(429, headers={"retry-after": "3600"}, json={}),
         httpx.Response(200, json={}),
     )
-    with anyio.fail_after(5):
-        await send(server, policy=RetryPolicy(max_retries=1, max_retry_after=0.01))
+    with pytest.raises(RateLimitError) as caught:
+        await send(server, policy=RetryPolicy(max_retries=3, max_retry_after=60))
+    assert len(server.requests) == 1  # never an early retry
+    assert caught.value.retry_after == 3600
+    assert not caught.value.recoverable or caught.value.retryable  # still a rate limit
+    assert "Retry-After 3600 s is longer than max_retry_after 60 s" in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_a_retry_after_within_the_cap_is_waited_for() -> None:
+    server = Server(
+        httpx.Response(429, headers={"retry-after": "0"}, json={}),
+        httpx.Response(200, json={"ok": True}),
+    )
+    response = await send(server, policy=RetryPolicy(max_retries=1, max_retry_after=0))
+    assert response.json() == {"ok": True}
     assert len(server.requests) == 2
+
+
+# -- what a failure names ------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("application/json", b'{"id": "chatcmpl-1", "choices": []}'),
+        ("text/html; charset=utf-8", b"<html>" + b"x" * 5000 + b"</html>"),
+    ],
+    ids=["json", "html"],
+)
+async def test_a_2xx_that_is_not_an_event_stream_is_a_protocol_error(
+    content_type: str, body: bytes
+) -> None:
+    stream = Body([body])
+    server = Server(httpx.Response(200, headers={"content-type": content_type}, stream=stream))
+    with pytest.raises(ProviderProtocolError) as caught:
+        await send(server, stream=True)
+    error = caught.value
+    message = str(error)
+    assert len(server.requests) == 1  # not retried
+    assert not error.retryable
+    assert (error.code, error.status) == ("provider.protocol", 200)
+    assert content_type in message
+    assert "text/event-stream" in message
+    assert body[:20].decode() in message  # an excerpt of what came instead
+    assert len(message) < 1000  # bounded, however large the body
+    assert stream.closed
+
+
+@pytest.mark.anyio
+async def test_an_event_stream_with_parameters_is_accepted() -> None:
+    server = Server(
+        httpx.Response(
+            200,
+            headers={"content-type": "text/event-stream; charset=utf-8"},
+            content=b"data: x\n\n",
+        )
+    )
+    response = await send(server, stream=True)
+    await response.aclose()
+    assert response.status_code == 200
+
+
+@pytest.mark.anyio
+async def test_a_connection_failure_names_the_host_and_port() -> None:
+    # a real refused connection: a port on 127.0.0.1 nobody listens on
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(ProviderConnectionError) as caught:
+            await send_with_retries(
+                client,
+                lambda: client.build_request("POST", f"http://127.0.0.1:{port}/v1/chat"),
+                policy=RetryPolicy(max_retries=0),
+                signal=CancelSignal(),
+                provider="local",
+            )
+    assert f"127.0.0.1:{port}" in str(caught.value)
+
+
+def test_a_transport_error_names_the_default_port_of_its_scheme() -> None:
+    request = httpx.Request("POST", "https://api.example.com/v1/messages")
+    error = error_from_transport(httpx.ConnectError("nope", request=request), provider="p")
+    assert "api.example.com:443" in str(error)
+    timeout = error_from_transport(httpx.ReadTimeout("slow", request=request), provider="p")
+    assert isinstance(timeout, ProviderTimeoutError)
+    assert "api.example.com:443" in str(timeout)
+
+
+@pytest.mark.anyio
+async def test_a_404_names_the_url() -> None:
+    server = Server(httpx.Response(404, json={"error": {"message": "no such route"}}))
+    async with server.client() as client:
+        with pytest.raises(NotFoundError) as caught:
+            await send_with_retries(
+                client,
+                lambda: client.build_request(
+                    "POST", "https://api.example.com/v2/chat?api-key=secret", content=b"{}"
+                ),
+                policy=FAST,
+                signal=CancelSignal(),
+                provider="test",
+            )
+    message = str(caught.value)
+    assert "POST https://api.example.com/v2/chat" in message
+    assert "secret" not in message  # the query (a key, sometimes) is left out
 
 
 @pytest.mark.anyio
@@ -219,7 +328,7 @@ async def test_transport_failures_are_retried_then_mapped() -> None:
 @pytest.mark.anyio
 async def test_a_streamed_success_is_returned_unread_and_a_plain_one_read() -> None:
     body = Body([b"data: 1\n\n"])
-    server = Server(httpx.Response(200, stream=body))
+    server = Server(httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body))
     async with server.client() as client:
         streamed = await send_with_retries(
             client, builder(client), policy=FAST, signal=CancelSignal(), provider="t", stream=True

@@ -3,6 +3,7 @@ and by the SDK's client over streamable HTTP; usage and config errors; the plugi
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -10,11 +11,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _mcp_support import SERVER, cancel_once, eventually, marked
 from agentrig_mcp import McpClient, StdioServerSpec
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 from agentrig.cancel import CancelSignal
+from agentrig.errors import AbortError
 from agentrig.tools import ToolContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
@@ -129,3 +132,40 @@ def test_the_plugin_and_its_command_are_listed() -> None:
     listed = run_cli("plugins")
     assert listed.returncode == 0
     assert "agentrig-mcp" in listed.stdout
+
+
+async def test_a_clients_cancellation_reaches_the_served_tool(
+    tmp_path: Path, client_group: anyio.abc.TaskGroup
+) -> None:
+    # client -> `agentrig mcp serve` -> its agent's MCP tool -> the test server: cancelling
+    # at the client cancels the call all the way down (notifications/cancelled twice)
+    marker = tmp_path / "marker"
+    config_file = tmp_path / "agentrig.toml"
+    config_file.write_text(
+        CONFIG.replace('tools = ["mcp_resources"]', 'tools = ["mcp__demo"]')
+        + f"""
+[permissions]
+allow = ["mcp__demo__*"]
+
+[mcp_servers.demo]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(SERVER)}]
+env = {{ MCP_TEST_MARKER = {json.dumps(str(marker))} }}
+"""
+    )
+    spec = StdioServerSpec(command=AGENTRIG, args=("mcp", "serve", "-c", str(config_file)))
+    client = McpClient({"rig": spec}, spawn=client_group.start_soon)
+    try:
+        hang = {t.id: t for t in await client.tools("rig")}["mcp__rig__mcp__demo__hang"]
+        signal = CancelSignal()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_once, marker, "started", signal, "stop")
+            with pytest.raises(AbortError):
+                await hang.execute(
+                    {},
+                    ToolContext(signal=signal, tool_id="t", call_id="c", invocation_id="i"),
+                )
+        await eventually(marked(marker, "cancelled"))
+    finally:
+        await client.aclose()

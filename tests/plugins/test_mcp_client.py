@@ -7,12 +7,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from _mcp_support import SERVER, cancel_once, eventually, marked
 from agentrig_mcp import (
     McpClient,
     McpError,
@@ -28,8 +29,6 @@ from agentrig.kernel import Observation
 from agentrig.tools import ToolContext, ToolInputError, ToolOutput
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
-
-SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 
 
 def stdio(*args: str, **options: Any) -> StdioServerSpec:
@@ -68,19 +67,6 @@ def ctx(signal: CancelSignal | None = None) -> ToolContext:
     return ToolContext(
         signal=signal or CancelSignal(), tool_id="t", call_id="call-1", invocation_id="inv-1"
     )
-
-
-def marked(marker: Path, text: str) -> Callable[[], bool]:
-    return lambda: marker.exists() and text in marker.read_text()
-
-
-async def eventually(check: Callable[[], bool]) -> None:
-    """Poll a condition another process makes true (a file it writes)."""
-    with anyio.fail_after(10):
-        while True:
-            if check():
-                return
-            await anyio.sleep(0.02)
 
 
 def alive(pid: int) -> bool:
@@ -190,13 +176,9 @@ async def test_run_cancel_signal_cancels_the_request(make_client: Any, tmp_path:
     hang = await c.tool("demo", "hang")
     signal = CancelSignal()
 
-    async def cancel_once_started() -> None:
-        await eventually(marked(marker, "started"))
-        signal.cancel("user pressed stop")
-
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(cancel_once_started)
+            tg.start_soon(cancel_once, marker, "started", signal, "user pressed stop")
             with pytest.raises(AbortError, match="user pressed stop"):
                 await hang.execute({}, ctx(signal))
     await eventually(marked(marker, "cancelled"))

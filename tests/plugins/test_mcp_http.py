@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _mcp_support import SERVER, cancel_once, eventually, marked
 from agentrig_mcp import HttpServerSpec, McpClient, McpError, McpServerUnavailable
 from anyio.abc import Process
 from mcp import types
@@ -19,8 +20,6 @@ from agentrig.errors import AbortError
 from agentrig.tools import ToolContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
-
-SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 
 
 class HttpServer:
@@ -76,14 +75,6 @@ def ctx(signal: CancelSignal | None = None) -> ToolContext:
     return ToolContext(signal=signal or CancelSignal(), tool_id="t", call_id="c", invocation_id="i")
 
 
-async def eventually(check: Callable[[], bool]) -> None:
-    with anyio.fail_after(10):
-        while True:
-            if check():
-                return
-            await anyio.sleep(0.02)
-
-
 async def test_http_calls_errors_and_resources(
     http_server: HttpServer, client_for: Callable[..., McpClient]
 ) -> None:
@@ -108,15 +99,11 @@ async def test_http_cancellation_reaches_the_server(
     signal = CancelSignal()
     marker = http_server.marker
 
-    async def cancel_once_started() -> None:
-        await eventually(lambda: marker.exists() and "started" in marker.read_text())
-        signal.cancel("stop")
-
     async with anyio.create_task_group() as tg:
-        tg.start_soon(cancel_once_started)
+        tg.start_soon(cancel_once, marker, "started", signal, "stop")
         with pytest.raises(AbortError):
             await hang.execute({}, ctx(signal))
-    await eventually(lambda: "cancelled" in marker.read_text())
+    await eventually(marked(marker, "cancelled"))
 
 
 async def test_http_server_gone_mid_call_is_bounded_by_the_timeout(
@@ -129,7 +116,7 @@ async def test_http_server_gone_mid_call_is_bounded_by_the_timeout(
     marker = http_server.marker
 
     async def kill_once_started() -> None:
-        await eventually(lambda: marker.exists() and "started" in marker.read_text())
+        await eventually(marked(marker, "started"))
         await http_server.stop()
 
     async with anyio.create_task_group() as tg:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from _mcp_support import SERVER, cancel_once, eventually, marked
 from agentrig_mcp import MCP, McpClient
 
 import agentrig
@@ -21,8 +21,6 @@ from agentrig.errors import ConfigError
 from agentrig.kernel import Observation
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
-
-SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 
 
 def server(*args: str, **options: Any) -> dict[str, Any]:
@@ -52,14 +50,6 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-async def eventually(check: Callable[[], bool]) -> None:
-    with anyio.fail_after(10):
-        while True:
-            if check():
-                return
-            await anyio.sleep(0.02)
 
 
 async def test_an_agent_calls_mcp_tools_through_permissions() -> None:
@@ -106,10 +96,12 @@ async def test_servers_stop_with_the_runtime() -> None:
 
 
 async def test_unused_servers_do_not_start_until_used() -> None:
-    cfg = config([], [], mcp_servers={"idle": server()})
+    cfg = config([], [], mcp_servers={"idle": server(), "eager": server(startup="open")})
     async with agentrig.open_runtime(cfg) as rt:
         client = rt.services.require(MCP)
         assert isinstance(client, McpClient)
+        assert client.connection("eager").starts == 1  # startup = "open"
+        assert "mcp__eager__add" in rt.tools.ids()
         assert client.connection("idle").starts == 0
         assert [str(r.uri) for r in await client.list_resources("idle")] == ["note://hello"]
         assert client.connection("idle").starts == 1
@@ -232,15 +224,11 @@ async def test_cancelling_a_run_cancels_the_mcp_request(tmp_path: Path) -> None:
     async with agentrig.open_runtime(cfg) as rt:
         signal = CancelSignal()
 
-        async def stop_when_started() -> None:
-            await eventually(lambda: marker.exists() and "started" in marker.read_text())
-            signal.cancel("user pressed stop")
-
         async with anyio.create_task_group() as tg:
-            tg.start_soon(stop_when_started)
+            tg.start_soon(cancel_once, marker, "started", signal, "user pressed stop")
             result = await rt.agent("assistant").run("go", signal=signal)
         assert result.interrupted
-        await eventually(lambda: "cancelled" in marker.read_text())
+        await eventually(marked(marker, "cancelled"))
         [(name, status, text)] = tool_texts(rt)
     assert (name, status) == ("mcp__demo__hang", "error")
     assert "interrupted" in text
@@ -268,3 +256,79 @@ async def test_list_changed_refreshes_the_tools_between_turns() -> None:
         assert "mcp__demo__sprout" in {t.id for t in agent.all_tools()}
         results = tool_texts(rt)
     assert results[-1] == ("mcp__demo__sprout", "ok", "sprout says hi")
+
+
+async def test_claude_code_style_hooks_match_mcp_tool_names(tmp_path: Path) -> None:
+    # a PreToolUse command hook (exit 2 = deny) with Claude Code's matcher for MCP tools
+    script = tmp_path / "deny.py"
+    script.write_text(
+        "import json, sys\n"
+        "event = json.load(sys.stdin)\n"
+        "print('blocked ' + event['tool_name'], file=sys.stderr)\n"
+        "sys.exit(2)\n"
+    )
+    cfg = config(
+        [call("mcp__demo__add", a=1, b=2), {"text": "done"}],
+        ["mcp__demo"],
+        mcp_servers={"demo": server()},
+        permissions={"allow": ["mcp__demo__*"]},
+        hooks={
+            "PreToolUse": [
+                {
+                    "strategy": "command",
+                    "matcher": "mcp__.*",
+                    "options": {"command": [sys.executable, str(script)]},
+                }
+            ]
+        },
+    )
+    async with agentrig.open_runtime(cfg) as rt:
+        await rt.agent("assistant").run("go")
+        [(name, status, text)] = tool_texts(rt)
+    assert (name, status) == ("mcp__demo__add", "error")
+    assert "blocked mcp__demo__add" in text
+
+
+async def test_env_references_resolve_through_the_callers_resolver() -> None:
+    cfg = config(
+        [call("mcp__demo__whoami"), {"text": "ok"}],
+        ["mcp__demo"],
+        mcp_servers={"demo": server(env={"MCP_TEST_GREETING": "$ENV:GREETING"})},
+        permissions={"allow": ["mcp__demo__*"]},
+    )
+    async with agentrig.open_runtime(cfg, resolver={"GREETING": "bonjour"}.get) as rt:
+        await rt.agent("assistant").run("who?")
+        assert tool_texts(rt)[0][2].endswith(" bonjour")
+    with pytest.raises(ConfigError) as info:
+        async with agentrig.open_runtime(cfg, resolver={}.get):
+            pass
+    assert info.value.issues[0].location() == "mcp_servers.demo.env.MCP_TEST_GREETING"
+
+
+async def test_a_model_lists_and_reads_resources_through_tools() -> None:
+    cfg = config(
+        [
+            call("list_mcp_resources"),
+            call("read_mcp_resource", server="demo", uri="note://hello"),
+            call("read_mcp_resource", server="demo", uri="note://missing"),
+            {"text": "read"},
+        ],
+        ["mcp_resources"],
+        mcp_servers={"demo": server()},
+    )
+    async with agentrig.open_runtime(cfg) as rt:
+        await rt.agent("assistant").run("what is there?")
+        listed, read, missing = tool_texts(rt)
+    assert listed[1] == "ok"
+    assert json.loads(listed[2]) == [
+        {
+            "server": "demo",
+            "uri": "note://hello",
+            "name": "hello",
+            "mimeType": "text/plain",
+            "description": "A greeting.",
+        }
+    ]
+    assert read[1:] == ("ok", "hello from a resource")
+    assert missing[1] == "error"
+    assert "mcp.error" in missing[2]

@@ -1,6 +1,6 @@
 """Agents: the registry, the Agent handle, runs, streams, the inbox and the loop."""
 
-from agentrig.agent._agent import Agent, RunOptions, RunStream
+from agentrig.agent._agent import Agent, RunOptions
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
 from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
 from agentrig.agent._registry import AgentRegistry, AgentSetup
@@ -15,6 +15,8 @@ from agentrig.agent._results import (
     ToolChoiceViolationError,
     ToolResult,
 )
+from agentrig.agent._resume import Continuation
+from agentrig.agent._runs import RunStream
 from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
@@ -26,6 +28,7 @@ __all__ = [
     "AgentSetup",
     "CallOutcome",
     "ContextWindowError",
+    "Continuation",
     "Gate",
     "GateDecision",
     "IdenticalToolInputError",

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, final, overload
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar, final, overload
 
 import anyio
 import attrs
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from agentrig.agent._dispatch import (
     CallOutcome,
@@ -26,30 +27,28 @@ from agentrig.agent._dispatch import (
     unknown_tool,
 )
 from agentrig.agent._inbox import Inbox
-from agentrig.agent._pipe import ChunkPipe
 from agentrig.agent._results import (
     RunRecord,
     RunResult,
-    StructuredOutputError,
     ToolCallRecord,
     ToolResult,
     sum_usage,
 )
-from agentrig.agent._turn import Emit, TurnOutcome, run_turn
+from agentrig.agent._resume import Continuation
+from agentrig.agent._runs import RunStream, _SlotGuard
+from agentrig.agent._structured import finish_structured
+from agentrig.agent._turn import Emit, run_turn
 from agentrig.cancel import CancelSignal
-from agentrig.errors import AbortError, Issue, RuntimeClosedError, UnknownIdError
+from agentrig.errors import RuntimeClosedError, UnknownIdError
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig
+from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
-    Provider,
-    ResponseFormat,
-    StreamChunk,
     ToolCallBlock,
     ToolSpec,
     UserMessage,
-    capability,
 )
 from agentrig.session import (
     CutOffTurn,
@@ -224,9 +223,11 @@ class Agent:
         twice = sorted({str(i) for i in ids if i is not None and ids.count(i) > 1})
         if twice:  # one id, one tool (before the contract check, which stops at the first)
             raise ToolDefinitionError(f"replace_tools: tool ids given twice: {', '.join(twice)}")
-        checked = check_tool_contribution(tuple(tools)) if tools else ()
-        by_id = {t.id: t for t in checked}
-        self._tools = by_id
+        try:
+            checked = check_tool_contribution(tuple(tools)) if tools else ()
+        except ContractViolation as exc:
+            raise ToolDefinitionError(f"replace_tools: {exc}") from None
+        self._tools = {t.id: t for t in checked}
         self._loaded &= self._tools.keys()
         self._plan_cache = None
         self._denied = None
@@ -477,6 +478,21 @@ class Agent:
     def _slot_held(self) -> _SlotGuard:
         return _SlotGuard(self)
 
+    @asynccontextmanager
+    async def continue_run(self, signal: CancelSignal) -> AsyncIterator[Continuation]:
+        """Hold this agent's run slot to continue an interrupted turn (what a journal does).
+
+        Waits behind running and queued runs, like :meth:`run`; ``signal`` is the run's cancel
+        signal (``current_signal`` while held).  See :class:`~agentrig.agent.Continuation`.
+        """
+        self._ensure_alive()
+        async with self._slot_held():
+            self._current = signal
+            try:
+                yield Continuation(self, signal)
+            finally:
+                self._current = None
+
     async def when_idle(self) -> None:
         """Wait until no run or queued turn is left."""
         while self._status != "idle":
@@ -496,48 +512,6 @@ class Agent:
             self.inbox.clear()
         current = self._current
         return current.cancel(reason) if current is not None else False
-
-    # ---- structured output ------------------------------------------------------------------
-    def _structured_transport(
-        self, options: RunOptions, provider: Provider, model: str
-    ) -> tuple[ResponseFormat | None, Literal["native", "json_mode", "prompt"] | None]:
-        if options.output_type is None:
-            return None, None
-        fmt = ResponseFormat.model_validate(
-            {
-                "name": options.output_type.__name__,
-                "schema": options.output_type.model_json_schema(),
-                "strict": True,
-            }
-        )
-        declared = capability(provider, model, "structured_output")
-        if declared is None:
-            return fmt, None  # silence is not absence: send unchanged, the provider decides
-        if declared == "native":
-            return fmt, "native"
-        if declared == "json_mode":
-            return fmt, "json_mode"
-        return None, "prompt"
-
-    def _structured_instruction(
-        self, options: RunOptions, provider: Provider, model: str
-    ) -> str | None:
-        """The schema instruction for transports that cannot carry the schema themselves.
-
-        Decided from the same provider and model as :meth:`_structured_transport` -- the ones
-        the request actually goes to after ``request_config`` -- so the schema always reaches
-        the model one way or the other.
-        """
-        if options.output_type is None:
-            return None
-        declared = capability(provider, model, "structured_output")
-        if declared == "native" or declared is None:
-            return None
-        schema = json.dumps(options.output_type.model_json_schema(), separators=(",", ":"))
-        return (
-            "Reply with a single JSON value that validates against this JSON Schema, "
-            f"and nothing else: {schema}"
-        )
 
     # ---- runs -------------------------------------------------------------------------------
     def _options(
@@ -652,7 +626,7 @@ class Agent:
             self._notices = []
             try:
                 outcome = await run_turn(self, (message,), "prompt", options, signal, emit)
-                value, attempts = await self._finish_structured(outcome, options, signal, emit)
+                value, attempts = await finish_structured(self, outcome, options, signal, emit)
             finally:
                 self._current = None
                 self._stop_request = None
@@ -675,44 +649,6 @@ class Agent:
         )
         return RunResult(value=value, invocation=record)
 
-    async def _finish_structured(
-        self,
-        outcome: TurnOutcome,
-        options: RunOptions,
-        signal: CancelSignal,
-        emit: Emit | None,
-    ) -> tuple[Any, int]:
-        if options.output_type is None or outcome.interrupted or outcome.stop_reason:
-            return outcome.text, 0
-        model = options.output_type
-        attempts = 1
-        while True:
-            text = outcome.text
-            issues = _validate_output(model, text)
-            if not issues:
-                return model.model_validate_json(_json_part(text)), attempts
-            if attempts > options.output_retries:
-                raise StructuredOutputError(
-                    f"the answer did not match {model.__name__} after {attempts} attempt(s)",
-                    issues=issues,
-                    attempts=attempts,
-                    text=text,
-                )
-            attempts += 1
-            feedback = UserMessage.of(
-                "Your previous answer did not validate against the required schema: "
-                + "; ".join(str(i) for i in issues)
-                + ". Reply again with only the corrected JSON.",
-                source="structured-output",
-            )
-            retry = await run_turn(self, (feedback,), "prompt", options, signal, emit)
-            outcome.usages.extend(retry.usages)
-            outcome.rounds += retry.rounds
-            outcome.final = retry.final
-            outcome.interrupted = retry.interrupted
-            if retry.interrupted:
-                return outcome.text, attempts
-
     # ---- disposal -----------------------------------------------------------------------------
     async def aclose(self, *, cancel_running: bool = False) -> None:
         """Let the running turn and the runs already waiting for the slot settle (or cancel
@@ -734,130 +670,3 @@ class Agent:
         if self._writer is not None:
             writer, self._writer = self._writer, None
             await writer.aclose()
-
-
-def _json_part(text: str) -> str:
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.strip("`")
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else stripped
-        if stripped.lower().startswith("json"):
-            stripped = stripped[4:]
-    return stripped.strip()
-
-
-def _validate_output(model: type[BaseModel], text: str) -> list[Issue]:
-    try:
-        model.model_validate_json(_json_part(text))
-    except ValidationError as exc:
-        return [
-            Issue(
-                code=str(e["type"]),
-                message=str(e["msg"]),
-                path=tuple(p for p in e["loc"] if isinstance(p, str | int)),
-            )
-            for e in exc.errors(include_url=False)
-        ]
-    return []
-
-
-class _SlotGuard:
-    """Hold an agent's FIFO slot, keeping its status in step."""
-
-    __slots__ = ("agent",)
-
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-
-    async def __aenter__(self) -> None:
-        agent = self.agent
-        agent._waiting += 1
-        agent._set_status("running")
-        try:
-            await agent._slot.acquire()
-        except BaseException:
-            # cancelled while waiting for the slot: nothing ran, so the status falls back
-            agent._waiting -= 1
-            agent._maybe_idle()
-            raise
-        agent._waiting -= 1
-
-    async def __aexit__(self, *exc: object) -> None:
-        agent = self.agent
-        try:
-            # shielded: a run cancelled by its caller still persists what it recorded
-            with anyio.CancelScope(shield=True):
-                await agent.flush()
-        finally:
-            agent._slot.release()
-            agent._maybe_idle()
-
-
-_BUFFER = 256
-
-
-class RunStream(Generic[OutputT]):
-    """An async iterator of a run's chunks; ``result`` is set when it finished."""
-
-    def __init__(
-        self, agent: Agent, prompt: str | UserMessage, options: RunOptions, signal: CancelSignal
-    ) -> None:
-        self._agent = agent
-        self._prompt = prompt
-        self._options = options
-        self.signal = signal
-        self._result: RunResult[Any] | None = None
-        self._iterating = False
-
-    @property
-    def result(self) -> RunResult[Any]:
-        if self._result is None:
-            raise RuntimeError("the stream has not finished; iterate it to the end first")
-        return self._result
-
-    def __aiter__(self) -> AsyncIterator[StreamChunk]:
-        if self._iterating:
-            raise RuntimeError("a RunStream can be iterated once")
-        self._iterating = True
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[StreamChunk]:
-        # A bounded buffer: the run hands chunks over without a task switch per chunk and
-        # waits only when the reader falls _BUFFER chunks behind (backpressure).
-        pipe = ChunkPipe(_BUFFER, self.signal)
-        failure: list[BaseException] = []
-
-        finished = anyio.Event()
-
-        async def runner() -> None:
-            try:
-                self._result = await self._agent._run(
-                    self._prompt, self._options, self.signal, pipe.put
-                )
-            except BaseException as exc:  # delivered to the consumer below
-                failure.append(exc)
-            finally:
-                pipe.close()
-                finished.set()
-
-        self._agent.runtime.spawn(runner)
-        try:
-            while True:
-                # take everything buffered at once; wait only when the pipe is empty
-                batch = pipe.take()
-                if batch:
-                    for chunk in batch:
-                        yield chunk
-                elif pipe.closed:
-                    break
-                else:
-                    await pipe.readable()
-        finally:
-            pipe.leave()
-            if not finished.is_set():
-                # abandoning the stream cancels its turn
-                self.signal.cancel(AbortError("stream abandoned by its consumer"))
-                with anyio.CancelScope(shield=True):
-                    await finished.wait()
-        if failure:
-            raise failure[0]

@@ -30,6 +30,7 @@ from agentrig.agent._results import (
     ToolChoiceViolationError,
     sum_usage,
 )
+from agentrig.agent._structured import structured_instruction, structured_transport
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, error_info
 from agentrig.kernel.payloads import (
@@ -191,7 +192,7 @@ class _Turn:
         provider = agent.runtime.providers.require(cfg.provider)
         view = agent.session.derive_messages()
         messages: Sequence[Message] = view
-        system_extra = agent._structured_instruction(self.options, provider, cfg.model)
+        system_extra = structured_instruction(self.options, provider, cfg.model)
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         if system_extra or extra_instruction:
             items = list(messages)
@@ -219,7 +220,7 @@ class _Turn:
                 )
             )
             raise ContextWindowError(text)
-        response_format, transport = agent._structured_transport(self.options, provider, cfg.model)
+        response_format, transport = structured_transport(self.options, provider, cfg.model)
         declared = provider.capabilities(cfg.model)
         if declared.tool_choice is False and not specs:
             tool_choice = None  # nothing to choose from: no need to ask for what is absent

@@ -17,6 +17,7 @@ model.  A decision that cannot be evaluated never allows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,12 +100,12 @@ class PermissionGate:
     def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
         return set(withheld_tools([t.id for t in tools], self.context))
 
-    async def _approver(self, decision: PermissionDecision) -> Approval | None:
+    async def _approver(self, decision: PermissionDecision, agent_id: str) -> Approval | None:
         hooks = self.runtime.hooks
         if not hooks.has_listeners("permission_approver"):
             return None
         question = PermissionQuestion(
-            agent_id=None,
+            agent_id=agent_id,
             tool=decision.call.tool_id,
             arguments=dict(decision.call.arguments),
             reason=decision.message or decision.reason,
@@ -174,7 +175,9 @@ class PermissionGate:
                     return attrs.evolve(answered, updated_arguments=updated)
                 return answered
         approver = (
-            self._approver if self.runtime.hooks.has_listeners("permission_approver") else None
+            functools.partial(self._approver, agent_id=agent.id)
+            if self.runtime.hooks.has_listeners("permission_approver")
+            else None
         )
         if decision.verdict == "ask" and approver is not None and hooks is not None:
             await hooks.notify(

@@ -119,6 +119,11 @@ def _is_record(line: bytes) -> bool:
     )
 
 
+def _torn_record(torn: bytes) -> bool:
+    """Whether ``torn`` can be what a write of a record left when it was cut short."""
+    return any(torn.startswith(start) or start.startswith(torn) for start in _RECORD_STARTS)
+
+
 def _require_log(raw: bytes, path: Path) -> None:
     """Refuse a file that is not a session log: no line of it is shaped like an event.
 
@@ -128,7 +133,7 @@ def _require_log(raw: bytes, path: Path) -> None:
     complete, torn = _split_complete(raw)
     if any(_is_record(line) for line in complete.splitlines() if line.strip()):
         return
-    if not complete and (not torn or torn.startswith(_RECORD_STARTS)):
+    if not complete and (not torn or _torn_record(torn)):
         return  # empty, or only the torn first record of a crash during the first append
     raise NotASessionLogError(
         f"{path} is not a session log: none of its lines is a session event; move the file "

@@ -289,16 +289,21 @@ class SqliteSessionStore:
         return parse_event(plaintext)
 
     async def exists(self, session_id: str) -> bool:
-        row = (
-            self.connection()
-            .execute("SELECT 1 FROM events WHERE session_id = ? LIMIT 1", (session_id,))
-            .fetchone()
-        )
-        return row is not None
+        rows = self._query("SELECT 1 FROM events WHERE session_id = ? LIMIT 1", (session_id,))
+        return bool(rows)
 
     async def list_sessions(self) -> tuple[str, ...]:
-        rows = self.connection().execute("SELECT DISTINCT session_id FROM events").fetchall()
+        rows = self._query("SELECT DISTINCT session_id FROM events", ())
         return tuple(sorted(r[0] for r in rows))
+
+    def _query(self, sql: str, parameters: tuple[str, ...]) -> list[Any]:
+        try:
+            return self.connection().execute(sql, parameters).fetchall()
+        except sqlite3.Error as exc:
+            raise SessionStoreError(
+                f"cannot read the session database {self.path}: {exc}; if it is damaged, "
+                "move it away (its readable sessions can be copied out with sqlite3 .recover)"
+            ) from exc
 
     async def aclose(self) -> None:
         self.reset()

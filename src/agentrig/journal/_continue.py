@@ -19,6 +19,7 @@ import attrs
 from agentrig.agent import (
     FORCED_SUMMARY_FALLBACK,
     Agent,
+    Continuation,
     IdenticalToolInputError,
     RunOptions,
 )
@@ -449,23 +450,21 @@ async def continue_execution(
     restored: list[str] = []
     dispatched: list[str] = []
     outcome: Any = None
-    # Private seams (no public loop entry exists yet -- see docs/journal.md): the agent's
-    # FIFO run slot, its log writer, its current signal and the loop's turn function.
-    async with agent._slot_held():
-        agent._current = signal
+    # The agent's public continuation seam: its FIFO run slot, its log, the loop's turn.
+    async with agent.continue_run(signal) as run:
         listener.tracker.pin(agent.session, record.run_id)
         try:
             if plan.restore_message is not None and latest is not None:
-                await agent._log(AssistantMessageEvent(message=plan.restore_message))
+                await run.record(AssistantMessageEvent(message=plan.restore_message))
                 restored.append(latest.call_id)
             for kind, block, invocation_id, message in plan.steps:
                 if kind == "restore":
                     assert message is not None
-                    await agent._log(ToolCallEvent(call=block, invocation_id=invocation_id))
-                    await agent._log(ToolResultEvent(message=message, invocation_id=invocation_id))
+                    await run.record(ToolCallEvent(call=block, invocation_id=invocation_id))
+                    await run.record(ToolResultEvent(message=message, invocation_id=invocation_id))
                     restored.append(invocation_id)
                 elif kind == "settle" or (kind == "dispatch" and signal.cancelled):
-                    await agent._log(
+                    await run.record(
                         ToolResultEvent(
                             message=ToolMessage.of(
                                 block.id,
@@ -477,12 +476,10 @@ async def continue_execution(
                     )
                 elif kind == "dispatch":
                     assert latest is not None
-                    await _dispatch(agent, block, latest.call_id, invocation_id, signal)
+                    await _dispatch(agent, run, block, latest.call_id, invocation_id)
                     dispatched.append(invocation_id)
             listener.tracker.pin(agent.session, None)
             if not (final or plan.closed) and not signal.cancelled:
-                from agentrig.agent._turn import run_turn  # private: no public resume entry
-
                 limit = record.limits.max_rounds
                 left = limit - state.rounds_used() if limit else 0
                 options = RunOptions(
@@ -492,10 +489,9 @@ async def continue_execution(
                     max_rounds=left if left > 0 or not limit else -1,
                     tool_only_completion=record.limits.tool_only_completion,
                 )
-                outcome = await run_turn(agent, (), "resume", options, signal, None)
+                outcome = await run.continue_turn(options)
         finally:
             listener.tracker.pin(agent.session, None)
-            agent._current = None
     return ContinuationResult(
         agent=agent,
         run_id=record.run_id,
@@ -510,10 +506,10 @@ async def continue_execution(
 
 async def _dispatch(
     agent: Agent,
+    run: Continuation,
     block: ToolCallBlock,
     model_call_id: str,
     invocation_id: str,
-    signal: CancelSignal,
 ) -> None:
     """Run one never-started call through the public direct-invocation path."""
     if block.raw_arguments is not None or block.name not in {t.id for t in agent.all_tools()}:
@@ -523,19 +519,19 @@ async def _dispatch(
             else f"Tool {block.name!r} is not available, so the call was not executed."
         )
         status: Any = "error" if block.raw_arguments is not None else "skipped"
-        await agent._log(
+        await run.record(
             ToolResultEvent(message=ToolMessage.of(block.id, block.name, text, status))
         )
         return
-    await agent._log(ToolCallEvent(call=block, invocation_id=invocation_id))
+    await run.record(ToolCallEvent(call=block, invocation_id=invocation_id))
     token = RESUMED_CALL.set((model_call_id, block.id))
     try:
         # the loop's path: a failure is the call's result, not an exception
-        outcome = await agent.settle_call(block, signal=signal)
+        outcome = await agent.settle_call(block, signal=run.signal)
     finally:
         RESUMED_CALL.reset(token)
     message = outcome.message.model_copy(update={"call_id": block.id, "name": block.name})
-    await agent._log(
+    await run.record(
         ToolResultEvent(
             message=message,
             invocation_id=invocation_id,

@@ -25,6 +25,7 @@ __all__ = [
     "OverloadedError",
     "ProviderConnectionError",
     "ProviderError",
+    "ProviderProtocolError",
     "ProviderStreamError",
     "ProviderTimeoutError",
     "RateLimitError",
@@ -209,6 +210,15 @@ class ProviderStreamError(ProviderError):
     @property
     def can_fallback(self) -> bool:
         return self.vendor_type in _TRANSIENT_VENDOR_TYPES
+
+
+class ProviderProtocolError(ProviderError):
+    """The server answered in a shape the protocol does not allow (for example a 2xx JSON or
+    HTML page to a streaming request).  Sending the same request again would not help."""
+
+    code = "provider.protocol"
+    _retryable = False
+    _can_fallback = False
 
 
 class CapabilityError(ProviderError):

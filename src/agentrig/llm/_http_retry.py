@@ -18,6 +18,7 @@ from agentrig.cancel import CancelSignal
 from agentrig.llm._errors import (
     ProviderConnectionError,
     ProviderError,
+    ProviderProtocolError,
     ProviderTimeoutError,
     error_from_status,
 )
@@ -35,8 +36,9 @@ class RetryPolicy:
     """How often and how long to retry a failed request.
 
     The n-th retry (``attempt`` n, from 0) waits ``min(max_delay, base_delay * 2**n)`` scaled
-    by a random factor in [0.5, 1.0]; a server's ``Retry-After`` replaces that wait, capped at
-    ``max_retry_after``.
+    by a random factor in [0.5, 1.0]; a server's ``Retry-After`` replaces that wait.  A
+    ``Retry-After`` longer than ``max_retry_after`` is not waited for at all:
+    :func:`send_with_retries` ends the retries at once (never retries early).
     """
 
     max_retries: int = 2
@@ -54,10 +56,26 @@ class RetryPolicy:
 
 def error_from_transport(exc: httpx.HTTPError, *, provider: str) -> ProviderError:
     """A timeout as :class:`ProviderTimeoutError`, any other transport failure as
-    :class:`ProviderConnectionError` (both retryable)."""
+    :class:`ProviderConnectionError` (both retryable); the message names the host and port."""
+    where = _destination(exc)
+    detail = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.TimeoutException):
-        return ProviderTimeoutError(f"{provider}: request timed out ({exc})", provider=provider)
-    return ProviderConnectionError(f"{provider}: connection failed ({exc})", provider=provider)
+        return ProviderTimeoutError(
+            f"{provider}: request to {where} timed out ({detail})", provider=provider
+        )
+    return ProviderConnectionError(
+        f"{provider}: connection to {where} failed ({detail})", provider=provider
+    )
+
+
+def _destination(exc: httpx.HTTPError) -> str:
+    try:
+        url = exc.request.url
+    except RuntimeError:  # raised without a request: nothing to name
+        return "the server"
+    port = url.port or (443 if url.scheme == "https" else 80)
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{host}:{port}"
 
 
 def error_from_response(response: httpx.Response, *, provider: str) -> ProviderError:
@@ -70,11 +88,50 @@ def error_from_response(response: httpx.Response, *, provider: str) -> ProviderE
     except ValueError:
         body = response.text
     error = error_from_status(response.status_code, body, dict(response.headers), provider=provider)
+    if response.status_code == 404:
+        # a wrong base_url or path is the usual cause: say which URL was not found
+        error.message = f"{error.message} (not found: {response.request.method} {_url(response)})"
     if error.request_id is None and isinstance(body, Mapping):
         found = body.get("request_id")
         if isinstance(found, str):
             error.request_id = found
     return error
+
+
+def _url(response: httpx.Response) -> str:
+    url = response.request.url
+    return str(url.copy_with(query=None, fragment=None))  # a query may carry a key
+
+
+EXCERPT_LIMIT = 500
+"""How many bytes of an unexpected body an error quotes."""
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    # A response without a Content-Type is given the benefit of the doubt (some small
+    # servers omit it); one that names another type is not an event stream.
+    kind: str | None = response.headers.get("content-type")
+    return kind is None or kind.split(";", 1)[0].strip().lower() == "text/event-stream"
+
+
+async def _not_an_event_stream(response: httpx.Response, provider: str) -> ProviderError:
+    """The protocol error for a 2xx answer to a streaming request that is no event stream."""
+    excerpt = b""
+    async for part in response.aiter_bytes():
+        excerpt += part
+        if len(excerpt) >= EXCERPT_LIMIT:
+            break
+    text = excerpt[:EXCERPT_LIMIT].decode("utf-8", errors="replace")
+    more = "…" if len(excerpt) > EXCERPT_LIMIT else ""
+    kind = response.headers.get("content-type")
+    return ProviderProtocolError(
+        f"{provider}: a streaming request was answered with HTTP {response.status_code} "
+        f"{kind}, not text/event-stream; the body begins: {text!r}{more}",
+        status=response.status_code,
+        provider=provider,
+        request_id=response.headers.get("request-id") or response.headers.get("x-request-id"),
+        body=text,
+    )
 
 
 async def _close_quietly(response: httpx.Response) -> None:
@@ -120,11 +177,14 @@ async def send_with_retries(
         request = build()
         response: httpx.Response | None = None
         error: ProviderError
+        protocol_error: ProviderError | None = None
         try:
             with signal.scope():
                 response = await get_client().send(request, stream=True)
                 if not (stream and response.is_success):
                     await response.aread()
+                elif not _is_event_stream(response):
+                    protocol_error = await _not_an_event_stream(response, provider)
         except httpx.HTTPError as exc:
             if response is not None:
                 await _close_quietly(response)
@@ -135,6 +195,9 @@ async def send_with_retries(
                     await _close_quietly(response)
                 raise signal.abort_error()
             assert response is not None
+            if protocol_error is not None:
+                await _close_quietly(response)
+                raise protocol_error  # not retried: the same request gets the same answer
             if response.is_success:
                 return response
             if classify is not None:
@@ -144,6 +207,14 @@ async def send_with_retries(
             await _close_quietly(response)
         retryable = retry_if(error) if retry_if is not None else error.retryable
         if attempt >= policy.max_retries or not retryable:
+            raise error
+        if error.retry_after is not None and error.retry_after > policy.max_retry_after:
+            # the server asked for a longer wait than we may take: retrying early would only
+            # be refused again, so stop now and let the caller see the wait it asked for
+            error.message = (
+                f"{error.message} (Retry-After {error.retry_after:g} s is longer than "
+                f"max_retry_after {policy.max_retry_after:g} s; not retried)"
+            )
             raise error
         wait = policy.delay(attempt, error.retry_after)
         with signal.scope():

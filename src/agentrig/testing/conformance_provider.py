@@ -78,6 +78,7 @@ from agentrig.llm import (
     UsageChunk,
     UserMessage,
 )
+from agentrig.testing._diff import mismatch
 
 __all__ = [
     "ABORT_DEADLINE",
@@ -85,6 +86,7 @@ __all__ = [
     "RETRY_AFTER",
     "SCHEMA",
     "SLOW_FIRST_DELTA",
+    "STOP_DEADLINE",
     "TEXT",
     "TEXT_DELTAS",
     "TEXT_USAGE",
@@ -164,6 +166,11 @@ SLOW_FIRST_DELTA = "hello"
 
 ABORT_DEADLINE = 0.5
 """Seconds within which a cancelled stream must raise its abort."""
+
+STOP_DEADLINE = 2.0
+"""Seconds after which a stream still running after its cancel fails as "did not stop"."""
+
+_CANCEL_DELAY = 0.05
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -372,9 +379,10 @@ class ProviderConformance:
         async with self.provider(scenario) as provider:
             completed = await _complete(provider, self.request(tools=(WEATHER_TOOL,)))
             streamed, _chunks = await _collect(provider, self.request(tools=(WEATHER_TOOL,)))
-        assert streamed == completed, (
-            f"stream() and complete() disagree:\n stream   {streamed!r}\n complete {completed!r}"
+        problem = mismatch(
+            "the messages of complete() (expected) and stream() (got)", completed, streamed
         )
+        assert problem is None, problem
 
     @pytest.mark.anyio
     async def test_usage_is_never_fabricated(self) -> None:
@@ -450,22 +458,26 @@ class ProviderConformance:
                 cancelled_at: list[float] = []
 
                 async def cancel_soon() -> None:
-                    await anyio.sleep(0.05)
+                    await anyio.sleep(_CANCEL_DELAY)
                     cancelled_at.append(time.monotonic())
                     signal.cancel("conformance: cancelled mid-stream")
 
                 failure: BaseException | None = None
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(cancel_soon)
-                    try:
-                        with anyio.fail_after(ABORT_DEADLINE + 0.05 + _CALL_TIMEOUT):
+                with anyio.move_on_after(_CANCEL_DELAY + STOP_DEADLINE) as waited:
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(cancel_soon)
+                        try:
                             async for _chunk in stream:
                                 pass
-                    except Exception as exc:
-                        failure = exc
+                        except Exception as exc:
+                            failure = exc
                 ended = time.monotonic()
             finally:
                 await _aclose(stream)
+        assert not waited.cancelled_caught, (
+            f"the stream did not stop after cancel: it was still running {STOP_DEADLINE:g}s "
+            "after its signal fired (wrap each network wait in signal.scope())"
+        )
         assert failure is not None, "the stream ended normally although it was cancelled"
         assert isinstance(failure, AbortError), (
             f"a cancelled stream must raise AbortError, got {type(failure).__name__}: {failure}"
@@ -505,9 +517,22 @@ class ProviderConformance:
     async def _refused_before_network(
         self, provider: Provider, request: ModelRequest, what: str, *, stream: bool = False
     ) -> None:
+        # ``what`` reads "<model>: <capability>=<declared>"
+        name = what.rsplit(": ", 1)[-1].split("=", 1)[0]
         before = self._wire_count()
-        with pytest.raises(CapabilityError):
+        refusal: CapabilityError | None = None
+        try:
             await _call(provider, request, CancelSignal(), stream=stream)
+        except CapabilityError as exc:
+            refusal = exc
+        assert refusal is not None, (
+            f"{what}: the model declares capability {name!r} absent, but a request that "
+            f"needs it was not refused (expected a CapabilityError naming {name!r})"
+        )
+        assert name in str(refusal), (
+            f"{what}: refused, but the CapabilityError does not name the capability "
+            f"{name!r}: {refusal}"
+        )
         assert self._wire_count() == before, f"{what}: the request reached the network first"
 
     @pytest.mark.anyio

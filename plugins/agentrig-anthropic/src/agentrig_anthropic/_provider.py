@@ -126,8 +126,8 @@ class AnthropicProvider:
         mode = request.structured_output
         if mode == "json_mode":
             raise CapabilityError(
-                "the Anthropic Messages API has no JSON mode; use 'native' (where the model "
-                "supports it) or 'prompt'",
+                "the Anthropic Messages API has no JSON mode (structured_output='json_mode'); "
+                "use 'native' (where the model supports it) or 'prompt'",
                 provider=self.kind,
             )
         if mode == "native":
@@ -150,7 +150,8 @@ class AnthropicProvider:
             for block in message.content
         ):
             raise CapabilityError(
-                f"model {request.model!r} does not accept images", provider=self.kind
+                f"model {request.model!r} does not accept images (declared vision=False)",
+                provider=self.kind,
             )
         return caps
 

@@ -26,7 +26,7 @@ __all__ = ["McpClient"]
 Notify = Callable[[Observation], None]
 
 
-async def _literal(spec: StdioServerSpec | HttpServerSpec) -> dict[str, str]:
+async def _literal(name: str, spec: StdioServerSpec | HttpServerSpec) -> dict[str, str]:
     return dict(spec.env) if isinstance(spec, StdioServerSpec) else dict(spec.headers)
 
 

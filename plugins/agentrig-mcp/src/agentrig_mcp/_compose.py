@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentrig.credentials import STORE_PREFIX, resolve_store_reference
+from agentrig.credentials import (
+    STORE_PREFIX,
+    CredentialReferenceError,
+    CredentialStoreError,
+    resolve_store_reference,
+)
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import Runtime
 from agentrig.kernel.config import resolve_secret
@@ -75,16 +80,21 @@ def _rooted(spec: Spec, base: Path) -> Spec:
 
 
 def _resolver(rt: Runtime) -> Resolve:
-    async def resolve(spec: Spec) -> dict[str, str]:
+    async def resolve(name: str, spec: Spec) -> dict[str, str]:
+        stdio = isinstance(spec, StdioServerSpec)
         values = spec.env if isinstance(spec, StdioServerSpec) else spec.headers
         resolved: dict[str, str] = {}
         issues: list[Issue] = []
         for key, ref in values.items():
+            path = ("mcp_servers", name, "env" if stdio else "headers", key)
             if ref.startswith(STORE_PREFIX):
                 stores = dict(rt.catalog("credential_stores").entries())
-                resolved[key] = await resolve_store_reference(ref, stores)
+                try:
+                    resolved[key] = await resolve_store_reference(ref, stores)
+                except (CredentialReferenceError, CredentialStoreError) as exc:
+                    issues.append(Issue("config.credential_reference", str(exc), path))
                 continue
-            value, issue = resolve_secret(ref, rt.resolver, path=(key,))
+            value, issue = resolve_secret(ref, rt.resolver, path=path)
             if issue is not None:
                 issues.append(issue)
             elif value is not None:
@@ -165,10 +175,13 @@ async def compose_mcp(
         raise ConfigError(issues, source=rt.loaded.source)
     if not every:
         return None
+    resolve = _resolver(rt)
+    for name, spec in active.items():
+        await resolve(name, spec)  # a reference that cannot resolve fails the composition now
     client = McpClient(
         active,
         spawn=rt.spawn,
-        resolve=_resolver(rt),
+        resolve=resolve,
         http_client=_http_client(rt),
         notify=lambda observation: rt.hooks.notify("observe", observation),
     )

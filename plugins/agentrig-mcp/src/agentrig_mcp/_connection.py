@@ -40,8 +40,8 @@ _CLOSE_GRACE = 10.0
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Start ``fn()`` as a task on the owner's task group (``rt.spawn``, ``TaskGroup.start_soon``)."""
 
-Resolve = Callable[[StdioServerSpec | HttpServerSpec], Awaitable[dict[str, str]]]
-"""The server's env (stdio) or headers (HTTP) with every reference resolved."""
+Resolve = Callable[[str, StdioServerSpec | HttpServerSpec], Awaitable[dict[str, str]]]
+"""``resolve(name, spec)``: the server's env (stdio) or headers (HTTP), references resolved."""
 
 
 @attrs.define(eq=False)
@@ -156,7 +156,7 @@ class ServerConnection:
 
     async def _supervise(self, run: _Run) -> None:
         try:
-            resolved = await self._resolve(self.spec)
+            resolved = await self._resolve(self.name, self.spec)
             async with (
                 open_transport(
                     self.spec, resolved, log=self._log, http_client=self._http_client

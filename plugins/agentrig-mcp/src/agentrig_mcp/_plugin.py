@@ -12,14 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, final
 
-from agentrig.kernel import hookimpl
-from agentrig.kernel.commands import Commands
-from agentrig.kernel.composition import Composition, compose_step
+from agentrig.plugin import Commands, Composition, compose_step, hookimpl
 from agentrig_mcp import _cli
 
 if TYPE_CHECKING:
-    from agentrig.kernel import Runtime
-    from agentrig.tools import Tool
+    from agentrig.plugin import Runtime, Tool
     from agentrig_mcp._client import McpClient
     from agentrig_mcp._config import McpServers, McpSettings
 

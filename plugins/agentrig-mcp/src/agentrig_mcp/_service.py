@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentrig.kernel import ServiceKey
+from agentrig.plugin import ServiceKey
 from agentrig.tools import ToolContext
 from agentrig_mcp._client import McpClient
 

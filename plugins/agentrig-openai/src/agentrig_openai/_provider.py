@@ -121,7 +121,10 @@ class OpenAIProvider:
                 provider=self.kind,
             )
         if mode == "json_mode" and declared == "none":
-            raise CapabilityError(f"model {request.model!r} has no JSON mode", provider=self.kind)
+            raise CapabilityError(
+                f"model {request.model!r} has no JSON mode (declared structured_output='none')",
+                provider=self.kind,
+            )
         forced = request.tool_choice not in (None, "auto", "none")
         if forced and caps.tool_choice is False:
             raise CapabilityError(
@@ -140,7 +143,8 @@ class OpenAIProvider:
             for block in message.content
         ):
             raise CapabilityError(
-                f"model {request.model!r} does not accept images", provider=self.kind
+                f"model {request.model!r} does not accept images (declared vision=False)",
+                provider=self.kind,
             )
         return caps
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import anyio.to_thread
 
-from agentrig.kernel import Composition, compose_step
+from agentrig.plugin import Composition, compose_step
 from agentrig_otel._config import OtelConfig
 from agentrig_otel._setup import build_pipeline
 from agentrig_otel._telemetry import Telemetry

@@ -23,8 +23,7 @@ from opentelemetry import trace
 from opentelemetry.metrics import Meter
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
-import agentrig
-from agentrig.kernel import Observation
+from agentrig.plugin import Observation, hookimpl
 
 __all__ = ["Telemetry", "redact"]
 
@@ -100,12 +99,12 @@ class Telemetry:
             )
 
     # ---- the hooks -----------------------------------------------------------------------
-    @agentrig.hookimpl
+    @hookimpl
     def session_start(self, payload: Any) -> None:
         if self.runtime is None:
             self.runtime = payload.runtime
 
-    @agentrig.hookimpl
+    @hookimpl
     def observe(self, payload: Observation) -> None:
         kind = payload.kind
         if kind in ("permission", "hook"):

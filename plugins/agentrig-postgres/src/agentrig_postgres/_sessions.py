@@ -25,7 +25,7 @@ from psycopg import sql
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentrig.ids import session_id as check_session_id
-from agentrig.kernel import with_options
+from agentrig.plugin import with_options
 from agentrig.session import (
     BrokenWriterError,
     LoadReport,

@@ -1,0 +1,431 @@
+"""The ASGI application: a function of an opened runtime and the ``[server]`` settings.
+
+Every request passes the same gate before anything runs: body size (413), API key (401),
+rate limit (429 with ``Retry-After``), the caller's concurrency slots (429), then validation
+of the body (400), then the model's own slots (429).  Only then does a run -- and a stream --
+start.  ``/health`` answers anyone with liveness and nothing else.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agentrig.credentials import resolve_store_reference
+from agentrig.errors import ConfigError, Issue
+from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
+from agentrig_server._anthropic import MessagesStream, message_body, parse_messages_request
+from agentrig_server._approvals import Approvals
+from agentrig_server._errors import ApiError, Dialect, error_response, internal_error
+from agentrig_server._events import Finished, RunEvent
+from agentrig_server._hooks import ServerHooks
+from agentrig_server._openai_chat import ChatStream, chat_completion, parse_chat_request
+from agentrig_server._responses import ResponseBuilder, parse_responses_request
+from agentrig_server._runs import ActiveRun, Prompt, RunService
+from agentrig_server._settings import ServerSettings, server_settings
+from agentrig_server._streaming import EventStreamResponse, Renderer, run_to_end
+
+if TYPE_CHECKING:
+    from agentrig.kernel import Runtime
+
+__all__ = ["ServerState", "create_app", "resolve_keys"]
+
+Handler = Callable[[Request, Caller], Awaitable[Response]]
+
+
+async def resolve_keys(rt: Runtime, settings: ServerSettings) -> list[str]:
+    """The API keys behind the settings' secret references (a config error names a bad one)."""
+    stores = dict(rt.catalog("credential_stores").entries())
+    keys: list[str] = []
+    issues: list[Issue] = []
+    for i, reference in enumerate(settings.api_keys):
+        where = ("server", "api_keys", i)
+        try:
+            if reference.startswith("$ENV:"):
+                name = reference[len("$ENV:") :]
+                value = rt.resolver(name) if rt.resolver is not None else None
+                if not value:
+                    issues.append(
+                        Issue(
+                            "server.secret_missing", f"{reference}: not set (or no resolver)", where
+                        )
+                    )
+                    continue
+            else:
+                value = await resolve_store_reference(reference, stores)
+        except Exception as exc:
+            issues.append(Issue("server.secret", str(exc), where))
+            continue
+        keys.append(value)
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+    return keys
+
+
+def _check_agents(rt: Runtime, settings: ServerSettings) -> None:
+    import difflib
+
+    known = sorted(rt.config.agents)
+    issues = []
+    for name in settings.agents:
+        if name not in rt.config.agents:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            issues.append(
+                Issue(
+                    "server.unknown_agent",
+                    f"no [agents.{name}] to expose{hint} (agents: {', '.join(known) or 'none'})",
+                    ("server", "agents", name),
+                )
+            )
+    if not settings.agents:
+        issues.append(
+            Issue(
+                "server.no_agents",
+                "no agent is exposed: add a [server.agents.<id>] table for each agent to serve",
+                ("server", "agents"),
+            )
+        )
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+class ServerState:
+    """What the routes share: the runtime, the limits and the run service."""
+
+    def __init__(self, rt: Runtime, settings: ServerSettings, keys: list[str]) -> None:
+        self.rt = rt
+        self.settings = settings
+        self.keys = KeyChecker(keys)
+        self.rate = RateLimiter(settings.rate_limit_per_minute)
+        self.callers = Slots(settings.max_concurrent_per_key, "caller")
+        self.runs = RunService(rt, settings)
+        self.approvals = Approvals()
+
+    def caller(self, request: Request) -> Caller:
+        client = request.client.host if request.client is not None else "unknown"
+        if not self.keys.enabled and not _is_loopback(client):
+            # no keys: loopback callers only, whatever address the server was bound to
+            raise ApiError(403, "this server has no API keys configured and serves loopback only")
+        auth = request.headers.get("authorization", "")
+        presented = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        presented = presented or request.headers.get("x-api-key")
+        caller = self.keys.verify(presented, client)
+        self.rate.take(caller.identity)
+        return caller
+
+    async def body(self, request: Request) -> Any:
+        limit = self.settings.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise ApiError(413, f"request body larger than {limit} bytes", code="request_too_large")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(
+                    413, f"request body larger than {limit} bytes", code="request_too_large"
+                )
+            chunks.append(chunk)
+        try:
+            return json.loads(b"".join(chunks))
+        except ValueError:
+            raise ApiError(400, "the request body is not valid JSON", param="body") from None
+
+
+def _guarded(
+    state: ServerState, dialect: Dialect, handler: Handler
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            caller = state.caller(request)
+            state.callers.acquire(caller.identity)
+        except ApiError as exc:
+            return error_response(exc, dialect)
+
+        def release() -> None:
+            state.callers.release(caller.identity)
+
+        try:
+            response = await handler(request, caller)
+        except ApiError as exc:
+            release()
+            return error_response(exc, dialect)
+        except BaseException as exc:
+            release()
+            if isinstance(exc, Exception):
+                return error_response(internal_error(exc), dialect)
+            raise
+        if isinstance(response, EventStreamResponse):
+            response.on_done = release  # a stream holds the caller's slot until it ends
+        else:
+            release()
+        return response
+
+    return endpoint
+
+
+R = TypeVar("R", bound=Renderer)
+
+
+async def _answer(
+    state: ServerState,
+    request: Request,
+    caller: Caller,
+    prompt: Prompt,
+    stream: bool,
+    renderer: Callable[[ActiveRun], R],
+    body: Callable[[R, Finished], dict[str, Any]],
+    *,
+    events: bool = False,
+) -> Response:
+    """Admit and run ``prompt``: streamed through ``renderer``'s frames, or answered once with
+    ``body`` -- built from the same renderer after the run when the answer needs the run's
+    ``events`` (the Responses output items)."""
+    run = await state.runs.open(prompt, caller)
+    try:
+        render = renderer(run)
+    except BaseException:
+        await run.close()
+        raise
+    if stream:
+        return EventStreamResponse(run, render)
+
+    async def collect(event: RunEvent) -> None:
+        if events:
+            render.event(event)
+
+    finished = await run_to_end(run, request.receive, collect, stream=False)
+    if finished is None:  # the client went away; nobody reads this
+        return Response(status_code=499)
+    return JSONResponse(body(render, finished))
+
+
+_PAGE_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-cache",
+}
+_STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/ui/chat.js": ("chat.js", "text/javascript; charset=utf-8"),
+    "/ui/chat.css": ("chat.css", "text/css; charset=utf-8"),
+}
+
+
+def _page_routes() -> list[Route]:
+    """The chat page: three files shipped in the distribution (no build step, no CDN)."""
+    files = resources.files("agentrig_server") / "static"
+    routes = []
+    for path, (name, media_type) in _STATIC.items():
+        content = (files / name).read_bytes()
+
+        async def page(
+            request: Request, content: bytes = content, media: str = media_type
+        ) -> Response:
+            return Response(content, media_type=media, headers=_PAGE_HEADERS)
+
+        routes.append(Route(path, page, methods=["GET"]))
+    return routes
+
+
+def _openapi(routes: list[Route]) -> dict[str, Any]:
+    paths: dict[str, Any] = {}
+    for route in routes:
+        for method in sorted((route.methods or set()) - {"HEAD"}):
+            paths.setdefault(route.path, {})[method.lower()] = {
+                "summary": _SUMMARIES.get(route.path, route.path)
+            }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "agentrig server", "version": "1"},
+        "paths": paths,
+    }
+
+
+_SUMMARIES = {
+    "/health": "Liveness",
+    "/ready": "Readiness, with each dependency's check",
+    "/v1/models": "The exposed agents",
+    "/v1/chat/completions": "OpenAI chat completions (plain and streamed)",
+    "/v1/responses": "OpenAI Responses (plain and streamed; previous_response_id)",
+    "/v1/messages": "Anthropic messages (plain and streamed)",
+    "/v1/approvals": "Tool calls of your runs waiting for a person",
+    "/v1/approvals/{approval_id}": "Answer a waiting call: allow or deny",
+    "/v1/sessions": "Your kept conversations",
+    "/v1/sessions/{session_id}": "One kept conversation",
+}
+
+
+async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Starlette:
+    """The ASGI app serving ``rt``'s exposed agents (keys resolved, agents checked here);
+    ``settings`` default to the config's ``[server]`` table."""
+    if settings is None:
+        settings = server_settings(rt)
+    _check_agents(rt, settings)
+    keys = await resolve_keys(rt, settings)
+    state = ServerState(rt, settings, keys)
+    rt.add_plugin("agentrig-server", ServerHooks(state.runs, state.approvals))
+
+    async def chat(request: Request, caller: Caller) -> Response:
+        prompt, stream, include_usage = parse_chat_request(await state.body(request))
+        return await _answer(
+            state,
+            request,
+            caller,
+            prompt,
+            stream,
+            lambda run: ChatStream(prompt.model, include_usage),
+            lambda _render, finished: chat_completion(finished),
+        )
+
+    async def messages(request: Request, caller: Caller) -> Response:
+        prompt, stream = parse_messages_request(await state.body(request))
+        return await _answer(
+            state,
+            request,
+            caller,
+            prompt,
+            stream,
+            lambda run: MessagesStream(prompt.model),
+            lambda _render, finished: message_body(finished),
+        )
+
+    async def responses(request: Request, caller: Caller) -> Response:
+        prompt, stream, echo = parse_responses_request(await state.body(request))
+
+        def builder(run: ActiveRun) -> ResponseBuilder:
+            session = run.session_id if run.served is not None else None
+            return ResponseBuilder(run.response_id, prompt.model, echo, session)
+
+        return await _answer(
+            state, request, caller, prompt, stream, builder, ResponseBuilder.final, events=True
+        )
+
+    async def models(request: Request, caller: Caller) -> Response:
+        data = [
+            {
+                "id": name,
+                "object": "model",
+                "created": 0,
+                "owned_by": "agentrig",
+                "type": "model",
+                "display_name": name,
+                "created_at": "1970-01-01T00:00:00Z",
+            }
+            for name in settings.agents
+        ]
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
+        )
+
+    async def approvals(request: Request, caller: Caller) -> Response:
+        pending = state.approvals.owned_by(caller.identity)
+        return JSONResponse({"object": "list", "data": [p.public() for p in pending]})
+
+    async def answer(request: Request, caller: Caller) -> Response:
+        approval_id = request.path_params["approval_id"]
+        pending = state.approvals.answer(approval_id, caller.identity, await state.body(request))
+        return JSONResponse({**pending.public(), "decision": pending.answer})
+
+    async def sessions(request: Request, caller: Caller) -> Response:
+        kept = state.runs.sessions.owned_by(caller.identity)
+        return JSONResponse({"object": "list", "data": [s.summary() for s in kept]})
+
+    async def session(request: Request, caller: Caller) -> Response:
+        kept = state.runs.sessions.get(request.path_params["session_id"], caller.identity)
+        return JSONResponse({**kept.summary(), "messages": kept.transcript()})
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def ready(request: Request, caller: Caller) -> Response:
+        checks = await _ready_checks(state)
+        ok = all(c["status"] != "failed" for c in checks.values())
+        return JSONResponse(
+            {"status": "ready" if ok else "not_ready", "checks": checks},
+            status_code=200 if ok else 503,
+        )
+
+    def guarded(dialect: Dialect, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        return _guarded(state, dialect, handler)
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/ready", guarded("openai", ready), methods=["GET"]),
+        Route("/v1/models", guarded("openai", models), methods=["GET"]),
+        Route("/v1/chat/completions", guarded("openai", chat), methods=["POST"]),
+        Route("/v1/responses", guarded("openai", responses), methods=["POST"]),
+        Route("/v1/messages", guarded("anthropic", messages), methods=["POST"]),
+        Route("/v1/approvals", guarded("openai", approvals), methods=["GET"]),
+        Route("/v1/approvals/{approval_id}", guarded("openai", answer), methods=["POST"]),
+        Route("/v1/sessions", guarded("openai", sessions), methods=["GET"]),
+        Route("/v1/sessions/{session_id}", guarded("openai", session), methods=["GET"]),
+    ]
+    if settings.docs:
+        document = _openapi(routes)
+
+        async def openapi(request: Request) -> Response:
+            return JSONResponse(document)
+
+        routes.append(Route("/openapi.json", openapi, methods=["GET"]))
+    if settings.ui:
+        routes.extend(_page_routes())
+    app = Starlette(routes=routes)
+    app.state.server = state
+    return app
+
+
+async def _ready_checks(state: ServerState) -> dict[str, dict[str, str]]:
+    """Each dependency's check, bounded by ``ready_timeout``: the runtime, then each exposed
+    agent's provider (through its optional ``check_ready()``)."""
+    rt = state.rt
+    checks: dict[str, dict[str, str]] = {"runtime": {"status": "failed" if rt.closed else "ok"}}
+    for name in state.settings.agents:
+        provider_id = rt.config.agents[name].provider
+        key = f"provider:{provider_id}"
+        if key in checks:
+            continue
+        provider = rt.providers.get(provider_id)
+        check = getattr(provider, "check_ready", None)
+        if check is None:
+            checks[key] = {"status": "unchecked", "detail": "the provider offers no check_ready()"}
+            continue
+        try:
+            with anyio.fail_after(state.settings.ready_timeout):
+                await check()
+        except TimeoutError:
+            checks[key] = {"status": "failed", "detail": "timed out"}
+        except Exception as exc:
+            error = internal_error(exc)
+            checks[key] = {"status": "failed", "detail": error.message}
+        else:
+            checks[key] = {"status": "ok"}
+    return checks

@@ -1,0 +1,91 @@
+"""API errors, rendered in each API's own shape so the official SDKs raise their own classes.
+
+An :class:`ApiError` carries the HTTP status, an agentrig ``code`` and a message that is safe to
+show a client.  Internal exceptions never reach a client: :func:`internal_error` logs the whole
+exception under a fresh error id and returns an error that only names that id.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Literal
+
+from starlette.responses import JSONResponse
+
+from agentrig.diagnostics import get_logger
+from agentrig.errors import AgentrigError
+
+__all__ = ["ApiError", "Dialect", "error_event", "error_response", "internal_error"]
+
+_log = get_logger("server")
+
+Dialect = Literal["openai", "anthropic"]
+
+# status -> (OpenAI error type, Anthropic error type)
+_TYPES: dict[int, tuple[str, str]] = {
+    400: ("invalid_request_error", "invalid_request_error"),
+    401: ("invalid_request_error", "authentication_error"),
+    403: ("permission_error", "permission_error"),
+    404: ("invalid_request_error", "not_found_error"),
+    409: ("invalid_request_error", "invalid_request_error"),
+    413: ("invalid_request_error", "request_too_large"),
+    429: ("rate_limit_exceeded", "rate_limit_error"),
+    500: ("server_error", "api_error"),
+    502: ("server_error", "api_error"),
+    503: ("server_error", "overloaded_error"),
+    504: ("server_error", "api_error"),
+}
+
+
+class ApiError(AgentrigError):
+    """A request failed with ``status``; ``message`` is written for the client."""
+
+    code = "server.request"
+    category = "user"
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str = "invalid_request",
+        param: str | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        super().__init__(message, code=f"server.{code}")
+        self.status = status
+        self.api_code = code
+        self.param = param
+        self.retry_after = retry_after
+
+    def body(self, dialect: Dialect) -> dict[str, Any]:
+        openai_type, anthropic_type = _TYPES.get(self.status, _TYPES[500])
+        if dialect == "anthropic":
+            return {"type": "error", "error": {"type": anthropic_type, "message": self.message}}
+        return {
+            "error": {
+                "message": self.message,
+                "type": openai_type,
+                "param": self.param,
+                "code": self.api_code,
+            }
+        }
+
+
+def internal_error(exc: BaseException) -> ApiError:
+    """Log ``exc`` in full under a new error id; the client sees only the id."""
+    error_id = f"err_{secrets.token_hex(8)}"
+    _log.error("internal error %s: %r", error_id, exc, exc_info=exc)
+    return ApiError(
+        500, f"internal server error (error id {error_id})", code="internal_error", param=None
+    )
+
+
+def error_response(error: ApiError, dialect: Dialect) -> JSONResponse:
+    headers = {"retry-after": str(error.retry_after)} if error.retry_after is not None else None
+    return JSONResponse(error.body(dialect), status_code=error.status, headers=headers)
+
+
+def error_event(error: ApiError, dialect: Dialect) -> dict[str, Any]:
+    """The body of an error that happens after a stream started (sent as one SSE event)."""
+    return error.body(dialect)

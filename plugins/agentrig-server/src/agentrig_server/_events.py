@@ -1,0 +1,75 @@
+"""What a served run reports, independent of the wire format that carries it.
+
+The run driver turns an agent's stream chunks into these events; each API module renders
+them in its own format.  Tool calls are server-owned, so the OpenAI and Anthropic
+renderings never hand them to the client as calls to execute; the Responses rendering and
+the chat page show them as server-side calls with their results.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+from agentrig.llm import Usage
+
+__all__ = [
+    "ApprovalRequested",
+    "Finished",
+    "RunEvent",
+    "TextOut",
+    "ToolCallOut",
+    "ToolResultOut",
+]
+
+FinishReason: TypeAlias = Literal["stop", "length"]
+
+
+@attrs.frozen(slots=True)
+class TextOut:
+    """More answer text."""
+
+    text: str
+
+
+@attrs.frozen(slots=True)
+class ToolCallOut:
+    """The agent called one of its tools (the server runs it)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@attrs.frozen(slots=True)
+class ToolResultOut:
+    """A server-side tool call settled."""
+
+    call_id: str
+    name: str
+    status: str
+    text: str
+
+
+@attrs.frozen(slots=True)
+class ApprovalRequested:
+    """A call waits for a person's answer at ``POST /v1/approvals/{approval_id}``."""
+
+    approval_id: str
+    tool: str
+    arguments: dict[str, Any]
+    reason: str
+
+
+@attrs.frozen(slots=True)
+class Finished:
+    """The run ended: ``"length"`` when it was cut short (a budget, a limit, a cancel)."""
+
+    text: str
+    finish: FinishReason
+    usage: Usage | None
+    model: str
+
+
+RunEvent: TypeAlias = TextOut | ToolCallOut | ToolResultOut | ApprovalRequested | Finished

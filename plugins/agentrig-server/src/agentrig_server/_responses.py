@@ -1,0 +1,415 @@
+"""``POST /v1/responses``: the OpenAI Responses API, plain and streamed.
+
+``instructions`` join the agent's own system prompt; ``input`` is a string or a list of
+message, ``function_call`` and ``function_call_output`` items.  With ``store`` (the default, as
+in OpenAI's API) the server keeps the conversation, and a later request continues it with
+``previous_response_id``.  The agent's own tool calls are server-side: they appear in
+``output`` as ``mcp_call`` items (``server_label`` ``"agentrig"``) with their results, and a
+call waiting for a person as an ``mcp_approval_request`` item -- answered at
+``POST /v1/approvals/{id}``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from agentrig.llm import (
+    AssistantMessage,
+    ContentBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+from agentrig_server._errors import ApiError
+from agentrig_server._events import (
+    ApprovalRequested,
+    Finished,
+    RunEvent,
+    TextOut,
+    ToolCallOut,
+    ToolResultOut,
+)
+from agentrig_server._runs import STEP_SEPARATOR, HistoryMessage, Prompt
+from agentrig_server._validate import (
+    PartParser,
+    Template,
+    bad,
+    check_keys,
+    data_url_block,
+    inline_file,
+    joined_text,
+    opt_bool,
+    opt_int,
+    opt_temperature,
+    require_list,
+    require_object,
+    require_str,
+    text_part,
+    user_content,
+)
+
+__all__ = ["ResponseBuilder", "parse_responses_request"]
+
+_SUPPORTED = (
+    "model",
+    "input",
+    "instructions",
+    "previous_response_id",
+    "stream",
+    "store",
+    "max_output_tokens",
+    "temperature",
+    "metadata",
+    "user",
+)
+_TOOL_KEYS = ("tools", "tool_choice", "parallel_tool_calls")
+
+
+def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]:
+    """``(prompt, stream, echo)`` -- ``echo`` holds request fields the response repeats."""
+    body = require_object(body, "body")
+    check_keys(body, "", _SUPPORTED, tools=_TOOL_KEYS)
+    model = require_str(body.get("model"), "model")
+    stream = opt_bool(body, "stream")
+    store = body.get("store", True)
+    if not isinstance(store, bool):
+        raise bad("store", f"expected true or false, got {store!r}")
+    instructions = body.get("instructions")
+    if instructions is not None:
+        require_str(instructions, "instructions")
+    previous = body.get("previous_response_id")
+    if previous is not None:
+        require_str(previous, "previous_response_id")
+    metadata = body.get("metadata") or {}
+    require_object(metadata, "metadata")
+    raw = body.get("input")
+    if isinstance(raw, str):
+        items: list[HistoryMessage] = [UserMessage(content=(TextBlock(text=raw),))]
+        system: list[str] = []
+    else:
+        items, system = _items(require_list(raw, "input"))
+    if not items or not isinstance(items[-1], UserMessage):
+        raise bad("input", "the last input item must be the user's message")
+    if instructions:
+        system.insert(0, instructions)
+    prompt = Prompt(
+        model=model,
+        message=items[-1],
+        history=tuple(items[:-1]),
+        system="\n\n".join(system) or None,
+        max_tokens=opt_int(body, "max_output_tokens"),
+        temperature=opt_temperature(body, "temperature", 2.0),
+        previous_response=previous,
+        store=store or previous is not None,
+    )
+    echo = {
+        "instructions": instructions,
+        "previous_response_id": previous,
+        "metadata": dict(metadata),
+        "store": store,
+        "temperature": prompt.temperature,
+        "max_output_tokens": prompt.max_tokens,
+    }
+    return prompt, stream, echo
+
+
+def _items(raw: list[Any]) -> tuple[list[HistoryMessage], list[str]]:
+    items: list[HistoryMessage] = []
+    system: list[str] = []
+    names: dict[str, str] = {}
+    for i, value in enumerate(raw):
+        at = f"input[{i}]"
+        item = require_object(value, at)
+        kind = item.get("type", "message")
+        if kind == "message":
+            role = item.get("role")
+            if role in ("system", "developer"):
+                system.append(joined_text(item.get("content"), f"{at}.content", _TEXT_KINDS))
+            elif role == "user":
+                items.append(
+                    UserMessage(
+                        content=user_content(item.get("content"), f"{at}.content", _USER_PARTS)
+                    )
+                )
+            elif role == "assistant":
+                text = joined_text(item.get("content"), f"{at}.content", _TEXT_KINDS)
+                items.append(AssistantMessage(content=(TextBlock(text=text),) if text else ()))
+            else:
+                raise bad(f"{at}.role", f"unsupported role {role!r}")
+        elif kind == "function_call":
+            call_id = require_str(item.get("call_id"), f"{at}.call_id")
+            name = require_str(item.get("name"), f"{at}.name")
+            arguments = require_str(item.get("arguments", ""), f"{at}.arguments")
+            names[call_id] = name
+            call = ToolCallBlock.from_json(call_id, name, arguments)
+            last = items[-1] if items else None
+            if isinstance(last, AssistantMessage):  # parallel calls share one message
+                items[-1] = AssistantMessage(content=(*last.content, call))
+            else:
+                items.append(AssistantMessage(content=(call,)))
+        elif kind == "function_call_output":
+            call_id = require_str(item.get("call_id"), f"{at}.call_id")
+            if call_id not in names:
+                raise bad(f"{at}.call_id", f"no earlier function_call {call_id!r}")
+            output = item.get("output")
+            text = output if isinstance(output, str) else json.dumps(output)
+            items.append(ToolMessage.of(call_id, names[call_id], text))
+        else:
+            raise bad(
+                f"{at}.type",
+                f"unsupported input item {kind!r} (supported: message, function_call, "
+                "function_call_output)",
+            )
+    return items, system
+
+
+_TEXT_KINDS = ("input_text", "output_text", "text")
+
+
+def _input_image(part: Mapping[str, Any], at: str) -> ContentBlock:
+    url = require_str(part.get("image_url"), f"{at}.image_url")
+    return data_url_block(url, f"{at}.image_url", kind="image")
+
+
+def _input_file(part: Mapping[str, Any], at: str) -> ContentBlock:
+    return inline_file(part.get("file_data"), part.get("filename"), f"{at}.file_data")
+
+
+_USER_PARTS: dict[str, PartParser[ContentBlock]] = {
+    "input_text": text_part,
+    "input_image": _input_image,
+    "input_file": _input_file,
+}
+
+
+def _usage(usage: Usage | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {
+        "input_tokens": usage.prompt,
+        "input_tokens_details": {"cached_tokens": usage.cache_read or 0},
+        "output_tokens": usage.completion,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning or 0},
+        "total_tokens": usage.total,
+    }
+
+
+class ResponseBuilder:
+    """Builds a response's output items from run events -- and, streamed, its events."""
+
+    def __init__(
+        self,
+        response_id: str,
+        model: str,
+        echo: Mapping[str, Any],
+        session_id: str | None = None,
+    ) -> None:
+        self.response_id = response_id
+        self.session_id = session_id
+        self.model = model
+        self.echo = dict(echo)
+        self.created = int(time.time())
+        self.output: list[dict[str, Any]] = []
+        self._seq = 0
+        self._message: dict[str, Any] | None = None
+        self._pieces: list[str] = []  # the open message's text so far
+        self._delta: Template | None = None
+        self._calls: dict[str, dict[str, Any]] = {}
+
+    # ---- the response object ---------------------------------------------------------------
+    def final(self, finished: Finished) -> dict[str, Any]:
+        """The finished response (the non-streamed answer)."""
+        return self.response("incomplete" if finished.finish == "length" else "completed", finished)
+
+    def response(self, status: str, finished: Finished | None = None) -> dict[str, Any]:
+        incomplete = {"reason": "max_output_tokens"} if status == "incomplete" else None
+        return {
+            "id": self.response_id,
+            "object": "response",
+            "created_at": self.created,
+            "status": status,
+            "error": None,
+            "incomplete_details": incomplete,
+            "model": self.model,
+            "output": list(self.output) if status != "in_progress" else [],
+            "usage": _usage(finished.usage) if finished is not None else None,
+            "parallel_tool_calls": False,
+            "tool_choice": "auto",
+            "tools": [],
+            "text": {"format": {"type": "text"}},
+            "top_p": None,
+            "truncation": "disabled",
+            "user": None,
+            "conversation": {"id": self.session_id} if self.session_id is not None else None,
+            **self.echo,
+        }
+
+    # ---- events ------------------------------------------------------------------------------
+    def _event(self, kind: str, **fields: Any) -> bytes:
+        data = {"type": kind, **fields, "sequence_number": self._seq}
+        self._seq += 1
+        return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+    def start(self) -> list[bytes]:
+        created = self.response("in_progress")
+        return [
+            self._event("response.created", response=created),
+            self._event("response.in_progress", response=created),
+        ]
+
+    def _close_message(self) -> list[bytes]:
+        message = self._message
+        if message is None:
+            return []
+        self._message = None
+        index = self.output.index(message)
+        part = message["content"][0]
+        part["text"] = "".join(self._pieces)
+        message["status"] = "completed"
+        return [
+            self._event(
+                "response.output_text.done",
+                item_id=message["id"],
+                output_index=index,
+                content_index=0,
+                text=part["text"],
+                logprobs=[],
+            ),
+            self._event(
+                "response.content_part.done",
+                item_id=message["id"],
+                output_index=index,
+                content_index=0,
+                part=part,
+            ),
+            self._event("response.output_item.done", output_index=index, item=message),
+        ]
+
+    def event(self, event: RunEvent) -> list[bytes]:
+        if isinstance(event, TextOut):
+            return self._text(event.text)
+        if isinstance(event, ToolCallOut):
+            frames = self._close_message()
+            item: dict[str, Any] = {
+                "type": "mcp_call",
+                "id": f"mcp_{secrets.token_hex(10)}",
+                "server_label": "agentrig",
+                "name": event.name,
+                "arguments": json.dumps(event.arguments),
+                "output": None,
+                "error": None,
+                "status": "in_progress",
+            }
+            self._calls[event.call_id] = item
+            self.output.append(item)
+            index = len(self.output) - 1
+            return [
+                *frames,
+                self._event("response.output_item.added", output_index=index, item=item),
+            ]
+        if isinstance(event, ToolResultOut):
+            found = self._calls.pop(event.call_id, None)
+            if found is None:
+                return []
+            item = found
+            if event.status == "ok":
+                item["output"] = event.text
+            else:
+                item["error"] = event.text
+            item["status"] = "completed" if event.status == "ok" else "failed"
+            index = self.output.index(item)
+            return [self._event("response.output_item.done", output_index=index, item=item)]
+        if isinstance(event, ApprovalRequested):
+            frames = self._close_message()
+            approval: dict[str, Any] = {
+                "type": "mcp_approval_request",
+                "id": event.approval_id,
+                "server_label": "agentrig",
+                "name": event.tool,
+                "arguments": json.dumps(event.arguments),
+            }
+            self.output.append(approval)
+            index = len(self.output) - 1
+            return [
+                *frames,
+                self._event("response.output_item.added", output_index=index, item=approval),
+                self._event("response.output_item.done", output_index=index, item=approval),
+            ]
+        if isinstance(event, Finished):
+            frames = self._close_message()
+            status = "incomplete" if event.finish == "length" else "completed"
+            kind = "response.incomplete" if status == "incomplete" else "response.completed"
+            final = self.response(status, event)
+            return [*frames, self._event(kind, response=final)]
+        raise TypeError(f"not a run event: {event!r}")
+
+    def _text(self, text: str) -> list[bytes]:
+        frames: list[bytes] = []
+        message = self._message
+        if message is None:
+            if text == STEP_SEPARATOR:
+                return []  # a new step after tool calls starts a new message item instead
+            message = {
+                "type": "message",
+                "id": f"msg_{secrets.token_hex(10)}",
+                "status": "in_progress",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "", "annotations": [], "logprobs": []}],
+            }
+            self._message = message
+            self._pieces = []
+            self.output.append(message)
+            index = len(self.output) - 1
+            self._delta = Template(
+                "event: response.output_text.delta\ndata: ",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": message["id"],
+                    "output_index": index,
+                    "content_index": 0,
+                    "delta": Template.hole(),
+                    "logprobs": [],
+                    "sequence_number": Template.hole(),
+                },
+                "\n\n",
+            )
+            frames.append(
+                self._event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item={**message, "content": []},
+                )
+            )
+            frames.append(
+                self._event(
+                    "response.content_part.added",
+                    item_id=message["id"],
+                    output_index=index,
+                    content_index=0,
+                    part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
+                )
+            )
+        self._pieces.append(text)
+        delta = self._delta
+        if delta is None:  # made with the message, so never: a programming error
+            raise RuntimeError("no open message to add text to")
+        frames.append(delta.fill(text, self._seq))
+        self._seq += 1
+        return frames
+
+    def error(self, error: ApiError) -> list[bytes]:
+        return [
+            self._event(
+                "error",
+                code=error.api_code,
+                message=error.message,
+                param=error.param,
+                error=error.body("openai")["error"],
+            )
+        ]

@@ -1,0 +1,112 @@
+"""Running the app on uvicorn, with the bind rule: no API keys, no address but loopback."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import uvicorn
+
+from agentrig.errors import ConfigError, Issue
+from agentrig_server._app import _is_loopback, create_app
+from agentrig_server._settings import ServerSettings, server_settings
+
+if TYPE_CHECKING:
+    from agentrig.kernel import Runtime
+
+__all__ = ["AgentServer", "check_bind"]
+
+
+def check_bind(settings: ServerSettings, host: str) -> None:
+    """Refuse a non-loopback bind when no API key is configured."""
+    if not settings.api_keys and not _is_loopback(host):
+        raise ConfigError(
+            [
+                Issue(
+                    "server.unauthenticated_bind",
+                    f"refusing to listen on {host!r} without authentication: configure "
+                    "server.api_keys (secret references) or bind 127.0.0.1",
+                    ("server", "host"),
+                )
+            ]
+        )
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling its owner once it listens."""
+
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+        self.bound: tuple[str, int] | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.started:
+            return
+        for server in self.servers:
+            for sock in server.sockets:
+                self.bound = sock.getsockname()[:2]
+                break
+        if self._on_started is not None:
+            self._on_started()
+
+
+class AgentServer:
+    """A uvicorn server for one runtime; ``await run()`` until :meth:`stop`."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        settings: ServerSettings | None = None,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+    ) -> None:
+        if settings is None:
+            settings = server_settings(rt)
+        self.rt = rt
+        self.settings = settings
+        self.host = host if host is not None else settings.host
+        self.port = port if port is not None else settings.port
+        check_bind(settings, self.host)
+        self._server: _Server | None = None
+
+    async def run(
+        self, sock: socket.socket | None = None, *, on_started: Callable[[], None] | None = None
+    ) -> None:
+        """Serve until stopped; ``on_started`` is called once the server listens (port 0 picks
+        a free port: see :attr:`url`).  ``sock`` is an already bound socket to use instead;
+        create it with ``proto=socket.IPPROTO_TCP``, or asyncio leaves Nagle's algorithm on
+        for its connections (a 40 ms stall per response)."""
+        app = await create_app(self.rt, self.settings)
+        config = uvicorn.Config(
+            app,
+            host=self.host,
+            port=self.port,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            http="h11",
+            ws="none",
+            timeout_graceful_shutdown=5,
+        )
+        self._server = _Server(config, on_started)
+        await self._server.serve(sockets=[sock] if sock is not None else None)
+
+    @property
+    def url(self) -> str:
+        """Where the server listens (the real port once started, also for port 0)."""
+        host, port = self.host, self.port
+        if self._server is not None and self._server.bound is not None:
+            host, port = self._server.bound
+        return f"http://{host}:{port}"
+
+    @property
+    def started(self) -> bool:
+        return self._server is not None and self._server.started
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True

@@ -1,0 +1,112 @@
+"""The ``[server]`` settings: which agents are exposed, who may call, and every limit.
+
+Every default is the closed one: no agent is exposed unless listed, API keys are secret
+references (never literals in a file), limits are on, approvals are refused, API docs pages
+are off.  The model is strict: an unknown key is an error naming ``server.<key>``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agentrig.errors import ConfigError, Issue
+
+if TYPE_CHECKING:
+    from agentrig.kernel import Runtime
+
+__all__ = ["ExposedAgent", "ServerSettings", "parse_settings", "server_settings"]
+
+_SECRET_PREFIXES = ("$ENV:", "$STORE:")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExposedAgent(_Strict):
+    """``[server.agents.<id>]``: an agent served as model ``<id>``, with its run limits."""
+
+    #: Runs of this model at once; more get 429 (each model has its own, so a slow one
+    #: cannot hold up the others).
+    max_concurrent: int = Field(default=8, ge=1)
+    #: Wall-clock budget of one run in seconds; past it the run is interrupted (a truncation).
+    max_run_seconds: float = Field(default=120.0, gt=0)
+    #: Token budget of one run (prompt + completion over all its model calls).
+    max_run_tokens: int = Field(default=200_000, ge=1)
+    #: The cap on a request's ``max_tokens`` / ``max_output_tokens`` (a larger ask is lowered).
+    max_output_tokens: int = Field(default=8192, ge=1)
+    #: The cap on model rounds per run (the lower of this and the agent's own ``max_rounds``).
+    max_rounds: int = Field(default=25, ge=1)
+    #: ``"refuse"``: a call that needs a person's approval fails the request with a 403;
+    #: ``"api"``: the run waits for an answer through ``POST /v1/approvals/{id}``.
+    approvals: Literal["refuse", "api"] = "refuse"
+    #: How long a run waits for an approval before the call is denied.
+    approval_timeout: float = Field(default=300.0, gt=0)
+
+
+class ServerSettings(_Strict):
+    """``[server]``: the inbound API's settings (see docs/server.md)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8400, ge=0, le=65535)
+    #: API keys as secret references (``$ENV:NAME`` or ``$STORE:<store>:<service>/<account>``).
+    #: Without any, the server binds loopback only.
+    api_keys: tuple[str, ...] = ()
+    agents: dict[str, ExposedAgent] = Field(default_factory=dict)
+    #: Largest request body in bytes (larger: 413).
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
+    #: Requests per minute per verified key (or per client address without auth); 429 past it.
+    rate_limit_per_minute: int = Field(default=120, ge=1)
+    #: Requests admitted at once per key (or client address); 429 past it.
+    max_concurrent_per_key: int = Field(default=16, ge=1)
+    #: Conversations kept for ``previous_response_id`` and the chat page (oldest dropped).
+    max_sessions: int = Field(default=1000, ge=1)
+    #: Seconds ``GET /ready`` gives each dependency check.
+    ready_timeout: float = Field(default=5.0, gt=0)
+    #: Serve the OpenAPI document at ``/openapi.json`` (off unless enabled).
+    docs: bool = False
+    #: Serve the chat page at ``/`` (``agentrig serve --ui`` turns it on).
+    ui: bool = False
+
+    @model_validator(mode="after")
+    def _references_only(self) -> ServerSettings:
+        # checked on the whole table, so an error never echoes the value: a key typed in
+        # by mistake must not end up in a terminal or a log
+        for index, key in enumerate(self.api_keys):
+            if not key.startswith(_SECRET_PREFIXES):
+                raise ValueError(
+                    f"api_keys[{index}] must be a secret reference ($ENV:NAME or "
+                    "$STORE:<store>:<service>/<account>), never a literal in the config file"
+                )
+        return self
+
+
+def _did_you_mean(loc: tuple[str | int, ...]) -> str:
+    model: type[BaseModel] = ExposedAgent if len(loc) == 4 else ServerSettings
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def parse_settings(data: Mapping[str, Any] | None, *, source: str | None = None) -> ServerSettings:
+    """Validate a ``[server]`` table; errors name ``server.<key>`` and the file."""
+    try:
+        return ServerSettings.model_validate(dict(data or {}))
+    except ValidationError as exc:
+        issues = []
+        for item in exc.errors(include_url=False):
+            loc = ("server", *(p for p in item["loc"] if isinstance(p, str | int)))
+            if item["type"] == "extra_forbidden":
+                message = f"unknown key {loc[-1]!r}{_did_you_mean(loc)}"
+            else:
+                message = str(item["msg"]).removeprefix("Value error, ")  # never the input
+            issues.append(Issue(f"server.{item['type']}", message, loc))
+        raise ConfigError(issues, source=source) from None
+
+
+def server_settings(rt: Runtime) -> ServerSettings:
+    """The ``[server]`` table of ``rt``'s config (the closed defaults when there is none)."""
+    return rt.config_section("server", ServerSettings) or ServerSettings()

@@ -1,0 +1,39 @@
+"""Continuing an interrupted turn: the public seam an execution journal resumes runs through.
+
+:meth:`Agent.continue_run` holds the agent's FIFO run slot (so no other run interleaves) and
+gives a :class:`Continuation`: ``record`` appends the facts the journal proves (restored
+results, "not executed" settlements) to the session, exactly as the loop would have, and
+``continue_turn`` runs the rest of the turn through the loop from the session as it now is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, final
+
+from agentrig.agent._turn import TurnOutcome, run_turn
+from agentrig.cancel import CancelSignal
+from agentrig.session import SessionEvent
+
+if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent, RunOptions
+
+__all__ = ["Continuation"]
+
+
+@final
+class Continuation:
+    """An agent's run slot, held to continue one of its turns (see :meth:`Agent.continue_run`)."""
+
+    __slots__ = ("_agent", "signal")
+
+    def __init__(self, agent: Agent, signal: CancelSignal) -> None:
+        self._agent = agent
+        self.signal = signal
+
+    async def record(self, data: Any) -> SessionEvent:
+        """Append one session event (a message, a tool call or result) and persist it."""
+        return await self._agent._log(data)
+
+    async def continue_turn(self, options: RunOptions) -> TurnOutcome:
+        """Run the rest of the turn through the loop, from the session as recorded so far."""
+        return await run_turn(self._agent, (), "resume", options, self.signal, None)

@@ -1,0 +1,116 @@
+"""``agentrig serve`` from the installed distribution's entry point, as a user runs it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+pytestmark = [pytest.mark.subprocess, pytest.mark.integration]
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "serve" / "agentrig.toml"
+
+
+def agentrig_command() -> list[str]:
+    script = shutil.which("agentrig", path=str(Path(sys.executable).parent))
+    assert script is not None, "the agentrig console script is installed with the package"
+    return [script]
+
+
+def environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
+
+
+def test_serve_listens_answers_and_stops_on_interrupt() -> None:
+    process = subprocess.Popen(
+        [*agentrig_command(), "serve", "-c", str(EXAMPLE), "--port", "0", "--ui"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("agentrig serve: listening on http://127.0.0.1:"), line
+        base = line.split("listening on ", 1)[1].strip()
+        sdk = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        answer = sdk.chat.completions.create(
+            model="assistant", messages=[{"role": "user", "content": "2 + 3?"}]
+        )
+        assert answer.choices[0].message.content == "2 + 3 = 5. Anything else?"
+        assert httpx.get(base + "/").status_code == 200  # --ui turned the page on
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130  # the CLI's exit code for an interrupt
+        assert process.stderr is not None
+        assert "Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_serve_refuses_a_public_bind_without_keys_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*agentrig_command(), "serve", "-c", str(EXAMPLE), "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "error [config.invalid]" in done.stderr
+    assert "server.host: refusing to listen on '0.0.0.0' without authentication" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_serve_names_a_bad_server_key_with_its_file(tmp_path: Path) -> None:
+    config = tmp_path / "agentrig.toml"
+    config.write_text(EXAMPLE.read_text().replace("[server]\n", "[server]\nmax_sesions = 3\n"))
+    done = subprocess.run(
+        [*agentrig_command(), "serve", "-c", str(config)],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert str(config) in done.stderr
+    assert "server.max_sesions: unknown key 'max_sesions'" in done.stderr
+    assert "did you mean 'max_sessions'?" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_config_check_validates_the_server_table(tmp_path: Path) -> None:
+    ok = subprocess.run(
+        [*agentrig_command(), "config", "check", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+        check=False,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    config = tmp_path / "agentrig.toml"
+    config.write_text(EXAMPLE.read_text().replace("port = 8400", "port = 8400\nuii = true"))
+    bad = subprocess.run(
+        [*agentrig_command(), "config", "check", str(config)],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 1
+    assert "server.uii" in bad.stdout + bad.stderr
+    assert "did you mean 'ui'" in bad.stdout + bad.stderr

@@ -1,0 +1,113 @@
+"""The OpenAI Responses API through a real server: plain, streamed, continued, tool calls."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+from server_support import KEY, RunningServer, scripted_config, tool_entries
+
+import agentrig
+
+pytestmark = pytest.mark.integration
+
+ENV = {"SERVER_KEY": KEY}
+SETTINGS = {"api_keys": ["$ENV:SERVER_KEY"], "agents": {"assistant": {}}}
+
+
+def client(server: RunningServer) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{server.base_url}/v1", api_key=KEY, max_retries=0)
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def entries() -> agentrig.MemorySource:
+    return tool_entries("inspect", add)
+
+
+@pytest.fixture(scope="module")
+def server() -> RunningServer:
+    script = [{"text": "Hello there!", "usage": {"prompt": 7, "completion": 3}}]
+    with RunningServer(scripted_config(script), SETTINGS, environ=ENV) as srv:
+        yield srv
+
+
+def test_plain_response_has_the_text_and_usage(server: RunningServer) -> None:
+    response = client(server).responses.create(model="assistant", input="Hi")
+    assert response.output_text == "Hello there!"
+    assert response.status == "completed"
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (7, 3)
+
+
+def test_streamed_response_events_arrive_in_order(server: RunningServer) -> None:
+    events = list(client(server).responses.create(model="assistant", input="Hi", stream=True))
+    kinds = [e.type for e in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"]
+    assert kinds[-1] == "response.completed"
+    deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
+    assert "".join(deltas) == "Hello there!"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    assert events[-1].response.output_text == "Hello there!"
+
+
+@pytest.mark.anyio
+async def test_async_client_continues_with_previous_response_id(server: RunningServer) -> None:
+    async with openai.AsyncOpenAI(
+        base_url=f"{server.base_url}/v1", api_key=KEY, max_retries=0
+    ) as aclient:
+        first = await aclient.responses.create(model="assistant", input="My name is Ada.")
+        second = await aclient.responses.create(
+            model="assistant", input="What is my name?", previous_response_id=first.id
+        )
+        with pytest.raises(openai.NotFoundError):  # only the latest response continues
+            await aclient.responses.create(
+                model="assistant", input="again", previous_response_id=first.id
+            )
+
+    async def sent() -> list[str]:
+        request = server.rt.providers.require("local").requests[-1]
+        return [getattr(m, "text", "") for m in request.messages]
+
+    texts = server.call(sent)
+    assert texts == ["My name is Ada.", "Hello there!", "What is my name?"]
+    assert second.previous_response_id == first.id
+
+
+def test_store_false_keeps_nothing_to_continue(server: RunningServer) -> None:
+    first = client(server).responses.create(model="assistant", input="Hi", store=False)
+    with pytest.raises(openai.NotFoundError):
+        client(server).responses.create(
+            model="assistant", input="again", previous_response_id=first.id
+        )
+
+
+def test_server_side_tool_calls_are_mcp_call_items_with_their_results() -> None:
+    script = [
+        {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]},
+        {"text": "2 + 3 = 5"},
+    ]
+    config = scripted_config(
+        script * 2, agents={"assistant": {"provider": "local", "model": "m", "tools": ["add"]}}
+    )
+    with RunningServer(config, SETTINGS, environ=ENV, memory=entries()) as srv:
+        response = client(srv).responses.create(model="assistant", input="2+3?")
+        events = list(client(srv).responses.create(model="assistant", input="2+3?", stream=True))
+    calls = [item for item in response.output if item.type == "mcp_call"]
+    assert [(c.name, c.arguments, c.output) for c in calls] == [("add", '{"a": 2, "b": 3}', "5")]
+    assert response.output_text == "2 + 3 = 5"
+    done = [e.item for e in events if e.type == "response.output_item.done"]
+    assert [i.type for i in done] == ["mcp_call", "message"]
+    assert events[-1].response.output_text == "2 + 3 = 5"
+
+
+def test_request_defined_tools_are_refused(server: RunningServer) -> None:
+    with pytest.raises(openai.BadRequestError) as info:
+        client(server).responses.create(
+            model="assistant",
+            input="Hi",
+            tools=[{"type": "function", "name": "f", "parameters": {"type": "object"}}],
+        )
+    assert "tools" in str(info.value)
