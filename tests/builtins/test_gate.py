@@ -8,6 +8,7 @@ import pytest
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.errors import ConfigError
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.permissions import Approval
 from agentrig.tools import tool
@@ -221,7 +222,7 @@ async def test_a_command_hook_rewrites_the_input_the_tool_runs_with(tmp_path: An
 
 
 @pytest.mark.anyio
-async def test_an_http_hook_to_a_metadata_address_is_refused_by_egress_and_fails_closed(
+async def test_an_http_hook_to_a_metadata_address_is_refused_when_the_runtime_is_built(
     tmp_path: Any,
 ) -> None:
     config = _config(workspace=str(tmp_path), mode="bypass", action_blockers="off")
@@ -230,6 +231,6 @@ async def test_an_http_hook_to_a_metadata_address_is_refused_by_egress_and_fails
             {"strategy": "http", "options": {"url": "http://169.254.169.254/hook", "timeout": 2}}
         ]
     }
-    results, _ = await _run(config, [ScriptedCall("look", {"path": "a"})])
-    assert results[0].startswith("The call was refused")
-    assert "metadata" in results[0] or "egress" in results[0], results[0]
+    with pytest.raises(ConfigError) as caught:
+        await _run(config, [ScriptedCall("look", {"path": "a"})])
+    assert "cloud-metadata" in str(caught.value)

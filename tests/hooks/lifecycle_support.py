@@ -17,7 +17,7 @@ import attrs
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedProvider
-from agentrig.kernel.config import LoadedConfig, RuntimeConfig
+from agentrig.kernel.config import load_config
 from agentrig.tools import tool
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
@@ -127,7 +127,7 @@ async def run_agent(
         "permissions": {"workspace": str(tmp_path), "mode": "bypass", **(permissions or {})},
         "hooks": {name: list(entries) for name, entries in hooks.items()},
     }
-    loaded = LoadedConfig(RuntimeConfig.model_validate(config), None, tmp_path)
+    loaded = attrs.evolve(load_config(config), base_dir=tmp_path)
     async with agentrig.open_runtime(
         loaded,
         memory=memory,

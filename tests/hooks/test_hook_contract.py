@@ -248,8 +248,8 @@ def test_legacy_approve_and_continue_false() -> None:
         ({"allow": "true"}, "error"),
         ({"allow": 1}, "error"),
         ({"allow": None}, "error"),
-        ({}, "error"),
-        ({"reason": "no verdict here"}, "error"),
+        ({}, "allow"),  # success with no decision (Claude Code)
+        ({"reason": "no verdict here"}, "allow"),
         ({"hookSpecificOutput": {"permissionDecision": "allow"}}, "allow"),
         ({"hookSpecificOutput": {"permissionDecision": "deny"}}, "deny"),
         ({"hookSpecificOutput": {"permissionDecision": "perhaps"}}, "error"),
@@ -270,7 +270,7 @@ def test_http_deny_reason_and_garbage() -> None:
     assert decode_http_answer('{"allow": false, "reason": "policy 7"}') == Deny(
         "policy 7", decision=Decision(reason="policy 7")
     )
-    for garbage in ("", "<html>oops</html>", "[true]", '"allow"'):
+    for garbage in ("<html>oops</html>", "[true]", '"allow"'):
         assert isinstance(decode_http_answer(garbage), HookErrorOutcome)
 
 

@@ -223,3 +223,37 @@ async def test_a_config_naming_an_unfireable_or_unknown_event_is_refused(
     assert name in str(caught.value)
     with pytest.raises(ConfigError):
         HookRunner({name: [entry]}, {})
+
+
+async def test_a_resumed_session_starts_with_source_resume(tmp_path: Path) -> None:
+    import attrs
+
+    from agentrig.builtins.scripted import ScriptedProvider
+    from agentrig.kernel.config import load_config
+
+    log = tmp_path / "log.jsonl"
+    config = {
+        "providers": {"local": {"kind": "scripted"}},
+        "session_stores": {"disk": {"kind": "jsonl", "options": {"directory": str(tmp_path)}}},
+        "hooks": {"SessionStart": [hook(log)]},
+    }
+    loaded = attrs.evolve(load_config(config), base_dir=tmp_path)
+    settings = {"provider": "local", "model": "m", "session_store": "disk"}
+    first = ScriptedProvider(["one"])
+    async with agentrig.open_runtime(
+        loaded, overrides=[("providers", "local", first)], environ={}
+    ) as rt:
+        agent = await rt.agents.create("w", **settings)
+        await agent.run("first")
+        session_id = agent.session_id
+    second = ScriptedProvider(["two"])
+    async with agentrig.open_runtime(
+        loaded, overrides=[("providers", "local", second)], environ={}
+    ) as rt:
+        resumed = await rt.agents.resume(session_id, agent_id="w", **settings)
+        await resumed.run("second")
+    starts = [r["input"] for r in records(log)]
+    assert [(s["source"], s["session_id"]) for s in starts] == [
+        ("startup", session_id),
+        ("resume", session_id),
+    ]

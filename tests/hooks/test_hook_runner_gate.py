@@ -503,6 +503,9 @@ async def test_the_guarded_agent_example_runs_offline() -> None:
     out = done.stdout.decode()
     assert done.returncode == 0, done.stderr.decode()
     assert "shell -> ok: (pretend) ran 'ls -la'" in out
+    # a deny rule of examples/guarded-agent/.claude/settings.json:
+    denied = "shell -> error: The call was refused: permission decided: denied by 'shell(curl *)'"
+    assert denied in out
     assert "shell -> error: The call was refused: hook PreToolUse[0] (command): recursive" in out
     assert 'PreToolUse shell {"command": "rm -rf build/"}' in out
     assert "runtime closed cleanly: True" in out

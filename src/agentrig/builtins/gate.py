@@ -284,7 +284,10 @@ def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> Permiss
     workspace = Path(config.workspace)
     if not workspace.is_absolute():
         workspace = rt.loaded.base_dir / workspace
-    context = PermissionContext(workspace_root=str(workspace), rules=rules, mode=config.mode)
+    extra = tuple(str(rt.loaded.base_dir / d) for d in config.additional_directories)
+    context = PermissionContext(
+        workspace_root=str(workspace), rules=rules, mode=config.mode, additional_roots=extra
+    )
     if config.action_blockers == "off":
         blockers: list[ActionBlocker] = []
     elif config.action_blockers == "default":

@@ -12,12 +12,17 @@ The request goes through the runtime's HTTP client (``spec["http"]``, the factor
 runtime provides and the egress policy wraps); this strategy never builds its own, so it
 cannot route around that policy.
 
-A 2xx answer must carry a JSON verdict: ``{"allow": true}``, ``{"allow": false, "reason":
-"..."}``, or Claude Code's ``decision: "block"`` / ``hookSpecificOutput.permissionDecision``.
+A 2xx answer with an empty body or ``{}`` is success with no decision (Claude Code); any
+other body is a JSON object: ``{"allow": true}``, ``{"allow": false, "reason": "..."}``, or
+Claude Code's fields (``decision: "block"``, ``hookSpecificOutput.permissionDecision`` ...).
 ``allow`` is trusted only when it is exactly ``true`` or ``false``.  A non-2xx status, a
-timeout, a connection failure, a body beyond ``max_response_bytes`` and an undecodable or
-verdict-less body are :class:`~agentrig.hooks.HookErrorOutcome` naming which.  An HTTP
-answer never steers a call (no allow-override, no ``updatedInput``); it can deny or ask.
+timeout, a connection failure, a body beyond ``max_response_bytes`` and an undecodable body
+are :class:`~agentrig.hooks.HookErrorOutcome` naming which.  An HTTP answer never steers a
+call (no allow-override, no ``updatedInput``); it can deny or ask.
+
+A loopback or private ``url`` (``http://127.0.0.1:8080/hook``) is refused unless the entry
+says ``options.allow_private_url = true``: then that one host and port is exempt from the
+egress policy, which still refuses everything else (cloud-metadata addresses included).
 """
 
 from __future__ import annotations
@@ -28,10 +33,11 @@ from typing import Any
 
 import anyio
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentrig.cancel import CancelSignal
 from agentrig.hooks import HookErrorOutcome, HookEvent, HookOutcome, decode_http_answer
+from agentrig.host import EgressPolicy, EgressRejected, check_url
 from agentrig.kernel import with_options
 
 __all__ = ["HttpHook", "HttpOptions", "factory"]
@@ -48,6 +54,9 @@ class HttpOptions(BaseModel):
     timeout: float = Field(default=30.0, gt=0, description="seconds for the whole exchange")
     headers: dict[str, str] = Field(default_factory=dict)
     max_response_bytes: int = Field(default=MIB, gt=0)
+    allow_private_url: bool = Field(
+        default=False, description="consent to a loopback or private url (that host:port only)"
+    )
 
     @field_validator("url")
     @classmethod
@@ -56,6 +65,26 @@ class HttpOptions(BaseModel):
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"url must be an absolute http(s) URL, got {value!r}")
         return value
+
+    @model_validator(mode="after")
+    def _private_needs_consent(self) -> HttpOptions:
+        verdict = check_url(self.url, policy=EgressPolicy())
+        if isinstance(verdict, EgressRejected) and not self.allow_private_url:
+            raise ValueError(
+                f"url {self.url!r} is refused by the egress policy ({verdict.message}); for a "
+                "hook server on a loopback or private address set allow_private_url = true"
+            )
+        return self
+
+    @property
+    def egress_allow_private(self) -> tuple[str, ...]:
+        """The egress exemption the url needs: its ``host:port`` with consent, else none."""
+        if not self.allow_private_url:
+            return ()
+        url = httpx.URL(self.url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        host = url.host
+        return (f"[{host}]:{port}" if ":" in host else f"{host}:{port}",)
 
     @field_validator("timeout")
     @classmethod
@@ -73,7 +102,7 @@ class HttpHook:
     """A configured HTTP hook (see the module docs)."""
 
     def __init__(
-        self, options: HttpOptions, client_factory: Callable[[], httpx.AsyncClient]
+        self, options: HttpOptions, client_factory: Callable[..., httpx.AsyncClient]
     ) -> None:
         self.options = options
         self._client_factory = client_factory
@@ -84,7 +113,10 @@ class HttpHook:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = self._client_factory()
+            exempt = self.options.egress_allow_private
+            self._client = (
+                self._client_factory(allow_private=exempt) if exempt else self._client_factory()
+            )
         return self._client
 
     async def aclose(self) -> None:

@@ -32,6 +32,7 @@ from agentrig.cli._run import (
     load_composition,
     open_agent_runtime,
     report_failure,
+    report_hooks,
     stream_turn,
 )
 
@@ -76,7 +77,11 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     try:
-        loaded = load_composition(args.config, strict_plugins=args.strict_plugins)
+        loaded = load_composition(
+            args.config,
+            strict_plugins=args.strict_plugins,
+            claude_settings=args.claude_settings,
+        )
     except CompositionError as exc:
         exc.report("chat", sys.stderr)
         return EXIT_USAGE
@@ -147,7 +152,7 @@ async def _chat(loaded: LoadedConfig, agent_id: str, session: str | None) -> int
                 if not prompt:
                     continue
                 try:
-                    await stream_turn(agent, prompt, out=out, err=err)
+                    report_hooks(await stream_turn(agent, prompt, out=out, err=err), err)
                 except Exception as exc:
                     failed = True
                     report_failure("chat", exc, err)

@@ -41,6 +41,7 @@ __all__ = [
     "CompositionError",
     "choose_agent",
     "load_composition",
+    "report_hooks",
     "open_agent_runtime",
     "register",
     "report_failure",
@@ -90,6 +91,12 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         "--agent",
         metavar="AGENT",
         help="the agent to use (default: the only agent of FILE)",
+    )
+    parser.add_argument(
+        "--claude-settings",
+        action="store_true",
+        help="also apply the project's Claude Code settings: .claude/settings.json and "
+        ".claude/settings.local.json next to FILE (hooks and permissions, read verbatim)",
     )
     parser.add_argument(
         "--strict-plugins",
@@ -154,10 +161,13 @@ def read_prompt(args: argparse.Namespace) -> str:
 # ---- shared with chat ----------------------------------------------------------------------
 
 
-def load_composition(file: str, *, strict_plugins: bool = False) -> LoadedConfig:
+def load_composition(
+    file: str, *, strict_plugins: bool = False, claude_settings: bool = False
+) -> LoadedConfig:
     """Validate FILE; a missing file is a usage error, an invalid one a CompositionError.
 
-    ``strict_plugins`` (``--strict-plugins``) turns ``plugins.strict`` on.
+    ``strict_plugins`` (``--strict-plugins``) turns ``plugins.strict`` on;
+    ``claude_settings`` (``--claude-settings``) adds the project's Claude Code settings files.
     """
     import attrs
 
@@ -165,8 +175,15 @@ def load_composition(file: str, *, strict_plugins: bool = False) -> LoadedConfig
     from agentrig.kernel import load_config
 
     path = config_path(file)
+    extra: list[str] = []
+    if claude_settings:
+        project = path.resolve().parent / ".claude"
+        names = ("settings.json", "settings.local.json")
+        extra = [str(project / n) for n in names if (project / n).is_file()]
+        if not extra:
+            raise UsageError(f"--claude-settings: no {' or '.join(names)} in {project}")
     try:
-        loaded = load_config(path)
+        loaded = load_config(path, claude_settings=extra)
     except ConfigError as exc:
         raise CompositionError(_issue_lines(file, exc)) from None
     if not strict_plugins:
@@ -299,6 +316,16 @@ async def stream_turn(
     return stream.result
 
 
+def report_hooks(result: RunResult[Any], err: IO[str]) -> None:
+    """What the run's hooks said to the user (``systemMessage`` ...) and why it stopped early
+    (a hook's ``stopReason``): one stderr line each, never mixed into the answer."""
+    for notice in result.invocation.notices:
+        err.write(f"[hook] {_short(notice, 500)}\n")
+    if result.invocation.stop_reason:
+        err.write(f"[stopped] {result.invocation.stop_reason}\n")
+    err.flush()
+
+
 def _short(text: str, limit: int = 200) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
@@ -354,7 +381,11 @@ def run(args: argparse.Namespace) -> int:
 def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
     args.prompt = read_prompt(args)
     try:
-        loaded = load_composition(args.config, strict_plugins=args.strict_plugins)
+        loaded = load_composition(
+            args.config,
+            strict_plugins=args.strict_plugins,
+            claude_settings=args.claude_settings,
+        )
     except CompositionError as exc:
         exc.report("run", sys.stderr)
         return EXIT_USAGE
@@ -369,7 +400,8 @@ async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespa
             agent = rt.agent(agent_id)
             try:
                 if streaming:
-                    await stream_turn(agent, args.prompt, out=out, err=err)
+                    streamed = await stream_turn(agent, args.prompt, out=out, err=err)
+                    report_hooks(streamed, err)
                     return EXIT_OK
                 result = await agent.run(args.prompt)
             except Exception as exc:
@@ -383,6 +415,7 @@ async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespa
             else:
                 text = result.value if isinstance(result.value, str) else str(result.value)
                 out.write(text if text.endswith("\n") else text + "\n")
+                report_hooks(result, err)
             out.flush()
             return EXIT_OK
     except CompositionError as exc:

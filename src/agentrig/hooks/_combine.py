@@ -29,7 +29,8 @@ class CombinedOutcome:
     ``permission`` is the strongest verdict stated (``None`` when no hook expressed one);
     ``reason`` explains it (the deciding hooks' reasons).  ``errors`` lists the named reasons
     of hooks that gave no verdict -- they count as a deny only where :func:`enforces` says the
-    event enforces.  ``stop`` is set when a hook answered ``continue: false``.
+    event enforces, and never for a hook configured ``on_error = "proceed"``.  ``stop`` is
+    set when a hook answered ``continue: false``.
     """
 
     event: str
@@ -62,6 +63,7 @@ def combine(outcomes: Iterable[HookOutcome], *, event: str) -> CombinedOutcome:
     items = tuple(outcomes)
     by_permission: dict[str, list[str]] = {"deny": [], "ask": [], "defer": [], "allow": []}
     errors: list[str] = []
+    blocking_errors: list[str] = []  # errors of hooks not configured on_error = "proceed"
     contexts: list[str] = []
     outputs: list[str] = []
     messages: list[str] = []
@@ -86,6 +88,8 @@ def combine(outcomes: Iterable[HookOutcome], *, event: str) -> CombinedOutcome:
                 note(outcome.decision)
         elif isinstance(outcome, HookErrorOutcome):
             errors.append(_label(outcome) + outcome.reason)
+            if not outcome.proceed:
+                blocking_errors.append(_label(outcome) + outcome.reason)
         elif isinstance(outcome, Allow):
             decision = outcome.decision
             suppressed = decision is not None and decision.suppress_output
@@ -106,8 +110,8 @@ def combine(outcomes: Iterable[HookOutcome], *, event: str) -> CombinedOutcome:
             if decision.updated_input is not None and outcome.steering:
                 rewrites.append(decision.updated_input)
 
-    if errors and enforces(event):
-        by_permission["deny"].extend(f"hook gave no verdict ({e})" for e in errors)
+    if blocking_errors and enforces(event):
+        by_permission["deny"].extend(f"hook gave no verdict ({e})" for e in blocking_errors)
     distinct = {json.dumps(dict(r), sort_keys=True, default=str) for r in rewrites}
     if len(distinct) > 1 and enforces(event):
         by_permission["deny"].append(

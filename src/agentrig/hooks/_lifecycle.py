@@ -136,6 +136,8 @@ class HookLifecycle:
 
     async def report(self, agent: Any, combined: CombinedOutcome) -> None:
         """The user-facing effects every event shares: messages, output, errors, stop."""
+        if getattr(agent, "_disposed", False):
+            return  # an idle notification that ran after disposal: no session to write to
         labels = {o.source for o in combined.outcomes}
         source = ", ".join(sorted(labels)) or f"{combined.event} hooks"
         for text in combined.system_messages:

@@ -118,10 +118,15 @@ class Deny:
 
 @attrs.frozen(slots=True)
 class HookErrorOutcome:
-    """No verdict could be decoded; ``reason`` names why (never empty)."""
+    """No verdict could be decoded; ``reason`` names why (never empty).
+
+    ``proceed`` is set for a hook configured ``on_error = "proceed"``: its error is reported
+    but never blocks, not even on an enforcing event (Claude Code's non-blocking error).
+    """
 
     reason: str = attrs.field(validator=_non_empty)
     source: str = attrs.field(default="", kw_only=True)
+    proceed: bool = attrs.field(default=False, kw_only=True)
 
     kind: Literal["error"] = attrs.field(default="error", init=False)
 
@@ -144,7 +149,6 @@ class _Reader:
         self.event = event
         self.problems: list[str] = []
         self.fields: dict[str, Any] = {}
-        self.has_verdict_field = False
 
     def _str(self, container: Mapping[str, Any], key: str, where: str, target: str) -> None:
         if key not in container or container[key] is None:
@@ -172,7 +176,6 @@ class _Reader:
         self._str(body, "systemMessage", "", "system_message")
         self._str(body, "reason", "", "reason")
         if "decision" in body and body["decision"] is not None:
-            self.has_verdict_field = True
             value = body["decision"]
             if value == "block":
                 self.fields["block"] = True
@@ -198,7 +201,6 @@ class _Reader:
                 f"{where}hookEventName is {_short(name)} but the event is {self.event!r}"
             )
         if "permissionDecision" in specific and specific["permissionDecision"] is not None:
-            self.has_verdict_field = True
             value = specific["permissionDecision"]
             if isinstance(value, str) and value in PERMISSIONS:
                 self.fields["permission"] = value  # overrides the legacy top-level spelling
@@ -221,7 +223,6 @@ class _Reader:
     def _read_permission_request(self, value: object, where: str) -> None:
         # PermissionRequest: {"behavior": "allow", "updatedInput": {...}} answers for the user;
         # {"behavior": "deny", "message": "...", "interrupt": true} refuses (and stops).
-        self.has_verdict_field = True
         if not isinstance(value, Mapping):
             self.problems.append(f"{where[:-1]} must be an object, got {_short(value)}")
             return
@@ -320,14 +321,16 @@ def decode_answer(text: str, *, event: str | None = None, steering: bool = True)
 def decode_http_answer(text: str, *, event: str | None = None) -> HookOutcome:
     """Decode the body of a 2xx answer from an HTTP hook.
 
-    The body must be a JSON object carrying a verdict: ``{"allow": true}``,
-    ``{"allow": false, "reason": "..."}``, or Claude Code's ``decision`` /
-    ``hookSpecificOutput.permissionDecision``.  ``allow`` is trusted only when it is exactly
-    ``true`` or ``false``; a missing verdict is an error, never a silent allow or deny.  An
-    HTTP answer never steers (see :attr:`Allow.steering`).
+    An empty body or ``{}`` is success with no decision, as in Claude Code (the call goes
+    through the normal permission flow).  Otherwise the body must be a JSON object:
+    ``{"allow": true}``, ``{"allow": false, "reason": "..."}``, or Claude Code's fields
+    (``decision``, ``hookSpecificOutput.permissionDecision``, ``systemMessage`` ...).
+    ``allow`` is trusted only when it is exactly ``true`` or ``false``; a field of the wrong
+    type is an error, never read as a verdict.  An HTTP answer never steers (see
+    :attr:`Allow.steering`).
     """
-    if not text.strip():
-        return HookErrorOutcome("undecodable answer: the response body is empty")
+    if not text.strip().lstrip("\ufeff").strip():
+        return Allow("", None, steering=False)
     stripped = _json_text(text) or text.strip()
     body, problem = _parse_json(stripped)
     if problem is not None:
@@ -356,9 +359,4 @@ def decode_http_answer(text: str, *, event: str | None = None) -> HookOutcome:
         return Deny(reason, decision=decision)
     if reader.problems:
         return HookErrorOutcome("undecodable answer: " + "; ".join(reader.problems))
-    if allow_field is None and not reader.has_verdict_field:
-        return HookErrorOutcome(
-            'undecodable answer: the response carries no verdict (expected "allow": '
-            "true/false or hookSpecificOutput.permissionDecision)"
-        )
     return Allow("", decision, steering=False)

@@ -42,6 +42,8 @@ class ConfiguredHook:
     strategy: HookStrategy
     #: what makes two entries the same hook (strategy + options): identical hooks run once
     key: str = ""
+    #: ``on_error = "proceed"``: an error outcome of this hook never blocks
+    proceed: bool = False
 
     @property
     def label(self) -> str:
@@ -158,7 +160,15 @@ class HookRunner:
                     continue
                 key = json.dumps([entry.strategy, entry.options], sort_keys=True, default=str)
                 built.setdefault(event, []).append(
-                    ConfiguredHook(event, index, entry.strategy, matcher, strategy, key)
+                    ConfiguredHook(
+                        event,
+                        index,
+                        entry.strategy,
+                        matcher,
+                        strategy,
+                        key,
+                        proceed=entry.on_error == "proceed",
+                    )
                 )
         if issues:
             raise ConfigError(issues, source=source)
@@ -241,6 +251,8 @@ class HookRunner:
                 outcome = HookErrorOutcome(
                     f"the strategy returned {type(outcome).__name__}, not a hook outcome"
                 )
+            if isinstance(outcome, HookErrorOutcome) and hook.proceed:
+                outcome = attrs.evolve(outcome, proceed=True)
             results[position] = attrs.evolve(outcome, source=hook.label)
             if self.observe is not None:
                 self.observe(_hook_observation(event, hook, outcome, started_at, started))

@@ -11,15 +11,16 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType, UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, final, get_args, get_origin
 
 import attrs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentrig.errors import ConfigError, Issue
+from agentrig.kernel._claude_settings import apply_claude_code
 from agentrig.kernel._formats import read_json, read_yaml
 
 __all__ = [
@@ -122,7 +123,18 @@ class PermissionsConfig(_Strict):
     deny: Seq[str] = ()
     ask: Seq[str] = ()
     workspace: str = "."
+    #: more workspace roots (Claude Code's ``additionalDirectories``): a read-only command
+    #: naming paths inside one counts as ``inspect``; removing one is catastrophic
+    additional_directories: Seq[str] = ()
+    #: refuse ``mode = "bypass"`` (Claude Code's ``disableBypassPermissionsMode``)
+    disable_bypass: bool = False
     action_blockers: Literal["default", "off"] | Seq[str] = "default"
+
+    @model_validator(mode="after")
+    def _bypass_allowed(self) -> PermissionsConfig:
+        if self.disable_bypass and self.mode == "bypass":
+            raise ValueError("mode 'bypass' is refused: disable_bypass is set")
+        return self
 
 
 class HookConfig(_Strict):
@@ -131,6 +143,16 @@ class HookConfig(_Strict):
     strategy: str
     matcher: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    #: what a hook that gave no verdict (crash, timeout, missing program) does: ``block``
+    #: fails closed on ``PreToolUse``; ``proceed`` is Claude Code's non-blocking error
+    on_error: Literal["block", "proceed"] = "block"
+
+
+class ClaudeCodeConfig(_Strict):
+    """``[claude_code]``: Claude Code settings files and plugins whose hooks/rules apply."""
+
+    settings: Seq[str] = ()  # .claude/settings.json, .claude/settings.local.json, ...
+    plugins: Seq[str] = ()  # plugin directories: their hooks/hooks.json
 
 
 class RuntimeConfig(_Strict):
@@ -147,6 +169,9 @@ class RuntimeConfig(_Strict):
     sealers: dict[str, StoreConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
+    #: Claude Code files read verbatim into ``hooks`` and ``permissions`` (see
+    #: :mod:`agentrig.kernel._claude_settings`)
+    claude_code: ClaudeCodeConfig = Field(default_factory=lambda: ClaudeCodeConfig())
 
 
 def _read_only(tables: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -289,12 +314,14 @@ def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig | LoadedConfig | None,
     *,
     sections: Iterable[str] | None = None,
+    claude_settings: Sequence[str] = (),
 ) -> LoadedConfig:
     """Parse and validate a config from a file path, a mapping or a model.
 
     A top-level table named in ``sections`` (default: :func:`installed_sections`) belongs to
     a plugin: it is kept in :attr:`LoadedConfig.sections` for its owner to validate.  Any
-    other unknown key is an error.
+    other unknown key is an error.  ``claude_settings`` adds Claude Code settings files to
+    ``[claude_code] settings`` (the CLI's ``--claude-settings``).
     """
     if isinstance(source, LoadedConfig):
         return source
@@ -311,6 +338,11 @@ def load_config(
                 [Issue("config.not_found", f"no config file at {str(path)!r}")], source=str(path)
             )
         data, name, base = _read_file(path), str(path), path.resolve().parent
+    if claude_settings:
+        section = dict(data.get("claude_code") or {})
+        section["settings"] = [*section.get("settings", ()), *claude_settings]
+        data = {**data, "claude_code": section}
+    data = apply_claude_code(data, base)
     owned = (installed_sections() if sections is None else frozenset(sections)) - set(
         RuntimeConfig.model_fields
     )

@@ -84,7 +84,8 @@ def _always_ask_case(
     if arg is None:
         return None
     home = ctx.home
-    if parsed is not None and catastrophic_command(parsed, root=root, home=home):
+    roots = (root, *(canonical_root(r) for r in ctx.additional_roots))
+    if parsed is not None and any(catastrophic_command(parsed, root=r, home=home) for r in roots):
         return "catastrophic-removal", "the command removes the root, home or workspace"
     if arg.kind != "path" or call.tool.risk == "inspect":
         return None
@@ -97,7 +98,7 @@ def _always_ask_case(
         )
     for item in values:
         assert isinstance(item, str)
-        if catastrophic_path(item, root=root, home=home):
+        if any(catastrophic_path(item, root=r, home=home) for r in roots):
             return "catastrophic-removal", f"{item!r} is the root, home, workspace or above"
         if trust_widening_path(item, root=root, home=home, patterns=ctx.trust_paths):
             return "trust-widening-write", f"{item!r} is a trust-widening location"
@@ -134,7 +135,10 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
 
     # 2. the cases that always reach a person
     parsed = _parsed_command(call)
-    read_only = parsed is not None and is_read_only_command(parsed, root=root, home=home)
+    read_only = parsed is not None and any(
+        is_read_only_command(parsed, root=r, home=home)
+        for r in (root, *(canonical_root(extra) for extra in ctx.additional_roots))
+    )
     risk: RiskClass | None = "inspect" if read_only else call.tool.risk
     asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict")
     always: tuple[ReasonCode, PermissionRule | None, str] | None = None

@@ -33,6 +33,7 @@ _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-*]+")
 _PARAM_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(.*)", re.DOTALL)
 # an allow-like glob must start with a literal "<namespace>__<server>__" prefix
 _SERVER_PREFIXED_GLOB = re.compile(r"[A-Za-z0-9_.\-]+?__[A-Za-z0-9_.\-]+?__[A-Za-z0-9_.\-*]*")
+_MCP_SERVER = re.compile(r"mcp__(?:(?!__)[A-Za-z0-9_.\-])+", re.IGNORECASE)
 _GRANTING_LISTS: frozenset[str] = frozenset({"allow", "ceiling", "remembered"})
 MATCH_ALL_SPECIFIERS: frozenset[str] = frozenset({"*", "**"})
 
@@ -74,7 +75,10 @@ class PermissionRule:
             (self.tool.casefold(), tool_id.casefold()) if loose else (self.tool, tool_id)
         )
         if "*" not in pattern:
-            return pattern == name
+            # ``mcp__server`` (a server, no tool part) covers every tool of that server, as
+            # in Claude Code; ``mcp__server__tool`` names one tool
+            server = _MCP_SERVER.fullmatch(pattern) is not None
+            return pattern == name or (server and name.startswith(pattern + "__"))
         regex = ".*".join(re.escape(part) for part in pattern.split("*"))
         return re.fullmatch(regex, name, re.DOTALL) is not None
 

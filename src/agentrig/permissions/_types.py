@@ -137,6 +137,9 @@ class PermissionContext:
     remembered: tuple[PermissionRule, ...] = ()
     home: str = attrs.field(factory=_default_home)
     trust_paths: tuple[str, ...] | None = None
+    #: more workspace roots (Claude Code's ``additionalDirectories``): a read-only command
+    #: inside any root is ``inspect``, and removing any root is catastrophic
+    additional_roots: tuple[str, ...] = ()
 
 
 @attrs.frozen(slots=True)
