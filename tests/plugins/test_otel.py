@@ -268,6 +268,7 @@ class Collector(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Receiver)
         self.received: list[tuple[str, bytes]] = []
+        self.headers: list[dict[str, str]] = []
 
 
 class _Receiver(BaseHTTPRequestHandler):
@@ -278,6 +279,7 @@ class _Receiver(BaseHTTPRequestHandler):
         if self.headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
         self.server.received.append((self.path, body))
+        self.server.headers.append({k.lower(): v for k, v in self.headers.items()})
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.end_headers()
@@ -411,3 +413,67 @@ async def test_hook_executions_and_permission_decisions_are_span_events() -> Non
     assert dict(permission.attributes or {})["agentrig.permission.outcome"] == "deny"
     assert dict(permission.attributes or {})["agentrig.permission.reason"]
     assert deploy_span.status.status_code is StatusCode.ERROR
+
+
+async def test_headers_go_to_the_collector_and_metrics_can_be_switched_off(
+    receiver: Collector,
+) -> None:
+    endpoint = f"http://127.0.0.1:{receiver.server_address[1]}"
+    otel = {"endpoint": endpoint, "headers": {"x-api-key": "k-123"}, "metrics": False}
+    async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
+        await rt.agent("assistant").run("Weather in Lisbon?")
+    paths = [path for path, _ in receiver.received]
+    assert "/v1/traces" in paths
+    assert "/v1/metrics" not in paths
+    assert all(h.get("x-api-key") == "k-123" for h in receiver.headers)
+
+
+async def test_enabled_false_records_nothing() -> None:
+    otel = {"enabled": False, "exporter": "console"}
+    async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
+        assert not rt.hooks.has_listeners("observe")
+
+
+async def test_exporter_none_records_without_exporting() -> None:
+    otel = {"exporter": "none"}
+    async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
+        assert rt.hooks.has_listeners("observe")
+        result = await rt.agent("assistant").run("Weather in Lisbon?")
+    assert result.value == "Sunny in Lisbon."
+
+
+_GLOBAL: list[InMemorySpanExporter] = []
+
+
+def _global_spans() -> InMemorySpanExporter:
+    """The process-wide tracer provider (OpenTelemetry lets it be set once), recording."""
+    if not _GLOBAL:
+        from opentelemetry import trace
+
+        provider = TracerProvider()
+        _GLOBAL.append(InMemorySpanExporter())
+        provider.add_span_processor(SimpleSpanProcessor(_GLOBAL[0]))
+        trace.set_tracer_provider(provider)
+    return _GLOBAL[0]
+
+
+async def test_exporter_global_uses_the_applications_tracer_provider() -> None:
+    spans = _global_spans()
+    spans.clear()
+    otel = {"exporter": "global", "metrics": False}
+    async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
+        await rt.agent("assistant").run("Weather in Lisbon?")
+    assert "invoke_agent assistant" in {s.name for s in spans.get_finished_spans()}
+
+
+async def test_otlp_grpc_without_its_extra_is_a_config_error_naming_the_install() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("opentelemetry.exporter.otlp.proto.grpc") is not None:
+        return  # the extra is installed here: the exporter is built instead
+    with pytest.raises(ConfigError, match=r"agentrig-otel\[grpc\]") as caught:
+        async with open_runtime(
+            config(SCRIPT, otel={"exporter": "otlp-grpc"}), memory=memory(), environ={}
+        ):
+            pass
+    assert "otel.exporter" in str(caught.value)

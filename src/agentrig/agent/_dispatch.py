@@ -226,8 +226,10 @@ async def dispatch_call(
         arguments = dict(decision.updated_arguments)
     payload = ToolExecution(agent=agent, call=call, arguments=arguments, tool=tool, signal=signal)
     failure: BaseException | None = None
+    # typed as object: a listener may break the waterfall's contract, and that is checked below
+    returned: object
     try:
-        message = await agent.runtime.hooks.waterfall("tool_execution", payload, run_tool)
+        returned = await agent.runtime.hooks.waterfall("tool_execution", payload, run_tool)
     except ExecutionControlError:
         raise  # a journal/persistence failure ends the run; it is not a tool result
     except Exception as exc:
@@ -236,16 +238,18 @@ async def dispatch_call(
             text = f"interrupted while running: {_error_text(exc)}"
         else:
             text = _error_text(exc)
-        message = ToolMessage.of(call.id, call.name, text, status="error")
-    if not isinstance(message, ToolMessage):  # a listener broke the waterfall's contract
-        failure = AgentrigError(  # type: ignore[unreachable]
-            f"tool_execution listener returned {type(message).__name__}, not a ToolMessage",
+        returned = ToolMessage.of(call.id, call.name, text, status="error")
+    if isinstance(returned, ToolMessage):
+        message = returned
+        if message.call_id != call.id:
+            message = message.model_copy(update={"call_id": call.id, "name": call.name})
+    else:  # a listener broke the waterfall's contract
+        failure = AgentrigError(
+            f"tool_execution listener returned {type(returned).__name__}, not a ToolMessage",
             code="hook.contract",
         )
         text = str(failure)
         message = ToolMessage.of(call.id, call.name, text, status="error")
-    elif message.call_id != call.id:
-        message = message.model_copy(update={"call_id": call.id, "name": call.name})
     if failure is None and message.status == "error":
         # an error result without an exception: the tool's own error output, or a listener's
         failure = extras.get("failure") or ToolReportedError(message.text)
