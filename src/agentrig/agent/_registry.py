@@ -242,6 +242,7 @@ class AgentRegistry:
         )
         try:
             commit: Any = None
+            written = len(session)
             if setup is not None:
                 commit = setup(agent)
                 if inspect.isawaitable(commit):
@@ -255,6 +256,12 @@ class AgentRegistry:
                 ) from veto
             if callable(commit):
                 commit()
+            if writer is not None and len(session) > written:
+                # what setup appended (seeded history, and inbox splices already queued) is
+                # part of the log: stored once, in order, as one batch, after every check
+                # passed (a refused creation persists nothing) and before publication
+                agent._pending_writes = list(session.events[written:])
+                await agent.flush()
         except BaseException:
             agent._disposed = True
             if writer is not None:
