@@ -31,6 +31,7 @@ from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, make_renderer, stream_turn
 from agentrig.cli._run import (
     CompositionError,
+    add_cli_tools,
     add_common_arguments,
     attach_approver,
     can_ask,
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         exc.report("chat", sys.stderr)
         return EXIT_USAGE
     agent_id = choose_agent(loaded, args.agent)
+    loaded = add_cli_tools(loaded, agent_id, args.tools)
     if args.session is not None:
         from agentrig.errors import InvalidIdError
         from agentrig.ids import session_id
