@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from agentrig.builtins._factory import call_factory
+from agentrig.builtins.tool_refs import ToolRefs, is_tool_ref, static_issue
 from agentrig.credentials import (
     STORE_PREFIX,
     CredentialReferenceError,
@@ -140,7 +141,10 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                 )
             )
         for i, tool in enumerate(agent.tools):
-            issue = _entry_issue(index, "tools", tool, ("agents", aid, "tools", i))
+            if is_tool_ref(tool):  # code: run (and fully checked) when the tools are composed
+                issue = static_issue(tool, loaded.base_dir, ("agents", aid, "tools", i))
+            else:
+                issue = _entry_issue(index, "tools", tool, ("agents", aid, "tools", i))
             if issue:
                 issues.append(issue)
         if agent.session_store is not None and agent.session_store not in config.session_stores:
@@ -312,7 +316,11 @@ async def compose_tools(rt: Runtime) -> None:
     registry = rt.registry("tools")
     toolsets = rt.registry("toolsets")
     issues: list[Issue] = []
+    refs = ToolRefs(rt.loaded.base_dir)
     for name, path in wanted.items():
+        if is_tool_ref(name):
+            issues += _compose_ref(rt, refs, name, path)
+            continue
         entry = rt.index.find("tools", name)
         if toolsets.has(name) or registry.has(name):
             # an override, or a plugin's earlier step, provides it; an installed entry of the
@@ -336,6 +344,23 @@ async def compose_tools(rt: Runtime) -> None:
             toolsets.register(tuple(tool.id for tool in tools), id=name, source=source)
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
+
+
+def _compose_ref(rt: Runtime, refs: ToolRefs, ref: str, path: Path) -> list[Issue]:
+    """Register the tools a code reference names; the reference stands for all of them."""
+    loaded = refs.load(ref, path)
+    if isinstance(loaded, Issue):
+        return [loaded]
+    registry = rt.registry("tools")
+    source = f"ref:{ref}"
+    issues: list[Issue] = []
+    for tool in loaded:
+        if not registry.has(tool.id):
+            registry.register(tool, id=tool.id, source=source)
+        elif registry.get(tool.id) is not tool and registry.source_of(tool.id) != OVERRIDE:
+            issues.append(_duplicate(rt, tool.id, registry.source_of(tool.id), source, path))
+    rt.registry("toolsets").register(tuple(tool.id for tool in loaded), id=ref, source=source)
+    return issues
 
 
 def _duplicate(rt: Runtime, tool_id: str, first: str | None, second: str, path: Path) -> Issue:
