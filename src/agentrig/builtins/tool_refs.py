@@ -63,10 +63,11 @@ def static_issue(ref: str, base_dir: Path, path: tuple[str | int, ...]) -> Issue
             problem = ("config.tool_ref_file", f"no such file: {file.resolve()}")
     else:
         top = target.partition(".")[0]
-        try:
-            found = importlib.util.find_spec(top) is not None or (base_dir / top).exists()
+        try:  # an imported module (a script's __main__ too) or one the import system finds
+            found = top in sys.modules or importlib.util.find_spec(top) is not None
         except (ImportError, ValueError):
             found = False
+        found = found or (base_dir / top).is_dir()
         if not found and not (base_dir / f"{top}.py").is_file():
             problem = ("config.tool_ref_module", f"no module named {top!r}")
     if problem is None:
