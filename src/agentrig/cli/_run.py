@@ -1,12 +1,15 @@
 """``agentrig run -c FILE [-a AGENT] PROMPT``: run one turn and print the answer.
 
-When stdout is a terminal the answer streams as it arrives (tool activity goes to stderr);
-otherwise the final text is printed once.  ``--json`` prints the run result instead: the
-value and the invocation record, with usage and cost when they are known.
+When stdout is a terminal the answer streams as it arrives, rendered by ``_render``
+(Markdown, one line per tool call, a status line); otherwise the final text is printed once.
+``--json`` prints the run result instead: the value and the invocation record, with usage
+and cost when they are known.  A tool call the rules ask about is answered as ``_approve``
+describes (the person, ``--yes``, or nobody); ``--mode`` replaces the permission mode.
 
 Secrets (``$ENV:NAME`` references) are resolved through :func:`agentrig.env_resolver` and
 nowhere else.  Exit codes: 0 ok, 1 the run failed (``error [code]: message`` on stderr),
-2 usage or configuration errors.
+2 usage or configuration errors, 3 a tool call needed approval and nobody could give it,
+130 interrupted.
 
 The helpers here (:func:`load_composition`, :func:`open_agent_runtime`, :func:`attach_approver`)
 are shared with ``agentrig chat``.
