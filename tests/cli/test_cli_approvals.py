@@ -313,3 +313,41 @@ def test_the_question_shortens_long_strings_long_lists_and_deep_values() -> None
     assert "49" not in shown
     assert '"{... 1 keys}"' in shown
     assert '"leaf"' not in shown
+
+
+ASK_RULE = '\n[permissions]\nask = ["write_note"]\n'
+
+
+def test_yes_does_not_answer_an_ask_rule_without_a_terminal(
+    tmp_path: Path,
+    notes_site: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = _config(tmp_path, ONE_NOTE, extra=ASK_RULE)
+    code, out, err = _run(
+        monkeypatch, capsys, tmp_path, ["run", "-c", str(config), "--yes", "write it"]
+    )
+    assert (code, out) == (3, "Done.\n")
+    assert "error [cli.approval_required]" in err
+    assert "--yes does not answer the cases asked in every mode (asked by 'write_note')" in err
+    assert not (tmp_path / "note.txt").exists()
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_an_ask_rule_is_put_to_the_person_even_with_yes_and_never_remembered(
+    tmp_path: Path, notes_site: Path
+) -> None:
+    config = _config(tmp_path, ONE_NOTE, extra=ASK_RULE)
+    with open_terminal(
+        tmp_path, "run", "-c", str(config), "--yes", "write it", pythonpath=[notes_site]
+    ) as term:
+        term.expect("why it asks: asked by 'write_note' (rule write_note)")
+        term.expect("Allow? [y] once  [n] deny (asked every time):")
+        term.send("a\n")
+        term.expect("'a' is not an answer; type y or n")
+        term.send("y\n")
+        term.expect("Done.")
+        assert term.wait() == 0, term.text
+    assert (tmp_path / "note.txt").exists()

@@ -132,7 +132,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         "--yes",
         action="store_true",
         help="approve every tool call the rules ask about, without asking (your consent for "
-        "non-interactive use; deny rules still deny)",
+        "non-interactive use; deny rules still deny, and the cases asked in every mode -- an "
+        "ask rule, a catastrophic call -- still need a person)",
     )
     parser.add_argument(
         "--tools",
@@ -430,7 +431,7 @@ async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespa
             AsyncExitStack() as stack,
         ):
             read_line = None
-            if not args.yes and can_ask(err):
+            if can_ask(err):
                 read_line = (await stack.enter_async_context(LineReader())).next
             approver = attach_approver(rt, args, read_line=read_line, err=err, renderer=renderer)
             agent = rt.agent(agent_id)
@@ -494,7 +495,8 @@ def exit_for_refusals(
     streamed output showed them (``shown``), one ``note:`` line names them.
     """
     if approver.refused:
-        err.write(f"agentrig {command}: {refusal_message(approver.refused)}\n")
+        message = refusal_message(approver.refused, consent=approver.consent)
+        err.write(f"agentrig {command}: {message}\n")
         err.flush()
         return EXIT_REFUSED
     if approver.denied and not shown:
