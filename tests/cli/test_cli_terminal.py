@@ -35,6 +35,16 @@ def _run_on_terminal(tmp_path: Path, config: Path, env: dict[str, str] | None = 
     return open_terminal(tmp_path, "run", "-c", str(config), "question", env=env)
 
 
+def _turn_ends(tmp_path: Path) -> list[str]:
+    """The ``reason`` of every ``turn/end`` in the session logs, in order."""
+    events = [
+        json.loads(line)["data"]
+        for log in (tmp_path / "sessions").glob("**/*.jsonl")
+        for line in log.read_text(encoding="utf-8").splitlines()
+    ]
+    return [e["reason"] for e in events if e["type"] == "turn/end"]
+
+
 # ---- output --------------------------------------------------------------------------------
 
 
@@ -121,13 +131,7 @@ def test_ctrl_c_stops_the_answer_and_a_second_at_the_prompt_leaves(tmp_path: Pat
         term.send("\x03")
         assert term.wait() == 130, term.text
     assert "Traceback" not in term.text
-    events = [
-        json.loads(line)["data"]
-        for log in (tmp_path / "sessions").glob("**/*.jsonl")
-        for line in log.read_text(encoding="utf-8").splitlines()
-    ]
-    ends = [e["reason"] for e in events if e["type"] == "turn/end"]
-    assert ends == ["interrupted", "completed"]
+    assert _turn_ends(tmp_path) == ["interrupted", "completed"]
 
 
 def test_ctrl_d_at_the_prompt_leaves_with_0(tmp_path: Path) -> None:
@@ -142,10 +146,11 @@ def test_ctrl_d_at_the_prompt_leaves_with_0(tmp_path: Path) -> None:
 
 
 def test_run_exits_130_on_ctrl_c_in_a_terminal(tmp_path: Path) -> None:
-    config = _config(tmp_path, ['{ text = "never arrives", delay = 3600 }'])
+    config = _config(tmp_path, ['{ text = "never arrives", delay = 3600 }'], store=True)
     with _run_on_terminal(tmp_path, config) as term:
         term.expect("waiting for the model")
         term.send("\x03")
         assert term.wait() == 130, term.text
     assert "Traceback" not in term.text
     assert "never arrives" not in term.text
+    assert _turn_ends(tmp_path) == ["interrupted"]
