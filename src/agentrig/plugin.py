@@ -5,7 +5,8 @@
   ``Reject``, ``Retry``;
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
-  :class:`Runtime` for annotations;
+  :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
+  tracing plugin (``agentrig.kernel.tracing``);
 * contributions: the :class:`Provider` port and its :class:`ProviderConfig`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
   factory's options model, :class:`Variant` for union members, :class:`ContractViolation`.
@@ -46,6 +47,12 @@ _LAZY: dict[str, str] = {
     "Runtime": "agentrig.kernel",
     "ServiceKey": "agentrig.kernel",
     "compose_step": "agentrig.kernel",
+    # tracing (a plugin that provides TRACE_CONTEXT)
+    "TRACE_CONTEXT": "agentrig.kernel",
+    "ScopeKind": "agentrig.kernel",
+    "TraceContext": "agentrig.kernel",
+    "TraceScope": "agentrig.kernel",
+    "trace_env": "agentrig.kernel",
     # contributions
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
@@ -58,6 +65,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "TRACE_CONTEXT",
     "hookimpl",
     "AgentCreated",
     "AgentDisposed",
@@ -81,13 +89,17 @@ __all__ = [
     "RuntimeStarted",
     "ServiceKey",
     "SessionStart",
+    "ScopeKind",
     "Tool",
     "ToolExecution",
     "Toolset",
+    "TraceContext",
+    "TraceScope",
     "TurnStopping",
     "Variant",
     "compose_step",
     "tool",
+    "trace_env",
     "with_options",
 ]
 
@@ -107,6 +119,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from agentrig.kernel import (
+        TRACE_CONTEXT,
         AgentCreated,
         AgentDisposed,
         AgentHandle,
@@ -125,11 +138,15 @@ if TYPE_CHECKING:
         Retry,
         Runtime,
         RuntimeStarted,
+        ScopeKind,
         ServiceKey,
         SessionStart,
         ToolExecution,
+        TraceContext,
+        TraceScope,
         TurnStopping,
         compose_step,
+        trace_env,
         with_options,
     )
     from agentrig.llm import Provider, ProviderConfig

@@ -28,6 +28,7 @@ def compose_otel(payload: Composition) -> None:
         pipeline.tracer, pipeline.meter, capture_content=config.capture_content, runtime=rt
     )
     rt.add_plugin("otel-telemetry", telemetry)
+    telemetry.provide_trace_context(payload)  # idempotent: once, whichever runs first
 
     async def flush() -> None:
         # exporting may block on the network: off the event loop
