@@ -18,7 +18,7 @@ TRACING = "## 10. Tracing"
 def _samples(start: str = SECTION, end: str | None = TRACING) -> list[str]:
     text = GUIDE.read_text(encoding="utf-8")
     section = text[text.index(start) : text.index(end) if end else None]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    return re.findall(r"```python[^\n]*\n(.*?)```", section, flags=re.DOTALL)
 
 
 def test_the_section_has_the_plugin_its_use_and_a_config_table() -> None:
