@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import http.server
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+import anyio
 import pytest
 from agentrig_otel import Telemetry
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -35,7 +37,7 @@ def lookup(city: str) -> str:
 class Recorder:
     def __init__(self) -> None:
         self.spans = InMemorySpanExporter()
-        provider = TracerProvider()
+        self.provider = provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(self.spans))
         self.telemetry = Telemetry(provider.get_tracer("agentrig"))
 
@@ -278,3 +280,72 @@ async def test_continue_from_makes_a_run_the_child_of_an_inbound_trace() -> None
     assert format(run.context.trace_id, "032x") == "0af7651916cd43dd8448eb211c80319c"
     assert run.parent is not None
     assert format(run.parent.span_id, "016x") == "b7ad6b7169203331"
+
+
+# ---- MCP servers -------------------------------------------------------------------------
+
+TRACE_SERVER = str(Path(__file__).with_name("_mcp_trace_server.py"))
+
+
+def mcp_config(server: dict[str, Any]) -> dict[str, Any]:
+    script = [{"tool_calls": [{"name": "mcp__demo__trace", "arguments": {}}]}, {"text": "ok"}]
+    return {
+        "providers": {"local": {"kind": "scripted", "options": {"script": script}}},
+        "agents": {
+            "assistant": {"provider": "local", "model": "scripted-1", "tools": ["mcp__demo"]}
+        },
+        "permissions": {"allow": ["mcp__demo__trace"]},
+        "mcp_servers": {"demo": server},
+    }
+
+
+async def mcp_trace(recorder: Recorder, server: dict[str, Any]) -> tuple[ReadableSpan, list[str]]:
+    """Run one call of the server's ``trace`` tool inside an application span."""
+    tracer = recorder.provider.get_tracer("app")
+    with tracer.start_as_current_span("app") as app:
+        async with open_runtime(
+            mcp_config(server), plugins=[("otel-test", recorder.telemetry)], environ={}
+        ) as rt:
+            await rt.agent("assistant").run("trace?")
+            messages = rt.agent("assistant").session.derive_messages()
+    (text,) = [m.text for m in messages if m.role == "tool"]
+    assert isinstance(app, ReadableSpan)
+    return app, text.split()
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+async def test_an_mcp_stdio_server_gets_the_trace_context() -> None:
+    recorder = Recorder()
+    app, (env, meta, header) = await mcp_trace(
+        recorder, {"command": sys.executable, "args": [TRACE_SERVER]}
+    )
+    (tool,) = recorder.named("execute_tool ")
+    assert env == traceparent_of(app)  # the span the server process started in
+    assert meta == traceparent_of(tool)  # each request names the call it serves
+    assert header == "-"
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+async def test_an_mcp_http_server_gets_the_calls_traceparent_header() -> None:
+    process = await anyio.open_process([sys.executable, TRACE_SERVER, "--http"], env={})
+    try:
+        assert process.stdout is not None
+        with anyio.fail_after(30):
+            line = b""
+            while not line.endswith(b"\n"):
+                line += await process.stdout.receive(1)
+        url = f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+        recorder = Recorder()
+        _app, (env, meta, header) = await mcp_trace(
+            recorder, {"url": url, "allow_private_url": True}
+        )
+    finally:
+        process.kill()
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+    (tool,) = recorder.named("execute_tool ")
+    assert env == "-"
+    assert meta == traceparent_of(tool)
+    assert header == traceparent_of(tool)  # not the connection's: the call's

@@ -138,8 +138,11 @@ class Runtime:
         self._sections: dict[str, BaseModel] = {}
         self.services = Services()
         """Services plugins provide, by typed key (see :mod:`agentrig.kernel.services`)."""
-        self.trace: TraceContext | None = None
-        """The :data:`~agentrig.kernel.tracing.TRACE_CONTEXT` service, set when sealed."""
+
+    @property
+    def trace(self) -> TraceContext | None:
+        """The :data:`~agentrig.kernel.tracing.TRACE_CONTEXT` service (None: no tracing)."""
+        return self.services.get(TRACE_CONTEXT)
 
     # ---- configuration ----------------------------------------------------------------------
     @property
@@ -237,7 +240,6 @@ class Runtime:
         for registry in self._catalogs.values():
             registry.seal()
         self.services.seal()
-        self.trace = self.services.get(TRACE_CONTEXT)
 
     # ---- plugins and resources --------------------------------------------------------------
     def add_plugin(self, name: str, plugin: object) -> None:

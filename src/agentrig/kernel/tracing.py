@@ -1,7 +1,8 @@
 """Trace context: the one seam a tracing plugin fills; agentrig itself knows no tracer.
 
 A plugin that traces (``agentrig-otel``) provides :data:`TRACE_CONTEXT` from a compose
-step.  With it provided:
+step -- in the ``check`` phase, so that what later steps start (MCP servers) is traced too.
+With it provided:
 
 * the loop opens a scope around each turn, each model call attempt and each tool call
   (``open(kind, agent_id)`` ... ``scope.close()``), in the task that does the work, so the
@@ -81,7 +82,8 @@ def trace_env(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 class _Traced(Protocol):
-    trace: TraceContext | None
+    @property
+    def trace(self) -> TraceContext | None: ...
 
 
 def add_trace_hook(kwargs: dict[str, Any], runtime: _Traced) -> None:

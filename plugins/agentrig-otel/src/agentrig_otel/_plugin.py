@@ -16,7 +16,7 @@ from agentrig_otel._telemetry import Telemetry
 __all__ = ["compose_otel"]
 
 
-@compose_step("finish")
+@compose_step("check")
 def compose_otel(payload: Composition) -> None:
     """Attach the telemetry listener when ``[otel]`` enables it."""
     rt = payload.runtime

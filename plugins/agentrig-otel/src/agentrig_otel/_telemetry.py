@@ -198,7 +198,7 @@ class Telemetry:
         return _Continued(headers)
 
     # ---- the hooks -----------------------------------------------------------------------
-    @compose_step("finish")
+    @compose_step("check")
     def provide_trace_context(self, payload: Composition) -> None:
         """Be the runtime's trace context (unless another plugin already is)."""
         services = payload.runtime.services
