@@ -7,7 +7,8 @@
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
   tracing plugin (``agentrig.kernel.tracing``);
-* contributions: the :class:`Provider` port and its :class:`ProviderConfig`, the
+* contributions: the :class:`Provider` port, its :class:`ProviderConfig` and the optional
+  :class:`ReadinessCheck`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
   factory's options model, :class:`Variant` for union members, :class:`ContractViolation`.
 
@@ -57,6 +58,7 @@ _LAZY: dict[str, str] = {
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
     "ProviderConfig": "agentrig.llm",
+    "ReadinessCheck": "agentrig.llm",
     "Tool": "agentrig.tools",
     "Toolset": "agentrig.tools",
     "Variant": "agentrig.variants",
@@ -81,6 +83,7 @@ __all__ = [
     "PreStep",
     "Provider",
     "ProviderConfig",
+    "ReadinessCheck",
     "Reject",
     "RequestConfig",
     "RequestError",
@@ -149,6 +152,6 @@ if TYPE_CHECKING:
         trace_env,
         with_options,
     )
-    from agentrig.llm import Provider, ProviderConfig
+    from agentrig.llm import Provider, ProviderConfig, ReadinessCheck
     from agentrig.tools import Tool, Toolset, tool
     from agentrig.variants import Variant
