@@ -171,6 +171,7 @@ class Session:
         #: ``(trace_id, span_id)`` of the current span, when a tracing plugin is active: each
         #: appended event carries them (``SessionEvent.trace``)
         self.trace_ids: Callable[[], tuple[str, str] | None] | None = None
+        self._trace: tuple[tuple[str, str] | None, TraceIds | None] = (None, None)
 
     # ---- the log ---------------------------------------------------------------------------
     @property
@@ -195,7 +196,11 @@ class Session:
         # re-validating them on this hot path
         fields: dict[str, Any] = {"seq": seq, "time": self._clock(), "data": data}
         if self.trace_ids is not None and (ids := self.trace_ids()) is not None:
-            fields["trace"] = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
+            last, trace = self._trace
+            if ids is not last:  # one span writes several events: built once per span
+                trace = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
+                self._trace = (ids, trace)
+            fields["trace"] = trace
         event = construct_trusted(SessionEvent, fields)
         events.append(event)
         for listener in self._listeners:

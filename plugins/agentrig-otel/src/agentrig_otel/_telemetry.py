@@ -39,8 +39,10 @@ __all__ = ["Telemetry", "redact"]
 
 log = logging.getLogger("agentrig.otel")
 
-#: open turns kept at most (a turn whose end never comes -- a killed process -- is dropped)
-MAX_OPEN_TURNS = 4096
+#: keys of events waiting for their span kept at most (the oldest are dropped beyond it)
+MAX_PENDING = 4096
+#: distinct metric attribute sets kept for reuse (beyond it the cache starts over)
+MAX_ATTRIBUTE_SETS = 1024
 
 _SECRET_KEY = re.compile(
     r"(?i)(api[_-]?key|token|secret|passw(or)?d|authorization|cookie|credential|private[_-]?key)"
@@ -158,6 +160,9 @@ class Telemetry:
         self._by_call: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
         self._by_session: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
         self._tokens = self._duration = self._tool_duration = None
+        # the attribute sets of metric points, built once per distinct combination
+        self._metric_attributes: dict[tuple[Any, ...], _MetricAttributes] = {}
+        self._tool_attributes: dict[tuple[str, str], dict[str, Any]] = {}
         if meter is not None:
             self._tokens = meter.create_histogram(
                 "gen_ai.client.token.usage", unit="{token}", description="Tokens per model call"
@@ -270,7 +275,7 @@ class Telemetry:
         if not key:
             return
         pending.setdefault(key, []).append((name, attributes, when))
-        if len(pending) > MAX_OPEN_TURNS:
+        if len(pending) > MAX_PENDING:
             pending.popitem(last=False)
 
     @staticmethod
@@ -440,26 +445,55 @@ class Telemetry:
     def _record_call_metrics(self, data: Mapping[str, Any]) -> None:
         if self._duration is None or self._tokens is None:
             return
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": data.get("provider_kind") or data.get("provider") or "",
-            "gen_ai.request.model": data.get("model") or "",
-        }
-        if data.get("response_model"):
-            attributes["gen_ai.response.model"] = data["response_model"]
+        outcome = data.get("outcome")
+        error = None if outcome == "success" else data.get("error_type") or str(outcome)
+        key = (
+            data.get("provider_kind") or data.get("provider") or "",
+            data.get("model") or "",
+            data.get("response_model"),
+            error,
+        )
+        sets = self._metric_attributes.get(key)
+        if sets is None:
+            if len(self._metric_attributes) > MAX_ATTRIBUTE_SETS:
+                self._metric_attributes.clear()
+            sets = self._metric_attributes[key] = _call_metric_attributes(*key)
         usage = data.get("usage")
         if usage is not None:
-            self._tokens.record(usage.prompt, {**attributes, "gen_ai.token.type": "input"})
-            self._tokens.record(usage.completion, {**attributes, "gen_ai.token.type": "output"})
-        if data.get("outcome") != "success":
-            attributes["error.type"] = data.get("error_type") or str(data.get("outcome"))
-        self._duration.record(float(data.get("duration_ms") or 0.0) / 1000, attributes)
+            self._tokens.record(usage.prompt, sets[0])
+            self._tokens.record(usage.completion, sets[1])
+        self._duration.record(float(data.get("duration_ms") or 0.0) / 1000, sets[2])
 
     def _record_tool_metrics(self, data: Mapping[str, Any]) -> None:
         if self._tool_duration is None:
             return
-        attributes = {
-            "gen_ai.tool.name": data.get("tool") or "",
-            "agentrig.tool.status": data.get("status") or "ok",
-        }
+        key = (data.get("tool") or "", data.get("status") or "ok")
+        attributes = self._tool_attributes.get(key)
+        if attributes is None:
+            if len(self._tool_attributes) > MAX_ATTRIBUTE_SETS:
+                self._tool_attributes.clear()
+            attributes = {"gen_ai.tool.name": key[0], "agentrig.tool.status": key[1]}
+            self._tool_attributes[key] = attributes
         self._tool_duration.record(float(data.get("duration_ms") or 0.0) / 1000, attributes)
+
+
+_MetricAttributes = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
+
+
+def _call_metric_attributes(
+    provider: str, model: str, response_model: str | None, error: str | None
+) -> _MetricAttributes:
+    """The attributes of a model call's token (input, output) and duration points."""
+    common: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": model,
+    }
+    if response_model:
+        common["gen_ai.response.model"] = response_model
+    duration = {**common, "error.type": error} if error is not None else common
+    return (
+        {**common, "gen_ai.token.type": "input"},
+        {**common, "gen_ai.token.type": "output"},
+        duration,
+    )
