@@ -31,8 +31,8 @@ from agentrig.journal import (
     reconcile_model,
     reconcile_tool,
 )
-from agentrig.llm import ToolMessage
 from agentrig.kernel import AgentConfig
+from agentrig.llm import ToolMessage
 from agentrig.plugin import Runtime
 from agentrig.session import TurnEnd, TurnStart
 from agentrig_dbos._config import DbosSection
