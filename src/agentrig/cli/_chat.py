@@ -1,7 +1,9 @@
 """``agentrig chat -c FILE [-a AGENT] [--session ID]``: an interactive, streaming chat.
 
 Each line read from stdin is one run of the agent; its answer streams to stdout as it
-arrives, tool activity goes to stderr.  ``/exit`` or end of input ends the chat.  With
+arrives, tool activity goes to stderr.  ``/exit`` or end of input ends the chat (``SessionEnd``
+hooks get ``reason: "prompt_input_exit"``); ``/clear`` ends the session (``reason:
+"clear"``) and goes on in a fresh one (``SessionStart`` ``source: "clear"``).  With
 ``--session ID`` the chat continues a stored session when the agent has a session store
 and the session exists, else it starts a new session with that id.
 
@@ -46,10 +48,12 @@ if TYPE_CHECKING:
 __all__ = ["register", "run"]
 
 EXIT_COMMAND = "/exit"
+CLEAR_COMMAND = "/clear"
 
 _HELP = """\
 Chat with AGENT of FILE: every line you type is one turn; the answer streams as it
-arrives.  Type /exit (or end the input, Ctrl-D) to leave.
+arrives.  Type /exit (or end the input, Ctrl-D) to leave, /clear to start a
+fresh session.
 
 --session ID continues the stored session ID when the agent has a session store and the
 session exists; otherwise a new session is started under that id.  Exit codes: 0 ok,
@@ -120,6 +124,13 @@ async def _attach(rt: Runtime, agent_id: str, session: str | None, err: IO[str])
     return await rt.agents.create(agent_id, session_id=session)
 
 
+async def _clear(rt: Runtime, agent: Agent) -> Agent:
+    """``/clear``: end the session (``SessionEnd`` reason ``clear``) and start a fresh one."""
+    agent_id = agent.id
+    await rt.agents.dispose(agent_id, reason="clear")
+    return await rt.agents.create(agent_id)
+
+
 async def _chat(loaded: LoadedConfig, agent_id: str, session: str | None) -> int:
     out, err = sys.stdout, sys.stderr
     interactive = sys.stdin.isatty()
@@ -144,11 +155,16 @@ async def _chat(loaded: LoadedConfig, agent_id: str, session: str | None) -> int
                     err.write("> ")
                     err.flush()
                 line = await lines.next()
-                if line is None:
-                    break
-                prompt = line.strip()
+                prompt = line.strip() if line is not None else EXIT_COMMAND
                 if prompt == EXIT_COMMAND:
+                    # the person left the prompt: Claude Code's SessionEnd reason for it
+                    await rt.agents.dispose(agent.id, reason="prompt_input_exit")
                     break
+                if prompt == CLEAR_COMMAND:
+                    agent = await _clear(rt, agent)
+                    if interactive:
+                        err.write(f"cleared: new session {agent.session_id}\n")
+                    continue
                 if not prompt:
                     continue
                 try:
