@@ -6,7 +6,8 @@
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations;
-* contributions: the :class:`Provider` port and its :class:`ProviderConfig`, the
+* contributions: the :class:`Provider` port, its :class:`ProviderConfig` and the optional
+  :class:`ReadinessCheck`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
   factory's options model, :class:`Variant` for union members, :class:`ContractViolation`.
 
@@ -50,6 +51,7 @@ _LAZY: dict[str, str] = {
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
     "ProviderConfig": "agentrig.llm",
+    "ReadinessCheck": "agentrig.llm",
     "Tool": "agentrig.tools",
     "Toolset": "agentrig.tools",
     "Variant": "agentrig.variants",
@@ -73,6 +75,7 @@ __all__ = [
     "PreStep",
     "Provider",
     "ProviderConfig",
+    "ReadinessCheck",
     "Reject",
     "RequestConfig",
     "RequestError",
@@ -132,6 +135,6 @@ if TYPE_CHECKING:
         compose_step,
         with_options,
     )
-    from agentrig.llm import Provider, ProviderConfig
+    from agentrig.llm import Provider, ProviderConfig, ReadinessCheck
     from agentrig.tools import Tool, Toolset, tool
     from agentrig.variants import Variant

@@ -171,21 +171,17 @@ class AgentRegistry:
         session = Session(session_id)
         session.load(report.events)
 
-        async def restore(agent: Agent) -> Callable[[], None] | None:
+        async def restore(agent: Agent) -> None:
             # inside the setup transaction: a failure here publishes nothing
             agent.load_report = report
             for event in report.events:
                 if isinstance(event.data, InboxSpliced):
                     agent.inbox.restore(event.data)
             await self._close_cut_off_turn(agent)
-            if setup is None:
-                return None
-            commit = setup(agent)
-            if inspect.isawaitable(commit):
-                commit = await commit
-            return commit
 
-        return await self._publish(agent_id, resolved, session, store, restore, tools)
+        return await self._publish(
+            agent_id, resolved, session, store, setup, tools, prepare=restore
+        )
 
     async def _close_cut_off_turn(self, agent: Agent) -> None:
         """Close a turn the stopped process left open, before anything new is sent.
@@ -230,6 +226,8 @@ class AgentRegistry:
         store: SessionStore | None,
         setup: AgentSetup | None,
         tools: list[Tool] | None,
+        *,
+        prepare: Callable[[Agent], Awaitable[None]] | None = None,
     ) -> Agent:
         self.runtime.providers.require(config.provider)
         agent_tools = self._given_tools(tools) if tools is not None else self._tools(config)
@@ -247,6 +245,9 @@ class AgentRegistry:
         )
         try:
             commit: Any = None
+            if prepare is not None:
+                await prepare(agent)  # writes what it records itself
+            written = len(session)
             if setup is not None:
                 commit = setup(agent)
                 if inspect.isawaitable(commit):
@@ -260,6 +261,12 @@ class AgentRegistry:
                 ) from veto
             if callable(commit):
                 commit()
+            if writer is not None and len(session) > written:
+                # what setup appended (seeded history, and inbox splices already queued) is
+                # part of the log: stored once, in order, as one batch, after every check
+                # passed (a refused creation persists nothing) and before publication
+                agent._pending_writes = list(session.events[written:])
+                await agent.flush()
         except BaseException:
             agent._disposed = True
             if writer is not None:
