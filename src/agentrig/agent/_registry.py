@@ -33,7 +33,8 @@ from agentrig.session import (
     SessionWriter,
     find_cut_off_turn,
 )
-from agentrig.tools import Tool
+from agentrig.tools import Tool, check_tool_contribution
+from agentrig.tools import tool as make_tool
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
@@ -52,6 +53,7 @@ class AgentRegistry:
         self.runtime = runtime
         self.gate = gate
         self._agents: dict[str, Agent] = {}
+        self._made: dict[Callable[..., Any], Tool] = {}
 
     def __iter__(self) -> Iterator[Agent]:
         return iter(tuple(self._agents.values()))
@@ -91,12 +93,24 @@ class AgentRegistry:
                 tools.append(catalog.require(tool_name))
         return tools
 
-    def _given_tools(self, tools: Sequence[Tool]) -> list[Tool]:
+    def _as_tool(self, item: Tool | Callable[..., Any]) -> Tool:
+        """A tool as given, or a plain function made one as ``@agentrig.tool`` makes it (the
+        same function is the same tool every time)."""
+        if isinstance(item, Tool):
+            return item
+        if not (inspect.isfunction(item) or inspect.ismethod(item)):
+            return check_tool_contribution(item)[0]  # refused, saying what a tool is
+        made = self._made.get(item)
+        if made is None:
+            made = self._made[item] = make_tool(item)
+        return made
+
+    def _given_tools(self, given: Sequence[Tool | Callable[..., Any]]) -> list[Tool]:
         """Tools passed to ``create(tools=...)``: one ID, one tool -- a second tool with an id
         already taken (in the list, or by a different tool of the runtime) is refused."""
         catalog = self.runtime.tools
         chosen: dict[str, tuple[int, Tool]] = {}
-        for position, tool in enumerate(tools):
+        for position, tool in enumerate(self._as_tool(item) for item in given):
             if tool.id in chosen and chosen[tool.id][1] is not tool:
                 raise DuplicateIdError(
                     f"tool id {tool.id!r} is given twice to agents.create(tools=...) by two "
@@ -127,13 +141,15 @@ class AgentRegistry:
         *,
         session_id: str | None = None,
         setup: AgentSetup | None = None,
-        tools: list[Tool] | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
     ) -> Agent:
         """Create and publish an agent with a fresh session (caller-supplied or minted id).
 
         ``config`` defaults to the ``[agents.<agent_id>]`` entry; keyword ``settings``
-        (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.
+        (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.  ``tools``
+        replaces the config's tools: tools, or plain functions (made tools as
+        ``@agentrig.tool`` makes them).
         """
         self.runtime.ensure_open()
         sid = _check_session_id(session_id) if session_id is not None else new_session_id()
@@ -153,7 +169,7 @@ class AgentRegistry:
         agent_id: str,
         config: AgentConfig | None = None,
         setup: AgentSetup | None = None,
-        tools: list[Tool] | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
     ) -> Agent:
         """Rebuild an agent from a stored session (its log is loaded, its inbox restored)."""
@@ -225,7 +241,7 @@ class AgentRegistry:
         session: Session,
         store: SessionStore | None,
         setup: AgentSetup | None,
-        tools: list[Tool] | None,
+        tools: Sequence[Tool | Callable[..., Any]] | None,
         *,
         prepare: Callable[[Agent], Awaitable[None]] | None = None,
     ) -> Agent:
