@@ -51,7 +51,8 @@ def test_markdown_is_rendered_on_a_terminal(tmp_path: Path) -> None:
     assert not any("**" in line or line.startswith("#") for line in screen)
 
 
-def test_plain_text_when_piped_or_no_color(tmp_path: Path) -> None:
+@pytest.mark.parametrize("plain_env", [{"NO_COLOR": "1"}, {"TERM": "dumb"}], ids=str)
+def test_plain_text_when_piped_or_no_color(tmp_path: Path, plain_env: dict[str, str]) -> None:
     config = _config(tmp_path, [f"{{ text = {json.dumps(MARKDOWN)} }}"])
     piped = subprocess.run(
         [agentrig_script(), "run", "-c", str(config), "question"],
@@ -64,7 +65,7 @@ def test_plain_text_when_piped_or_no_color(tmp_path: Path) -> None:
     )
     assert (piped.returncode, piped.stdout, piped.stderr) == (0, MARKDOWN, "")
 
-    with _run_on_terminal(tmp_path, config, {"NO_COLOR": "1"}) as term:
+    with _run_on_terminal(tmp_path, config, plain_env) as term:
         assert term.wait() == 0, term.text
     assert term.screen() == MARKDOWN.rstrip("\n").split("\n")
     assert "\x1b[" not in term.raw

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
@@ -292,7 +292,6 @@ async def stream_turn(
     renderer: Renderer,
     *,
     signal: CancelSignal | None = None,
-    on_text: Callable[[str], None] | None = None,
 ) -> RunResult[Any]:
     """Stream one run of ``agent`` through ``renderer``; the run's result when it ends.
 
@@ -314,8 +313,6 @@ async def stream_turn(
         async for chunk in stream:
             if isinstance(chunk, TextDelta):
                 renderer.text(chunk.text)
-                if on_text is not None:
-                    on_text(chunk.text)
             elif isinstance(chunk, ToolCallStart):
                 calls[chunk.index] = [chunk.name]
             elif isinstance(chunk, ToolCallDelta) and chunk.index in calls:

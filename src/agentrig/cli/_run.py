@@ -1,12 +1,15 @@
 """``agentrig run -c FILE [-a AGENT] PROMPT``: run one turn and print the answer.
 
-When stdout is a terminal the answer streams as it arrives (tool activity goes to stderr);
-otherwise the final text is printed once.  ``--json`` prints the run result instead: the
-value and the invocation record, with usage and cost when they are known.
+When stdout is a terminal the answer streams as it arrives, rendered by ``_render``
+(Markdown, one line per tool call, a status line); otherwise the final text is printed once.
+``--json`` prints the run result instead: the value and the invocation record, with usage
+and cost when they are known.  A tool call the rules ask about is answered as ``_approve``
+describes (the person, ``--yes``, or nobody); ``--mode`` replaces the permission mode.
 
 Secrets (``$ENV:NAME`` references) are resolved through :func:`agentrig.env_resolver` and
 nowhere else.  Exit codes: 0 ok, 1 the run failed (``error [code]: message`` on stderr),
-2 usage or configuration errors.
+2 usage or configuration errors, 3 a tool call needed approval and nobody could give it,
+130 interrupted.
 
 The helpers here (:func:`load_composition`, :func:`open_agent_runtime`, :func:`attach_approver`)
 are shared with ``agentrig chat``.
@@ -129,7 +132,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         "--yes",
         action="store_true",
         help="approve every tool call the rules ask about, without asking (your consent for "
-        "non-interactive use; deny rules still deny)",
+        "non-interactive use; deny rules still deny, and the cases asked in every mode -- an "
+        "ask rule, a catastrophic call -- still need a person)",
     )
     parser.add_argument(
         "--tools",
@@ -427,7 +431,7 @@ async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespa
             AsyncExitStack() as stack,
         ):
             read_line = None
-            if not args.yes and can_ask(err):
+            if can_ask(err):
                 read_line = (await stack.enter_async_context(LineReader())).next
             approver = attach_approver(rt, args, read_line=read_line, err=err, renderer=renderer)
             agent = rt.agent(agent_id)
@@ -491,7 +495,8 @@ def exit_for_refusals(
     streamed output showed them (``shown``), one ``note:`` line names them.
     """
     if approver.refused:
-        err.write(f"agentrig {command}: {refusal_message(approver.refused)}\n")
+        message = refusal_message(approver.refused, consent=approver.consent)
+        err.write(f"agentrig {command}: {message}\n")
         err.flush()
         return EXIT_REFUSED
     if approver.denied and not shown:

@@ -21,7 +21,7 @@ import sniffio
 
 from agentrig.errors import ConfigError, Issue
 from agentrig.host import OwnerOnlyStore
-from agentrig.journal import ExecutionJournal, JournaledProvider, SqliteJournal, attach_journal
+from agentrig.journal import ExecutionJournal, JournaledProvider, attach_journal
 from agentrig.plugin import Commands, Composition, Runtime, compose_step, hookimpl
 from agentrig_dbos import _cli
 from agentrig_dbos._config import DbosSection
@@ -32,6 +32,8 @@ __all__ = ["DbosPlugin", "plugin"]
 
 
 def _journal(rt: Runtime, section: DbosSection) -> tuple[str, ExecutionJournal]:
+    from agentrig.journal import SqliteJournal  # sqlite3: only when [dbos] is configured
+
     url = section.system_database_url
     if url is None:
         state = Path(section.state_dir)
