@@ -41,6 +41,7 @@ from agentrig.cli._common import (
     UsageError,
     config_path,
     prompt_text,
+    show_traceback,
 )
 from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, make_renderer, short, stream_turn
@@ -90,11 +91,14 @@ class CompositionError(Exception):
     Each line is ``error [code]: FILE: key.path: message`` -- one per problem, no traceback.
     """
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], cause: BaseException | None = None) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
+        self.cause = cause  # shown with --debug
 
     def report(self, command: str, err: IO[str]) -> None:
+        if self.cause is not None:
+            show_traceback(self.cause, err)
         for line in self.lines:
             err.write(f"agentrig {command}: {line}\n")
         err.flush()
@@ -240,7 +244,7 @@ def load_composition(
     try:
         loaded = load_config(path, claude_settings=extra)
     except ConfigError as exc:
-        raise CompositionError(_issue_lines(file, exc)) from None
+        raise CompositionError(_issue_lines(file, exc), exc) from None
     config = loaded.config
     update: dict[str, object] = {}
     if strict_plugins:
@@ -263,8 +267,15 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
     source = loaded.source or "the config"
     if requested is not None:
         if requested not in loaded.config.agents:
+            import difflib
+
             known = ", ".join(agents) or "none"
-            raise UsageError(f"{source} declares no agent {requested!r} (agents: {known})")
+            close = difflib.get_close_matches(requested, agents, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UsageError(
+                f"{source} declares no agent {requested!r}{hint} (agents: {known})",
+                code="cli.unknown_agent",
+            )
         return requested
     if len(agents) == 1:
         return agents[0]
@@ -331,7 +342,7 @@ async def open_agent_runtime(
     except Exception as exc:
         if opened:
             raise
-        raise CompositionError(_issue_lines(loaded.source or "config", exc)) from None
+        raise CompositionError(_issue_lines(loaded.source or "config", exc), exc) from None
 
 
 def warn_unloaded_listeners(rt: Runtime, command: str, err: IO[str]) -> None:
@@ -362,6 +373,7 @@ def report_hooks(result: RunResult[Any], err: IO[str]) -> None:
 def report_failure(command: str, exc: BaseException, err: IO[str]) -> None:
     from agentrig.errors import error_info
 
+    show_traceback(exc, err)
     info = error_info(exc)
     err.write(f"agentrig {command}: error [{info.code}]: {info.message}\n")
     err.flush()
