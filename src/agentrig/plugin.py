@@ -6,6 +6,9 @@
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations;
+* the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
+  ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
+  ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
 * contributions: the :class:`Provider` port and its :class:`ProviderConfig`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
   factory's options model, :class:`Variant` for union members, :class:`ContractViolation`.
@@ -46,6 +49,15 @@ _LAZY: dict[str, str] = {
     "Runtime": "agentrig.kernel",
     "ServiceKey": "agentrig.kernel",
     "compose_step": "agentrig.kernel",
+    # the runtime's catalogs, by typed key: rt.catalog(TOOLS), rt.registry(TOOLSETS)
+    "CatalogKey": "agentrig.catalog",
+    "CREDENTIAL_STORES": "agentrig.credentials",
+    "HOOK_STRATEGIES": "agentrig.hooks",
+    "PROVIDERS": "agentrig.llm",
+    "SEALERS": "agentrig.sealing",
+    "SESSION_STORES": "agentrig.session",
+    "TOOLS": "agentrig.tools",
+    "TOOLSETS": "agentrig.tools",
     # contributions
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
@@ -59,6 +71,14 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "hookimpl",
+    "CREDENTIAL_STORES",
+    "HOOK_STRATEGIES",
+    "PROVIDERS",
+    "SEALERS",
+    "SESSION_STORES",
+    "TOOLS",
+    "TOOLSETS",
+    "CatalogKey",
     "AgentCreated",
     "AgentDisposed",
     "AgentHandle",
@@ -106,6 +126,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from agentrig.catalog import CatalogKey
+    from agentrig.credentials import CREDENTIAL_STORES
+    from agentrig.hooks import HOOK_STRATEGIES
     from agentrig.kernel import (
         AgentCreated,
         AgentDisposed,
@@ -132,6 +155,8 @@ if TYPE_CHECKING:
         compose_step,
         with_options,
     )
-    from agentrig.llm import Provider, ProviderConfig
-    from agentrig.tools import Tool, Toolset, tool
+    from agentrig.llm import PROVIDERS, Provider, ProviderConfig
+    from agentrig.sealing import SEALERS
+    from agentrig.session import SESSION_STORES
+    from agentrig.tools import TOOLS, TOOLSETS, Tool, Toolset, tool
     from agentrig.variants import Variant

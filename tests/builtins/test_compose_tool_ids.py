@@ -10,6 +10,7 @@ import pytest
 
 from agentrig.errors import ConfigError, DuplicateIdError, PluginLoadError
 from agentrig.kernel import MemorySource, open_runtime
+from agentrig.plugin import TOOLS
 from agentrig.tools import Toolset, tool
 
 
@@ -99,7 +100,7 @@ async def test_an_override_is_the_one_deliberate_replacement() -> None:
         environ={},
         overrides=[("tools", "forecast", fake)],
     ) as rt:
-        assert rt.tools.require("forecast") is fake
+        assert rt.catalog(TOOLS).require("forecast") is fake
 
 
 @pytest.mark.anyio
@@ -121,7 +122,7 @@ async def test_agents_create_refuses_a_second_tool_with_a_taken_id() -> None:
         assert rt.agents.get("b") is None
         assert rt.agents.get("c") is None
         # the runtime's own tool, or the same tool twice, is one tool
-        installed = rt.tools.require("forecast")
+        installed = rt.catalog(TOOLS).require("forecast")
         agent = await rt.agents.create(
             "d", provider="local", model="m", tools=[installed, other, other]
         )

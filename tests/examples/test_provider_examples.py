@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from agentrig.plugin import PROVIDERS
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 pytestmark = pytest.mark.subprocess
@@ -59,4 +61,4 @@ async def test_each_example_config_composes(example: str) -> None:
         EXAMPLES / example / "agentrig.toml", resolver=lambda _name: "sk-test", environ={}
     ) as rt:
         assert rt.agent("assistant") is not None
-        assert len(rt.providers.ids()) == 1
+        assert len(rt.catalog(PROVIDERS).ids()) == 1

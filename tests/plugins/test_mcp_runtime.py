@@ -19,6 +19,7 @@ import agentrig
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.kernel import Observation
+from agentrig.plugin import TOOLS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
@@ -60,7 +61,7 @@ async def test_an_agent_calls_mcp_tools_through_permissions() -> None:
         permissions={"allow": ["mcp__demo__add"], "deny": ["mcp__demo__remove"]},
     )
     async with agentrig.open_runtime(cfg) as rt:
-        assert "mcp__demo__add" in rt.tools.ids()
+        assert "mcp__demo__add" in rt.catalog(TOOLS).ids()
         result = await rt.agent("assistant").run("go")
         assert result.value == "done"
         results = tool_texts(rt)
@@ -101,7 +102,7 @@ async def test_unused_servers_do_not_start_until_used() -> None:
         client = rt.services.require(MCP)
         assert isinstance(client, McpClient)
         assert client.connection("eager").starts == 1  # startup = "open"
-        assert "mcp__eager__add" in rt.tools.ids()
+        assert "mcp__eager__add" in rt.catalog(TOOLS).ids()
         assert client.connection("idle").starts == 0
         assert [str(r.uri) for r in await client.list_resources("idle")] == ["note://hello"]
         assert client.connection("idle").starts == 1

@@ -35,6 +35,7 @@ from agentrig.journal import (
 )
 from agentrig.kernel import open_runtime
 from agentrig.llm import AssistantMessage, TextBlock, ToolMessage, UserMessage
+from agentrig.plugin import SESSION_STORES
 from agentrig.session import (
     AssistantMessageEvent,
     BrokenWriterError,
@@ -242,7 +243,7 @@ async def test_a_runtime_composes_the_store_from_config(dsn: str, tmp_path: Path
         encoding="utf-8",
     )
     async with open_runtime(config, environ={}) as rt:
-        store = rt.catalog("session_stores").require("shared")
+        store = rt.catalog(SESSION_STORES).require("shared")
         writer = await store.open_writer("ses_cfg")
         await writer.append(sample("ses_cfg", turns=1))
         await writer.aclose()

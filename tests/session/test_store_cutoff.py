@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import agentrig
 from agentrig.cli import main
 from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
+from agentrig.plugin import PROVIDERS
 from agentrig.session import (
     CUT_OFF_CODE,
     CUT_OFF_TEXT,
@@ -134,7 +135,7 @@ async def test_resume_closes_a_turn_cut_off_between_call_and_result(
 
         result = await agent.run("are you there?")
         assert result.value == "welcome back"
-        provider: Any = rt.providers.require("local")
+        provider: Any = rt.catalog(PROVIDERS).require("local")
         (request,) = provider.requests
         _assert_every_call_answered(request.messages)
         last = request.messages[-1]

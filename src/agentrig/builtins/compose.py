@@ -14,8 +14,10 @@ from pydantic import BaseModel, ValidationError
 
 from agentrig.builtins._factory import call_factory
 from agentrig.credentials import (
+    CREDENTIAL_STORES,
     STORE_PREFIX,
     CredentialReferenceError,
+    CredentialStore,
     CredentialStoreError,
     resolve_store_reference,
 )
@@ -27,6 +29,7 @@ from agentrig.errors import (
     PluginDisabledError,
     UnknownIdError,
 )
+from agentrig.ids import ToolId, provider_id
 from agentrig.kernel.config import PlaceholderResolver, issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
 from agentrig.kernel.runtime import AGENTS, HTTP, MODELS
@@ -201,7 +204,7 @@ async def _resolve_credentials(
             if isinstance(rt.resolver, PlaceholderResolver):  # reads no secret (config check)
                 resolved[key] = rt.resolver.value
                 continue
-            stores = dict(rt.catalog("credential_stores").entries())
+            stores: dict[str, CredentialStore] = dict(rt.catalog(CREDENTIAL_STORES).entries())
             try:
                 resolved[key] = await resolve_store_reference(ref, stores)
             except CredentialReferenceError as exc:
@@ -221,7 +224,7 @@ async def _resolve_credentials(
 
 async def compose_providers(rt: Runtime) -> None:
     """Provide ``rt.models``; build each ``[providers.<id>]`` and register it under ``<id>``."""
-    from agentrig.llm import ModelRegistry, Provider, ProviderConfig
+    from agentrig.llm import PROVIDERS, ModelRegistry, Provider, ProviderConfig
 
     models = rt.services.get(MODELS)
     if models is None:
@@ -229,7 +232,7 @@ async def compose_providers(rt: Runtime) -> None:
         rt.services.provide(MODELS, models, source="compose-providers")
     if not rt.config.providers:
         return
-    registry = rt.registry("providers")
+    registry = rt.registry(PROVIDERS)
     for pid, entry in rt.config.providers.items():
         if registry.has(pid):
             continue
@@ -245,7 +248,7 @@ async def compose_providers(rt: Runtime) -> None:
             credentials=await _resolve_credentials(rt, pid, entry.credentials),
             http=rt.http,
             models=models,
-            peers=rt.providers.require,
+            peers=lambda name: registry.require(provider_id(name)),
         )
         provider = call_factory(rt, "providers", entry.kind, ("providers", pid), factory, config)
         if not isinstance(provider, Provider):
@@ -264,8 +267,11 @@ async def compose_stores(rt: Runtime) -> None:
     The factory's spec also carries ``sealers`` (sealer id -> sealer), for a store whose
     options name one (``sealer = "<id>"``); the sealers are composed first.
     """
-    registry = rt.registry("session_stores")
-    sealers = dict(rt.catalog("sealers").entries())
+    from agentrig.sealing import SEALERS
+    from agentrig.session import SESSION_STORES
+
+    registry = rt.registry(SESSION_STORES)
+    sealers = dict(rt.catalog(SEALERS).entries())
     for sid, entry in rt.config.session_stores.items():
         if registry.has(sid):
             continue
@@ -288,14 +294,16 @@ async def compose_tools(rt: Runtime) -> None:
     same tool id are a config error naming both -- neither silently wins.  A test override
     of an id is the one deliberate replacement.
     """
-    wanted: dict[str, Path] = {name: ("tools", name) for name in rt.config.tools}
+    wanted: dict[ToolId, Path] = {name: ("tools", name) for name in rt.config.tools}
     for aid, agent in rt.config.agents.items():
         for i, name in enumerate(agent.tools):
             wanted.setdefault(name, ("agents", aid, "tools", i))
     if not wanted:
         return
-    registry = rt.registry("tools")
-    toolsets = rt.registry("toolsets")
+    from agentrig.tools import TOOLS, TOOLSETS
+
+    registry = rt.registry(TOOLS)
+    toolsets = rt.registry(TOOLSETS)
     issues: list[Issue] = []
     for name, path in wanted.items():
         entry = rt.index.find("tools", name)
@@ -354,7 +362,9 @@ async def compose_agents(rt: Runtime) -> None:
 
 def _check_agent_tools(rt: Runtime) -> None:
     """Every agent's tool names a tool or a toolset some step registered."""
-    tools, toolsets = rt.catalog("tools"), rt.catalog("toolsets")
+    from agentrig.tools import TOOLS, TOOLSETS
+
+    tools, toolsets = rt.catalog(TOOLS), rt.catalog(TOOLSETS)
     known = sorted({*tools.ids(), *toolsets.ids(), *rt.index.names("tools")})
     issues: list[Issue] = []
     for aid, agent in rt.config.agents.items():

@@ -32,6 +32,7 @@ from agentrig.cli._common import (
     config_path,
     prompt_text,
 )
+from agentrig.ids import AgentId
 
 if TYPE_CHECKING:
     from agentrig.agent import Agent, RunResult
@@ -193,7 +194,7 @@ def load_composition(
     return attrs.evolve(loaded, config=config.model_copy(update={"plugins": plugins}))
 
 
-def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
+def choose_agent(loaded: LoadedConfig, requested: str | None) -> AgentId:
     """The agent to use: ``requested`` if declared, else the only declared agent."""
     agents = sorted(loaded.config.agents)
     source = loaded.source or "the config"
@@ -201,7 +202,7 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
         if requested not in loaded.config.agents:
             known = ", ".join(agents) or "none"
             raise UsageError(f"{source} declares no agent {requested!r} (agents: {known})")
-        return requested
+        return AgentId(requested)  # a declared name: validated by the config
     if len(agents) == 1:
         return agents[0]
     if not agents:
@@ -378,7 +379,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
+def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, AgentId] | int:
     args.prompt = read_prompt(args)
     try:
         loaded = load_composition(
@@ -392,7 +393,7 @@ def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
     return loaded, choose_agent(loaded, args.agent)
 
 
-async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -> int:
+async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespace) -> int:
     out, err = sys.stdout, sys.stderr
     streaming = not args.json and out.isatty()
     try:
