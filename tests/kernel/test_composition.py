@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError
+from agentrig.ids import AgentId
 from agentrig.kernel import (
     PHASES,
     Composition,
@@ -112,7 +113,7 @@ def loud(fake_dist: Callable[..., Path]) -> list[Any]:
 @pytest.mark.anyio
 async def test_a_plugin_step_adds_a_toolset_and_wraps_runs(loud: list[Any]) -> None:
     async with open_runtime(CONFIG, sources=loud, environ={}) as rt:
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         assert [t.id for t in agent.all_tools()] == ["shout", "whisper"]
         result = await agent.run("go")
         assert result.value == "done"
@@ -198,7 +199,7 @@ async def test_core_steps_load_even_with_autoload_off() -> None:
     memory.add("plugins", "other", Other())
     config = {"plugins": {"autoload": False}}
     async with open_runtime(config, sources=[builtin_source()], memory=memory, environ={}) as rt:
-        assert rt.agents.get("nobody") is None
+        assert rt.agents.get(AgentId("nobody")) is None
         rows = {r.id: r.status for r in rt.plugin_report()}
         assert rows["other"] == "available"
         assert rows["compose-agents"] == "loaded"

@@ -19,6 +19,7 @@ from agentrig.errors import (
     RuntimeClosedError,
     SealedCatalogError,
 )
+from agentrig.ids import ProviderId, ToolId
 from agentrig.kernel import (
     Composition,
     MemorySource,
@@ -99,7 +100,7 @@ async def test_provider_built_with_resolved_credentials_and_closed_on_exit() -> 
         resolver={"KEY": "sk-test"}.get,
     ) as rt:
         (provider,) = built
-        assert rt.catalog(PROVIDERS).require("main") is provider
+        assert rt.catalog(PROVIDERS).require(ProviderId("main")) is provider
         assert provider.config.id == "main"
         assert provider.config.kind == "fake"
         assert provider.config.credentials == {"api_key": "sk-test"}
@@ -174,7 +175,7 @@ async def test_overrides_replace_catalog_entries_and_the_real_factory_is_never_c
         environ={},
         overrides=[("providers", "main", fake)],
     ) as rt:
-        assert rt.catalog(PROVIDERS).require("main") is fake
+        assert rt.catalog(PROVIDERS).require(ProviderId("main")) is fake
     assert calls == []
     assert fake.closed == 0  # the caller passed it in and still owns it
 
@@ -258,7 +259,7 @@ async def test_closing_leaves_what_the_caller_passed_in_open() -> None:
     tool = Disposable(log, "tool")
     overrides = [("providers", "main", provider), ("tools", "t", tool)]
     async with open_runtime({}, sources=[builtin_source()], environ={}, overrides=overrides) as rt:
-        assert rt.catalog(PROVIDERS).require("main") is provider
+        assert rt.catalog(PROVIDERS).require(ProviderId("main")) is provider
     assert rt.close_report == ()
     assert log == []  # the caller still owns both
 
@@ -276,7 +277,7 @@ async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() ->
     class ToolStep:  # the runtime owns what its composition built
         @compose_step()
         def compose(self, payload: Composition) -> None:
-            payload.runtime.registry(TOOLS).register(tool, id="t", source="step")
+            payload.runtime.registry(TOOLS).register(tool, id=ToolId("t"), source="step")
 
     plugins.append(("step", ToolStep()))
     async with open_runtime({}, sources=[builtin_source()], environ={}, plugins=plugins) as rt:

@@ -17,6 +17,7 @@ from mcp import types
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
+from agentrig.ids import AgentId, ToolId
 from agentrig.tools import ToolContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
@@ -80,9 +81,9 @@ async def test_http_calls_errors_and_resources(
 ) -> None:
     client = client_for(http_server.url)
     tools = {t.id: t for t in await client.tools("web")}
-    add = tools["mcp__web__add"]
+    add = tools[ToolId("mcp__web__add")]
     assert (await add.execute({"a": 20, "b": 22}, ctx())).content == "42"
-    failed = await tools["mcp__web__fail"].execute({"message": "nope"}, ctx())
+    failed = await tools[ToolId("mcp__web__fail")].execute({"message": "nope"}, ctx())
     assert failed.is_error
     assert "nope" in failed.content
     read = await client.read_resource("web", "note://hello")
@@ -95,7 +96,7 @@ async def test_http_cancellation_reaches_the_server(
     http_server: HttpServer, client_for: Callable[..., McpClient]
 ) -> None:
     client = client_for(http_server.url)
-    hang = {t.id: t for t in await client.tools("web")}["mcp__web__hang"]
+    hang = {t.id: t for t in await client.tools("web")}[ToolId("mcp__web__hang")]
     signal = CancelSignal()
     marker = http_server.marker
 
@@ -122,10 +123,10 @@ async def test_http_server_gone_mid_call_is_bounded_by_the_timeout(
     async with anyio.create_task_group() as tg:
         tg.start_soon(kill_once_started)
         with pytest.raises(McpError, match="within 2s") as info:
-            await tools["mcp__web__hang"].execute({}, ctx())
+            await tools[ToolId("mcp__web__hang")].execute({}, ctx())
     assert info.value.code == "mcp.timeout"
     with pytest.raises(McpServerUnavailable):
-        await tools["mcp__web__add"].execute({"a": 1, "b": 2}, ctx())
+        await tools[ToolId("mcp__web__add")].execute({"a": 1, "b": 2}, ctx())
 
 
 def _web_config(url: str, **options: Any) -> dict[str, Any]:
@@ -159,6 +160,6 @@ async def test_http_servers_go_through_the_egress_policy(http_server: HttpServer
         async with agentrig.open_runtime(_web_config(http_server.url)):
             pass
     async with agentrig.open_runtime(_web_config(http_server.url, allow_private_url=True)) as rt:
-        await rt.agent("assistant").run("add")
-        messages = rt.agent("assistant").session.derive_messages()
+        await rt.agent(AgentId("assistant")).run("add")
+        messages = rt.agent(AgentId("assistant")).session.derive_messages()
         assert [m.text for m in messages if m.role == "tool"] == ["3"]
