@@ -9,7 +9,8 @@
 * the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
   ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
   ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
-* contributions: the :class:`Provider` port and its :class:`ProviderConfig`, the
+* contributions: the :class:`Provider` port, its :class:`ProviderConfig` and the optional
+  :class:`ReadinessCheck`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
   factory's options model, :class:`Variant` for union members, :class:`ContractViolation`.
 
@@ -62,6 +63,7 @@ _LAZY: dict[str, str] = {
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
     "ProviderConfig": "agentrig.llm",
+    "ReadinessCheck": "agentrig.llm",
     "Tool": "agentrig.tools",
     "Toolset": "agentrig.tools",
     "Variant": "agentrig.variants",
@@ -93,6 +95,7 @@ __all__ = [
     "PreStep",
     "Provider",
     "ProviderConfig",
+    "ReadinessCheck",
     "Reject",
     "RequestConfig",
     "RequestError",
@@ -155,7 +158,7 @@ if TYPE_CHECKING:
         compose_step,
         with_options,
     )
-    from agentrig.llm import PROVIDERS, Provider, ProviderConfig
+    from agentrig.llm import PROVIDERS, Provider, ProviderConfig, ReadinessCheck
     from agentrig.sealing import SEALERS
     from agentrig.session import SESSION_STORES
     from agentrig.tools import TOOLS, TOOLSETS, Tool, Toolset, tool

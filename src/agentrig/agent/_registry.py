@@ -30,7 +30,8 @@ from agentrig.session import (
     SessionWriter,
     find_cut_off_turn,
 )
-from agentrig.tools import TOOLS, TOOLSETS, Tool
+from agentrig.tools import TOOLS, TOOLSETS, Tool, check_tool_contribution
+from agentrig.tools import tool as make_tool
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
@@ -49,6 +50,7 @@ class AgentRegistry:
         self.runtime = runtime
         self.gate = gate
         self._agents: dict[AgentId, Agent] = {}
+        self._made: dict[Callable[..., Any], Tool] = {}
 
     def __iter__(self) -> Iterator[Agent]:
         return iter(tuple(self._agents.values()))
@@ -83,17 +85,30 @@ class AgentRegistry:
         tools: list[Tool] = []
         toolsets = self.runtime.catalog(TOOLSETS)
         for name in config.tools:
-            members = toolsets.get(name) or (name,)
+            # a name is a toolset's, or else a tool's id (a missing one: UnknownIdError)
+            members = toolsets.get(name) or (ToolId(name),)
             for tool_name in members:
                 tools.append(catalog.require(tool_name))
         return tools
 
-    def _given_tools(self, tools: Sequence[Tool]) -> list[Tool]:
+    def _as_tool(self, item: Tool | Callable[..., Any]) -> Tool:
+        """A tool as given, or a plain function made one as ``@agentrig.tool`` makes it (the
+        same function is the same tool every time)."""
+        if isinstance(item, Tool):
+            return item
+        if not (inspect.isfunction(item) or inspect.ismethod(item)):
+            return check_tool_contribution(item)[0]  # refused, saying what a tool is
+        made = self._made.get(item)
+        if made is None:
+            made = self._made[item] = make_tool(item)
+        return made
+
+    def _given_tools(self, given: Sequence[Tool | Callable[..., Any]]) -> list[Tool]:
         """Tools passed to ``create(tools=...)``: one ID, one tool -- a second tool with an id
         already taken (in the list, or by a different tool of the runtime) is refused."""
         catalog = self.runtime.catalog(TOOLS)
         chosen: dict[ToolId, tuple[int, Tool]] = {}
-        for position, tool in enumerate(tools):
+        for position, tool in enumerate(self._as_tool(item) for item in given):
             if tool.id in chosen and chosen[tool.id][1] is not tool:
                 raise DuplicateIdError(
                     f"tool id {tool.id!r} is given twice to agents.create(tools=...) by two "
@@ -106,7 +121,7 @@ class AgentRegistry:
                 raise DuplicateIdError(
                     f"tool id {tool.id!r} given to agents.create(tools=...) is already the id "
                     f"of a different tool of this runtime (from {origin}); one ID, one tool -- "
-                    "rename one, or pass the runtime's tool (rt.tools.require(id))"
+                    "rename one, or pass the runtime's tool (rt.catalog(TOOLS).require(id))"
                 )
             chosen.setdefault(tool.id, (position, tool))
         return [tool for _, tool in chosen.values()]
@@ -123,13 +138,15 @@ class AgentRegistry:
         *,
         session_id: SessionId | None = None,
         setup: AgentSetup | None = None,
-        tools: list[Tool] | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
     ) -> Agent:
         """Create and publish an agent with a fresh session (caller-supplied or minted id).
 
         ``config`` defaults to the ``[agents.<agent_id>]`` entry; keyword ``settings``
-        (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.
+        (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.  ``tools``
+        replaces the config's tools: tools, or plain functions (made tools as
+        ``@agentrig.tool`` makes them).
         """
         self.runtime.ensure_open()
         sid = _check_session_id(session_id) if session_id is not None else new_session_id()
@@ -149,7 +166,7 @@ class AgentRegistry:
         agent_id: AgentId,
         config: AgentConfig | None = None,
         setup: AgentSetup | None = None,
-        tools: list[Tool] | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
     ) -> Agent:
         """Rebuild an agent from a stored session (its log is loaded, its inbox restored)."""
@@ -167,21 +184,17 @@ class AgentRegistry:
         session = Session(session_id)
         session.load(report.events)
 
-        async def restore(agent: Agent) -> Callable[[], None] | None:
+        async def restore(agent: Agent) -> None:
             # inside the setup transaction: a failure here publishes nothing
             agent.load_report = report
             for event in report.events:
                 if isinstance(event.data, InboxSpliced):
                     agent.inbox.restore(event.data)
             await self._close_cut_off_turn(agent)
-            if setup is None:
-                return None
-            commit = setup(agent)
-            if inspect.isawaitable(commit):
-                commit = await commit
-            return commit
 
-        return await self._publish(agent_id, resolved, session, store, restore, tools)
+        return await self._publish(
+            agent_id, resolved, session, store, setup, tools, prepare=restore
+        )
 
     async def _close_cut_off_turn(self, agent: Agent) -> None:
         """Close a turn the stopped process left open, before anything new is sent.
@@ -225,7 +238,9 @@ class AgentRegistry:
         session: Session,
         store: SessionStore | None,
         setup: AgentSetup | None,
-        tools: list[Tool] | None,
+        tools: Sequence[Tool | Callable[..., Any]] | None,
+        *,
+        prepare: Callable[[Agent], Awaitable[None]] | None = None,
     ) -> Agent:
         self.runtime.catalog(PROVIDERS).require(config.provider)
         agent_tools = self._given_tools(tools) if tools is not None else self._tools(config)
@@ -243,6 +258,9 @@ class AgentRegistry:
         )
         try:
             commit: Any = None
+            if prepare is not None:
+                await prepare(agent)  # writes what it records itself
+            written = len(session)
             if setup is not None:
                 commit = setup(agent)
                 if inspect.isawaitable(commit):
@@ -256,6 +274,12 @@ class AgentRegistry:
                 ) from veto
             if callable(commit):
                 commit()
+            if writer is not None and len(session) > written:
+                # what setup appended (seeded history, and inbox splices already queued) is
+                # part of the log: stored once, in order, as one batch, after every check
+                # passed (a refused creation persists nothing) and before publication
+                agent._pending_writes = list(session.events[written:])
+                await agent.flush()
         except BaseException:
             agent._disposed = True
             if writer is not None:

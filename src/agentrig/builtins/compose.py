@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from agentrig.builtins._factory import call_factory
+from agentrig.builtins.tool_refs import ToolRefs, is_tool_ref, static_issue
 from agentrig.credentials import (
     CREDENTIAL_STORES,
     STORE_PREFIX,
@@ -139,7 +140,10 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                 )
             )
         for i, tool in enumerate(agent.tools):
-            issue = _entry_issue(index, "tools", tool, ("agents", aid, "tools", i))
+            if is_tool_ref(tool):  # code: run (and fully checked) when the tools are composed
+                issue = static_issue(tool, loaded.base_dir, ("agents", aid, "tools", i))
+            else:
+                issue = _entry_issue(index, "tools", tool, ("agents", aid, "tools", i))
             if issue:
                 issues.append(issue)
         if agent.session_store is not None and agent.session_store not in config.session_stores:
@@ -294,7 +298,7 @@ async def compose_tools(rt: Runtime) -> None:
     same tool id are a config error naming both -- neither silently wins.  A test override
     of an id is the one deliberate replacement.
     """
-    wanted: dict[ToolId, Path] = {name: ("tools", name) for name in rt.config.tools}
+    wanted: dict[str, Path] = {name: ("tools", name) for name in rt.config.tools}
     for aid, agent in rt.config.agents.items():
         for i, name in enumerate(agent.tools):
             wanted.setdefault(name, ("agents", aid, "tools", i))
@@ -305,12 +309,16 @@ async def compose_tools(rt: Runtime) -> None:
     registry = rt.registry(TOOLS)
     toolsets = rt.registry(TOOLSETS)
     issues: list[Issue] = []
+    refs = ToolRefs(rt.loaded.base_dir)
     for name, path in wanted.items():
+        if is_tool_ref(name):
+            issues += _compose_ref(rt, refs, name, path)
+            continue
         entry = rt.index.find("tools", name)
-        if toolsets.has(name) or registry.has(name):
+        if toolsets.has(name) or registry.has(ToolId(name)):
             # an override, or a plugin's earlier step, provides it; an installed entry of the
             # same name would be a second source for it
-            previous = toolsets.source_of(name) or registry.source_of(name)
+            previous = toolsets.source_of(name) or registry.source_of(ToolId(name))
             if entry is not None and previous not in (OVERRIDE, f"tools:{name}"):
                 issues.append(_duplicate(rt, name, previous, f"tools:{name}", path))
             continue
@@ -329,6 +337,25 @@ async def compose_tools(rt: Runtime) -> None:
             toolsets.register(tuple(tool.id for tool in tools), id=name, source=source)
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
+
+
+def _compose_ref(rt: Runtime, refs: ToolRefs, ref: str, path: Path) -> list[Issue]:
+    """Register the tools a code reference names; the reference stands for all of them."""
+    from agentrig.tools import TOOLS, TOOLSETS
+
+    loaded = refs.load(ref, path)
+    if isinstance(loaded, Issue):
+        return [loaded]
+    registry = rt.registry(TOOLS)
+    source = f"ref:{ref}"
+    issues: list[Issue] = []
+    for tool in loaded:
+        if not registry.has(tool.id):
+            registry.register(tool, id=tool.id, source=source)
+        elif registry.get(tool.id) is not tool and registry.source_of(tool.id) != OVERRIDE:
+            issues.append(_duplicate(rt, tool.id, registry.source_of(tool.id), source, path))
+    rt.registry(TOOLSETS).register(tuple(tool.id for tool in loaded), id=ref, source=source)
+    return issues
 
 
 def _duplicate(rt: Runtime, tool_id: str, first: str | None, second: str, path: Path) -> Issue:
@@ -369,7 +396,7 @@ def _check_agent_tools(rt: Runtime) -> None:
     issues: list[Issue] = []
     for aid, agent in rt.config.agents.items():
         for i, name in enumerate(agent.tools):
-            if tools.has(name) or toolsets.has(name):
+            if tools.has(ToolId(name)) or toolsets.has(name):  # a lookup, not a claim
                 continue
             path: Path = ("agents", aid, "tools", i)
             issue = _entry_issue(rt.index, "tools", name, path)

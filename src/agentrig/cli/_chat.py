@@ -27,6 +27,7 @@ from agentrig.cli._common import (
 )
 from agentrig.cli._run import (
     CompositionError,
+    add_cli_tools,
     add_common_arguments,
     choose_agent,
     load_composition,
@@ -88,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         exc.report("chat", sys.stderr)
         return EXIT_USAGE
     agent_id = choose_agent(loaded, args.agent)
+    loaded = add_cli_tools(loaded, agent_id, args.tools)
     if args.session is not None:
         from agentrig.errors import InvalidIdError
         from agentrig.ids import session_id

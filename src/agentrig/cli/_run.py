@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CompositionError",
+    "add_cli_tools",
     "choose_agent",
     "load_composition",
     "report_hooks",
@@ -100,6 +101,15 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         ".claude/settings.local.json next to FILE (hooks and permissions, read verbatim)",
     )
     parser.add_argument(
+        "--tools",
+        metavar="REF",
+        action="append",
+        default=[],
+        help="give AGENT the tools REF names: 'package.module:function' or "
+        "'path/to/file.py:function' (relative to the current directory); repeatable. "
+        "Loading REF runs its code: name only code you trust",
+    )
+    parser.add_argument(
         "--strict-plugins",
         action="store_true",
         help="fail when an autoloaded listener plugin cannot be loaded (like plugins.strict "
@@ -125,9 +135,12 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "-f",
+        "--file",
         "--prompt-file",
+        dest="prompt_file",
         metavar="FILE",
-        help="read the user message from FILE (UTF-8) instead of PROMPT",
+        help="read the user message from FILE (UTF-8) instead of PROMPT "
+        "(--prompt-file is the old name)",
     )
     parser.set_defaults(handler=run)
 
@@ -141,7 +154,7 @@ def read_prompt(args: argparse.Namespace) -> str:
     given: str | None = args.prompt
     if args.prompt_file is not None:
         if given is not None:
-            raise UsageError("give either PROMPT or --prompt-file, not both")
+            raise UsageError("give either PROMPT or --file, not both")
         path = Path(args.prompt_file)
         try:
             raw = path.read_bytes()
@@ -152,7 +165,7 @@ def read_prompt(args: argparse.Namespace) -> str:
             ) from None
         return prompt_text(raw, f"the file {path}")
     if given is None:
-        raise UsageError("give the PROMPT, '-' to read it from stdin, or --prompt-file FILE")
+        raise UsageError("give the PROMPT, '-' to read it from stdin, or --file FILE")
     if given == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         return prompt_text(stdin.read() if stdin is not None else sys.stdin.read(), "stdin")
@@ -210,6 +223,31 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> AgentId:
     raise UsageError(
         f"{source} declares {len(agents)} agents ({', '.join(agents)}); choose one with -a AGENT"
     )
+
+
+def add_cli_tools(loaded: LoadedConfig, agent_id: AgentId, refs: list[str]) -> LoadedConfig:
+    """``--tools REF ...``: the agent's tools plus ``refs`` (a file is relative to the current
+    directory, not to the config file)."""
+    if not refs:
+        return loaded
+    import attrs
+
+    from agentrig.builtins.tool_refs import anchored, is_tool_ref
+
+    for ref in refs:
+        if not is_tool_ref(ref):
+            raise UsageError(
+                f"--tools {ref}: expected 'package.module:function' or "
+                "'path/to/file.py:function' (installed tools are named in the config)",
+                code="cli.tool_ref",
+            )
+    added = [anchored(ref, Path.cwd()) for ref in refs]
+    config = loaded.config
+    agent = config.agents[agent_id]
+    agent = agent.model_copy(update={"tools": (*agent.tools, *added)})
+    agents = dict(config.agents)
+    agents[agent_id] = agent
+    return attrs.evolve(loaded, config=config.model_copy(update={"agents": agents}))
 
 
 def _issue_lines(file: str, exc: Exception) -> list[str]:
@@ -390,7 +428,8 @@ def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, AgentId] | int:
     except CompositionError as exc:
         exc.report("run", sys.stderr)
         return EXIT_USAGE
-    return loaded, choose_agent(loaded, args.agent)
+    agent_id = choose_agent(loaded, args.agent)
+    return add_cli_tools(loaded, agent_id, args.tools), agent_id
 
 
 async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespace) -> int:

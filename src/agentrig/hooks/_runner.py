@@ -94,7 +94,7 @@ class HookRunner:
 
     ``hooks`` is the config's ``hooks`` section (event -> entries); ``factories`` maps a
     strategy name to its factory (a mapping, or a lookup such as
-    ``rt.catalog("hook_strategies").require``).  ``services`` are added to every factory's
+    ``rt.catalog(HOOK_STRATEGIES).require``).  ``services`` are added to every factory's
     spec (``http``: a callable returning an ``httpx.AsyncClient``).  Every problem -- an
     unknown strategy, an invalid matcher, options a factory refuses -- is reported at once as
     a :class:`~agentrig.errors.ConfigError` naming the entry.

@@ -88,7 +88,7 @@ class AgentConfig(_Strict):
     provider: ProviderId
     model: ModelId
     system_prompt: str | None = None
-    tools: Seq[ToolId] = ()
+    tools: Seq[str] = ()  # tool ids, toolset names, code references
     max_rounds: int = Field(default=25, ge=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None

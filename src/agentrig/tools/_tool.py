@@ -452,5 +452,6 @@ def check_tool_contribution(obj: object, name: str | None = None) -> tuple[Tool,
 
 TOOLS: CatalogKey[ToolId, Tool] = CatalogKey("tools")
 """The runtime's tools by id: ``rt.catalog(TOOLS).require(tool_id("add"))``."""
-TOOLSETS: CatalogKey[ToolId, tuple[ToolId, ...]] = CatalogKey("toolsets")
-"""Toolset names (usable in ``[agents.x] tools``) with the tool ids each stands for."""
+TOOLSETS: CatalogKey[str, tuple[ToolId, ...]] = CatalogKey("toolsets")
+"""Names usable in ``[agents.x] tools`` that stand for several tools (an entry point's name,
+``mcp__<server>``, a code reference ``pkg.mod:function``) with the tool ids of each."""
