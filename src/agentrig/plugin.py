@@ -5,7 +5,8 @@
   ``Reject``, ``Retry``;
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
-  :class:`Runtime` for annotations;
+  :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
+  tracing plugin (``agentrig.kernel.tracing``);
 * the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
   ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
   ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
@@ -20,9 +21,9 @@ See ``docs/plugin-guide.md``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentrig._lazy import lazy_exports
 from agentrig._markers import hookimpl
 
 _LAZY: dict[str, str] = {
@@ -59,6 +60,12 @@ _LAZY: dict[str, str] = {
     "SESSION_STORES": "agentrig.session",
     "TOOLS": "agentrig.tools",
     "TOOLSETS": "agentrig.tools",
+    # tracing (a plugin that provides TRACE_CONTEXT)
+    "TRACE_CONTEXT": "agentrig.kernel",
+    "ScopeKind": "agentrig.kernel",
+    "TraceContext": "agentrig.kernel",
+    "TraceScope": "agentrig.kernel",
+    "trace_env": "agentrig.kernel",
     # contributions
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
@@ -72,6 +79,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "TRACE_CONTEXT",
     "hookimpl",
     "CREDENTIAL_STORES",
     "HOOK_STRATEGIES",
@@ -104,28 +112,22 @@ __all__ = [
     "RuntimeStarted",
     "ServiceKey",
     "SessionStart",
+    "ScopeKind",
     "Tool",
     "ToolExecution",
     "Toolset",
+    "TraceContext",
+    "TraceScope",
     "TurnStopping",
     "Variant",
     "compose_step",
     "tool",
+    "trace_env",
     "with_options",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentrig.plugin' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:
@@ -133,6 +135,7 @@ if TYPE_CHECKING:
     from agentrig.credentials import CREDENTIAL_STORES
     from agentrig.hooks import HOOK_STRATEGIES
     from agentrig.kernel import (
+        TRACE_CONTEXT,
         AgentCreated,
         AgentDisposed,
         AgentHandle,
@@ -151,11 +154,15 @@ if TYPE_CHECKING:
         Retry,
         Runtime,
         RuntimeStarted,
+        ScopeKind,
         ServiceKey,
         SessionStart,
         ToolExecution,
+        TraceContext,
+        TraceScope,
         TurnStopping,
         compose_step,
+        trace_env,
         with_options,
     )
     from agentrig.llm import PROVIDERS, Provider, ProviderConfig, ReadinessCheck

@@ -33,9 +33,13 @@ from agentrig.errors import (
 from agentrig.ids import ToolId, provider_id
 from agentrig.kernel.config import PlaceholderResolver, issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
-from agentrig.kernel.runtime import AGENTS, HTTP, MODELS
+from agentrig.kernel.runtime import AGENTS, HTTP, MODELS, HttpFactory
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import httpx
+
     from agentrig.kernel.config import LoadedConfig
     from agentrig.kernel.runtime import Runtime
 
@@ -190,10 +194,21 @@ async def check_ids(rt: Runtime) -> None:
 
 
 async def compose_egress(rt: Runtime) -> None:
-    """Provide ``rt.http``: every caller- or model-supplied URL goes through the egress policy."""
-    from agentrig.builtins.egress_http import make_http_factory  # httpx: only when composing
+    """Provide ``rt.http``: every caller- or model-supplied URL goes through the egress policy.
 
-    rt.services.provide(HTTP, make_http_factory(rt), source="compose-egress")
+    The egress machinery (httpx, httpcore and through it trio) is imported by the first
+    client built, so a runtime that never opens a connection never loads it.
+    """
+    built: list[HttpFactory] = []
+
+    def http(*, allow_private: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
+        if not built:
+            from agentrig.builtins.egress_http import make_http_factory
+
+            built.append(make_http_factory(rt))
+        return built[0](allow_private=allow_private, **kwargs)
+
+    rt.services.provide(HTTP, http, source="compose-egress")
 
 
 async def _resolve_credentials(
