@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -55,3 +56,16 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def cold_child_env(pycache: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a cold-start child: bytecode cached under ``pycache``.
+
+    A user's installation has its modules compiled; a shell exporting
+    ``PYTHONDONTWRITEBYTECODE`` (or a read-only editable checkout) would make every child
+    compile every module from source instead.  ``PYTHONPYCACHEPREFIX`` keeps the cache out
+    of the tree; a warm-up run fills it for value and floor alike.
+    """
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": pycache, **(extra or {})}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env

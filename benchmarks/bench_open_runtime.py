@@ -2,6 +2,12 @@
 
     python benchmarks/bench_open_runtime.py [--quick]
 
+Also guards the cost of one open itself (issue 20: it once regressed from ~0.6 ms to
+~40 ms): ``open_runtime`` of the small config against validating its config model alone
+(``RuntimeConfig.model_validate``), measured interleaved in the same run; target within
+100x (the open composes the runtime through eleven listener plugins, builds a pluggy
+manager, and closes it again).
+
 The extra entry points come from a throwaway ``*.dist-info`` directory generated in a
 temporary directory and put on ``sys.path`` -- exactly what ``pip install`` leaves behind --
 whose modules raise when imported: discovery must list them without importing any (the
@@ -21,12 +27,13 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import compare, emit, gc_paused, median
+from _common import cold_child_env, compare, gc_paused, median
 
-from agentrig.kernel import MemorySource, open_runtime
+from agentrig.kernel import MemorySource, RuntimeConfig, open_runtime
 
 GROUPS = ("agentrig.tools", "agentrig.providers", "agentrig.session_stores", "agentrig.sealers")
 UNUSED = 200
+OPEN_TARGET = 100.0  # one open within 100x validating the config model alone
 
 CONFIG = {"session_stores": {"main": {"kind": "bench_store"}}, "plugins": {"disabled": []}}
 
@@ -71,13 +78,22 @@ async def open_once(expect_unused: bool) -> float:
     return elapsed / 1000
 
 
-async def measure(runs: int, expect_unused: bool) -> list[float]:
+def validate_once() -> float:
+    start = time.perf_counter_ns()
+    RuntimeConfig.model_validate(CONFIG)
+    return (time.perf_counter_ns() - start) / 1000
+
+
+async def measure(runs: int, expect_unused: bool, floor: list[float]) -> list[float]:
+    """``runs`` opens; each is followed by one floor sample (the config model alone)."""
     for _ in range(3):  # warm-up
         await open_once(expect_unused)
+        validate_once()
     out = []
     with gc_paused():
         for _ in range(runs):
             out.append(await open_once(expect_unused))
+            floor.append(validate_once())
     return out
 
 
@@ -94,22 +110,23 @@ anyio.run(first_open)
 """
 
 
-def cold_open_us(runs: int, extra_path: str | None) -> float:
-    """The FIRST open_runtime of a fresh process (no listing cached yet), median of runs."""
+def cold_open_us(extra_path: str | None, pycache: str) -> float:
+    """The FIRST open_runtime of a fresh process (no listing cached yet), in microseconds."""
     import os
     import subprocess
 
-    env = dict(os.environ)
+    extra = {}
     if extra_path is not None:
-        env["PYTHONPATH"] = extra_path + os.pathsep + env.get("PYTHONPATH", "")
+        extra["PYTHONPATH"] = extra_path + os.pathsep + os.environ.get("PYTHONPATH", "")
     code = _COLD_CHILD.format(bench=str(Path(__file__).resolve().parent))
-    samples = []
-    for _ in range(runs):
-        out = subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-        )
-        samples.append(float(out.stdout.strip().splitlines()[-1]))
-    return median(samples)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=cold_child_env(pycache, extra),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -119,23 +136,38 @@ def main() -> None:
     runs = 30 if args.quick else 200
     base: list[float] = []
     extra: list[float] = []
+    model: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_unused_dist(root)
         for _ in range(5):  # alternate the two setups so both see the same machine state
-            base += anyio.run(measure, runs // 5, False)
+            base += anyio.run(measure, runs // 5, False, model)
             sys.path.insert(0, str(root))
             importlib.invalidate_caches()
-            extra += anyio.run(measure, runs // 5, True)
+            extra += anyio.run(measure, runs // 5, True, [])
             sys.path.remove(str(root))
             importlib.invalidate_caches()
         imported = [m for m in sys.modules if m.startswith("bench_unused_")]
         assert not imported, f"unused plugins were imported: {imported[:3]}"
         # the first open of a fresh process pays for reading every entry point once
-        cold_runs = 5 if args.quick else 15
-        cold_base = cold_open_us(cold_runs, None)
-        cold_extra = cold_open_us(cold_runs, str(root))
-    emit("open_runtime_small_config", median(base), "us")
+        # (alternating, after one run of each that fills the bytecode cache)
+        pycache = f"{tmp}/pycache"
+        cold: dict[str | None, list[float]] = {None: [], str(root): []}
+        for sample in range(1 + (5 if args.quick else 15)):
+            for path, samples in cold.items():
+                elapsed = cold_open_us(path, pycache)
+                if sample:
+                    samples.append(elapsed)
+        cold_base, cold_extra = median(cold[None]), median(cold[str(root)])
+    compare(
+        "open_runtime_small_config",
+        median(base),
+        median(model),
+        "us",
+        OPEN_TARGET,
+        floor_name="RuntimeConfig.model_validate of the same config",
+        statistic="median",
+    )
     compare(
         f"open_runtime_with_{UNUSED}_unused_entry_points",
         median(extra),

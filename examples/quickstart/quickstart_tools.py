@@ -28,6 +28,3 @@ def get_weather(city: str) -> dict[str, object]:
 def convert_temperature(celsius: float) -> str:
     """Convert a temperature from degrees Celsius to degrees Fahrenheit."""
     return f"{celsius * 9 / 5 + 32:.1f} °F"
-
-
-TOOLS = (get_weather, convert_temperature)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from quickstart_tools import TOOLS
 
 import agentrig
 from agentrig.llm import (
@@ -56,15 +55,10 @@ def _out(text: str = "", end: str = "\n") -> None:
 
 
 async def main() -> None:
-    # The two tools enter exactly like installed plugin entries would, only in memory.
-    memory = agentrig.MemorySource()
-    for item in TOOLS:
-        memory.add("tools", item.id, item, distribution="quickstart")
-
+    # The two tools are named in agentrig.toml as "quickstart_tools.py:<function>".
     async with agentrig.open_runtime(
         HERE / "agentrig.toml",
         resolver=agentrig.env_resolver(),
-        memory=memory,
         plugins=[("fahrenheit", FahrenheitPlugin())],
     ) as rt:
         models = rt.models

@@ -6,7 +6,8 @@
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations;
-* contributions: the :class:`Provider` port and its :class:`ProviderConfig`, the
+* contributions: the :class:`Provider` port, its :class:`ProviderConfig` and the optional
+  :class:`ReadinessCheck`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
   factory's options model, :class:`Variant` for union members, :class:`ContractViolation`.
 
@@ -16,9 +17,9 @@ See ``docs/plugin-guide.md``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentrig._lazy import lazy_exports
 from agentrig._markers import hookimpl
 
 _LAZY: dict[str, str] = {
@@ -50,6 +51,7 @@ _LAZY: dict[str, str] = {
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
     "ProviderConfig": "agentrig.llm",
+    "ReadinessCheck": "agentrig.llm",
     "Tool": "agentrig.tools",
     "Toolset": "agentrig.tools",
     "Variant": "agentrig.variants",
@@ -73,6 +75,7 @@ __all__ = [
     "PreStep",
     "Provider",
     "ProviderConfig",
+    "ReadinessCheck",
     "Reject",
     "RequestConfig",
     "RequestError",
@@ -92,17 +95,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentrig.plugin' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:
@@ -132,6 +125,6 @@ if TYPE_CHECKING:
         compose_step,
         with_options,
     )
-    from agentrig.llm import Provider, ProviderConfig
+    from agentrig.llm import Provider, ProviderConfig, ReadinessCheck
     from agentrig.tools import Tool, Toolset, tool
     from agentrig.variants import Variant

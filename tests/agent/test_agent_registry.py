@@ -318,3 +318,30 @@ async def test_closing_normally_awaits_the_running_turn(env: EnvFactory) -> None
     assert [t.reason for t in events(agent, "turn/end")] == ["completed"]
     assert agent.session.derive_messages()[-1].text == "finished after the gate"
     check_invariant(agent)
+
+
+async def test_history_seeded_by_setup_is_stored_once_in_order(
+    env: EnvFactory, tmp_path: Path
+) -> None:
+    from agentrig.llm import AssistantMessage, TextBlock, UserMessage
+    from agentrig.session import AssistantMessageEvent, UserMessageEvent
+
+    def seed(agent: Agent) -> None:
+        agent.session.append(UserMessageEvent(message=UserMessage.of("earlier question")))
+        agent.inject("queued note")  # an inbox splice: queued for the next write
+        reply = AssistantMessage(content=(TextBlock(text="earlier answer"),))
+        agent.session.append(AssistantMessageEvent(message=reply))
+
+    async with env(["now"], config=store_config(tmp_path)) as e:
+        agent = await e.rt.agents.create(
+            "worker", provider="local", model="m1", session_store="disk", setup=seed
+        )
+        await agent.run("next")
+        written = [event.seq for event in agent.session.events]
+        store = e.rt.catalog("session_stores").require("disk")
+        report = await store.load(agent.session_id)
+    assert not report.damaged, report.detail
+    assert [event.seq for event in report.events] == written
+    assert [ev.data.message.text for ev in report.events if ev.type == "user/message"][:1] == [
+        "earlier question"
+    ]

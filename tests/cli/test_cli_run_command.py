@@ -101,9 +101,12 @@ def test_run_json_reports_cost_from_the_model_registry(
     assert invocation["cost_usd"] == pytest.approx(0.003 + 0.003)
 
 
-def test_run_streams_text_and_tool_activity_on_a_terminal(
+def test_run_streams_plain_text_and_tool_activity_on_a_no_color_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # NO_COLOR: plain text as it arrives (Markdown rendering is tests/cli/test_cli_terminal.py)
+    monkeypatch.setenv("NO_COLOR", "1")
+
     class Terminal(io.StringIO):
         def __init__(self) -> None:
             super().__init__()

@@ -17,7 +17,7 @@ SECTION = "## 9. Adding to the runtime"
 def _samples() -> list[str]:
     text = GUIDE.read_text(encoding="utf-8")
     section = text[text.index(SECTION) :]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    return re.findall(r"```python[^\n]*\n(.*?)```", section, flags=re.DOTALL)
 
 
 def test_the_section_has_the_plugin_its_use_and_a_config_table() -> None:

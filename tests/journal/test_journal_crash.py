@@ -177,6 +177,9 @@ async def test_killed_after_tool_result_restores_it_without_rerunning(tmp_path: 
     assert marker_lines(r.marker) == ["one"]  # never twice
     assert r.results == ["wrote one"]  # never hidden
     assert r.result.text == "done after one"
+    # the call's start was logged before the crash: it is not logged a second time
+    calls = [e for e in r.result.agent.session.events if e.type == "tool/call"]
+    assert [e.data.call.id for e in calls] == ["call_a"]
     # the restored settlement re-entered no observer; only the continued turn closed
     assert r.observed == ["turn_stopping"]
 

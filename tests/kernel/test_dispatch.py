@@ -134,6 +134,61 @@ def test_bad_argument_names_refused() -> None:
         HookDispatcher().register(Extra(), "extra")
 
 
+def test_dunder_named_listener_is_refused_not_skipped() -> None:
+    # registration skips dunder attributes for speed; the refusal check still reads them
+    class Dunder:
+        @agentrig.hookimpl
+        def __observe__(self, payload: Observation) -> None: ...
+
+    with pytest.raises(HookError, match="__observe__"):
+        HookDispatcher().register(Dunder(), "dunder")
+
+
+def test_refusals_are_remembered_per_plugin_object_across_dispatchers() -> None:
+    class Wrong:
+        @agentrig.hookimpl
+        def observ(self, payload: Observation) -> None: ...
+
+    plugin = Wrong()
+    for _ in range(2):  # the second verdict comes from the cache: the same refusal
+        with pytest.raises(HookError, match="did you mean 'observe'"):
+            HookDispatcher().register(plugin, "wrong")
+    log: list[str] = []
+    good = make_observer(log, "good")
+    first, second = HookDispatcher(), HookDispatcher()
+    first.register(good, "good")
+    second.register(good, "good")
+    first.notify("observe", obs())
+    second.notify("observe", obs())
+    assert log == ["good", "good"]
+
+
+def test_plugins_without_weak_references_are_checked_and_run_every_time() -> None:
+    # the per-object caches need a weak reference; a slotted listener has none
+    log: list[str] = []
+
+    class Slotted:
+        __slots__ = ()
+
+        @agentrig.hookimpl
+        def observe(self, payload: Observation) -> None:
+            log.append("slotted")
+
+    class SlottedWrong:
+        __slots__ = ()
+
+        @agentrig.hookimpl
+        def observ(self, payload: Observation) -> None: ...
+
+    for _ in range(2):
+        hooks = HookDispatcher()
+        hooks.register(Slotted(), "slotted")
+        hooks.notify("observe", obs())
+        with pytest.raises(HookError, match="did you mean 'observe'"):
+            hooks.register(SlottedWrong(), "wrong")
+    assert log == ["slotted", "slotted"]
+
+
 def test_registering_twice_is_refused() -> None:
     hooks = HookDispatcher()
     plugin = make_observer([], "a")

@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,7 @@ from agentrig.session import (
     dump_event,
     parse_event,
 )
+from agentrig.testing.conformance_session_store import SessionStoreConformance
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
@@ -383,3 +384,14 @@ async def test_the_journal_rebuilds_an_execution_across_connections(dsn: str) ->
         assert [r.run_id for r in await again.executions(agent_id="assistant")] == [RUN]
     finally:
         await again.aclose()
+
+
+# ---- the session-store conformance suite ---------------------------------------------------
+
+
+class TestPostgresStoreConformance(SessionStoreConformance):
+    """The store-neutral conformance suite, on a fresh database per test."""
+
+    @pytest.fixture
+    def make_session_store(self, dsn: str) -> Callable[[], SessionStore]:
+        return lambda: build(dsn)

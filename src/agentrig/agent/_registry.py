@@ -28,7 +28,8 @@ from agentrig.session import (
     SessionWriter,
     find_cut_off_turn,
 )
-from agentrig.tools import Tool
+from agentrig.tools import Tool, check_tool_contribution
+from agentrig.tools import tool as make_tool
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
@@ -47,6 +48,7 @@ class AgentRegistry:
         self.runtime = runtime
         self.gate = gate
         self._agents: dict[str, Agent] = {}
+        self._made: dict[Callable[..., Any], Tool] = {}
 
     def __iter__(self) -> Iterator[Agent]:
         return iter(tuple(self._agents.values()))
@@ -86,12 +88,24 @@ class AgentRegistry:
                 tools.append(catalog.require(tool_name))
         return tools
 
-    def _given_tools(self, tools: Sequence[Tool]) -> list[Tool]:
+    def _as_tool(self, item: Tool | Callable[..., Any]) -> Tool:
+        """A tool as given, or a plain function made one as ``@agentrig.tool`` makes it (the
+        same function is the same tool every time)."""
+        if isinstance(item, Tool):
+            return item
+        if not (inspect.isfunction(item) or inspect.ismethod(item)):
+            return check_tool_contribution(item)[0]  # refused, saying what a tool is
+        made = self._made.get(item)
+        if made is None:
+            made = self._made[item] = make_tool(item)
+        return made
+
+    def _given_tools(self, given: Sequence[Tool | Callable[..., Any]]) -> list[Tool]:
         """Tools passed to ``create(tools=...)``: one ID, one tool -- a second tool with an id
         already taken (in the list, or by a different tool of the runtime) is refused."""
         catalog = self.runtime.tools
         chosen: dict[str, tuple[int, Tool]] = {}
-        for position, tool in enumerate(tools):
+        for position, tool in enumerate(self._as_tool(item) for item in given):
             if tool.id in chosen and chosen[tool.id][1] is not tool:
                 raise DuplicateIdError(
                     f"tool id {tool.id!r} is given twice to agents.create(tools=...) by two "
@@ -122,13 +136,15 @@ class AgentRegistry:
         *,
         session_id: str | None = None,
         setup: AgentSetup | None = None,
-        tools: list[Tool] | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
     ) -> Agent:
         """Create and publish an agent with a fresh session (caller-supplied or minted id).
 
         ``config`` defaults to the ``[agents.<agent_id>]`` entry; keyword ``settings``
-        (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.
+        (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.  ``tools``
+        replaces the config's tools: tools, or plain functions (made tools as
+        ``@agentrig.tool`` makes them).
         """
         self.runtime.ensure_open()
         sid = _check_session_id(session_id) if session_id is not None else new_session_id()
@@ -148,7 +164,7 @@ class AgentRegistry:
         agent_id: str,
         config: AgentConfig | None = None,
         setup: AgentSetup | None = None,
-        tools: list[Tool] | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
     ) -> Agent:
         """Rebuild an agent from a stored session (its log is loaded, its inbox restored)."""
@@ -166,21 +182,17 @@ class AgentRegistry:
         session = Session(session_id)
         session.load(report.events)
 
-        async def restore(agent: Agent) -> Callable[[], None] | None:
+        async def restore(agent: Agent) -> None:
             # inside the setup transaction: a failure here publishes nothing
             agent.load_report = report
             for event in report.events:
                 if isinstance(event.data, InboxSpliced):
                     agent.inbox.restore(event.data)
             await self._close_cut_off_turn(agent)
-            if setup is None:
-                return None
-            commit = setup(agent)
-            if inspect.isawaitable(commit):
-                commit = await commit
-            return commit
 
-        return await self._publish(agent_id, resolved, session, store, restore, tools)
+        return await self._publish(
+            agent_id, resolved, session, store, setup, tools, prepare=restore
+        )
 
     async def _close_cut_off_turn(self, agent: Agent) -> None:
         """Close a turn the stopped process left open, before anything new is sent.
@@ -224,7 +236,9 @@ class AgentRegistry:
         session: Session,
         store: SessionStore | None,
         setup: AgentSetup | None,
-        tools: list[Tool] | None,
+        tools: Sequence[Tool | Callable[..., Any]] | None,
+        *,
+        prepare: Callable[[Agent], Awaitable[None]] | None = None,
     ) -> Agent:
         self.runtime.providers.require(config.provider)
         agent_tools = self._given_tools(tools) if tools is not None else self._tools(config)
@@ -242,6 +256,9 @@ class AgentRegistry:
         )
         try:
             commit: Any = None
+            if prepare is not None:
+                await prepare(agent)  # writes what it records itself
+            written = len(session)
             if setup is not None:
                 commit = setup(agent)
                 if inspect.isawaitable(commit):
@@ -255,6 +272,12 @@ class AgentRegistry:
                 ) from veto
             if callable(commit):
                 commit()
+            if writer is not None and len(session) > written:
+                # what setup appended (seeded history, and inbox splices already queued) is
+                # part of the log: stored once, in order, as one batch, after every check
+                # passed (a refused creation persists nothing) and before publication
+                agent._pending_writes = list(session.events[written:])
+                await agent.flush()
         except BaseException:
             agent._disposed = True
             if writer is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from agentrig.builtins._factory import call_factory
+from agentrig.builtins.tool_refs import ToolRefs, is_tool_ref, static_issue
 from agentrig.credentials import (
     STORE_PREFIX,
     CredentialReferenceError,
@@ -29,9 +30,13 @@ from agentrig.errors import (
 )
 from agentrig.kernel.config import PlaceholderResolver, issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
-from agentrig.kernel.runtime import AGENTS, HTTP, MODELS
+from agentrig.kernel.runtime import AGENTS, HTTP, MODELS, HttpFactory
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import httpx
+
     from agentrig.kernel.config import LoadedConfig
     from agentrig.kernel.runtime import Runtime
 
@@ -136,7 +141,10 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                 )
             )
         for i, tool in enumerate(agent.tools):
-            issue = _entry_issue(index, "tools", tool, ("agents", aid, "tools", i))
+            if is_tool_ref(tool):  # code: run (and fully checked) when the tools are composed
+                issue = static_issue(tool, loaded.base_dir, ("agents", aid, "tools", i))
+            else:
+                issue = _entry_issue(index, "tools", tool, ("agents", aid, "tools", i))
             if issue:
                 issues.append(issue)
         if agent.session_store is not None and agent.session_store not in config.session_stores:
@@ -183,10 +191,21 @@ async def check_ids(rt: Runtime) -> None:
 
 
 async def compose_egress(rt: Runtime) -> None:
-    """Provide ``rt.http``: every caller- or model-supplied URL goes through the egress policy."""
-    from agentrig.builtins.egress_http import make_http_factory  # httpx: only when composing
+    """Provide ``rt.http``: every caller- or model-supplied URL goes through the egress policy.
 
-    rt.services.provide(HTTP, make_http_factory(rt), source="compose-egress")
+    The egress machinery (httpx, httpcore and through it trio) is imported by the first
+    client built, so a runtime that never opens a connection never loads it.
+    """
+    built: list[HttpFactory] = []
+
+    def http(*, allow_private: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
+        if not built:
+            from agentrig.builtins.egress_http import make_http_factory
+
+            built.append(make_http_factory(rt))
+        return built[0](allow_private=allow_private, **kwargs)
+
+    rt.services.provide(HTTP, http, source="compose-egress")
 
 
 async def _resolve_credentials(
@@ -297,7 +316,11 @@ async def compose_tools(rt: Runtime) -> None:
     registry = rt.registry("tools")
     toolsets = rt.registry("toolsets")
     issues: list[Issue] = []
+    refs = ToolRefs(rt.loaded.base_dir)
     for name, path in wanted.items():
+        if is_tool_ref(name):
+            issues += _compose_ref(rt, refs, name, path)
+            continue
         entry = rt.index.find("tools", name)
         if toolsets.has(name) or registry.has(name):
             # an override, or a plugin's earlier step, provides it; an installed entry of the
@@ -321,6 +344,23 @@ async def compose_tools(rt: Runtime) -> None:
             toolsets.register(tuple(tool.id for tool in tools), id=name, source=source)
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
+
+
+def _compose_ref(rt: Runtime, refs: ToolRefs, ref: str, path: Path) -> list[Issue]:
+    """Register the tools a code reference names; the reference stands for all of them."""
+    loaded = refs.load(ref, path)
+    if isinstance(loaded, Issue):
+        return [loaded]
+    registry = rt.registry("tools")
+    source = f"ref:{ref}"
+    issues: list[Issue] = []
+    for tool in loaded:
+        if not registry.has(tool.id):
+            registry.register(tool, id=tool.id, source=source)
+        elif registry.get(tool.id) is not tool and registry.source_of(tool.id) != OVERRIDE:
+            issues.append(_duplicate(rt, tool.id, registry.source_of(tool.id), source, path))
+    rt.registry("toolsets").register(tuple(tool.id for tool in loaded), id=ref, source=source)
+    return issues
 
 
 def _duplicate(rt: Runtime, tool_id: str, first: str | None, second: str, path: Path) -> Issue:

@@ -285,6 +285,10 @@ class ScriptedProvider:
             signal.raise_if_cancelled()
             yield chunk
 
+    async def check_ready(self) -> None:
+        """Always ready: the script is in memory (the :class:`~agentrig.llm.ReadinessCheck`
+        protocol, so a server's ``/ready`` reports it checked)."""
+
     async def aclose(self) -> None:
         self.closed = True
 

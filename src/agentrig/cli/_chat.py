@@ -1,46 +1,53 @@
 """``agentrig chat -c FILE [-a AGENT] [--session ID]``: an interactive, streaming chat.
 
 Each line read from stdin is one run of the agent; its answer streams to stdout as it
-arrives, tool activity goes to stderr.  ``/exit`` or end of input ends the chat.  With
-``--session ID`` the chat continues a stored session when the agent has a session store
-and the session exists, else it starts a new session with that id.
+arrives (Markdown on a terminal, see ``_render``).  ``/exit`` or end of input ends the chat.
+Ctrl-C stops the running answer -- the turn is recorded as interrupted -- and returns to
+the prompt; Ctrl-C at the prompt leaves (exit 130).  With ``--session ID`` the chat
+continues a stored session when the agent has a session store and the session exists, else
+it starts a new session with that id.  Approvals are asked as in ``run`` (``_approve``).
 
 Exit codes: 0 ok, 1 at least one turn failed (each failure is reported on stderr and the
-chat goes on), 2 usage or configuration errors.
+chat goes on), 2 usage or configuration errors, 3 a tool call needed approval and there
+was no terminal to ask, 130 left with Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
-import threading
-from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
 from agentrig.cli._common import (
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     Subparsers,
     UsageError,
-    prompt_text,
 )
+from agentrig.cli._input import LineReader
+from agentrig.cli._render import Renderer, make_renderer, stream_turn
 from agentrig.cli._run import (
     CompositionError,
+    add_cli_tools,
     add_common_arguments,
+    attach_approver,
+    can_ask,
     choose_agent,
+    exit_for_refusals,
     load_composition,
     open_agent_runtime,
     report_failure,
     report_hooks,
-    stream_turn,
 )
 
 if TYPE_CHECKING:
-    import anyio.abc
-    import anyio.from_thread
+    import anyio
 
     from agentrig.agent import Agent
+    from agentrig.cancel import CancelSignal
     from agentrig.kernel import LoadedConfig, Runtime
 
 __all__ = ["register", "run"]
@@ -49,11 +56,15 @@ EXIT_COMMAND = "/exit"
 
 _HELP = """\
 Chat with AGENT of FILE: every line you type is one turn; the answer streams as it
-arrives.  Type /exit (or end the input, Ctrl-D) to leave.
+arrives.  Ctrl-C stops the answer and returns to the prompt.  Type /exit (or end the
+input, Ctrl-D, or Ctrl-C at the prompt) to leave.
 
 --session ID continues the stored session ID when the agent has a session store and the
-session exists; otherwise a new session is started under that id.  Exit codes: 0 ok,
-1 a turn failed, 2 usage or configuration error.
+session exists; otherwise a new session is started under that id.  Tool calls the rules
+ask about are put to you as in 'agentrig run' (see --yes, --mode).
+
+Exit codes: 0 ok, 1 a turn failed, 2 usage or configuration error, 3 a tool call needed
+approval and there was no terminal to ask, 130 left with Ctrl-C at the prompt.
 """
 
 
@@ -81,11 +92,13 @@ def run(args: argparse.Namespace) -> int:
             args.config,
             strict_plugins=args.strict_plugins,
             claude_settings=args.claude_settings,
+            mode=args.mode,
         )
     except CompositionError as exc:
         exc.report("chat", sys.stderr)
         return EXIT_USAGE
     agent_id = choose_agent(loaded, args.agent)
+    loaded = add_cli_tools(loaded, agent_id, args.tools)
     if args.session is not None:
         from agentrig.errors import InvalidIdError
         from agentrig.ids import session_id
@@ -94,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             session_id(args.session)
         except InvalidIdError as exc:
             raise UsageError(str(exc)) from None
-    code: int = anyio.run(_chat, loaded, agent_id, args.session)
+    code: int = anyio.run(_chat, loaded, agent_id, args)
     return code
 
 
@@ -120,130 +133,118 @@ async def _attach(rt: Runtime, agent_id: str, session: str | None, err: IO[str])
     return await rt.agents.create(agent_id, session_id=session)
 
 
-async def _chat(loaded: LoadedConfig, agent_id: str, session: str | None) -> int:
+async def _chat(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -> int:
+    import anyio
+
     out, err = sys.stdout, sys.stderr
-    interactive = sys.stdin.isatty()
-    failed = False
+    renderer = make_renderer(out, err)
     try:
         async with (
             open_agent_runtime(loaded, command="chat", err=err) as rt,
-            _LineReader() as lines,
+            LineReader() as lines,
         ):
+            keys = _Interrupts()
+            approver = attach_approver(
+                rt,
+                args,
+                read_line=lines.next if not args.yes and can_ask(err) else None,
+                err=err,
+                renderer=renderer,
+                turn_signal=lambda: keys.turn,
+            )
             try:
-                agent = await _attach(rt, agent_id, session, err)
+                agent = await _attach(rt, agent_id, args.session, err)
             except Exception as exc:
                 report_failure("chat", exc, err)
                 return EXIT_FAILURE
-            if interactive:
-                err.write(
-                    f"agentrig chat: agent {agent.id}, session {agent.session_id} "
-                    f"-- {EXIT_COMMAND} or Ctrl-D to leave\n"
-                )
-            while True:
-                if interactive:
-                    err.write("> ")
-                    err.flush()
-                line = await lines.next()
-                if line is None:
-                    break
-                prompt = line.strip()
-                if prompt == EXIT_COMMAND:
-                    break
-                if not prompt:
-                    continue
+            problem: Exception | None = None
+            code = EXIT_OK
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(keys.watch)
                 try:
-                    report_hooks(await stream_turn(agent, prompt, out=out, err=err), err)
-                except Exception as exc:
-                    failed = True
-                    report_failure("chat", exc, err)
+                    code = await _converse(agent, lines, renderer, keys, err)
+                except Exception as exc:  # raised after the watcher stops, not grouped
+                    problem = exc
+                finally:
+                    tg.cancel_scope.cancel()
+            if problem is not None:
+                raise problem
+            refused = exit_for_refusals(approver, "chat", err)
+            return code if code != EXIT_OK else refused
     except CompositionError as exc:
         exc.report("chat", err)
         return EXIT_USAGE
-    return EXIT_FAILURE if failed else EXIT_OK
 
 
-def _stdin_lines() -> Callable[[], str | bytes]:
-    """A function returning the next line of stdin (empty at its end).
-
-    A real stdin is read with ``os.read`` on its descriptor, outside Python's buffered
-    reader: a daemon thread blocked inside that reader holds its lock, and the interpreter
-    aborts if it has to take the lock at exit.  A stdin object without a descriptor (a test's
-    ``StringIO``) is read line by line, as bytes when it has a binary buffer.
-    """
-    import io
-    import os
-
-    try:
-        fd = sys.stdin.fileno()
-    except (AttributeError, OSError, io.UnsupportedOperation):
-        binary = getattr(sys.stdin, "buffer", None)
-        return binary.readline if binary is not None else sys.stdin.readline
-    pending = bytearray()
-
-    def next_line() -> bytes:
-        while True:
-            end = pending.find(b"\n")
-            if end >= 0:
-                line = bytes(pending[: end + 1])
-                del pending[: end + 1]
-                return line
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                line = bytes(pending)
-                pending.clear()
-                return line
-            pending.extend(chunk)
-
-    return next_line
-
-
-class _LineReader:
-    """Lines of stdin, read by a daemon thread so a blocked read never holds the exit.
-
-    Lines are read as bytes (when stdin has a binary buffer) and decoded here, strictly:
-    a line that is not UTF-8 is a usage error before it becomes a turn.
-    """
+class _Interrupts:
+    """Ctrl-C in a chat: the first stops the running answer, one at the prompt leaves."""
 
     def __init__(self) -> None:
-        self._portal: anyio.from_thread.BlockingPortal | None = None
-        self._receive: anyio.abc.ObjectReceiveStream[str | bytes | None] | None = None
+        self.turn: CancelSignal | None = None
+        self.prompt: anyio.CancelScope | None = None
+        self.leave = False
 
-    async def __aenter__(self) -> _LineReader:
-        import anyio
-        import anyio.from_thread
+    def leaving(self) -> bool:
+        """Did a Ctrl-C at the prompt (or before it) ask to leave?"""
+        return self.leave
 
-        send, receive = anyio.create_memory_object_stream[str | bytes | None](1)
-        portal = anyio.from_thread.BlockingPortal()
-        await portal.__aenter__()
-        self._portal, self._receive = portal, receive
-        next_line = _stdin_lines()
-
-        def read() -> None:
-            try:
-                while True:
-                    line = next_line()
-                    portal.call(send.send, line or None)
-                    if not line:
-                        return
-            except Exception:  # the chat ended first (portal closed): nothing to deliver
-                return
-
-        threading.Thread(target=read, name="agentrig-chat-stdin", daemon=True).start()
-        return self
-
-    async def next(self) -> str | None:
-        """The next line, or None at end of input; :class:`UsageError` if it is not UTF-8."""
+    async def watch(self) -> None:
         import anyio
 
-        assert self._receive is not None
+        with anyio.open_signal_receiver(signal.SIGINT) as received:
+            async for _ in received:
+                if self.turn is not None and not self.turn.cancelled:
+                    self.turn.cancel("interrupted (Ctrl-C)")
+                    continue
+                self.leave = True
+                if self.prompt is not None:
+                    self.prompt.cancel()
+
+
+async def _converse(
+    agent: Agent, lines: LineReader, renderer: Renderer, keys: _Interrupts, err: IO[str]
+) -> int:
+    """Read prompts and run turns until /exit, the end of input or a Ctrl-C at the prompt."""
+    import anyio
+
+    from agentrig.cancel import CancelSignal
+
+    interactive = sys.stdin.isatty()
+    failed = False
+    if interactive:
+        err.write(
+            f"agentrig chat: agent {agent.id}, session {agent.session_id} "
+            f"-- {EXIT_COMMAND}, Ctrl-D or Ctrl-C to leave; Ctrl-C stops an answer\n"
+        )
+    while True:
+        if interactive:
+            err.write("> ")
+            err.flush()
+        line: str | None = None
+        with anyio.CancelScope() as keys.prompt:
+            line = await lines.next()
+        keys.prompt = None
+        if keys.leaving():
+            err.write("\n")
+            err.flush()
+            return EXIT_INTERRUPTED
+        if line is None:
+            break
+        prompt = line.strip()
+        if prompt == EXIT_COMMAND:
+            break
+        if not prompt:
+            continue
+        keys.turn = CancelSignal()
         try:
-            line = await self._receive.receive()
-        except anyio.EndOfStream:
-            return None
-        return None if line is None else prompt_text(line, "stdin")
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._receive is not None:
-            await self._receive.aclose()
-        if self._portal is not None:
-            await self._portal.__aexit__(None, None, None)
+            result = await stream_turn(agent, prompt, renderer, signal=keys.turn)
+        except Exception as exc:
+            failed = True
+            report_failure("chat", exc, err)
+            continue
+        finally:
+            keys.turn = None
+        if result.interrupted:
+            renderer.note("[interrupted] the answer was stopped (recorded as interrupted)")
+        report_hooks(result, err)
+    return EXIT_FAILURE if failed else EXIT_OK

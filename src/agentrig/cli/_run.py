@@ -8,7 +8,7 @@ Secrets (``$ENV:NAME`` references) are resolved through :func:`agentrig.env_reso
 nowhere else.  Exit codes: 0 ok, 1 the run failed (``error [code]: message`` on stderr),
 2 usage or configuration errors.
 
-The helpers here (:func:`load_composition`, :func:`open_agent_runtime`, :func:`stream_turn`)
+The helpers here (:func:`load_composition`, :func:`open_agent_runtime`, :func:`attach_approver`)
 are shared with ``agentrig chat``.
 """
 
@@ -17,12 +17,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from agentrig.cli._approve import (
+    EXIT_REFUSED,
+    MODES,
+    CliApprover,
+    denial_note,
+    refusal_message,
+)
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -32,13 +39,17 @@ from agentrig.cli._common import (
     config_path,
     prompt_text,
 )
+from agentrig.cli._input import LineReader
+from agentrig.cli._render import Renderer, make_renderer, short, stream_turn
 
 if TYPE_CHECKING:
-    from agentrig.agent import Agent, RunResult
+    from agentrig.agent import RunResult
+    from agentrig.cancel import CancelSignal
     from agentrig.kernel import LoadedConfig, Runtime
 
 __all__ = [
     "CompositionError",
+    "add_cli_tools",
     "choose_agent",
     "load_composition",
     "report_hooks",
@@ -47,7 +58,9 @@ __all__ = [
     "report_failure",
     "result_to_dict",
     "run",
-    "stream_turn",
+    "attach_approver",
+    "can_ask",
+    "exit_for_refusals",
     "warn_unloaded_listeners",
 ]
 
@@ -57,8 +70,14 @@ The answer streams as it arrives when stdout is a terminal; otherwise the final 
 printed.  --json prints the run result (value, invocation record with usage and cost).
 
 AGENT may be left out when FILE declares exactly one agent.  $ENV:NAME secret references
-are read from the environment.  Exit codes: 0 ok, 1 the run failed, 2 usage or
-configuration error.
+are read from the environment.
+
+A tool call the permission rules ask about is put to you on the terminal: allow once,
+allow for this session, or deny.  Without a terminal such a call is refused unless --yes
+(approve every ask) is given or --mode decides it.
+
+Exit codes: 0 ok, 1 the run failed, 2 usage or configuration error, 3 a tool call needed
+approval and there was no terminal to ask (see --yes, --mode), 130 interrupted.
 """
 
 
@@ -99,6 +118,29 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         ".claude/settings.local.json next to FILE (hooks and permissions, read verbatim)",
     )
     parser.add_argument(
+        "--mode",
+        choices=MODES,
+        help="the permission mode for this command, instead of [permissions] mode of FILE: "
+        "default asks before modifying or running things, plan allows only inspecting, "
+        "accept-edits also allows modifying, bypass allows all but the always-ask cases",
+    )
+    parser.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="approve every tool call the rules ask about, without asking (your consent for "
+        "non-interactive use; deny rules still deny)",
+    )
+    parser.add_argument(
+        "--tools",
+        metavar="REF",
+        action="append",
+        default=[],
+        help="give AGENT the tools REF names: 'package.module:function' or "
+        "'path/to/file.py:function' (relative to the current directory); repeatable. "
+        "Loading REF runs its code: name only code you trust",
+    )
+    parser.add_argument(
         "--strict-plugins",
         action="store_true",
         help="fail when an autoloaded listener plugin cannot be loaded (like plugins.strict "
@@ -124,9 +166,12 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "-f",
+        "--file",
         "--prompt-file",
+        dest="prompt_file",
         metavar="FILE",
-        help="read the user message from FILE (UTF-8) instead of PROMPT",
+        help="read the user message from FILE (UTF-8) instead of PROMPT "
+        "(--prompt-file is the old name)",
     )
     parser.set_defaults(handler=run)
 
@@ -140,7 +185,7 @@ def read_prompt(args: argparse.Namespace) -> str:
     given: str | None = args.prompt
     if args.prompt_file is not None:
         if given is not None:
-            raise UsageError("give either PROMPT or --prompt-file, not both")
+            raise UsageError("give either PROMPT or --file, not both")
         path = Path(args.prompt_file)
         try:
             raw = path.read_bytes()
@@ -151,7 +196,7 @@ def read_prompt(args: argparse.Namespace) -> str:
             ) from None
         return prompt_text(raw, f"the file {path}")
     if given is None:
-        raise UsageError("give the PROMPT, '-' to read it from stdin, or --prompt-file FILE")
+        raise UsageError("give the PROMPT, '-' to read it from stdin, or --file FILE")
     if given == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         return prompt_text(stdin.read() if stdin is not None else sys.stdin.read(), "stdin")
@@ -162,12 +207,18 @@ def read_prompt(args: argparse.Namespace) -> str:
 
 
 def load_composition(
-    file: str, *, strict_plugins: bool = False, claude_settings: bool = False
+    file: str,
+    *,
+    strict_plugins: bool = False,
+    claude_settings: bool = False,
+    mode: str | None = None,
 ) -> LoadedConfig:
     """Validate FILE; a missing file is a usage error, an invalid one a CompositionError.
 
     ``strict_plugins`` (``--strict-plugins``) turns ``plugins.strict`` on;
-    ``claude_settings`` (``--claude-settings``) adds the project's Claude Code settings files.
+    ``claude_settings`` (``--claude-settings``) adds the project's Claude Code settings files;
+    ``mode`` (``--mode``) replaces ``[permissions] mode`` (bypass is refused when the
+    config sets ``disable_bypass``).
     """
     import attrs
 
@@ -186,11 +237,20 @@ def load_composition(
         loaded = load_config(path, claude_settings=extra)
     except ConfigError as exc:
         raise CompositionError(_issue_lines(file, exc)) from None
-    if not strict_plugins:
-        return loaded
     config = loaded.config
-    plugins = config.plugins.model_copy(update={"strict": True})
-    return attrs.evolve(loaded, config=config.model_copy(update={"plugins": plugins}))
+    update: dict[str, object] = {}
+    if strict_plugins:
+        update["plugins"] = config.plugins.model_copy(update={"strict": True})
+    if mode is not None:
+        if mode == "bypass" and config.permissions.disable_bypass:
+            raise UsageError(
+                f"--mode bypass is refused: {file} sets [permissions] disable_bypass",
+                code="cli.bypass_disabled",
+            )
+        update["permissions"] = config.permissions.model_copy(update={"mode": mode})
+    if not update:
+        return loaded
+    return attrs.evolve(loaded, config=config.model_copy(update=update))
 
 
 def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
@@ -209,6 +269,30 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
     raise UsageError(
         f"{source} declares {len(agents)} agents ({', '.join(agents)}); choose one with -a AGENT"
     )
+
+
+def add_cli_tools(loaded: LoadedConfig, agent_id: str, refs: list[str]) -> LoadedConfig:
+    """``--tools REF ...``: the agent's tools plus ``refs`` (a file is relative to the current
+    directory, not to the config file)."""
+    if not refs:
+        return loaded
+    import attrs
+
+    from agentrig.builtins.tool_refs import anchored, is_tool_ref
+
+    for ref in refs:
+        if not is_tool_ref(ref):
+            raise UsageError(
+                f"--tools {ref}: expected 'package.module:function' or "
+                "'path/to/file.py:function' (installed tools are named in the config)",
+                code="cli.tool_ref",
+            )
+    added = [anchored(ref, Path.cwd()) for ref in refs]
+    config = loaded.config
+    agent = config.agents[agent_id]
+    agent = agent.model_copy(update={"tools": (*agent.tools, *added)})
+    agents = {**config.agents, agent_id: agent}
+    return attrs.evolve(loaded, config=config.model_copy(update={"agents": agents}))
 
 
 def _issue_lines(file: str, exc: Exception) -> list[str]:
@@ -261,74 +345,14 @@ def warn_unloaded_listeners(rt: Runtime, command: str, err: IO[str]) -> None:
     err.flush()
 
 
-def _tool_line(name: str, arguments: str) -> str:
-    shown = arguments if len(arguments) <= 200 else arguments[:197] + "..."
-    return f"[tool] {name}({shown})"
-
-
-async def stream_turn(
-    agent: Agent,
-    prompt: str,
-    *,
-    out: IO[str],
-    err: IO[str],
-    on_text: Callable[[str], None] | None = None,
-) -> RunResult[Any]:
-    """Stream one run: text deltas to ``out`` as they arrive, tool activity to ``err``."""
-    from agentrig.llm import TextDelta, ToolCallDelta, ToolCallStart, ToolResultChunk
-
-    stream = agent.stream(prompt)
-    calls: dict[int, list[str]] = {}
-    ended_line = True
-
-    def flush_calls() -> None:
-        nonlocal ended_line
-        if not calls:
-            return
-        if not ended_line:
-            out.write("\n")
-            out.flush()
-            ended_line = True
-        for name, *parts in calls.values():
-            err.write(_tool_line(name, "".join(parts)) + "\n")
-        err.flush()
-        calls.clear()
-
-    async for chunk in stream:
-        if isinstance(chunk, TextDelta):
-            out.write(chunk.text)
-            out.flush()
-            ended_line = chunk.text.endswith("\n")
-            if on_text is not None:
-                on_text(chunk.text)
-        elif isinstance(chunk, ToolCallStart):
-            calls[chunk.index] = [chunk.name]
-        elif isinstance(chunk, ToolCallDelta) and chunk.index in calls:
-            calls[chunk.index].append(chunk.arguments)
-        elif isinstance(chunk, ToolResultChunk):
-            flush_calls()
-            err.write(f"[tool] {chunk.name} -> {chunk.status}: {_short(chunk.text)}\n")
-            err.flush()
-    flush_calls()
-    if not ended_line:
-        out.write("\n")
-        out.flush()
-    return stream.result
-
-
 def report_hooks(result: RunResult[Any], err: IO[str]) -> None:
     """What the run's hooks said to the user (``systemMessage`` ...) and why it stopped early
     (a hook's ``stopReason``): one stderr line each, never mixed into the answer."""
     for notice in result.invocation.notices:
-        err.write(f"[hook] {_short(notice, 500)}\n")
+        err.write(f"[hook] {short(notice, 500)}\n")
     if result.invocation.stop_reason:
         err.write(f"[stopped] {result.invocation.stop_reason}\n")
     err.flush()
-
-
-def _short(text: str, limit: int = 200) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def report_failure(command: str, exc: BaseException, err: IO[str]) -> None:
@@ -385,24 +409,33 @@ def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
             args.config,
             strict_plugins=args.strict_plugins,
             claude_settings=args.claude_settings,
+            mode=args.mode,
         )
     except CompositionError as exc:
         exc.report("run", sys.stderr)
         return EXIT_USAGE
-    return loaded, choose_agent(loaded, args.agent)
+    agent_id = choose_agent(loaded, args.agent)
+    return add_cli_tools(loaded, agent_id, args.tools), agent_id
 
 
 async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -> int:
     out, err = sys.stdout, sys.stderr
-    streaming = not args.json and out.isatty()
+    renderer = make_renderer(out, err) if not args.json and out.isatty() else None
     try:
-        async with open_agent_runtime(loaded, command="run", err=err) as rt:
+        async with (
+            open_agent_runtime(loaded, command="run", err=err) as rt,
+            AsyncExitStack() as stack,
+        ):
+            read_line = None
+            if not args.yes and can_ask(err):
+                read_line = (await stack.enter_async_context(LineReader())).next
+            approver = attach_approver(rt, args, read_line=read_line, err=err, renderer=renderer)
             agent = rt.agent(agent_id)
             try:
-                if streaming:
-                    streamed = await stream_turn(agent, args.prompt, out=out, err=err)
+                if renderer is not None:
+                    streamed = await stream_turn(agent, args.prompt, renderer)
                     report_hooks(streamed, err)
-                    return EXIT_OK
+                    return exit_for_refusals(approver, "run", err)
                 result = await agent.run(args.prompt)
             except Exception as exc:
                 report_failure("run", exc, err)
@@ -417,10 +450,54 @@ async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespa
                 out.write(text if text.endswith("\n") else text + "\n")
                 report_hooks(result, err)
             out.flush()
-            return EXIT_OK
+            return exit_for_refusals(approver, "run", err, shown=False)
     except CompositionError as exc:
         exc.report("run", err)
         return EXIT_USAGE
+
+
+def can_ask(err: IO[str]) -> bool:
+    """Can a person answer here: are stdin and ``err`` (where the question goes) terminals?"""
+    return sys.stdin.isatty() and err.isatty()
+
+
+def attach_approver(
+    rt: Runtime,
+    args: argparse.Namespace,
+    *,
+    read_line: Callable[[], Awaitable[str | None]] | None,
+    err: IO[str],
+    renderer: Renderer | None,
+    turn_signal: Callable[[], CancelSignal | None] | None = None,
+) -> CliApprover:
+    """Register the command's approver (``--yes``, the terminal, or nobody) on ``rt``."""
+    approver = CliApprover(
+        consent=args.yes,
+        read_line=read_line,
+        err=err,
+        renderer=renderer,
+        turn_signal=turn_signal,
+    )
+    rt.add_plugin("agentrig.cli-approver", approver)
+    return approver
+
+
+def exit_for_refusals(
+    approver: CliApprover, command: str, err: IO[str], *, shown: bool = True
+) -> int:
+    """0, or :data:`EXIT_REFUSED` with one line naming the flags when asks went unanswered.
+
+    Calls refused otherwise (a rule, the mode, the person) keep exit code 0; unless the
+    streamed output showed them (``shown``), one ``note:`` line names them.
+    """
+    if approver.refused:
+        err.write(f"agentrig {command}: {refusal_message(approver.refused)}\n")
+        err.flush()
+        return EXIT_REFUSED
+    if approver.denied and not shown:
+        err.write(f"agentrig {command}: {denial_note(approver.denied)}\n")
+        err.flush()
+    return EXIT_OK
 
 
 def _print_json_error(exc: BaseException, out: IO[str]) -> None:

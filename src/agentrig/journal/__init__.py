@@ -20,38 +20,46 @@ whatever the journal cannot prove.
 See ``docs/journal.md``.
 """
 
-from agentrig.journal._attach import JournalAttachment, attach_journal, journaled_runtime
-from agentrig.journal._continue import (
-    ContinuationResult,
-    continue_execution,
-    reconcile_model,
-    reconcile_tool,
-)
-from agentrig.journal._errors import (
-    JournalError,
-    JournalWriteError,
-    ReconciliationRequired,
-    UnknownExecutionError,
-    Unproven,
-    UnprovenKind,
-)
-from agentrig.journal._listener import JournalListener
-from agentrig.journal._port import ExecutionJournal, MemoryJournal, RecordJournal
-from agentrig.journal._provider import JournaledProvider
-from agentrig.journal._records import (
-    ExecutionLimits,
-    ExecutionRecord,
-    ExecutionState,
-    JournalRecord,
-    ModelCall,
-    ModelIntent,
-    ModelSettlement,
-    ToolEffect,
-    ToolIntent,
-    ToolSettlement,
-    request_digest,
-)
-from agentrig.journal._sqlite import SqliteJournal
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentrig._lazy import lazy_exports
+
+# name -> defining module, imported on first use: a plugin that names the journal types
+# at import time (agentrig-dbos) must not load sqlite3 into every command
+_LAZY: dict[str, str] = {
+    "ContinuationResult": "agentrig.journal._continue",
+    "ExecutionJournal": "agentrig.journal._port",
+    "ExecutionLimits": "agentrig.journal._records",
+    "ExecutionRecord": "agentrig.journal._records",
+    "ExecutionState": "agentrig.journal._records",
+    "JournalAttachment": "agentrig.journal._attach",
+    "JournalError": "agentrig.journal._errors",
+    "JournalListener": "agentrig.journal._listener",
+    "JournalRecord": "agentrig.journal._records",
+    "JournalWriteError": "agentrig.journal._errors",
+    "JournaledProvider": "agentrig.journal._provider",
+    "MemoryJournal": "agentrig.journal._port",
+    "ModelCall": "agentrig.journal._records",
+    "ModelIntent": "agentrig.journal._records",
+    "ModelSettlement": "agentrig.journal._records",
+    "ReconciliationRequired": "agentrig.journal._errors",
+    "RecordJournal": "agentrig.journal._port",
+    "SqliteJournal": "agentrig.journal._sqlite",
+    "ToolEffect": "agentrig.journal._records",
+    "ToolIntent": "agentrig.journal._records",
+    "ToolSettlement": "agentrig.journal._records",
+    "UnknownExecutionError": "agentrig.journal._errors",
+    "Unproven": "agentrig.journal._errors",
+    "UnprovenKind": "agentrig.journal._errors",
+    "attach_journal": "agentrig.journal._attach",
+    "continue_execution": "agentrig.journal._continue",
+    "journaled_runtime": "agentrig.journal._attach",
+    "reconcile_model": "agentrig.journal._continue",
+    "reconcile_tool": "agentrig.journal._continue",
+    "request_digest": "agentrig.journal._records",
+}
 
 __all__ = [
     "ContinuationResult",
@@ -85,3 +93,41 @@ __all__ = [
     "reconcile_tool",
     "request_digest",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
+
+
+if TYPE_CHECKING:
+    from agentrig.journal._attach import JournalAttachment, attach_journal, journaled_runtime
+    from agentrig.journal._continue import (
+        ContinuationResult,
+        continue_execution,
+        reconcile_model,
+        reconcile_tool,
+    )
+    from agentrig.journal._errors import (
+        JournalError,
+        JournalWriteError,
+        ReconciliationRequired,
+        UnknownExecutionError,
+        Unproven,
+        UnprovenKind,
+    )
+    from agentrig.journal._listener import JournalListener
+    from agentrig.journal._port import ExecutionJournal, MemoryJournal, RecordJournal
+    from agentrig.journal._provider import JournaledProvider
+    from agentrig.journal._records import (
+        ExecutionLimits,
+        ExecutionRecord,
+        ExecutionState,
+        JournalRecord,
+        ModelCall,
+        ModelIntent,
+        ModelSettlement,
+        ToolEffect,
+        ToolIntent,
+        ToolSettlement,
+        request_digest,
+    )
+    from agentrig.journal._sqlite import SqliteJournal

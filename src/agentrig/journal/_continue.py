@@ -102,6 +102,8 @@ class _Plan:
     undispatched: list[str] = attrs.field(factory=list)
     latest: ModelCall | None = None
     closed: bool = False
+    # calls of the latest response whose tool/call event the live history already holds
+    logged_calls: set[str] = attrs.field(factory=set)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -215,6 +217,7 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
         data = event.data
         if isinstance(data, AssistantMessageEvent):
             rounds.append((data.message, {}))
+            plan.logged_calls = set()
         elif isinstance(data, ToolResultEvent) and rounds:
             results = rounds[-1][1]
             if data.message.call_id in results:
@@ -222,6 +225,8 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
                     Unproven("history", data.message.call_id, "the call has two results")
                 )
             results[data.message.call_id] = data.message
+        elif isinstance(data, ToolCallEvent) and rounds:
+            plan.logged_calls.add(data.call.id)
         elif isinstance(data, TurnEnd):
             plan.closed = data.reason in _CLOSED_REASONS
         elif isinstance(data, TurnStart):
@@ -460,7 +465,8 @@ async def continue_execution(
             for kind, block, invocation_id, message in plan.steps:
                 if kind == "restore":
                     assert message is not None
-                    await run.record(ToolCallEvent(call=block, invocation_id=invocation_id))
+                    if block.id not in plan.logged_calls:  # the crash may have come after it
+                        await run.record(ToolCallEvent(call=block, invocation_id=invocation_id))
                     await run.record(ToolResultEvent(message=message, invocation_id=invocation_id))
                     restored.append(invocation_id)
                 elif kind == "settle" or (kind == "dispatch" and signal.cancelled):

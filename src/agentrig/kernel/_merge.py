@@ -46,25 +46,47 @@ class Merged:
     replaced: dict[Key, tuple[EntrySpec, ...]]
 
 
+# id(listing) -> (listing, its entries grouped by key): the installed listing is one cached
+# tuple per installation state, and every runtime of a process merges it again
+_GROUPED: dict[int, tuple[tuple[EntrySpec, ...], dict[Key, tuple[EntrySpec, ...]]]] = {}
+
+
+def _grouped(listing: Iterable[EntrySpec]) -> dict[Key, tuple[EntrySpec, ...]]:
+    """``listing``'s entries by (kind, name), in discovery order; cached for a tuple."""
+    if isinstance(listing, tuple):
+        hit = _GROUPED.get(id(listing))
+        if hit is not None and hit[0] is listing:
+            return hit[1]
+    fresh: dict[Key, list[EntrySpec]] = {}
+    for entry in listing:
+        fresh.setdefault((entry.kind, entry.name), []).append(entry)
+    grouped = {key: tuple(entries) for key, entries in fresh.items()}
+    if isinstance(listing, tuple) and len(listing) > 16:  # worth keeping (installed ones)
+        if len(_GROUPED) >= 16:
+            _GROUPED.clear()
+        _GROUPED[id(listing)] = (listing, grouped)
+    return grouped
+
+
 def merge_sources(
     listings: Iterable[Iterable[EntrySpec]], prefer: Mapping[str, str] = {}
 ) -> Merged:
     """Merge the entries of each source (in order) and settle conflicts by ``prefer``."""
-    candidates: dict[Key, list[EntrySpec]] = {}
+    candidates: dict[Key, tuple[EntrySpec, ...]] = {}
     replaced: dict[Key, tuple[EntrySpec, ...]] = {}
     for listing in listings:
-        fresh: dict[Key, list[EntrySpec]] = {}
-        for entry in listing:
-            fresh.setdefault((entry.kind, entry.name), []).append(entry)
+        fresh = _grouped(listing)
+        if not candidates:
+            candidates = dict(fresh)
+            continue
         for key, entries in fresh.items():
             if key in candidates:
                 replaced[key] = (*replaced.get(key, ()), *candidates[key])
             candidates[key] = entries
-    chosen: dict[Key, EntrySpec] = {}
+    chosen: dict[Key, EntrySpec] = {key: entries[0] for key, entries in candidates.items()}
     conflicts: dict[Key, tuple[EntrySpec, ...]] = {}
     overridden: dict[Key, tuple[EntrySpec, ...]] = {}
     for key, entries in candidates.items():
-        chosen[key] = entries[0]
         if len(entries) == 1:
             continue
         wanted = prefer.get(f"{key[0]}:{key[1]}")
@@ -79,7 +101,7 @@ def merge_sources(
             None,
         )
         if winner is None:
-            conflicts[key] = tuple(entries)
+            conflicts[key] = entries
         else:
             chosen[key] = winner
             overridden[key] = tuple(e for e in entries if e is not winner)
@@ -106,6 +128,8 @@ def conflict_error(kind: str, name: str, entries: Sequence[EntrySpec]) -> Plugin
 
 def prefer_issues(prefer: Mapping[str, str], entries: Iterable[EntrySpec]) -> list[Issue]:
     """Problems of ``[plugins.prefer]``: a key or distribution that chooses nothing."""
+    if not prefer:
+        return []
     by_key: dict[Key, list[EntrySpec]] = {}
     for entry in entries:
         by_key.setdefault((entry.kind, entry.name), []).append(entry)

@@ -14,6 +14,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from agentrig.kernel._identity import IdentityCache
+
 __all__ = [
     "ContractViolation",
     "with_options",
@@ -64,9 +66,15 @@ def run_check(check: str, obj: object, name: str | None = None) -> object:
     return obj if result is None else result
 
 
+# listener plugins that passed check_hook_plugin (each runtime's index loads them again)
+_HOOK_PLUGINS_OK: IdentityCache[bool] = IdentityCache()
+
+
 def check_hook_plugin(obj: object, name: str | None = None) -> None:
     """A listener plugin carries at least one ``@agentrig.hookimpl`` function, and every one
     of them would run: a known hook, no wrapper, ``(payload)`` or ``(payload, next)``."""
+    if _HOOK_PLUGINS_OK.get(obj):
+        return
     for name in dir(obj):
         try:
             attr = getattr(obj, name)
@@ -83,6 +91,7 @@ def check_hook_plugin(obj: object, name: str | None = None) -> None:
     problems = listener_refusals(obj)
     if problems:
         raise ContractViolation("; ".join(problems))
+    _HOOK_PLUGINS_OK.put(obj, True)
 
 
 def _check_options_model(obj: object) -> None:

@@ -290,6 +290,7 @@ class PluginIndex:
         self.prefer: Mapping[str, str] = dict(prefer or {})
         self._merged: Merged | None = None
         self._listing: tuple[EntrySpec, ...] = ()
+        self._by_kind: dict[str | None, tuple[EntrySpec, ...]] = {}
         self._loaded: dict[tuple[str, str], object] = {}
         self._errors: dict[tuple[str, str], PluginLoadError] = {}
 
@@ -317,6 +318,8 @@ class PluginIndex:
         nothing, a ``[plugins] disabled`` name (pass the config's list) matching nothing."""
         self._merge()
         issues = prefer_issues(self.prefer, self._listing)
+        if not disabled:
+            return issues
         names = sorted({e.name for e in self._listing})
         for position, item in enumerate(disabled):
             kind, sep, name = item.rpartition(":")
@@ -337,7 +340,11 @@ class PluginIndex:
 
     def entries(self, kind: str | None = None) -> tuple[EntrySpec, ...]:
         """Entries (of one kind, or all), without importing anything."""
-        return tuple(e for e in self._all().values() if kind is None or e.kind == kind)
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = tuple(e for e in self._all().values() if kind is None or e.kind == kind)
+            self._by_kind[kind] = found
+        return found
 
     def names(self, kind: str) -> tuple[str, ...]:
         return tuple(e.name for e in self.entries(kind))

@@ -11,7 +11,9 @@ registered or removed through :class:`HookDispatcher`.
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
+import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, cast, final
 
@@ -21,6 +23,7 @@ import pluggy
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import hookspecs
+from agentrig.kernel._identity import IdentityCache
 from agentrig.kernel._listeners import listener_problems
 from agentrig.kernel.hookspecs import Mode, mode_of
 
@@ -68,14 +71,86 @@ def _takes_next(hook: str) -> bool | None:
     return None if mode is None else mode is Mode.WATERFALL
 
 
+# every runtime registers the same installed listener objects, and reading their
+# implementations was most of a registration
+_REFUSALS: IdentityCache[tuple[str, ...]] = IdentityCache()
+
+
 def listener_refusals(plugin: object) -> list[str]:
-    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them)."""
-    return listener_problems(new_plugin_manager(), plugin, _takes_next)
+    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them).
+
+    Computed once per live plugin object (its implementations are fixed when it is made).
+    """
+    known = _REFUSALS.get(plugin)
+    if known is not None:
+        return list(known)
+    problems = listener_problems(_spec_manager(), plugin, _takes_next)
+    _REFUSALS.put(plugin, tuple(problems))
+    return problems
+
+
+@functools.cache
+def _spec_manager() -> pluggy.PluginManager:
+    """A manager holding only the hookspecs (never a plugin): what refusals are judged by.
+
+    A plain pluggy manager: it reads every attribute, so a dunder-named implementation is
+    refused (as no agentrig hook) rather than skipped.
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+# per plugin (or hookspec namespace) object: the attribute names that carry a marker
+_IMPL_NAMES: IdentityCache[frozenset[str]] = IdentityCache()
+_SPEC_NAMES: IdentityCache[frozenset[str]] = IdentityCache()
+
+
+class _Manager(pluggy.PluginManager):
+    """pluggy's manager, reading each object's marked attributes once per process.
+
+    pluggy inspects every attribute of a plugin (``inspect.getattr_static``) at each
+    registration; every runtime registers the same installed listener objects, so the names
+    that carry a marker are remembered per object and the others skipped.  Dunder names are
+    never read: no agentrig hook has one, and a plugin naming one is refused before it is
+    registered (:func:`listener_refusals` reads every attribute).
+    """
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+        parse = super().parse_hookimpl_opts
+        if _skip(_IMPL_NAMES, plugin, name, parse):
+            return None
+        return parse(plugin, name)
+
+    def parse_hookspec_opts(
+        self, module_or_class: types.ModuleType | type, name: str
+    ) -> pluggy.HookspecOpts | None:
+        parse = super().parse_hookspec_opts
+        if _skip(_SPEC_NAMES, module_or_class, name, parse):
+            return None
+        return parse(module_or_class, name)
+
+
+def _skip(
+    cache: IdentityCache[frozenset[str]],
+    obj: object,
+    name: str,
+    parse: Callable[[Any, str], object],
+) -> bool:
+    """Is ``name`` of ``obj`` certainly unmarked (a dunder, or not among its marked names)?"""
+    if name.startswith("__"):
+        return True
+    names = cache.get(obj)
+    if names is None:
+        names = frozenset(n for n in dir(obj) if not n.startswith("__") and parse(obj, n))
+        if not cache.put(obj, names):  # not cacheable: pluggy's own per-name reading
+            return False
+    return name not in names
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
     """A pluggy manager for project ``agentrig`` with the lifecycle hookspecs added."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = _Manager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     return pm
 
@@ -92,6 +167,7 @@ class HookDispatcher:
         max_failures: int = 1000,
     ) -> None:
         self.pm = pm if pm is not None else new_plugin_manager()
+        self._own_specs = pm is None  # only the lifecycle hookspecs: refusals are cached
         self.spawner = spawner
         self._plans: dict[str, tuple[_Impl, ...]] = {}
         self._failures: collections.deque[HookFailure] = collections.deque(maxlen=max_failures)
@@ -106,7 +182,10 @@ class HookDispatcher:
         pluggy wrapper would silently never run), and any signature other than ``(payload)``
         or, on a waterfall hook, ``(payload, next)``.
         """
-        problems = listener_problems(self.pm, plugin, _takes_next)
+        if self._own_specs:
+            problems = listener_refusals(plugin)
+        else:
+            problems = listener_problems(self.pm, plugin, _takes_next)
         if problems:
             raise HookError(f"plugin {name or plugin!r}: " + "; ".join(problems))
         try:

@@ -75,7 +75,13 @@ from agentrig.llm._models import (
     Pricing,
     cost,
 )
-from agentrig.llm._provider import HttpClientFactory, Provider, ProviderConfig, ProviderFactory
+from agentrig.llm._provider import (
+    HttpClientFactory,
+    Provider,
+    ProviderConfig,
+    ProviderFactory,
+    ReadinessCheck,
+)
 from agentrig.llm._request import ModelRequest, ModelResponse, ResponseFormat, ToolSpec
 from agentrig.llm._request_capabilities import require_capabilities
 from agentrig.llm._usage import Usage
@@ -125,6 +131,7 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderFactory",
+    "ReadinessCheck",
     # capabilities
     "CAPABILITY_NAMES",
     "Capabilities",

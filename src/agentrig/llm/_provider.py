@@ -26,7 +26,7 @@ It is where the runtime's egress policy applies and where tests inject an
 ``httpx.MockTransport``.
 """
 
-__all__ = ["HttpClientFactory", "Provider", "ProviderConfig", "ProviderFactory"]
+__all__ = ["HttpClientFactory", "Provider", "ProviderConfig", "ProviderFactory", "ReadinessCheck"]
 
 
 @runtime_checkable
@@ -50,6 +50,19 @@ class Provider(Protocol):
     ) -> AsyncIterator[StreamChunk]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ReadinessCheck(Protocol):
+    """A provider that can say whether it could serve a request now, without making one.
+
+    Optional: a server's readiness endpoint calls ``check_ready()`` (bounded by its own
+    timeout) and reports a provider without it as unchecked.  It returns normally when the
+    upstream answers and accepts the credentials; otherwise it raises the
+    :class:`~agentrig.llm.ProviderError` that says why.
+    """
+
+    async def check_ready(self) -> None: ...
 
 
 def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:

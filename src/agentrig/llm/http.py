@@ -274,6 +274,23 @@ class HttpSession:
 
         return await self.send(build, signal=signal, stream=stream)
 
+    async def probe(self, url: str, *, headers: Mapping[str, str]) -> None:
+        """GET ``url`` once, without retries: a readiness check, not a model call.
+
+        A transport failure or a non-2xx answer raises the same :class:`ProviderError` a
+        model call would (an invalid key is an :class:`AuthenticationError`), so a readiness
+        report can say *why* a provider is not ready.
+        """
+        timeout = self._timeout if self._timeout is not None else httpx.USE_CLIENT_DEFAULT
+        try:
+            response = await self.client().get(url, headers=dict(headers), timeout=timeout)
+        except httpx.HTTPError as exc:
+            raise error_from_transport(exc, provider=self._provider) from exc
+        if not response.is_success:
+            if self._classify is not None:
+                raise self._classify(response)
+            raise error_from_response(response, provider=self._provider)
+
 
 ProviderT = TypeVar("ProviderT", bound=Provider)
 

@@ -1,5 +1,9 @@
 """Testing support: the pytest plugin's fixtures, fakes and conformance suites.
 
+``ScriptedProvider`` (with its ``Reply`` and ``ScriptedCall``) is the offline provider of
+``kind = "scripted"``: a script of replies, each with ``delay``, ``chunk_size``, usage and
+tool calls, and the provider's ``checkpoint`` ("chunk" or "reply").
+
 Names are imported lazily so that loading the pytest plugin does not import agentrig
 before typeguard's import hook is installed.
 """
@@ -11,10 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 _LAZY: dict[str, str] = {
     "Overrides": "agentrig.testing.fixtures",
+    "Reply": "agentrig.builtins.scripted",
     "RuntimeFactory": "agentrig.testing.fixtures",
+    "ScriptedCall": "agentrig.builtins.scripted",
+    "ScriptedProvider": "agentrig.builtins.scripted",
 }
 
-__all__ = ["Overrides", "RuntimeFactory"]
+__all__ = ["Overrides", "Reply", "RuntimeFactory", "ScriptedCall", "ScriptedProvider"]
 
 
 # Submodules reachable as attributes even when this package was (re-)imported after them
@@ -34,4 +41,5 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
     from agentrig.testing.fixtures import Overrides, RuntimeFactory

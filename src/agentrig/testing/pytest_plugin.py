@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 
 
 # What loading this plugin imported; anything else means agentrig is really in use already.
-_PLUGIN_IMPORTS = frozenset({"agentrig", "agentrig._markers", "agentrig.testing", __name__})
+_PLUGIN_IMPORTS = frozenset(
+    {"agentrig", "agentrig._lazy", "agentrig._markers", "agentrig.testing", __name__}
+)
 
 
 def _typeguard_wants_agentrig(config: pytest.Config) -> bool:

@@ -306,6 +306,13 @@ class AnthropicProvider:
             )
         yield reader.finish()
 
+    async def check_ready(self) -> None:
+        """List the models (``GET {base_url}/v1/models``, once, no retries): reachable and
+        the key accepted means ready, at no token cost."""
+        await self._http.probe(
+            self._options.endpoint("/v1/models"), headers=self._headers({}, stream=False)
+        )
+
     async def aclose(self) -> None:
         await self._http.aclose()
 

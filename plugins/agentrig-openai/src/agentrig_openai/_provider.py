@@ -272,6 +272,16 @@ class OpenAIProvider:
             )
         yield reader.finish()
 
+    async def check_ready(self) -> None:
+        """List the endpoint's models (``GET {base_url}/models``, once, no retries).
+
+        Reachable and the key accepted: ready.  OpenAI and the compatible servers (vLLM,
+        Ollama, llama.cpp) all answer it, and it costs no tokens.
+        """
+        await self._http.probe(
+            self._options.endpoint("/models"), headers=self._headers(stream=False)
+        )
+
     async def aclose(self) -> None:
         await self._http.aclose()
 

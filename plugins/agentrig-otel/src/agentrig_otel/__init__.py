@@ -9,8 +9,38 @@ own providers::
 See ``docs/observability.md``.
 """
 
-from agentrig_otel._config import OtelConfig
-from agentrig_otel._setup import Pipeline, build_pipeline
-from agentrig_otel._telemetry import Telemetry, redact
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# name -> defining module, imported on first use (PEP 562): the autoloaded composition step
+# lives in this package, and an unconfigured install must not import the OpenTelemetry SDK
+_LAZY: dict[str, str] = {
+    "OtelConfig": "agentrig_otel._config",
+    "Pipeline": "agentrig_otel._setup",
+    "Telemetry": "agentrig_otel._telemetry",
+    "build_pipeline": "agentrig_otel._setup",
+    "redact": "agentrig_otel._telemetry",
+}
 
 __all__ = ["OtelConfig", "Pipeline", "Telemetry", "build_pipeline", "redact"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentrig_otel' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:
+    from agentrig_otel._config import OtelConfig
+    from agentrig_otel._setup import Pipeline, build_pipeline
+    from agentrig_otel._telemetry import Telemetry, redact

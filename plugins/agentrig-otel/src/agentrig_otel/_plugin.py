@@ -1,7 +1,8 @@
 """The autoloaded part of agentrig-otel: one composition step, inert without ``[otel]``.
 
 Nothing listens to observations unless the config enables the plugin, so an installed but
-unconfigured agentrig-otel costs the loop nothing.
+unconfigured agentrig-otel costs the loop nothing -- and its start nothing: the
+OpenTelemetry SDK is imported only then.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ import anyio.to_thread
 
 from agentrig.plugin import Composition, compose_step
 from agentrig_otel._config import OtelConfig
-from agentrig_otel._setup import build_pipeline
-from agentrig_otel._telemetry import Telemetry
 
 __all__ = ["compose_otel"]
 
@@ -23,6 +22,10 @@ def compose_otel(payload: Composition) -> None:
     config = rt.config_section("otel", OtelConfig)
     if config is None or not config.enabled:
         return
+    # the SDK is imported only when telemetry is on (an unconfigured install costs nothing)
+    from agentrig_otel._setup import build_pipeline
+    from agentrig_otel._telemetry import Telemetry
+
     pipeline = build_pipeline(config)
     telemetry = Telemetry(
         pipeline.tracer, pipeline.meter, capture_content=config.capture_content, runtime=rt

@@ -6,15 +6,22 @@
 
 from __future__ import annotations
 
-from agentrig_server._app import create_app, resolve_keys
-from agentrig_server._errors import ApiError
-from agentrig_server._serve import AgentServer, check_bind
-from agentrig_server._settings import (
-    ExposedAgent,
-    ServerSettings,
-    parse_settings,
-    server_settings,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# name -> defining module, imported on first use (PEP 562): the ``agentrig serve`` entry point
+# lives in this package, and every command and composition loads it -- not Starlette/uvicorn
+_LAZY: dict[str, str] = {
+    "AgentServer": "agentrig_server._serve",
+    "ApiError": "agentrig_server._errors",
+    "ExposedAgent": "agentrig_server._settings",
+    "ServerSettings": "agentrig_server._settings",
+    "check_bind": "agentrig_server._serve",
+    "create_app": "agentrig_server._app",
+    "parse_settings": "agentrig_server._settings",
+    "resolve_keys": "agentrig_server._app",
+    "server_settings": "agentrig_server._settings",
+}
 
 __all__ = [
     "AgentServer",
@@ -27,3 +34,28 @@ __all__ = [
     "parse_settings",
     "resolve_keys",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentrig_server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:
+    from agentrig_server._app import create_app, resolve_keys
+    from agentrig_server._errors import ApiError
+    from agentrig_server._serve import AgentServer, check_bind
+    from agentrig_server._settings import (
+        ExposedAgent,
+        ServerSettings,
+        parse_settings,
+        server_settings,
+    )

@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from agentrig.credentials import resolve_store_reference
 from agentrig.errors import ConfigError, Issue
+from agentrig.llm import ProviderError, ReadinessCheck
 from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
 from agentrig_server._anthropic import MessagesStream, message_body, parse_messages_request
 from agentrig_server._approvals import Approvals
@@ -414,15 +415,20 @@ async def _ready_checks(state: ServerState) -> dict[str, dict[str, str]]:
         if key in checks:
             continue
         provider = rt.providers.get(provider_id)
-        check = getattr(provider, "check_ready", None)
-        if check is None:
+        if not isinstance(provider, ReadinessCheck):
             checks[key] = {"status": "unchecked", "detail": "the provider offers no check_ready()"}
             continue
         try:
             with anyio.fail_after(state.settings.ready_timeout):
-                await check()
+                await provider.check_ready()
         except TimeoutError:
             checks[key] = {"status": "failed", "detail": "timed out"}
+        except ProviderError as exc:
+            # the kind of failure (auth, connection, ...) and its status help an operator;
+            # the upstream's own message can name hosts or keys, so it goes to the log only
+            error = internal_error(exc)
+            status = f" (HTTP {exc.status})" if exc.status is not None else ""
+            checks[key] = {"status": "failed", "detail": f"{exc.code}{status}; {error.message}"}
         except Exception as exc:
             error = internal_error(exc)
             checks[key] = {"status": "failed", "detail": error.message}

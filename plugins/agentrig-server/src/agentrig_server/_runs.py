@@ -172,7 +172,6 @@ class RunService:
                     prompt.temperature if prompt.temperature is not None else base.temperature
                 ),
                 "max_rounds": min(base.max_rounds or exposed.max_rounds, exposed.max_rounds),
-                "session_store": None,
             }
         )
         history = prompt.history

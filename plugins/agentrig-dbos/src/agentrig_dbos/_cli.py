@@ -1,0 +1,105 @@
+"""``agentrig submit``, ``agentrig worker`` and ``agentrig result``: durable runs from a shell.
+
+* ``agentrig submit -c agentrig.toml AGENT PROMPT [--queue Q] [--id RUN] [--wait]`` queues a
+  durable run and prints its id (with ``--wait``, its answer once a worker finished it);
+* ``agentrig worker -c agentrig.toml [--executor-id ID]`` executes queued runs until
+  interrupted (SIGINT/SIGTERM); a worker restarted with the same executor id first resumes
+  the runs it left unfinished;
+* ``agentrig result -c agentrig.toml RUN`` waits for a run and prints its answer.
+
+A failure is one ``agentrig <command>: error [code]: ...`` line (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agentrig.plugin import Commands
+
+__all__ = ["register"]
+
+
+def register(payload: Commands) -> None:
+    """Add the three commands (the handlers import DBOS only when they run)."""
+    submit = payload.add("submit", help="queue a durable run and print its id", handler=_submit)
+    _config_arg(submit)
+    submit.add_argument("agent", help="an agent declared in [agents]")
+    submit.add_argument("prompt", help="the run's prompt")
+    submit.add_argument("--queue", help="the queue (default: [dbos] default_queue)")
+    submit.add_argument("--id", dest="run_id", help="the run id (default: a new one)")
+    submit.add_argument("--wait", action="store_true", help="wait and print the answer")
+
+    worker = payload.add("worker", help="execute queued durable runs", handler=_worker)
+    _config_arg(worker)
+    worker.add_argument(
+        "--executor-id",
+        help="this worker's executor id (default: [dbos] executor_id); a worker restarted "
+        "with the same id resumes the runs it left unfinished",
+    )
+
+    result = payload.add(
+        "result", help="wait for a durable run and print its answer", handler=_result
+    )
+    _config_arg(result)
+    result.add_argument("run_id", metavar="RUN", help="the run id submit printed")
+
+
+def _config_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-c", "--config", default="agentrig.toml", help="the composition file")
+
+
+def _with_durable(args: argparse.Namespace, body: Callable[[Any], Awaitable[int]]) -> int:
+    import anyio
+
+    import agentrig
+    from agentrig_dbos._keys import DURABLE
+
+    async def main() -> int:
+        async with agentrig.open_runtime(args.config, resolver=agentrig.env_resolver()) as rt:
+            durable = rt.services.get(DURABLE)
+            if durable is None:
+                from agentrig_dbos._errors import DurableSetupError
+
+                raise DurableSetupError(
+                    f"{args.config} has no [dbos] table: add one to make its runs durable"
+                )
+            return await body(durable)
+
+    return anyio.run(main)
+
+
+def _submit(args: argparse.Namespace) -> int:
+    async def body(durable: Any) -> int:
+        run_id = await durable.submit(args.agent, args.prompt, queue=args.queue, run_id=args.run_id)
+        print(run_id, flush=True)
+        if args.wait:
+            print((await durable.result(run_id)).text, flush=True)
+        return 0
+
+    return _with_durable(args, body)
+
+
+def _result(args: argparse.Namespace) -> int:
+    async def body(durable: Any) -> int:
+        print((await durable.result(args.run_id)).text, flush=True)
+        return 0
+
+    return _with_durable(args, body)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    import anyio
+
+    async def body(durable: Any) -> int:
+        await durable.launch(executor_id=args.executor_id)
+        print(f"agentrig worker: executing durable runs ({durable.executor})", file=sys.stderr)
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                break
+        return 0
+
+    return _with_durable(args, body)

@@ -1,0 +1,323 @@
+"""Durable runs: each run is a DBOS workflow whose model and tool calls are journaled.
+
+DBOS keeps the *run* durable: it is recorded before it starts, a process that dies leaves it
+pending, and the next launch with the same executor id (or any worker, for a queued run)
+takes it up again.  The execution journal keeps the *steps* durable: every model call and
+tool effect is journaled before and after it crosses the boundary.  A recovered workflow
+never replays the loop: it asks the journal and continues with
+:func:`~agentrig.journal.continue_execution`, which reuses every settled result and refuses
+what it cannot prove -- so no session event is appended twice and no effect runs twice.
+"""
+
+from __future__ import annotations
+
+import difflib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
+from dbos import error as dbos_error
+
+from agentrig.agent import Agent, RunOptions
+from agentrig.cancel import CancelSignal
+from agentrig.errors import UnknownIdError
+from agentrig.ids import session_id as check_session_id
+from agentrig.journal import (
+    ExecutionJournal,
+    ReconciliationRequired,
+    continue_execution,
+    reconcile_model,
+)
+from agentrig.kernel import AgentConfig
+from agentrig.plugin import Runtime
+from agentrig.session import TurnEnd, TurnStart
+from agentrig_dbos._config import DbosSection
+from agentrig_dbos._errors import DurableError, DurableSetupError, UnknownRunError
+
+__all__ = ["WORKFLOW", "Durable", "DurableResult"]
+
+WORKFLOW = "agentrig.durable_run"
+
+#: the host whose runtime executes this process's workflows (DBOS is one per process)
+_ACTIVE: Durable | None = None
+
+
+@dataclass(frozen=True)
+class DurableResult:
+    """A finished durable run: its id, the agent and session it ran in, its answer."""
+
+    run_id: str
+    agent: str
+    session_id: str
+    text: str
+
+
+@DBOS.workflow(name=WORKFLOW)
+async def _durable_run(agent: str, prompt: str) -> dict[str, str]:
+    host = _ACTIVE
+    workflow_id = DBOS.workflow_id
+    if host is None or workflow_id is None:
+        raise DurableSetupError("no durable runtime is launched in this process")
+    return await host.execute(workflow_id, agent, prompt)
+
+
+def _new_run_id() -> str:
+    return f"dr-{secrets.token_hex(8)}"
+
+
+def session_of(run_id: str) -> str:
+    """The session a durable run writes: one per run, named after it."""
+    return check_session_id(f"ses-{run_id}")
+
+
+def live_agent_id(agent: str, run_id: str) -> str:
+    """The live agent of one run (several runs of one agent may execute at once)."""
+    return f"{agent}.{run_id}"
+
+
+class Durable:
+    """The durable-runs service of one runtime (``rt.services.require(DURABLE)``)."""
+
+    def __init__(self, rt: Runtime, section: DbosSection, url: str, journal: ExecutionJournal):
+        self.rt = rt
+        self.section = section
+        self.system_database_url = url
+        self.journal = journal
+        self._launched = False
+        self._client: DBOSClient | None = None
+        self._executor: str | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    @property
+    def launched(self) -> bool:
+        """Whether this process executes durable runs (after :meth:`launch`)."""
+        return self._launched
+
+    @property
+    def executor(self) -> str:
+        """This process's executor id (runs it leaves pending resume under the same id)."""
+        return self._executor or self.section.executor_id or "local"
+
+    async def launch(self, *, executor_id: str | None = None) -> None:
+        """Start executing durable runs in this process: runs this executor left pending
+        resume, and the configured queues are served.  Idempotent."""
+        global _ACTIVE
+        if self._launched:
+            return
+        self._executor = executor_id
+        if _ACTIVE is not None:
+            raise DurableSetupError(
+                "another runtime of this process already executes durable runs; DBOS runs "
+                "one per process"
+            )
+        config: Any = {
+            "name": self.section.app_name,
+            "system_database_url": self.system_database_url,
+            "run_admin_server": False,
+            "log_level": "WARNING",
+        }
+        config["executor_id"] = self.executor
+        _ACTIVE = self
+        try:
+            DBOS(config=config)
+            DBOS.launch()  # on this loop's thread: DBOS runs its async workflows on this loop
+            for name, queue in self._queues().items():
+                await DBOS.register_queue_async(
+                    name,
+                    global_concurrency=queue[0],
+                    worker_concurrency=queue[1],
+                    polling_interval_sec=0.1,
+                )
+        except BaseException:
+            _ACTIVE = None
+            await anyio.to_thread.run_sync(DBOS.destroy)
+            raise
+        self._launched = True
+
+    def _queues(self) -> dict[str, tuple[int | None, int | None]]:
+        queues = {n: (q.concurrency, q.worker_concurrency) for n, q in self.section.queues.items()}
+        queues.setdefault(self.section.default_queue, (None, None))
+        return queues
+
+    async def aclose(self) -> None:
+        """Stop executing runs here (unfinished ones stay pending for the next launch)."""
+        global _ACTIVE
+        client, self._client = self._client, None
+        if client is not None:
+            await anyio.to_thread.run_sync(client.destroy)
+        if self._launched:
+            self._launched = False
+            _ACTIVE = None
+            await anyio.to_thread.run_sync(DBOS.destroy)
+
+    # ---- starting and awaiting runs ----------------------------------------------------------
+    def _check_agent(self, agent: str) -> AgentConfig:
+        config = self.rt.config.agents.get(agent)
+        if config is None:
+            known = tuple(sorted(self.rt.config.agents))
+            close = difflib.get_close_matches(agent, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UnknownIdError(
+                f"no agent {agent!r} is declared in [agents]; a durable run names a declared "
+                f"agent (declared: {', '.join(known) or 'none'}){hint}",
+                id=agent,
+                known=known,
+                suggestion=close[0] if close else None,
+            )
+        if config.session_store is None:
+            raise DurableSetupError(
+                f"agent {agent!r} has no session_store: a durable run resumes its session "
+                f"after a crash, so set [agents.{agent}] session_store"
+            )
+        return config
+
+    async def run(self, agent: str, prompt: str, *, run_id: str | None = None) -> DurableResult:
+        """Run ``agent`` on ``prompt`` durably in this process and return its result.
+
+        A run with the id of one that already exists is not started again: its result is
+        awaited.
+        """
+        self._check_agent(agent)
+        await self.launch()
+        wid = run_id or _new_run_id()
+        session_of(wid)
+        with SetWorkflowID(wid):
+            handle = await DBOS.start_workflow_async(_durable_run, agent, prompt)
+        return self._result(wid, await handle.get_result())
+
+    async def submit(
+        self, agent: str, prompt: str, *, queue: str | None = None, run_id: str | None = None
+    ) -> str:
+        """Queue a durable run for a worker and return its id at once."""
+        self._check_agent(agent)
+        name = queue or self.section.default_queue
+        if name not in self._queues():
+            raise DurableSetupError(
+                f"no queue {name!r} is configured (configured: {', '.join(self._queues())})"
+            )
+        wid = run_id or _new_run_id()
+        session_of(wid)
+        client = await self._client_of()
+        options: Any = {"workflow_name": WORKFLOW, "queue_name": name, "workflow_id": wid}
+        await client.enqueue_async(options, agent, prompt)
+        return wid
+
+    async def result(self, run_id: str) -> DurableResult:
+        """Wait for the durable run ``run_id`` (started by any process) to finish."""
+        handle = await self._handle(run_id)
+        return self._result(run_id, await handle.get_result())
+
+    async def _handle(self, run_id: str) -> WorkflowHandleAsync[Any]:
+        client = await self._client_of()
+        try:
+            return await client.retrieve_workflow_async(run_id)
+        except dbos_error.DBOSNonExistentWorkflowError:
+            raise UnknownRunError(f"no durable run {run_id!r}") from None
+
+    async def status(self, run_id: str) -> str:
+        """The run's DBOS status (``ENQUEUED``, ``PENDING``, ``SUCCESS``, ``ERROR`` ...)."""
+        handle = await self._handle(run_id)
+        return str((await handle.get_status()).status)
+
+    async def _client_of(self) -> DBOSClient:
+        if self._client is None:
+            url = self.system_database_url
+            self._client = await anyio.to_thread.run_sync(lambda: _client(url))
+        return self._client
+
+    def _result(self, run_id: str, value: Any) -> DurableResult:
+        if not isinstance(value, dict):
+            raise DurableError(f"durable run {run_id!r} returned {value!r}, not a run result")
+        return DurableResult(
+            run_id=run_id,
+            agent=str(value["agent"]),
+            session_id=str(value["session_id"]),
+            text=str(value["text"]),
+        )
+
+    # ---- executing (inside the workflow) -------------------------------------------------------
+    async def execute(self, run_id: str, agent: str, prompt: str) -> dict[str, str]:
+        """The workflow's body: continue what the journal holds, or start the run."""
+        config = self._check_agent(agent)
+        sid = session_of(run_id)
+        aid = live_agent_id(agent, run_id)
+        try:
+            text = await self._execute(aid, sid, config, prompt)
+        finally:
+            if self.rt.agents.get(aid) is not None:
+                await self.rt.agents.dispose(aid)
+        return {"agent": agent, "session_id": sid, "text": text}
+
+    async def _execute(self, aid: str, sid: str, config: AgentConfig, prompt: str) -> str:
+        if await self.journal.executions(agent_id=aid, session_id=sid):
+            return await self._continue(aid, sid, config)
+        store = self.rt.catalog("session_stores").require(str(config.session_store))
+        if await store.exists(sid):
+            return await self._started(aid, sid, config)
+        agent = await self.rt.agents.create(aid, config, session_id=sid)
+        result = await agent.run(prompt)
+        return str(result.value)
+
+    async def _started(self, aid: str, sid: str, config: AgentConfig) -> str:
+        """The session holds the run's turn but the journal nothing of it: the crash came
+        before the first model call was journaled, so nothing crossed a boundary.  The
+        turn goes on from its recorded prompt (the prompt is not appended again)."""
+        agent = await self.rt.agents.resume(sid, agent_id=aid, config=config)
+        run_id = _open_turn(agent)
+        if run_id is None:
+            raise DurableError(
+                f"session {sid!r} holds no open turn and the journal no execution of it: "
+                "the run cannot be continued"
+            )
+        options = RunOptions(
+            run_id=run_id,
+            max_rounds=config.max_rounds,
+            tool_only_completion=config.tool_only_completion,
+        )
+        async with agent.continue_run(CancelSignal()) as run:
+            outcome = await run.continue_turn(options)
+        return str(outcome.text)
+
+    async def _continue(self, aid: str, sid: str, config: AgentConfig) -> str:
+        while True:
+            try:
+                result = await continue_execution(
+                    self.rt, self.journal, agent_id=aid, session_id=sid, config=config
+                )
+            except ReconciliationRequired as exc:
+                if not self._reask(exc):
+                    raise
+                for item in exc.items:
+                    await reconcile_model(self.journal, exc.run_id or "", item.id)
+                if self.rt.agents.get(aid) is not None:
+                    await self.rt.agents.dispose(aid)
+                continue
+            return result.text
+
+    def _reask(self, exc: ReconciliationRequired) -> bool:
+        """Whether every unproven item is a model call the config lets us ask again."""
+        return (
+            self.section.reask_interrupted_model_calls
+            and exc.run_id is not None
+            and bool(exc.items)
+            and all(item.kind == "model_call" for item in exc.items)
+        )
+
+
+def _open_turn(agent: Agent) -> str | None:
+    """The run id of the session's last turn when it is still open."""
+    for event in reversed(agent.session.events):
+        if isinstance(event.data, TurnEnd):
+            return None
+        if isinstance(event.data, TurnStart):
+            return event.data.run_id
+    return None
+
+
+def _client(url: str) -> DBOSClient:
+    from dbos import run_dbos_database_migrations
+
+    run_dbos_database_migrations(url)  # a client never creates the schema itself
+    return DBOSClient(system_database_url=url)

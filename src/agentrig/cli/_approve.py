@@ -1,0 +1,195 @@
+"""Who answers a permission ``ask`` for ``run`` and ``chat``: the person, ``--yes``, or nobody.
+
+The command registers a :class:`CliApprover` as a listener of ``permission_approver``, last
+in order (an approver plugin of the config answers first).  Its answer depends on the
+command line:
+
+* ``--yes`` is the documented consent "approve every ask": every question is allowed;
+* on a terminal (stdin and stderr are TTYs) the call is shown -- the tool and its arguments
+  as indented JSON, long values shortened -- and the person answers ``y`` (allow once),
+  ``a`` (allow this tool for the rest of the session: it is not asked again) or ``n``
+  (deny; also an empty line or the end of input);
+* otherwise nobody can answer: the call is refused, and the command reports it afterwards
+  and exits with :data:`EXIT_REFUSED` naming ``--yes`` and ``--mode``.
+
+Questions are asked one at a time even when tool calls run concurrently.  The listener
+also watches the gate's ``permission`` observations, so a call refused by a rule, a mode or
+the person is mentioned when the command's output did not show it -- a refused call never
+passes under an unexplained exit code 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from agentrig._markers import hookimpl
+from agentrig.cli._render import Renderer, short
+
+if TYPE_CHECKING:
+    import anyio
+
+    from agentrig.cancel import CancelSignal
+    from agentrig.kernel.payloads import Observation, PermissionQuestion
+
+__all__ = [
+    "EXIT_REFUSED",
+    "MODES",
+    "CliApprover",
+    "denial_note",
+    "describe_call",
+    "refusal_message",
+    "shorten",
+]
+
+EXIT_REFUSED = 3
+"""A tool call needed approval and nobody could give it (no terminal, no ``--yes``)."""
+
+MODES = ("default", "plan", "accept-edits", "bypass")
+"""The values of ``--mode``: the permission modes of ``[permissions] mode``."""
+
+_LONG_TEXT = 160
+_LONG_LIST = 20
+_DEEP = 6
+
+Answer = Literal["allow", "deny"] | tuple[str, str, str]
+
+
+def shorten(value: Any, depth: int = 0) -> Any:
+    """``value`` with long strings and lists cut, so a question fits on the screen."""
+    if isinstance(value, str) and len(value) > _LONG_TEXT:
+        return f"{value[:_LONG_TEXT]}... ({len(value)} characters)"
+    if isinstance(value, dict):
+        if depth >= _DEEP:
+            return f"{{... {len(value)} keys}}"
+        return {str(k): shorten(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if depth >= _DEEP:
+            return f"[... {len(value)} items]"
+        items = [shorten(v, depth + 1) for v in value[:_LONG_LIST]]
+        if len(value) > _LONG_LIST:
+            items.append(f"... {len(value) - _LONG_LIST} more items")
+        return items
+    return value
+
+
+def describe_call(question: PermissionQuestion) -> str:
+    """The question as the person reads it: tool, why it asks, the arguments as JSON."""
+    arguments = json.dumps(
+        shorten(dict(question.arguments)), indent=2, ensure_ascii=False, default=str
+    )
+    lines = [
+        f"The agent wants to run the tool {question.tool!r}.",
+        f"  why it asks: {question.reason}" + (f" (rule {question.rule})" if question.rule else ""),
+        "  arguments:",
+        *(f"    {line}" for line in arguments.splitlines()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+_WITHDRAWN = "\x00withdrawn"
+"""What :meth:`CliApprover._answer` returns when the turn was cancelled during the question."""
+
+_CHOICES = "Allow? [y] once  [a] for this session  [n] deny: "
+
+
+def refusal_message(tools: list[str]) -> str:
+    """The one line a command prints when asks were refused for want of a person."""
+    names = ", ".join(repr(t) for t in dict.fromkeys(tools))
+    return (
+        f"error [cli.approval_required]: {len(tools)} tool call(s) needed approval "
+        f"({names}) and there was no terminal to ask; run on a terminal, approve every "
+        "ask with --yes, or choose a --mode that decides them (accept-edits, bypass, plan)"
+    )
+
+
+def denial_note(denied: list[tuple[str, str]]) -> str:
+    """The line naming the calls the gate refused (a rule, the mode or the person)."""
+    shown = "; ".join(f"{tool}: {short(reason, 160)}" for tool, reason in denied[:5])
+    more = f"; and {len(denied) - 5} more" if len(denied) > 5 else ""
+    return f"note: {len(denied)} tool call(s) were refused ({shown}{more})"
+
+
+class CliApprover:
+    """The ``permission_approver`` listener of ``run`` and ``chat`` (see the module docs).
+
+    ``read_line`` reads the person's answer (None at the end of input); without it, and
+    without ``consent``, every question is refused and its tool is kept in :attr:`refused`.
+    ``turn_signal`` gives the running turn's cancel signal: when it fires (Ctrl-C in a
+    chat) the question is withdrawn and the call denied, so the turn can end interrupted.
+    """
+
+    def __init__(
+        self,
+        *,
+        consent: bool,
+        read_line: Callable[[], Awaitable[str | None]] | None,
+        err: IO[str],
+        renderer: Renderer | None = None,
+        turn_signal: Callable[[], CancelSignal | None] | None = None,
+    ) -> None:
+        import anyio
+
+        self.turn_signal = turn_signal
+        self.consent = consent
+        self.read_line = read_line
+        self.err = err
+        self.renderer = renderer or Renderer()
+        self.refused: list[str] = []
+        self.denied: list[tuple[str, str]] = []
+        self._one_at_a_time: anyio.Lock = anyio.Lock()
+
+    @hookimpl
+    def observe(self, payload: Observation) -> None:
+        """Keep every call the gate refused: ``(tool, reason)``."""
+        if payload.kind == "permission" and not payload.data.get("allowed", True):
+            self.denied.append((str(payload.data.get("tool")), str(payload.data.get("reason"))))
+
+    @hookimpl(trylast=True)
+    async def permission_approver(self, payload: PermissionQuestion) -> Answer:
+        if self.consent:
+            return "allow"
+        if self.read_line is None:
+            self.refused.append(payload.tool)
+            return "deny"
+        async with self._one_at_a_time:
+            with self.renderer.paused():
+                return await self._ask(payload)
+
+    async def _answer(self) -> str | None:
+        """The person's next line; :data:`_WITHDRAWN` when the turn was cancelled meanwhile."""
+        assert self.read_line is not None
+        signal = self.turn_signal() if self.turn_signal is not None else None
+        if signal is None:
+            return await self.read_line()
+        line: str | None = None
+        with signal.scope() as scope:  # our scope: it ends the read, nothing outside it
+            line = await self.read_line()
+        return _WITHDRAWN if scope.cancelled_caught else line
+
+    async def _ask(self, payload: PermissionQuestion) -> Answer:
+        assert self.read_line is not None
+        self.err.write(describe_call(payload))
+        while True:
+            self.err.write(_CHOICES)
+            self.err.flush()
+            line = await self._answer()
+            if line is _WITHDRAWN:
+                self.err.write("\n(question withdrawn: the turn was interrupted)\n")
+                self.err.flush()
+                return "deny"
+            choice = (line or "").strip().lower()
+            if line is None or choice in ("", "n", "no", "d", "deny"):
+                self.err.write("denied\n" if line is not None else "\ndenied (end of input)\n")
+                self.err.flush()
+                return "deny"
+            if choice in ("y", "yes", "o", "once"):
+                return "allow"
+            if choice in ("a", "always", "s", "session"):
+                self.err.write(
+                    f"allowed {payload.tool!r} for this session (calls that always ask still do)\n"
+                )
+                self.err.flush()
+                return ("allow", "remember", payload.tool)
+            self.err.write(f"{line.strip()!r} is not an answer; type y, a or n\n")

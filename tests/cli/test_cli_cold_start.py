@@ -1,0 +1,82 @@
+"""A scripted ``agentrig run`` imports only what it needs (issue 20 point 5).
+
+Checked in a fresh interpreter through ``sys.modules`` -- never by time -- with every plugin
+of this checkout installed (agentrig-server, agentrig-otel and agentrig-mcp autoload their
+listener plugins and config sections on every command).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+# what a one-reply scripted run never uses: the egress client stack (httpx, httpcore and,
+# through it, trio), sqlite, rich, and the plugins' servers and SDKs
+HEAVY = (
+    "trio",
+    "httpcore",
+    "httpx",
+    "sqlite3",
+    "rich",
+    "starlette",
+    "uvicorn",
+    "opentelemetry",
+    "agentrig.host._client",
+    "agentrig.builtins.egress_http",
+)
+
+CHILD = """
+import json, sys
+from agentrig.cli import main
+code = main()
+print(json.dumps({"code": code, "loaded": [m for m in HEAVY if m in sys.modules]}))
+"""
+
+CONFIG = """
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "hello from the script" }]
+
+[agents.main]
+provider = "local"
+model = "m"
+"""
+
+
+def run_child(tmp_path: Path, code: str, *args: str) -> tuple[str, dict[str, object]]:
+    source = f"HEAVY = {HEAVY!r}\n{code}"
+    done = subprocess.run(
+        [sys.executable, "-c", source, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    *output, last = done.stdout.strip().splitlines()
+    return "\n".join(output), json.loads(last)
+
+
+def test_scripted_run_imports_no_network_stack(tmp_path: Path) -> None:
+    (tmp_path / "agentrig.toml").write_text(CONFIG, encoding="utf-8")
+    output, report = run_child(tmp_path, CHILD, "run", "-c", "agentrig.toml", "hi")
+    assert output == "hello from the script"
+    assert report == {"code": 0, "loaded": []}
+
+
+def test_a_runtime_client_loads_the_egress_stack_on_first_use(tmp_path: Path) -> None:
+    code = """
+import json, sys, anyio
+from agentrig.kernel import open_runtime
+async def main():
+    async with open_runtime({}, environ={}) as rt:
+        before = [m for m in HEAVY if m in sys.modules]
+        client = rt.http(timeout=1.0)
+        import httpx
+        print(json.dumps({"before": before, "client": isinstance(client, httpx.AsyncClient),
+                          "after": "agentrig.builtins.egress_http" in sys.modules}))
+anyio.run(main)
+"""
+    _, report = run_child(tmp_path, code)
+    assert report == {"before": [], "client": True, "after": True}

@@ -1,0 +1,175 @@
+"""Shared helpers of the agentrig-dbos tests and their child processes.
+
+A durable composition whose scripted model answers by round (round 1 calls ``effect`` with
+``one``, round 2 with ``two``, round 3 answers ``done``): the reply depends only on the
+request, so a restarted process continues a run exactly where the journal says it stands.
+The ``effect`` tool's effect is one line ``<live agent id>:<label>`` in a marker file.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from agentrig import hookimpl
+from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.kernel import MemorySource, Runtime, open_runtime
+from agentrig.llm import ModelRequest
+from agentrig.session import Session, SessionStore, ToolCallEvent, ToolResultEvent
+from agentrig.tools import ToolContext, tool
+
+__all__ = [
+    "ByRound",
+    "Killer",
+    "config",
+    "durable_runtime",
+    "effect_tool",
+    "marker_lines",
+    "session_problems",
+]
+
+LABELS = ("one", "two")
+
+
+def die() -> None:
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class ByRound(ScriptedProvider):
+    """Answers by the number of tool results in the request (restart-proof)."""
+
+    def __init__(self, kill_in_round: int | None = None) -> None:
+        super().__init__()
+        self.kill_in_round = kill_in_round
+
+    def _take(self, request: ModelRequest) -> Reply:
+        self.requests.append(request)
+        done = sum(1 for m in request.messages if m.role == "tool")
+        if self.kill_in_round == done + 1:
+            die()  # the model intent of this round is journaled; its response never is
+        if done < len(LABELS):
+            label = LABELS[done]
+            return Reply(tool_calls=(ScriptedCall("effect", {"label": label}, id=f"call_{label}"),))
+        return Reply(text="done")
+
+
+def effect_tool(marker: Path, *, die_after: str | None = None) -> Any:
+    """A tool whose effect is one line in ``marker``; ``die_after`` kills the process right
+    after that label's effect, before its result is journaled."""
+
+    def effect(label: str, ctx: ToolContext) -> str:
+        with marker.open("a", encoding="utf-8") as handle:
+            handle.write(f"{ctx.agent.id}:{label}\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if die_after == label:
+            die()
+        return f"wrote {label}"
+
+    effect.__doc__ = "Append the label to the marker file."
+    return tool(id="effect", risk="inspect")(effect)
+
+
+class Killer:
+    """A listener that kills the process at a named point: ``before-model:<round>`` (before
+    anything of that round is journaled) or ``after-tool:<label>`` (after its result is)."""
+
+    def __init__(self, point: str) -> None:
+        self.point = point
+        self.rounds = 0
+
+    @hookimpl(tryfirst=True)
+    async def request_config(self, payload: Any, next: Any) -> Any:
+        self.rounds += 1
+        if self.point == f"before-model:{self.rounds}":
+            die()
+        return await next(payload)
+
+    @hookimpl(tryfirst=True)
+    async def tool_execution(self, payload: Any, next: Any) -> Any:
+        result = await next(payload)
+        if self.point == f"after-tool:{payload.call.arguments.get('label')}":
+            die()
+        return result
+
+
+def config(tmp: Path, dbos: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "providers": {"local": {"kind": "scripted"}},
+        "session_stores": {
+            "store": {"kind": "jsonl", "options": {"directory": str(tmp / "sessions")}}
+        },
+        "tools": {"effect": {}},
+        "permissions": {"mode": "bypass"},
+        "agents": {
+            "assistant": {
+                "provider": "local",
+                "model": "m1",
+                "tools": ["effect"],
+                "session_store": "store",
+            }
+        },
+        "dbos": {"state_dir": str(tmp / "state"), **(dbos or {})},
+        **extra,
+    }
+
+
+@asynccontextmanager
+async def durable_runtime(
+    tmp: Path,
+    *,
+    point: str = "none",
+    dbos: dict[str, Any] | None = None,
+    plugins: Sequence[tuple[str, object]] = (),
+    extra: dict[str, Any] | None = None,
+) -> AsyncIterator[Runtime]:
+    memory = MemorySource()
+    die_after = point.removeprefix("in-effect:") if point.startswith("in-effect:") else None
+    memory.add("tools", "effect", effect_tool(tmp / "marker.txt", die_after=die_after))
+    kill_round = int(point.removeprefix("in-model:")) if point.startswith("in-model:") else None
+    settings = config(tmp, dbos)
+    for key, value in (extra or {}).items():
+        settings[key] = {**settings.get(key, {}), **value}
+    async with open_runtime(
+        settings,
+        memory=memory,
+        overrides=[("providers", "local", ByRound(kill_round))],
+        plugins=[("killer", Killer(point)), *plugins],
+        environ={},
+    ) as rt:
+        yield rt
+
+
+def marker_lines(tmp: Path) -> list[str]:
+    marker = tmp / "marker.txt"
+    return marker.read_text(encoding="utf-8").splitlines() if marker.exists() else []
+
+
+async def session_problems(store: SessionStore, session_id: str) -> list[str]:
+    """What is inconsistent in a stored session log (empty: consistent)."""
+    report = await store.load(session_id)
+    problems = [f"damaged: {report.detail}"] if report.damaged else []
+    session = Session(session_id)
+    session.load(report.events)
+    calls: dict[str, int] = {}
+    results: dict[str, int] = {}
+    for event in report.events:
+        if isinstance(event.data, ToolCallEvent):
+            calls[event.data.call.id] = calls.get(event.data.call.id, 0) + 1
+        elif isinstance(event.data, ToolResultEvent):
+            call = event.data.message.call_id
+            results[call] = results.get(call, 0) + 1
+    for call, count in sorted(calls.items()):
+        if count != 1 or results.get(call) != 1:
+            problems.append(f"call {call}: {count} call event(s), {results.get(call, 0)} result(s)")
+    problems += [f"result without call {c}" for c in sorted(set(results) - set(calls))]
+    prompts = [m for m in session.derive_messages() if m.role == "user"]
+    if len(prompts) != 1:
+        problems.append(f"{len(prompts)} user messages in the model's view (expected 1)")
+    return problems

@@ -1,0 +1,101 @@
+"""``agentrig submit`` / ``agentrig worker`` / ``agentrig result`` as a user runs them: real
+processes on one composition file, DBOS's SQLite default in its state directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.integration, pytest.mark.subprocess, pytest.mark.slow]
+
+AGENTRIG = shutil.which("agentrig", path=str(Path(sys.executable).parent)) or "agentrig"
+
+CONFIG = """
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "hello from a worker" }]
+options.on_exhausted = "repeat"
+
+[session_stores.store]
+kind = "jsonl"
+options.directory = "sessions"
+
+[agents.assistant]
+provider = "local"
+model = "m1"
+session_store = "store"
+
+[dbos]
+"""
+
+
+def cli(tmp: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [AGENTRIG, *args, "-c", str(tmp / "agentrig.toml")],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp,
+    )
+
+
+def test_submit_to_a_worker_and_await_the_result_by_id(tmp_path: Path) -> None:
+    (tmp_path / "agentrig.toml").write_text(textwrap.dedent(CONFIG), encoding="utf-8")
+    queued = cli(tmp_path, "submit", "assistant", "hi", "--id", "run-1")
+    assert queued.returncode == 0, queued.stderr
+    assert queued.stdout.strip() == "run-1"
+    assert (tmp_path / ".agentrig" / "durable").stat().st_mode & 0o777 == 0o700
+    worker = subprocess.Popen(
+        [AGENTRIG, "worker", "-c", str(tmp_path / "agentrig.toml"), "--executor-id", "w1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        done = cli(tmp_path, "result", "run-1")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "hello from a worker"
+        both = cli(tmp_path, "submit", "assistant", "again", "--wait")
+        assert both.returncode == 0, both.stderr
+        run_id, answer = both.stdout.split()[0], " ".join(both.stdout.split()[1:])
+        assert run_id.startswith("dr-")
+        assert answer == "hello from a worker"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _out, err = worker.communicate(timeout=60)
+    assert worker.returncode == 0, err
+    assert "executing durable runs (w1)" in err
+
+
+def test_errors_are_one_line_with_a_code(tmp_path: Path) -> None:
+    (tmp_path / "agentrig.toml").write_text(textwrap.dedent(CONFIG), encoding="utf-8")
+    unknown = cli(tmp_path, "submit", "asistant", "hi")
+    assert unknown.returncode == 1
+    assert unknown.stderr.count("\n") == 1, unknown.stderr
+    assert "error [catalog.unknown_id]" in unknown.stderr
+    assert "did you mean 'assistant'" in unknown.stderr
+    missing = cli(tmp_path, "result", "nope")
+    assert missing.returncode == 1
+    assert "error [dbos.unknown_run]" in missing.stderr
+    (tmp_path / "plain.toml").write_text(
+        textwrap.dedent(CONFIG).replace("[dbos]", ""), encoding="utf-8"
+    )
+    plain = subprocess.run(
+        [AGENTRIG, "submit", "assistant", "hi", "-c", str(tmp_path / "plain.toml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ},
+    )
+    assert plain.returncode == 1
+    assert "error [dbos.setup]" in plain.stderr
+    assert "no [dbos] table" in plain.stderr

@@ -1,0 +1,146 @@
+"""agentrig-dbos: durable runs on DBOS's SQLite default, killed with SIGKILL and resumed.
+
+Each crash test runs a durable run in a child process that kills itself at a named point,
+then a second child launches again (as a restarted process would) and awaits the run by its
+id: the run completes, every tool effect happened exactly once, and the session log is
+consistent.  Nothing is mocked: real processes, DBOS's real SQLite system database.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+from _durable_support import config, durable_runtime, marker_lines, session_problems
+from agentrig_dbos import DURABLE, DurableBackendError, DurableSetupError
+
+from agentrig.errors import ConfigError, UnknownIdError
+from agentrig.journal import SqliteJournal
+from agentrig.kernel import open_runtime
+
+pytestmark = [pytest.mark.anyio, pytest.mark.integration]
+
+CHILD = Path(__file__).with_name("durable_child.py")
+AGENT = "assistant.r1"
+
+
+def child(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(CHILD), str(tmp), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=CHILD.parent,
+    )
+
+
+def crash_then_resume(tmp: Path, point: str) -> str:
+    crashed = child(tmp, "run", "r1", point)
+    assert crashed.returncode == -9, f"did not die at {point}: {crashed.stdout}{crashed.stderr}"
+    resumed = child(tmp, "resume", "r1")
+    assert resumed.returncode == 0, resumed.stderr
+    return resumed.stdout
+
+
+async def stored_problems(tmp: Path) -> list[str]:
+    factory = entry_points(group="agentrig.session_stores")["jsonl"].load()
+    store = factory({"id": "store", "options": {"directory": str(tmp / "sessions")}})
+    try:
+        return await session_problems(store, "ses-r1")
+    finally:
+        await store.aclose()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # durable runs are asyncio-only (DBOS)
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "point",
+    [
+        "before-model:1",  # the turn started in the session; nothing journaled yet
+        "in-model:2",  # the second model call was journaled as made, never answered
+        "after-tool:one",  # the first effect's result was journaled
+        "before-model:3",  # both effects settled; the last round never started
+    ],
+)
+async def test_a_killed_run_resumes_without_repeating_an_effect(tmp_path: Path, point: str) -> None:
+    out = crash_then_resume(tmp_path, point)
+    assert "finished: done" in out
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
+    assert await stored_problems(tmp_path) == []
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_an_effect_cut_off_by_the_crash_is_never_run_again(tmp_path: Path) -> None:
+    crashed = child(tmp_path, "run", "r1", "in-effect:two")
+    assert crashed.returncode == -9
+    resumed = child(tmp_path, "resume", "r1")
+    assert resumed.returncode != 0
+    assert "journal.reconciliation_required" in resumed.stderr or "m2/call_two" in (resumed.stderr)
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]  # never twice
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_finished_run_is_answered_from_the_record(tmp_path: Path) -> None:
+    first = child(tmp_path, "run", "r1", "none")
+    assert "finished: done" in first.stdout, first.stderr
+    again = child(tmp_path, "run", "r1", "none")  # same id: awaited, not started again
+    assert "finished: done" in again.stdout, again.stderr
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
+
+
+async def test_the_default_state_is_owner_only_sqlite(tmp_path: Path) -> None:
+    async with durable_runtime(tmp_path) as rt:
+        durable = rt.services.require(DURABLE)
+        result = await durable.run("assistant", "go", run_id="r1")
+        assert durable.system_database_url == f"sqlite:///{tmp_path / 'state' / 'dbos.sqlite3'}"
+        assert isinstance(durable.journal, SqliteJournal)
+    assert result.text == "done"
+    assert result.session_id == "ses-r1"
+    state = tmp_path / "state"
+    assert state.stat().st_mode & 0o777 == 0o700
+    for name in ("dbos.sqlite3", "journal.sqlite3"):
+        assert (state / name).stat().st_mode & 0o777 == 0o600, name
+
+
+async def test_without_a_dbos_table_nothing_is_durable(tmp_path: Path) -> None:
+    settings = config(tmp_path)
+    del settings["dbos"], settings["tools"], settings["agents"]
+    async with open_runtime(settings, environ={}) as rt:
+        assert rt.services.get(DURABLE) is None
+
+
+async def test_an_agent_without_a_session_store_is_refused(tmp_path: Path) -> None:
+    bare = {"agents": {"bare": {"provider": "local", "model": "m1"}}}
+    async with durable_runtime(tmp_path, extra=bare) as rt:
+        durable = rt.services.require(DURABLE)
+        with pytest.raises(DurableSetupError, match="session_store"):
+            await durable.run("bare", "go")
+        with pytest.raises(UnknownIdError, match="did you mean 'assistant'"):
+            await durable.submit("asistant", "go")
+
+
+async def test_a_bad_dbos_key_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        async with durable_runtime(tmp_path, dbos={"queue_size": 3}):
+            pass
+    assert "dbos.queue_size" in str(caught.value)
+    with pytest.raises(ConfigError, match="system_database_url"):
+        async with durable_runtime(tmp_path, dbos={"system_database_url": "mysql://x"}):
+            pass
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_trio_is_refused_clearly(tmp_path: Path, anyio_backend: str) -> None:
+    with pytest.raises(DurableBackendError, match="asyncio only"):
+        async with durable_runtime(tmp_path):
+            pass
