@@ -160,6 +160,10 @@ class _Turn:
         self.trigger: TurnTrigger = "prompt"
         self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
         self.first_chunk = 0.0  # when the current model call's first chunk arrived
+        # a tracing plugin's context (None without one: then nothing below opens a scope)
+        self.trace = trace = agent.runtime.trace
+        if trace is not None and agent.session.trace_ids is None:
+            agent.session.trace_ids = trace.ids
 
     # ---- log helpers ---------------------------------------------------------------------
     # ``self.log(data)`` appends one event: bound to the agent's writer in __init__ (one
@@ -334,49 +338,68 @@ class _Turn:
         attempt = 0
         cfg = await self.request_config()
         while True:
-            started = (time.time(), time.perf_counter())
-            self.first_chunk = 0.0
+            trace = self.trace
+            scope = trace.open("model_call", self.agent.id) if trace is not None else None
             try:
-                message = await self.call_model(
-                    cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
-                )
-            except _Interrupted:
-                self._observe_call(cfg, started, attempt, "interrupted", self.outcome.final)
-                raise
-            except (ContextWindowError, ExecutionControlError):
-                raise
-            except Exception as exc:
-                self._observe_call(cfg, started, attempt, "failure", None, exc)
-                attempt += 1
+                message = await self._attempt(cfg, attempt, tools, tool_choice, extra_instruction)
+            finally:
+                if scope is not None:
+                    scope.close()
+            if message is not None:
+                return message
+            attempt += 1
 
-                async def terminal(_payload: RequestError) -> Retry | None:
-                    return None
+    async def _attempt(
+        self,
+        cfg: RequestConfig,
+        attempt: int,
+        tools: Sequence[Tool],
+        tool_choice: str | None,
+        extra_instruction: str | None,
+    ) -> AssistantMessage | None:
+        """One attempt of a model round: its message, or None when a listener said retry."""
+        started = (time.time(), time.perf_counter())
+        self.first_chunk = 0.0
+        try:
+            message = await self.call_model(
+                cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
+            )
+        except _Interrupted:
+            self._observe_call(cfg, started, attempt, "interrupted", self.outcome.final)
+            raise
+        except (ContextWindowError, ExecutionControlError):
+            raise
+        except Exception as exc:
+            self._observe_call(cfg, started, attempt, "failure", None, exc)
 
-                action = await self.agent.runtime.hooks.waterfall(
-                    "request_error",
-                    RequestError(agent=self.agent, error=exc, attempt=attempt, signal=self.signal),
-                    terminal,
-                )
-                if isinstance(action, Retry) and not self.signal.cancelled:
-                    continue
-                # Kept readable in history, then raised as the typed error it is.
-                text = f"The model request failed: {error_info(exc).code}: {exc}"
-                await self.log(
-                    AssistantMessageEvent(
-                        message=AssistantMessage(
-                            content=(TextBlock(text=text),), stop_reason="error", model=cfg.model
-                        )
+            async def terminal(_payload: RequestError) -> Retry | None:
+                return None
+
+            action = await self.agent.runtime.hooks.waterfall(
+                "request_error",
+                RequestError(agent=self.agent, error=exc, attempt=attempt + 1, signal=self.signal),
+                terminal,
+            )
+            if isinstance(action, Retry) and not self.signal.cancelled:
+                return None
+            # Kept readable in history, then raised as the typed error it is.
+            text = f"The model request failed: {error_info(exc).code}: {exc}"
+            await self.log(
+                AssistantMessageEvent(
+                    message=AssistantMessage(
+                        content=(TextBlock(text=text),), stop_reason="error", model=cfg.model
                     )
                 )
-                raise
-            except BaseException as exc:
-                if isinstance(exc, anyio.get_cancelled_exc_class()):
-                    self._observe_call(cfg, started, attempt, "cancelled", self.outcome.final)
-                raise
-            self.outcome.rounds += 1
-            self._observe_call(cfg, started, attempt, "success", message)
-            await self.commit_assistant(message)
-            return message
+            )
+            raise
+        except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                self._observe_call(cfg, started, attempt, "cancelled", self.outcome.final)
+            raise
+        self.outcome.rounds += 1
+        self._observe_call(cfg, started, attempt, "success", message)
+        await self.commit_assistant(message)
+        return message
 
     def _observe_call(
         self,
@@ -451,7 +474,13 @@ class _Turn:
                 while end < len(calls) and _may_overlap(resolved[end]):
                     end += 1
             if end - index == 1:
-                concludes = await self.run_one(index, calls[index], resolved[index], by_name)
+                trace = self.trace
+                scope = trace.open("tool_call", self.agent.id) if trace is not None else None
+                try:
+                    concludes = await self.run_one(index, calls[index], resolved[index], by_name)
+                finally:
+                    if scope is not None:
+                        scope.close()
             else:
                 concludes = await self.run_group(range(index, end), calls, resolved, by_name)
             concluded = concluded or concludes
@@ -502,11 +531,18 @@ class _Turn:
         failure: list[Exception] = []
 
         async def execute(index: int, ready: ReadyCall, group: anyio.abc.TaskGroup) -> None:
+            # a tracing plugin's tool_call scope opens in the task that runs the call (the
+            # gate ran before, in the loop's task, one call at a time)
+            trace = self.trace
+            scope = trace.open("tool_call", agent.id) if trace is not None else None
             try:
                 outcomes[index] = await execute_call(agent, ready, self.signal)
             except Exception as exc:
                 failure.append(exc)
                 group.cancel_scope.cancel()
+            finally:
+                if scope is not None:
+                    scope.close()
 
         try:
             async with anyio.create_task_group() as group:
@@ -591,6 +627,16 @@ class _Turn:
 
     # ---- the turn --------------------------------------------------------------------------
     async def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
+        trace = self.trace
+        if trace is None:
+            return await self._run(first, trigger)
+        scope = trace.open("turn", self.agent.id)
+        try:
+            return await self._run(first, trigger)
+        finally:
+            scope.close()
+
+    async def _run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
         agent = self.agent
         self.turn = agent._next_turn()
         self.trigger = trigger

@@ -111,6 +111,7 @@ class PermissionGate:
             reason=decision.message or decision.reason,
             rule=str(decision.rule) if decision.rule is not None else None,
             call_id=decision.call.call_id,
+            always_ask=decision.always_ask,
         )
         answer = await hooks.first_result("permission_approver", question)
         return _as_approval(answer, decision.call.call_id)

@@ -147,7 +147,7 @@ async def _chat(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -
             approver = attach_approver(
                 rt,
                 args,
-                read_line=lines.next if not args.yes and can_ask(err) else None,
+                read_line=lines.next if can_ask(err) else None,
                 err=err,
                 renderer=renderer,
                 turn_signal=lambda: keys.turn,

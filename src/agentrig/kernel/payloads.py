@@ -243,6 +243,10 @@ class PermissionQuestion:
     ``call_id`` is the id of the tool call asked about; an ``Approval`` answer must carry it
     (``Approval.allow(call_id=payload.call_id)``), a plain ``"allow"``/``"deny"`` answers
     this question by being returned for it.
+
+    ``always_ask`` is true for the cases asked in every mode, bypass included (an ask rule,
+    a rule that cannot be evaluated, a catastrophic call): a remembered answer is not kept
+    for them, and a blanket consent (the CLI's ``--yes``) does not answer them.
     """
 
     agent_id: str | None
@@ -251,3 +255,4 @@ class PermissionQuestion:
     reason: str
     rule: str | None = None
     call_id: str | None = None
+    always_ask: bool = False

@@ -33,6 +33,7 @@ from agentrig.session._events import (
     SteeringMessage,
     SystemPrompt,
     ToolResultEvent,
+    TraceIds,
     UserMessageEvent,
 )
 
@@ -167,6 +168,10 @@ class Session:
         self._chars = 0  # message_chars() of self._messages, kept by the projection
         self._system: SystemMessage | None = None
         self._listeners: list[Callable[[SessionEvent], None]] = []
+        #: ``(trace_id, span_id)`` of the current span, when a tracing plugin is active: each
+        #: appended event carries them (``SessionEvent.trace``)
+        self.trace_ids: Callable[[], tuple[str, str] | None] | None = None
+        self._trace: tuple[tuple[str, str] | None, TraceIds | None] = (None, None)
 
     # ---- the log ---------------------------------------------------------------------------
     @property
@@ -189,7 +194,14 @@ class Session:
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
         # ``data`` is an already-validated family member and seq/time are ours: skip
         # re-validating them on this hot path
-        event = construct_trusted(SessionEvent, {"seq": seq, "time": self._clock(), "data": data})
+        fields: dict[str, Any] = {"seq": seq, "time": self._clock(), "data": data}
+        if self.trace_ids is not None and (ids := self.trace_ids()) is not None:
+            last, trace = self._trace
+            if ids is not last:  # one span writes several events: built once per span
+                trace = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
+                self._trace = (ids, trace)
+            fields["trace"] = trace
+        event = construct_trusted(SessionEvent, fields)
         events.append(event)
         for listener in self._listeners:
             listener(event)

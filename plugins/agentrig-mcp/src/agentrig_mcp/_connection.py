@@ -41,6 +41,8 @@ Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Start ``fn()`` as a task on the owner's task group (``rt.spawn``, ``TaskGroup.start_soon``)."""
 
 Resolve = Callable[[str, StdioServerSpec | HttpServerSpec], Awaitable[dict[str, str]]]
+#: the W3C trace context of the caller (``traceparent``, ``tracestate``), sent in ``_meta``
+TraceHeaders = Callable[[], dict[str, str]]
 """``resolve(name, spec)``: the server's env (stdio) or headers (HTTP), references resolved."""
 
 
@@ -89,8 +91,10 @@ class ServerConnection:
         resolve: Resolve,
         http_client: HttpClientFactory,
         on_notification: Callable[[str, types.ServerNotification], None] | None = None,
+        trace: TraceHeaders | None = None,
     ) -> None:
         self.name = name
+        self._trace = trace
         self.spec = spec
         self._spawn = spawn
         self._resolve = resolve
@@ -261,20 +265,24 @@ class ServerConnection:
 
         A timed-out or cancelled request is cancelled on the server too; a server that went
         away fails the request with :class:`McpServerUnavailable` and is restarted on the next
-        request.  ``meta`` must be passed as the request's ``_meta``.
+        request.  ``meta`` must be passed as the request's ``_meta``; it carries the caller's
+        trace context (``traceparent``, ``tracestate``) when the runtime traces.
         """
         signal = signal or CancelSignal()
         with signal.scope():
             run, session = await self._ensure()
         signal.raise_if_cancelled()
         marker = uuid.uuid4().hex
+        meta: dict[str, Any] = {_MARKER: marker}
+        if self._trace is not None:
+            meta.update(self._trace())  # read here, in the caller's task: the caller's span
         gone = anyio.CancelScope()
         run.inflight.add(gone)
         done = False
         result: Any = None
         try:
             with anyio.move_on_after(self.spec.timeout) as timer, signal.scope(), gone:
-                result = await operation(session, {_MARKER: marker})
+                result = await operation(session, meta)
                 done = True
         except SdkMcpError as exc:
             done = True
