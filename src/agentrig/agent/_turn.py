@@ -19,7 +19,6 @@ import anyio.abc
 from agentrig._construct import construct_trusted
 from agentrig.agent._dispatch import (
     CallOutcome,
-    ReadyCall,
     canonical_input,
     dispatch_call,
     execute_call,
@@ -517,26 +516,57 @@ class _Turn:
         resolved: Sequence[Tool | None],
         offered: Mapping[str, Tool],
     ) -> bool:
-        """Run consecutive calls that may overlap concurrently; record results in call order.
+        """Run consecutive calls that may overlap concurrently, one task per call.
 
-        Validation and the gate (permission rules, ``PreToolUse`` hooks, approvals) run in
-        call order in this task, so questions are asked one at a time; each call that passes
-        starts executing at once, while the next one is checked.
+        The tasks hand over to each other in call order twice: validation and the gate
+        (permission rules, ``PreToolUse`` hooks, approvals) run one call at a time, so no two
+        questions are open at once and a call that passed starts executing while the next
+        one is checked; results are recorded in call order.  Each call's work -- gate,
+        execution, its result, its observation -- happens in its own task, inside its own
+        tracing scope.
         """
-        outcomes: dict[int, CallOutcome] = {}
-        entered: list[int] = []  # calls whose tool/call event is logged, in order
         agent = self.agent
+        first = indexes[0]
+        gated = {i: anyio.Event() for i in indexes}  # call i is through the gate
+        recorded = {i: anyio.Event() for i in indexes}  # call i's result is settled
+        outcomes: dict[int, CallOutcome] = {}
+        entered: set[int] = set()  # calls whose tool/call event is logged
+        concludes: list[bool] = []
         # an error that ends the run (a journal write, a failing gate) is raised as itself,
         # not wrapped in the task group's exception group
         failure: list[Exception] = []
 
-        async def execute(index: int, ready: ReadyCall, group: anyio.abc.TaskGroup) -> None:
-            # a tracing plugin's tool_call scope opens in the task that runs the call (the
-            # gate ran before, in the loop's task, one call at a time)
+        async def one(index: int, group: anyio.abc.TaskGroup) -> None:
+            call, tool = calls[index], resolved[index]
             trace = self.trace
             scope = trace.open("tool_call", agent.id) if trace is not None else None
             try:
-                outcomes[index] = await execute_call(agent, ready, self.signal)
+                if index != first:
+                    await gated[index - 1].wait()
+                if self.signal.cancelled or agent.stop_requested is not None:
+                    # not started: settled as not executed once the group is done
+                    gated[index].set()
+                    recorded[index].set()
+                    return
+                if tool is None:
+                    outcome = _unknown(call, offered)
+                    gated[index].set()
+                else:
+                    entered.add(index)
+                    await self.log(
+                        ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
+                    )
+                    ready = await prepare_call(agent, tool, call, self.signal, agent._gate)
+                    gated[index].set()
+                    if isinstance(ready, CallOutcome):
+                        outcome = ready
+                    else:
+                        outcome = await execute_call(agent, ready, self.signal)
+                outcomes[index] = outcome
+                if index != first:
+                    await recorded[index - 1].wait()
+                concludes.append(await self.record(index, call, outcome, count=True))
+                recorded[index].set()
             except Exception as exc:
                 failure.append(exc)
                 group.cancel_scope.cancel()
@@ -546,33 +576,15 @@ class _Turn:
 
         try:
             async with anyio.create_task_group() as group:
-                try:
-                    for index in indexes:
-                        if self.signal.cancelled or agent.stop_requested is not None:
-                            break  # the rest are settled as not executed
-                        call, tool = calls[index], resolved[index]
-                        if tool is None:
-                            outcomes[index] = _unknown(call, offered)
-                            continue
-                        entered.append(index)
-                        await self.log(
-                            ToolCallEvent(
-                                call=call, invocation_id=f"{self.turn}.{self.step}.{index}"
-                            )
-                        )
-                        ready = await prepare_call(agent, tool, call, self.signal, agent._gate)
-                        if isinstance(ready, CallOutcome):
-                            outcomes[index] = ready
-                        else:
-                            group.start_soon(execute, index, ready, group)
-                except Exception as exc:
-                    failure.append(exc)
-                    group.cancel_scope.cancel()
+                for index in indexes:
+                    group.start_soon(one, index, group)
         except anyio.get_cancelled_exc_class():
             # the caller cancelled mid-batch: what finished keeps its result, what was running
             # gets "interrupted while running"; calls never entered are settled later
             with anyio.CancelScope(shield=True):
                 for index in indexes:
+                    if index not in self.open_calls:
+                        continue  # its result is logged already
                     if index in outcomes:
                         await self.record(index, calls[index], outcomes[index], count=True)
                     elif index in entered:
@@ -585,13 +597,7 @@ class _Turn:
             raise
         if failure:
             raise failure[0]
-        concludes = False
-        for index in indexes:
-            outcome = outcomes.get(index)
-            if outcome is None:
-                break  # never entered (cancelled or stopped): settled as not executed
-            concludes = await self.record(index, calls[index], outcome, count=True) or concludes
-        return concludes
+        return any(concludes)
 
     async def record(
         self, index: int, call: ToolCallBlock, outcome: CallOutcome, *, count: bool = False
@@ -611,9 +617,9 @@ class _Turn:
                 duration_ms=outcome.duration_ms,
             )
         )
+        self.open_calls.pop(index, None)  # from here on the call has its result
         if stored is not None:
             await self.log(stored)  # links the call to its whole result
-        self.open_calls.pop(index, None)
         observe_tool_call(self.agent, call, outcome, self._ids())
         if self.emit is not None:
             waiting = self.emit(
