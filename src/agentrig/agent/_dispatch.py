@@ -23,7 +23,7 @@ from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, ExecutionControlError
 from agentrig.ids import new_invocation_id
 from agentrig.kernel.payloads import Observation, ToolExecution
-from agentrig.llm import ToolCallBlock, ToolMessage
+from agentrig.llm import FileBlock, ImageBlock, TextBlock, ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
     GateDecision,
     Tool,
@@ -272,13 +272,12 @@ async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> 
         if isinstance(result, ToolOutput):
             extras["concludes_turn"] = result.concludes_turn
             extras["view"] = result.view
-            text = render_output(payload.tool.parse_output(result.content))
+            status: ToolStatus = "error" if result.is_error else "ok"
+            made = _result_message(call, payload.tool.parse_output(result.content), status)
             if result.is_error:
-                extras["failure"] = ToolReportedError(text)
-            return ToolMessage.of(
-                call.id, call.name, text, status="error" if result.is_error else "ok"
-            )
-        return ToolMessage.of(call.id, call.name, render_output(payload.tool.parse_output(result)))
+                extras["failure"] = ToolReportedError(made.text)
+            return made
+        return _result_message(call, payload.tool.parse_output(result))
 
     payload = ToolExecution(
         agent=agent, call=call, arguments=ready.arguments, tool=tool, signal=signal
@@ -343,6 +342,27 @@ def tool_timeout(agent: Agent, tool: Tool) -> float | None:
         return configured.timeout
     own = getattr(tool, "timeout", None)
     return float(own) if isinstance(own, int | float) and not isinstance(own, bool) else None
+
+
+_RESULT_BLOCKS = (TextBlock, ImageBlock, FileBlock)
+
+
+def _result_message(call: ToolCallBlock, value: Any, status: ToolStatus = "ok") -> ToolMessage:
+    """A tool's value as its result message.
+
+    A content block, or a non-empty sequence of text, image and file blocks, is kept as
+    blocks (a multimodal result: each provider projects them, e.g. images to the model);
+    anything else is rendered as text (:func:`~agentrig.tools.render_output`).
+    """
+    if isinstance(value, _RESULT_BLOCKS):
+        value = (value,)
+    if (
+        isinstance(value, list | tuple)
+        and value
+        and all(isinstance(b, _RESULT_BLOCKS) for b in value)
+    ):
+        return ToolMessage(call_id=call.id, name=call.name, content=tuple(value), status=status)
+    return ToolMessage.of(call.id, call.name, render_output(value), status=status)
 
 
 # one shared encoder: json.dumps with keywords would build a new one per call
