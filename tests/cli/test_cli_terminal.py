@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,16 @@ def _config(tmp_path: Path, replies: list[str], *, store: bool = False) -> Path:
 
 def _run_on_terminal(tmp_path: Path, config: Path, env: dict[str, str] | None = None) -> Terminal:
     return open_terminal(tmp_path, "run", "-c", str(config), "question", env=env)
+
+
+def _wait_for_the_model_call(tmp_path: Path) -> None:
+    """Until the session log shows the request header, written right before the model call."""
+    for _ in range(900):  # a bound against a hang, not a measurement
+        logs = (tmp_path / "sessions").glob("**/*.jsonl")
+        if any("request/header" in log.read_text(encoding="utf-8") for log in logs):
+            return
+        time.sleep(0.1)
+    pytest.fail("the run never reached its model call")
 
 
 def _turn_ends(tmp_path: Path) -> list[str]:
@@ -151,6 +162,7 @@ def test_run_exits_130_on_ctrl_c_in_a_terminal(tmp_path: Path) -> None:
     config = _config(tmp_path, ['{ text = "never arrives", delay = 3600 }'], store=True)
     with _run_on_terminal(tmp_path, config) as term:
         term.expect("waiting for the model")
+        _wait_for_the_model_call(tmp_path)  # the turn is logged: Ctrl-C now interrupts it
         term.send("\x03")
         assert term.wait() == 130, term.text
     assert "Traceback" not in term.text

@@ -288,7 +288,7 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
 
 def add_cli_tools(loaded: LoadedConfig, agent_id: str, refs: list[str]) -> LoadedConfig:
     """``--tools REF ...``: the agent's tools plus ``refs`` (a file is relative to the current
-    directory, not to the config file)."""
+    directory, not to the config file; a module is imported from it too)."""
     if not refs:
         return loaded
     import attrs
@@ -303,6 +303,10 @@ def add_cli_tools(loaded: LoadedConfig, agent_id: str, refs: list[str]) -> Loade
                 code="cli.tool_ref",
             )
     added = [anchored(ref, Path.cwd()) for ref in refs]
+    if any(ref == anchored(ref, Path("/")) for ref in refs):  # a module: import it from here
+        here = str(Path.cwd())
+        if here not in sys.path:
+            sys.path.insert(0, here)
     config = loaded.config
     agent = config.agents[agent_id]
     agent = agent.model_copy(update={"tools": (*agent.tools, *added)})

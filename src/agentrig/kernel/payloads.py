@@ -33,6 +33,7 @@ __all__ = [
     "RequestConfig",
     "RequestError",
     "Retry",
+    "SESSION_END_REASONS",
     "RuntimeStarted",
     "SessionStart",
     "ToolExecution",
@@ -79,6 +80,12 @@ class RuntimeStarted:
     runtime: Any
 
 
+SESSION_END_REASONS: frozenset[str] = frozenset(
+    {"clear", "resume", "logout", "prompt_input_exit", "bypass_permissions_disabled", "other"}
+)
+"""Why a session ended: the values of Claude Code's ``SessionEnd`` ``reason`` field."""
+
+
 @final
 @attrs.frozen(slots=True)
 class AgentCreated:
@@ -90,10 +97,16 @@ class AgentCreated:
 @final
 @attrs.frozen(slots=True)
 class AgentDisposed:
-    """An agent left the registry after its runs settled."""
+    """An agent left the registry after its runs settled.
+
+    ``reason`` says why its session ended, in Claude Code's ``SessionEnd`` vocabulary
+    (:data:`SESSION_END_REASONS`): ``prompt_input_exit`` when a person left the prompt,
+    ``clear`` when they cleared the conversation, ``other`` otherwise.
+    """
 
     agent_id: str
     session_id: str
+    reason: str = "other"
 
 
 @final
