@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import agentrig
+from agentrig.ids import AgentId
 from agentrig.kernel import TRACE_CONTEXT, MemorySource, open_runtime
 from agentrig.session import dump_event
 
@@ -150,7 +151,7 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
         openai_config(chat_port), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
         assert rt.trace is recorder.telemetry
-        result = await rt.agent("assistant").run("Hi")
+        result = await rt.agent(AgentId("assistant")).run("Hi")
     assert result.value == "hi"
     (chat,) = recorder.named("chat ")
     (run,) = recorder.named("invoke_agent ")
@@ -164,8 +165,8 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
 async def test_without_a_trace_context_nothing_is_added(chat_port: int) -> None:
     async with open_runtime(openai_config(chat_port), environ={}) as rt:
         assert rt.trace is None
-        await rt.agent("assistant").run("Hi")
-        events = rt.agent("assistant").session.events
+        await rt.agent(AgentId("assistant")).run("Hi")
+        events = rt.agent(AgentId("assistant")).session.events
     (headers,) = ChatHandler.seen
     assert "traceparent" not in headers
     assert all(e.trace is None for e in events)
@@ -202,7 +203,7 @@ async def traced_run(cfg: dict[str, Any], inbound: dict[str, str] | None = None)
         assert rt.trace is not None
         scope = rt.trace.continue_from(inbound) if inbound else None
         try:
-            await rt.agent("assistant").run("Rome?")
+            await rt.agent(AgentId("assistant")).run("Rome?")
         finally:
             if scope is not None:
                 scope.close()
@@ -257,8 +258,8 @@ async def test_session_events_carry_the_ids_of_the_span_that_produced_them() -> 
     async with open_runtime(
         scripted_config(), memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        await rt.agent("assistant").run("Rome?")
-        events = rt.agent("assistant").session.events
+        await rt.agent(AgentId("assistant")).run("Rome?")
+        events = rt.agent(AgentId("assistant")).session.events
     (run,) = recorder.named("invoke_agent ")
     (tool,) = recorder.named("execute_tool ")
     first_chat, second_chat = sorted(recorder.named("chat "), key=lambda s: s.start_time or 0)
@@ -282,8 +283,8 @@ async def test_the_otel_table_provides_the_trace_context() -> None:
     ) as rt:
         trace = rt.services.require(TRACE_CONTEXT)
         assert rt.trace is trace
-        await rt.agent("assistant").run("Rome?")
-        events = rt.agent("assistant").session.events
+        await rt.agent(AgentId("assistant")).run("Rome?")
+        events = rt.agent(AgentId("assistant")).session.events
     assert all(e.trace is not None for e in events if e.type != "system/prompt")
 
 
@@ -296,7 +297,7 @@ async def test_continue_from_makes_a_run_the_child_of_an_inbound_trace() -> None
         assert rt.trace is not None
         scope = rt.trace.continue_from({"traceparent": inbound})
         try:
-            await rt.agent("assistant").run("Rome?")
+            await rt.agent(AgentId("assistant")).run("Rome?")
         finally:
             scope.close()
         assert rt.trace.headers() == {}  # closed: nothing current any more
@@ -330,8 +331,8 @@ async def mcp_trace(recorder: Recorder, server: dict[str, Any]) -> tuple[Readabl
         async with open_runtime(
             mcp_config(server), plugins=[("otel-test", recorder.telemetry)], environ={}
         ) as rt:
-            await rt.agent("assistant").run("trace?")
-            messages = rt.agent("assistant").session.derive_messages()
+            await rt.agent(AgentId("assistant")).run("trace?")
+            messages = rt.agent(AgentId("assistant")).session.derive_messages()
     (text,) = [m.text for m in messages if m.role == "tool"]
     assert isinstance(app, ReadableSpan)
     return app, text.split()
