@@ -21,10 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel._claude_settings import apply_claude_code
+from agentrig.kernel._duration import Duration, parse_duration
 from agentrig.kernel._formats import read_json, read_yaml
 
 __all__ = [
     "AgentConfig",
+    "Duration",
     "HookConfig",
     "LoadedConfig",
     "PlaceholderResolver",
@@ -40,6 +42,7 @@ __all__ = [
     "issues_from_validation",
     "known_keys",
     "load_config",
+    "parse_duration",
     "resolve_secret",
 ]
 
@@ -97,6 +100,14 @@ class AgentConfig(_Strict):
     session_store: str | None = None
     deferral: Literal["auto", "on", "off"] = "auto"
     deferral_max_resident: int = Field(default=20, ge=0)
+    #: run the calls of one reply that may run alongside each other concurrently
+    parallel_tool_calls: bool = True
+    #: a run still going after this long ends ``interrupted`` (``"30s"``, ``"2m"`` or seconds)
+    deadline: Duration | None = None
+    #: a tool result longer than this (UTF-8 bytes) is cut for the model; 0 keeps every result
+    tool_result_max_bytes: int = Field(default=65536, ge=0)
+    #: where full results of cut tool calls are kept (owner-only; relative to the config file)
+    state_dir: str = ".agentrig/state"
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -105,6 +116,8 @@ class ToolConfig(_Strict):
 
     options: dict[str, Any] = Field(default_factory=dict)
     deferred: bool | None = None
+    #: seconds (or ``"30s"``) one call of this tool may run; overrides the tool's own timeout
+    timeout: Duration | None = None
 
 
 class StoreConfig(_Strict):

@@ -48,6 +48,7 @@ __all__ = [
     "ToolOutput",
     "ToolRefusedError",
     "ToolReportedError",
+    "ToolTimeoutError",
     "Toolset",
     "check_input",
     "check_tool_contribution",
@@ -86,6 +87,15 @@ class ToolReportedError(AgentrigError):
     the text the model would see."""
 
     code = "tool.error"
+    category = "user"
+    recoverable = True
+
+
+class ToolTimeoutError(AgentrigError, TimeoutError):
+    """A call ran past its tool's timeout and was stopped; the model gets this as an error
+    result and the run goes on."""
+
+    code = "tool.timeout"
     category = "user"
     recoverable = True
 
@@ -184,6 +194,8 @@ class FunctionTool:
         permission_arg: PermissionArg | None = None,
         deferred: bool | None = None,
         authorize: Callable[[Any, ToolContext], Awaitable[None] | None] | None = None,
+        concurrent: bool | None = None,
+        timeout: float | None = None,
     ) -> None:
         from agentrig.tools.schema import PydanticSchemaAdapter
 
@@ -202,6 +214,16 @@ class FunctionTool:
         self._risk = risk
         self._permission_arg = permission_arg
         self.deferred = deferred
+        #: may run alongside the other calls of one reply (None: when ``risk="inspect"``)
+        self.concurrent = concurrent
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            raise ToolDefinitionError(
+                f"tool {name!r}: timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        #: seconds one call may run before it is stopped (None: no limit of its own)
+        self.timeout = float(timeout) if timeout is not None else None
         self._authorize = authorize
         self._is_async = inspect.iscoroutinefunction(function)
         self._ctx_param, self.input_model = _input_model(function, name)
@@ -305,6 +327,8 @@ def tool(
     risk: RiskClass | None = None,
     permission_arg: PermissionArg | tuple[str, ArgKind] | None = None,
     deferred: bool | None = None,
+    concurrent: bool | None = None,
+    timeout: float | None = None,
 ) -> Callable[[_F], FunctionTool]: ...
 
 
@@ -317,6 +341,8 @@ def tool(
     risk: RiskClass | None = None,
     permission_arg: PermissionArg | tuple[str, ArgKind] | None = None,
     deferred: bool | None = None,
+    concurrent: bool | None = None,
+    timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Declare a tool from a typed function (sync or async).
 
@@ -326,12 +352,23 @@ def tool(
         @agentrig.tool(risk="inspect")
         async def read_file(path: str, ctx: ToolContext) -> str:
             \"\"\"Read a UTF-8 text file.\"\"\"
+
+    ``concurrent=True`` lets the calls of one model reply run alongside each other (the
+    default for ``risk="inspect"``; ``False`` opts an inspect tool out); ``timeout`` stops a
+    call after that many seconds and gives the model an error result.
     """
     arg = PermissionArg(*permission_arg) if isinstance(permission_arg, tuple) else permission_arg
 
     def build(fn: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
-            fn, id=id, description=description, risk=risk, permission_arg=arg, deferred=deferred
+            fn,
+            id=id,
+            description=description,
+            risk=risk,
+            permission_arg=arg,
+            deferred=deferred,
+            concurrent=concurrent,
+            timeout=timeout,
         )
 
     if function is not None:
