@@ -19,6 +19,7 @@ from lifecycle_support import hook, records
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
+from agentrig.ids import AgentId
 from agentrig.kernel.config import load_config
 from agentrig.tools import tool
 
@@ -79,7 +80,7 @@ async def _run(config: Path, calls: list[ScriptedCall]) -> list[str]:
     ) as rt:
         # the MCP-named test double joins by hand: a config naming mcp__github__* asks the
         # MCP plugin for a server called github
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         agent.replace_tools([bash_tool, read_tool, create_issue])
         await agent.run("go")
         return [m.text for m in agent.session.derive_messages() if m.role == "tool"]
@@ -332,7 +333,7 @@ def test_a_root_anchored_file_rule_is_anchored_at_the_project(tmp_path: Path) ->
     config = _project(tmp_path, '[claude_code]\nsettings = [".claude/settings.json"]\n', settings)
     deny = list(load_config(config).config.permissions.deny)
     assert deny == [
-        f"Read({config.parent.resolve().as_posix()}/src/**)",
+        f"Read(/{config.parent.resolve().as_posix()}/src/**)",
         "Read(//etc/shadow)",
         "Bash(/x)",
     ]

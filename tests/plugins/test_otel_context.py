@@ -20,6 +20,7 @@ from agentrig_otel import Telemetry
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NoOpTracer
 
 import agentrig
 from agentrig.kernel import TRACE_CONTEXT, MemorySource, open_runtime
@@ -161,15 +162,24 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
     assert headers["traceparent"] == traceparent_of(chat)
 
 
-async def test_without_a_trace_context_nothing_is_added(chat_port: int) -> None:
-    async with open_runtime(openai_config(chat_port), environ={}) as rt:
-        assert rt.trace is None
+async def untraced_chat(port: int, plugins: list[tuple[str, object]]) -> None:
+    """One run against the loopback provider: neither its request nor an event is traced."""
+    async with open_runtime(openai_config(port), plugins=plugins, environ={}) as rt:
         await rt.agent("assistant").run("Hi")
         events = rt.agent("assistant").session.events
     (headers,) = ChatHandler.seen
     assert "traceparent" not in headers
     assert all(e.trace is None for e in events)
     assert all('"trace"' not in dump_event(e) for e in events)
+
+
+async def test_a_tracer_that_records_nothing_adds_nothing(chat_port: int) -> None:
+    # exporter = "global" with no provider set by the application: OpenTelemetry's no-op tracer
+    await untraced_chat(chat_port, [("otel-test", Telemetry(NoOpTracer()))])
+
+
+async def test_without_a_trace_context_nothing_is_added(chat_port: int) -> None:
+    await untraced_chat(chat_port, [])
 
 
 # ---- hooks ---------------------------------------------------------------------------------
@@ -193,12 +203,19 @@ def memory() -> MemorySource:
     return source
 
 
-async def traced_run(cfg: dict[str, Any]) -> Recorder:
+async def traced_run(cfg: dict[str, Any], inbound: dict[str, str] | None = None) -> Recorder:
+    """One run with a recording tracer; inside ``inbound``'s trace context when given."""
     recorder = Recorder()
     async with open_runtime(
         cfg, memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        await rt.agent("assistant").run("Rome?")
+        assert rt.trace is not None
+        scope = rt.trace.continue_from(inbound) if inbound else None
+        try:
+            await rt.agent("assistant").run("Rome?")
+        finally:
+            if scope is not None:
+                scope.close()
     return recorder
 
 
@@ -212,6 +229,23 @@ async def test_a_command_hook_sees_traceparent_of_the_tool_span(tmp_path: Path) 
     traceparent, tracestate = seen.read_text().split("|")
     assert traceparent == traceparent_of(tool)
     assert tracestate == "unset"
+
+
+@pytest.mark.subprocess
+async def test_a_command_hook_sees_the_tracestate_the_trace_carries(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    command = f'printf "%s|%s" "$TRACEPARENT" "${{TRACESTATE-unset}}" > {seen}'
+    hooks = {"PreToolUse": [{"strategy": "command", "options": {"command": command}}]}
+    inbound = {
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "tracestate": "vendor=opaque",
+    }
+    recorder = await traced_run(scripted_config(hooks=hooks), inbound)
+    (tool,) = recorder.named("execute_tool ")
+    traceparent, tracestate = seen.read_text().split("|")
+    assert traceparent == traceparent_of(tool)
+    assert traceparent.split("-")[1] == "0af7651916cd43dd8448eb211c80319c"
+    assert tracestate == "vendor=opaque"
 
 
 async def test_an_http_hook_receives_the_traceparent_header(hook_port: int) -> None:

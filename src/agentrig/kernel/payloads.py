@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkab
 import attrs
 
 from agentrig.cancel import CancelSignal
+from agentrig.ids import AgentId, ProviderId, SessionId
 
 if TYPE_CHECKING:
     from agentrig.llm import AssistantMessage, ToolCallBlock, UserMessage
@@ -33,6 +34,7 @@ __all__ = [
     "RequestConfig",
     "RequestError",
     "Retry",
+    "SESSION_END_REASONS",
     "RuntimeStarted",
     "SessionStart",
     "ToolExecution",
@@ -47,10 +49,10 @@ class AgentHandle(Protocol):
     """What a listener may do with an agent: read its identity and deliver input."""
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> AgentId: ...
 
     @property
-    def session_id(self) -> str: ...
+    def session_id(self) -> SessionId: ...
 
     @property
     def status(self) -> AgentStatus: ...
@@ -79,6 +81,12 @@ class RuntimeStarted:
     runtime: Any
 
 
+SESSION_END_REASONS: frozenset[str] = frozenset(
+    {"clear", "resume", "logout", "prompt_input_exit", "bypass_permissions_disabled", "other"}
+)
+"""Why a session ended: the values of Claude Code's ``SessionEnd`` ``reason`` field."""
+
+
 @final
 @attrs.frozen(slots=True)
 class AgentCreated:
@@ -90,10 +98,16 @@ class AgentCreated:
 @final
 @attrs.frozen(slots=True)
 class AgentDisposed:
-    """An agent left the registry after its runs settled."""
+    """An agent left the registry after its runs settled.
 
-    agent_id: str
-    session_id: str
+    ``reason`` says why its session ended, in Claude Code's ``SessionEnd`` vocabulary
+    (:data:`SESSION_END_REASONS`): ``prompt_input_exit`` when a person left the prompt,
+    ``clear`` when they cleared the conversation, ``other`` otherwise.
+    """
+
+    agent_id: AgentId
+    session_id: SessionId
+    reason: str = "other"
 
 
 @final
@@ -128,7 +142,7 @@ class Observation:
     """
 
     kind: str
-    agent_id: str | None
+    agent_id: AgentId | None
     data: Mapping[str, Any] = attrs.field(factory=dict)
 
 
@@ -175,7 +189,7 @@ class RequestConfig:
     """The call configuration of one model request (replace it to switch model or limits)."""
 
     agent: AgentHandle
-    provider: str
+    provider: ProviderId
     model: str
     max_tokens: int | None = None
     temperature: float | None = None
@@ -249,7 +263,7 @@ class PermissionQuestion:
     for them, and a blanket consent (the CLI's ``--yes``) does not answer them.
     """
 
-    agent_id: str | None
+    agent_id: AgentId | None
     tool: str
     arguments: Mapping[str, Any]
     reason: str

@@ -57,6 +57,7 @@ class _Run:
     error: BaseException | None = None
     ended: bool = False
     crashed: bool = False
+    cause: str = "exited"  # what ended the run, for the error of the calls it interrupted
     requests: dict[str, types.RequestId] = attrs.Factory(dict)
     inflight: set[anyio.CancelScope] = attrs.Factory(set)
 
@@ -163,7 +164,11 @@ class ServerConnection:
             resolved = await self._resolve(self.name, self.spec)
             async with (
                 open_transport(
-                    self.spec, resolved, log=self._log, http_client=self._http_client
+                    self.spec,
+                    resolved,
+                    log=self._log,
+                    http_client=self._http_client,
+                    on_broken=functools.partial(self._broken, run),
                 ) as (read, write),
                 anyio.create_task_group() as tg,
             ):
@@ -202,6 +207,14 @@ class ServerConnection:
             run.ready.set()
             run.done.set()
             self._log.info("stopped")
+
+    def _broken(self, run: _Run, error: BaseException) -> None:
+        """A response stream from the server broke: it went away (or the network did)."""
+        if run.stop.is_set() or run.ended:
+            return
+        self._log.warning("the connection to the server broke: %s", describe(error))
+        run.cause = f"the connection broke ({describe(error)})"
+        run.fail()
 
     async def _forward_in(
         self,
@@ -302,7 +315,7 @@ class ServerConnection:
             run.requests.pop(marker, None)
         if run.crashed and (not done or result is None):
             raise McpServerUnavailable(
-                f"MCP server {self.name!r} exited during {what}; it restarts on the next call"
+                f"MCP server {self.name!r}: {run.cause} during {what}; it restarts on the next call"
             )
         if not done:
             signal.raise_if_cancelled()

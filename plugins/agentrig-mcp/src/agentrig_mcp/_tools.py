@@ -3,6 +3,7 @@
 Names follow Claude Code (``mcp__<server>__<tool>``), so permission rules and hook matchers
 written for it (``mcp__github__*``, ``mcp__.*``) apply unchanged.  The server's input schema
 is validated with agentrig's JSON-Schema subset and projected per provider like any tool's.
+A result's images (image content, embedded image resources) reach the model as image blocks.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 
 from mcp import types
 
+from agentrig.ids import ToolId, tool_id
 from agentrig.kernel import Observation
+from agentrig.llm import ContentBlock, ImageBlock, TextBlock
 from agentrig.tools import PermissionArg, RiskClass, ToolContext, ToolInputError, ToolOutput
 from agentrig.tools.schema import validate_json
 from agentrig_mcp._connection import ServerConnection
@@ -24,6 +27,7 @@ __all__ = [
     "block_text",
     "McpTool",
     "render_result",
+    "result_content",
     "risk_of",
     "tool_name",
     "truncate",
@@ -35,11 +39,11 @@ _MAX_ID = 128
 Notify = Callable[[Observation], None]
 
 
-def tool_name(server: str, tool: str) -> str | None:
+def tool_name(server: str, tool: str) -> ToolId | None:
     """``mcp__<server>__<tool>`` with characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``;
     None when the result would be longer than an agentrig tool id may be (128)."""
     name = f"mcp__{server}__{_INVALID.sub('_', tool)}"
-    return name if len(name) <= _MAX_ID else None
+    return tool_id(name) if len(name) <= _MAX_ID else None
 
 
 def risk_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -> RiskClass:
@@ -98,6 +102,52 @@ def block_text(block: types.ContentBlock) -> str:
     return f"[resource link {block.uri}: {block.name}]"
 
 
+def _image(block: types.ContentBlock) -> ImageBlock | None:
+    """An image the model can see: image content, or an embedded image resource."""
+    if isinstance(block, types.ImageContent):
+        return ImageBlock(media_type=block.mimeType, data=block.data)
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource
+        mime = resource.mimeType or ""
+        if isinstance(resource, types.BlobResourceContents) and mime.startswith("image/"):
+            return ImageBlock(media_type=mime, data=resource.blob)
+    return None
+
+
+def result_content(result: types.CallToolResult, *, max_chars: int) -> str | list[ContentBlock]:
+    """What the model gets: the text of :func:`render_result`, or -- when the result holds
+    images -- text and image blocks in the server's order (the text cut at ``max_chars``).
+
+    Audio has no content block in agentrig's model: it stays a text placeholder.
+    """
+    if not any(_image(block) is not None for block in result.content):
+        return render_result(result, max_chars=max_chars)
+    blocks: list[ContentBlock] = []
+    texts: list[str] = []
+    budget = max_chars
+
+    def flush() -> None:
+        nonlocal budget
+        if texts:
+            text = truncate("\n".join(texts), budget)
+            budget = max(0, budget - len(text))
+            blocks.append(TextBlock(text=text))
+            texts.clear()
+
+    for block in result.content:
+        image = _image(block)
+        if image is None:
+            texts.append(block_text(block))
+        else:
+            flush()
+            blocks.append(image)
+    has_text = any(isinstance(b, types.TextContent) for b in result.content)
+    if result.structuredContent is not None and not has_text:
+        texts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    flush()
+    return blocks
+
+
 def render_result(result: types.CallToolResult, *, max_chars: int) -> str:
     """The text the model sees: the content blocks in order; structured content as JSON when
     no text block carries it (MCP asks servers to send its serialisation as text too); cut at
@@ -123,7 +173,7 @@ class McpTool:
 
     def __init__(
         self,
-        tool_id: str,
+        id: ToolId,
         definition: types.Tool,
         connection: ServerConnection,
         *,
@@ -131,7 +181,7 @@ class McpTool:
         deferred: bool | None = None,
         max_output_chars: int = 100_000,
     ) -> None:
-        self._id = tool_id
+        self._id = id
         self.definition = definition
         self.connection = connection
         self.deferred = deferred
@@ -142,11 +192,11 @@ class McpTool:
             or definition.title
             or f"The {definition.name!r} tool of the MCP server {connection.name!r}."
         )
-        self._input = JsonSchemaInput(definition.inputSchema, tool_id)
+        self._input = JsonSchemaInput(definition.inputSchema, id)
         self._risk = risk_of(definition.annotations, trusted=connection.spec.trust_annotations)
 
     @property
-    def id(self) -> str:
+    def id(self) -> ToolId:
         return self._id
 
     @property
@@ -184,7 +234,8 @@ class McpTool:
         result = await self.connection.call_tool(
             self.definition.name, input, signal=ctx.signal, progress=progress
         )
-        return ToolOutput(render_result(result, max_chars=self._max_chars), is_error=result.isError)
+        content = result_content(result, max_chars=self._max_chars)
+        return ToolOutput(content, is_error=result.isError)
 
     def parse_output(self, value: Any) -> Any:
         return value
