@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
-from agentrig._construct import construct_trusted
+from agentrig._construct import instance_of, share_fields_set
 from agentrig.errors import AgentrigError
 from agentrig.llm import (
     AssistantMessage,
@@ -28,15 +28,26 @@ from agentrig.llm import (
 )
 from agentrig.session._events import (
     AssistantMessageEvent,
+    RequestHeader,
     SessionEvent,
     SessionEventData,
     SteeringMessage,
+    StepEnd,
+    StepStart,
     SystemPrompt,
     ToolResultEvent,
+    TurnEnd,
     UserMessageEvent,
 )
 
-__all__ = ["INTERRUPTED_NOTE", "MessagesView", "Session", "SessionLogError", "message_chars"]
+__all__ = [
+    "INTERRUPTED_NOTE",
+    "EventsView",
+    "MessagesView",
+    "Session",
+    "SessionLogError",
+    "message_chars",
+]
 
 ConversationMessage = UserMessage | AssistantMessage | ToolMessage
 Message = SystemMessage | ConversationMessage
@@ -142,6 +153,92 @@ class MessagesView(Sequence[Message]):
         return f"<MessagesView {len(self)} messages>"
 
 
+# The log keeps each event as three list slots -- seq, time, data -- and builds the
+# ``SessionEvent`` envelope when it is read (a pydantic instance is ~300 bytes; the session
+# of a finished 6-call run holds ~40 events).
+_ENVELOPE_FIELDS: set[str] = {"seq", "time", "data"}
+
+# event payloads repeated verbatim across steps, runs and agents: equal ones are shared
+_INTERNED_TYPES = frozenset((StepStart, StepEnd, RequestHeader, TurnEnd, SystemPrompt))
+_INTERNED: dict[tuple[Any, ...], SessionEventData] = {}
+_INTERNED_MAX = 4096
+
+
+def _envelope(seq: int, time: float, data: SessionEventData) -> SessionEvent:
+    return instance_of(SessionEvent, {"seq": seq, "time": time, "data": data}, _ENVELOPE_FIELDS)
+
+
+def _slim(data: SessionEventData) -> SessionEventData:
+    """``data``, or an equal payload already held (the same values of an interned type)."""
+    if type(data) in _INTERNED_TYPES:
+        try:
+            key = (type(data), *data.__dict__.values())
+            shared = _INTERNED.get(key)
+        except TypeError:  # an unhashable value (an error dict): kept as it is
+            shared = None
+            key = ()
+        if shared is not None:
+            return shared
+        if key:
+            if len(_INTERNED) >= _INTERNED_MAX:
+                _INTERNED.clear()
+            _INTERNED[key] = data
+    share_fields_set(data)
+    return data
+
+
+class EventsView(Sequence[SessionEvent]):
+    """A snapshot of the first ``n`` events of a log; envelopes are built as they are read
+    (equal, not identical, to the ones :meth:`Session.append` returned)."""
+
+    __slots__ = ("_data", "_n", "_seqs", "_times")
+
+    def __init__(
+        self, seqs: list[int], times: list[float], data: list[SessionEventData], n: int
+    ) -> None:
+        self._seqs = seqs
+        self._times = times
+        self._data = data
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> SessionEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[SessionEvent]: ...
+    def __getitem__(self, index: int | slice) -> SessionEvent | Sequence[SessionEvent]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._n)))
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("event index out of range")
+        return _envelope(self._seqs[index], self._times[index], self._data[index])
+
+    def __iter__(self) -> Iterator[SessionEvent]:
+        seqs, times, data = self._seqs, self._times, self._data
+        for i in range(self._n):
+            yield _envelope(seqs[i], times[i], data[i])
+
+    def __reversed__(self) -> Iterator[SessionEvent]:
+        seqs, times, data = self._seqs, self._times, self._data
+        for i in range(self._n - 1, -1, -1):
+            yield _envelope(seqs[i], times[i], data[i])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._n, id(self._seqs)))
+
+    def __repr__(self) -> str:
+        return f"<EventsView {self._n} events>"
+
+
 def _annotate(message: AssistantMessage, note: str) -> AssistantMessage:
     if not note:
         return message
@@ -159,7 +256,10 @@ class Session:
         interrupted_note: str = INTERRUPTED_NOTE,
     ) -> None:
         self.id = session_id
-        self._events: list[SessionEvent] = []
+        # the log, column by column (see _envelope)
+        self._seqs: list[int] = []
+        self._times: list[float] = []
+        self._data: list[SessionEventData] = []
         self._clock = clock
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
@@ -171,33 +271,37 @@ class Session:
     # ---- the log ---------------------------------------------------------------------------
     @property
     def events(self) -> Sequence[SessionEvent]:
-        """The events so far (a read-only snapshot tuple)."""
-        return tuple(self._events)
+        """The events so far: a read-only snapshot (later appends do not show in it)."""
+        return EventsView(self._seqs, self._times, self._data, len(self._seqs))
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._seqs)
 
     @property
     def last_seq(self) -> int:
-        return self._events[-1].seq if self._events else 0
+        return self._seqs[-1] if self._seqs else 0
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
-        events = self._events
-        seq = events[-1].seq + 1 if events else 1
+        seqs = self._seqs
+        seq = seqs[-1] + 1 if seqs else 1
         if not isinstance(data, SessionEventData):
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
-        # ``data`` is an already-validated family member and seq/time are ours: skip
-        # re-validating them on this hot path
-        event = construct_trusted(SessionEvent, {"seq": seq, "time": self._clock(), "data": data})
-        events.append(event)
+        data = _slim(data)
+        now = self._clock()
+        seqs.append(seq)
+        self._times.append(now)
+        self._data.append(data)
+        # ``data`` is an already-validated family member and seq/time are ours: the
+        # envelope is built without re-validating them on this hot path
+        event = _envelope(seq, now, data)
         for listener in self._listeners:
             listener(event)
         return event
 
     def load(self, events: Sequence[SessionEvent]) -> None:
         """Adopt persisted events (for resume); the log must be empty, seqs increasing."""
-        if self._events:
+        if self._seqs:
             raise SessionLogError("load() needs an empty session log")
         previous = 0
         for event in events:
@@ -206,7 +310,10 @@ class Session:
                     f"session {self.id}: seq {event.seq} after {previous} is not increasing"
                 )
             previous = event.seq
-        self._events.extend(events)
+        for event in events:
+            self._seqs.append(event.seq)
+            self._times.append(event.time)
+            self._data.append(_slim(event.data))
 
     def subscribe(self, listener: Callable[[SessionEvent], None]) -> Callable[[], None]:
         """Call ``listener(event)`` for every appended event; returns an unsubscribe function."""
@@ -220,7 +327,7 @@ class Session:
         return self._system.text if self._system is not None else None
 
     def _project(self) -> None:
-        events = self._events
+        events = self._data
         end = len(events)
         if self._projected == end:
             return
@@ -228,7 +335,7 @@ class Session:
         note = self._interrupted_note
         chars = self._chars
         for i in range(self._projected, end):
-            data: Any = events[i].data
+            data: Any = events[i]
             message: Any
             if isinstance(data, _PLAIN_MESSAGE_EVENTS):
                 message = data.message
@@ -258,4 +365,4 @@ class Session:
         return MessagesView(system, self._messages, len(self._messages), chars)
 
     def find(self, predicate: Callable[[SessionEvent], bool]) -> list[SessionEvent]:
-        return [e for e in self._events if predicate(e)]
+        return [e for e in self.events if predicate(e)]
