@@ -5,7 +5,8 @@
   ``Reject``, ``Retry``;
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
-  :class:`Runtime` for annotations;
+  :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
+  tracing plugin (``agentrig.kernel.tracing``);
 * contributions: the :class:`Provider` port, its :class:`ProviderConfig` and the optional
   :class:`ReadinessCheck`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
@@ -47,6 +48,12 @@ _LAZY: dict[str, str] = {
     "Runtime": "agentrig.kernel",
     "ServiceKey": "agentrig.kernel",
     "compose_step": "agentrig.kernel",
+    # tracing (a plugin that provides TRACE_CONTEXT)
+    "TRACE_CONTEXT": "agentrig.kernel",
+    "ScopeKind": "agentrig.kernel",
+    "TraceContext": "agentrig.kernel",
+    "TraceScope": "agentrig.kernel",
+    "trace_env": "agentrig.kernel",
     # contributions
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
@@ -60,6 +67,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "TRACE_CONTEXT",
     "hookimpl",
     "AgentCreated",
     "AgentDisposed",
@@ -84,13 +92,17 @@ __all__ = [
     "RuntimeStarted",
     "ServiceKey",
     "SessionStart",
+    "ScopeKind",
     "Tool",
     "ToolExecution",
     "Toolset",
+    "TraceContext",
+    "TraceScope",
     "TurnStopping",
     "Variant",
     "compose_step",
     "tool",
+    "trace_env",
     "with_options",
 ]
 
@@ -100,6 +112,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 if TYPE_CHECKING:
     from agentrig.kernel import (
+        TRACE_CONTEXT,
         AgentCreated,
         AgentDisposed,
         AgentHandle,
@@ -118,11 +131,15 @@ if TYPE_CHECKING:
         Retry,
         Runtime,
         RuntimeStarted,
+        ScopeKind,
         ServiceKey,
         SessionStart,
         ToolExecution,
+        TraceContext,
+        TraceScope,
         TurnStopping,
         compose_step,
+        trace_env,
         with_options,
     )
     from agentrig.llm import Provider, ProviderConfig, ReadinessCheck

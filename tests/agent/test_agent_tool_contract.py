@@ -19,6 +19,7 @@ from agentloop_support import EnvFactory, check_invariant, events
 
 from agentrig.builtins.scripted import Reply, ScriptedCall
 from agentrig.kernel import ContractViolation
+from agentrig.llm import ContentBlock, ImageBlock, TextBlock
 from agentrig.tools import (
     FunctionTool,
     ToolOutput,
@@ -166,3 +167,34 @@ def test_check_input_returns_the_check_result_shape() -> None:
 def test_check_input_raises_a_broken_adapter_as_a_program_error() -> None:
     with pytest.raises(SchemaContractError):
         check_input(_tool_with(_AwaitableParse()), {})
+
+
+# ---- multimodal results ------------------------------------------------------------------------
+
+
+@tool
+def snapshot() -> list[ContentBlock]:
+    """A caption and an image: kept as blocks, not rendered as JSON text."""
+    return [TextBlock(text="the screen"), ImageBlock(media_type="image/png", data="iVBO")]
+
+
+@tool
+def blurry() -> ToolOutput:
+    """An error result that carries an image."""
+    return ToolOutput([ImageBlock(media_type="image/png", data="iVBO")], is_error=True)
+
+
+async def test_content_blocks_from_a_tool_are_its_result_blocks(env: EnvFactory) -> None:
+    script = [Reply(tool_calls=(ScriptedCall("snapshot"), ScriptedCall("blurry"))), "done"]
+    async with env(script, tools=[snapshot, blurry]) as e:
+        await e.agent.run("look")
+        shot, failed = [ev.message for ev in events(e.agent, "tool/result")]
+        assert (shot.status, shot.content) == (
+            "ok",
+            (TextBlock(text="the screen"), ImageBlock(media_type="image/png", data="iVBO")),
+        )
+        assert (failed.status, failed.content) == (
+            "error",
+            (ImageBlock(media_type="image/png", data="iVBO"),),
+        )
+        check_invariant(e.agent)

@@ -258,3 +258,96 @@ def test_ctrl_c_at_the_question_stops_the_turn_unrun(tmp_path: Path, notes_site:
         term.send("/exit\n")
         assert term.wait() == 0, term.text
     assert not (tmp_path / "note.txt").exists()
+
+
+APPROVER_PLUGIN = """
+import agentrig
+
+
+@agentrig.hookimpl
+def permission_approver(payload):
+    return "allow" if payload.tool == "write_note" else None
+"""
+
+
+def test_an_installed_approver_plugin_answers_before_the_command(
+    tmp_path: Path,
+    notes_site: Path,
+    install_dist: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    install_dist(
+        "notes-approver",
+        {"agentrig.plugins": {"notes-approver": "notes_approver"}},
+        {"notes_approver": APPROVER_PLUGIN},
+    )
+    config = _config(tmp_path, ONE_NOTE)
+    code, out, err = _run(monkeypatch, capsys, tmp_path, ["run", "-c", str(config), "x"])
+    assert (code, out, err) == (0, "Done.\n", "")  # no terminal, no --yes: the plugin said yes
+    assert (tmp_path / "note.txt").exists()
+
+
+def test_the_question_shortens_long_strings_long_lists_and_deep_values() -> None:
+    from agentrig.cli._approve import describe_call
+    from agentrig.kernel.payloads import PermissionQuestion
+
+    deep: dict[str, Any] = {"leaf": 1}
+    for _ in range(8):
+        deep = {"down": deep}
+    question = PermissionQuestion(
+        agent_id="assistant",
+        tool="write_note",
+        arguments={"text": "é" * 1000, "items": list(range(50)), "deep": deep},
+        reason="default mode asks before modify calls",
+        rule=None,
+        call_id="call_0",
+    )
+
+    shown = describe_call(question)
+
+    assert shown.startswith("The agent wants to run the tool 'write_note'.\n")
+    assert "why it asks: default mode asks before modify calls" in shown
+    assert '"text": "' + "é" * 160 + '... (1000 characters)"' in shown  # not \\u escapes
+    assert '"... 30 more items"' in shown
+    assert "49" not in shown
+    assert '"{... 1 keys}"' in shown
+    assert '"leaf"' not in shown
+
+
+ASK_RULE = '\n[permissions]\nask = ["write_note"]\n'
+
+
+def test_yes_does_not_answer_an_ask_rule_without_a_terminal(
+    tmp_path: Path,
+    notes_site: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = _config(tmp_path, ONE_NOTE, extra=ASK_RULE)
+    code, out, err = _run(
+        monkeypatch, capsys, tmp_path, ["run", "-c", str(config), "--yes", "write it"]
+    )
+    assert (code, out) == (3, "Done.\n")
+    assert "error [cli.approval_required]" in err
+    assert "--yes does not answer the cases asked in every mode (asked by 'write_note')" in err
+    assert not (tmp_path / "note.txt").exists()
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_an_ask_rule_is_put_to_the_person_even_with_yes_and_never_remembered(
+    tmp_path: Path, notes_site: Path
+) -> None:
+    config = _config(tmp_path, ONE_NOTE, extra=ASK_RULE)
+    with open_terminal(
+        tmp_path, "run", "-c", str(config), "--yes", "write it", pythonpath=[notes_site]
+    ) as term:
+        term.expect("why it asks: asked by 'write_note' (rule write_note)")
+        term.expect("Allow? [y] once  [n] deny (asked every time):")
+        term.send("a\n")
+        term.expect("'a' is not an answer; type y or n")
+        term.send("y\n")
+        term.expect("Done.")
+        assert term.wait() == 0, term.text
+    assert (tmp_path / "note.txt").exists()

@@ -73,7 +73,7 @@ def test_running_a_core_command_loads_no_plugin(
 def test_a_plugin_commands_error_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["greet", "nobody"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("agentrig greet: error [config.invalid]:")
+    assert err.startswith("agentrig greet: error [greet.nobody]:")  # the issue's own code
     assert "cannot greet nobody" in err
     assert "Traceback" not in err
 

@@ -7,7 +7,9 @@ read from the screen pyte emulates.  No assertion depends on how long anything t
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,26 @@ def _run_on_terminal(tmp_path: Path, config: Path, env: dict[str, str] | None = 
     return open_terminal(tmp_path, "run", "-c", str(config), "question", env=env)
 
 
+def _wait_for_the_model_call(tmp_path: Path) -> None:
+    """Until the session log shows the request header, written right before the model call."""
+    for _ in range(900):  # a bound against a hang, not a measurement
+        logs = (tmp_path / "sessions").glob("**/*.jsonl")
+        if any("request/header" in log.read_text(encoding="utf-8") for log in logs):
+            return
+        time.sleep(0.1)
+    pytest.fail("the run never reached its model call")
+
+
+def _turn_ends(tmp_path: Path) -> list[str]:
+    """The ``reason`` of every ``turn/end`` in the session logs, in order."""
+    events = [
+        json.loads(line)["data"]
+        for log in (tmp_path / "sessions").glob("**/*.jsonl")
+        for line in log.read_text(encoding="utf-8").splitlines()
+    ]
+    return [e["reason"] for e in events if e["type"] == "turn/end"]
+
+
 # ---- output --------------------------------------------------------------------------------
 
 
@@ -51,7 +73,8 @@ def test_markdown_is_rendered_on_a_terminal(tmp_path: Path) -> None:
     assert not any("**" in line or line.startswith("#") for line in screen)
 
 
-def test_plain_text_when_piped_or_no_color(tmp_path: Path) -> None:
+@pytest.mark.parametrize("plain_env", [{"NO_COLOR": "1"}, {"TERM": "dumb"}], ids=str)
+def test_plain_text_when_piped_or_no_color(tmp_path: Path, plain_env: dict[str, str]) -> None:
     config = _config(tmp_path, [f"{{ text = {json.dumps(MARKDOWN)} }}"])
     piped = subprocess.run(
         [agentrig_script(), "run", "-c", str(config), "question"],
@@ -64,7 +87,7 @@ def test_plain_text_when_piped_or_no_color(tmp_path: Path) -> None:
     )
     assert (piped.returncode, piped.stdout, piped.stderr) == (0, MARKDOWN, "")
 
-    with _run_on_terminal(tmp_path, config, {"NO_COLOR": "1"}) as term:
+    with _run_on_terminal(tmp_path, config, plain_env) as term:
         assert term.wait() == 0, term.text
     assert term.screen() == MARKDOWN.rstrip("\n").split("\n")
     assert "\x1b[" not in term.raw
@@ -84,8 +107,9 @@ def test_a_status_line_shows_while_waiting_for_the_model_and_a_tool(tmp_path: Pa
     with _run_on_terminal(tmp_path, config) as term:
         assert term.wait() == 0, term.text
     text = term.text
-    assert "waiting for the model (0.0s)" in text  # drawn as the turn starts, then redrawn
-    assert "running tool_search (" in text
+    # drawn as the turn starts and while the tool runs: what it waits for, seconds so far
+    assert re.search(r"waiting for the model \(\d+\.\ds\)", text)
+    assert re.search(r"running tool_search \(\d+\.\ds\)", text)
     screen = term.screen()
     # the status line is transient; the tool call and its result stay, one line each
     assert not any("waiting for the model" in line for line in screen)
@@ -120,13 +144,7 @@ def test_ctrl_c_stops_the_answer_and_a_second_at_the_prompt_leaves(tmp_path: Pat
         term.send("\x03")
         assert term.wait() == 130, term.text
     assert "Traceback" not in term.text
-    events = [
-        json.loads(line)["data"]
-        for log in (tmp_path / "sessions").glob("**/*.jsonl")
-        for line in log.read_text(encoding="utf-8").splitlines()
-    ]
-    ends = [e["reason"] for e in events if e["type"] == "turn/end"]
-    assert ends == ["interrupted", "completed"]
+    assert _turn_ends(tmp_path) == ["interrupted", "completed"]
 
 
 def test_ctrl_d_at_the_prompt_leaves_with_0(tmp_path: Path) -> None:
@@ -141,10 +159,12 @@ def test_ctrl_d_at_the_prompt_leaves_with_0(tmp_path: Path) -> None:
 
 
 def test_run_exits_130_on_ctrl_c_in_a_terminal(tmp_path: Path) -> None:
-    config = _config(tmp_path, ['{ text = "never arrives", delay = 3600 }'])
+    config = _config(tmp_path, ['{ text = "never arrives", delay = 3600 }'], store=True)
     with _run_on_terminal(tmp_path, config) as term:
         term.expect("waiting for the model")
+        _wait_for_the_model_call(tmp_path)  # the turn is logged: Ctrl-C now interrupts it
         term.send("\x03")
         assert term.wait() == 130, term.text
     assert "Traceback" not in term.text
     assert "never arrives" not in term.text
+    assert _turn_ends(tmp_path) == ["interrupted"]

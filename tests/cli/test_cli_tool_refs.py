@@ -102,6 +102,12 @@ def test_tools_option_adds_a_reference_relative_to_the_current_directory(
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "2 + 3 = 5\n", "")
     assert (tmp_path / "called.txt").read_text() == "add 2 3"
+    (tmp_path / "called.txt").unlink()
+    module = _agentrig(
+        "run", "-c", str(config), "--tools", "helpers:add", "What is 2 + 3?", cwd=tmp_path
+    )
+    assert (module.returncode, module.stdout, module.stderr) == (0, "2 + 3 = 5\n", "")
+    assert (tmp_path / "called.txt").read_text() == "add 2 3"
     chat = _agentrig(
         "chat", "-c", str(config), "--tools", "helpers.py:add", cwd=tmp_path, stdin="2+3?\n"
     )

@@ -12,11 +12,12 @@ import pytest
 
 GUIDE = Path(__file__).parents[2] / "docs" / "plugin-guide.md"
 SECTION = "## 9. Adding to the runtime"
+TRACING = "## 10. Tracing"
 
 
-def _samples() -> list[str]:
+def _samples(start: str = SECTION, end: str | None = TRACING) -> list[str]:
     text = GUIDE.read_text(encoding="utf-8")
-    section = text[text.index(SECTION) :]
+    section = text[text.index(start) : text.index(end) if end else None]
     return re.findall(r"```python[^\n]*\n(.*?)```", section, flags=re.DOTALL)
 
 
@@ -89,3 +90,14 @@ async def test_the_config_table_sample_reads_its_table() -> None:
     async with open_runtime({}, sources=sources, memory=entries):
         pass
     assert zones == ["Europe/Paris", "UTC"]
+
+
+def test_the_tracing_sample_sees_the_loops_scopes_and_event_ids(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (sample,) = _samples(TRACING, None)
+    namespace: dict[str, object] = {"__name__": "guide_tracing_sample"}
+    exec(compile(sample, str(GUIDE), "exec"), namespace)
+    printed = capsys.readouterr().out.strip()
+    assert printed == "['turn', 'model_call', '/model_call', '/turn'] turn/end b7ad6b7169203331"
+    assert printed in GUIDE.read_text(encoding="utf-8")

@@ -332,7 +332,7 @@ def test_a_root_anchored_file_rule_is_anchored_at_the_project(tmp_path: Path) ->
     config = _project(tmp_path, '[claude_code]\nsettings = [".claude/settings.json"]\n', settings)
     deny = list(load_config(config).config.permissions.deny)
     assert deny == [
-        f"Read({config.parent.resolve().as_posix()}/src/**)",
+        f"Read(/{config.parent.resolve().as_posix()}/src/**)",
         "Read(//etc/shadow)",
         "Bash(/x)",
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lifecycle_support import RAN, hook, records, run_agent
+from lifecycle_support import LANGUAGES, RAN, hook, records, run_agent
 
 from agentrig.builtins.scripted import Reply, ScriptedCall
 
@@ -288,3 +288,86 @@ async def test_exit_2_on_notification_blocks_nothing(tmp_path: Path) -> None:
     assert out.result.value == "ok"
     assert RAN == ["make build"]
     assert records(tmp_path / "log")  # it ran (the idle notification)
+
+
+# ---- every output field, answered by a hook in each language ------------------------------------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+async def test_every_output_field_in_every_language(tmp_path: Path, language: str) -> None:
+    def answering(event: str, answer: dict[str, object], **options: object) -> dict[str, object]:
+        return hook(tmp_path / f"{event}.log", language, answer=answer, **options)
+
+    hooks = {
+        "SessionStart": [
+            answering(
+                "SessionStart",
+                {"systemMessage": "msg-start", **_specific("SessionStart", additionalContext="c1")},
+            )
+        ],
+        "UserPromptSubmit": [
+            answering("UserPromptSubmit", _specific("UserPromptSubmit", additionalContext="c2"))
+        ],
+        "PreToolUse": [
+            answering(
+                "PreToolUse",
+                _specific(
+                    "PreToolUse",
+                    permissionDecision="allow",
+                    permissionDecisionReason="rewritten to the test target",
+                    updatedInput={"command": "make test"},
+                    additionalContext="c3",
+                ),
+            )
+        ],
+        "PostToolUse": [
+            answering(
+                "PostToolUse",
+                {
+                    "decision": "block",
+                    "reason": "post-reason",
+                    "suppressOutput": True,
+                    **_specific("PostToolUse", additionalContext="c4"),
+                },
+            )
+        ],
+        "Stop": [answering("Stop", {"decision": "block", "reason": "stop-reason"}, once=True)],
+    }
+    out = await run_agent(tmp_path, hooks, [_call(), "after the tool", "finished"])
+    first, second, third = (out.request_texts(i) for i in range(3))
+    # additionalContext of SessionStart and UserPromptSubmit: before the first request
+    assert [t for t in first if UNTRUSTED in t and ("c1" in t or "c2" in t)] != []
+    assert sum(UNTRUSTED in t for t in first) == 2
+    # systemMessage: to the user only
+    assert [n.text for n in out.notices() if n.kind == "message"] == ["msg-start"]
+    assert not any("msg-start" in t for t in (*first, *second, *third))
+    # permissionDecision allow + updatedInput: the rewritten call ran (checked again first)
+    assert RAN == ["make test"]
+    # PreToolUse and PostToolUse context, and the PostToolUse block reason: the next request
+    assert any("c3" in t and UNTRUSTED in t for t in second)
+    assert any("c4" in t and UNTRUSTED in t for t in second)
+    assert any("post-reason" in t for t in second)
+    # suppressOutput: PostToolUse's stdout is not kept; the others' is
+    sources = {n.source for n in out.notices() if n.kind == "output"}
+    assert "hook PostToolUse[0] (command)" not in sources
+    assert "hook PreToolUse[0] (command)" in sources
+    # Stop block: the turn went on with the reason, once (stop_hook_active guards the loop)
+    assert any("stop-reason" in t for t in third)
+    assert out.result.value == "finished"
+    assert [r["input"]["stop_hook_active"] for r in records(tmp_path / "Stop.log")] == [
+        False,
+        True,
+    ]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+async def test_continue_false_in_every_language(tmp_path: Path, language: str) -> None:
+    answer = {"continue": False, "stopReason": f"halt from {language}"}
+    out = await run_agent(
+        tmp_path,
+        {"PreToolUse": [hook(tmp_path / "log", language, answer=answer)]},
+        [_call(), "never requested"],
+    )
+    assert RAN == []
+    assert out.result.invocation.stop_reason == f"halt from {language}"
+    assert len(out.provider.requests) == 1

@@ -153,7 +153,7 @@ ROWS = [
     ("read-deny-case", READ, {"path": "SECRETS/k"}, {"deny": ["Read(secrets/**)"]}, "deny", "deny-rule"),
     ("read-deny-bare-name-any-depth", READ, {"path": "a/b/.env"}, {"deny": ["Read(.env)"]}, "deny", "deny-rule"),
     ("read-deny-star-env", READ, {"path": "conf/prod.env"}, {"deny": ["Read(*.env)"]}, "deny", "deny-rule"),
-    ("read-deny-absolute", READ, {"path": "/etc/shadow"}, {"deny": ["Read(/etc/**)"]}, "deny", "deny-rule"),
+    ("read-deny-absolute", READ, {"path": "/etc/shadow"}, {"deny": ["Read(//etc/**)"]}, "deny", "deny-rule"),
     ("read-deny-double-slash", READ, {"path": "/etc/shadow"}, {"deny": ["Read(//etc/shadow)"]}, "deny", "deny-rule"),
     ("read-deny-home", READ, {"path": "~/.aws/credentials"}, {"deny": ["Read(~/.aws/**)"]}, "deny", "deny-rule"),
     ("read-deny-no-match", READ, {"path": "src/a.py"}, {"deny": ["Read(secrets/**)"]}, "allow", "mode-allows"),

@@ -32,7 +32,7 @@ def planted(tmp_path: Path) -> Path:
 )
 def test_symlink_into_denied_dir_is_denied(planted: Path, path: str) -> None:
     denied = str(planted / "outside" / "secrets") + "/**"
-    decision = decide(planted, READ, {"path": path}, deny=[f"Read({denied})"], mode="bypass")
+    decision = decide(planted, READ, {"path": path}, deny=[f"Read(/{denied})"], mode="bypass")
     assert (decision.verdict, decision.reason) == ("deny", "deny-rule")
 
 
@@ -40,7 +40,7 @@ def test_absolute_path_through_symlink(planted: Path) -> None:
     root = planted / "ws"
     denied = str(planted / "outside" / "secrets") + "/**"
     decision = decide(
-        planted, READ, {"path": str(root / "link" / "key.pem")}, deny=[f"Read({denied})"]
+        planted, READ, {"path": str(root / "link" / "key.pem")}, deny=[f"Read(/{denied})"]
     )
     assert decision.verdict == "deny"
 
@@ -75,7 +75,14 @@ def test_canonical_path_forms(tmp_path: Path) -> None:
         ("src/*.py", "src/a/b.py", "grant", "no-match"),
         ("src/", "src/a/b", "grant", "match"),
         ("*.py", "deep/er/m.py", "grant", "match"),
-        ("/src/**", "src/a", "restrict", "no-match"),  # /abs is absolute, not workspace-relative
+        ("/src/**", "src/a", "restrict", "match"),  # /x: the settings source (here the root)
+        ("/etc/**", "/etc/hosts", "restrict", "no-match"),  # ... never the filesystem root
+        ("./.env", "sub/.env", "restrict", "no-match"),  # ./x: only at the top
+        ("./.env", ".env", "restrict", "match"),
+        (".env", "sub/deeper/.env", "grant", "match"),  # a bare name: any depth
+        ("secrets/**", "a/secrets/k", "restrict", "match"),  # one dir segment: deny any depth
+        ("secrets/**", "a/secrets/k", "grant", "no-match"),  # ... allow only at the top
+        ("src/lib/**", "a/src/lib/x", "restrict", "no-match"),  # deeper shapes stay anchored
         ("//etc/hosts", "/etc/hosts", "grant", "match"),
         ("~/notes/*", "~/notes/a", "grant", "match"),
         ("~bob/x", "x", "restrict", "unevaluable"),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 from mcp.server.fastmcp import Context, FastMCP
-from mcp.types import ImageContent, ToolAnnotations
+from mcp.types import ImageContent, TextContent, ToolAnnotations
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 
@@ -78,9 +78,12 @@ def build(extra_tools: int) -> FastMCP:
         return "x" * size
 
     @app.tool()
-    def picture() -> list[ImageContent]:
-        """Return an image."""
-        return [ImageContent(type="image", data=PNG, mimeType="image/png")]
+    def picture() -> list[TextContent | ImageContent]:
+        """Return a caption and an image."""
+        return [
+            TextContent(type="text", text="a tiny chart"),
+            ImageContent(type="image", data=PNG, mimeType="image/png"),
+        ]
 
     @app.tool()
     def weather(city: str) -> dict[str, object]:
@@ -97,6 +100,14 @@ def build(extra_tools: int) -> FastMCP:
         app.add_tool(added, name=name, description=f"Added at run time: {name}.")
         await ctx.session.send_tool_list_changed()
         return f"added {name}"
+
+    @app.tool()
+    def credential(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Record the Authorization header of the HTTP request (never echo it back)."""
+        request = ctx.request_context.request
+        value = request.headers.get("authorization", "") if request is not None else ""
+        _mark(f"authorization={value}")
+        return "a credential arrived" if value else "no credential"
 
     @app.tool()
     def whoami() -> str:

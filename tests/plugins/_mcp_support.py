@@ -3,6 +3,7 @@ process writes."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from agentrig.cancel import CancelSignal
 
 SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 """The FastMCP test server (``python _mcp_server.py --help``)."""
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+"""The image the test server's ``picture`` tool returns (the same bytes as there)."""
 
 
 def marked(marker: Path, text: str) -> Callable[[], bool]:

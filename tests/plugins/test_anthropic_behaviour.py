@@ -24,6 +24,7 @@ from agentrig.errors import AbortError
 from agentrig.llm import (
     AssistantMessage,
     CapabilityError,
+    ImageBlock,
     ModelRegistry,
     ModelRequest,
     OverloadedError,
@@ -390,3 +391,31 @@ async def test_requests_carry_the_key_and_version_headers() -> None:
     assert request.headers["x-api-key"] == "sk-ant"
     assert request.headers["anthropic-version"] == "2023-06-01"
     assert request.headers["anthropic-beta"] == "b1"
+
+
+@pytest.mark.anyio
+async def test_a_tool_result_image_is_an_image_block_in_the_tool_result() -> None:
+    history = (
+        UserMessage.of("draw"),
+        AssistantMessage(content=(ToolCallBlock(id="t1", name="chart", arguments={}),)),
+        ToolMessage(
+            call_id="t1",
+            name="chart",
+            content=(TextBlock(text="a chart"), ImageBlock(media_type="image/png", data="iVBO")),
+        ),
+    )
+    body = await sent_body(ModelRequest(model="claude-sonnet-4-5", messages=history))
+    assert body["messages"][2]["content"] == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "t1",
+            "content": [
+                {"type": "text", "text": "a chart"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"},
+                },
+            ],
+            "is_error": False,
+        }
+    ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _mcp_support import SERVER, cancel_once, eventually, marked
+from _mcp_support import PNG, SERVER, cancel_once, eventually, marked
 from agentrig_mcp import (
     McpClient,
     McpError,
@@ -26,6 +26,7 @@ from mcp import types
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, UnknownIdError
 from agentrig.kernel import Observation
+from agentrig.llm import ImageBlock, TextBlock
 from agentrig.tools import ToolContext, ToolInputError, ToolOutput
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
@@ -119,7 +120,11 @@ async def test_structured_content_and_images_are_rendered(make_client: Any) -> N
     assert '"celsius": 21' in out.content
     picture = await c.tool("demo", "picture")
     out = await picture.execute({}, ctx())
-    assert out.content.startswith("[image image/png")
+    # an image reaches the model as an image block, after the text that preceded it
+    assert out.content == [
+        TextBlock(text="a tiny chart"),
+        ImageBlock(media_type="image/png", data=PNG),
+    ]
 
 
 async def test_huge_output_is_cut_with_a_note(make_client: Any) -> None:
@@ -213,7 +218,7 @@ async def test_list_changed_marks_the_toolset_stale(make_client: Any) -> None:
 async def test_500_tools_are_listed_and_deferred_above_the_threshold(make_client: Any) -> None:
     c = make_client(many=stdio("--tools", "500", defer_above=50))
     tools = await c.client.tools("many")
-    assert len(tools) == 500 + 11  # the demo tools plus t0..t499
+    assert len(tools) == 500 + 12  # the demo tools plus t0..t499
     assert all(t.deferred is True for t in tools)
     t499 = {t.id: t for t in tools}["mcp__many__t499"]
     assert (await t499.execute({"x": 1}, ctx())).content == "500"

@@ -332,3 +332,27 @@ async def test_a_model_lists_and_reads_resources_through_tools() -> None:
     assert read[1:] == ("ok", "hello from a resource")
     assert missing[1] == "error"
     assert "mcp.error" in missing[2]
+
+
+async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:
+    from _mcp_support import PNG
+
+    from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+    from agentrig.llm import ImageBlock, TextBlock, ToolMessage
+
+    provider = ScriptedProvider(
+        [Reply(tool_calls=(ScriptedCall("mcp__demo__picture", {}),)), "a small chart"]
+    )
+    cfg = config(
+        [],
+        ["mcp__demo__picture"],
+        mcp_servers={"demo": server()},
+        permissions={"allow": ["mcp__demo__*"]},
+    )
+    async with agentrig.open_runtime(cfg, overrides=[("providers", "local", provider)]) as rt:
+        result = await rt.agent("assistant").run("show me")
+    assert result.value == "a small chart"
+    seen = [m for m in provider.requests[1].messages if isinstance(m, ToolMessage)]
+    assert [m.content for m in seen] == [
+        (TextBlock(text="a tiny chart"), ImageBlock(media_type="image/png", data=PNG))
+    ]

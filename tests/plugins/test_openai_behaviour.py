@@ -22,6 +22,7 @@ from agentrig.errors import AbortError
 from agentrig.llm import (
     AssistantMessage,
     CapabilityError,
+    ImageBlock,
     ModelRegistry,
     ModelRequest,
     ProviderConfig,
@@ -563,3 +564,41 @@ async def test_a_client_handed_in_is_not_closed() -> None:
         await provider.complete(hello(), signal=CancelSignal())
         await provider.aclose()
         assert not client.is_closed
+
+
+@pytest.mark.anyio
+async def test_tool_result_images_follow_the_tool_messages_in_a_user_message() -> None:
+    # Chat Completions tool messages take text only: the images come right after the run
+    history = (
+        UserMessage.of("draw"),
+        AssistantMessage(
+            content=(
+                ToolCallBlock(id="t1", name="chart", arguments={}),
+                ToolCallBlock(id="t2", name="plain", arguments={}),
+            )
+        ),
+        ToolMessage(
+            call_id="t1",
+            name="chart",
+            content=(TextBlock(text="a chart"), ImageBlock(media_type="image/png", data="iVBO")),
+        ),
+        ToolMessage.of("t2", "plain", "just text"),
+        UserMessage.of("what do you see?"),
+    )
+    body = await sent_body(ModelRequest(model="gpt-4o", messages=history))
+    assert body["messages"][2:] == [
+        {
+            "role": "tool",
+            "tool_call_id": "t1",
+            "content": "a chart\n[1 attachment(s) of this result follow in the next user message]",
+        },
+        {"role": "tool", "tool_call_id": "t2", "content": "just text"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[attachments of the chart result t1]"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
+            ],
+        },
+        {"role": "user", "content": "what do you see?"},
+    ]

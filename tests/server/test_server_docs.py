@@ -12,7 +12,9 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "server.md"
-SAMPLES = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+# every sample, fragments included: the SDK samples need a running server, which the general
+# docs harness (tests/docs) does not start, so they are marked fragments there and run here
+SAMPLES = re.findall(r"```python(?: fragment)?\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentrig.llm import AssistantMessage, TextBlock, ToolMessage, UserMessage
+from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
 from agentrig.session import (
     AssistantMessageEvent,
     RequestHeader,
@@ -18,6 +18,7 @@ from agentrig.session import (
     SessionEvent,
     StepEnd,
     StepStart,
+    ToolCallEvent,
     ToolResultEvent,
     TurnEnd,
     TurnStart,
@@ -128,3 +129,26 @@ def test_loaded_events_read_back_unchanged_and_project() -> None:
     assert [dump_event(e) for e in loaded.events] == [dump_event(e) for e in appended]
     messages = loaded.derive_messages()
     assert [m.role for m in messages] == ["user", "assistant", "tool"]
+
+
+def test_trace_ids_and_tool_calls_read_back() -> None:
+    session = Session("traced", clock=clock)
+    span = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
+    session.trace_ids = lambda: span
+    call = ToolCallBlock(id="c1", name="a", arguments={"x": [1, 2]})
+    first = session.append(ToolCallEvent(call=call, invocation_id="1.1.0"))
+    session.trace_ids = None
+    second = session.append(StepEnd(turn=1, step=1))
+    events = session.events
+    assert events[0] == first
+    assert events[0].trace is not None
+    assert events[0].trace.span_id == "b7ad6b7169203331"
+    assert events[0].model_fields_set == {"seq", "time", "data", "trace"}
+    assert events[1] == second
+    assert events[1].trace is None
+    assert [dump_event(e) for e in events] == [dump_event(first), dump_event(second)]
+    assert '"trace"' in dump_event(events[0])
+    assert '"trace"' not in dump_event(events[1])
+    again = Session("again")
+    again.load(list(events))
+    assert list(again.events) == [first, second]

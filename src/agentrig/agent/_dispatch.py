@@ -22,7 +22,7 @@ from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, ExecutionControlError
 from agentrig.ids import new_invocation_id
 from agentrig.kernel.payloads import Observation, ToolExecution
-from agentrig.llm import ToolCallBlock, ToolMessage
+from agentrig.llm import FileBlock, ImageBlock, TextBlock, ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
     GateDecision,
     Tool,
@@ -213,13 +213,12 @@ async def dispatch_call(
         if isinstance(result, ToolOutput):
             extras["concludes_turn"] = result.concludes_turn
             extras["view"] = result.view
-            text = render_output(payload.tool.parse_output(result.content))
+            status: ToolStatus = "error" if result.is_error else "ok"
+            made = _result_message(call, payload.tool.parse_output(result.content), status)
             if result.is_error:
-                extras["failure"] = ToolReportedError(text)
-            return ToolMessage.of(
-                call.id, call.name, text, status="error" if result.is_error else "ok"
-            )
-        return ToolMessage.of(call.id, call.name, render_output(payload.tool.parse_output(result)))
+                extras["failure"] = ToolReportedError(made.text)
+            return made
+        return _result_message(call, payload.tool.parse_output(result))
 
     arguments = checked
     if decision.updated_arguments is not None:
@@ -264,6 +263,27 @@ async def dispatch_call(
         error_type=type(failure).__name__ if failure is not None else None,
         failure=failure,
     )
+
+
+_RESULT_BLOCKS = (TextBlock, ImageBlock, FileBlock)
+
+
+def _result_message(call: ToolCallBlock, value: Any, status: ToolStatus = "ok") -> ToolMessage:
+    """A tool's value as its result message.
+
+    A content block, or a non-empty sequence of text, image and file blocks, is kept as
+    blocks (a multimodal result: each provider projects them, e.g. images to the model);
+    anything else is rendered as text (:func:`~agentrig.tools.render_output`).
+    """
+    if isinstance(value, _RESULT_BLOCKS):
+        value = (value,)
+    if (
+        isinstance(value, list | tuple)
+        and value
+        and all(isinstance(b, _RESULT_BLOCKS) for b in value)
+    ):
+        return ToolMessage(call_id=call.id, name=call.name, content=tuple(value), status=status)
+    return ToolMessage.of(call.id, call.name, render_output(value), status=status)
 
 
 # one shared encoder: json.dumps with keywords would build a new one per call

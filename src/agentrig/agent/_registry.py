@@ -20,7 +20,12 @@ from agentrig.ids import agent_id as _check_agent_id
 from agentrig.ids import new_session_id
 from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel.config import AgentConfig
-from agentrig.kernel.payloads import AgentCreated, AgentDisposed, SessionStart
+from agentrig.kernel.payloads import (
+    SESSION_END_REASONS,
+    AgentCreated,
+    AgentDisposed,
+    SessionStart,
+)
 from agentrig.session import (
     InboxSpliced,
     Session,
@@ -287,16 +292,24 @@ class AgentRegistry:
         self.runtime.hooks.notify("session_start", SessionStart(agent=agent, runtime=self.runtime))
         return agent
 
-    async def dispose(self, agent_id: str, *, cancel_running: bool = False) -> None:
+    async def dispose(
+        self, agent_id: str, *, cancel_running: bool = False, reason: str = "other"
+    ) -> None:
         """Settle the agent's runs (or cancel the running one), close its writer, remove it
-        and notify."""
+        and notify; ``reason`` is why its session ended (``SessionEnd`` hooks get it)."""
+        if reason not in SESSION_END_REASONS:
+            known = ", ".join(sorted(SESSION_END_REASONS))
+            raise AgentrigError(
+                f"unknown session end reason {reason!r} (known: {known})", code="agent.end_reason"
+            )
         agent = self._agents.get(agent_id)
         if agent is None:
             return
         await agent.aclose(cancel_running=cancel_running)
         del self._agents[agent_id]
         self.runtime.hooks.notify(
-            "agent_disposed", AgentDisposed(agent_id=agent_id, session_id=agent.session_id)
+            "agent_disposed",
+            AgentDisposed(agent_id=agent_id, session_id=agent.session_id, reason=reason),
         )
 
     async def aclose(self) -> None:

@@ -10,7 +10,7 @@ Invariant kept at every exit: each tool call in the log has exactly one tool res
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -147,6 +147,10 @@ class _Turn:
         self.trigger: TurnTrigger = "prompt"
         self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
         self.first_chunk = 0.0  # when the current model call's first chunk arrived
+        # a tracing plugin's context (None without one: then nothing below opens a scope)
+        self.trace = trace = agent.runtime.trace
+        if trace is not None and agent.session.trace_ids is None:
+            agent.session.trace_ids = trace.ids
 
     # ---- log helpers ---------------------------------------------------------------------
     # ``self.log(data)`` appends one event: bound to the agent's writer in __init__ (one
@@ -321,49 +325,68 @@ class _Turn:
         attempt = 0
         cfg = await self.request_config()
         while True:
-            started = (time.time(), time.perf_counter())
-            self.first_chunk = 0.0
+            trace = self.trace
+            scope = trace.open("model_call", self.agent.id) if trace is not None else None
             try:
-                message = await self.call_model(
-                    cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
-                )
-            except _Interrupted:
-                self._observe_call(cfg, started, attempt, "interrupted", self.outcome.final)
-                raise
-            except (ContextWindowError, ExecutionControlError):
-                raise
-            except Exception as exc:
-                self._observe_call(cfg, started, attempt, "failure", None, exc)
-                attempt += 1
+                message = await self._attempt(cfg, attempt, tools, tool_choice, extra_instruction)
+            finally:
+                if scope is not None:
+                    scope.close()
+            if message is not None:
+                return message
+            attempt += 1
 
-                async def terminal(_payload: RequestError) -> Retry | None:
-                    return None
+    async def _attempt(
+        self,
+        cfg: RequestConfig,
+        attempt: int,
+        tools: Sequence[Tool],
+        tool_choice: str | None,
+        extra_instruction: str | None,
+    ) -> AssistantMessage | None:
+        """One attempt of a model round: its message, or None when a listener said retry."""
+        started = (time.time(), time.perf_counter())
+        self.first_chunk = 0.0
+        try:
+            message = await self.call_model(
+                cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
+            )
+        except _Interrupted:
+            self._observe_call(cfg, started, attempt, "interrupted", self.outcome.final)
+            raise
+        except (ContextWindowError, ExecutionControlError):
+            raise
+        except Exception as exc:
+            self._observe_call(cfg, started, attempt, "failure", None, exc)
 
-                action = await self.agent.runtime.hooks.waterfall(
-                    "request_error",
-                    RequestError(agent=self.agent, error=exc, attempt=attempt, signal=self.signal),
-                    terminal,
-                )
-                if isinstance(action, Retry) and not self.signal.cancelled:
-                    continue
-                # Kept readable in history, then raised as the typed error it is.
-                text = f"The model request failed: {error_info(exc).code}: {exc}"
-                await self.log(
-                    AssistantMessageEvent(
-                        message=AssistantMessage(
-                            content=(TextBlock(text=text),), stop_reason="error", model=cfg.model
-                        )
+            async def terminal(_payload: RequestError) -> Retry | None:
+                return None
+
+            action = await self.agent.runtime.hooks.waterfall(
+                "request_error",
+                RequestError(agent=self.agent, error=exc, attempt=attempt + 1, signal=self.signal),
+                terminal,
+            )
+            if isinstance(action, Retry) and not self.signal.cancelled:
+                return None
+            # Kept readable in history, then raised as the typed error it is.
+            text = f"The model request failed: {error_info(exc).code}: {exc}"
+            await self.log(
+                AssistantMessageEvent(
+                    message=AssistantMessage(
+                        content=(TextBlock(text=text),), stop_reason="error", model=cfg.model
                     )
                 )
-                raise
-            except BaseException as exc:
-                if isinstance(exc, anyio.get_cancelled_exc_class()):
-                    self._observe_call(cfg, started, attempt, "cancelled", self.outcome.final)
-                raise
-            self.outcome.rounds += 1
-            self._observe_call(cfg, started, attempt, "success", message)
-            await self.commit_assistant(message)
-            return message
+            )
+            raise
+        except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                self._observe_call(cfg, started, attempt, "cancelled", self.outcome.final)
+            raise
+        self.outcome.rounds += 1
+        self._observe_call(cfg, started, attempt, "success", message)
+        await self.commit_assistant(message)
+        return message
 
     def _observe_call(
         self,
@@ -433,44 +456,14 @@ class _Turn:
             if self.agent.stop_requested is not None:
                 break  # settled below as not executed, with the stop's reason
             tool = by_name.get(call.name) or all_tools.get(call.name)
-            if tool is None:
-                outcome = CallOutcome(unknown_tool(call, list(by_name)), executed=False)
-            else:
-                known_round = True
-                await self.log(
-                    ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
-                )
-                try:
-                    outcome = await dispatch_call(
-                        self.agent, tool, call, self.signal, self.agent._gate
-                    )
-                except anyio.get_cancelled_exc_class():
-                    # the caller cancelled while the tool ran: the call still gets its result
-                    self.open_calls.pop(index, None)
-                    with anyio.CancelScope(shield=True):
-                        await self.log(ToolResultEvent(message=_cancelled_while_running(call)))
-                    raise
-                self.outcome.tool_results += 1
-            await self.log(
-                ToolResultEvent(
-                    message=outcome.message,
-                    invocation_id=outcome.invocation_id or None,
-                    duration_ms=outcome.duration_ms,
-                )
-            )
-            self.open_calls.pop(index, None)
-            observe_tool_call(self.agent, call, outcome, self._ids())
-            if self.emit is not None:
-                waiting = self.emit(
-                    ToolResultChunk(
-                        call_id=call.id,
-                        name=call.name,
-                        status=outcome.message.status,
-                        text=outcome.message.text,
-                    )
-                )
-                if waiting is not None:
-                    await waiting
+            known_round = known_round or tool is not None
+            trace = self.trace
+            scope = trace.open("tool_call", self.agent.id) if trace is not None else None
+            try:
+                outcome = await self._call(index, call, tool, by_name)
+            finally:
+                if scope is not None:
+                    scope.close()
             concludes = concludes or outcome.concludes_turn
         stopped = self.agent.stop_requested
         await self.settle_open_calls(
@@ -479,8 +472,59 @@ class _Turn:
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
         return concludes
 
+    async def _call(
+        self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
+    ) -> CallOutcome:
+        """Run one call of the round (or refuse an unknown one), log and observe its result."""
+        if tool is None:
+            outcome = CallOutcome(unknown_tool(call, list(offered)), executed=False)
+        else:
+            await self.log(
+                ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
+            )
+            try:
+                outcome = await dispatch_call(self.agent, tool, call, self.signal, self.agent._gate)
+            except anyio.get_cancelled_exc_class():
+                # the caller cancelled while the tool ran: the call still gets its result
+                self.open_calls.pop(index, None)
+                with anyio.CancelScope(shield=True):
+                    await self.log(ToolResultEvent(message=_cancelled_while_running(call)))
+                raise
+            self.outcome.tool_results += 1
+        await self.log(
+            ToolResultEvent(
+                message=outcome.message,
+                invocation_id=outcome.invocation_id or None,
+                duration_ms=outcome.duration_ms,
+            )
+        )
+        self.open_calls.pop(index, None)
+        observe_tool_call(self.agent, call, outcome, self._ids())
+        if self.emit is not None:
+            waiting = self.emit(
+                ToolResultChunk(
+                    call_id=call.id,
+                    name=call.name,
+                    status=outcome.message.status,
+                    text=outcome.message.text,
+                )
+            )
+            if waiting is not None:
+                await waiting
+        return outcome
+
     # ---- the turn --------------------------------------------------------------------------
     async def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
+        trace = self.trace
+        if trace is None:
+            return await self._run(first, trigger)
+        scope = trace.open("turn", self.agent.id)
+        try:
+            return await self._run(first, trigger)
+        finally:
+            scope.close()
+
+    async def _run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
         agent = self.agent
         self.turn = agent._next_turn()
         self.trigger = trigger

@@ -41,6 +41,7 @@ from agentrig.host import (
     check_url,
     egress_client,
 )
+from agentrig.kernel.tracing import add_trace_hook
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
@@ -124,6 +125,7 @@ def make_http_factory(
     def build(*, allow_private: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
         runtime.ensure_open()
         policy = egress_policy(allow_private)
+        add_trace_hook(kwargs, runtime)
         transport = _test_transport(runtime)
         client: httpx.AsyncClient
         if transport is not None:

@@ -111,6 +111,7 @@ class PermissionGate:
             reason=decision.message or decision.reason,
             rule=str(decision.rule) if decision.rule is not None else None,
             call_id=decision.call.call_id,
+            always_ask=decision.always_ask,
         )
         answer = await hooks.first_result("permission_approver", question)
         return _as_approval(answer, decision.call.call_id)
@@ -281,12 +282,17 @@ def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> Permiss
     config = rt.config.permissions
     tools = {tid: tool_permissions(t) for tid, t in rt.tools.entries() if isinstance(t, Tool)}
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)
+    rules.check_anchors(str(rt.loaded.base_dir), tools)
     workspace = Path(config.workspace)
     if not workspace.is_absolute():
         workspace = rt.loaded.base_dir / workspace
     extra = tuple(str(rt.loaded.base_dir / d) for d in config.additional_directories)
     context = PermissionContext(
-        workspace_root=str(workspace), rules=rules, mode=config.mode, additional_roots=extra
+        workspace_root=str(workspace),
+        rules=rules,
+        mode=config.mode,
+        additional_roots=extra,
+        rules_root=str(rt.loaded.base_dir),
     )
     if config.action_blockers == "off":
         blockers: list[ActionBlocker] = []

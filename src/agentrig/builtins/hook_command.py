@@ -200,6 +200,8 @@ class CommandHook:
         if event.traceparent:
             env.pop("TRACESTATE", None)  # belongs to another parent
             env["TRACEPARENT"] = event.traceparent
+            if event.tracestate:
+                env["TRACESTATE"] = event.tracestate
         env.update(self.options.env)  # the hook's own configuration wins
         return env
 

@@ -22,13 +22,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Protocol
 
-from agentrig.cli import _chat, _config, _doctor, _plugins, _run
+from agentrig.cli import _chat, _config, _doctor, _plugins, _run, _sessions
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     Subparsers,
     UsageError,
+    set_debug,
+    show_traceback,
     version_text,
 )
 from agentrig.errors import AgentrigError
@@ -44,7 +46,7 @@ class Subcommand(Protocol):
         ...
 
 
-SUBCOMMANDS: tuple[Subcommand, ...] = (_run, _chat, _plugins, _config, _doctor)
+SUBCOMMANDS: tuple[Subcommand, ...] = (_run, _chat, _sessions, _plugins, _config, _doctor)
 """The subcommands, in ``--help`` order."""
 
 Handler = Callable[[argparse.Namespace], int]
@@ -68,6 +70,11 @@ def build_parser(
         epilog="Run 'agentrig COMMAND --help' for the options of one command.",
     )
     parser.add_argument("--version", action="version", version=version_text())
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on a failure, also print the full traceback (errors are one line without it)",
+    )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
     for command in SUBCOMMANDS:
         command.register(subparsers)
@@ -126,17 +133,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    set_debug(args.debug)
     try:
         return handler(args)
-    except UsageError as exc:
-        code = f" [{exc.code}]" if exc.code else ""
-        print(f"agentrig {args.command}: error{code}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except AgentrigError as exc:  # a plugin command's failure: one line, no traceback
-        print(f"agentrig {args.command}: error [{exc.code}]: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
-    except KeyboardInterrupt:
+    except BaseException as raised:  # one line per failure; the traceback only with --debug
+        failure = _leaf(raised)
+        if isinstance(failure, BrokenPipeError):  # e.g. `agentrig plugins | head`
+            return 0
+        if isinstance(failure, SystemExit | GeneratorExit) and failure is raised:
+            raise
+        show_traceback(raised)
+        return _report(args.command, failure)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The one exception a group of one (a task group's failure) carries."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _report(command: str, exc: BaseException) -> int:
+    """Print ``exc`` as ``agentrig COMMAND: error [code]: ...`` lines; return the exit code."""
+    from agentrig.errors import ConfigError
+
+    prefix = f"agentrig {command}: error"
+    if isinstance(exc, KeyboardInterrupt):
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # e.g. `agentrig plugins | head`
-        return 0
+    if isinstance(exc, UsageError):
+        code = f" [{exc.code}]" if exc.code else ""
+        print(f"{prefix}{code}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(exc, ConfigError) and exc.issues:  # one line per problem, at its key path
+        source = f"{exc.source}: " if exc.source else ""
+        for issue in exc.issues:
+            print(f"{prefix} [{issue.code}]: {source}{issue}", file=sys.stderr)
+        return EXIT_FAILURE
+    if isinstance(exc, AgentrigError):  # a plugin command's failure: one line, no traceback
+        print(f"{prefix} [{exc.code}]: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    cause = exc.__context__ if isinstance(exc, SystemExit) else None
+    shown = cause if isinstance(cause, Exception) else exc
+    message = " ".join(str(shown).split()) or type(shown).__name__
+    if isinstance(shown, OSError):  # the environment said no: a port in use, a full disk ...
+        import errno
+
+        name = errno.errorcode.get(shown.errno or 0, "error")
+        print(f"{prefix} [os.{name}]: {message}", file=sys.stderr)
+        return EXIT_FAILURE
+    print(
+        f"{prefix} [internal]: {type(shown).__name__}: {message} "
+        "(a bug or an unexpected environment; rerun with --debug for the traceback)",
+        file=sys.stderr,
+    )
+    return EXIT_FAILURE

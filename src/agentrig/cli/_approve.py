@@ -4,11 +4,15 @@ The command registers a :class:`CliApprover` as a listener of ``permission_appro
 in order (an approver plugin of the config answers first).  Its answer depends on the
 command line:
 
-* ``--yes`` is the documented consent "approve every ask": every question is allowed;
+* ``--yes`` is the documented consent "approve every ask": every question is allowed --
+  except the always-ask cases (an ask rule, a rule that cannot be evaluated, a catastrophic
+  call), which even bypass mode asks about: a blanket consent given in advance is not an
+  evaluation of them, so they go to the terminal, or are refused without one;
 * on a terminal (stdin and stderr are TTYs) the call is shown -- the tool and its arguments
   as indented JSON, long values shortened -- and the person answers ``y`` (allow once),
-  ``a`` (allow this tool for the rest of the session: it is not asked again) or ``n``
-  (deny; also an empty line or the end of input);
+  ``a`` (allow this tool for the rest of the session: it is not asked again; not offered
+  for an always-ask case, which is never remembered) or ``n`` (deny; also an empty line or
+  the end of input);
 * otherwise nobody can answer: the call is refused, and the command reports it afterwards
   and exits with :data:`EXIT_REFUSED` naming ``--yes`` and ``--mode``.
 
@@ -92,15 +96,25 @@ _WITHDRAWN = "\x00withdrawn"
 """What :meth:`CliApprover._answer` returns when the turn was cancelled during the question."""
 
 _CHOICES = "Allow? [y] once  [a] for this session  [n] deny: "
+_CHOICES_ONCE = "Allow? [y] once  [n] deny (asked every time): "
 
 
-def refusal_message(tools: list[str]) -> str:
+def refusal_message(refused: list[PermissionQuestion], *, consent: bool) -> str:
     """The one line a command prints when asks were refused for want of a person."""
-    names = ", ".join(repr(t) for t in dict.fromkeys(tools))
+    names = ", ".join(repr(tool) for tool in dict.fromkeys(q.tool for q in refused))
+    head = (
+        f"error [cli.approval_required]: {len(refused)} tool call(s) needed approval "
+        f"({names}) and there was no terminal to ask"
+    )
+    if consent:  # only always-ask cases reach here under --yes
+        why = "; ".join(dict.fromkeys(q.reason for q in refused))
+        return (
+            f"{head}; --yes does not answer the cases asked in every mode ({why}): "
+            "run on a terminal to answer them, or change the rule"
+        )
     return (
-        f"error [cli.approval_required]: {len(tools)} tool call(s) needed approval "
-        f"({names}) and there was no terminal to ask; run on a terminal, approve every "
-        "ask with --yes, or choose a --mode that decides them (accept-edits, bypass, plan)"
+        f"{head}; run on a terminal, approve every ask with --yes, or choose a --mode "
+        "that decides them (accept-edits, bypass, plan)"
     )
 
 
@@ -114,8 +128,8 @@ def denial_note(denied: list[tuple[str, str]]) -> str:
 class CliApprover:
     """The ``permission_approver`` listener of ``run`` and ``chat`` (see the module docs).
 
-    ``read_line`` reads the person's answer (None at the end of input); without it, and
-    without ``consent``, every question is refused and its tool is kept in :attr:`refused`.
+    ``read_line`` reads the person's answer (None at the end of input); without it, every
+    question ``consent`` does not answer is refused and kept in :attr:`refused`.
     ``turn_signal`` gives the running turn's cancel signal: when it fires (Ctrl-C in a
     chat) the question is withdrawn and the call denied, so the turn can end interrupted.
     """
@@ -136,7 +150,7 @@ class CliApprover:
         self.read_line = read_line
         self.err = err
         self.renderer = renderer or Renderer()
-        self.refused: list[str] = []
+        self.refused: list[PermissionQuestion] = []
         self.denied: list[tuple[str, str]] = []
         self._one_at_a_time: anyio.Lock = anyio.Lock()
 
@@ -148,10 +162,10 @@ class CliApprover:
 
     @hookimpl(trylast=True)
     async def permission_approver(self, payload: PermissionQuestion) -> Answer:
-        if self.consent:
+        if self.consent and not payload.always_ask:
             return "allow"
         if self.read_line is None:
-            self.refused.append(payload.tool)
+            self.refused.append(payload)
             return "deny"
         async with self._one_at_a_time:
             with self.renderer.paused():
@@ -171,8 +185,9 @@ class CliApprover:
     async def _ask(self, payload: PermissionQuestion) -> Answer:
         assert self.read_line is not None
         self.err.write(describe_call(payload))
+        remember = not payload.always_ask
         while True:
-            self.err.write(_CHOICES)
+            self.err.write(_CHOICES if remember else _CHOICES_ONCE)
             self.err.flush()
             line = await self._answer()
             if line is _WITHDRAWN:
@@ -186,10 +201,9 @@ class CliApprover:
                 return "deny"
             if choice in ("y", "yes", "o", "once"):
                 return "allow"
-            if choice in ("a", "always", "s", "session"):
-                self.err.write(
-                    f"allowed {payload.tool!r} for this session (calls that always ask still do)\n"
-                )
+            if remember and choice in ("a", "always", "s", "session"):
+                self.err.write(f"allowed {payload.tool!r} for this session\n")
                 self.err.flush()
                 return ("allow", "remember", payload.tool)
-            self.err.write(f"{line.strip()!r} is not an answer; type y, a or n\n")
+            options = "y, a or n" if remember else "y or n"
+            self.err.write(f"{line.strip()!r} is not an answer; type {options}\n")

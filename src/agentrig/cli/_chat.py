@@ -1,7 +1,9 @@
 """``agentrig chat -c FILE [-a AGENT] [--session ID]``: an interactive, streaming chat.
 
 Each line read from stdin is one run of the agent; its answer streams to stdout as it
-arrives (Markdown on a terminal, see ``_render``).  ``/exit`` or end of input ends the chat.
+arrives (Markdown on a terminal, see ``_render``).  ``/exit`` or end of input ends the chat
+(``SessionEnd`` hooks get ``reason: "prompt_input_exit"``); ``/clear`` ends the session
+(``reason: "clear"``) and goes on in a fresh one (``SessionStart`` ``source: "clear"``).
 Ctrl-C stops the running answer -- the turn is recorded as interrupted -- and returns to
 the prompt; Ctrl-C at the prompt leaves (exit 130).  With ``--session ID`` the chat
 continues a stored session when the agent has a session store and the session exists, else
@@ -53,11 +55,12 @@ if TYPE_CHECKING:
 __all__ = ["register", "run"]
 
 EXIT_COMMAND = "/exit"
+CLEAR_COMMAND = "/clear"
 
 _HELP = """\
 Chat with AGENT of FILE: every line you type is one turn; the answer streams as it
 arrives.  Ctrl-C stops the answer and returns to the prompt.  Type /exit (or end the
-input, Ctrl-D, or Ctrl-C at the prompt) to leave.
+input, Ctrl-D, or Ctrl-C at the prompt) to leave, /clear to start a fresh session.
 
 --session ID continues the stored session ID when the agent has a session store and the
 session exists; otherwise a new session is started under that id.  Tool calls the rules
@@ -133,6 +136,13 @@ async def _attach(rt: Runtime, agent_id: str, session: str | None, err: IO[str])
     return await rt.agents.create(agent_id, session_id=session)
 
 
+async def _clear(rt: Runtime, agent: Agent) -> Agent:
+    """``/clear``: end the session (``SessionEnd`` reason ``clear``) and start a fresh one."""
+    agent_id = agent.id
+    await rt.agents.dispose(agent_id, reason="clear")
+    return await rt.agents.create(agent_id)
+
+
 async def _chat(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -> int:
     import anyio
 
@@ -147,7 +157,7 @@ async def _chat(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -
             approver = attach_approver(
                 rt,
                 args,
-                read_line=lines.next if not args.yes and can_ask(err) else None,
+                read_line=lines.next if can_ask(err) else None,
                 err=err,
                 renderer=renderer,
                 turn_signal=lambda: keys.turn,
@@ -162,7 +172,7 @@ async def _chat(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -
             async with anyio.create_task_group() as tg:
                 tg.start_soon(keys.watch)
                 try:
-                    code = await _converse(agent, lines, renderer, keys, err)
+                    code = await _converse(rt, agent, lines, renderer, keys, err)
                 except Exception as exc:  # raised after the watcher stops, not grouped
                     problem = exc
                 finally:
@@ -202,9 +212,18 @@ class _Interrupts:
 
 
 async def _converse(
-    agent: Agent, lines: LineReader, renderer: Renderer, keys: _Interrupts, err: IO[str]
+    rt: Runtime,
+    agent: Agent,
+    lines: LineReader,
+    renderer: Renderer,
+    keys: _Interrupts,
+    err: IO[str],
 ) -> int:
-    """Read prompts and run turns until /exit, the end of input or a Ctrl-C at the prompt."""
+    """Read prompts and run turns until /exit, the end of input or a Ctrl-C at the prompt.
+
+    Leaving ends the session with Claude Code's ``SessionEnd`` reason ``prompt_input_exit``;
+    ``/clear`` ends it with ``clear`` and goes on in a fresh session.
+    """
     import anyio
 
     from agentrig.cancel import CancelSignal
@@ -227,12 +246,18 @@ async def _converse(
         if keys.leaving():
             err.write("\n")
             err.flush()
+            await rt.agents.dispose(agent.id, reason="prompt_input_exit")
             return EXIT_INTERRUPTED
-        if line is None:
-            break
-        prompt = line.strip()
+        prompt = line.strip() if line is not None else EXIT_COMMAND
         if prompt == EXIT_COMMAND:
+            # the person left the prompt: Claude Code's SessionEnd reason for it
+            await rt.agents.dispose(agent.id, reason="prompt_input_exit")
             break
+        if prompt == CLEAR_COMMAND:
+            agent = await _clear(rt, agent)
+            if interactive:
+                err.write(f"cleared: new session {agent.session_id}\n")
+            continue
         if not prompt:
             continue
         keys.turn = CancelSignal()

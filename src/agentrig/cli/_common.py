@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import IO, TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from agentrig.kernel import LoadedConfig, PluginIndex
@@ -27,6 +28,8 @@ __all__ = [
     "load_plugin_settings",
     "plugin_index",
     "prompt_text",
+    "set_debug",
+    "show_traceback",
     "version_text",
 ]
 
@@ -47,6 +50,23 @@ class UsageError(Exception):
         self.code = code
 
 
+_debug = False
+
+
+def set_debug(on: bool) -> None:
+    """``agentrig --debug``: failures also print their traceback."""
+    global _debug
+    _debug = on
+
+
+def show_traceback(exc: BaseException, err: IO[str] | None = None) -> None:
+    """Print ``exc``'s traceback on ``err`` (stderr) when ``--debug`` is on; else nothing."""
+    if _debug:
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr if err is None else err)
+
+
 def config_path(file: str) -> Path:
     """The composition file ``file`` names; a usage error when it is missing or a folder."""
     path = Path(file)
@@ -57,7 +77,10 @@ def config_path(file: str) -> Path:
             code="cli.config_is_directory",
         )
     if not path.is_file():
-        raise UsageError(f"no such file: {file}")
+        raise UsageError(
+            f"no such file: {file} (give the composition file, e.g. -c agentrig.toml)",
+            code="cli.no_config",
+        )
     return path
 
 
@@ -95,7 +118,10 @@ def load_plugin_settings(file: str | None) -> LoadedConfig | None:
     try:
         return load_config(file)
     except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+        issues = exc.issues
+        code = issues[0].code if len(issues) == 1 else "config.invalid"
+        problems = "; ".join(str(issue) for issue in issues) or str(exc)
+        raise UsageError(f"{file}: {problems}", code=code) from None
 
 
 def plugin_index(

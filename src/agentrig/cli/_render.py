@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
@@ -33,7 +33,8 @@ __all__ = ["PlainRenderer", "Renderer", "RichRenderer", "make_renderer", "short"
 _TAIL_LINES = 8
 """Rendered lines kept redrawable at the end of a streaming answer (Markdown may reflow them)."""
 _REDRAW_EVERY = 0.05
-"""Seconds between two Markdown renderings of a growing answer (the last one always runs)."""
+"""Seconds between two Markdown renderings of a growing answer (the last one always runs);
+at least twice the last rendering's own duration, so a long answer never keeps a core busy."""
 
 
 def short(text: str, limit: int = 200) -> str:
@@ -157,10 +158,11 @@ class RichRenderer(Renderer):
     answer therefore scrolls like plain output instead of being cut at the screen's height.
     """
 
-    def __init__(self, out: IO[str], err: IO[str]) -> None:
+    def __init__(self, out: IO[str], err: IO[str], *, redraw_every: float = _REDRAW_EVERY) -> None:
         from rich.console import Console
 
         self.console: Console = Console(file=out, highlight=False)
+        self._redraw_every = self._pause = redraw_every
         self._err = err
         self._err_is_screen = err.isatty()
         self._area = _Area()
@@ -219,7 +221,9 @@ class RichRenderer(Renderer):
     def _draw(self, *, final: bool) -> None:
         from rich.segment import Segment, Segments
 
+        started = time.monotonic()
         lines = self._rendered() if self._markdown.strip() else []
+        self._pause = max(self._redraw_every, 2 * (time.monotonic() - started))
         settled = len(lines) if final else max(self._printed, len(lines) - _TAIL_LINES)
         for line in lines[self._printed : settled]:
             self.console.print(Segments([*line, Segment.line()]))
@@ -241,7 +245,7 @@ class RichRenderer(Renderer):
         self._markdown += delta
         self._area.waiting = None
         self._start()
-        if time.monotonic() - self._drawn_at >= _REDRAW_EVERY:
+        if time.monotonic() - self._drawn_at >= self._pause:
             self._draw(final=False)
 
     def tool_call(self, name: str, arguments: str) -> None:
@@ -292,7 +296,6 @@ async def stream_turn(
     renderer: Renderer,
     *,
     signal: CancelSignal | None = None,
-    on_text: Callable[[str], None] | None = None,
 ) -> RunResult[Any]:
     """Stream one run of ``agent`` through ``renderer``; the run's result when it ends.
 
@@ -314,8 +317,6 @@ async def stream_turn(
         async for chunk in stream:
             if isinstance(chunk, TextDelta):
                 renderer.text(chunk.text)
-                if on_text is not None:
-                    on_text(chunk.text)
             elif isinstance(chunk, ToolCallStart):
                 calls[chunk.index] = [chunk.name]
             elif isinstance(chunk, ToolCallDelta) and chunk.index in calls:

@@ -1,12 +1,15 @@
 """``agentrig run -c FILE [-a AGENT] PROMPT``: run one turn and print the answer.
 
-When stdout is a terminal the answer streams as it arrives (tool activity goes to stderr);
-otherwise the final text is printed once.  ``--json`` prints the run result instead: the
-value and the invocation record, with usage and cost when they are known.
+When stdout is a terminal the answer streams as it arrives, rendered by ``_render``
+(Markdown, one line per tool call, a status line); otherwise the final text is printed once.
+``--json`` prints the run result instead: the value and the invocation record, with usage
+and cost when they are known.  A tool call the rules ask about is answered as ``_approve``
+describes (the person, ``--yes``, or nobody); ``--mode`` replaces the permission mode.
 
 Secrets (``$ENV:NAME`` references) are resolved through :func:`agentrig.env_resolver` and
 nowhere else.  Exit codes: 0 ok, 1 the run failed (``error [code]: message`` on stderr),
-2 usage or configuration errors.
+2 usage or configuration errors, 3 a tool call needed approval and nobody could give it,
+130 interrupted.
 
 The helpers here (:func:`load_composition`, :func:`open_agent_runtime`, :func:`attach_approver`)
 are shared with ``agentrig chat``.
@@ -38,6 +41,7 @@ from agentrig.cli._common import (
     UsageError,
     config_path,
     prompt_text,
+    show_traceback,
 )
 from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, make_renderer, short, stream_turn
@@ -87,11 +91,14 @@ class CompositionError(Exception):
     Each line is ``error [code]: FILE: key.path: message`` -- one per problem, no traceback.
     """
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], cause: BaseException | None = None) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
+        self.cause = cause  # shown with --debug
 
     def report(self, command: str, err: IO[str]) -> None:
+        if self.cause is not None:
+            show_traceback(self.cause, err)
         for line in self.lines:
             err.write(f"agentrig {command}: {line}\n")
         err.flush()
@@ -129,7 +136,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         "--yes",
         action="store_true",
         help="approve every tool call the rules ask about, without asking (your consent for "
-        "non-interactive use; deny rules still deny)",
+        "non-interactive use; deny rules still deny, and the cases asked in every mode -- an "
+        "ask rule, a catastrophic call -- still need a person)",
     )
     parser.add_argument(
         "--tools",
@@ -236,7 +244,7 @@ def load_composition(
     try:
         loaded = load_config(path, claude_settings=extra)
     except ConfigError as exc:
-        raise CompositionError(_issue_lines(file, exc)) from None
+        raise CompositionError(_issue_lines(file, exc), exc) from None
     config = loaded.config
     update: dict[str, object] = {}
     if strict_plugins:
@@ -259,8 +267,15 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
     source = loaded.source or "the config"
     if requested is not None:
         if requested not in loaded.config.agents:
+            import difflib
+
             known = ", ".join(agents) or "none"
-            raise UsageError(f"{source} declares no agent {requested!r} (agents: {known})")
+            close = difflib.get_close_matches(requested, agents, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UsageError(
+                f"{source} declares no agent {requested!r}{hint} (agents: {known})",
+                code="cli.unknown_agent",
+            )
         return requested
     if len(agents) == 1:
         return agents[0]
@@ -273,7 +288,7 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
 
 def add_cli_tools(loaded: LoadedConfig, agent_id: str, refs: list[str]) -> LoadedConfig:
     """``--tools REF ...``: the agent's tools plus ``refs`` (a file is relative to the current
-    directory, not to the config file)."""
+    directory, not to the config file; a module is imported from it too)."""
     if not refs:
         return loaded
     import attrs
@@ -288,6 +303,10 @@ def add_cli_tools(loaded: LoadedConfig, agent_id: str, refs: list[str]) -> Loade
                 code="cli.tool_ref",
             )
     added = [anchored(ref, Path.cwd()) for ref in refs]
+    if any(ref == anchored(ref, Path("/")) for ref in refs):  # a module: import it from here
+        here = str(Path.cwd())
+        if here not in sys.path:
+            sys.path.insert(0, here)
     config = loaded.config
     agent = config.agents[agent_id]
     agent = agent.model_copy(update={"tools": (*agent.tools, *added)})
@@ -327,7 +346,7 @@ async def open_agent_runtime(
     except Exception as exc:
         if opened:
             raise
-        raise CompositionError(_issue_lines(loaded.source or "config", exc)) from None
+        raise CompositionError(_issue_lines(loaded.source or "config", exc), exc) from None
 
 
 def warn_unloaded_listeners(rt: Runtime, command: str, err: IO[str]) -> None:
@@ -358,6 +377,7 @@ def report_hooks(result: RunResult[Any], err: IO[str]) -> None:
 def report_failure(command: str, exc: BaseException, err: IO[str]) -> None:
     from agentrig.errors import error_info
 
+    show_traceback(exc, err)
     info = error_info(exc)
     err.write(f"agentrig {command}: error [{info.code}]: {info.message}\n")
     err.flush()
@@ -427,7 +447,7 @@ async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespa
             AsyncExitStack() as stack,
         ):
             read_line = None
-            if not args.yes and can_ask(err):
+            if can_ask(err):
                 read_line = (await stack.enter_async_context(LineReader())).next
             approver = attach_approver(rt, args, read_line=read_line, err=err, renderer=renderer)
             agent = rt.agent(agent_id)
@@ -491,7 +511,8 @@ def exit_for_refusals(
     streamed output showed them (``shown``), one ``note:`` line names them.
     """
     if approver.refused:
-        err.write(f"agentrig {command}: {refusal_message(approver.refused)}\n")
+        message = refusal_message(approver.refused, consent=approver.consent)
+        err.write(f"agentrig {command}: {message}\n")
         err.flush()
         return EXIT_REFUSED
     if approver.denied and not shown:

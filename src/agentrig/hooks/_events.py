@@ -122,13 +122,15 @@ class HookEvent:
     ``payload`` is the JSON input a hook receives (Claude Code's shape: ``session_id``,
     ``transcript_path``, ``cwd``, ``tool_name``, ``tool_input``, ``tool_response``,
     ``prompt``, ``stop_hook_active`` ...); ``hook_event_name`` is always set from ``name``.
-    ``traceparent`` is handed to command hooks in their environment only -- it never appears
-    in the JSON input, in an HTTP body or to any other hook type.
+    ``traceparent`` / ``tracestate`` (W3C trace context; the hook runner fills them from the
+    runtime's trace context) are handed to command hooks in their environment only -- they
+    never appear in the JSON input or an HTTP body (HTTP hooks send them as headers).
     """
 
     name: str = attrs.field(validator=_check_name)
     payload: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_payload)
     traceparent: str | None = attrs.field(default=None, kw_only=True)
+    tracestate: str | None = attrs.field(default=None, kw_only=True)
 
     @property
     def tool_name(self) -> str | None:

@@ -17,7 +17,9 @@ event                  fired from                                               
 ``PostToolUse``        ``tool_execution``, after a call returned ok               feedback
 ``PostToolUseFailure`` ``tool_execution``, after a call returned an error          feedback
 ``Stop``               ``turn_stopping``                                          keep going
-``SessionEnd``         the agent's disposal, or the runtime's close (``other``)   advisory
+``SessionEnd``         the agent's disposal (its ``reason``: ``prompt_input_exit`` advisory
+                       when the chat's person leaves, ``clear`` on ``/clear``),
+                       or the runtime's close (``other``)
 =====================  =========================================================  ===========
 
 Every outcome is reported the same way: ``systemMessage`` and plain output become
@@ -82,6 +84,8 @@ def context_message(event: str, text: str) -> UserMessage:
 class _Session:
     session_id: str
     ending: bool = False  # SessionEnd is being (or was) fired: once
+    reason: str = "other"  # why the session ended (SessionEnd's ``reason``)
+    ended: anyio.Event = attrs.Factory(anyio.Event)  # SessionEnd's hooks finished
     stop_blocks: int = 0  # Stop blocks in a row this turn
     pending: set[anyio.Event] = attrs.Factory(set)  # idle notifications not finished yet
 
@@ -102,6 +106,8 @@ class HookLifecycle:
         self.permission_mode = PERMISSION_MODES.get(permission_mode, permission_mode)
         self.transcripts = transcripts if transcripts is not None else TranscriptWriter()
         self._sessions: dict[str, _Session] = {}
+        self._cleared: set[str] = set()  # agents whose last session ended with /clear
+        self._left: dict[str, _Session] = {}  # the last session of each disposed agent id
         self._running: set[anyio.Event] = set()
         self._closed = False
 
@@ -181,10 +187,15 @@ class HookLifecycle:
         if state is None:
             state = self._sessions[agent.id] = _Session(str(agent.session_id))
             earlier = sum(1 for e in agent.session.events if e.type == "turn/start") > 1
+            previous = self._left.pop(agent.id, None)
+            if previous is not None:  # the session this one follows ends first (/clear)
+                await self._end(previous)
+                await previous.ended.wait()
+            cleared = agent.id in self._cleared
+            self._cleared.discard(agent.id)
             if self.has("SessionStart"):
-                combined = await self.fire(
-                    "SessionStart", agent, source="resume" if earlier else "startup"
-                )
+                source = "resume" if earlier else "clear" if cleared else "startup"
+                combined = await self.fire("SessionStart", agent, source=source)
                 entered += self._contexts(combined)
         if payload.step == 1:
             state.stop_blocks = 0
@@ -365,9 +376,14 @@ class HookLifecycle:
 
     @hookimpl
     def agent_disposed(self, payload: AgentDisposed) -> Awaitable[None] | None:
+        if payload.reason == "clear":
+            self._cleared.add(payload.agent_id)  # the agent's next session starts as "clear"
         state = self._sessions.get(payload.agent_id)
-        if state is None or state.ending:
+        if state is None or state.ending or state.session_id != payload.session_id:
             return None
+        del self._sessions[payload.agent_id]  # a new agent of that id starts a new session
+        self._left[payload.agent_id] = state
+        state.reason = payload.reason
         return self._spawn(lambda: self._end(state))
 
     async def _end(self, state: _Session) -> None:
@@ -375,24 +391,27 @@ class HookLifecycle:
         if state.ending:
             return
         state.ending = True
-        for done in list(state.pending):
-            await done.wait()
-        if not self.has("SessionEnd"):
-            return
-        event = HookEvent.session_end(
-            session_id=state.session_id,
-            reason="other",
-            transcript_path=str(self.transcripts.path(state.session_id)),
-            cwd=self.project_dir,
-            permission_mode=self.permission_mode,
-        )
-        await self.runner.run(event)
+        try:
+            for done in list(state.pending):
+                await done.wait()
+            if not self.has("SessionEnd"):
+                return
+            event = HookEvent.session_end(
+                session_id=state.session_id,
+                reason=state.reason,
+                transcript_path=str(self.transcripts.path(state.session_id)),
+                cwd=self.project_dir,
+                permission_mode=self.permission_mode,
+            )
+            await self.runner.run(event)
+        finally:
+            state.ended.set()
 
     async def aclose(self) -> None:
         """Wait for out-of-band hooks, end the sessions still open, close the strategies."""
         try:
             await self._wait_running()
-            for state in list(self._sessions.values()):
+            for state in [*self._left.values(), *self._sessions.values()]:
                 await self._end(state)
         finally:
             self._closed = True

@@ -22,6 +22,7 @@ from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
 from agentrig.kernel.config import HookConfig
 from agentrig.kernel.payloads import Observation
 from agentrig.kernel.runtime import HTTP
+from agentrig.kernel.tracing import TraceContext
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
@@ -62,6 +63,15 @@ def _lookup(factories: FactoryLookup, name: str) -> HookStrategyFactory:
 def _notify_hook(rt: Runtime, data: dict[str, Any]) -> None:
     if rt.hooks.has_listeners("observe"):
         rt.hooks.notify("observe", Observation(kind="hook", agent_id=None, data=data))
+
+
+def _with_trace(event: HookEvent, trace: TraceContext | None) -> HookEvent:
+    headers = trace.headers() if trace is not None else {}
+    if not headers.get("traceparent"):
+        return event
+    return attrs.evolve(
+        event, traceparent=headers["traceparent"], tracestate=headers.get("tracestate")
+    )
 
 
 def _hook_observation(
@@ -108,9 +118,13 @@ class HookRunner:
         base_dir: str | Path | None = None,
         source: str | None = None,
         observe: Callable[[dict[str, Any]], None] | None = None,
+        trace: Callable[[], TraceContext | None] | None = None,
     ) -> None:
         #: called with a content-free record of every hook execution (``hook`` observations)
         self.observe = observe
+        #: the runtime's trace context, if any: an event without a ``traceparent`` gets the
+        #: current one (command hooks see it as ``TRACEPARENT``)
+        self.trace = trace
         built: dict[str, list[ConfiguredHook]] = {}
         issues: list[Issue] = []
         for event, entries in hooks.items():
@@ -203,6 +217,7 @@ class HookRunner:
             base_dir=base_dir,
             source=getattr(loaded, "source", None),
             observe=lambda data: _notify_hook(rt, data),
+            trace=lambda: rt.trace,
         )
 
     @property
@@ -235,6 +250,8 @@ class HookRunner:
         signal = signal if signal is not None else CancelSignal()
         signal.raise_if_cancelled()
         hooks = self.hooks_for(event)
+        if hooks and event.traceparent is None and self.trace is not None:
+            event = _with_trace(event, self.trace())
         results: list[HookOutcome | None] = [None] * len(hooks)
         aborts: list[BaseException] = []
 

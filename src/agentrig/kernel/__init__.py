@@ -66,6 +66,7 @@ from agentrig.kernel.runtime import (
     open_runtime,
 )
 from agentrig.kernel.services import ServiceKey, Services
+from agentrig.kernel.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, TraceScope, trace_env
 
 __all__ = [
     "AGENTS",
@@ -81,6 +82,10 @@ __all__ = [
     "Phase",
     "ServiceKey",
     "Services",
+    "TRACE_CONTEXT",
+    "ScopeKind",
+    "TraceContext",
+    "TraceScope",
     "builtin_source",
     "compose_step",
     "DISABLE_AUTOLOAD_ENV",
@@ -138,5 +143,6 @@ __all__ = [
     "open_runtime",
     "register_variants",
     "stray_entry_points",
+    "trace_env",
     "with_options",
 ]

@@ -12,7 +12,8 @@ into agentrig's own config before it is validated:
   ``defaultMode`` sets the mode unless ``agentrig.toml`` sets one;
   ``additionalDirectories`` become extra workspace roots; ``disableBypassPermissionsMode``
   refuses bypass mode.  ``Read(/path)``-style rules of Claude Code's file tools are anchored
-  at the project directory, as Claude Code anchors ``/path`` at the settings file;
+  at the project directory (``.claude/``'s parent; a file elsewhere: its directory), as
+  Claude Code anchors ``/path`` at the settings source;
 * ``env`` is added to the environment of every command hook from that file.
 
 Keys that only configure Claude Code's own program (``model``, ``statusLine`` ...) are listed
@@ -206,11 +207,12 @@ class _Reader:
         return path if path.is_absolute() else (self.project / path)
 
     def anchor(self, rule: str) -> str:
-        """``Read(/src/**)`` in Claude Code means ``<project>/src/**``; agentrig reads ``/x``
-        as the filesystem root, so the project is spelled out (``//x`` stays absolute)."""
+        """``Read(/src/**)`` in a settings file means ``<project>/src/**`` (Claude Code anchors
+        ``/x`` at the settings source); agentrig would anchor it at the directory of the
+        agentrig config, so the project is spelled out as an absolute ``//`` path."""
         name, paren, rest = rule.partition("(")
         if paren and name in PATH_TOOLS and rest.startswith("/") and not rest.startswith("//"):
-            return f"{name}({self.project.as_posix().rstrip('/')}{rest}"
+            return f"{name}(/{self.project.as_posix().rstrip('/')}{rest}"
         return rule
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "RequestConfig",
     "RequestError",
     "Retry",
+    "SESSION_END_REASONS",
     "RuntimeStarted",
     "SessionStart",
     "ToolExecution",
@@ -79,6 +80,12 @@ class RuntimeStarted:
     runtime: Any
 
 
+SESSION_END_REASONS: frozenset[str] = frozenset(
+    {"clear", "resume", "logout", "prompt_input_exit", "bypass_permissions_disabled", "other"}
+)
+"""Why a session ended: the values of Claude Code's ``SessionEnd`` ``reason`` field."""
+
+
 @final
 @attrs.frozen(slots=True)
 class AgentCreated:
@@ -90,10 +97,16 @@ class AgentCreated:
 @final
 @attrs.frozen(slots=True)
 class AgentDisposed:
-    """An agent left the registry after its runs settled."""
+    """An agent left the registry after its runs settled.
+
+    ``reason`` says why its session ended, in Claude Code's ``SessionEnd`` vocabulary
+    (:data:`SESSION_END_REASONS`): ``prompt_input_exit`` when a person left the prompt,
+    ``clear`` when they cleared the conversation, ``other`` otherwise.
+    """
 
     agent_id: str
     session_id: str
+    reason: str = "other"
 
 
 @final
@@ -243,6 +256,10 @@ class PermissionQuestion:
     ``call_id`` is the id of the tool call asked about; an ``Approval`` answer must carry it
     (``Approval.allow(call_id=payload.call_id)``), a plain ``"allow"``/``"deny"`` answers
     this question by being returned for it.
+
+    ``always_ask`` is true for the cases asked in every mode, bypass included (an ask rule,
+    a rule that cannot be evaluated, a catastrophic call): a remembered answer is not kept
+    for them, and a blanket consent (the CLI's ``--yes``) does not answer them.
     """
 
     agent_id: str | None
@@ -251,3 +268,4 @@ class PermissionQuestion:
     reason: str
     rule: str | None = None
     call_id: str | None = None
+    always_ask: bool = False

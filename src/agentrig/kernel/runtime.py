@@ -55,6 +55,7 @@ from agentrig.kernel.discovery import (
 from agentrig.kernel.dispatch import HookDispatcher, HookFailure, Spawner
 from agentrig.kernel.payloads import RuntimeStarted
 from agentrig.kernel.services import ServiceKey, Services
+from agentrig.kernel.tracing import TRACE_CONTEXT, TraceContext, add_trace_hook
 
 if TYPE_CHECKING:
     import httpx
@@ -137,6 +138,11 @@ class Runtime:
         self._sections: dict[str, BaseModel] = {}
         self.services = Services()
         """Services plugins provide, by typed key (see :mod:`agentrig.kernel.services`)."""
+
+    @property
+    def trace(self) -> TraceContext | None:
+        """The :data:`~agentrig.kernel.tracing.TRACE_CONTEXT` service (None: no tracing)."""
+        return self.services.get(TRACE_CONTEXT)
 
     # ---- configuration ----------------------------------------------------------------------
     @property
@@ -273,6 +279,7 @@ class Runtime:
         if self._http_transport is not None:
             kwargs.setdefault("transport", self._http_transport)
         kwargs.setdefault("trust_env", False)
+        add_trace_hook(kwargs, self)
         client = httpx.AsyncClient(**kwargs)
         self.own("http-client", client)
         return client

@@ -53,11 +53,14 @@ def _first(
     root: str,
     home: str,
     direction: Direction,
+    settings: str | None,
 ) -> tuple[PermissionRule | None, PermissionRule | None]:
     """The first matching rule and the first unevaluable one."""
     unevaluable: PermissionRule | None = None
     for rule in rules:
-        outcome: MatchOutcome = match_rule(rule, call, root=root, home=home, direction=direction)
+        outcome: MatchOutcome = match_rule(
+            rule, call, root=root, home=home, direction=direction, settings=settings
+        )
         if outcome == "match":
             return rule, unevaluable
         if outcome == "unevaluable" and unevaluable is None:
@@ -120,16 +123,17 @@ def _decision(
 def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> PermissionDecision:
     """Decide one call: ``allow``, ``deny`` or ``ask``, with a reason code and the deciding rule."""
     root = canonical_root(ctx.workspace_root)
+    settings = canonical_root(ctx.rules_root) if ctx.rules_root is not None else None
     home = ctx.home
 
     # 1. the ceiling and deny rules: nothing later softens a denial
     if ctx.ceiling is not None:
-        granted, _ = _first(ctx.ceiling, call, root, home, "grant")
+        granted, _ = _first(ctx.ceiling, call, root, home, "grant", settings)
         if granted is None:
             return _decision(
                 "deny", "outside-ceiling", call, None, "the call is outside the caller's ceiling"
             )
-    denied, unevaluable_deny = _first(ctx.rules.deny, call, root, home, "restrict")
+    denied, unevaluable_deny = _first(ctx.rules.deny, call, root, home, "restrict", settings)
     if denied is not None:
         return _decision("deny", "deny-rule", call, denied, f"denied by {denied.text!r}")
 
@@ -140,7 +144,7 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
         for r in (root, *(canonical_root(extra) for extra in ctx.additional_roots))
     )
     risk: RiskClass | None = "inspect" if read_only else call.tool.risk
-    asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict")
+    asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict", settings)
     always: tuple[ReasonCode, PermissionRule | None, str] | None = None
     if unevaluable_deny is not None:
         always = ("unevaluable-rule", unevaluable_deny, "a deny rule cannot be evaluated")
@@ -159,7 +163,7 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
         return _decision("ask", reason, call, rule, message, always_ask=True)
 
     # 3. the mode, by risk class; 4. allow rules and remembered consent answer what is left
-    allowed, _ = _first(ctx.rules.allow, call, root, home, "grant")
+    allowed, _ = _first(ctx.rules.allow, call, root, home, "grant", settings)
     if risk == "inspect" and ctx.mode != "bypass":
         why: ReasonCode = "read-only-command" if read_only else "mode-allows"
         return _decision("allow", why, call, None, f"{ctx.mode} mode allows inspect calls")
@@ -177,7 +181,7 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
         return _decision("allow", "mode-allows", call, None, "accept-edits mode allows modify")
     if allowed is not None:
         return _decision("allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}")
-    remembered, _ = _first(ctx.remembered, call, root, home, "grant")
+    remembered, _ = _first(ctx.remembered, call, root, home, "grant", settings)
     if remembered is not None:
         return _decision(
             "allow", "remembered-consent", call, remembered, f"remembered {remembered.text!r}"

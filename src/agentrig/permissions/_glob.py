@@ -27,7 +27,7 @@ from typing import Literal
 
 import attrs
 
-__all__ = ["GlobSyntaxError", "PathGlob", "Segment", "parse_path_pattern"]
+__all__ = ["Anchor", "GlobSyntaxError", "PathGlob", "Segment", "parse_path_pattern"]
 
 _POSIX_CLASS = re.compile(r"\[:[a-z]*:\]")
 
@@ -210,25 +210,34 @@ def _split(rest: str) -> list[str]:
     return parts
 
 
+Anchor = Literal["root", "home", "settings", "cwd"]
+"""Where a path pattern starts (Claude Code's four pattern types): ``//x`` the filesystem
+root, ``~/x`` the home directory, ``/x`` the directory of the settings the rule came from,
+``./x`` or a bare ``x`` the current (workspace) directory."""
+
+
 @attrs.frozen(slots=True)
 class PathGlob:
     """A parsed path pattern: where it is anchored and its segments below that anchor."""
 
-    anchor: Literal["root", "home", "workspace"]
+    anchor: Anchor
     segments: tuple[Segment, ...]
     anywhere_when_restricting: bool = False
-    """``./name``: gitignore anchors it (``/name``), a reader that drops ``./`` would not;
-    deny and ask rules take the wider reading (any depth), allow rules the narrower."""
+    """``name/**`` (a bare pattern with one directory segment): a deny or ask rule matches
+    that directory at any depth below the current directory, an allow rule only at the top
+    (Claude Code's documented reading)."""
 
 
 @functools.lru_cache(maxsize=1024)  # rule patterns are few and immutable
 def parse_path_pattern(pattern: str) -> PathGlob:
     """Parse a path rule's pattern, or raise :class:`GlobSyntaxError` naming the problem.
 
-    ``/x`` (and ``//x``) is anchored at the filesystem root, ``~`` and ``~/x`` at the home
-    directory, anything else at the workspace root; a pattern with no ``/`` except a
-    trailing one (``*.env``, ``build/``) matches at any depth below the workspace root
-    (``./name`` only when restricting: see :attr:`PathGlob.anywhere_when_restricting`).
+    As Claude Code reads ``Read``/``Edit`` rules: ``//x`` is absolute, ``~`` and ``~/x`` are
+    under the home directory, ``/x`` is relative to the settings source (the directory of
+    the config file that holds the rule), ``./x`` and bare ``x/y`` are relative to the
+    current directory.  A bare pattern with no ``/`` except a trailing one (``.env``,
+    ``*.env``, ``build/``) matches at any depth below the current directory, as in
+    ``.gitignore``; ``./.env`` only at its top.
     """
     if pattern.startswith("!"):
         raise GlobSyntaxError(
@@ -240,18 +249,23 @@ def parse_path_pattern(pattern: str) -> PathGlob:
             "a leading '#' makes a gitignore line a comment; write '\\#' for a name that "
             "starts with '#'"
         )
-    anchor: Literal["root", "home", "workspace"]
-    if pattern.startswith("/"):
+    anchor: Anchor
+    if pattern.startswith("//"):
         anchor, rest = "root", pattern.lstrip("/")
+    elif pattern.startswith("/"):
+        anchor, rest = "settings", pattern[1:]
     elif pattern == "~" or pattern.startswith("~/"):
         anchor, rest = "home", pattern[2:]
     elif pattern.startswith("~"):
         raise GlobSyntaxError("'~user' paths are not supported; write the absolute path")
+    elif pattern.startswith("./"):
+        return PathGlob("cwd", _segments(pattern[2:]))
     else:
-        anchor, rest = "workspace", pattern[2:] if pattern.startswith("./") else pattern
+        anchor, rest = "cwd", pattern
     segments = _segments(rest)
-    if anchor == "workspace" and "/" not in rest.rstrip("/"):
-        if pattern.startswith("./"):
+    if anchor == "cwd":
+        if "/" not in rest.rstrip("/"):
+            segments = (Segment("globstar"), *segments)  # a bare name, as in .gitignore
+        elif [seg.kind == "globstar" for seg in segments] == [False, True]:
             return PathGlob(anchor, segments, anywhere_when_restricting=True)
-        segments = (Segment("globstar"), *segments)  # a bare name, as in .gitignore
     return PathGlob(anchor, segments)

@@ -59,8 +59,13 @@ def match_rule(
     root: str,
     home: str,
     direction: Direction,
+    settings: str | None = None,
 ) -> MatchOutcome:
-    """Whether ``rule`` covers ``call``; ``root`` must already be canonical."""
+    """Whether ``rule`` covers ``call``; ``root`` must already be canonical.
+
+    ``settings`` is the directory a ``/path`` pattern is relative to (the rule's config
+    file's directory); ``None`` means ``root``.
+    """
     if not rule.names_tool(call.tool_id, loose=direction == "restrict"):
         return "no-match"
     if rule.matches_every_call:
@@ -90,7 +95,14 @@ def match_rule(
     if arg.kind == "path":
 
         def matcher(v: str) -> MatchOutcome:
-            return match_path(rule.specifier or "", v, root=root, home=home, direction=direction)
+            return match_path(
+                rule.specifier or "",
+                v,
+                root=root,
+                home=home,
+                direction=direction,
+                settings=settings,
+            )
 
     elif arg.kind == "url":
 
@@ -170,7 +182,7 @@ def canonical_path(value: str, *, root: str, home: str) -> str | None:
 
 
 def _pattern_regex(
-    pattern: str, *, root: str, home: str, loose: bool, resolve: bool = True
+    pattern: str, *, root: str, home: str, settings: str, loose: bool, resolve: bool = True
 ) -> re.Pattern[str] | None:
     try:
         glob = parse_path_pattern(pattern)
@@ -184,7 +196,7 @@ def _pattern_regex(
         literal.append(segments.pop(0).text)
     if any(s.kind == "literal" and s.text == ".." for s in segments):
         return None
-    base = {"root": "/", "home": home, "workspace": root}[glob.anchor]
+    base = {"root": "/", "home": home, "settings": settings, "cwd": root}[glob.anchor]
     try:
         joined = os.path.join(base, *literal)
         prefix = os.path.realpath(joined) if resolve else os.path.normpath(joined)
@@ -205,20 +217,29 @@ def _pattern_regex(
 
 
 def match_path(
-    pattern: str, value: str, *, root: str, home: str, direction: Direction = "grant"
+    pattern: str,
+    value: str,
+    *,
+    root: str,
+    home: str,
+    direction: Direction = "grant",
+    settings: str | None = None,
 ) -> MatchOutcome:
     """Glob ``pattern`` (gitignore-style, see ``_glob``) over the canonical path.
 
-    ``/abs`` and ``//abs`` are absolute, ``~/x`` is under the home directory, anything else
-    (``./x``, ``x/y``) is under the workspace root; a bare name (``*.env``) matches at any
-    depth below the root; whatever the pattern matches, it matches with everything below.
-    A pattern this syntax does not read is ``unevaluable``.  Restricting rules also match
-    the path as written, before symlinks are followed.
+    Claude Code's four anchors: ``//abs`` is absolute, ``~/x`` is under the home directory,
+    ``/x`` is under ``settings`` (the rule's config directory; ``root`` when ``None``),
+    ``./x`` and ``x/y`` are under the workspace root ``root``.  A bare name (``*.env``)
+    matches at any depth below ``root``; ``name/**`` too in a deny or ask rule.  Whatever
+    the pattern matches, it matches with everything below.  A pattern this syntax does not
+    read is ``unevaluable``.  Restricting rules also match the path as written, before
+    symlinks are followed.
     """
     if pattern in MATCH_ALL_SPECIFIERS:
         return "match"
     restrict = direction == "restrict"
-    regex = _pattern_regex(pattern, root=root, home=home, loose=restrict)
+    anchored = root if settings is None else settings
+    regex = _pattern_regex(pattern, root=root, home=home, settings=anchored, loose=restrict)
     path = canonical_path(value, root=root, home=home)
     if regex is None or path is None:
         return "unevaluable"
@@ -229,7 +250,9 @@ def match_path(
         # "src/link/key.pem" when src/link points elsewhere.  So a restricting rule also
         # reads the path as written (symlinks not followed) against the pattern as written.
         written = _written_path(value, root=root, home=home)
-        literal = _pattern_regex(pattern, root=root, home=home, loose=True, resolve=False)
+        literal = _pattern_regex(
+            pattern, root=root, home=home, settings=anchored, loose=True, resolve=False
+        )
         for compiled in (regex, literal):
             if compiled is not None and compiled.fullmatch("" if written == "/" else written):
                 return "match"

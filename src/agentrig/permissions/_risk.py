@@ -108,7 +108,7 @@ DEFAULT_TRUST_WIDENING_PATHS: tuple[str, ...] = (
     "~/.config/systemd/",
     "~/Library/LaunchAgents/",
     # machine-wide configuration
-    "/etc/",
+    "//etc/",
 )
 """Path patterns (in the rule grammar) a write into which always asks."""
 

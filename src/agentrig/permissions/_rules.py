@@ -19,6 +19,7 @@ never grant anything (see ``_evaluate``).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 
@@ -170,6 +171,26 @@ def _check_path_syntax(rule: PermissionRule, tools: Mapping[str, ToolPermissions
         return
 
 
+def _misread_absolute(rule: PermissionRule, settings_dir: str) -> str | None:
+    """The absolute path a ``/name/...`` rule's author probably meant, when ``/name`` exists
+    at the filesystem root and not under ``settings_dir`` (see :meth:`check_anchors`)."""
+    spec = rule.specifier or ""
+    if not spec.startswith("/") or spec.startswith("//"):
+        return None
+    try:
+        first = parse_path_pattern(spec).segments[:1]
+    except GlobSyntaxError:
+        return None
+    if not first or first[0].kind != "literal" or not first[0].text:
+        return None
+    name = first[0].text
+    if os.path.lexists(os.path.join("/", name)) and not os.path.lexists(
+        os.path.join(settings_dir, name)
+    ):
+        return name
+    return None
+
+
 def _glob_hit(pattern: str, name: str) -> bool:
     regex = ".*".join(re.escape(part) for part in pattern.split("*"))
     return re.fullmatch(regex, name) is not None
@@ -210,3 +231,28 @@ class PermissionRules:
             deny=parse_rules(deny, "deny", tools=tools),
             ask=parse_rules(ask, "ask", tools=tools),
         )
+
+    def check_anchors(self, settings_dir: str, tools: Mapping[str, ToolPermissions]) -> None:
+        """Refuse a deny or ask path rule ``/name/...`` that reads as absolute but is not.
+
+        Claude Code's grammar anchors ``/x`` at the settings source, so ``Read(/etc/**)``
+        in a config file at ``/srv/app`` means ``/srv/app/etc/**``.  When ``/etc`` exists and
+        ``/srv/app/etc`` does not, the author almost certainly meant the absolute path, and
+        the rule would silently protect nothing: it is refused, naming both spellings.
+        """
+        for rule in (*self.deny, *self.ask):
+            if rule.matches_every_call or not any(
+                t.arg is not None and t.arg.kind == "path" and rule.names_tool(tid, loose=True)
+                for tid, t in tools.items()
+            ):
+                continue
+            name = _misread_absolute(rule, settings_dir)
+            if name is not None:
+                spec = rule.specifier or ""
+                raise PermissionRuleError(
+                    rule.text,
+                    rule.list_name,
+                    f"'/{name}' is relative to the config file's directory {settings_dir!r} "
+                    f"(Claude Code's grammar), where nothing named {name!r} exists; write "
+                    f"'/{spec}' for the absolute path, or '.{spec}' for the workspace",
+                )

@@ -140,6 +140,9 @@ class PermissionContext:
     #: more workspace roots (Claude Code's ``additionalDirectories``): a read-only command
     #: inside any root is ``inspect``, and removing any root is catastrophic
     additional_roots: tuple[str, ...] = ()
+    #: the directory a ``/path`` rule is relative to (Claude Code: the settings source); the
+    #: runtime passes its config file's directory.  ``None`` means the workspace root.
+    rules_root: str | None = None
 
 
 @attrs.frozen(slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentrig.kernel.discovery import register_variants
 from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, UserMessage
@@ -32,6 +32,7 @@ __all__ = [
     "SystemPrompt",
     "ToolCallEvent",
     "ToolResultEvent",
+    "TraceIds",
     "TurnEnd",
     "TurnEndReason",
     "TurnStart",
@@ -182,14 +183,32 @@ SESSION_EVENTS.register_all(
 )
 
 
+class TraceIds(BaseModel):
+    """The W3C trace id and span id (lowercase hex) of the span that produced an event."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    trace_id: str
+    span_id: str
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
 class SessionEvent(BaseModel):
-    """One log entry: ``seq`` (1-based, monotonic), ``time`` (unix seconds) and ``data``."""
+    """One log entry: ``seq`` (1-based, monotonic), ``time`` (unix seconds) and ``data``.
+
+    ``trace`` names the span that produced it when a tracing plugin is active (see
+    ``agentrig.kernel.tracing``); without one it is absent, also from the stored form.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     seq: int
     time: float
     data: SESSION_EVENTS.annotation()  # type: ignore[valid-type]
+    trace: TraceIds | None = Field(default=None, exclude_if=_absent)
 
     @property
     def type(self) -> str:

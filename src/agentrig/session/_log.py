@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from typing import Any, overload
 
-from agentrig._construct import instance_of, share_fields_set
+from agentrig._construct import construct_trusted, instance_of, share_fields_set
 from agentrig.errors import AgentrigError
 from agentrig.llm import (
     AssistantMessage,
@@ -35,8 +36,11 @@ from agentrig.session._events import (
     StepEnd,
     StepStart,
     SystemPrompt,
+    ToolCallEvent,
     ToolResultEvent,
+    TraceIds,
     TurnEnd,
+    TurnStart,
     UserMessageEvent,
 )
 
@@ -153,26 +157,53 @@ class MessagesView(Sequence[Message]):
         return f"<MessagesView {len(self)} messages>"
 
 
-# The log keeps each event as three list slots -- seq, time, data -- and builds the
-# ``SessionEvent`` envelope when it is read (a pydantic instance is ~300 bytes; the session
-# of a finished 6-call run holds ~40 events).
+# The log keeps each event as three columns -- seq, time, data -- and builds the
+# ``SessionEvent`` envelope when it is read (a pydantic instance with its ``__dict__`` is
+# ~260 bytes; the session of a finished 6-call run holds ~40 events).
 _ENVELOPE_FIELDS: set[str] = {"seq", "time", "data"}
+_TRACED_FIELDS: set[str] = {"seq", "time", "data", "trace"}
 
 # event payloads repeated verbatim across steps, runs and agents: equal ones are shared
 _INTERNED_TYPES = frozenset((StepStart, StepEnd, RequestHeader, TurnEnd, SystemPrompt))
 _INTERNED: dict[tuple[Any, ...], SessionEventData] = {}
 _INTERNED_MAX = 4096
 
+# payloads kept packed -- ``(class, fields-set, *field values)`` -- and rebuilt when read;
+# the messages they carry stay objects (the derived history shares them)
+_PACKED: tuple[type[SessionEventData], ...] = (
+    TurnStart,
+    UserMessageEvent,
+    SteeringMessage,
+    AssistantMessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+_PACKED_TYPES = frozenset(_PACKED)
+_FIELDS: dict[type[SessionEventData], tuple[str, ...]] = {
+    cls: tuple(cls.model_fields) for cls in _PACKED
+}
+# where a packed payload holds its ``message`` (absent: it carries none)
+_MESSAGE_AT: dict[type[SessionEventData], int] = {
+    cls: 2 + fields.index("message") for cls, fields in _FIELDS.items() if "message" in fields
+}
 
-def _envelope(seq: int, time: float, data: SessionEventData) -> SessionEvent:
-    return instance_of(SessionEvent, {"seq": seq, "time": time, "data": data}, _ENVELOPE_FIELDS)
+Packed = tuple[Any, ...]
+Stored = SessionEventData | Packed
 
 
-def _slim(data: SessionEventData) -> SessionEventData:
-    """``data``, or an equal payload already held (the same values of an interned type)."""
-    if type(data) in _INTERNED_TYPES:
+def _envelope(
+    seq: int, time: float, data: SessionEventData, trace: TraceIds | None = None
+) -> SessionEvent:
+    state = {"seq": seq, "time": time, "data": data, "trace": trace}
+    return instance_of(SessionEvent, state, _ENVELOPE_FIELDS if trace is None else _TRACED_FIELDS)
+
+
+def _store(data: SessionEventData) -> Stored:
+    """What the log keeps for ``data``: a shared equal payload, a packed tuple, or ``data``."""
+    cls = type(data)
+    if cls in _INTERNED_TYPES:
         try:
-            key = (type(data), *data.__dict__.values())
+            key = (cls, *data.__dict__.values())
             shared = _INTERNED.get(key)
         except TypeError:  # an unhashable value (an error dict): kept as it is
             shared = None
@@ -184,22 +215,44 @@ def _slim(data: SessionEventData) -> SessionEventData:
                 _INTERNED.clear()
             _INTERNED[key] = data
     share_fields_set(data)
+    if cls in _PACKED_TYPES:
+        state = data.__dict__
+        if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
+            return (cls, data.__pydantic_fields_set__, *state.values())
     return data
+
+
+def _payload(stored: Stored) -> SessionEventData:
+    """The payload ``stored`` keeps (rebuilt, equal to the appended one, when packed)."""
+    if not isinstance(stored, tuple):
+        return stored
+    cls: type[SessionEventData] = stored[0]
+    return instance_of(cls, dict(zip(_FIELDS[cls], stored[2:], strict=True)), stored[1])
 
 
 class EventsView(Sequence[SessionEvent]):
     """A snapshot of the first ``n`` events of a log; envelopes are built as they are read
     (equal, not identical, to the ones :meth:`Session.append` returned)."""
 
-    __slots__ = ("_data", "_n", "_seqs", "_times")
+    __slots__ = ("_data", "_n", "_seqs", "_times", "_traces")
 
     def __init__(
-        self, seqs: list[int], times: list[float], data: list[SessionEventData], n: int
+        self,
+        seqs: list[int],
+        times: MutableSequence[float],
+        data: list[Stored],
+        traces: dict[int, TraceIds],
+        n: int,
     ) -> None:
         self._seqs = seqs
         self._times = times
         self._data = data
+        self._traces = traces
         self._n = n
+
+    def _event(self, i: int) -> SessionEvent:
+        trace = self._traces.get(i) if self._traces else None
+        return _envelope(self._seqs[i], self._times[i], _payload(self._data[i]), trace)
 
     def __len__(self) -> int:
         return self._n
@@ -215,17 +268,17 @@ class EventsView(Sequence[SessionEvent]):
             index += self._n
         if not 0 <= index < self._n:
             raise IndexError("event index out of range")
-        return _envelope(self._seqs[index], self._times[index], self._data[index])
+        return self._event(index)
 
     def __iter__(self) -> Iterator[SessionEvent]:
-        seqs, times, data = self._seqs, self._times, self._data
+        event = self._event
         for i in range(self._n):
-            yield _envelope(seqs[i], times[i], data[i])
+            yield event(i)
 
     def __reversed__(self) -> Iterator[SessionEvent]:
-        seqs, times, data = self._seqs, self._times, self._data
+        event = self._event
         for i in range(self._n - 1, -1, -1):
-            yield _envelope(seqs[i], times[i], data[i])
+            yield event(i)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence):
@@ -258,8 +311,10 @@ class Session:
         self.id = session_id
         # the log, column by column (see _envelope)
         self._seqs: list[int] = []
-        self._times: list[float] = []
-        self._data: list[SessionEventData] = []
+        # unix times as C doubles (exact for a float); a list once a time is not a float
+        self._times: MutableSequence[float] = array("d")
+        self._data: list[Stored] = []
+        self._traces: dict[int, TraceIds] = {}  # position -> trace ids, only when traced
         self._clock = clock
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
@@ -267,12 +322,16 @@ class Session:
         self._chars = 0  # message_chars() of self._messages, kept by the projection
         self._system: SystemMessage | None = None
         self._listeners: list[Callable[[SessionEvent], None]] = []
+        #: ``(trace_id, span_id)`` of the current span, when a tracing plugin is active: each
+        #: appended event carries them (``SessionEvent.trace``)
+        self.trace_ids: Callable[[], tuple[str, str] | None] | None = None
+        self._trace: tuple[tuple[str, str] | None, TraceIds | None] = (None, None)
 
     # ---- the log ---------------------------------------------------------------------------
     @property
     def events(self) -> Sequence[SessionEvent]:
         """The events so far: a read-only snapshot (later appends do not show in it)."""
-        return EventsView(self._seqs, self._times, self._data, len(self._seqs))
+        return EventsView(self._seqs, self._times, self._data, self._traces, len(self._seqs))
 
     def __len__(self) -> int:
         return len(self._seqs)
@@ -287,14 +346,21 @@ class Session:
         seq = seqs[-1] + 1 if seqs else 1
         if not isinstance(data, SessionEventData):
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
-        data = _slim(data)
         now = self._clock()
+        trace: TraceIds | None = None
+        if self.trace_ids is not None and (ids := self.trace_ids()) is not None:
+            last, trace = self._trace
+            if ids is not last:  # one span writes several events: built once per span
+                trace = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
+                self._trace = (ids, trace)
+            if trace is not None:
+                self._traces[len(seqs)] = trace
+        self._keep_time(now)
         seqs.append(seq)
-        self._times.append(now)
-        self._data.append(data)
+        self._data.append(_store(data))
         # ``data`` is an already-validated family member and seq/time are ours: the
         # envelope is built without re-validating them on this hot path
-        event = _envelope(seq, now, data)
+        event = _envelope(seq, now, data, trace)
         for listener in self._listeners:
             listener(event)
         return event
@@ -311,9 +377,17 @@ class Session:
                 )
             previous = event.seq
         for event in events:
+            if event.trace is not None:
+                self._traces[len(self._seqs)] = event.trace
+            self._keep_time(event.time)
             self._seqs.append(event.seq)
-            self._times.append(event.time)
-            self._data.append(_slim(event.data))
+            self._data.append(_store(event.data))
+
+    def _keep_time(self, value: float) -> None:
+        times = self._times
+        if type(value) is not float and isinstance(times, array):
+            self._times = times = list(times)  # kept exactly as given (an int stays an int)
+        times.append(value)
 
     def subscribe(self, listener: Callable[[SessionEvent], None]) -> Callable[[], None]:
         """Call ``listener(event)`` for every appended event; returns an unsubscribe function."""
@@ -337,7 +411,14 @@ class Session:
         for i in range(self._projected, end):
             data: Any = events[i]
             message: Any
-            if isinstance(data, _PLAIN_MESSAGE_EVENTS):
+            if isinstance(data, tuple):  # packed (see _store): the message is a field
+                at = _MESSAGE_AT.get(data[0])
+                if at is None:
+                    continue
+                message = data[at]
+                if data[0] is AssistantMessageEvent and message.interrupted:
+                    message = _annotate(message, note)
+            elif isinstance(data, _PLAIN_MESSAGE_EVENTS):
                 message = data.message
             elif isinstance(data, AssistantMessageEvent):
                 message = data.message

@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
@@ -29,8 +29,10 @@ from agentrig.journal import (
     ReconciliationRequired,
     continue_execution,
     reconcile_model,
+    reconcile_tool,
 )
 from agentrig.kernel import AgentConfig
+from agentrig.llm import ToolMessage
 from agentrig.plugin import Runtime
 from agentrig.session import TurnEnd, TurnStart
 from agentrig_dbos._config import DbosSection
@@ -39,6 +41,8 @@ from agentrig_dbos._errors import DurableError, DurableSetupError, UnknownRunErr
 __all__ = ["WORKFLOW", "Durable", "DurableResult"]
 
 WORKFLOW = "agentrig.durable_run"
+RECONCILE_TOPIC = "agentrig.reconcile"
+NEEDS_EVENT = "agentrig.unproven"
 
 #: the host whose runtime executes this process's workflows (DBOS is one per process)
 _ACTIVE: Durable | None = None
@@ -287,14 +291,58 @@ class Durable:
                     self.rt, self.journal, agent_id=aid, session_id=sid, config=config
                 )
             except ReconciliationRequired as exc:
-                if not self._reask(exc):
+                if self._reask(exc):
+                    for item in exc.items:
+                        await reconcile_model(self.journal, exc.run_id, item.id)
+                elif all(item.kind == "tool_effect" for item in exc.items):
+                    await self._await_reconciliation(exc)
+                else:
                     raise
-                for item in exc.items:
-                    await reconcile_model(self.journal, exc.run_id or "", item.id)
                 if self.rt.agents.get(aid) is not None:
                     await self.rt.agents.dispose(aid)
                 continue
             return result.text
+
+    async def _await_reconciliation(self, exc: ReconciliationRequired) -> None:
+        """Publish what the journal cannot prove and wait -- durably, across restarts --
+        for the host's answer (:meth:`reconcile`); record it unless already recorded."""
+        waiting = {"execution": exc.run_id, "effects": sorted(exc.ids("tool_effect"))}
+        await DBOS.set_event_async(NEEDS_EVENT, waiting)
+        answer: Any = None
+        while answer is None:
+            answer = await DBOS.recv_async(RECONCILE_TOPIC, timeout_seconds=3600)
+        state = await self.journal.load(exc.run_id)
+        effect = state.effects.get(str(answer["invocation_id"])) if state else None
+        if effect is not None and effect.result is None:  # else: not ours, or answered
+            message = ToolMessage.of(
+                effect.intent.call_id, effect.intent.tool, str(answer["text"]), answer["status"]
+            )
+            await reconcile_tool(self.journal, exc.run_id, effect.invocation_id, message)
+        await DBOS.set_event_async(NEEDS_EVENT, None)  # the journal is asked again
+
+    # ---- reconciliation (from any process) -----------------------------------------------------
+    async def waiting_for(self, run_id: str) -> tuple[str, ...]:
+        """The tool effects (``m<n>/<call>``) the run waits for the host to settle (empty
+        when it waits for nothing now)."""
+        await self._handle(run_id)
+        client = await self._client_of()
+        found = await client.get_event_async(run_id, NEEDS_EVENT, timeout_seconds=0)
+        return tuple(found["effects"]) if found else ()
+
+    async def reconcile(
+        self,
+        run_id: str,
+        invocation_id: str,
+        text: str,
+        *,
+        status: Literal["ok", "error"] = "ok",
+    ) -> None:
+        """Tell run ``run_id`` what the effect ``invocation_id`` did (after checking the
+        world); the run records it as that call's result and goes on -- never re-running it."""
+        await self._handle(run_id)
+        client = await self._client_of()
+        answer = {"invocation_id": invocation_id, "text": text, "status": status}
+        await client.send_async(run_id, answer, RECONCILE_TOPIC)
 
     def _reask(self, exc: ReconciliationRequired) -> bool:
         """Whether every unproven item is a model call the config lets us ask again."""

@@ -17,7 +17,7 @@ from agentrig.errors import UnknownIdError
 from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
-from agentrig_mcp._connection import Resolve, ServerConnection, Spawn
+from agentrig_mcp._connection import Resolve, ServerConnection, Spawn, TraceHeaders
 from agentrig_mcp._tools import McpTool, block_text, tool_name
 from agentrig_mcp._transport import HttpClientFactory
 
@@ -56,6 +56,7 @@ class McpClient:
         http_client: HttpClientFactory = _plain_http,
         notify: Notify | None = None,
         max_output_chars: int = 100_000,
+        trace: TraceHeaders | None = None,
     ) -> None:
         self._notify = notify
         self._max_chars = max_output_chars
@@ -70,6 +71,7 @@ class McpClient:
                 resolve=resolve,
                 http_client=http_client,
                 on_notification=self._notification,
+                trace=trace,
             )
             for name, spec in servers.items()
         }

@@ -11,7 +11,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import httpx
 
 from agentrig.credentials import (
     STORE_PREFIX,
@@ -22,6 +25,7 @@ from agentrig.credentials import (
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import Runtime
 from agentrig.kernel.config import resolve_secret
+from agentrig.plugin import trace_env
 from agentrig_mcp._client import McpClient
 from agentrig_mcp._config import (
     HttpServerSpec,
@@ -101,14 +105,39 @@ def _resolver(rt: Runtime) -> Resolve:
                 resolved[key] = value
         if issues:
             raise ConfigError(issues, source=rt.loaded.source)
+        if stdio and rt.trace is not None:
+            # the context the server starts in (its own env entries win)
+            resolved = {**trace_env(rt.trace.headers()), **resolved}
         return resolved
 
     return resolve
 
 
-def _http_client(rt: Runtime) -> HttpClientFactory:
-    import httpx
+def _trace_headers(rt: Runtime) -> dict[str, str]:
+    return rt.trace.headers() if rt.trace is not None else {}
 
+
+_TRACE_HEADERS = ("traceparent", "tracestate")
+
+
+async def _trace_of_message(request: httpx.Request) -> None:
+    """An MCP request over HTTP names the span of the call it serves: its ``_meta``.
+
+    The SDK sends from its own task, whose context is the connection's, not the caller's.
+    """
+    for name in _TRACE_HEADERS:
+        request.headers.pop(name, None)
+    try:
+        meta = json.loads(request.content)["params"]["_meta"]
+    except Exception:  # not a JSON-RPC request with _meta (a notification, a GET): no context
+        return
+    for name in _TRACE_HEADERS:
+        value = meta.get(name) if isinstance(meta, dict) else None
+        if isinstance(value, str):
+            request.headers[name] = value
+
+
+def _http_client(rt: Runtime) -> HttpClientFactory:
     def build(spec: HttpServerSpec, headers: dict[str, str]) -> httpx.AsyncClient:
         allow: list[str] = []
         if spec.allow_private_url:
@@ -119,6 +148,7 @@ def _http_client(rt: Runtime) -> HttpClientFactory:
             allow_private=allow,
             headers=headers,
             timeout=httpx.Timeout(spec.timeout, read=None),
+            event_hooks={"request": [_trace_of_message]},
         )
 
     return build
@@ -184,6 +214,7 @@ async def compose_mcp(
         resolve=resolve,
         http_client=_http_client(rt),
         notify=lambda observation: rt.hooks.notify("observe", observation),
+        trace=lambda: _trace_headers(rt),
     )
     provide_client(rt, client)
     starting = [name for name, spec in active.items() if name in used or spec.startup == "open"]

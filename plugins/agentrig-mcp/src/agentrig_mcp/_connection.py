@@ -41,6 +41,8 @@ Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Start ``fn()`` as a task on the owner's task group (``rt.spawn``, ``TaskGroup.start_soon``)."""
 
 Resolve = Callable[[str, StdioServerSpec | HttpServerSpec], Awaitable[dict[str, str]]]
+#: the W3C trace context of the caller (``traceparent``, ``tracestate``), sent in ``_meta``
+TraceHeaders = Callable[[], dict[str, str]]
 """``resolve(name, spec)``: the server's env (stdio) or headers (HTTP), references resolved."""
 
 
@@ -55,6 +57,7 @@ class _Run:
     error: BaseException | None = None
     ended: bool = False
     crashed: bool = False
+    cause: str = "exited"  # what ended the run, for the error of the calls it interrupted
     requests: dict[str, types.RequestId] = attrs.Factory(dict)
     inflight: set[anyio.CancelScope] = attrs.Factory(set)
 
@@ -89,8 +92,10 @@ class ServerConnection:
         resolve: Resolve,
         http_client: HttpClientFactory,
         on_notification: Callable[[str, types.ServerNotification], None] | None = None,
+        trace: TraceHeaders | None = None,
     ) -> None:
         self.name = name
+        self._trace = trace
         self.spec = spec
         self._spawn = spawn
         self._resolve = resolve
@@ -159,7 +164,11 @@ class ServerConnection:
             resolved = await self._resolve(self.name, self.spec)
             async with (
                 open_transport(
-                    self.spec, resolved, log=self._log, http_client=self._http_client
+                    self.spec,
+                    resolved,
+                    log=self._log,
+                    http_client=self._http_client,
+                    on_broken=functools.partial(self._broken, run),
                 ) as (read, write),
                 anyio.create_task_group() as tg,
             ):
@@ -198,6 +207,14 @@ class ServerConnection:
             run.ready.set()
             run.done.set()
             self._log.info("stopped")
+
+    def _broken(self, run: _Run, error: BaseException) -> None:
+        """A response stream from the server broke: it went away (or the network did)."""
+        if run.stop.is_set() or run.ended:
+            return
+        self._log.warning("the connection to the server broke: %s", describe(error))
+        run.cause = f"the connection broke ({describe(error)})"
+        run.fail()
 
     async def _forward_in(
         self,
@@ -261,20 +278,24 @@ class ServerConnection:
 
         A timed-out or cancelled request is cancelled on the server too; a server that went
         away fails the request with :class:`McpServerUnavailable` and is restarted on the next
-        request.  ``meta`` must be passed as the request's ``_meta``.
+        request.  ``meta`` must be passed as the request's ``_meta``; it carries the caller's
+        trace context (``traceparent``, ``tracestate``) when the runtime traces.
         """
         signal = signal or CancelSignal()
         with signal.scope():
             run, session = await self._ensure()
         signal.raise_if_cancelled()
         marker = uuid.uuid4().hex
+        meta: dict[str, Any] = {_MARKER: marker}
+        if self._trace is not None:
+            meta.update(self._trace())  # read here, in the caller's task: the caller's span
         gone = anyio.CancelScope()
         run.inflight.add(gone)
         done = False
         result: Any = None
         try:
             with anyio.move_on_after(self.spec.timeout) as timer, signal.scope(), gone:
-                result = await operation(session, {_MARKER: marker})
+                result = await operation(session, meta)
                 done = True
         except SdkMcpError as exc:
             done = True
@@ -294,7 +315,7 @@ class ServerConnection:
             run.requests.pop(marker, None)
         if run.crashed and (not done or result is None):
             raise McpServerUnavailable(
-                f"MCP server {self.name!r} exited during {what}; it restarts on the next call"
+                f"MCP server {self.name!r}: {run.cause} during {what}; it restarts on the next call"
             )
         if not done:
             signal.raise_if_cancelled()

@@ -3,6 +3,7 @@
 Names follow Claude Code (``mcp__<server>__<tool>``), so permission rules and hook matchers
 written for it (``mcp__github__*``, ``mcp__.*``) apply unchanged.  The server's input schema
 is validated with agentrig's JSON-Schema subset and projected per provider like any tool's.
+A result's images (image content, embedded image resources) reach the model as image blocks.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from mcp import types
 
 from agentrig.kernel import Observation
+from agentrig.llm import ContentBlock, ImageBlock, TextBlock
 from agentrig.tools import PermissionArg, RiskClass, ToolContext, ToolInputError, ToolOutput
 from agentrig.tools.schema import validate_json
 from agentrig_mcp._connection import ServerConnection
@@ -24,6 +26,7 @@ __all__ = [
     "block_text",
     "McpTool",
     "render_result",
+    "result_content",
     "risk_of",
     "tool_name",
     "truncate",
@@ -96,6 +99,52 @@ def block_text(block: types.ContentBlock) -> str:
         size = len(resource.blob) * 3 // 4
         return f"[resource {resource.uri} ({resource.mimeType or 'binary'}), about {size} bytes]"
     return f"[resource link {block.uri}: {block.name}]"
+
+
+def _image(block: types.ContentBlock) -> ImageBlock | None:
+    """An image the model can see: image content, or an embedded image resource."""
+    if isinstance(block, types.ImageContent):
+        return ImageBlock(media_type=block.mimeType, data=block.data)
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource
+        mime = resource.mimeType or ""
+        if isinstance(resource, types.BlobResourceContents) and mime.startswith("image/"):
+            return ImageBlock(media_type=mime, data=resource.blob)
+    return None
+
+
+def result_content(result: types.CallToolResult, *, max_chars: int) -> str | list[ContentBlock]:
+    """What the model gets: the text of :func:`render_result`, or -- when the result holds
+    images -- text and image blocks in the server's order (the text cut at ``max_chars``).
+
+    Audio has no content block in agentrig's model: it stays a text placeholder.
+    """
+    if not any(_image(block) is not None for block in result.content):
+        return render_result(result, max_chars=max_chars)
+    blocks: list[ContentBlock] = []
+    texts: list[str] = []
+    budget = max_chars
+
+    def flush() -> None:
+        nonlocal budget
+        if texts:
+            text = truncate("\n".join(texts), budget)
+            budget = max(0, budget - len(text))
+            blocks.append(TextBlock(text=text))
+            texts.clear()
+
+    for block in result.content:
+        image = _image(block)
+        if image is None:
+            texts.append(block_text(block))
+        else:
+            flush()
+            blocks.append(image)
+    has_text = any(isinstance(b, types.TextContent) for b in result.content)
+    if result.structuredContent is not None and not has_text:
+        texts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    flush()
+    return blocks
 
 
 def render_result(result: types.CallToolResult, *, max_chars: int) -> str:
@@ -184,7 +233,8 @@ class McpTool:
         result = await self.connection.call_tool(
             self.definition.name, input, signal=ctx.signal, progress=progress
         )
-        return ToolOutput(render_result(result, max_chars=self._max_chars), is_error=result.isError)
+        content = result_content(result, max_chars=self._max_chars)
+        return ToolOutput(content, is_error=result.isError)
 
     def parse_output(self, value: Any) -> Any:
         return value

@@ -3,6 +3,11 @@
 Both yield the SDK's stream pair.  A subprocess's stderr is read through a pipe and logged
 line by line under ``agentrig.mcp.<server>``; the SDK stops the process (stdin closed, then
 SIGTERM, then SIGKILL to its process group) when the transport closes.
+
+Over HTTP, the SDK swallows a response stream that breaks (it only logs it), so a call whose
+server died would wait for its timeout.  Every response body is therefore watched: a
+transport error while reading it (the peer closed the connection mid-body, a reset) calls
+``on_broken`` at once, which fails the calls in flight.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -21,11 +27,10 @@ from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 if TYPE_CHECKING:
     import logging
 
-    import httpx
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp.shared.message import SessionMessage
 
-__all__ = ["Streams", "open_transport"]
+__all__ = ["OnBroken", "Streams", "open_transport"]
 
 Streams = tuple[
     "MemoryObjectReceiveStream[SessionMessage | Exception]",
@@ -33,6 +38,9 @@ Streams = tuple[
 ]
 
 HttpClientFactory = Callable[[HttpServerSpec, dict[str, str]], "httpx.AsyncClient"]
+
+OnBroken = Callable[[BaseException], None]
+"""Called with the error when an HTTP response stream from the server breaks."""
 
 
 async def _pump_stderr(fd: int, log: logging.Logger) -> None:
@@ -76,15 +84,40 @@ async def _stdio(
             errlog.close()
 
 
+class _WatchedBody(httpx.AsyncByteStream):
+    """A response body that reports a transport error while it is read, then re-raises it."""
+
+    def __init__(self, body: httpx.AsyncByteStream, on_broken: OnBroken) -> None:
+        self._body = body
+        self._on_broken = on_broken
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._body:
+                yield chunk
+        except httpx.TransportError as exc:
+            self._on_broken(exc)
+            raise
+
+    async def aclose(self) -> None:
+        await self._body.aclose()
+
+
 @contextlib.asynccontextmanager
 async def _http(
-    spec: HttpServerSpec, headers: dict[str, str], client: HttpClientFactory
+    spec: HttpServerSpec,
+    headers: dict[str, str],
+    client: HttpClientFactory,
+    on_broken: OnBroken | None,
 ) -> AsyncIterator[Streams]:
-    async with (
-        client(spec, headers) as http,
-        streamable_http_client(spec.url, http_client=http) as (read, write, _session_id),
-    ):
-        yield read, write
+    async def watch(response: httpx.Response) -> None:
+        if on_broken is not None and isinstance(response.stream, httpx.AsyncByteStream):
+            response.stream = _WatchedBody(response.stream, on_broken)
+
+    async with client(spec, headers) as http:
+        http.event_hooks = {**http.event_hooks, "response": [*http.event_hooks["response"], watch]}
+        async with streamable_http_client(spec.url, http_client=http) as (read, write, _id):
+            yield read, write
 
 
 def open_transport(
@@ -93,8 +126,9 @@ def open_transport(
     *,
     log: logging.Logger,
     http_client: HttpClientFactory,
+    on_broken: OnBroken | None = None,
 ) -> contextlib.AbstractAsyncContextManager[Any]:
     """The stream pair of ``spec``; ``resolved`` is its env (stdio) or headers (HTTP)."""
     if isinstance(spec, StdioServerSpec):
         return _stdio(spec, resolved, log)
-    return _http(spec, resolved, http_client)
+    return _http(spec, resolved, http_client, on_broken)

@@ -233,19 +233,34 @@ def _user_part(block: ContentBlock) -> dict[str, Any] | None:
     )
 
 
-def _text_only(blocks: Sequence[ContentBlock], where: str) -> str:
-    parts: list[str] = []
-    for block in blocks:
+def _tool_result(message: ToolMessage) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``tool`` message and the image/file parts it cannot carry.
+
+    Chat Completions takes text only in a tool message, so a multimodal result's images and
+    files go to the model in a user message right after the run of tool messages, each
+    group labelled with its call (see :func:`_messages`).
+    """
+    texts: list[str] = []
+    media: list[dict[str, Any]] = []
+    for block in message.content:
         if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, ReasoningBlock | ProviderStateBlock):
-            continue
-        else:
+            texts.append(block.text)
+        elif isinstance(block, ImageBlock | FileBlock):
+            part = _user_part(block)
+            assert part is not None
+            media.append(part)
+        elif not isinstance(block, ReasoningBlock | ProviderStateBlock):
             raise CapabilityError(
-                f"OpenAI Chat Completions cannot carry a {type(block).__name__} in {where}",
+                f"OpenAI Chat Completions cannot carry a {type(block).__name__} in a tool result",
                 provider=KIND,
             )
-    return "".join(parts)
+    text = "".join(texts)
+    if media:
+        note = f"[{len(media)} attachment(s) of this result follow in the next user message]"
+        text = f"{text}\n{note}" if text else note
+        label = f"[attachments of the {message.name} result {message.call_id}]"
+        media.insert(0, {"type": "text", "text": label})
+    return {"role": "tool", "tool_call_id": message.call_id, "content": text}, media
 
 
 def _messages(
@@ -253,7 +268,11 @@ def _messages(
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     system_seen = False
+    attached: list[dict[str, Any]] = []  # tool results' images, sent after their run
     for message in messages:
+        if attached and not isinstance(message, ToolMessage):
+            out.append({"role": "user", "content": attached})
+            attached = []
         if isinstance(message, SystemMessage):
             text = message.text
             if schema_instruction is not None and not system_seen:
@@ -269,13 +288,11 @@ def _messages(
         elif isinstance(message, AssistantMessage):
             out.append(_assistant(message))
         elif isinstance(message, ToolMessage):
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": message.call_id,
-                    "content": _text_only(message.content, "a tool result"),
-                }
-            )
+            result, media = _tool_result(message)
+            out.append(result)
+            attached += media
+    if attached:
+        out.append({"role": "user", "content": attached})
     if schema_instruction is not None and not system_seen:
         out.insert(0, {"role": system_role, "content": schema_instruction})
     return out

@@ -15,7 +15,7 @@ from agentrig_otel._config import OtelConfig
 __all__ = ["compose_otel"]
 
 
-@compose_step("finish")
+@compose_step("check")
 def compose_otel(payload: Composition) -> None:
     """Attach the telemetry listener when ``[otel]`` enables it."""
     rt = payload.runtime
@@ -31,6 +31,7 @@ def compose_otel(payload: Composition) -> None:
         pipeline.tracer, pipeline.meter, capture_content=config.capture_content, runtime=rt
     )
     rt.add_plugin("otel-telemetry", telemetry)
+    telemetry.provide_trace_context(payload)  # idempotent: once, whichever runs first
 
     async def flush() -> None:
         # exporting may block on the network: off the event loop

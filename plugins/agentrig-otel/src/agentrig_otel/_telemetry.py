@@ -1,12 +1,13 @@
 """Spans and metrics from agentrig's observations, named by the OpenTelemetry GenAI conventions.
 
-The loop reports each model call, tool call and turn when it *finished*, with its start time
-and duration (``observe``; see agentrig's ``docs/hooks.md``).  This listener keeps the
-observations of a running turn and, when the turn ends, writes its spans with their real
-start and end times: one ``invoke_agent {agent}`` span per turn, with a ``chat {model}`` span
-per model call and an ``execute_tool {tool}`` span per tool call as its children.  Building
-the spans at the end keeps the loop free of tracing work and needs no live span state; the
-cost is that a turn's spans reach the exporter when the turn ends.
+Composed into a runtime, :class:`Telemetry` is also its trace context
+(``agentrig.kernel.tracing``): the loop opens a scope around each turn, model call attempt and
+tool call, and each scope is a live span made current in the task that does the work -- so an
+HTTP request, a hook or a session event inside it names that span, and W3C ``traceparent``
+goes out with them.  The loop's observation of the operation (``observe``) arrives while its
+scope is open; it names the span (``chat {model}``), sets the GenAI attributes and ends it.
+An observation without a scope of ours (a direct ``agent.call_tool()``, or another plugin
+providing the trace context) becomes a span written from the observation's own timings.
 """
 
 from __future__ import annotations
@@ -16,21 +17,32 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from contextvars import ContextVar, Token
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
 from opentelemetry.metrics import Meter
-from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
-from agentrig.plugin import Observation, hookimpl
+from agentrig.plugin import (
+    TRACE_CONTEXT,
+    Composition,
+    Observation,
+    ScopeKind,
+    compose_step,
+    hookimpl,
+)
 
 __all__ = ["Telemetry", "redact"]
 
 log = logging.getLogger("agentrig.otel")
 
-#: open turns kept at most (a turn whose end never comes -- a killed process -- is dropped)
-MAX_OPEN_TURNS = 4096
+#: keys of events waiting for their span kept at most (the oldest are dropped beyond it)
+MAX_PENDING = 4096
+#: distinct metric attribute sets kept for reuse (beyond it the cache starts over)
+MAX_ATTRIBUTE_SETS = 1024
 
 _SECRET_KEY = re.compile(
     r"(?i)(api[_-]?key|token|secret|passw(or)?d|authorization|cookie|credential|private[_-]?key)"
@@ -67,8 +79,71 @@ def _usage_attributes(usage: Any) -> dict[str, int]:
     }
 
 
+_NAMES: dict[str, str] = {"turn": "invoke_agent", "model_call": "chat", "tool_call": "execute_tool"}
+_KINDS: dict[str, SpanKind] = {"model_call": SpanKind.CLIENT}
+_OBSERVED: dict[str, ScopeKind] = {
+    "turn": "turn",
+    "model_call": "model_call",
+    "tool_call": "tool_call",
+}
+
+
+class _Scope:
+    """A live span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
+
+    __slots__ = ("_ids", "_live", "_token", "ended", "kind", "owner", "span")
+
+    def __init__(self, owner: Telemetry, kind: ScopeKind, span: Span) -> None:
+        self.owner = owner
+        self.kind = kind
+        self.span = span
+        self.ended = False
+        self._ids: tuple[str, str] | None = None
+        self._token = otel_context.attach(trace.set_span_in_context(span))
+        self._live: Token[_Scope | None] = _LIVE.set(self)
+
+    def ids(self) -> tuple[str, str]:
+        if self._ids is None:
+            ctx = self.span.get_span_context()
+            self._ids = (format(ctx.trace_id, "032x"), format(ctx.span_id, "016x"))
+        return self._ids
+
+    def end(self) -> None:
+        self.ended = True
+        self.span.end()
+
+    def close(self) -> None:
+        if _LIVE.get() is self:  # the context that opened it (the loop closes it there)
+            _LIVE.reset(self._live)
+            otel_context.detach(self._token)
+        if not self.ended:  # no observation came (no listener saw it): end it here
+            self.end()
+
+
+class _Continued:
+    """An inbound trace context made current until :meth:`close`."""
+
+    __slots__ = ("_live", "_token")
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._token = otel_context.attach(propagate.extract(dict(headers)))
+        self._live = _LIVE.set(None)
+
+    def close(self) -> None:
+        _LIVE.reset(self._live)
+        otel_context.detach(self._token)
+
+
+_LIVE: ContextVar[_Scope | None] = ContextVar("agentrig_otel_scope", default=None)
+
+
 class Telemetry:
-    """An ``observe`` listener that turns observations into spans and metrics."""
+    """An ``observe`` listener that turns observations into spans and metrics.
+
+    Registered as a plugin (``open_runtime(..., plugins=[("otel", telemetry)])`` or by the
+    ``[otel]`` table) it also provides the runtime's trace context: live spans around the
+    loop's work and W3C ``traceparent`` on what goes out.
+    """
 
     def __init__(
         self,
@@ -81,11 +156,14 @@ class Telemetry:
         self._tracer = tracer
         self._capture = capture_content
         self.runtime = runtime
-        self._open: OrderedDict[tuple[Any, Any, Any], list[Observation]] = OrderedDict()
-        # permission decisions and hook executions waiting for their span
+        # hook executions and permission decisions outside any scope of ours, waiting for
+        # the span they belong to: the tool call's span by call id, else the session's next turn
         self._by_call: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
         self._by_session: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
         self._tokens = self._duration = self._tool_duration = None
+        # the attribute sets of metric points, built once per distinct combination
+        self._metric_attributes: dict[tuple[Any, ...], _MetricAttributes] = {}
+        self._tool_attributes: dict[tuple[str, str], dict[str, Any]] = {}
         if meter is not None:
             self._tokens = meter.create_histogram(
                 "gen_ai.client.token.usage", unit="{token}", description="Tokens per model call"
@@ -98,7 +176,41 @@ class Telemetry:
                 "agentrig.tool.duration", unit="s", description="Tool calls by tool and outcome"
             )
 
+    # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
+    def open(self, kind: ScopeKind, agent_id: str) -> _Scope:
+        """A live span of ``kind``, current in this task until the scope closes."""
+        name = f"invoke_agent {agent_id}" if kind == "turn" else _NAMES[kind]
+        span = self._tracer.start_span(name, kind=_KINDS.get(kind, SpanKind.INTERNAL))
+        return _Scope(self, kind, span)
+
+    def headers(self) -> dict[str, str]:
+        """``traceparent`` (and ``tracestate``) of the current context."""
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        return carrier
+
+    def ids(self) -> tuple[str, str] | None:
+        """The current span's trace id and span id (hex), or None outside a span."""
+        live = _LIVE.get()
+        if live is not None:
+            return live.ids()
+        ctx = trace.get_current_span().get_span_context()
+        if not ctx.is_valid:
+            return None
+        return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
+
+    def continue_from(self, headers: Mapping[str, str]) -> _Continued:
+        """Make an inbound request's trace context current (the run becomes its child)."""
+        return _Continued(headers)
+
     # ---- the hooks -----------------------------------------------------------------------
+    @compose_step("check")
+    def provide_trace_context(self, payload: Composition) -> None:
+        """Be the runtime's trace context (unless another plugin already is)."""
+        services = payload.runtime.services
+        if not services.has(TRACE_CONTEXT):
+            services.provide(TRACE_CONTEXT, self, source="agentrig-otel")
+
     @hookimpl
     def session_start(self, payload: Any) -> None:
         if self.runtime is None:
@@ -108,32 +220,32 @@ class Telemetry:
     def observe(self, payload: Observation) -> None:
         kind = payload.kind
         if kind in ("permission", "hook"):
-            self._pending_event(payload)
+            self._event(payload)
             return
-        if kind not in ("model_call", "tool_call", "turn"):
+        scope_kind = _OBSERVED.get(kind)
+        if scope_kind is None:
             return
         data = payload.data
         if kind == "model_call":
             self._record_call_metrics(data)
         elif kind == "tool_call":
             self._record_tool_metrics(data)
-        key = (data.get("session_id"), data.get("run_id"), data.get("turn"))
+        live = _LIVE.get()
+        if live is None or live.owner is not self or live.kind != scope_kind or live.ended:
+            live = None
+        span = live.span if live is not None else None
         if kind == "turn":
-            children = self._open.pop(key, [])
-            self._write_turn(payload, children)
-        elif data.get("turn") is None:  # a direct agent.call_tool(): no turn to wait for
-            self._write_tool(payload, None, {})
+            self._turn(payload, span)
+        elif kind == "model_call":
+            self._call(payload, span)
         else:
-            self._open.setdefault(key, []).append(payload)
-            if len(self._open) > MAX_OPEN_TURNS:
-                dropped, _ = self._open.popitem(last=False)
-                log.warning(
-                    "agentrig-otel: dropped the spans of a turn that never ended: %s", dropped
-                )
+            self._tool(payload, span)
+        if live is not None:
+            live.end()
 
-    def _pending_event(self, payload: Observation) -> None:
-        """Keep a permission decision or hook execution for the span it belongs to: the tool
-        call's span when it names one, otherwise the session's next turn span."""
+    def _event(self, payload: Observation) -> None:
+        """A permission decision or hook execution: an event on the current span of ours,
+        else kept for the span it belongs to."""
         data = payload.data
         if payload.kind == "permission":
             name = "agentrig.permission"
@@ -154,13 +266,17 @@ class Telemetry:
             if data.get("reason"):
                 attributes["agentrig.hook.reason"] = str(data["reason"])
             when = float(data.get("started_at") or time.time())
+        live = _LIVE.get()
+        if live is not None and live.owner is self and not live.ended:
+            live.span.add_event(name, attributes, timestamp=_ns(when))
+            return
         call_id, session_id = data.get("call_id"), data.get("session_id")
         pending = self._by_call if call_id else self._by_session
         key = call_id or session_id
         if not key:
             return
         pending.setdefault(key, []).append((name, attributes, when))
-        if len(pending) > MAX_OPEN_TURNS:
+        if len(pending) > MAX_PENDING:
             pending.popitem(last=False)
 
     @staticmethod
@@ -168,8 +284,26 @@ class Telemetry:
         for name, attributes, when in events:
             span.add_event(name, attributes, timestamp=_ns(when))
 
+    def _span(
+        self,
+        live: Span | None,
+        name: str,
+        kind: SpanKind,
+        start: float,
+        attributes: dict[str, Any],
+    ) -> Span:
+        """The live span, named and given its attributes; without one, a span started at the
+        observation's own start time (its caller ends it)."""
+        if live is None:
+            return self._tracer.start_span(
+                name, kind=kind, start_time=_ns(start), attributes=attributes
+            )
+        live.update_name(name)
+        live.set_attributes(attributes)
+        return live
+
     # ---- spans ---------------------------------------------------------------------------
-    def _write_turn(self, turn: Observation, children: Sequence[Observation]) -> None:
+    def _turn(self, turn: Observation, live: Span | None) -> None:
         data = turn.data
         agent = turn.agent_id or "agent"
         start = float(data.get("started_at") or 0.0)
@@ -191,30 +325,20 @@ class Telemetry:
             attributes["gen_ai.input.messages"] = _json(content["input"])
         if content.get("output"):
             attributes["gen_ai.output.messages"] = _json(content["output"])
-        span = self._tracer.start_span(
-            f"invoke_agent {agent}",
-            kind=SpanKind.INTERNAL,
-            start_time=_ns(start),
-            attributes=attributes,
-        )
+        span = self._span(live, f"invoke_agent {agent}", SpanKind.INTERNAL, start, attributes)
         self._add_events(span, self._by_session.pop(data.get("session_id") or "", []))
         reason = data.get("reason")
         if reason == "failed":
             span.set_attribute("error.type", data.get("error_type") or "failed")
             span.set_status(Status(StatusCode.ERROR, data.get("error_code") or "failed"))
         elif reason == "interrupted":
-            span.add_event("agentrig.run.interrupted", timestamp=_ns(end))
+            span.add_event("agentrig.run.interrupted")
             span.set_attribute("error.type", "interrupted")
             span.set_status(Status(StatusCode.ERROR, "interrupted"))
-        parent = trace.set_span_in_context(span)
-        for child in children:
-            if child.kind == "model_call":
-                self._write_call(child, parent)
-            else:
-                self._write_tool(child, parent, content.get("tools", {}))
-        span.end(end_time=_ns(end))
+        if live is None:
+            span.end(end_time=_ns(end))
 
-    def _write_call(self, call: Observation, parent: Any) -> None:
+    def _call(self, call: Observation, live: Span | None) -> None:
         data = call.data
         model = data.get("model") or "model"
         attributes: dict[str, Any] = {
@@ -235,21 +359,15 @@ class Telemetry:
             attributes["agentrig.time_to_first_chunk_ms"] = float(data["time_to_first_chunk_ms"])
         attributes.update(_usage_attributes(data.get("usage")))
         start = float(data.get("started_at") or 0.0)
-        end = float(data.get("ended_at") or start)
-        span = self._tracer.start_span(
-            f"chat {model}",
-            context=parent,
-            kind=SpanKind.CLIENT,
-            start_time=_ns(start),
-            attributes=attributes,
-        )
+        span = self._span(live, f"chat {model}", SpanKind.CLIENT, start, attributes)
         outcome = data.get("outcome")
         if outcome != "success":
             span.set_attribute("error.type", data.get("error_type") or str(outcome))
             span.set_status(Status(StatusCode.ERROR, data.get("error_code") or str(outcome)))
-        span.end(end_time=_ns(end))
+        if live is None:
+            span.end(end_time=_ns(float(data.get("ended_at") or start)))
 
-    def _write_tool(self, call: Observation, parent: Any, content: Mapping[str, Any]) -> None:
+    def _tool(self, call: Observation, live: Span | None) -> None:
         data = call.data
         tool = data.get("tool") or "tool"
         call_id = data.get("call_id") or ""
@@ -260,21 +378,14 @@ class Telemetry:
             "gen_ai.tool.call.id": call_id,
             "agentrig.tool.status": status,
         }
-        captured = content.get(call_id)
-        if captured is not None:
+        if self._capture:
+            captured = self._tool_content(call, call_id)
             if "arguments" in captured:
                 attributes["gen_ai.tool.call.arguments"] = _json(captured["arguments"])
             if "result" in captured:
                 attributes["gen_ai.tool.call.result"] = _json(captured["result"])
         start = float(data.get("started_at") or 0.0)
-        end = start + float(data.get("duration_ms") or 0.0) / 1000
-        span = self._tracer.start_span(
-            f"execute_tool {tool}",
-            context=parent,
-            kind=SpanKind.INTERNAL,
-            start_time=_ns(start),
-            attributes=attributes,
-        )
+        span = self._span(live, f"execute_tool {tool}", SpanKind.INTERNAL, start, attributes)
         self._add_events(span, self._by_call.pop(call_id, []))
         if status != "ok":
             error_type = data.get("error_type") or status
@@ -287,63 +398,103 @@ class Telemetry:
                     timestamp=_ns(start),
                 )
             span.set_status(Status(StatusCode.ERROR, error_type))
-        span.end(end_time=_ns(end))
+        if live is None:
+            span.end(end_time=_ns(start + float(data.get("duration_ms") or 0.0) / 1000))
 
     # ---- content (opt-in) ----------------------------------------------------------------
-    def _turn_content(self, turn: Observation) -> dict[str, Any]:
-        """The turn's messages and tool arguments/results, read from its session log."""
+    def _events(self, observation: Observation) -> Any:
         agents = getattr(self.runtime, "agents", None)
-        agent = agents.get(turn.agent_id) if agents is not None and turn.agent_id else None
-        if agent is None:
-            return {}
+        agent_id = observation.agent_id
+        agent = agents.get(agent_id) if agents is not None and agent_id else None
+        return agent.session.events if agent is not None else ()
+
+    def _tool_content(self, call: Observation, call_id: str) -> dict[str, Any]:
+        """A tool call's arguments and result, read from the end of its session log."""
+        found: dict[str, Any] = {}
+        for event in reversed(self._events(call)):
+            message: Any = getattr(event.data, "message", None)
+            if event.type == "tool/result" and message.call_id == call_id:
+                found["result"] = message.model_dump(mode="json", exclude_none=True).get("content")
+            elif event.type == "assistant/message":
+                for block in message.tool_calls:
+                    if block.id == call_id:
+                        found["arguments"] = block.arguments
+                        return found
+            elif event.type == "turn/start":
+                break
+        return found
+
+    def _turn_content(self, turn: Observation) -> dict[str, Any]:
+        """The turn's messages, read from its session log."""
         number = turn.data.get("turn")
         events: list[Any] = []
-        for event in reversed(agent.session.events):
+        for event in reversed(self._events(turn)):
             events.append(event)
             if event.type == "turn/start" and getattr(event.data, "turn", None) == number:
                 break
         inputs: list[Any] = []
         outputs: list[Any] = []
-        tools: dict[str, dict[str, Any]] = {}
         for event in reversed(events):
-            message = getattr(event.data, "message", None)
-            if message is None:
-                continue
-            dumped = message.model_dump(mode="json", exclude_none=True)
+            message: Any = getattr(event.data, "message", None)
             if event.type in ("user/message", "steering/message"):
-                inputs.append(dumped)
+                inputs.append(message.model_dump(mode="json", exclude_none=True))
             elif event.type == "assistant/message":
-                outputs.append(dumped)
-                for block in message.tool_calls:
-                    tools.setdefault(block.id, {})["arguments"] = block.arguments
-            elif event.type == "tool/result":
-                tools.setdefault(message.call_id, {})["result"] = dumped.get("content")
-        return {"input": inputs, "output": outputs, "tools": tools}
+                outputs.append(message.model_dump(mode="json", exclude_none=True))
+        return {"input": inputs, "output": outputs}
 
     # ---- metrics -------------------------------------------------------------------------
     def _record_call_metrics(self, data: Mapping[str, Any]) -> None:
         if self._duration is None or self._tokens is None:
             return
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": data.get("provider_kind") or data.get("provider") or "",
-            "gen_ai.request.model": data.get("model") or "",
-        }
-        if data.get("response_model"):
-            attributes["gen_ai.response.model"] = data["response_model"]
+        outcome = data.get("outcome")
+        error = None if outcome == "success" else data.get("error_type") or str(outcome)
+        key = (
+            data.get("provider_kind") or data.get("provider") or "",
+            data.get("model") or "",
+            data.get("response_model"),
+            error,
+        )
+        sets = self._metric_attributes.get(key)
+        if sets is None:
+            if len(self._metric_attributes) > MAX_ATTRIBUTE_SETS:
+                self._metric_attributes.clear()
+            sets = self._metric_attributes[key] = _call_metric_attributes(*key)
         usage = data.get("usage")
         if usage is not None:
-            self._tokens.record(usage.prompt, {**attributes, "gen_ai.token.type": "input"})
-            self._tokens.record(usage.completion, {**attributes, "gen_ai.token.type": "output"})
-        if data.get("outcome") != "success":
-            attributes["error.type"] = data.get("error_type") or str(data.get("outcome"))
-        self._duration.record(float(data.get("duration_ms") or 0.0) / 1000, attributes)
+            self._tokens.record(usage.prompt, sets[0])
+            self._tokens.record(usage.completion, sets[1])
+        self._duration.record(float(data.get("duration_ms") or 0.0) / 1000, sets[2])
 
     def _record_tool_metrics(self, data: Mapping[str, Any]) -> None:
         if self._tool_duration is None:
             return
-        attributes = {
-            "gen_ai.tool.name": data.get("tool") or "",
-            "agentrig.tool.status": data.get("status") or "ok",
-        }
+        key = (data.get("tool") or "", data.get("status") or "ok")
+        attributes = self._tool_attributes.get(key)
+        if attributes is None:
+            if len(self._tool_attributes) > MAX_ATTRIBUTE_SETS:
+                self._tool_attributes.clear()
+            attributes = {"gen_ai.tool.name": key[0], "agentrig.tool.status": key[1]}
+            self._tool_attributes[key] = attributes
         self._tool_duration.record(float(data.get("duration_ms") or 0.0) / 1000, attributes)
+
+
+_MetricAttributes = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
+
+
+def _call_metric_attributes(
+    provider: str, model: str, response_model: str | None, error: str | None
+) -> _MetricAttributes:
+    """The attributes of a model call's token (input, output) and duration points."""
+    common: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": model,
+    }
+    if response_model:
+        common["gen_ai.response.model"] = response_model
+    duration = {**common, "error.type": error} if error is not None else common
+    return (
+        {**common, "gen_ai.token.type": "input"},
+        {**common, "gen_ai.token.type": "output"},
+        duration,
+    )

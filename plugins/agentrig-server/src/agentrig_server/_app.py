@@ -184,6 +184,7 @@ def _guarded(
 
 
 R = TypeVar("R", bound=Renderer)
+_TRACE_HEADERS = ("traceparent", "tracestate")
 
 
 async def _answer(
@@ -201,6 +202,7 @@ async def _answer(
     ``body`` -- built from the same renderer after the run when the answer needs the run's
     ``events`` (the Responses output items)."""
     run = await state.runs.open(prompt, caller)
+    run.inbound_trace = {k: v for k in _TRACE_HEADERS if (v := request.headers.get(k))}
     try:
         render = renderer(run)
     except BaseException:

@@ -218,6 +218,8 @@ class ActiveRun:
         self._start = 0
         self._emit: Emit | None = None
         self._closed = False
+        #: the W3C trace context the request came with (``traceparent``, ``tracestate``)
+        self.inbound_trace: dict[str, str] = {}
 
     @property
     def session_id(self) -> str:
@@ -255,8 +257,19 @@ class ActiveRun:
 
         Streamed, the events come from the agent's stream as they happen; otherwise the run
         goes straight through ``agent.run`` and the same events are read from its session
-        afterwards (the cheaper path: no stream pipe, no extra task).
+        afterwards (the cheaper path: no stream pipe, no extra task).  When the runtime
+        traces, the run continues the trace the request came with.
         """
+        trace = self.service.rt.trace
+        if trace is None or not self.inbound_trace:
+            return await self._drive(emit, stream=stream)
+        scope = trace.continue_from(self.inbound_trace)
+        try:
+            return await self._drive(emit, stream=stream)
+        finally:
+            scope.close()
+
+    async def _drive(self, emit: Emit, *, stream: bool) -> Finished:
         self._emit = emit
         self.service._active[self.agent.id] = self
         self._start = len(self.agent.session)

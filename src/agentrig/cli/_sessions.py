@@ -1,0 +1,213 @@
+"""``agentrig sessions list | show ID | export ID``: the stored sessions of a composition.
+
+Reads the session stores FILE configures (``[session_stores.*]``) and nothing else: the
+runtime is composed without providers, tools or agents, so no model key is needed and no
+tool code runs.  ``show`` prints the transcript as text; ``export`` writes it as text,
+Markdown or JSON (every event, as stored, plus the session's total usage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from agentrig.cli._common import EXIT_OK, EXIT_USAGE, Subparsers, UsageError
+
+if TYPE_CHECKING:
+    from agentrig.kernel import LoadedConfig, Runtime
+    from agentrig.session import SessionStore
+
+__all__ = ["register"]
+
+#: what a sessions command composes: the stores (with their sealers and credentials) only
+_SKIPPED_STEPS = ("compose-providers", "compose-tools", "compose-agents")
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "sessions",
+        help="list stored sessions, show or export one (text, markdown, json)",
+        description="List the sessions in FILE's session stores; show or export one.",
+    )
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", dest="action")
+    listing = actions.add_parser("list", help="one line per stored session")
+    show = actions.add_parser("show", help="print a session's transcript")
+    export = actions.add_parser("export", help="write a session's transcript")
+    for action in (listing, show, export):
+        action.add_argument(
+            "-c", "--config", metavar="FILE", required=True, help="the composition file"
+        )
+        action.add_argument(
+            "--store", metavar="ID", help="only this [session_stores.<ID>] (default: all)"
+        )
+    listing.add_argument("--json", action="store_true", help="print a JSON array")
+    for action in (show, export):
+        action.add_argument("session", metavar="ID", help="the session id (ses_...)")
+    export.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="markdown",
+        help="text, markdown (default) or json (every event as stored)",
+    )
+    export.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+    listing.set_defaults(handler=_list)
+    show.set_defaults(handler=_show, format="text", output=None)
+    export.set_defaults(handler=_show)
+    parser.set_defaults(handler=lambda args: _missing_action(parser))
+
+
+def _missing_action(parser: argparse.ArgumentParser) -> int:
+    raise UsageError("choose an action: list, show ID or export ID (see --help)")
+
+
+def _load(args: argparse.Namespace) -> LoadedConfig:
+    import attrs
+
+    from agentrig.cli._run import load_composition
+
+    loaded = load_composition(args.config)
+    stores = loaded.config.session_stores
+    source = loaded.source or args.config
+    if not stores:
+        raise UsageError(
+            f"{source} configures no session store, so no session was kept; add "
+            "[session_stores.<id>] and name it as session_store in [agents.<name>]",
+            code="cli.no_session_store",
+        )
+    if args.store is not None and args.store not in stores:
+        raise UsageError(
+            f"{source} has no session store {args.store!r} (stores: {', '.join(sorted(stores))})",
+            code="cli.unknown_store",
+        )
+    config = loaded.config
+    plugins = config.plugins.model_copy(
+        update={"disabled": (*config.plugins.disabled, *_SKIPPED_STEPS)}
+    )
+    return attrs.evolve(loaded, config=config.model_copy(update={"plugins": plugins}))
+
+
+def _stores(rt: Runtime, only: str | None) -> list[tuple[str, SessionStore]]:
+    catalog = rt.catalog("session_stores")
+    return [(sid, catalog.require(sid)) for sid in sorted(catalog.ids()) if only in (None, sid)]
+
+
+def _with_stores(args: argparse.Namespace, work: Any) -> int:
+    import anyio
+
+    from agentrig.cli._run import CompositionError, open_agent_runtime
+
+    async def main(loaded: LoadedConfig) -> int:
+        async with open_agent_runtime(loaded, command="sessions") as rt:
+            code: int = await work(rt, _stores(rt, args.store))
+            return code
+
+    try:
+        result: int = anyio.run(main, _load(args))
+    except CompositionError as exc:  # each problem one line, as run and chat print them
+        exc.report("sessions", sys.stderr)
+        return EXIT_USAGE
+    return result
+
+
+def _list(args: argparse.Namespace) -> int:
+    async def work(rt: Runtime, stores: list[tuple[str, SessionStore]]) -> int:
+        rows = []
+        for sid, store in stores:
+            for session in await store.list_sessions():
+                report = await store.load(session)
+                rows.append(_row(sid, session, report))
+        rows.sort(key=lambda r: r["updated"] or 0.0, reverse=True)
+        if args.json:
+            json.dump(rows, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+            return EXIT_OK
+        if not rows:
+            print("no stored sessions")
+            return EXIT_OK
+        print(f"{'SESSION':<40} {'STORE':<12} {'TURNS':>5} {'EVENTS':>6}  UPDATED")
+        for r in rows:
+            updated = _when(r["updated"])
+            print(
+                f"{r['session']:<40} {r['store']:<12} {r['turns']:>5} {r['events']:>6}  {updated}"
+            )
+        return EXIT_OK
+
+    return _with_stores(args, work)
+
+
+def _row(store: str, session: str, report: Any) -> dict[str, Any]:
+    events = report.events
+    return {
+        "session": session,
+        "store": store,
+        "turns": sum(1 for e in events if e.data.type == "turn/start"),
+        "events": len(events),
+        "updated": events[-1].time if events else None,
+        "damaged": report.detail if report.damaged else None,
+    }
+
+
+def _when(time: float | None) -> str:
+    import datetime
+
+    if time is None:
+        return "-"
+    moment = datetime.datetime.fromtimestamp(time, tz=datetime.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _show(args: argparse.Namespace) -> int:
+    from agentrig.cli._transcript import render
+    from agentrig.errors import InvalidIdError
+    from agentrig.ids import session_id
+
+    try:
+        session_id(args.session)
+    except InvalidIdError as exc:
+        raise UsageError(str(exc), code="cli.session_id") from None
+
+    async def work(rt: Runtime, stores: list[tuple[str, SessionStore]]) -> int:
+        found = [(sid, store) for sid, store in stores if await store.exists(args.session)]
+        if not found:
+            known = [s for _, store in stores for s in await store.list_sessions()]
+            raise _unknown(args.session, [sid for sid, _ in stores], known)
+        if len(found) > 1:
+            names = ", ".join(sid for sid, _ in found)
+            raise UsageError(
+                f"session {args.session} is in several stores ({names}); choose one with --store",
+                code="cli.ambiguous_session",
+            )
+        sid, store = found[0]
+        report = await store.load(args.session)
+        damaged = (report.detail or "") if report.damaged else ""
+        text = render(args.session, sid, report.events, args.format, damaged=damaged)
+        if args.output is None:
+            sys.stdout.write(text)
+        else:
+            _write(args.output, text)
+        return EXIT_OK
+
+    return _with_stores(args, work)
+
+
+def _unknown(session: str, stores: list[str], known: list[str]) -> UsageError:
+    import difflib
+
+    close = difflib.get_close_matches(session, known, n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    where = ", ".join(stores)
+    return UsageError(
+        f"no session {session} in store(s) {where}{hint} ('agentrig sessions list' shows them)",
+        code="cli.unknown_session",
+    )
+
+
+def _write(path: str, text: str) -> None:
+    from pathlib import Path
+
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}", code="cli.output") from None

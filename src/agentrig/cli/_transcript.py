@@ -1,0 +1,138 @@
+"""A stored session as people read it: text, Markdown, or JSON.
+
+One pass over the session log: turns, user input, steering, the assistant's text with its
+usage, each tool call with its arguments and each result with its status.  Nothing is
+summarised away, so an export is the transcript, not a digest of it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from agentrig.llm import Usage
+    from agentrig.session import SessionEvent
+
+__all__ = ["FORMATS", "render", "total_usage"]
+
+Format = Literal["text", "markdown", "json"]
+FORMATS: tuple[Format, ...] = ("text", "markdown", "json")
+
+
+def total_usage(events: Sequence[SessionEvent]) -> Usage | None:
+    """The usage the provider reported over the whole session (None when it reported none)."""
+    from agentrig.llm import Usage
+    from agentrig.session import AssistantMessageEvent
+
+    found = [
+        e.data.message.usage
+        for e in events
+        if isinstance(e.data, AssistantMessageEvent) and e.data.message.usage is not None
+    ]
+    if not found:
+        return None
+    return Usage.of(
+        sum(u.prompt for u in found),
+        sum(u.completion for u in found),
+        total=sum(u.total for u in found),
+    )
+
+
+def _usage_text(usage: Usage | None) -> str:
+    if usage is None:
+        return "not reported"
+    return f"{usage.prompt} prompt + {usage.completion} completion = {usage.total} tokens"
+
+
+def render(
+    session_id: str, store: str, events: Sequence[SessionEvent], fmt: Format, *, damaged: str = ""
+) -> str:
+    """The transcript of ``events`` in ``fmt``."""
+    if fmt == "json":
+        from agentrig.session import dump_event
+
+        usage = total_usage(events)
+        document = {
+            "session_id": session_id,
+            "store": store,
+            "damaged": damaged or None,
+            "usage": usage.model_dump(mode="json") if usage is not None else None,
+            "events": [json.loads(dump_event(e)) for e in events],
+        }
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    lines = _Lines(markdown=fmt == "markdown")
+    lines.title(f"Session {session_id}", f"store {store!r}, {len(events)} events")
+    if damaged:
+        lines.note(f"damaged: {damaged}")
+    for event in events:
+        lines.event(event.data)
+    lines.note(f"usage: {_usage_text(total_usage(events))}")
+    return lines.text()
+
+
+class _Lines:
+    """Accumulates one transcript; the two human formats differ only in markup."""
+
+    def __init__(self, *, markdown: bool) -> None:
+        self.markdown = markdown
+        self.out: list[str] = []
+
+    def text(self) -> str:
+        return "\n".join(self.out).rstrip("\n") + "\n"
+
+    def title(self, text: str, sub: str) -> None:
+        if self.markdown:
+            self.out += [f"# {text}", "", f"*{sub}*", ""]
+        else:
+            self.out += [f"{text} ({sub})", ""]
+
+    def heading(self, text: str) -> None:
+        self.out += [f"## {text}", ""] if self.markdown else [f"--- {text} ---"]
+
+    def note(self, text: str) -> None:
+        self.out += [f"*{text}*", ""] if self.markdown else [f"  ({text})"]
+
+    def said(self, who: str, text: str) -> None:
+        if self.markdown:
+            self.out += [f"**{who}:** {text}", ""]
+        else:
+            first, *rest = text.splitlines() or [""]
+            self.out += [f"{who}: {first}", *(f"  {line}" for line in rest)]
+
+    def block(self, label: str, body: str, language: str) -> None:
+        if self.markdown:
+            self.out += [f"**{label}**", "", f"```{language}", body, "```", ""]
+        else:
+            self.out += [f"{label}: {body}"]
+
+    def event(self, data: Any) -> None:
+        kind = data.type
+        if kind == "turn/start":
+            self.heading(f"turn {data.turn} ({data.trigger})")
+        elif kind == "system/prompt":
+            self.said("system", data.text)
+        elif kind == "user/message":
+            self.said("user", data.message.text)
+        elif kind == "steering/message":
+            self.said(f"steering ({data.message.source})", data.message.text)
+        elif kind == "assistant/message":
+            message = data.message
+            if message.text:
+                self.said(
+                    "assistant" + (" [interrupted]" if message.interrupted else ""), message.text
+                )
+            if message.usage is not None:
+                self.note(f"usage: {_usage_text(message.usage)}")
+        elif kind == "tool/call":
+            arguments = json.dumps(data.call.arguments, ensure_ascii=False)
+            self.block(f"tool call {data.call.name}", arguments, "json")
+        elif kind == "tool/result":
+            result = data.message
+            self.block(f"tool result {result.name} [{result.status}]", result.text, "text")
+        elif kind == "turn/end":
+            detail = f": {data.detail}" if data.detail else ""
+            self.note(f"turn {data.turn} ended {data.reason}{detail}")
+        elif kind == "notice":
+            self.note(f"{data.source}: {data.text}")

@@ -1,0 +1,53 @@
+"""docs/config-reference.md lists every key the config models accept."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentrig.kernel.config import RuntimeConfig
+
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
+
+
+def _models(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+        return
+    for argument in typing.get_args(annotation):
+        yield from _models(argument)
+
+
+def config_keys(
+    model: type[BaseModel] = RuntimeConfig, prefix: str = "", seen: set[type] | None = None
+) -> Iterator[tuple[str, str]]:
+    """``(key path, key)`` for every field of the config models, nested tables included."""
+    seen = set() if seen is None else seen
+    if model in seen:
+        return
+    seen.add(model)
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        path = f"{prefix}.{key}" if prefix else key
+        yield path, key
+        for nested in _models(field.annotation):
+            yield from config_keys(nested, path, seen)
+
+
+def _documented(key: str, text: str) -> bool:
+    return any(form in text for form in (f"`{key}`", f"[{key}.", f"[{key}]", f"[[{key}."))
+
+
+def test_the_walk_reaches_nested_tables() -> None:
+    paths = {path for path, _ in config_keys()}
+    assert {"agents.deferral", "permissions.mode", "plugins.disabled", "sealers"} <= paths
+
+
+def test_every_config_key_is_in_the_config_reference() -> None:
+    text = REFERENCE.read_text(encoding="utf-8")
+    missing = [path for path, key in config_keys() if not _documented(key, text)]
+    assert not missing, f"keys missing from docs/config-reference.md: {missing}"
