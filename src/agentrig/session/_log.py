@@ -19,6 +19,7 @@ from typing import Any, overload
 
 from agentrig._construct import construct_trusted, instance_of, share_fields_set
 from agentrig.errors import AgentrigError
+from agentrig.ids import SessionId
 from agentrig.llm import (
     AssistantMessage,
     SystemMessage,
@@ -303,12 +304,12 @@ class Session:
 
     def __init__(
         self,
-        session_id: str,
+        session_id: SessionId,
         *,
         clock: Callable[[], float] = time.time,
         interrupted_note: str = INTERRUPTED_NOTE,
     ) -> None:
-        self.id = session_id
+        self.id: SessionId = session_id
         # the log, column by column (see _envelope)
         self._seqs: list[int] = []
         # unix times as C doubles (exact for a float); a list once a time is not a float
