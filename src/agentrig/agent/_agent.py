@@ -41,7 +41,7 @@ from agentrig.agent._structured import finish_structured
 from agentrig.agent._turn import Emit, run_turn, with_deadline
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, RuntimeClosedError, UnknownIdError
-from agentrig.ids import new_invocation_id, new_run_id
+from agentrig.ids import AgentId, SessionId, new_invocation_id, new_run_id
 from agentrig.kernel.config import AgentConfig, parse_duration
 from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
@@ -99,7 +99,7 @@ class Agent:
     def __init__(
         self,
         runtime: Runtime,
-        agent_id: str,
+        agent_id: AgentId,
         config: AgentConfig,
         session: Session,
         *,
@@ -111,7 +111,8 @@ class Agent:
         self._id = agent_id
         self.config = config
         self.session = session
-        self._tools = {t.id: t for t in tools}
+        # keyed by plain names: a model's tool call names its tool with an unchecked string
+        self._tools: dict[str, Tool] = {t.id: t for t in tools}
         self._loaded: set[str] = set()
         self._last_request_config: RequestConfig | None = None
         self._plan_cache: tuple[tuple[int, str], OfferPlan] | None = None
@@ -143,11 +144,11 @@ class Agent:
 
     # ---- identity -----------------------------------------------------------------------
     @property
-    def id(self) -> str:
+    def id(self) -> AgentId:
         return self._id
 
     @property
-    def session_id(self) -> str:
+    def session_id(self) -> SessionId:
         return self.session.id
 
     @property
@@ -187,7 +188,7 @@ class Agent:
                 self._gate.denied_tools(list(self._tools.values())) if self._gate else set()
             )
         visible = [t for t in self._tools.values() if t.id not in self._denied]
-        overrides = {
+        overrides: dict[str, bool] = {
             name: cfg.deferred
             for name, cfg in self.runtime.config.tools.items()
             if cfg.deferred is not None

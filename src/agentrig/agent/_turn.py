@@ -50,6 +50,7 @@ from agentrig.kernel.payloads import (
     TurnStopping,
 )
 from agentrig.llm import (
+    PROVIDERS,
     AssistantMessage,
     EmptyCompletionError,
     Message,
@@ -204,7 +205,7 @@ class _Turn:
         extra_instruction: str | None = None,
     ) -> AssistantMessage:
         agent = self.agent
-        provider = agent.runtime.providers.require(cfg.provider)
+        provider = agent.runtime.catalog(PROVIDERS).require(cfg.provider)
         view = agent.session.derive_messages()
         messages: Sequence[Message] = view
         system_extra = structured_instruction(self.options, provider, cfg.model)
@@ -292,7 +293,9 @@ class _Turn:
                             if emit is not None and (waiting := emit(chunk)) is not None:
                                 await waiting
                     finally:
-                        await stream.aclose()
+                        aclose = getattr(stream, "aclose", None)  # a plain AsyncIterator has none
+                        if aclose is not None:
+                            await aclose()
             self.signal.raise_if_cancelled()
         except ExecutionControlError:
             raise  # a journal failure stays a failure, even when a cancellation races it
@@ -416,7 +419,7 @@ class _Turn:
         now = time.perf_counter()
         started_at, start = started
         first = self.first_chunk
-        provider = self.agent.runtime.providers.get(cfg.provider)
+        provider = self.agent.runtime.catalog(PROVIDERS).get(cfg.provider)
         data = self._ids()
         data.update(
             round=self.outcome.rounds + (1 if outcome != "success" else 0),
@@ -441,7 +444,7 @@ class _Turn:
     async def run_calls(self, message: AssistantMessage, tools: Sequence[Tool]) -> bool:
         """Dispatch a round's calls; returns True when a result concludes the turn."""
         calls = message.tool_calls
-        by_name = {t.id: t for t in tools}
+        by_name: dict[str, Tool] = {t.id: t for t in tools}
         all_tools = self.agent._tools
         concluded = False
         # identical-input guard: refuse the whole batch before any body runs

@@ -20,6 +20,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentrig.errors import ConfigError, Issue
+from agentrig.ids import AgentId, EntryId, ModelId, PluginName, ProviderId, ToolId
 from agentrig.kernel._claude_settings import apply_claude_code
 from agentrig.kernel._duration import Duration, parse_duration
 from agentrig.kernel._formats import read_json, read_yaml
@@ -79,7 +80,7 @@ class PluginsConfig(_Strict):
 class ProviderConfigEntry(_Strict):
     """``[providers.<id>]``: a provider instance built by the factory named ``kind``."""
 
-    kind: str
+    kind: PluginName
     options: dict[str, Any] = Field(default_factory=dict)
     credentials: dict[str, str] = Field(default_factory=dict)
 
@@ -87,17 +88,17 @@ class ProviderConfigEntry(_Strict):
 class AgentConfig(_Strict):
     """``[agents.<id>]``: an agent declared in config."""
 
-    provider: str
-    model: str
+    provider: ProviderId
+    model: ModelId
     system_prompt: str | None = None
-    tools: Seq[str] = ()
+    tools: Seq[str] = ()  # tool ids, toolset names, code references
     max_rounds: int = Field(default=25, ge=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
     tool_only_completion: bool = False
     identical_input_limit: int = Field(default=3, ge=0)
     structured_output_retries: int = Field(default=2, ge=0)
-    session_store: str | None = None
+    session_store: EntryId | None = None
     deferral: Literal["auto", "on", "off"] = "auto"
     deferral_max_resident: int = Field(default=20, ge=0)
     #: run the calls of one reply that may run alongside each other concurrently
@@ -124,7 +125,7 @@ class StoreConfig(_Strict):
     """``[session_stores.<id>]``, ``[credential_stores.<id>]``, ``[sealers.<id>]``: an object
     built by the factory named ``kind`` with its ``options``."""
 
-    kind: str
+    kind: PluginName
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -153,7 +154,7 @@ class PermissionsConfig(_Strict):
 class HookConfig(_Strict):
     """One ``[[hooks.<Event>]]`` entry: a strategy (entry name) with its options."""
 
-    strategy: str
+    strategy: PluginName
     matcher: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     #: what a hook that gave no verdict (crash, timeout, missing program) does: ``block``
@@ -172,14 +173,14 @@ class RuntimeConfig(_Strict):
     """The whole composition."""
 
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
-    providers: dict[str, ProviderConfigEntry] = Field(default_factory=dict)
-    agents: dict[str, AgentConfig] = Field(default_factory=dict)
-    tools: dict[str, ToolConfig] = Field(default_factory=dict)
-    session_stores: dict[str, StoreConfig] = Field(default_factory=dict)
+    providers: dict[ProviderId, ProviderConfigEntry] = Field(default_factory=dict)
+    agents: dict[AgentId, AgentConfig] = Field(default_factory=dict)
+    tools: dict[ToolId, ToolConfig] = Field(default_factory=dict)
+    session_stores: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     #: ``[credential_stores.<id>]``: where ``$STORE:<id>:<service>/<account>`` secrets live
-    credential_stores: dict[str, StoreConfig] = Field(default_factory=dict)
+    credential_stores: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     #: ``[sealers.<id>]``: artifact sealers (a session store names one with ``sealer = "<id>"``)
-    sealers: dict[str, StoreConfig] = Field(default_factory=dict)
+    sealers: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
     #: Claude Code files read verbatim into ``hooks`` and ``permissions`` (see

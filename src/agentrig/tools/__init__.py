@@ -2,6 +2,8 @@
 
 from agentrig.tools._gate import GateDecision
 from agentrig.tools._tool import (
+    TOOLS,
+    TOOLSETS,
     FunctionTool,
     PermissionArg,
     RiskClass,
@@ -25,6 +27,8 @@ __all__ = [
     "GateDecision",
     "PermissionArg",
     "RiskClass",
+    "TOOLS",
+    "TOOLSETS",
     "Tool",
     "ToolContext",
     "ToolDefinitionError",

@@ -29,7 +29,9 @@ import attrs
 from pydantic import BaseModel, ConfigDict, create_model
 
 from agentrig.cancel import CancelSignal, is_abort
+from agentrig.catalog import CatalogKey
 from agentrig.errors import AgentrigError, CheckResult, Issue
+from agentrig.ids import ToolId
 from agentrig.ids import tool_id as _validate_tool_id
 from agentrig.kernel.services import Services
 from agentrig.tools._jsonschema import SchemaContractError, parse_with
@@ -41,6 +43,8 @@ __all__ = [
     "FunctionTool",
     "PermissionArg",
     "RiskClass",
+    "TOOLS",
+    "TOOLSETS",
     "Tool",
     "ToolContext",
     "ToolDefinitionError",
@@ -136,7 +140,7 @@ class Tool(Protocol):
     """The contract every tool satisfies."""
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> ToolId: ...
 
     @property
     def description(self) -> str: ...
@@ -236,7 +240,7 @@ class FunctionTool:
         functools.update_wrapper(self, function)
 
     @property
-    def id(self) -> str:
+    def id(self) -> ToolId:
         return self._id
 
     @property
@@ -481,3 +485,10 @@ def check_tool_contribution(obj: object, name: str | None = None) -> tuple[Tool,
             raise ContractViolation(f"the toolset brings the tool id {tool.id!r} twice")
         seen.add(tool.id)
     return tools
+
+
+TOOLS: CatalogKey[ToolId, Tool] = CatalogKey("tools")
+"""The runtime's tools by id: ``rt.catalog(TOOLS).require(tool_id("add"))``."""
+TOOLSETS: CatalogKey[str, tuple[ToolId, ...]] = CatalogKey("toolsets")
+"""Names usable in ``[agents.x] tools`` that stand for several tools (an entry point's name,
+``mcp__<server>``, a code reference ``pkg.mod:function``) with the tool ids of each."""
