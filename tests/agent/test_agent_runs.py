@@ -31,6 +31,7 @@ from agentrig.agent import (
     ToolChoiceViolationError,
 )
 from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.ids import AgentId
 from agentrig.llm import (
     AssistantMessage,
     EmptyCompletionError,
@@ -140,7 +141,7 @@ async def test_separate_agents_run_concurrently(env: EnvFactory) -> None:
     }
     env.overrides.set("providers", "other", other)
     async with env([Reply(text="never", delay=3600)], config=extra) as e:
-        first, second = e.rt.agent("assistant"), e.rt.agent("second")
+        first, second = e.rt.agent(AgentId("assistant")), e.rt.agent("second")
         signals = [agentrig.CancelSignal(), agentrig.CancelSignal()]
         results: dict[str, Any] = {}
 

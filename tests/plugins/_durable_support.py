@@ -8,9 +8,11 @@ The ``effect`` tool's effect is one line ``<live agent id>:<label>`` in a marker
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -44,19 +46,25 @@ def die() -> None:
 class ByRound(ScriptedProvider):
     """Answers by the number of tool results in the request (restart-proof)."""
 
-    def __init__(self, kill_in_round: int | None = None) -> None:
+    def __init__(self, kill_in_round: int | None = None, delay: float = 0.0) -> None:
         super().__init__()
         self.kill_in_round = kill_in_round
+        self.delay = delay  # seconds per reply: keeps runs in flight for the chaos tests
 
     def _take(self, request: ModelRequest) -> Reply:
         self.requests.append(request)
-        done = sum(1 for m in request.messages if m.role == "tool")
+        # only effects that are known to have happened count: a call the host settled as
+        # "not executed" is asked for again (a new call id)
+        done = sum(1 for m in request.messages if m.role == "tool" and m.text.startswith("wrote"))
         if self.kill_in_round == done + 1:
             die()  # the model intent of this round is journaled; its response never is
         if done < len(LABELS):
             label = LABELS[done]
-            return Reply(tool_calls=(ScriptedCall("effect", {"label": label}, id=f"call_{label}"),))
-        return Reply(text="done")
+            tries = sum(1 for m in request.messages if m.role == "tool") - done
+            call_id = f"call_{label}" + (f"_{tries}" if tries else "")
+            call = ScriptedCall("effect", {"label": label}, id=call_id)
+            return Reply(tool_calls=(call,), delay=self.delay)
+        return Reply(text="done", delay=self.delay)
 
 
 def effect_tool(marker: Path, *, die_after: str | None = None) -> Any:
@@ -68,6 +76,8 @@ def effect_tool(marker: Path, *, die_after: str | None = None) -> Any:
             handle.write(f"{ctx.agent.id}:{label}\n")
             handle.flush()
             os.fsync(handle.fileno())
+        with marker.with_name("pids.txt").open("a", encoding="utf-8") as handle:
+            handle.write(f"{ctx.agent.id} {os.getpid()} {time.time():.2f}\n")  # who, when
         if die_after == label:
             die()
         return f"wrote {label}"
@@ -133,13 +143,19 @@ async def durable_runtime(
     die_after = point.removeprefix("in-effect:") if point.startswith("in-effect:") else None
     memory.add("tools", "effect", effect_tool(tmp / "marker.txt", die_after=die_after))
     kill_round = int(point.removeprefix("in-model:")) if point.startswith("in-model:") else None
+    shared = tmp / "settings.json"  # what every process of one test shares (a database)
+    given: dict[str, Any] = {}
+    if shared.exists():
+        given = json.loads(shared.read_text(encoding="utf-8"))
+        dbos = {**given.get("dbos", {}), **(dbos or {})}
+        extra = {**given.get("extra", {}), **(extra or {})}
     settings = config(tmp, dbos)
     for key, value in (extra or {}).items():
         settings[key] = {**settings.get(key, {}), **value}
     async with open_runtime(
         settings,
         memory=memory,
-        overrides=[("providers", "local", ByRound(kill_round))],
+        overrides=[("providers", "local", ByRound(kill_round, given.get("delay", 0.0)))],
         plugins=[("killer", Killer(point)), *plugins],
         environ={},
     ) as rt:

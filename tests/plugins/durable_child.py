@@ -3,7 +3,9 @@
 ``python durable_child.py <tmp> run <run id> <kill point>`` runs one durable run in this
 process (and kills itself at the point, see :mod:`_durable_support`);
 ``python durable_child.py <tmp> resume <run id>`` launches (recovering what this executor
-left pending) and prints the run's answer.
+left pending) and prints the run's answer; ``python durable_child.py <tmp> worker <executor
+id>`` executes queued runs until killed.  ``<tmp>/settings.json`` (``dbos`` and ``extra``
+tables) is what the processes of one test share, e.g. a PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from agentrig_dbos import DURABLE
 async def main(tmp: Path, mode: str, run_id: str, point: str) -> None:
     async with durable_runtime(tmp, point=point) as rt:
         durable = rt.services.require(DURABLE)
+        if mode == "worker":  # run_id is the executor id here
+            await durable.launch(executor_id=run_id)
+            print("ready", flush=True)
+            await anyio.sleep_forever()
         if mode == "run":
             result = await durable.run("assistant", "do the thing", run_id=run_id)
         else:

@@ -13,6 +13,7 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import anyio
 import pytest
 from _durable_support import config, durable_runtime, marker_lines, session_problems
 from agentrig_dbos import DURABLE, DurableBackendError, DurableSetupError
@@ -43,6 +44,16 @@ def crash_then_resume(tmp: Path, point: str) -> str:
     resumed = child(tmp, "resume", "r1")
     assert resumed.returncode == 0, resumed.stderr
     return resumed.stdout
+
+
+async def stored_results(tmp: Path) -> list[str]:
+    factory = entry_points(group="agentrig.session_stores")["jsonl"].load()
+    store = factory({"id": "store", "options": {"directory": str(tmp / "sessions")}})
+    try:
+        report = await store.load("ses-r1")
+    finally:
+        await store.aclose()
+    return [e.data.message.text for e in report.events if e.type == "tool/result"]
 
 
 async def stored_problems(tmp: Path) -> list[str]:
@@ -79,13 +90,36 @@ async def test_a_killed_run_resumes_without_repeating_an_effect(tmp_path: Path, 
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-async def test_an_effect_cut_off_by_the_crash_is_never_run_again(tmp_path: Path) -> None:
+async def test_an_effect_cut_off_by_the_crash_waits_for_the_host_and_never_reruns(
+    tmp_path: Path,
+) -> None:
     crashed = child(tmp_path, "run", "r1", "in-effect:two")
     assert crashed.returncode == -9
-    resumed = child(tmp_path, "resume", "r1")
-    assert resumed.returncode != 0
-    assert "journal.reconciliation_required" in resumed.stderr or "m2/call_two" in (resumed.stderr)
+    command = [sys.executable, str(CHILD), str(tmp_path), "resume", "r1"]
+    async with (
+        await anyio.open_process(command, cwd=CHILD.parent) as resumed,
+        durable_runtime(tmp_path) as rt,
+    ):
+        durable = rt.services.require(DURABLE)
+        waiting: tuple[str, ...] = ()
+        with anyio.fail_after(60):
+            while not waiting:
+                waiting = await durable.waiting_for("r1")
+                await anyio.sleep(0.1)
+        assert waiting == ("m2/call_two",)
+        assert await durable.status("r1") == "PENDING"
+        # the host checks the world (the marker holds the effect) and answers
+        assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
+        await durable.reconcile("r1", "m2/call_two", "wrote two (checked by the host)")
+        assert resumed.stdout is not None
+        with anyio.fail_after(60):
+            out = b"".join([chunk async for chunk in resumed.stdout]).decode()
+            assert await resumed.wait() == 0
+        assert await durable.waiting_for("r1") == ()
+    assert "finished: done" in out
     assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]  # never twice
+    assert await stored_problems(tmp_path) == []
+    assert "wrote two (checked by the host)" in await stored_results(tmp_path)
 
 
 @pytest.mark.slow

@@ -193,12 +193,19 @@ def memory() -> MemorySource:
     return source
 
 
-async def traced_run(cfg: dict[str, Any]) -> Recorder:
+async def traced_run(cfg: dict[str, Any], inbound: dict[str, str] | None = None) -> Recorder:
+    """One run with a recording tracer; inside ``inbound``'s trace context when given."""
     recorder = Recorder()
     async with open_runtime(
         cfg, memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        await rt.agent("assistant").run("Rome?")
+        assert rt.trace is not None
+        scope = rt.trace.continue_from(inbound) if inbound else None
+        try:
+            await rt.agent("assistant").run("Rome?")
+        finally:
+            if scope is not None:
+                scope.close()
     return recorder
 
 
@@ -212,6 +219,23 @@ async def test_a_command_hook_sees_traceparent_of_the_tool_span(tmp_path: Path) 
     traceparent, tracestate = seen.read_text().split("|")
     assert traceparent == traceparent_of(tool)
     assert tracestate == "unset"
+
+
+@pytest.mark.subprocess
+async def test_a_command_hook_sees_the_tracestate_the_trace_carries(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    command = f'printf "%s|%s" "$TRACEPARENT" "${{TRACESTATE-unset}}" > {seen}'
+    hooks = {"PreToolUse": [{"strategy": "command", "options": {"command": command}}]}
+    inbound = {
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "tracestate": "vendor=opaque",
+    }
+    recorder = await traced_run(scripted_config(hooks=hooks), inbound)
+    (tool,) = recorder.named("execute_tool ")
+    traceparent, tracestate = seen.read_text().split("|")
+    assert traceparent == traceparent_of(tool)
+    assert traceparent.split("-")[1] == "0af7651916cd43dd8448eb211c80319c"
+    assert tracestate == "vendor=opaque"
 
 
 async def test_an_http_hook_receives_the_traceparent_header(hook_port: int) -> None:

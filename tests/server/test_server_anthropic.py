@@ -9,6 +9,8 @@ import anthropic
 import pytest
 from server_support import KEY, RunningServer, scripted_config
 
+from agentrig.plugin import PROVIDERS
+
 pytestmark = pytest.mark.integration
 
 SETTINGS = {"api_keys": ["$ENV:SERVER_KEY"], "agents": {"assistant": {}}}
@@ -77,7 +79,7 @@ def test_history_maps_system_tool_use_and_tool_results(server: RunningServer) ->
     )
 
     async def sent() -> list[Any]:
-        return list(server.rt.providers.require("local").requests[-1].messages)
+        return list(server.rt.catalog(PROVIDERS).require("local").requests[-1].messages)
 
     messages = server.call(sent)
     assert [m.role for m in messages] == ["system", "user", "assistant", "tool", "user"]
@@ -124,6 +126,6 @@ def test_max_tokens_is_lowered_to_the_servers_cap() -> None:
         client(srv).messages.create(model="assistant", max_tokens=50, messages=HI)
 
         async def asked() -> list[int | None]:
-            return [r.max_tokens for r in srv.rt.providers.require("local").requests]
+            return [r.max_tokens for r in srv.rt.catalog(PROVIDERS).require("local").requests]
 
         assert srv.call(asked) == [100, 50]

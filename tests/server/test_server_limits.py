@@ -13,6 +13,7 @@ import pytest
 from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
+from agentrig.plugin import PROVIDERS
 
 pytestmark = pytest.mark.integration
 
@@ -210,7 +211,7 @@ def test_token_budget_stops_the_run_before_the_next_model_call() -> None:
 
 def _requests(srv: RunningServer) -> Callable[[], Any]:
     async def count() -> int:
-        return len(srv.rt.providers.require("local").requests)
+        return len(srv.rt.catalog(PROVIDERS).require("local").requests)
 
     return count
 
@@ -285,7 +286,7 @@ def test_history_with_tool_calls_and_results_reaches_the_model_as_agentrig_messa
 
 def _last_request(srv: RunningServer) -> Callable[[], Any]:
     async def last() -> Any:
-        return list(srv.rt.providers.require("local").requests[-1].messages)
+        return list(srv.rt.catalog(PROVIDERS).require("local").requests[-1].messages)
 
     return last
 

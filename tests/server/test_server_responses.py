@@ -7,6 +7,7 @@ import pytest
 from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
+from agentrig.plugin import PROVIDERS
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +69,7 @@ async def test_async_client_continues_with_previous_response_id(server: RunningS
             )
 
     async def sent() -> list[str]:
-        request = server.rt.providers.require("local").requests[-1]
+        request = server.rt.catalog(PROVIDERS).require("local").requests[-1]
         return [getattr(m, "text", "") for m in request.messages]
 
     texts = server.call(sent)

@@ -18,6 +18,7 @@ from typing import Any, overload
 
 from agentrig._construct import construct_trusted
 from agentrig.errors import AgentrigError
+from agentrig.ids import SessionId
 from agentrig.llm import (
     AssistantMessage,
     SystemMessage,
@@ -154,12 +155,12 @@ class Session:
 
     def __init__(
         self,
-        session_id: str,
+        session_id: SessionId,
         *,
         clock: Callable[[], float] = time.time,
         interrupted_note: str = INTERRUPTED_NOTE,
     ) -> None:
-        self.id = session_id
+        self.id: SessionId = session_id
         self._events: list[SessionEvent] = []
         self._clock = clock
         self._interrupted_note = interrupted_note

@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
@@ -23,22 +23,27 @@ from dbos import error as dbos_error
 from agentrig.agent import Agent, RunOptions
 from agentrig.cancel import CancelSignal
 from agentrig.errors import UnknownIdError
+from agentrig.ids import AgentId, EntryId, SessionId, agent_id
 from agentrig.ids import session_id as check_session_id
 from agentrig.journal import (
     ExecutionJournal,
     ReconciliationRequired,
     continue_execution,
     reconcile_model,
+    reconcile_tool,
 )
 from agentrig.kernel import AgentConfig
+from agentrig.llm import ToolMessage
 from agentrig.plugin import Runtime
-from agentrig.session import TurnEnd, TurnStart
+from agentrig.session import SESSION_STORES, TurnEnd, TurnStart
 from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import DurableError, DurableSetupError, UnknownRunError
 
 __all__ = ["WORKFLOW", "Durable", "DurableResult"]
 
 WORKFLOW = "agentrig.durable_run"
+RECONCILE_TOPIC = "agentrig.reconcile"
+NEEDS_EVENT = "agentrig.unproven"
 
 #: the host whose runtime executes this process's workflows (DBOS is one per process)
 _ACTIVE: Durable | None = None
@@ -67,14 +72,14 @@ def _new_run_id() -> str:
     return f"dr-{secrets.token_hex(8)}"
 
 
-def session_of(run_id: str) -> str:
+def session_of(run_id: str) -> SessionId:
     """The session a durable run writes: one per run, named after it."""
     return check_session_id(f"ses-{run_id}")
 
 
-def live_agent_id(agent: str, run_id: str) -> str:
+def live_agent_id(agent: str, run_id: str) -> AgentId:
     """The live agent of one run (several runs of one agent may execute at once)."""
-    return f"{agent}.{run_id}"
+    return agent_id(f"{agent}.{run_id}")
 
 
 class Durable:
@@ -154,7 +159,7 @@ class Durable:
 
     # ---- starting and awaiting runs ----------------------------------------------------------
     def _check_agent(self, agent: str) -> AgentConfig:
-        config = self.rt.config.agents.get(agent)
+        config = self.rt.config.agents.get(AgentId(agent))  # a lookup: a miss is refused below
         if config is None:
             known = tuple(sorted(self.rt.config.agents))
             close = difflib.get_close_matches(agent, known, n=1)
@@ -250,17 +255,17 @@ class Durable:
                 await self.rt.agents.dispose(aid)
         return {"agent": agent, "session_id": sid, "text": text}
 
-    async def _execute(self, aid: str, sid: str, config: AgentConfig, prompt: str) -> str:
+    async def _execute(self, aid: AgentId, sid: SessionId, config: AgentConfig, prompt: str) -> str:
         if await self.journal.executions(agent_id=aid, session_id=sid):
             return await self._continue(aid, sid, config)
-        store = self.rt.catalog("session_stores").require(str(config.session_store))
+        store = self.rt.catalog(SESSION_STORES).require(EntryId(str(config.session_store)))
         if await store.exists(sid):
             return await self._started(aid, sid, config)
         agent = await self.rt.agents.create(aid, config, session_id=sid)
         result = await agent.run(prompt)
         return str(result.value)
 
-    async def _started(self, aid: str, sid: str, config: AgentConfig) -> str:
+    async def _started(self, aid: AgentId, sid: SessionId, config: AgentConfig) -> str:
         """The session holds the run's turn but the journal nothing of it: the crash came
         before the first model call was journaled, so nothing crossed a boundary.  The
         turn goes on from its recorded prompt (the prompt is not appended again)."""
@@ -280,21 +285,65 @@ class Durable:
             outcome = await run.continue_turn(options)
         return str(outcome.text)
 
-    async def _continue(self, aid: str, sid: str, config: AgentConfig) -> str:
+    async def _continue(self, aid: AgentId, sid: SessionId, config: AgentConfig) -> str:
         while True:
             try:
                 result = await continue_execution(
                     self.rt, self.journal, agent_id=aid, session_id=sid, config=config
                 )
             except ReconciliationRequired as exc:
-                if not self._reask(exc):
+                if self._reask(exc):
+                    for item in exc.items:
+                        await reconcile_model(self.journal, exc.run_id, item.id)
+                elif all(item.kind == "tool_effect" for item in exc.items):
+                    await self._await_reconciliation(exc)
+                else:
                     raise
-                for item in exc.items:
-                    await reconcile_model(self.journal, exc.run_id or "", item.id)
                 if self.rt.agents.get(aid) is not None:
                     await self.rt.agents.dispose(aid)
                 continue
             return result.text
+
+    async def _await_reconciliation(self, exc: ReconciliationRequired) -> None:
+        """Publish what the journal cannot prove and wait -- durably, across restarts --
+        for the host's answer (:meth:`reconcile`); record it unless already recorded."""
+        waiting = {"execution": exc.run_id, "effects": sorted(exc.ids("tool_effect"))}
+        await DBOS.set_event_async(NEEDS_EVENT, waiting)
+        answer: Any = None
+        while answer is None:
+            answer = await DBOS.recv_async(RECONCILE_TOPIC, timeout_seconds=3600)
+        state = await self.journal.load(exc.run_id)
+        effect = state.effects.get(str(answer["invocation_id"])) if state else None
+        if effect is not None and effect.result is None:  # else: not ours, or answered
+            message = ToolMessage.of(
+                effect.intent.call_id, effect.intent.tool, str(answer["text"]), answer["status"]
+            )
+            await reconcile_tool(self.journal, exc.run_id, effect.invocation_id, message)
+        await DBOS.set_event_async(NEEDS_EVENT, None)  # the journal is asked again
+
+    # ---- reconciliation (from any process) -----------------------------------------------------
+    async def waiting_for(self, run_id: str) -> tuple[str, ...]:
+        """The tool effects (``m<n>/<call>``) the run waits for the host to settle (empty
+        when it waits for nothing now)."""
+        await self._handle(run_id)
+        client = await self._client_of()
+        found = await client.get_event_async(run_id, NEEDS_EVENT, timeout_seconds=0)
+        return tuple(found["effects"]) if found else ()
+
+    async def reconcile(
+        self,
+        run_id: str,
+        invocation_id: str,
+        text: str,
+        *,
+        status: Literal["ok", "error"] = "ok",
+    ) -> None:
+        """Tell run ``run_id`` what the effect ``invocation_id`` did (after checking the
+        world); the run records it as that call's result and goes on -- never re-running it."""
+        await self._handle(run_id)
+        client = await self._client_of()
+        answer = {"invocation_id": invocation_id, "text": text, "status": status}
+        await client.send_async(run_id, answer, RECONCILE_TOPIC)
 
     def _reask(self, exc: ReconciliationRequired) -> bool:
         """Whether every unproven item is a model call the config lets us ask again."""

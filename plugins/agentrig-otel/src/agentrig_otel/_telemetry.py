@@ -113,8 +113,9 @@ class _Scope:
         self.span.end()
 
     def close(self) -> None:
-        _LIVE.reset(self._live)
-        otel_context.detach(self._token)
+        if _LIVE.get() is self:  # the context that opened it (the loop closes it there)
+            _LIVE.reset(self._live)
+            otel_context.detach(self._token)
         if not self.ended:  # no observation came (no listener saw it): end it here
             self.end()
 

@@ -1,0 +1,216 @@
+"""Chaos: worker processes executing queued durable runs are SIGKILLed at random moments and
+restarted; every run completes, every tool effect happens exactly once, every session log
+is consistent.  On PostgreSQL (three workers sharing one database: runs, queue, journal and
+sessions) and on the SQLite default (one worker).  Real processes, real servers.
+
+Where a kill cuts an effect off (its start journaled, its result not), the run waits for
+the host; this test is the host: it checks the marker file (the world) and answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from _durable_support import durable_runtime, marker_lines, session_problems
+from _postgres_server import PostgresServer, postgres_server
+from agentrig_dbos import DURABLE, Durable
+
+from agentrig.ids import EntryId
+from agentrig.plugin import SESSION_STORES
+from agentrig.session import SessionStore
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.integration,
+    pytest.mark.subprocess,
+    pytest.mark.slow,
+]
+
+CHILD = Path(__file__).with_name("durable_child.py")
+RUNS = int(os.environ.get("AGENTRIG_CHAOS_RUNS", "24"))
+KILLS = int(os.environ.get("AGENTRIG_CHAOS_KILLS", "5"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # durable runs are asyncio-only (DBOS)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PostgresServer]:
+    with postgres_server() as running:
+        yield running
+
+
+class Workers:
+    """Worker child processes by executor id; a killed one is restarted with its id."""
+
+    def __init__(self, tmp: Path, tg: Any) -> None:
+        self.tmp, self.tg = tmp, tg
+        self.live: dict[str, anyio.abc.Process] = {}
+        self.kills = 0
+
+    async def start(self, executor: str) -> None:
+        command = [sys.executable, str(CHILD), str(self.tmp), "worker", executor]
+        process = await anyio.open_process(command, cwd=CHILD.parent, stdout=None, stderr=None)
+        self.live[executor] = process
+
+    async def kill(self, executor: str) -> None:
+        process = self.live[executor]
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+        self.kills += 1
+        await self.start(executor)
+
+    async def stop(self) -> None:
+        for process in self.live.values():
+            process.kill()
+            await process.wait()
+
+
+@asynccontextmanager
+async def workers(tmp: Path, executors: list[str]) -> AsyncIterator[Workers]:
+    async with anyio.create_task_group() as tg:
+        pool = Workers(tmp, tg)
+        try:
+            for executor in executors:
+                await pool.start(executor)
+            yield pool
+        finally:
+            await pool.stop()
+
+
+async def settle_cut_off_effects(durable: Durable, run_id: str, tmp: Path) -> int:
+    """The host's part: answer what the run waits for from the marker file."""
+    answered = 0
+    for invocation in await durable.waiting_for(run_id):
+        label = "one" if "call_one" in invocation else "two"
+        happened = f"assistant.{run_id}:{label}" in marker_lines(tmp)
+        if happened:
+            await durable.reconcile(run_id, invocation, f"wrote {label}")
+        else:
+            await durable.reconcile(run_id, invocation, "not executed", status="error")
+        answered += 1
+    return answered
+
+
+async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[str, int]:
+    rng = random.Random(os.environ.get("AGENTRIG_CHAOS_SEED", "17"))
+    async with durable_runtime(tmp) as rt, workers(tmp, executors) as pool:
+        durable = rt.services.require(DURABLE)
+        ids = [
+            await durable.submit("assistant", "do the thing", run_id=f"c{n}") for n in range(runs)
+        ]
+        pending = set(ids)
+        answered = 0
+
+        async def killer() -> None:
+            for _ in range(6000):  # until the runs are under way
+                if marker_lines(tmp):
+                    break
+                await anyio.sleep(0.05)
+            for _ in range(kills):
+                await anyio.sleep(rng.uniform(0.5, 2.5))
+                if not pending:
+                    return
+                busy = mid_run_pids(tmp)  # prefer a worker with a run between its effects
+                chosen = [e for e in executors if pool.live[e].pid in busy]
+                await pool.kill(rng.choice(chosen or executors))
+
+        with anyio.fail_after(300):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(killer)
+                while pending:
+                    for run_id in sorted(pending):
+                        status = await durable.status(run_id)
+                        if status == "SUCCESS":
+                            assert (await durable.result(run_id)).text == "done"
+                            pending.discard(run_id)
+                        elif status == "PENDING":
+                            answered += await settle_cut_off_effects(durable, run_id, tmp)
+                        else:
+                            assert status == "ENQUEUED", f"{run_id}: {status}"
+                    await anyio.sleep(0.2)
+                tg.cancel_scope.cancel()
+        store: SessionStore = rt.catalog(SESSION_STORES).require(EntryId("store"))
+        problems = {r: await session_problems(store, f"ses-{r}") for r in ids}
+        assert {r: p for r, p in problems.items() if p} == {}
+        return {
+            "runs": runs,
+            "kills": pool.kills,
+            "resumed_elsewhere": resumed_elsewhere(tmp),
+            "answered_by_host": answered,
+        }
+
+
+def mid_run_pids(tmp: Path) -> set[int]:
+    """Processes that ran a run's first effect but not (yet) its second."""
+    pids = tmp / "pids.txt"
+    if not pids.exists():
+        return set()
+    first: dict[str, int] = {}
+    for line in pids.read_text(encoding="utf-8").splitlines():
+        run, pid, _ = line.split()
+        if run in first:
+            first.pop(run)  # both effects ran
+        else:
+            first[run] = int(pid)
+    return set(first.values())
+
+
+def resumed_elsewhere(tmp: Path) -> int:
+    """Runs whose two effects ran in different processes: resumed after a kill."""
+    pids: dict[str, set[str]] = {}
+    for line in (tmp / "pids.txt").read_text(encoding="utf-8").splitlines():
+        run, pid, _ = line.split()
+        pids.setdefault(run, set()).add(pid)
+    return sum(1 for found in pids.values() if len(found) > 1)
+
+
+def check_effects(tmp: Path, runs: int) -> None:
+    counts = Counter(marker_lines(tmp))
+    expected = {f"assistant.c{n}:{label}" for n in range(runs) for label in ("one", "two")}
+    assert set(counts) == expected
+    assert {line: n for line, n in counts.items() if n != 1} == {}  # exactly once
+
+
+def share(tmp: Path, settings: dict[str, Any]) -> None:
+    (tmp / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+async def test_three_workers_on_postgresql_survive_random_kills(
+    tmp_path: Path, server: PostgresServer
+) -> None:
+    dsn = server.create_database(f"chaos{os.getpid()}")
+    share(
+        tmp_path,
+        {
+            "delay": 0.5,
+            "dbos": {
+                "system_database_url": dsn,
+                "queues": {"agentrig": {"worker_concurrency": 2}},
+            },
+            "extra": {"session_stores": {"store": {"kind": "postgres", "options": {"dsn": dsn}}}},
+        },
+    )
+    numbers = await chaos(tmp_path, ["w1", "w2", "w3"], KILLS, RUNS)
+    check_effects(tmp_path, RUNS)
+    print(f"chaos postgres: {numbers}")
+
+
+async def test_one_worker_on_the_sqlite_default_survives_kills(tmp_path: Path) -> None:
+    share(tmp_path, {"delay": 0.5, "dbos": {"queues": {"agentrig": {"worker_concurrency": 2}}}})
+    numbers = await chaos(tmp_path, ["w1"], 2, max(RUNS // 3, 4))
+    check_effects(tmp_path, max(RUNS // 3, 4))
+    print(f"chaos sqlite: {numbers}")
