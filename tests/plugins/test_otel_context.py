@@ -20,6 +20,7 @@ from agentrig_otel import Telemetry
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NoOpTracer
 
 import agentrig
 from agentrig.kernel import TRACE_CONTEXT, MemorySource, open_runtime
@@ -161,15 +162,24 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
     assert headers["traceparent"] == traceparent_of(chat)
 
 
-async def test_without_a_trace_context_nothing_is_added(chat_port: int) -> None:
-    async with open_runtime(openai_config(chat_port), environ={}) as rt:
-        assert rt.trace is None
+async def untraced_chat(port: int, plugins: list[tuple[str, object]]) -> None:
+    """One run against the loopback provider: neither its request nor an event is traced."""
+    async with open_runtime(openai_config(port), plugins=plugins, environ={}) as rt:
         await rt.agent("assistant").run("Hi")
         events = rt.agent("assistant").session.events
     (headers,) = ChatHandler.seen
     assert "traceparent" not in headers
     assert all(e.trace is None for e in events)
     assert all('"trace"' not in dump_event(e) for e in events)
+
+
+async def test_a_tracer_that_records_nothing_adds_nothing(chat_port: int) -> None:
+    # exporter = "global" with no provider set by the application: OpenTelemetry's no-op tracer
+    await untraced_chat(chat_port, [("otel-test", Telemetry(NoOpTracer()))])
+
+
+async def test_without_a_trace_context_nothing_is_added(chat_port: int) -> None:
+    await untraced_chat(chat_port, [])
 
 
 # ---- hooks ---------------------------------------------------------------------------------
