@@ -26,6 +26,13 @@
 * **1,000 concurrent agents** -- created through ``rt.agents.create`` (one scripted
   provider each), then all ``run()`` at once in one task group: traced memory and RSS per
   idle agent, and the total wall time (reported, no target).
+* **memory per retained finished W run** -- R agents each run one W conversation and are
+  kept (idle, session and history in memory): traced memory per run, against the same
+  figure for each peer keeping its run results (pydantic-ai's ``AgentRunResult``, the
+  OpenAI Agents SDK's ``RunResult``).  Target: agentrig <= 15 KiB per run (issue 20).
+* **10,000 idle agents** -- 10,000 agents on one event loop, each after one finished W
+  run, then a second turn of all of them at once: RSS per idle agent, wall times, and a
+  check that every second turn answered (reported, no target).
 
 Ratios are against floors measured in the same process and run; no absolute time is a
 pass/fail criterion.
@@ -61,6 +68,7 @@ from agentrig.tools import tool
 K = 5  # tool rounds per run
 PEER_TARGET = 0.1  # agentrig's cost per model call <= 1/10 of the faster peer's
 STEP_TARGET = 1.5  # step cost at 10,000 events within 1.5x of the cost at 10
+RETAINED_TARGET_KIB = 15.0  # traced memory per retained finished W run
 
 # Run options handed to every agent (the identical-input guard is left on: each call of a
 # run carries different arguments, as a real model's would).
@@ -168,7 +176,10 @@ class AgentrigW:
 
 
 # ---- peers ---------------------------------------------------------------------------------------
-def pydantic_ai_pass() -> Callable[[int], Awaitable[float]] | None:
+PeerPass = Callable[..., Awaitable[float]]  # (runs, keep=None) -> seconds
+
+
+def pydantic_ai_pass() -> PeerPass | None:
     try:
         from pydantic_ai import Agent as PaiAgent
         from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
@@ -193,18 +204,20 @@ def pydantic_ai_pass() -> Callable[[int], Awaitable[float]] | None:
         """Does nothing."""
         return "ok"
 
-    async def one_pass(runs: int) -> float:
+    async def one_pass(runs: int, keep: list[Any] | None = None) -> float:
         state["n"] = 0
         start = time.perf_counter()
         for _ in range(runs):
             result = await agent.run("go")
             assert result.output == "done", result.output
+            if keep is not None:
+                keep.append(result)
         return time.perf_counter() - start
 
     return one_pass
 
 
-def openai_agents_pass() -> Callable[[int], Awaitable[float]] | None:
+def openai_agents_pass() -> PeerPass | None:
     try:
         from agents import Agent as OaAgent
         from agents import ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
@@ -263,12 +276,14 @@ def openai_agents_pass() -> Callable[[int], Awaitable[float]] | None:
     model = ScriptedModel()
     agent = OaAgent(name="bench", instructions=None, model=model, tools=[noop])
 
-    async def one_pass(runs: int) -> float:
+    async def one_pass(runs: int, keep: list[Any] | None = None) -> float:
         model.n = 0
         start = time.perf_counter()
         for _ in range(runs):
             result = await Runner.run(agent, "go", max_turns=K + 2)
             assert result.final_output == "done", result.final_output
+            if keep is not None:
+                keep.append(result)
         return time.perf_counter() - start
 
     return one_pass
@@ -288,7 +303,7 @@ async def traced_peak(fn: Callable[[], Awaitable[Any]]) -> int:
 
 async def bench_w(runs: int, repeats: int) -> None:
     calls = runs * (K + 1)
-    peers: dict[str, Callable[[int], Awaitable[float]]] = {}
+    peers: dict[str, PeerPass] = {}
     for name, make in (("pydantic_ai", pydantic_ai_pass), ("openai_agents", openai_agents_pass)):
         one = make()
         if one is not None:
@@ -477,11 +492,138 @@ async def bench_concurrent(count: int) -> None:
     )
 
 
+# ---- memory per retained finished run ---------------------------------------------------------
+async def retained_traced(fn: Callable[[list[Any]], Awaitable[Any]]) -> int:
+    """Traced bytes still held after ``fn(keep)`` ran and a collection (kept in ``keep``)."""
+    keep: list[Any] = []
+    gc.collect()
+    tracemalloc.start()
+    base, _ = tracemalloc.get_traced_memory()
+    await fn(keep)
+    gc.collect()
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert keep
+    return held - base
+
+
+async def bench_retained(runs: int) -> None:
+    provider = ScriptedProvider(checkpoint="reply")
+    peers: dict[str, PeerPass] = {}
+    for name, make in (("pydantic_ai", pydantic_ai_pass), ("openai_agents", openai_agents_pass)):
+        one = make()
+        if one is not None:
+            peers[name] = one
+    async with agentrig.open_runtime(
+        _config(), memory=_memory(), overrides=[("providers", "local", provider)], environ={}
+    ) as rt:
+        serial = 0
+
+        async def agentrig_runs(keep: list[Any]) -> None:
+            nonlocal serial
+            for _ in range(runs):
+                serial += 1
+                agent = await rt.agents.create(
+                    f"r{serial}", provider="local", model=MODEL, tools=[NOOP]
+                )
+                result = await agent.run("go")
+                assert result.value == "done", result.value
+                keep.append(agent)
+            provider.requests.clear()  # the scripted provider's own record, not the agents'
+
+        # the scripted provider keeps its script: written before measuring, not ours to count
+        for _ in range(2 * runs):
+            provider.add(*run_replies())
+        await agentrig_runs([])  # warm-up (first-use caches, interned payloads)
+        held = {"agentrig": await retained_traced(agentrig_runs)}
+        for name, one in peers.items():
+            await one(min(runs, 20))  # warm-up
+            held[name] = await retained_traced(lambda keep, one=one: one(runs, keep))
+    per_run = {name: value / runs / 1024 for name, value in held.items()}
+    emit(
+        "w_retained_traced_per_finished_run_agentrig",
+        per_run["agentrig"],
+        "KiB/run",
+        target=RETAINED_TARGET_KIB,
+        ok=per_run["agentrig"] <= RETAINED_TARGET_KIB,
+        kept="the idle agent: its session log, derived history and configuration",
+        runs=runs,
+        rounds=K,
+    )
+    for name in peers:
+        emit(
+            f"w_retained_traced_per_finished_run_{name}",
+            per_run[name],
+            "KiB/run",
+            kept="the run result (its messages)",
+            runs=runs,
+            rounds=K,
+        )
+
+
+# ---- 10,000 idle agents ------------------------------------------------------------------------
+async def bench_idle(count: int) -> None:
+    provider = ScriptedProvider(checkpoint="reply")
+    async with agentrig.open_runtime(
+        _config(), memory=_memory(), overrides=[("providers", "local", provider)], environ={}
+    ) as rt:
+        warm = await rt.agents.create("warm", provider="local", model=MODEL, tools=[NOOP])
+        provider.add(*run_replies())
+        await warm.run("go")
+        await rt.agents.dispose(warm.id)
+        provider.requests.clear()
+        gc.collect()
+        rss_before = rss_bytes()
+        start = time.perf_counter()
+        agents = []
+        for i in range(count):  # one finished W run each, one after the other
+            provider.add(*run_replies())
+            agent = await rt.agents.create(f"i{i}", provider="local", model=MODEL, tools=[NOOP])
+            result = await agent.run("go")
+            assert result.value == "done", result.value
+            agents.append(agent)
+            if i % 500 == 0:
+                provider.requests.clear()
+        first = time.perf_counter() - start
+        provider.requests.clear()
+        gc.collect()
+        rss_idle = rss_bytes()
+        # all of them at once: a second turn each (the same reply, so the order of the
+        # shared script does not matter)
+        provider.add(*(Reply(text="again") for _ in range(count)))
+        answers: list[str] = []
+
+        async def second(agent: Any) -> None:
+            answers.append((await agent.run("and again")).value)
+
+        start = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for agent in agents:
+                tg.start_soon(second, agent)
+        both = time.perf_counter() - start
+        assert answers == ["again"] * count, "an idle agent did not answer its second turn"
+        assert len({len(agent.session) for agent in agents}) == 1  # the same log shape each
+    extra: dict[str, Any] = {"agents": count, "model_calls_first_turn": count * (K + 1)}
+    if rss_before:
+        extra["rss_per_idle_agent_kib"] = round((rss_idle - rss_before) / count / 1024, 2)
+    emit(f"idle_{count}_agents_first_turns_sequential", first, "s", **extra)
+    emit(
+        f"idle_{count}_agents_second_turn_all_at_once",
+        both,
+        "s",
+        agents=count,
+        all_answered=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs (< 1 minute)")
     parser.add_argument(
-        "--only", choices=("w", "step", "concurrent"), default=None, help="one section only"
+        "--only",
+        choices=("w", "step", "concurrent", "retained", "idle"),
+        default=None,
+        help="one section only",
     )
     args = parser.parse_args()
     runs, repeats, samples, batch = (50, 3, 3, 4) if args.quick else (200, 5, 7, 10)
@@ -492,6 +634,10 @@ def main() -> None:
         asyncio.run(bench_w(runs, repeats))
     if args.only in (None, "step"):
         asyncio.run(bench_step_cost(samples, batch))
+    if args.only in (None, "retained"):
+        asyncio.run(bench_retained(runs))
+    if args.only in (None, "idle"):
+        asyncio.run(bench_idle(1_000 if args.quick else 10_000))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@
   hooks + execute of a no-op tool through ``agent.call_tool`` -- vs calling the function
   directly;
 * a ``command`` hook's round trip vs a bare subprocess spawn of the same script (when the
-  command strategy is installed).
+  command strategy is installed);
+* parallel tool calls: a run whose one reply makes five calls of a 100 ms async read-only
+  tool vs the same run making one call (target: at most 1.3x).
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import best_per_call_ns, emit, gc_paused
+from _common import best_per_call_ns, compare, emit, gc_paused
 
 import agentrig
-from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.permissions import (
     PermissionArg,
     PermissionCall,
@@ -118,6 +120,48 @@ async def bench_dispatch(calls: int, repeats: int) -> None:
     emit("tool dispatch overhead per call", (best - floor) / 1000, "us/call")
 
 
+@tool(risk="inspect")
+async def slow_read(key: str) -> str:
+    """Read something that takes 100 ms to arrive."""
+    await anyio.sleep(0.1)
+    return key
+
+
+async def bench_parallel_tools(repeats: int) -> None:
+    memory = agentrig.MemorySource()
+    memory.add("tools", "slow_read", slow_read)
+
+    async def best_run(calls: int) -> float:
+        reply = Reply(
+            tool_calls=tuple(ScriptedCall("slow_read", {"key": str(i)}) for i in range(calls))
+        )
+        provider = ScriptedProvider([reply, "done"] * repeats)
+        config = {
+            "providers": {"local": {"kind": "scripted"}},
+            "agents": {"a": {"provider": "local", "model": "m", "tools": ["slow_read"]}},
+        }
+        best = float("inf")
+        async with agentrig.open_runtime(
+            config, memory=memory, overrides=[("providers", "local", provider)], environ={}
+        ) as rt:
+            agent = rt.agent("a")
+            for _ in range(repeats):
+                start = time.perf_counter()
+                await agent.run("go")
+                best = min(best, time.perf_counter() - start)
+        return best * 1000
+
+    floor = await best_run(1)
+    five = await best_run(5)
+    compare(
+        "five 100 ms read-only tool calls in one reply vs one call",
+        five,
+        floor,
+        "ms/run",
+        target=1.3,
+    )
+
+
 async def bench_command_hook(runs: int) -> None:
     try:
         from agentrig.builtins.hook_command import factory
@@ -161,6 +205,7 @@ def main() -> None:
     bench_permissions(calls, repeats)
     anyio.run(bench_dispatch, calls // 4, repeats)
     anyio.run(bench_command_hook, 10 if args.quick else 50)
+    anyio.run(bench_parallel_tools, 3 if args.quick else 5)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,13 @@ missing field without a plain default, an unknown field, private attributes, a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-__all__ = ["construct_trusted", "instance_of"]
+__all__ = ["construct_trusted", "instance_of", "share_fields_set"]
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -82,12 +83,66 @@ def construct_trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     in (shared, as pydantic shares them); any other default must be given.
     """
     plan = _PLANS.get(cls) or _plan(cls)
-    fields_set = set(values)
-    if plan is None or not (plan.required <= fields_set <= plan.names):
+    given = values.keys()
+    if plan is None or not (plan.required <= given <= plan.names):
         return cls.model_construct(**values)
     state = plan.template.copy()
     state.update(values)
-    return instance_of(cls, state, fields_set)
+    return instance_of(cls, state, _fields_set(cls, given))
+
+
+# (class, field names) -> one set shared by every frozen instance with those fields set.
+# A set per instance is 216 bytes -- more than the instance's own fields for a small model;
+# a frozen model never changes it (pydantic copies it for ``model_copy``).
+_FIELD_SETS: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
+
+
+def _fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:
+    if _kind(cls) != 1:
+        return set(names)
+    key = (cls, frozenset(names))
+    shared = _FIELD_SETS.get(key)
+    if shared is None:
+        shared = _FIELD_SETS[key] = set(key[1])
+    return shared
+
+
+# type -> 1 (a frozen pydantic model), 2 (another pydantic model) or 0: ``isinstance`` on
+# pydantic's ABC-based metaclass costs ~1 µs, a dict lookup ~30 ns
+_KINDS: dict[type, int] = {}
+
+
+def _kind(cls: type) -> int:
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _KINDS[cls] = _kind_of(cls)
+    return kind
+
+
+def _kind_of(cls: type) -> int:
+    if not issubclass(cls, BaseModel):
+        return 0
+    return 1 if cls.model_config.get("frozen") else 2
+
+
+def share_fields_set(instance: BaseModel, depth: int = 3) -> None:
+    """Give a frozen ``instance`` (and the frozen models it holds, ``depth`` levels down,
+    through tuples too) the shared fields-set of its class and fields.
+
+    For instances pydantic validated (each got its own set); the values are unchanged.
+    """
+    cls = type(instance)
+    if _kind(cls) == 1:
+        _set_fields_set(instance, _fields_set(cls, instance.__pydantic_fields_set__))
+    if depth:
+        for value in instance.__dict__.values():
+            vtype = type(value)
+            if vtype is tuple:
+                for item in value:
+                    if _kind(type(item)):
+                        share_fields_set(item, depth - 1)
+            elif _kind(vtype):
+                share_fields_set(value, depth - 1)
 
 
 def instance_of(cls: type[_M], state: dict[str, Any], fields_set: set[str]) -> _M:

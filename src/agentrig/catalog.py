@@ -24,10 +24,24 @@ import attrs
 
 from agentrig.errors import DuplicateIdError, SealedCatalogError, UnknownIdError
 
-__all__ = ["ReadonlyCatalog", "Registry", "Replacement", "freeze_data"]
+__all__ = ["CatalogKey", "ReadonlyCatalog", "Registry", "Replacement", "freeze_data"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+
+
+@final
+@attrs.frozen(slots=True)
+class CatalogKey(Generic[K, V]):
+    """The typed name of one runtime catalog: ``rt.catalog(TOOLS)`` is a
+    ``ReadonlyCatalog[ToolId, Tool]``.  Each layer declares the key of the catalog it defines
+    (``agentrig.tools.TOOLS``, ``agentrig.llm.PROVIDERS``, ...), so the kernel names no type
+    above it and mypy still checks both the id and the definition."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
 
 
 @attrs.frozen(slots=True)

@@ -16,6 +16,7 @@ message text::
      │   ├── CredentialReferenceError           credentials.reference             user
      │   └── CredentialStoreError               credentials.store_failed          system
      ├── AbortError                             aborted                           user
+     │   └── DeadlineExceededError              loop.deadline                     user
      ├── CatalogError                           catalog.error                     system
      │   ├── DuplicateIdError                   catalog.duplicate                 user
      │   ├── SealedCatalogError                 catalog.sealed                    system
@@ -84,7 +85,8 @@ message text::
      ├── ToolDefinitionError                    tool.definition                   user
      ├── ToolInputError                         tool.input                        user
      ├── ToolRefusedError                       tool.refused                      user
-     └── ToolReportedError                      tool.error                        user
+     ├── ToolReportedError                      tool.error                        user
+     └── ToolTimeoutError                       tool.timeout                      user
 
 Grouped by the package that defines them (``agentrig.agent``, ``.builtins``, ``.credentials``,
 this module, ``.host``, ``.journal``, ``.llm``, ``.permissions``, ``.sealing``, ``.session``,

@@ -7,6 +7,9 @@
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
   tracing plugin (``agentrig.kernel.tracing``);
+* the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
+  ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
+  ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
 * contributions: the :class:`Provider` port, its :class:`ProviderConfig` and the optional
   :class:`ReadinessCheck`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
@@ -48,6 +51,15 @@ _LAZY: dict[str, str] = {
     "Runtime": "agentrig.kernel",
     "ServiceKey": "agentrig.kernel",
     "compose_step": "agentrig.kernel",
+    # the runtime's catalogs, by typed key: rt.catalog(TOOLS), rt.registry(TOOLSETS)
+    "CatalogKey": "agentrig.catalog",
+    "CREDENTIAL_STORES": "agentrig.credentials",
+    "HOOK_STRATEGIES": "agentrig.hooks",
+    "PROVIDERS": "agentrig.llm",
+    "SEALERS": "agentrig.sealing",
+    "SESSION_STORES": "agentrig.session",
+    "TOOLS": "agentrig.tools",
+    "TOOLSETS": "agentrig.tools",
     # tracing (a plugin that provides TRACE_CONTEXT)
     "TRACE_CONTEXT": "agentrig.kernel",
     "ScopeKind": "agentrig.kernel",
@@ -69,6 +81,14 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "TRACE_CONTEXT",
     "hookimpl",
+    "CREDENTIAL_STORES",
+    "HOOK_STRATEGIES",
+    "PROVIDERS",
+    "SEALERS",
+    "SESSION_STORES",
+    "TOOLS",
+    "TOOLSETS",
+    "CatalogKey",
     "AgentCreated",
     "AgentDisposed",
     "AgentHandle",
@@ -111,6 +131,9 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:
+    from agentrig.catalog import CatalogKey
+    from agentrig.credentials import CREDENTIAL_STORES
+    from agentrig.hooks import HOOK_STRATEGIES
     from agentrig.kernel import (
         TRACE_CONTEXT,
         AgentCreated,
@@ -142,6 +165,8 @@ if TYPE_CHECKING:
         trace_env,
         with_options,
     )
-    from agentrig.llm import Provider, ProviderConfig, ReadinessCheck
-    from agentrig.tools import Tool, Toolset, tool
+    from agentrig.llm import PROVIDERS, Provider, ProviderConfig, ReadinessCheck
+    from agentrig.sealing import SEALERS
+    from agentrig.session import SESSION_STORES
+    from agentrig.tools import TOOLS, TOOLSETS, Tool, Toolset, tool
     from agentrig.variants import Variant

@@ -18,6 +18,7 @@ import anyio
 
 from agentrig.agent import Agent
 from agentrig.builtins.scripted import Reply, ScriptedProvider
+from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, Runtime
 from agentrig.llm import (
     AssistantMessage,
@@ -185,7 +186,7 @@ class Env:
 
     @property
     def agent(self) -> Agent:
-        return self.rt.agent("assistant")
+        return self.rt.agent(AgentId("assistant"))
 
 
 def agent_config(tools: Iterable[Any] = (), **settings: Any) -> dict[str, Any]:

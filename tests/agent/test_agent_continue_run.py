@@ -11,6 +11,7 @@ import agentrig
 from agentrig.agent import Continuation, RunOptions
 from agentrig.cancel import CancelSignal
 from agentrig.errors import RuntimeClosedError
+from agentrig.ids import AgentId
 from agentrig.kernel import builtin_source
 from agentrig.llm import UserMessage
 from agentrig.session import UserMessageEvent
@@ -37,7 +38,7 @@ def _texts(agent: agentrig.Agent) -> list[str]:
 @pytest.mark.anyio
 async def test_a_continuation_records_facts_then_runs_the_rest_of_the_turn() -> None:
     async with agentrig.open_runtime(CONFIG, sources=[builtin_source()], environ={}) as rt:
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         signal = CancelSignal()
         async with agent.continue_run(signal) as run:
             assert isinstance(run, Continuation)
@@ -53,7 +54,7 @@ async def test_a_continuation_records_facts_then_runs_the_rest_of_the_turn() -> 
 @pytest.mark.anyio
 async def test_a_continuation_holds_the_run_slot() -> None:
     async with agentrig.open_runtime(CONFIG, sources=[builtin_source()], environ={}) as rt:
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         order: list[str] = []
         held = anyio.Event()
         release = anyio.Event()
@@ -83,8 +84,8 @@ async def test_a_continuation_holds_the_run_slot() -> None:
 @pytest.mark.anyio
 async def test_a_disposed_agent_cannot_be_continued() -> None:
     async with agentrig.open_runtime(CONFIG, sources=[builtin_source()], environ={}) as rt:
-        agent = rt.agent("a")
-        await rt.agents.dispose("a")
+        agent = rt.agent(AgentId("a"))
+        await rt.agents.dispose(AgentId("a"))
         with pytest.raises(RuntimeClosedError):
             async with agent.continue_run(CancelSignal()):
                 pytest.fail("must not be held")

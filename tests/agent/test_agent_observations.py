@@ -11,6 +11,7 @@ import pytest
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.ids import AgentId
 from agentrig.kernel.payloads import Observation, SessionStart
 from agentrig.llm import Usage, error_from_status
 from agentrig.tools import tool
@@ -61,7 +62,7 @@ async def _runtime(
 
 async def _run(script: list[Any], recorder: Recorder) -> None:
     async with _runtime(script, recorder) as rt:
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         with contextlib.suppress(agentrig.AgentrigError):
             await agent.run("what time is it?")
         agent.inject("context for later")
@@ -106,7 +107,7 @@ async def _observed(
     recorder = Recorder()
     async with _runtime(script, recorder, tools) as rt:
         try:
-            outcome: Any = await rt.agent("a").run(prompt)
+            outcome: Any = await rt.agent(AgentId("a")).run(prompt)
         except agentrig.AgentrigError as exc:
             outcome = exc
     return recorder, outcome
@@ -164,7 +165,7 @@ async def test_a_failed_model_call_names_its_error_type_and_code() -> None:
 
 @pytest.mark.anyio
 async def test_each_tool_call_is_observed_when_it_finished() -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("clock"), ScriptedCall("explode"), ScriptedCall("nope"))),
         Reply(text="done"),
     ]
@@ -234,7 +235,7 @@ async def test_a_direct_tool_call_is_observed_too() -> None:
     async with agentrig.open_runtime(
         config, memory=memory, environ={}, plugins=[("recorder", recorder)]
     ) as rt:
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         result = await agent.call_tool("clock", {})
     (call,) = _of(recorder, "tool_call")
     assert (call["tool"], call["status"], call["session_id"]) == ("clock", "ok", agent.session_id)
@@ -255,7 +256,7 @@ async def test_session_start_carries_the_runtime_and_the_agent() -> None:
         "agents": {"a": {"provider": "local", "model": "m"}},
     }
     async with agentrig.open_runtime(config, environ={}, plugins=[("l", Listener())]) as rt:
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         (payload,) = seen
         assert payload.runtime is rt
         assert payload.agent is agent
@@ -277,6 +278,6 @@ async def test_the_metering_plugin_of_the_hooks_docs_counts_tokens() -> None:
     async with agentrig.open_runtime(
         config, overrides=[("providers", "local", provider)], environ={}, plugins=[("m", meter)]
     ) as rt:
-        await rt.agent("a").run("one")
-        await rt.agent("a").run("two")  # no usage reported: nothing counted
+        await rt.agent(AgentId("a")).run("one")
+        await rt.agent(AgentId("a")).run("two")  # no usage reported: nothing counted
     assert meter.tokens == {"a": USAGE_1.total}

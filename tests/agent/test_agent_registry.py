@@ -14,7 +14,9 @@ import agentrig
 from agentrig.agent import Agent
 from agentrig.builtins.scripted import Reply
 from agentrig.errors import DuplicateIdError, HookError
+from agentrig.ids import AgentId, EntryId, SessionId
 from agentrig.kernel import AgentCreated, AgentDisposed, AgentStatusChanged, SessionStart
+from agentrig.plugin import SESSION_STORES
 
 pytestmark = pytest.mark.anyio
 
@@ -72,25 +74,27 @@ def store_config(tmp_path: Path) -> dict[str, Any]:
 async def test_config_declared_agents_exist_after_open(env: EnvFactory) -> None:
     async with env(["hi"]) as e:
         assert e.rt.agents.ids() == ("assistant",)
-        agent = e.rt.agent("assistant")
+        agent = e.rt.agent(AgentId("assistant"))
         assert agent.status == "idle"
         assert agent.session_id.startswith("ses_")
         assert (await agent.run("hello")).value == "hi"
 
 
-@pytest.mark.parametrize("session_id", [None, "caller-chosen-1"], ids=["minted", "supplied"])
+@pytest.mark.parametrize(
+    "session_id", [None, SessionId("caller-chosen-1")], ids=["minted", "supplied"]
+)
 async def test_create_with_minted_or_caller_supplied_session_id(
-    env: EnvFactory, session_id: str | None
+    env: EnvFactory, session_id: SessionId | None
 ) -> None:
     async with env() as e:
         e.provider.add("created")
         agent = await e.rt.agents.create(
-            "helper", provider="local", model="m1", session_id=session_id
+            AgentId("helper"), provider="local", model="m1", session_id=session_id
         )
-        assert e.rt.agents.get("helper") is agent
+        assert e.rt.agents.get(AgentId("helper")) is agent
         if session_id is None:
             assert agent.session_id.startswith("ses_")
-            other = await e.rt.agents.create("helper2", provider="local", model="m1")
+            other = await e.rt.agents.create(AgentId("helper2"), provider="local", model="m1")
             assert other.session_id != agent.session_id
         else:
             assert agent.session_id == session_id
@@ -99,13 +103,13 @@ async def test_create_with_minted_or_caller_supplied_session_id(
 
 async def test_duplicate_agent_id_is_refused(env: EnvFactory) -> None:
     async with env() as e:
-        first = e.rt.agent("assistant")
+        first = e.rt.agent(AgentId("assistant"))
         with pytest.raises(DuplicateIdError, match="assistant"):
-            await e.rt.agents.create("assistant", provider="local", model="m1")
-        assert e.rt.agent("assistant") is first
-        await e.rt.agents.create("second", provider="local", model="m1")
+            await e.rt.agents.create(AgentId("assistant"), provider="local", model="m1")
+        assert e.rt.agent(AgentId("assistant")) is first
+        await e.rt.agents.create(AgentId("second"), provider="local", model="m1")
         with pytest.raises(DuplicateIdError):
-            await e.rt.agents.create("second", provider="local", model="m1")
+            await e.rt.agents.create(AgentId("second"), provider="local", model="m1")
 
 
 async def test_setup_runs_before_publication(env: EnvFactory) -> None:
@@ -129,11 +133,13 @@ async def test_setup_runs_before_publication(env: EnvFactory) -> None:
 
     async with env(plugins={"rec": recorder}) as e:
         rt_holder.append(e.rt)
-        agent = await e.rt.agents.create("worker", provider="local", model="m1", setup=setup)
+        agent = await e.rt.agents.create(
+            AgentId("worker"), provider="local", model="m1", setup=setup
+        )
         # the setup's registration was visible to agent_created listeners
         assert ("worker", ("seeded by setup",)) in recorder.created
         assert order == ["setup published=False", "commit published=False"]
-        assert e.rt.agents.get("worker") is agent
+        assert e.rt.agents.get(AgentId("worker")) is agent
 
 
 async def test_async_setup_is_awaited(env: EnvFactory) -> None:
@@ -144,7 +150,7 @@ async def test_async_setup_is_awaited(env: EnvFactory) -> None:
         seen.append(agent.id)
 
     async with env() as e:
-        await e.rt.agents.create("worker", provider="local", model="m1", setup=setup)
+        await e.rt.agents.create(AgentId("worker"), provider="local", model="m1", setup=setup)
         assert seen == ["worker"]
 
 
@@ -178,23 +184,23 @@ async def test_failed_creation_rolls_back(
     ) as e:
         with pytest.raises(error):
             await e.rt.agents.create(
-                agent_id,
+                AgentId(agent_id),
                 provider="local",
                 model="m1",
                 session_store="disk",
-                session_id="ses-rollback",
+                session_id=SessionId("ses-rollback"),
                 setup=setup,
             )
         assert agent_id not in e.rt.agents.ids()
-        assert e.rt.agents.get(agent_id) is None
+        assert e.rt.agents.get(AgentId(agent_id)) is None
         assert agent_id not in recorder.started  # nothing was published
         # the writer was released and nothing was persisted: the same session can be created
         agent = await e.rt.agents.create(
-            agent_id + "2",
+            AgentId(agent_id + "2"),
             provider="local",
             model="m1",
             session_store="disk",
-            session_id="ses-rollback",
+            session_id=SessionId("ses-rollback"),
         )
         assert (await agent.run("hi")).value == "second try"
         check_invariant(agent)
@@ -204,9 +210,9 @@ async def test_failed_creation_rolls_back(
 async def test_async_agent_created_failure_is_only_reported(env: EnvFactory) -> None:
     listener = AsyncFailure()
     async with env(plugins={"async-fail": listener}) as e:
-        agent = await e.rt.agents.create("late", provider="local", model="m1")
+        agent = await e.rt.agents.create(AgentId("late"), provider="local", model="m1")
         await listener.ran.wait()
-        assert e.rt.agents.get("late") is agent
+        assert e.rt.agents.get(AgentId("late")) is agent
         failures = [f for f in e.rt.hook_failures() if f.hook == "agent_created"]
         assert len(failures) == 1
         assert failures[0].plugin == "async-fail"
@@ -221,7 +227,7 @@ async def test_session_start_is_notified_once(env: EnvFactory) -> None:
         await e.agent.run("b")
         assert recorder.started == ["assistant"]
         e.provider.add("three")
-        worker = await e.rt.agents.create("worker", provider="local", model="m1")
+        worker = await e.rt.agents.create(AgentId("worker"), provider="local", model="m1")
         await worker.run("c")
         assert recorder.started == ["assistant", "worker"]
 
@@ -256,7 +262,7 @@ async def test_status_is_running_while_a_run_is_in_flight(env: EnvFactory) -> No
 async def test_runtime_close_disposes_agents(env: EnvFactory) -> None:
     recorder = Recorder()
     async with env(plugins={"rec": recorder}) as e:
-        worker = await e.rt.agents.create("worker", provider="local", model="m1")
+        worker = await e.rt.agents.create(AgentId("worker"), provider="local", model="m1")
         sessions = {"assistant": e.agent.session_id, "worker": worker.session_id}
         assert recorder.disposed == []
     assert sorted(recorder.disposed) == sorted(sessions.items())
@@ -281,7 +287,7 @@ async def test_disposal_keeps_pending_input_and_starts_no_new_turn(env: EnvFacto
     from agentrig.builtins.scripted import ScriptedCall
 
     gate = Gate()
-    script = [Reply(tool_calls=(ScriptedCall("gate"),)), "unused", "unused"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("gate"),)), "unused", "unused"]
     async with env(script, tools=[gate.tool]) as e:
         agent = e.agent
         agent.followup("first, blocked at the gate")
@@ -303,7 +309,10 @@ async def test_closing_normally_awaits_the_running_turn(env: EnvFactory) -> None
     from agentrig.builtins.scripted import ScriptedCall
 
     gate = Gate()
-    script = [Reply(tool_calls=(ScriptedCall("gate"),)), "finished after the gate"]
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("gate"),)),
+        "finished after the gate",
+    ]
     async with env(script, tools=[gate.tool]) as e:
         agent = e.agent
         agent.followup("go")
@@ -334,11 +343,11 @@ async def test_history_seeded_by_setup_is_stored_once_in_order(
 
     async with env(["now"], config=store_config(tmp_path)) as e:
         agent = await e.rt.agents.create(
-            "worker", provider="local", model="m1", session_store="disk", setup=seed
+            AgentId("worker"), provider="local", model="m1", session_store="disk", setup=seed
         )
         await agent.run("next")
         written = [event.seq for event in agent.session.events]
-        store = e.rt.catalog("session_stores").require("disk")
+        store = e.rt.catalog(SESSION_STORES).require(EntryId("disk"))
         report = await store.load(agent.session_id)
     assert not report.damaged, report.detail
     assert [event.seq for event in report.events] == written

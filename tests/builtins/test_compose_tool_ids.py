@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError, DuplicateIdError, PluginLoadError
+from agentrig.ids import AgentId, ToolId
 from agentrig.kernel import MemorySource, open_runtime
+from agentrig.plugin import TOOLS
 from agentrig.tools import Toolset, tool
 
 
@@ -85,7 +87,7 @@ async def test_a_toolset_and_its_member_named_together_are_one_tool() -> None:
     config = agent_with("weather_set")
     config["tools"] = {"weather_set": {}}
     async with open_runtime(config, memory=memory, environ={}) as rt:
-        assert sorted(t.id for t in rt.agent("a").all_tools()) == ["alerts", "forecast"]
+        assert sorted(t.id for t in rt.agent(AgentId("a")).all_tools()) == ["alerts", "forecast"]
 
 
 @pytest.mark.anyio
@@ -99,7 +101,7 @@ async def test_an_override_is_the_one_deliberate_replacement() -> None:
         environ={},
         overrides=[("tools", "forecast", fake)],
     ) as rt:
-        assert rt.tools.require("forecast") is fake
+        assert rt.catalog(TOOLS).require(ToolId("forecast")) is fake
 
 
 @pytest.mark.anyio
@@ -109,20 +111,20 @@ async def test_agents_create_refuses_a_second_tool_with_a_taken_id() -> None:
     async with open_runtime(agent_with("forecast"), memory=memory, environ={}) as rt:
         mine = make("forecast", "mine")
         with pytest.raises(DuplicateIdError) as info:
-            await rt.agents.create("b", provider="local", model="m", tools=[mine])
+            await rt.agents.create(AgentId("b"), provider="local", model="m", tools=[mine])
         assert "already the id of a different tool of this runtime (from tools:forecast)" in str(
             info.value
         )
         other = make("other", "1")
         with pytest.raises(DuplicateIdError, match=r"items 0 and 1"):
             await rt.agents.create(
-                "c", provider="local", model="m", tools=[other, make("other", "2")]
+                AgentId("c"), provider="local", model="m", tools=[other, make("other", "2")]
             )
-        assert rt.agents.get("b") is None
-        assert rt.agents.get("c") is None
+        assert rt.agents.get(AgentId("b")) is None
+        assert rt.agents.get(AgentId("c")) is None
         # the runtime's own tool, or the same tool twice, is one tool
-        installed = rt.tools.require("forecast")
+        installed = rt.catalog(TOOLS).require(ToolId("forecast"))
         agent = await rt.agents.create(
-            "d", provider="local", model="m", tools=[installed, other, other]
+            AgentId("d"), provider="local", model="m", tools=[installed, other, other]
         )
         assert [t.id for t in agent.all_tools()] == ["forecast", "other"]

@@ -9,6 +9,7 @@ import pytest
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
+from agentrig.ids import AgentId
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.permissions import Approval
 from agentrig.tools import tool
@@ -66,8 +67,10 @@ async def _run(
         environ={},
         plugins=[(f"p{i}", p) for i, p in enumerate(plugins)],
     ) as rt:
-        await rt.agent("a").run("go")
-        results = [m.text for m in rt.agent("a").session.derive_messages() if m.role == "tool"]
+        await rt.agent(AgentId("a")).run("go")
+        results = [
+            m.text for m in rt.agent(AgentId("a")).session.derive_messages() if m.role == "tool"
+        ]
     return results, provider
 
 

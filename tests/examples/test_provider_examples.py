@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from agentrig.ids import AgentId
+from agentrig.plugin import PROVIDERS
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 pytestmark = pytest.mark.subprocess
@@ -58,5 +61,5 @@ async def test_each_example_config_composes(example: str) -> None:
     async with open_runtime(
         EXAMPLES / example / "agentrig.toml", resolver=lambda _name: "sk-test", environ={}
     ) as rt:
-        assert rt.agent("assistant") is not None
-        assert len(rt.providers.ids()) == 1
+        assert rt.agent(AgentId("assistant")) is not None
+        assert len(rt.catalog(PROVIDERS).ids()) == 1

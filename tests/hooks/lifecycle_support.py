@@ -17,6 +17,7 @@ import attrs
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedProvider
+from agentrig.ids import AgentId
 from agentrig.kernel.config import load_config
 from agentrig.tools import tool
 
@@ -135,7 +136,7 @@ async def run_agent(
         environ={},
         plugins=[(f"p{i}", p) for i, p in enumerate(plugins)],
     ) as rt:
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         result = await agent.run(prompt)
         session_events = list(agent.session.events)
         messages = list(agent.session.derive_messages())

@@ -19,6 +19,7 @@ from lifecycle_support import hook, records
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
+from agentrig.ids import AgentId
 from agentrig.kernel.config import load_config
 from agentrig.tools import tool
 
@@ -79,7 +80,7 @@ async def _run(config: Path, calls: list[ScriptedCall]) -> list[str]:
     ) as rt:
         # the MCP-named test double joins by hand: a config naming mcp__github__* asks the
         # MCP plugin for a server called github
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         agent.replace_tools([bash_tool, read_tool, create_issue])
         await agent.run("go")
         return [m.text for m in agent.session.derive_messages() if m.role == "tool"]

@@ -16,6 +16,7 @@ import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall
 from agentrig.errors import ConfigError
 from agentrig.hooks import FIREABLE_EVENTS, NOT_FIRED, HookRunner, event_name_problem
+from agentrig.ids import AgentId
 from agentrig.kernel.payloads import PermissionQuestion
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -180,8 +181,8 @@ async def test_session_start_fires_once_per_session(tmp_path: Path) -> None:
     async with agentrig.open_runtime(
         loaded, overrides=[("providers", "local", provider)], environ={}
     ) as rt:
-        await rt.agent("a").run("first")
-        await rt.agent("a").run("second")
+        await rt.agent(AgentId("a")).run("first")
+        await rt.agent(AgentId("a")).run("second")
     assert [r["input"]["hook_event_name"] for r in records(log)] == [
         "SessionStart",
         "UserPromptSubmit",
@@ -238,19 +239,19 @@ async def test_a_resumed_session_starts_with_source_resume(tmp_path: Path) -> No
         "hooks": {"SessionStart": [hook(log)]},
     }
     loaded = attrs.evolve(load_config(config), base_dir=tmp_path)
-    settings = {"provider": "local", "model": "m", "session_store": "disk"}
+    settings: dict[str, Any] = {"provider": "local", "model": "m", "session_store": "disk"}
     first = ScriptedProvider(["one"])
     async with agentrig.open_runtime(
         loaded, overrides=[("providers", "local", first)], environ={}
     ) as rt:
-        agent = await rt.agents.create("w", **settings)
+        agent = await rt.agents.create(AgentId("w"), **settings)
         await agent.run("first")
         session_id = agent.session_id
     second = ScriptedProvider(["two"])
     async with agentrig.open_runtime(
         loaded, overrides=[("providers", "local", second)], environ={}
     ) as rt:
-        resumed = await rt.agents.resume(session_id, agent_id="w", **settings)
+        resumed = await rt.agents.resume(session_id, agent_id=AgentId("w"), **settings)
         await resumed.run("second")
     starts = [r["input"] for r in records(log)]
     assert [(s["source"], s["session_id"]) for s in starts] == [

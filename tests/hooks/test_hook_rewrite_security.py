@@ -18,6 +18,7 @@ import pytest
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.ids import AgentId
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.tools import tool
 
@@ -110,8 +111,10 @@ async def _run(
         environ={},
         plugins=[(f"p{i}", p) for i, p in enumerate(plugins)],
     ) as rt:
-        await rt.agent("a").run("go")
-        return [m.text for m in rt.agent("a").session.derive_messages() if m.role == "tool"]
+        await rt.agent(AgentId("a")).run("go")
+        return [
+            m.text for m in rt.agent(AgentId("a")).session.derive_messages() if m.role == "tool"
+        ]
 
 
 def _fix(answer: dict[str, Any], command: str) -> dict[str, Any]:

@@ -29,9 +29,11 @@ from agentrig.hooks import (
     HookRunner,
     make_hook_gate,
 )
+from agentrig.ids import AgentId, PluginName
 from agentrig.kernel import MemorySource, builtin_source, open_runtime
 from agentrig.kernel.config import HookConfig
 from agentrig.llm import ToolMessage
+from agentrig.plugin import TOOLS
 from agentrig.tools import tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,7 +114,9 @@ async def test_runner_runs_matching_hooks_and_labels_outcomes() -> None:
         {
             "PreToolUse": [
                 {"strategy": "fixed", "matcher": "Bash", "options": {"output": "a"}},
-                HookConfig(strategy="fixed", matcher="Write|Edit", options={"kind": "deny"}),
+                HookConfig(
+                    strategy=PluginName("fixed"), matcher="Write|Edit", options={"kind": "deny"}
+                ),
                 {"strategy": "fixed", "options": {"output": "c"}},
             ],
             "Stop": [{"strategy": "fixed", "matcher": "ignored-for-stop"}],
@@ -446,7 +450,7 @@ async def test_a_deny_hook_turns_a_tool_call_into_a_refused_result(
     )
     registry = AgentRegistry(rt, gate=make_hook_gate(runner))
     agent = await registry.create(
-        "a", provider="main", model="m", tools=[rt.tools.require("shell")]
+        AgentId("a"), provider="main", model="m", tools=[rt.catalog(TOOLS).require("shell")]
     )
     try:
         result = await agent.run("tidy up")
@@ -480,7 +484,7 @@ async def test_a_crashing_pre_tool_use_hook_fails_closed_end_to_end(
     )
     registry = AgentRegistry(rt, gate=make_hook_gate(runner))
     agent = await registry.create(
-        "a", provider="main", model="m", tools=[rt.tools.require("shell")]
+        AgentId("a"), provider="main", model="m", tools=[rt.catalog(TOOLS).require("shell")]
     )
     try:
         await agent.run("tidy up")

@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError
+from agentrig.ids import ToolId
 from agentrig.kernel import open_runtime
+from agentrig.plugin import TOOLS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.subprocess]
 
@@ -137,7 +139,7 @@ async def test_a_composition_uses_the_preferred_distribution(both_installed: Non
     assert issue.code == "config.plugin_conflict"
     config = {"tools": {"greet": {}}, "plugins": {"prefer": {"tools:greet": RIVAL[0]}}}
     async with open_runtime(config, environ={}) as rt:
-        greet = rt.tools.require("greet")
+        greet = rt.catalog(TOOLS).require(ToolId("greet"))
         ctx = ToolContext(signal=CancelSignal(), tool_id="greet", call_id="", invocation_id="i")
         arguments = greet.input_schema.parse({"name": "Ada"})
         assert await greet.execute(arguments, ctx) == "Good day, Ada."

@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError
+from agentrig.ids import ToolId
 from agentrig.kernel import DISABLE_PLUGINS_ENV, PluginIndex, open_runtime, register_variants
+from agentrig.plugin import TOOLS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.subprocess]
 
@@ -111,7 +113,7 @@ async def test_used_by_a_composition(greeter_installed: None) -> None:
         listener = importlib.import_module("agentrig_example_greeter.listener")
         assert listener.SEEN["runtime_started"] >= 1  # autoloaded and notified
         before = listener.SEEN["runtime_started"]
-        greet = rt.tools.require("greet")
+        greet = rt.catalog(TOOLS).require(ToolId("greet"))
         arguments = greet.input_schema.parse({"name": "Ada", "excited": True})
         ctx = ToolContext(signal=CancelSignal(), tool_id="greet", call_id="", invocation_id="i")
         assert await greet.execute(arguments, ctx) == "Hello, Ada!"

@@ -12,6 +12,7 @@ from typing import Any
 from agentrig import hookimpl
 from agentrig.agent import Agent
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.ids import AgentId, SessionId
 from agentrig.journal import ExecutionJournal, attach_journal
 from agentrig.kernel import MemorySource, Runtime, open_runtime
 from agentrig.kernel.config import AgentConfig
@@ -101,7 +102,9 @@ async def journaled(
 
 
 async def create_agent(rt: Runtime, **overrides: Any) -> Agent:
-    agent: Agent = await rt.agents.create(AGENT, agent_config(**overrides), session_id=SESSION)
+    agent: Agent = await rt.agents.create(
+        AgentId(AGENT), agent_config(**overrides), session_id=SessionId(SESSION)
+    )
     return agent
 
 

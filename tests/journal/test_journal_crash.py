@@ -27,6 +27,7 @@ from journal_support import (
 )
 
 from agentrig.agent import IdenticalToolInputError
+from agentrig.ids import AgentId
 from agentrig.journal import (
     ContinuationResult,
     ReconciliationRequired,
@@ -261,7 +262,7 @@ async def test_the_identical_input_guard_holds_across_a_crash(tmp_path: Path) ->
                     session_id=SESSION,
                     config=agent_config(identical_input_limit=1),
                 )
-            agent = rt.agent(AGENT)
+            agent = rt.agent(AgentId(AGENT))
             # no transcript-only settlement was invented: the journal keeps the authority
             assert [m.text for m in tool_results(agent)] == ["wrote one"]
             state = await journal.load((await journal.executions())[0].run_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError
+from agentrig.ids import AgentId, ProviderId
 from agentrig.kernel import (
     PHASES,
     Composition,
@@ -20,12 +22,14 @@ from agentrig.kernel import (
     compose_step,
     open_runtime,
 )
+from agentrig.plugin import PROVIDERS
 
 # A third-party distribution: one compose step contributes a toolset, another wraps every
 # provider so that each run's model calls go through it, and provides a typed service.
 LOUD_PLUGIN = '''
 from agentrig.kernel import Composition, ServiceKey, compose_step
 from agentrig.tools import tool
+from agentrig.plugin import PROVIDERS, TOOLS, TOOLSETS
 
 CALLS: ServiceKey[list] = ServiceKey("loud.calls")
 
@@ -46,8 +50,8 @@ def whisper(text: str) -> str:
 def add_toolset(payload: Composition) -> None:
     rt = payload.runtime
     for t in (shout, whisper):
-        rt.registry("tools").register(t, id=t.id, source="loud")
-    rt.registry("toolsets").register((shout.id, whisper.id), id="loud", source="loud")
+        rt.registry(TOOLS).register(t, id=t.id, source="loud")
+    rt.registry(TOOLSETS).register((shout.id, whisper.id), id="loud", source="loud")
 
 
 class Counting:
@@ -76,7 +80,7 @@ def wrap_runs(payload: Composition) -> None:
     rt = payload.runtime
     calls = []
     rt.services.provide(CALLS, calls, source="loud")
-    providers = rt.registry("providers")
+    providers = rt.registry(PROVIDERS)
     for pid, provider in list(providers.entries()):
         providers.register(Counting(provider, calls), id=pid, replace=True, source="loud")
 '''
@@ -110,15 +114,15 @@ def loud(fake_dist: Callable[..., Path]) -> list[Any]:
 @pytest.mark.anyio
 async def test_a_plugin_step_adds_a_toolset_and_wraps_runs(loud: list[Any]) -> None:
     async with open_runtime(CONFIG, sources=loud, environ={}) as rt:
-        agent = rt.agent("a")
+        agent = rt.agent(AgentId("a"))
         assert [t.id for t in agent.all_tools()] == ["shout", "whisper"]
         result = await agent.run("go")
         assert result.value == "done"
-        import loud_plugin
+        loud_plugin: Any = importlib.import_module("loud_plugin")  # the distribution's module
 
         calls = rt.services.require(loud_plugin.CALLS)
         assert calls == ["m", "m"]  # both model calls of the run went through the wrapper
-        assert rt.providers.source_of("main") == "loud"
+        assert rt.registry(PROVIDERS).source_of(ProviderId("main")) == "loud"
         rows = {r.id: r for r in rt.plugin_report() if r.kind == "plugins"}
         assert rows["loud"].status == "loaded"
         assert rows["loud"].distribution == "agentrig-loud"
@@ -196,7 +200,7 @@ async def test_core_steps_load_even_with_autoload_off() -> None:
     memory.add("plugins", "other", Other())
     config = {"plugins": {"autoload": False}}
     async with open_runtime(config, sources=[builtin_source()], memory=memory, environ={}) as rt:
-        assert rt.agents.get("nobody") is None
+        assert rt.agents.get(AgentId("nobody")) is None
         rows = {r.id: r.status for r in rt.plugin_report()}
         assert rows["other"] == "available"
         assert rows["compose-agents"] == "loaded"

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError, Issue
+from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, builtin_source, load_config, open_runtime
 from agentrig.kernel.config import known_keys
 
@@ -158,7 +159,7 @@ def test_yaml_anchors_and_merge_keys_are_not_duplicates(tmp_path: Path) -> None:
         "agents:\n  a: &a {provider: local, model: m}\n  b:\n    <<: *a\n    model: n\n"
     )
     config = load_config(write(tmp_path, text, "agentrig.yaml")).config
-    assert config.agents["b"].model == "n"
+    assert config.agents[AgentId("b")].model == "n"
 
 
 def test_json_refuses_a_name_defined_twice(tmp_path: Path) -> None:
@@ -175,7 +176,7 @@ def test_json_refuses_a_name_defined_twice(tmp_path: Path) -> None:
         "agents": {"a": {"provider": "local", "model": "m"}},
     }
     loaded = load_config(write(tmp_path, json.dumps(good), "ok.json"))
-    assert loaded.config.agents["a"].model == "m"
+    assert loaded.config.agents[AgentId("a")].model == "m"
 
 
 def test_toml_refuses_a_name_defined_twice(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 import agentrig
 from agentrig.errors import ConfigError, PluginDisabledError, PluginLoadError, UnknownIdError
+from agentrig.ids import EntryId, ToolId
 from agentrig.kernel import (
     DISABLE_AUTOLOAD_ENV,
     DISABLE_PLUGINS_ENV,
@@ -20,6 +21,7 @@ from agentrig.kernel import (
     open_runtime,
 )
 from agentrig.kernel.discovery import env_plugin_settings
+from agentrig.plugin import SESSION_STORES, TOOLS
 
 EXPLODING = """
 raise RuntimeError("this module must never be imported by listing")
@@ -199,7 +201,8 @@ async def test_broken_plugin_breaks_only_compositions_that_need_it(
     # a composition that does not need 'bad' works; the broken listener is reported
     good = {"session_stores": {"main": {"kind": "good"}}}
     async with open_runtime(good, sources=sources, environ={}) as rt:
-        assert rt.catalog("session_stores").require("main").config["id"] == "main"
+        store: Any = rt.catalog(SESSION_STORES).require(EntryId("main"))  # the test's own store
+        assert store.config["id"] == "main"
         rows = {(r.kind, r.id): r for r in rt.plugin_report()}
         assert rows[("session_stores", "good")].status == "loaded"
         assert rows[("session_stores", "bad")].status == "available"  # never imported
@@ -580,7 +583,7 @@ async def test_composing_with_a_conflicting_id_names_both_distributions(two_stor
     async with open_runtime(
         config, sources=[builtin_source(["plugins"]), two_stores], environ={}
     ) as rt:
-        assert rt.catalog("session_stores").require("main") == "store of dist a"
+        assert rt.catalog(SESSION_STORES).require(EntryId("main")) == "store of dist a"
     config["plugins"] = {"prefer": {"session_stores:shared": "store-z"}}
     with pytest.raises(ConfigError) as info:
         async with open_runtime(
@@ -627,5 +630,5 @@ async def test_a_name_clash_with_a_core_composition_step_is_fatal(fake_dist: Any
     assert sorted(info.value.distributions) == ["agentrig", "step-rival"]
     config["plugins"] = {"prefer": {"plugins:compose-tools": "agentrig"}}
     async with open_runtime(config, environ={}) as rt:
-        assert rt.tools.has("tool_search")
+        assert rt.catalog(TOOLS).has(ToolId("tool_search"))
     assert "rival_step_mod" not in sys.modules

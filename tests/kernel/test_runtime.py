@@ -9,14 +9,18 @@ import anyio
 import anyio.lowlevel
 import httpx
 import pytest
+import typeguard
 
 import agentrig
+import agentrig.llm as llm
+from agentrig.catalog import CatalogKey
 from agentrig.errors import (
     ConfigError,
     PluginLoadError,
     RuntimeClosedError,
     SealedCatalogError,
 )
+from agentrig.ids import ProviderId, ToolId
 from agentrig.kernel import (
     Composition,
     MemorySource,
@@ -26,8 +30,7 @@ from agentrig.kernel import (
     compose_step,
     open_runtime,
 )
-
-llm = pytest.importorskip("agentrig.llm")
+from agentrig.plugin import HOOK_STRATEGIES, PROVIDERS, SESSION_STORES, TOOLS
 
 
 class FakeProvider:
@@ -96,7 +99,7 @@ async def test_provider_built_with_resolved_credentials_and_closed_on_exit() -> 
         resolver={"KEY": "sk-test"}.get,
     ) as rt:
         (provider,) = built
-        assert rt.providers.require("main") is provider
+        assert rt.catalog(PROVIDERS).require(ProviderId("main")) is provider
         assert provider.config.id == "main"
         assert provider.config.kind == "fake"
         assert provider.config.credentials == {"api_key": "sk-test"}
@@ -128,7 +131,7 @@ async def test_missing_variable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> 
             sources=[builtin_source()],
             memory=provider_memory([]),
             environ={},
-            resolver={}.get,
+            resolver=dict[str, str]().get,
         ):
             pytest.fail("must not compose")
     (issue,) = info.value.issues
@@ -171,7 +174,7 @@ async def test_overrides_replace_catalog_entries_and_the_real_factory_is_never_c
         environ={},
         overrides=[("providers", "main", fake)],
     ) as rt:
-        assert rt.providers.require("main") is fake
+        assert rt.catalog(PROVIDERS).require(ProviderId("main")) is fake
     assert calls == []
     assert fake.closed == 0  # the caller passed it in and still owns it
 
@@ -185,18 +188,26 @@ async def test_pytest_fixtures_override_by_kind_and_id(
     fake = FakeProvider()
     agentrig_overrides.set("providers", "main", fake)
     async with agentrig_runtime({"providers": {"main": {"kind": "fake"}}}) as rt:
-        assert rt.providers.require("main") is fake
+        assert rt.catalog(PROVIDERS).require("main") is fake
     assert calls == []
 
 
 @pytest.mark.anyio
 async def test_catalogs_are_sealed_after_composition() -> None:
+    keys: tuple[CatalogKey[Any, Any], ...] = (PROVIDERS, TOOLS, SESSION_STORES, HOOK_STRATEGIES)
     async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
-        for kind in ("providers", "tools", "session_stores", "hook_strategies"):
+        for key in keys:
             with pytest.raises(SealedCatalogError):
-                rt.registry(kind).register(object(), id="late")
+                rt.registry(key).register(object(), id="late")
         with pytest.raises(ConfigError, match="no catalog 'nope'"):
-            rt.catalog("nope")
+            rt.catalog(CatalogKey("nope"))
+        # a catalog is named by its typed key; the bare string is refused, naming what to pass
+        untyped: Any = "tools"  # what untyped plugin code might pass (typeguard off: production)
+        with (
+            typeguard.suppress_type_checks(),
+            pytest.raises(ConfigError, match=r"agentrig\.tools\.TOOLS\), not by 'tools'"),
+        ):
+            rt.catalog(untyped)
 
 
 @pytest.mark.anyio
@@ -206,7 +217,8 @@ async def test_runtime_started_is_notified_with_the_runtime() -> None:
     class Listener:
         @agentrig.hookimpl
         def runtime_started(self, payload: RuntimeStarted) -> None:
-            assert payload.runtime.tools.sealed  # composed and sealed before the notification
+            # composed and sealed before the notification
+            assert payload.runtime.registry(TOOLS).sealed
             seen.append(payload)
 
     async with open_runtime(
@@ -246,7 +258,7 @@ async def test_closing_leaves_what_the_caller_passed_in_open() -> None:
     tool = Disposable(log, "tool")
     overrides = [("providers", "main", provider), ("tools", "t", tool)]
     async with open_runtime({}, sources=[builtin_source()], environ={}, overrides=overrides) as rt:
-        assert rt.providers.require("main") is provider
+        assert rt.catalog(PROVIDERS).require(ProviderId("main")) is provider
     assert rt.close_report == ()
     assert log == []  # the caller still owns both
 
@@ -254,7 +266,7 @@ async def test_closing_leaves_what_the_caller_passed_in_open() -> None:
 @pytest.mark.anyio
 async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() -> None:
     log: list[str] = []
-    plugins = [
+    plugins: list[tuple[str, object]] = [
         ("p1", Disposable(log, "plugin1")),
         ("p2", Disposable(log, "plugin2", fail=True)),
         ("p3", Disposable(log, "plugin3", sync=True)),
@@ -264,7 +276,9 @@ async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() ->
     class ToolStep:  # the runtime owns what its composition built
         @compose_step()
         def compose(self, payload: Composition) -> None:
-            payload.runtime.registry("tools").register(tool, id="t", source="step")
+            # a stand-in with only aclose(): its disposal is what this test shows
+            stand_in: Any = tool
+            payload.runtime.registry(TOOLS).register(stand_in, id=ToolId("t"), source="step")
 
     plugins.append(("step", ToolStep()))
     async with open_runtime({}, sources=[builtin_source()], environ={}, plugins=plugins) as rt:

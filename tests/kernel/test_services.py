@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from agentrig.errors import DuplicateIdError, SealedCatalogError, UnknownIdError
+from agentrig.ids import AgentId
 from agentrig.kernel import (
     Composition,
     ServiceKey,
@@ -62,7 +63,7 @@ async def test_typed_attributes_exist_without_any_provider() -> None:
     async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
         rt.models.register(ModelInfo(model="tiny", context_window=50))
         assert rt.models.context_window("tiny") == 50
-        assert rt.agents.get("nobody") is None
+        assert rt.agents.get(AgentId("nobody")) is None
         client = rt.http(base_url="https://example.com")
         assert isinstance(client, httpx.AsyncClient)
         done = anyio.Event()

@@ -26,6 +26,8 @@ from _durable_support import durable_runtime, marker_lines, session_problems
 from _postgres_server import PostgresServer, postgres_server
 from agentrig_dbos import DURABLE, Durable
 
+from agentrig.ids import EntryId
+from agentrig.plugin import SESSION_STORES
 from agentrig.session import SessionStore
 
 pytestmark = [
@@ -141,7 +143,7 @@ async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[
                             assert status == "ENQUEUED", f"{run_id}: {status}"
                     await anyio.sleep(0.2)
                 tg.cancel_scope.cancel()
-        store: SessionStore = rt.catalog("session_stores").require("store")
+        store: SessionStore = rt.catalog(SESSION_STORES).require(EntryId("store"))
         problems = {r: await session_problems(store, f"ses-{r}") for r in ids}
         assert {r: p for r, p in problems.items() if p} == {}
         return {

@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
+from agentrig.ids import ToolId
 from agentrig.tools import ToolContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
@@ -65,12 +66,13 @@ async def test_served_over_stdio_to_agentrigs_own_client(
             "mcp__rig__list_mcp_resources",
             "mcp__rig__read_mcp_resource",
         }
-        answer = await tools["mcp__rig__ask_assistant"].execute({"prompt": "hi"}, ctx())
+        answer = await tools[ToolId("mcp__rig__ask_assistant")].execute({"prompt": "hi"}, ctx())
         assert not answer.is_error
         assert answer.content == "Hello from the agent."
         # served tools keep their risk: the resource tools are inspect (readOnlyHint)
-        assert tools["mcp__rig__list_mcp_resources"].definition.annotations is not None
-        assert tools["mcp__rig__list_mcp_resources"].definition.annotations.readOnlyHint
+        annotations = tools[ToolId("mcp__rig__list_mcp_resources")].definition.annotations
+        assert annotations is not None
+        assert annotations.readOnlyHint
     finally:
         await client.aclose()
 
@@ -156,7 +158,7 @@ env = {{ MCP_TEST_MARKER = {json.dumps(str(marker))} }}
     spec = StdioServerSpec(command=AGENTRIG, args=("mcp", "serve", "-c", str(config_file)))
     client = McpClient({"rig": spec}, spawn=client_group.start_soon)
     try:
-        hang = {t.id: t for t in await client.tools("rig")}["mcp__rig__mcp__demo__hang"]
+        hang = {t.id: t for t in await client.tools("rig")}[ToolId("mcp__rig__mcp__demo__hang")]
         signal = CancelSignal()
 
         async with anyio.create_task_group() as tg:

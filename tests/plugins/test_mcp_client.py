@@ -25,6 +25,7 @@ from mcp import types
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, UnknownIdError
+from agentrig.ids import ToolId
 from agentrig.kernel import Observation
 from agentrig.llm import ImageBlock, TextBlock
 from agentrig.tools import ToolContext, ToolInputError, ToolOutput
@@ -45,7 +46,7 @@ class Client:
 
     async def tool(self, server: str, name: str) -> McpTool:
         tools = {t.id: t for t in await self.client.tools(server)}
-        return tools[f"mcp__{server}__{name}"]
+        return tools[ToolId(f"mcp__{server}__{name}")]
 
 
 @pytest.fixture

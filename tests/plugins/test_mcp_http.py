@@ -18,6 +18,7 @@ from mcp import types
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
+from agentrig.ids import AgentId, ToolId
 from agentrig.tools import ToolContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
@@ -81,9 +82,9 @@ async def test_http_calls_errors_and_resources(
 ) -> None:
     client = client_for(http_server.url)
     tools = {t.id: t for t in await client.tools("web")}
-    add = tools["mcp__web__add"]
+    add = tools[ToolId("mcp__web__add")]
     assert (await add.execute({"a": 20, "b": 22}, ctx())).content == "42"
-    failed = await tools["mcp__web__fail"].execute({"message": "nope"}, ctx())
+    failed = await tools[ToolId("mcp__web__fail")].execute({"message": "nope"}, ctx())
     assert failed.is_error
     assert "nope" in failed.content
     read = await client.read_resource("web", "note://hello")
@@ -96,7 +97,7 @@ async def test_http_cancellation_reaches_the_server(
     http_server: HttpServer, client_for: Callable[..., McpClient]
 ) -> None:
     client = client_for(http_server.url)
-    hang = {t.id: t for t in await client.tools("web")}["mcp__web__hang"]
+    hang = {t.id: t for t in await client.tools("web")}[ToolId("mcp__web__hang")]
     signal = CancelSignal()
     marker = http_server.marker
 
@@ -123,12 +124,12 @@ async def test_http_server_gone_mid_call_fails_the_call_at_once(
     async with anyio.create_task_group() as tg:
         tg.start_soon(kill_once_started)
         with pytest.raises(McpServerUnavailable, match="connection broke") as info:
-            await tools["mcp__web__hang"].execute({}, ctx())
+            await tools[ToolId("mcp__web__hang")].execute({}, ctx())
     assert info.value.code == "mcp.unavailable"  # not mcp.timeout: the timeout did not fire
     assert "the call to 'hang'" in str(info.value)
     # the next call tries to restart it and finds nothing listening
     with pytest.raises(McpServerUnavailable):
-        await tools["mcp__web__add"].execute({"a": 1, "b": 2}, ctx())
+        await tools[ToolId("mcp__web__add")].execute({"a": 1, "b": 2}, ctx())
 
 
 def _web_config(
@@ -165,8 +166,8 @@ async def test_http_servers_go_through_the_egress_policy(http_server: HttpServer
         async with agentrig.open_runtime(_web_config(http_server.url)):
             pass
     async with agentrig.open_runtime(_web_config(http_server.url, allow_private_url=True)) as rt:
-        await rt.agent("assistant").run("add")
-        messages = rt.agent("assistant").session.derive_messages()
+        await rt.agent(AgentId("assistant")).run("add")
+        messages = rt.agent(AgentId("assistant")).session.derive_messages()
         assert [m.text for m in messages if m.role == "tool"] == ["3"]
 
 
@@ -191,8 +192,8 @@ async def test_a_store_credential_in_a_header_reaches_the_server_and_no_log(
     cfg["credential_stores"] = {"vault": {"kind": "file", "options": {"path": str(vault)}}}
     caplog.set_level(logging.DEBUG)
     async with agentrig.open_runtime(cfg) as rt:
-        await rt.agent("assistant").run("who am I")
-        session = rt.agent("assistant").session
+        await rt.agent(AgentId("assistant")).run("who am I")
+        session = rt.agent(AgentId("assistant")).session
         texts = [m.text for m in session.derive_messages() if m.role == "tool"]
         recorded = json.dumps([e.model_dump(mode="json") for e in session.events])
     # resolved from the store and sent to the real server on loopback ...

@@ -18,7 +18,9 @@ from agentrig_mcp import MCP, McpClient
 import agentrig
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
+from agentrig.ids import AgentId
 from agentrig.kernel import Observation
+from agentrig.plugin import TOOLS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
@@ -40,7 +42,7 @@ def call(tool: str, **arguments: Any) -> dict[str, Any]:
 
 
 def tool_texts(rt: agentrig.Runtime) -> list[tuple[str, str, str]]:
-    messages = rt.agent("assistant").session.derive_messages()
+    messages = rt.agent(AgentId("assistant")).session.derive_messages()
     return [(m.name, m.status, m.text) for m in messages if m.role == "tool"]
 
 
@@ -60,8 +62,8 @@ async def test_an_agent_calls_mcp_tools_through_permissions() -> None:
         permissions={"allow": ["mcp__demo__add"], "deny": ["mcp__demo__remove"]},
     )
     async with agentrig.open_runtime(cfg) as rt:
-        assert "mcp__demo__add" in rt.tools.ids()
-        result = await rt.agent("assistant").run("go")
+        assert "mcp__demo__add" in rt.catalog(TOOLS).ids()
+        result = await rt.agent(AgentId("assistant")).run("go")
         assert result.value == "done"
         results = tool_texts(rt)
     assert results[0] == ("mcp__demo__add", "ok", "5")
@@ -78,7 +80,7 @@ async def test_is_error_reaches_the_model_as_an_error_result() -> None:
         permissions={"allow": ["mcp__demo__*"]},
     )
     async with agentrig.open_runtime(cfg) as rt:
-        await rt.agent("assistant").run("go")
+        await rt.agent(AgentId("assistant")).run("go")
         [(name, status, text)] = tool_texts(rt)
     assert (name, status) == ("mcp__demo__fail", "error")
     assert "no such repo" in text
@@ -89,7 +91,7 @@ async def test_servers_stop_with_the_runtime() -> None:
     cfg["mcp_servers"] = {"demo": server()}
     cfg["permissions"] = {"allow": ["mcp__demo__whoami"]}
     async with agentrig.open_runtime(cfg) as rt:
-        await rt.agent("assistant").run("who?")
+        await rt.agent(AgentId("assistant")).run("who?")
         pid = int(tool_texts(rt)[0][2].split()[0])
         assert alive(pid)
     assert not alive(pid)
@@ -101,7 +103,7 @@ async def test_unused_servers_do_not_start_until_used() -> None:
         client = rt.services.require(MCP)
         assert isinstance(client, McpClient)
         assert client.connection("eager").starts == 1  # startup = "open"
-        assert "mcp__eager__add" in rt.tools.ids()
+        assert "mcp__eager__add" in rt.catalog(TOOLS).ids()
         assert client.connection("idle").starts == 0
         assert [str(r.uri) for r in await client.list_resources("idle")] == ["note://hello"]
         assert client.connection("idle").starts == 1
@@ -147,7 +149,7 @@ allow = ["mcp__proj__*"]
     assert info.value.issues[0].location() == "agents.assistant.tools[0]"
     toml.write_text(base + '\n[mcp]\napproved_project_servers = ["proj"]\n')
     async with agentrig.open_runtime(toml, resolver=env.get) as rt:
-        await rt.agent("assistant").run("who?")
+        await rt.agent(AgentId("assistant")).run("who?")
         assert tool_texts(rt)[0][2].endswith(" hello")
 
 
@@ -182,7 +184,7 @@ async def test_large_servers_are_deferred_and_found_through_tool_search() -> Non
         permissions={"allow": ["mcp__many__*"]},
     )
     async with agentrig.open_runtime(cfg) as rt:
-        agent = rt.agent("assistant")
+        agent = rt.agent(AgentId("assistant"))
         offered = {t.id for t in agent.offered_tools()}
         assert "mcp__many__t499" not in offered
         assert offered == {"tool_search", "mcp__many__add"}
@@ -208,7 +210,7 @@ async def test_progress_becomes_observations() -> None:
         permissions={"allow": ["mcp__demo__*"]},
     )
     async with agentrig.open_runtime(cfg, plugins=[("watcher", Watcher())]) as rt:
-        await rt.agent("assistant").run("go")
+        await rt.agent(AgentId("assistant")).run("go")
     assert [o.data["progress"] for o in seen] == [1, 2]
     assert seen[0].agent_id == "assistant"
 
@@ -226,7 +228,7 @@ async def test_cancelling_a_run_cancels_the_mcp_request(tmp_path: Path) -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(cancel_once, marker, "started", signal, "user pressed stop")
-            result = await rt.agent("assistant").run("go", signal=signal)
+            result = await rt.agent(AgentId("assistant")).run("go", signal=signal)
         assert result.interrupted
         await eventually(marked(marker, "cancelled"))
         [(name, status, text)] = tool_texts(rt)
@@ -247,7 +249,7 @@ async def test_list_changed_refreshes_the_tools_between_turns() -> None:
         permissions={"allow": ["mcp__demo__*"]},
     )
     async with agentrig.open_runtime(cfg) as rt:
-        agent = rt.agent("assistant")
+        agent = rt.agent(AgentId("assistant"))
         await agent.run("grow")
         client = rt.services.require(MCP)
         await eventually(lambda: client.is_stale("demo"))
@@ -283,7 +285,7 @@ async def test_claude_code_style_hooks_match_mcp_tool_names(tmp_path: Path) -> N
         },
     )
     async with agentrig.open_runtime(cfg) as rt:
-        await rt.agent("assistant").run("go")
+        await rt.agent(AgentId("assistant")).run("go")
         [(name, status, text)] = tool_texts(rt)
     assert (name, status) == ("mcp__demo__add", "error")
     assert "blocked mcp__demo__add" in text
@@ -297,10 +299,10 @@ async def test_env_references_resolve_through_the_callers_resolver() -> None:
         permissions={"allow": ["mcp__demo__*"]},
     )
     async with agentrig.open_runtime(cfg, resolver={"GREETING": "bonjour"}.get) as rt:
-        await rt.agent("assistant").run("who?")
+        await rt.agent(AgentId("assistant")).run("who?")
         assert tool_texts(rt)[0][2].endswith(" bonjour")
     with pytest.raises(ConfigError) as info:
-        async with agentrig.open_runtime(cfg, resolver={}.get):
+        async with agentrig.open_runtime(cfg, resolver=dict[str, str]().get):
             pass
     assert info.value.issues[0].location() == "mcp_servers.demo.env.MCP_TEST_GREETING"
 
@@ -317,7 +319,7 @@ async def test_a_model_lists_and_reads_resources_through_tools() -> None:
         mcp_servers={"demo": server()},
     )
     async with agentrig.open_runtime(cfg) as rt:
-        await rt.agent("assistant").run("what is there?")
+        await rt.agent(AgentId("assistant")).run("what is there?")
         listed, read, missing = tool_texts(rt)
     assert listed[1] == "ok"
     assert json.loads(listed[2]) == [
@@ -350,7 +352,7 @@ async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:
         permissions={"allow": ["mcp__demo__*"]},
     )
     async with agentrig.open_runtime(cfg, overrides=[("providers", "local", provider)]) as rt:
-        result = await rt.agent("assistant").run("show me")
+        result = await rt.agent(AgentId("assistant")).run("show me")
     assert result.value == "a small chart"
     seen = [m for m in provider.requests[1].messages if isinstance(m, ToolMessage)]
     assert [m.content for m in seen] == [

@@ -11,7 +11,7 @@ import gzip
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import agentrig
 from agentrig.errors import ConfigError
+from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, open_runtime
 
 pytestmark = pytest.mark.anyio
@@ -45,7 +46,7 @@ def explode(reason: str) -> str:
     raise RuntimeError(reason)
 
 
-def config(script: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+def config(script: Sequence[object], **extra: Any) -> dict[str, Any]:
     return {
         "providers": {"local": {"kind": "scripted", "options": {"script": script}}},
         "agents": {
@@ -106,11 +107,11 @@ class Recorder:
         return out
 
 
-async def run_once(recorder: Recorder, script: list[dict[str, Any]] = SCRIPT) -> Any:
+async def run_once(recorder: Recorder, script: Sequence[object] = SCRIPT) -> Any:
     async with open_runtime(
         config(script), memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        return await rt.agent("assistant").run("Weather in Lisbon?")
+        return await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
 
 
 async def test_a_run_is_one_agent_span_with_its_calls_as_children() -> None:
@@ -233,7 +234,7 @@ async def test_an_interrupted_run_says_so() -> None:
         plugins=[("otel-test", recorder.telemetry)],
         environ={},
     ) as rt:
-        agent = rt.agent("assistant")
+        agent = rt.agent(AgentId("assistant"))
         signal = agentrig.CancelSignal()
         async with agentrig_task_group() as tg:
             tg.start_soon(cancel_soon, signal)
@@ -310,7 +311,7 @@ async def test_the_configured_plugin_exports_over_otlp_http(
             ("plugins", "otel", "agentrig-otel"),
             ("config_sections", "otel", "agentrig-otel"),
         }
-        await rt.agent("assistant").run("Weather in Lisbon?")
+        await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
     # closing the runtime flushed the exporter
     traces = [body for path, body in receiver.received if path == "/v1/traces"]
     assert traces, receiver.received
@@ -401,7 +402,7 @@ async def test_hook_executions_and_permission_decisions_are_span_events() -> Non
     async with open_runtime(
         cfg, memory=source, plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        await rt.agent("assistant").run("Look Rome up, then deploy.")
+        await rt.agent(AgentId("assistant")).run("Look Rome up, then deploy.")
     spans = recorder.by_name()
     lookup_events = {e.name: dict(e.attributes or {}) for e in spans["execute_tool lookup"].events}
     hook = lookup_events["agentrig.hook PreToolUse"]
@@ -421,7 +422,7 @@ async def test_headers_go_to_the_collector_and_metrics_can_be_switched_off(
     endpoint = f"http://127.0.0.1:{receiver.server_address[1]}"
     otel = {"endpoint": endpoint, "headers": {"x-api-key": "k-123"}, "metrics": False}
     async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
-        await rt.agent("assistant").run("Weather in Lisbon?")
+        await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
     paths = [path for path, _ in receiver.received]
     assert "/v1/traces" in paths
     assert "/v1/metrics" not in paths
@@ -438,7 +439,7 @@ async def test_exporter_none_records_without_exporting() -> None:
     otel = {"exporter": "none"}
     async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
         assert rt.hooks.has_listeners("observe")
-        result = await rt.agent("assistant").run("Weather in Lisbon?")
+        result = await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
     assert result.value == "Sunny in Lisbon."
 
 
@@ -462,7 +463,7 @@ async def test_exporter_global_uses_the_applications_tracer_provider() -> None:
     spans.clear()
     otel = {"exporter": "global", "metrics": False}
     async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
-        await rt.agent("assistant").run("Weather in Lisbon?")
+        await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
     assert "invoke_agent assistant" in {s.name for s in spans.get_finished_spans()}
 
 

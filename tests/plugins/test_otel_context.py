@@ -20,8 +20,10 @@ from agentrig_otel import Telemetry
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NoOpTracer
 
 import agentrig
+from agentrig.ids import AgentId
 from agentrig.kernel import TRACE_CONTEXT, MemorySource, open_runtime
 from agentrig.session import dump_event
 
@@ -150,7 +152,7 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
         openai_config(chat_port), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
         assert rt.trace is recorder.telemetry
-        result = await rt.agent("assistant").run("Hi")
+        result = await rt.agent(AgentId("assistant")).run("Hi")
     assert result.value == "hi"
     (chat,) = recorder.named("chat ")
     (run,) = recorder.named("invoke_agent ")
@@ -161,15 +163,24 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
     assert headers["traceparent"] == traceparent_of(chat)
 
 
-async def test_without_a_trace_context_nothing_is_added(chat_port: int) -> None:
-    async with open_runtime(openai_config(chat_port), environ={}) as rt:
-        assert rt.trace is None
-        await rt.agent("assistant").run("Hi")
-        events = rt.agent("assistant").session.events
+async def untraced_chat(port: int, plugins: list[tuple[str, object]]) -> None:
+    """One run against the loopback provider: neither its request nor an event is traced."""
+    async with open_runtime(openai_config(port), plugins=plugins, environ={}) as rt:
+        await rt.agent(AgentId("assistant")).run("Hi")
+        events = rt.agent(AgentId("assistant")).session.events
     (headers,) = ChatHandler.seen
     assert "traceparent" not in headers
     assert all(e.trace is None for e in events)
     assert all('"trace"' not in dump_event(e) for e in events)
+
+
+async def test_a_tracer_that_records_nothing_adds_nothing(chat_port: int) -> None:
+    # exporter = "global" with no provider set by the application: OpenTelemetry's no-op tracer
+    await untraced_chat(chat_port, [("otel-test", Telemetry(NoOpTracer()))])
+
+
+async def test_without_a_trace_context_nothing_is_added(chat_port: int) -> None:
+    await untraced_chat(chat_port, [])
 
 
 # ---- hooks ---------------------------------------------------------------------------------
@@ -193,12 +204,19 @@ def memory() -> MemorySource:
     return source
 
 
-async def traced_run(cfg: dict[str, Any]) -> Recorder:
+async def traced_run(cfg: dict[str, Any], inbound: dict[str, str] | None = None) -> Recorder:
+    """One run with a recording tracer; inside ``inbound``'s trace context when given."""
     recorder = Recorder()
     async with open_runtime(
         cfg, memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        await rt.agent("assistant").run("Rome?")
+        assert rt.trace is not None
+        scope = rt.trace.continue_from(inbound) if inbound else None
+        try:
+            await rt.agent(AgentId("assistant")).run("Rome?")
+        finally:
+            if scope is not None:
+                scope.close()
     return recorder
 
 
@@ -212,6 +230,23 @@ async def test_a_command_hook_sees_traceparent_of_the_tool_span(tmp_path: Path) 
     traceparent, tracestate = seen.read_text().split("|")
     assert traceparent == traceparent_of(tool)
     assert tracestate == "unset"
+
+
+@pytest.mark.subprocess
+async def test_a_command_hook_sees_the_tracestate_the_trace_carries(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    command = f'printf "%s|%s" "$TRACEPARENT" "${{TRACESTATE-unset}}" > {seen}'
+    hooks = {"PreToolUse": [{"strategy": "command", "options": {"command": command}}]}
+    inbound = {
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "tracestate": "vendor=opaque",
+    }
+    recorder = await traced_run(scripted_config(hooks=hooks), inbound)
+    (tool,) = recorder.named("execute_tool ")
+    traceparent, tracestate = seen.read_text().split("|")
+    assert traceparent == traceparent_of(tool)
+    assert traceparent.split("-")[1] == "0af7651916cd43dd8448eb211c80319c"
+    assert tracestate == "vendor=opaque"
 
 
 async def test_an_http_hook_receives_the_traceparent_header(hook_port: int) -> None:
@@ -233,8 +268,8 @@ async def test_session_events_carry_the_ids_of_the_span_that_produced_them() -> 
     async with open_runtime(
         scripted_config(), memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        await rt.agent("assistant").run("Rome?")
-        events = rt.agent("assistant").session.events
+        await rt.agent(AgentId("assistant")).run("Rome?")
+        events = rt.agent(AgentId("assistant")).session.events
     (run,) = recorder.named("invoke_agent ")
     (tool,) = recorder.named("execute_tool ")
     first_chat, second_chat = sorted(recorder.named("chat "), key=lambda s: s.start_time or 0)
@@ -258,8 +293,8 @@ async def test_the_otel_table_provides_the_trace_context() -> None:
     ) as rt:
         trace = rt.services.require(TRACE_CONTEXT)
         assert rt.trace is trace
-        await rt.agent("assistant").run("Rome?")
-        events = rt.agent("assistant").session.events
+        await rt.agent(AgentId("assistant")).run("Rome?")
+        events = rt.agent(AgentId("assistant")).session.events
     assert all(e.trace is not None for e in events if e.type != "system/prompt")
 
 
@@ -272,7 +307,7 @@ async def test_continue_from_makes_a_run_the_child_of_an_inbound_trace() -> None
         assert rt.trace is not None
         scope = rt.trace.continue_from({"traceparent": inbound})
         try:
-            await rt.agent("assistant").run("Rome?")
+            await rt.agent(AgentId("assistant")).run("Rome?")
         finally:
             scope.close()
         assert rt.trace.headers() == {}  # closed: nothing current any more
@@ -306,8 +341,8 @@ async def mcp_trace(recorder: Recorder, server: dict[str, Any]) -> tuple[Readabl
         async with open_runtime(
             mcp_config(server), plugins=[("otel-test", recorder.telemetry)], environ={}
         ) as rt:
-            await rt.agent("assistant").run("trace?")
-            messages = rt.agent("assistant").session.derive_messages()
+            await rt.agent(AgentId("assistant")).run("trace?")
+            messages = rt.agent(AgentId("assistant")).session.derive_messages()
     (text,) = [m.text for m in messages if m.role == "tool"]
     assert isinstance(app, ReadableSpan)
     return app, text.split()

@@ -24,6 +24,7 @@ from _postgres_server import PostgresServer, postgres_server
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agentrig.errors import ConfigError
+from agentrig.ids import EntryId, SessionId
 from agentrig.journal import (
     ExecutionLimits,
     ExecutionRecord,
@@ -35,6 +36,7 @@ from agentrig.journal import (
 )
 from agentrig.kernel import open_runtime
 from agentrig.llm import AssistantMessage, TextBlock, ToolMessage, UserMessage
+from agentrig.plugin import SESSION_STORES
 from agentrig.session import (
     AssistantMessageEvent,
     BrokenWriterError,
@@ -85,7 +87,7 @@ async def store(dsn: str) -> AsyncIterator[SessionStore]:
 
 
 def sample(session_id: str, turns: int = 2) -> list[SessionEvent]:
-    session = Session(session_id)
+    session = Session(SessionId(session_id))
     for turn in range(1, turns + 1):
         session.append(TurnStart(turn=turn))
         session.append(UserMessageEvent(message=UserMessage.of(f"question {turn} — ünïcode")))
@@ -243,7 +245,7 @@ async def test_a_runtime_composes_the_store_from_config(dsn: str, tmp_path: Path
         encoding="utf-8",
     )
     async with open_runtime(config, environ={}) as rt:
-        store = rt.catalog("session_stores").require("shared")
+        store = rt.catalog(SESSION_STORES).require(EntryId("shared"))
         writer = await store.open_writer("ses_cfg")
         await writer.append(sample("ses_cfg", turns=1))
         await writer.aclose()

@@ -20,6 +20,7 @@ from agentrig.builtins.fallback import (
 from agentrig.builtins.scripted import Reply, ScriptedProvider
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AbortError, ConfigError
+from agentrig.ids import AgentId
 from agentrig.llm import (
     Capabilities,
     CapabilityError,
@@ -460,5 +461,5 @@ async def test_a_runtime_composes_a_fallback_agent_end_to_end() -> None:
         "agents": {"assistant": {"provider": "smart", "model": "smart-model"}},
     }
     async with open_runtime(config, memory=memory, environ={}) as rt:
-        result = await rt.agent("assistant").run("hello")
+        result = await rt.agent(AgentId("assistant")).run("hello")
         assert result.value == "served by backup"

@@ -18,8 +18,10 @@ from agentrig.builtins import scripted
 from agentrig.builtins.credential_file import FileCredentialStore
 from agentrig.cli._config import check_file
 from agentrig.errors import ConfigError, PluginLoadError
+from agentrig.ids import EntryId, ProviderId
 from agentrig.kernel import MemorySource, PluginIndex, env_resolver
 from agentrig.llm import ProviderConfig
+from agentrig.plugin import CREDENTIAL_STORES, PROVIDERS, SEALERS, SESSION_STORES
 from agentrig.sealing import Sealer
 
 pytestmark = pytest.mark.anyio
@@ -83,10 +85,10 @@ async def test_a_store_reference_resolves_through_a_file_store_of_the_same_confi
         environ={},
         resolver=env_resolver({"ORG": "acme"}),
     ) as rt:
-        store = rt.catalog("credential_stores").require("vault")
+        store = rt.catalog(CREDENTIAL_STORES).require(EntryId("vault"))
         assert isinstance(store, FileCredentialStore)
         assert store.path == tmp_path / "state" / "credentials.json"
-        assert rt.providers.has("main")
+        assert rt.catalog(PROVIDERS).has(ProviderId("main"))
     # $STORE: through the store, $ENV: through the caller's resolver -- side by side
     assert recording.seen == [{"api_key": SECRET, "org": "acme"}]
 
@@ -162,7 +164,7 @@ async def test_a_credential_store_override_replaces_the_configured_one(tmp_path:
         resolver=env_resolver({"ORG": "acme"}),
         overrides=[("credential_stores", "vault", override)],
     ) as rt:
-        assert rt.catalog("credential_stores").require("vault") is override
+        assert rt.catalog(CREDENTIAL_STORES).require(EntryId("vault")) is override
     assert recording.seen == [{"api_key": "from-override", "org": "acme"}]
 
 
@@ -185,11 +187,11 @@ async def test_sealers_are_composed_before_the_session_stores_that_name_them(
         """,
     )
     async with agentrig.open_runtime(config, environ={}) as rt:
-        sealer = rt.catalog("sealers").require("main")
+        sealer = rt.catalog(SEALERS).require(EntryId("main"))
         assert isinstance(sealer, Sealer)
         assert sealer.unlocked
-        store = rt.catalog("session_stores").require("local")
-        assert store.sealer is sealer
+        store = rt.catalog(SESSION_STORES).require(EntryId("local"))
+        assert getattr(store, "sealer", None) is sealer  # the JSONL store keeps its sealer
 
 
 async def test_a_factory_returning_something_else_is_a_broken_plugin(tmp_path: Path) -> None:

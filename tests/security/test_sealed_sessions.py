@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError
+from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, TextBlock, UserMessage
 from agentrig.sealing import LockedError, Sealer, framing
 from agentrig.session import (
@@ -86,7 +87,7 @@ def _store(kind: str, base: Path, sealer: Sealer | None, **options: Any) -> Sess
 
 
 def _events(session_id: str) -> list[SessionEvent]:
-    session = Session(session_id)
+    session = Session(SessionId(session_id))
     session.append(TurnStart(turn=1))
     session.append(UserMessageEvent(message=UserMessage.of(QUESTION)))
     session.append(

@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from server_support import RunningServer, scripted_config, tool_entries
 
 import agentrig
+from agentrig.plugin import PROVIDERS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -106,7 +107,7 @@ def test_chat_page_streams_shows_tools_approves_and_reopens_sessions(page: Page)
         expect(page.locator(".turn.assistant").last).to_contain_text("Still here.")
 
         async def last_request() -> list[str]:
-            request = srv.rt.providers.require("local").requests[-1]
+            request = srv.rt.catalog(PROVIDERS).require("local").requests[-1]
             return [type(m).__name__ for m in request.messages]
 
         assert srv.call(last_request) == [

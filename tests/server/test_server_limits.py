@@ -10,14 +10,16 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
+from agentrig.plugin import PROVIDERS
 
 pytestmark = pytest.mark.integration
 
 ENV = {"SERVER_KEY": KEY}
-HI = [{"role": "user", "content": "Hi"}]
+HI: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hi"}]
 
 
 def client(server: RunningServer) -> openai.OpenAI:
@@ -210,7 +212,7 @@ def test_token_budget_stops_the_run_before_the_next_model_call() -> None:
 
 def _requests(srv: RunningServer) -> Callable[[], Any]:
     async def count() -> int:
-        return len(srv.rt.providers.require("local").requests)
+        return len(srv.rt.catalog(PROVIDERS).require("local").requests)
 
     return count
 
@@ -241,7 +243,7 @@ def test_history_with_tool_calls_and_results_reaches_the_model_as_agentrig_messa
     config = scripted_config(
         agents={"assistant": {"provider": "local", "model": "m", "system_prompt": "Be brief."}}
     )
-    messages = [
+    messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": "Answer in French."},
         {"role": "user", "content": "What is 2+3?"},
         {
@@ -285,7 +287,7 @@ def test_history_with_tool_calls_and_results_reaches_the_model_as_agentrig_messa
 
 def _last_request(srv: RunningServer) -> Callable[[], Any]:
     async def last() -> Any:
-        return list(srv.rt.providers.require("local").requests[-1].messages)
+        return list(srv.rt.catalog(PROVIDERS).require("local").requests[-1].messages)
 
     return last
 

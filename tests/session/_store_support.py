@@ -12,6 +12,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, TextBlock, UserMessage
 from agentrig.session import (
     AssistantMessageEvent,
@@ -47,7 +48,7 @@ def build_store(kind: str, base_dir: Path, **options: Any) -> SessionStore:
 
 def sample_events(session_id: str = "ses_sample", turns: int = 2) -> list[SessionEvent]:
     """A small realistic log: user message, assistant answer, turn boundaries."""
-    session = Session(session_id)
+    session = Session(SessionId(session_id))
     for turn in range(1, turns + 1):
         session.append(TurnStart(turn=turn))
         session.append(UserMessageEvent(message=UserMessage.of(f"question {turn} — ünïcode")))

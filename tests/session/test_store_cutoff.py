@@ -14,6 +14,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,9 @@ from hypothesis import strategies as st
 
 import agentrig
 from agentrig.cli import main
+from agentrig.ids import AgentId, ProviderId, SessionId
 from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
+from agentrig.plugin import PROVIDERS
 from agentrig.session import (
     CUT_OFF_CODE,
     CUT_OFF_TEXT,
@@ -39,7 +42,7 @@ from agentrig.session import (
 pytestmark = pytest.mark.anyio
 
 
-def _config(base: Path, kind: str, script: list[dict[str, Any]]) -> dict[str, Any]:
+def _config(base: Path, kind: str, script: Sequence[object]) -> dict[str, Any]:
     options = (
         {"directory": str(base / "sessions")}
         if kind == "jsonl"
@@ -114,8 +117,8 @@ async def test_resume_closes_a_turn_cut_off_between_call_and_result(
     _crash(tmp_path, kind)
 
     async with agentrig.open_runtime(_config(tmp_path, kind, [{"text": "welcome back"}])) as rt:
-        await rt.agents.dispose("assistant")
-        agent = await rt.agents.resume("ses_cut", agent_id="assistant")
+        await rt.agents.dispose(AgentId("assistant"))
+        agent = await rt.agents.resume(SessionId("ses_cut"), agent_id=AgentId("assistant"))
         assert agent.cut_off is not None
         assert agent.cut_off.turn == 2
         assert [c.id for c in agent.cut_off.unanswered] == ["call_a", "call_b"]
@@ -134,7 +137,7 @@ async def test_resume_closes_a_turn_cut_off_between_call_and_result(
 
         result = await agent.run("are you there?")
         assert result.value == "welcome back"
-        provider: Any = rt.providers.require("local")
+        provider: Any = rt.catalog(PROVIDERS).require(ProviderId("local"))
         (request,) = provider.requests
         _assert_every_call_answered(request.messages)
         last = request.messages[-1]
@@ -143,8 +146,8 @@ async def test_resume_closes_a_turn_cut_off_between_call_and_result(
 
     # the closing events were stored: a second resume finds nothing to close
     async with agentrig.open_runtime(_config(tmp_path, kind, [])) as rt:
-        await rt.agents.dispose("assistant")
-        again = await rt.agents.resume("ses_cut", agent_id="assistant")
+        await rt.agents.dispose(AgentId("assistant"))
+        again = await rt.agents.resume(SessionId("ses_cut"), agent_id=AgentId("assistant"))
         assert again.cut_off is None
         assert again.load_report is not None
         assert not again.load_report.damaged
@@ -193,7 +196,7 @@ def _call(call_id: str) -> ToolCallBlock:
 
 
 def test_a_settled_log_has_nothing_to_close() -> None:
-    session = Session("ses_x")
+    session = Session(SessionId("ses_x"))
     session.append(TurnStart(turn=1))
     session.append(UserMessageEvent(message=UserMessage.of("hi")))
     session.append(TurnEnd(turn=1, reason="completed"))
@@ -202,7 +205,7 @@ def test_a_settled_log_has_nothing_to_close() -> None:
 
 
 def test_a_turn_cut_off_after_its_last_result_is_closed_without_new_results() -> None:
-    session = Session("ses_x")
+    session = Session(SessionId("ses_x"))
     session.append(TurnStart(turn=1))
     session.append(AssistantMessageEvent(message=AssistantMessage(content=(_call("c1"),))))
     session.append(ToolResultEvent(message=ToolMessage.of("c1", "t", "done")))
@@ -214,7 +217,7 @@ def test_a_turn_cut_off_after_its_last_result_is_closed_without_new_results() ->
 
 
 def test_call_ids_reused_in_another_turn_are_matched_within_the_turn() -> None:
-    session = Session("ses_x")
+    session = Session(SessionId("ses_x"))
     session.append(TurnStart(turn=1))
     session.append(AssistantMessageEvent(message=AssistantMessage(content=(_call("c1"),))))
     session.append(ToolResultEvent(message=ToolMessage.of("c1", "t", "done")))
@@ -235,7 +238,7 @@ def test_call_ids_reused_in_another_turn_are_matched_within_the_turn() -> None:
 )
 def test_closing_a_cut_off_turn_answers_every_call(rounds: list[tuple[int, int]]) -> None:
     # each round: the model makes `calls` calls, of which the first `answered` got results
-    session = Session("ses_x")
+    session = Session(SessionId("ses_x"))
     session.append(TurnStart(turn=1))
     session.append(UserMessageEvent(message=UserMessage.of("go")))
     for number, (calls, answered) in enumerate(rounds):

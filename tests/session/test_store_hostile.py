@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentrig
+from agentrig.ids import AgentId
 from agentrig.session import NotASessionLogError, SessionStore, sequence_problems
 
 pytestmark = pytest.mark.anyio
@@ -256,7 +257,7 @@ async def test_an_agent_that_never_ran_leaves_no_file_in_the_sessions_folder(
     }
     for _ in range(3):
         async with agentrig.open_runtime(config) as rt:
-            rt.agent("assistant")  # created with a fresh session, never run
+            rt.agent(AgentId("assistant"))  # created with a fresh session, never run
     assert _leftovers(kind, tmp_path) == []
 
 

@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,14 @@ import anyio
 import pytest
 
 import agentrig
+from agentrig.ids import AgentId, SessionId
 from agentrig.llm import UserMessage
 from agentrig.session import InboxSpliced
 
 pytestmark = pytest.mark.anyio
 
 
-def _config(tmp_path: Path, script: list[dict[str, Any]], kind: str = "jsonl") -> dict[str, Any]:
+def _config(tmp_path: Path, script: Sequence[object], kind: str = "jsonl") -> dict[str, Any]:
     options = (
         {"directory": str(tmp_path / "sessions")}
         if kind == "jsonl"
@@ -42,8 +44,8 @@ def _config(tmp_path: Path, script: list[dict[str, Any]], kind: str = "jsonl") -
 async def _resume(rt: agentrig.Runtime, session_id: str) -> Any:
     # the config declares "assistant", so the runtime already created it with a fresh
     # session; dispose that one first to take its name over for the stored session
-    await rt.agents.dispose("assistant")
-    return await rt.agents.resume(session_id, agent_id="assistant")
+    await rt.agents.dispose(AgentId("assistant"))
+    return await rt.agents.resume(SessionId(session_id), agent_id=AgentId("assistant"))
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
@@ -53,7 +55,7 @@ async def test_resume_rebuilds_history_and_continues_the_log(tmp_path: Path, kin
         {"text": "second answer"},
     ]
     async with agentrig.open_runtime(_config(tmp_path, script, kind)) as rt:
-        agent = rt.agent("assistant")
+        agent = rt.agent(AgentId("assistant"))
         first = await agent.run("first question")
         assert first.value == "first answer"
         # queue input for a later turn without starting it; it is logged with the session
@@ -105,9 +107,9 @@ async def test_resume_of_an_agent_without_a_store_is_refused(tmp_path: Path) -> 
     config = _config(tmp_path, [])
     del config["agents"]["assistant"]["session_store"]
     async with agentrig.open_runtime(config) as rt:
-        await rt.agents.dispose("assistant")
+        await rt.agents.dispose(AgentId("assistant"))
         with pytest.raises(agentrig.UnknownIdError, match="no session_store"):
-            await rt.agents.resume("ses_whatever", agent_id="assistant")
+            await rt.agents.resume(SessionId("ses_whatever"), agent_id=AgentId("assistant"))
 
 
 _CRASHING_RUNTIME = """

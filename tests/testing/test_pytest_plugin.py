@@ -54,6 +54,7 @@ def test_third_party_suite_uses_entries_overrides_and_runtime(pytester: pytest.P
         test_outside="""
         import pytest
         import agentrig
+        from agentrig.plugin import SESSION_STORES
 
         class Greeter:
             def __init__(self):
@@ -74,7 +75,7 @@ def test_third_party_suite_uses_entries_overrides_and_runtime(pytester: pytest.P
             config = {"session_stores": {"main": {"kind": "mem"}}}
             async with agentrig_runtime(config, installed=False) as rt:
                 assert greeter.started == 1
-                assert isinstance(rt.catalog("session_stores").require("main"), FakeStore)
+                assert isinstance(rt.catalog(SESSION_STORES).require("main"), FakeStore)
                 rows = {r.id: r.status for r in rt.plugin_report() if r.distribution != "agentrig"}
                 assert rows == {"greeter": "loaded", "mem": "loaded"}
             assert rt.closed
@@ -90,7 +91,7 @@ def test_third_party_suite_uses_entries_overrides_and_runtime(pytester: pytest.P
             async with agentrig_runtime(
                 {"session_stores": {"main": {"kind": "disk"}}}, installed=False
             ) as rt:
-                assert rt.catalog("session_stores").require("main") is fake
+                assert rt.catalog(SESSION_STORES).require("main") is fake
 
         def test_entries_are_fresh_per_test(agentrig_entries):
             assert list(agentrig_entries.entries()) == []

@@ -6,6 +6,7 @@ import pytest
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.ids import AgentId
 from agentrig.tools import FunctionTool, tool
 from agentrig.tools.deferral import DeferralError, DeferralPolicy, plan_offer
 from agentrig.tools.schema import SchemaValidationError
@@ -109,15 +110,15 @@ async def test_tool_search_loads_a_deferred_tool_for_the_next_round() -> None:
     async with agentrig.open_runtime(
         config, memory=memory, overrides=[("providers", "local", provider)], environ={}
     ) as rt:
-        result = await rt.agent("a").run("weather?")
+        result = await rt.agent(AgentId("a")).run("weather?")
         offered = [[spec.name for spec in r.tools] for r in provider.requests]
         # round 1: the resident tool and the search; round 2 (re-read): weather is loaded
         assert offered[0] == ["t0", "tool_search"]
         assert offered[1] == ["t0", "weather", "tool_search"]
         assert result.value == "sunny"
         # direct invocation reaches a still-deferred tool through the same path
-        direct = await rt.agent("a").call_tool("t5", {"x": 1})
+        direct = await rt.agent(AgentId("a")).call_tool("t5", {"x": 1})
         assert direct.value.text == "t5:1"
         assert direct.invocation.executed
         with pytest.raises(SchemaValidationError):  # one error channel: a failure raises
-            await rt.agent("a").call_tool("t5", {"x": "not a number"})
+            await rt.agent(AgentId("a")).call_tool("t5", {"x": "not a number"})

@@ -20,6 +20,7 @@ from agentrig.tools.schema import (
     Change,
     Rejected,
     SchemaProfile,
+    Site,
     describe_with_note,
     project_schema,
     tool_input_schema,
@@ -775,6 +776,40 @@ def test_custom_profile_defined_by_a_plugin() -> None:
         Change(("properties", "a"), "removed description", False),
     )
     assert result.schema["properties"]["a"] == {"type": "string"}
+
+
+def test_a_plugin_profile_brings_its_own_node_steps() -> None:
+    """A target's own rewrites are node steps: they record changes and may refuse the schema."""
+
+    def upper_enums(out: dict[str, Any], site: Site) -> None:
+        if isinstance(out.get("enum"), list):
+            out["enum"] = [str(v).upper() for v in out["enum"]]
+            site.change("wrote the enum upper-case", constraint="enum")
+
+    def no_booleans(out: dict[str, Any], site: Site) -> None:
+        if out.get("type") == "boolean":
+            site.reject(f"{site.where()} is a boolean, which acme cannot carry")
+
+    acme = SchemaProfile(name="acme", rewrites=(upper_enums,), completions=(no_booleans,))
+    result = project_schema(obj({"c": {"type": "string", "enum": ["a", "b"]}}), acme)
+    assert isinstance(result, Adapted)
+    assert result.schema["properties"]["c"]["enum"] == ["A", "B"]
+    assert result.changes == (Change(("properties", "c"), "wrote the enum upper-case", True),)
+    assert result.note == "Constraints not shown to this provider: enum on 'c'."
+    refused = project_schema(obj({"flag": {"type": "boolean"}}), acme)
+    assert refused == Rejected(
+        "'flag' is a boolean, which acme cannot carry", ("properties", "flag")
+    )
+
+
+def test_each_target_lives_in_its_own_module() -> None:
+    modules = {p.name: p.rewrites + p.completions for p in PROFILES.values()}
+    assert {name: {s.__module__ for s in steps} for name, steps in modules.items()} == {
+        "anthropic": set(),
+        "openai": set(),
+        "openai-strict": {"agentrig.tools._profile_openai_strict"},
+        "gemini": {"agentrig.tools._profile_gemini"},
+    }
 
 
 # -- the description note ------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, ClassVar, Literal, Optional
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
@@ -389,16 +389,52 @@ def test_adapter_is_a_schema_adapter() -> None:
 
 
 def test_adapter_parses_a_valid_value() -> None:
-    order = parse_with(PydanticSchemaAdapter(Order), {"sku": "ABC", "qty": 2.0, "color": "green"})
+    order = parse_with(PydanticSchemaAdapter(Order), {"sku": "ABC", "qty": 2, "color": "green"})
     assert order == Order(sku="ABC", qty=2, color=Color.GREEN)
 
 
-def test_adapter_runs_the_json_validator_first() -> None:
+def test_adapter_reports_keyword_codes() -> None:
     with pytest.raises(SchemaValidationError) as caught:
         PydanticSchemaAdapter(Order).parse({"sku": "AB", "qty": True})
     codes = {(i.code, i.path) for i in caught.value.issues}
     assert codes == {("value.minLength", ("sku",)), ("value.type", ("qty",))}
     assert caught.value.recoverable
+
+
+class Tags(BaseModel):
+    tags: list[str]
+    seen: ClassVar[list[object]] = []
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        cls.seen.append(value)
+        return value.split(",") if isinstance(value, str) else value
+
+
+def test_adapter_validates_once_with_the_model() -> None:
+    """One validation: the model's own. A JSON-Schema pass in front of it would refuse the
+    comma-separated string the model's ``before`` validator accepts."""
+    Tags.seen.clear()
+    parsed = PydanticSchemaAdapter(Tags).parse({"tags": "a,b"})
+    assert Tags.seen == ["a,b"]  # the validator ran once, on the value as sent
+    assert parsed.tags == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("value", "code"),
+    [
+        ({"sku": "ABC", "qty": "5"}, "value.type"),  # no string-to-number coercion
+        ({"sku": "ABC", "qty": 2.0}, "value.type"),  # strict: a whole float is not an int
+        ({"sku": "ABC", "qty": float("nan")}, "value.not_json"),
+        ({"sku": "ABC", "qty": 0}, "value.minimum"),
+        ({"qty": 2}, "value.required"),
+    ],
+)
+def test_adapter_validates_with_json_semantics(value: dict[str, object], code: str) -> None:
+    with pytest.raises(SchemaValidationError) as caught:
+        PydanticSchemaAdapter(Order).parse(value)
+    assert caught.value.issues[0].code == code
 
 
 def test_adapter_reports_model_validators_as_issues() -> None:
@@ -415,7 +451,7 @@ def test_adapter_ignore_mode_accepts_and_drops_extra_keys() -> None:
     assert parsed.model_dump() == {"a": 1}
 
 
-def test_adapter_forbid_mode_rejects_extra_keys_in_the_json_check() -> None:
+def test_adapter_forbid_mode_rejects_extra_keys() -> None:
     with pytest.raises(SchemaValidationError) as caught:
         PydanticSchemaAdapter(Closed).parse({"a": 1, "b": 2})
     assert caught.value.issues[0].code == "value.additionalProperties"

@@ -6,6 +6,7 @@ from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
 from agentrig.agent._registry import AgentRegistry, AgentSetup
 from agentrig.agent._results import (
     ContextWindowError,
+    DeadlineExceededError,
     IdenticalToolInputError,
     RunOutcome,
     RunRecord,
@@ -29,6 +30,7 @@ __all__ = [
     "CallOutcome",
     "ContextWindowError",
     "Continuation",
+    "DeadlineExceededError",
     "Gate",
     "GateDecision",
     "IdenticalToolInputError",

@@ -9,6 +9,7 @@ request without starting anything.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -37,11 +38,11 @@ from agentrig.agent._results import (
 from agentrig.agent._resume import Continuation
 from agentrig.agent._runs import RunStream, _SlotGuard
 from agentrig.agent._structured import finish_structured
-from agentrig.agent._turn import Emit, run_turn
+from agentrig.agent._turn import Emit, run_turn, with_deadline
 from agentrig.cancel import CancelSignal
-from agentrig.errors import RuntimeClosedError, UnknownIdError
-from agentrig.ids import new_invocation_id, new_run_id
-from agentrig.kernel.config import AgentConfig
+from agentrig.errors import AgentrigError, RuntimeClosedError, UnknownIdError
+from agentrig.ids import AgentId, SessionId, new_invocation_id, new_run_id
+from agentrig.kernel.config import AgentConfig, parse_duration
 from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.kernel.services import ServiceKey
@@ -87,6 +88,8 @@ class RunOptions:
     tool_only_completion: bool = False
     output_type: type[BaseModel] | None = None
     output_retries: int = 2
+    #: seconds the run may take before it ends ``interrupted`` (None: no deadline)
+    deadline: float | None = None
 
 
 @final
@@ -96,7 +99,7 @@ class Agent:
     def __init__(
         self,
         runtime: Runtime,
-        agent_id: str,
+        agent_id: AgentId,
         config: AgentConfig,
         session: Session,
         *,
@@ -108,7 +111,8 @@ class Agent:
         self._id = agent_id
         self.config = config
         self.session = session
-        self._tools = {t.id: t for t in tools}
+        # keyed by plain names: a model's tool call names its tool with an unchecked string
+        self._tools: dict[str, Tool] = {t.id: t for t in tools}
         self._loaded: set[str] = set()
         self._last_request_config: RequestConfig | None = None
         self._plan_cache: tuple[tuple[int, str], OfferPlan] | None = None
@@ -140,11 +144,11 @@ class Agent:
 
     # ---- identity -----------------------------------------------------------------------
     @property
-    def id(self) -> str:
+    def id(self) -> AgentId:
         return self._id
 
     @property
-    def session_id(self) -> str:
+    def session_id(self) -> SessionId:
         return self.session.id
 
     @property
@@ -184,7 +188,7 @@ class Agent:
                 self._gate.denied_tools(list(self._tools.values())) if self._gate else set()
             )
         visible = [t for t in self._tools.values() if t.id not in self._denied]
-        overrides = {
+        overrides: dict[str, bool] = {
             name: cfg.deferred
             for name, cfg in self.runtime.config.tools.items()
             if cfg.deferred is not None
@@ -435,7 +439,7 @@ class Agent:
     async def _drain(self) -> None:
         try:
             while self._has_waking_input():
-                options = self._options(None, None, None, None, None)
+                options = self._options(None, None, None, None, None, None)
                 signal = CancelSignal()
                 async with self._slot_held():
                     if self._disposed:
@@ -446,7 +450,8 @@ class Agent:
                     trigger: TurnTrigger = "followup" if batch[0].source != "steer" else "steer"
                     self._current = signal
                     try:
-                        await run_turn(self, batch, trigger, options, signal, None)
+                        turn = functools.partial(self._queued_turn, batch, trigger, options)
+                        await with_deadline(options.deadline, signal, turn)
                     except Exception:  # a background turn's failure is in its turn/end event
                         pass
                     finally:
@@ -456,6 +461,15 @@ class Agent:
         finally:
             self._drain_scheduled = False
             self._maybe_idle()
+
+    async def _queued_turn(
+        self,
+        batch: tuple[UserMessage, ...],
+        trigger: TurnTrigger,
+        options: RunOptions,
+        signal: CancelSignal,
+    ) -> None:
+        await run_turn(self, batch, trigger, options, signal, None)
 
     # ---- status ---------------------------------------------------------------------------
     def _set_status(self, status: AgentStatus) -> None:
@@ -521,6 +535,7 @@ class Agent:
         tool_only_completion: bool | None,
         output_type: type[BaseModel] | None,
         output_retries: int | None,
+        deadline: float | str | None,
     ) -> RunOptions:
         return RunOptions(
             run_id=new_run_id(),
@@ -535,6 +550,7 @@ class Agent:
             output_retries=(
                 self.config.structured_output_retries if output_retries is None else output_retries
             ),
+            deadline=self.config.deadline if deadline is None else _seconds(deadline),
         )
 
     @overload
@@ -548,6 +564,7 @@ class Agent:
         tool_choice: str | None = None,
         tool_only_completion: bool | None = None,
         output_retries: int | None = None,
+        deadline: float | str | None = None,
     ) -> RunResult[str]: ...
 
     @overload
@@ -561,6 +578,7 @@ class Agent:
         tool_choice: str | None = None,
         tool_only_completion: bool | None = None,
         output_retries: int | None = None,
+        deadline: float | str | None = None,
     ) -> RunResult[T]: ...
 
     async def run(
@@ -573,15 +591,20 @@ class Agent:
         tool_choice: str | None = None,
         tool_only_completion: bool | None = None,
         output_retries: int | None = None,
+        deadline: float | str | None = None,
     ) -> RunResult[str] | RunResult[T]:
         """Run one turn for ``prompt`` and return its result (see :class:`RunResult`).
 
         Runs on one agent are serialised FIFO.  A run whose ``signal`` is already set fails
         at once with :class:`~agentrig.errors.AbortError`, touching neither the provider nor
         the history; cancelling it while it runs returns an ``interrupted`` result.
+
+        ``deadline`` (seconds, or ``"30s"``; default: the agent's ``deadline`` config) ends
+        the run ``interrupted`` once it has run that long, with the reason in
+        ``invocation.stop_reason`` and the session's ``turn/end``.
         """
         options = self._options(
-            max_rounds, tool_choice, tool_only_completion, output_type, output_retries
+            max_rounds, tool_choice, tool_only_completion, output_type, output_retries, deadline
         )
         result: RunResult[str] | RunResult[T] = await self._run(
             prompt, options, signal or CancelSignal(), None
@@ -597,13 +620,16 @@ class Agent:
         tool_choice: str | None = None,
         tool_only_completion: bool | None = None,
         output_type: type[BaseModel] | None = None,
+        deadline: float | str | None = None,
     ) -> RunStream[Any]:
         """Stream a run: iterate the chunks; ``stream.result`` holds the RunResult after.
 
         The run starts (and takes the agent's slot) only when iteration begins; leaving the
         iteration early cancels the run.
         """
-        options = self._options(max_rounds, tool_choice, tool_only_completion, output_type, None)
+        options = self._options(
+            max_rounds, tool_choice, tool_only_completion, output_type, None, deadline
+        )
         return RunStream[Any](self, prompt, options, signal or CancelSignal())
 
     async def _run(
@@ -625,8 +651,13 @@ class Agent:
             self._current = signal
             self._notices = []
             try:
-                outcome = await run_turn(self, (message,), "prompt", options, signal, emit)
-                value, attempts = await finish_structured(self, outcome, options, signal, emit)
+
+                async def body(own: CancelSignal) -> tuple[Any, Any, int]:
+                    outcome = await run_turn(self, (message,), "prompt", options, own, emit)
+                    value, attempts = await finish_structured(self, outcome, options, own, emit)
+                    return outcome, value, attempts
+
+                outcome, value, attempts = await with_deadline(options.deadline, signal, body)
             finally:
                 self._current = None
                 self._stop_request = None
@@ -670,3 +701,10 @@ class Agent:
         if self._writer is not None:
             writer, self._writer = self._writer, None
             await writer.aclose()
+
+
+def _seconds(deadline: float | str) -> float:
+    try:
+        return parse_duration(deadline)
+    except ValueError as exc:
+        raise AgentrigError(f"deadline: {exc}", code="loop.deadline_invalid") from None

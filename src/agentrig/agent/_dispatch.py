@@ -14,8 +14,9 @@ import json
 import time
 from collections.abc import Awaitable, Mapping, Sequence
 from types import CoroutineType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+import anyio
 import attrs
 
 from agentrig.cancel import CancelSignal, is_abort
@@ -31,6 +32,7 @@ from agentrig.tools import (
     ToolOutput,
     ToolRefusedError,
     ToolReportedError,
+    ToolTimeoutError,
     render_output,
 )
 from agentrig.tools.schema import parse_with
@@ -42,9 +44,14 @@ __all__ = [
     "CallOutcome",
     "Gate",
     "GateDecision",
+    "ReadyCall",
     "dispatch_call",
+    "execute_call",
+    "is_concurrent",
     "not_executed",
     "observe_tool_call",
+    "prepare_call",
+    "tool_timeout",
     "unknown_tool",
 ]
 
@@ -139,6 +146,22 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+class ReadyCall(NamedTuple):
+    """A call that validated and passed the gate: what :func:`execute_call` runs.
+
+    A named tuple: one is made per tool call, and a tuple is the cheapest record to build.
+    """
+
+    tool: Tool
+    call: ToolCallBlock
+    parsed: Any
+    checked: dict[str, Any]
+    arguments: dict[str, Any]
+    invocation_id: str
+    started_at: float
+    started: float
+
+
 async def dispatch_call(
     agent: Agent,
     tool: Tool,
@@ -147,6 +170,24 @@ async def dispatch_call(
     gate: Gate | None,
 ) -> CallOutcome:
     """Run one known tool call through gate, waterfall and tool; always returns an outcome."""
+    ready = await prepare_call(agent, tool, call, signal, gate)
+    if isinstance(ready, CallOutcome):
+        return ready
+    return await execute_call(agent, ready, signal)
+
+
+async def prepare_call(
+    agent: Agent,
+    tool: Tool,
+    call: ToolCallBlock,
+    signal: CancelSignal,
+    gate: Gate | None,
+) -> CallOutcome | ReadyCall:
+    """Validate ``call`` and ask the gate: a refusal or invalid input is the call's outcome.
+
+    The loop runs this step in call order even for calls that then execute concurrently, so
+    permission questions, ``PreToolUse`` hooks and approvals are asked one at a time.
+    """
     invocation_id = new_invocation_id()
     started_at = time.time()
     started = time.perf_counter()
@@ -181,6 +222,16 @@ async def dispatch_call(
         if not decision.allowed:
             text = f"The call was refused: {decision.reason}"
             return failed(ToolRefusedError(text), text)
+    arguments = checked
+    if decision.updated_arguments is not None:
+        arguments = dict(decision.updated_arguments)
+    return ReadyCall(tool, call, parsed, checked, arguments, invocation_id, started_at, started)
+
+
+async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> CallOutcome:
+    """Run a prepared call through the ``tool_execution`` waterfall; always an outcome."""
+    tool, call, parsed, checked = ready.tool, ready.call, ready.parsed, ready.checked
+    invocation_id, started_at = ready.invocation_id, ready.started_at
     ctx = ToolContext(
         signal=signal,
         tool_id=tool.id,
@@ -209,7 +260,17 @@ async def dispatch_call(
         if type(result) is CoroutineType or (
             not isinstance(result, str) and inspect.isawaitable(result)
         ):  # cheap tests first: most results are a coroutine's or a plain string
-            result = await result
+            limit = tool_timeout(agent, payload.tool)
+            if limit is None:
+                result = await result
+            else:
+                with anyio.move_on_after(limit) as scope:
+                    result = await result
+                if scope.cancelled_caught:
+                    raise ToolTimeoutError(
+                        f"the tool {payload.tool.id!r} did not finish within its "
+                        f"{limit:g}s timeout and was stopped"
+                    )
         if isinstance(result, ToolOutput):
             extras["concludes_turn"] = result.concludes_turn
             extras["view"] = result.view
@@ -220,10 +281,9 @@ async def dispatch_call(
             return made
         return _result_message(call, payload.tool.parse_output(result))
 
-    arguments = checked
-    if decision.updated_arguments is not None:
-        arguments = dict(decision.updated_arguments)
-    payload = ToolExecution(agent=agent, call=call, arguments=arguments, tool=tool, signal=signal)
+    payload = ToolExecution(
+        agent=agent, call=call, arguments=ready.arguments, tool=tool, signal=signal
+    )
     failure: BaseException | None = None
     # typed as object: a listener may break the waterfall's contract, and that is checked below
     returned: object
@@ -257,12 +317,33 @@ async def dispatch_call(
         executed=True,
         concludes_turn=bool(extras.get("concludes_turn", False)),
         view=extras.get("view"),
-        duration_ms=(time.perf_counter() - started) * 1000,
+        duration_ms=(time.perf_counter() - ready.started) * 1000,
         invocation_id=invocation_id,
         started_at=started_at,
         error_type=type(failure).__name__ if failure is not None else None,
         failure=failure,
     )
+
+
+def is_concurrent(tool: Tool) -> bool:
+    """May ``tool`` run alongside the other calls of its reply?
+
+    Its own ``concurrent`` attribute decides when it declares one (``@tool(concurrent=...)``);
+    otherwise a tool of the read-only risk class (``inspect``) may.
+    """
+    declared = getattr(tool, "concurrent", None)
+    if declared is not None:
+        return bool(declared)
+    return tool.risk == "inspect"
+
+
+def tool_timeout(agent: Agent, tool: Tool) -> float | None:
+    """Seconds ``tool`` may run per call: ``[tools.<id>] timeout``, else the tool's own."""
+    configured = agent.runtime.config.tools.get(tool.id)
+    if configured is not None and configured.timeout is not None:
+        return configured.timeout
+    own = getattr(tool, "timeout", None)
+    return float(own) if isinstance(own, int | float) and not isinstance(own, bool) else None
 
 
 _RESULT_BLOCKS = (TextBlock, ImageBlock, FileBlock)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, final
 from agentrig.agent._agent import Agent
 from agentrig.agent._dispatch import Gate
 from agentrig.errors import AgentrigError, DuplicateIdError, HookError, UnknownIdError
+from agentrig.ids import AgentId, SessionId, ToolId, new_session_id
 from agentrig.ids import agent_id as _check_agent_id
-from agentrig.ids import new_session_id
 from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel.config import AgentConfig
 from agentrig.kernel.payloads import (
@@ -26,14 +26,16 @@ from agentrig.kernel.payloads import (
     AgentDisposed,
     SessionStart,
 )
+from agentrig.llm import PROVIDERS
 from agentrig.session import (
+    SESSION_STORES,
     InboxSpliced,
     Session,
     SessionStore,
     SessionWriter,
     find_cut_off_turn,
 )
-from agentrig.tools import Tool, check_tool_contribution
+from agentrig.tools import TOOLS, TOOLSETS, Tool, check_tool_contribution
 from agentrig.tools import tool as make_tool
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ class AgentRegistry:
     def __init__(self, runtime: Runtime, *, gate: Gate | None = None) -> None:
         self.runtime = runtime
         self.gate = gate
-        self._agents: dict[str, Agent] = {}
+        self._agents: dict[AgentId, Agent] = {}
         self._made: dict[Callable[..., Any], Tool] = {}
 
     def __iter__(self) -> Iterator[Agent]:
@@ -61,13 +63,13 @@ class AgentRegistry:
     def __len__(self) -> int:
         return len(self._agents)
 
-    def ids(self) -> tuple[str, ...]:
+    def ids(self) -> tuple[AgentId, ...]:
         return tuple(self._agents)
 
-    def get(self, agent_id: str) -> Agent | None:
+    def get(self, agent_id: AgentId) -> Agent | None:
         return self._agents.get(agent_id)
 
-    def require(self, agent_id: str) -> Agent:
+    def require(self, agent_id: AgentId) -> Agent:
         agent = self._agents.get(agent_id)
         if agent is None:
             import difflib
@@ -84,11 +86,12 @@ class AgentRegistry:
         return agent
 
     def _tools(self, config: AgentConfig) -> list[Tool]:
-        catalog = self.runtime.tools
+        catalog = self.runtime.catalog(TOOLS)
         tools: list[Tool] = []
-        toolsets = self.runtime.catalog("toolsets")
+        toolsets = self.runtime.catalog(TOOLSETS)
         for name in config.tools:
-            members: tuple[str, ...] = toolsets.get(name) or (name,)
+            # a name is a toolset's, or else a tool's id (a missing one: UnknownIdError)
+            members = toolsets.get(name) or (ToolId(name),)
             for tool_name in members:
                 tools.append(catalog.require(tool_name))
         return tools
@@ -108,8 +111,8 @@ class AgentRegistry:
     def _given_tools(self, given: Sequence[Tool | Callable[..., Any]]) -> list[Tool]:
         """Tools passed to ``create(tools=...)``: one ID, one tool -- a second tool with an id
         already taken (in the list, or by a different tool of the runtime) is refused."""
-        catalog = self.runtime.tools
-        chosen: dict[str, tuple[int, Tool]] = {}
+        catalog = self.runtime.catalog(TOOLS)
+        chosen: dict[ToolId, tuple[int, Tool]] = {}
         for position, tool in enumerate(self._as_tool(item) for item in given):
             if tool.id in chosen and chosen[tool.id][1] is not tool:
                 raise DuplicateIdError(
@@ -119,11 +122,11 @@ class AgentRegistry:
                 )
             registered = catalog.get(tool.id)
             if registered is not None and registered is not tool:
-                origin = self.runtime.registry("tools").source_of(tool.id) or "the runtime"
+                origin = self.runtime.registry(TOOLS).source_of(tool.id) or "the runtime"
                 raise DuplicateIdError(
                     f"tool id {tool.id!r} given to agents.create(tools=...) is already the id "
                     f"of a different tool of this runtime (from {origin}); one ID, one tool -- "
-                    "rename one, or pass the runtime's tool (rt.tools.require(id))"
+                    "rename one, or pass the runtime's tool (rt.catalog(TOOLS).require(id))"
                 )
             chosen.setdefault(tool.id, (position, tool))
         return [tool for _, tool in chosen.values()]
@@ -131,15 +134,14 @@ class AgentRegistry:
     def _store(self, config: AgentConfig) -> SessionStore | None:
         if config.session_store is None:
             return None
-        store: SessionStore = self.runtime.catalog("session_stores").require(config.session_store)
-        return store
+        return self.runtime.catalog(SESSION_STORES).require(config.session_store)
 
     async def create(
         self,
-        agent_id: str,
+        agent_id: AgentId,
         config: AgentConfig | None = None,
         *,
-        session_id: str | None = None,
+        session_id: SessionId | None = None,
         setup: AgentSetup | None = None,
         tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
@@ -164,9 +166,9 @@ class AgentRegistry:
 
     async def resume(
         self,
-        session_id: str,
+        session_id: SessionId,
         *,
-        agent_id: str,
+        agent_id: AgentId,
         config: AgentConfig | None = None,
         setup: AgentSetup | None = None,
         tools: Sequence[Tool | Callable[..., Any]] | None = None,
@@ -215,7 +217,7 @@ class AgentRegistry:
         agent.cut_off = cut
 
     def _config(
-        self, agent_id: str, config: AgentConfig | None, settings: dict[str, Any]
+        self, agent_id: AgentId, config: AgentConfig | None, settings: dict[str, Any]
     ) -> AgentConfig:
         _check_agent_id(agent_id)
         if agent_id in self._agents:
@@ -236,7 +238,7 @@ class AgentRegistry:
 
     async def _publish(
         self,
-        agent_id: str,
+        agent_id: AgentId,
         config: AgentConfig,
         session: Session,
         store: SessionStore | None,
@@ -245,7 +247,7 @@ class AgentRegistry:
         *,
         prepare: Callable[[Agent], Awaitable[None]] | None = None,
     ) -> Agent:
-        self.runtime.providers.require(config.provider)
+        self.runtime.catalog(PROVIDERS).require(config.provider)
         agent_tools = self._given_tools(tools) if tools is not None else self._tools(config)
         writer: SessionWriter | None = None
         if store is not None:
@@ -293,7 +295,7 @@ class AgentRegistry:
         return agent
 
     async def dispose(
-        self, agent_id: str, *, cancel_running: bool = False, reason: str = "other"
+        self, agent_id: AgentId, *, cancel_running: bool = False, reason: str = "other"
     ) -> None:
         """Settle the agent's runs (or cancel the running one), close its writer, remove it
         and notify; ``reason`` is why its session ended (``SessionEnd`` hooks get it)."""

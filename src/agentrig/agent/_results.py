@@ -7,11 +7,12 @@ from typing import Generic, Literal, TypeVar, final
 
 import attrs
 
-from agentrig.errors import AgentrigError, Issue
+from agentrig.errors import AbortError, AgentrigError, Issue
 from agentrig.llm import ToolMessage, Usage
 
 __all__ = [
     "ContextWindowError",
+    "DeadlineExceededError",
     "IdenticalToolInputError",
     "RunOutcome",
     "RunRecord",
@@ -85,6 +86,16 @@ class IdenticalToolInputError(AgentrigError):
     code = "loop.identical_tool_input"
     category = "provider"
     recoverable = True
+
+
+class DeadlineExceededError(AbortError):
+    """A run went past its deadline: the reason its signal fired (the run ends interrupted)."""
+
+    code = "loop.deadline"
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the run passed its deadline of {seconds:g}s", reason="deadline")
+        self.seconds = seconds
 
 
 class ContextWindowError(AgentrigError):

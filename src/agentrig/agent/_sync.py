@@ -16,6 +16,7 @@ import anyio
 
 from agentrig.agent._results import RunResult
 from agentrig.errors import AgentrigError
+from agentrig.ids import AgentId
 from agentrig.kernel.config import SecretResolver
 
 __all__ = ["run_sync"]
@@ -25,7 +26,7 @@ def run_sync(
     config: str | os.PathLike[str] | Mapping[str, Any],
     prompt: str,
     *,
-    agent: str | None = None,
+    agent: AgentId | None = None,
     resolver: SecretResolver | None = None,
     backend: str = "asyncio",
     **run_options: Any,
@@ -41,7 +42,7 @@ def run_sync(
 
     async def main() -> RunResult[Any]:
         async with open_runtime(config, resolver=resolver) as rt:
-            name = agent
+            name: AgentId | None = agent
             if name is None:
                 declared = rt.agents.ids()
                 if len(declared) != 1:

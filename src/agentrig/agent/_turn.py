@@ -11,25 +11,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import anyio.abc
 
 from agentrig._construct import construct_trusted
 from agentrig.agent._dispatch import (
     CallOutcome,
     canonical_input,
-    dispatch_call,
+    execute_call,
+    is_concurrent,
     not_executed,
     observe_tool_call,
+    prepare_call,
     unknown_tool,
 )
 from agentrig.agent._results import (
     ContextWindowError,
+    DeadlineExceededError,
     IdenticalToolInputError,
     ToolChoiceViolationError,
     sum_usage,
 )
+from agentrig.agent._spill import cap_result
 from agentrig.agent._structured import structured_instruction, structured_transport
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, error_info
@@ -45,6 +50,7 @@ from agentrig.kernel.payloads import (
     TurnStopping,
 )
 from agentrig.llm import (
+    PROVIDERS,
     AssistantMessage,
     EmptyCompletionError,
     Message,
@@ -81,7 +87,13 @@ from agentrig.tools import Tool
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent, RunOptions
 
-__all__ = ["FORCED_SUMMARY_FALLBACK", "FORCED_SUMMARY_INSTRUCTION", "TurnOutcome", "run_turn"]
+__all__ = [
+    "FORCED_SUMMARY_FALLBACK",
+    "FORCED_SUMMARY_INSTRUCTION",
+    "TurnOutcome",
+    "run_turn",
+    "with_deadline",
+]
 
 FORCED_SUMMARY_INSTRUCTION = (
     "The tool budget for this turn is used up. Answer now from what you have, without "
@@ -193,7 +205,7 @@ class _Turn:
         extra_instruction: str | None = None,
     ) -> AssistantMessage:
         agent = self.agent
-        provider = agent.runtime.providers.require(cfg.provider)
+        provider = agent.runtime.catalog(PROVIDERS).require(cfg.provider)
         view = agent.session.derive_messages()
         messages: Sequence[Message] = view
         system_extra = structured_instruction(self.options, provider, cfg.model)
@@ -281,7 +293,9 @@ class _Turn:
                             if emit is not None and (waiting := emit(chunk)) is not None:
                                 await waiting
                     finally:
-                        await stream.aclose()
+                        aclose = getattr(stream, "aclose", None)  # a plain AsyncIterator has none
+                        if aclose is not None:
+                            await aclose()
             self.signal.raise_if_cancelled()
         except ExecutionControlError:
             raise  # a journal failure stays a failure, even when a cancellation races it
@@ -405,7 +419,7 @@ class _Turn:
         now = time.perf_counter()
         started_at, start = started
         first = self.first_chunk
-        provider = self.agent.runtime.providers.get(cfg.provider)
+        provider = self.agent.runtime.catalog(PROVIDERS).get(cfg.provider)
         data = self._ids()
         data.update(
             round=self.outcome.rounds + (1 if outcome != "success" else 0),
@@ -430,9 +444,9 @@ class _Turn:
     async def run_calls(self, message: AssistantMessage, tools: Sequence[Tool]) -> bool:
         """Dispatch a round's calls; returns True when a result concludes the turn."""
         calls = message.tool_calls
-        by_name = {t.id: t for t in tools}
+        by_name: dict[str, Tool] = {t.id: t for t in tools}
         all_tools = self.agent._tools
-        concludes = False
+        concluded = False
         # identical-input guard: refuse the whole batch before any body runs
         limit = self.agent.config.identical_input_limit
         if limit:
@@ -449,69 +463,177 @@ class _Turn:
                         f"tool {call.name!r} was called with byte-identical input more than "
                         f"{limit} times in one run; the agent is not making progress"
                     )
-        known_round = False
-        for index, call in enumerate(calls):
-            if self.signal.cancelled:
-                break
-            if self.agent.stop_requested is not None:
-                break  # settled below as not executed, with the stop's reason
-            tool = by_name.get(call.name) or all_tools.get(call.name)
-            known_round = known_round or tool is not None
-            trace = self.trace
-            scope = trace.open("tool_call", self.agent.id) if trace is not None else None
-            try:
-                outcome = await self._call(index, call, tool, by_name)
-            finally:
-                if scope is not None:
-                    scope.close()
-            concludes = concludes or outcome.concludes_turn
+        parallel = self.agent.config.parallel_tool_calls and len(calls) > 1
+        resolved = [by_name.get(call.name) or all_tools.get(call.name) for call in calls]
+        known_round = any(tool is not None for tool in resolved)
+        index = 0
+        while index < len(calls):
+            if self.signal.cancelled or self.agent.stop_requested is not None:
+                break  # settled below as not executed (interrupted, or with the stop's reason)
+            end = index + 1
+            if parallel and _may_overlap(resolved[index]):
+                while end < len(calls) and _may_overlap(resolved[end]):
+                    end += 1
+            if end - index == 1:
+                trace = self.trace
+                scope = trace.open("tool_call", self.agent.id) if trace is not None else None
+                try:
+                    concludes = await self.run_one(index, calls[index], resolved[index], by_name)
+                finally:
+                    if scope is not None:
+                        scope.close()
+            else:
+                concludes = await self.run_group(range(index, end), calls, resolved, by_name)
+            concluded = concluded or concludes
+            index = end
         stopped = self.agent.stop_requested
         await self.settle_open_calls(
             "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
         )
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
-        return concludes
+        return concluded
 
-    async def _call(
+    async def run_one(
         self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
-    ) -> CallOutcome:
-        """Run one call of the round (or refuse an unknown one), log and observe its result."""
+    ) -> bool:
+        """Dispatch one call and record its result (a call that must run on its own)."""
         if tool is None:
-            outcome = CallOutcome(unknown_tool(call, list(offered)), executed=False)
-        else:
-            await self.log(
-                ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
-            )
+            return await self.record(index, call, _unknown(call, offered))
+        await self.log(ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}"))
+        try:  # dispatch_call, unrolled: one coroutine less per call
+            outcome = await prepare_call(self.agent, tool, call, self.signal, self.agent._gate)
+            if not isinstance(outcome, CallOutcome):
+                outcome = await execute_call(self.agent, outcome, self.signal)
+        except anyio.get_cancelled_exc_class():
+            # the caller cancelled while the tool ran: the call still gets its result
+            self.open_calls.pop(index, None)
+            with anyio.CancelScope(shield=True):
+                await self.log(ToolResultEvent(message=_cancelled_while_running(call)))
+            raise
+        self.outcome.tool_results += 1
+        return await self.record(index, call, outcome)
+
+    async def run_group(
+        self,
+        indexes: range,
+        calls: Sequence[ToolCallBlock],
+        resolved: Sequence[Tool | None],
+        offered: Mapping[str, Tool],
+    ) -> bool:
+        """Run consecutive calls that may overlap concurrently, one task per call.
+
+        The tasks hand over to each other in call order twice: validation and the gate
+        (permission rules, ``PreToolUse`` hooks, approvals) run one call at a time, so no two
+        questions are open at once and a call that passed starts executing while the next
+        one is checked; results are recorded in call order.  Each call's work -- gate,
+        execution, its result, its observation -- happens in its own task, inside its own
+        tracing scope.
+        """
+        agent = self.agent
+        first = indexes[0]
+        gated = {i: anyio.Event() for i in indexes}  # call i is through the gate
+        recorded = {i: anyio.Event() for i in indexes}  # call i's result is settled
+        outcomes: dict[int, CallOutcome] = {}
+        entered: set[int] = set()  # calls whose tool/call event is logged
+        concludes: list[bool] = []
+        # an error that ends the run (a journal write, a failing gate) is raised as itself,
+        # not wrapped in the task group's exception group
+        failure: list[Exception] = []
+
+        async def one(index: int, group: anyio.abc.TaskGroup) -> None:
+            call, tool = calls[index], resolved[index]
+            trace = self.trace
+            scope = trace.open("tool_call", agent.id) if trace is not None else None
             try:
-                outcome = await dispatch_call(self.agent, tool, call, self.signal, self.agent._gate)
-            except anyio.get_cancelled_exc_class():
-                # the caller cancelled while the tool ran: the call still gets its result
-                self.open_calls.pop(index, None)
-                with anyio.CancelScope(shield=True):
-                    await self.log(ToolResultEvent(message=_cancelled_while_running(call)))
-                raise
+                if index != first:
+                    await gated[index - 1].wait()
+                if self.signal.cancelled or agent.stop_requested is not None:
+                    # not started: settled as not executed once the group is done
+                    gated[index].set()
+                    recorded[index].set()
+                    return
+                if tool is None:
+                    outcome = _unknown(call, offered)
+                    gated[index].set()
+                else:
+                    entered.add(index)
+                    await self.log(
+                        ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
+                    )
+                    ready = await prepare_call(agent, tool, call, self.signal, agent._gate)
+                    gated[index].set()
+                    if isinstance(ready, CallOutcome):
+                        outcome = ready
+                    else:
+                        outcome = await execute_call(agent, ready, self.signal)
+                outcomes[index] = outcome
+                if index != first:
+                    await recorded[index - 1].wait()
+                concludes.append(await self.record(index, call, outcome, count=True))
+                recorded[index].set()
+            except Exception as exc:
+                failure.append(exc)
+                group.cancel_scope.cancel()
+            finally:
+                if scope is not None:
+                    scope.close()
+
+        try:
+            async with anyio.create_task_group() as group:
+                for index in indexes:
+                    group.start_soon(one, index, group)
+        except anyio.get_cancelled_exc_class():
+            # the caller cancelled mid-batch: what finished keeps its result, what was running
+            # gets "interrupted while running"; calls never entered are settled later
+            with anyio.CancelScope(shield=True):
+                for index in indexes:
+                    if index not in self.open_calls:
+                        continue  # its result is logged already
+                    if index in outcomes:
+                        await self.record(index, calls[index], outcomes[index], count=True)
+                    elif index in entered:
+                        self.open_calls.pop(index, None)
+                        await self.log(
+                            ToolResultEvent(message=_cancelled_while_running(calls[index]))
+                        )
+                    else:
+                        break
+            raise
+        if failure:
+            raise failure[0]
+        return any(concludes)
+
+    async def record(
+        self, index: int, call: ToolCallBlock, outcome: CallOutcome, *, count: bool = False
+    ) -> bool:
+        """Log one call's result, observe it, stream it; True when it concludes the turn."""
+        if count and outcome.invocation_id:
             self.outcome.tool_results += 1
+        message = outcome.message
+        stored = None
+        limit = self.agent.config.tool_result_max_bytes
+        if limit and outcome.executed and len(message.text) > limit // 4:  # maybe too big
+            message, stored = await cap_result(self.agent, message, outcome.invocation_id)
         await self.log(
             ToolResultEvent(
-                message=outcome.message,
+                message=message,
                 invocation_id=outcome.invocation_id or None,
                 duration_ms=outcome.duration_ms,
             )
         )
-        self.open_calls.pop(index, None)
+        self.open_calls.pop(index, None)  # from here on the call has its result
+        if stored is not None:
+            await self.log(stored)  # links the call to its whole result
         observe_tool_call(self.agent, call, outcome, self._ids())
         if self.emit is not None:
             waiting = self.emit(
                 ToolResultChunk(
-                    call_id=call.id,
-                    name=call.name,
-                    status=outcome.message.status,
-                    text=outcome.message.text,
+                    call_id=call.id, name=call.name, status=message.status, text=message.text
                 )
             )
             if waiting is not None:
                 await waiting
-        return outcome
+        return outcome.concludes_turn
 
     # ---- the turn --------------------------------------------------------------------------
     async def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
@@ -563,6 +685,9 @@ class _Turn:
 
     async def end_turn(self, reason: TurnEndReason, error: BaseException | None = None) -> None:
         """Log turn/end, then observe the finished turn (``turn``)."""
+        deadline = self.signal.reason
+        if reason == "interrupted" and isinstance(deadline, DeadlineExceededError):
+            self.outcome.stop_reason = self.outcome.stop_reason or str(deadline)
         info = error_info(error) if error is not None else None
         await self.log(
             TurnEnd(
@@ -745,6 +870,15 @@ def _whole(response: ModelResponse) -> AssistantMessage:
     return message
 
 
+def _may_overlap(tool: Tool | None) -> bool:
+    # an unknown tool runs nothing (its result is a skip), so it does not split a group
+    return tool is None or is_concurrent(tool)
+
+
+def _unknown(call: ToolCallBlock, offered: Mapping[str, Tool]) -> CallOutcome:
+    return CallOutcome(unknown_tool(call, list(offered)), executed=False)
+
+
 def _cancelled_while_running(call: ToolCallBlock) -> ToolMessage:
     text = "interrupted while running: the run was cancelled by its caller"
     return ToolMessage.of(call.id, call.name, text, status="error")
@@ -752,6 +886,50 @@ def _cancelled_while_running(call: ToolCallBlock) -> ToolMessage:
 
 class _Interrupted(Exception):
     """Internal: the run's signal fired while the model was answering."""
+
+
+_T = TypeVar("_T")
+
+
+async def with_deadline(
+    seconds: float | None,
+    signal: CancelSignal,
+    body: Callable[[CancelSignal], Awaitable[_T]],
+) -> _T:
+    """Run ``body`` with a signal that fires ``seconds`` from now (or when ``signal`` does).
+
+    The deadline is this run's own: when it passes, the run's signal fires with a
+    :class:`DeadlineExceededError` and the loop ends the turn ``interrupted`` with that reason.
+    A cancellation from the caller is not ours and propagates untouched.
+    """
+    if seconds is None:
+        return await body(signal)
+    own = CancelSignal()
+
+    def pass_on(reason: object) -> None:
+        own.cancel(reason)  # the caller's cancel reaches the run as before
+
+    forward = signal.on_cancel(pass_on)
+    result: list[_T] = []
+    failure: list[Exception] = []
+
+    async def expire() -> None:
+        await anyio.sleep(seconds)
+        own.cancel(DeadlineExceededError(seconds))
+
+    try:
+        async with anyio.create_task_group() as timer:
+            timer.start_soon(expire)
+            try:
+                result.append(await body(own))
+            except Exception as exc:  # raised as itself below, not in an exception group
+                failure.append(exc)
+            timer.cancel_scope.cancel()
+    finally:
+        forward()
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 async def run_turn(

@@ -15,8 +15,10 @@ from pydantic import BaseModel, ValidationError
 from agentrig.builtins._factory import call_factory
 from agentrig.builtins.tool_refs import ToolRefs, is_tool_ref, static_issue
 from agentrig.credentials import (
+    CREDENTIAL_STORES,
     STORE_PREFIX,
     CredentialReferenceError,
+    CredentialStore,
     CredentialStoreError,
     resolve_store_reference,
 )
@@ -28,6 +30,7 @@ from agentrig.errors import (
     PluginDisabledError,
     UnknownIdError,
 )
+from agentrig.ids import ToolId, provider_id
 from agentrig.kernel.config import PlaceholderResolver, issues_from_validation, resolve_secret
 from agentrig.kernel.discovery import PluginIndex
 from agentrig.kernel.runtime import AGENTS, HTTP, MODELS, HttpFactory
@@ -220,7 +223,7 @@ async def _resolve_credentials(
             if isinstance(rt.resolver, PlaceholderResolver):  # reads no secret (config check)
                 resolved[key] = rt.resolver.value
                 continue
-            stores = dict(rt.catalog("credential_stores").entries())
+            stores: dict[str, CredentialStore] = dict(rt.catalog(CREDENTIAL_STORES).entries())
             try:
                 resolved[key] = await resolve_store_reference(ref, stores)
             except CredentialReferenceError as exc:
@@ -240,7 +243,7 @@ async def _resolve_credentials(
 
 async def compose_providers(rt: Runtime) -> None:
     """Provide ``rt.models``; build each ``[providers.<id>]`` and register it under ``<id>``."""
-    from agentrig.llm import ModelRegistry, Provider, ProviderConfig
+    from agentrig.llm import PROVIDERS, ModelRegistry, Provider, ProviderConfig
 
     models = rt.services.get(MODELS)
     if models is None:
@@ -248,7 +251,7 @@ async def compose_providers(rt: Runtime) -> None:
         rt.services.provide(MODELS, models, source="compose-providers")
     if not rt.config.providers:
         return
-    registry = rt.registry("providers")
+    registry = rt.registry(PROVIDERS)
     for pid, entry in rt.config.providers.items():
         if registry.has(pid):
             continue
@@ -264,7 +267,7 @@ async def compose_providers(rt: Runtime) -> None:
             credentials=await _resolve_credentials(rt, pid, entry.credentials),
             http=rt.http,
             models=models,
-            peers=rt.providers.require,
+            peers=lambda name: registry.require(provider_id(name)),
         )
         provider = call_factory(rt, "providers", entry.kind, ("providers", pid), factory, config)
         if not isinstance(provider, Provider):
@@ -283,8 +286,11 @@ async def compose_stores(rt: Runtime) -> None:
     The factory's spec also carries ``sealers`` (sealer id -> sealer), for a store whose
     options name one (``sealer = "<id>"``); the sealers are composed first.
     """
-    registry = rt.registry("session_stores")
-    sealers = dict(rt.catalog("sealers").entries())
+    from agentrig.sealing import SEALERS
+    from agentrig.session import SESSION_STORES
+
+    registry = rt.registry(SESSION_STORES)
+    sealers = dict(rt.catalog(SEALERS).entries())
     for sid, entry in rt.config.session_stores.items():
         if registry.has(sid):
             continue
@@ -313,8 +319,10 @@ async def compose_tools(rt: Runtime) -> None:
             wanted.setdefault(name, ("agents", aid, "tools", i))
     if not wanted:
         return
-    registry = rt.registry("tools")
-    toolsets = rt.registry("toolsets")
+    from agentrig.tools import TOOLS, TOOLSETS
+
+    registry = rt.registry(TOOLS)
+    toolsets = rt.registry(TOOLSETS)
     issues: list[Issue] = []
     refs = ToolRefs(rt.loaded.base_dir)
     for name, path in wanted.items():
@@ -322,10 +330,10 @@ async def compose_tools(rt: Runtime) -> None:
             issues += _compose_ref(rt, refs, name, path)
             continue
         entry = rt.index.find("tools", name)
-        if toolsets.has(name) or registry.has(name):
+        if toolsets.has(name) or registry.has(ToolId(name)):
             # an override, or a plugin's earlier step, provides it; an installed entry of the
             # same name would be a second source for it
-            previous = toolsets.source_of(name) or registry.source_of(name)
+            previous = toolsets.source_of(name) or registry.source_of(ToolId(name))
             if entry is not None and previous not in (OVERRIDE, f"tools:{name}"):
                 issues.append(_duplicate(rt, name, previous, f"tools:{name}", path))
             continue
@@ -348,10 +356,12 @@ async def compose_tools(rt: Runtime) -> None:
 
 def _compose_ref(rt: Runtime, refs: ToolRefs, ref: str, path: Path) -> list[Issue]:
     """Register the tools a code reference names; the reference stands for all of them."""
+    from agentrig.tools import TOOLS, TOOLSETS
+
     loaded = refs.load(ref, path)
     if isinstance(loaded, Issue):
         return [loaded]
-    registry = rt.registry("tools")
+    registry = rt.registry(TOOLS)
     source = f"ref:{ref}"
     issues: list[Issue] = []
     for tool in loaded:
@@ -359,7 +369,7 @@ def _compose_ref(rt: Runtime, refs: ToolRefs, ref: str, path: Path) -> list[Issu
             registry.register(tool, id=tool.id, source=source)
         elif registry.get(tool.id) is not tool and registry.source_of(tool.id) != OVERRIDE:
             issues.append(_duplicate(rt, tool.id, registry.source_of(tool.id), source, path))
-    rt.registry("toolsets").register(tuple(tool.id for tool in loaded), id=ref, source=source)
+    rt.registry(TOOLSETS).register(tuple(tool.id for tool in loaded), id=ref, source=source)
     return issues
 
 
@@ -394,12 +404,14 @@ async def compose_agents(rt: Runtime) -> None:
 
 def _check_agent_tools(rt: Runtime) -> None:
     """Every agent's tool names a tool or a toolset some step registered."""
-    tools, toolsets = rt.catalog("tools"), rt.catalog("toolsets")
+    from agentrig.tools import TOOLS, TOOLSETS
+
+    tools, toolsets = rt.catalog(TOOLS), rt.catalog(TOOLSETS)
     known = sorted({*tools.ids(), *toolsets.ids(), *rt.index.names("tools")})
     issues: list[Issue] = []
     for aid, agent in rt.config.agents.items():
         for i, name in enumerate(agent.tools):
-            if tools.has(name) or toolsets.has(name):
+            if tools.has(ToolId(name)) or toolsets.has(name):  # a lookup, not a claim
                 continue
             path: Path = ("agents", aid, "tools", i)
             issue = _entry_issue(rt.index, "tools", name, path)

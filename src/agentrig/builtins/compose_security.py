@@ -38,13 +38,16 @@ from pydantic import BaseModel
 
 from agentrig.builtins._factory import call_factory
 from agentrig.builtins.compose import _entry_issue, _options_issues
+from agentrig.catalog import CatalogKey
 from agentrig.credentials import (
+    CREDENTIAL_STORES,
     CredentialReferenceError,
     CredentialStore,
     parse_store_reference,
 )
 from agentrig.errors import Issue
-from agentrig.sealing import Sealer
+from agentrig.ids import EntryId
+from agentrig.sealing import SEALERS, Sealer
 
 if TYPE_CHECKING:
     from agentrig.kernel.config import LoadedConfig, StoreConfig
@@ -123,8 +126,9 @@ def security_issues(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
     return issues
 
 
-def _build(rt: Runtime, kind: str, table: dict[str, StoreConfig]) -> None:
-    registry = rt.registry(kind)
+def _build(rt: Runtime, key: CatalogKey[EntryId, Any], table: dict[EntryId, StoreConfig]) -> None:
+    kind = key.name
+    registry = rt.registry(key)
     protocol, described = _PROTOCOLS[kind]
     for sid, entry in table.items():
         if registry.has(sid):  # a test override
@@ -151,9 +155,9 @@ async def compose_credentials(rt: Runtime) -> None:
     Nothing is read from the stores here; a ``$STORE:`` reference is resolved when the
     provider that uses it is built.
     """
-    _build(rt, "credential_stores", rt.config.credential_stores)
+    _build(rt, CREDENTIAL_STORES, rt.config.credential_stores)
 
 
 async def compose_sealers(rt: Runtime) -> None:
     """Build each ``[sealers.<id>]`` and register it under ``<id>``."""
-    _build(rt, "sealers", rt.config.sealers)
+    _build(rt, SEALERS, rt.config.sealers)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentrig.ids import AgentId
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.llm import ToolCallBlock
 from agentrig.permissions import (
@@ -43,7 +44,7 @@ from agentrig.permissions import (
     resolve,
     withheld_tools,
 )
-from agentrig.tools import GateDecision, Tool
+from agentrig.tools import TOOLS, GateDecision, Tool
 
 if TYPE_CHECKING:
     from agentrig.agent import Agent, Gate
@@ -100,7 +101,7 @@ class PermissionGate:
     def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
         return set(withheld_tools([t.id for t in tools], self.context))
 
-    async def _approver(self, decision: PermissionDecision, agent_id: str) -> Approval | None:
+    async def _approver(self, decision: PermissionDecision, agent_id: AgentId) -> Approval | None:
         hooks = self.runtime.hooks
         if not hooks.has_listeners("permission_approver"):
             return None
@@ -280,7 +281,12 @@ def compose_gate(rt: Runtime) -> Gate:
 
 def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> PermissionGate:
     config = rt.config.permissions
-    tools = {tid: tool_permissions(t) for tid, t in rt.tools.entries() if isinstance(t, Tool)}
+    tools: dict[str, ToolPermissions] = {
+        # a test override may put a non-tool in the catalog: it declares no permissions
+        tid: tool_permissions(t)
+        for tid, t in rt.catalog(TOOLS).entries()
+        if isinstance(t, Tool)
+    }
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)
     rules.check_anchors(str(rt.loaded.base_dir), tools)
     workspace = Path(config.workspace)

@@ -44,6 +44,8 @@ from agentrig.cli._run import (
     report_failure,
     report_hooks,
 )
+from agentrig.ids import AgentId, SessionId
+from agentrig.session import SESSION_STORES
 
 if TYPE_CHECKING:
     import anyio
@@ -114,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-async def _attach(rt: Runtime, agent_id: str, session: str | None, err: IO[str]) -> Agent:
+async def _attach(rt: Runtime, agent_id: AgentId, session: SessionId | None, err: IO[str]) -> Agent:
     """The agent to chat with: the configured one, or the one bound to ``session``."""
     if session is None:
         return rt.agent(agent_id)
@@ -122,7 +124,7 @@ async def _attach(rt: Runtime, agent_id: str, session: str | None, err: IO[str])
     # The runtime created the configured agent with a fresh session; hand its name over.
     await rt.agents.dispose(agent_id)
     if config.session_store is not None:
-        store = rt.catalog("session_stores").require(config.session_store)
+        store = rt.catalog(SESSION_STORES).require(config.session_store)
         if await store.exists(session):
             agent = await rt.agents.resume(session, agent_id=agent_id)
             report = agent.load_report
@@ -143,7 +145,7 @@ async def _clear(rt: Runtime, agent: Agent) -> Agent:
     return await rt.agents.create(agent_id)
 
 
-async def _chat(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -> int:
+async def _chat(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespace) -> int:
     import anyio
 
     out, err = sys.stdout, sys.stderr

@@ -45,6 +45,7 @@ from agentrig.cli._common import (
 )
 from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, make_renderer, short, stream_turn
+from agentrig.ids import AgentId
 
 if TYPE_CHECKING:
     from agentrig.agent import RunResult
@@ -261,7 +262,7 @@ def load_composition(
     return attrs.evolve(loaded, config=config.model_copy(update=update))
 
 
-def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
+def choose_agent(loaded: LoadedConfig, requested: str | None) -> AgentId:
     """The agent to use: ``requested`` if declared, else the only declared agent."""
     agents = sorted(loaded.config.agents)
     source = loaded.source or "the config"
@@ -276,7 +277,7 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
                 f"{source} declares no agent {requested!r}{hint} (agents: {known})",
                 code="cli.unknown_agent",
             )
-        return requested
+        return AgentId(requested)  # a declared name: validated by the config
     if len(agents) == 1:
         return agents[0]
     if not agents:
@@ -286,7 +287,7 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> str:
     )
 
 
-def add_cli_tools(loaded: LoadedConfig, agent_id: str, refs: list[str]) -> LoadedConfig:
+def add_cli_tools(loaded: LoadedConfig, agent_id: AgentId, refs: list[str]) -> LoadedConfig:
     """``--tools REF ...``: the agent's tools plus ``refs`` (a file is relative to the current
     directory, not to the config file; a module is imported from it too)."""
     if not refs:
@@ -310,7 +311,8 @@ def add_cli_tools(loaded: LoadedConfig, agent_id: str, refs: list[str]) -> Loade
     config = loaded.config
     agent = config.agents[agent_id]
     agent = agent.model_copy(update={"tools": (*agent.tools, *added)})
-    agents = {**config.agents, agent_id: agent}
+    agents = dict(config.agents)
+    agents[agent_id] = agent
     return attrs.evolve(loaded, config=config.model_copy(update={"agents": agents}))
 
 
@@ -422,7 +424,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
+def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, AgentId] | int:
     args.prompt = read_prompt(args)
     try:
         loaded = load_composition(
@@ -438,7 +440,7 @@ def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, str] | int:
     return add_cli_tools(loaded, agent_id, args.tools), agent_id
 
 
-async def _run_async(loaded: LoadedConfig, agent_id: str, args: argparse.Namespace) -> int:
+async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespace) -> int:
     out, err = sys.stdout, sys.stderr
     renderer = make_renderer(out, err) if not args.json and out.isatty() else None
     try:

@@ -89,7 +89,9 @@ def _load(args: argparse.Namespace) -> LoadedConfig:
 
 
 def _stores(rt: Runtime, only: str | None) -> list[tuple[str, SessionStore]]:
-    catalog = rt.catalog("session_stores")
+    from agentrig.session import SESSION_STORES
+
+    catalog = rt.catalog(SESSION_STORES)
     return [(sid, catalog.require(sid)) for sid in sorted(catalog.ids()) if only in (None, sid)]
 
 

@@ -19,7 +19,7 @@ from agentrig.credentials._errors import (
     CredentialReferenceError,
     CredentialStoreError,
 )
-from agentrig.credentials._port import CredentialStore
+from agentrig.credentials._port import CREDENTIAL_STORES, CredentialStore
 from agentrig.credentials._reference import (
     STORE_PREFIX,
     StoreReference,
@@ -28,11 +28,12 @@ from agentrig.credentials._reference import (
 )
 
 __all__ = [
-    "STORE_PREFIX",
+    "CREDENTIAL_STORES",
     "CredentialError",
     "CredentialReferenceError",
     "CredentialStore",
     "CredentialStoreError",
+    "STORE_PREFIX",
     "StoreReference",
     "parse_store_reference",
     "resolve_store_reference",

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["CredentialStore"]
+from agentrig.catalog import CatalogKey
+from agentrig.ids import EntryId
+
+__all__ = [
+    "CREDENTIAL_STORES",
+    "CredentialStore",
+]
 
 
 @runtime_checkable
@@ -46,3 +52,7 @@ class CredentialStore(Protocol):
     async def delete(self, service: str, account: str) -> bool:
         """Remove the entry; ``True`` if there was one, ``False`` if there was none."""
         ...
+
+
+CREDENTIAL_STORES: CatalogKey[EntryId, CredentialStore] = CatalogKey("credential_stores")
+"""The runtime's credential stores by ``[credential_stores.<id>]``."""

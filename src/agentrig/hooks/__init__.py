@@ -39,7 +39,7 @@ from agentrig.hooks._outcome import (
     decode_http_answer,
 )
 from agentrig.hooks._runner import ConfiguredHook, HookRunner
-from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
+from agentrig.hooks._strategy import HOOK_STRATEGIES, HookStrategy, HookStrategyFactory
 
 if TYPE_CHECKING:
     from agentrig.hooks._gate import (
@@ -53,21 +53,18 @@ if TYPE_CHECKING:
     from agentrig.hooks._lifecycle import HookLifecycle
 
 __all__ = [
-    "ENFORCEMENT",
-    "FIREABLE_EVENTS",
-    "FIRED_EVENTS",
-    "KNOWN_EVENTS",
-    "NOT_FIRED",
-    "PERMISSIONS",
-    "PERMISSION_MODES",
     "Allow",
     "ApprovalRequest",
     "CombinedOutcome",
     "ConfiguredHook",
     "Decision",
     "Deny",
+    "ENFORCEMENT",
     "EventName",
     "EventPosture",
+    "FIREABLE_EVENTS",
+    "FIRED_EVENTS",
+    "HOOK_STRATEGIES",
     "HookApprover",
     "HookErrorOutcome",
     "HookEvent",
@@ -78,7 +75,11 @@ __all__ = [
     "HookRunner",
     "HookStrategy",
     "HookStrategyFactory",
+    "KNOWN_EVENTS",
     "Matcher",
+    "NOT_FIRED",
+    "PERMISSIONS",
+    "PERMISSION_MODES",
     "Permission",
     "combine",
     "compile_matcher",

@@ -18,7 +18,8 @@ from agentrig.hooks._combine import CombinedOutcome, combine
 from agentrig.hooks._events import HookEvent, event_name_problem
 from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
-from agentrig.hooks._strategy import HookStrategy, HookStrategyFactory
+from agentrig.hooks._strategy import HOOK_STRATEGIES, HookStrategy, HookStrategyFactory
+from agentrig.ids import PluginName
 from agentrig.kernel.config import HookConfig
 from agentrig.kernel.payloads import Observation
 from agentrig.kernel.runtime import HTTP
@@ -103,7 +104,7 @@ class HookRunner:
 
     ``hooks`` is the config's ``hooks`` section (event -> entries); ``factories`` maps a
     strategy name to its factory (a mapping, or a lookup such as
-    ``rt.catalog("hook_strategies").require``).  ``services`` are added to every factory's
+    ``rt.catalog(HOOK_STRATEGIES).require``).  ``services`` are added to every factory's
     spec (``http``: a callable returning an ``httpx.AsyncClient``).  Every problem -- an
     unknown strategy, an invalid matcher, options a factory refuses -- is reported at once as
     a :class:`~agentrig.errors.ConfigError` naming the entry.
@@ -194,12 +195,12 @@ class HookRunner:
     def from_runtime(cls, rt: Runtime, *, base_dir: str | Path | None = None) -> HookRunner:
         """Build the runner of a composed runtime: its config's hooks, its catalog's strategies,
         its HTTP client factory."""
-        catalog = rt.catalog("hook_strategies")
+        catalog = rt.catalog(HOOK_STRATEGIES)
 
         def lookup(name: str) -> HookStrategyFactory:
             # a factory registered in the catalog (an override) wins over the installed entry
-            if catalog.has(name):
-                found: HookStrategyFactory = catalog.require(name)
+            if catalog.has(PluginName(name)):  # a config name: validated when the config loads
+                found: HookStrategyFactory = catalog.require(PluginName(name))
                 return found
             try:
                 loaded_entry: Any = rt.index.load("hook_strategies", name)

@@ -6,10 +6,16 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from agentrig.cancel import CancelSignal
+from agentrig.catalog import CatalogKey
 from agentrig.hooks._events import HookEvent
 from agentrig.hooks._outcome import HookOutcome
+from agentrig.ids import PluginName
 
-__all__ = ["HookStrategy", "HookStrategyFactory"]
+__all__ = [
+    "HOOK_STRATEGIES",
+    "HookStrategy",
+    "HookStrategyFactory",
+]
 
 
 @runtime_checkable
@@ -32,3 +38,7 @@ HookStrategyFactory: TypeAlias = Callable[[Mapping[str, Any]], HookStrategy]
 "http": () -> httpx.AsyncClient}``.  A factory validates ``spec["options"]`` (exposing the
 pydantic model as ``factory.options_model`` is customary) and raises on bad options.
 """
+
+
+HOOK_STRATEGIES: CatalogKey[PluginName, HookStrategyFactory] = CatalogKey("hook_strategies")
+"""Hook strategy factories registered in the runtime (test overrides of installed ones)."""

@@ -11,7 +11,7 @@ A plugin adds a step with :func:`compose_step`::
 
     @compose_step("tools")
     def add_my_tools(payload: Composition) -> None:
-        payload.runtime.registry("tools").register(my_tool, id=my_tool.id)
+        payload.runtime.registry(TOOLS).register(my_tool, id=my_tool.id)
 
 A plain ``@hookimpl def compose(payload)`` runs in the ``"tools"`` phase.
 """

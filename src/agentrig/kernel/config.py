@@ -20,11 +20,14 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentrig.errors import ConfigError, Issue
+from agentrig.ids import AgentId, EntryId, ModelId, PluginName, ProviderId, ToolId
 from agentrig.kernel._claude_settings import apply_claude_code
+from agentrig.kernel._duration import Duration, parse_duration
 from agentrig.kernel._formats import read_json, read_yaml
 
 __all__ = [
     "AgentConfig",
+    "Duration",
     "HookConfig",
     "LoadedConfig",
     "PlaceholderResolver",
@@ -40,6 +43,7 @@ __all__ = [
     "issues_from_validation",
     "known_keys",
     "load_config",
+    "parse_duration",
     "resolve_secret",
 ]
 
@@ -76,7 +80,7 @@ class PluginsConfig(_Strict):
 class ProviderConfigEntry(_Strict):
     """``[providers.<id>]``: a provider instance built by the factory named ``kind``."""
 
-    kind: str
+    kind: PluginName
     options: dict[str, Any] = Field(default_factory=dict)
     credentials: dict[str, str] = Field(default_factory=dict)
 
@@ -84,19 +88,27 @@ class ProviderConfigEntry(_Strict):
 class AgentConfig(_Strict):
     """``[agents.<id>]``: an agent declared in config."""
 
-    provider: str
-    model: str
+    provider: ProviderId
+    model: ModelId
     system_prompt: str | None = None
-    tools: Seq[str] = ()
+    tools: Seq[str] = ()  # tool ids, toolset names, code references
     max_rounds: int = Field(default=25, ge=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
     tool_only_completion: bool = False
     identical_input_limit: int = Field(default=3, ge=0)
     structured_output_retries: int = Field(default=2, ge=0)
-    session_store: str | None = None
+    session_store: EntryId | None = None
     deferral: Literal["auto", "on", "off"] = "auto"
     deferral_max_resident: int = Field(default=20, ge=0)
+    #: run the calls of one reply that may run alongside each other concurrently
+    parallel_tool_calls: bool = True
+    #: a run still going after this long ends ``interrupted`` (``"30s"``, ``"2m"`` or seconds)
+    deadline: Duration | None = None
+    #: a tool result longer than this (UTF-8 bytes) is cut for the model; 0 keeps every result
+    tool_result_max_bytes: int = Field(default=65536, ge=0)
+    #: where full results of cut tool calls are kept (owner-only; relative to the config file)
+    state_dir: str = ".agentrig/state"
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -105,13 +117,15 @@ class ToolConfig(_Strict):
 
     options: dict[str, Any] = Field(default_factory=dict)
     deferred: bool | None = None
+    #: seconds (or ``"30s"``) one call of this tool may run; overrides the tool's own timeout
+    timeout: Duration | None = None
 
 
 class StoreConfig(_Strict):
     """``[session_stores.<id>]``, ``[credential_stores.<id>]``, ``[sealers.<id>]``: an object
     built by the factory named ``kind`` with its ``options``."""
 
-    kind: str
+    kind: PluginName
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -140,7 +154,7 @@ class PermissionsConfig(_Strict):
 class HookConfig(_Strict):
     """One ``[[hooks.<Event>]]`` entry: a strategy (entry name) with its options."""
 
-    strategy: str
+    strategy: PluginName
     matcher: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     #: what a hook that gave no verdict (crash, timeout, missing program) does: ``block``
@@ -159,14 +173,14 @@ class RuntimeConfig(_Strict):
     """The whole composition."""
 
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
-    providers: dict[str, ProviderConfigEntry] = Field(default_factory=dict)
-    agents: dict[str, AgentConfig] = Field(default_factory=dict)
-    tools: dict[str, ToolConfig] = Field(default_factory=dict)
-    session_stores: dict[str, StoreConfig] = Field(default_factory=dict)
+    providers: dict[ProviderId, ProviderConfigEntry] = Field(default_factory=dict)
+    agents: dict[AgentId, AgentConfig] = Field(default_factory=dict)
+    tools: dict[ToolId, ToolConfig] = Field(default_factory=dict)
+    session_stores: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     #: ``[credential_stores.<id>]``: where ``$STORE:<id>:<service>/<account>`` secrets live
-    credential_stores: dict[str, StoreConfig] = Field(default_factory=dict)
+    credential_stores: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     #: ``[sealers.<id>]``: artifact sealers (a session store names one with ``sealer = "<id>"``)
-    sealers: dict[str, StoreConfig] = Field(default_factory=dict)
+    sealers: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
     #: Claude Code files read verbatim into ``hooks`` and ``permissions`` (see

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkab
 import attrs
 
 from agentrig.cancel import CancelSignal
+from agentrig.ids import AgentId, ProviderId, SessionId
 
 if TYPE_CHECKING:
     from agentrig.llm import AssistantMessage, ToolCallBlock, UserMessage
@@ -48,10 +49,10 @@ class AgentHandle(Protocol):
     """What a listener may do with an agent: read its identity and deliver input."""
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> AgentId: ...
 
     @property
-    def session_id(self) -> str: ...
+    def session_id(self) -> SessionId: ...
 
     @property
     def status(self) -> AgentStatus: ...
@@ -104,8 +105,8 @@ class AgentDisposed:
     ``clear`` when they cleared the conversation, ``other`` otherwise.
     """
 
-    agent_id: str
-    session_id: str
+    agent_id: AgentId
+    session_id: SessionId
     reason: str = "other"
 
 
@@ -141,7 +142,7 @@ class Observation:
     """
 
     kind: str
-    agent_id: str | None
+    agent_id: AgentId | None
     data: Mapping[str, Any] = attrs.field(factory=dict)
 
 
@@ -188,7 +189,7 @@ class RequestConfig:
     """The call configuration of one model request (replace it to switch model or limits)."""
 
     agent: AgentHandle
-    provider: str
+    provider: ProviderId
     model: str
     max_tokens: int | None = None
     temperature: float | None = None
@@ -262,7 +263,7 @@ class PermissionQuestion:
     for them, and a blanket consent (the CLI's ``--yes``) does not answer them.
     """
 
-    agent_id: str | None
+    agent_id: AgentId | None
     tool: str
     arguments: Mapping[str, Any]
     reason: str

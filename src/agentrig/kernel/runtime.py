@@ -24,7 +24,15 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Hashable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, final
 
@@ -32,9 +40,10 @@ import anyio
 import anyio.abc
 from pydantic import BaseModel, ValidationError
 
-from agentrig.catalog import ReadonlyCatalog, Registry
+from agentrig.catalog import CatalogKey, ReadonlyCatalog, Registry
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, ErrorInfo, HookError, Issue, RuntimeClosedError, error_info
+from agentrig.ids import AgentId
 from agentrig.kernel.composition import PHASES, Composition, phase_of
 from agentrig.kernel.config import (
     LoadedConfig,
@@ -77,8 +86,11 @@ _log = get_logger("runtime")
 _T = TypeVar("_T")
 _OVERRIDE = "override"  # the source of entries the caller passed in (and closes itself)
 _M = TypeVar("_M", bound=BaseModel)
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
 
-#: The catalogs every runtime has (keyed by the config's ids).
+#: The catalogs every runtime has (keyed by the config's ids); each layer declares the typed
+#: :class:`~agentrig.catalog.CatalogKey` of its own (``agentrig.tools.TOOLS``, ...).
 CATALOG_KINDS = (
     "providers",
     "tools",
@@ -127,7 +139,7 @@ class Runtime:
         self.hooks = hooks
         self.resolver = resolver
         self._http_transport = http_transport
-        self._catalogs: dict[str, Registry[str, Any]] = {k: Registry(k[:-1]) for k in CATALOG_KINDS}
+        self._catalogs: dict[str, Registry[Any, Any]] = {k: Registry(k[:-1]) for k in CATALOG_KINDS}
         self._plugins: list[tuple[str, object]] = []
         self._owned: list[tuple[str, object]] = []
         self._closers: list[tuple[str, Callable[[], Awaitable[None]]]] = []
@@ -172,27 +184,36 @@ class Runtime:
         return cached
 
     # ---- catalogs -------------------------------------------------------------------------------
-    def catalog(self, kind: str) -> ReadonlyCatalog[str, Any]:
-        """The read-only catalog of ``kind`` (``providers``, ``tools``, ...)."""
+    def catalog(self, key: CatalogKey[_K, _V]) -> ReadonlyCatalog[_K, _V]:
+        """The read-only catalog ``key`` names: ``rt.catalog(TOOLS)``, ``rt.catalog(PROVIDERS)``."""
+        return self.registry(key)
+
+    def registry(self, key: CatalogKey[_K, _V]) -> Registry[_K, _V]:
+        """The writable registry ``key`` names -- for composers, until the runtime is sealed."""
+        if not isinstance(key, CatalogKey):
+            raise ConfigError(
+                [
+                    Issue(
+                        "runtime.unknown_catalog",
+                        f"a catalog is named by its typed key (e.g. agentrig.tools.TOOLS), "
+                        f"not by {key!r}",
+                    )
+                ]
+            )
+        return self._named(key.name)
+
+    def _named(self, kind: str) -> Registry[Any, Any]:
         try:
             return self._catalogs[kind]
         except KeyError:
             raise ConfigError(
-                [Issue("runtime.unknown_catalog", f"no catalog {kind!r}; known: {CATALOG_KINDS}")]
+                [
+                    Issue(
+                        "runtime.unknown_catalog",
+                        f"no catalog {kind!r}; known: {', '.join(CATALOG_KINDS)}",
+                    )
+                ]
             ) from None
-
-    def registry(self, kind: str) -> Registry[str, Any]:
-        """The writable registry of ``kind`` -- for composers, until the runtime is sealed."""
-        self.catalog(kind)
-        return self._catalogs[kind]
-
-    @property
-    def providers(self) -> ReadonlyCatalog[str, Any]:
-        return self._catalogs["providers"]
-
-    @property
-    def tools(self) -> ReadonlyCatalog[str, Any]:
-        return self._catalogs["tools"]
 
     @property
     def agents(self) -> AgentRegistry:
@@ -231,7 +252,7 @@ class Runtime:
             )
         return value
 
-    def agent(self, agent_id: str) -> Agent:
+    def agent(self, agent_id: AgentId) -> Agent:
         """The agent ``agent_id`` (declared in ``[agents.*]`` or created since)."""
         self.ensure_open()
         return self.agents.require(agent_id)
@@ -458,7 +479,7 @@ async def open_runtime(
             # Overrides go in first: a composer skips ids that are already present, so an
             # overridden provider is never built (its credentials are never needed).
             for kind, entry_id, obj in overrides:
-                rt.registry(kind).register(obj, id=entry_id, replace=True, source=_OVERRIDE)
+                rt._named(kind).register(obj, id=entry_id, replace=True, source=_OVERRIDE)
             await _compose(rt)
             rt.seal()
             rt.hooks.notify("runtime_started", RuntimeStarted(rt))

@@ -76,6 +76,7 @@ from agentrig.llm._models import (
     cost,
 )
 from agentrig.llm._provider import (
+    PROVIDERS,
     HttpClientFactory,
     Provider,
     ProviderConfig,
@@ -127,6 +128,7 @@ __all__ = [
     "StopReason",
     "ToolSpec",
     # provider port
+    "PROVIDERS",
     "HttpClientFactory",
     "Provider",
     "ProviderConfig",

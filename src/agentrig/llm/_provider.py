@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 import attrs
 
 from agentrig.cancel import CancelSignal
+from agentrig.catalog import CatalogKey
+from agentrig.ids import ProviderId
 from agentrig.llm._capabilities import Capabilities
 from agentrig.llm._chunks import StreamChunk
 from agentrig.llm._models import ModelRegistry
@@ -26,7 +28,14 @@ It is where the runtime's egress policy applies and where tests inject an
 ``httpx.MockTransport``.
 """
 
-__all__ = ["HttpClientFactory", "Provider", "ProviderConfig", "ProviderFactory", "ReadinessCheck"]
+__all__ = [
+    "PROVIDERS",
+    "HttpClientFactory",
+    "Provider",
+    "ProviderConfig",
+    "ProviderFactory",
+    "ReadinessCheck",
+]
 
 
 @runtime_checkable
@@ -113,3 +122,7 @@ class ProviderFactory(Protocol):
     """
 
     def __call__(self, config: ProviderConfig) -> Provider: ...
+
+
+PROVIDERS: CatalogKey[ProviderId, Provider] = CatalogKey("providers")
+"""The runtime's provider instances by ``[providers.<id>]``."""

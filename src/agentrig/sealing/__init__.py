@@ -38,19 +38,20 @@ from agentrig.sealing._kinds import (
     Storage,
     artifact_kinds,
 )
-from agentrig.sealing._port import Appender, Sealer
+from agentrig.sealing._port import SEALERS, Appender, Sealer
 
 __all__ = [
-    "BUILTIN_KINDS",
-    "GRANT_FORMAT",
     "Appender",
     "ArtifactKind",
     "ArtifactKinds",
+    "BUILTIN_KINDS",
     "CorruptError",
+    "GRANT_FORMAT",
     "GrantError",
     "GrantingSealer",
     "KindClassError",
     "LockedError",
+    "SEALERS",
     "Sealer",
     "SealerError",
     "SealerKeyError",

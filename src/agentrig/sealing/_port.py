@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Appender", "Sealer"]
+from agentrig.catalog import CatalogKey
+from agentrig.ids import EntryId
+
+__all__ = [
+    "Appender",
+    "SEALERS",
+    "Sealer",
+]
 
 
 @runtime_checkable
@@ -102,3 +109,7 @@ class Sealer(Protocol):
         ``CorruptError`` when it does not open; ``LockedError`` while locked.
         """
         ...
+
+
+SEALERS: CatalogKey[EntryId, Sealer] = CatalogKey("sealers")
+"""The runtime's sealers by ``[sealers.<id>]``."""

@@ -17,6 +17,7 @@ from agentrig.session._events import (
     SystemPrompt,
     ToolCallEvent,
     ToolResultEvent,
+    ToolResultStored,
     TraceIds,
     TurnEnd,
     TurnEndReason,
@@ -26,6 +27,7 @@ from agentrig.session._events import (
 )
 from agentrig.session._log import INTERRUPTED_NOTE, MessagesView, Session, SessionLogError
 from agentrig.session._store import (
+    SESSION_STORES,
     BrokenWriterError,
     LoadReport,
     NotASessionLogError,
@@ -39,21 +41,22 @@ from agentrig.session._store import (
 )
 
 __all__ = [
-    "CUT_OFF_CODE",
-    "CUT_OFF_TEXT",
-    "INTERRUPTED_NOTE",
-    "SESSION_EVENTS",
     "AssistantChunk",
     "AssistantMessageEvent",
     "BrokenWriterError",
+    "CUT_OFF_CODE",
+    "CUT_OFF_TEXT",
     "CutOffTurn",
+    "INTERRUPTED_NOTE",
     "InboxSpliced",
-    "Notice",
-    "NoticeKind",
     "LoadReport",
     "MessagesView",
     "NotASessionLogError",
+    "Notice",
+    "NoticeKind",
     "RequestHeader",
+    "SESSION_EVENTS",
+    "SESSION_STORES",
     "Session",
     "SessionEvent",
     "TraceIds",
@@ -68,6 +71,7 @@ __all__ = [
     "SystemPrompt",
     "ToolCallEvent",
     "ToolResultEvent",
+    "ToolResultStored",
     "TurnEnd",
     "TurnEndReason",
     "TurnStart",

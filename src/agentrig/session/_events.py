@@ -32,6 +32,7 @@ __all__ = [
     "SystemPrompt",
     "ToolCallEvent",
     "ToolResultEvent",
+    "ToolResultStored",
     "TraceIds",
     "TurnEnd",
     "TurnEndReason",
@@ -116,6 +117,22 @@ class ToolResultEvent(SessionEventData):
     duration_ms: float | None = None
 
 
+class ToolResultStored(SessionEventData):
+    """A tool result too big for the model was cut; the whole of it is kept at ``path``.
+
+    Logged right after the ``tool/result`` event of the call (which holds the cut form the
+    model saw); ``size`` is the whole result's length and ``shown`` the part the model saw,
+    in UTF-8 bytes.
+    """
+
+    type: Literal["tool/result/stored"] = "tool/result/stored"
+    call_id: str
+    invocation_id: str
+    path: str
+    size: int
+    shown: int
+
+
 class RequestHeader(SessionEventData):
     """The call configuration of a model request, logged before the request is sent."""
 
@@ -174,6 +191,7 @@ SESSION_EVENTS.register_all(
         AssistantMessageEvent,
         ToolCallEvent,
         ToolResultEvent,
+        ToolResultStored,
         RequestHeader,
         SystemPrompt,
         InboxSpliced,

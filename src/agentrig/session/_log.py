@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from typing import Any, overload
 
-from agentrig._construct import construct_trusted
+from agentrig._construct import construct_trusted, instance_of, share_fields_set
 from agentrig.errors import AgentrigError
+from agentrig.ids import SessionId
 from agentrig.llm import (
     AssistantMessage,
     SystemMessage,
@@ -28,16 +30,29 @@ from agentrig.llm import (
 )
 from agentrig.session._events import (
     AssistantMessageEvent,
+    RequestHeader,
     SessionEvent,
     SessionEventData,
     SteeringMessage,
+    StepEnd,
+    StepStart,
     SystemPrompt,
+    ToolCallEvent,
     ToolResultEvent,
     TraceIds,
+    TurnEnd,
+    TurnStart,
     UserMessageEvent,
 )
 
-__all__ = ["INTERRUPTED_NOTE", "MessagesView", "Session", "SessionLogError", "message_chars"]
+__all__ = [
+    "INTERRUPTED_NOTE",
+    "EventsView",
+    "MessagesView",
+    "Session",
+    "SessionLogError",
+    "message_chars",
+]
 
 ConversationMessage = UserMessage | AssistantMessage | ToolMessage
 Message = SystemMessage | ConversationMessage
@@ -143,6 +158,141 @@ class MessagesView(Sequence[Message]):
         return f"<MessagesView {len(self)} messages>"
 
 
+# The log keeps each event as three columns -- seq, time, data -- and builds the
+# ``SessionEvent`` envelope when it is read (a pydantic instance with its ``__dict__`` is
+# ~260 bytes; the session of a finished 6-call run holds ~40 events).
+_ENVELOPE_FIELDS: set[str] = {"seq", "time", "data"}
+_TRACED_FIELDS: set[str] = {"seq", "time", "data", "trace"}
+
+# event payloads repeated verbatim across steps, runs and agents: equal ones are shared
+_INTERNED_TYPES = frozenset((StepStart, StepEnd, RequestHeader, TurnEnd, SystemPrompt))
+_INTERNED: dict[tuple[Any, ...], SessionEventData] = {}
+_INTERNED_MAX = 4096
+
+# payloads kept packed -- ``(class, fields-set, *field values)`` -- and rebuilt when read;
+# the messages they carry stay objects (the derived history shares them)
+_PACKED: tuple[type[SessionEventData], ...] = (
+    TurnStart,
+    UserMessageEvent,
+    SteeringMessage,
+    AssistantMessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+_PACKED_TYPES = frozenset(_PACKED)
+_FIELDS: dict[type[SessionEventData], tuple[str, ...]] = {
+    cls: tuple(cls.model_fields) for cls in _PACKED
+}
+# where a packed payload holds its ``message`` (absent: it carries none)
+_MESSAGE_AT: dict[type[SessionEventData], int] = {
+    cls: 2 + fields.index("message") for cls, fields in _FIELDS.items() if "message" in fields
+}
+
+Packed = tuple[Any, ...]
+Stored = SessionEventData | Packed
+
+
+def _envelope(
+    seq: int, time: float, data: SessionEventData, trace: TraceIds | None = None
+) -> SessionEvent:
+    state = {"seq": seq, "time": time, "data": data, "trace": trace}
+    return instance_of(SessionEvent, state, _ENVELOPE_FIELDS if trace is None else _TRACED_FIELDS)
+
+
+def _store(data: SessionEventData) -> Stored:
+    """What the log keeps for ``data``: a shared equal payload, a packed tuple, or ``data``."""
+    cls = type(data)
+    if cls in _INTERNED_TYPES:
+        try:
+            key = (cls, *data.__dict__.values())
+            shared = _INTERNED.get(key)
+        except TypeError:  # an unhashable value (an error dict): kept as it is
+            shared = None
+            key = ()
+        if shared is not None:
+            return shared
+        if key:
+            if len(_INTERNED) >= _INTERNED_MAX:
+                _INTERNED.clear()
+            _INTERNED[key] = data
+    share_fields_set(data)
+    if cls in _PACKED_TYPES:
+        state = data.__dict__
+        if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
+            return (cls, data.__pydantic_fields_set__, *state.values())
+    return data
+
+
+def _payload(stored: Stored) -> SessionEventData:
+    """The payload ``stored`` keeps (rebuilt, equal to the appended one, when packed)."""
+    if not isinstance(stored, tuple):
+        return stored
+    cls: type[SessionEventData] = stored[0]
+    return instance_of(cls, dict(zip(_FIELDS[cls], stored[2:], strict=True)), stored[1])
+
+
+class EventsView(Sequence[SessionEvent]):
+    """A snapshot of the first ``n`` events of a log; envelopes are built as they are read
+    (equal, not identical, to the ones :meth:`Session.append` returned)."""
+
+    __slots__ = ("_data", "_n", "_seqs", "_times", "_traces")
+
+    def __init__(
+        self,
+        seqs: list[int],
+        times: MutableSequence[float],
+        data: list[Stored],
+        traces: dict[int, TraceIds],
+        n: int,
+    ) -> None:
+        self._seqs = seqs
+        self._times = times
+        self._data = data
+        self._traces = traces
+        self._n = n
+
+    def _event(self, i: int) -> SessionEvent:
+        trace = self._traces.get(i) if self._traces else None
+        return _envelope(self._seqs[i], self._times[i], _payload(self._data[i]), trace)
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> SessionEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[SessionEvent]: ...
+    def __getitem__(self, index: int | slice) -> SessionEvent | Sequence[SessionEvent]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._n)))
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("event index out of range")
+        return self._event(index)
+
+    def __iter__(self) -> Iterator[SessionEvent]:
+        event = self._event
+        for i in range(self._n):
+            yield event(i)
+
+    def __reversed__(self) -> Iterator[SessionEvent]:
+        event = self._event
+        for i in range(self._n - 1, -1, -1):
+            yield event(i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._n, id(self._seqs)))
+
+    def __repr__(self) -> str:
+        return f"<EventsView {self._n} events>"
+
+
 def _annotate(message: AssistantMessage, note: str) -> AssistantMessage:
     if not note:
         return message
@@ -154,13 +304,18 @@ class Session:
 
     def __init__(
         self,
-        session_id: str,
+        session_id: SessionId,
         *,
         clock: Callable[[], float] = time.time,
         interrupted_note: str = INTERRUPTED_NOTE,
     ) -> None:
-        self.id = session_id
-        self._events: list[SessionEvent] = []
+        self.id: SessionId = session_id
+        # the log, column by column (see _envelope)
+        self._seqs: list[int] = []
+        # unix times as C doubles (exact for a float); a list once a time is not a float
+        self._times: MutableSequence[float] = array("d")
+        self._data: list[Stored] = []
+        self._traces: dict[int, TraceIds] = {}  # position -> trace ids, only when traced
         self._clock = clock
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
@@ -176,40 +331,44 @@ class Session:
     # ---- the log ---------------------------------------------------------------------------
     @property
     def events(self) -> Sequence[SessionEvent]:
-        """The events so far (a read-only snapshot tuple)."""
-        return tuple(self._events)
+        """The events so far: a read-only snapshot (later appends do not show in it)."""
+        return EventsView(self._seqs, self._times, self._data, self._traces, len(self._seqs))
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._seqs)
 
     @property
     def last_seq(self) -> int:
-        return self._events[-1].seq if self._events else 0
+        return self._seqs[-1] if self._seqs else 0
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
-        events = self._events
-        seq = events[-1].seq + 1 if events else 1
+        seqs = self._seqs
+        seq = seqs[-1] + 1 if seqs else 1
         if not isinstance(data, SessionEventData):
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
-        # ``data`` is an already-validated family member and seq/time are ours: skip
-        # re-validating them on this hot path
-        fields: dict[str, Any] = {"seq": seq, "time": self._clock(), "data": data}
+        now = self._clock()
+        trace: TraceIds | None = None
         if self.trace_ids is not None and (ids := self.trace_ids()) is not None:
             last, trace = self._trace
             if ids is not last:  # one span writes several events: built once per span
                 trace = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
                 self._trace = (ids, trace)
-            fields["trace"] = trace
-        event = construct_trusted(SessionEvent, fields)
-        events.append(event)
+            if trace is not None:
+                self._traces[len(seqs)] = trace
+        self._keep_time(now)
+        seqs.append(seq)
+        self._data.append(_store(data))
+        # ``data`` is an already-validated family member and seq/time are ours: the
+        # envelope is built without re-validating them on this hot path
+        event = _envelope(seq, now, data, trace)
         for listener in self._listeners:
             listener(event)
         return event
 
     def load(self, events: Sequence[SessionEvent]) -> None:
         """Adopt persisted events (for resume); the log must be empty, seqs increasing."""
-        if self._events:
+        if self._seqs:
             raise SessionLogError("load() needs an empty session log")
         previous = 0
         for event in events:
@@ -218,7 +377,18 @@ class Session:
                     f"session {self.id}: seq {event.seq} after {previous} is not increasing"
                 )
             previous = event.seq
-        self._events.extend(events)
+        for event in events:
+            if event.trace is not None:
+                self._traces[len(self._seqs)] = event.trace
+            self._keep_time(event.time)
+            self._seqs.append(event.seq)
+            self._data.append(_store(event.data))
+
+    def _keep_time(self, value: float) -> None:
+        times = self._times
+        if type(value) is not float and isinstance(times, array):
+            self._times = times = list(times)  # kept exactly as given (an int stays an int)
+        times.append(value)
 
     def subscribe(self, listener: Callable[[SessionEvent], None]) -> Callable[[], None]:
         """Call ``listener(event)`` for every appended event; returns an unsubscribe function."""
@@ -232,7 +402,7 @@ class Session:
         return self._system.text if self._system is not None else None
 
     def _project(self) -> None:
-        events = self._events
+        events = self._data
         end = len(events)
         if self._projected == end:
             return
@@ -240,9 +410,16 @@ class Session:
         note = self._interrupted_note
         chars = self._chars
         for i in range(self._projected, end):
-            data: Any = events[i].data
+            data: Any = events[i]
             message: Any
-            if isinstance(data, _PLAIN_MESSAGE_EVENTS):
+            if isinstance(data, tuple):  # packed (see _store): the message is a field
+                at = _MESSAGE_AT.get(data[0])
+                if at is None:
+                    continue
+                message = data[at]
+                if data[0] is AssistantMessageEvent and message.interrupted:
+                    message = _annotate(message, note)
+            elif isinstance(data, _PLAIN_MESSAGE_EVENTS):
                 message = data.message
             elif isinstance(data, AssistantMessageEvent):
                 message = data.message
@@ -270,4 +447,4 @@ class Session:
         return MessagesView(system, self._messages, len(self._messages), chars)
 
     def find(self, predicate: Callable[[SessionEvent], bool]) -> list[SessionEvent]:
-        return [e for e in self._events if predicate(e)]
+        return [e for e in self.events if predicate(e)]

@@ -24,13 +24,16 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from agentrig.catalog import CatalogKey
 from agentrig.errors import AgentrigError
+from agentrig.ids import EntryId
 from agentrig.session._events import SessionEvent
 
 __all__ = [
     "BrokenWriterError",
     "LoadReport",
     "NotASessionLogError",
+    "SESSION_STORES",
     "SessionStore",
     "SessionStoreError",
     "SessionWriter",
@@ -138,3 +141,7 @@ def sequence_problems(events: Sequence[SessionEvent]) -> list[str]:
             problems.append(f"seq steps back from {previous} to {seq}")
         previous = max(previous, seq)
     return problems
+
+
+SESSION_STORES: CatalogKey[EntryId, SessionStore] = CatalogKey("session_stores")
+"""The runtime's session stores by ``[session_stores.<id>]``."""

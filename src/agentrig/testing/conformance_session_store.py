@@ -29,6 +29,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from agentrig.errors import InvalidIdError
+from agentrig.ids import session_id as _session_id
 from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
 from agentrig.session import (
     AssistantMessageEvent,
@@ -67,7 +68,7 @@ PLUGIN_VARIANT_EVENT: dict[str, Any] = {
 
 def sample_log(session_id: str, turns: int = 2) -> list[SessionEvent]:
     """A realistic log: per turn a user message, a tool call and its result, an answer."""
-    session = Session(session_id)
+    session = Session(_session_id(session_id))
     for turn in range(1, turns + 1):
         call = ToolCallBlock(id=f"call_{turn}", name="lookup", arguments={"q": f"ünï {turn}"})
         session.append(TurnStart(turn=turn))

@@ -2,6 +2,8 @@
 
 from agentrig.tools._gate import GateDecision
 from agentrig.tools._tool import (
+    TOOLS,
+    TOOLSETS,
     FunctionTool,
     PermissionArg,
     RiskClass,
@@ -13,6 +15,7 @@ from agentrig.tools._tool import (
     ToolRefusedError,
     ToolReportedError,
     Toolset,
+    ToolTimeoutError,
     check_input,
     check_tool_contribution,
     render_output,
@@ -24,6 +27,8 @@ __all__ = [
     "GateDecision",
     "PermissionArg",
     "RiskClass",
+    "TOOLS",
+    "TOOLSETS",
     "Tool",
     "ToolContext",
     "ToolDefinitionError",
@@ -31,6 +36,7 @@ __all__ = [
     "ToolOutput",
     "ToolRefusedError",
     "ToolReportedError",
+    "ToolTimeoutError",
     "Toolset",
     "check_input",
     "check_tool_contribution",

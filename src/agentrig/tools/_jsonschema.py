@@ -61,6 +61,7 @@ __all__ = [
     "SchemaAdapter",
     "SchemaContractError",
     "SchemaValidationError",
+    "check_bounds",
     "parse_with",
     "validate_json",
 ]
@@ -191,6 +192,20 @@ def validate_json(
         return (Issue("limit.schema_depth", "the schema nests too deeply to check"),)
 
 
+def check_bounds(value: object, limits: Limits = DEFAULT_LIMITS) -> tuple[Issue, ...]:
+    """Check only that ``value`` is JSON within ``limits`` -- no schema.
+
+    The guard in front of a validator without bounds of its own (pydantic), so a value is
+    still validated once: by that validator.
+    """
+    walker = _Walker(True, limits)
+    try:
+        walker.bounds(value, (), 0)
+    except _Stop as stop:
+        return (stop.issue,)
+    return ()
+
+
 class _Stop(Exception):
     def __init__(self, issue: Issue) -> None:
         super().__init__(issue.message)
@@ -245,9 +260,7 @@ class _Walker:
 
     # -- the traversal --------------------------------------------------------------------
 
-    def check(
-        self, value: object, schema: object, path: Path, depth: int, hops: int
-    ) -> list[Issue]:
+    def _step(self, path: Path, depth: int) -> None:
         limits = self._limits
         self._nodes += 1
         if self._nodes > limits.max_nodes:
@@ -258,6 +271,30 @@ class _Walker:
             raise _Stop(
                 Issue("limit.depth", f"value nests deeper than {limits.max_depth} levels", path)
             )
+
+    def bounds(self, value: object, path: Path, depth: int) -> None:
+        """Walk ``value`` checking the limits and JSON-ness only (see :func:`check_bounds`)."""
+        self._step(path, depth)
+        kind = _json_type(value)
+        if kind is None:
+            raise _Stop(
+                Issue("value.not_json", f"a {type(value).__name__} is not a JSON value", path)
+            )
+        self._check_size(value, kind, path)
+        if isinstance(value, list | tuple):
+            for index, item in enumerate(value):
+                self.bounds(item, (*path, index), depth + 1)
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise _Stop(Issue("value.not_json", f"the key {key!r} is not a string", path))
+                self.bounds(item, (*path, key), depth + 1)
+
+    def check(
+        self, value: object, schema: object, path: Path, depth: int, hops: int
+    ) -> list[Issue]:
+        limits = self._limits
+        self._step(path, depth)
         if hops > limits.max_schema_depth:
             raise _Stop(
                 Issue(

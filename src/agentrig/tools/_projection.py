@@ -1,4 +1,4 @@
-"""Projection of a tool's input schema onto what one provider's wire format accepts.
+"""The engine that projects a tool's input schema onto what one provider's wire format accepts.
 
 :func:`project_schema` is pure and deterministic: it never raises and never mutates its input.
 Its outcome is one of
@@ -13,34 +13,31 @@ A projection only changes what goes on the wire.  Tool-call arguments are always
 against the unprojected schema, so a relaxation made for wire compatibility -- e.g. OpenAI
 strict mode's "optional becomes required-and-nullable" -- never widens what a call may contain.
 
-The profiles are data (:class:`SchemaProfile`); a provider plugin with its own dialect defines
-its own instance instead of branching on provider names.  Keyword support was checked against
-the vendors' documentation in 2025 (OpenAI "Structured Outputs -- supported schemas"; Google
-Gemini API / Vertex AI ``Schema`` reference, an OpenAPI 3.0 subset).  Vendors widen their
-subsets over time; a stale profile only costs a dropped keyword, reported in the changes.
+A target is a :class:`SchemaProfile`: switches for the rewrites every dialect shares, plus the
+target's own node steps.  Each target lives in its own module (``_profile_openai``,
+``_profile_openai_strict``, ``_profile_anthropic``, ``_profile_gemini``), as pydantic-ai keeps
+one profile per provider; a provider plugin with its own dialect defines its own profile.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal, NoReturn
 
 import attrs
 
-from ._jsonschema import _resolve_pointer, validate_json
+from ._jsonschema import _resolve_pointer
 
 __all__ = [
-    "ANTHROPIC",
-    "GEMINI",
-    "OPENAI",
-    "OPENAI_STRICT",
     "Adapted",
     "Adopted",
     "Change",
     "ProjectionResult",
     "Rejected",
+    "NodeStep",
     "SchemaProfile",
+    "Site",
     "describe_with_note",
     "project_schema",
 ]
@@ -71,13 +68,42 @@ _TYPED_MARKERS = ("type", "anyOf", "$ref", "enum", "const")
 
 
 @attrs.frozen(slots=True)
+class Site:
+    """Where a target's node step works: the path, whether the node is a union branch, and the
+    means to record a change or refuse the schema."""
+
+    path: Path
+    branch: bool
+    root: Mapping[str, Any]
+    _projection: _Projection
+
+    def where(self, path: Path | None = None) -> str:
+        """A reader's label for ``path`` (default: this node), e.g. ``'address.zip'``."""
+        return _where(self.path if path is None else path)
+
+    def change(self, what: str, *, constraint: str | None = None, at: Path | None = None) -> None:
+        """Record an adaptation; ``constraint`` names a real constraint that was not shown."""
+        self._projection.change(self.path if at is None else at, what, constraint=constraint)
+
+    def reject(self, reason: str) -> NoReturn:
+        """Refuse the whole schema for this target."""
+        raise _Reject(reason, self.path)
+
+
+NodeStep = Callable[[dict[str, Any], Site], None]
+"""A target's own rewrite of one projected node (edits the node in place)."""
+
+
+@attrs.frozen(slots=True)
 class SchemaProfile:
-    """What one provider's tool-schema dialect accepts, as switches.
+    """What one provider's tool-schema dialect accepts: shared switches plus its own steps.
 
     ``keywords`` lists the known keywords the provider carries (``None``: all of them); a
     known keyword outside it is rewritten where an equivalent exists (``const`` -> one-value
     ``enum``, ``oneOf`` -> ``anyOf``, single-type ``allOf`` merged) and dropped otherwise.
-    ``unknown_keywords`` says what happens to a keyword agentrig does not know.
+    ``unknown_keywords`` says what happens to a keyword agentrig does not know.  ``rewrites``
+    run on each node after the shared rewrites (before uncarried keywords are dropped);
+    ``completions`` run after the shared completions (items, properties, closing objects).
     """
 
     name: str
@@ -88,83 +114,15 @@ class SchemaProfile:
     array_items: Literal["optional", "declare", "require"] = "optional"
     object_properties: bool = False
     close_objects: bool = False
-    require_all_properties: bool = False
     require_typed_nodes: bool = False
     inline_refs: bool = False
-    nullable_flag: bool = False
     string_enums_only: bool = False
     max_depth: int = 64
     max_nodes: int = 10_000
     max_object_depth: int | None = None
     max_total_properties: int | None = None
-
-
-# OpenAI docs, "Supported schemas" (checked 2025).
-_OPENAI_STRICT_KEYWORDS = frozenset(
-    {
-        "type", "enum", "const", "properties", "required", "additionalProperties", "items",
-        "anyOf", "$ref", "$defs", "definitions", "pattern", "format", "minimum", "maximum",
-        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems", "title",
-        "description",
-    }
-)  # fmt: skip
-# Gemini API / Vertex AI Schema reference (checked 2025).
-_GEMINI_KEYWORDS = frozenset(
-    {
-        "type", "format", "title", "description", "nullable", "enum", "items", "minItems",
-        "maxItems", "properties", "required", "minProperties", "maxProperties", "minLength",
-        "maxLength", "pattern", "minimum", "maximum", "anyOf", "default", "example",
-        "propertyOrdering",
-    }
-)  # fmt: skip
-
-
-ANTHROPIC = SchemaProfile(name="anthropic")
-"""Standard JSON Schema with an object root: adopted unless it must be refused."""
-
-OPENAI = SchemaProfile(name="openai", array_items="declare", object_properties=True)
-"""OpenAI function calling without strict mode: arrays declare items, objects properties."""
-
-OPENAI_STRICT = SchemaProfile(
-    name="openai-strict",
-    # OpenAI docs, "Supported schemas" (checked 2025): strings carry pattern and format;
-    # numbers minimum/maximum/exclusive bounds/multipleOf; arrays minItems/maxItems.  Not
-    # carried: minLength/maxLength, minProperties/maxProperties, uniqueItems, default, allOf,
-    # not, and schema-valued additionalProperties.  Limits: 10 nesting levels, 5000 properties.
-    keywords=_OPENAI_STRICT_KEYWORDS,
-    formats=frozenset(
-        {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
-    ),
-    unknown_keywords="reject",
-    type_with_anyof="reject",
-    array_items="require",
-    object_properties=True,
-    close_objects=True,
-    require_all_properties=True,
-    require_typed_nodes=True,
-    max_object_depth=10,
-    max_total_properties=5000,
-)
-"""OpenAI strict mode: closed objects, every property required (optional ones nullable)."""
-
-GEMINI = SchemaProfile(
-    name="gemini",
-    # Gemini API / Vertex AI ``Schema`` reference (checked 2025): an OpenAPI 3.0 subset with
-    # type, format, title, description, nullable, enum (strings), items, min/maxItems,
-    # properties, required, min/maxProperties, min/maxLength, pattern, minimum/maximum,
-    # anyOf, default, example, propertyOrdering.  No additionalProperties, $ref/$defs, const,
-    # oneOf/allOf/not, exclusive bounds, multipleOf or uniqueItems; ``null`` is a flag.
-    keywords=_GEMINI_KEYWORDS,
-    formats=frozenset({"enum", "date-time"}),
-    unknown_keywords="strip",
-    type_with_anyof="reject",
-    array_items="require",
-    require_typed_nodes=True,
-    inline_refs=True,
-    nullable_flag=True,
-    string_enums_only=True,
-)
-"""Gemini function declarations: OpenAPI 3.0 subset, references inlined, ``nullable`` flag."""
+    rewrites: tuple[NodeStep, ...] = ()
+    completions: tuple[NodeStep, ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -311,7 +269,7 @@ class _Projection:
 
     # -- bookkeeping --------------------------------------------------------------------------
 
-    def _change(self, path: Path, what: str, *, constraint: str | None = None) -> None:
+    def change(self, path: Path, what: str, *, constraint: str | None = None) -> None:
         self._changes.append(Change(path, what, constraint is not None))
         if constraint is not None:
             self._dropped.append(f"{constraint} on {_where(path)}")
@@ -330,7 +288,7 @@ class _Projection:
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key in _DEFS:
-                self._change((*path, key), f"removed {key} (references are inlined)")
+                self.change((*path, key), f"removed {key} (references are inlined)")
                 continue
             out[key] = value
         for rel, sub in _subschemas(node):
@@ -350,7 +308,7 @@ class _Projection:
                 out["$ref"] = ref
             return out
         target, _ = _resolve_pointer(self._schema, ref)
-        self._change(path, f"inlined $ref '{ref}'")
+        self.change(path, f"inlined $ref '{ref}'")
         base = self._inline(target, path)
         if not isinstance(base, Mapping):
             base = {} if base is True else {"not": {}}
@@ -377,7 +335,7 @@ class _Projection:
                 if profile.unknown_keywords == "reject":
                     raise _Reject(f"unrecognised keyword '{key}' at {_where(path)}", path)
                 if profile.unknown_keywords == "strip":
-                    self._change(path, f"removed unrecognised keyword '{key}'")
+                    self.change(path, f"removed unrecognised keyword '{key}'")
                     continue
             if key in ("not", "additionalProperties") and not self._carries(key):
                 out[key] = value  # dropped by _rewrite; its subschema is never shown
@@ -419,8 +377,18 @@ class _Projection:
     def _rewrite(self, out: dict[str, Any], path: Path, branch: bool) -> None:
         profile = self._profile
         carried = profile.keywords
-        if carried is None:
-            return
+        if carried is not None:
+            self._equivalents(out, path, carried)
+        if profile.rewrites:
+            site = Site(path, branch, self._schema, self)
+            for step in profile.rewrites:
+                step(out, site)
+        if carried is not None:
+            self._drop_uncarried(out, path, carried)
+
+    def _equivalents(self, out: dict[str, Any], path: Path, carried: frozenset[str]) -> None:
+        """Write uncarried ``const`` / ``oneOf`` / ``allOf`` as what the target carries."""
+        profile = self._profile
         if "const" in out and "const" not in carried:
             value = out.pop("const")
             if (
@@ -429,18 +397,18 @@ class _Projection:
                 and not (profile.string_enums_only and not isinstance(value, str))
             ):
                 out["enum"] = [value]
-                self._change(path, "wrote const as a one-value enum")
+                self.change(path, "wrote const as a one-value enum")
             else:
-                self._change(path, "removed const", constraint="const")
+                self.change(path, "removed const", constraint="const")
         if "oneOf" in out and "oneOf" not in carried:
             members = out.pop("oneOf")
             if "anyOf" in carried and "anyOf" not in out:
                 out["anyOf"] = members
-                self._change(
+                self.change(
                     path, "wrote oneOf as anyOf (exclusivity not shown)", constraint="oneOf"
                 )
             else:
-                self._change(path, "removed oneOf", constraint="oneOf")
+                self.change(path, "removed oneOf", constraint="oneOf")
         if "allOf" in out and "allOf" not in carried:
             members = out.pop("allOf")
             merged: dict[str, Any] = {}
@@ -450,24 +418,16 @@ class _Projection:
             combined = _merge(merged, dict(out), path)
             out.clear()
             out.update(combined)
-            self._change(path, "merged allOf members into the node")
-        if profile.nullable_flag:
-            self._nullable_flag(out, path, branch)
-        if profile.string_enums_only and isinstance(out.get("enum"), list):
-            values = out["enum"]
-            if None in values:
-                out["enum"] = [v for v in values if v is not None]
-                out["nullable"] = True
-                self._change(path, "wrote null in enum as nullable: true")
-            if not all(isinstance(v, str) for v in out["enum"]):
-                del out["enum"]
-                self._change(path, "removed a non-string enum", constraint="enum")
+            self.change(path, "merged allOf members into the node")
+
+    def _drop_uncarried(self, out: dict[str, Any], path: Path, carried: frozenset[str]) -> None:
+        profile = self._profile
         fmt = out.get("format")
         known_format = (
             isinstance(fmt, str) and profile.formats is not None and fmt in profile.formats
         )
         if profile.formats is not None and "format" in out and not known_format:
-            self._change(path, f"removed format {out.pop('format')!r}")
+            self.change(path, f"removed format {out.pop('format')!r}")
         for key in list(out):
             if key in KNOWN_KEYWORDS and key not in carried:
                 value = out.pop(key)
@@ -475,41 +435,7 @@ class _Projection:
                 lost = key in CONSTRAINT_KEYWORDS and not (
                     key == "additionalProperties" and (value is True or value == {})
                 )
-                self._change(path, f"removed {key}", constraint=key if lost else None)
-
-    def _nullable_flag(self, out: dict[str, Any], path: Path, branch: bool) -> None:
-        declared = out.get("type")
-        if branch and _is_null_only(out):
-            return  # the enclosing union turns it into nullable: true
-        if declared == "null" or (isinstance(declared, list) and declared == ["null"]):
-            raise _Reject(
-                f"{_where(path)} only accepts null, which this provider cannot express", path
-            )
-        if isinstance(declared, list):
-            rest = [t for t in declared if t != "null"]
-            if len(rest) < len(declared):
-                out["nullable"] = True
-            if len(rest) == 1:
-                out["type"] = rest[0]
-            else:
-                del out["type"]
-                out["anyOf"] = [{"type": t} for t in rest]
-            shape = "a single type" if len(rest) == 1 else "anyOf"
-            null = " with nullable: true" if len(rest) < len(declared) else ""
-            self._change(path, f"wrote the type list as {shape}{null}")
-        members = out.get("anyOf")
-        if isinstance(members, list) and any(_is_null_only(m) for m in members):
-            rest_members = [m for m in members if not _is_null_only(m)]
-            out["nullable"] = True
-            if len(rest_members) == 1 and isinstance(rest_members[0], Mapping):
-                del out["anyOf"]
-                single = dict(rest_members[0])
-                single.update(out)
-                out.clear()
-                out.update(single)
-            else:
-                out["anyOf"] = rest_members
-            self._change(path, "wrote the null alternative as nullable: true")
+                self.change(path, f"removed {key}", constraint=key if lost else None)
 
     def _complete(self, out: dict[str, Any], path: Path) -> None:
         profile = self._profile
@@ -517,43 +443,26 @@ class _Projection:
         if "array" in types and "items" not in out:
             if profile.array_items == "declare":
                 out["items"] = {}
-                self._change(path, "declared items: {} (any value)")
+                self.change(path, "declared items: {} (any value)")
             elif profile.array_items == "require":
                 raise _Reject(f"the array {_where(path)} must declare typed items", path)
         if "object" in types:
             if profile.object_properties and "properties" not in out:
                 out["properties"] = {}
-                self._change(path, "declared properties: {}")
+                self.change(path, "declared properties: {}")
             if profile.close_objects and out.get("additionalProperties") is not False:
                 if isinstance(out.get("additionalProperties"), Mapping):
                     what = "replaced schema-valued additionalProperties with false"
                 else:
                     what = "closed the object (additionalProperties: false)"
                 out["additionalProperties"] = False
-                self._change(path, what)
-            if profile.require_all_properties and isinstance(out.get("properties"), Mapping):
-                self._require_all(out, path)
+                self.change(path, what)
+        if profile.completions:
+            site = Site(path, False, self._schema, self)
+            for step in profile.completions:
+                step(out, site)
         if profile.require_typed_nodes and not any(k in out for k in _TYPED_MARKERS):
             raise _Reject(f"{_where(path)} declares no type; this provider needs one", path)
-
-    def _require_all(self, out: dict[str, Any], path: Path) -> None:
-        properties = dict(out["properties"])
-        required = out.get("required")
-        listed = [n for n in required if isinstance(n, str)] if isinstance(required, list) else []
-        missing = [name for name in properties if name not in listed]
-        if not missing:
-            return
-        for name in missing:
-            sub = properties[name]
-            if _accepts_null(sub, self._schema):
-                self._change((*path, "properties", name), "made required (it already accepts null)")
-            else:
-                properties[name] = _with_null(sub)
-                self._change(
-                    (*path, "properties", name), "made required and nullable (it was optional)"
-                )
-        out["properties"] = properties
-        out["required"] = listed + missing
 
 
 def _check_structure(schema: Mapping[str, Any], profile: SchemaProfile) -> None:
@@ -668,36 +577,3 @@ def _declared_types(node: Mapping[str, Any]) -> set[str]:
     if isinstance(declared, list):
         return {t for t in declared if isinstance(t, str)}
     return set()
-
-
-def _is_null_only(node: object) -> bool:
-    return isinstance(node, Mapping) and node.get("type") == "null" and "enum" not in node
-
-
-def _accepts_null(node: object, root: Mapping[str, Any]) -> bool:
-    probe: dict[str, Any] = {"allOf": [node]}
-    for key in _DEFS:
-        if key in root:
-            probe[key] = root[key]
-    return not validate_json(None, probe)
-
-
-def _with_null(node: object) -> Any:
-    """``node`` widened to also accept null, in the plainest form available."""
-    if not isinstance(node, Mapping):
-        return node
-    declared = node.get("type")
-    if "enum" in node and isinstance(node["enum"], list) and isinstance(declared, str | list):
-        widened = dict(node)
-        widened["enum"] = [*node["enum"], None]
-        widened["type"] = [declared, "null"] if isinstance(declared, str) else [*declared, "null"]
-        return widened
-    if "const" in node or "$ref" in node or "enum" in node:
-        return {"anyOf": [dict(node), {"type": "null"}]}
-    if isinstance(node.get("anyOf"), list):
-        return {**node, "anyOf": [*node["anyOf"], {"type": "null"}]}
-    if isinstance(declared, str):
-        return {**node, "type": [declared, "null"]}
-    if isinstance(declared, list):
-        return {**node, "type": [*declared, "null"]}
-    return {"anyOf": [dict(node), {"type": "null"}]}

@@ -26,6 +26,7 @@ the one shape every tool and structured-output schema has in agentrig:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Generic, Literal, TypeVar
 
@@ -33,7 +34,7 @@ from pydantic import BaseModel, PydanticUserError, ValidationError
 
 from agentrig.errors import AgentrigError, Category, Issue
 
-from ._jsonschema import DEFAULT_LIMITS, Limits, SchemaValidationError, validate_json
+from ._jsonschema import DEFAULT_LIMITS, Limits, SchemaValidationError, check_bounds
 
 __all__ = ["PydanticSchemaAdapter", "SchemaConversionError", "tool_input_schema"]
 
@@ -287,9 +288,10 @@ class PydanticSchemaAdapter(Generic[_M]):
     """A :class:`~agentrig.tools.schema.SchemaAdapter` generated from a pydantic model.
 
     ``json_schema`` is :func:`tool_input_schema` of the model (computed once; treat it as
-    read-only).  ``parse`` first checks the value with :func:`validate_json` against that very
-    schema -- so what the model is shown and what is accepted cannot disagree, and the bounds
-    hold -- and then builds the model instance with ``model_validate``.
+    read-only).  ``parse`` validates ONCE, with the model itself: the value is checked against
+    the bounds (:func:`check_bounds`, no schema), then ``model_validate_json`` in strict mode
+    runs the model's types, constraints and validators -- JSON semantics without coercion, so
+    ``true`` is not an integer and ``"5"`` not a number, as the schema shown to the model says.
     """
 
     __slots__ = ("_limits", "_model", "_schema")
@@ -316,22 +318,54 @@ class PydanticSchemaAdapter(Generic[_M]):
     def parse(self, value: object) -> _M:
         """Validate ``value`` and return the model; :class:`SchemaValidationError` if invalid."""
         subject = f"input for {self._model.__name__}"
-        issues = validate_json(value, self._schema, limits=self._limits)
+        issues = check_bounds(value, self._limits)
         if issues:
             raise SchemaValidationError(issues, subject=subject)
         try:
-            return self._model.model_validate(value)
-        except ValidationError as exc:  # the model's own validators: same error, same shape
+            text = json.dumps(value, allow_nan=False)
+        except ValueError:  # NaN or an infinity: the bounds walk let every other value through
+            issue = Issue("value.not_json", "NaN and infinities are not JSON numbers")
+            raise SchemaValidationError([issue], subject=subject) from None
+        try:
+            return self._model.model_validate_json(text, strict=True)
+        except ValidationError as exc:
             raise SchemaValidationError(_issues_of(exc), subject=subject) from exc
 
     def __repr__(self) -> str:
         return f"PydanticSchemaAdapter({self._model.__name__})"
 
 
+# pydantic's error types named by the JSON Schema keyword they enforce, so a pydantic-backed
+# tool reports the same ``value.<keyword>`` codes as every other schema adapter.
+_KEYWORD_OF = {
+    "missing": "required",
+    "extra_forbidden": "additionalProperties",
+    "string_too_short": "minLength",
+    "string_too_long": "maxLength",
+    "too_short": "minItems",
+    "too_long": "maxItems",
+    "greater_than_equal": "minimum",
+    "less_than_equal": "maximum",
+    "greater_than": "exclusiveMinimum",
+    "less_than": "exclusiveMaximum",
+    "multiple_of": "multipleOf",
+    "string_pattern_mismatch": "pattern",
+    "enum": "enum",
+    "literal_error": "enum",
+}
+
+
+def _code(kind: str) -> str:
+    keyword = _KEYWORD_OF.get(kind)
+    if keyword is None and kind.endswith("_type"):
+        keyword = "type"
+    return f"value.{keyword or kind}"
+
+
 def _issues_of(error: ValidationError) -> list[Issue]:
     return [
         Issue(
-            code=f"value.{item['type']}",
+            code=_code(item["type"]),
             message=item["msg"],
             path=tuple(p for p in item["loc"] if isinstance(p, str | int)),
         )

@@ -29,7 +29,9 @@ import attrs
 from pydantic import BaseModel, ConfigDict, create_model
 
 from agentrig.cancel import CancelSignal, is_abort
+from agentrig.catalog import CatalogKey
 from agentrig.errors import AgentrigError, CheckResult, Issue
+from agentrig.ids import ToolId
 from agentrig.ids import tool_id as _validate_tool_id
 from agentrig.kernel.services import Services
 from agentrig.tools._jsonschema import SchemaContractError, parse_with
@@ -41,6 +43,8 @@ __all__ = [
     "FunctionTool",
     "PermissionArg",
     "RiskClass",
+    "TOOLS",
+    "TOOLSETS",
     "Tool",
     "ToolContext",
     "ToolDefinitionError",
@@ -48,6 +52,7 @@ __all__ = [
     "ToolOutput",
     "ToolRefusedError",
     "ToolReportedError",
+    "ToolTimeoutError",
     "Toolset",
     "check_input",
     "check_tool_contribution",
@@ -90,6 +95,15 @@ class ToolReportedError(AgentrigError):
     recoverable = True
 
 
+class ToolTimeoutError(AgentrigError, TimeoutError):
+    """A call ran past its tool's timeout and was stopped; the model gets this as an error
+    result and the run goes on."""
+
+    code = "tool.timeout"
+    category = "user"
+    recoverable = True
+
+
 @attrs.frozen(slots=True)
 class PermissionArg:
     """Which argument permission patterns are scoped to, and how to read it."""
@@ -126,7 +140,7 @@ class Tool(Protocol):
     """The contract every tool satisfies."""
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> ToolId: ...
 
     @property
     def description(self) -> str: ...
@@ -184,6 +198,8 @@ class FunctionTool:
         permission_arg: PermissionArg | None = None,
         deferred: bool | None = None,
         authorize: Callable[[Any, ToolContext], Awaitable[None] | None] | None = None,
+        concurrent: bool | None = None,
+        timeout: float | None = None,
     ) -> None:
         from agentrig.tools.schema import PydanticSchemaAdapter
 
@@ -202,6 +218,16 @@ class FunctionTool:
         self._risk = risk
         self._permission_arg = permission_arg
         self.deferred = deferred
+        #: may run alongside the other calls of one reply (None: when ``risk="inspect"``)
+        self.concurrent = concurrent
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            raise ToolDefinitionError(
+                f"tool {name!r}: timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        #: seconds one call may run before it is stopped (None: no limit of its own)
+        self.timeout = float(timeout) if timeout is not None else None
         self._authorize = authorize
         self._is_async = inspect.iscoroutinefunction(function)
         self._ctx_param, self.input_model = _input_model(function, name)
@@ -214,7 +240,7 @@ class FunctionTool:
         functools.update_wrapper(self, function)
 
     @property
-    def id(self) -> str:
+    def id(self) -> ToolId:
         return self._id
 
     @property
@@ -305,6 +331,8 @@ def tool(
     risk: RiskClass | None = None,
     permission_arg: PermissionArg | tuple[str, ArgKind] | None = None,
     deferred: bool | None = None,
+    concurrent: bool | None = None,
+    timeout: float | None = None,
 ) -> Callable[[_F], FunctionTool]: ...
 
 
@@ -317,6 +345,8 @@ def tool(
     risk: RiskClass | None = None,
     permission_arg: PermissionArg | tuple[str, ArgKind] | None = None,
     deferred: bool | None = None,
+    concurrent: bool | None = None,
+    timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Declare a tool from a typed function (sync or async).
 
@@ -326,12 +356,23 @@ def tool(
         @agentrig.tool(risk="inspect")
         async def read_file(path: str, ctx: ToolContext) -> str:
             \"\"\"Read a UTF-8 text file.\"\"\"
+
+    ``concurrent=True`` lets the calls of one model reply run alongside each other (the
+    default for ``risk="inspect"``; ``False`` opts an inspect tool out); ``timeout`` stops a
+    call after that many seconds and gives the model an error result.
     """
     arg = PermissionArg(*permission_arg) if isinstance(permission_arg, tuple) else permission_arg
 
     def build(fn: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
-            fn, id=id, description=description, risk=risk, permission_arg=arg, deferred=deferred
+            fn,
+            id=id,
+            description=description,
+            risk=risk,
+            permission_arg=arg,
+            deferred=deferred,
+            concurrent=concurrent,
+            timeout=timeout,
         )
 
     if function is not None:
@@ -444,3 +485,10 @@ def check_tool_contribution(obj: object, name: str | None = None) -> tuple[Tool,
             raise ContractViolation(f"the toolset brings the tool id {tool.id!r} twice")
         seen.add(tool.id)
     return tools
+
+
+TOOLS: CatalogKey[ToolId, Tool] = CatalogKey("tools")
+"""The runtime's tools by id: ``rt.catalog(TOOLS).require(tool_id("add"))``."""
+TOOLSETS: CatalogKey[str, tuple[ToolId, ...]] = CatalogKey("toolsets")
+"""Names usable in ``[agents.x] tools`` that stand for several tools (an entry point's name,
+``mcp__<server>``, a code reference ``pkg.mod:function``) with the tool ids of each."""

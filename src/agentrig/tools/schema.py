@@ -18,20 +18,23 @@ from ._jsonschema import (
     SchemaAdapter,
     SchemaContractError,
     SchemaValidationError,
+    check_bounds,
     parse_with,
     validate_json,
 )
+from ._profile_anthropic import ANTHROPIC
+from ._profile_gemini import GEMINI
+from ._profile_openai import OPENAI
+from ._profile_openai_strict import OPENAI_STRICT
 from ._projection import (
-    ANTHROPIC,
-    GEMINI,
-    OPENAI,
-    OPENAI_STRICT,
     Adapted,
     Adopted,
     Change,
+    NodeStep,
     ProjectionResult,
     Rejected,
     SchemaProfile,
+    Site,
     describe_with_note,
     project_schema,
 )
@@ -47,6 +50,7 @@ __all__ = [
     "Adopted",
     "Change",
     "Limits",
+    "NodeStep",
     "ProjectionResult",
     "PydanticSchemaAdapter",
     "Rejected",
@@ -55,6 +59,8 @@ __all__ = [
     "SchemaConversionError",
     "SchemaProfile",
     "SchemaValidationError",
+    "Site",
+    "check_bounds",
     "describe_with_note",
     "parse_with",
     "project_schema",

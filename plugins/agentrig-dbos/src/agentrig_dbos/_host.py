@@ -23,6 +23,7 @@ from dbos import error as dbos_error
 from agentrig.agent import Agent, RunOptions
 from agentrig.cancel import CancelSignal
 from agentrig.errors import UnknownIdError
+from agentrig.ids import AgentId, EntryId, SessionId, agent_id
 from agentrig.ids import session_id as check_session_id
 from agentrig.journal import (
     ExecutionJournal,
@@ -34,7 +35,7 @@ from agentrig.journal import (
 from agentrig.kernel import AgentConfig
 from agentrig.llm import ToolMessage
 from agentrig.plugin import PermissionQuestion, Runtime, hookimpl
-from agentrig.session import TurnEnd, TurnStart
+from agentrig.session import SESSION_STORES, TurnEnd, TurnStart
 from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import DurableError, DurableSetupError, UnknownRunError
 
@@ -73,14 +74,14 @@ def _new_run_id() -> str:
     return f"dr-{secrets.token_hex(8)}"
 
 
-def session_of(run_id: str) -> str:
+def session_of(run_id: str) -> SessionId:
     """The session a durable run writes: one per run, named after it."""
     return check_session_id(f"ses-{run_id}")
 
 
-def live_agent_id(agent: str, run_id: str) -> str:
+def live_agent_id(agent: str, run_id: str) -> AgentId:
     """The live agent of one run (several runs of one agent may execute at once)."""
-    return f"{agent}.{run_id}"
+    return agent_id(f"{agent}.{run_id}")
 
 
 class Durable:
@@ -160,7 +161,7 @@ class Durable:
 
     # ---- starting and awaiting runs ----------------------------------------------------------
     def _check_agent(self, agent: str) -> AgentConfig:
-        config = self.rt.config.agents.get(agent)
+        config = self.rt.config.agents.get(AgentId(agent))  # a lookup: a miss is refused below
         if config is None:
             known = tuple(sorted(self.rt.config.agents))
             close = difflib.get_close_matches(agent, known, n=1)
@@ -256,17 +257,17 @@ class Durable:
                 await self.rt.agents.dispose(aid)
         return {"agent": agent, "session_id": sid, "text": text}
 
-    async def _execute(self, aid: str, sid: str, config: AgentConfig, prompt: str) -> str:
+    async def _execute(self, aid: AgentId, sid: SessionId, config: AgentConfig, prompt: str) -> str:
         if await self.journal.executions(agent_id=aid, session_id=sid):
             return await self._continue(aid, sid, config)
-        store = self.rt.catalog("session_stores").require(str(config.session_store))
+        store = self.rt.catalog(SESSION_STORES).require(EntryId(str(config.session_store)))
         if await store.exists(sid):
             return await self._started(aid, sid, config)
         agent = await self.rt.agents.create(aid, config, session_id=sid)
         result = await agent.run(prompt)
         return str(result.value)
 
-    async def _started(self, aid: str, sid: str, config: AgentConfig) -> str:
+    async def _started(self, aid: AgentId, sid: SessionId, config: AgentConfig) -> str:
         """The session holds the run's turn but the journal nothing of it: the crash came
         before the first model call was journaled, so nothing crossed a boundary.  The
         turn goes on from its recorded prompt (the prompt is not appended again)."""
@@ -286,7 +287,7 @@ class Durable:
             outcome = await run.continue_turn(options)
         return str(outcome.text)
 
-    async def _continue(self, aid: str, sid: str, config: AgentConfig) -> str:
+    async def _continue(self, aid: AgentId, sid: SessionId, config: AgentConfig) -> str:
         while True:
             try:
                 result = await continue_execution(

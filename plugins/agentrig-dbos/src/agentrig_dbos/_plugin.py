@@ -22,7 +22,7 @@ import sniffio
 from agentrig.errors import ConfigError, Issue
 from agentrig.host import OwnerOnlyStore
 from agentrig.journal import ExecutionJournal, JournaledProvider, attach_journal
-from agentrig.plugin import Commands, Composition, Runtime, compose_step, hookimpl
+from agentrig.plugin import PROVIDERS, Commands, Composition, Runtime, compose_step, hookimpl
 from agentrig_dbos import _cli
 from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import DurableBackendError
@@ -93,7 +93,7 @@ class DbosPlugin:
             )
         url, journal = _journal(rt, section)
         attached = attach_journal(journal)
-        providers = rt.registry("providers")
+        providers = rt.registry(PROVIDERS)
         for pid, provider in list(providers.entries()):
             if not isinstance(provider, JournaledProvider):
                 providers.register(attached.wrap(provider), id=pid, replace=True, source="dbos")

@@ -17,8 +17,10 @@ from pathlib import Path
 import httpx
 
 from agentrig.credentials import (
+    CREDENTIAL_STORES,
     STORE_PREFIX,
     CredentialReferenceError,
+    CredentialStore,
     CredentialStoreError,
     resolve_store_reference,
 )
@@ -92,7 +94,7 @@ def _resolver(rt: Runtime) -> Resolve:
         for key, ref in values.items():
             path = ("mcp_servers", name, "env" if stdio else "headers", key)
             if ref.startswith(STORE_PREFIX):
-                stores = dict(rt.catalog("credential_stores").entries())
+                stores: dict[str, CredentialStore] = dict(rt.catalog(CREDENTIAL_STORES).entries())
                 try:
                     resolved[key] = await resolve_store_reference(ref, stores)
                 except (CredentialReferenceError, CredentialStoreError) as exc:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, final
 
-from agentrig.plugin import Commands, Composition, compose_step, hookimpl
+from agentrig.ids import tool_id
+from agentrig.plugin import TOOLS, TOOLSETS, Commands, Composition, compose_step, hookimpl
 from agentrig_mcp import _cli
 
 if TYPE_CHECKING:
@@ -50,10 +51,11 @@ def provide_client(rt: Runtime, client: McpClient) -> None:
 
 def register_toolset(rt: Runtime, name: str, tools: Sequence[Tool]) -> None:
     """Register ``tools`` in the runtime's catalog, and ``name`` as the toolset of them all."""
-    registry = rt.registry("tools")
+    registry = rt.registry(TOOLS)
     for tool in tools:
         registry.register(tool, id=tool.id, source=f"mcp:{name}")
-    rt.registry("toolsets").register(tuple(t.id for t in tools), id=name, source="mcp")
+    toolset = tuple(t.id for t in tools)
+    rt.registry(TOOLSETS).register(toolset, id=tool_id(name), source="mcp")
 
 
 @final

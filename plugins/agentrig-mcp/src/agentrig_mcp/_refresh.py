@@ -24,7 +24,7 @@ _PREFIX = "mcp__"
 
 def _references(agent: Agent) -> list[tuple[str, str]]:
     """(server, reference) for each MCP name in the agent's configured tools."""
-    found = []
+    found: list[tuple[str, str]] = []
     for name in agent.config.tools:
         if name.startswith(_PREFIX):
             found.append((name[len(_PREFIX) :].split("__", 1)[0], name))

@@ -19,6 +19,7 @@ from mcp.server.lowlevel import Server
 from agentrig.agent import Agent
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, ConfigError, Issue
+from agentrig.ids import AgentId
 from agentrig.kernel import Runtime
 from agentrig.llm import ImageBlock, TextBlock, ToolMessage
 from agentrig.tools import Tool, ToolReportedError
@@ -53,7 +54,7 @@ def _agents(rt: Runtime, names: Sequence[str] | None) -> list[Agent]:
             )
     if issues:
         raise ConfigError(issues)
-    return [rt.agent(name) for name in names]
+    return [rt.agent(AgentId(name)) for name in names]  # each one checked as known above
 
 
 def _annotations(tool: Tool) -> types.ToolAnnotations:

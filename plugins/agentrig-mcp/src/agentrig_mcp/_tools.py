@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp import types
 
+from agentrig.ids import ToolId, tool_id
 from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock
 from agentrig.tools import PermissionArg, RiskClass, ToolContext, ToolInputError, ToolOutput
@@ -38,11 +39,11 @@ _MAX_ID = 128
 Notify = Callable[[Observation], None]
 
 
-def tool_name(server: str, tool: str) -> str | None:
+def tool_name(server: str, tool: str) -> ToolId | None:
     """``mcp__<server>__<tool>`` with characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``;
     None when the result would be longer than an agentrig tool id may be (128)."""
     name = f"mcp__{server}__{_INVALID.sub('_', tool)}"
-    return name if len(name) <= _MAX_ID else None
+    return tool_id(name) if len(name) <= _MAX_ID else None
 
 
 def risk_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -> RiskClass:
@@ -172,7 +173,7 @@ class McpTool:
 
     def __init__(
         self,
-        tool_id: str,
+        id: ToolId,
         definition: types.Tool,
         connection: ServerConnection,
         *,
@@ -180,7 +181,7 @@ class McpTool:
         deferred: bool | None = None,
         max_output_chars: int = 100_000,
     ) -> None:
-        self._id = tool_id
+        self._id = id
         self.definition = definition
         self.connection = connection
         self.deferred = deferred
@@ -191,11 +192,11 @@ class McpTool:
             or definition.title
             or f"The {definition.name!r} tool of the MCP server {connection.name!r}."
         )
-        self._input = JsonSchemaInput(definition.inputSchema, tool_id)
+        self._input = JsonSchemaInput(definition.inputSchema, id)
         self._risk = risk_of(definition.annotations, trusted=connection.spec.trust_annotations)
 
     @property
-    def id(self) -> str:
+    def id(self) -> ToolId:
         return self._id
 
     @property

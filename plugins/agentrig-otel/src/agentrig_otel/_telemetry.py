@@ -88,6 +88,14 @@ _OBSERVED: dict[str, ScopeKind] = {
 }
 
 
+def _hex_ids(span: Span) -> tuple[str, str] | tuple[()]:
+    """``(trace_id, span_id)`` as hex; ``()`` for a span that records nothing (no-op tracer)."""
+    ctx = span.get_span_context()
+    if not ctx.is_valid:
+        return ()
+    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
+
+
 class _Scope:
     """A live span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
 
@@ -98,23 +106,23 @@ class _Scope:
         self.kind = kind
         self.span = span
         self.ended = False
-        self._ids: tuple[str, str] | None = None
+        self._ids: tuple[str, str] | tuple[()] | None = None  # () once known to be invalid
         self._token = otel_context.attach(trace.set_span_in_context(span))
         self._live: Token[_Scope | None] = _LIVE.set(self)
 
-    def ids(self) -> tuple[str, str]:
+    def ids(self) -> tuple[str, str] | None:
         if self._ids is None:
-            ctx = self.span.get_span_context()
-            self._ids = (format(ctx.trace_id, "032x"), format(ctx.span_id, "016x"))
-        return self._ids
+            self._ids = _hex_ids(self.span)
+        return self._ids or None
 
     def end(self) -> None:
         self.ended = True
         self.span.end()
 
     def close(self) -> None:
-        _LIVE.reset(self._live)
-        otel_context.detach(self._token)
+        if _LIVE.get() is self:  # the context that opened it (the loop closes it there)
+            _LIVE.reset(self._live)
+            otel_context.detach(self._token)
         if not self.ended:  # no observation came (no listener saw it): end it here
             self.end()
 
@@ -193,10 +201,7 @@ class Telemetry:
         live = _LIVE.get()
         if live is not None:
             return live.ids()
-        ctx = trace.get_current_span().get_span_context()
-        if not ctx.is_valid:
-            return None
-        return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
+        return _hex_ids(trace.get_current_span()) or None
 
     def continue_from(self, headers: Mapping[str, str]) -> _Continued:
         """Make an inbound request's trace context current (the run becomes its child)."""

@@ -20,9 +20,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agentrig.credentials import resolve_store_reference
+from agentrig.credentials import CREDENTIAL_STORES, CredentialStore, resolve_store_reference
 from agentrig.errors import ConfigError, Issue
-from agentrig.llm import ProviderError, ReadinessCheck
+from agentrig.ids import AgentId
+from agentrig.llm import PROVIDERS, ProviderError, ReadinessCheck
 from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
 from agentrig_server._anthropic import MessagesStream, message_body, parse_messages_request
 from agentrig_server._approvals import Approvals
@@ -45,7 +46,7 @@ Handler = Callable[[Request, Caller], Awaitable[Response]]
 
 async def resolve_keys(rt: Runtime, settings: ServerSettings) -> list[str]:
     """The API keys behind the settings' secret references (a config error names a bad one)."""
-    stores = dict(rt.catalog("credential_stores").entries())
+    stores: dict[str, CredentialStore] = dict(rt.catalog(CREDENTIAL_STORES).entries())
     keys: list[str] = []
     issues: list[Issue] = []
     for i, reference in enumerate(settings.api_keys):
@@ -412,11 +413,11 @@ async def _ready_checks(state: ServerState) -> dict[str, dict[str, str]]:
     rt = state.rt
     checks: dict[str, dict[str, str]] = {"runtime": {"status": "failed" if rt.closed else "ok"}}
     for name in state.settings.agents:
-        provider_id = rt.config.agents[name].provider
+        provider_id = rt.config.agents[AgentId(name)].provider  # exposed: a declared agent
         key = f"provider:{provider_id}"
         if key in checks:
             continue
-        provider = rt.providers.get(provider_id)
+        provider: object = rt.catalog(PROVIDERS).get(provider_id)  # may offer a readiness check
         if not isinstance(provider, ReadinessCheck):
             checks[key] = {"status": "unchecked", "detail": "the provider offers no check_ready()"}
             continue

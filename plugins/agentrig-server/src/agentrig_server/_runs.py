@@ -21,6 +21,7 @@ import attrs
 
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError
+from agentrig.ids import AgentId, agent_id
 from agentrig.kernel import AgentConfig
 from agentrig.llm import (
     AssistantMessage,
@@ -156,7 +157,7 @@ class RunService:
         return ActiveRun(self, prompt, exposed, agent, caller, served)
 
     async def _new_agent(self, prompt: Prompt, exposed: ExposedAgent) -> Agent:
-        base = self.rt.config.agents[prompt.model]
+        base = self.rt.config.agents[AgentId(prompt.model)]  # an exposed agent (checked)
         system = base.system_prompt
         if prompt.system:
             system = f"{system}\n\n{prompt.system}" if system else prompt.system
@@ -185,9 +186,9 @@ class RunService:
                 else:
                     agent.session.append(ToolResultEvent(message=message))
 
-        agent_id = f"{prompt.model[:100]}.srv-{secrets.token_hex(6)}"
+        name = agent_id(f"{prompt.model[:100]}.srv-{secrets.token_hex(6)}")
         try:
-            return await self.rt.agents.create(agent_id, config=config, setup=seed)
+            return await self.rt.agents.create(name, config=config, setup=seed)
         except AgentrigError as exc:
             raise internal_error(exc) from None
 

@@ -1,0 +1,155 @@
+"""The session log keeps events compactly and gives back their exact public shape (issue 20).
+
+Events are stored column by column and their envelopes built on reading; payloads repeated
+verbatim (step markers, request headers, turn ends, system prompts) are shared between
+sessions; validated payloads share one fields-set per class and fields.  None of it may
+show: every event reads, compares and serialises as before.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agentrig.ids import SessionId
+from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
+from agentrig.session import (
+    AssistantMessageEvent,
+    RequestHeader,
+    Session,
+    SessionEvent,
+    StepEnd,
+    StepStart,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnd,
+    TurnStart,
+    UserMessageEvent,
+    dump_event,
+    parse_event,
+)
+
+
+def clock() -> float:
+    return 1_700_000_000.25
+
+
+def filled(session_id: str = "s") -> tuple[Session, list[SessionEvent]]:
+    session = Session(SessionId(session_id), clock=clock)
+    appended = [
+        session.append(TurnStart(turn=1, run_id="run_1")),
+        session.append(StepStart(turn=1, step=1)),
+        session.append(UserMessageEvent(message=UserMessage.of("hi"))),
+        session.append(RequestHeader(provider="p", model="m", tools=("a", "b"))),
+        session.append(
+            AssistantMessageEvent(
+                message=AssistantMessage(content=(TextBlock(text="yo"),), stop_reason="end")
+            )
+        ),
+        session.append(
+            ToolResultEvent(
+                message=ToolMessage(call_id="c1", name="a", content=(TextBlock(text="ok"),)),
+                invocation_id="1.1.0",
+                duration_ms=0.5,
+            )
+        ),
+        session.append(StepEnd(turn=1, step=1)),
+        session.append(TurnEnd(turn=1, reason="failed", error={"code": "x", "n": [1]})),
+    ]
+    return session, appended
+
+
+def test_events_read_back_equal_with_the_same_serialised_form() -> None:
+    session, appended = filled()
+    events = session.events
+    assert len(events) == len(appended) == len(session)
+    assert list(events) == appended
+    assert events == appended
+    assert appended == list(events)
+    for event, original in zip(events, appended, strict=True):
+        assert type(event) is SessionEvent
+        assert dump_event(event) == dump_event(original)
+        # what a store writes parses back to an equal event with the same JSON
+        again = parse_event(dump_event(event))
+        assert again == event
+        assert dump_event(again) == dump_event(event)
+        assert event.model_fields_set == {"seq", "time", "data"}
+    assert [e.seq for e in events] == list(range(1, 9))
+    assert session.last_seq == 8
+
+
+def test_events_is_a_snapshot_with_sequence_behaviour() -> None:
+    session, appended = filled()
+    snapshot = session.events
+    session.append(StepStart(turn=2, step=1))
+    assert len(snapshot) == 8
+    assert len(session.events) == 9
+    assert snapshot[-1] == appended[-1]
+    assert snapshot[0] == appended[0]
+    assert snapshot[2:4] == tuple(appended[2:4])
+    assert isinstance(snapshot[2:4], tuple)
+    assert list(reversed(snapshot)) == appended[::-1]
+    with pytest.raises(IndexError):
+        snapshot[8]
+    with pytest.raises(IndexError):
+        snapshot[-9]
+    assert session.find(lambda e: e.type == "step/start") == [session.events[1], session.events[8]]
+
+
+def test_repeated_payloads_are_shared_between_sessions() -> None:
+    one, _ = filled("one")
+    two, _ = filled("two")
+    for index in (1, 3, 6):  # step/start, request/header, step/end
+        assert one.events[index].data is two.events[index].data
+    # unique or unhashable payloads are kept as they are
+    assert one.events[0].data is not two.events[0].data  # turn/start (a run id)
+    assert one.events[7].data is not two.events[7].data  # turn/end with an error dict
+    assert one.events[7].data == two.events[7].data
+
+
+def test_shared_fields_sets_do_not_leak_between_copies() -> None:
+    session, _ = filled()
+    header = session.events[3].data
+    assert header.model_fields_set == {"provider", "model", "tools"}
+    changed = header.model_copy(update={"max_tokens": 5})
+    assert changed.model_fields_set == {"provider", "model", "tools", "max_tokens"}
+    assert header.model_fields_set == {"provider", "model", "tools"}
+    fresh = RequestHeader(provider="p", model="m", tools=("a", "b"))
+    assert fresh.model_fields_set == {"provider", "model", "tools"}
+    assert header.model_dump(exclude_unset=True) == {
+        "provider": "p",
+        "model": "m",
+        "tools": ("a", "b"),
+    }
+
+
+def test_loaded_events_read_back_unchanged_and_project() -> None:
+    _, appended = filled()
+    loaded = Session(SessionId("again"))
+    loaded.load(appended)
+    assert list(loaded.events) == appended
+    assert [dump_event(e) for e in loaded.events] == [dump_event(e) for e in appended]
+    messages = loaded.derive_messages()
+    assert [m.role for m in messages] == ["user", "assistant", "tool"]
+
+
+def test_trace_ids_and_tool_calls_read_back() -> None:
+    session = Session(SessionId("traced"), clock=clock)
+    span = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
+    session.trace_ids = lambda: span
+    call = ToolCallBlock(id="c1", name="a", arguments={"x": [1, 2]})
+    first = session.append(ToolCallEvent(call=call, invocation_id="1.1.0"))
+    session.trace_ids = None
+    second = session.append(StepEnd(turn=1, step=1))
+    events = session.events
+    assert events[0] == first
+    assert events[0].trace is not None
+    assert events[0].trace.span_id == "b7ad6b7169203331"
+    assert events[0].model_fields_set == {"seq", "time", "data", "trace"}
+    assert events[1] == second
+    assert events[1].trace is None
+    assert [dump_event(e) for e in events] == [dump_event(first), dump_event(second)]
+    assert '"trace"' in dump_event(events[0])
+    assert '"trace"' not in dump_event(events[1])
+    again = Session(SessionId("again"))
+    again.load(list(events))
+    assert list(again.events) == [first, second]
