@@ -18,6 +18,7 @@ from perm_support import EDIT, READ, TOOLS
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.ids import AgentId
 from agentrig.permissions import (
     PermissionCall,
     PermissionContext,
@@ -165,7 +166,7 @@ async def test_a_slash_rule_in_agentrig_toml_is_relative_to_the_file(tmp_path: P
     async with agentrig.open_runtime(
         config, memory=memory, overrides=[("providers", "local", provider)], environ={}
     ) as rt:
-        await rt.agent("a").run("go")
+        await rt.agent(AgentId("a")).run("go")
     assert [allowed] == SEEN
 
 
