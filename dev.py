@@ -117,6 +117,11 @@ def test(python: Path, extra: list[str]) -> None:
     _run(python, "-m", "ruff", "check", ".")
     _run(python, "-m", "ruff", "format", "--check", ".")
     _run(python, "-m", "mypy")
+    # the tests are a second codebase and type-check too (tests/mypy.ini says how); the
+    # conftest files all share one module name, so each is checked on its own
+    _run(python, "-m", "mypy", "--config-file", "tests/mypy.ini", "tests")
+    for conftest in [ROOT / "conftest.py", *sorted((ROOT / "tests").glob("**/conftest.py"))]:
+        _run(python, "-m", "mypy", "--config-file", "tests/mypy.ini", conftest.relative_to(ROOT))
     _run(python.parent / "lint-imports")  # the layering of DESIGN §3 ([tool.importlinter])
     plugin_src = [str(p / "src") for p in _plugin_dirs()]
     if plugin_src:

@@ -20,10 +20,9 @@ def draw() -> list[str]:
     lines = [f"{'AgentrigError':<44}{'code':<34}category"]
 
     def walk(cls: type, prefix: str) -> None:
-        subs = sorted(
-            (c for c in cls.__subclasses__() if c.__module__.startswith("agentrig.")),
-            key=lambda c: (c.__module__.split("._")[0], c.__name__),
-        )
+        children: list[type] = type.__subclasses__(cls)
+        ours = [c for c in children if c.__module__.startswith("agentrig.")]
+        subs = sorted(ours, key=lambda c: (c.__module__.split("._")[0], c.__name__))
         for i, sub in enumerate(subs):
             last = i == len(subs) - 1
             branch = prefix + ("└── " if last else "├── ")

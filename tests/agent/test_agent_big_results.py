@@ -13,6 +13,7 @@ import pytest
 from agentloop_support import EnvFactory, check_invariant, events
 
 from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.ids import AgentId
 from agentrig.llm import ToolMessage
 from agentrig.tools import tool
 
@@ -102,7 +103,7 @@ async def test_zero_keeps_every_result_whole(env: EnvFactory, tmp_path: Path) ->
 
 
 async def test_the_default_limit_is_64_kib(env: EnvFactory, tmp_path: Path) -> None:
-    script = [*asks(65536)[:1], *asks(65537)[:1], "ok"]
+    script: list[Reply | str] = [*asks(65536)[:1], *asks(65537)[:1], "ok"]
     async with env(script, tools=[produce], state_dir=str(tmp_path / "state")) as e:
         await e.agent.run("go")
         first, second = events(e.agent, "tool/result")
@@ -152,13 +153,13 @@ async def test_a_resumed_session_replays_the_cut_form(env: EnvFactory, tmp_path:
         **settings(tmp_path),
     }
     async with env(asks(LIMIT * 3), tools=[produce], config=jsonl(tmp_path)) as e:
-        agent = await e.rt.agents.create("writer", **agent_settings)
+        agent = await e.rt.agents.create(AgentId("writer"), **agent_settings)
         await agent.run("go")
         session_id = agent.session_id
         (cut,) = [m.text for m in agent.session.derive_messages() if isinstance(m, ToolMessage)]
 
     async with env(["again"], tools=[produce], config=jsonl(tmp_path)) as e:
-        resumed = await e.rt.agents.resume(session_id, agent_id="writer", **agent_settings)
+        resumed = await e.rt.agents.resume(session_id, agent_id=AgentId("writer"), **agent_settings)
         replayed = [m for m in resumed.session.derive_messages() if isinstance(m, ToolMessage)]
         assert [m.text for m in replayed] == [cut]
         assert "this tool result was cut" in cut

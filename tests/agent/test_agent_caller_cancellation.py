@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -81,7 +81,7 @@ async def cancelled_when(
         pytest.fail("the run returned although its caller cancelled it")
 
 
-async def consume(stream: AsyncIterator[StreamChunk], into: list[str]) -> None:
+async def consume(stream: AsyncIterable[StreamChunk], into: list[str]) -> None:
     async for chunk in stream:
         assert isinstance(chunk, TextDelta)
         into.append(chunk.text)
@@ -138,7 +138,10 @@ async def test_cancelled_while_a_tool_runs_every_call_gets_one_result(env: EnvFa
         await anyio.sleep_forever()
         return "unreachable"
 
-    script = [Reply(tool_calls=(ScriptedCall("stall"), ScriptedCall("clock"))), "unused"]
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("stall"), ScriptedCall("clock"))),
+        "unused",
+    ]
     async with env(script, tools=[stall, clock]) as e:
         with anyio.CancelScope() as scope:
             await cancelled_when(entered, scope.cancel, lambda: e.agent.run("go"))

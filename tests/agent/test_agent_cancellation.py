@@ -122,7 +122,7 @@ async def test_running_tool_records_its_result_and_queued_calls_are_not_executed
         ran.append("later")
         return "ran"
 
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("gate"), ScriptedCall("sleeper"), ScriptedCall("later"))),
         "unused",
     ]

@@ -18,6 +18,7 @@ from agentrig import CancelSignal
 from agentrig.agent import DeadlineExceededError
 from agentrig.builtins.scripted import Reply, ScriptedCall
 from agentrig.errors import AgentrigError, ConfigError
+from agentrig.ids import AgentId
 from agentrig.kernel import load_config
 from agentrig.tools import ToolContext, ToolDefinitionError, tool
 
@@ -70,7 +71,7 @@ async def test_a_per_call_deadline_ends_the_run_interrupted_with_the_reason(
 async def test_the_config_deadline_reaches_a_running_tool_through_its_signal(
     env: EnvFactory,
 ) -> None:
-    script = [Reply(tool_calls=(ScriptedCall("hang"),)), "unused"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("hang"),)), "unused"]
     async with env(script, tools=[hang], deadline="50ms") as e:
         result = await e.agent.run("go")
         assert result.interrupted
@@ -163,7 +164,7 @@ async def test_a_malformed_per_call_deadline_is_refused_naming_it(env: EnvFactor
 async def test_a_tool_timeout_gives_the_model_an_error_and_the_run_goes_on(
     env: EnvFactory,
 ) -> None:
-    script = [Reply(tool_calls=(ScriptedCall("stuck"),)), "carried on"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("stuck"),)), "carried on"]
     async with env(script, tools=[stuck]) as e:
         result = await e.agent.run("go")
         assert result.value == "carried on"
@@ -179,7 +180,7 @@ async def test_a_tool_timeout_gives_the_model_an_error_and_the_run_goes_on(
 
 
 async def test_the_tools_config_table_sets_a_timeout(env: EnvFactory) -> None:
-    script = [Reply(tool_calls=(ScriptedCall("slow"),)), "ok"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("slow"),)), "ok"]
     async with env(script, tools=[slow], config={"tools": {"slow": {"timeout": "50ms"}}}) as e:
         result = await e.agent.run("go")
         assert result.value == "ok"
@@ -194,7 +195,7 @@ async def test_the_config_timeout_overrides_the_tools_own(env: EnvFactory) -> No
         await anyio.sleep_forever()
         return "never"
 
-    script = [Reply(tool_calls=(ScriptedCall("patient"),)), "ok"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("patient"),)), "ok"]
     config = {"tools": {"patient": {"timeout": 0.05}}}
     async with env(script, tools=[patient], config=config) as e:
         await e.agent.run("go")
@@ -244,4 +245,4 @@ def test_durations_read_as_seconds(value: object, seconds: float) -> None:
         "providers": {"p": {"kind": "k"}},
         "agents": {"a": {"provider": "p", "model": "m", "deadline": value}},
     }
-    assert load_config(data).config.agents["a"].deadline == seconds
+    assert load_config(data).config.agents[AgentId("a")].deadline == seconds

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import agentrig
+from agentrig.ids import AgentId
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +37,7 @@ CONFIG = {
 async def test_a_plain_function_passed_to_create_is_a_tool_the_model_calls() -> None:
     CALLS.clear()
     async with agentrig.open_runtime(CONFIG) as rt:
-        agent = await rt.agents.create("calc", provider="local", model="m", tools=[add])
+        agent = await rt.agents.create(AgentId("calc"), provider="local", model="m", tools=[add])
         result = await agent.run("What is 2 + 3?")
         assert result.value == "2 + 3 = 5"
         assert CALLS == [(2, 3)]
@@ -44,7 +45,7 @@ async def test_a_plain_function_passed_to_create_is_a_tool_the_model_calls() -> 
         assert (offered.id, offered.description) == ("add", "Add two integers.")
         tool_messages = [m for m in agent.session.derive_messages() if m.role == "tool"]
         assert [m.text for m in tool_messages] == ["5"]
-        other = await rt.agents.create("calc2", provider="local", model="m", tools=[add])
+        other = await rt.agents.create(AgentId("calc2"), provider="local", model="m", tools=[add])
         assert other.all_tools()[0] is offered  # the same function is the same tool
         assert [a.id for a in rt.agents] == ["calc", "calc2"]
 

@@ -41,7 +41,11 @@ def boundaries(agent: Agent) -> list[str]:
 
 async def test_followup_queues_its_own_turn_after_the_current_one(env: EnvFactory) -> None:
     gate = Gate()
-    script = [Reply(tool_calls=(ScriptedCall("gate"),)), "first answer", "followup answer"]
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("gate"),)),
+        "first answer",
+        "followup answer",
+    ]
     async with env(script, tools=[gate.tool]) as e:
         agent = e.agent
         async with anyio.create_task_group() as tg:
@@ -96,7 +100,7 @@ async def test_followups_run_in_order_each_as_its_own_turn(env: EnvFactory) -> N
 
 async def test_steer_during_a_turn_enters_at_the_next_step(env: EnvFactory) -> None:
     gate = Gate()
-    script = [Reply(tool_calls=(ScriptedCall("gate"),)), "steered answer"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("gate"),)), "steered answer"]
     async with env(script, tools=[gate.tool]) as e:
         agent = e.agent
         async with anyio.create_task_group() as tg:
@@ -298,7 +302,7 @@ async def test_duplicate_pending_id_is_refused(env: EnvFactory) -> None:
 @pytest.mark.parametrize("keep_queued", [False, True])
 async def test_cancel_discards_queued_input_unless_kept(env: EnvFactory, keep_queued: bool) -> None:
     gate = Gate()
-    script = [Reply(tool_calls=(ScriptedCall("gate"),)), "queued answer"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("gate"),)), "queued answer"]
     async with env(script, tools=[gate.tool]) as e:
         agent = e.agent
         results: list[Any] = []

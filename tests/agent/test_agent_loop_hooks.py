@@ -73,7 +73,7 @@ class RejectAll:
 
 async def test_pre_step_enters_a_modified_batch(env: EnvFactory) -> None:
     listener = RewriteBatch()
-    script = [Reply(tool_calls=(ScriptedCall("clock"),)), "done"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("clock"),)), "done"]
     async with env(script, tools=[clock], plugins={"rewrite": listener}) as e:
         agent = e.agent
         prompt = UserMessage.of("original prompt")
@@ -130,7 +130,7 @@ class SwitchModel:
 
 async def test_request_config_waterfall_switches_the_model(env: EnvFactory) -> None:
     listener = SwitchModel("m2")
-    script = [Reply(tool_calls=(ScriptedCall("clock"),)), "done"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("clock"),)), "done"]
     async with env(script, tools=[clock], plugins={"switch": listener}) as e:
         result = await e.agent.run("hi")
         # the default is the agent's options first, then the last logged request header
@@ -186,7 +186,7 @@ async def test_request_error_retry_retries(
     env: EnvFactory, make_error: Callable[[], ProviderError], error_type: type[Exception]
 ) -> None:
     listener = RetryOnce()
-    script = [Reply(error=make_error()), "recovered"]
+    script: list[Reply | str] = [Reply(error=make_error()), "recovered"]
     async with env(script, plugins={"retry": listener}) as e:
         result = await e.agent.run("hi")
         assert result.value == "recovered"
@@ -291,7 +291,10 @@ async def test_tool_execution_waterfall(
         return f"echo:{text}"
 
     listener = make_listener()
-    script = [Reply(tool_calls=(ScriptedCall("echo", {"text": "original"}),)), "done"]
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("echo", {"text": "original"}),)),
+        "done",
+    ]
     async with env(script, tools=[counting_echo], plugins={"listener": listener}) as e:
         await e.agent.run("hi")
         result = events(e.agent, "tool/result")[0].message
@@ -311,7 +314,7 @@ async def test_a_raising_tool_execution_listener_becomes_an_error_result(env: En
         def tool_execution(self, payload: ToolExecution, next: Any) -> ToolMessage:
             raise RuntimeError("listener broke")
 
-    script = [Reply(tool_calls=(ScriptedCall("clock"),)), "done"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("clock"),)), "done"]
     async with env(script, tools=[clock], plugins={"broken": Broken()}) as e:
         assert (await e.agent.run("hi")).value == "done"
         result = events(e.agent, "tool/result")[0].message

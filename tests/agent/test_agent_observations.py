@@ -165,7 +165,7 @@ async def test_a_failed_model_call_names_its_error_type_and_code() -> None:
 
 @pytest.mark.anyio
 async def test_each_tool_call_is_observed_when_it_finished() -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("clock"), ScriptedCall("explode"), ScriptedCall("nope"))),
         Reply(text="done"),
     ]

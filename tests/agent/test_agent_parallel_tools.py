@@ -56,7 +56,7 @@ async def test_read_only_calls_of_one_reply_run_together_and_results_keep_call_o
 ) -> None:
     probe = Probe()
     look = probe.make("look", risk="inspect")
-    script = [calls(("look", "a"), ("look", "b"), ("look", "c")), "done"]
+    script: list[Reply | str] = [calls(("look", "a"), ("look", "b"), ("look", "c")), "done"]
     async with env(script, tools=[look]) as e:
         result = await e.agent.run("go")
         assert result.value == "done"
@@ -79,7 +79,7 @@ async def test_a_tool_that_may_change_things_is_a_barrier(env: EnvFactory) -> No
     probe = Probe()
     look = probe.make("look", risk="inspect")
     write = probe.make("write", risk="modify")
-    script = [
+    script: list[Reply | str] = [
         calls(("look", "a"), ("look", "b"), ("write", "w"), ("look", "c"), ("look", "d")),
         "done",
     ]
@@ -110,7 +110,11 @@ async def test_concurrent_true_opts_a_tool_in_and_false_opts_an_inspect_tool_out
     probe = Probe()
     fetch = probe.make("fetch", concurrent=True)  # no risk class, declared concurrent
     solo = probe.make("solo", risk="inspect", concurrent=False)
-    script = [calls(("fetch", "a"), ("fetch", "b")), calls(("solo", "c"), ("solo", "d")), "ok"]
+    script: list[Reply | str] = [
+        calls(("fetch", "a"), ("fetch", "b")),
+        calls(("solo", "c"), ("solo", "d")),
+        "ok",
+    ]
     async with env(script, tools=[fetch, solo]) as e:
         await e.agent.run("go")
         assert sorted(probe.overlapped["a"]) == ["a", "b"]
@@ -128,7 +132,7 @@ async def test_tools_without_a_risk_class_keep_running_one_at_a_time(env: EnvFac
 async def test_parallel_tool_calls_false_runs_every_call_in_order(env: EnvFactory) -> None:
     probe = Probe()
     look = probe.make("look", risk="inspect")
-    script = [calls(("look", "a"), ("look", "b")), "ok"]
+    script: list[Reply | str] = [calls(("look", "a"), ("look", "b")), "ok"]
     async with env(script, tools=[look], parallel_tool_calls=False) as e:
         await e.agent.run("go")
         assert probe.log == ["start:a", "end:a", "start:b", "end:b"]
@@ -139,7 +143,7 @@ async def test_an_unknown_tool_inside_a_group_is_skipped_without_splitting_it(
 ) -> None:
     probe = Probe()
     look = probe.make("look", risk="inspect")
-    script = [calls(("look", "a"), ("nosuch", "x"), ("look", "b")), "ok"]
+    script: list[Reply | str] = [calls(("look", "a"), ("nosuch", "x"), ("look", "b")), "ok"]
     async with env(script, tools=[look]) as e:
         await e.agent.run("go")
         assert sorted(probe.overlapped["a"]) == ["a", "b"]
@@ -177,7 +181,7 @@ async def test_permission_questions_are_asked_one_at_a_time_in_call_order(
     probe = Probe()
     look = probe.make("look", risk="inspect")
     approver = Approver(probe, deny="b")
-    script = [calls(("look", "a"), ("look", "b"), ("look", "c")), "ok"]
+    script: list[Reply | str] = [calls(("look", "a"), ("look", "b"), ("look", "c")), "ok"]
     async with env(
         script,
         tools=[look],
@@ -214,7 +218,7 @@ async def test_tool_execution_hooks_wrap_each_concurrent_call(env: EnvFactory) -
     probe = Probe()
     look = probe.make("look", risk="inspect")
     around = Around()
-    script = [calls(("look", "a"), ("look", "b")), "ok"]
+    script: list[Reply | str] = [calls(("look", "a"), ("look", "b")), "ok"]
     async with env(script, tools=[look], plugins={"around": around}) as e:
         await e.agent.run("go")
         assert sorted(around.before) == ["c0", "c1"]
@@ -254,7 +258,7 @@ async def test_cancel_mid_batch_gives_every_call_exactly_one_result(env: EnvFact
         started.append(key)
         return "ran"
 
-    script = [
+    script: list[Reply | str] = [
         calls(("quick", "a"), ("hang", "b"), ("hang", "c"), ("after", "d"), ("quick", "e")),
         "unused",
     ]
@@ -301,7 +305,7 @@ async def test_a_caller_cancellation_mid_batch_settles_every_call_and_propagates
         await anyio.sleep_forever()
         return "never"
 
-    script = [calls(("quick", "a"), ("forever", "b"), ("quick", "c")), "unused"]
+    script: list[Reply | str] = [calls(("quick", "a"), ("forever", "b"), ("quick", "c")), "unused"]
     async with env(script, tools=[quick, forever]) as e:
         with anyio.CancelScope() as scope:
 

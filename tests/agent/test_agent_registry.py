@@ -14,7 +14,7 @@ import agentrig
 from agentrig.agent import Agent
 from agentrig.builtins.scripted import Reply
 from agentrig.errors import DuplicateIdError, HookError
-from agentrig.ids import AgentId, SessionId
+from agentrig.ids import AgentId, EntryId, SessionId
 from agentrig.kernel import AgentCreated, AgentDisposed, AgentStatusChanged, SessionStart
 from agentrig.plugin import SESSION_STORES
 
@@ -80,9 +80,11 @@ async def test_config_declared_agents_exist_after_open(env: EnvFactory) -> None:
         assert (await agent.run("hello")).value == "hi"
 
 
-@pytest.mark.parametrize("session_id", [None, "caller-chosen-1"], ids=["minted", "supplied"])
+@pytest.mark.parametrize(
+    "session_id", [None, SessionId("caller-chosen-1")], ids=["minted", "supplied"]
+)
 async def test_create_with_minted_or_caller_supplied_session_id(
-    env: EnvFactory, session_id: str | None
+    env: EnvFactory, session_id: SessionId | None
 ) -> None:
     async with env() as e:
         e.provider.add("created")
@@ -285,7 +287,7 @@ async def test_disposal_keeps_pending_input_and_starts_no_new_turn(env: EnvFacto
     from agentrig.builtins.scripted import ScriptedCall
 
     gate = Gate()
-    script = [Reply(tool_calls=(ScriptedCall("gate"),)), "unused", "unused"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("gate"),)), "unused", "unused"]
     async with env(script, tools=[gate.tool]) as e:
         agent = e.agent
         agent.followup("first, blocked at the gate")
@@ -307,7 +309,10 @@ async def test_closing_normally_awaits_the_running_turn(env: EnvFactory) -> None
     from agentrig.builtins.scripted import ScriptedCall
 
     gate = Gate()
-    script = [Reply(tool_calls=(ScriptedCall("gate"),)), "finished after the gate"]
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("gate"),)),
+        "finished after the gate",
+    ]
     async with env(script, tools=[gate.tool]) as e:
         agent = e.agent
         agent.followup("go")
@@ -338,11 +343,11 @@ async def test_history_seeded_by_setup_is_stored_once_in_order(
 
     async with env(["now"], config=store_config(tmp_path)) as e:
         agent = await e.rt.agents.create(
-            "worker", provider="local", model="m1", session_store="disk", setup=seed
+            AgentId("worker"), provider="local", model="m1", session_store="disk", setup=seed
         )
         await agent.run("next")
         written = [event.seq for event in agent.session.events]
-        store = e.rt.catalog(SESSION_STORES).require("disk")
+        store = e.rt.catalog(SESSION_STORES).require(EntryId("disk"))
         report = await store.load(agent.session_id)
     assert not report.damaged, report.detail
     assert [event.seq for event in report.events] == written

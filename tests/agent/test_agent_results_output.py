@@ -51,7 +51,7 @@ MISSING_FIELD = '{"name": "Paris"}'
 
 
 async def test_run_returns_value_and_invocation_record(env: EnvFactory) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("clock"),), usage=Usage(prompt=10, completion=2, total=12)),
         Reply(text="noon", usage=Usage(prompt=20, completion=3, total=23, cache_read=5)),
     ]
@@ -88,7 +88,7 @@ async def test_usage_is_none_when_the_provider_reported_none(env: EnvFactory) ->
 
 
 async def test_usage_counts_only_the_rounds_that_reported_it(env: EnvFactory) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("clock"),)),
         Reply(text="noon", usage=Usage(prompt=7, completion=1, total=8)),
     ]
@@ -102,7 +102,7 @@ async def test_usage_counts_only_the_rounds_that_reported_it(env: EnvFactory) ->
 
 
 async def test_stream_yields_chunks_then_the_result(env: EnvFactory) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(
             tool_calls=(ScriptedCall("clock", {}),), usage=Usage(prompt=1, completion=1, total=2)
         ),
@@ -130,7 +130,7 @@ async def test_stream_yields_chunks_then_the_result(env: EnvFactory) -> None:
 async def test_stream_delivers_tool_call_arguments(env: EnvFactory) -> None:
     from agentloop_support import echo
 
-    script = [Reply(tool_calls=(ScriptedCall("echo", {"text": "hi"}),)), "done"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("echo", {"text": "hi"}),)), "done"]
     async with env(script, tools=[echo]) as e:
         chunks = [chunk async for chunk in e.agent.stream("go")]
         deltas = [c.arguments for c in chunks if isinstance(c, ToolCallDelta)]

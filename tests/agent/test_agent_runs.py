@@ -87,7 +87,7 @@ def test_the_invariant_checker(history: list[Any], ok: bool) -> None:
 
 async def test_runs_on_one_agent_are_fifo_with_sequential_history(env: EnvFactory) -> None:
     gate = Gate()
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("gate"),)),
         "answer A",
         Reply(text="answer B", delay=0.001),
@@ -141,7 +141,7 @@ async def test_separate_agents_run_concurrently(env: EnvFactory) -> None:
     }
     env.overrides.set("providers", "other", other)
     async with env([Reply(text="never", delay=3600)], config=extra) as e:
-        first, second = e.rt.agent(AgentId("assistant")), e.rt.agent("second")
+        first, second = e.rt.agent(AgentId("assistant")), e.rt.agent(AgentId("second"))
         signals = [agentrig.CancelSignal(), agentrig.CancelSignal()]
         results: dict[str, Any] = {}
 
@@ -172,7 +172,7 @@ async def test_separate_agents_run_concurrently(env: EnvFactory) -> None:
 async def test_round_budget_forces_one_summary_without_tools(
     env: EnvFactory, summary: str, expected: str
 ) -> None:
-    script = [echo_call("1"), echo_call("2"), Reply(text=summary), "unused"]
+    script: list[Reply | str] = [echo_call("1"), echo_call("2"), Reply(text=summary), "unused"]
     async with env(script, tools=[echo], max_rounds=2) as e:
         agent = e.agent
         result = await agent.run("research")
@@ -191,7 +191,10 @@ async def test_round_budget_forces_one_summary_without_tools(
 
 
 async def test_forced_summary_tool_calls_are_not_dispatched(env: EnvFactory) -> None:
-    script = [echo_call("1"), Reply(text="summary", tool_calls=(ScriptedCall("echo", {}),))]
+    script: list[Reply | str] = [
+        echo_call("1"),
+        Reply(text="summary", tool_calls=(ScriptedCall("echo", {}),)),
+    ]
     async with env(script, tools=[echo], max_rounds=1) as e:
         result = await e.agent.run("go")
         assert result.value == "summary"
@@ -213,7 +216,7 @@ async def test_forced_summary_failure_fails_the_run_with_its_own_error(env: EnvF
 
 async def test_run_scoped_budget_wins_and_zero_disables_the_cap(env: EnvFactory) -> None:
     rounds = 30  # beyond the default budget of 25
-    script = [echo_call(str(i)) for i in range(rounds)] + ["finally"]
+    script: list[Reply | str] = [echo_call(str(i)) for i in range(rounds)] + ["finally"]
     async with env(script, tools=[echo], max_rounds=1) as e:
         result = await e.agent.run("go", max_rounds=0)
         assert result.value == "finally"
@@ -225,7 +228,7 @@ async def test_run_scoped_budget_wins_and_zero_disables_the_cap(env: EnvFactory)
 
 
 async def test_tool_only_completion_makes_no_summary_call(env: EnvFactory) -> None:
-    script = [echo_call("1"), echo_call("2"), "unused"]
+    script: list[Reply | str] = [echo_call("1"), echo_call("2"), "unused"]
     async with env(script, tools=[echo], max_rounds=2) as e:
         result = await e.agent.run("go", tool_only_completion=True)
         assert len(e.provider.requests) == 2
@@ -263,7 +266,7 @@ async def test_tool_only_completion_accepts_a_turn_that_ends_on_a_tool_result(
 
 
 async def test_unknown_tool_is_skipped_naming_the_available_tools(env: EnvFactory) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("teleport", {"to": "mars"}), ScriptedCall("clock"))),
         "done",
     ]
@@ -284,7 +287,7 @@ async def test_unknown_tool_is_skipped_naming_the_available_tools(env: EnvFactor
 async def test_repeated_unknown_tool_rounds_force_a_final_call_naming_them(
     env: EnvFactory,
 ) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("teleport"),)),
         Reply(tool_calls=(ScriptedCall("levitate"),)),
         "I cannot do that.",
@@ -310,7 +313,7 @@ async def test_repeated_unknown_tool_rounds_force_a_final_call_naming_them(
 
 
 async def test_a_known_call_resets_the_unknown_tool_streak(env: EnvFactory) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("teleport"),)),
         Reply(tool_calls=(ScriptedCall("clock"),)),
         Reply(tool_calls=(ScriptedCall("teleport"),)),
@@ -330,7 +333,7 @@ async def test_identical_tool_input_guard(env: EnvFactory) -> None:
     batch = Reply(
         tool_calls=(ScriptedCall("echo", {"text": "same"}), ScriptedCall("clock")),
     )
-    script = [same, same, same, batch, "unused"]
+    script: list[Reply | str] = [same, same, same, batch, "unused"]
     async with env(script, tools=[echo, clock], identical_input_limit=3) as e:
         with pytest.raises(IdenticalToolInputError) as caught:
             await e.agent.run("loop")
@@ -395,7 +398,7 @@ async def test_context_guard_trips_after_a_tool_round(env: EnvFactory) -> None:
 
 
 async def test_a_raising_tool_becomes_an_error_result(env: EnvFactory) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("explode", {"reason": "disk full"}), ScriptedCall("clock"))),
         "recovered",
     ]
@@ -409,7 +412,7 @@ async def test_a_raising_tool_becomes_an_error_result(env: EnvFactory) -> None:
 
 
 async def test_invalid_tool_input_becomes_an_error_result(env: EnvFactory) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("echo", {"wrong": 1}),)),
         Reply(tool_calls=(ScriptedCall("echo", raw_arguments="{not json"),)),
         "ok",
@@ -440,7 +443,7 @@ async def test_tool_choice_none_omits_tools_and_refuses_a_tool_call(env: EnvFact
 async def test_reused_and_empty_provider_call_ids_each_get_their_own_result(
     env: EnvFactory,
 ) -> None:
-    script = [
+    script: list[Reply | str] = [
         Reply(tool_calls=(ScriptedCall("echo", {"text": "a"}, id="same"),)),
         Reply(tool_calls=(ScriptedCall("echo", {"text": "b"}, id="same"),)),
         Reply(
@@ -472,7 +475,11 @@ async def test_a_concluding_tool_result_ends_the_turn_at_its_step(
             ctx.agent.steer("one more thing")
         return ToolOutput("handed over", concludes_turn=True)
 
-    script = [Reply(tool_calls=(ScriptedCall("finish"),)), "after the steer", "unused"]
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("finish"),)),
+        "after the steer",
+        "unused",
+    ]
     async with env(script, tools=[finish]) as e:
         result = await e.agent.run("go", tool_only_completion=True)
         if steer:

@@ -64,7 +64,7 @@ async def test_set_system_prompt_during_a_turn_reaches_its_next_step(env: EnvFac
         await ctx.agent.set_system_prompt("Refreshed.")
         return "refreshed"
 
-    script = [Reply(tool_calls=(ScriptedCall("refresh"),)), "done"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("refresh"),)), "done"]
     async with env(script, tools=[refresh], system_prompt="Stale.") as e:
         await e.agent.run("go")
         assert [r.messages[0].text for r in e.provider.requests] == ["Stale.", "Refreshed."]
@@ -79,7 +79,7 @@ def store(tmp_path: Path) -> dict[str, Any]:
 async def test_resumed_session_gets_the_current_prompt(
     env: EnvFactory, tmp_path: Path, changed: bool
 ) -> None:
-    settings = {"provider": "local", "model": "m1", "session_store": "disk"}
+    settings: dict[str, Any] = {"provider": "local", "model": "m1", "session_store": "disk"}
     async with env(["first answer"], config=store(tmp_path)) as e:
         agent = await e.rt.agents.create(AgentId("writer"), system_prompt="Old prompt.", **settings)
         await agent.run("remember me")

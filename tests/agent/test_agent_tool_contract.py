@@ -94,7 +94,7 @@ def test_an_async_parse_is_refused_at_registration_with_the_reason() -> None:
 
 async def test_an_awaitable_from_parse_never_reaches_the_tool(env: EnvFactory) -> None:
     broken = _tool_with(_AwaitableParse())
-    script = [Reply(tool_calls=(ScriptedCall("fetch"),)), "done"]
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("fetch"),)), "done"]
     async with env(script, tools=[broken]) as e:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # "coroutine ... was never awaited" would fail
@@ -141,7 +141,10 @@ async def test_call_tool_raises_a_refusal(env: EnvFactory) -> None:
 
 
 async def test_the_loop_still_records_failures_as_results(env: EnvFactory) -> None:
-    script = [Reply(tool_calls=(ScriptedCall("explode"), ScriptedCall("complain"))), "ok"]
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("explode"), ScriptedCall("complain"))),
+        "ok",
+    ]
     async with env(script, tools=[explode, complain]) as e:
         assert (await e.agent.run("go")).value == "ok"
         texts = [ev.message.text for ev in events(e.agent, "tool/result")]
@@ -185,7 +188,10 @@ def blurry() -> ToolOutput:
 
 
 async def test_content_blocks_from_a_tool_are_its_result_blocks(env: EnvFactory) -> None:
-    script = [Reply(tool_calls=(ScriptedCall("snapshot"), ScriptedCall("blurry"))), "done"]
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("snapshot"), ScriptedCall("blurry"))),
+        "done",
+    ]
     async with env(script, tools=[snapshot, blurry]) as e:
         await e.agent.run("look")
         shot, failed = [ev.message for ev in events(e.agent, "tool/result")]

@@ -35,7 +35,7 @@ def agentrig_script() -> str:
 
 
 def command_env(
-    extra: Mapping[str, str] = (), *, pythonpath: Sequence[Path] = ()
+    extra: Mapping[str, str] | None = None, *, pythonpath: Sequence[Path] = ()
 ) -> dict[str, str]:
     """The environment of a command under test: no AGENTRIG_* switches, no NO_COLOR."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_") and k != "NO_COLOR"}

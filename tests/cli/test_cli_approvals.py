@@ -17,6 +17,7 @@ import pytest
 from cli_terminal_support import agentrig_script, command_env, open_terminal, scripted_config
 
 from agentrig.cli import main
+from agentrig.ids import AgentId
 
 NOTES_TOOL = '''
 from pathlib import Path
@@ -296,7 +297,7 @@ def test_the_question_shortens_long_strings_long_lists_and_deep_values() -> None
     for _ in range(8):
         deep = {"down": deep}
     question = PermissionQuestion(
-        agent_id="assistant",
+        agent_id=AgentId("assistant"),
         tool="write_note",
         arguments={"text": "é" * 1000, "items": list(range(50)), "deep": deep},
         reason="default mode asks before modify calls",

@@ -314,5 +314,5 @@ def test_sigint_exits_130_when_the_output_is_piped(tmp_path: Path, json_output: 
     assert process.returncode == 130, (out, err)
     assert "never arrives" not in out
     assert "Traceback" not in err
-    logged = "".join(p.read_text(encoding="utf-8") for p in sessions.glob("**/*.jsonl"))
-    assert '"interrupted"' in logged  # the run was recorded interrupted before exiting
+    logs = "".join(p.read_text(encoding="utf-8") for p in sessions.glob("**/*.jsonl"))
+    assert '"interrupted"' in logs  # the run was recorded interrupted before exiting

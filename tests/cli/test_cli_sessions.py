@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 import agentrig
+from agentrig.ids import AgentId
 
 pytestmark = pytest.mark.subprocess
 
@@ -75,7 +76,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     async def write_session() -> str:
         plugins = [("steer", SteerOnce())]
         async with agentrig.open_runtime(folder / "agentrig.toml", plugins=plugins) as rt:
-            agent = rt.agent("assistant")
+            agent = rt.agent(AgentId("assistant"))
             await agent.run("What is 2 + 3?")
             return agent.session_id
 

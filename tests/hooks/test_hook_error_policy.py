@@ -21,7 +21,10 @@ from agentrig.builtins.scripted import Reply, ScriptedCall
 from agentrig.errors import ConfigError
 from agentrig.hooks import Allow, decode_http_answer
 
-CALL = [Reply(tool_calls=(ScriptedCall("Bash", {"command": "make build"}, id="c1"),)), "done"]
+CALL: list[Reply | str] = [
+    Reply(tool_calls=(ScriptedCall("Bash", {"command": "make build"}, id="c1"),)),
+    "done",
+]
 
 
 # ---- on_error ---------------------------------------------------------------------------------

@@ -239,7 +239,7 @@ async def test_a_resumed_session_starts_with_source_resume(tmp_path: Path) -> No
         "hooks": {"SessionStart": [hook(log)]},
     }
     loaded = attrs.evolve(load_config(config), base_dir=tmp_path)
-    settings = {"provider": "local", "model": "m", "session_store": "disk"}
+    settings: dict[str, Any] = {"provider": "local", "model": "m", "session_store": "disk"}
     first = ScriptedProvider(["one"])
     async with agentrig.open_runtime(
         loaded, overrides=[("providers", "local", first)], environ={}

@@ -7,6 +7,7 @@ Claude Code answer it prints.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lifecycle_support import LANGUAGES, RAN, hook, records, run_agent
@@ -295,7 +296,7 @@ async def test_exit_2_on_notification_blocks_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("language", LANGUAGES)
 async def test_every_output_field_in_every_language(tmp_path: Path, language: str) -> None:
-    def answering(event: str, answer: dict[str, object], **options: object) -> dict[str, object]:
+    def answering(event: str, answer: dict[str, object], **options: Any) -> dict[str, object]:
         return hook(tmp_path / f"{event}.log", language, answer=answer, **options)
 
     hooks = {

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lifecycle_support import SCRIPTS, records
 
 import agentrig
 from agentrig.cli import main
 from agentrig.errors import AgentrigError
-from tests.hooks.lifecycle_support import SCRIPTS, records
+from agentrig.ids import AgentId
 
 pytestmark = [pytest.mark.subprocess]
 
@@ -96,7 +97,7 @@ async def test_a_runtime_closing_on_its_own_ends_with_other(tmp_path: Path) -> N
     log = tmp_path / "log.jsonl"
     config = _config(tmp_path, log, 1)
     async with agentrig.open_runtime(config) as rt:
-        await rt.agent("assistant").run("hello")
+        await rt.agent(AgentId("assistant")).run("hello")
     assert [(e["hook_event_name"], e.get("reason")) for e in _inputs(log)] == [
         ("SessionStart", None),
         ("SessionEnd", "other"),
@@ -108,6 +109,6 @@ async def test_an_unknown_reason_is_refused_by_name(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     async with agentrig.open_runtime(_config(tmp_path, log, 1)) as rt:
         with pytest.raises(AgentrigError, match=r"'quit'.*prompt_input_exit") as caught:
-            await rt.agents.dispose("assistant", reason="quit")
+            await rt.agents.dispose(AgentId("assistant"), reason="quit")
         assert caught.value.code == "agent.end_reason"
-        assert rt.agents.get("assistant") is not None  # refused before anything happened
+        assert rt.agents.get(AgentId("assistant")) is not None  # refused before anything happened

@@ -4,7 +4,7 @@ how."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -73,7 +73,9 @@ async def test_a_strategy_deaf_to_cancel_fails_the_suite() -> None:
         await _CredulousSuite().test_conformance_a_cancelled_signal_raises_at_once("asyncio")
 
 
-def _http_answer(scenario: HookScenario) -> Callable[[httpx.Request], Awaitable[httpx.Response]]:
+def _http_answer(
+    scenario: HookScenario,
+) -> Callable[[httpx.Request], Coroutine[None, None, httpx.Response]]:
     async def answer(request: httpx.Request) -> httpx.Response:
         if scenario is HookScenario.ALLOW:
             return httpx.Response(200, json={"allow": True})

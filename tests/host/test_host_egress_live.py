@@ -79,7 +79,8 @@ async def test_pinned_connection_never_reaches_an_unvalidated_port(http_port: in
 
 @pytest.fixture
 def tls_server() -> Iterator[tuple[int, ssl.SSLContext, list[str | None]]]:
-    trustme = pytest.importorskip("trustme")
+    import trustme  # a dev dependency
+
     ca = trustme.CA()
     server_cert = ca.issue_cert("pinned.test")
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ConfigError
-from agentrig.ids import AgentId
+from agentrig.ids import AgentId, ProviderId
 from agentrig.kernel import (
     PHASES,
     Composition,
@@ -117,11 +118,11 @@ async def test_a_plugin_step_adds_a_toolset_and_wraps_runs(loud: list[Any]) -> N
         assert [t.id for t in agent.all_tools()] == ["shout", "whisper"]
         result = await agent.run("go")
         assert result.value == "done"
-        import loud_plugin
+        loud_plugin: Any = importlib.import_module("loud_plugin")  # the distribution's module
 
         calls = rt.services.require(loud_plugin.CALLS)
         assert calls == ["m", "m"]  # both model calls of the run went through the wrapper
-        assert rt.catalog(PROVIDERS).source_of("main") == "loud"
+        assert rt.registry(PROVIDERS).source_of(ProviderId("main")) == "loud"
         rows = {r.id: r for r in rt.plugin_report() if r.kind == "plugins"}
         assert rows["loud"].status == "loaded"
         assert rows["loud"].distribution == "agentrig-loud"

@@ -11,7 +11,7 @@ import pytest
 
 from agentrig.builtins.scripted import factory as scripted_factory
 from agentrig.errors import ConfigError, Issue
-from agentrig.ids import AgentId, ProviderId
+from agentrig.ids import AgentId, ModelId, ProviderId
 from agentrig.kernel import (
     MemorySource,
     RuntimeConfig,
@@ -77,7 +77,7 @@ def test_a_valid_file_loads_into_the_model(tmp_path: Path) -> None:
     # a mapping gives the same model
     assert load_config(config.model_dump()).config == config
     with pytest.raises(pydantic.ValidationError):
-        config.agents[AgentId("assistant")].model = "other"  # type: ignore[misc]  # frozen
+        config.agents[AgentId("assistant")].model = ModelId("other")  # type: ignore[misc]  # frozen
 
 
 def test_defaults() -> None:
@@ -163,7 +163,9 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_yaml_is_accepted_when_pyyaml_is_installed(tmp_path: Path) -> None:
-    pytest.importorskip("yaml")
+    import yaml  # PyYAML: an optional extra of agentrig, installed by the dev extra
+
+    assert yaml.__name__ == "yaml"
     good = write(
         tmp_path,
         """
@@ -331,10 +333,10 @@ def test_env_resolver_reads_the_given_mapping_or_the_environment(
 
 
 def test_missing_variable_and_empty_reference_are_issues() -> None:
-    _, missing = resolve_secret("$ENV:NOPE", {}.get, path=("a",))
+    _, missing = resolve_secret("$ENV:NOPE", dict[str, str]().get, path=("a",))
     assert missing is not None
     assert missing.code == "config.secret_missing"
     assert "NOPE" in missing.message
-    _, empty = resolve_secret("$ENV:", {}.get, path=("a",))
+    _, empty = resolve_secret("$ENV:", dict[str, str]().get, path=("a",))
     assert empty is not None
     assert empty.code == "config.secret"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ def greeting(fake_dist: Callable[..., Path]) -> list[Any]:
 async def test_a_plugin_reads_its_own_table(greeting: list[Any]) -> None:
     config = {"greeting": {"text": "hello", "loud": True}}
     async with open_runtime(config, sources=greeting, environ={}) as rt:
-        import greeting_mod
+        greeting_mod: Any = importlib.import_module("greeting_mod")  # written by the fixture
 
         assert rt.services.require(greeting_mod.GREETING) == "HELLO"
         section = rt.config_section("greeting", greeting_mod.Greeting)

@@ -201,7 +201,8 @@ async def test_broken_plugin_breaks_only_compositions_that_need_it(
     # a composition that does not need 'bad' works; the broken listener is reported
     good = {"session_stores": {"main": {"kind": "good"}}}
     async with open_runtime(good, sources=sources, environ={}) as rt:
-        assert rt.catalog(SESSION_STORES).require(EntryId("main")).config["id"] == "main"
+        store: Any = rt.catalog(SESSION_STORES).require(EntryId("main"))  # the test's own store
+        assert store.config["id"] == "main"
         rows = {(r.kind, r.id): r for r in rt.plugin_report()}
         assert rows[("session_stores", "good")].status == "loaded"
         assert rows[("session_stores", "bad")].status == "available"  # never imported

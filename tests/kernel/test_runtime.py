@@ -12,6 +12,7 @@ import pytest
 import typeguard
 
 import agentrig
+import agentrig.llm as llm
 from agentrig.catalog import CatalogKey
 from agentrig.errors import (
     ConfigError,
@@ -30,8 +31,6 @@ from agentrig.kernel import (
     open_runtime,
 )
 from agentrig.plugin import HOOK_STRATEGIES, PROVIDERS, SESSION_STORES, TOOLS
-
-llm = pytest.importorskip("agentrig.llm")
 
 
 class FakeProvider:
@@ -132,7 +131,7 @@ async def test_missing_variable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> 
             sources=[builtin_source()],
             memory=provider_memory([]),
             environ={},
-            resolver={}.get,
+            resolver=dict[str, str]().get,
         ):
             pytest.fail("must not compose")
     (issue,) = info.value.issues
@@ -267,7 +266,7 @@ async def test_closing_leaves_what_the_caller_passed_in_open() -> None:
 @pytest.mark.anyio
 async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() -> None:
     log: list[str] = []
-    plugins = [
+    plugins: list[tuple[str, object]] = [
         ("p1", Disposable(log, "plugin1")),
         ("p2", Disposable(log, "plugin2", fail=True)),
         ("p3", Disposable(log, "plugin3", sync=True)),
@@ -277,7 +276,9 @@ async def test_disposal_runs_every_step_collects_failures_and_is_idempotent() ->
     class ToolStep:  # the runtime owns what its composition built
         @compose_step()
         def compose(self, payload: Composition) -> None:
-            payload.runtime.registry(TOOLS).register(tool, id=ToolId("t"), source="step")
+            # a stand-in with only aclose(): its disposal is what this test shows
+            stand_in: Any = tool
+            payload.runtime.registry(TOOLS).register(stand_in, id=ToolId("t"), source="step")
 
     plugins.append(("step", ToolStep()))
     async with open_runtime({}, sources=[builtin_source()], environ={}, plugins=plugins) as rt:

@@ -166,7 +166,8 @@ def test_retry_after_forms() -> None:
 
 
 def test_headers_may_be_httpx_headers() -> None:
-    httpx = pytest.importorskip("httpx")
+    import httpx  # a hard dependency
+
     headers = httpx.Headers({"Request-Id": "r9", "Retry-After": "4"})
     error = error_from_status(429, "", headers, provider="p")
     assert error.request_id == "r9"

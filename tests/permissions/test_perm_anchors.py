@@ -18,6 +18,7 @@ from perm_support import EDIT, READ, TOOLS
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.ids import AgentId
 from agentrig.permissions import (
     PermissionCall,
     PermissionContext,
@@ -165,7 +166,7 @@ async def test_a_slash_rule_in_agentrig_toml_is_relative_to_the_file(tmp_path: P
     async with agentrig.open_runtime(
         config, memory=memory, overrides=[("providers", "local", provider)], environ={}
     ) as rt:
-        await rt.agent("a").run("go")
+        await rt.agent(AgentId("a")).run("go")
     assert [allowed] == SEEN
 
 
@@ -187,3 +188,29 @@ async def test_a_slash_rule_that_reads_as_absolute_is_refused(tmp_path: Path) ->
     for spelling in ("Read(/etc/**)", "'//etc/**'", "'./etc/**'"):
         assert spelling in message
     assert caught.value.code == "permissions.invalid_rule"
+
+
+def test_config_check_names_a_slash_rule_that_reads_as_absolute(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentrig.cli import main
+
+    config_dir, _, _ = _layout(tmp_path)
+    assert _only_at_the_root("etc", config_dir)
+    (config_dir / "tools.py").write_text(
+        "from agentrig.tools import tool\n\n\n"
+        '@tool(id="Read", risk="inspect", permission_arg=("file_path", "path"))\n'
+        "def read(file_path: str) -> str:\n"
+        '    """Read a file."""\n'
+        '    return ""\n',
+        encoding="utf-8",
+    )
+    config = _config(config_dir, "Read(/etc/**)")
+    config.write_text(
+        config.read_text(encoding="utf-8").replace('tools = ["Read"]', 'tools = ["tools.py:read"]'),
+        encoding="utf-8",
+    )
+    assert main(["config", "check", str(config)]) == 1
+    out = capsys.readouterr()
+    assert "permission rule 'Read(/etc/**)' in the deny list" in out.out + out.err
+    assert "'//etc/**' for the absolute path" in out.out + out.err

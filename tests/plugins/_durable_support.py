@@ -20,6 +20,7 @@ from typing import Any
 
 from agentrig import hookimpl
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.ids import SessionId
 from agentrig.kernel import MemorySource, Runtime, open_runtime
 from agentrig.llm import ModelRequest
 from agentrig.session import Session, SessionStore, ToolCallEvent, ToolResultEvent
@@ -171,7 +172,7 @@ async def session_problems(store: SessionStore, session_id: str) -> list[str]:
     """What is inconsistent in a stored session log (empty: consistent)."""
     report = await store.load(session_id)
     problems = [f"damaged: {report.detail}"] if report.damaged else []
-    session = Session(session_id)
+    session = Session(SessionId(session_id))
     session.load(report.events)
     calls: dict[str, int] = {}
     results: dict[str, int] = {}

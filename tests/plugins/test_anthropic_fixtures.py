@@ -38,6 +38,7 @@ from agentrig.llm import (
     ToolCallBlock,
     ToolMessage,
     ToolSpec,
+    ToolStatus,
     UserMessage,
 )
 
@@ -92,7 +93,7 @@ def _user(content: Any, names: dict[str, str]) -> list[Message]:
     for block in content:
         if block["type"] == "tool_result":
             call_id = block["tool_use_id"]
-            status = "error" if block.get("is_error") else "ok"
+            status: ToolStatus = "error" if block.get("is_error") else "ok"
             out.append(
                 ToolMessage.of(call_id, names.get(call_id, "tool"), block["content"], status)
             )

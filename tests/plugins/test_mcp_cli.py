@@ -70,8 +70,9 @@ async def test_served_over_stdio_to_agentrigs_own_client(
         assert not answer.is_error
         assert answer.content == "Hello from the agent."
         # served tools keep their risk: the resource tools are inspect (readOnlyHint)
-        assert tools[ToolId("mcp__rig__list_mcp_resources")].definition.annotations is not None
-        assert tools[ToolId("mcp__rig__list_mcp_resources")].definition.annotations.readOnlyHint
+        annotations = tools[ToolId("mcp__rig__list_mcp_resources")].definition.annotations
+        assert annotations is not None
+        assert annotations.readOnlyHint
     finally:
         await client.aclose()
 

@@ -99,7 +99,7 @@ def test_mcp_json_variables_come_only_from_the_resolver(tmp_path: Path) -> None:
     assert paths(info.value) == ["mcpServers.s.args[0]"]
     assert "needs a resolver" in info.value.issues[0].message
     with pytest.raises(ConfigError, match="not set"):
-        parse_mcp_json(project, {}.get)
+        parse_mcp_json(project, dict[str, str]().get)
 
 
 def test_mcp_json_shape_errors(tmp_path: Path) -> None:

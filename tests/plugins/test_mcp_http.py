@@ -192,8 +192,8 @@ async def test_a_store_credential_in_a_header_reaches_the_server_and_no_log(
     cfg["credential_stores"] = {"vault": {"kind": "file", "options": {"path": str(vault)}}}
     caplog.set_level(logging.DEBUG)
     async with agentrig.open_runtime(cfg) as rt:
-        await rt.agent("assistant").run("who am I")
-        session = rt.agent("assistant").session
+        await rt.agent(AgentId("assistant")).run("who am I")
+        session = rt.agent(AgentId("assistant")).session
         texts = [m.text for m in session.derive_messages() if m.role == "tool"]
         recorded = json.dumps([e.model_dump(mode="json") for e in session.events])
     # resolved from the store and sent to the real server on loopback ...

@@ -302,7 +302,7 @@ async def test_env_references_resolve_through_the_callers_resolver() -> None:
         await rt.agent(AgentId("assistant")).run("who?")
         assert tool_texts(rt)[0][2].endswith(" bonjour")
     with pytest.raises(ConfigError) as info:
-        async with agentrig.open_runtime(cfg, resolver={}.get):
+        async with agentrig.open_runtime(cfg, resolver=dict[str, str]().get):
             pass
     assert info.value.issues[0].location() == "mcp_servers.demo.env.MCP_TEST_GREETING"
 
@@ -352,7 +352,7 @@ async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:
         permissions={"allow": ["mcp__demo__*"]},
     )
     async with agentrig.open_runtime(cfg, overrides=[("providers", "local", provider)]) as rt:
-        result = await rt.agent("assistant").run("show me")
+        result = await rt.agent(AgentId("assistant")).run("show me")
     assert result.value == "a small chart"
     seen = [m for m in provider.requests[1].messages if isinstance(m, ToolMessage)]
     assert [m.content for m in seen] == [

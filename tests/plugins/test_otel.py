@@ -11,7 +11,7 @@ import gzip
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ def explode(reason: str) -> str:
     raise RuntimeError(reason)
 
 
-def config(script: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+def config(script: Sequence[object], **extra: Any) -> dict[str, Any]:
     return {
         "providers": {"local": {"kind": "scripted", "options": {"script": script}}},
         "agents": {
@@ -107,7 +107,7 @@ class Recorder:
         return out
 
 
-async def run_once(recorder: Recorder, script: list[dict[str, Any]] = SCRIPT) -> Any:
+async def run_once(recorder: Recorder, script: Sequence[object] = SCRIPT) -> Any:
     async with open_runtime(
         config(script), memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:

@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import NoOpTracer
 
 import agentrig
+from agentrig.ids import AgentId
 from agentrig.kernel import TRACE_CONTEXT, MemorySource, open_runtime
 from agentrig.session import dump_event
 
@@ -151,7 +152,7 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
         openai_config(chat_port), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
         assert rt.trace is recorder.telemetry
-        result = await rt.agent("assistant").run("Hi")
+        result = await rt.agent(AgentId("assistant")).run("Hi")
     assert result.value == "hi"
     (chat,) = recorder.named("chat ")
     (run,) = recorder.named("invoke_agent ")
@@ -165,8 +166,8 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
 async def untraced_chat(port: int, plugins: list[tuple[str, object]]) -> None:
     """One run against the loopback provider: neither its request nor an event is traced."""
     async with open_runtime(openai_config(port), plugins=plugins, environ={}) as rt:
-        await rt.agent("assistant").run("Hi")
-        events = rt.agent("assistant").session.events
+        await rt.agent(AgentId("assistant")).run("Hi")
+        events = rt.agent(AgentId("assistant")).session.events
     (headers,) = ChatHandler.seen
     assert "traceparent" not in headers
     assert all(e.trace is None for e in events)
@@ -212,7 +213,7 @@ async def traced_run(cfg: dict[str, Any], inbound: dict[str, str] | None = None)
         assert rt.trace is not None
         scope = rt.trace.continue_from(inbound) if inbound else None
         try:
-            await rt.agent("assistant").run("Rome?")
+            await rt.agent(AgentId("assistant")).run("Rome?")
         finally:
             if scope is not None:
                 scope.close()
@@ -267,8 +268,8 @@ async def test_session_events_carry_the_ids_of_the_span_that_produced_them() -> 
     async with open_runtime(
         scripted_config(), memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        await rt.agent("assistant").run("Rome?")
-        events = rt.agent("assistant").session.events
+        await rt.agent(AgentId("assistant")).run("Rome?")
+        events = rt.agent(AgentId("assistant")).session.events
     (run,) = recorder.named("invoke_agent ")
     (tool,) = recorder.named("execute_tool ")
     first_chat, second_chat = sorted(recorder.named("chat "), key=lambda s: s.start_time or 0)
@@ -292,8 +293,8 @@ async def test_the_otel_table_provides_the_trace_context() -> None:
     ) as rt:
         trace = rt.services.require(TRACE_CONTEXT)
         assert rt.trace is trace
-        await rt.agent("assistant").run("Rome?")
-        events = rt.agent("assistant").session.events
+        await rt.agent(AgentId("assistant")).run("Rome?")
+        events = rt.agent(AgentId("assistant")).session.events
     assert all(e.trace is not None for e in events if e.type != "system/prompt")
 
 
@@ -306,7 +307,7 @@ async def test_continue_from_makes_a_run_the_child_of_an_inbound_trace() -> None
         assert rt.trace is not None
         scope = rt.trace.continue_from({"traceparent": inbound})
         try:
-            await rt.agent("assistant").run("Rome?")
+            await rt.agent(AgentId("assistant")).run("Rome?")
         finally:
             scope.close()
         assert rt.trace.headers() == {}  # closed: nothing current any more
@@ -340,8 +341,8 @@ async def mcp_trace(recorder: Recorder, server: dict[str, Any]) -> tuple[Readabl
         async with open_runtime(
             mcp_config(server), plugins=[("otel-test", recorder.telemetry)], environ={}
         ) as rt:
-            await rt.agent("assistant").run("trace?")
-            messages = rt.agent("assistant").session.derive_messages()
+            await rt.agent(AgentId("assistant")).run("trace?")
+            messages = rt.agent(AgentId("assistant")).session.derive_messages()
     (text,) = [m.text for m in messages if m.role == "tool"]
     assert isinstance(app, ReadableSpan)
     return app, text.split()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -20,7 +20,7 @@ KEY = "sk-test-key-0123456789"
 
 
 def scripted_config(
-    script: list[dict[str, Any]] | None = None,
+    script: Sequence[object] | None = None,
     *,
     agents: Mapping[str, Mapping[str, Any]] | None = None,
     repeat: bool = True,

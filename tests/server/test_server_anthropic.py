@@ -3,10 +3,12 @@ async, streamed and not, history mapping, and errors raising the SDK's own class
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import anthropic
 import pytest
+from anthropic.types import RawMessageDeltaEvent, TextBlock
 from server_support import KEY, RunningServer, scripted_config
 
 from agentrig.plugin import PROVIDERS
@@ -18,7 +20,7 @@ HI: list[Any] = [{"role": "user", "content": "Hi"}]
 
 
 @pytest.fixture(scope="module")
-def server() -> RunningServer:
+def server() -> Iterator[RunningServer]:
     config = scripted_config(
         agents={"assistant": {"provider": "local", "model": "m", "system_prompt": "Be brief."}}
     )
@@ -42,12 +44,16 @@ async def test_async_client_plain_and_streamed(server: RunningServer) -> None:
         )
         async for event in stream:
             events.append(event)
-    assert message.content[0].text == "Hello there!"
+    block = message.content[0]
+    assert isinstance(block, TextBlock)
+    assert block.text == "Hello there!"
     kinds = [e.type for e in events]
     assert kinds[0] == "message_start"
     assert kinds[-2:] == ["message_delta", "message_stop"]
     assert "content_block_delta" in kinds
-    assert events[-2].usage.output_tokens == 3
+    delta = events[-2]
+    assert isinstance(delta, RawMessageDeltaEvent)
+    assert delta.usage.output_tokens == 3
 
 
 def test_history_maps_system_tool_use_and_tool_results(server: RunningServer) -> None:

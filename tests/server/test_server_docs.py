@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ SAMPLES = re.findall(r"```python(?: fragment)?\n(.*?)```", DOC.read_text(encodin
 
 
 @pytest.fixture(scope="module")
-def example_server() -> RunningServer:
+def example_server() -> Iterator[RunningServer]:
     with RunningServer(ROOT / "examples" / "serve" / "agentrig.toml") as srv:
         yield srv
 

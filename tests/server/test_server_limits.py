@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
@@ -18,7 +19,7 @@ from agentrig.plugin import PROVIDERS
 pytestmark = pytest.mark.integration
 
 ENV = {"SERVER_KEY": KEY}
-HI = [{"role": "user", "content": "Hi"}]
+HI: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hi"}]
 
 
 def client(server: RunningServer) -> openai.OpenAI:
@@ -242,7 +243,7 @@ def test_history_with_tool_calls_and_results_reaches_the_model_as_agentrig_messa
     config = scripted_config(
         agents={"assistant": {"provider": "local", "model": "m", "system_prompt": "Be brief."}}
     )
-    messages = [
+    messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": "Answer in French."},
         {"role": "user", "content": "What is 2+3?"},
         {

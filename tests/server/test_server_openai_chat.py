@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import anthropic
 import httpx
 import openai
 import pytest
+from anthropic.types import TextBlock
+from openai.types.chat import ChatCompletionToolParam
 from server_support import KEY, RunningServer, scripted_config
 
 pytestmark = pytest.mark.integration
@@ -15,7 +20,7 @@ ENV = {"SERVER_KEY": KEY}
 
 
 @pytest.fixture(scope="module")
-def server() -> RunningServer:
+def server() -> Iterator[RunningServer]:
     with RunningServer(scripted_config(), SETTINGS, environ=ENV) as srv:
         yield srv
 
@@ -88,7 +93,10 @@ def test_wrong_key_is_the_sdks_authentication_error(server: RunningServer) -> No
 
 
 def test_request_defined_tools_are_refused_with_a_clear_400(server: RunningServer) -> None:
-    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    tool: ChatCompletionToolParam = {
+        "type": "function",
+        "function": {"name": "f", "parameters": {"type": "object"}},
+    }
     with pytest.raises(openai.BadRequestError) as info:
         client(server).chat.completions.create(
             model="assistant", messages=[{"role": "user", "content": "Hi"}], tools=[tool]
@@ -98,7 +106,8 @@ def test_request_defined_tools_are_refused_with_a_clear_400(server: RunningServe
 
 
 def test_unsupported_content_parts_are_refused_not_dropped(server: RunningServer) -> None:
-    audio = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
+    # an audio part: what the server refuses (the SDK's types allow it only in some messages)
+    audio: Any = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
     with pytest.raises(openai.BadRequestError) as info:
         client(server).chat.completions.create(
             model="assistant",
@@ -141,7 +150,9 @@ def test_anthropic_sdk_messages_plain_and_streamed(server: RunningServer) -> Non
     message = ac.messages.create(
         model="assistant", max_tokens=100, messages=[{"role": "user", "content": "Hi"}]
     )
-    assert message.content[0].text == "Hello there!"
+    block = message.content[0]
+    assert isinstance(block, TextBlock)
+    assert block.text == "Hello there!"
     assert message.stop_reason == "end_turn"
     assert (message.usage.input_tokens, message.usage.output_tokens) == (7, 3)
     with ac.messages.stream(

@@ -17,6 +17,7 @@ import pytest
 from server_support import KEY, RunningServer, scripted_config
 
 import agentrig
+from agentrig.ids import EntryId
 from agentrig.plugin import SESSION_STORES
 
 pytestmark = pytest.mark.integration
@@ -37,7 +38,7 @@ def _stored(config: dict[str, Any]) -> list[list[Any]]:
 
     async def load() -> list[list[Any]]:
         async with agentrig.open_runtime(config) as rt:
-            store = rt.catalog(SESSION_STORES).require("disk")
+            store = rt.catalog(SESSION_STORES).require(EntryId("disk"))
             reports = [await store.load(sid) for sid in await store.list_sessions()]
         assert not any(report.damaged for report in reports)
         return [list(report.events) for report in reports]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import openai
 import pytest
+from openai.types.responses import FunctionToolParam, ResponseCompletedEvent
 from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
@@ -28,8 +31,16 @@ def entries() -> agentrig.MemorySource:
     return tool_entries("inspect", add)
 
 
+REQUEST_TOOL: FunctionToolParam = {
+    "type": "function",
+    "name": "f",
+    "parameters": {"type": "object"},
+    "strict": False,
+}
+
+
 @pytest.fixture(scope="module")
-def server() -> RunningServer:
+def server() -> Iterator[RunningServer]:
     script = [{"text": "Hello there!", "usage": {"prompt": 7, "completion": 3}}]
     with RunningServer(scripted_config(script), SETTINGS, environ=ENV) as srv:
         yield srv
@@ -51,7 +62,9 @@ def test_streamed_response_events_arrive_in_order(server: RunningServer) -> None
     deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
     assert "".join(deltas) == "Hello there!"
     assert [e.sequence_number for e in events] == list(range(len(events)))
-    assert events[-1].response.output_text == "Hello there!"
+    final = events[-1]
+    assert isinstance(final, ResponseCompletedEvent)
+    assert final.response.output_text == "Hello there!"
 
 
 @pytest.mark.anyio
@@ -101,7 +114,9 @@ def test_server_side_tool_calls_are_mcp_call_items_with_their_results() -> None:
     assert response.output_text == "2 + 3 = 5"
     done = [e.item for e in events if e.type == "response.output_item.done"]
     assert [i.type for i in done] == ["mcp_call", "message"]
-    assert events[-1].response.output_text == "2 + 3 = 5"
+    final = events[-1]
+    assert isinstance(final, ResponseCompletedEvent)
+    assert final.response.output_text == "2 + 3 = 5"
 
 
 def test_request_defined_tools_are_refused(server: RunningServer) -> None:
@@ -109,6 +124,6 @@ def test_request_defined_tools_are_refused(server: RunningServer) -> None:
         client(server).responses.create(
             model="assistant",
             input="Hi",
-            tools=[{"type": "function", "name": "f", "parameters": {"type": "object"}}],
+            tools=[REQUEST_TOOL],
         )
     assert "tools" in str(info.value)

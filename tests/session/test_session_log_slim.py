@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
 from agentrig.session import (
     AssistantMessageEvent,
@@ -33,7 +34,7 @@ def clock() -> float:
 
 
 def filled(session_id: str = "s") -> tuple[Session, list[SessionEvent]]:
-    session = Session(session_id, clock=clock)
+    session = Session(SessionId(session_id), clock=clock)
     appended = [
         session.append(TurnStart(turn=1, run_id="run_1")),
         session.append(StepStart(turn=1, step=1)),
@@ -123,7 +124,7 @@ def test_shared_fields_sets_do_not_leak_between_copies() -> None:
 
 def test_loaded_events_read_back_unchanged_and_project() -> None:
     _, appended = filled()
-    loaded = Session("again")
+    loaded = Session(SessionId("again"))
     loaded.load(appended)
     assert list(loaded.events) == appended
     assert [dump_event(e) for e in loaded.events] == [dump_event(e) for e in appended]
@@ -132,7 +133,7 @@ def test_loaded_events_read_back_unchanged_and_project() -> None:
 
 
 def test_trace_ids_and_tool_calls_read_back() -> None:
-    session = Session("traced", clock=clock)
+    session = Session(SessionId("traced"), clock=clock)
     span = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
     session.trace_ids = lambda: span
     call = ToolCallBlock(id="c1", name="a", arguments={"x": [1, 2]})
@@ -149,6 +150,6 @@ def test_trace_ids_and_tool_calls_read_back() -> None:
     assert [dump_event(e) for e in events] == [dump_event(first), dump_event(second)]
     assert '"trace"' in dump_event(events[0])
     assert '"trace"' not in dump_event(events[1])
-    again = Session("again")
+    again = Session(SessionId("again"))
     again.load(list(events))
     assert list(again.events) == [first, second]

@@ -14,6 +14,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from agentrig.session import (
 pytestmark = pytest.mark.anyio
 
 
-def _config(base: Path, kind: str, script: list[dict[str, Any]]) -> dict[str, Any]:
+def _config(base: Path, kind: str, script: Sequence[object]) -> dict[str, Any]:
     options = (
         {"directory": str(base / "sessions")}
         if kind == "jsonl"

@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from agentrig.session import InboxSpliced
 pytestmark = pytest.mark.anyio
 
 
-def _config(tmp_path: Path, script: list[dict[str, Any]], kind: str = "jsonl") -> dict[str, Any]:
+def _config(tmp_path: Path, script: Sequence[object], kind: str = "jsonl") -> dict[str, Any]:
     options = (
         {"directory": str(tmp_path / "sessions")}
         if kind == "jsonl"

@@ -23,7 +23,7 @@ from agentrig.tools.schema import (
 S = dict[str, Any]
 
 # (id, schema, value, expected issue codes -- () means valid)
-KEYWORD_ROWS: list[tuple[str, S, object, tuple[str, ...]]] = [
+KEYWORD_ROWS: list[tuple[str, S | bool, object, tuple[str, ...]]] = [
     # type
     ("type-string-ok", {"type": "string"}, "x", ()),
     ("type-string-int", {"type": "string"}, 1, ("value.type",)),

@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Awaitable, Mapping, Sequence
 from types import CoroutineType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import anyio
 import attrs
@@ -146,9 +146,11 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-@attrs.frozen(slots=True)
-class ReadyCall:
-    """A call that validated and passed the gate: what :func:`execute_call` runs."""
+class ReadyCall(NamedTuple):
+    """A call that validated and passed the gate: what :func:`execute_call` runs.
+
+    A named tuple: one is made per tool call, and a tuple is the cheapest record to build.
+    """
 
     tool: Tool
     call: ToolCallBlock

@@ -8,7 +8,7 @@ a decision is a fact about one call in one context, and nothing downstream may e
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 import attrs
@@ -85,6 +85,10 @@ class PermissionRuleError(AgentrigError, ValueError):
         self.reason = reason
 
 
+def _names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names)
+
+
 @attrs.frozen(slots=True)
 class ToolPermissions:
     """What the evaluator needs to know about a tool, as its own package declared it.
@@ -97,7 +101,7 @@ class ToolPermissions:
     tool_id: str
     risk: RiskClass | None = None
     arg: PermissionArg | None = None
-    parameters: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    parameters: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
 
 @attrs.frozen(slots=True, eq=False)
