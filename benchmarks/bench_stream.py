@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import compare, emit
 
 import agentrig
+from agentrig.llm import PROVIDERS
 
 URL = "https://api.openai.com/v1/chat/completions"
 PIECE = 4096
@@ -144,7 +145,7 @@ async def main(quick: bool, profile: str | None) -> None:
 
         assert await floor_run(client) == deltas + 1  # + the finish chunk
         assert await agent_run(await fresh_agent()) == deltas  # warm-up
-        provider = rt.providers.require("openai")
+        provider = rt.catalog(PROVIDERS).require("openai")
         assert await adapter_run(provider) == deltas
         value = base = adapter = float("inf")
         for _ in range(repeats):

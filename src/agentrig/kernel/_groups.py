@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from agentrig.kernel.contracts import CONTRACTS_GROUP
 from agentrig.kernel.kinds import KINDS
 
 __all__ = ["StrayEntryPoint", "stray_entry_points"]
@@ -43,6 +44,7 @@ class StrayEntryPoint:
 def stray_entry_points() -> tuple[StrayEntryPoint, ...]:
     """Every installed entry point in an unknown ``agentrig.*`` group, sorted by group."""
     known = [spec.group for spec in KINDS.values()]
+    read = {*known, CONTRACTS_GROUP}  # the core's own contract checks (kernel.contracts)
     points: Any = metadata.entry_points()
     if isinstance(points, dict):  # Python 3.11: SelectableGroups (a dict by group)
         listed = [ep for group in dict.keys(points) for ep in dict.get(points, group, ())]
@@ -50,7 +52,7 @@ def stray_entry_points() -> tuple[StrayEntryPoint, ...]:
         listed = list(points)
     stray = []
     for ep in listed:
-        if not ep.group.startswith(_PREFIX) or ep.group in known:
+        if not ep.group.startswith(_PREFIX) or ep.group in read:
             continue
         close = difflib.get_close_matches(ep.group, known, n=1, cutoff=0.6)
         dist = ep.dist.name if ep.dist is not None else None

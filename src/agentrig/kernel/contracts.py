@@ -9,7 +9,9 @@ registration with a precise message instead of deep inside a run.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
 import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,6 +32,9 @@ __all__ = [
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Where the core distribution hands the kernel the contract checks of the layers above it.
+CONTRACTS_GROUP = "agentrig.contracts"
 
 
 def with_options(options_model: type[Any]) -> Callable[[_F], _F]:
@@ -140,11 +145,27 @@ def check_config_section(obj: object, name: str | None = None) -> None:
 
 
 def check_tool(obj: object, name: str | None = None) -> object:
-    """A tool (or toolset) as defined by :mod:`agentrig.tools`; a single tool's id is the
-    entry point's ``name``."""
-    from agentrig.tools import check_tool_contribution
+    """A tool (or toolset) as the tools layer defines it; a single tool's id is the entry
+    point's ``name``.
 
-    return check_tool_contribution(obj, name)
+    The kernel imports nothing above it: the core distribution hands the tools layer's check
+    over through its own ``agentrig.contracts`` entry point ``tools``, as a plugin would.
+    """
+    return _layer_contract("tools")(obj, name)
+
+
+@functools.cache
+def _layer_contract(kind: str) -> Callable[[object, str | None], object]:
+    from agentrig.kernel.discovery import CORE_DISTRIBUTION
+
+    for entry in importlib.metadata.entry_points(group=CONTRACTS_GROUP, name=kind):
+        if entry.dist is not None and entry.dist.name == CORE_DISTRIBUTION:
+            check: Callable[[object, str | None], object] = entry.load()
+            return check
+    raise ContractViolation(
+        f"the core distribution declares no {CONTRACTS_GROUP} entry point {kind!r}, so a "
+        f"{kind} contribution cannot be checked; reinstall agentrig (python3 dev.py setup)"
+    )
 
 
 def check_variants(obj: object, name: str | None = None) -> tuple[Any, ...]:

@@ -1,0 +1,24 @@
+"""The kernel imports nothing above it: the tools layer's contract reaches it as an entry point."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from agentrig.kernel import stray_entry_points
+from agentrig.kernel.contracts import CONTRACTS_GROUP, check_tool
+from agentrig.tools import check_tool_contribution, tool
+
+
+@tool
+def ping() -> str:
+    """Answer pong."""
+    return "pong"
+
+
+def test_the_tools_contract_is_an_entry_point_of_the_core_distribution() -> None:
+    (entry,) = importlib.metadata.entry_points(group=CONTRACTS_GROUP, name="tools")
+    assert entry.dist is not None
+    assert entry.dist.name == "agentrig"
+    assert entry.load() is check_tool_contribution
+    assert check_tool(ping, "ping") == (ping,)  # the kernel's check runs the tools layer's
+    assert all(s.group != CONTRACTS_GROUP for s in stray_entry_points())  # a group it reads
