@@ -3,6 +3,7 @@ processes on one composition file, DBOS's SQLite default in its state directory.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -99,3 +100,66 @@ def test_errors_are_one_line_with_a_code(tmp_path: Path) -> None:
     assert plain.returncode == 1
     assert "error [dbos.setup]" in plain.stderr
     assert "no [dbos] table" in plain.stderr
+
+
+APPROVAL = """
+[providers.local]
+kind = "scripted"
+options.script = [
+  { tool_calls = [{ name = "tool_search", arguments = { query = "weather" }, id = "call_s" }] },
+  { text = "searched after approval" },
+]
+
+[session_stores.store]
+kind = "jsonl"
+options.directory = "sessions"
+
+[agents.assistant]
+provider = "local"
+model = "m1"
+session_store = "store"
+tools = ["tool_search"]
+
+[permissions]
+mode = "default"
+ask = ["tool_search"]
+
+[dbos]
+"""
+
+
+def test_a_waiting_question_is_answered_from_another_process(tmp_path: Path) -> None:
+    (tmp_path / "agentrig.toml").write_text(textwrap.dedent(APPROVAL), encoding="utf-8")
+    worker = subprocess.Popen(
+        [AGENTRIG, "worker", "-c", str(tmp_path / "agentrig.toml")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        queued = cli(tmp_path, "submit", "assistant", "find the weather tool", "--id", "run-a")
+        assert queued.returncode == 0, queued.stderr
+        for _ in range(60):
+            shown = cli(tmp_path, "approve", "run-a")
+            assert shown.returncode == 0, shown.stderr
+            if shown.stdout.strip() != "nothing to approve":
+                break
+        question = json.loads(shown.stdout)
+        assert question["call_id"] == "call_s"
+        assert question["tool"] == "tool_search"
+        assert question["arguments"] == {"query": "weather"}
+        usage = cli(tmp_path, "approve", "run-a", "call_s")
+        assert usage.returncode == 2
+        assert "--allow or --deny" in usage.stderr
+        answered = cli(tmp_path, "approve", "run-a", "call_s", "--allow")
+        assert answered.returncode == 0, answered.stderr
+        done = cli(tmp_path, "result", "run-a")
+        assert done.stdout.strip() == "searched after approval", done.stderr
+        assert cli(tmp_path, "approve", "run-a").stdout.strip() == "nothing to approve"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=60)
+    sessions = list((tmp_path / "sessions").rglob("*.jsonl"))
+    log = sessions[0].read_text(encoding="utf-8")
+    assert '"status":"ok"' in log.replace(" ", "")  # the approved call ran

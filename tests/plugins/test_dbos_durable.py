@@ -8,15 +8,24 @@ consistent.  Nothing is mocked: real processes, DBOS's real SQLite system databa
 
 from __future__ import annotations
 
+import contextlib
+import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import anyio
 import pytest
 from _durable_support import config, durable_runtime, marker_lines, session_problems
-from agentrig_dbos import DURABLE, DurableBackendError, DurableSetupError
+from agentrig_dbos import (
+    DURABLE,
+    Durable,
+    DurableBackendError,
+    DurableSetupError,
+    UnknownRunError,
+)
 
 from agentrig.errors import ConfigError, UnknownIdError
 from agentrig.journal import SqliteJournal
@@ -95,9 +104,8 @@ async def test_an_effect_cut_off_by_the_crash_waits_for_the_host_and_never_rerun
 ) -> None:
     crashed = child(tmp_path, "run", "r1", "in-effect:two")
     assert crashed.returncode == -9
-    command = [sys.executable, str(CHILD), str(tmp_path), "resume", "r1"]
     async with (
-        await anyio.open_process(command, cwd=CHILD.parent) as resumed,
+        child_process(str(tmp_path), "resume", "r1") as resumed,
         durable_runtime(tmp_path) as rt,
     ):
         durable = rt.services.require(DURABLE)
@@ -178,3 +186,59 @@ async def test_trio_is_refused_clearly(tmp_path: Path, anyio_backend: str) -> No
     with pytest.raises(DurableBackendError, match="asyncio only"):
         async with durable_runtime(tmp_path):
             pass
+
+
+async def wait_for_question(durable: Durable, call_id: str) -> dict[str, object]:
+    with anyio.fail_after(60):
+        while True:
+            with contextlib.suppress(UnknownRunError):  # not started yet
+                question = await durable.question("r1")
+                if question is not None and question["call_id"] == call_id:
+                    return question
+            await anyio.sleep(0.1)
+
+
+@contextlib.asynccontextmanager
+async def child_process(*args: str) -> AsyncIterator[anyio.abc.Process]:
+    """A child of this test; killed if the test leaves early (never waited on forever)."""
+    command = [sys.executable, str(CHILD), *args]
+    process = await anyio.open_process(command, cwd=CHILD.parent)
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_question_survives_a_restart_and_the_run_goes_on_where_it_stopped(
+    tmp_path: Path,
+) -> None:
+    ask = {"permissions": {"mode": "default", "ask": ["effect"]}}
+    (tmp_path / "settings.json").write_text(json.dumps({"extra": ask}), encoding="utf-8")
+    async with durable_runtime(tmp_path) as rt:
+        durable = rt.services.require(DURABLE)
+        async with child_process(str(tmp_path), "run", "r1") as waiting:
+            question = await wait_for_question(durable, "call_one")
+            assert question["tool"] == "effect"
+            assert question["arguments"] == {"label": "one"}
+            waiting.kill()  # the process holding the question dies
+            await waiting.wait()
+        assert marker_lines(tmp_path) == []
+        async with child_process(str(tmp_path), "resume", "r1") as resumed:
+            await durable.approve("r1", "call_one", allow=True)
+            await wait_for_question(durable, "call_two")
+            await durable.approve("r1", "call_two", allow=False)  # denied: asked again
+            await wait_for_question(durable, "call_two_1")
+            await durable.approve("r1", "call_two_1", allow=True)
+            assert resumed.stdout is not None
+            with anyio.fail_after(60):
+                out = b"".join([chunk async for chunk in resumed.stdout]).decode()
+                assert await resumed.wait() == 0
+        assert await durable.question("r1") is None
+    assert "finished: done" in out
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
+    assert await stored_problems(tmp_path) == []

@@ -482,7 +482,8 @@ async def continue_execution(
                     )
                 elif kind == "dispatch":
                     assert latest is not None
-                    await _dispatch(agent, run, block, latest.call_id, invocation_id)
+                    logged = block.id in plan.logged_calls
+                    await _dispatch(agent, run, block, latest.call_id, invocation_id, logged)
                     dispatched.append(invocation_id)
             listener.tracker.pin(agent.session, None)
             if not (final or plan.closed) and not signal.cancelled:
@@ -516,8 +517,10 @@ async def _dispatch(
     block: ToolCallBlock,
     model_call_id: str,
     invocation_id: str,
+    logged: bool = False,
 ) -> None:
-    """Run one never-started call through the public direct-invocation path."""
+    """Run one never-started call through the public direct-invocation path (``logged``:
+    the live history already holds the call's start)."""
     if block.raw_arguments is not None or block.name not in {t.id for t in agent.all_tools()}:
         text = (
             f"The arguments were not a JSON object and could not be read: {block.raw_arguments!r}"
@@ -529,7 +532,8 @@ async def _dispatch(
             ToolResultEvent(message=ToolMessage.of(block.id, block.name, text, status))
         )
         return
-    await run.record(ToolCallEvent(call=block, invocation_id=invocation_id))
+    if not logged:
+        await run.record(ToolCallEvent(call=block, invocation_id=invocation_id))
     token = RESUMED_CALL.set((model_call_id, block.id))
     try:
         # the loop's path: a failure is the call's result, not an exception

@@ -1,11 +1,13 @@
-"""``agentrig submit``, ``agentrig worker`` and ``agentrig result``: durable runs from a shell.
+"""``agentrig submit|worker|result|approve``: durable runs from a shell.
 
 * ``agentrig submit -c agentrig.toml AGENT PROMPT [--queue Q] [--id RUN] [--wait]`` queues a
   durable run and prints its id (with ``--wait``, its answer once a worker finished it);
 * ``agentrig worker -c agentrig.toml [--executor-id ID]`` executes queued runs until
   interrupted (SIGINT/SIGTERM); a worker restarted with the same executor id first resumes
   the runs it left unfinished;
-* ``agentrig result -c agentrig.toml RUN`` waits for a run and prints its answer.
+* ``agentrig result -c agentrig.toml RUN`` waits for a run and prints its answer;
+* ``agentrig approve -c agentrig.toml RUN`` prints the permission question the run waits on
+  (JSON), ``agentrig approve -c agentrig.toml RUN CALL --allow|--deny`` answers it.
 
 A failure is one ``agentrig <command>: error [code]: ...`` line (exit 1).
 """
@@ -40,6 +42,18 @@ def register(payload: Commands) -> None:
         help="this worker's executor id (default: [dbos] executor_id); a worker restarted "
         "with the same id resumes the runs it left unfinished",
     )
+
+    approve = payload.add(
+        "approve",
+        help="show or answer a durable run's permission question",
+        handler=_approve,
+    )
+    _config_arg(approve)
+    approve.add_argument("run_id", metavar="RUN", help="the waiting run")
+    approve.add_argument("call_id", metavar="CALL", nargs="?", help="the call asked about")
+    answer = approve.add_mutually_exclusive_group()
+    answer.add_argument("--allow", action="store_true", help="let the call run")
+    answer.add_argument("--deny", action="store_true", help="refuse the call")
 
     result = payload.add(
         "result", help="wait for a durable run and print its answer", handler=_result
@@ -78,6 +92,26 @@ def _submit(args: argparse.Namespace) -> int:
         print(run_id, flush=True)
         if args.wait:
             print((await durable.result(run_id)).text, flush=True)
+        return 0
+
+    return _with_durable(args, body)
+
+
+def _approve(args: argparse.Namespace) -> int:
+    import json
+
+    async def body(durable: Any) -> int:
+        if args.call_id is None:
+            if args.allow or args.deny:
+                print("agentrig approve: error: --allow/--deny need a CALL", file=sys.stderr)
+                return 2
+            question = await durable.question(args.run_id)
+            print(json.dumps(question) if question else "nothing to approve", flush=True)
+            return 0
+        if not (args.allow or args.deny):
+            print("agentrig approve: error: answer with --allow or --deny", file=sys.stderr)
+            return 2
+        await durable.approve(args.run_id, args.call_id, allow=bool(args.allow))
         return 0
 
     return _with_durable(args, body)

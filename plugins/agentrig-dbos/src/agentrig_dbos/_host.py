@@ -34,16 +34,18 @@ from agentrig.journal import (
 )
 from agentrig.kernel import AgentConfig
 from agentrig.llm import ToolMessage
-from agentrig.plugin import Runtime
+from agentrig.plugin import PermissionQuestion, Runtime, hookimpl
 from agentrig.session import SESSION_STORES, TurnEnd, TurnStart
 from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import DurableError, DurableSetupError, UnknownRunError
 
-__all__ = ["WORKFLOW", "Durable", "DurableResult"]
+__all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
 
 WORKFLOW = "agentrig.durable_run"
 RECONCILE_TOPIC = "agentrig.reconcile"
 NEEDS_EVENT = "agentrig.unproven"
+APPROVAL_TOPIC = "agentrig.approve"
+APPROVAL_EVENT = "agentrig.approval"
 
 #: the host whose runtime executes this process's workflows (DBOS is one per process)
 _ACTIVE: Durable | None = None
@@ -321,6 +323,22 @@ class Durable:
             await reconcile_tool(self.journal, exc.run_id, effect.invocation_id, message)
         await DBOS.set_event_async(NEEDS_EVENT, None)  # the journal is asked again
 
+    # ---- approvals (from any process) -------------------------------------------------------
+    async def question(self, run_id: str) -> dict[str, Any] | None:
+        """The permission question run ``run_id`` waits on (``call_id``, ``tool``,
+        ``arguments``, ``reason``), or None."""
+        await self._handle(run_id)
+        client = await self._client_of()
+        found = await client.get_event_async(run_id, APPROVAL_EVENT, timeout_seconds=0)
+        return dict(found) if found else None
+
+    async def approve(self, run_id: str, call_id: str, *, allow: bool) -> None:
+        """Answer run ``run_id``'s question about ``call_id``; the run goes on where it
+        stopped (in whichever process executes it by then)."""
+        await self._handle(run_id)
+        client = await self._client_of()
+        await client.send_async(run_id, {"call_id": call_id, "allow": allow}, APPROVAL_TOPIC)
+
     # ---- reconciliation (from any process) -----------------------------------------------------
     async def waiting_for(self, run_id: str) -> tuple[str, ...]:
         """The tool effects (``m<n>/<call>``) the run waits for the host to settle (empty
@@ -353,6 +371,28 @@ class Durable:
             and bool(exc.items)
             and all(item.kind == "model_call" for item in exc.items)
         )
+
+
+class DurableApprover:
+    """Listener: a durable run's permission question waits -- durably, across restarts --
+    for a person's answer (:meth:`Durable.approve`, ``agentrig approve``)."""
+
+    @hookimpl(tryfirst=True)
+    async def permission_approver(self, payload: PermissionQuestion) -> str | None:
+        if DBOS.workflow_id is None or payload.call_id is None:
+            return None  # not a durable run: other approvers decide
+        question = {
+            "call_id": payload.call_id,
+            "tool": payload.tool,
+            "arguments": dict(payload.arguments),
+            "reason": payload.reason,
+        }
+        await DBOS.set_event_async(APPROVAL_EVENT, question)
+        answer: Any = None
+        while answer is None or answer.get("call_id") != payload.call_id:
+            answer = await DBOS.recv_async(APPROVAL_TOPIC, timeout_seconds=3600)
+        await DBOS.set_event_async(APPROVAL_EVENT, None)
+        return "allow" if answer.get("allow") is True else "deny"
 
 
 def _open_turn(agent: Agent) -> str | None:

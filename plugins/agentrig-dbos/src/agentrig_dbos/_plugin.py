@@ -100,8 +100,9 @@ class DbosPlugin:
         for name, listener in attached.plugins:
             rt.add_plugin(f"dbos-{name}", listener)
         attached.listener.compose(payload)  # provides the journal service (its step ran)
-        from agentrig_dbos._host import Durable  # imports DBOS: only for a [dbos] runtime
+        from agentrig_dbos._host import Durable, DurableApprover  # imports DBOS: [dbos] only
 
+        rt.add_plugin("dbos-approver", DurableApprover())
         durable = Durable(rt, section, url, journal)
         rt.services.provide(DURABLE, durable, source="agentrig-dbos")
         rt.on_close("dbos", durable.aclose)
