@@ -152,3 +152,47 @@ def test_garbage_written_over_a_session_database_is_an_error_or_damage_never_a_c
 
     for message in anyio.run(check):
         assert str(path) in message  # every error names the database
+
+
+def test_rows_of_the_wrong_storage_class_or_bad_utf8_are_errors_not_crashes(
+    tmp_path: Path,
+) -> None:
+    """What random garbage found: a blob session id, and text that is not UTF-8."""
+    import sqlite3
+
+    path = _sqlite_log(tmp_path)
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO events (session_id, seq, body) VALUES (x'80', 1, 'x')")
+    db.close()
+
+    async def listed() -> tuple[str, ...]:
+        store = build_store("sqlite", tmp_path)
+        try:
+            return await store.list_sessions()
+        finally:
+            await store.aclose()
+
+    assert anyio.run(listed) == ("ses_prop",)
+
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO events (session_id, seq, body) VALUES (CAST(x'80ff' AS TEXT), 1, 'x')"
+        )
+        db.execute("UPDATE events SET body = CAST(x'c3' AS TEXT) WHERE seq = 2")
+    db.close()
+
+    async def errors() -> list[str]:
+        store = build_store("sqlite", tmp_path)
+        found = []
+        try:
+            for call in (store.list_sessions(), store.load("ses_prop")):
+                with pytest.raises(SessionStoreError) as info:
+                    await call
+                found.append(str(info.value))
+        finally:
+            await store.aclose()
+        return found
+
+    listing, loading = anyio.run(errors)
+    assert "cannot read the session database" in listing
+    assert "cannot read session 'ses_prop'" in loading

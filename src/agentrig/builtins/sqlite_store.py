@@ -192,7 +192,8 @@ class SqliteSessionStore:
                 row[0]
                 for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            # garbage over the header can still open, then fail to decode a table name
             raise NotASessionLogError(
                 f"{self.path} is not a SQLite database ({exc}); move it away or point "
                 "options.path of the sqlite session store at another file"
@@ -248,7 +249,7 @@ class SqliteSessionStore:
                 )
                 .fetchall()
             )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # garbage text in a row
             raise SessionStoreError(
                 f"cannot read session {session_id!r} from {self.path}: {exc}"
             ) from exc
@@ -294,12 +295,14 @@ class SqliteSessionStore:
 
     async def list_sessions(self) -> tuple[str, ...]:
         rows = self._query("SELECT DISTINCT session_id FROM events", ())
-        return tuple(sorted(r[0] for r in rows))
+        # garbage over the file can leave ids of another storage class (blob, int, NULL):
+        # those rows cannot be a session's, so they are not listed
+        return tuple(sorted(r[0] for r in rows if isinstance(r[0], str)))
 
     def _query(self, sql: str, parameters: tuple[str, ...]) -> list[Any]:
         try:
             return self.connection().execute(sql, parameters).fetchall()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # garbage text in a row
             raise SessionStoreError(
                 f"cannot read the session database {self.path}: {exc}; if it is damaged, "
                 "move it away (its readable sessions can be copied out with sqlite3 .recover)"
