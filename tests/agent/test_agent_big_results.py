@@ -12,7 +12,8 @@ import anyio
 import pytest
 from agentloop_support import EnvFactory, check_invariant, events
 
-from agentrig.builtins.scripted import Reply, ScriptedCall
+import agentrig
+from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.llm import ToolMessage
 from agentrig.tools import tool
@@ -168,3 +169,29 @@ async def test_a_resumed_session_replays_the_cut_form(env: EnvFactory, tmp_path:
         await resumed.run("more")
         sent = [m for m in e.provider.requests[0].messages if isinstance(m, ToolMessage)]
         assert [m.text for m in sent] == [cut]
+
+
+async def test_a_relative_state_dir_is_taken_from_the_config_files_directory_when_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    await anyio.Path(project).mkdir()
+    await anyio.Path(project / "agentrig.toml").write_text(
+        "[providers.local]\nkind = 'scripted'\n\n[agents.assistant]\nprovider = 'local'\n"
+        "model = 'm1'\ntools = ['produce']\ntool_result_max_bytes = 1000\n"
+        "state_dir = 'kept'\n\n[permissions]\nmode = 'bypass'\n"
+    )
+    monkeypatch.chdir(tmp_path)  # elsewhere: the file's directory decides, not this one
+    memory = agentrig.MemorySource()
+    memory.add("tools", "produce", produce)
+    provider = ScriptedProvider(asks(LIMIT + 1))
+    async with agentrig.open_runtime(
+        str(project / "agentrig.toml"),
+        memory=memory,
+        overrides=[("providers", "local", provider)],
+        environ={},
+    ) as rt:
+        agent = rt.agent(AgentId("assistant"))
+        await agent.run("go")
+        (stored,) = events(agent, "tool/result/stored")
+    assert Path(stored.path).is_relative_to((project / "kept").resolve())

@@ -163,3 +163,18 @@ def test_a_waiting_question_is_answered_from_another_process(tmp_path: Path) -> 
     sessions = list((tmp_path / "sessions").rglob("*.jsonl"))
     log = sessions[0].read_text(encoding="utf-8")
     assert '"status":"ok"' in log.replace(" ", "")  # the approved call ran
+
+
+def test_the_example_runs_offline(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "durable"
+    copy = tmp_path / "durable"
+    shutil.copytree(example, copy, ignore=shutil.ignore_patterns(".agentrig"))
+    done = subprocess.run(
+        [sys.executable, str(copy / "run.py")], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("submitted dr-")
+    assert lines[1] == "asked: tool_search {'query': 'weather'} (call_search)"
+    assert lines[2] == "answer: Searched the tools; nothing more to do."
+    assert (copy / ".agentrig" / "durable").stat().st_mode & 0o777 == 0o700
