@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.metadata
 import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -156,11 +155,12 @@ def check_tool(obj: object, name: str | None = None) -> object:
 
 @functools.cache
 def _layer_contract(kind: str) -> Callable[[object, str | None], object]:
+    from agentrig.kernel._entry_points import agentrig_entry_points
     from agentrig.kernel.discovery import CORE_DISTRIBUTION
 
-    for entry in importlib.metadata.entry_points(group=CONTRACTS_GROUP, name=kind):
-        if entry.dist is not None and entry.dist.name == CORE_DISTRIBUTION:
-            check: Callable[[object, str | None], object] = entry.load()
+    for found in agentrig_entry_points().get(CONTRACTS_GROUP, ()):
+        if found.entry.name == kind and found.distribution == CORE_DISTRIBUTION:
+            check: Callable[[object, str | None], object] = found.entry.load()
             return check
     raise ContractViolation(
         f"the core distribution declares no {CONTRACTS_GROUP} entry point {kind!r}, so a "

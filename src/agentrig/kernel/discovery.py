@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import importlib.metadata as metadata
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, final
 
@@ -37,6 +35,7 @@ from agentrig.errors import (
     PluginLoadError,
     UnknownIdError,
 )
+from agentrig.kernel._entry_points import agentrig_entry_points, installation_state
 from agentrig.kernel._merge import Merged, conflict_error, merge_sources, prefer_issues
 from agentrig.kernel.contracts import ContractViolation, run_check
 from agentrig.kernel.kinds import KINDS
@@ -116,71 +115,35 @@ class EntryPointSource:
 
     def entries(self) -> Iterable[EntrySpec]:
         if self._cache is None:
-            key = (self._kinds, _installation_state())
+            state = installation_state()
+            key = (self._kinds, state)
             cached = _LISTINGS.get(key)
             if cached is None:
-                cached = _LISTINGS[key] = self._read()
+                cached = _LISTINGS[key] = self._read(state)
             if self._distributions is not None:
                 cached = tuple(e for e in cached if e.distribution in self._distributions)
             self._cache = cached
         return self._cache
 
-    def _read(self) -> tuple[EntrySpec, ...]:
-        found: list[EntrySpec] = []
-        kind_of = {KINDS[kind].group: kind for kind in self._kinds}
-        # ``dist.name`` / ``dist.version`` re-read and re-parse METADATA on every access;
-        # the entry points of one distribution share one dist object, so read it once.
-        described: dict[int, tuple[str | None, str | None]] = {}
-        for ep in _entry_points_of(kind_of):
-            kind = kind_of[ep.group]
-            dist = ep.dist
-            about = described.get(id(dist))
-            if about is None:
-                about = (None, None) if dist is None else (dist.name, dist.version)
-                described[id(dist)] = about
-            found.append(
-                EntrySpec(
-                    kind=kind,
-                    name=ep.name,
-                    value=ep.value,
-                    distribution=about[0],
-                    version=about[1],
-                    load=ep.load,
-                )
+    def _read(self, state: tuple[tuple[str, int], ...]) -> tuple[EntrySpec, ...]:
+        installed = agentrig_entry_points(state)
+        return tuple(
+            EntrySpec(
+                kind=kind,
+                name=found.entry.name,
+                value=found.entry.value,
+                distribution=found.distribution,
+                version=found.version,
+                load=found.entry.load,
             )
-        return tuple(found)
+            for kind in self._kinds
+            for found in installed.get(KINDS[kind].group, ())
+        )
 
 
-# Reading entry points parses every installed distribution's metadata; a process opening
-# many runtimes reads it once per *installation state*: the path entries and their
-# modification times, which change whenever a distribution is installed or removed there
-# (pip adds/removes a *.dist-info or .pth entry).  Editing an installed distribution's
-# entry_points.txt in place is not noticed -- reinstall it.
+# A process opening many runtimes reads the installed entry points once per installation
+# state (see ``agentrig.kernel._entry_points``) and builds each kinds' listing once.
 _LISTINGS: dict[tuple[tuple[str, ...], tuple[tuple[str, int], ...]], tuple[EntrySpec, ...]] = {}
-
-
-def _installation_state() -> tuple[tuple[str, int], ...]:
-    state: list[tuple[str, int]] = []
-    for entry in sys.path:
-        try:
-            state.append((entry, os.stat(entry or ".").st_mtime_ns))
-        except OSError:
-            state.append((entry, -1))
-    return tuple(state)
-
-
-def _entry_points_of(groups: Mapping[str, str]) -> Iterable[metadata.EntryPoint]:
-    """The installed entry points of ``groups``, in one pass.
-
-    ``select(group=...)`` per group would scan every installed entry point once per group;
-    installed-but-unused plugins must cost next to nothing.
-    """
-    points: Any = metadata.entry_points()
-    if isinstance(points, dict):
-        # Python 3.11 returns SelectableGroups, a dict already grouped by group; its dict
-        # interface is deprecated, so read it through dict's own method (no warning).
-        return [ep for group in groups for ep in dict.get(points, group, ())]
-    return [ep for ep in points if ep.group in groups]
 
 
 def builtin_source(kinds: Iterable[str] | None = None) -> EntryPointSource:

@@ -1,0 +1,108 @@
+"""A lean reader of the installed ``agentrig.*`` entry points, read once per process state.
+
+``importlib.metadata.entry_points()`` parses every installed distribution's
+``entry_points.txt`` into ``EntryPoint`` objects and sorts them all by group, and each
+``dist.name``/``dist.version`` re-parses METADATA with the email parser; the first
+``open_runtime`` of a process paid that for every distribution and every group.  This reader
+reads each file's text, skips those without an ``[agentrig`` section, and parses only the
+``agentrig.*`` sections with ``importlib.metadata``'s own rules (stripped lines, ``#``
+comments, ``[group]`` headers, ``name = value`` split at the first ``=``, a value's extras
+kept verbatim).  Distributions are deduplicated by normalized name as ``entry_points()``
+does (the first on ``sys.path`` wins); the entries are real ``EntryPoint`` objects, so
+loading is unchanged.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import os
+import sys
+from typing import NamedTuple
+
+__all__ = [
+    "FoundEntryPoint",
+    "agentrig_entry_points",
+    "installation_state",
+    "parse_agentrig_sections",
+]
+
+PREFIX = "agentrig."
+
+
+class FoundEntryPoint(NamedTuple):
+    """One installed entry point of an ``agentrig.*`` group and its distribution."""
+
+    entry: metadata.EntryPoint
+    distribution: str | None
+    version: str | None
+
+
+def parse_agentrig_sections(text: str) -> list[tuple[str, str, str]]:
+    """``(group, name, value)`` of the ``agentrig.*`` sections of an entry_points.txt."""
+    found: list[tuple[str, str, str]] = []
+    group: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            group = line.strip("[]")
+            continue
+        if group is None or not group.startswith(PREFIX):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep:
+            raise ValueError(f"entry point line {line!r} in [{group}] has no '='")
+        found.append((group, name.strip(), value.strip()))
+    return found
+
+
+# group -> entries, per installation state (the path entries and their modification times,
+# which change whenever pip installs or removes a distribution there).  Editing an installed
+# distribution's entry_points.txt in place is not noticed -- reinstall it.
+_READ: dict[tuple[tuple[str, int], ...], dict[str, tuple[FoundEntryPoint, ...]]] = {}
+
+
+def installation_state() -> tuple[tuple[str, int], ...]:
+    state: list[tuple[str, int]] = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, -1))
+    return tuple(state)
+
+
+def agentrig_entry_points(
+    state: tuple[tuple[str, int], ...] | None = None,
+) -> dict[str, tuple[FoundEntryPoint, ...]]:
+    """Every installed ``agentrig.*`` entry point, by group, in ``sys.path`` order."""
+    key = installation_state() if state is None else state
+    groups = _READ.get(key)
+    if groups is None:
+        groups = _READ[key] = _read()
+    return groups
+
+
+def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
+    by_group: dict[str, list[FoundEntryPoint]] = {}
+    seen: set[str] = set()
+    for dist in metadata.distributions():
+        # the same key entry_points() deduplicates by (a path-derived name, no METADATA read)
+        unique: str = getattr(dist, "_normalized_name", None) or dist.name
+        if unique in seen:
+            continue
+        seen.add(unique)
+        text = dist.read_text("entry_points.txt")
+        if not text or "[" + PREFIX not in text:
+            continue
+        pairs = parse_agentrig_sections(text)
+        if not pairs:
+            continue
+        about = dist.metadata  # parsed once for both fields (dist.name/.version parse twice)
+        name: str | None = about["Name"]
+        version: str | None = about["Version"]
+        for group, entry_name, value in pairs:
+            entry = metadata.EntryPoint(name=entry_name, value=value, group=group)
+            by_group.setdefault(group, []).append(FoundEntryPoint(entry, name, version))
+    return {group: tuple(found) for group, found in by_group.items()}
