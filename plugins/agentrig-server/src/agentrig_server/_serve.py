@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -81,6 +82,8 @@ class AgentServer:
         create it with ``proto=socket.IPPROTO_TCP``, or asyncio leaves Nagle's algorithm on
         for its connections (a 40 ms stall per response)."""
         app = await create_app(self.rt, self.settings)
+        if sock is None:
+            sock = self._bind()
         config = uvicorn.Config(
             app,
             host=self.host,
@@ -94,6 +97,42 @@ class AgentServer:
         )
         self._server = _Server(config, on_started)
         await self._server.serve(sockets=[sock] if sock is not None else None)
+
+    def _bind(self) -> socket.socket:
+        """Bind the listening socket ourselves, so a taken port is one clear error (uvicorn
+        would log its own line and exit) and responses go out without Nagle's delay."""
+        try:
+            family, kind, proto, _, address = socket.getaddrinfo(
+                self.host, self.port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+            )[0]
+            sock = socket.socket(family, kind, proto)
+        except OSError as exc:
+            raise ConfigError(
+                [
+                    Issue(
+                        "server.host",
+                        f"cannot listen on {self.host!r}: {exc}; check server.host or --host",
+                        ("server", "host"),
+                    )
+                ]
+            ) from exc
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+        except OSError as exc:
+            sock.close()
+            raise ConfigError(
+                [
+                    Issue(
+                        "server.port_in_use" if exc.errno == errno.EADDRINUSE else "server.bind",
+                        f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}; "
+                        "choose another port with --port (or server.port), or stop the "
+                        "program using it",
+                        ("server", "port"),
+                    )
+                ]
+            ) from exc
+        return sock
 
     @property
     def url(self) -> str:
