@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     "guarantee": "agentrig.host._owner_store",
     "inspect": "agentrig.host._procdirs",
     "is_within": "agentrig.host._paths",
+    "resolve_path": "agentrig.host._paths",
     "kill_tree_group": "agentrig.host._reaping",
     "open_reaped": "agentrig.host._reaping",
     "owner_state": "agentrig.host._process",
@@ -148,6 +149,7 @@ __all__ = [
     "read_marker",
     "remove_process_dir",
     "require_within",
+    "resolve_path",
     "spawn_in_group",
     "sweep",
 ]
@@ -193,7 +195,7 @@ if TYPE_CHECKING:
     from agentrig.host._exit import ExitRegistry, exit_registry
     from agentrig.host._markers import MarkerInfo, ProcessMarker, read_marker
     from agentrig.host._owner_store import OwnerOnlyStore, guarantee
-    from agentrig.host._paths import canonical_path, is_within, require_within
+    from agentrig.host._paths import canonical_path, is_within, require_within, resolve_path
     from agentrig.host._procdirs import (
         ProcessDirInfo,
         SweepReport,

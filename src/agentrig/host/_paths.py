@@ -33,7 +33,7 @@ from pathlib import Path
 
 from agentrig.host._errors import PathContainmentError, PathEscapeError
 
-__all__ = ["canonical_path", "is_within", "require_within"]
+__all__ = ["canonical_path", "is_within", "require_within", "resolve_path"]
 
 _MAX_LINKS = 40
 
@@ -73,6 +73,20 @@ def canonical_path(path: StrPath, *, base: StrPath | None = None) -> Path:
         except OSError as exc:
             raise PathContainmentError(f"cannot resolve {text!r}: {exc}", path=text) from exc
     return Path(_walk(text))
+
+
+def resolve_path(path: str) -> str | None:
+    """The canonical form of ``path`` as text, or ``None`` when it cannot be told.
+
+    The default answer of the permission evaluator's path port (``PathResolver``): the same
+    walk as :func:`canonical_path`, a relative ``path`` read against the current directory,
+    and a NUL byte, a symlink loop or an unreadable component answered with ``None`` (which
+    the evaluator turns into "unevaluable", never into an allow).
+    """
+    try:
+        return str(canonical_path(os.path.abspath(path)))
+    except (PathContainmentError, OSError, ValueError):
+        return None
 
 
 def _walk(text: str) -> str:

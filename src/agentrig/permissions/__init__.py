@@ -25,15 +25,9 @@ from agentrig.permissions._blockers import (
     RuleBasedActionBlocker,
     first_block,
 )
+from agentrig.permissions._edge import canonical_path, match_path, match_rule
 from agentrig.permissions._evaluate import evaluate_permission, withheld_tools
-from agentrig.permissions._match import (
-    canonical_path,
-    match_command,
-    match_path,
-    match_rule,
-    match_text,
-    match_url,
-)
+from agentrig.permissions._match import match_command, match_text, match_url
 from agentrig.permissions._risk import (
     DEFAULT_TRUST_WIDENING_PATHS,
     READ_ONLY_COMMANDS,
@@ -45,6 +39,7 @@ from agentrig.permissions._types import (
     ArgKind,
     MatchOutcome,
     Mode,
+    PathResolver,
     PermissionCall,
     PermissionContext,
     PermissionDecision,
@@ -73,6 +68,7 @@ __all__ = [
     "ConsentMemory",
     "MatchOutcome",
     "Mode",
+    "PathResolver",
     "ParsedCommand",
     "PermissionArg",
     "PermissionCall",

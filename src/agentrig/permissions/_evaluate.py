@@ -16,8 +16,10 @@ same call can never be decided two ways depending on who made it.  The order:
    explicit allow rule grants it.  A tool with no declared risk class asks (is denied in plan).
 4. **Allow rules, then remembered consent,** turn a remaining ask into an allow.
 
-The function reads nothing but its arguments, except that paths are canonicalised with
-:func:`os.path.realpath` so a symlink cannot carry a call around a rule.
+The function reads nothing but its arguments: paths are canonicalised only through the
+context's ``resolve_path`` port (a :data:`PathResolver`, the host's symlink walk unless the
+caller binds another), so a symlink cannot carry a call around a rule and this module does
+no filesystem I/O of its own.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from agentrig.permissions._rules import PermissionRule
 from agentrig.permissions._shell import ParsedCommand, split_command
 from agentrig.permissions._types import (
     MatchOutcome,
+    PathResolver,
     PermissionCall,
     PermissionContext,
     PermissionDecision,
@@ -54,12 +57,19 @@ def _first(
     home: str,
     direction: Direction,
     settings: str | None,
+    resolve: PathResolver,
 ) -> tuple[PermissionRule | None, PermissionRule | None]:
     """The first matching rule and the first unevaluable one."""
     unevaluable: PermissionRule | None = None
     for rule in rules:
         outcome: MatchOutcome = match_rule(
-            rule, call, root=root, home=home, direction=direction, settings=settings
+            rule,
+            call,
+            root=root,
+            home=home,
+            direction=direction,
+            resolve=resolve,
+            settings=settings,
         )
         if outcome == "match":
             return rule, unevaluable
@@ -86,9 +96,11 @@ def _always_ask_case(
     arg = call.tool.arg
     if arg is None:
         return None
-    home = ctx.home
-    roots = (root, *(canonical_root(r) for r in ctx.additional_roots))
-    if parsed is not None and any(catastrophic_command(parsed, root=r, home=home) for r in roots):
+    home, resolve = ctx.home, ctx.resolve_path
+    roots = (root, *(canonical_root(r, resolve) for r in ctx.additional_roots))
+    if parsed is not None and any(
+        catastrophic_command(parsed, root=r, home=home, resolve=resolve) for r in roots
+    ):
         return "catastrophic-removal", "the command removes the root, home or workspace"
     if arg.kind != "path" or call.tool.risk == "inspect":
         return None
@@ -101,9 +113,11 @@ def _always_ask_case(
         )
     for item in values:
         assert isinstance(item, str)
-        if any(catastrophic_path(item, root=r, home=home) for r in roots):
+        if any(catastrophic_path(item, root=r, home=home, resolve=resolve) for r in roots):
             return "catastrophic-removal", f"{item!r} is the root, home, workspace or above"
-        if trust_widening_path(item, root=root, home=home, patterns=ctx.trust_paths):
+        if trust_widening_path(
+            item, root=root, home=home, patterns=ctx.trust_paths, resolve=resolve
+        ):
             return "trust-widening-write", f"{item!r} is a trust-widening location"
     return None
 
@@ -122,29 +136,32 @@ def _decision(
 
 def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> PermissionDecision:
     """Decide one call: ``allow``, ``deny`` or ``ask``, with a reason code and the deciding rule."""
-    root = canonical_root(ctx.workspace_root)
-    settings = canonical_root(ctx.rules_root) if ctx.rules_root is not None else None
+    resolve = ctx.resolve_path
+    root = canonical_root(ctx.workspace_root, resolve)
+    settings = canonical_root(ctx.rules_root, resolve) if ctx.rules_root is not None else None
     home = ctx.home
 
     # 1. the ceiling and deny rules: nothing later softens a denial
     if ctx.ceiling is not None:
-        granted, _ = _first(ctx.ceiling, call, root, home, "grant", settings)
+        granted, _ = _first(ctx.ceiling, call, root, home, "grant", settings, resolve)
         if granted is None:
             return _decision(
                 "deny", "outside-ceiling", call, None, "the call is outside the caller's ceiling"
             )
-    denied, unevaluable_deny = _first(ctx.rules.deny, call, root, home, "restrict", settings)
+    denied, unevaluable_deny = _first(
+        ctx.rules.deny, call, root, home, "restrict", settings, resolve
+    )
     if denied is not None:
         return _decision("deny", "deny-rule", call, denied, f"denied by {denied.text!r}")
 
     # 2. the cases that always reach a person
     parsed = _parsed_command(call)
     read_only = parsed is not None and any(
-        is_read_only_command(parsed, root=r, home=home)
-        for r in (root, *(canonical_root(extra) for extra in ctx.additional_roots))
+        is_read_only_command(parsed, root=r, home=home, resolve=resolve)
+        for r in (root, *(canonical_root(extra, resolve) for extra in ctx.additional_roots))
     )
     risk: RiskClass | None = "inspect" if read_only else call.tool.risk
-    asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict", settings)
+    asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict", settings, resolve)
     always: tuple[ReasonCode, PermissionRule | None, str] | None = None
     if unevaluable_deny is not None:
         always = ("unevaluable-rule", unevaluable_deny, "a deny rule cannot be evaluated")
@@ -163,7 +180,7 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
         return _decision("ask", reason, call, rule, message, always_ask=True)
 
     # 3. the mode, by risk class; 4. allow rules and remembered consent answer what is left
-    allowed, _ = _first(ctx.rules.allow, call, root, home, "grant", settings)
+    allowed, _ = _first(ctx.rules.allow, call, root, home, "grant", settings, resolve)
     if risk == "inspect" and ctx.mode != "bypass":
         why: ReasonCode = "read-only-command" if read_only else "mode-allows"
         return _decision("allow", why, call, None, f"{ctx.mode} mode allows inspect calls")
@@ -181,7 +198,7 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
         return _decision("allow", "mode-allows", call, None, "accept-edits mode allows modify")
     if allowed is not None:
         return _decision("allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}")
-    remembered, _ = _first(ctx.remembered, call, root, home, "grant", settings)
+    remembered, _ = _first(ctx.remembered, call, root, home, "grant", settings, resolve)
     if remembered is not None:
         return _decision(
             "allow", "remembered-consent", call, remembered, f"remembered {remembered.text!r}"

@@ -12,14 +12,14 @@ without a port covers every port, ``sudo git push`` is also ``git push``).  ``gr
 allow rules, ceilings and remembered consent read it: ambiguity never grants (exact case,
 default port only, the command exactly as written).
 
-The only I/O here is :func:`os.path.realpath`, which canonicalises paths so a symlink cannot
-carry a call around a rule.
+No I/O here: every path is canonicalised through the context's ``PathResolver`` port (the
+host's symlink walk by default), so a symlink cannot carry a call around a rule and the
+matchers stay a pure function of their arguments and the port's answers.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import posixpath
 import re
 import shlex
@@ -27,12 +27,10 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from agentrig.host import PathContainmentError
-from agentrig.host import canonical_path as host_canonical_path
 from agentrig.permissions._glob import GlobSyntaxError, Segment, parse_path_pattern
 from agentrig.permissions._rules import MATCH_ALL_SPECIFIERS, PermissionRule
 from agentrig.permissions._shell import Candidate, ParsedCommand, split_command
-from agentrig.permissions._types import MatchOutcome, PermissionCall
+from agentrig.permissions._types import MatchOutcome, PathResolver, PermissionCall
 from agentrig.permissions._urls import match_url
 from agentrig.permissions._wrappers import INERT_PROGRAMS, WRAPPERS
 
@@ -59,6 +57,7 @@ def match_rule(
     root: str,
     home: str,
     direction: Direction,
+    resolve: PathResolver,
     settings: str | None = None,
 ) -> MatchOutcome:
     """Whether ``rule`` covers ``call``; ``root`` must already be canonical.
@@ -101,6 +100,7 @@ def match_rule(
                 root=root,
                 home=home,
                 direction=direction,
+                resolve=resolve,
                 settings=settings,
             )
 
@@ -161,11 +161,11 @@ def match_text(pattern: str, value: str, *, direction: Direction = "grant") -> M
 # --- paths -----------------------------------------------------------------------------
 
 
-def canonical_path(value: str, *, root: str, home: str) -> str | None:
+def canonical_path(value: str, *, root: str, home: str, resolve: PathResolver) -> str | None:
     """The absolute, symlink-free path a tool argument names, or None when it cannot be told.
 
     Relative paths are read against the workspace root and ``~``/``~/`` against ``home``;
-    ``~user`` forms and NUL bytes are refused.
+    ``~user`` forms and NUL bytes are refused.  ``resolve`` follows the symlinks.
     """
     if "\x00" in value or not value:
         return None
@@ -173,17 +173,24 @@ def canonical_path(value: str, *, root: str, home: str) -> str | None:
         value = home + value[1:]
     elif value.startswith("~"):
         return None
-    # The project's one canonicalisation (agentrig.host): symlinks resolved component by
-    # component; a loop or an unreadable component means "cannot be told", never a guess.
-    try:
-        return str(host_canonical_path(value, base=root))
-    except (PathContainmentError, OSError, ValueError):
-        return None
+    # The project's one canonicalisation, through the port (agentrig.host's by default):
+    # symlinks resolved component by component; a loop or an unreadable component means
+    # "cannot be told" (None), never a guess.
+    if not posixpath.isabs(value) and not posixpath.isabs(root):
+        return None  # a relative path needs an absolute root; the cwd is never guessed
+    return resolve(posixpath.join(root, value))
 
 
 def _pattern_regex(
-    pattern: str, *, root: str, home: str, settings: str, loose: bool, resolve: bool = True
+    pattern: str,
+    *,
+    home: str,
+    root: str,
+    settings: str,
+    loose: bool,
+    resolve: PathResolver | None,
 ) -> re.Pattern[str] | None:
+    # resolve=None reads the pattern as written: ``..`` folded by text, no symlink followed
     try:
         glob = parse_path_pattern(pattern)
     except GlobSyntaxError:
@@ -197,11 +204,11 @@ def _pattern_regex(
     if any(s.kind == "literal" and s.text == ".." for s in segments):
         return None
     base = {"root": "/", "home": home, "settings": settings, "cwd": root}[glob.anchor]
-    try:
-        joined = os.path.join(base, *literal)
-        prefix = os.path.realpath(joined) if resolve else os.path.normpath(joined)
-    except (OSError, ValueError):
+    joined = posixpath.join(base, *literal)
+    resolved = posixpath.normpath(joined) if resolve is None else resolve(joined)
+    if resolved is None:
         return None
+    prefix = resolved
     parts = [re.escape("/" + p) for p in prefix.split("/") if p]
     for segment in segments:
         if segment.kind == "globstar":
@@ -222,6 +229,7 @@ def match_path(
     *,
     root: str,
     home: str,
+    resolve: PathResolver,
     direction: Direction = "grant",
     settings: str | None = None,
 ) -> MatchOutcome:
@@ -239,8 +247,10 @@ def match_path(
         return "match"
     restrict = direction == "restrict"
     anchored = root if settings is None else settings
-    regex = _pattern_regex(pattern, root=root, home=home, settings=anchored, loose=restrict)
-    path = canonical_path(value, root=root, home=home)
+    regex = _pattern_regex(
+        pattern, root=root, home=home, settings=anchored, loose=restrict, resolve=resolve
+    )
+    path = canonical_path(value, root=root, home=home, resolve=resolve)
     if regex is None or path is None:
         return "unevaluable"
     if regex.fullmatch("" if path == "/" else path):
@@ -251,7 +261,7 @@ def match_path(
         # reads the path as written (symlinks not followed) against the pattern as written.
         written = _written_path(value, root=root, home=home)
         literal = _pattern_regex(
-            pattern, root=root, home=home, settings=anchored, loose=True, resolve=False
+            pattern, root=root, home=home, settings=anchored, loose=True, resolve=None
         )
         for compiled in (regex, literal):
             if compiled is not None and compiled.fullmatch("" if written == "/" else written):
@@ -265,7 +275,7 @@ def _written_path(value: str, *, root: str, home: str) -> str:
     """The absolute path as written: ``..`` folded by text, symlinks not followed."""
     if value == "~" or value.startswith("~/"):
         value = home + value[1:]
-    return os.path.normpath(os.path.join(root, value))
+    return posixpath.normpath(posixpath.join(root, value))
 
 
 # --- commands --------------------------------------------------------------------------

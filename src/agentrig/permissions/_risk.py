@@ -10,19 +10,19 @@ Three questions the evaluator asks besides "which rule matches":
 
 Only what the declared argument shows is judged: a shell command that writes into a
 trust-widening location is the path-containment seam's concern, not this gate's.
+
+No I/O here: paths are canonicalised through the ``PathResolver`` port the caller passes.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import posixpath
 import re
 
-from agentrig.host import PathContainmentError, is_within
-from agentrig.host import canonical_path as host_canonical_path
 from agentrig.permissions._match import canonical_path, match_path
 from agentrig.permissions._shell import ParsedCommand
+from agentrig.permissions._types import PathResolver
 
 __all__ = [
     "DEFAULT_TRUST_WIDENING_PATHS",
@@ -114,21 +114,25 @@ DEFAULT_TRUST_WIDENING_PATHS: tuple[str, ...] = (
 
 
 def _inside(path: str, root: str) -> bool:
-    # both are canonical already; compared component by component (agentrig.host's rule)
-    try:
-        return is_within(path, root)
-    except PathContainmentError:
+    # both are canonical already (the port's answers); compared component by component,
+    # never as string prefixes (agentrig.host's rule: /srv/ab is not inside /srv/a)
+    if not posixpath.isabs(root):
         return False
+    root_parts = [p for p in posixpath.normpath(root).split("/") if p]
+    parts = [p for p in posixpath.normpath(path).split("/") if p]
+    return parts[: len(root_parts)] == root_parts
 
 
-def _word_inside(word: str, root: str, home: str) -> bool:
+def _word_inside(word: str, root: str, home: str, resolve: PathResolver) -> bool:
     if any(ch in word for ch in "$`"):
         return False
-    path = canonical_path(word, root=root, home=home)
+    path = canonical_path(word, root=root, home=home, resolve=resolve)
     return path is not None and _inside(path, root)
 
 
-def is_read_only_command(parsed: ParsedCommand, *, root: str, home: str) -> bool:
+def is_read_only_command(
+    parsed: ParsedCommand, *, root: str, home: str, resolve: PathResolver
+) -> bool:
     """Whether every segment runs a listed read-only command naming only workspace paths."""
     if not parsed.conclusive:
         return False
@@ -153,11 +157,11 @@ def is_read_only_command(parsed: ParsedCommand, *, root: str, home: str) -> bool
             if word.startswith("-") and word != "-":
                 valued = _VALUED_OPTION.fullmatch(word)
                 if valued is not None:
-                    if valued.group(1) and not _word_inside(valued.group(1), root, home):
+                    if valued.group(1) and not _word_inside(valued.group(1), root, home, resolve):
                         return False
                 elif _PLAIN_OPTION.fullmatch(word) is None:
                     return False
-            elif word != "-" and not _word_inside(word, root, home):
+            elif word != "-" and not _word_inside(word, root, home, resolve):
                 return False
         for op, target in segment.redirects:
             if op in _OUTPUT_REDIRECTS:
@@ -166,7 +170,7 @@ def is_read_only_command(parsed: ParsedCommand, *, root: str, home: str) -> bool
             elif op in (">&", "<&"):
                 if not (target.isdigit() or target == "-"):
                     return False
-            elif op == "<" and not _word_inside(target, root, home):
+            elif op == "<" and not _word_inside(target, root, home, resolve):
                 return False
     return True
 
@@ -185,28 +189,35 @@ def _top_level(path: str) -> bool:
     return path.count("/") == 1
 
 
-def catastrophic_path(value: str, *, root: str, home: str) -> bool:
+def catastrophic_path(value: str, *, root: str, home: str, resolve: PathResolver) -> bool:
     """Whether a change aimed at ``value`` would hit ``/``, home, the workspace or an ancestor."""
-    path = canonical_path(value, root=root, home=home)
+    path = canonical_path(value, root=root, home=home, resolve=resolve)
     if path is None:
         return False
     return path in _protected(root, home) or _top_level(path)
 
 
-def _catastrophic_target(word: str, root: str, home: str, protected: set[str]) -> bool:
+def _catastrophic_target(
+    word: str, root: str, home: str, protected: set[str], resolve: PathResolver
+) -> bool:
     if any(ch in word for ch in "$`{"):
         return True  # decided at run time: it could be any of them
     head, _, last = word.rstrip("/").rpartition("/") if "/" in word else ("", "", word)
     if any(ch in last for ch in "*?[") and set(last) <= set("*.?"):
         parent = canonical_path(
-            head or (word[:1] if word.startswith("/") else "."), root=root, home=home
+            head or (word[:1] if word.startswith("/") else "."),
+            root=root,
+            home=home,
+            resolve=resolve,
         )
         return parent is not None and parent in protected
-    path = canonical_path(word, root=root, home=home)
+    path = canonical_path(word, root=root, home=home, resolve=resolve)
     return path is not None and (path in protected or _top_level(path))
 
 
-def catastrophic_command(parsed: ParsedCommand, *, root: str, home: str) -> bool:
+def catastrophic_command(
+    parsed: ParsedCommand, *, root: str, home: str, resolve: PathResolver
+) -> bool:
     """Whether any segment recursively removes ``/``, home, the workspace or an ancestor.
 
     Covers ``rm`` with ``-r``/``-R``/``--recursive`` (any spelling the splitter unwraps) and
@@ -228,35 +239,41 @@ def catastrophic_command(parsed: ParsedCommand, *, root: str, home: str) -> bool
                     else:
                         targets.append(word)
                 if recursive and any(
-                    _catastrophic_target(t, root, home, protected) for t in targets
+                    _catastrophic_target(t, root, home, protected, resolve) for t in targets
                 ):
                     return True
             if argv and argv[0] == "find" and "-delete" in argv:
                 starts = [w for w in argv[1:] if not w.startswith(("-", "(", "!"))][:1]
-                if any(_catastrophic_target(t, root, home, protected) for t in starts or ["."]):
+                if any(
+                    _catastrophic_target(t, root, home, protected, resolve) for t in starts or ["."]
+                ):
                     return True
     return False
 
 
 def trust_widening_path(
-    value: str, *, root: str, home: str, patterns: tuple[str, ...] | None
+    value: str, *, root: str, home: str, patterns: tuple[str, ...] | None, resolve: PathResolver
 ) -> bool:
     """Whether a write to ``value`` lands in one of the trust-widening locations."""
     listed = DEFAULT_TRUST_WIDENING_PATHS if patterns is None else patterns
     for pattern in listed:
-        if match_path(pattern, value, root=root, home=home, direction="restrict") != "no-match":
+        outcome = match_path(
+            pattern, value, root=root, home=home, resolve=resolve, direction="restrict"
+        )
+        if outcome != "no-match":
             return True
     return False
 
 
 @functools.lru_cache(maxsize=64)
-def canonical_root(root: str) -> str:
-    """The workspace root with symlinks resolved, once per root string for the process.
+def canonical_root(root: str, resolve: PathResolver) -> str:
+    """The workspace root with symlinks resolved, once per root string and port.
 
     Tool arguments are still canonicalised on every call; only the root (fixed when the
     runtime is composed) is remembered.
     """
-    try:
-        return str(host_canonical_path(os.path.abspath(root)))
-    except PathContainmentError:
-        return os.path.abspath(root)  # every path check under it will then be unevaluable
+    resolved = resolve(root)
+    if resolved is None:
+        # every path check under it will then be unevaluable (the port cannot read it)
+        return posixpath.normpath(root)
+    return resolved

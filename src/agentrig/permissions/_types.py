@@ -8,7 +8,7 @@ a decision is a fact about one call in one context, and nothing downstream may e
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 import attrs
@@ -25,6 +25,7 @@ __all__ = [
     "MatchOutcome",
     "PermissionCall",
     "PermissionContext",
+    "PathResolver",
     "PermissionDecision",
     "PermissionRuleError",
     "ReasonCode",
@@ -42,6 +43,17 @@ MatchOutcome = Literal["match", "no-match", "unevaluable"]
 
 ``unevaluable`` is kept apart from ``no-match`` on purpose: a deny rule that cannot be
 judged must stop the call for a person, while a plain non-match lets it through.
+"""
+
+PathResolver = Callable[[str], "str | None"]
+"""The evaluator's one port to the filesystem: a path's canonical form, or ``None``.
+
+Given a path (absolute, or relative to the current directory) it answers the absolute path
+with every existing symlink resolved, or ``None`` when that cannot be told (a NUL byte, a
+symlink loop, an unreadable component).  The evaluator reads paths only through it, so its
+decisions are a pure function of the call, the context and the port's answers; ``None``
+makes a path unevaluable (a deny or ask rule then asks, an allow rule does not grant).  The
+default is :func:`agentrig.host.resolve_path`, bound when the context is built.
 """
 
 ReasonCode = Literal[
@@ -122,6 +134,13 @@ def _default_home() -> str:
     return os.path.expanduser("~")
 
 
+def _default_resolver() -> PathResolver:
+    # the edge: the host's canonicalisation, bound when the context is built
+    from agentrig.host import resolve_path
+
+    return resolve_path
+
+
 @attrs.frozen(slots=True)
 class PermissionContext:
     """Everything a caller contributes to a decision; the order itself is not configurable.
@@ -131,7 +150,8 @@ class PermissionContext:
     the allow rules a person granted earlier ("allow and remember").  ``trust_paths`` lists
     the path patterns a write into which always asks (see ``DEFAULT_TRUST_WIDENING_PATHS``).
     ``home`` is taken from the environment when the context is built, never while
-    evaluating.
+    evaluating.  ``resolve_path`` is the port every path is canonicalised through (see
+    :data:`PathResolver`); the evaluator itself touches no filesystem.
     """
 
     workspace_root: str
@@ -147,6 +167,7 @@ class PermissionContext:
     #: the directory a ``/path`` rule is relative to (Claude Code: the settings source); the
     #: runtime passes its config file's directory.  ``None`` means the workspace root.
     rules_root: str | None = None
+    resolve_path: PathResolver = attrs.field(factory=_default_resolver, kw_only=True)
 
 
 @attrs.frozen(slots=True)
