@@ -65,5 +65,8 @@ def test_config_check_constructs_it_and_reports_the_same(
     config.write_text(CONFIG, encoding="utf-8")
     assert main(["config", "check", str(config)]) == 1
     (line,) = capsys.readouterr().out.splitlines()
-    assert line.startswith(f"{config}: providers.local: the providers factory 'moon'")
+    assert line.startswith(
+        f"agentrig config: error [config.factory_failed]: {config}: providers.local: "
+        "the providers factory 'moon'"
+    )
     assert "ConnectionError: moon gateway unreachable on port 4242" in line

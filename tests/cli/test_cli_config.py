@@ -1,4 +1,8 @@
-"""`agentrig config check FILE`: exit 0 valid, 1 invalid (FILE: key.path: message), 2 usage."""
+"""`agentrig config check FILE`: exit 0 valid, 1 invalid, 2 usage.
+
+Each problem is `agentrig config: error [code]: FILE: key.path: message`, the shape every
+command's errors have.
+"""
 
 from __future__ import annotations
 
@@ -100,9 +104,18 @@ def test_schema_problems_exit_one_with_file_and_key_path(
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert len(lines) == 3
-    assert any(line.startswith(f"{path}: plugins.autoload: ") for line in lines)
-    assert any(line.startswith(f"{path}: agents.a.max_rounds: ") for line in lines)
-    assert any(line.startswith(f"{path}: agents.a.colour: unknown key 'colour'") for line in lines)
+    error = "agentrig config: error"
+    assert f"{error} [config.bool_type]: {path}: plugins.autoload: " in lines[0]
+    assert any(
+        line.startswith(f"{error} [config.int_type]: {path}: agents.a.max_rounds: ")
+        for line in lines
+    )
+    assert any(
+        line.startswith(
+            f"{error} [config.extra_forbidden]: {path}: agents.a.colour: unknown key 'colour'"
+        )
+        for line in lines
+    )
     assert "3 problem(s)" in captured.err
 
 
@@ -145,9 +158,10 @@ def test_secret_references_are_checked_for_syntax_only(
     assert main(["config", "check", str(path)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        f"{path}: providers.main.credentials.a: empty $ENV: reference",
-        f"{path}: providers.main.credentials.b: invalid environment variable name "
-        "'not-a-name' in $ENV: reference",
+        f"agentrig config: error [config.secret]: {path}: providers.main.credentials.a: "
+        "empty $ENV: reference",
+        f"agentrig config: error [config.secret]: {path}: providers.main.credentials.b: "
+        "invalid environment variable name 'not-a-name' in $ENV: reference",
     ]
 
 
@@ -171,7 +185,7 @@ def test_yaml_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "[providers\n")
     assert main(["config", "check", str(path)]) == 1
-    assert capsys.readouterr().out.startswith(f"{path}: ")
+    assert capsys.readouterr().out.startswith(f"agentrig config: error [config.syntax]: {path}: ")
 
 
 def test_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,7 +208,8 @@ def test_a_factory_that_raises_is_a_problem_at_its_path(
     assert main(["config", "check", str(file)]) == 1
     (line,) = capsys.readouterr().out.splitlines()
     kind = table.split(".")[0]
-    assert line.startswith(f"{file}: {path}: the {kind} factory ")
+    assert line.startswith(f"agentrig config: error [config.factory_failed]: {file}: {path}: ")
+    assert f"{file}: {path}: the {kind} factory " in line
     assert f"({DIST} 1.2.3: entry point agentrig.{kind}:" in line
     assert line.endswith(f"raised {cause}")
 

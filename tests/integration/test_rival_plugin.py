@@ -106,7 +106,10 @@ def test_config_check_names_both_until_the_config_chooses(
     checked = cli("config", "check", str(config))
     assert checked.returncode == 1
     (line,) = checked.stdout.splitlines()
-    assert line.startswith(f"{config}: tools.greet: tools plugin 'greet' is registered by 2")
+    assert line.startswith(
+        f"agentrig config: error [config.plugin_conflict]: {config}: tools.greet: "
+        "tools plugin 'greet' is registered by 2"
+    )
     assert GREETER[0] in line
     assert RIVAL[0] in line
     config.write_text(USES_GREET + PREFER_RIVAL, encoding="utf-8")

@@ -112,19 +112,24 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_usage_and_config_errors_are_one_line(tmp_path: Path, config_file: Path) -> None:
+    """In the core's shape for every command: ``agentrig mcp: error [code]: ...``."""
     bad_address = run_cli("mcp", "serve", "-c", str(config_file), "--http", "nonsense")
     assert bad_address.returncode == 2
-    assert "HOST:PORT" in bad_address.stderr
+    (line,) = bad_address.stderr.splitlines()
+    assert line == ("agentrig mcp: error [mcp.bad_address]: --http wants HOST:PORT, got 'nonsense'")
     broken = tmp_path / "broken.toml"
     broken.write_text(CONFIG + '\n[mcp_servers.x]\ncommand = "x"\ntimout = 1\n')
     failed = run_cli("mcp", "serve", "-c", str(broken))
     assert failed.returncode == 1
-    assert "Traceback" not in failed.stderr
-    assert "error [config.extra_forbidden]" in failed.stderr
-    assert "mcp_servers.x.timout" in failed.stderr
+    (line,) = failed.stderr.splitlines()
+    assert line.startswith(
+        f"agentrig mcp: error [config.extra_forbidden]: {broken}: mcp_servers.x.timout: "
+    )
     unknown_agent = run_cli("mcp", "serve", "-c", str(config_file), "--agent", "asistant")
     assert unknown_agent.returncode == 1
-    assert "did you mean 'assistant'" in unknown_agent.stderr
+    (line,) = unknown_agent.stderr.splitlines()
+    assert line.startswith("agentrig mcp: error [")
+    assert "did you mean 'assistant'" in line
 
 
 def test_the_plugin_and_its_command_are_listed() -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_file",
+    "check_issues",
     "construction_issues",
     "plugin_warnings",
     "register",
@@ -41,8 +42,8 @@ then construct what it names (a factory that raises is a problem at its key path
 no network call, no autoloaded listener run and no secret read: $ENV: and $STORE:
 references are checked for syntax only and stand in as placeholders.
 
-Each problem is printed as 'FILE: key.path: message'.  Exit codes: 0 valid, 1 invalid,
-2 usage error (e.g. FILE does not exist).
+Each problem is printed as 'agentrig config: error [code]: FILE: key.path: message'.
+Exit codes: 0 valid, 1 invalid, 2 usage error (e.g. FILE does not exist).
 """
 
 
@@ -73,12 +74,11 @@ def register(subparsers: Subparsers) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     path = config_path(args.file)
-    warnings: list[str] = []
-    problems = check_file(path, warnings=warnings)
-    for line in warnings:
-        print(f"warning: {line}", file=sys.stderr)
-    for line in problems:
-        print(line)
+    problems, notes = check_issues(path)
+    for note in notes:
+        print(f"warning: {path}: {note}", file=sys.stderr)
+    for issue in problems:  # the shape every command's errors have, on stdout: the report
+        print(f"agentrig {args.command}: error [{issue.code}]: {path}: {issue}")
     if problems:
         print(f"{args.file}: {len(problems)} problem(s) found", file=sys.stderr)
         return EXIT_FAILURE
@@ -89,10 +89,20 @@ def run_check(args: argparse.Namespace) -> int:
 def check_file(path: Path, *, warnings: list[str] | None = None) -> list[str]:
     """Every problem of the composition at ``path`` as ``FILE: key.path: message`` lines.
 
-    ``warnings`` (when given) receives what does not make the file invalid but will not work
-    as installed: an autoloaded listener plugin that fails to load (a problem instead when
-    ``plugins.strict`` is on) and a plugin name two distributions register that this file
-    does not use.
+    ``warnings`` (when given) receives the warnings of :func:`check_issues` as lines.
+    """
+    problems, notes = check_issues(path)
+    if warnings is not None:
+        warnings += _lines(str(path), notes)
+    return _lines(str(path), problems)
+
+
+def check_issues(path: Path) -> tuple[list[Issue], list[Issue]]:
+    """The problems of the composition at ``path`` and its warnings, each with its code.
+
+    Warnings are what does not make the file invalid but will not work as installed: an
+    autoloaded listener plugin that fails to load (a problem instead when ``plugins.strict``
+    is on) and a plugin name two distributions register that this file does not use.
     """
     from agentrig.builtins.compose import check_composition
     from agentrig.errors import ConfigError
@@ -101,7 +111,7 @@ def check_file(path: Path, *, warnings: list[str] | None = None) -> list[str]:
     try:
         loaded = load_config(path)
     except ConfigError as exc:
-        return _lines(str(path), exc.issues)
+        return list(exc.issues), []
     index = plugin_index(loaded)
     issues = [*index.setting_issues(loaded.config.plugins.disabled)]
     issues += check_composition(loaded, index)
@@ -110,10 +120,8 @@ def check_file(path: Path, *, warnings: list[str] | None = None) -> list[str]:
         issues += construction_issues(loaded)
     notes = plugin_warnings(loaded, index)
     if loaded.config.plugins.strict:
-        issues += notes
-    elif warnings is not None:
-        warnings += _lines(str(path), notes)
-    return _lines(str(path), issues)
+        return issues + notes, []
+    return issues, notes
 
 
 def construction_issues(loaded: LoadedConfig) -> list[Issue]:

@@ -3,8 +3,9 @@
 Over stdio by default (stdout carries the protocol: everything else goes to stderr).  With
 ``--http`` it serves streamable HTTP at ``http://HOST:PORT/mcp`` and prints that address on
 stderr once listening (port 0 picks a free port).  Exit codes: 0 when the client closed the
-session, 1 on a composition error (``error [code]: ...`` lines, no traceback), 2 on a usage
-error, 130 when interrupted.
+session, 1 on a composition error, 2 on a usage error, 130 when interrupted.  Errors are the
+core's one-line ``agentrig mcp: error [code]: ...`` shape (no traceback): a failure is raised to
+the ``agentrig`` command, which prints it as it prints every command's.
 """
 
 from __future__ import annotations
@@ -51,19 +52,6 @@ def _address(text: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
-def _error_lines(exc: BaseException, source: str) -> list[str]:
-    from agentrig.errors import AgentrigError
-
-    if isinstance(exc, AgentrigError):
-        if exc.issues:
-            return [
-                f"error [{i.code}]: {source}: {i.location() + ': ' if i.path else ''}{i.message}"
-                for i in exc.issues
-            ]
-        return [f"error [{exc.code}]: {exc}"]
-    return [f"error [{type(exc).__name__}]: {exc}"]
-
-
 def serve_command(args: argparse.Namespace) -> int:
     """Open the composition and serve it until the client goes away."""
     import anyio
@@ -73,7 +61,8 @@ def serve_command(args: argparse.Namespace) -> int:
         address = _address(args.http)
         if address is None:
             print(
-                f"agentrig mcp serve: error: --http wants HOST:PORT, got {args.http!r}",
+                f"agentrig {args.command}: error [mcp.bad_address]: --http wants HOST:PORT, "
+                f"got {args.http!r}",
                 file=sys.stderr,
             )
             return 2
@@ -93,18 +82,5 @@ def serve_command(args: argparse.Namespace) -> int:
 
                 await serve_http(server, *address, on_listening=announce)
 
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:
-        for line in _error_lines(_unwrap(exc), args.config):
-            print(line, file=sys.stderr)
-        return 1
+    anyio.run(main)  # a failure propagates: the core prints it in one line, with its code
     return 0
-
-
-def _unwrap(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
