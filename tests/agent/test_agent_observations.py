@@ -281,3 +281,14 @@ async def test_the_metering_plugin_of_the_hooks_docs_counts_tokens() -> None:
         await rt.agent(AgentId("a")).run("one")
         await rt.agent(AgentId("a")).run("two")  # no usage reported: nothing counted
     assert meter.tokens == {"a": USAGE_1.total}
+
+
+@pytest.mark.anyio
+async def test_loop_observations_carry_the_agents_name_else_its_id() -> None:
+    recorder = Recorder()
+    async with _runtime([Reply(text="one"), Reply(text="two")], recorder) as rt:
+        await rt.agent(AgentId("a")).run("hi")
+        named = await rt.agents.create(AgentId("a.req-2"), provider="local", model="m", name="a")
+        await named.run("hi")
+    loop = [o for o in recorder.seen if o.kind in ("model_call", "turn")]
+    assert {(o.agent_id, o.data["agent_name"]) for o in loop} == {("a", "a"), ("a.req-2", "a")}

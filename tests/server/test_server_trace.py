@@ -52,8 +52,17 @@ def test_a_request_with_traceparent_makes_the_run_its_child(stream: bool) -> Non
             timeout=30,
         )
         assert plain.status_code == 200
-    runs = [s for s in spans.get_finished_spans() if s.name.startswith("invoke_agent assistant")]
-    assert len(runs) == 2
+    runs = [s for s in spans.get_finished_spans() if s.name.startswith("invoke_agent")]
+    assert [run.name for run in runs] == ["invoke_agent assistant"] * 2
+    # named after the configured agent (low cardinality); the per-request agent id kept apart
+    ids = set()
+    for span in spans.get_finished_spans():
+        attributes = dict(span.attributes or {})
+        if span.name.startswith(("invoke_agent", "chat")):
+            assert attributes["gen_ai.agent.name"] == "assistant"
+            assert str(attributes["gen_ai.agent.id"]).startswith("assistant.srv-")
+            ids.add(attributes["gen_ai.agent.id"])
+    assert len(ids) == 2
     continued, fresh = runs
     assert format(continued.context.trace_id, "032x") == TRACE_ID
     assert continued.parent is not None

@@ -721,6 +721,7 @@ class _Turn:
         # what every observation of the loop carries, so a listener can correlate them
         return {
             "session_id": self.agent.session_id,
+            "agent_name": self.agent.config.name or self.agent.id,
             "run_id": self.options.run_id,
             "turn": self.turn,
             "step": self.step,

@@ -90,6 +90,9 @@ class AgentConfig(_Strict):
 
     provider: ProviderId
     model: ModelId
+    #: what the agent reports as (``agent_name`` of its observations); default: its id.  A
+    #: server's per-request agent carries the name of the configured agent it runs
+    name: str | None = Field(default=None, min_length=1)
     system_prompt: str | None = None
     tools: Seq[str] = ()  # tool ids, toolset names, code references
     max_rounds: int = Field(default=25, ge=0)

@@ -309,12 +309,13 @@ class Telemetry:
     # ---- spans ---------------------------------------------------------------------------
     def _turn(self, turn: Observation, live: Span | None) -> None:
         data = turn.data
-        agent = turn.agent_id or "agent"
+        agent = data.get("agent_name") or turn.agent_id or "agent"  # the configured name
         start = float(data.get("started_at") or 0.0)
         end = start + float(data.get("duration_ms") or 0.0) / 1000
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": agent,
+            "gen_ai.agent.id": turn.agent_id or "",
             "gen_ai.conversation.id": data.get("session_id") or "",
             "agentrig.run.id": data.get("run_id") or "",
             "agentrig.turn": data.get("turn") or 0,
@@ -350,7 +351,8 @@ class Telemetry:
             "gen_ai.provider.name": data.get("provider_kind") or data.get("provider") or "",
             "gen_ai.request.model": model,
             "gen_ai.conversation.id": data.get("session_id") or "",
-            "gen_ai.agent.name": call.agent_id or "",
+            "gen_ai.agent.name": data.get("agent_name") or call.agent_id or "",
+            "gen_ai.agent.id": call.agent_id or "",
             "agentrig.provider.id": data.get("provider") or "",
         }
         if (data.get("attempt") or 1) > 1:  # a retry of the same round

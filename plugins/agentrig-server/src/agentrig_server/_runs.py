@@ -165,6 +165,8 @@ class RunService:
         config = AgentConfig.model_validate(
             {
                 **base.model_dump(),
+                # its id is per request; it reports as the configured agent it runs
+                "name": base.name or prompt.model,
                 "system_prompt": system,
                 "max_tokens": min(asked[0], exposed.max_output_tokens)
                 if asked
