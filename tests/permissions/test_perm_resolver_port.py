@@ -242,3 +242,27 @@ def test_the_default_port_is_the_hosts_one_canonicalisation(tmp_path: Path) -> N
     assert permissions.canonical_path("link/f", root=str(tmp_path), home=str(tmp_path)) == (
         f"{real}/f"
     )
+
+
+def test_with_extra_roots_relative_words_are_read_from_the_workspace() -> None:
+    """A relative word names a path under the workspace (where the command runs), never
+    under an extra root: ``link`` escaping the workspace is not read-only just because
+    ``<extra>/link/key.pem`` would lie inside the extra root."""
+    extra = "/nonexistent-agentrig-port/extra"
+    port = FakeResolver({f"{WS}/link": SECRET})
+
+    def decide(command: str) -> PermissionDecision:
+        ctx = PermissionContext(
+            workspace_root=WS,
+            rules=PermissionRules.parse(),
+            home=HOME,
+            additional_roots=(extra,),
+            resolve_path=port,
+        )
+        return evaluate_permission(PermissionCall(BASH, {"command": command}), ctx)
+
+    assert decide("cat link/key.pem").verdict == "ask"
+    # what lies inside an extra root is still read-only, named absolutely or relatively
+    assert decide(f"cat {extra}/notes.txt").reason == "read-only-command"
+    assert decide("cat ../extra/notes.txt").reason == "read-only-command"
+    assert decide("cat src/a.py").reason == "read-only-command"

@@ -156,9 +156,12 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
 
     # 2. the cases that always reach a person
     parsed = _parsed_command(call)
-    read_only = parsed is not None and any(
-        is_read_only_command(parsed, root=r, home=home, resolve=resolve)
-        for r in (root, *(canonical_root(extra, resolve) for extra in ctx.additional_roots))
+    read_only = parsed is not None and is_read_only_command(
+        parsed,
+        root=root,
+        home=home,
+        resolve=resolve,
+        roots=tuple(canonical_root(extra, resolve) for extra in ctx.additional_roots),
     )
     risk: RiskClass | None = "inspect" if read_only else call.tool.risk
     asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict", settings, resolve)

@@ -123,17 +123,29 @@ def _inside(path: str, root: str) -> bool:
     return parts[: len(root_parts)] == root_parts
 
 
-def _word_inside(word: str, root: str, home: str, resolve: PathResolver) -> bool:
+def _word_inside(
+    word: str, root: str, roots: tuple[str, ...], home: str, resolve: PathResolver
+) -> bool:
+    # a relative word is read from the workspace root (where the command runs), and the
+    # resolved path must lie inside one of the roots
     if any(ch in word for ch in "$`"):
         return False
     path = canonical_path(word, root=root, home=home, resolve=resolve)
-    return path is not None and _inside(path, root)
+    return path is not None and any(_inside(path, r) for r in roots)
 
 
 def is_read_only_command(
-    parsed: ParsedCommand, *, root: str, home: str, resolve: PathResolver
+    parsed: ParsedCommand,
+    *,
+    root: str,
+    home: str,
+    resolve: PathResolver,
+    roots: tuple[str, ...] = (),
 ) -> bool:
-    """Whether every segment runs a listed read-only command naming only workspace paths."""
+    """Whether every segment runs a listed read-only command naming only paths inside the
+    workspace ``root`` or one of the extra ``roots`` (relative words are read from ``root``,
+    the command's working directory)."""
+    inside = (root, *roots)
     if not parsed.conclusive:
         return False
     ran = [s for s in parsed.segments if s.argv or s.assignments or s.redirects]
@@ -157,11 +169,13 @@ def is_read_only_command(
             if word.startswith("-") and word != "-":
                 valued = _VALUED_OPTION.fullmatch(word)
                 if valued is not None:
-                    if valued.group(1) and not _word_inside(valued.group(1), root, home, resolve):
+                    if valued.group(1) and not _word_inside(
+                        valued.group(1), root, inside, home, resolve
+                    ):
                         return False
                 elif _PLAIN_OPTION.fullmatch(word) is None:
                     return False
-            elif word != "-" and not _word_inside(word, root, home, resolve):
+            elif word != "-" and not _word_inside(word, root, inside, home, resolve):
                 return False
         for op, target in segment.redirects:
             if op in _OUTPUT_REDIRECTS:
@@ -170,7 +184,7 @@ def is_read_only_command(
             elif op in (">&", "<&"):
                 if not (target.isdigit() or target == "-"):
                     return False
-            elif op == "<" and not _word_inside(target, root, home, resolve):
+            elif op == "<" and not _word_inside(target, root, inside, home, resolve):
                 return False
     return True
 
