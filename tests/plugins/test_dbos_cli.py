@@ -47,19 +47,24 @@ def cli(tmp: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProc
     )
 
 
+def background(tmp: Path, *args: str) -> subprocess.Popen[str]:
+    """An ``agentrig`` command left running (a worker, a follower)."""
+    return subprocess.Popen(
+        [AGENTRIG, *args, "-c", str(tmp / "agentrig.toml")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp,
+    )
+
+
 def test_submit_to_a_worker_and_await_the_result_by_id(tmp_path: Path) -> None:
     (tmp_path / "agentrig.toml").write_text(textwrap.dedent(CONFIG), encoding="utf-8")
     queued = cli(tmp_path, "submit", "assistant", "hi", "--id", "run-1")
     assert queued.returncode == 0, queued.stderr
     assert queued.stdout.strip() == "run-1"
     assert (tmp_path / ".agentrig" / "durable").stat().st_mode & 0o777 == 0o700
-    worker = subprocess.Popen(
-        [AGENTRIG, "worker", "-c", str(tmp_path / "agentrig.toml"), "--executor-id", "w1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    worker = background(tmp_path, "worker", "--executor-id", "w1")
     try:
         done = cli(tmp_path, "result", "run-1")
         assert done.returncode == 0, done.stderr
@@ -130,13 +135,7 @@ ask = ["tool_search"]
 
 def test_a_waiting_question_is_answered_from_another_process(tmp_path: Path) -> None:
     (tmp_path / "agentrig.toml").write_text(textwrap.dedent(APPROVAL), encoding="utf-8")
-    worker = subprocess.Popen(
-        [AGENTRIG, "worker", "-c", str(tmp_path / "agentrig.toml")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    worker = background(tmp_path, "worker")
     try:
         queued = cli(tmp_path, "submit", "assistant", "find the weather tool", "--id", "run-a")
         assert queued.returncode == 0, queued.stderr
@@ -163,6 +162,43 @@ def test_a_waiting_question_is_answered_from_another_process(tmp_path: Path) -> 
     sessions = list((tmp_path / "sessions").rglob("*.jsonl"))
     log = sessions[0].read_text(encoding="utf-8")
     assert '"status":"ok"' in log.replace(" ", "")  # the approved call ran
+
+
+def test_result_follow_streams_the_events_of_a_run_another_process_executes(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "agentrig.toml").write_text(textwrap.dedent(APPROVAL), encoding="utf-8")
+    queued = cli(tmp_path, "submit", "assistant", "find the weather tool", "--id", "run-f")
+    assert queued.returncode == 0, queued.stderr
+    follower = background(tmp_path, "result", "run-f", "--follow")
+    worker = background(tmp_path, "worker")
+    try:
+        assert follower.stdout is not None
+        before: list[str] = []
+        while not before or json.loads(before[-1])["data"]["type"] != "tool/call":
+            line = follower.stdout.readline()  # up to the call that waits for approval
+            assert line, follower.stderr.read() if follower.stderr else ""
+            before.append(line)
+        # the run waits for the approval it cannot get by itself: it is still going
+        assert follower.poll() is None
+        answered = cli(tmp_path, "approve", "run-f", "call_s", "--allow")
+        assert answered.returncode == 0, answered.stderr
+        rest = follower.stdout.read()  # (communicate() would skip what readline buffered)
+        err = follower.stderr.read() if follower.stderr else ""
+        follower.wait(120)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=60)
+        if follower.poll() is None:
+            follower.kill()
+            follower.communicate()
+    assert follower.returncode == 0, err
+    lines = [*before, *rest.splitlines(keepends=True)]
+    assert lines[-1].strip() == "searched after approval"
+    followed = [json.loads(line) for line in lines[:-1]]
+    (log,) = list((tmp_path / "sessions").rglob("*.jsonl"))
+    stored = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert followed == stored  # every event of the log, once, in order, through the end
 
 
 def test_the_example_runs_offline(tmp_path: Path) -> None:

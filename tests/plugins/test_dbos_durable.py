@@ -28,8 +28,10 @@ from agentrig_dbos import (
 )
 
 from agentrig.errors import ConfigError, UnknownIdError
+from agentrig.ids import EntryId
 from agentrig.journal import SqliteJournal
 from agentrig.kernel import open_runtime
+from agentrig.plugin import SESSION_STORES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
@@ -138,6 +140,23 @@ async def test_a_finished_run_is_answered_from_the_record(tmp_path: Path) -> Non
     again = child(tmp_path, "run", "r1", "none")  # same id: awaited, not started again
     assert "finished: done" in again.stdout, again.stderr
     assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_the_events_of_a_finished_run_are_its_whole_log_and_an_unknown_run_is_refused(
+    tmp_path: Path,
+) -> None:
+    first = child(tmp_path, "run", "r1", "none")  # executed by another process
+    assert "finished: done" in first.stdout, first.stderr
+    async with durable_runtime(tmp_path) as rt:
+        durable = rt.services.require(DURABLE)
+        followed = [event async for event in durable.events("r1")]  # ends: the run finished
+        store = rt.catalog(SESSION_STORES).require(EntryId("store"))
+        assert followed == list((await store.load("ses-r1")).events)
+        assert [e.seq for e in followed] == list(range(1, len(followed) + 1))
+        with pytest.raises(UnknownRunError):
+            await anext(aiter(durable.events("r-missing")))
 
 
 async def test_the_default_state_is_owner_only_sqlite(tmp_path: Path) -> None:

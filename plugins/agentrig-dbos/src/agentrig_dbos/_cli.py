@@ -5,7 +5,8 @@
 * ``agentrig worker -c agentrig.toml [--executor-id ID]`` executes queued runs until
   interrupted (SIGINT/SIGTERM); a worker restarted with the same executor id first resumes
   the runs it left unfinished;
-* ``agentrig result -c agentrig.toml RUN`` waits for a run and prints its answer;
+* ``agentrig result -c agentrig.toml RUN [--follow]`` waits for a run and prints its answer
+  (with ``--follow``, first its session events as they are written, one JSON line each);
 * ``agentrig approve -c agentrig.toml RUN`` prints the permission question the run waits on
   (JSON), ``agentrig approve -c agentrig.toml RUN CALL --allow|--deny`` answers it.
 
@@ -60,6 +61,12 @@ def register(payload: Commands) -> None:
     )
     _config_arg(result)
     result.add_argument("run_id", metavar="RUN", help="the run id submit printed")
+    result.add_argument(
+        "--follow",
+        action="store_true",
+        help="print the run's session events (one JSON object a line) as they are written, "
+        "then its answer",
+    )
 
 
 def _config_arg(parser: argparse.ArgumentParser) -> None:
@@ -119,6 +126,11 @@ def _approve(args: argparse.Namespace) -> int:
 
 def _result(args: argparse.Namespace) -> int:
     async def body(durable: Any) -> int:
+        if args.follow:
+            from agentrig.session import dump_event
+
+            async for event in durable.events(args.run_id):
+                print(dump_event(event), flush=True)
         print((await durable.result(args.run_id)).text, flush=True)
         return 0
 

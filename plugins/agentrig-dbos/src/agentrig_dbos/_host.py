@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import secrets
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,13 +36,15 @@ from agentrig.journal import (
 from agentrig.kernel import AgentConfig
 from agentrig.llm import ToolMessage
 from agentrig.plugin import PermissionQuestion, Runtime, hookimpl
-from agentrig.session import SESSION_STORES, TurnEnd, TurnStart
+from agentrig.session import SESSION_STORES, SessionEvent, SessionStore, TurnEnd, TurnStart
 from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import DurableError, DurableSetupError, UnknownRunError
 
 __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
 
 WORKFLOW = "agentrig.durable_run"
+#: DBOS statuses of a run that will write no more events
+FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 RECONCILE_TOPIC = "agentrig.reconcile"
 NEEDS_EVENT = "agentrig.unproven"
 APPROVAL_TOPIC = "agentrig.approve"
@@ -227,6 +230,37 @@ class Durable:
         """The run's DBOS status (``ENQUEUED``, ``PENDING``, ``SUCCESS``, ``ERROR`` ...)."""
         handle = await self._handle(run_id)
         return str((await handle.get_status()).status)
+
+    async def events(self, run_id: str, *, poll: float = 0.2) -> AsyncIterator[SessionEvent]:
+        """The run's session events, from the first, following its session log in the
+        store (polled every ``poll`` seconds) until the run has finished -- from any
+        process that shares the run's database and session store."""
+        await self._handle(run_id)  # an unknown run is refused, not followed forever
+        sid = session_of(run_id)
+        stores = {
+            str(config.session_store)
+            for config in self.rt.config.agents.values()
+            if config.session_store is not None
+        }
+        catalog = self.rt.catalog(SESSION_STORES)
+        seen = 0
+        store: SessionStore | None = None
+        while True:
+            finished = await self.status(run_id) in FINISHED  # read before the log: no loss
+            if store is None:
+                for name in sorted(stores):
+                    candidate = catalog.require(EntryId(name))
+                    if await candidate.exists(sid):
+                        store = candidate
+                        break
+            if store is not None:
+                events = (await store.load(sid)).events
+                for event in events[seen:]:
+                    yield event
+                seen = max(seen, len(events))
+            if finished:
+                return
+            await anyio.sleep(poll)
 
     async def _client_of(self) -> DBOSClient:
         if self._client is None:
