@@ -1,23 +1,21 @@
-"""The Agent: one session, an inbox, and runs serialised first-in first-out.
+"""The Agent handle: identity, config, one session, an inbox, tools and status.
 
-A run claims the agent's slot (FIFO: later runs wait for earlier ones), drives one turn and
-returns a :class:`~agentrig.agent.RunResult`.  Separate agents run concurrently.  Input that
-arrives while the agent works goes to its inbox: ``steer`` enters the current turn at its
-next step, ``followup`` queues a turn of its own, ``inject`` seeds context for the next
-request without starting anything.
+Its runs are driven by a :class:`~agentrig.agent._driver.RunDriver`: a run claims the
+agent's slot (FIFO: later runs wait for earlier ones), drives one turn and returns a
+:class:`~agentrig.agent.RunResult`.  Separate agents run concurrently.  Input that arrives
+while the agent works goes to its inbox: ``steer`` enters the current turn at its next
+step, ``followup`` queues a turn of its own, ``inject`` seeds context for the next request
+without starting anything.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar, final, overload
 
 import anyio
-import attrs
 from pydantic import BaseModel
 
 from agentrig.agent._dispatch import (
@@ -27,22 +25,15 @@ from agentrig.agent._dispatch import (
     observe_tool_call,
     unknown_tool,
 )
+from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
-from agentrig.agent._results import (
-    RunRecord,
-    RunResult,
-    ToolCallRecord,
-    ToolResult,
-    sum_usage,
-)
+from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
-from agentrig.agent._runs import RunStream, _SlotGuard
-from agentrig.agent._structured import finish_structured
-from agentrig.agent._turn import Emit, run_turn, with_deadline
+from agentrig.agent._runs import RunStream
 from agentrig.cancel import CancelSignal
-from agentrig.errors import AgentrigError, RuntimeClosedError, UnknownIdError
-from agentrig.ids import AgentId, SessionId, new_invocation_id, new_run_id
-from agentrig.kernel.config import AgentConfig, parse_duration
+from agentrig.errors import RuntimeClosedError, UnknownIdError
+from agentrig.ids import AgentId, SessionId, new_invocation_id
+from agentrig.kernel.config import AgentConfig
 from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.kernel.services import ServiceKey
@@ -60,7 +51,6 @@ from agentrig.session import (
     SessionEvent,
     SessionWriter,
     SystemPrompt,
-    TurnTrigger,
 )
 from agentrig.tools import Tool, ToolDefinitionError, check_tool_contribution
 from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
@@ -75,26 +65,11 @@ _JOURNAL: ServiceKey[object] = ServiceKey("journal")
 __all__ = ["Agent", "RunOptions", "RunStream"]
 
 T = TypeVar("T", bound=BaseModel)
-OutputT = TypeVar("OutputT")
-
-
-@attrs.frozen(slots=True)
-class RunOptions:
-    """Per-run settings (run-scoped values win over the agent's config)."""
-
-    run_id: str
-    max_rounds: int
-    tool_choice: str | None = None
-    tool_only_completion: bool = False
-    output_type: type[BaseModel] | None = None
-    output_retries: int = 2
-    #: seconds the run may take before it ends ``interrupted`` (None: no deadline)
-    deadline: float | None = None
 
 
 @final
 class Agent:
-    """A live agent: identity, session log, inbox, tools and its FIFO run slot."""
+    """A live agent: identity, session log, inbox, tools, status; its runs' driver."""
 
     def __init__(
         self,
@@ -124,23 +99,17 @@ class Agent:
         self._writer = writer
         self._gate = gate
         self._system_prompt = config.system_prompt
-        self._slot = anyio.Lock()
-        self._waiting = 0
         self._status: AgentStatus = "idle"
         self._turns = sum(1 for e in session.events if e.type == "turn/start")
-        self._current: CancelSignal | None = None
         self._pending_writes: list[SessionEvent] = []
-        self._drain_scheduled = False
         self._idle: anyio.Event | None = None
         self._disposed = False
         #: what ``resume`` loaded from the store (None for a fresh session)
         self.load_report: LoadReport | None = None
         #: the turn a stopped process left open, closed by ``resume`` before anything was sent
         self.cut_off: CutOffTurn | None = None
-        self._wakers: set[str] = set()  # pending next-step ids that asked for a turn (steer)
-        self._stop_request: str | None = None  # request_stop(): end the run at its next boundary
-        self._notices: list[str] = []  # what the current run told the user (note())
         self.inbox = Inbox(self._record_inbox)
+        self._driver = RunDriver(self)
 
     # ---- identity -----------------------------------------------------------------------
     @property
@@ -163,7 +132,7 @@ class Agent:
     @property
     def current_signal(self) -> CancelSignal | None:
         """The cancel signal of the run in progress (None while idle)."""
-        return self._current
+        return self._driver.current
 
     def __repr__(self) -> str:
         return f"<Agent {self._id!r} session={self.session.id!r} {self._status}>"
@@ -354,20 +323,21 @@ class Agent:
         front of the model.  A hook's ``continue: false`` uses this.  Without a run in
         progress the request is dropped (there is nothing to stop).
         """
-        if self._current is not None and self._stop_request is None:
-            self._stop_request = reason
+        driver = self._driver
+        if driver.current is not None and driver.stop_request is None:
+            driver.stop_request = reason
 
     @property
     def stop_requested(self) -> str | None:
         """The pending :meth:`request_stop` reason of the current run (``None``: none)."""
-        return self._stop_request
+        return self._driver.stop_request
 
     async def note(self, text: str, *, source: str, kind: NoticeKind = "message") -> None:
         """Tell the user something the model must not see: a :class:`Notice` in the log,
         and in the current run's ``RunRecord.notices``."""
         await self._log(Notice(source=source, kind=kind, text=text))
-        if self._current is not None:
-            self._notices.append(f"{source}: {text}" if source else text)
+        if self._driver.current is not None:
+            self._driver.notices.append(f"{source}: {text}" if source else text)
 
     def _next_turn(self) -> int:
         self._turns += 1
@@ -390,86 +360,30 @@ class Agent:
         await self._log(SystemPrompt(text=text))
 
     # ---- delivery ---------------------------------------------------------------------------
-    def _message(self, text: str | UserMessage, source: str) -> UserMessage:
-        return text if isinstance(text, UserMessage) else UserMessage.of(text, source=source)
-
     def followup(self, text: str | UserMessage, *, source: str = "followup") -> str:
         """Queue a new turn for this input; returns its message id."""
         self._ensure_alive()
-        message = self._message(text, source)
+        message = user_message(text, source)
         self.inbox.append("next-turn", message)
-        self._schedule_drain()
+        self._driver.schedule_drain()
         return message.id
 
     def steer(self, text: str | UserMessage, *, source: str = "steer") -> str:
         """Enter the current turn at its next step (or start a turn when idle)."""
         self._ensure_alive()
-        message = self._message(text, source)
+        message = user_message(text, source)
         self.inbox.append("next-step", message)
-        self._wakers.add(message.id)
+        self._driver.wakers.add(message.id)
         if self._status == "idle":
-            self._schedule_drain()
+            self._driver.schedule_drain()
         return message.id
 
     def inject(self, text: str | UserMessage, *, source: str = "inject") -> str:
         """Seed context for the next request without starting a turn."""
         self._ensure_alive()
-        message = self._message(text, source)
+        message = user_message(text, source)
         self.inbox.append("next-step", message)
         return message.id
-
-    def _has_waking_input(self) -> bool:
-        """Is input pending that asked for a turn (a followup, or a steer not yet entered)?
-
-        Injected context waits for the next turn without starting one.
-        """
-        if self.inbox.has("next-turn"):
-            return True
-        if self._wakers:
-            self._wakers &= {m.id for m in self.inbox.pending("next-step")}
-        return bool(self._wakers)
-
-    def _schedule_drain(self) -> None:
-        if self._drain_scheduled:
-            return
-        self._drain_scheduled = True
-        self._set_status("running")
-        self.runtime.spawn(self._drain)
-
-    async def _drain(self) -> None:
-        try:
-            while self._has_waking_input():
-                options = self._options(None, None, None, None, None, None)
-                signal = CancelSignal()
-                async with self._slot_held():
-                    if self._disposed:
-                        break  # disposed while waiting: the input stays pending (and logged)
-                    batch = self.inbox.claim(turn_boundary=True)
-                    if not batch:
-                        break
-                    trigger: TurnTrigger = "followup" if batch[0].source != "steer" else "steer"
-                    self._current = signal
-                    try:
-                        turn = functools.partial(self._queued_turn, batch, trigger, options)
-                        await with_deadline(options.deadline, signal, turn)
-                    except Exception:  # a background turn's failure is in its turn/end event
-                        pass
-                    finally:
-                        self._current = None
-                        self._stop_request = None
-                        self._notices = []
-        finally:
-            self._drain_scheduled = False
-            self._maybe_idle()
-
-    async def _queued_turn(
-        self,
-        batch: tuple[UserMessage, ...],
-        trigger: TurnTrigger,
-        options: RunOptions,
-        signal: CancelSignal,
-    ) -> None:
-        await run_turn(self, batch, trigger, options, signal, None)
 
     # ---- status ---------------------------------------------------------------------------
     def _set_status(self, status: AgentStatus) -> None:
@@ -480,18 +394,6 @@ class Agent:
                 idle.set()
             self.runtime.hooks.notify("agent_status", AgentStatusChanged(agent=self, status=status))
 
-    def _maybe_idle(self) -> None:
-        if self._slot.locked() or self._waiting or self._drain_scheduled:
-            return
-        if not self._disposed and not self.runtime.closed and self._has_waking_input():
-            # a steer or followup arrived after the last drain: it gets a turn of its own
-            self._schedule_drain()
-            return
-        self._set_status("idle")
-
-    def _slot_held(self) -> _SlotGuard:
-        return _SlotGuard(self)
-
     @asynccontextmanager
     async def continue_run(self, signal: CancelSignal) -> AsyncIterator[Continuation]:
         """Hold this agent's run slot to continue an interrupted turn (what a journal does).
@@ -500,12 +402,8 @@ class Agent:
         signal (``current_signal`` while held).  See :class:`~agentrig.agent.Continuation`.
         """
         self._ensure_alive()
-        async with self._slot_held():
-            self._current = signal
-            try:
-                yield Continuation(self, signal)
-            finally:
-                self._current = None
+        async with self._driver.continue_run(signal) as continuation:
+            yield continuation
 
     async def when_idle(self) -> None:
         """Wait until no run or queued turn is left."""
@@ -524,35 +422,10 @@ class Agent:
         """Abort the current turn; queued input is discarded unless ``keep_queued``."""
         if not keep_queued:
             self.inbox.clear()
-        current = self._current
+        current = self._driver.current
         return current.cancel(reason) if current is not None else False
 
     # ---- runs -------------------------------------------------------------------------------
-    def _options(
-        self,
-        max_rounds: int | None,
-        tool_choice: str | None,
-        tool_only_completion: bool | None,
-        output_type: type[BaseModel] | None,
-        output_retries: int | None,
-        deadline: float | str | None,
-    ) -> RunOptions:
-        return RunOptions(
-            run_id=new_run_id(),
-            max_rounds=self.config.max_rounds if max_rounds is None else max_rounds,
-            tool_choice=tool_choice,
-            tool_only_completion=(
-                self.config.tool_only_completion
-                if tool_only_completion is None
-                else tool_only_completion
-            ),
-            output_type=output_type,
-            output_retries=(
-                self.config.structured_output_retries if output_retries is None else output_retries
-            ),
-            deadline=self.config.deadline if deadline is None else _seconds(deadline),
-        )
-
     @overload
     async def run(
         self,
@@ -603,10 +476,10 @@ class Agent:
         the run ``interrupted`` once it has run that long, with the reason in
         ``invocation.stop_reason`` and the session's ``turn/end``.
         """
-        options = self._options(
+        options = self._driver.options(
             max_rounds, tool_choice, tool_only_completion, output_type, output_retries, deadline
         )
-        result: RunResult[str] | RunResult[T] = await self._run(
+        result: RunResult[str] | RunResult[T] = await self._driver.run(
             prompt, options, signal or CancelSignal(), None
         )
         return result
@@ -627,58 +500,10 @@ class Agent:
         The run starts (and takes the agent's slot) only when iteration begins; leaving the
         iteration early cancels the run.
         """
-        options = self._options(
+        options = self._driver.options(
             max_rounds, tool_choice, tool_only_completion, output_type, None, deadline
         )
-        return RunStream[Any](self, prompt, options, signal or CancelSignal())
-
-    async def _run(
-        self,
-        prompt: str | UserMessage,
-        options: RunOptions,
-        signal: CancelSignal,
-        emit: Emit | None,
-    ) -> Any:
-        self._ensure_alive()
-        if signal.cancelled:
-            raise signal.abort_error()
-        started_ms = int(time.time() * 1000)
-        started = time.perf_counter()
-        message = self._message(prompt, "user")
-        async with self._slot_held():
-            if signal.cancelled:
-                raise signal.abort_error()
-            self._current = signal
-            self._notices = []
-            try:
-
-                async def body(own: CancelSignal) -> tuple[Any, Any, int]:
-                    outcome = await run_turn(self, (message,), "prompt", options, own, emit)
-                    value, attempts = await finish_structured(self, outcome, options, own, emit)
-                    return outcome, value, attempts
-
-                outcome, value, attempts = await with_deadline(options.deadline, signal, body)
-            finally:
-                self._current = None
-                self._stop_request = None
-                notices, self._notices = tuple(self._notices), []
-        record = RunRecord(
-            run_id=options.run_id,
-            invocation_id=new_invocation_id(),
-            agent_id=self._id,
-            session_id=self.session.id,
-            turn=self._turns,
-            started_at_ms=started_ms,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            outcome="interrupted" if outcome.interrupted else "completed",
-            rounds=outcome.rounds,
-            model=outcome.model,
-            usage=sum_usage(outcome.usages),
-            structured_attempts=attempts,
-            stop_reason=outcome.stop_reason,
-            notices=notices,
-        )
-        return RunResult(value=value, invocation=record)
+        return RunStream[Any](self._driver, prompt, options, signal or CancelSignal())
 
     # ---- disposal -----------------------------------------------------------------------------
     async def aclose(self, *, cancel_running: bool = False) -> None:
@@ -692,19 +517,8 @@ class Agent:
         if self._disposed:
             return
         self._disposed = True
-        if cancel_running and self._current is not None:
-            self._current.cancel("agent disposed")
-        async with self._slot:
-            pass
-        self._maybe_idle()  # the slot was handed to us, so the last run could not go idle
+        await self._driver.settle(cancel_running=cancel_running)
         await self.flush()
         if self._writer is not None:
             writer, self._writer = self._writer, None
             await writer.aclose()
-
-
-def _seconds(deadline: float | str) -> float:
-    try:
-        return parse_duration(deadline)
-    except ValueError as exc:
-        raise AgentrigError(f"deadline: {exc}", code="loop.deadline_invalid") from None

@@ -15,7 +15,8 @@ from agentrig.cancel import CancelSignal
 from agentrig.session import SessionEvent
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent, RunOptions
+    from agentrig.agent._agent import Agent
+    from agentrig.agent._driver import RunOptions
 
 __all__ = ["Continuation"]
 

@@ -1,9 +1,7 @@
-"""The run driver's pieces: an agent's FIFO run slot and a streamed run.
+"""A streamed run.
 
-Runs of one agent are serialised first-in first-out: each holds the slot (:class:`_SlotGuard`)
-while its turn runs, and the agent's status follows (``running`` while any run holds or waits
-for it).  :class:`RunStream` runs a turn on the runtime's task group and hands its chunks to
-the reader through a bounded pipe; abandoning the stream cancels the turn.
+:class:`RunStream` runs a turn through the agent's run driver on the runtime's task group and
+hands its chunks to the reader through a bounded pipe; abandoning the stream cancels the turn.
 """
 
 from __future__ import annotations
@@ -20,43 +18,11 @@ from agentrig.errors import AbortError
 from agentrig.llm import StreamChunk, UserMessage
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent, RunOptions
+    from agentrig.agent._driver import RunDriver, RunOptions
 
 __all__ = ["RunStream"]
 
 OutputT = TypeVar("OutputT")
-
-
-class _SlotGuard:
-    """Hold an agent's FIFO slot, keeping its status in step."""
-
-    __slots__ = ("agent",)
-
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-
-    async def __aenter__(self) -> None:
-        agent = self.agent
-        agent._waiting += 1
-        agent._set_status("running")
-        try:
-            await agent._slot.acquire()
-        except BaseException:
-            # cancelled while waiting for the slot: nothing ran, so the status falls back
-            agent._waiting -= 1
-            agent._maybe_idle()
-            raise
-        agent._waiting -= 1
-
-    async def __aexit__(self, *exc: object) -> None:
-        agent = self.agent
-        try:
-            # shielded: a run cancelled by its caller still persists what it recorded
-            with anyio.CancelScope(shield=True):
-                await agent.flush()
-        finally:
-            agent._slot.release()
-            agent._maybe_idle()
 
 
 _BUFFER = 256
@@ -67,9 +33,13 @@ class RunStream(Generic[OutputT]):
     """An async iterator of a run's chunks; ``result`` is set when it finished."""
 
     def __init__(
-        self, agent: Agent, prompt: str | UserMessage, options: RunOptions, signal: CancelSignal
+        self,
+        driver: RunDriver,
+        prompt: str | UserMessage,
+        options: RunOptions,
+        signal: CancelSignal,
     ) -> None:
-        self._agent = agent
+        self._driver = driver
         self._prompt = prompt
         self._options = options
         self.signal = signal
@@ -98,7 +68,7 @@ class RunStream(Generic[OutputT]):
 
         async def runner() -> None:
             try:
-                self._result = await self._agent._run(
+                self._result = await self._driver.run(
                     self._prompt, self._options, self.signal, pipe.put
                 )
             except BaseException as exc:  # delivered to the consumer below
@@ -107,7 +77,7 @@ class RunStream(Generic[OutputT]):
                 pipe.close()
                 finished.set()
 
-        self._agent.runtime.spawn(runner)
+        self._driver.agent.runtime.spawn(runner)
         try:
             while True:
                 # take everything buffered at once; wait only when the pipe is empty

@@ -18,7 +18,8 @@ from agentrig.errors import Issue
 from agentrig.llm import Provider, ResponseFormat, UserMessage, capability
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent, RunOptions
+    from agentrig.agent._agent import Agent
+    from agentrig.agent._driver import RunOptions
     from agentrig.agent._turn import Emit, TurnOutcome
 
 __all__ = ["finish_structured", "structured_instruction", "structured_transport"]

@@ -85,7 +85,8 @@ from agentrig.session import (
 from agentrig.tools import Tool
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent, RunOptions
+    from agentrig.agent._agent import Agent
+    from agentrig.agent._driver import RunOptions
 
 __all__ = [
     "FORCED_SUMMARY_FALLBACK",

@@ -64,11 +64,8 @@ HookApprover = Callable[[ApprovalRequest], Awaitable[object]]
 
 def _run_signal(agent: Any) -> CancelSignal:
     # The Gate type passes no signal; the agent's current run signal is what cancels the run.
-    for name in ("current_signal", "_current"):
-        candidate = getattr(agent, name, None)
-        if isinstance(candidate, CancelSignal):
-            return candidate
-    return CancelSignal()
+    candidate = getattr(agent, "current_signal", None)
+    return candidate if isinstance(candidate, CancelSignal) else CancelSignal()
 
 
 def invalid_input(tool: Tool, arguments: Mapping[str, Any]) -> str | None:

@@ -1,0 +1,283 @@
+"""The run driver: what turns an :class:`~agentrig.agent.Agent` handle's calls into runs.
+
+It owns the agent's FIFO run slot (runs wait for earlier ones), the turns queued by
+``followup``/``steer`` (drained in the background), the cancel signal, stop request and
+notices of the run in progress, per-run options and deadlines, and the run record.  The
+handle keeps identity, config, session, inbox, tools and status; the turn is ``_turn``.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, final
+
+import anyio
+import attrs
+from pydantic import BaseModel
+
+from agentrig.agent._results import RunRecord, RunResult, sum_usage
+from agentrig.agent._resume import Continuation
+from agentrig.agent._structured import finish_structured
+from agentrig.agent._turn import Emit, run_turn, with_deadline
+from agentrig.cancel import CancelSignal
+from agentrig.errors import AgentrigError
+from agentrig.ids import new_invocation_id, new_run_id
+from agentrig.kernel.config import parse_duration
+from agentrig.llm import UserMessage
+from agentrig.session import TurnTrigger
+
+if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent
+
+__all__ = ["RunDriver", "RunOptions", "user_message"]
+
+
+@attrs.frozen(slots=True)
+class RunOptions:
+    """Per-run settings (run-scoped values win over the agent's config)."""
+
+    run_id: str
+    max_rounds: int
+    tool_choice: str | None = None
+    tool_only_completion: bool = False
+    output_type: type[BaseModel] | None = None
+    output_retries: int = 2
+    #: seconds the run may take before it ends ``interrupted`` (None: no deadline)
+    deadline: float | None = None
+
+
+def user_message(text: str | UserMessage, source: str) -> UserMessage:
+    """``text`` as a user message from ``source`` (a message is taken as it is)."""
+    return text if isinstance(text, UserMessage) else UserMessage.of(text, source=source)
+
+
+class _SlotGuard:
+    """Hold an agent's FIFO slot, keeping its status in step."""
+
+    __slots__ = ("driver",)
+
+    def __init__(self, driver: RunDriver) -> None:
+        self.driver = driver
+
+    async def __aenter__(self) -> None:
+        driver = self.driver
+        driver.waiting += 1
+        driver.agent._set_status("running")
+        try:
+            await driver.slot.acquire()
+        except BaseException:
+            # cancelled while waiting for the slot: nothing ran, so the status falls back
+            driver.waiting -= 1
+            driver.maybe_idle()
+            raise
+        driver.waiting -= 1
+
+    async def __aexit__(self, *exc: object) -> None:
+        driver = self.driver
+        try:
+            # shielded: a run cancelled by its caller still persists what it recorded
+            with anyio.CancelScope(shield=True):
+                await driver.agent.flush()
+        finally:
+            driver.slot.release()
+            driver.maybe_idle()
+
+
+@final
+class RunDriver:
+    """One agent's runs: the FIFO slot, queued turns and the run in progress."""
+
+    __slots__ = (
+        "agent",
+        "current",
+        "drain_scheduled",
+        "notices",
+        "slot",
+        "stop_request",
+        "waiting",
+        "wakers",
+    )
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.slot = anyio.Lock()
+        self.waiting = 0
+        #: the cancel signal of the run in progress (None while idle)
+        self.current: CancelSignal | None = None
+        self.stop_request: str | None = None  # request_stop(): end the run at its next boundary
+        self.notices: list[str] = []  # what the current run told the user (note())
+        self.drain_scheduled = False
+        self.wakers: set[str] = set()  # pending next-step ids that asked for a turn (steer)
+
+    def options(
+        self,
+        max_rounds: int | None,
+        tool_choice: str | None,
+        tool_only_completion: bool | None,
+        output_type: type[BaseModel] | None,
+        output_retries: int | None,
+        deadline: float | str | None,
+    ) -> RunOptions:
+        config = self.agent.config
+        return RunOptions(
+            run_id=new_run_id(),
+            max_rounds=config.max_rounds if max_rounds is None else max_rounds,
+            tool_choice=tool_choice,
+            tool_only_completion=(
+                config.tool_only_completion
+                if tool_only_completion is None
+                else tool_only_completion
+            ),
+            output_type=output_type,
+            output_retries=(
+                config.structured_output_retries if output_retries is None else output_retries
+            ),
+            deadline=config.deadline if deadline is None else _seconds(deadline),
+        )
+
+    # ---- the slot -------------------------------------------------------------------------
+    def slot_held(self) -> _SlotGuard:
+        return _SlotGuard(self)
+
+    def maybe_idle(self) -> None:
+        agent = self.agent
+        if self.slot.locked() or self.waiting or self.drain_scheduled:
+            return
+        if not agent._disposed and not agent.runtime.closed and self.has_waking_input():
+            # a steer or followup arrived after the last drain: it gets a turn of its own
+            self.schedule_drain()
+            return
+        agent._set_status("idle")
+
+    @asynccontextmanager
+    async def continue_run(self, signal: CancelSignal) -> AsyncIterator[Continuation]:
+        async with self.slot_held():
+            self.current = signal
+            try:
+                yield Continuation(self.agent, signal)
+            finally:
+                self.current = None
+
+    async def settle(self, *, cancel_running: bool) -> None:
+        """Let the running turn and the runs waiting for the slot end (disposal)."""
+        if cancel_running and self.current is not None:
+            self.current.cancel("agent disposed")
+        async with self.slot:
+            pass
+        self.maybe_idle()  # the slot was handed to us, so the last run could not go idle
+
+    # ---- queued turns (followup, steer) ----------------------------------------------------
+    def has_waking_input(self) -> bool:
+        """Is input pending that asked for a turn (a followup, or a steer not yet entered)?
+
+        Injected context waits for the next turn without starting one.
+        """
+        inbox = self.agent.inbox
+        if inbox.has("next-turn"):
+            return True
+        if self.wakers:
+            self.wakers &= {m.id for m in inbox.pending("next-step")}
+        return bool(self.wakers)
+
+    def schedule_drain(self) -> None:
+        if self.drain_scheduled:
+            return
+        self.drain_scheduled = True
+        self.agent._set_status("running")
+        self.agent.runtime.spawn(self._drain)
+
+    async def _drain(self) -> None:
+        agent = self.agent
+        try:
+            while self.has_waking_input():
+                options = self.options(None, None, None, None, None, None)
+                signal = CancelSignal()
+                async with self.slot_held():
+                    if agent._disposed:
+                        break  # disposed while waiting: the input stays pending (and logged)
+                    batch = agent.inbox.claim(turn_boundary=True)
+                    if not batch:
+                        break
+                    trigger: TurnTrigger = "followup" if batch[0].source != "steer" else "steer"
+                    self.current = signal
+                    try:
+                        turn = functools.partial(self._queued_turn, batch, trigger, options)
+                        await with_deadline(options.deadline, signal, turn)
+                    except Exception:  # a background turn's failure is in its turn/end event
+                        pass
+                    finally:
+                        self.current = None
+                        self.stop_request = None
+                        self.notices = []
+        finally:
+            self.drain_scheduled = False
+            self.maybe_idle()
+
+    async def _queued_turn(
+        self,
+        batch: tuple[UserMessage, ...],
+        trigger: TurnTrigger,
+        options: RunOptions,
+        signal: CancelSignal,
+    ) -> None:
+        await run_turn(self.agent, batch, trigger, options, signal, None)
+
+    # ---- a run ------------------------------------------------------------------------------
+    async def run(
+        self,
+        prompt: str | UserMessage,
+        options: RunOptions,
+        signal: CancelSignal,
+        emit: Emit | None,
+    ) -> Any:
+        agent = self.agent
+        agent._ensure_alive()
+        if signal.cancelled:
+            raise signal.abort_error()
+        started_ms = int(time.time() * 1000)
+        started = time.perf_counter()
+        message = user_message(prompt, "user")
+        async with self.slot_held():
+            if signal.cancelled:
+                raise signal.abort_error()
+            self.current = signal
+            self.notices = []
+            try:
+
+                async def body(own: CancelSignal) -> tuple[Any, Any, int]:
+                    outcome = await run_turn(agent, (message,), "prompt", options, own, emit)
+                    value, attempts = await finish_structured(agent, outcome, options, own, emit)
+                    return outcome, value, attempts
+
+                outcome, value, attempts = await with_deadline(options.deadline, signal, body)
+            finally:
+                self.current = None
+                self.stop_request = None
+                notices, self.notices = tuple(self.notices), []
+        record = RunRecord(
+            run_id=options.run_id,
+            invocation_id=new_invocation_id(),
+            agent_id=agent.id,
+            session_id=agent.session.id,
+            turn=agent._turns,
+            started_at_ms=started_ms,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            outcome="interrupted" if outcome.interrupted else "completed",
+            rounds=outcome.rounds,
+            model=outcome.model,
+            usage=sum_usage(outcome.usages),
+            structured_attempts=attempts,
+            stop_reason=outcome.stop_reason,
+            notices=notices,
+        )
+        return RunResult(value=value, invocation=record)
+
+
+def _seconds(deadline: float | str) -> float:
+    try:
+        return parse_duration(deadline)
+    except ValueError as exc:
+        raise AgentrigError(f"deadline: {exc}", code="loop.deadline_invalid") from None
