@@ -141,20 +141,23 @@ def test_sweep_keeps_everything_not_provably_gone(tmp_path: Path) -> None:
     me = current_owner()
     dead = dead_pid_record()
     live = create_process_dir(state, "live")
+    # fake pids for the planted directories, never the dead child's (a fresh container
+    # hands out pids in this range, and a clash made two plants one directory)
+    p42, p43, p44, p45, p46, p47 = [p for p in range(4242, 4262) if p != dead.pid][:6]
     gone = plant(state, f"proc-{dead.pid}-{TOKEN}", dead)
     foreign = plant(
-        state, f"proc-4242-{TOKEN}", me.model_copy(update={"host": "other", "pid": 4242})
+        state, f"proc-{p42}-{TOKEN}", me.model_copy(update={"host": "other", "pid": p42})
     )
     other_ns = plant(
-        state, "proc-4243-" + TOKEN, me.model_copy(update={"pid_namespace": "pid:[9]", "pid": 4243})
+        state, f"proc-{p43}-{TOKEN}", me.model_copy(update={"pid_namespace": "pid:[9]", "pid": p43})
     )
-    no_record = plant(state, f"proc-4244-{TOKEN}", None)
-    mismatch = plant(state, f"proc-4245-{TOKEN}", dead)
+    no_record = plant(state, f"proc-{p44}-{TOKEN}", None)
+    mismatch = plant(state, f"proc-{p45}-{TOKEN}", dead)
     wrong_name = plant(state, f"proc-{dead.pid}-nothex", dead)
     also_wrong = plant(state, f"scratch-{dead.pid}-{TOKEN}", dead)
     target = plant(tmp_path / "elsewhere", "victim", dead)
-    os.symlink(target, state / f"proc-4246-{TOKEN}")
-    file_named = state / f"proc-4247-{TOKEN}"
+    os.symlink(target, state / f"proc-{p46}-{TOKEN}")
+    file_named = state / f"proc-{p47}-{TOKEN}"
     file_named.write_text("not a dir")
 
     before = {i.path.name: i.state for i in inspect(state)}
@@ -170,7 +173,7 @@ def test_sweep_keeps_everything_not_provably_gone(tmp_path: Path) -> None:
     for path in (foreign, other_ns, no_record, mismatch):
         assert kept[path.name].state == "unknown", kept[path.name]
         assert path.exists()
-    assert "symlink" in kept[f"proc-4246-{TOKEN}"].reason
+    assert "symlink" in kept[f"proc-{p46}-{TOKEN}"].reason
     assert "not a directory" in kept[file_named.name].reason
     assert wrong_name.name not in kept
     assert wrong_name.exists()
