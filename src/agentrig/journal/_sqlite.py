@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import anyio.to_thread
@@ -58,22 +59,37 @@ class SqliteJournal(RecordJournal):
             store.open_append(self.path.name).close()  # created 0600, or verified owner-only
             self.path = store.path(self.path.name)
             connection = sqlite3.connect(
-                str(self.path), isolation_level=None, check_same_thread=False
+                str(self.path), isolation_level=None, check_same_thread=False, timeout=30
             )
         except (OSError, sqlite3.Error) as exc:
             raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
         try:
-            mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode!r})")
-            connection.execute("PRAGMA synchronous=FULL")
-            connection.execute("PRAGMA busy_timeout=5000")
-            connection.executescript(_SCHEMA)
+            self._prepare(connection)
         except BaseException:
             connection.close()
             raise
         self._connection: sqlite3.Connection | None = connection
         self._thread_lock = threading.Lock()
+
+    def _prepare(self, connection: sqlite3.Connection) -> None:
+        # Another process (a worker) may hold the journal while this one opens it; switching
+        # to WAL and creating the schema can then be refused at once with "database is
+        # locked" (SQLite skips the busy handler where waiting could deadlock), so those
+        # steps are retried for a while before giving up.
+        connection.execute("PRAGMA busy_timeout=30000")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode!r})")
+                connection.execute("PRAGMA synchronous=FULL")
+                connection.executescript(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
+                time.sleep(0.05)
 
     def pragma(self, name: str) -> object:
         """Read one PRAGMA (for checks: ``journal_mode``, ``synchronous``)."""
