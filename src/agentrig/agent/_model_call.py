@@ -57,9 +57,10 @@ class ModelCall(TurnState):
         system_extra = structured_instruction(self.options, provider, cfg.model)
         messages = request_messages(view, system_extra, extra_instruction)
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
-        specs = tuple(agent.tool_spec(t) for t in tools)
+        offer = agent._offer
+        specs = tuple(offer.spec(t) for t in tools)
         window = agent.runtime.models.context_window(cfg.model)
-        tool_chars = sum(agent.tool_spec_chars(t) for t in tools)
+        tool_chars = sum(offer.spec_chars(t) for t in tools)
         refusal = context_overflow(window, cfg.model, view.chars + extra_chars + tool_chars)
         if refusal is not None:
             await self.log(

@@ -38,7 +38,7 @@ class ToolRound(TurnState):
         """Dispatch a round's calls; returns True when a result concludes the turn."""
         calls = message.tool_calls
         by_name: dict[str, Tool] = {t.id: t for t in tools}
-        all_tools = self.agent._tools
+        all_tools = self.agent._offer.tools
         concluded = False
         # identical-input guard: refuse the whole batch before any body runs
         limit = self.agent.config.identical_input_limit
