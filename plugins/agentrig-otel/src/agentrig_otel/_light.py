@@ -118,14 +118,7 @@ class LightTracer:
         span._instrumentation_scope = self._scope
         span._attributes = span._values = {}
         span._events = span._event_list = []
-        span._links = ()
-        span._status = _UNSET
-        span._end_time = None
-        span._context = None
-        span._hex = None
         span._processor = self.processor
-        span.ended = False
-        span._live = None
         ids = self._ids  # the SDK's RandomIdGenerator: random.getrandbits(64)
         span_id = ids.generate_span_id()
         parent = trace_api.get_current_span()
@@ -135,7 +128,6 @@ class LightTracer:
             span._state = parent._state
             span._recording = parent._flags & _SAMPLED == _SAMPLED
             span._parent_span = parent
-            span._parent = None
         else:
             context = parent.get_span_context()
             if context.is_valid:
@@ -145,7 +137,6 @@ class LightTracer:
             else:
                 trace_id = ids.generate_trace_id()
                 random_id = ids.is_trace_id_random()
-                span._parent = None
             result = self.sampler.should_sample(None, trace_id, name, kind)
             decision = result.decision
             span.trace_id = trace_id
@@ -153,7 +144,6 @@ class LightTracer:
             span._flags = (_SAMPLED if sampled else 0) | (_RANDOM if random_id else 0)
             span._state = result.trace_state
             span._recording = decision is not Decision.DROP
-            span._parent_span = None
             if result.attributes:
                 span._values.update(result.attributes)
         span.span_id = span_id
@@ -172,17 +162,23 @@ class LiveSpan(trace_api.Span, ReadableSpan):
 
     trace_id: int
     span_id: int
-    ended: bool
+    ended = False
+    # what every span starts with (class defaults: fewer stores per span)
+    _links: Sequence[Link] = ()
+    _status = _UNSET
+    _end_time: int | None = None
+    _context: SpanContext | None = None
+    _parent: SpanContext | None = None
+    _parent_span: LiveSpan | None = None
+    _hex: tuple[str, str] | None = None
     #: the trace context that opened it and the scope kind (``agentrig.kernel.tracing``)
     owner: Any
     scope_kind: str
     _token: Token[Context]
-    _live: Token[Any] | None
+    _live: Token[Any] | None = None
     _flags: int
     _state: TraceState | None
     _recording: bool
-    _parent_span: LiveSpan | None
-    _hex: tuple[str, str] | None
     _processor: Any
     #: the same objects as ``_attributes`` / ``_events``, typed for writing
     _values: dict[str, types.AnyValue]
@@ -200,9 +196,6 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         self._token = otel_context.attach(trace_api.set_span_in_context(self))
         self._live = LIVE.set(self)
         return self
-
-    def ids(self) -> tuple[str, str]:
-        return self.hex_ids()
 
     def close(self) -> None:
         live = self._live
@@ -242,6 +235,8 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         if ids is None:
             ids = self._hex = (format(self.trace_id, "032x"), format(self.span_id, "016x"))
         return ids
+
+    ids = hex_ids  # the scope's ids (agentrig.kernel.tracing)
 
     def is_recording(self) -> bool:
         return self._recording and not self.ended

@@ -80,8 +80,11 @@ def _usage_attributes(usage: Any) -> dict[str, int]:
     }
 
 
-_NAMES: dict[str, str] = {"turn": "invoke_agent", "model_call": "chat", "tool_call": "execute_tool"}
-_KINDS: dict[str, SpanKind] = {"model_call": SpanKind.CLIENT}
+#: the name and kind a call's span starts with (a turn's is named after its agent)
+_OPENED: dict[str, tuple[str, SpanKind]] = {
+    "model_call": ("chat", SpanKind.CLIENT),
+    "tool_call": ("execute_tool", SpanKind.INTERNAL),
+}
 _OBSERVED: dict[str, ScopeKind] = {
     "turn": "turn",
     "model_call": "model_call",
@@ -186,12 +189,11 @@ class Telemetry:
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
         """A live span of ``kind``, current in this task until the scope closes."""
-        name = f"invoke_agent {agent_id}" if kind == "turn" else _NAMES[kind]
+        name, span_kind = _OPENED.get(kind) or (f"invoke_agent {agent_id}", SpanKind.INTERNAL)
         light = self._light
         if light is not None:
-            return light.start(name, _KINDS.get(kind, SpanKind.INTERNAL)).activate(self, kind)
-        span = self._tracer.start_span(name, kind=_KINDS.get(kind, SpanKind.INTERNAL))
-        return _Scope(self, kind, span)
+            return light.start(name, span_kind).activate(self, kind)
+        return _Scope(self, kind, self._tracer.start_span(name, kind=span_kind))
 
     def headers(self) -> dict[str, str]:
         """``traceparent`` (and ``tracestate``) of the current context."""
@@ -242,6 +244,14 @@ class Telemetry:
         if live is None or live.owner is not self or live.scope_kind != scope_kind or live.ended:
             live = None
         span = live.span if live is not None else None
+        if span is not None and not span.is_recording():  # sampled out: nothing to write
+            # (events kept for the span it would have been are dropped with it)
+            if kind == "turn":
+                self._by_session.pop(data.get("session_id") or "", None)
+            elif kind == "tool_call":
+                self._by_call.pop(data.get("call_id") or "", None)
+            live.end()
+            return
         if kind == "turn":
             self._turn(payload, span)
         elif kind == "model_call":
