@@ -31,11 +31,12 @@ from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
 from agentrig.agent._runs import RunStream
 from agentrig.cancel import CancelSignal
-from agentrig.errors import RuntimeClosedError, UnknownIdError
+from agentrig.errors import AgentrigError, RuntimeClosedError, UnknownIdError
 from agentrig.ids import AgentId, SessionId, new_invocation_id
 from agentrig.kernel.config import AgentConfig
 from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
+from agentrig.kernel.run_queue import RUN_QUEUE
 from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
     ToolCallBlock,
@@ -504,6 +505,26 @@ class Agent:
             max_rounds, tool_choice, tool_only_completion, output_type, None, deadline
         )
         return RunStream[Any](self._driver, prompt, options, signal or CancelSignal())
+
+    async def submit(
+        self, prompt: str, *, queue: str | None = None, run_id: str | None = None
+    ) -> str:
+        """Queue a run of this agent on ``prompt`` for a worker and return the run's id.
+
+        The run is handed to the runtime's run queue (:data:`~agentrig.kernel.RUN_QUEUE`,
+        provided by a plugin such as ``agentrig-dbos``); without one this is refused with
+        ``agent.no_run_queue`` rather than run here.
+        """
+        self._ensure_alive()
+        runs = self.runtime.services.get(RUN_QUEUE)
+        if runs is None:
+            raise AgentrigError(
+                f"agent {self._id!r} cannot submit a run: this runtime has no run queue; "
+                "install agentrig-dbos and add a [dbos] table to the config",
+                code="agent.no_run_queue",
+                category="user",
+            )
+        return await runs.submit(self._id, prompt, queue=queue, run_id=run_id)
 
     # ---- disposal -----------------------------------------------------------------------------
     async def aclose(self, *, cancel_running: bool = False) -> None:
