@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import gc
+import pickle
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from agentrig._construct import construct_trusted
-from agentrig.llm import AssistantMessage, TextBlock, ToolMessage, UserMessage
-from agentrig.session import SessionEvent, UserMessageEvent
+from agentrig._construct import compact_instances, construct_trusted
+from agentrig.ids import new_session_id
+from agentrig.llm import (
+    AssistantMessage,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolMessage,
+    UserMessage,
+)
+from agentrig.session import (
+    AssistantMessageEvent,
+    Session,
+    SessionEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
 
 
 class Frozen(BaseModel):
@@ -121,3 +137,100 @@ def test_loop_vocabulary_round_trips() -> None:
         event.model_dump_json()
         == SessionEvent.model_validate_json(event.model_dump_json()).model_dump_json()
     )
+
+
+# ---- compact instances (the messages and blocks an idle agent's history keeps) ----------------
+def _has_own_dict(instance: BaseModel) -> bool:
+    """Does ``instance`` hold a ``__dict__`` object (rather than CPython's shared-key values)?"""
+    values = [getattr(instance, name) for name in type(instance).model_fields]
+    return any(
+        type(ref) is dict and not any(ref is value for value in values)
+        for ref in gc.get_referents(instance)
+    )
+
+
+def _hash(instance: BaseModel) -> int | str:
+    try:
+        return hash(instance)
+    except TypeError as exc:
+        return str(exc)
+
+
+def _compact_and_validated() -> list[tuple[BaseModel, type[BaseModel]]]:
+    call = ToolCallBlock.from_json("c1", "lookup", '{"q": "x"}')
+    return [
+        (UserMessage.of("hi", source="hook"), UserMessage),
+        (construct_trusted(TextBlock, {"text": "x"}), TextBlock),
+        (call, ToolCallBlock),
+        (construct_trusted(ReasoningBlock, {"text": "why"}), ReasoningBlock),
+        (ToolMessage.of("c1", "lookup", "out", status="error"), ToolMessage),
+        (
+            construct_trusted(
+                AssistantMessage, {"content": (call,), "stop_reason": "tool_calls", "model": "m"}
+            ),
+            AssistantMessage,
+        ),
+    ]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_compact_instances_equal_validated_ones_in_every_public_way(index: int) -> None:
+    built, cls = _compact_and_validated()[index]
+    assert not _has_own_dict(built)  # kept in the class's shared-key storage
+    validated = cls.model_validate(built.model_dump())
+    assert _has_own_dict(validated)  # what pydantic itself builds
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert list(built.model_dump()) == list(cls.model_fields)  # field order, as pydantic's
+    assert repr(built) == repr(validated)
+    assert built.model_fields_set == built.model_fields_set
+    assert _hash(built) == _hash(validated)  # an arguments dict makes a call unhashable
+    assert built == validated
+    assert validated == built
+    assert pickle.loads(pickle.dumps(built)) == validated
+    assert built.model_copy() == validated
+    with pytest.raises(ValidationError, match="frozen"):
+        built.__setattr__("type", "other")
+
+
+def test_compact_instance_reads_its_fields_without_a_dict_and_dicts_on_demand() -> None:
+    message = ToolMessage.of("c1", "lookup", "out")
+    assert (message.call_id, message.name, message.status, message.text) == (
+        "c1",
+        "lookup",
+        "ok",
+        "out",
+    )
+    assert not _has_own_dict(message)
+    assert message.__dict__ == {
+        "role": "tool",
+        "call_id": "c1",
+        "name": "lookup",
+        "content": message.content,
+        "status": "ok",
+    }
+    assert list(message.__dict__) == list(ToolMessage.model_fields)
+
+
+def test_session_log_keeps_compact_messages_compact_and_events_unchanged() -> None:
+    session = Session(new_session_id())
+    reply = construct_trusted(
+        AssistantMessage,
+        {"content": (ToolCallBlock.from_json("c1", "noop", '{"x": 1}'),), "model": "m"},
+    )
+    result = ToolMessage.of("c1", "noop", "0")
+    appended = [
+        session.append(AssistantMessageEvent(message=reply)),
+        session.append(ToolResultEvent(message=result, invocation_id="i", duration_ms=0.5)),
+    ]
+    # storing them (fields-sets shared, payloads packed) did not give them dicts
+    assert not _has_own_dict(reply)
+    assert not _has_own_dict(reply.content[0])
+    assert not _has_own_dict(result)
+    assert [e.model_dump_json() for e in session.events] == [e.model_dump_json() for e in appended]
+    assert list(session.derive_messages()) == [reply, result]
+    assert session.derive_messages()[0] is reply
+
+
+def test_compact_instances_refuses_a_class_it_cannot_build() -> None:
+    with pytest.raises(TypeError, match="WithPrivate"):
+        compact_instances(WithPrivate)

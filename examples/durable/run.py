@@ -11,6 +11,7 @@ import anyio
 from agentrig_dbos import DURABLE
 
 import agentrig
+from agentrig.ids import AgentId
 
 HERE = Path(__file__).resolve().parent
 
@@ -19,7 +20,8 @@ async def main() -> None:
     async with agentrig.open_runtime(HERE / "agentrig.toml") as rt:
         durable = rt.services.require(DURABLE)
         await durable.launch(executor_id="example")  # this process is also a worker
-        run_id = await durable.submit("assistant", "Which tool tells the weather?")
+        agent = rt.agent(AgentId("assistant"))
+        run_id = await agent.submit("Which tool tells the weather?")  # queued for a worker
         print(f"submitted {run_id}")
         question = None
         for _ in range(600):  # the worker in this process reaches the call

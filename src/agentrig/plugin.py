@@ -6,7 +6,8 @@
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
-  tracing plugin (``agentrig.kernel.tracing``);
+  tracing plugin (``agentrig.kernel.tracing``); :data:`RUN_QUEUE` / :class:`RunQueue` for a
+  plugin that queues runs for workers (``agent.submit``; ``agentrig.kernel.run_queue``);
 * the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
   ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
   ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
@@ -49,6 +50,8 @@ _LAZY: dict[str, str] = {
     "Composition": "agentrig.kernel",
     "Phase": "agentrig.kernel",
     "Runtime": "agentrig.kernel",
+    "RUN_QUEUE": "agentrig.kernel",
+    "RunQueue": "agentrig.kernel",
     "ServiceKey": "agentrig.kernel",
     "compose_step": "agentrig.kernel",
     # the runtime's catalogs, by typed key: rt.catalog(TOOLS), rt.registry(TOOLSETS)
@@ -108,6 +111,8 @@ __all__ = [
     "RequestConfig",
     "RequestError",
     "Retry",
+    "RUN_QUEUE",
+    "RunQueue",
     "Runtime",
     "RuntimeStarted",
     "ServiceKey",
@@ -135,6 +140,7 @@ if TYPE_CHECKING:
     from agentrig.credentials import CREDENTIAL_STORES
     from agentrig.hooks import HOOK_STRATEGIES
     from agentrig.kernel import (
+        RUN_QUEUE,
         TRACE_CONTEXT,
         AgentCreated,
         AgentDisposed,
@@ -152,6 +158,7 @@ if TYPE_CHECKING:
         RequestConfig,
         RequestError,
         Retry,
+        RunQueue,
         Runtime,
         RuntimeStarted,
         ScopeKind,

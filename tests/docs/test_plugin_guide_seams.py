@@ -13,6 +13,7 @@ import pytest
 GUIDE = Path(__file__).parents[2] / "docs" / "plugin-guide.md"
 SECTION = "## 9. Adding to the runtime"
 TRACING = "## 10. Tracing"
+RUN_QUEUE = "## 11. Queued runs"
 
 
 def _samples(start: str = SECTION, end: str | None = TRACING) -> list[str]:
@@ -95,9 +96,17 @@ async def test_the_config_table_sample_reads_its_table() -> None:
 def test_the_tracing_sample_sees_the_loops_scopes_and_event_ids(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (sample,) = _samples(TRACING, None)
+    (sample,) = _samples(TRACING, RUN_QUEUE)
     namespace: dict[str, object] = {"__name__": "guide_tracing_sample"}
     exec(compile(sample, str(GUIDE), "exec"), namespace)
     printed = capsys.readouterr().out.strip()
     assert printed == "['turn', 'model_call', '/model_call', '/turn'] turn/end b7ad6b7169203331"
     assert printed in GUIDE.read_text(encoding="utf-8")
+
+
+def test_the_run_queue_sample_hands_the_run_to_the_plugin(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (sample,) = _samples(RUN_QUEUE, None)
+    exec(compile(sample, str(GUIDE), "exec"), {"__name__": "guide_queue"})
+    assert capsys.readouterr().out == "run-1 [('assistant', 'summarise the report')]\n"

@@ -28,10 +28,10 @@ from agentrig_dbos import (
 )
 
 from agentrig.errors import ConfigError, UnknownIdError
-from agentrig.ids import EntryId
+from agentrig.ids import AgentId, EntryId
 from agentrig.journal import SqliteJournal
 from agentrig.kernel import open_runtime
-from agentrig.plugin import SESSION_STORES
+from agentrig.plugin import RUN_QUEUE, SESSION_STORES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
@@ -261,3 +261,27 @@ async def test_a_question_survives_a_restart_and_the_run_goes_on_where_it_stoppe
     assert "finished: done" in out
     assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
     assert await stored_problems(tmp_path) == []
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_agent_submit_queues_a_durable_run_that_a_worker_process_finishes(
+    tmp_path: Path,
+) -> None:
+    async with (
+        durable_runtime(tmp_path) as rt,
+        child_process(str(tmp_path), "worker", "w1") as worker,
+    ):
+        durable = rt.services.require(DURABLE)
+        assert rt.services.require(RUN_QUEUE) is durable
+        run_id = await rt.agent(AgentId("assistant")).submit("do the thing", run_id="s1")
+        assert run_id == "s1"
+        assert await rt.agent(AgentId("assistant")).submit("again", run_id="s1") == "s1"
+        with anyio.fail_after(120):
+            result = await durable.result(run_id)
+        assert worker.returncode is None  # executed by the worker, which still runs
+    assert (result.text, result.agent, result.session_id) == ("done", "assistant", "ses-s1")
+    assert marker_lines(tmp_path) == ["assistant.s1:one", "assistant.s1:two"]  # once
+    with pytest.raises(DurableSetupError, match="no queue 'nope'"):
+        async with durable_runtime(tmp_path) as rt:
+            await rt.agent(AgentId("assistant")).submit("x", queue="nope")

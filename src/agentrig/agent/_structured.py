@@ -20,7 +20,7 @@ from agentrig.llm import Provider, ResponseFormat, UserMessage, capability
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
     from agentrig.agent._driver import RunOptions
-    from agentrig.agent._turn import Emit, TurnOutcome
+    from agentrig.agent._turn_state import Emit, TurnOutcome
 
 __all__ = ["finish_structured", "structured_instruction", "structured_transport"]
 

@@ -56,6 +56,7 @@ from agentrig.kernel.payloads import (
     ToolExecution,
     TurnStopping,
 )
+from agentrig.kernel.run_queue import RUN_QUEUE, RunQueue
 from agentrig.kernel.runtime import (
     AGENTS,
     CATALOG_KINDS,
@@ -70,6 +71,7 @@ from agentrig.kernel.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, Trac
 
 __all__ = [
     "AGENTS",
+    "RUN_QUEUE",
     "CATALOG_KINDS",
     "CORE_DISTRIBUTION",
     "HTTP",
@@ -124,6 +126,7 @@ __all__ = [
     "RequestConfig",
     "RequestError",
     "Retry",
+    "RunQueue",
     "Runtime",
     "RuntimeConfig",
     "RuntimeStarted",

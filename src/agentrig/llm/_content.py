@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from agentrig._construct import construct_trusted
+from agentrig._construct import compact_instances, construct_trusted
 from agentrig.kernel.discovery import register_variants
 from agentrig.variants import Variant, VariantRegistry
 
@@ -128,6 +128,9 @@ class ProviderStateBlock(ContentBlock):
     data: dict[str, Any]
     text: str | None = None
 
+
+# kept by every idle agent's history: built compactly (see compact_instances)
+compact_instances(TextBlock, ToolCallBlock, ReasoningBlock)
 
 CONTENT_BLOCKS: VariantRegistry[ContentBlock] = VariantRegistry(
     ContentBlock, loader=register_variants

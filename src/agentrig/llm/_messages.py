@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agentrig._construct import construct_trusted
+from agentrig._construct import compact_instances, construct_trusted
 from agentrig.ids import new_message_id
 from agentrig.llm._content import ContentBlocks, TextBlock, ToolCallBlock
 from agentrig.llm._literals import StopReason
@@ -144,6 +144,9 @@ class ToolMessage(BaseModel):
         """The concatenated text blocks."""
         return _joined_text(self.content)
 
+
+# kept by every idle agent's history: built compactly (see compact_instances)
+compact_instances(UserMessage, AssistantMessage, ToolMessage)
 
 Message: TypeAlias = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")

@@ -95,7 +95,10 @@ def _with_durable(args: argparse.Namespace, body: Callable[[Any], Awaitable[int]
 
 def _submit(args: argparse.Namespace) -> int:
     async def body(durable: Any) -> int:
-        run_id = await durable.submit(args.agent, args.prompt, queue=args.queue, run_id=args.run_id)
+        from agentrig.ids import AgentId
+
+        agent = durable.rt.agent(AgentId(args.agent))  # the kernel's submit: the RUN_QUEUE
+        run_id = await agent.submit(args.prompt, queue=args.queue, run_id=args.run_id)
         print(run_id, flush=True)
         if args.wait:
             print((await durable.result(run_id)).text, flush=True)

@@ -6,7 +6,8 @@ With a ``[dbos]`` table the step (phase ``stores``, after the providers are buil
   state directory, or the same PostgreSQL database through ``agentrig-postgres``);
 * attaches it through the public journal port: the journal's listener plugin, and every
   provider of the catalog wrapped so its calls are journaled;
-* provides the :data:`~agentrig_dbos.DURABLE` service, closed with the runtime.
+* provides the :data:`~agentrig_dbos.DURABLE` service, closed with the runtime, and the
+  kernel's run queue (:data:`~agentrig.plugin.RUN_QUEUE`: ``rt.agent(NAME).submit(prompt)``).
 
 Without a ``[dbos]`` table it does nothing: installing the distribution changes no runtime.
 ``register_commands`` adds ``agentrig submit``, ``agentrig worker`` and ``agentrig result``.
@@ -22,7 +23,15 @@ import sniffio
 from agentrig.errors import ConfigError, Issue
 from agentrig.host import OwnerOnlyStore
 from agentrig.journal import ExecutionJournal, JournaledProvider, attach_journal
-from agentrig.plugin import PROVIDERS, Commands, Composition, Runtime, compose_step, hookimpl
+from agentrig.plugin import (
+    PROVIDERS,
+    RUN_QUEUE,
+    Commands,
+    Composition,
+    Runtime,
+    compose_step,
+    hookimpl,
+)
 from agentrig_dbos import _cli
 from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import DurableBackendError
@@ -105,6 +114,7 @@ class DbosPlugin:
         rt.add_plugin("dbos-approver", DurableApprover())
         durable = Durable(rt, section, url, journal)
         rt.services.provide(DURABLE, durable, source="agentrig-dbos")
+        rt.services.provide(RUN_QUEUE, durable, source="agentrig-dbos")  # rt.agent(N).submit
         rt.on_close("dbos", durable.aclose)
         rt.own("dbos-journal", journal)
 
