@@ -33,6 +33,7 @@ _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _set_dict = BaseModel.__dict__["__dict__"].__set__
+_setattr = object.__setattr__
 
 
 class _Plan:
