@@ -106,6 +106,19 @@ class ToolOffer:
             cached = self._build_spec(tool)
         return cached[1]
 
+    def request_specs(self, tools: Iterable[Tool]) -> tuple[tuple[ToolSpec, ...], int]:
+        """The definitions of ``tools`` for a request, and their estimated size in characters."""
+        specs = []
+        chars = 0
+        cache = self._specs
+        for tool in tools:
+            cached = cache.get(tool.id)
+            if cached is None or cached[0] is not tool:
+                cached = self._build_spec(tool)
+            specs.append(cached[1])
+            chars += cached[2]
+        return tuple(specs), chars
+
     def spec_chars(self, tool: Tool) -> int:
         """The estimated size of ``tool``'s definition in characters."""
         cached = self._specs.get(tool.id)
