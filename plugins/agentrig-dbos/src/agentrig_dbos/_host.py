@@ -21,10 +21,10 @@ from __future__ import annotations
 import contextlib
 import difflib
 import secrets
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import anyio
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
@@ -303,8 +303,41 @@ class Durable:
     async def status(self, run_id: str) -> str:
         """The run's status: its latest link's DBOS status (``ENQUEUED``, ``PENDING``,
         ``SUCCESS``, ``ERROR`` ...), or ``WAITING`` while it waits for a person's answer."""
-        _wid, status, value = await self._tip(run_id)
-        return WAITING if _waiting(value) else status
+        found = await self.statuses([run_id])
+        if run_id not in found:
+            raise UnknownRunError(f"no durable run {run_id!r}")
+        return found[run_id]
+
+    async def statuses(self, run_ids: Sequence[str]) -> dict[str, str]:
+        """:meth:`status` of many runs in a few queries (one, plus one per approval link);
+        an id with no durable run is left out."""
+        client = await self._client_of()
+        tips = {run_id: run_id for run_id in run_ids}
+        found: dict[str, str] = {}
+        while tips:
+            rows = await client.list_workflows_async(
+                workflow_ids=sorted(set(tips.values())), load_input=False
+            )
+            by_id = {row.workflow_id: row for row in rows}
+            following: dict[str, str] = {}
+            for run_id, wid in tips.items():
+                row = by_id.get(wid)
+                if row is None:
+                    continue  # unknown run (or a link nobody queued: handled below)
+                status, output = str(row.status), cast(Any, row.output)
+                if status == "SUCCESS" and _waiting(output):
+                    following[run_id] = str(output["next"])
+                    found[run_id] = WAITING
+                else:
+                    found[run_id] = status
+            tips = following
+            if tips:  # a link that exists replaces WAITING with its own status
+                queued = await client.list_workflows_async(
+                    workflow_ids=sorted(set(tips.values())), load_input=False, load_output=False
+                )
+                present = {row.workflow_id for row in queued}
+                tips = {r: w for r, w in tips.items() if w in present}
+        return found
 
     async def _finished(self, run_id: str) -> bool:
         _wid, status, value = await self._tip(run_id)
