@@ -97,12 +97,11 @@ def light_tracer(tracer: Any) -> LightTracer | None:
 class LightTracer:
     """Starts :class:`LiveSpan` s with an SDK tracer's sampler, ids, resource and processors."""
 
-    __slots__ = ("_ids", "_scope", "_tracer", "info", "processor", "resource", "sampler")
+    __slots__ = ("_ids", "_scope", "_tracer", "info", "processor", "sampler")
 
     def __init__(self, tracer: Tracer) -> None:
         self._tracer = tracer
         self.sampler = tracer.sampler
-        self.resource = tracer.resource
         self.processor: Any = tracer.span_processor  # typed for the SDK's own Span
         self.info = tracer.instrumentation_info
         self._scope = getattr(tracer, "_instrumentation_scope", None)
@@ -113,7 +112,7 @@ class LightTracer:
         span = LiveSpan.__new__(LiveSpan)
         span._name = name
         span._kind = kind
-        span._resource = self.resource
+        span._resource = self._tracer.resource  # read each time: the SDK may set it later
         span._instrumentation_info = self.info
         span._instrumentation_scope = self._scope
         span._attributes = span._values = {}
