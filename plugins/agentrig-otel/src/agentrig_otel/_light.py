@@ -53,6 +53,7 @@ LIVE: ContextVar[Any] = ContextVar("agentrig_otel_scope", default=None)
 _UNSET = Status(StatusCode.UNSET)
 _SAMPLED = int(TraceFlags.SAMPLED)
 _RANDOM = int(TraceFlags.RANDOM_TRACE_ID)
+_FLAGS = {flags: TraceFlags(flags) for flags in range(4)}  # the flags a span of ours has
 #: the local-parent delegates of the SDK's ``ParentBased`` default: a child follows its parent
 _LOCAL_DEFAULT = "localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}"
 #: at least this many attributes and events per span must fit (the SDK's default is 128)
@@ -213,7 +214,7 @@ class LiveSpan(trace_api.Span, ReadableSpan):
                 self.trace_id,
                 self.span_id,
                 is_remote=False,
-                trace_flags=TraceFlags(self._flags),
+                trace_flags=_FLAGS[self._flags],
                 trace_state=self._state,
             )
         return context
@@ -310,7 +311,9 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         self._end_time = end_time if end_time is not None else time_ns()
         if self._recording:
             self._context = self.get_span_context()
-            self._parent = self.parent
+            parent = self._parent_span
+            if parent is not None:
+                self._parent = parent.get_span_context()
             self._processor.on_end(self)
 
     @property
