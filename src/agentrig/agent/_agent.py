@@ -67,6 +67,8 @@ __all__ = ["Agent", "RunOptions", "RunStream"]
 
 T = TypeVar("T", bound=BaseModel)
 
+_NONE: frozenset[str] = frozenset()
+
 
 @final
 class Agent:
@@ -82,6 +84,7 @@ class Agent:
         tools: Sequence[Tool] = (),
         writer: SessionWriter | None = None,
         gate: Gate | None = None,
+        tool_specs: dict[str, tuple[Tool, ToolSpec, int]] | None = None,
     ) -> None:
         self.runtime = runtime
         self._id = agent_id
@@ -89,11 +92,14 @@ class Agent:
         self.session = session
         # keyed by plain names: a model's tool call names its tool with an unchecked string
         self._tools: dict[str, Tool] = {t.id: t for t in tools}
-        self._loaded: set[str] = set()
+        # frozensets, empty ones shared: most agents never load or deny a tool
+        self._loaded: frozenset[str] = _NONE
         self._last_request_config: RequestConfig | None = None
         self._plan_cache: tuple[tuple[int, str], OfferPlan] | None = None
-        self._specs: dict[str, tuple[Tool, ToolSpec, int]] = {}
-        self._denied: set[str] | None = None
+        # tool id -> (tool, its request definition, its size): the registry shares one
+        # between its agents (a definition depends only on the tool)
+        self._specs = {} if tool_specs is None else tool_specs
+        self._denied: frozenset[str] | None = None
         self.deferral = DeferralPolicy(
             mode=config.deferral, max_resident=config.deferral_max_resident
         )
@@ -154,9 +160,8 @@ class Agent:
 
     def _compute_plan(self) -> OfferPlan:
         if self._denied is None:
-            self._denied = (
-                self._gate.denied_tools(list(self._tools.values())) if self._gate else set()
-            )
+            denied = self._gate.denied_tools(list(self._tools.values())) if self._gate else ()
+            self._denied = frozenset(denied) if denied else _NONE
         visible = [t for t in self._tools.values() if t.id not in self._denied]
         overrides: dict[str, bool] = {
             name: cfg.deferred
@@ -183,9 +188,9 @@ class Agent:
 
     def load_tools(self, tool_ids: Sequence[str]) -> None:
         """Make deferred tools resident from the next request on."""
-        for tool_id in tool_ids:
-            if tool_id in self._tools:
-                self._loaded.add(tool_id)
+        new = {tool_id for tool_id in tool_ids if tool_id in self._tools} - self._loaded
+        if new:
+            self._loaded = self._loaded | new
 
     def replace_tools(self, tools: Sequence[Tool]) -> None:
         """Swap in a new tool set -- a plugin's toolset changed (an MCP server's list did).
@@ -202,7 +207,7 @@ class Agent:
         except ContractViolation as exc:
             raise ToolDefinitionError(f"replace_tools: {exc}") from None
         self._tools = {t.id: t for t in checked}
-        self._loaded &= self._tools.keys()
+        self._loaded = frozenset(self._loaded & self._tools.keys()) or _NONE
         self._plan_cache = None
         self._denied = None
 
@@ -374,7 +379,7 @@ class Agent:
         self._ensure_alive()
         message = user_message(text, source)
         self.inbox.append("next-step", message)
-        self._driver.wakers.add(message.id)
+        self._driver.add_waker(message.id)
         if self._status == "idle":
             self._driver.schedule_drain()
         return message.id
