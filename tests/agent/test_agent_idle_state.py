@@ -19,7 +19,13 @@ async def test_an_idle_agent_holds_no_run_slot_and_queued_runs_stay_in_order(
     env: EnvFactory,
 ) -> None:
     gate = Gate()
-    replies = ["r0", Reply(tool_calls=(ScriptedCall("gate", {}),)), "r1", "r2", "r3"]
+    replies: list[Reply | str] = [
+        "r0",
+        Reply(tool_calls=(ScriptedCall("gate", {}),)),
+        "r1",
+        "r2",
+        "r3",
+    ]
     async with env(replies, tools=[gate.tool]) as e:
         agent = e.agent
         assert agent._driver._slot is None  # before any run
@@ -84,7 +90,8 @@ async def test_agents_given_the_same_settings_share_one_config(env: EnvFactory) 
 
 
 async def test_agents_share_their_tools_request_definitions(env: EnvFactory) -> None:
-    replies = [Reply(tool_calls=(ScriptedCall("echo", {"text": "x"}),)), "done"] * 2
+    call = Reply(tool_calls=(ScriptedCall("echo", {"text": "x"}),))
+    replies: list[Reply | str] = [call, "done", call, "done"]
     async with env(replies, tools=[echo]) as e:
         create = e.rt.agents.create
         a = await create(AgentId("a"), provider="local", model="m", tools=[echo])

@@ -15,7 +15,7 @@ import json
 import time
 from array import array
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from agentrig._construct import construct_trusted, instance_of, share_fields_set
 from agentrig.errors import AgentrigError
@@ -188,8 +188,20 @@ _MESSAGE_AT: dict[type[SessionEventData], int] = {
     cls: 2 + fields.index("message") for cls, fields in _FIELDS.items() if "message" in fields
 }
 
+# payloads that are just their message (the fields-set {"message"}, the type tag): the log
+# keeps the message itself, the object the derived history holds, and nothing around it
+_BARE: dict[type[Any], type[SessionEventData]] = {
+    AssistantMessage: AssistantMessageEvent,
+    UserMessage: UserMessageEvent,
+}
+_BARE_OF: dict[type[SessionEventData], type[Any]] = {v: k for k, v in _BARE.items()}
+_BARE_TYPES: dict[type[SessionEventData], str] = {
+    cls: cls.model_fields["type"].default for cls in _BARE_OF
+}
+_BARE_FIELDS: set[str] = {"message"}
+
 Packed = tuple[Any, ...]
-Stored = SessionEventData | Packed
+Stored = SessionEventData | Packed | AssistantMessage | UserMessage
 
 
 def _envelope(
@@ -219,16 +231,30 @@ def _store(data: SessionEventData) -> Stored:
     if cls in _PACKED_TYPES:
         state = data.__dict__
         if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
-            return (cls, data.__pydantic_fields_set__, *state.values())
+            fields_set = data.__pydantic_fields_set__
+            bare = _BARE_OF.get(cls)
+            if bare is not None:
+                message: AssistantMessage | UserMessage = state["message"]
+                if (
+                    type(message) is bare
+                    and fields_set == _BARE_FIELDS
+                    and state["type"] == _BARE_TYPES[cls]
+                ):
+                    return message
+            return (cls, fields_set, *state.values())
     return data
 
 
 def _payload(stored: Stored) -> SessionEventData:
     """The payload ``stored`` keeps (rebuilt, equal to the appended one, when packed)."""
-    if not isinstance(stored, tuple):
-        return stored
-    cls: type[SessionEventData] = stored[0]
-    return instance_of(cls, dict(zip(_FIELDS[cls], stored[2:], strict=True)), stored[1])
+    if isinstance(stored, tuple):
+        cls: type[SessionEventData] = stored[0]
+        return instance_of(cls, dict(zip(_FIELDS[cls], stored[2:], strict=True)), stored[1])
+    event = _BARE.get(type(stored))
+    if event is not None:
+        state = {"type": _BARE_TYPES[event], "message": stored}
+        return instance_of(event, state, _BARE_FIELDS)
+    return cast("SessionEventData", stored)
 
 
 class EventsView(Sequence[SessionEvent]):
@@ -239,7 +265,7 @@ class EventsView(Sequence[SessionEvent]):
 
     def __init__(
         self,
-        seqs: list[int],
+        seqs: Sequence[int],
         times: MutableSequence[float],
         data: list[Stored],
         traces: dict[int, TraceIds],
@@ -311,7 +337,9 @@ class Session:
     ) -> None:
         self.id: SessionId = session_id
         # the log, column by column (see _envelope)
-        self._seqs: list[int] = []
+        # seqs, as a range while they run on without a gap (always, but for a loaded log
+        # with gaps): 48 bytes rather than a list growing with the log
+        self._seqs: range | list[int] = range(1, 1)
         # unix times as C doubles (exact for a float); a list once a time is not a float
         self._times: MutableSequence[float] = array("d")
         self._data: list[Stored] = []
@@ -357,7 +385,7 @@ class Session:
             if trace is not None:
                 self._traces[len(seqs)] = trace
         self._keep_time(now)
-        seqs.append(seq)
+        self._keep_seq(seq)
         self._data.append(_store(data))
         # ``data`` is an already-validated family member and seq/time are ours: the
         # envelope is built without re-validating them on this hot path
@@ -381,8 +409,20 @@ class Session:
             if event.trace is not None:
                 self._traces[len(self._seqs)] = event.trace
             self._keep_time(event.time)
-            self._seqs.append(event.seq)
+            self._keep_seq(event.seq)
             self._data.append(_store(event.data))
+
+    def _keep_seq(self, seq: int) -> None:
+        seqs = self._seqs
+        if isinstance(seqs, range):
+            if not seqs:
+                self._seqs = range(seq, seq + 1)
+                return
+            if seq == seqs.stop:
+                self._seqs = range(seqs.start, seq + 1)
+                return
+            self._seqs = seqs = list(seqs)  # a gap: kept one by one from here on
+        seqs.append(seq)
 
     def _keep_time(self, value: float) -> None:
         times = self._times
@@ -412,7 +452,12 @@ class Session:
         for i in range(self._projected, end):
             data: Any = events[i]
             message: Any
-            if isinstance(data, tuple):  # packed (see _store): the message is a field
+            kind = type(data)
+            if kind is AssistantMessage:  # kept bare (see _store)
+                message = _annotate(data, note) if data.interrupted else data
+            elif kind is UserMessage:
+                message = data
+            elif kind is tuple:  # packed (see _store): the message is a field
                 at = _MESSAGE_AT.get(data[0])
                 if at is None:
                     continue
