@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 
 import pytest
@@ -83,3 +85,41 @@ def test_minted_ids_are_time_ordered() -> None:
     time.sleep(0.003)
     third = ids.new_session_id()
     assert first < second < third
+
+
+def _random_part(value: str) -> str:
+    return value.rsplit("_", 1)[1][12:]  # after the prefix and the 12 hex digits of time
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX-only")
+def test_a_forked_child_never_mints_its_parents_next_bits() -> None:
+    # the random bits are read ahead in batches: a child must not reuse the parent's batch
+    ids.new_invocation_id()  # the parent now holds bits read ahead
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its first id, then leave without pytest's teardown
+        os.close(read)
+        os.write(write, ids.new_invocation_id().encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        child = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    parent = ids.new_invocation_id()
+    assert child.startswith("inv_")
+    assert _random_part(child) != _random_part(parent)
+
+
+def test_ids_minted_on_many_threads_are_unique() -> None:
+    minted: list[str] = []
+
+    def mint() -> None:
+        minted.extend(ids.new_message_id() for _ in range(500))
+
+    threads = [threading.Thread(target=mint) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(minted)) == len(minted) == 4000

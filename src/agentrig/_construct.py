@@ -32,6 +32,7 @@ _new = object.__new__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
 _setattr = object.__setattr__
 
 
@@ -193,7 +194,7 @@ def instance_of(cls: type[_M], state: dict[str, Any], fields_set: set[str]) -> _
     callers that already hold the complete state.
     """
     instance = _new(cls)
-    _setattr(instance, "__dict__", state)
+    _set_dict(instance, state)
     _set_fields_set(instance, fields_set)
     _set_extra(instance, None)
     _set_private(instance, None)

@@ -219,6 +219,15 @@ def test_per_token_constructors_equal_the_validated_ones(
     assert hash(built) == hash(expected)
 
 
+def test_a_copy_of_a_per_token_delta_does_not_change_the_others() -> None:
+    # deltas built by ``of`` share one fields set; pydantic gives a copy its own
+    first, second = TextDelta.of("a"), ReasoningDelta.of("b")
+    copied = first.model_copy(update={"type": "text_delta"})
+    assert copied.model_fields_set == {"text", "type"}
+    assert first.model_fields_set == second.model_fields_set == {"text"}
+    assert TextDelta.of("c").model_fields_set == {"text"}
+
+
 def test_per_token_constructors_validate_what_is_not_plain() -> None:
     from pydantic import ValidationError
     from typeguard import suppress_type_checks

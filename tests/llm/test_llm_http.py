@@ -41,6 +41,7 @@ from agentrig.llm.http import (
     close_stream,
     error_from_response,
     error_from_transport,
+    event_json,
     first_header,
     read_json_object,
     read_sse,
@@ -410,6 +411,48 @@ def test_arbitrary_byte_cuts_give_the_same_events(cuts: list[int]) -> None:
         return [e async for e in read_sse(response, signal=CancelSignal(), provider="t")]
 
     assert anyio.run(main) == EXPECTED
+
+
+def test_the_fast_framing_path_builds_named_events() -> None:
+    events = SSEDecoder().feed('data: {"a": 1}\n\ndata:b\n\n')
+    assert [type(e) for e in events] == [SSEEvent, SSEEvent]
+    assert repr(events[1]) == "SSEEvent(event=None, data='b')"
+
+
+# Event data as servers send it and as they should not: event_json answers what json.loads
+# answers (value or error) -- pydantic-core parses, json decides wherever the two differ.
+JSON_TEXTS = [
+    '{"choices": [{"index": 0, "delta": {"content": "w é€😀"}, "finish_reason": null}]}',
+    '{"a": 1e400, "b": NaN, "c": -Infinity, "d": 123456789012345678901234567890}',
+    '{"a": 1, "a": 2}',
+    '{"a": 0.1, "b": -0.0, "c": 5e-324, "d": 1.7976931348623157e308, "e": 9007199254740993}',
+    '{"a": "\\ud83d\\ude00", "b": "\\u0000", "c": "\\/"}',
+    '{"a": "\\ud800"}',  # a lone surrogate: json keeps it, pydantic-core refuses it
+    '{"a": 1}  \n',
+    "[1, 2]",
+    '"text"',
+]
+BAD_JSON_TEXTS = ['{"a": 1} x', '{"a": [1, 2,]}', '{"a": 01}', '{"a": "x\ty"}', "{", ""]
+
+
+@pytest.mark.parametrize("text", JSON_TEXTS)
+def test_event_json_gives_what_json_loads_gives(text: str) -> None:
+    value = event_json(text)
+    assert repr(value) == repr(json.loads(text))  # repr: NaN != NaN, and types show
+
+
+@pytest.mark.parametrize("text", BAD_JSON_TEXTS)
+def test_event_json_refuses_what_json_loads_refuses_with_its_error(text: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(json.JSONDecodeError) as raised:
+        event_json(text)
+    assert str(raised.value) == str(expected.value)
+
+
+def test_event_json_takes_a_str_holding_a_lone_surrogate_as_json_does() -> None:
+    text = '{"a": "\ud800"}'
+    assert event_json(text) == json.loads(text) == {"a": "\ud800"}
 
 
 @pytest.mark.anyio

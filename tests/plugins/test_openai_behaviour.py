@@ -22,6 +22,7 @@ from agentrig.errors import AbortError
 from agentrig.llm import (
     AssistantMessage,
     CapabilityError,
+    FinishChunk,
     ImageBlock,
     ModelRegistry,
     ModelRequest,
@@ -30,13 +31,18 @@ from agentrig.llm import (
     ProviderStateBlock,
     RateLimitError,
     ReasoningBlock,
+    ReasoningDelta,
     ResponseFormat,
     ServerError,
+    StreamChunk,
     SystemMessage,
     TextBlock,
+    TextDelta,
     ToolCallBlock,
     ToolMessage,
     ToolSpec,
+    Usage,
+    UsageChunk,
     UserMessage,
     capability,
 )
@@ -312,6 +318,82 @@ async def test_a_stream_cut_before_its_end_is_a_connection_error() -> None:
     with pytest.raises(ProviderConnectionError):
         await run_stream(provider, hello())
     await provider.aclose()
+
+
+# -- the per-token short path ----------------------------------------------------------------
+
+# Chunks beside and just outside the short path's shape (one choice, index 0, a delta of
+# non-empty content and perhaps the role, no finish reason, no usage), each with the stream
+# chunks the general path gives for it: the short path must take the first kind and give the
+# same, and leave the others to the general path.
+EDGE_CHUNKS: list[tuple[dict[str, Any], list[StreamChunk]]] = [
+    (chunk({"role": "assistant", "content": "a"}), [TextDelta(text="a")]),
+    (chunk({"content": "b"}), [TextDelta(text="b")]),
+    (chunk({"content": ""}), []),
+    (chunk({"role": "assistant"}), []),
+    (chunk({"content": None}), []),
+    (chunk({"content": "c", "refusal": "no"}), [TextDelta(text="c"), TextDelta(text="no")]),
+    (
+        chunk({"content": "d", "reasoning_content": "r"}),
+        [ReasoningDelta(text="r"), TextDelta(text="d")],
+    ),
+    (
+        {"model": "other", "choices": [{"index": 1, "delta": {"content": "x"}}]},
+        [],
+    ),
+    (
+        {
+            "model": "m2",
+            "choices": [
+                {"index": 0, "delta": {"content": "e"}, "finish_reason": None},
+                {"index": 1, "delta": {"content": "f"}, "finish_reason": None},
+            ],
+        },
+        [TextDelta(text="e")],
+    ),
+    (
+        {
+            "choices": [{"index": 0, "delta": {"content": "g"}, "finish_reason": None}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+        },
+        [TextDelta(text="g"), UsageChunk(usage=Usage(prompt=1, completion=2, total=3))],
+    ),
+    ({"choices": [{"delta": {"content": "h"}}]}, [TextDelta(text="h")]),
+    ({"model": "m3", "choices": [{"index": 0, "delta": {"content": "i"}}]}, [TextDelta(text="i")]),
+    (chunk({"content": "j"}, finish="stop"), [TextDelta(text="j")]),
+]
+
+
+@pytest.mark.anyio
+async def test_text_chunks_on_and_off_the_short_path_stream_what_the_general_path_gives() -> None:
+    body = sse(*[c for c, _ in EDGE_CHUNKS])
+    provider = make_provider("openai", MockServer(lambda _r: httpx.Response(200, content=body)))
+    message, chunks = await run_stream(provider, hello())
+    await provider.aclose()
+    expected = [out for _, outs in EDGE_CHUNKS for out in outs]
+    *deltas, finish = chunks
+    assert deltas == expected
+    assert all(type(d) is type(e) for d, e in zip(deltas, expected, strict=True))
+    # the model of the last chunk naming one (kept on the short path too), the refusal seen
+    assert finish == FinishChunk(stop_reason="refusal", provider_stop_reason="stop", model="gpt-4o")
+    assert message.text == "abcnodeghij"
+
+
+@pytest.mark.anyio
+async def test_the_short_path_keeps_the_model_a_text_chunk_names() -> None:
+    body = sse(
+        {"model": "m1", "choices": [{"index": 0, "delta": {"role": "assistant"}}]},
+        {"model": "m2", "choices": [{"index": 0, "delta": {"content": "hi"}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    )
+    provider = make_provider("openai", MockServer(lambda _r: httpx.Response(200, content=body)))
+    message, chunks = await run_stream(provider, hello())
+    await provider.aclose()
+    assert chunks == [
+        TextDelta(text="hi"),
+        FinishChunk(stop_reason="end", provider_stop_reason="stop", model="m2"),
+    ]
+    assert message.model == "m2"
 
 
 # -- tool-call ids and names -----------------------------------------------------------------

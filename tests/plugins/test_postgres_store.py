@@ -6,6 +6,7 @@ distribution's ``postgres`` entry point in ``agentrig.session_stores``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -18,9 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
+import anyio.lowlevel
 import psycopg
 import pytest
 from _postgres_server import PostgresServer, postgres_server
+from agentrig_postgres import PostgresSessionStore
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agentrig.errors import ConfigError
@@ -272,23 +276,28 @@ async def test_bad_options_are_config_errors_with_their_path(tmp_path: Path) -> 
 
 _CHILD = textwrap.dedent(
     """
-    import sys, anyio
+    import itertools, sys, anyio
     from importlib.metadata import entry_points
     from agentrig.session import Session, TurnStart, TurnEnd
 
-    async def main(dsn, session_id):
+    async def main(dsn, session_id, mode):
         factory = entry_points(group="agentrig.session_stores")["postgres"].load()
         store = factory({"id": "s", "options": {"dsn": dsn}})
         writer = await store.open_writer(session_id)
         session = Session(session_id)
         print("locked", flush=True)
-        for turn in range(1, 100000):
+        for turn in itertools.count(1):
+            # "loop": append until killed; "step": one turn per line read from stdin
+            if mode == "step" and not sys.stdin.readline():
+                break
             batch = [session.append(TurnStart(turn=turn)), session.append(TurnEnd(turn=turn,
                      reason="completed"))]
             await writer.append(batch)
             print(turn, flush=True)
+        await writer.aclose()
+        await store.aclose()
 
-    anyio.run(main, sys.argv[1], sys.argv[2])
+    anyio.run(main, *sys.argv[1:])
     """
 )
 
@@ -298,7 +307,9 @@ _CHILD = textwrap.dedent(
 async def test_a_killed_writer_leaves_whole_batches_and_frees_its_session(
     store: SessionStore, dsn: str
 ) -> None:
-    async with await anyio.open_process([sys.executable, "-c", _CHILD, dsn, "ses_killed"]) as child:
+    async with await anyio.open_process(
+        [sys.executable, "-c", _CHILD, dsn, "ses_killed", "loop"]
+    ) as child:
         assert child.stdout is not None
         lines = BufferedByteReceiveStream(child.stdout)
         assert await lines.receive_until(b"\n", 100) == b"locked"
@@ -397,3 +408,173 @@ class TestPostgresStoreConformance(SessionStoreConformance):
     @pytest.fixture
     def make_session_store(self, dsn: str) -> Callable[[], SessionStore]:
         return lambda: build(dsn)
+
+
+# ---- async on both backends: order, cancellation, name resolution --------------------------
+
+
+async def test_tasks_sharing_a_writer_commit_in_the_order_they_appended(
+    store: SessionStore, dsn: str
+) -> None:
+    # a concurrent tool group's hooks log from several tasks at once: each takes its seq and
+    # calls append without an await in between, so commits must follow seq, batch by batch
+    session = Session(SessionId("ses_tasks"))
+    writer = await store.open_writer("ses_tasks")
+
+    async def log(turn: int) -> None:
+        await anyio.lowlevel.checkpoint()
+        batch = [
+            session.append(TurnStart(turn=turn)),
+            session.append(UserMessageEvent(message=UserMessage.of(f"q{turn}"))),
+            session.append(TurnEnd(turn=turn, reason="completed")),
+        ]
+        await writer.append(batch)
+
+    async with anyio.create_task_group() as group:
+        for turn in range(1, 41):
+            group.start_soon(log, turn)
+    await writer.aclose()
+    report = await store.load("ses_tasks")
+    assert not report.damaged
+    assert [e.seq for e in report.events] == list(range(1, 121))
+    # xmin is the writing transaction: one per batch, growing in commit order
+    with psycopg.connect(dsn) as connection:
+        rows = connection.execute(
+            "SELECT seq, xmin::text::bigint FROM agentrig_session_events "
+            "WHERE session_id = 'ses_tasks' ORDER BY seq"
+        ).fetchall()
+    transactions = [xid for _, xid in rows]
+    assert transactions == sorted(transactions)
+    for first in range(0, 120, 3):  # a batch is whole: its three rows in one transaction
+        assert len(set(transactions[first : first + 3])) == 1
+    assert len(set(transactions)) == 40
+
+
+async def test_a_cancelled_append_is_carried_out_and_the_writer_goes_on(
+    store: SessionStore,
+) -> None:
+    events = sample("ses_cancel")
+    writer = await store.open_writer("ses_cancel")
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await writer.append(events[:4])  # in flight when cancelled: finished, never half-sent
+    await writer.append(events[4:])
+    await writer.aclose()
+    report = await store.load("ses_cancel")
+    assert [e.seq for e in report.events] == list(range(1, 9))
+    assert not report.damaged
+
+
+async def test_a_host_name_is_resolved_without_blocking_and_named_in_errors() -> None:
+    port = closed_port()
+    unreachable = build(f"postgresql://agentrig@localhost:{port}/none", connect_timeout=2)
+    with pytest.raises(SessionStoreError, match=f"localhost:{port}"):
+        await unreachable.exists("ses_x")
+    await unreachable.aclose()
+
+
+# ---- following a session: pushed by NOTIFY, across processes -------------------------------
+
+
+class Appender:
+    """Another process holding the session's writer: appends one turn per ``step()``."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self.process = process
+        self.lines = BufferedByteReceiveStream(process.stdout)
+
+    async def step(self) -> int:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(b"go\n")
+        return int(await self.lines.receive_until(b"\n", 100))
+
+
+@contextlib.asynccontextmanager
+async def appender(dsn: str, session_id: str) -> AsyncIterator[Appender]:
+    async with await anyio.open_process(
+        [sys.executable, "-c", _CHILD, dsn, session_id, "step"]
+    ) as process:
+        child = Appender(process)
+        assert await child.lines.receive_until(b"\n", 100) == b"locked"
+        try:
+            yield child
+        finally:
+            assert process.stdin is not None
+            await process.stdin.aclose()
+            await process.wait()
+
+
+def follow_of(store: SessionStore) -> PostgresSessionStore:
+    assert isinstance(store, PostgresSessionStore)
+    return store
+
+
+@pytest.mark.subprocess
+async def test_commits_of_another_process_are_announced_one_by_one(
+    store: SessionStore, dsn: str
+) -> None:
+    pg = follow_of(store)
+    async with appender(dsn, "ses_push") as child, pg.changes("ses_push") as changes:
+        assert changes.announced == 0
+        for turn in range(1, 4):
+            assert await child.step() == turn
+            with anyio.fail_after(60):  # a hang guard only: nothing here polls
+                assert await changes.next() == 2 * turn
+            assert changes.announced == turn
+        # another session's commits do not wake a follower of this one, and the reverse
+        async with pg.changes("ses_other") as other:
+            assert await child.step() == 4  # ses_push: announced to changes only
+            writer = await store.open_writer("ses_other")
+            await writer.append(sample("ses_other", turns=1))
+            await writer.aclose()
+            with anyio.fail_after(60):
+                assert await other.next() == 4
+                assert await changes.next() == 8
+        assert (other.announced, changes.announced) == (1, 4)
+
+
+@pytest.mark.subprocess
+async def test_follow_yields_the_log_then_each_commit_of_another_process(
+    store: SessionStore, dsn: str
+) -> None:
+    pg = follow_of(store)
+    async with appender(dsn, "ses_follow") as child:
+        await child.step()  # turn 1 is in the log before following starts
+        events = pg.follow("ses_follow")
+        try:
+            with anyio.fail_after(60):  # a hang guard only: follow never polls
+                assert [(await anext(events)).seq for _ in range(2)] == [1, 2]
+                for turn in (2, 3):
+                    await child.step()
+                    first, second = await anext(events), await anext(events)
+                    assert (first.seq, second.seq) == (2 * turn - 1, 2 * turn)
+                    assert isinstance(first.data, TurnStart)
+                    assert first.data.turn == turn
+        finally:
+            await events.aclose()
+    # following from a seq skips what the caller has
+    resumed = pg.follow("ses_follow", after_seq=4)
+    try:
+        with anyio.fail_after(60):
+            assert (await anext(resumed)).seq == 5
+    finally:
+        await resumed.aclose()
+
+
+async def test_a_follower_can_be_cancelled_and_the_store_goes_on(store: SessionStore) -> None:
+    pg = follow_of(store)
+    writer = await store.open_writer("ses_quiet")
+    await writer.append(sample("ses_quiet", turns=1))
+    seen: list[int] = []
+    with anyio.CancelScope() as scope:
+        async for event in pg.follow("ses_quiet"):
+            seen.append(event.seq)
+            if event.seq == 4:
+                scope.cancel()  # the follower is cancelled while it waits for a commit
+    assert scope.cancelled_caught
+    assert seen == [1, 2, 3, 4]
+    await writer.append(sample("ses_quiet", turns=2)[4:])
+    await writer.aclose()
+    assert len((await store.load("ses_quiet")).events) == 8

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import enum
 import gc
 import warnings
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from agentrig.errors import Issue
 from agentrig.tools.schema import (
     Limits,
     SchemaContractError,
+    check_bounds,
     parse_with,
     validate_json,
 )
@@ -502,3 +505,42 @@ def test_property_validator_never_raises(value: object, schema: Any) -> None:
     assert isinstance(found, tuple)
     assert all(isinstance(issue, Issue) for issue in found)
     assert schema == before
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+# (id, flat object, limits, the issue code check_bounds gives -- None means within bounds)
+FLAT_BOUNDS_ROWS: list[tuple[str, dict[Any, Any], Limits, str | None]] = [
+    ("scalars", {"s": "x", "i": 1, "b": True, "n": None, "f": 1.5}, Limits(), None),
+    ("empty", {}, Limits(), None),
+    ("long-string", {"s": "x" * 11}, Limits(max_string_length=10), "limit.string_length"),
+    ("string-at-limit", {"s": "x" * 10}, Limits(max_string_length=10), None),
+    ("nan", {"f": float("nan")}, Limits(), "value.not_json"),
+    ("infinity", {"f": float("-inf")}, Limits(), "value.not_json"),
+    ("int-key", {1: "a"}, Limits(), "value.not_json"),
+    ("int-subclass", {"e": _Level.LOW}, Limits(), None),
+    ("object-value", {"o": object()}, Limits(), "value.not_json"),
+    ("nested", {"l": [1, {"a": "x" * 11}]}, Limits(max_string_length=10), "limit.string_length"),
+    ("properties", {"a": 1, "b": 2}, Limits(max_properties=1), "limit.properties"),
+    ("nodes", {"a": 1, "b": 2}, Limits(max_nodes=2), "limit.nodes"),
+    ("nodes-at-limit", {"a": 1, "b": 2}, Limits(max_nodes=3), None),
+    ("depth", {"a": 1}, Limits(max_depth=0), "limit.depth"),
+    ("empty-depth-0", {}, Limits(max_depth=0), None),
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "limits", "code"),
+    [row[1:] for row in FLAT_BOUNDS_ROWS],
+    ids=[row[0] for row in FLAT_BOUNDS_ROWS],
+)
+def test_flat_object_bounds_match_the_walk(
+    value: dict[Any, Any], limits: Limits, code: str | None
+) -> None:
+    # a plain dict may take the flat fast path; the same items behind a read-only mapping
+    # always take the general walk: both give the same issues
+    issues = check_bounds(value, limits)
+    assert issues == check_bounds(MappingProxyType(value), limits)
+    assert [issue.code for issue in issues] == ([] if code is None else [code])

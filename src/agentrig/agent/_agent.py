@@ -10,7 +10,6 @@ without starting anything.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar, final, overload
@@ -27,6 +26,7 @@ from agentrig.agent._dispatch import (
 )
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
+from agentrig.agent._offer import ToolOffer
 from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
 from agentrig.agent._runs import RunStream
@@ -54,7 +54,7 @@ from agentrig.session import (
     SystemPrompt,
 )
 from agentrig.tools import Tool, ToolDefinitionError, check_tool_contribution
-from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
+from agentrig.tools.deferral import DeferralPolicy
 
 if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
@@ -66,8 +66,6 @@ _JOURNAL: ServiceKey[object] = ServiceKey("journal")
 __all__ = ["Agent", "RunOptions", "RunStream"]
 
 T = TypeVar("T", bound=BaseModel)
-
-_NONE: frozenset[str] = frozenset()
 
 
 @final
@@ -90,19 +88,9 @@ class Agent:
         self._id = agent_id
         self.config = config
         self.session = session
-        # keyed by plain names: a model's tool call names its tool with an unchecked string
-        self._tools: dict[str, Tool] = {t.id: t for t in tools}
-        # frozensets, empty ones shared: most agents never load or deny a tool
-        self._loaded: frozenset[str] = _NONE
+        #: its tools and which of them the next request offers (deferral, denied tools)
+        self._offer = ToolOffer(runtime, config, tools, gate, specs=tool_specs)
         self._last_request_config: RequestConfig | None = None
-        self._plan_cache: tuple[tuple[int, str], OfferPlan] | None = None
-        # tool id -> (tool, its request definition, its size): the registry shares one
-        # between its agents (a definition depends only on the tool)
-        self._specs = {} if tool_specs is None else tool_specs
-        self._denied: frozenset[str] | None = None
-        self.deferral = DeferralPolicy(
-            mode=config.deferral, max_resident=config.deferral_max_resident
-        )
         self._writer = writer
         self._gate = gate
         self._system_prompt = config.system_prompt
@@ -145,52 +133,26 @@ class Agent:
         return f"<Agent {self._id!r} session={self.session.id!r} {self._status}>"
 
     # ---- tools ----------------------------------------------------------------------------
+    @property
+    def deferral(self) -> DeferralPolicy:
+        """How this agent defers tools (``[agents.x] deferral``)."""
+        return self._offer.policy
+
     def all_tools(self) -> list[Tool]:
-        return list(self._tools.values())
-
-    def _plan(self) -> OfferPlan:
-        # The plan depends only on the tools, what was loaded, the model and the config: keep
-        # it until one of those changes (the offered set is still re-read every round).
-        key = (len(self._loaded), self.config.model)
-        if self._plan_cache is not None and self._plan_cache[0] == key:
-            return self._plan_cache[1]
-        plan = self._compute_plan()
-        self._plan_cache = (key, plan)
-        return plan
-
-    def _compute_plan(self) -> OfferPlan:
-        if self._denied is None:
-            denied = self._gate.denied_tools(list(self._tools.values())) if self._gate else ()
-            self._denied = frozenset(denied) if denied else _NONE
-        visible = [t for t in self._tools.values() if t.id not in self._denied]
-        overrides: dict[str, bool] = {
-            name: cfg.deferred
-            for name, cfg in self.runtime.config.tools.items()
-            if cfg.deferred is not None
-        }
-        window = self.runtime.models.context_window(self.config.model)
-        return plan_offer(
-            visible,
-            loaded=self._loaded,
-            policy=self.deferral,
-            context_window=window,
-            overrides=overrides,
-        )
+        return list(self._offer.tools.values())
 
     def offered_tools(self) -> list[Tool]:
         """The tools offered on the next request: re-read every round, deferred ones withheld,
         tools the permission rules deny outright never shown."""
-        return list(self._plan().offered)
+        return list(self._offer.plan().offered)
 
     def withheld_tools(self) -> list[Tool]:
         """Deferred tools not loaded yet (what ``tool_search`` searches)."""
-        return list(self._plan().withheld)
+        return list(self._offer.plan().withheld)
 
     def load_tools(self, tool_ids: Sequence[str]) -> None:
         """Make deferred tools resident from the next request on."""
-        new = {tool_id for tool_id in tool_ids if tool_id in self._tools} - self._loaded
-        if new:
-            self._loaded = self._loaded | new
+        self._offer.load(tool_ids)
 
     def replace_tools(self, tools: Sequence[Tool]) -> None:
         """Swap in a new tool set -- a plugin's toolset changed (an MCP server's list did).
@@ -206,10 +168,7 @@ class Agent:
             checked = check_tool_contribution(tuple(tools)) if tools else ()
         except ContractViolation as exc:
             raise ToolDefinitionError(f"replace_tools: {exc}") from None
-        self._tools = {t.id: t for t in checked}
-        self._loaded = frozenset(self._loaded & self._tools.keys()) or _NONE
-        self._plan_cache = None
-        self._denied = None
+        self._offer.replace(checked)
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], *, signal: CancelSignal | None = None
@@ -226,13 +185,13 @@ class Agent:
         call that needs approval is refused unless an approver hook answers.
         """
         self._ensure_alive()
-        tool = self._tools.get(name)
+        tools = self._offer.tools
+        tool = tools.get(name)
         if tool is None:
             raise UnknownIdError(
-                f"agent {self._id!r} has no tool {name!r} "
-                f"(tools: {', '.join(sorted(self._tools))})",
+                f"agent {self._id!r} has no tool {name!r} (tools: {', '.join(sorted(tools))})",
                 id=name,
-                known=tuple(sorted(self._tools)),
+                known=tuple(sorted(tools)),
                 suggestion=None,
             )
         call = ToolCallBlock(id=new_invocation_id(), name=name, arguments=dict(arguments))
@@ -258,30 +217,21 @@ class Agent:
         unknown tool is an explicit skip.  Journal continuation replays calls through it.
         """
         self._ensure_alive()
-        tool = self._tools.get(call.name)
+        tools = self._offer.tools
+        tool = tools.get(call.name)
         if tool is None:
-            return CallOutcome(unknown_tool(call, list(self._tools)), executed=False)
+            return CallOutcome(unknown_tool(call, list(tools)), executed=False)
         outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
         observe_tool_call(self, call, outcome, {"session_id": self.session.id})
         return outcome
 
     def tool_spec(self, tool: Tool) -> ToolSpec:
         """The (unprojected) definition of ``tool`` for a request; built once per tool."""
-        cached = self._specs.get(tool.id)
-        if cached is None or cached[0] is not tool:
-            spec = ToolSpec(
-                name=tool.id,
-                description=tool.description,
-                parameters=dict(tool.input_schema.json_schema),
-            )
-            chars = len(spec.description) + len(json.dumps(spec.parameters))
-            cached = self._specs[tool.id] = (tool, spec, chars)
-        return cached[1]
+        return self._offer.spec(tool)
 
     def tool_spec_chars(self, tool: Tool) -> int:
         """The estimated size of ``tool``'s definition in characters."""
-        self.tool_spec(tool)
-        return self._specs[tool.id][2]
+        return self._offer.spec_chars(tool)
 
     # ---- the log --------------------------------------------------------------------------
     async def _log(self, data: Any) -> SessionEvent:

@@ -3,7 +3,8 @@
 It owns the agent's FIFO run slot (runs wait for earlier ones), the turns queued by
 ``followup``/``steer`` (drained in the background), the cancel signal, stop request and
 notices of the run in progress, per-run options and deadlines, and the run record.  The
-handle keeps identity, config, session, inbox, tools and status; the turn is ``_turn``.
+handle keeps identity, config, session, inbox, tools and status; the turn is ``_turn``
+(with its parts ``_model_call`` and ``_tool_round``).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import anyio
 import attrs
 from pydantic import BaseModel
 
+from agentrig.agent._deadline import with_deadline
 from agentrig.agent._results import RunRecord, RunResult, sum_usage
 from agentrig.agent._resume import Continuation
 from agentrig.agent._structured import finish_structured
-from agentrig.agent._turn import Emit, run_turn, with_deadline
+from agentrig.agent._turn import run_turn
+from agentrig.agent._turn_state import Emit
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError
 from agentrig.ids import new_invocation_id, new_run_id

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, final
 
-from agentrig.agent._turn import TurnOutcome, run_turn
+from agentrig.agent._turn import run_turn
+from agentrig.agent._turn_state import TurnOutcome
 from agentrig.cancel import CancelSignal
 from agentrig.session import SessionEvent
 

@@ -20,7 +20,7 @@ from agentrig.llm import Provider, ResponseFormat, UserMessage, capability
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
     from agentrig.agent._driver import RunOptions
-    from agentrig.agent._turn import Emit, TurnOutcome
+    from agentrig.agent._turn_state import Emit, TurnOutcome
 
 __all__ = ["finish_structured", "structured_instruction", "structured_transport"]
 
@@ -73,7 +73,7 @@ async def finish_structured(
     signal: CancelSignal,
     emit: Emit | None,
 ) -> tuple[Any, int]:
-    from agentrig.agent._turn import run_turn  # the turn module imports this one
+    from agentrig.agent._turn import run_turn  # the turn (its model call) imports this one
 
     if options.output_type is None or outcome.interrupted or outcome.stop_reason:
         return outcome.text, 0

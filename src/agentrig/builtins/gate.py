@@ -170,6 +170,9 @@ class PermissionGate:
                     return refused or GateDecision(False, "the rewrite could not be checked")
                 decision = checked
         decision = _with_hook_answer(decision, hooked)
+        if decision.verdict == "allow":
+            # decided: nobody is asked (what resolve() answers for it, without its records)
+            return GateDecision(True, updated_arguments=updated)
         if decision.verdict == "ask" and hooks is not None:
             answered = await self._permission_request(tool, call, decision, agent, ctx)
             if answered is not None:

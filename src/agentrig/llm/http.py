@@ -35,7 +35,14 @@ from agentrig.llm._http_retry import (
 )
 from agentrig.llm._models import ModelInfo
 from agentrig.llm._provider import Provider, ProviderConfig
-from agentrig.llm._sse import SSEDecoder, SSEEvent, close_stream, read_sse, read_sse_batches
+from agentrig.llm._sse import (
+    SSEDecoder,
+    SSEEvent,
+    close_stream,
+    event_json,
+    read_sse,
+    read_sse_batches,
+)
 
 __all__ = [
     "HttpProviderFactory",
@@ -47,6 +54,7 @@ __all__ = [
     "close_stream",
     "error_from_response",
     "error_from_transport",
+    "event_json",
     "first_header",
     "read_json_object",
     "read_sse",

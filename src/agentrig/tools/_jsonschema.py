@@ -198,12 +198,43 @@ def check_bounds(value: object, limits: Limits = DEFAULT_LIMITS) -> tuple[Issue,
     The guard in front of a validator without bounds of its own (pydantic), so a value is
     still validated once: by that validator.
     """
+    if type(value) is dict and _flat_within(value, limits):
+        return ()
     walker = _Walker(True, limits)
     try:
         walker.bounds(value, (), 0)
     except _Stop as stop:
         return (stop.issue,)
     return ()
+
+
+_SCALARS = frozenset({int, bool, type(None)})
+
+
+def _flat_within(value: dict[Any, Any], limits: Limits) -> bool:
+    """True when ``value`` is a flat object of plain scalars the walk would pass.
+
+    Most tool inputs are; the walk costs a few microseconds per call on the loop's path.
+    Anything else (nesting, subclasses, a non-finite float, a bound reached) is left to it.
+    """
+    if len(value) > limits.max_properties or len(value) >= limits.max_nodes:
+        return False
+    if limits.max_depth < 1:
+        return False
+    longest = limits.max_string_length
+    for key, item in value.items():
+        if type(key) is not str:
+            return False
+        kind = type(item)
+        if kind is str:
+            if len(item) > longest:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
 
 
 class _Stop(Exception):

@@ -322,7 +322,7 @@ class PydanticSchemaAdapter(Generic[_M]):
         if issues:
             raise SchemaValidationError(issues, subject=subject)
         try:
-            text = json.dumps(value, allow_nan=False)
+            text = _ENCODE(value)
         except ValueError:  # NaN or an infinity: the bounds walk let every other value through
             issue = Issue("value.not_json", "NaN and infinities are not JSON numbers")
             raise SchemaValidationError([issue], subject=subject) from None
@@ -334,6 +334,9 @@ class PydanticSchemaAdapter(Generic[_M]):
     def __repr__(self) -> str:
         return f"PydanticSchemaAdapter({self._model.__name__})"
 
+
+# one shared encoder: ``json.dumps`` with a keyword builds a new one per call
+_ENCODE = json.JSONEncoder(allow_nan=False).encode
 
 # pydantic's error types named by the JSON Schema keyword they enforce, so a pydantic-backed
 # tool reports the same ``value.<keyword>`` codes as every other schema adapter.

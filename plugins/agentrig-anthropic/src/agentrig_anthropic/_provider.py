@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
@@ -28,6 +27,7 @@ from agentrig.llm.http import (
     HttpProviderFactory,
     HttpSession,
     close_stream,
+    event_json,
     first_header,
     read_json_object,
     read_sse_batches,
@@ -276,7 +276,7 @@ class AnthropicProvider:
                     if not data:
                         continue
                     try:
-                        payload = json.loads(data)
+                        payload = event_json(data)
                     except ValueError as exc:
                         raise ProviderStreamError(
                             f"{self.kind}: malformed stream event: {data[:200]!r}",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
@@ -21,12 +20,14 @@ from agentrig.llm import (
     ProviderConnectionError,
     ProviderStreamError,
     StreamChunk,
+    TextDelta,
     UserMessage,
 )
 from agentrig.llm.http import (
     HttpProviderFactory,
     HttpSession,
     close_stream,
+    event_json,
     first_header,
     read_json_object,
     read_sse_batches,
@@ -41,8 +42,6 @@ __all__ = ["OpenAIProvider", "factory"]
 logger = logging.getLogger("agentrig_openai")
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id")
-# json.loads(s) is a wrapper around this: calling it directly saves a frame per token
-_decode_json = json.JSONDecoder().decode
 
 
 class OpenAIProvider:
@@ -229,7 +228,7 @@ class OpenAIProvider:
         done = False
         try:
             # Events come a network read at a time; the signal is checked before each one
-            # (the loop runs between them).  json.loads gives plain dicts, so they are
+            # (the loop runs between them).  event_json gives plain dicts, so they are
             # tested as dict (the Mapping ABC costs more, once per token).
             async for batch in events:
                 for event in batch:
@@ -244,7 +243,7 @@ class OpenAIProvider:
                             done = True
                             break
                     try:
-                        payload = _decode_json(data)
+                        payload = event_json(data)
                     except ValueError as exc:
                         raise ProviderStreamError(
                             f"{self.kind}: malformed stream chunk: {data.strip()[:200]!r}",
@@ -258,8 +257,12 @@ class OpenAIProvider:
                         raise self._stream_error(
                             error if isinstance(error, dict) else payload, request_id
                         )
-                    for chunk in reader.feed(payload):
-                        yield chunk
+                    text = reader.text_of(payload)
+                    if text is not None:  # the common chunk: no list, no loop per token
+                        yield TextDelta.of(text)
+                    else:
+                        for chunk in reader.feed_other(payload):
+                            yield chunk
                 if done:
                     break
         finally:

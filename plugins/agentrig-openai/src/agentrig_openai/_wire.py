@@ -481,10 +481,14 @@ class ChunkReader:
         self.usage: Usage | None = None
         self._calls: dict[int, tuple[str, str]] = {}
 
-    def feed(self, chunk: Mapping[str, Any]) -> list[StreamChunk]:
+    def text_of(self, chunk: Mapping[str, Any]) -> str | None:
+        """The text of the common chunk -- one choice whose delta holds only non-empty
+        content (and perhaps the role) -- or None: then :meth:`feed_other` takes it.
+
+        The per-token short path: for such a chunk, ``[TextDelta.of(text)]`` is what the
+        general path gives, and the model is kept the same way.
+        """
         choices = chunk.get("choices")
-        # The common chunk -- one choice whose delta holds only content (and perhaps the
-        # role) -- takes a short path with the same result as the general one below.
         if type(choices) is list and len(choices) == 1 and chunk.get("usage") is None:
             choice = choices[0]
             delta = choice.get("delta") if type(choice) is dict else None
@@ -499,7 +503,19 @@ class ChunkReader:
                     model = chunk.get("model")
                     if model and isinstance(model, str):
                         self.model = model
-                    return [TextDelta.of(text)]
+                    return text
+        return None
+
+    def feed(self, chunk: Mapping[str, Any]) -> list[StreamChunk]:
+        """The stream chunks of one ``chat.completion.chunk`` object."""
+        text = self.text_of(chunk)
+        if text is not None:
+            return [TextDelta.of(text)]
+        return self.feed_other(chunk)
+
+    def feed_other(self, chunk: Mapping[str, Any]) -> list[StreamChunk]:
+        """:meth:`feed` for a chunk :meth:`text_of` declined (the general path)."""
+        choices = chunk.get("choices")
         out: list[StreamChunk] = []
         model = chunk.get("model")
         if model and isinstance(model, str):

@@ -1,24 +1,30 @@
-"""One PostgreSQL connection used from worker threads, and the tables this plugin owns.
+"""One PostgreSQL connection shared by tasks, and the tables this plugin owns.
 
-psycopg's async API runs on asyncio only, while agentrig runs on asyncio *and* trio (anyio),
-so every call goes through psycopg's synchronous API in a worker thread
-(``anyio.to_thread``), one call at a time per connection.  A call in flight is not abandoned
-when the caller is cancelled: the thread finishes, so a commit is never left half-awaited.
+The connection is psycopg's async connection on anyio (:mod:`agentrig_postgres._aconn`), so
+the stores run on asyncio and trio without worker threads.  Calls take the connection in
+the order they were made (anyio's lock is first-in, first-out, and it is the first thing a
+call waits for), so two tasks appending to one session commit in the order they called.  A
+call in flight is shielded from cancellation: it finishes, so a commit is never left
+half-sent, and the caller's cancellation is delivered right after it.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-import anyio.to_thread
-import psycopg
+import anyio
 from psycopg import sql
 
-__all__ = ["Database", "ensure_schema", "table"]
+from agentrig_postgres._aconn import AnyioConnection
+
+__all__ = ["CHANNEL", "Database", "ensure_schema", "table"]
 
 _T = TypeVar("_T")
+
+#: the NOTIFY channel every session append announces itself on (payload: schema, session
+#: id and last seq, space-separated)
+CHANNEL = "agentrig_session_events"
 
 #: advisory-lock key serialising schema creation across processes (``CREATE TABLE IF NOT
 #: EXISTS`` races on the catalog when two processes run it at once)
@@ -48,63 +54,70 @@ def table(schema: str, name: str) -> sql.Identifier:
     return sql.Identifier(schema, f"agentrig_{name}")
 
 
-def ensure_schema(connection: psycopg.Connection[Any], schema: str) -> None:
+async def ensure_schema(connection: AnyioConnection, schema: str) -> None:
     """Create this plugin's tables in ``schema`` when missing (safe across processes)."""
     names = {
         "events": table(schema, "session_events"),
         "journal": table(schema, "journal"),
         "journal_run": sql.Identifier("agentrig_journal_run"),
     }
-    with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-        connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+    async with connection.transaction():
+        await connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        await connection.execute(
+            sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
+        )
         for statement in _TABLES:
-            connection.execute(sql.SQL(statement).format(**names))
+            await connection.execute(sql.SQL(statement).format(**names))
 
 
 class Database:
-    """A connection opened lazily by DSN, used by one worker thread at a time."""
+    """A connection opened lazily by DSN, used by one call at a time (see the module docs)."""
 
     def __init__(self, dsn: str, *, connect_timeout: float) -> None:
         self.dsn = dsn
         self._connect_timeout = connect_timeout
-        self._connection: psycopg.Connection[Any] | None = None
-        self._lock = threading.Lock()
+        self._connection: AnyioConnection | None = None
+        self._lock = anyio.Lock()
 
-    def connect(self) -> psycopg.Connection[Any]:
-        """The open connection (opened on first use; autocommit, explicit transactions)."""
-        if self._connection is None or self._connection.closed:
-            self._connection = psycopg.connect(
-                self.dsn, autocommit=True, connect_timeout=max(1, round(self._connect_timeout))
-            )
-        return self._connection
+    @property
+    def connected(self) -> bool:
+        """Whether a connection is open (a broken one counts as closed)."""
+        return self._connection is not None and not self._connection.closed
 
-    async def run(self, work: Callable[[psycopg.Connection[Any]], _T]) -> _T:
-        """Run ``work(connection)`` in a worker thread, holding this connection's lock."""
+    async def connect(self) -> AnyioConnection:
+        """A new connection of this database's DSN (autocommit; the caller closes it)."""
+        return await AnyioConnection.open(self.dsn, connect_timeout=self._connect_timeout)
 
-        def call() -> _T:
-            with self._lock:
-                return work(self.connect())
-
-        return await anyio.to_thread.run_sync(call)
+    async def run(self, work: Callable[[AnyioConnection], Awaitable[_T]]) -> _T:
+        """``await work(connection)`` holding the connection, shielded (see the module docs)."""
+        with anyio.CancelScope(shield=True):
+            async with self._lock:
+                if self._connection is None or self._connection.closed:
+                    self._connection = await self.connect()
+                result = await work(self._connection)
+        return result
 
     async def fetch(self, query: sql.SQL | sql.Composed, params: Sequence[Any] = ()) -> list[Any]:
         """All rows of one query."""
 
-        def work(connection: psycopg.Connection[Any]) -> list[Any]:
-            return connection.execute(query, params).fetchall()
+        async def work(connection: AnyioConnection) -> list[Any]:
+            cursor = await connection.execute(query, params)
+            return await cursor.fetchall()
 
         return await self.run(work)
 
-    def drop(self) -> None:
-        """Close the connection (the next use reconnects)."""
-        if self._connection is not None:
-            connection, self._connection = self._connection, None
-            connection.close()
+    async def execute(self, query: sql.SQL | sql.Composed, params: Sequence[Any] = ()) -> None:
+        """Run one statement (in autocommit mode: its own transaction)."""
+
+        async def work(connection: AnyioConnection) -> None:
+            await connection.execute(query, params)
+
+        await self.run(work)
 
     async def aclose(self) -> None:
-        await anyio.to_thread.run_sync(self._close_locked)
-
-    def _close_locked(self) -> None:
-        with self._lock:
-            self.drop()
+        """Close the connection (a later call reconnects)."""
+        with anyio.CancelScope(shield=True):
+            async with self._lock:
+                if self._connection is not None:
+                    connection, self._connection = self._connection, None
+                    await connection.close()

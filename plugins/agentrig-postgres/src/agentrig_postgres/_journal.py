@@ -1,14 +1,13 @@
 """The execution journal on PostgreSQL: one committed transaction per record.
 
-A write returns only after PostgreSQL committed it (with the server's default
-``synchronous_commit = on`` that means it is on the server's disk), so a crash of the
-process leaves every confirmed record and nothing half-written.  ``UNIQUE (run_id, kind,
+A write is one ``INSERT`` in autocommit mode -- one statement, one transaction -- and returns
+only after PostgreSQL committed it (with the server's default ``synchronous_commit = on``
+that means it is on the server's disk), so a crash of the process leaves every confirmed
+record and nothing half-written.  ``UNIQUE (run_id, kind,
 key)`` makes a second write of the same record impossible, even from two processes.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -49,21 +48,18 @@ class PostgresJournal(RecordJournal):
             try:
                 await self._db.run(lambda connection: ensure_schema(connection, schema))
             except psycopg.Error as exc:
-                self._db.drop()
+                await self._db.aclose()
                 raise JournalError(f"cannot open the PostgreSQL journal: {exc}") from exc
             self._ready = True
         return self._db
 
     async def _append(self, record: Record) -> None:
         db = await self._conn()
-        insert = sql.SQL("INSERT INTO {} (run_id, kind, key, body) VALUES (%s, %s, %s, %s)")
+        insert = sql.SQL("INSERT INTO {} (run_id, kind, key, body) VALUES (%s, %s, %s, %s)").format(
+            self._table
+        )
         params = (record.run_id, record.kind, record.key, record.model_dump_json())
-
-        def work(connection: psycopg.Connection[Any]) -> None:
-            with connection.transaction():
-                connection.execute(insert.format(self._table), params)
-
-        await db.run(work)
+        await db.execute(insert, params)
 
     async def _select(self, where: sql.SQL, params: tuple[str, ...]) -> list[Record]:
         db = await self._conn()

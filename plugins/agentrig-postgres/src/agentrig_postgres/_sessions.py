@@ -12,15 +12,22 @@
 * Bodies are stored as the exact JSON text agentrig wrote, so events of plugin variants no
   installed plugin knows are written back unchanged.
 * ``load`` reports rows it cannot read and gaps in the ``seq`` numbering as damage.
+* Appends are pushed: each batch is one statement that inserts the rows and sends a
+  ``NOTIFY`` in the same transaction, so :meth:`PostgresSessionStore.follow` (and
+  :meth:`PostgresSessionStore.changes`) wake up when a batch commits -- in any process --
+  instead of polling.
+* Tasks sharing one writer commit in the order they called ``append`` (the connection is
+  taken first-in, first-out), so ``seq`` grows in commit order.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
+import anyio
 import psycopg
 from psycopg import sql
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -38,9 +45,10 @@ from agentrig.session import (
     parse_event,
     sequence_problems,
 )
-from agentrig_postgres._db import Database, ensure_schema, table
+from agentrig_postgres._aconn import AnyioConnection
+from agentrig_postgres._db import CHANNEL, Database, ensure_schema, table
 
-__all__ = ["PostgresSessionStore", "PostgresStoreOptions", "factory"]
+__all__ = ["PostgresSessionStore", "PostgresStoreOptions", "SessionChanges", "factory"]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -80,17 +88,15 @@ class _PostgresWriter:
                 f"session {self._session_id!r}: an earlier append failed ({self._broken}); "
                 "this writer appends nothing more -- open the session again to continue"
             )
-        rows = [(self._session_id, event.seq, dump_event(event)) for event in events]
-        insert = sql.SQL("INSERT INTO {} (session_id, seq, body) VALUES (%s, %s, %s)").format(
-            self._store.events_table
-        )
-
-        def work(connection: psycopg.Connection[Any]) -> None:
-            with connection.transaction(), connection.cursor() as cursor:
-                cursor.executemany(insert, rows)
-
+        if not events:
+            return
+        seqs = [event.seq for event in events]
+        bodies = [dump_event(event) for event in events]
+        payload = f"{self._store.schema} {self._session_id} {seqs[-1]}"
+        params = (self._session_id, seqs, bodies, CHANNEL, payload)
         try:
-            await self._db.run(work)
+            # the first await: the connection is taken in the order appends were called
+            await self._db.execute(self._store.append_statement, params)
         except psycopg.Error as exc:
             self._broken = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
             raise SessionStoreError(
@@ -103,11 +109,42 @@ class _PostgresWriter:
             db, self._db = self._db, None
             # Release the lock on the server before closing: a closed connection releases it
             # too, but only once the server has noticed, so the next writer could be refused.
-            with contextlib.suppress(psycopg.Error):
-                await db.run(
-                    lambda connection: connection.execute("SELECT pg_advisory_unlock_all()")
-                )
+            if db.connected:
+                with contextlib.suppress(psycopg.Error):
+                    await db.execute(sql.SQL("SELECT pg_advisory_unlock_all()"))
             await db.aclose()
+
+
+class SessionChanges:
+    """Commits to one session's log, announced by PostgreSQL (``LISTEN``/``NOTIFY``)."""
+
+    def __init__(self, connection: AnyioConnection, schema: str, session_id: str) -> None:
+        self._connection = connection
+        self._prefix = f"{schema} {session_id} "
+        self.session_id = session_id
+        #: how many commits to this session were announced so far
+        self.announced = 0
+        #: the last ``seq`` an announced commit wrote (0 before the first)
+        self.last_seq = 0
+
+    async def next(self) -> int:
+        """Wait for the next commit to this session; the last ``seq`` it wrote.
+
+        Bound the wait with ``anyio.move_on_after`` / ``fail_after``.
+        """
+        try:
+            while True:
+                found = False
+                async with contextlib.aclosing(self._connection.notifies(stop_after=1)) as notes:
+                    async for note in notes:
+                        if note.payload.startswith(self._prefix):
+                            found = True
+                            self.announced += 1
+                            self.last_seq = max(self.last_seq, int(note.payload.rsplit(" ", 1)[1]))
+                if found:
+                    return self.last_seq
+        except psycopg.Error as exc:
+            raise SessionStoreError(f"following session {self.session_id!r} failed: {exc}") from exc
 
 
 class PostgresSessionStore:
@@ -120,6 +157,13 @@ class PostgresSessionStore:
         self.schema = schema
         self.connect_timeout = connect_timeout
         self.events_table = table(schema, "session_events")
+        #: one batch: its rows and its NOTIFY, one statement and so one transaction
+        self.append_statement = sql.SQL(
+            "WITH written AS (INSERT INTO {} (session_id, seq, body) "
+            "SELECT %s, batch.seq, batch.body FROM unnest(%s::bigint[], %s::text[]) "
+            "AS batch(seq, body) RETURNING 1) "
+            "SELECT pg_notify(%s, %s) FROM (SELECT count(*) FROM written) AS done"
+        ).format(self.events_table)
         self._db = Database(dsn, connect_timeout=connect_timeout)
         self._ready = False
 
@@ -141,7 +185,7 @@ class PostgresSessionStore:
             try:
                 await self._prepared(self._db)
             except psycopg.Error as exc:
-                self._db.drop()
+                await self._db.aclose()
                 raise SessionStoreError(f"cannot use {self._where()}: {exc}") from exc
             self._ready = True
         return self._db
@@ -150,16 +194,9 @@ class PostgresSessionStore:
         check_session_id(session_id)
         await self._ensure()
         db = Database(self.dsn, connect_timeout=self.connect_timeout)
-        key = _lock_key(self.schema, session_id)
-
-        def lock(connection: psycopg.Connection[Any]) -> bool:
-            row = connection.execute(
-                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
-            ).fetchone()
-            return bool(row and row[0])
-
+        lock = sql.SQL("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))")
         try:
-            acquired = await db.run(lock)
+            acquired = bool((await db.fetch(lock, (_lock_key(self.schema, session_id),)))[0][0])
         except psycopg.Error as exc:
             await db.aclose()
             raise SessionStoreError(f"cannot open session {session_id!r}: {exc}") from exc
@@ -171,16 +208,19 @@ class PostgresSessionStore:
             )
         return _PostgresWriter(self, session_id, db)
 
-    async def load(self, session_id: str) -> LoadReport:
-        check_session_id(session_id)
+    async def _rows(self, session_id: str, after_seq: int = 0) -> list[Any]:
         db = await self._ensure()
-        query = sql.SQL("SELECT seq, body FROM {} WHERE session_id = %s ORDER BY seq").format(
-            self.events_table
-        )
+        query = sql.SQL(
+            "SELECT seq, body FROM {} WHERE session_id = %s AND seq > %s ORDER BY seq"
+        ).format(self.events_table)
         try:
-            rows = await db.fetch(query, (session_id,))
+            return await db.fetch(query, (session_id, after_seq))
         except psycopg.Error as exc:
             raise SessionStoreError(f"cannot read session {session_id!r}: {exc}") from exc
+
+    async def load(self, session_id: str) -> LoadReport:
+        check_session_id(session_id)
+        rows = await self._rows(session_id)
         if not rows:
             raise SessionStoreError(f"no stored session {session_id!r} in {self._where()}")
         events: list[SessionEvent] = []
@@ -197,6 +237,55 @@ class PostgresSessionStore:
             )
         problems.extend(sequence_problems(events))
         return LoadReport(session_id, tuple(events), bool(problems), "; ".join(problems) or None)
+
+    @contextlib.asynccontextmanager
+    async def changes(self, session_id: str) -> AsyncIterator[SessionChanges]:
+        """Listen for commits to ``session_id`` (from any process) while the block runs.
+
+        Appends committed after the block started are announced; read the log after
+        entering it, then :meth:`SessionChanges.next` wakes on every later commit.
+        """
+        check_session_id(session_id)
+        await self._ensure()
+        try:
+            with anyio.CancelScope(shield=True):
+                connection = await self._db.connect()
+                try:
+                    await connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+                except BaseException:
+                    await connection.close()
+                    raise
+        except psycopg.Error as exc:
+            raise SessionStoreError(
+                f"cannot follow session {session_id!r} in {self._where()}: {exc}"
+            ) from exc
+        try:
+            yield SessionChanges(connection, self.schema, session_id)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await connection.close()
+
+    async def follow(
+        self, session_id: str, after_seq: int = 0
+    ) -> AsyncGenerator[SessionEvent, None]:
+        """Every event of ``session_id`` after ``after_seq``, then each as it commits.
+
+        Never ends by itself: the caller stops iterating (or is cancelled).  Nothing polls --
+        PostgreSQL's ``NOTIFY`` wakes the follower when a batch commits.
+        """
+        async with self.changes(session_id) as changes:
+            while True:
+                for seq, body in await self._rows(session_id, after_seq):
+                    try:
+                        event = parse_event(body)
+                    except (ValidationError, ValueError) as exc:
+                        raise SessionStoreError(
+                            f"session {session_id!r}: event {seq} is unreadable "
+                            f"({str(exc).splitlines()[0]})"
+                        ) from exc
+                    yield event
+                    after_seq = seq
+                await changes.next()
 
     async def exists(self, session_id: str) -> bool:
         db = await self._ensure()

@@ -1,0 +1,110 @@
+"""What one model request carries: its configuration, messages, tools and the size guard.
+
+Pure assembly, no I/O besides the ``request_config`` waterfall: the model call
+(:mod:`._model_call`) sends what this builds, and logs the guard's refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from agentrig._construct import construct_trusted
+from agentrig.kernel.payloads import RequestConfig
+from agentrig.llm import (
+    Message,
+    ModelRequest,
+    ResponseFormat,
+    SystemMessage,
+    ToolSpec,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent
+
+__all__ = ["CONTEXT_GUARD_RATIO", "build_request", "context_overflow", "request_config"]
+
+CONTEXT_GUARD_RATIO = 0.95
+
+
+async def request_config(agent: Agent) -> RequestConfig:
+    """The ``request_config`` waterfall's choice for the next request (remembered)."""
+    # What the machine would use: the agent's options on its first request, the
+    # configuration of its last logged request header afterwards.
+    default = agent._last_request_config
+    if default is None:
+        cfg = agent.config
+        default = RequestConfig(
+            agent=agent,
+            provider=cfg.provider,
+            model=cfg.model,
+            max_tokens=cfg.max_tokens,
+            temperature=cfg.temperature,
+        )
+    chosen = await agent.runtime.hooks.waterfall("request_config", default, _keep_config)
+    agent._last_request_config = chosen
+    return chosen
+
+
+async def _keep_config(payload: RequestConfig) -> RequestConfig:
+    return payload  # the end of the request_config waterfall: the configuration as it is
+
+
+def request_messages(
+    view: Sequence[Message], system_extra: str | None, extra_instruction: str | None
+) -> Sequence[Message]:
+    """The session's messages, with the structured-output and turn-end instructions added."""
+    if not (system_extra or extra_instruction):
+        return view
+    items = list(view)
+    if system_extra:
+        if items and isinstance(items[0], SystemMessage):
+            items[0] = SystemMessage(text=f"{items[0].text}\n\n{system_extra}")
+        else:
+            items.insert(0, SystemMessage(text=system_extra))
+    if extra_instruction:
+        items.append(UserMessage.of(extra_instruction, source="instruction"))
+    return tuple(items)
+
+
+def context_overflow(window: int, model: str, chars: int) -> str | None:
+    """Why a request of ``chars`` characters must not be sent to ``model`` (None: it fits)."""
+    # ~4 characters per token; a coarse guard against sending what cannot fit.  The history's
+    # size comes from the session's incremental projection, so this is O(1) in the log.
+    estimate = chars // 4
+    if estimate <= window * CONTEXT_GUARD_RATIO:
+        return None
+    return (
+        f"The request was not sent: it needs about {estimate} tokens, more than "
+        f"{int(CONTEXT_GUARD_RATIO * 100)}% of the {window}-token context window of "
+        f"{model}."
+    )
+
+
+def build_request(
+    cfg: RequestConfig,
+    messages: Sequence[Message],
+    specs: tuple[ToolSpec, ...],
+    tool_choice: str | None,
+    response_format: ResponseFormat | None,
+    transport: str | None,
+) -> ModelRequest:
+    """The request, built without re-validating what the loop already holds validated."""
+    return construct_trusted(
+        ModelRequest,
+        {
+            "model": cfg.model,
+            "messages": messages,
+            "tools": specs,
+            "tool_choice": tool_choice,
+            "max_tokens": cfg.max_tokens,
+            "temperature": cfg.temperature,
+            "stop": (),
+            "response_format": response_format,
+            "structured_output": transport,
+            "reasoning_effort": cfg.reasoning_effort,
+            "parallel_tool_calls": None,
+            "options": dict(cfg.options),
+        },
+    )

@@ -1,0 +1,97 @@
+"""What the parts of one turn share: its outcome, counters, open calls and log writer.
+
+The turn is assembled from single-purpose parts (:mod:`._model_call`, :mod:`._tool_round`,
+:mod:`._turn`) that are mixins of :class:`TurnState`: they read and write one object's
+plain attributes, so the hot path pays no extra attribute hop or call for the split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from agentrig.agent._dispatch import not_executed
+from agentrig.cancel import CancelSignal
+from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
+from agentrig.session import ToolResultEvent, TurnTrigger
+
+if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent
+    from agentrig.agent._driver import RunOptions
+
+__all__ = ["Emit", "Interrupted", "TurnOutcome", "TurnState"]
+
+# Hands a chunk to the stream's consumer: None when it was taken at once (the common case,
+# no coroutine per token), else an awaitable that completes once the consumer has room.
+Emit = Callable[[StreamChunk], Awaitable[None] | None]
+
+
+class TurnOutcome:
+    """What a finished turn produced."""
+
+    __slots__ = ("final", "interrupted", "model", "rounds", "stop_reason", "tool_results", "usages")
+
+    def __init__(self) -> None:
+        self.final: AssistantMessage | None = None
+        self.interrupted = False
+        self.stop_reason: str | None = None  # the turn was rejected or stopped: why
+        self.rounds = 0
+        self.usages: list[Usage | None] = []
+        self.model: str | None = None
+        self.tool_results = 0
+
+    @property
+    def text(self) -> str:
+        return self.final.text if self.final is not None else ""
+
+
+class Interrupted(Exception):
+    """Internal: the run's signal fired while the model was answering."""
+
+
+class TurnState:
+    """One turn's shared state (the parts of the turn are its mixins)."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        options: RunOptions,
+        signal: CancelSignal,
+        emit: Emit | None,
+    ) -> None:
+        self.agent = agent
+        self.options = options
+        self.signal = signal
+        self.emit = emit
+        self.outcome = TurnOutcome()
+        self.turn = 0
+        self.step = 0
+        self.open_calls: dict[int, ToolCallBlock] = {}
+        self.identical: dict[str, int] = {}
+        self.unknown_streak = 0
+        # ``self.log(data)`` appends one event: bound to the agent's writer here (one
+        # coroutine frame per event instead of two)
+        self.log: Callable[[Any], Awaitable[Any]] = agent._log
+        self.trigger: TurnTrigger = "prompt"
+        self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
+        self.first_chunk = 0.0  # when the current model call's first chunk arrived
+        # a tracing plugin's context (None without one: then nothing below opens a scope)
+        self.trace = trace = agent.runtime.trace
+        if trace is not None and agent.session.trace_ids is None:
+            agent.session.trace_ids = trace.ids
+
+    async def settle_open_calls(self, reason: str = "not executed: interrupted") -> None:
+        """Give every call still without a result its explicit not-executed result."""
+        for call in list(self.open_calls.values()):
+            await self.log(ToolResultEvent(message=not_executed(call, reason)))
+        self.open_calls.clear()
+
+    def ids(self) -> dict[str, Any]:
+        # what every observation of the loop carries, so a listener can correlate them
+        return {
+            "session_id": self.agent.session_id,
+            "agent_name": self.agent.config.name or self.agent.id,
+            "run_id": self.options.run_id,
+            "turn": self.turn,
+            "step": self.step,
+        }
