@@ -313,7 +313,7 @@ class EventsView(Sequence[SessionEvent]):
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self._n, id(self._seqs)))
+        return hash((self._n, id(self._data)))
 
     def __repr__(self) -> str:
         return f"<EventsView {self._n} events>"
@@ -337,9 +337,10 @@ class Session:
     ) -> None:
         self.id: SessionId = session_id
         # the log, column by column (see _envelope)
-        # seqs, as a range while they run on without a gap (always, but for a loaded log
-        # with gaps): 48 bytes rather than a list growing with the log
-        self._seqs: range | list[int] = range(1, 1)
+        # seqs: only the first while they run on without a gap (always, but for a loaded
+        # log with gaps), a range standing for them; else one by one
+        self._first_seq = 1
+        self._seqs: list[int] | None = None
         # unix times as C doubles (exact for a float); a list once a time is not a float
         self._times: MutableSequence[float] = array("d")
         self._data: list[Stored] = []
@@ -360,19 +361,26 @@ class Session:
     @property
     def events(self) -> Sequence[SessionEvent]:
         """The events so far: a read-only snapshot (later appends do not show in it)."""
-        return EventsView(self._seqs, self._times, self._data, self._traces, len(self._seqs))
+        n = len(self._data)
+        first = self._first_seq
+        seqs = range(first, first + n) if self._seqs is None else self._seqs
+        return EventsView(seqs, self._times, self._data, self._traces, n)
 
     def __len__(self) -> int:
-        return len(self._seqs)
+        return len(self._data)
 
     @property
     def last_seq(self) -> int:
-        return self._seqs[-1] if self._seqs else 0
+        if self._seqs is not None:
+            return self._seqs[-1]
+        n = len(self._data)
+        return self._first_seq + n - 1 if n else 0
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
         seqs = self._seqs
-        seq = seqs[-1] + 1 if seqs else 1
+        n = len(self._data)
+        seq = seqs[-1] + 1 if seqs is not None else self._first_seq + n
         if not isinstance(data, SessionEventData):
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
         now = self._clock()
@@ -383,9 +391,10 @@ class Session:
                 trace = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
                 self._trace = (ids, trace)
             if trace is not None:
-                self._traces[len(seqs)] = trace
+                self._traces[n] = trace
         self._keep_time(now)
-        self._keep_seq(seq)
+        if seqs is not None:
+            seqs.append(seq)
         self._data.append(_store(data))
         # ``data`` is an already-validated family member and seq/time are ours: the
         # envelope is built without re-validating them on this hot path
@@ -396,7 +405,7 @@ class Session:
 
     def load(self, events: Sequence[SessionEvent]) -> None:
         """Adopt persisted events (for resume); the log must be empty, seqs increasing."""
-        if self._seqs:
+        if self._data:
             raise SessionLogError("load() needs an empty session log")
         previous = 0
         for event in events:
@@ -406,23 +415,18 @@ class Session:
                 )
             previous = event.seq
         for event in events:
+            n = len(self._data)
             if event.trace is not None:
-                self._traces[len(self._seqs)] = event.trace
+                self._traces[n] = event.trace
             self._keep_time(event.time)
-            self._keep_seq(event.seq)
+            seqs, first = self._seqs, self._first_seq
+            if seqs is not None:
+                seqs.append(event.seq)
+            elif not n:
+                self._first_seq = event.seq
+            elif event.seq != first + n:  # a gap: kept one by one from here on
+                self._seqs = [*range(first, first + n), event.seq]
             self._data.append(_store(event.data))
-
-    def _keep_seq(self, seq: int) -> None:
-        seqs = self._seqs
-        if isinstance(seqs, range):
-            if not seqs:
-                self._seqs = range(seq, seq + 1)
-                return
-            if seq == seqs.stop:
-                self._seqs = range(seqs.start, seq + 1)
-                return
-            self._seqs = seqs = list(seqs)  # a gap: kept one by one from here on
-        seqs.append(seq)
 
     def _keep_time(self, value: float) -> None:
         times = self._times
