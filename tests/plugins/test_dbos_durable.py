@@ -259,6 +259,10 @@ async def test_a_run_waiting_for_approval_holds_no_worker_slot_and_survives_a_re
             with anyio.fail_after(60):
                 assert (await durable.result("b1")).text == "done"
             assert await durable.question("a1") == question  # still waiting, same call
+            assert await durable.statuses(["a1", "b1", "nope"]) == {
+                "a1": "WAITING",
+                "b1": "SUCCESS",
+            }
             assert marker_lines(tmp_path) == ["assistant.b1:one", "assistant.b1:two"]
             worker.kill()
             await worker.wait()
@@ -277,6 +281,9 @@ async def test_a_run_waiting_for_approval_holds_no_worker_slot_and_survives_a_re
                 result = await durable.result("a1")
         assert await durable.question("a1") is None
         assert await durable.status("a1") == "SUCCESS"
+        assert await durable.statuses(["a1"]) == {"a1": "SUCCESS"}  # through its links
+        with pytest.raises(UnknownRunError):
+            await durable.status("nope")
         with pytest.raises(NotWaitingError, match="waits on no question"):
             await durable.approve("a1", "call_two_1", allow=True)
         store = rt.catalog(SESSION_STORES).require(EntryId("store"))

@@ -80,10 +80,12 @@ class _SlotGuard:
 
     async def __aexit__(self, *exc: object) -> None:
         driver = self.driver
+        agent = driver.agent
         try:
-            # shielded: a run cancelled by its caller still persists what it recorded
-            with anyio.CancelScope(shield=True):
-                await driver.agent.flush()
+            if agent._writer is not None and agent._pending_writes:
+                # shielded: a run cancelled by its caller still persists what it recorded
+                with anyio.CancelScope(shield=True):
+                    await agent.flush()
         finally:
             driver.release_slot()
             driver.maybe_idle()
@@ -149,7 +151,9 @@ class RunDriver:
         """The run slot (made on first use; see ``release_slot``)."""
         slot = self._slot
         if slot is None:
-            slot = self._slot = anyio.Lock()
+            # fast_acquire: a free slot is taken without a trip through the event loop (a
+            # cancelled caller is still refused at the acquire)
+            slot = self._slot = anyio.Lock(fast_acquire=True)
         return slot
 
     def release_slot(self) -> None:

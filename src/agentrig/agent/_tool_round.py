@@ -217,7 +217,8 @@ class ToolRound(TurnState):
         self.open_calls.pop(index, None)  # from here on the call has its result
         if stored is not None:
             await self.log(stored)  # links the call to its whole result
-        observe_tool_call(self.agent, call, outcome, self.ids())
+        if self.agent.runtime.hooks.has_listeners("observe"):  # its ids built only then
+            observe_tool_call(self.agent, call, outcome, self.ids())
         if self.emit is not None:
             waiting = self.emit(
                 ToolResultChunk(

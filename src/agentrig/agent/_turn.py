@@ -147,13 +147,17 @@ class _Turn(ModelCall, ToolRound):
 
     async def _steps(self, batch: tuple[UserMessage, ...]) -> Any:
         agent = self.agent
+        hooks = agent.runtime.hooks
         max_rounds = self.options.max_rounds
         tool_choice = self.options.tool_choice
         while True:
             if self._stopped():
                 return "rejected"
             self.step += 1
-            decision = await self._pre_step(batch)
+            if hooks.has_listeners("pre_step"):
+                decision = await self._pre_step(batch)
+            else:  # what the waterfall's end gives, without a payload or a coroutine
+                decision = Enter(messages=batch)
             if isinstance(decision, Reject):
                 self.step -= 1
                 self.outcome.stop_reason = decision.reason
@@ -202,10 +206,13 @@ class _Turn(ModelCall, ToolRound):
                     return "completed"
                 continue
             await self.log(StepEnd(turn=self.turn, step=self.step))
-            await agent.runtime.hooks.awaited(
-                "turn_stopping",
-                TurnStopping(agent=agent, turn=self.turn, last_message=message, signal=self.signal),
-            )
+            if hooks.has_listeners("turn_stopping"):  # its payload built only then
+                await hooks.awaited(
+                    "turn_stopping",
+                    TurnStopping(
+                        agent=agent, turn=self.turn, last_message=message, signal=self.signal
+                    ),
+                )
             if self.signal.cancelled:
                 self.outcome.interrupted = True
                 return "interrupted"

@@ -18,11 +18,13 @@ answer enqueues the next link of the run -- a workflow with the deterministic id
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import anyio
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
@@ -62,6 +64,18 @@ RECONCILE_TOPIC = "agentrig.reconcile"
 NEEDS_EVENT = "agentrig.unproven"
 #: DBOS status of a run whose latest link finished waiting for a person's answer
 WAITING = "WAITING"
+
+
+class _Changes(Protocol):
+    async def next(self) -> int: ...
+
+
+@runtime_checkable
+class _Announcing(Protocol):
+    """A session store that announces its commits (``agentrig-postgres``: LISTEN/NOTIFY)."""
+
+    def changes(self, session_id: str) -> AbstractAsyncContextManager[_Changes]: ...
+
 
 #: the host whose runtime executes this process's workflows (DBOS is one per process)
 _ACTIVE: Durable | None = None
@@ -289,17 +303,52 @@ class Durable:
     async def status(self, run_id: str) -> str:
         """The run's status: its latest link's DBOS status (``ENQUEUED``, ``PENDING``,
         ``SUCCESS``, ``ERROR`` ...), or ``WAITING`` while it waits for a person's answer."""
-        _wid, status, value = await self._tip(run_id)
-        return WAITING if _waiting(value) else status
+        found = await self.statuses([run_id])
+        if run_id not in found:
+            raise UnknownRunError(f"no durable run {run_id!r}")
+        return found[run_id]
+
+    async def statuses(self, run_ids: Sequence[str]) -> dict[str, str]:
+        """:meth:`status` of many runs in a few queries (one, plus one per approval link);
+        an id with no durable run is left out."""
+        client = await self._client_of()
+        tips = {run_id: run_id for run_id in run_ids}
+        found: dict[str, str] = {}
+        while tips:
+            rows = await client.list_workflows_async(
+                workflow_ids=sorted(set(tips.values())), load_input=False
+            )
+            by_id = {row.workflow_id: row for row in rows}
+            following: dict[str, str] = {}
+            for run_id, wid in tips.items():
+                row = by_id.get(wid)
+                if row is None:
+                    continue  # unknown run (or a link nobody queued: handled below)
+                status, output = str(row.status), cast(Any, row.output)
+                if status == "SUCCESS" and _waiting(output):
+                    following[run_id] = str(output["next"])
+                    found[run_id] = WAITING
+                else:
+                    found[run_id] = status
+            tips = following
+            if tips:  # a link that exists replaces WAITING with its own status
+                queued = await client.list_workflows_async(
+                    workflow_ids=sorted(set(tips.values())), load_input=False, load_output=False
+                )
+                present = {row.workflow_id for row in queued}
+                tips = {r: w for r, w in tips.items() if w in present}
+        return found
 
     async def _finished(self, run_id: str) -> bool:
         _wid, status, value = await self._tip(run_id)
         return status in FINISHED and not _waiting(value)
 
-    async def events(self, run_id: str, *, poll: float = 0.2) -> AsyncIterator[SessionEvent]:
+    async def events(self, run_id: str, *, poll: float = 0.2) -> AsyncGenerator[SessionEvent, None]:
         """The run's session events, from the first, following its session log in the
-        store (polled every ``poll`` seconds) until the run has finished -- from any
-        process that shares the run's database and session store."""
+        store until the run has finished -- from any process that shares the run's database
+        and session store.  A store that announces its commits (``agentrig-postgres``) wakes
+        the follower as each batch commits; the run's status -- and a store that announces
+        nothing -- is checked every ``poll`` seconds."""
         await self._handle(run_id)  # an unknown run is refused, not followed forever
         sid = session_of(run_id)
         stores = {
@@ -308,24 +357,32 @@ class Durable:
             if config.session_store is not None
         }
         catalog = self.rt.catalog(SESSION_STORES)
+        candidates = [catalog.require(EntryId(name)) for name in sorted(stores)]
         seen = 0
         store: SessionStore | None = None
-        while True:
-            finished = await self._finished(run_id)  # read before the log: no loss
-            if store is None:
-                for name in sorted(stores):
-                    candidate = catalog.require(EntryId(name))
-                    if await candidate.exists(sid):
-                        store = candidate
-                        break
-            if store is not None:
-                events = (await store.load(sid)).events
-                for event in events[seen:]:
-                    yield event
-                seen = max(seen, len(events))
-            if finished:
-                return
-            await anyio.sleep(poll)
+        listen: AbstractAsyncContextManager[_Changes | None] = contextlib.nullcontext()
+        if len(candidates) == 1 and isinstance(candidates[0], _Announcing):
+            listen = candidates[0].changes(sid)  # entered before the first read: nothing missed
+        async with listen as changes:
+            while True:
+                finished = await self._finished(run_id)  # read before the log: no loss
+                if store is None:
+                    for candidate in candidates:
+                        if await candidate.exists(sid):
+                            store = candidate
+                            break
+                if store is not None:
+                    events = (await store.load(sid)).events
+                    for event in events[seen:]:
+                        yield event
+                    seen = max(seen, len(events))
+                if finished:
+                    return
+                if changes is None:
+                    await anyio.sleep(poll)
+                else:
+                    with anyio.move_on_after(poll):
+                        await changes.next()
 
     async def _client_of(self) -> DBOSClient:
         if self._client is None:
