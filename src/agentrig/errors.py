@@ -222,12 +222,7 @@ class AgentrigError(Exception):
     ) -> None:
         super().__init__(message)
         self.message = message
-        if code is not None:
-            self.code = code
-        if category is not None:
-            self.category = category
-        if recoverable is not None:
-            self.recoverable = recoverable
+        _override(self, code=code, category=category, recoverable=recoverable)
         if issues:
             self.issues = tuple(issues)
 
@@ -242,12 +237,7 @@ class AgentrigError(Exception):
         """``class X(Base, code="a.b", category="user")``: a subclass states what differs from
         its base in its header; a malformed code or an unknown category fails at definition."""
         super().__init_subclass__(**kwargs)
-        if code is not None:
-            cls.code = code
-        if category is not None:
-            cls.category = category
-        if recoverable is not None:
-            cls.recoverable = recoverable
+        _override(cls, code=code, category=category, recoverable=recoverable)
         if _CODE.fullmatch(cls.code) is None:
             raise TypeError(f"{cls.__name__}: error code {cls.code!r} is not like 'area.name'")
         if cls.category not in _CATEGORIES:
@@ -257,6 +247,14 @@ class AgentrigError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def _override(target: object, **given: str | bool | None) -> None:
+    """Set what an instance (a raise site) or a class (a subclass header) states; ``None``
+    keeps the class's or base's value."""
+    for name, value in given.items():
+        if value is not None:
+            setattr(target, name, value)
 
 
 class InvalidIdError(AgentrigError, ValueError, code="ids.invalid", category="user"):
