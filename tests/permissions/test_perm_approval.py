@@ -9,6 +9,7 @@ import attrs
 import pytest
 from perm_support import BASH, EDIT, WRITE, context
 
+from agentrig.errors import ExecutionControlError
 from agentrig.permissions import (
     Approval,
     ConsentMemory,
@@ -73,6 +74,17 @@ async def test_failing_approver_denies_and_keeps_the_error(tmp_path: Path) -> No
     resolution = await resolve(_ask(tmp_path), broken)
     assert (resolution.verdict, resolution.reason) == ("deny", "approver-failed")
     assert isinstance(resolution.error, RuntimeError)
+
+
+async def test_an_execution_control_outcome_of_the_approver_propagates(tmp_path: Path) -> None:
+    class Suspended(ExecutionControlError):
+        code = "test.suspended"
+
+    async def suspends(_: PermissionDecision) -> object:
+        raise Suspended("waiting for a person, durably")
+
+    with pytest.raises(Suspended):
+        await resolve(_ask(tmp_path), suspends)
 
 
 async def test_allow_and_remember_answers_the_next_call(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import os
 import random
 import signal
 import sys
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -26,7 +27,7 @@ from _durable_support import durable_runtime, marker_lines, session_problems
 from _postgres_server import PostgresServer, postgres_server
 from agentrig_dbos import DURABLE, Durable
 
-from agentrig.ids import EntryId
+from agentrig.ids import AgentId, EntryId
 from agentrig.plugin import SESSION_STORES
 from agentrig.session import SessionStore
 
@@ -38,8 +39,10 @@ pytestmark = [
 ]
 
 CHILD = Path(__file__).with_name("durable_child.py")
-RUNS = int(os.environ.get("AGENTRIG_CHAOS_RUNS", "24"))
+RUNS = int(os.environ.get("AGENTRIG_CHAOS_RUNS", "200"))
 KILLS = int(os.environ.get("AGENTRIG_CHAOS_KILLS", "5"))
+#: seconds per scripted model reply: short, so the runs are cheap and the kills many-sided
+DELAY = 0.01
 
 
 @pytest.fixture
@@ -105,52 +108,63 @@ async def settle_cut_off_effects(durable: Durable, run_id: str, tmp: Path) -> in
     return answered
 
 
-async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[str, int]:
+async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[str, Any]:
+    """Queue ``runs`` runs, SIGKILL a worker ``kills`` times -- each when the effects written
+    so far pass a random share of all of them (progress, not time, picks the moment) -- and
+    act as the host until every run succeeded."""
     rng = random.Random(os.environ.get("AGENTRIG_CHAOS_SEED", "17"))
+    total = runs * len(("one", "two"))
+    # the kill points: one random moment in each of `kills` equal slices of 10-90 % progress
+    width = 0.8 / kills
+    points = [int(total * (0.1 + width * (k + rng.random()))) for k in range(kills)]
+    started = time.monotonic()
     async with durable_runtime(tmp) as rt, workers(tmp, executors) as pool:
         durable = rt.services.require(DURABLE)
-        ids = [
-            await durable.submit("assistant", "do the thing", run_id=f"c{n}") for n in range(runs)
-        ]
-        pending = set(ids)
+        assistant = rt.agent(AgentId("assistant"))
+        ids = [await assistant.submit("do the thing", run_id=f"c{n}") for n in range(runs)]
         answered = 0
 
         async def killer() -> None:
-            for _ in range(6000):  # until the runs are under way
-                if marker_lines(tmp):
-                    break
-                await anyio.sleep(0.05)
-            for _ in range(kills):
-                await anyio.sleep(rng.uniform(0.5, 2.5))
-                if not pending:
-                    return
+            for point in points:
+                while True:  # another process writes the file: polled
+                    if len(marker_lines(tmp)) >= point:
+                        break
+                    await anyio.sleep(0.02)
                 busy = mid_run_pids(tmp)  # prefer a worker with a run between its effects
                 chosen = [e for e in executors if pool.live[e].pid in busy]
                 await pool.kill(rng.choice(chosen or executors))
 
-        with anyio.fail_after(300):
+        with anyio.fail_after(600):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(killer)
-                while pending:
-                    for run_id in sorted(pending):
-                        status = await durable.status(run_id)
-                        if status == "SUCCESS":
-                            assert (await durable.result(run_id)).text == "done"
-                            pending.discard(run_id)
-                        elif status == "PENDING":
-                            answered += await settle_cut_off_effects(durable, run_id, tmp)
-                        else:
-                            assert status == "ENQUEUED", f"{run_id}: {status}"
-                    await anyio.sleep(0.2)
+                pending: set[str] = set()
+                while True:
+                    found = await durable.statuses(ids)
+                    assert set(found) == set(ids)
+                    wrong = {r: s for r, s in found.items() if s not in ACTIVE}
+                    assert wrong == {}
+                    if all(status == "SUCCESS" for status in found.values()):
+                        break
+                    stuck = {r for r, status in found.items() if status == "PENDING"}
+                    for run_id in sorted(stuck & pending):  # pending for a while: ask
+                        answered += await settle_cut_off_effects(durable, run_id, tmp)
+                    pending = stuck
+                    await anyio.sleep(0.25)
                 tg.cancel_scope.cancel()
+        elapsed = time.monotonic() - started
+        assert pool.kills == kills, "the runs finished before every kill point was reached"
+        texts = {r: (await durable.result(r)).text for r in ids}
+        assert {r: t for r, t in texts.items() if t != "done"} == {}
         store: SessionStore = rt.catalog(SESSION_STORES).require(EntryId("store"))
         problems = {r: await session_problems(store, f"ses-{r}") for r in ids}
         assert {r: p for r, p in problems.items() if p} == {}
         return {
             "runs": runs,
+            "workers": len(executors),
             "kills": pool.kills,
             "resumed_elsewhere": resumed_elsewhere(tmp),
             "answered_by_host": answered,
+            "seconds": round(elapsed, 1),
         }
 
 
@@ -185,6 +199,10 @@ def check_effects(tmp: Path, runs: int) -> None:
     assert {line: n for line, n in counts.items() if n != 1} == {}  # exactly once
 
 
+#: statuses a run passes through before it succeeds
+ACTIVE = frozenset({"ENQUEUED", "PENDING", "SUCCESS"})
+
+
 def share(tmp: Path, settings: dict[str, Any]) -> None:
     (tmp / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
@@ -196,10 +214,10 @@ async def test_three_workers_on_postgresql_survive_random_kills(
     share(
         tmp_path,
         {
-            "delay": 0.5,
+            "delay": DELAY,
             "dbos": {
                 "system_database_url": dsn,
-                "queues": {"agentrig": {"worker_concurrency": 2}},
+                "queues": {"agentrig": {"worker_concurrency": 8}},
             },
             "extra": {"session_stores": {"store": {"kind": "postgres", "options": {"dsn": dsn}}}},
         },
@@ -210,7 +228,7 @@ async def test_three_workers_on_postgresql_survive_random_kills(
 
 
 async def test_one_worker_on_the_sqlite_default_survives_kills(tmp_path: Path) -> None:
-    share(tmp_path, {"delay": 0.5, "dbos": {"queues": {"agentrig": {"worker_concurrency": 2}}}})
-    numbers = await chaos(tmp_path, ["w1"], 2, max(RUNS // 3, 4))
-    check_effects(tmp_path, max(RUNS // 3, 4))
+    share(tmp_path, {"delay": DELAY, "dbos": {"queues": {"agentrig": {"worker_concurrency": 8}}}})
+    numbers = await chaos(tmp_path, ["w1"], 2, RUNS)
+    check_effects(tmp_path, RUNS)
     print(f"chaos sqlite: {numbers}")

@@ -24,6 +24,7 @@ from agentrig_dbos import (
     Durable,
     DurableBackendError,
     DurableSetupError,
+    NotWaitingError,
     UnknownRunError,
 )
 
@@ -207,11 +208,11 @@ async def test_trio_is_refused_clearly(tmp_path: Path, anyio_backend: str) -> No
             pass
 
 
-async def wait_for_question(durable: Durable, call_id: str) -> dict[str, object]:
+async def wait_for_question(durable: Durable, call_id: str, run_id: str) -> dict[str, object]:
     with anyio.fail_after(60):
         while True:
             with contextlib.suppress(UnknownRunError):  # not started yet
-                question = await durable.question("r1")
+                question = await durable.question(run_id)
                 if question is not None and question["call_id"] == call_id:
                     return question
             await anyio.sleep(0.1)
@@ -233,34 +234,68 @@ async def child_process(*args: str) -> AsyncIterator[anyio.abc.Process]:
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-async def test_a_question_survives_a_restart_and_the_run_goes_on_where_it_stopped(
+async def test_a_run_waiting_for_approval_holds_no_worker_slot_and_survives_a_restart(
     tmp_path: Path,
 ) -> None:
-    ask = {"permissions": {"mode": "default", "ask": ["effect"]}}
-    (tmp_path / "settings.json").write_text(json.dumps({"extra": ask}), encoding="utf-8")
+    settings = {
+        "dbos": {"queues": {"agentrig": {"worker_concurrency": 1}}},  # one run at a time
+        "extra": {"permissions": {"mode": "default", "ask": ["effect"]}},
+    }
+    (tmp_path / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     async with durable_runtime(tmp_path) as rt:
         durable = rt.services.require(DURABLE)
-        async with child_process(str(tmp_path), "run", "r1") as waiting:
-            question = await wait_for_question(durable, "call_one")
+        assistant = rt.agent(AgentId("assistant"))
+        async with child_process(str(tmp_path), "worker", "w1") as worker:
+            await assistant.submit("do the thing", run_id="a1")
+            await assistant.submit("do the other thing", run_id="b1")
+            question = await wait_for_question(durable, "call_one", "a1")
             assert question["tool"] == "effect"
             assert question["arguments"] == {"label": "one"}
-            waiting.kill()  # the process holding the question dies
-            await waiting.wait()
-        assert marker_lines(tmp_path) == []
-        async with child_process(str(tmp_path), "resume", "r1") as resumed:
-            await durable.approve("r1", "call_one", allow=True)
-            await wait_for_question(durable, "call_two")
-            await durable.approve("r1", "call_two", allow=False)  # denied: asked again
-            await wait_for_question(durable, "call_two_1")
-            await durable.approve("r1", "call_two_1", allow=True)
-            assert resumed.stdout is not None
+            assert await durable.status("a1") == "WAITING"
+            # a1 waits, yet the worker (concurrency 1) takes b1: a1 holds no slot
+            for call in ("call_one", "call_two"):
+                await wait_for_question(durable, call, "b1")
+                await durable.approve("b1", call, allow=True)
             with anyio.fail_after(60):
-                out = b"".join([chunk async for chunk in resumed.stdout]).decode()
-                assert await resumed.wait() == 0
-        assert await durable.question("r1") is None
-    assert "finished: done" in out
-    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
-    assert await stored_problems(tmp_path) == []
+                assert (await durable.result("b1")).text == "done"
+            assert await durable.question("a1") == question  # still waiting, same call
+            assert await durable.statuses(["a1", "b1", "nope"]) == {
+                "a1": "WAITING",
+                "b1": "SUCCESS",
+            }
+            assert marker_lines(tmp_path) == ["assistant.b1:one", "assistant.b1:two"]
+            worker.kill()
+            await worker.wait()
+        async with child_process(str(tmp_path), "worker", "w1"):  # restarted
+            assert await durable.question("a1") == question
+            await durable.approve("a1", "call_one", allow=True)
+            with pytest.raises(NotWaitingError):  # the first answer counts, once
+                await durable.approve("a1", "call_one", allow=False)
+            await wait_for_question(durable, "call_two", "a1")
+            with pytest.raises(NotWaitingError, match="waits on call 'call_two', not 'call_x'"):
+                await durable.approve("a1", "call_x", allow=True)
+            await durable.approve("a1", "call_two", allow=False)  # denied: asked again
+            await wait_for_question(durable, "call_two_1", "a1")
+            await durable.approve("a1", "call_two_1", allow=True)
+            with anyio.fail_after(60):
+                result = await durable.result("a1")
+        assert await durable.question("a1") is None
+        assert await durable.status("a1") == "SUCCESS"
+        assert await durable.statuses(["a1"]) == {"a1": "SUCCESS"}  # through its links
+        with pytest.raises(UnknownRunError):
+            await durable.status("nope")
+        with pytest.raises(NotWaitingError, match="waits on no question"):
+            await durable.approve("a1", "call_two_1", allow=True)
+        store = rt.catalog(SESSION_STORES).require(EntryId("store"))
+        assert await session_problems(store, "ses-a1") == []
+        assert await session_problems(store, "ses-b1") == []
+    assert (result.run_id, result.text) == ("a1", "done")
+    assert sorted(marker_lines(tmp_path)) == [  # each effect exactly once
+        "assistant.a1:one",
+        "assistant.a1:two",
+        "assistant.b1:one",
+        "assistant.b1:two",
+    ]
 
 
 @pytest.mark.slow

@@ -23,7 +23,9 @@ import anyio.abc
 import anyio.lowlevel
 import psycopg
 import pytest
+from _durable_support import durable_runtime
 from _postgres_server import PostgresServer, postgres_server
+from agentrig_dbos import DURABLE
 from agentrig_postgres import PostgresSessionStore
 from anyio.streams.buffered import BufferedByteReceiveStream
 
@@ -465,6 +467,22 @@ async def test_a_cancelled_append_is_carried_out_and_the_writer_goes_on(
     assert not report.damaged
 
 
+async def test_a_batch_larger_than_the_socket_buffers_goes_through_whole(
+    store: SessionStore,
+) -> None:
+    # several megabytes: libpq cannot flush them at once and waits for the socket to be
+    # writable (or readable) -- the waits psycopg's generators ask for, through anyio
+    session = Session(SessionId("ses_big"))
+    big = [
+        session.append(UserMessageEvent(message=UserMessage.of(f"{n} " + "ü" * 1_000_000)))
+        for n in range(4)
+    ]
+    writer = await store.open_writer("ses_big")
+    await writer.append(big)
+    await writer.aclose()
+    assert dicts((await store.load("ses_big")).events) == dicts(big)
+
+
 async def test_a_host_name_is_resolved_without_blocking_and_named_in_errors() -> None:
     port = closed_port()
     unreachable = build(f"postgresql://agentrig@localhost:{port}/none", connect_timeout=2)
@@ -578,3 +596,60 @@ async def test_a_follower_can_be_cancelled_and_the_store_goes_on(store: SessionS
     await writer.append(sample("ses_quiet", turns=2)[4:])
     await writer.aclose()
     assert len((await store.load("ses_quiet")).events) == 8
+
+
+# ---- agentrig-dbos: durable.events follows a run through the store's announcements ---------
+
+DURABLE_CHILD = Path(__file__).with_name("durable_child.py")
+AN_HOUR = 3600.0
+
+
+@contextlib.asynccontextmanager
+async def durable_worker(tmp: Path) -> AsyncIterator[None]:
+    command = [sys.executable, str(DURABLE_CHILD), str(tmp), "worker", "w1"]
+    async with await anyio.open_process(command, cwd=DURABLE_CHILD.parent, stderr=None) as process:
+        assert process.stdout is not None
+        lines = BufferedByteReceiveStream(process.stdout)
+        assert await lines.receive_until(b"\n", 100) == b"ready"
+        try:
+            yield
+        finally:
+            process.kill()
+            await process.wait()
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # durable runs are asyncio-only (DBOS)
+async def test_a_durable_run_followed_on_postgresql_gets_each_event_as_it_commits(
+    tmp_path: Path, dsn: str
+) -> None:
+    # a worker process executes the queued run (runs, queue, journal and session log in one
+    # database); this process follows it with a poll interval of an hour
+    settings = {
+        "delay": 1.0,  # each model reply takes a second: the run commits events over time
+        "dbos": {"system_database_url": dsn},
+        "extra": {"session_stores": {"store": {"kind": "postgres", "options": {"dsn": dsn}}}},
+    }
+    (tmp_path / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    async with durable_runtime(tmp_path) as rt, durable_worker(tmp_path):
+        durable = rt.services.require(DURABLE)
+        run_id = await durable.submit("assistant", "do the thing", run_id="f1")
+        followed: list[SessionEvent] = []
+        events = durable.events(run_id, poll=AN_HOUR)
+        # a hang guard only: a poll would come after an hour, so each event that arrives
+        # was pushed by the commit that wrote it
+        with anyio.fail_after(120):
+            async for event in events:
+                followed.append(event)
+                if isinstance(event.data, TurnEnd):
+                    break
+        await events.aclose()
+        assert (await durable.result(run_id)).text == "done"
+        store = rt.catalog(SESSION_STORES).require(EntryId("store"))
+        stored = list((await store.load(f"ses-{run_id}")).events)
+        assert followed == stored
+        assert [e.seq for e in followed] == list(range(1, len(stored) + 1))
+        # a finished run is followed to its end at once, whatever the poll
+        with anyio.fail_after(120):
+            assert [e async for e in durable.events(run_id, poll=AN_HOUR)] == stored

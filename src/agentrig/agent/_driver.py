@@ -80,10 +80,12 @@ class _SlotGuard:
 
     async def __aexit__(self, *exc: object) -> None:
         driver = self.driver
+        agent = driver.agent
         try:
-            # shielded: a run cancelled by its caller still persists what it recorded
-            with anyio.CancelScope(shield=True):
-                await driver.agent.flush()
+            if agent._writer is not None and agent._pending_writes:
+                # shielded: a run cancelled by its caller still persists what it recorded
+                with anyio.CancelScope(shield=True):
+                    await agent.flush()
         finally:
             driver.slot.release()
             driver.maybe_idle()
@@ -106,7 +108,9 @@ class RunDriver:
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
-        self.slot = anyio.Lock()
+        # fast_acquire: a free slot is taken without a trip through the event loop (a
+        # cancelled caller is still refused at the acquire)
+        self.slot = anyio.Lock(fast_acquire=True)
         self.waiting = 0
         #: the cancel signal of the run in progress (None while idle)
         self.current: CancelSignal | None = None

@@ -57,10 +57,8 @@ class ModelCall(TurnState):
         system_extra = structured_instruction(self.options, provider, cfg.model)
         messages = request_messages(view, system_extra, extra_instruction)
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
-        offer = agent._offer
-        specs = tuple(offer.spec(t) for t in tools)
+        specs, tool_chars = agent._offer.request_specs(tools)
         window = agent.runtime.models.context_window(cfg.model)
-        tool_chars = sum(offer.spec_chars(t) for t in tools)
         refusal = context_overflow(window, cfg.model, view.chars + extra_chars + tool_chars)
         if refusal is not None:
             await self.log(

@@ -106,6 +106,19 @@ class ToolOffer:
             cached = self._build_spec(tool)
         return cached[1]
 
+    def request_specs(self, tools: Iterable[Tool]) -> tuple[tuple[ToolSpec, ...], int]:
+        """The definitions of ``tools`` for a request, and their estimated size in characters."""
+        specs = []
+        chars = 0
+        cache = self._specs
+        for tool in tools:
+            cached = cache.get(tool.id)
+            if cached is None or cached[0] is not tool:
+                cached = self._build_spec(tool)
+            specs.append(cached[1])
+            chars += cached[2]
+        return tuple(specs), chars
+
     def spec_chars(self, tool: Tool) -> int:
         """The estimated size of ``tool``'s definition in characters."""
         cached = self._specs.get(tool.id)
@@ -114,11 +127,24 @@ class ToolOffer:
         return cached[2]
 
     def _build_spec(self, tool: Tool) -> tuple[Tool, ToolSpec, int]:
-        spec = ToolSpec(
-            name=tool.id,
-            description=tool.description,
-            parameters=dict(tool.input_schema.json_schema),
-        )
-        chars = len(spec.description) + len(json.dumps(spec.parameters))
-        cached = self._specs[tool.id] = (tool, spec, chars)
+        cached = _SHARED_SPECS.get(id(tool))
+        if cached is None or cached[0] is not tool:
+            spec = ToolSpec(
+                name=tool.id,
+                description=tool.description,
+                parameters=dict(tool.input_schema.json_schema),
+            )
+            chars = len(spec.description) + len(json.dumps(spec.parameters))
+            cached = (tool, spec, chars)
+            if len(_SHARED_SPECS) >= _SHARED_SPECS_MAX:
+                _SHARED_SPECS.clear()
+            _SHARED_SPECS[id(tool)] = cached
+        self._specs[tool.id] = cached
         return cached
+
+
+# id(tool) -> (tool, its definition, the definition's size): one per tool object for every
+# agent offering it (a server creates an agent per request), not one per agent.  Entries
+# hold their tool, so an id is not reused while cached; bounded, cleared when full.
+_SHARED_SPECS: dict[int, tuple[Tool, ToolSpec, int]] = {}
+_SHARED_SPECS_MAX = 4096

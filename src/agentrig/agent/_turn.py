@@ -147,13 +147,17 @@ class _Turn(ModelCall, ToolRound):
 
     async def _steps(self, batch: tuple[UserMessage, ...]) -> Any:
         agent = self.agent
+        hooks = agent.runtime.hooks
         max_rounds = self.options.max_rounds
         tool_choice = self.options.tool_choice
         while True:
             if self._stopped():
                 return "rejected"
             self.step += 1
-            decision = await self._pre_step(batch)
+            if hooks.has_listeners("pre_step"):
+                decision = await self._pre_step(batch)
+            else:  # what the waterfall's end gives, without a payload or a coroutine
+                decision = Enter(messages=batch)
             if isinstance(decision, Reject):
                 self.step -= 1
                 self.outcome.stop_reason = decision.reason
@@ -182,13 +186,14 @@ class _Turn(ModelCall, ToolRound):
             # re-read every round: a tool loaded in round N is offered in round N + 1
             tools = [] if tool_choice == "none" else agent.offered_tools()
             message = await self.model_round(tools=tools, tool_choice=tool_choice)
-            if message.tool_calls:
+            calls = message.tool_calls
+            if calls:
                 if tool_choice == "none":
                     await self.settle_open_calls("not executed: tool_choice is none for this run")
                     raise ToolChoiceViolationError(
                         "the model called a tool although tool_choice='none' was requested"
                     )
-                concludes = await self.run_calls(message, tools)
+                concludes = await self.run_calls(calls, tools)
                 await self.log(StepEnd(turn=self.turn, step=self.step))
                 if self.signal.cancelled:
                     # aborted during the tool round: open no further step, and leave
@@ -202,10 +207,13 @@ class _Turn(ModelCall, ToolRound):
                     return "completed"
                 continue
             await self.log(StepEnd(turn=self.turn, step=self.step))
-            await agent.runtime.hooks.awaited(
-                "turn_stopping",
-                TurnStopping(agent=agent, turn=self.turn, last_message=message, signal=self.signal),
-            )
+            if hooks.has_listeners("turn_stopping"):  # its payload built only then
+                await hooks.awaited(
+                    "turn_stopping",
+                    TurnStopping(
+                        agent=agent, turn=self.turn, last_message=message, signal=self.signal
+                    ),
+                )
             if self.signal.cancelled:
                 self.outcome.interrupted = True
                 return "interrupted"

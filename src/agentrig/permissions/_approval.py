@@ -26,6 +26,7 @@ from typing import Literal
 
 import attrs
 
+from agentrig.errors import ExecutionControlError
 from agentrig.permissions._rules import PermissionRule, parse_rule
 from agentrig.permissions._types import PermissionContext, PermissionDecision
 
@@ -137,8 +138,11 @@ async def resolve(
 ) -> Resolution:
     """Turn a decision into allow/deny, asking ``approver`` when the decision is ``ask``.
 
-    Without an approver an ask is denied (reason ``no-approver``); an answer that does not
-    name ``decision.call``'s id is refused (``approver-mismatched``).  ``memory``, when
+    Without an approver an ask is denied (reason ``no-approver``), as is an approver that
+    fails (``approver-failed``) -- except an :class:`~agentrig.errors.ExecutionControlError`,
+    which propagates (spec: a saved pre-effect wait suspends the execution, it is no tool
+    failure); an answer that does not name ``decision.call``'s id is refused
+    (``approver-mismatched``).  ``memory``, when
     given, records an "allow and remember" answer unless the decision was an always-ask case.
     """
     if decision.verdict != "ask":
@@ -147,6 +151,8 @@ async def resolve(
         return Resolution("deny", "no-approver", decision, None, "no approver is attached")
     try:
         answer = await approver(decision)
+    except ExecutionControlError:
+        raise  # control flow (a durable run suspending for its answer), not a failed approver
     except Exception as exc:  # fail closed; the error stays on the resolution
         return Resolution("deny", "approver-failed", decision, None, str(exc), exc)
     if not isinstance(answer, Approval):

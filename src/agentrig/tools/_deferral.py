@@ -65,9 +65,26 @@ def estimate_schema_tokens(tools: Iterable[Tool]) -> int:
     """A coarse token estimate (~4 characters per token) of the tools' definitions."""
     chars = 0
     for tool in tools:
-        chars += len(tool.id) + len(tool.description)
-        chars += len(json.dumps(dict(tool.input_schema.json_schema), separators=(",", ":")))
+        chars += len(tool.id) + len(tool.description) + _schema_chars(tool.input_schema.json_schema)
     return chars // 4
+
+
+# id(schema) -> (schema, its compact JSON length): every new agent plans its offer, and the
+# JSON of the same schema object is the same (entries hold their schema, so an id is not
+# reused while cached; bounded, cleared when full)
+_SCHEMA_CHARS: dict[int, tuple[object, int]] = {}
+_SCHEMA_CHARS_MAX = 4096
+
+
+def _schema_chars(schema: Any) -> int:
+    cached = _SCHEMA_CHARS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    chars = len(json.dumps(dict(schema), separators=(",", ":")))
+    if len(_SCHEMA_CHARS) >= _SCHEMA_CHARS_MAX:
+        _SCHEMA_CHARS.clear()
+    _SCHEMA_CHARS[id(schema)] = (schema, chars)
+    return chars
 
 
 def _explicit(tool: Tool, overrides: dict[str, bool]) -> bool | None:

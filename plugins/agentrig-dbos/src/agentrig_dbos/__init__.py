@@ -19,6 +19,7 @@ from agentrig_dbos._errors import (
     DurableBackendError,
     DurableError,
     DurableSetupError,
+    NotWaitingError,
     UnknownRunError,
 )
 from agentrig_dbos._keys import DURABLE
@@ -34,6 +35,7 @@ __all__ = [
     "DurableError",
     "DurableResult",
     "DurableSetupError",
+    "NotWaitingError",
     "QueueSettings",
     "UnknownRunError",
 ]

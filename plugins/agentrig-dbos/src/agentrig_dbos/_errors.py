@@ -6,14 +6,26 @@
      └── DurableError                  dbos.error             system
           ├── DurableBackendError      dbos.asyncio_only      user    (opened on trio)
           ├── DurableSetupError        dbos.setup             user    (not usable as configured)
+          ├── NotWaitingError          dbos.not_waiting       user    (no question to answer)
           └── UnknownRunError          dbos.unknown_run       user    (no durable run by that id)
+    ExecutionControlError
+     └── RunSuspended                  dbos.suspended         user    (control flow, never shown)
 """
 
 from __future__ import annotations
 
-from agentrig.errors import AgentrigError, Category
+from typing import Any
 
-__all__ = ["DurableBackendError", "DurableError", "DurableSetupError", "UnknownRunError"]
+from agentrig.errors import AgentrigError, Category, ExecutionControlError
+
+__all__ = [
+    "DurableBackendError",
+    "DurableError",
+    "DurableSetupError",
+    "NotWaitingError",
+    "RunSuspended",
+    "UnknownRunError",
+]
 
 
 class DurableError(AgentrigError):
@@ -42,3 +54,29 @@ class UnknownRunError(DurableError):
 
     code = "dbos.unknown_run"
     category = "user"
+
+
+class NotWaitingError(DurableError):
+    """An answer for a durable run that waits on no question (or on another call)."""
+
+    code = "dbos.not_waiting"
+    category = "user"
+
+
+class RunSuspended(ExecutionControlError):
+    """A durable run stops at a permission question and frees its worker slot.
+
+    Raised by the durable approver inside a workflow; it propagates through the permission
+    gate like every execution-control outcome (the call stays pending, no result is
+    written), and the workflow records the question and finishes "waiting".
+    """
+
+    code = "dbos.suspended"
+    category = "user"
+
+    def __init__(self, question: dict[str, Any]) -> None:
+        super().__init__(
+            f"waiting for a person's answer on call {question.get('call_id')!r} "
+            f"({question.get('tool')})"
+        )
+        self.question = question

@@ -7,15 +7,24 @@ tool effect is journaled before and after it crosses the boundary.  A recovered 
 never replays the loop: it asks the journal and continues with
 :func:`~agentrig.journal.continue_execution`, which reuses every settled result and refuses
 what it cannot prove -- so no session event is appended twice and no effect runs twice.
+
+A run that needs a person's approval holds no worker capacity while it waits: the durable
+approver raises :class:`~agentrig_dbos._errors.RunSuspended` (the call stays pending, as a
+crash would leave it), the workflow *finishes* with the question in its output, and the
+answer enqueues the next link of the run -- a workflow with the deterministic id
+``<run id>.a<n>`` that continues the run through the journal with the decision.  ``result``,
+``status``, ``question`` and ``events`` by the run's id follow the chain.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import anyio
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
@@ -38,7 +47,13 @@ from agentrig.llm import ToolMessage
 from agentrig.plugin import PermissionQuestion, Runtime, hookimpl
 from agentrig.session import SESSION_STORES, SessionEvent, SessionStore, TurnEnd, TurnStart
 from agentrig_dbos._config import DbosSection
-from agentrig_dbos._errors import DurableError, DurableSetupError, UnknownRunError
+from agentrig_dbos._errors import (
+    DurableError,
+    DurableSetupError,
+    NotWaitingError,
+    RunSuspended,
+    UnknownRunError,
+)
 
 __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
 
@@ -47,8 +62,20 @@ WORKFLOW = "agentrig.durable_run"
 FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 RECONCILE_TOPIC = "agentrig.reconcile"
 NEEDS_EVENT = "agentrig.unproven"
-APPROVAL_TOPIC = "agentrig.approve"
-APPROVAL_EVENT = "agentrig.approval"
+#: DBOS status of a run whose latest link finished waiting for a person's answer
+WAITING = "WAITING"
+
+
+class _Changes(Protocol):
+    async def next(self) -> int: ...
+
+
+@runtime_checkable
+class _Announcing(Protocol):
+    """A session store that announces its commits (``agentrig-postgres``: LISTEN/NOTIFY)."""
+
+    def changes(self, session_id: str) -> AbstractAsyncContextManager[_Changes]: ...
+
 
 #: the host whose runtime executes this process's workflows (DBOS is one per process)
 _ACTIVE: Durable | None = None
@@ -65,12 +92,29 @@ class DurableResult:
 
 
 @DBOS.workflow(name=WORKFLOW)
-async def _durable_run(agent: str, prompt: str) -> dict[str, str]:
+async def _durable_run(
+    agent: str,
+    prompt: str,
+    origin: str | None = None,
+    decisions: list[dict[str, Any]] | None = None,
+    link: int = 0,
+) -> dict[str, Any]:
+    """One link of a durable run: the run itself (``origin`` None), or its continuation
+    number ``link`` after an answer (``decisions``: the answers not used yet)."""
     host = _ACTIVE
     workflow_id = DBOS.workflow_id
     if host is None or workflow_id is None:
         raise DurableSetupError("no durable runtime is launched in this process")
-    return await host.execute(workflow_id, agent, prompt)
+    return await host.execute(workflow_id, agent, prompt, origin, decisions or [], link)
+
+
+def _waiting(value: Any) -> bool:
+    """Whether a link's output says the run waits for a person's answer."""
+    return isinstance(value, dict) and value.get("waiting") is not None
+
+
+def _same_call(decision: dict[str, Any], question: dict[str, Any]) -> bool:
+    return all(decision.get(key) == question[key] for key in ("call_id", "tool", "arguments"))
 
 
 def _new_run_id() -> str:
@@ -98,6 +142,8 @@ class Durable:
         self._launched = False
         self._client: DBOSClient | None = None
         self._executor: str | None = None
+        #: the answers each executing link (by workflow id) has not used yet
+        self._decisions: dict[str, list[dict[str, Any]]] = {}
 
     # ---- lifecycle ----------------------------------------------------------------------------
     @property
@@ -194,8 +240,8 @@ class Durable:
         wid = run_id or _new_run_id()
         session_of(wid)
         with SetWorkflowID(wid):
-            handle = await DBOS.start_workflow_async(_durable_run, agent, prompt)
-        return self._result(wid, await handle.get_result())
+            await DBOS.start_workflow_async(_durable_run, agent, prompt)
+        return await self.result(wid)
 
     async def submit(
         self, agent: str, prompt: str, *, queue: str | None = None, run_id: str | None = None
@@ -214,10 +260,38 @@ class Durable:
         await client.enqueue_async(options, agent, prompt)
         return wid
 
-    async def result(self, run_id: str) -> DurableResult:
-        """Wait for the durable run ``run_id`` (started by any process) to finish."""
-        handle = await self._handle(run_id)
-        return self._result(run_id, await handle.get_result())
+    async def result(self, run_id: str, *, poll: float = 0.2) -> DurableResult:
+        """Wait for the durable run ``run_id`` (started by any process) to finish -- through
+        its waits for approval (the answer's continuation is awaited as the same run)."""
+        wid = run_id
+        while True:
+            value = await (await self._handle(wid)).get_result()
+            if not _waiting(value):
+                return self._result(run_id, value)
+            wid = str(value["next"])
+            while True:  # until somebody answers: the link exists once an answer queued it
+                if await self._exists(wid):
+                    break
+                await anyio.sleep(poll)
+
+    async def _exists(self, wid: str) -> bool:
+        try:
+            await self._handle(wid)
+        except UnknownRunError:
+            return False
+        return True
+
+    async def _tip(self, run_id: str) -> tuple[str, str, Any]:
+        """The run's latest link: its workflow id, DBOS status and (when finished) output."""
+        wid = run_id
+        while True:
+            handle = await self._handle(wid)
+            status = str((await handle.get_status()).status)
+            value: Any = await handle.get_result() if status == "SUCCESS" else None
+            if _waiting(value) and await self._exists(str(value["next"])):
+                wid = str(value["next"])
+                continue
+            return wid, status, value
 
     async def _handle(self, run_id: str) -> WorkflowHandleAsync[Any]:
         client = await self._client_of()
@@ -227,14 +301,54 @@ class Durable:
             raise UnknownRunError(f"no durable run {run_id!r}") from None
 
     async def status(self, run_id: str) -> str:
-        """The run's DBOS status (``ENQUEUED``, ``PENDING``, ``SUCCESS``, ``ERROR`` ...)."""
-        handle = await self._handle(run_id)
-        return str((await handle.get_status()).status)
+        """The run's status: its latest link's DBOS status (``ENQUEUED``, ``PENDING``,
+        ``SUCCESS``, ``ERROR`` ...), or ``WAITING`` while it waits for a person's answer."""
+        found = await self.statuses([run_id])
+        if run_id not in found:
+            raise UnknownRunError(f"no durable run {run_id!r}")
+        return found[run_id]
 
-    async def events(self, run_id: str, *, poll: float = 0.2) -> AsyncIterator[SessionEvent]:
+    async def statuses(self, run_ids: Sequence[str]) -> dict[str, str]:
+        """:meth:`status` of many runs in a few queries (one, plus one per approval link);
+        an id with no durable run is left out."""
+        client = await self._client_of()
+        tips = {run_id: run_id for run_id in run_ids}
+        found: dict[str, str] = {}
+        while tips:
+            rows = await client.list_workflows_async(
+                workflow_ids=sorted(set(tips.values())), load_input=False
+            )
+            by_id = {row.workflow_id: row for row in rows}
+            following: dict[str, str] = {}
+            for run_id, wid in tips.items():
+                row = by_id.get(wid)
+                if row is None:
+                    continue  # unknown run (or a link nobody queued: handled below)
+                status, output = str(row.status), cast(Any, row.output)
+                if status == "SUCCESS" and _waiting(output):
+                    following[run_id] = str(output["next"])
+                    found[run_id] = WAITING
+                else:
+                    found[run_id] = status
+            tips = following
+            if tips:  # a link that exists replaces WAITING with its own status
+                queued = await client.list_workflows_async(
+                    workflow_ids=sorted(set(tips.values())), load_input=False, load_output=False
+                )
+                present = {row.workflow_id for row in queued}
+                tips = {r: w for r, w in tips.items() if w in present}
+        return found
+
+    async def _finished(self, run_id: str) -> bool:
+        _wid, status, value = await self._tip(run_id)
+        return status in FINISHED and not _waiting(value)
+
+    async def events(self, run_id: str, *, poll: float = 0.2) -> AsyncGenerator[SessionEvent, None]:
         """The run's session events, from the first, following its session log in the
-        store (polled every ``poll`` seconds) until the run has finished -- from any
-        process that shares the run's database and session store."""
+        store until the run has finished -- from any process that shares the run's database
+        and session store.  A store that announces its commits (``agentrig-postgres``) wakes
+        the follower as each batch commits; the run's status -- and a store that announces
+        nothing -- is checked every ``poll`` seconds."""
         await self._handle(run_id)  # an unknown run is refused, not followed forever
         sid = session_of(run_id)
         stores = {
@@ -243,24 +357,32 @@ class Durable:
             if config.session_store is not None
         }
         catalog = self.rt.catalog(SESSION_STORES)
+        candidates = [catalog.require(EntryId(name)) for name in sorted(stores)]
         seen = 0
         store: SessionStore | None = None
-        while True:
-            finished = await self.status(run_id) in FINISHED  # read before the log: no loss
-            if store is None:
-                for name in sorted(stores):
-                    candidate = catalog.require(EntryId(name))
-                    if await candidate.exists(sid):
-                        store = candidate
-                        break
-            if store is not None:
-                events = (await store.load(sid)).events
-                for event in events[seen:]:
-                    yield event
-                seen = max(seen, len(events))
-            if finished:
-                return
-            await anyio.sleep(poll)
+        listen: AbstractAsyncContextManager[_Changes | None] = contextlib.nullcontext()
+        if len(candidates) == 1 and isinstance(candidates[0], _Announcing):
+            listen = candidates[0].changes(sid)  # entered before the first read: nothing missed
+        async with listen as changes:
+            while True:
+                finished = await self._finished(run_id)  # read before the log: no loss
+                if store is None:
+                    for candidate in candidates:
+                        if await candidate.exists(sid):
+                            store = candidate
+                            break
+                if store is not None:
+                    events = (await store.load(sid)).events
+                    for event in events[seen:]:
+                        yield event
+                    seen = max(seen, len(events))
+                if finished:
+                    return
+                if changes is None:
+                    await anyio.sleep(poll)
+                else:
+                    with anyio.move_on_after(poll):
+                        await changes.next()
 
     async def _client_of(self) -> DBOSClient:
         if self._client is None:
@@ -279,17 +401,48 @@ class Durable:
         )
 
     # ---- executing (inside the workflow) -------------------------------------------------------
-    async def execute(self, run_id: str, agent: str, prompt: str) -> dict[str, str]:
-        """The workflow's body: continue what the journal holds, or start the run."""
+    async def execute(
+        self,
+        workflow_id: str,
+        agent: str,
+        prompt: str,
+        origin: str | None,
+        decisions: list[dict[str, Any]],
+        link: int,
+    ) -> dict[str, Any]:
+        """The workflow's body: continue what the journal holds, or start the run.  A
+        question nobody answered yet ends it "waiting" (the output names the next link)."""
         config = self._check_agent(agent)
+        run_id = origin or workflow_id
         sid = session_of(run_id)
         aid = live_agent_id(agent, run_id)
+        self._decisions[workflow_id] = [dict(d) for d in decisions]
         try:
             text = await self._execute(aid, sid, config, prompt)
+        except RunSuspended as suspended:
+            return {
+                "agent": agent,
+                "session_id": sid,
+                "text": "",
+                "waiting": suspended.question,
+                "next": f"{run_id}.a{link + 1}",
+                "decisions": self._decisions.get(workflow_id, []),
+            }
         finally:
+            self._decisions.pop(workflow_id, None)
             if self.rt.agents.get(aid) is not None:
                 await self.rt.agents.dispose(aid)
         return {"agent": agent, "session_id": sid, "text": text}
+
+    def decide(self, workflow_id: str, question: dict[str, Any]) -> bool | None:
+        """The answer given for ``question`` to the link ``workflow_id`` (used once), or
+        None when it has none."""
+        left = self._decisions.get(workflow_id, [])
+        for index, decision in enumerate(left):
+            if _same_call(decision, question):
+                del left[index]
+                return bool(decision["allow"])
+        return None
 
     async def _execute(self, aid: AgentId, sid: SessionId, config: AgentConfig, prompt: str) -> str:
         if await self.journal.executions(agent_id=aid, session_id=sid):
@@ -361,25 +514,44 @@ class Durable:
     async def question(self, run_id: str) -> dict[str, Any] | None:
         """The permission question run ``run_id`` waits on (``call_id``, ``tool``,
         ``arguments``, ``reason``), or None."""
-        await self._handle(run_id)
-        client = await self._client_of()
-        found = await client.get_event_async(run_id, APPROVAL_EVENT, timeout_seconds=0)
-        return dict(found) if found else None
+        _wid, _status, value = await self._tip(run_id)
+        return dict(value["waiting"]) if _waiting(value) else None
 
     async def approve(self, run_id: str, call_id: str, *, allow: bool) -> None:
-        """Answer run ``run_id``'s question about ``call_id``; the run goes on where it
-        stopped (in whichever process executes it by then)."""
-        await self._handle(run_id)
+        """Answer run ``run_id``'s question about ``call_id``: the run's next link is queued
+        (on the run's queue) and goes on where it stopped, in whichever worker takes it.
+
+        Raises :class:`NotWaitingError` when the run waits on no question or on another
+        call -- also for a second answer to the same question (the first one counts).
+        """
+        _wid, status, value = await self._tip(run_id)
+        if not _waiting(value):
+            raise NotWaitingError(
+                f"durable run {run_id!r} waits on no question (it is {status}); an answer "
+                "it waited for may have been given already"
+            )
+        question = dict(value["waiting"])
+        if question["call_id"] != call_id:
+            raise NotWaitingError(
+                f"durable run {run_id!r} waits on call {question['call_id']!r}, not {call_id!r}"
+            )
+        origin = await (await self._handle(run_id)).get_status()
+        queue = origin.queue_name or self.section.default_queue
+        decisions = [*value["decisions"], {**question, "allow": allow}]
+        link = int(str(value["next"]).rsplit(".a", 1)[1])
         client = await self._client_of()
-        await client.send_async(run_id, {"call_id": call_id, "allow": allow}, APPROVAL_TOPIC)
+        next_id = str(value["next"])
+        options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": next_id}
+        # the id is derived from the run's: a second answer cannot start a second link
+        await client.enqueue_async(options, value["agent"], "", run_id, decisions, link)
 
     # ---- reconciliation (from any process) -----------------------------------------------------
     async def waiting_for(self, run_id: str) -> tuple[str, ...]:
         """The tool effects (``m<n>/<call>``) the run waits for the host to settle (empty
         when it waits for nothing now)."""
-        await self._handle(run_id)
+        wid, _status, _value = await self._tip(run_id)
         client = await self._client_of()
-        found = await client.get_event_async(run_id, NEEDS_EVENT, timeout_seconds=0)
+        found = await client.get_event_async(wid, NEEDS_EVENT, timeout_seconds=0)
         return tuple(found["effects"]) if found else ()
 
     async def reconcile(
@@ -392,10 +564,10 @@ class Durable:
     ) -> None:
         """Tell run ``run_id`` what the effect ``invocation_id`` did (after checking the
         world); the run records it as that call's result and goes on -- never re-running it."""
-        await self._handle(run_id)
+        wid, _status, _value = await self._tip(run_id)
         client = await self._client_of()
         answer = {"invocation_id": invocation_id, "text": text, "status": status}
-        await client.send_async(run_id, answer, RECONCILE_TOPIC)
+        await client.send_async(wid, answer, RECONCILE_TOPIC)
 
     def _reask(self, exc: ReconciliationRequired) -> bool:
         """Whether every unproven item is a model call the config lets us ask again."""
@@ -408,12 +580,15 @@ class Durable:
 
 
 class DurableApprover:
-    """Listener: a durable run's permission question waits -- durably, across restarts --
-    for a person's answer (:meth:`Durable.approve`, ``agentrig approve``)."""
+    """Listener: a durable run's permission question suspends the run (no worker capacity
+    held while a person decides); the answer (:meth:`Durable.approve`, ``agentrig
+    approve``) continues it in a new link, where this approver gives that answer."""
 
     @hookimpl(tryfirst=True)
     async def permission_approver(self, payload: PermissionQuestion) -> str | None:
-        if DBOS.workflow_id is None or payload.call_id is None:
+        workflow_id = DBOS.workflow_id
+        host = _ACTIVE
+        if workflow_id is None or payload.call_id is None or host is None:
             return None  # not a durable run: other approvers decide
         question = {
             "call_id": payload.call_id,
@@ -421,12 +596,10 @@ class DurableApprover:
             "arguments": dict(payload.arguments),
             "reason": payload.reason,
         }
-        await DBOS.set_event_async(APPROVAL_EVENT, question)
-        answer: Any = None
-        while answer is None or answer.get("call_id") != payload.call_id:
-            answer = await DBOS.recv_async(APPROVAL_TOPIC, timeout_seconds=3600)
-        await DBOS.set_event_async(APPROVAL_EVENT, None)
-        return "allow" if answer.get("allow") is True else "deny"
+        allowed = host.decide(workflow_id, question)
+        if allowed is None:
+            raise RunSuspended(question)
+        return "allow" if allowed else "deny"
 
 
 def _open_turn(agent: Agent) -> str | None:
