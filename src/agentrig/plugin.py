@@ -14,7 +14,9 @@
 * contributions: the :class:`Provider` port, its :class:`ProviderConfig` and the optional
   :class:`ReadinessCheck`, the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
-  factory's options model, :class:`Variant` for union members, :class:`ContractViolation`.
+  factory's options model, :class:`Variant` for union members, :class:`ContractViolation`;
+* a cheap package face: :func:`lazy_exports` (PEP 562), so a plugin package's entry-point
+  module does not pull in its servers and SDKs on every command.
 
 Names are imported on first use (PEP 562), so importing this module costs next to nothing.
 See ``docs/plugin-guide.md``.
@@ -84,6 +86,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "TRACE_CONTEXT",
     "hookimpl",
+    "lazy_exports",
     "CREDENTIAL_STORES",
     "HOOK_STRATEGIES",
     "PROVIDERS",

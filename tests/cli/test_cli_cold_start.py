@@ -23,6 +23,7 @@ HEAVY = (
     "starlette",
     "uvicorn",
     "opentelemetry",
+    "mcp",
     "agentrig.host._client",
     "agentrig.builtins.egress_http",
 )

@@ -467,6 +467,22 @@ async def test_a_cancelled_append_is_carried_out_and_the_writer_goes_on(
     assert not report.damaged
 
 
+async def test_a_batch_larger_than_the_socket_buffers_goes_through_whole(
+    store: SessionStore,
+) -> None:
+    # several megabytes: libpq cannot flush them at once and waits for the socket to be
+    # writable (or readable) -- the waits psycopg's generators ask for, through anyio
+    session = Session(SessionId("ses_big"))
+    big = [
+        session.append(UserMessageEvent(message=UserMessage.of(f"{n} " + "ü" * 1_000_000)))
+        for n in range(4)
+    ]
+    writer = await store.open_writer("ses_big")
+    await writer.append(big)
+    await writer.aclose()
+    assert dicts((await store.load("ses_big")).events) == dicts(big)
+
+
 async def test_a_host_name_is_resolved_without_blocking_and_named_in_errors() -> None:
     port = closed_port()
     unreachable = build(f"postgresql://agentrig@localhost:{port}/none", connect_timeout=2)

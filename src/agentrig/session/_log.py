@@ -189,6 +189,11 @@ _MESSAGE_AT: dict[type[SessionEventData], int] = {
 }
 
 Packed = tuple[Any, ...]
+_NO_TRACE: tuple[tuple[str, str] | None, TraceIds | None] = (None, None)
+#: the TraceIds of recent spans, shared by every session (a turn's span and its calls' spans
+#: write alternately): built once per span
+_TRACE_IDS: dict[tuple[str, str], TraceIds] = {}
+_TRACE_IDS_MAX = 4096
 Stored = SessionEventData | Packed
 
 
@@ -326,7 +331,7 @@ class Session:
         #: ``(trace_id, span_id)`` of the current span, when a tracing plugin is active: each
         #: appended event carries them (``SessionEvent.trace``)
         self.trace_ids: Callable[[], tuple[str, str] | None] | None = None
-        self._trace: tuple[tuple[str, str] | None, TraceIds | None] = (None, None)
+        self._trace: tuple[tuple[str, str] | None, TraceIds | None] = _NO_TRACE
 
     # ---- the log ---------------------------------------------------------------------------
     @property
@@ -352,7 +357,12 @@ class Session:
         if self.trace_ids is not None and (ids := self.trace_ids()) is not None:
             last, trace = self._trace
             if ids is not last:  # one span writes several events: built once per span
-                trace = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
+                trace = _TRACE_IDS.get(ids)
+                if trace is None:
+                    if len(_TRACE_IDS) >= _TRACE_IDS_MAX:
+                        _TRACE_IDS.clear()
+                    trace = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
+                    _TRACE_IDS[ids] = trace
                 self._trace = (ids, trace)
             if trace is not None:
                 self._traces[len(seqs)] = trace

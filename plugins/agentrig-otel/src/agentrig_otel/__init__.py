@@ -11,8 +11,9 @@ See ``docs/observability.md``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentrig.plugin import lazy_exports
 
 # name -> defining module, imported on first use (PEP 562): the autoloaded composition step
 # lives in this package, and an unconfigured install must not import the OpenTelemetry SDK
@@ -27,17 +28,7 @@ _LAZY: dict[str, str] = {
 __all__ = ["OtelConfig", "Pipeline", "Telemetry", "build_pipeline", "redact"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentrig_otel' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:

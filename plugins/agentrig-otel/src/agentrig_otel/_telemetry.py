@@ -18,7 +18,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from contextvars import ContextVar, Token
+from contextvars import Token
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -34,6 +34,7 @@ from agentrig.plugin import (
     compose_step,
     hookimpl,
 )
+from agentrig_otel._light import LIVE, LiveSpan, light_tracer
 
 __all__ = ["Telemetry", "redact"]
 
@@ -79,8 +80,11 @@ def _usage_attributes(usage: Any) -> dict[str, int]:
     }
 
 
-_NAMES: dict[str, str] = {"turn": "invoke_agent", "model_call": "chat", "tool_call": "execute_tool"}
-_KINDS: dict[str, SpanKind] = {"model_call": SpanKind.CLIENT}
+#: the name and kind a call's span starts with (a turn's is named after its agent)
+_OPENED: dict[str, tuple[str, SpanKind]] = {
+    "model_call": ("chat", SpanKind.CLIENT),
+    "tool_call": ("execute_tool", SpanKind.INTERNAL),
+}
 _OBSERVED: dict[str, ScopeKind] = {
     "turn": "turn",
     "model_call": "model_call",
@@ -99,16 +103,16 @@ def _hex_ids(span: Span) -> tuple[str, str] | tuple[()]:
 class _Scope:
     """A live span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
 
-    __slots__ = ("_ids", "_live", "_token", "ended", "kind", "owner", "span")
+    __slots__ = ("_ids", "_live", "_token", "ended", "owner", "scope_kind", "span")
 
     def __init__(self, owner: Telemetry, kind: ScopeKind, span: Span) -> None:
         self.owner = owner
-        self.kind = kind
+        self.scope_kind = kind
         self.span = span
         self.ended = False
         self._ids: tuple[str, str] | tuple[()] | None = None  # () once known to be invalid
         self._token = otel_context.attach(trace.set_span_in_context(span))
-        self._live: Token[_Scope | None] = _LIVE.set(self)
+        self._live: Token[Any] = LIVE.set(self)
 
     def ids(self) -> tuple[str, str] | None:
         if self._ids is None:
@@ -120,8 +124,8 @@ class _Scope:
         self.span.end()
 
     def close(self) -> None:
-        if _LIVE.get() is self:  # the context that opened it (the loop closes it there)
-            _LIVE.reset(self._live)
+        if LIVE.get() is self:  # the context that opened it (the loop closes it there)
+            LIVE.reset(self._live)
             otel_context.detach(self._token)
         if not self.ended:  # no observation came (no listener saw it): end it here
             self.end()
@@ -134,14 +138,11 @@ class _Continued:
 
     def __init__(self, headers: Mapping[str, str]) -> None:
         self._token = otel_context.attach(propagate.extract(dict(headers)))
-        self._live = _LIVE.set(None)
+        self._live = LIVE.set(None)
 
     def close(self) -> None:
-        _LIVE.reset(self._live)
+        LIVE.reset(self._live)
         otel_context.detach(self._token)
-
-
-_LIVE: ContextVar[_Scope | None] = ContextVar("agentrig_otel_scope", default=None)
 
 
 class Telemetry:
@@ -161,6 +162,8 @@ class Telemetry:
         runtime: Any = None,
     ) -> None:
         self._tracer = tracer
+        # light live spans when the tracer is the SDK's and they are exact (see _light)
+        self._light = light_tracer(tracer)
         self._capture = capture_content
         self.runtime = runtime
         # hook executions and permission decisions outside any scope of ours, waiting for
@@ -184,11 +187,13 @@ class Telemetry:
             )
 
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
-    def open(self, kind: ScopeKind, agent_id: str) -> _Scope:
+    def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
         """A live span of ``kind``, current in this task until the scope closes."""
-        name = f"invoke_agent {agent_id}" if kind == "turn" else _NAMES[kind]
-        span = self._tracer.start_span(name, kind=_KINDS.get(kind, SpanKind.INTERNAL))
-        return _Scope(self, kind, span)
+        name, span_kind = _OPENED.get(kind) or (f"invoke_agent {agent_id}", SpanKind.INTERNAL)
+        light = self._light
+        if light is not None:
+            return light.start(name, span_kind).activate(self, kind)
+        return _Scope(self, kind, self._tracer.start_span(name, kind=span_kind))
 
     def headers(self) -> dict[str, str]:
         """``traceparent`` (and ``tracestate``) of the current context."""
@@ -198,9 +203,10 @@ class Telemetry:
 
     def ids(self) -> tuple[str, str] | None:
         """The current span's trace id and span id (hex), or None outside a span."""
-        live = _LIVE.get()
+        live = LIVE.get()
         if live is not None:
-            return live.ids()
+            ids: tuple[str, str] | None = live.ids()
+            return ids
         return _hex_ids(trace.get_current_span()) or None
 
     def continue_from(self, headers: Mapping[str, str]) -> _Continued:
@@ -234,10 +240,18 @@ class Telemetry:
             self._record_call_metrics(data)
         elif kind == "tool_call":
             self._record_tool_metrics(data)
-        live = _LIVE.get()
-        if live is None or live.owner is not self or live.kind != scope_kind or live.ended:
+        live = LIVE.get()
+        if live is None or live.owner is not self or live.scope_kind != scope_kind or live.ended:
             live = None
         span = live.span if live is not None else None
+        if span is not None and not span.is_recording():  # sampled out: nothing to write
+            # (events kept for the span it would have been are dropped with it)
+            if kind == "turn":
+                self._by_session.pop(data.get("session_id") or "", None)
+            elif kind == "tool_call":
+                self._by_call.pop(data.get("call_id") or "", None)
+            live.end()
+            return
         if kind == "turn":
             self._turn(payload, span)
         elif kind == "model_call":
@@ -270,7 +284,7 @@ class Telemetry:
             if data.get("reason"):
                 attributes["agentrig.hook.reason"] = str(data["reason"])
             when = float(data.get("started_at") or time.time())
-        live = _LIVE.get()
+        live = LIVE.get()
         if live is not None and live.owner is self and not live.ended:
             live.span.add_event(name, attributes, timestamp=_ns(when))
             return
@@ -303,7 +317,10 @@ class Telemetry:
                 name, kind=kind, start_time=_ns(start), attributes=attributes
             )
         live.update_name(name)
-        live.set_attributes(attributes)
+        if type(live) is LiveSpan:
+            live.put_clean(attributes)  # built here: no value to clean
+        else:
+            live.set_attributes(attributes)
         return live
 
     # ---- spans ---------------------------------------------------------------------------
@@ -360,7 +377,7 @@ class Telemetry:
         if data.get("response_model"):
             attributes["gen_ai.response.model"] = data["response_model"]
         if data.get("stop_reason"):
-            attributes["gen_ai.response.finish_reasons"] = [str(data["stop_reason"])]
+            attributes["gen_ai.response.finish_reasons"] = (str(data["stop_reason"]),)
         if data.get("time_to_first_chunk_ms") is not None:
             attributes["agentrig.time_to_first_chunk_ms"] = float(data["time_to_first_chunk_ms"])
         attributes.update(_usage_attributes(data.get("usage")))

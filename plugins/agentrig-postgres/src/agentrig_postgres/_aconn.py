@@ -43,7 +43,7 @@ class _Lock(asyncio.Lock):
 
     def __init__(self) -> None:
         super().__init__()
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)
 
     async def acquire(self) -> Literal[True]:
         await self._lock.acquire()
@@ -64,7 +64,7 @@ def _ready_now(fileno: int, wait: int) -> int:
     )
     ready = 0
     for _, mask in poller.poll(0):
-        if mask & (select.POLLIN | select.POLLERR | select.POLLHUP):
+        if mask & select.POLLIN:
             ready |= Ready.R
         if mask & select.POLLOUT:
             ready |= Ready.W

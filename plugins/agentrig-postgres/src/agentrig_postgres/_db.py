@@ -77,7 +77,7 @@ class Database:
         self.dsn = dsn
         self._connect_timeout = connect_timeout
         self._connection: AnyioConnection | None = None
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)
 
     @property
     def connected(self) -> bool:

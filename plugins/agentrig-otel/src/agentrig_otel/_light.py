@@ -1,0 +1,319 @@
+"""Light live spans for an SDK tracer: the loop's spans without the SDK span's per-call work.
+
+The SDK's ``Span`` takes a lock, cleans every attribute into ``BoundedAttributes`` and asks
+the sampler once per span; on the agent loop that was most of the plugin's cost.  A
+:class:`LiveSpan` is the same thing made for this one writer: a ``ReadableSpan`` (so the
+tracer's span processors take it as it is at ``on_end``) that is also a live
+``opentelemetry.trace.Span`` (so it can be the current span: OpenTelemetry code running
+inside a turn or tool call -- an instrumented HTTP client, a tool starting its own span --
+sees it as its parent, and propagators read its ids).
+
+:func:`light_tracer` says when this is exact: an SDK ``Tracer`` (not a subclass that starts
+spans its own way), a sampler whose decision is the same for every span of a trace below a
+local root (``ParentBased`` with the default local-parent delegates -- the SDK's default --,
+``ALWAYS_ON``/``ALWAYS_OFF``, ``TraceIdRatioBased``), default span limits and the SDK's
+internal span metrics off.  Otherwise the plugin keeps starting SDK spans.  The sampler is
+asked once per local root (a span without a live parent of ours) with the current context,
+as the SDK would; spans below it follow its decision, which is what those samplers decide.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar, Token
+from time import time_ns
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace as trace_api
+from opentelemetry.context import Context
+from opentelemetry.sdk.environment_variables import OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanLimits, Tracer
+from opentelemetry.sdk.trace import sampling as sampling_api
+from opentelemetry.sdk.trace.sampling import Decision
+from opentelemetry.trace import (
+    Link,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TraceState,
+)
+from opentelemetry.util import types
+
+__all__ = ["LIVE", "LightTracer", "LiveSpan", "light_tracer"]
+
+#: the scope of ours current in this context (a :class:`LiveSpan` or the SDK path's scope);
+#: None inside an inbound trace context (``continue_from``)
+LIVE: ContextVar[Any] = ContextVar("agentrig_otel_scope", default=None)
+
+_UNSET = Status(StatusCode.UNSET)
+_SAMPLED = int(TraceFlags.SAMPLED)
+_RANDOM = int(TraceFlags.RANDOM_TRACE_ID)
+#: the local-parent delegates of the SDK's ``ParentBased`` default: a child follows its parent
+_LOCAL_DEFAULT = "localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}"
+#: at least this many attributes and events per span must fit (the SDK's default is 128)
+_MIN_LIMIT = 64
+
+
+def _per_trace(sampler: sampling_api.Sampler) -> bool:
+    """Whether ``sampler`` decides the same for every span below a local root."""
+    if isinstance(sampler, sampling_api.StaticSampler | sampling_api.TraceIdRatioBased):
+        return True
+    if not isinstance(sampler, sampling_api.ParentBased):
+        return False
+    described: Any = sampler  # get_description is untyped in the SDK
+    return str(described.get_description()).endswith(_LOCAL_DEFAULT)
+
+
+def _default_limits(limits: Any) -> bool:
+    if not isinstance(limits, SpanLimits):
+        return False
+    counts = (limits.max_span_attributes, limits.max_events, limits.max_event_attributes)
+    return (
+        limits.max_span_attribute_length is None
+        and all(n is None or n >= _MIN_LIMIT for n in counts)
+        and (limits.max_links is None or limits.max_links >= _MIN_LIMIT)
+    )
+
+
+def light_tracer(tracer: Any) -> LightTracer | None:
+    """A :class:`LightTracer` for ``tracer`` when its spans can be light ones (else None)."""
+    if not isinstance(tracer, Tracer) or type(tracer).start_span is not Tracer.start_span:
+        return None
+    if not _per_trace(tracer.sampler):
+        return None
+    if not _default_limits(getattr(tracer, "_span_limits", None)):
+        return None
+    flag = os.environ.get(OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED, "")
+    if flag.strip().lower() == "true":  # the SDK counts its spans itself then
+        return None
+    return LightTracer(tracer)
+
+
+class LightTracer:
+    """Starts :class:`LiveSpan` s with an SDK tracer's sampler, ids, resource and processors."""
+
+    __slots__ = ("_ids", "_scope", "_tracer", "info", "processor", "resource", "sampler")
+
+    def __init__(self, tracer: Tracer) -> None:
+        self._tracer = tracer
+        self.sampler = tracer.sampler
+        self.resource = tracer.resource
+        self.processor: Any = tracer.span_processor  # typed for the SDK's own Span
+        self.info = tracer.instrumentation_info
+        self._scope = getattr(tracer, "_instrumentation_scope", None)
+        self._ids = tracer.id_generator
+
+    def start(self, name: str, kind: SpanKind) -> LiveSpan:
+        """A started span, child of the current context's span."""
+        span = LiveSpan.__new__(LiveSpan)
+        span._name = name
+        span._kind = kind
+        span._resource = self.resource
+        span._instrumentation_info = self.info
+        span._instrumentation_scope = self._scope
+        span._attributes = span._values = {}
+        span._events = span._event_list = []
+        span._processor = self.processor
+        ids = self._ids  # the SDK's RandomIdGenerator: random.getrandbits(64)
+        span_id = ids.generate_span_id()
+        parent = trace_api.get_current_span()
+        if type(parent) is LiveSpan:  # below a span of ours: its trace, its decision
+            span.trace_id = parent.trace_id
+            span._flags = parent._flags
+            span._state = parent._state
+            span._recording = parent._flags & _SAMPLED == _SAMPLED
+            span._parent_span = parent
+        else:
+            context = parent.get_span_context()
+            if context.is_valid:
+                trace_id = context.trace_id
+                random_id = context.trace_flags.random_trace_id
+                span._parent = context
+            else:
+                trace_id = ids.generate_trace_id()
+                random_id = ids.is_trace_id_random()
+            result = self.sampler.should_sample(None, trace_id, name, kind)
+            decision = result.decision
+            span.trace_id = trace_id
+            sampled = decision is Decision.RECORD_AND_SAMPLE
+            span._flags = (_SAMPLED if sampled else 0) | (_RANDOM if random_id else 0)
+            span._state = result.trace_state
+            span._recording = decision is not Decision.DROP
+            if result.attributes:
+                span._values.update(result.attributes)
+        span.span_id = span_id
+        span._start_time = time_ns()
+        if span._recording:
+            self.processor.on_start(span, parent_context=None)
+        return span
+
+
+class LiveSpan(trace_api.Span, ReadableSpan):
+    """One span of the loop, live until :meth:`end`, then handed to the span processors.
+
+    Mutations after the end are ignored (as the SDK's span does); a span the sampler dropped
+    keeps its ids (for ``traceparent`` and session events) and records nothing.
+    """
+
+    trace_id: int
+    span_id: int
+    ended = False
+    # what every span starts with (class defaults: fewer stores per span)
+    _links: Sequence[Link] = ()
+    _status = _UNSET
+    _end_time: int | None = None
+    _context: SpanContext | None = None
+    _parent: SpanContext | None = None
+    _parent_span: LiveSpan | None = None
+    _hex: tuple[str, str] | None = None
+    #: the trace context that opened it and the scope kind (``agentrig.kernel.tracing``)
+    owner: Any
+    scope_kind: str
+    _token: Token[Context]
+    _live: Token[Any] | None = None
+    _flags: int
+    _state: TraceState | None
+    _recording: bool
+    _processor: Any
+    #: the same objects as ``_attributes`` / ``_events``, typed for writing
+    _values: dict[str, types.AnyValue]
+    _event_list: list[Event]
+
+    # ---- the scope (agentrig.kernel.tracing.TraceScope) ------------------------------------
+    @property
+    def span(self) -> LiveSpan:
+        return self
+
+    def activate(self, owner: Any, scope_kind: str) -> LiveSpan:
+        """Make this span current in this context until :meth:`close`."""
+        self.owner = owner
+        self.scope_kind = scope_kind
+        self._token = otel_context.attach(trace_api.set_span_in_context(self))
+        self._live = LIVE.set(self)
+        return self
+
+    def close(self) -> None:
+        live = self._live
+        if live is not None and LIVE.get() is self:  # the context that opened it
+            self._live = None
+            LIVE.reset(live)
+            otel_context.detach(self._token)
+        if not self.ended:  # no observation came (no listener saw it): end it here
+            self.end()
+
+    # ---- identity ------------------------------------------------------------------------
+    def get_span_context(self) -> SpanContext:
+        context = self._context
+        if context is None:
+            context = self._context = SpanContext(
+                self.trace_id,
+                self.span_id,
+                is_remote=False,
+                trace_flags=TraceFlags(self._flags),
+                trace_state=self._state,
+            )
+        return context
+
+    @property
+    def context(self) -> SpanContext:
+        return self.get_span_context()
+
+    @property
+    def parent(self) -> SpanContext | None:
+        if self._parent_span is not None:
+            return self._parent_span.get_span_context()
+        return self._parent
+
+    def hex_ids(self) -> tuple[str, str]:
+        """``(trace_id, span_id)`` as lowercase hex (built once)."""
+        ids = self._hex
+        if ids is None:
+            ids = self._hex = (format(self.trace_id, "032x"), format(self.span_id, "016x"))
+        return ids
+
+    ids = hex_ids  # the scope's ids (agentrig.kernel.tracing)
+
+    def is_recording(self) -> bool:
+        return self._recording and not self.ended
+
+    # ---- writing -------------------------------------------------------------------------
+    def set_attributes(self, attributes: Mapping[str, types.AnyValue]) -> None:
+        for key, value in attributes.items():
+            self.set_attribute(key, value)
+
+    def set_attribute(self, key: str, value: types.AnyValue) -> None:
+        if not self._recording or self.ended or value is None:
+            return
+        self._values[key] = tuple(value) if isinstance(value, list) else value
+
+    def put_clean(self, attributes: Mapping[str, types.AnyValue]) -> None:
+        """Merge attributes whose values are already valid (no list, no None)."""
+        if self._recording and not self.ended:
+            self._values.update(attributes)
+
+    def add_event(
+        self,
+        name: str,
+        attributes: types.Attributes = None,
+        timestamp: int | None = None,
+    ) -> None:
+        if not self._recording or self.ended:
+            return
+        self._event_list.append(
+            Event(name, attributes, timestamp if timestamp is not None else time_ns())
+        )
+
+    def add_link(self, context: SpanContext, attributes: types.Attributes = None) -> None:
+        if self._recording and not self.ended and context.is_valid:
+            self._links = (*self._links, Link(context, attributes))
+
+    def update_name(self, name: str) -> None:
+        if not self.ended:
+            self._name = name
+
+    def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
+        if self.ended or self._status.status_code is StatusCode.OK:  # OK is final
+            return
+        if isinstance(status, Status):
+            self._status = status
+        elif status is not StatusCode.UNSET:
+            self._status = Status(status, description)
+
+    def record_exception(
+        self,
+        exception: BaseException,
+        attributes: types.Attributes = None,
+        timestamp: int | None = None,
+        escaped: bool = False,
+    ) -> None:
+        kind = type(exception)
+        module = kind.__module__
+        recorded: dict[str, types.AnyValue] = {
+            "exception.type": f"{module}.{kind.__qualname__}"
+            if module and module != "builtins"
+            else kind.__qualname__,
+            "exception.message": str(exception),
+            "exception.stacktrace": "".join(traceback.format_exception(exception)),
+            "exception.escaped": str(escaped),
+        }
+        recorded.update(attributes or {})
+        self.add_event("exception", recorded, timestamp)
+
+    def end(self, end_time: int | None = None) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        self._end_time = end_time if end_time is not None else time_ns()
+        if self._recording:
+            self._context = self.get_span_context()
+            self._parent = self.parent
+            self._processor.on_end(self)
+
+    @property
+    def events(self) -> Sequence[Event]:
+        return tuple(self._events)

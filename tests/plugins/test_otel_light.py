@@ -1,0 +1,251 @@
+"""agentrig-otel's light spans: what an SDK tracer's configuration says still holds.
+
+With an SDK tracer the plugin writes its own live spans (``agentrig_otel._light``) and hands
+them to the tracer's span processors.  These tests pin what that must keep from the SDK:
+the sampler's decision (once per trace), span processors seeing a span start, OpenTelemetry
+code inside a tool call finding the tool's span current, the Span API on that span, and the
+SDK's own spans when the tracer is configured in ways light spans cannot follow (a sampler
+deciding per span, span limits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from agentrig_otel import Telemetry
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_OFF,
+    ALWAYS_ON,
+    Decision,
+    ParentBased,
+    Sampler,
+    SamplingResult,
+)
+from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode, TraceFlags
+
+import agentrig
+from agentrig.ids import AgentId
+from agentrig.kernel import MemorySource, open_runtime
+
+pytestmark = pytest.mark.anyio
+
+#: what the ``probe`` tool saw while it ran: the current span and the headers to send
+SEEN: dict[str, Any] = {}
+
+
+@agentrig.tool(risk="inspect")
+def probe(city: str) -> str:
+    """Look at the current OpenTelemetry context, as instrumented code would."""
+    current = trace.get_current_span()
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    SEEN["span"] = current.get_span_context()
+    SEEN["headers"] = carrier
+    # a library's own span, started the ordinary way, inside the call
+    with trace.get_tracer("library", tracer_provider=SEEN["provider"]).start_as_current_span(
+        "library work"
+    ):
+        pass
+    current.set_attribute("app.cities", [city, city.upper()])
+    invalid: Any = None  # not an attribute value: dropped, as the SDK does
+    current.set_attribute("app.skipped", invalid)
+    current.add_link(SpanContext(1, 2, is_remote=True, trace_flags=TraceFlags(1)), {"k": "v"})
+    current.record_exception(ValueError("a handled problem"))
+    return f"sunny in {city}"
+
+
+SCRIPT = [
+    {"tool_calls": [{"name": "probe", "arguments": {"city": "Rome"}, "id": "call_p"}]},
+    {"text": "Sunny."},
+]
+
+
+def config() -> dict[str, Any]:
+    return {
+        "providers": {"local": {"kind": "scripted", "options": {"script": SCRIPT}}},
+        "agents": {"assistant": {"provider": "local", "model": "scripted-1", "tools": ["probe"]}},
+    }
+
+
+def memory() -> MemorySource:
+    source = MemorySource()
+    source.add("tools", "probe", probe)
+    return source
+
+
+async def run(
+    provider: TracerProvider, inbound: str | None = None
+) -> tuple[InMemorySpanExporter, list[Any]]:
+    """One run traced by ``provider``'s tracer; returns its exported spans and the events."""
+    spans = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    SEEN.clear()
+    SEEN["provider"] = provider
+    telemetry = Telemetry(provider.get_tracer("agentrig"))
+    async with open_runtime(
+        config(), memory=memory(), plugins=[("otel-test", telemetry)], environ={}
+    ) as rt:
+        assert rt.trace is not None
+        scope = rt.trace.continue_from({"traceparent": inbound}) if inbound else None
+        try:
+            await rt.agent(AgentId("assistant")).run("Rome?")
+        finally:
+            if scope is not None:
+                scope.close()
+        events = list(rt.agent(AgentId("assistant")).session.events)
+    return spans, events
+
+
+def named(spans: InMemorySpanExporter, prefix: str) -> list[ReadableSpan]:
+    return [s for s in spans.get_finished_spans() if s.name.startswith(prefix)]
+
+
+def sampled(traceparent: str) -> bool:
+    return bool(int(traceparent.rsplit("-", 1)[1], 16) & int(TraceFlags.SAMPLED))
+
+
+def hex_ids(context: SpanContext) -> tuple[str, str]:
+    return format(context.trace_id, "032x"), format(context.span_id, "016x")
+
+
+async def test_code_inside_a_tool_call_finds_the_tool_span_current() -> None:
+    spans, _ = await run(TracerProvider())
+    (tool,) = named(spans, "execute_tool ")
+    (library,) = named(spans, "library work")
+    assert SEEN["span"] == tool.context
+    assert library.parent is not None
+    assert library.parent.span_id == tool.context.span_id  # the library's span is its child
+    trace_id, span_id = hex_ids(tool.context)
+    assert (
+        SEEN["headers"]["traceparent"]
+        == f"00-{trace_id}-{span_id}-{int(tool.context.trace_flags):02x}"
+    )
+    assert sampled(SEEN["headers"]["traceparent"])
+
+
+async def test_the_span_api_on_a_live_span_records_what_the_sdk_would() -> None:
+    spans, _ = await run(TracerProvider())
+    (tool,) = named(spans, "execute_tool ")
+    attributes = dict(tool.attributes or {})
+    assert attributes["app.cities"] == ("Rome", "ROME")  # a list becomes a tuple
+    assert "app.skipped" not in attributes
+    assert attributes["gen_ai.tool.name"] == "probe"
+    (link,) = tool.links
+    assert (link.context.span_id, dict(link.attributes or {})) == (2, {"k": "v"})
+    (exception,) = [e for e in tool.events if e.name == "exception"]
+    recorded = dict(exception.attributes or {})
+    assert recorded["exception.type"] == "ValueError"
+    assert recorded["exception.message"] == "a handled problem"
+    assert tool.status.status_code is StatusCode.UNSET
+    assert tool.resource is not None
+    assert tool.instrumentation_scope is not None
+    assert tool.instrumentation_scope.name == "agentrig"
+
+
+async def test_a_sampler_that_drops_the_trace_exports_nothing_but_ids_still_flow() -> None:
+    spans, events = await run(TracerProvider(sampler=ALWAYS_OFF))
+    assert spans.get_finished_spans() == ()
+    # as with the SDK's non-recording spans: the ids go out (unsampled) and name the events
+    traceparent = SEEN["headers"]["traceparent"]
+    assert not sampled(traceparent)
+    assert all(e.trace is not None for e in events if e.type != "system/prompt")
+    (result,) = [e for e in events if e.type == "tool/result"]
+    assert result.trace is not None
+    assert traceparent.split("-")[1:3] == [result.trace.trace_id, result.trace.span_id]
+
+
+async def test_an_unsampled_inbound_trace_stays_unsampled() -> None:
+    inbound = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+    spans, _ = await run(TracerProvider(), inbound)  # ParentBased(ALWAYS_ON), the default
+    assert spans.get_finished_spans() == ()
+    traceparent = SEEN["headers"]["traceparent"]
+    assert traceparent.startswith("00-0af7651916cd43dd8448eb211c80319c-")
+    assert not sampled(traceparent)
+
+
+async def test_a_sampled_inbound_trace_is_continued() -> None:
+    inbound = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    spans, _ = await run(TracerProvider(), inbound)
+    (run_span,) = named(spans, "invoke_agent ")
+    assert run_span.parent is not None
+    assert run_span.parent.is_remote
+    assert all(
+        format(s.context.trace_id, "032x") == "0af7651916cd43dd8448eb211c80319c"
+        for s in spans.get_finished_spans()
+    )
+
+
+class ChatOnly(Sampler):
+    """Decides per span, by name: only model calls are kept."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def should_sample(
+        self,
+        parent_context: otel_context.Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Any = None,
+        links: Sequence[Link] | None = None,
+        trace_state: Any = None,
+    ) -> SamplingResult:
+        self.asked.append(name)
+        keep = name.startswith("chat")
+        return SamplingResult(Decision.RECORD_AND_SAMPLE if keep else Decision.DROP)
+
+    def get_description(self) -> str:
+        return "ChatOnly"
+
+
+async def test_a_sampler_deciding_per_span_is_asked_for_every_span() -> None:
+    sampler = ChatOnly()
+    spans, _ = await run(TracerProvider(sampler=sampler))
+    # asked when a span starts, before the observation names it after the model
+    assert [s.name for s in spans.get_finished_spans()] == ["chat scripted-1"] * 2
+    assert sorted(sampler.asked) == [
+        "chat",
+        "chat",
+        "execute_tool",
+        "invoke_agent assistant",
+        "library work",
+    ]
+
+
+async def test_a_parent_based_sampler_with_other_local_delegates_is_asked_per_span() -> None:
+    # children of a sampled local parent dropped: not what light spans would do, so the
+    # plugin starts SDK spans and the sampler decides each one
+    sampler = ParentBased(root=ALWAYS_ON, local_parent_sampled=ALWAYS_OFF)
+    spans, _ = await run(TracerProvider(sampler=sampler))
+    assert [s.name for s in spans.get_finished_spans()] == ["invoke_agent assistant"]
+
+
+class Tagging(SpanProcessor):
+    """Adds an attribute to every span as it starts (as vendor processors do)."""
+
+    def on_start(self, span: Any, parent_context: otel_context.Context | None = None) -> None:
+        span.set_attribute("app.tenant", "acme")
+
+
+async def test_span_processors_see_each_span_start() -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(Tagging())
+    spans, _ = await run(provider)
+    assert len(spans.get_finished_spans()) == 5
+    for span in spans.get_finished_spans():
+        assert dict(span.attributes or {})["app.tenant"] == "acme", span.name
+
+
+async def test_span_limits_are_kept_by_sdk_spans() -> None:
+    spans, _ = await run(TracerProvider(span_limits=SpanLimits(max_span_attributes=3)))
+    (tool,) = named(spans, "execute_tool ")
+    assert len(tool.attributes or {}) == 3
+    assert tool.dropped_attributes > 0
