@@ -23,7 +23,16 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-__all__ = ["compact_instances", "construct_trusted", "instance_of", "share_fields_set"]
+__all__ = [
+    "compact_instances",
+    "construct_trusted",
+    "instance_of",
+    "new_instance",
+    "set_extra",
+    "set_fields_set",
+    "set_private",
+    "share_fields_set",
+]
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -32,6 +41,12 @@ _new = object.__new__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+# The same primitives for a per-token constructor that inlines construct_trusted's
+# compact path (``TextDelta.of``): a bare instance, then its fields in order, then the slots.
+new_instance = _new
+set_fields_set = _set_fields_set
+set_extra = _set_extra
+set_private = _set_private
 _set_dict = BaseModel.__dict__["__dict__"].__set__
 _setattr = object.__setattr__
 
