@@ -173,6 +173,30 @@ async def test_a_failed_batch_stores_nothing_and_breaks_the_writer(store: Sessio
     assert [e.seq for e in (await store.load("ses_fail")).events] == [1, 2, 3, 4, 5, 6, 7, 8]
 
 
+async def test_a_writer_whose_connection_is_lost_stops_and_frees_the_session(
+    store: SessionStore, dsn: str
+) -> None:
+    events = sample("ses_cut")
+    writer = await store.open_writer("ses_cut")
+    await writer.append(events[:4])
+    with psycopg.connect(dsn, autocommit=True) as admin:  # an operator ends its connection
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks "
+            "WHERE locktype = 'advisory' AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(SessionStoreError, match="may or may not be stored"):
+        await writer.append(events[4:])
+    with pytest.raises(BrokenWriterError):
+        await writer.append(events[4:])
+    await writer.aclose()
+    # its lock went with its connection: the session is free, and nothing was confirmed
+    # on top of what the first append stored
+    again = await store.open_writer("ses_cut")
+    await again.append(events[4:])
+    await again.aclose()
+    assert dicts((await store.load("ses_cut")).events) == dicts(events)
+
+
 async def test_gaps_and_unreadable_rows_are_reported_as_damage(
     store: SessionStore, dsn: str
 ) -> None:
