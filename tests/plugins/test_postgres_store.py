@@ -581,6 +581,20 @@ async def test_follow_yields_the_log_then_each_commit_of_another_process(
         await resumed.aclose()
 
 
+async def test_a_follower_whose_connection_is_lost_fails_with_a_store_error(
+    store: SessionStore, dsn: str
+) -> None:
+    pg = follow_of(store)
+    async with pg.changes("ses_lost") as changes:
+        with psycopg.connect(dsn, autocommit=True) as admin:  # an operator ends the session
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE query LIKE 'LISTEN%%' AND pid <> pg_backend_pid()"
+            )
+        with anyio.fail_after(60), pytest.raises(SessionStoreError, match="ses_lost"):
+            await changes.next()
+
+
 async def test_a_follower_can_be_cancelled_and_the_store_goes_on(store: SessionStore) -> None:
     pg = follow_of(store)
     writer = await store.open_writer("ses_quiet")
