@@ -425,6 +425,27 @@ async def test_the_journal_rebuilds_an_execution_across_connections(dsn: str) ->
         await again.aclose()
 
 
+async def test_two_journal_objects_cannot_write_one_record_twice(dsn: str) -> None:
+    from agentrig_postgres import PostgresJournal
+
+    here, there = PostgresJournal(dsn), PostgresJournal(dsn)  # as two processes would
+    try:
+        await here.begin_execution(execution())
+        assert (await here.load(RUN)) is not None  # cached here: it has not seen m1
+        intent = ModelIntent(run_id=RUN, call_id="m1", digest="d", model="m1")
+        await there.model_intent(intent)
+        # here's cache lets the write through; the table's UNIQUE key refuses it
+        with pytest.raises(JournalWriteError, match="duplicate key"):
+            await here.model_intent(intent)
+        there.forget(RUN)
+        fresh = await there.load(RUN)
+        assert fresh is not None
+        assert [c.call_id for c in fresh.model_calls] == ["m1"]
+    finally:
+        await here.aclose()
+        await there.aclose()
+
+
 # ---- the session-store conformance suite ---------------------------------------------------
 
 
