@@ -626,6 +626,27 @@ async def test_follow_yields_the_log_then_each_commit_of_another_process(
         await resumed.aclose()
 
 
+async def test_a_session_nobody_wrote_yet_is_followed_from_its_first_commit(
+    store: SessionStore,
+) -> None:
+    pg = follow_of(store)
+    first: list[SessionEvent] = []
+
+    async def follower() -> None:
+        async with contextlib.aclosing(pg.follow("ses_later")) as events:
+            async for event in events:
+                first.append(event)
+                return
+
+    with anyio.fail_after(60):  # a hang guard only
+        async with anyio.create_task_group() as group:
+            group.start_soon(follower)
+            writer = await store.open_writer("ses_later")
+            await writer.append(sample("ses_later", turns=1))
+            await writer.aclose()
+    assert [e.seq for e in first] == [1]
+
+
 async def test_a_follower_whose_connection_is_lost_fails_with_a_store_error(
     store: SessionStore, dsn: str
 ) -> None:
