@@ -97,7 +97,8 @@ def test_a_plugin_cannot_take_a_core_command(
     captured = capsys.readouterr()
     assert "run one prompt" in captured.out.lower()  # still the core's own
     assert "replace the core's run" not in captured.out
-    assert "plugin 'clash' could not add its commands" in captured.err
+    clash = "agentrig: warning [catalog.duplicate]: plugin 'clash' could not add its commands"
+    assert clash in captured.err
     assert "command 'run' already exists" in captured.err
 
 
@@ -111,5 +112,5 @@ def test_a_broken_plugin_is_reported_and_the_others_still_work(
     assert main(["greet", "you"]) == 0
     captured = capsys.readouterr()
     assert captured.out == "hello you\n"
-    assert "agentrig: warning: plugin 'broken' not loaded:" in captured.err
+    assert "agentrig: warning [plugin.load_failed]: plugin 'broken' not loaded:" in captured.err
     assert "cannot import me" in captured.err

@@ -172,8 +172,10 @@ def test_config_check_reports_a_conflict_the_file_uses(
     captured = capsys.readouterr()
     assert "tools.lookup_weather" not in captured.out
     # the listener conflict is left unsettled: it will not run, which is a warning
-    assert "warning: " in captured.err
-    assert "listener plugin 'weather_listener' will not run" in captured.err
+    assert (
+        f"agentrig config: warning [config.plugin_failed]: {config}: "
+        "listener plugin 'weather_listener' will not run"
+    ) in captured.err
 
     write(tmp_path, SCRIPTED + '[plugins.prefer]\n"tools:lookup_weather" = "weather-third"\n')
     assert main(["config", "check", str(config)]) == 1
@@ -187,8 +189,31 @@ def test_config_check_warns_about_a_conflict_the_file_does_not_use(
     config = write(tmp_path, SCRIPTED)
     assert main(["config", "check", str(config)]) == 0
     err = capsys.readouterr().err
-    assert "tools plugin 'lookup_weather' is registered by 2 distributions" in err
+    assert (
+        f"agentrig config: warning [config.plugin_conflict]: {config}: "
+        "tools plugin 'lookup_weather' is registered by 2 distributions"
+    ) in err
     assert "(this file does not use it)" in err
+
+
+def test_run_warns_once_about_an_unsettled_listener_conflict_with_its_code(
+    colliding: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = write(tmp_path, SCRIPTED)
+    assert main(["run", "-c", str(config), "hi"]) == 0
+    err = capsys.readouterr().err
+    (line,) = [line for line in err.splitlines() if "weather_listener" in line]
+    assert line.startswith("agentrig run: warning [plugin.conflict]: listener plugin ")
+
+
+def test_plugins_warns_about_a_prefer_entry_that_chooses_nothing_with_its_code(
+    colliding: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = write(tmp_path, '[plugins.prefer]\n"tools:lookup_weather" = "weather-third"\n')
+    assert main(["plugins", "--config", str(config)]) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"agentrig plugins: warning [config.plugin_prefer]: {config}: ")
+    assert "weather-third" in line
 
 
 def test_doctor_reports_the_conflict_until_a_config_settles_it(
@@ -268,7 +293,7 @@ def test_run_warns_once_per_failed_listener_and_strict_makes_it_fatal(
     warnings = [line for line in captured.err.splitlines() if "bad-listeners" in line]
     assert len(warnings) == 3
     for line in warnings:
-        assert line.startswith("agentrig run: warning: listener plugin '")
+        assert line.startswith("agentrig run: warning [plugin.load_failed]: listener plugin '")
     assert any("did you mean 'runtime_started'?" in line for line in warnings)
 
     assert main(["run", "-c", str(config), "--strict-plugins", "hi"]) == 2
@@ -296,7 +321,8 @@ def test_chat_warns_once_per_failed_listener_and_strict_makes_it_fatal(
     assert "Hello." in captured.out
     warnings = [line for line in captured.err.splitlines() if "bad-listeners" in line]
     assert len(warnings) == 3
-    assert all(line.startswith("agentrig chat: warning: listener plugin '") for line in warnings)
+    prefix = "agentrig chat: warning [plugin.load_failed]: listener plugin '"
+    assert all(line.startswith(prefix) for line in warnings)
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
     assert main(["chat", "-c", str(config), "--strict-plugins"]) == 2
@@ -309,6 +335,7 @@ def test_config_check_warns_about_failed_listeners_or_fails_when_strict(
     config = write(tmp_path, SCRIPTED)
     assert main(["config", "check", str(config)]) == 0
     err = capsys.readouterr().err
+    assert f"agentrig config: warning [config.plugin_failed]: {config}: " in err
     assert "listener plugin 'typo_listener' will not run" in err
     write(tmp_path, SCRIPTED + "[plugins]\nstrict = true\n")
     assert main(["config", "check", str(config)]) == 1

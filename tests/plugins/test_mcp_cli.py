@@ -4,6 +4,7 @@ and by the SDK's client over streamable HTTP; usage and config errors; the plugi
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -87,7 +88,14 @@ async def test_served_over_http_to_the_sdk_client(config_file: Path) -> None:
         with anyio.fail_after(60):
             while b"listening on " not in line or not line.endswith(b"\n"):
                 line += await process.stderr.receive(1)
-        url = line.decode().split("listening on ", 1)[1].strip()
+                if line.endswith(b"\n") and b"listening on " not in line:
+                    line = b""  # a line printed before it
+        # the shape agentrig serve's line has: agentrig COMMAND: listening on URL
+        found = re.fullmatch(
+            r"agentrig mcp: listening on (http://127\.0\.0\.1:\d+/mcp)\n", line.decode()
+        )
+        assert found is not None, line
+        url = found[1]
         async with (
             streamable_http_client(url) as (read, write, _),
             ClientSession(read, write) as session,

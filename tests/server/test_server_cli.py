@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -37,11 +39,18 @@ def test_serve_listens_answers_and_stops_on_interrupt() -> None:
         text=True,
         env=environment(),
     )
+    # a server that never prints the line must fail the test, not hang it: kill it (EOF)
+    watchdog = threading.Timer(120, process.kill)
+    watchdog.start()
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("agentrig serve: listening on http://127.0.0.1:"), line
-        base = line.split("listening on ", 1)[1].strip()
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        while line and "listening on" not in line:  # anything printed before it
+            line = process.stderr.readline()
+        watchdog.cancel()
+        found = re.fullmatch(r"agentrig serve: listening on (http://127\.0\.0\.1:\d+)\n", line)
+        assert found is not None, line
+        base = found[1]
         sdk = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
         answer = sdk.chat.completions.create(
             model="assistant", messages=[{"role": "user", "content": "2 + 3?"}]
@@ -50,9 +59,11 @@ def test_serve_listens_answers_and_stops_on_interrupt() -> None:
         assert httpx.get(base + "/").status_code == 200  # --ui turned the page on
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130  # the CLI's exit code for an interrupt
-        assert process.stderr is not None
         assert "Traceback" not in process.stderr.read()
+        assert process.stdout is not None
+        assert process.stdout.read() == ""  # status lines are on stderr
     finally:
+        watchdog.cancel()
         if process.poll() is None:
             process.kill()
             process.wait()

@@ -146,6 +146,9 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+_NO_GATE = GateDecision(True)  # without a gate every call may run (frozen: one for all)
+
+
 class ReadyCall(NamedTuple):
     """A call that validated and passed the gate: what :func:`execute_call` runs.
 
@@ -215,7 +218,7 @@ async def prepare_call(
         if is_abort(exc, signal):
             raise
         return failed(exc, _error_text(exc))
-    decision = GateDecision(True)
+    decision = _NO_GATE
     if gate is not None:
         decision = await gate(tool, call, agent)
         _observe_permission(agent, call, decision)
@@ -242,12 +245,15 @@ async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> 
     )
     extras: dict[str, Any] = {}
 
-    async def run_tool(payload: ToolExecution) -> ToolMessage:
+    def run_tool(payload: ToolExecution) -> Awaitable[ToolMessage]:
+        return run(payload.tool, payload.arguments)  # the end of the waterfall
+
+    async def run(running: Any, arguments: Mapping[str, Any]) -> ToolMessage:
         value = parsed
-        if payload.arguments is not checked or payload.tool is not tool:
+        if arguments is not checked or running is not tool:
             # rewritten on the way (a hook or a tool_execution listener): validate again
-            value = parse_with(payload.tool.input_schema, dict(payload.arguments))
-        verdict = payload.tool.authorize(value, ctx)
+            value = parse_with(running.input_schema, dict(arguments))
+        verdict = running.authorize(value, ctx)
         if verdict is not None and inspect.isawaitable(verdict):
             verdict = await verdict
         if verdict is not None:
@@ -256,11 +262,11 @@ async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> 
                 "and raise to refuse",
                 code="tool.authorize_contract",
             )
-        result = payload.tool.execute(value, ctx)
+        result = running.execute(value, ctx)
         if type(result) is CoroutineType or (
             not isinstance(result, str) and inspect.isawaitable(result)
         ):  # cheap tests first: most results are a coroutine's or a plain string
-            limit = tool_timeout(agent, payload.tool)
+            limit = tool_timeout(agent, running)
             if limit is None:
                 result = await result
             else:
@@ -268,27 +274,31 @@ async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> 
                     result = await result
                 if scope.cancelled_caught:
                     raise ToolTimeoutError(
-                        f"the tool {payload.tool.id!r} did not finish within its "
+                        f"the tool {running.id!r} did not finish within its "
                         f"{limit:g}s timeout and was stopped"
                     )
         if isinstance(result, ToolOutput):
             extras["concludes_turn"] = result.concludes_turn
             extras["view"] = result.view
             status: ToolStatus = "error" if result.is_error else "ok"
-            made = _result_message(call, payload.tool.parse_output(result.content), status)
+            made = _result_message(call, running.parse_output(result.content), status)
             if result.is_error:
                 extras["failure"] = ToolReportedError(made.text)
             return made
-        return _result_message(call, payload.tool.parse_output(result))
+        return _result_message(call, running.parse_output(result))
 
-    payload = ToolExecution(
-        agent=agent, call=call, arguments=ready.arguments, tool=tool, signal=signal
-    )
+    hooks = agent.runtime.hooks
     failure: BaseException | None = None
     # typed as object: a listener may break the waterfall's contract, and that is checked below
     returned: object
     try:
-        returned = await agent.runtime.hooks.waterfall("tool_execution", payload, run_tool)
+        if hooks.has_listeners("tool_execution"):
+            payload = ToolExecution(
+                agent=agent, call=call, arguments=ready.arguments, tool=tool, signal=signal
+            )
+            returned = await hooks.waterfall("tool_execution", payload, run_tool)
+        else:  # the waterfall's end, without its payload
+            returned = await run(tool, ready.arguments)
     except ExecutionControlError:
         raise  # a journal/persistence failure ends the run; it is not a tool result
     except Exception as exc:

@@ -42,7 +42,11 @@ async def request_config(agent: Agent) -> RequestConfig:
             max_tokens=cfg.max_tokens,
             temperature=cfg.temperature,
         )
-    chosen = await agent.runtime.hooks.waterfall("request_config", default, _keep_config)
+    hooks = agent.runtime.hooks
+    if not hooks.has_listeners("request_config"):
+        agent._last_request_config = default
+        return default  # what the waterfall's end gives, without a coroutine
+    chosen = await hooks.waterfall("request_config", default, _keep_config)
     agent._last_request_config = chosen
     return chosen
 

@@ -24,7 +24,7 @@ from agentrig.agent._dispatch import (
 from agentrig.agent._results import IdenticalToolInputError
 from agentrig.agent._spill import cap_result
 from agentrig.agent._turn_state import TurnState
-from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, ToolResultChunk
+from agentrig.llm import ToolCallBlock, ToolMessage, ToolResultChunk
 from agentrig.session import ToolCallEvent, ToolResultEvent
 from agentrig.tools import Tool
 
@@ -34,9 +34,8 @@ __all__ = ["ToolRound"]
 class ToolRound(TurnState):
     """The tool-call part of a turn (a mixin of :class:`~._turn_state.TurnState`)."""
 
-    async def run_calls(self, message: AssistantMessage, tools: Sequence[Tool]) -> bool:
-        """Dispatch a round's calls; returns True when a result concludes the turn."""
-        calls = message.tool_calls
+    async def run_calls(self, calls: Sequence[ToolCallBlock], tools: Sequence[Tool]) -> bool:
+        """Dispatch a round's calls (a reply's, in order); True when a result concludes the turn."""
         by_name: dict[str, Tool] = {t.id: t for t in tools}
         all_tools = self.agent._offer.tools
         concluded = False

@@ -186,13 +186,14 @@ class _Turn(ModelCall, ToolRound):
             # re-read every round: a tool loaded in round N is offered in round N + 1
             tools = [] if tool_choice == "none" else agent.offered_tools()
             message = await self.model_round(tools=tools, tool_choice=tool_choice)
-            if message.tool_calls:
+            calls = message.tool_calls
+            if calls:
                 if tool_choice == "none":
                     await self.settle_open_calls("not executed: tool_choice is none for this run")
                     raise ToolChoiceViolationError(
                         "the model called a tool although tool_choice='none' was requested"
                     )
-                concludes = await self.run_calls(message, tools)
+                concludes = await self.run_calls(calls, tools)
                 await self.log(StepEnd(turn=self.turn, step=self.step))
                 if self.signal.cancelled:
                     # aborted during the tool round: open no further step, and leave

@@ -32,6 +32,7 @@ from agentrig.cli._common import (
     set_debug,
     show_traceback,
     version_text,
+    warning_line,
 )
 from agentrig.errors import AgentrigError
 
@@ -109,16 +110,18 @@ def _add_plugin_commands(
             hooks.register(index.load("plugins", name), name)
         except HookError as exc:
             index.fail("plugins", name, str(exc))
-            out.write(f"agentrig: warning: plugin {name!r} not loaded: {exc}\n")
+            out.write(_not_loaded(name, exc))
         except Exception as exc:
-            out.write(f"agentrig: warning: plugin {name!r} not loaded: {exc}\n")
+            out.write(_not_loaded(name, exc))
     commands = Commands(subparsers.add_parser, taken=subparsers.choices)
     hooks.notify("register_commands", commands)
     for failure in hooks.failures():
-        out.write(
-            f"agentrig: warning: plugin {failure.plugin!r} could not add its commands: "
-            f"[{failure.info.code}] {failure.info.message}\n"
-        )
+        message = f"plugin {failure.plugin!r} could not add its commands: {failure.info.message}"
+        out.write(warning_line(None, failure.info.code, message) + "\n")
+
+
+def _not_loaded(name: str, exc: Exception) -> str:
+    return warning_line(None, "plugin.load_failed", f"plugin {name!r} not loaded: {exc}") + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,7 @@ __all__ = [
     "set_debug",
     "show_traceback",
     "version_text",
+    "warning_line",
 ]
 
 EXIT_OK = 0
@@ -48,6 +49,13 @@ class UsageError(Exception):
     def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+
+
+def warning_line(command: str | None, code: str, message: str) -> str:
+    """``agentrig COMMAND: warning [code]: message``: a warning has the shape of an error line
+    (``error [code]: ...``), so scripts and users match both the same way."""
+    prefix = "agentrig" if command is None else f"agentrig {command}"
+    return f"{prefix}: warning [{code}]: {message}"
 
 
 _debug = False

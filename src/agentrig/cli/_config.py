@@ -17,6 +17,7 @@ from agentrig.cli._common import (
     UsageError,
     config_path,
     plugin_index,
+    warning_line,
 )
 
 if TYPE_CHECKING:
@@ -42,7 +43,8 @@ then construct what it names (a factory that raises is a problem at its key path
 no network call, no autoloaded listener run and no secret read: $ENV: and $STORE:
 references are checked for syntax only and stand in as placeholders.
 
-Each problem is printed as 'agentrig config: error [code]: FILE: key.path: message'.
+Each problem is printed as 'agentrig config: error [code]: FILE: key.path: message'; a
+warning (what will not work as installed, on stderr) as 'agentrig config: warning [code]: ...'.
 Exit codes: 0 valid, 1 invalid, 2 usage error (e.g. FILE does not exist).
 """
 
@@ -76,7 +78,7 @@ def run_check(args: argparse.Namespace) -> int:
     path = config_path(args.file)
     problems, notes = check_issues(path)
     for note in notes:
-        print(f"warning: {path}: {note}", file=sys.stderr)
+        print(warning_line(args.command, note.code, f"{path}: {note}"), file=sys.stderr)
     for issue in problems:  # the shape every command's errors have, on stdout: the report
         print(f"agentrig {args.command}: error [{issue.code}]: {path}: {issue}")
     if problems:

@@ -8,7 +8,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentrig.cli._common import EXIT_OK, Subparsers, load_plugin_settings, plugin_index
+from agentrig.cli._common import (
+    EXIT_OK,
+    Subparsers,
+    load_plugin_settings,
+    plugin_index,
+    warning_line,
+)
 
 if TYPE_CHECKING:
     from agentrig.kernel import PluginRow
@@ -49,7 +55,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     index = plugin_index(load_plugin_settings(args.config))
     for issue in index.setting_issues():  # a [plugins.prefer] entry that chooses nothing
-        print(f"agentrig plugins: warning: {args.config}: {issue}", file=sys.stderr)
+        print(warning_line("plugins", issue.code, f"{args.config}: {issue}"), file=sys.stderr)
     rows = index.check_all()
     if args.json:
         json.dump([row.to_dict() for row in rows], sys.stdout, indent=2)

@@ -42,6 +42,7 @@ from agentrig.cli._common import (
     config_path,
     prompt_text,
     show_traceback,
+    warning_line,
 )
 from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, make_renderer, short, stream_turn
@@ -352,15 +353,14 @@ async def open_agent_runtime(
 
 
 def warn_unloaded_listeners(rt: Runtime, command: str, err: IO[str]) -> None:
-    """One ``warning:`` line per autoloaded listener plugin that failed or is in conflict."""
+    """One ``warning [code]:`` line per autoloaded listener plugin that failed or is in conflict."""
     wanted = set(rt.index.autoload_names("plugins"))
     for row in rt.plugin_report():
         if row.kind == "plugins" and row.id in wanted and row.status in ("failed", "conflict"):
             dist = f"{row.distribution or '?'} {row.version or ''}".strip()
-            err.write(
-                f"agentrig {command}: warning: listener plugin {row.id!r} ({dist}) is not "
-                f"loaded: {row.error}\n"
-            )
+            code = "plugin.conflict" if row.status == "conflict" else "plugin.load_failed"
+            message = f"listener plugin {row.id!r} ({dist}) is not loaded: {row.error}"
+            err.write(warning_line(command, code, message) + "\n")
             if row.status == "conflict":
                 wanted.discard(row.id)  # one line for the conflict, not one per distribution
     err.flush()

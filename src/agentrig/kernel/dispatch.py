@@ -225,7 +225,8 @@ class HookDispatcher:
         return plan
 
     def has_listeners(self, hook: str) -> bool:
-        return bool(self.plan(hook))
+        plan = self._plans.get(hook)  # the common case: a cached (often empty) plan
+        return bool(plan if plan is not None else self.plan(hook))
 
     # ---- failures ----------------------------------------------------------------------------
     def failures(self) -> tuple[HookFailure, ...]:
@@ -263,7 +264,9 @@ class HookDispatcher:
     # ---- modes -------------------------------------------------------------------------------
     def notify(self, hook: str, payload: object) -> None:
         """Run every listener; failures are recorded, async listeners run out of band."""
-        plan = self._plans.get(hook) or self.plan(hook)
+        plan = self._plans.get(hook)
+        if plan is None:
+            plan = self.plan(hook)
         for impl in plan:
             try:
                 result = impl.fn(payload)  # non-waterfall listeners take (payload)
@@ -335,7 +338,9 @@ class HookDispatcher:
         See the module docs for the rules.  Not a coroutine function itself: it returns the
         outermost step's awaitable, which saves a frame per call.
         """
-        plan = self._plans.get(hook) or self.plan(hook)
+        plan = self._plans.get(hook)
+        if plan is None:
+            plan = self.plan(hook)
         if not plan:
             return default(payload)
         # Build the chain innermost-first.  The common listener -- ``async def hook(payload,

@@ -9,9 +9,16 @@ response.
 from __future__ import annotations
 
 import json
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
-from agentrig._construct import construct_trusted, instance_of
+from agentrig._construct import (
+    compact_instances,
+    construct_trusted,
+    new_instance,
+    set_extra,
+    set_fields_set,
+    set_private,
+)
 from agentrig.kernel.discovery import register_variants
 from agentrig.llm._content import (
     ContentBlock,
@@ -50,6 +57,19 @@ class StreamChunk(Variant):
 # The fields set of every delta built by ``of``: one set shared by all (chunks are frozen,
 # and pydantic copies the set for ``model_copy``), not a 216-byte set per token.
 _TEXT_SET = {"text"}
+_setattr = object.__setattr__
+_Delta = TypeVar("_Delta", bound=StreamChunk)
+
+
+def _text_chunk(cls: type[_Delta], tag: str, text: str) -> _Delta:
+    # construct_trusted's compact instance, without its per-call lookups: once per token
+    delta = new_instance(cls)
+    _setattr(delta, "type", tag)
+    _setattr(delta, "text", text)
+    set_fields_set(delta, _TEXT_SET)
+    set_extra(delta, None)
+    set_private(delta, None)
+    return delta
 
 
 class TextDelta(StreamChunk):
@@ -62,7 +82,7 @@ class TextDelta(StreamChunk):
     def of(cls, text: str) -> TextDelta:
         """The per-token constructor of adapters: no revalidation of a ``str``."""
         if cls is TextDelta and type(text) is str:
-            return instance_of(cls, {"type": "text_delta", "text": text}, _TEXT_SET)
+            return _text_chunk(TextDelta, "text_delta", text)
         return cls(text=text)  # the validated path, for its clear error
 
 
@@ -76,7 +96,7 @@ class ReasoningDelta(StreamChunk):
     def of(cls, text: str) -> ReasoningDelta:
         """The per-token constructor of adapters: no revalidation of a ``str``."""
         if cls is ReasoningDelta and type(text) is str:
-            return instance_of(cls, {"type": "reasoning_delta", "text": text}, _TEXT_SET)
+            return _text_chunk(ReasoningDelta, "reasoning_delta", text)
         return cls(text=text)  # the validated path, for its clear error
 
 
@@ -141,6 +161,9 @@ class ToolResultChunk(StreamChunk):
     status: str
     text: str
 
+
+# built field by field in ``of`` (CPython's shared-key storage: no dict per token)
+compact_instances(TextDelta, ReasoningDelta)
 
 STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(StreamChunk, loader=register_variants)
 """The ``stream_chunk`` family."""

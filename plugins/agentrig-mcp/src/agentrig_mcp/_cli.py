@@ -1,9 +1,10 @@
 """``agentrig mcp serve -c agentrig.toml [--agent NAME]... [--http HOST:PORT]``.
 
 Over stdio by default (stdout carries the protocol: everything else goes to stderr).  With
-``--http`` it serves streamable HTTP at ``http://HOST:PORT/mcp`` and prints that address on
-stderr once listening (port 0 picks a free port).  Exit codes: 0 when the client closed the
-session, 1 on a composition error, 2 on a usage error, 130 when interrupted.  Errors are the
+``--http`` it serves streamable HTTP at ``http://HOST:PORT/mcp`` and prints
+``agentrig mcp: listening on URL`` on stderr once listening (port 0 picks a free port).  Exit
+codes: 0 when the client closed the session, 1 on a composition error, 2 on a usage error, 130
+when interrupted.  Errors are the
 core's one-line ``agentrig mcp: error [code]: ...`` shape (no traceback): a failure is raised to
 the ``agentrig`` command, which prints it as it prints every command's.
 """
@@ -78,7 +79,10 @@ def serve_command(args: argparse.Namespace) -> int:
             else:
 
                 def announce(url: str) -> None:
-                    print(f"agentrig mcp serve: listening on {url}", file=sys.stderr, flush=True)
+                    # the shape of every agentrig command's lines (agentrig serve's too)
+                    print(
+                        f"agentrig {args.command}: listening on {url}", file=sys.stderr, flush=True
+                    )
 
                 await serve_http(server, *address, on_listening=announce)
 

@@ -7,6 +7,7 @@ runs on asyncio and trio (psycopg's async connection, waiting through anyio).  S
 ``docs/postgres.md``.
 """
 
+from agentrig_postgres._db import CHANNEL
 from agentrig_postgres._journal import PostgresJournal
 from agentrig_postgres._sessions import (
     PostgresSessionStore,
@@ -16,6 +17,7 @@ from agentrig_postgres._sessions import (
 )
 
 __all__ = [
+    "CHANNEL",
     "PostgresJournal",
     "PostgresSessionStore",
     "PostgresStoreOptions",

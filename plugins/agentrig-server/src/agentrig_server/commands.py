@@ -37,7 +37,8 @@ async def _serve(config: str, ui: bool, host: str | None, port: int | None) -> N
         server = AgentServer(rt, settings, host=host, port=port)
 
         def started() -> None:
-            print(f"agentrig serve: listening on {server.url}", flush=True)
+            # on stderr, like "stopped" and errors (and agentrig mcp's listening line)
+            print(f"agentrig serve: listening on {server.url}", file=sys.stderr, flush=True)
 
         await server.run(on_started=started)
     print("agentrig serve: stopped", file=sys.stderr, flush=True)
