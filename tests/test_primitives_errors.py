@@ -51,6 +51,34 @@ def test_subclasses_have_codes_and_categories(error, code, category) -> None:
     assert (error.code, error.category) == (code, category)
 
 
+def test_a_subclass_states_code_category_recoverable_in_its_header() -> None:
+    class StoreError(AgentrigError, code="store.example", recoverable=True):
+        """A base of the test's own."""
+
+    class FullError(StoreError, LookupError, code="store.full", category="user"):
+        """Inherits what it does not state."""
+
+    error = FullError("no room")
+    assert (error.code, error.category, error.recoverable) == ("store.full", "user", True)
+    assert isinstance(error, LookupError)
+    assert (StoreError.code, StoreError.category) == ("store.example", "system")
+    assert error_info(error).is_retryable is True
+    # the tree test reads a class's own code from its namespace
+    assert vars(FullError)["code"] == "store.full"
+
+
+def test_a_malformed_code_or_unknown_category_fails_at_class_definition() -> None:
+    with pytest.raises(TypeError, match=r"BadCode: error code 'Not A Code' is not like"):
+
+        class BadCode(AgentrigError, code="Not A Code"):
+            """Refused."""
+
+    # a category outside the Literal, set as a class attribute (the older form) -- the form a
+    # type checker cannot see through, so the class check is what catches it
+    with pytest.raises(TypeError, match=r"BadCategory: category 'everyone' is not one of"):
+        type("BadCategory", (AgentrigError,), {"code": "x.y", "category": "everyone"})
+
+
 def test_abort_error_is_recognisable_by_name_and_keeps_reason() -> None:
     error = AbortError(reason="user pressed stop")
     assert error.name == "AbortError"

@@ -18,7 +18,7 @@ instead of 350 bytes for an assistant message), for a few dozen nanoseconds per 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -52,7 +52,7 @@ _setattr = object.__setattr__
 
 
 class _Plan:
-    __slots__ = ("compact", "names", "required", "template")
+    __slots__ = ("compact", "given", "names", "required", "template")
 
     def __init__(self, cls: type[BaseModel]) -> None:
         # Every field in definition order, holding its default or a placeholder the
@@ -70,6 +70,11 @@ class _Plan:
         self.names = frozenset(self.template)
         self.required = frozenset(required)
         self.compact = False  # see compact_instances
+        # the field names a caller gives, in its order -> the fields set for them: shared
+        # for a frozen class, ``None`` for a non-frozen one (a set of its own each), or
+        # ``False`` when they do not fit the template (model_construct then).  A class is
+        # built from a few such lists, so this is one lookup instead of set algebra per call.
+        self.given: dict[tuple[str, ...], set[str] | Literal[False] | None] = {}
 
 
 def _immutable(value: object) -> bool:
@@ -105,20 +110,49 @@ def construct_trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     in (shared, as pydantic shares them); any other default must be given.
     """
     plan = _PLANS.get(cls) or _plan(cls)
-    given = values.keys()
-    if plan is None or not (plan.required <= given <= plan.names):
+    if plan is None:
         return cls.model_construct(**values)
+    names = tuple(values)
+    fields_set = plan.given.get(names, _UNSEEN)
+    if fields_set is _UNSEEN:
+        fields_set = _given(cls, plan, names)
+    if fields_set is False:
+        return cls.model_construct(**values)
+    if fields_set is None:
+        fields_set = set(names)
     state = plan.template.copy()
     state.update(values)
     if not plan.compact:
-        return instance_of(cls, state, _fields_set(cls, given))
+        return instance_of(cls, state, fields_set)
     instance = _new(cls)
     for name, value in state.items():  # in field order: the order pydantic dumps them in
         _setattr(instance, name, value)
-    _set_fields_set(instance, _fields_set(cls, given))
+    _set_fields_set(instance, fields_set)
     _set_extra(instance, None)
     _set_private(instance, None)
     return instance
+
+
+_UNSEEN: Any = object()
+_GIVEN_MAX = 64  # name lists remembered per class (cleared when full)
+
+
+def _given(
+    cls: type[BaseModel], plan: _Plan, names: tuple[str, ...]
+) -> set[str] | Literal[False] | None:
+    """What :attr:`_Plan.given` keeps for ``names`` (computed once per class and list)."""
+    given = frozenset(names)
+    entry: set[str] | Literal[False] | None
+    if not (plan.required <= given <= plan.names):
+        entry = False
+    elif _kind(cls) == 1:
+        entry = _fields_set(cls, given)
+    else:
+        entry = None
+    if len(plan.given) >= _GIVEN_MAX:
+        plan.given.clear()
+    plan.given[names] = entry
+    return entry
 
 
 def compact_instances(*classes: type[BaseModel]) -> None:
@@ -185,7 +219,8 @@ def share_fields_set(instance: BaseModel, depth: int = 3) -> None:
     ``__dict__`` unread (reading it would give a compact instance a dict of its own).
     """
     cls = type(instance)
-    if _kind(cls) == 1:
+    kinds = _KINDS  # read inline: this walks every value of every appended event
+    if (kinds.get(cls) or _kind(cls)) == 1:
         own = instance.__pydantic_fields_set__
         shared = _fields_set(cls, own)
         if shared is own:
@@ -196,9 +231,10 @@ def share_fields_set(instance: BaseModel, depth: int = 3) -> None:
             vtype = type(value)
             if vtype is tuple:
                 for item in value:
-                    if _kind(type(item)):
+                    itype = type(item)
+                    if kinds.get(itype, 1) and _kind(itype):
                         share_fields_set(item, depth - 1)
-            elif _kind(vtype):
+            elif kinds.get(vtype, 1) and _kind(vtype):
                 share_fields_set(value, depth - 1)
 
 

@@ -96,8 +96,9 @@ true: a new error class fails it until it is drawn here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 import attrs
 
@@ -131,6 +132,8 @@ CheckStatus = Literal["passed", "failed", "unavailable", "not-run"]
 PathPart = str | int
 
 _V = TypeVar("_V")
+_CODE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
+_CATEGORIES = frozenset(get_args(Category))
 
 
 @attrs.frozen(slots=True)
@@ -219,35 +222,51 @@ class AgentrigError(Exception):
     ) -> None:
         super().__init__(message)
         self.message = message
-        if code is not None:
-            self.code = code
-        if category is not None:
-            self.category = category
-        if recoverable is not None:
-            self.recoverable = recoverable
+        _override(self, code=code, category=category, recoverable=recoverable)
         if issues:
             self.issues = tuple(issues)
+
+    def __init_subclass__(
+        cls,
+        *,
+        code: str | None = None,
+        category: Category | None = None,
+        recoverable: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``class X(Base, code="a.b", category="user")``: a subclass states what differs from
+        its base in its header; a malformed code or an unknown category fails at definition."""
+        super().__init_subclass__(**kwargs)
+        _override(cls, code=code, category=category, recoverable=recoverable)
+        if _CODE.fullmatch(cls.code) is None:
+            raise TypeError(f"{cls.__name__}: error code {cls.code!r} is not like 'area.name'")
+        if cls.category not in _CATEGORIES:
+            raise TypeError(
+                f"{cls.__name__}: category {cls.category!r} is not one of {sorted(_CATEGORIES)}"
+            )
 
     def __str__(self) -> str:
         return self.message
 
 
-class InvalidIdError(AgentrigError, ValueError):
-    """An identifier does not have the syntax of its type."""
+def _override(target: object, **given: str | bool | None) -> None:
+    """Set what an instance (a raise site) or a class (a subclass header) states; ``None``
+    keeps the class's or base's value."""
+    for name, value in given.items():
+        if value is not None:
+            setattr(target, name, value)
 
-    code = "ids.invalid"
-    category: Category = "user"
+
+class InvalidIdError(AgentrigError, ValueError, code="ids.invalid", category="user"):
+    """An identifier does not have the syntax of its type."""
 
     def __init__(self, message: str, *, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
 
 
-class ConfigError(AgentrigError, ValueError):
+class ConfigError(AgentrigError, ValueError, code="config.invalid", category="user"):
     """A composition is invalid; each issue names the file and the key path."""
-
-    code = "config.invalid"
-    category: Category = "user"
 
     def __init__(self, issues: Sequence[Issue], *, source: str | None = None) -> None:
         self.source = source
@@ -257,30 +276,20 @@ class ConfigError(AgentrigError, ValueError):
         super().__init__(head + ":\n  " + "\n  ".join(lines), issues=issues)
 
 
-class CatalogError(AgentrigError):
+class CatalogError(AgentrigError, code="catalog.error"):
     """Base of catalog misuse."""
 
-    code = "catalog.error"
 
-
-class DuplicateIdError(CatalogError, ValueError):
+class DuplicateIdError(CatalogError, ValueError, code="catalog.duplicate", category="user"):
     """An id is registered twice without ``replace=True``."""
 
-    code = "catalog.duplicate"
-    category: Category = "user"
 
-
-class SealedCatalogError(CatalogError, RuntimeError):
+class SealedCatalogError(CatalogError, RuntimeError, code="catalog.sealed"):
     """A registration arrived after the catalog was sealed."""
 
-    code = "catalog.sealed"
 
-
-class UnknownIdError(CatalogError, LookupError):
+class UnknownIdError(CatalogError, LookupError, code="catalog.unknown_id", category="user"):
     """``require(id)`` found nothing; carries the known ids and the closest match."""
-
-    code = "catalog.unknown_id"
-    category: Category = "user"
 
     def __init__(
         self, message: str, *, id: str, known: Sequence[str], suggestion: str | None
@@ -291,23 +300,16 @@ class UnknownIdError(CatalogError, LookupError):
         self.suggestion = suggestion
 
 
-class VariantError(AgentrigError, ValueError):
+class VariantError(AgentrigError, ValueError, code="variant.invalid", category="user"):
     """A union variant is malformed or clashes with a registered one."""
 
-    code = "variant.invalid"
-    category: Category = "user"
 
-
-class PluginError(AgentrigError):
+class PluginError(AgentrigError, code="plugin.error"):
     """Base of plugin discovery and loading failures."""
 
-    code = "plugin.error"
 
-
-class PluginLoadError(PluginError, ImportError):
+class PluginLoadError(PluginError, ImportError, code="plugin.load_failed"):
     """A plugin entry could not be imported or broke its kind's contract."""
-
-    code = "plugin.load_failed"
 
     def __init__(
         self,
@@ -327,18 +329,12 @@ class PluginLoadError(PluginError, ImportError):
         self.rule = rule
 
 
-class PluginDisabledError(PluginError, LookupError):
+class PluginDisabledError(PluginError, LookupError, code="plugin.disabled", category="user"):
     """A composition needs a plugin that was disabled by config or environment."""
 
-    code = "plugin.disabled"
-    category: Category = "user"
 
-
-class PluginConflictError(PluginError, LookupError):
+class PluginConflictError(PluginError, LookupError, code="plugin.conflict", category="user"):
     """Two distributions register one (group, name) and the config does not say which wins."""
-
-    code = "plugin.conflict"
-    category: Category = "user"
 
     def __init__(self, message: str, *, kind: str, name: str, distributions: Sequence[str]) -> None:
         super().__init__(message)
@@ -347,36 +343,27 @@ class PluginConflictError(PluginError, LookupError):
         self.distributions = tuple(distributions)
 
 
-class HookError(AgentrigError):
+class HookError(AgentrigError, code="hook.invalid"):
     """A hook implementation or a hook call broke the dispatch contract."""
 
-    code = "hook.invalid"
 
-
-class RuntimeClosedError(AgentrigError, RuntimeError):
+class RuntimeClosedError(AgentrigError, RuntimeError, code="runtime.closed", category="user"):
     """The runtime (or agent) was closed; it refuses new work."""
 
-    code = "runtime.closed"
-    category: Category = "user"
 
-
-class ExecutionControlError(AgentrigError):
+class ExecutionControlError(AgentrigError, code="execution.control"):
     """Base of failures that must end a run as they are -- never become a model-visible tool
     result, a retried request or normal output (a persistence failure, an effect whose
     outcome is uncertain and needs reconciliation)."""
 
-    code = "execution.control"
 
-
-class AbortError(AgentrigError):
+class AbortError(AgentrigError, code="aborted", category="user"):
     """A run was cancelled before or while it ran.
 
     Recognisable from the error alone: its ``name`` is ``"AbortError"`` and ``reason`` holds
     what the canceller gave.
     """
 
-    code = "aborted"
-    category: Category = "user"
     name = "AbortError"
 
     def __init__(self, message: str = "the run was aborted", *, reason: object = None) -> None:

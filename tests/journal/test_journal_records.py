@@ -114,6 +114,30 @@ async def test_out_of_order_and_repeated_records_are_refused(journal: ExecutionJ
         await journal.tool_result(settled)
 
 
+async def test_forget_reads_what_another_journal_object_wrote_to_the_same_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "j" / "db"
+    here, there = SqliteJournal(path), SqliteJournal(path)  # as two processes would
+    try:
+        await here.begin_execution(execution())
+        assert (await here.load(RUN)) is not None  # cached here
+        intent = ModelIntent(run_id=RUN, call_id="m1", digest="d", model="m1")
+        await there.model_intent(intent)
+        cached = await here.load(RUN)
+        assert cached is not None
+        assert cached.model_calls == []  # the cache does not see the other writer
+        here.forget(RUN)
+        fresh = await here.load(RUN)
+        assert fresh is not None
+        assert [c.call_id for c in fresh.model_calls] == ["m1"]
+        with pytest.raises(JournalWriteError, match="already journaled"):
+            await here.model_intent(intent)  # and the order holds against it again
+    finally:
+        await here.aclose()
+        await there.aclose()
+
+
 async def test_sqlite_is_wal_full_sync_owner_only_and_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "private" / "journal.sqlite3"
     journal = SqliteJournal(path)

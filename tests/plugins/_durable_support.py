@@ -88,12 +88,19 @@ def effect_tool(marker: Path, *, die_after: str | None = None) -> Any:
 
 
 class Killer:
-    """A listener that kills the process at a named point: ``before-model:<round>`` (before
-    anything of that round is journaled) or ``after-tool:<label>`` (after its result is)."""
+    """A listener that kills the process at a named point: ``before-step:1`` (the turn is
+    in the session, its prompt is not), ``before-model:<round>`` (before anything of that
+    round is journaled) or ``after-tool:<label>`` (after its result is)."""
 
     def __init__(self, point: str) -> None:
         self.point = point
         self.rounds = 0
+
+    @hookimpl(tryfirst=True)
+    async def pre_step(self, payload: Any, next: Any) -> Any:
+        if self.point == "before-step:1" and self.rounds == 0:
+            die()  # the turn started in the session; its prompt is not written yet
+        return await next(payload)
 
     @hookimpl(tryfirst=True)
     async def request_config(self, payload: Any, next: Any) -> Any:

@@ -87,6 +87,7 @@ def anyio_backend() -> str:
 @pytest.mark.parametrize(
     "point",
     [
+        "before-step:1",  # the turn started in the session; its prompt is not there yet
         "before-model:1",  # the turn started in the session; nothing journaled yet
         "in-model:2",  # the second model call was journaled as made, never answered
         "after-tool:one",  # the first effect's result was journaled
@@ -320,3 +321,45 @@ async def test_agent_submit_queues_a_durable_run_that_a_worker_process_finishes(
     with pytest.raises(DurableSetupError, match="no queue 'nope'"):
         async with durable_runtime(tmp_path) as rt:
             await rt.agent(AgentId("assistant")).submit("x", queue="nope")
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_links_of_one_run_alternate_between_processes_without_stale_journal_state(
+    tmp_path: Path,
+) -> None:
+    """Link 0 runs here (this process's journal caches the run), link 1 in a worker process
+    (which writes more of the run), link 2 here again: it must read the worker's writes."""
+    ask = {"permissions": {"mode": "default", "ask": ["effect"]}}
+    (tmp_path / "settings.json").write_text(json.dumps({"extra": ask}), encoding="utf-8")
+    here = {"default_queue": "here"}  # this process serves only the queue "here"
+    async with (
+        durable_runtime(tmp_path, dbos=here) as rt,
+        durable_runtime(tmp_path) as other,  # answers onto the worker's queue (not launched)
+        child_process(str(tmp_path), "worker", "w1"),
+        anyio.create_task_group() as tg,
+    ):
+        durable = rt.services.require(DURABLE)
+        elsewhere = other.services.require(DURABLE)
+        finished: list[str] = []
+        done = anyio.Event()
+
+        async def run_here() -> None:
+            finished.append((await durable.run("assistant", "do the thing", run_id="r1")).text)
+            done.set()
+
+        tg.start_soon(run_here)
+        await wait_for_question(durable, "call_one", "r1")  # link 0 ran here
+        await elsewhere.approve("r1", "call_one", allow=True)  # link 1: the worker's queue
+        await wait_for_question(durable, "call_two", "r1")
+        await durable.approve("r1", "call_two", allow=True)  # link 2: back here
+        with anyio.fail_after(60):
+            await done.wait()
+        executors = {
+            link: (await (await durable._handle(link)).get_status()).executor_id
+            for link in ("r1", "r1.a1", "r1.a2")
+        }
+    assert finished == ["done"]
+    assert executors == {"r1": "local", "r1.a1": "w1", "r1.a2": "local"}
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
+    assert await stored_problems(tmp_path) == []

@@ -13,10 +13,12 @@ import pytest
 from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
 from agentrig.session import (
+    INTERRUPTED_NOTE,
     AssistantMessageEvent,
     RequestHeader,
     Session,
     SessionEvent,
+    SteeringMessage,
     StepEnd,
     StepStart,
     ToolCallEvent,
@@ -153,3 +155,72 @@ def test_trace_ids_and_tool_calls_read_back() -> None:
     again = Session(SessionId("again"))
     again.load(list(events))
     assert list(again.events) == [first, second]
+
+
+def test_payloads_that_are_just_their_message_read_back_with_the_same_message() -> None:
+    session = Session(SessionId("bare"), clock=clock)
+    asked = UserMessage.of("hi")
+    cut = AssistantMessage(content=(TextBlock(text="par"),), interrupted=True)
+    steer = UserMessage.of("left")
+    appended = [
+        session.append(UserMessageEvent(message=asked)),
+        session.append(AssistantMessageEvent(message=cut)),
+        session.append(SteeringMessage(message=steer)),
+        # the type tag given explicitly is a field set: kept as given
+        session.append(AssistantMessageEvent(type="assistant/message", message=cut)),
+    ]
+    assert session._data[:2] == [asked, cut]  # the messages themselves, nothing around them
+    events = session.events
+    assert list(events) == appended
+    assert [dump_event(e) for e in events] == [dump_event(e) for e in appended]
+    assert [type(e.data) for e in events] == [type(e.data) for e in appended]
+    assert [e.data.model_fields_set for e in events] == [
+        {"message"},
+        {"message"},
+        {"message"},
+        {"type", "message"},
+    ]
+    assert events[0].data.message is asked
+    assert events[1].data.message is cut
+    assert [e.data.model_dump(exclude_unset=True) for e in events] == [
+        e.data.model_dump(exclude_unset=True) for e in appended
+    ]
+    assert "type" in events[3].data.model_dump(exclude_unset=True)
+    history = list(session.derive_messages())
+    assert history[0] is asked
+    assert history[1].text == "par" + INTERRUPTED_NOTE  # annotated, as before
+    assert history[2] is steer
+
+
+def test_seqs_read_back_as_appended_or_loaded_with_gaps() -> None:
+    session, appended = filled()
+    assert session._seqs is None  # contiguous: no list of seqs
+    loaded = Session(SessionId("gaps"))
+    kept = [appended[0], appended[2], *appended[5:7]]
+    kept = [e.model_copy(update={"seq": seq}) for e, seq in zip(kept, (3, 5, 9, 10), strict=True)]
+    loaded.load(kept)
+    assert [e.seq for e in loaded.events] == [3, 5, 9, 10]
+    assert loaded.last_seq == 10
+    after = loaded.append(StepStart(turn=2, step=1))
+    assert after.seq == 11
+    assert [e.seq for e in loaded.events] == [3, 5, 9, 10, 11]
+    from_ten = Session(SessionId("from-ten"))
+    from_ten.load([e.model_copy(update={"seq": 10 + i}) for i, e in enumerate(appended)])
+    assert [e.seq for e in from_ten.events] == list(range(10, 18))
+    assert from_ten.append(StepStart(turn=2, step=1)).seq == 18
+    assert Session(SessionId("empty")).last_seq == 0
+
+
+def test_push_logs_what_append_logs_and_listeners_see_the_same_events() -> None:
+    # push() is append() without handing the event back: the log, the projection and what
+    # a listener receives are the same either way
+    appended, _ = filled("a")
+    pushed = Session(SessionId("b"), clock=clock)
+    seen: list[SessionEvent] = []
+    for event in appended.events:
+        pushed.push(event.data)
+        if len(pushed) == 4:
+            pushed.subscribe(seen.append)  # a listener from the middle on
+    assert [dump_event(e) for e in pushed.events] == [dump_event(e) for e in appended.events]
+    assert pushed.derive_messages() == appended.derive_messages()
+    assert seen == list(appended.events)[4:]

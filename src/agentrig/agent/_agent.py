@@ -82,13 +82,14 @@ class Agent:
         tools: Sequence[Tool] = (),
         writer: SessionWriter | None = None,
         gate: Gate | None = None,
+        tool_specs: dict[str, tuple[Tool, ToolSpec, int]] | None = None,
     ) -> None:
         self.runtime = runtime
         self._id = agent_id
         self.config = config
         self.session = session
         #: its tools and which of them the next request offers (deferral, denied tools)
-        self._offer = ToolOffer(runtime, config, tools, gate)
+        self._offer = ToolOffer(runtime, config, tools, gate, specs=tool_specs)
         self._last_request_config: RequestConfig | None = None
         self._writer = writer
         self._gate = gate
@@ -240,6 +241,14 @@ class Agent:
             await self._writer.append(batch)
         return event
 
+    async def _write(self, data: Any) -> None:
+        """:meth:`_log` for the loop, which does not take the event back (without a store
+        to write to, no envelope is built for it unless a session listener takes one)."""
+        if self._writer is None:
+            self.session.push(data)
+        else:
+            await self._log(data)
+
     def _record_inbox(self, data: Any) -> None:
         # Inbox mutations happen in sync code (steer() from a listener); persist them with
         # the next awaited write, in order.
@@ -328,7 +337,7 @@ class Agent:
         self._ensure_alive()
         message = user_message(text, source)
         self.inbox.append("next-step", message)
-        self._driver.wakers.add(message.id)
+        self._driver.add_waker(message.id)
         if self._status == "idle":
             self._driver.schedule_drain()
         return message.id

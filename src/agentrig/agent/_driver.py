@@ -70,7 +70,7 @@ class _SlotGuard:
         driver.waiting += 1
         driver.agent._set_status("running")
         try:
-            await driver.slot.acquire()
+            await driver.slot().acquire()
         except BaseException:
             # cancelled while waiting for the slot: nothing ran, so the status falls back
             driver.waiting -= 1
@@ -87,7 +87,7 @@ class _SlotGuard:
                 with anyio.CancelScope(shield=True):
                     await agent.flush()
         finally:
-            driver.slot.release()
+            driver.release_slot()
             driver.maybe_idle()
 
 
@@ -96,11 +96,11 @@ class RunDriver:
     """One agent's runs: the FIFO slot, queued turns and the run in progress."""
 
     __slots__ = (
+        "_slot",
         "agent",
         "current",
         "drain_scheduled",
         "notices",
-        "slot",
         "stop_request",
         "waiting",
         "wakers",
@@ -108,16 +108,17 @@ class RunDriver:
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
-        # fast_acquire: a free slot is taken without a trip through the event loop (a
-        # cancelled caller is still refused at the acquire)
-        self.slot = anyio.Lock(fast_acquire=True)
+        # the FIFO run slot, made when a run takes it and dropped when the last run let it
+        # go: an idle agent holds no lock (an asyncio-backed one is ~760 bytes)
+        self._slot: anyio.Lock | None = None
         self.waiting = 0
         #: the cancel signal of the run in progress (None while idle)
         self.current: CancelSignal | None = None
         self.stop_request: str | None = None  # request_stop(): end the run at its next boundary
         self.notices: list[str] = []  # what the current run told the user (note())
         self.drain_scheduled = False
-        self.wakers: set[str] = set()  # pending next-step ids that asked for a turn (steer)
+        #: pending next-step ids that asked for a turn (steer); made by the first
+        self.wakers: set[str] | None = None
 
     def options(
         self,
@@ -146,12 +147,29 @@ class RunDriver:
         )
 
     # ---- the slot -------------------------------------------------------------------------
+    def slot(self) -> anyio.Lock:
+        """The run slot (made on first use; see ``release_slot``)."""
+        slot = self._slot
+        if slot is None:
+            # fast_acquire: a free slot is taken without a trip through the event loop (a
+            # cancelled caller is still refused at the acquire)
+            slot = self._slot = anyio.Lock(fast_acquire=True)
+        return slot
+
+    def release_slot(self) -> None:
+        """Let the slot go; a slot nobody holds or waits for is dropped (made anew later)."""
+        slot = self.slot()
+        slot.release()
+        if not slot.locked() and not slot.statistics().tasks_waiting:
+            self._slot = None
+
     def slot_held(self) -> _SlotGuard:
         return _SlotGuard(self)
 
     def maybe_idle(self) -> None:
         agent = self.agent
-        if self.slot.locked() or self.waiting or self.drain_scheduled:
+        slot = self._slot
+        if (slot is not None and slot.locked()) or self.waiting or self.drain_scheduled:
             return
         if not agent._disposed and not agent.runtime.closed and self.has_waking_input():
             # a steer or followup arrived after the last drain: it gets a turn of its own
@@ -172,8 +190,8 @@ class RunDriver:
         """Let the running turn and the runs waiting for the slot end (disposal)."""
         if cancel_running and self.current is not None:
             self.current.cancel("agent disposed")
-        async with self.slot:
-            pass
+        await self.slot().acquire()
+        self.release_slot()
         self.maybe_idle()  # the slot was handed to us, so the last run could not go idle
 
     # ---- queued turns (followup, steer) ----------------------------------------------------
@@ -188,6 +206,12 @@ class RunDriver:
         if self.wakers:
             self.wakers &= {m.id for m in inbox.pending("next-step")}
         return bool(self.wakers)
+
+    def add_waker(self, message_id: str) -> None:
+        """``message_id`` (pending next-step input) asked for a turn of its own."""
+        if self.wakers is None:
+            self.wakers = set()
+        self.wakers.add(message_id)
 
     def schedule_drain(self) -> None:
         if self.drain_scheduled:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ToolOffer"]
 
+_NONE: frozenset[str] = frozenset()
+
 
 @final
 class ToolOffer:
@@ -40,20 +42,29 @@ class ToolOffer:
     )
 
     def __init__(
-        self, runtime: Runtime, config: AgentConfig, tools: Iterable[Tool], gate: Gate | None
+        self,
+        runtime: Runtime,
+        config: AgentConfig,
+        tools: Iterable[Tool],
+        gate: Gate | None,
+        *,
+        specs: dict[str, tuple[Tool, ToolSpec, int]] | None = None,
     ) -> None:
         self._runtime = runtime
         self._config = config
         self._gate = gate
         # keyed by plain names: a model's tool call names its tool with an unchecked string
         self.tools: dict[str, Tool] = {t.id: t for t in tools}
-        self.loaded: set[str] = set()
+        # frozensets, empty ones shared: most agents never load or deny a tool
+        self.loaded: frozenset[str] = _NONE
         self.policy = DeferralPolicy(
             mode=config.deferral, max_resident=config.deferral_max_resident
         )
         self._plan: tuple[tuple[int, str], OfferPlan] | None = None
-        self._specs: dict[str, tuple[Tool, ToolSpec, int]] = {}
-        self._denied: set[str] | None = None
+        # tool id -> (tool, its request definition, its size); an agent registry shares one
+        # between its agents (a definition depends only on the tool)
+        self._specs = {} if specs is None else specs
+        self._denied: frozenset[str] | None = None
 
     def plan(self) -> OfferPlan:
         """What is offered and what is withheld now."""
@@ -68,9 +79,8 @@ class ToolOffer:
 
     def _compute_plan(self) -> OfferPlan:
         if self._denied is None:
-            self._denied = (
-                self._gate.denied_tools(list(self.tools.values())) if self._gate else set()
-            )
+            denied = self._gate.denied_tools(list(self.tools.values())) if self._gate else ()
+            self._denied = frozenset(denied) if denied else _NONE
         visible = [t for t in self.tools.values() if t.id not in self._denied]
         overrides: dict[str, bool] = {
             name: cfg.deferred
@@ -88,14 +98,14 @@ class ToolOffer:
 
     def load(self, tool_ids: Iterable[str]) -> None:
         """Make deferred tools resident from the next request on."""
-        for tool_id in tool_ids:
-            if tool_id in self.tools:
-                self.loaded.add(tool_id)
+        new = {tool_id for tool_id in tool_ids if tool_id in self.tools} - self.loaded
+        if new:
+            self.loaded = self.loaded | new
 
     def replace(self, tools: Iterable[Tool]) -> None:
         """Swap in checked tools; loaded ones still present stay loaded."""
         self.tools = {t.id: t for t in tools}
-        self.loaded &= self.tools.keys()
+        self.loaded = frozenset(self.loaded & self.tools.keys()) or _NONE
         self._plan = None
         self._denied = None
 

@@ -26,7 +26,7 @@ from agentrig.kernel.payloads import (
     AgentDisposed,
     SessionStart,
 )
-from agentrig.llm import PROVIDERS
+from agentrig.llm import PROVIDERS, ToolSpec
 from agentrig.session import (
     SESSION_STORES,
     InboxSpliced,
@@ -47,6 +47,10 @@ AgentSetup = Callable[[Agent], Callable[[], None] | Awaitable[Callable[[], None]
 """Composes an agent's scoped world before publication; may return a commit callable."""
 
 
+_FLAT = frozenset((str, int, float, bool, type(None)))
+_CONFIGS_MAX = 256
+
+
 @final
 class AgentRegistry:
     """The live agents of one runtime."""
@@ -56,6 +60,10 @@ class AgentRegistry:
         self.gate = gate
         self._agents: dict[AgentId, Agent] = {}
         self._made: dict[Callable[..., Any], Tool] = {}
+        # configs built from keyword settings, shared by the agents given the same ones
+        # (a server making an agent per request keeps one config, not one each)
+        self._configs: dict[tuple[Any, ...], AgentConfig] = {}
+        self._tool_specs: dict[str, tuple[Tool, ToolSpec, int]] = {}
 
     def __iter__(self) -> Iterator[Agent]:
         return iter(tuple(self._agents.values()))
@@ -231,10 +239,31 @@ class AgentRegistry:
                     known=tuple(self.runtime.config.agents),
                     suggestion=None,
                 )
-            return AgentConfig.model_validate(settings)
+            return self._built(None, settings)
         if settings:
-            return AgentConfig.model_validate({**base.model_dump(), **settings})
+            return self._built(base if config is None else None, settings, config)
         return base
+
+    def _built(
+        self, base: AgentConfig | None, settings: dict[str, Any], given: AgentConfig | None = None
+    ) -> AgentConfig:
+        """``settings`` over ``base`` (or ``given``), validated; equal flat settings over the
+        same configured base give the one shared (frozen) config."""
+        key: tuple[Any, ...] | None = None
+        if given is None and all(type(v) in _FLAT for v in settings.values()):
+            # the type is part of the key: 1, 1.0 and True are equal but validate apart
+            key = (id(base), *sorted((k, type(v), v) for k, v in settings.items()))
+            built = self._configs.get(key)
+            if built is not None:
+                return built
+        origin = base or given
+        values = {**origin.model_dump(), **settings} if origin is not None else settings
+        built = AgentConfig.model_validate(values)
+        if key is not None:
+            if len(self._configs) >= _CONFIGS_MAX:
+                self._configs.clear()
+            self._configs[key] = built
+        return built
 
     async def _publish(
         self,
@@ -260,6 +289,7 @@ class AgentRegistry:
             tools=agent_tools,
             writer=writer,
             gate=self.gate,
+            tool_specs=self._tool_specs,
         )
         try:
             commit: Any = None

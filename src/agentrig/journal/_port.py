@@ -120,6 +120,13 @@ class RecordJournal(abc.ABC):
                 self._states[run_id] = state
         return state
 
+    def forget(self, run_id: str) -> None:
+        """Drop this object's cached state of ``run_id``: the next read rebuilds it from the
+        backend.  Reads are cached per journal object, so a host whose executions move
+        between processes (a durable run continued by another worker, then back here)
+        calls this before continuing one another process may have written."""
+        self._states.pop(run_id, None)
+
     async def executions(
         self, *, agent_id: str | None = None, session_id: str | None = None
     ) -> tuple[ExecutionRecord, ...]:

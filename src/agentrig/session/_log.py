@@ -15,7 +15,7 @@ import json
 import time
 from array import array
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from agentrig._construct import construct_trusted, instance_of, share_fields_set
 from agentrig.errors import AgentrigError
@@ -188,13 +188,25 @@ _MESSAGE_AT: dict[type[SessionEventData], int] = {
     cls: 2 + fields.index("message") for cls, fields in _FIELDS.items() if "message" in fields
 }
 
+# payloads that are just their message (the fields-set {"message"}, the type tag): the log
+# keeps the message itself, the object the derived history holds, and nothing around it
+_BARE: dict[type[Any], type[SessionEventData]] = {
+    AssistantMessage: AssistantMessageEvent,
+    UserMessage: UserMessageEvent,
+}
+_BARE_OF: dict[type[SessionEventData], type[Any]] = {v: k for k, v in _BARE.items()}
+_BARE_TYPES: dict[type[SessionEventData], str] = {
+    cls: cls.model_fields["type"].default for cls in _BARE_OF
+}
+_BARE_FIELDS: set[str] = {"message"}
+
 Packed = tuple[Any, ...]
 _NO_TRACE: tuple[tuple[str, str] | None, TraceIds | None] = (None, None)
 #: the TraceIds of recent spans, shared by every session (a turn's span and its calls' spans
 #: write alternately): built once per span
 _TRACE_IDS: dict[tuple[str, str], TraceIds] = {}
 _TRACE_IDS_MAX = 4096
-Stored = SessionEventData | Packed
+Stored = SessionEventData | Packed | AssistantMessage | UserMessage
 
 
 def _envelope(
@@ -224,16 +236,30 @@ def _store(data: SessionEventData) -> Stored:
     if cls in _PACKED_TYPES:
         state = data.__dict__
         if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
-            return (cls, data.__pydantic_fields_set__, *state.values())
+            fields_set = data.__pydantic_fields_set__
+            bare = _BARE_OF.get(cls)
+            if bare is not None:
+                message: AssistantMessage | UserMessage = state["message"]
+                if (
+                    type(message) is bare
+                    and fields_set == _BARE_FIELDS
+                    and state["type"] == _BARE_TYPES[cls]
+                ):
+                    return message
+            return (cls, fields_set, *state.values())
     return data
 
 
 def _payload(stored: Stored) -> SessionEventData:
     """The payload ``stored`` keeps (rebuilt, equal to the appended one, when packed)."""
-    if not isinstance(stored, tuple):
-        return stored
-    cls: type[SessionEventData] = stored[0]
-    return instance_of(cls, dict(zip(_FIELDS[cls], stored[2:], strict=True)), stored[1])
+    if isinstance(stored, tuple):
+        cls: type[SessionEventData] = stored[0]
+        return instance_of(cls, dict(zip(_FIELDS[cls], stored[2:], strict=True)), stored[1])
+    event = _BARE.get(type(stored))
+    if event is not None:
+        state = {"type": _BARE_TYPES[event], "message": stored}
+        return instance_of(event, state, _BARE_FIELDS)
+    return cast("SessionEventData", stored)
 
 
 class EventsView(Sequence[SessionEvent]):
@@ -244,7 +270,7 @@ class EventsView(Sequence[SessionEvent]):
 
     def __init__(
         self,
-        seqs: list[int],
+        seqs: Sequence[int],
         times: MutableSequence[float],
         data: list[Stored],
         traces: dict[int, TraceIds],
@@ -292,7 +318,7 @@ class EventsView(Sequence[SessionEvent]):
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self._n, id(self._seqs)))
+        return hash((self._n, id(self._data)))
 
     def __repr__(self) -> str:
         return f"<EventsView {self._n} events>"
@@ -316,7 +342,10 @@ class Session:
     ) -> None:
         self.id: SessionId = session_id
         # the log, column by column (see _envelope)
-        self._seqs: list[int] = []
+        # seqs: only the first while they run on without a gap (always, but for a loaded
+        # log with gaps), a range standing for them; else one by one
+        self._first_seq = 1
+        self._seqs: list[int] | None = None
         # unix times as C doubles (exact for a float); a list once a time is not a float
         self._times: MutableSequence[float] = array("d")
         self._data: list[Stored] = []
@@ -337,19 +366,45 @@ class Session:
     @property
     def events(self) -> Sequence[SessionEvent]:
         """The events so far: a read-only snapshot (later appends do not show in it)."""
-        return EventsView(self._seqs, self._times, self._data, self._traces, len(self._seqs))
+        n = len(self._data)
+        first = self._first_seq
+        seqs = range(first, first + n) if self._seqs is None else self._seqs
+        return EventsView(seqs, self._times, self._data, self._traces, n)
 
     def __len__(self) -> int:
-        return len(self._seqs)
+        return len(self._data)
 
     @property
     def last_seq(self) -> int:
-        return self._seqs[-1] if self._seqs else 0
+        if self._seqs is not None:
+            return self._seqs[-1]
+        n = len(self._data)
+        return self._first_seq + n - 1 if n else 0
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
+        seq, now, trace = self._push(data)
+        # ``data`` is an already-validated family member and seq/time are ours: the
+        # envelope is built without re-validating them on this hot path
+        event = _envelope(seq, now, data, trace)
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def push(self, data: SessionEventData) -> None:
+        """:meth:`append` for a writer that does not take the event back: its envelope is
+        built only when a listener is there to see it (the loop appends several per step)."""
+        seq, now, trace = self._push(data)
+        if self._listeners:
+            event = _envelope(seq, now, data, trace)
+            for listener in self._listeners:
+                listener(event)
+
+    def _push(self, data: SessionEventData) -> tuple[int, float, TraceIds | None]:
+        """Store ``data``; its seq, time and trace ids (what its envelope holds)."""
         seqs = self._seqs
-        seq = seqs[-1] + 1 if seqs else 1
+        n = len(self._data)
+        seq = seqs[-1] + 1 if seqs is not None else self._first_seq + n
         if not isinstance(data, SessionEventData):
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
         now = self._clock()
@@ -365,20 +420,16 @@ class Session:
                     _TRACE_IDS[ids] = trace
                 self._trace = (ids, trace)
             if trace is not None:
-                self._traces[len(seqs)] = trace
+                self._traces[n] = trace
         self._keep_time(now)
-        seqs.append(seq)
+        if seqs is not None:
+            seqs.append(seq)
         self._data.append(_store(data))
-        # ``data`` is an already-validated family member and seq/time are ours: the
-        # envelope is built without re-validating them on this hot path
-        event = _envelope(seq, now, data, trace)
-        for listener in self._listeners:
-            listener(event)
-        return event
+        return seq, now, trace
 
     def load(self, events: Sequence[SessionEvent]) -> None:
         """Adopt persisted events (for resume); the log must be empty, seqs increasing."""
-        if self._seqs:
+        if self._data:
             raise SessionLogError("load() needs an empty session log")
         previous = 0
         for event in events:
@@ -388,10 +439,17 @@ class Session:
                 )
             previous = event.seq
         for event in events:
+            n = len(self._data)
             if event.trace is not None:
-                self._traces[len(self._seqs)] = event.trace
+                self._traces[n] = event.trace
             self._keep_time(event.time)
-            self._seqs.append(event.seq)
+            seqs, first = self._seqs, self._first_seq
+            if seqs is not None:
+                seqs.append(event.seq)
+            elif not n:
+                self._first_seq = event.seq
+            elif event.seq != first + n:  # a gap: kept one by one from here on
+                self._seqs = [*range(first, first + n), event.seq]
             self._data.append(_store(event.data))
 
     def _keep_time(self, value: float) -> None:
@@ -422,7 +480,12 @@ class Session:
         for i in range(self._projected, end):
             data: Any = events[i]
             message: Any
-            if isinstance(data, tuple):  # packed (see _store): the message is a field
+            kind = type(data)
+            if kind is AssistantMessage:  # kept bare (see _store)
+                message = _annotate(data, note) if data.interrupted else data
+            elif kind is UserMessage:
+                message = data
+            elif kind is tuple:  # packed (see _store): the message is a field
                 at = _MESSAGE_AT.get(data[0])
                 if at is None:
                     continue

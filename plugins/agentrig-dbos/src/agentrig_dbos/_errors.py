@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentrig.errors import AgentrigError, Category, ExecutionControlError
+from agentrig.errors import AgentrigError, ExecutionControlError
 
 __all__ = [
     "DurableBackendError",
@@ -28,51 +28,33 @@ __all__ = [
 ]
 
 
-class DurableError(AgentrigError):
+class DurableError(AgentrigError, code="dbos.error"):
     """A durable run could not be started, awaited or answered."""
 
-    code = "dbos.error"
-    category: Category = "system"
 
-
-class DurableBackendError(DurableError):
+class DurableBackendError(DurableError, code="dbos.asyncio_only", category="user"):
     """Durable runs need asyncio: DBOS runs its workflows on an asyncio event loop."""
 
-    code = "dbos.asyncio_only"
-    category = "user"
 
-
-class DurableSetupError(DurableError):
+class DurableSetupError(DurableError, code="dbos.setup", category="user"):
     """The composition cannot run durable runs as configured (names what to change)."""
 
-    code = "dbos.setup"
-    category = "user"
 
-
-class UnknownRunError(DurableError):
+class UnknownRunError(DurableError, code="dbos.unknown_run", category="user"):
     """No durable run has that id in the system database."""
 
-    code = "dbos.unknown_run"
-    category = "user"
 
-
-class NotWaitingError(DurableError):
+class NotWaitingError(DurableError, code="dbos.not_waiting", category="user"):
     """An answer for a durable run that waits on no question (or on another call)."""
 
-    code = "dbos.not_waiting"
-    category = "user"
 
-
-class RunSuspended(ExecutionControlError):
+class RunSuspended(ExecutionControlError, code="dbos.suspended", category="user"):
     """A durable run stops at a permission question and frees its worker slot.
 
     Raised by the durable approver inside a workflow; it propagates through the permission
     gate like every execution-control outcome (the call stays pending, no result is
     written), and the workflow records the question and finishes "waiting".
     """
-
-    code = "dbos.suspended"
-    category = "user"
 
     def __init__(self, question: dict[str, Any]) -> None:
         super().__init__(

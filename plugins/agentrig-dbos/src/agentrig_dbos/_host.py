@@ -38,14 +38,22 @@ from agentrig.ids import session_id as check_session_id
 from agentrig.journal import (
     ExecutionJournal,
     ReconciliationRequired,
+    RecordJournal,
     continue_execution,
     reconcile_model,
     reconcile_tool,
 )
 from agentrig.kernel import AgentConfig
-from agentrig.llm import ToolMessage
+from agentrig.llm import ToolMessage, UserMessage
 from agentrig.plugin import PermissionQuestion, Runtime, hookimpl
-from agentrig.session import SESSION_STORES, SessionEvent, SessionStore, TurnEnd, TurnStart
+from agentrig.session import (
+    SESSION_STORES,
+    SessionEvent,
+    SessionStore,
+    TurnEnd,
+    TurnStart,
+    UserMessageEvent,
+)
 from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import (
     DurableError,
@@ -158,7 +166,8 @@ class Durable:
 
     async def launch(self, *, executor_id: str | None = None) -> None:
         """Start executing durable runs in this process: runs this executor left pending
-        resume, and the configured queues are served.  Idempotent."""
+        resume, and the configured queues (``[dbos] queues`` and ``default_queue``) -- only
+        those -- are served.  Idempotent."""
         global _ACTIVE
         if self._launched:
             return
@@ -178,6 +187,9 @@ class Durable:
         _ACTIVE = self
         try:
             DBOS(config=config)
+            # a worker serves the queues its [dbos] table names (DBOS would take from every
+            # queue any process registered in the shared database)
+            DBOS.listen_queues(sorted(self._queues()))
             DBOS.launch()  # on this loop's thread: DBOS runs its async workflows on this loop
             for name, queue in self._queues().items():
                 await DBOS.register_queue_async(
@@ -445,32 +457,42 @@ class Durable:
         return None
 
     async def _execute(self, aid: AgentId, sid: SessionId, config: AgentConfig, prompt: str) -> str:
-        if await self.journal.executions(agent_id=aid, session_id=sid):
+        executions = await self.journal.executions(agent_id=aid, session_id=sid)
+        if executions:
+            if isinstance(self.journal, RecordJournal):
+                # the run's previous link (or the process before a crash) may have run in
+                # another process: read the journal, not what this process cached earlier
+                for record in executions:
+                    self.journal.forget(record.run_id)
             return await self._continue(aid, sid, config)
         store = self.rt.catalog(SESSION_STORES).require(EntryId(str(config.session_store)))
         if await store.exists(sid):
-            return await self._started(aid, sid, config)
+            return await self._started(aid, sid, config, prompt)
         agent = await self.rt.agents.create(aid, config, session_id=sid)
         result = await agent.run(prompt)
         return str(result.value)
 
-    async def _started(self, aid: AgentId, sid: SessionId, config: AgentConfig) -> str:
+    async def _started(self, aid: AgentId, sid: SessionId, config: AgentConfig, prompt: str) -> str:
         """The session holds the run's turn but the journal nothing of it: the crash came
         before the first model call was journaled, so nothing crossed a boundary.  The
-        turn goes on from its recorded prompt (the prompt is not appended again)."""
+        turn goes on from its recorded prompt (not appended again) -- or, when the crash
+        came before the prompt was written, from the run's prompt, written now."""
         agent = await self.rt.agents.resume(sid, agent_id=aid, config=config)
-        run_id = _open_turn(agent)
-        if run_id is None:
+        found = _open_turn(agent)
+        if found is None:
             raise DurableError(
                 f"session {sid!r} holds no open turn and the journal no execution of it: "
                 "the run cannot be continued"
             )
+        run_id, prompted = found
         options = RunOptions(
             run_id=run_id,
             max_rounds=config.max_rounds,
             tool_only_completion=config.tool_only_completion,
         )
         async with agent.continue_run(CancelSignal()) as run:
+            if not prompted:
+                await run.record(UserMessageEvent(message=UserMessage.of(prompt, source="user")))
             outcome = await run.continue_turn(options)
         return str(outcome.text)
 
@@ -602,13 +624,18 @@ class DurableApprover:
         return "allow" if allowed else "deny"
 
 
-def _open_turn(agent: Agent) -> str | None:
-    """The run id of the session's last turn when it is still open."""
+def _open_turn(agent: Agent) -> tuple[str, bool] | None:
+    """The run id of the session's last turn when it is still open, and whether its prompt
+    (a user message) was written."""
+    prompted = False
     for event in reversed(agent.session.events):
         if isinstance(event.data, TurnEnd):
             return None
+        if isinstance(event.data, UserMessageEvent):
+            prompted = True
         if isinstance(event.data, TurnStart):
-            return event.data.run_id
+            run_id = event.data.run_id
+            return (run_id, prompted) if run_id is not None else None
     return None
 
 
