@@ -18,7 +18,7 @@ instead of 350 bytes for an assistant message), for a few dozen nanoseconds per 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -154,7 +154,13 @@ def _fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:
     shared = _FIELD_SETS.get(key)
     if shared is None:
         shared = _FIELD_SETS[key] = set(key[1])
+        _SHARED.add(id(shared))
     return shared
+
+
+# the ids of the shared sets (each kept alive by _FIELD_SETS): "is this set shared?" without
+# building the frozenset key
+_SHARED: set[int] = set()
 
 
 # type -> 1 (a frozen pydantic model), 2 (another pydantic model) or 0: ``isinstance`` on
@@ -180,26 +186,51 @@ def share_fields_set(instance: BaseModel, depth: int = 3) -> None:
     through tuples too) the shared fields-set of its class and fields.
 
     For instances pydantic validated (each got its own set); the values are unchanged.  An
-    instance that already has the shared set was built by :func:`construct_trusted`, as
-    were (on the loop's paths) the models it holds: it is left as it is, and its
-    ``__dict__`` unread (reading it would give a compact instance a dict of its own).
+    instance that already has the shared set (built by :func:`construct_trusted`) keeps its
+    ``__dict__`` unread -- reading it would give a compact instance a dict of its own --
+    and only its fields that may hold models are looked at, by attribute.
     """
     cls = type(instance)
     if _kind(cls) == 1:
         own = instance.__pydantic_fields_set__
-        shared = _fields_set(cls, own)
-        if shared is own:
+        if id(own) in _SHARED:
+            if depth:
+                for name in _model_fields(cls):
+                    _share_value(getattr(instance, name, None), depth - 1)
             return
-        _set_fields_set(instance, shared)
+        _set_fields_set(instance, _fields_set(cls, own))
     if depth:
         for value in instance.__dict__.values():
-            vtype = type(value)
-            if vtype is tuple:
-                for item in value:
-                    if _kind(type(item)):
-                        share_fields_set(item, depth - 1)
-            elif _kind(vtype):
-                share_fields_set(value, depth - 1)
+            _share_value(value, depth - 1)
+
+
+def _share_value(value: Any, depth: int) -> None:
+    vtype = type(value)
+    if vtype is tuple:
+        for item in value:
+            if _kind(type(item)):
+                share_fields_set(item, depth)
+    elif _kind(vtype):
+        share_fields_set(value, depth)
+
+
+# class -> the names of its fields whose type may hold a pydantic model
+_MODEL_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
+
+
+def _model_fields(cls: type[BaseModel]) -> tuple[str, ...]:
+    names = _MODEL_FIELDS.get(cls)
+    if names is None:
+        names = _MODEL_FIELDS[cls] = tuple(
+            name for name, field in cls.model_fields.items() if _may_hold_model(field.annotation)
+        )
+    return names
+
+
+def _may_hold_model(annotation: object) -> bool:
+    if isinstance(annotation, type) and not get_args(annotation):
+        return issubclass(annotation, BaseModel)
+    return any(_may_hold_model(arg) for arg in get_args(annotation))
 
 
 def instance_of(cls: type[_M], state: dict[str, Any], fields_set: set[str]) -> _M:
