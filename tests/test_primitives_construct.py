@@ -118,6 +118,35 @@ def test_falls_back_to_model_construct(cls: type[BaseModel], values: dict[str, A
     assert built.__pydantic_private__ == expected.__pydantic_private__
 
 
+class Open(BaseModel):
+    name: str
+    count: int = 0
+
+
+def test_the_names_given_decide_the_fields_set_each_time() -> None:
+    # the fields set is remembered per list of given names: the same names share one set
+    # on a frozen class, a non-frozen class gets its own each time (it may be changed),
+    # and names that do not fit (a missing required field) keep falling back
+    one = construct_trusted(Frozen, {"name": "a", "count": 1})
+    two = construct_trusted(Frozen, {"name": "b", "count": 2})
+    assert one.model_fields_set == two.model_fields_set == {"name", "count"}
+    assert one.model_fields_set is two.model_fields_set
+    assert construct_trusted(Frozen, {"count": 3, "name": "c"}).model_fields_set == {
+        "name",
+        "count",
+    }
+    assert construct_trusted(Frozen, {"name": "d"}).model_fields_set == {"name"}
+    for _ in range(2):
+        fallback = construct_trusted(Frozen, {"count": 4})
+        assert fallback.__dict__ == Frozen.model_construct(count=4).__dict__
+    first = construct_trusted(Open, {"name": "a"})
+    second = construct_trusted(Open, {"name": "b"})
+    assert first.model_fields_set == second.model_fields_set == {"name"}
+    first.count = 5  # a non-frozen instance records its own assignments only
+    assert first.model_fields_set == {"name", "count"}
+    assert second.model_fields_set == {"name"}
+
+
 def test_private_attributes_work_after_fallback() -> None:
     built = construct_trusted(WithPrivate, {"name": "a"})
     assert built._cache == 0

@@ -18,7 +18,7 @@ instead of 350 bytes for an assistant message), for a few dozen nanoseconds per 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -52,7 +52,7 @@ _setattr = object.__setattr__
 
 
 class _Plan:
-    __slots__ = ("compact", "names", "required", "template")
+    __slots__ = ("compact", "given", "names", "required", "template")
 
     def __init__(self, cls: type[BaseModel]) -> None:
         # Every field in definition order, holding its default or a placeholder the
@@ -70,6 +70,11 @@ class _Plan:
         self.names = frozenset(self.template)
         self.required = frozenset(required)
         self.compact = False  # see compact_instances
+        # the field names a caller gives, in its order -> the fields set for them: shared
+        # for a frozen class, ``None`` for a non-frozen one (a set of its own each), or
+        # ``False`` when they do not fit the template (model_construct then).  A class is
+        # built from a few such lists, so this is one lookup instead of set algebra per call.
+        self.given: dict[tuple[str, ...], set[str] | Literal[False] | None] = {}
 
 
 def _immutable(value: object) -> bool:
@@ -105,20 +110,49 @@ def construct_trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     in (shared, as pydantic shares them); any other default must be given.
     """
     plan = _PLANS.get(cls) or _plan(cls)
-    given = values.keys()
-    if plan is None or not (plan.required <= given <= plan.names):
+    if plan is None:
         return cls.model_construct(**values)
+    names = tuple(values)
+    fields_set = plan.given.get(names, _UNSEEN)
+    if fields_set is _UNSEEN:
+        fields_set = _given(cls, plan, names)
+    if fields_set is False:
+        return cls.model_construct(**values)
+    if fields_set is None:
+        fields_set = set(names)
     state = plan.template.copy()
     state.update(values)
     if not plan.compact:
-        return instance_of(cls, state, _fields_set(cls, given))
+        return instance_of(cls, state, fields_set)
     instance = _new(cls)
     for name, value in state.items():  # in field order: the order pydantic dumps them in
         _setattr(instance, name, value)
-    _set_fields_set(instance, _fields_set(cls, given))
+    _set_fields_set(instance, fields_set)
     _set_extra(instance, None)
     _set_private(instance, None)
     return instance
+
+
+_UNSEEN: Any = object()
+_GIVEN_MAX = 64  # name lists remembered per class (cleared when full)
+
+
+def _given(
+    cls: type[BaseModel], plan: _Plan, names: tuple[str, ...]
+) -> set[str] | Literal[False] | None:
+    """What :attr:`_Plan.given` keeps for ``names`` (computed once per class and list)."""
+    given = frozenset(names)
+    entry: set[str] | Literal[False] | None
+    if not (plan.required <= given <= plan.names):
+        entry = False
+    elif _kind(cls) == 1:
+        entry = _fields_set(cls, given)
+    else:
+        entry = None
+    if len(plan.given) >= _GIVEN_MAX:
+        plan.given.clear()
+    plan.given[names] = entry
+    return entry
 
 
 def compact_instances(*classes: type[BaseModel]) -> None:
@@ -191,27 +225,42 @@ def share_fields_set(instance: BaseModel, depth: int = 3) -> None:
     and only its fields that may hold models are looked at, by attribute.
     """
     cls = type(instance)
-    if _kind(cls) == 1:
+    if (_KINDS.get(cls) or _kind(cls)) == 1:
         own = instance.__pydantic_fields_set__
         if id(own) in _SHARED:
             if depth:
-                for name in _model_fields(cls):
-                    _share_value(getattr(instance, name, None), depth - 1)
+                _share_held(instance, cls, depth - 1)
             return
         _set_fields_set(instance, _fields_set(cls, own))
     if depth:
-        for value in instance.__dict__.values():
-            _share_value(value, depth - 1)
+        _walk(instance.__dict__.values(), depth - 1)
 
 
-def _share_value(value: Any, depth: int) -> None:
-    vtype = type(value)
-    if vtype is tuple:
-        for item in value:
-            if _kind(type(item)):
+def _walk(values: Iterable[Any], depth: int) -> None:
+    kinds = _KINDS  # read inline: this walks every value of every appended event
+    for value in values:
+        vtype = type(value)
+        if vtype is tuple:
+            for item in value:
+                itype = type(item)
+                if kinds.get(itype, 1) and _kind(itype):
+                    share_fields_set(item, depth)
+        elif kinds.get(vtype, 1) and _kind(vtype):
+            share_fields_set(value, depth)
+
+
+def _share_held(instance: BaseModel, cls: type[BaseModel], depth: int) -> None:
+    # the models a built instance holds, by attribute; those already sharing their set were
+    # built too and are not looked into (a built message's built blocks: nothing to do)
+    shared = _SHARED
+    for name in _model_fields(cls):
+        value = getattr(instance, name, None)
+        if value is None:
+            continue
+        for item in value if type(value) is tuple else (value,):
+            own = getattr(item, "__pydantic_fields_set__", None)
+            if own is not None and id(own) not in shared:
                 share_fields_set(item, depth)
-    elif _kind(vtype):
-        share_fields_set(value, depth)
 
 
 # class -> the names of its fields whose type may hold a pydantic model

@@ -156,6 +156,10 @@ def test_a_waiting_question_is_answered_from_another_process(tmp_path: Path) -> 
         done = cli(tmp_path, "result", "run-a")
         assert done.stdout.strip() == "searched after approval", done.stderr
         assert cli(tmp_path, "approve", "run-a").stdout.strip() == "nothing to approve"
+        again = cli(tmp_path, "approve", "run-a", "call_s", "--deny")  # answered already
+        assert again.returncode == 1
+        assert again.stderr.count("\n") == 1, again.stderr
+        assert "error [dbos.not_waiting]" in again.stderr
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.communicate(timeout=60)

@@ -173,6 +173,30 @@ async def test_a_failed_batch_stores_nothing_and_breaks_the_writer(store: Sessio
     assert [e.seq for e in (await store.load("ses_fail")).events] == [1, 2, 3, 4, 5, 6, 7, 8]
 
 
+async def test_a_writer_whose_connection_is_lost_stops_and_frees_the_session(
+    store: SessionStore, dsn: str
+) -> None:
+    events = sample("ses_cut")
+    writer = await store.open_writer("ses_cut")
+    await writer.append(events[:4])
+    with psycopg.connect(dsn, autocommit=True) as admin:  # an operator ends its connection
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks "
+            "WHERE locktype = 'advisory' AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(SessionStoreError, match="may or may not be stored"):
+        await writer.append(events[4:])
+    with pytest.raises(BrokenWriterError):
+        await writer.append(events[4:])
+    await writer.aclose()
+    # its lock went with its connection: the session is free, and nothing was confirmed
+    # on top of what the first append stored
+    again = await store.open_writer("ses_cut")
+    await again.append(events[4:])
+    await again.aclose()
+    assert dicts((await store.load("ses_cut")).events) == dicts(events)
+
+
 async def test_gaps_and_unreadable_rows_are_reported_as_damage(
     store: SessionStore, dsn: str
 ) -> None:
@@ -401,6 +425,27 @@ async def test_the_journal_rebuilds_an_execution_across_connections(dsn: str) ->
         await again.aclose()
 
 
+async def test_two_journal_objects_cannot_write_one_record_twice(dsn: str) -> None:
+    from agentrig_postgres import PostgresJournal
+
+    here, there = PostgresJournal(dsn), PostgresJournal(dsn)  # as two processes would
+    try:
+        await here.begin_execution(execution())
+        assert (await here.load(RUN)) is not None  # cached here: it has not seen m1
+        intent = ModelIntent(run_id=RUN, call_id="m1", digest="d", model="m1")
+        await there.model_intent(intent)
+        # here's cache lets the write through; the table's UNIQUE key refuses it
+        with pytest.raises(JournalWriteError, match="duplicate key"):
+            await here.model_intent(intent)
+        there.forget(RUN)
+        fresh = await there.load(RUN)
+        assert fresh is not None
+        assert [c.call_id for c in fresh.model_calls] == ["m1"]
+    finally:
+        await here.aclose()
+        await there.aclose()
+
+
 # ---- the session-store conformance suite ---------------------------------------------------
 
 
@@ -579,6 +624,56 @@ async def test_follow_yields_the_log_then_each_commit_of_another_process(
             assert (await anext(resumed)).seq == 5
     finally:
         await resumed.aclose()
+
+
+async def test_a_session_nobody_wrote_yet_is_followed_from_its_first_commit(
+    store: SessionStore,
+) -> None:
+    pg = follow_of(store)
+    first: list[SessionEvent] = []
+
+    async def follower() -> None:
+        async with contextlib.aclosing(pg.follow("ses_later")) as events:
+            async for event in events:
+                first.append(event)
+                return
+
+    with anyio.fail_after(60):  # a hang guard only
+        async with anyio.create_task_group() as group:
+            group.start_soon(follower)
+            writer = await store.open_writer("ses_later")
+            await writer.append(sample("ses_later", turns=1))
+            await writer.aclose()
+    assert [e.seq for e in first] == [1]
+
+
+async def test_a_follower_meeting_an_unreadable_row_says_which(
+    store: SessionStore, dsn: str
+) -> None:
+    pg = follow_of(store)
+    await store.list_sessions()  # creates the tables
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(
+            "INSERT INTO agentrig_session_events (session_id, seq, body) "
+            "VALUES ('ses_bad', 1, 'not json')"
+        )
+    with anyio.fail_after(60), pytest.raises(SessionStoreError, match="event 1 is unreadable"):
+        async with contextlib.aclosing(pg.follow("ses_bad")) as events:
+            await anext(events)
+
+
+async def test_a_follower_whose_connection_is_lost_fails_with_a_store_error(
+    store: SessionStore, dsn: str
+) -> None:
+    pg = follow_of(store)
+    async with pg.changes("ses_lost") as changes:
+        with psycopg.connect(dsn, autocommit=True) as admin:  # an operator ends the session
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE query LIKE 'LISTEN%%' AND pid <> pg_backend_pid()"
+            )
+        with anyio.fail_after(60), pytest.raises(SessionStoreError, match="ses_lost"):
+            await changes.next()
 
 
 async def test_a_follower_can_be_cancelled_and_the_store_goes_on(store: SessionStore) -> None:

@@ -209,3 +209,18 @@ def test_seqs_read_back_as_appended_or_loaded_with_gaps() -> None:
     assert [e.seq for e in from_ten.events] == list(range(10, 18))
     assert from_ten.append(StepStart(turn=2, step=1)).seq == 18
     assert Session(SessionId("empty")).last_seq == 0
+
+
+def test_push_logs_what_append_logs_and_listeners_see_the_same_events() -> None:
+    # push() is append() without handing the event back: the log, the projection and what
+    # a listener receives are the same either way
+    appended, _ = filled("a")
+    pushed = Session(SessionId("b"), clock=clock)
+    seen: list[SessionEvent] = []
+    for event in appended.events:
+        pushed.push(event.data)
+        if len(pushed) == 4:
+            pushed.subscribe(seen.append)  # a listener from the middle on
+    assert [dump_event(e) for e in pushed.events] == [dump_event(e) for e in appended.events]
+    assert pushed.derive_messages() == appended.derive_messages()
+    assert seen == list(appended.events)[4:]

@@ -241,6 +241,14 @@ class Agent:
             await self._writer.append(batch)
         return event
 
+    async def _write(self, data: Any) -> None:
+        """:meth:`_log` for the loop, which does not take the event back (without a store
+        to write to, no envelope is built for it unless a session listener takes one)."""
+        if self._writer is None:
+            self.session.push(data)
+        else:
+            await self._log(data)
+
     def _record_inbox(self, data: Any) -> None:
         # Inbox mutations happen in sync code (steer() from a listener); persist them with
         # the next awaited write, in order.

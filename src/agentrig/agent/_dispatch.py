@@ -146,6 +146,9 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+_NO_GATE = GateDecision(True)  # without a gate every call may run (frozen: one for all)
+
+
 class ReadyCall(NamedTuple):
     """A call that validated and passed the gate: what :func:`execute_call` runs.
 
@@ -215,7 +218,7 @@ async def prepare_call(
         if is_abort(exc, signal):
             raise
         return failed(exc, _error_text(exc))
-    decision = GateDecision(True)
+    decision = _NO_GATE
     if gate is not None:
         decision = await gate(tool, call, agent)
         _observe_permission(agent, call, decision)

@@ -71,7 +71,7 @@ class TurnState:
         self.unknown_streak = 0
         # ``self.log(data)`` appends one event: bound to the agent's writer here (one
         # coroutine frame per event instead of two)
-        self.log: Callable[[Any], Awaitable[Any]] = agent._log
+        self.log: Callable[[Any], Awaitable[None]] = agent._write
         self.trigger: TurnTrigger = "prompt"
         self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
         self.first_chunk = 0.0  # when the current model call's first chunk arrived

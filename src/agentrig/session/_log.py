@@ -383,6 +383,25 @@ class Session:
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
+        seq, now, trace = self._push(data)
+        # ``data`` is an already-validated family member and seq/time are ours: the
+        # envelope is built without re-validating them on this hot path
+        event = _envelope(seq, now, data, trace)
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def push(self, data: SessionEventData) -> None:
+        """:meth:`append` for a writer that does not take the event back: its envelope is
+        built only when a listener is there to see it (the loop appends several per step)."""
+        seq, now, trace = self._push(data)
+        if self._listeners:
+            event = _envelope(seq, now, data, trace)
+            for listener in self._listeners:
+                listener(event)
+
+    def _push(self, data: SessionEventData) -> tuple[int, float, TraceIds | None]:
+        """Store ``data``; its seq, time and trace ids (what its envelope holds)."""
         seqs = self._seqs
         n = len(self._data)
         seq = seqs[-1] + 1 if seqs is not None else self._first_seq + n
@@ -406,12 +425,7 @@ class Session:
         if seqs is not None:
             seqs.append(seq)
         self._data.append(_store(data))
-        # ``data`` is an already-validated family member and seq/time are ours: the
-        # envelope is built without re-validating them on this hot path
-        event = _envelope(seq, now, data, trace)
-        for listener in self._listeners:
-            listener(event)
-        return event
+        return seq, now, trace
 
     def load(self, events: Sequence[SessionEvent]) -> None:
         """Adopt persisted events (for resume); the log must be empty, seqs increasing."""

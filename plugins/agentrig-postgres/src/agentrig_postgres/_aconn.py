@@ -151,7 +151,8 @@ class AnyioConnection(psycopg.AsyncConnection[TupleRow]):
             else:
                 await connection.set_autocommit(True)
                 return connection
-        raise failure or psycopg.OperationalError(f"no address to connect to in {conninfo!r}")
+        # (the connection string is not quoted: it may hold a password)
+        raise failure or psycopg.OperationalError("the host name resolved to no address")
 
     async def wait(
         self,

@@ -99,9 +99,16 @@ class _PostgresWriter:
             await self._db.execute(self._store.append_statement, params)
         except psycopg.Error as exc:
             self._broken = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            # a refused statement stored nothing; a lost connection may have lost the reply
+            # to a commit, so only a load can tell
+            fate = (
+                "may or may not be stored (the connection failed; load the session to see)"
+                if isinstance(exc, psycopg.OperationalError)
+                else "was not stored"
+            )
             raise SessionStoreError(
                 f"cannot append to session {self._session_id!r}: {self._broken}; the batch of "
-                f"{len(events)} event(s) was not stored"
+                f"{len(events)} event(s) {fate}"
             ) from exc
 
     async def aclose(self) -> None:

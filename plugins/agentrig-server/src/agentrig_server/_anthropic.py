@@ -25,6 +25,7 @@ from agentrig.llm import (
     Usage,
     UserMessage,
 )
+from agentrig_server._conversation import Conversation
 from agentrig_server._errors import ApiError
 from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextOut
 from agentrig_server._runs import HistoryMessage, Prompt
@@ -34,11 +35,11 @@ from agentrig_server._validate import (
     bad,
     check_keys,
     joined_text,
+    objects,
     opt_bool,
     opt_int,
     opt_temperature,
     parse_parts,
-    require_list,
     require_object,
     require_str,
     text_part,
@@ -81,49 +82,39 @@ def parse_messages_request(body: object) -> tuple[Prompt, bool]:
     temperature = opt_temperature(body, "temperature", 1.0)
     stream = opt_bool(body, "stream")
     system = body.get("system")
-    system_text = joined_text(system, "system") if system is not None else None
-    messages = require_list(body.get("messages"), "messages")
-    if not messages:
-        raise bad("messages", "at least one message is required")
-    history: list[HistoryMessage] = []
-    names: dict[str, str] = {}
-    for i, raw in enumerate(messages):
-        at = f"messages[{i}]"
-        message = require_object(raw, at)
+    talk = Conversation([joined_text(system, "system")] if system is not None else [])
+    for at, message in objects(body.get("messages"), "messages", empty=_NO_MESSAGES):
         role = message.get("role")
         content = message.get("content")
         if role == "user":
-            history.extend(_user(content, f"{at}.content", names))
+            talk.history.extend(_user(content, f"{at}.content", talk))
         elif role == "assistant":
-            history.append(_assistant(content, f"{at}.content", names))
+            talk.history.append(_assistant(content, f"{at}.content", talk))
         else:
             raise bad(f"{at}.role", f"unsupported role {role!r} (user or assistant)")
-    if not history or not isinstance(history[-1], UserMessage):
-        raise bad("messages", "the last message must be the user's, with more than tool results")
-    prompt = Prompt(
+    prompt = talk.prompt(
+        "messages",
+        "the last message must be the user's, with more than tool results",
         model=model,
-        message=history[-1],
-        history=tuple(history[:-1]),
-        system=system_text or None,
         max_tokens=max_tokens,
         temperature=temperature,
     )
     return prompt, stream
 
 
-def _user(content: object, where: str, names: dict[str, str]) -> list[HistoryMessage]:
+_NO_MESSAGES = "at least one message is required"
+
+
+def _user(content: object, where: str, talk: Conversation) -> list[HistoryMessage]:
     """A user turn: its tool results (one message each) first, then the rest as one message."""
     if isinstance(content, str):
         return [UserMessage(content=(TextBlock(text=content),))]
 
     def tool_result(block: Mapping[str, Any], at: str) -> ToolMessage:
-        call_id = require_str(block.get("tool_use_id"), f"{at}.tool_use_id")
-        if call_id not in names:
-            raise bad(f"{at}.tool_use_id", f"no earlier tool_use {call_id!r}")
+        answered = block.get("tool_use_id")
+        call_id, name = talk.answered(answered, f"{at}.tool_use_id", call="tool_use")
         text = joined_text(block.get("content", ""), f"{at}.content")
-        return ToolMessage.of(
-            call_id, names[call_id], text, "error" if block.get("is_error") else "ok"
-        )
+        return ToolMessage.of(call_id, name, text, "error" if block.get("is_error") else "ok")
 
     parsers: dict[str, PartParser[ContentBlock | ToolMessage]] = {
         "text": text_part,
@@ -141,21 +132,21 @@ def _user(content: object, where: str, names: dict[str, str]) -> list[HistoryMes
     return results
 
 
-def _tool_use(names: dict[str, str]) -> PartParser[ContentBlock]:
+def _tool_use(talk: Conversation) -> PartParser[ContentBlock]:
     def parse(block: Mapping[str, Any], at: str) -> ContentBlock:
         call_id = require_str(block.get("id"), f"{at}.id")
         name = require_str(block.get("name"), f"{at}.name")
         arguments = require_object(block.get("input", {}), f"{at}.input")
-        names[call_id] = name
+        talk.called(call_id, name)
         return ToolCallBlock(id=call_id, name=name, arguments=dict(arguments))
 
     return parse
 
 
-def _assistant(content: object, where: str, names: dict[str, str]) -> AssistantMessage:
+def _assistant(content: object, where: str, talk: Conversation) -> AssistantMessage:
     if isinstance(content, str):
         return AssistantMessage(content=(TextBlock(text=content),) if content else ())
-    parsers = {"text": text_part, "tool_use": _tool_use(names)}
+    parsers = {"text": text_part, "tool_use": _tool_use(talk)}
     blocks = parse_parts(content, where, parsers, what="assistant block")
     return AssistantMessage(content=tuple(blocks))
 

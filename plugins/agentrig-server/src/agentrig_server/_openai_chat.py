@@ -22,9 +22,10 @@ from agentrig.llm import (
     Usage,
     UserMessage,
 )
+from agentrig_server._conversation import Conversation
 from agentrig_server._errors import ApiError
 from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextOut
-from agentrig_server._runs import HistoryMessage, Prompt
+from agentrig_server._runs import Prompt
 from agentrig_server._validate import (
     PartParser,
     Template,
@@ -33,10 +34,10 @@ from agentrig_server._validate import (
     data_url_block,
     inline_file,
     joined_text,
+    objects,
     opt_bool,
     opt_int,
     opt_temperature,
-    require_list,
     require_object,
     require_str,
     text_part,
@@ -96,63 +97,52 @@ def parse_chat_request(body: object) -> tuple[Prompt, bool, bool]:
         include_usage = opt_bool(options, "include_usage")
     max_tokens = opt_int(body, "max_completion_tokens") or opt_int(body, "max_tokens")
     temperature = opt_temperature(body, "temperature", 2.0)
-    messages = require_list(body.get("messages"), "messages")
-    if not messages:
-        raise bad("messages", "at least one message is required")
-    system: list[str] = []
-    history: list[HistoryMessage] = []
-    names: dict[str, str] = {}
-    for i, raw in enumerate(messages):
-        at = f"messages[{i}]"
-        message = require_object(raw, at)
+    talk = Conversation()
+    for at, message in objects(body.get("messages"), "messages", empty=_NO_MESSAGES):
         role = message.get("role")
+        content = message.get("content")
         if role in ("system", "developer"):
-            system.append(joined_text(message.get("content"), f"{at}.content"))
+            talk.system.append(joined_text(content, f"{at}.content"))
         elif role == "user":
-            history.append(
-                UserMessage(
-                    content=user_content(message.get("content"), f"{at}.content", _USER_PARTS)
-                )
+            talk.history.append(
+                UserMessage(content=user_content(content, f"{at}.content", _USER_PARTS))
             )
         elif role == "assistant":
-            history.append(_assistant(message, at, names))
+            talk.history.append(_assistant(message, at, talk))
         elif role == "tool":
-            call_id = require_str(message.get("tool_call_id"), f"{at}.tool_call_id")
-            if call_id not in names:
-                raise bad(f"{at}.tool_call_id", f"no earlier assistant tool call {call_id!r}")
-            text = joined_text(message.get("content"), f"{at}.content")
-            history.append(ToolMessage.of(call_id, names[call_id], text))
+            answered = message.get("tool_call_id")
+            call_id, name = talk.answered(answered, f"{at}.tool_call_id", call=_CALL)
+            text = joined_text(content, f"{at}.content")
+            talk.history.append(ToolMessage.of(call_id, name, text))
         else:
             raise bad(f"{at}.role", f"unsupported role {role!r}")
-    if not history or not isinstance(history[-1], UserMessage):
-        raise bad("messages", "the last message must be the user's")
-    prompt = Prompt(
+    prompt = talk.prompt(
+        "messages",
+        "the last message must be the user's",
         model=model,
-        message=history[-1],
-        history=tuple(history[:-1]),
-        system="\n\n".join(system) or None,
         max_tokens=max_tokens,
         temperature=temperature,
     )
     return prompt, stream, include_usage
 
 
-def _assistant(message: Mapping[str, Any], at: str, names: dict[str, str]) -> AssistantMessage:
+_NO_MESSAGES = "at least one message is required"
+_CALL = "assistant tool call"
+
+
+def _assistant(message: Mapping[str, Any], at: str, talk: Conversation) -> AssistantMessage:
     content = message.get("content")
     blocks: list[ContentBlock] = []
     if content is not None:
         text = joined_text(content, f"{at}.content")
         if text:
             blocks.append(TextBlock(text=text))
-    calls = message.get("tool_calls") or []
-    for j, raw in enumerate(require_list(calls, f"{at}.tool_calls")):
-        where = f"{at}.tool_calls[{j}]"
-        call = require_object(raw, where)
+    for where, call in objects(message.get("tool_calls") or [], f"{at}.tool_calls"):
         function = require_object(call.get("function"), f"{where}.function")
         call_id = require_str(call.get("id"), f"{where}.id")
         name = require_str(function.get("name"), f"{where}.function.name")
         arguments = require_str(function.get("arguments", ""), f"{where}.function.arguments")
-        names[call_id] = name
+        talk.called(call_id, name)
         blocks.append(ToolCallBlock.from_json(call_id, name, arguments))
     return AssistantMessage(content=tuple(blocks))
 

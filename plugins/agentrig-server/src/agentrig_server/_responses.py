@@ -26,6 +26,7 @@ from agentrig.llm import (
     Usage,
     UserMessage,
 )
+from agentrig_server._conversation import Conversation
 from agentrig_server._errors import ApiError
 from agentrig_server._events import (
     ApprovalRequested,
@@ -35,7 +36,7 @@ from agentrig_server._events import (
     ToolCallOut,
     ToolResultOut,
 )
-from agentrig_server._runs import STEP_SEPARATOR, HistoryMessage, Prompt
+from agentrig_server._runs import STEP_SEPARATOR, Prompt
 from agentrig_server._validate import (
     PartParser,
     Template,
@@ -44,10 +45,10 @@ from agentrig_server._validate import (
     data_url_block,
     inline_file,
     joined_text,
+    objects,
     opt_bool,
     opt_int,
     opt_temperature,
-    require_list,
     require_object,
     require_str,
     text_part,
@@ -89,20 +90,15 @@ def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]
     metadata = body.get("metadata") or {}
     require_object(metadata, "metadata")
     raw = body.get("input")
+    talk = Conversation([instructions] if instructions else [])
     if isinstance(raw, str):
-        items: list[HistoryMessage] = [UserMessage(content=(TextBlock(text=raw),))]
-        system: list[str] = []
+        talk.history.append(UserMessage(content=(TextBlock(text=raw),)))
     else:
-        items, system = _items(require_list(raw, "input"))
-    if not items or not isinstance(items[-1], UserMessage):
-        raise bad("input", "the last input item must be the user's message")
-    if instructions:
-        system.insert(0, instructions)
-    prompt = Prompt(
+        _items(raw, talk)
+    prompt = talk.prompt(
+        "input",
+        "the last input item must be the user's message",
         model=model,
-        message=items[-1],
-        history=tuple(items[:-1]),
-        system="\n\n".join(system) or None,
         max_tokens=opt_int(body, "max_output_tokens"),
         temperature=opt_temperature(body, "temperature", 2.0),
         previous_response=previous,
@@ -119,18 +115,14 @@ def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]
     return prompt, stream, echo
 
 
-def _items(raw: list[Any]) -> tuple[list[HistoryMessage], list[str]]:
-    items: list[HistoryMessage] = []
-    system: list[str] = []
-    names: dict[str, str] = {}
-    for i, value in enumerate(raw):
-        at = f"input[{i}]"
-        item = require_object(value, at)
+def _items(raw: object, talk: Conversation) -> None:
+    items = talk.history
+    for at, item in objects(raw, "input"):
         kind = item.get("type", "message")
         if kind == "message":
             role = item.get("role")
             if role in ("system", "developer"):
-                system.append(joined_text(item.get("content"), f"{at}.content", _TEXT_KINDS))
+                talk.system.append(joined_text(item.get("content"), f"{at}.content", _TEXT_KINDS))
             elif role == "user":
                 items.append(
                     UserMessage(
@@ -146,7 +138,7 @@ def _items(raw: list[Any]) -> tuple[list[HistoryMessage], list[str]]:
             call_id = require_str(item.get("call_id"), f"{at}.call_id")
             name = require_str(item.get("name"), f"{at}.name")
             arguments = require_str(item.get("arguments", ""), f"{at}.arguments")
-            names[call_id] = name
+            talk.called(call_id, name)
             call = ToolCallBlock.from_json(call_id, name, arguments)
             last = items[-1] if items else None
             if isinstance(last, AssistantMessage):  # parallel calls share one message
@@ -154,19 +146,17 @@ def _items(raw: list[Any]) -> tuple[list[HistoryMessage], list[str]]:
             else:
                 items.append(AssistantMessage(content=(call,)))
         elif kind == "function_call_output":
-            call_id = require_str(item.get("call_id"), f"{at}.call_id")
-            if call_id not in names:
-                raise bad(f"{at}.call_id", f"no earlier function_call {call_id!r}")
+            answered = item.get("call_id")
+            call_id, name = talk.answered(answered, f"{at}.call_id", call="function_call")
             output = item.get("output")
             text = output if isinstance(output, str) else json.dumps(output)
-            items.append(ToolMessage.of(call_id, names[call_id], text))
+            items.append(ToolMessage.of(call_id, name, text))
         else:
             raise bad(
                 f"{at}.type",
                 f"unsupported input item {kind!r} (supported: message, function_call, "
                 "function_call_output)",
             )
-    return items, system
 
 
 _TEXT_KINDS = ("input_text", "output_text", "text")

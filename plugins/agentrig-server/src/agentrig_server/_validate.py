@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import mimetypes
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from agentrig.llm import ContentBlock, FileBlock, ImageBlock, TextBlock
@@ -20,6 +20,7 @@ __all__ = [
     "check_keys",
     "data_url_block",
     "joined_text",
+    "objects",
     "parse_parts",
     "text_part",
     "inline_file",
@@ -54,6 +55,19 @@ def require_str(value: object, where: str) -> str:
     if not isinstance(value, str):
         raise bad(where, f"expected a string, got {type(value).__name__}")
     return value
+
+
+def objects(
+    value: object, where: str, *, empty: str | None = None
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each item of the array at ``where`` as an object, with its key path ``where[i]``;
+    ``empty`` (when given) refuses an empty array with that message."""
+    items = require_list(value, where)
+    if empty is not None and not items:
+        raise bad(where, empty)
+    for i, raw in enumerate(items):
+        at = f"{where}[{i}]"
+        yield at, require_object(raw, at)
 
 
 def opt_int(body: Mapping[str, Any], key: str) -> int | None:
@@ -142,9 +156,7 @@ def parse_parts(
     """Parse a list of typed parts, each by the parser of its ``type``; an unknown type is a
     400 naming the part and the supported types (a part is refused, never dropped)."""
     values: list[_B] = []
-    for i, raw in enumerate(require_list(content, where)):
-        at = f"{where}[{i}]"
-        part = require_object(raw, at)
+    for at, part in objects(content, where):
         kind = part.get("type")
         parser = parsers.get(kind) if isinstance(kind, str) else None
         if parser is None:
