@@ -6,9 +6,11 @@
   Floor: the same passes in a runtime without the table (the plugin installed but inert),
   measured interleaved in the same process.  Target: at most 1.3x.
 * ``--cpu`` times the passes with the process's CPU time instead of the wall clock (robust
-  to other processes on a shared machine) and adds two informational rows: the plugin
-  without metrics, and a listener of ``observe`` that does nothing (what the loop spends
-  building observations for any listener).
+  to other processes on a shared machine) and adds informational rows: the plugin without
+  metrics; a listener of ``observe`` that does nothing (what the loop spends building
+  observations for any listener); and the plugin behind the SDK's batch span processor and
+  periodic metric reader with exporters that drop what they get (what a deployment runs,
+  the exporting thread's CPU included).
 
 Prints one JSON object per line (DESIGN §10); ``--quick`` finishes in well under a minute.
 """
@@ -20,9 +22,20 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    MetricExporter,
+    MetricExportResult,
+    MetricsData,
+    PeriodicExportingMetricReader,
+)
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -33,6 +46,38 @@ import agentrig
 from agentrig.plugin import Observation, hookimpl
 
 TARGET = 1.3
+
+
+class DropSpans(SpanExporter):
+    """A span exporter that drops what it gets."""
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+
+class DropMetrics(MetricExporter):
+    """A metric exporter that drops what it gets."""
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        return MetricExportResult.SUCCESS
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        return None
+
+
+def _dropping_telemetry() -> Any:
+    """agentrig-otel with the SDK's batch processor and periodic reader, exporting nothing."""
+    from agentrig_otel import Telemetry
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(BatchSpanProcessor(DropSpans()))
+    meter_provider = MeterProvider(metric_readers=[PeriodicExportingMetricReader(DropMetrics())])
+    return Telemetry(tracer_provider.get_tracer("agentrig"), meter_provider.get_meter("agentrig"))
 
 
 class NullListener:
@@ -52,6 +97,7 @@ def _variants(cpu: bool) -> dict[str, tuple[dict[str, Any], list[tuple[str, obje
     if cpu:
         variants["otel_no_metrics"] = ({"otel": {"exporter": "none", "metrics": False}}, [])
         variants["observe_listener"] = ({}, [("null-listener", NullListener())])
+        variants["otel_dropping_exporters"] = ({}, [("otel-dropping", _dropping_telemetry())])
     return variants
 
 
@@ -97,7 +143,7 @@ async def bench(runs: int, repeats: int, cpu: bool) -> None:
         floor_name=floor_name,
         **common,
     )
-    for name in ("otel_no_metrics", "observe_listener"):
+    for name in ("otel_no_metrics", "observe_listener", "otel_dropping_exporters"):
         if name in per_call:
             compare(
                 f"w_{name}{suffix}",

@@ -194,6 +194,34 @@ def test_finish_carries_continuation_and_unknown_chunks_are_ignored() -> None:
     assert message.model is None
 
 
+def test_subclassed_chunks_are_taken_as_their_base() -> None:
+    # chunks are matched by their exact class first; a subclass (a plugin's own delta)
+    # counts as the base it derives from, as an isinstance check would take it
+    class MarkedDelta(TextDelta):
+        mark: str = "m"
+
+    class NamedStart(ToolCallStart):
+        origin: str = "o"
+
+    class LateFinish(FinishChunk):
+        late: bool = True
+
+    chunks: list[StreamChunk] = [
+        MarkedDelta(text="a"),
+        TextDelta(text="b"),
+        NamedStart(index=0, id="c1", name="look"),
+        ToolCallDelta(index=0, arguments='{"q": 1}'),
+        LateFinish(stop_reason="tool_calls", provider_stop_reason="tool_calls"),
+    ]
+    for _ in range(2):  # the second time from what the first resolved
+        message = _assemble(chunks)
+        assert message.text == "ab"
+        assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [
+            ("c1", "look", {"q": 1})
+        ]
+        assert message.stop_reason == "tool_calls"
+
+
 @pytest.mark.parametrize(
     ("fast", "validated"),
     [

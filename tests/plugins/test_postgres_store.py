@@ -647,6 +647,21 @@ async def test_a_session_nobody_wrote_yet_is_followed_from_its_first_commit(
     assert [e.seq for e in first] == [1]
 
 
+async def test_a_follower_meeting_an_unreadable_row_says_which(
+    store: SessionStore, dsn: str
+) -> None:
+    pg = follow_of(store)
+    await store.list_sessions()  # creates the tables
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(
+            "INSERT INTO agentrig_session_events (session_id, seq, body) "
+            "VALUES ('ses_bad', 1, 'not json')"
+        )
+    with anyio.fail_after(60), pytest.raises(SessionStoreError, match="event 1 is unreadable"):
+        async with contextlib.aclosing(pg.follow("ses_bad")) as events:
+            await anext(events)
+
+
 async def test_a_follower_whose_connection_is_lost_fails_with_a_store_error(
     store: SessionStore, dsn: str
 ) -> None:

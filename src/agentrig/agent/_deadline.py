@@ -19,19 +19,26 @@ __all__ = ["with_deadline"]
 _T = TypeVar("_T")
 
 
-async def with_deadline(
+def with_deadline(
     seconds: float | None,
     signal: CancelSignal,
     body: Callable[[CancelSignal], Awaitable[_T]],
-) -> _T:
+) -> Awaitable[_T]:
     """Run ``body`` with a signal that fires ``seconds`` from now (or when ``signal`` does).
 
     The deadline is this run's own: when it passes, the run's signal fires with a
     :class:`DeadlineExceededError` and the loop ends the turn ``interrupted`` with that reason.
-    A cancellation from the caller is not ours and propagates untouched.
+    A cancellation from the caller is not ours and propagates untouched.  Without a deadline
+    this is ``body(signal)`` itself (no coroutine of its own around every run).
     """
     if seconds is None:
-        return await body(signal)
+        return body(signal)
+    return _timed(seconds, signal, body)
+
+
+async def _timed(
+    seconds: float, signal: CancelSignal, body: Callable[[CancelSignal], Awaitable[_T]]
+) -> _T:
     own = CancelSignal()
 
     def pass_on(reason: object) -> None:

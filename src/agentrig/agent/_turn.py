@@ -12,6 +12,7 @@ Invariant kept at every exit: each tool call in the log has exactly one tool res
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -41,6 +42,7 @@ from agentrig.session import (
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
     from agentrig.agent._driver import RunOptions
+    from agentrig.kernel.tracing import TraceContext
 
 __all__ = [
     "FORCED_SUMMARY_FALLBACK",
@@ -63,10 +65,15 @@ UNKNOWN_TOOL_ROUNDS_LIMIT = 2
 class _Turn(ModelCall, ToolRound):
     """A turn: the model-call and tool-round parts, driven step by step."""
 
-    async def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
+    def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> Awaitable[TurnOutcome]:
         trace = self.trace
-        if trace is None:
-            return await self._run(first, trigger)
+        if trace is None:  # the turn itself, without a coroutine around it
+            return self._run(first, trigger)
+        return self._traced(trace, first, trigger)
+
+    async def _traced(
+        self, trace: TraceContext, first: tuple[UserMessage, ...], trigger: TurnTrigger
+    ) -> TurnOutcome:
         scope = trace.open("turn", self.agent.id)
         try:
             return await self._run(first, trigger)
@@ -268,12 +275,13 @@ async def _enter_batch(payload: PreStep) -> PreStepDecision:
     return Enter(messages=payload.messages)  # the end of the pre_step waterfall
 
 
-async def run_turn(
+def run_turn(
     agent: Agent,
     first: tuple[UserMessage, ...],
     trigger: TurnTrigger,
     options: RunOptions,
     signal: CancelSignal,
     emit: Emit | None,
-) -> TurnOutcome:
-    return await _Turn(agent, options, signal, emit).run(first, trigger)
+) -> Awaitable[TurnOutcome]:
+    """One turn of ``agent`` (await it)."""
+    return _Turn(agent, options, signal, emit).run(first, trigger)

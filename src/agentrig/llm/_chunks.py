@@ -9,7 +9,8 @@ response.
 from __future__ import annotations
 
 import json
-from typing import ClassVar, Literal, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, TypeVar
 
 from agentrig._construct import (
     compact_instances,
@@ -232,26 +233,42 @@ class StreamAssembler:
                 last.parts.append(chunk.text)
             else:
                 slots.append(_Text(chunk.text))
-        elif isinstance(chunk, TextDelta):
-            self._append_text(_Text, chunk.text)
-        elif isinstance(chunk, ReasoningDelta):
-            self._append_text(_Reasoning, chunk.text)
-        elif isinstance(chunk, ToolCallDelta):
-            self._call(chunk.index).parts.append(chunk.arguments)
-        elif isinstance(chunk, ToolCallStart):
-            call = self._calls.get(chunk.index)
-            if call is None:
-                call = self._calls[chunk.index] = _ToolCall(chunk.id, chunk.name)
-                self._slots.append(call)
-            else:  # a repeated start (some servers resend it) fills what was missing
-                call.id = call.id or chunk.id
-                call.name = call.name or chunk.name
-        elif isinstance(chunk, ProviderStateChunk):
-            self._slots.append(chunk.block)
-        elif isinstance(chunk, UsageChunk):
-            self._usage = chunk.usage
-        elif isinstance(chunk, FinishChunk):
-            self._finish = chunk
+            return
+        # the others by their exact class (one lookup, not a chain of isinstance checks on
+        # pydantic's metaclass); a subclass is resolved once, as the chain would
+        kind = type(chunk)
+        take = _TAKE.get(kind) or _take_for(kind)
+        take(self, chunk)
+
+    def _text(self, chunk: TextDelta) -> None:
+        self._append_text(_Text, chunk.text)
+
+    def _reasoning(self, chunk: ReasoningDelta) -> None:
+        self._append_text(_Reasoning, chunk.text)
+
+    def _call_delta(self, chunk: ToolCallDelta) -> None:
+        self._call(chunk.index).parts.append(chunk.arguments)
+
+    def _call_start(self, chunk: ToolCallStart) -> None:
+        call = self._calls.get(chunk.index)
+        if call is None:
+            call = self._calls[chunk.index] = _ToolCall(chunk.id, chunk.name)
+            self._slots.append(call)
+        else:  # a repeated start (some servers resend it) fills what was missing
+            call.id = call.id or chunk.id
+            call.name = call.name or chunk.name
+
+    def _state(self, chunk: ProviderStateChunk) -> None:
+        self._slots.append(chunk.block)
+
+    def _take_usage(self, chunk: UsageChunk) -> None:
+        self._usage = chunk.usage
+
+    def _take_finish(self, chunk: FinishChunk) -> None:
+        self._finish = chunk
+
+    def _ignore(self, chunk: StreamChunk) -> None:
+        """Chunks of plugin variants carry nothing the message holds."""
 
     def _append_text(self, kind: type[_Text], text: str) -> None:
         last = self._slots[-1] if self._slots else None
@@ -306,6 +323,31 @@ class StreamAssembler:
         if interrupted:
             values["interrupted"] = True
         return construct_trusted(AssistantMessage, values)
+
+
+_Take = Callable[[StreamAssembler, Any], None]
+# in the order a chunk's class is matched (a subclass takes its first base's place)
+_TAKERS: tuple[tuple[type[StreamChunk], _Take], ...] = (
+    (TextDelta, StreamAssembler._text),
+    (ReasoningDelta, StreamAssembler._reasoning),
+    (ToolCallDelta, StreamAssembler._call_delta),
+    (ToolCallStart, StreamAssembler._call_start),
+    (ProviderStateChunk, StreamAssembler._state),
+    (UsageChunk, StreamAssembler._take_usage),
+    (FinishChunk, StreamAssembler._take_finish),
+)
+_TAKE: dict[type[Any], _Take] = {}
+
+
+def _take_for(kind: type[Any]) -> _Take:
+    take: _Take = StreamAssembler._ignore
+    for base, taker in _TAKERS:
+        if issubclass(kind, base):
+            take = taker
+            break
+    if len(_TAKE) < 256:  # chunk classes are few; a stream of odd ones cannot grow this
+        _TAKE[kind] = take
+    return take
 
 
 def message_chunks(message: AssistantMessage) -> list[StreamChunk]:

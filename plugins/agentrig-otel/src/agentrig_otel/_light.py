@@ -53,6 +53,7 @@ LIVE: ContextVar[Any] = ContextVar("agentrig_otel_scope", default=None)
 _UNSET = Status(StatusCode.UNSET)
 _SAMPLED = int(TraceFlags.SAMPLED)
 _RANDOM = int(TraceFlags.RANDOM_TRACE_ID)
+_FLAGS = {flags: TraceFlags(flags) for flags in range(4)}  # the flags a span of ours has
 #: the local-parent delegates of the SDK's ``ParentBased`` default: a child follows its parent
 _LOCAL_DEFAULT = "localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}"
 #: at least this many attributes and events per span must fit (the SDK's default is 128)
@@ -97,12 +98,11 @@ def light_tracer(tracer: Any) -> LightTracer | None:
 class LightTracer:
     """Starts :class:`LiveSpan` s with an SDK tracer's sampler, ids, resource and processors."""
 
-    __slots__ = ("_ids", "_scope", "_tracer", "info", "processor", "resource", "sampler")
+    __slots__ = ("_ids", "_scope", "_tracer", "info", "processor", "sampler")
 
     def __init__(self, tracer: Tracer) -> None:
         self._tracer = tracer
         self.sampler = tracer.sampler
-        self.resource = tracer.resource
         self.processor: Any = tracer.span_processor  # typed for the SDK's own Span
         self.info = tracer.instrumentation_info
         self._scope = getattr(tracer, "_instrumentation_scope", None)
@@ -113,7 +113,7 @@ class LightTracer:
         span = LiveSpan.__new__(LiveSpan)
         span._name = name
         span._kind = kind
-        span._resource = self.resource
+        span._resource = self._tracer.resource  # read each time: the SDK may set it later
         span._instrumentation_info = self.info
         span._instrumentation_scope = self._scope
         span._attributes = span._values = {}
@@ -214,7 +214,7 @@ class LiveSpan(trace_api.Span, ReadableSpan):
                 self.trace_id,
                 self.span_id,
                 is_remote=False,
-                trace_flags=TraceFlags(self._flags),
+                trace_flags=_FLAGS[self._flags],
                 trace_state=self._state,
             )
         return context
@@ -311,7 +311,9 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         self._end_time = end_time if end_time is not None else time_ns()
         if self._recording:
             self._context = self.get_span_context()
-            self._parent = self.parent
+            parent = self._parent_span
+            if parent is not None:
+                self._parent = parent.get_span_context()
             self._processor.on_end(self)
 
     @property

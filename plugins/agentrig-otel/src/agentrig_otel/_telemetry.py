@@ -19,6 +19,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextvars import Token
+from types import MappingProxyType
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -168,12 +169,15 @@ class Telemetry:
         self.runtime = runtime
         # hook executions and permission decisions outside any scope of ours, waiting for
         # the span they belong to: the tool call's span by call id, else the session's next turn
-        self._by_call: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
-        self._by_session: OrderedDict[str, list[tuple[str, dict[str, Any], float]]] = OrderedDict()
+        self._by_call: OrderedDict[str, list[tuple[str, Mapping[str, Any], float]]] = OrderedDict()
+        self._by_session: OrderedDict[str, list[tuple[str, Mapping[str, Any], float]]] = (
+            OrderedDict()
+        )
         self._tokens = self._duration = self._tool_duration = None
         # the attribute sets of metric points, built once per distinct combination
         self._metric_attributes: dict[tuple[Any, ...], _MetricAttributes] = {}
         self._tool_attributes: dict[tuple[str, str], dict[str, Any]] = {}
+        self._permission_sets: dict[tuple[bool, Any], Mapping[str, Any]] = {}
         if meter is not None:
             self._tokens = meter.create_histogram(
                 "gen_ai.client.token.usage", unit="{token}", description="Tokens per model call"
@@ -267,10 +271,9 @@ class Telemetry:
         data = payload.data
         if payload.kind == "permission":
             name = "agentrig.permission"
-            attributes: dict[str, Any] = {
-                "agentrig.permission.outcome": "allow" if data.get("allowed") else "deny",
-                "agentrig.permission.reason": str(data.get("reason") or ""),
-            }
+            attributes: Mapping[str, Any] = self._permission_attributes(
+                bool(data.get("allowed")), data.get("reason")
+            )
             when = time.time()
         else:
             name = f"agentrig.hook {data.get('event')}"
@@ -297,8 +300,23 @@ class Telemetry:
         if len(pending) > MAX_PENDING:
             pending.popitem(last=False)
 
+    def _permission_attributes(self, allowed: bool, reason: Any) -> Mapping[str, Any]:
+        """A decision's event attributes, built once per outcome and reason (read-only)."""
+        key = (allowed, reason)
+        attributes = self._permission_sets.get(key)
+        if attributes is None:
+            if len(self._permission_sets) > MAX_ATTRIBUTE_SETS:
+                self._permission_sets.clear()
+            attributes = self._permission_sets[key] = MappingProxyType(
+                {
+                    "agentrig.permission.outcome": "allow" if allowed else "deny",
+                    "agentrig.permission.reason": str(reason or ""),
+                }
+            )
+        return attributes
+
     @staticmethod
-    def _add_events(span: Any, events: list[tuple[str, dict[str, Any], float]]) -> None:
+    def _add_events(span: Any, events: list[tuple[str, Mapping[str, Any], float]]) -> None:
         for name, attributes, when in events:
             span.add_event(name, attributes, timestamp=_ns(when))
 
@@ -348,7 +366,9 @@ class Telemetry:
         if content.get("output"):
             attributes["gen_ai.output.messages"] = _json(content["output"])
         span = self._span(live, f"invoke_agent {agent}", SpanKind.INTERNAL, start, attributes)
-        self._add_events(span, self._by_session.pop(data.get("session_id") or "", []))
+        pending = self._by_session.pop(data.get("session_id") or "", None)
+        if pending:
+            self._add_events(span, pending)
         reason = data.get("reason")
         if reason == "failed":
             span.set_attribute("error.type", data.get("error_type") or "failed")
@@ -380,7 +400,10 @@ class Telemetry:
             attributes["gen_ai.response.finish_reasons"] = (str(data["stop_reason"]),)
         if data.get("time_to_first_chunk_ms") is not None:
             attributes["agentrig.time_to_first_chunk_ms"] = float(data["time_to_first_chunk_ms"])
-        attributes.update(_usage_attributes(data.get("usage")))
+        usage = data.get("usage")
+        if usage is not None:
+            attributes["gen_ai.usage.input_tokens"] = usage.prompt
+            attributes["gen_ai.usage.output_tokens"] = usage.completion
         start = float(data.get("started_at") or 0.0)
         span = self._span(live, f"chat {model}", SpanKind.CLIENT, start, attributes)
         outcome = data.get("outcome")
@@ -409,7 +432,9 @@ class Telemetry:
                 attributes["gen_ai.tool.call.result"] = _json(captured["result"])
         start = float(data.get("started_at") or 0.0)
         span = self._span(live, f"execute_tool {tool}", SpanKind.INTERNAL, start, attributes)
-        self._add_events(span, self._by_call.pop(call_id, []))
+        pending = self._by_call.pop(call_id, None)
+        if pending:
+            self._add_events(span, pending)
         if status != "ok":
             error_type = data.get("error_type") or status
             span.set_attribute("error.type", error_type)
