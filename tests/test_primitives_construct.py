@@ -17,6 +17,7 @@ from agentrig.llm import (
     TextBlock,
     ToolCallBlock,
     ToolMessage,
+    Usage,
     UserMessage,
 )
 from agentrig.session import (
@@ -199,10 +200,11 @@ def _compact_and_validated() -> list[tuple[BaseModel, type[BaseModel]]]:
             ),
             AssistantMessage,
         ),
+        (Usage.of(3, 4, cache_read=1), Usage),
     ]
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(7))
 def test_compact_instances_equal_validated_ones_in_every_public_way(index: int) -> None:
     built, cls = _compact_and_validated()[index]
     assert not _has_own_dict(built)  # kept in the class's shared-key storage
@@ -263,3 +265,29 @@ def test_session_log_keeps_compact_messages_compact_and_events_unchanged() -> No
 def test_compact_instances_refuses_a_class_it_cannot_build() -> None:
     with pytest.raises(TypeError, match="WithPrivate"):
         compact_instances(WithPrivate)
+
+
+def test_models_held_by_a_compact_message_share_their_fields_set_when_logged() -> None:
+    def reply() -> AssistantMessage:
+        usage = Usage(prompt=3, completion=4, total=7)  # validated: a set of its own
+        return construct_trusted(AssistantMessage, {"content": (), "usage": usage})
+
+    first, second = reply(), reply()
+    assert first.usage is not None
+    assert second.usage is not None
+    assert first.usage.__pydantic_fields_set__ is not second.usage.__pydantic_fields_set__
+    session = Session(new_session_id())
+    session.append(AssistantMessageEvent(message=first))
+    session.append(AssistantMessageEvent(message=second))
+    assert first.usage.__pydantic_fields_set__ is second.usage.__pydantic_fields_set__
+    assert first.usage.model_fields_set == {"prompt", "completion", "total"}
+    assert not _has_own_dict(first)
+
+
+def test_usage_of_validates_what_is_not_a_plain_count() -> None:
+    assert Usage.of(3, 4) == Usage(prompt=3, completion=4, total=7, partial=False)
+    coerced = Usage.of(3, 4, total=True)  # not an int: validated (lax, as before)
+    assert coerced.total == 1
+    assert type(coerced.total) is int
+    assert not _has_own_dict(Usage.of(3, 4))
+    assert _has_own_dict(coerced)

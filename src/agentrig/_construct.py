@@ -18,7 +18,7 @@ instead of 350 bytes for an assistant message), for a few dozen nanoseconds per 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -188,7 +188,13 @@ def _fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:
     shared = _FIELD_SETS.get(key)
     if shared is None:
         shared = _FIELD_SETS[key] = set(key[1])
+        _SHARED.add(id(shared))
     return shared
+
+
+# the ids of the shared sets (each kept alive by _FIELD_SETS): "is this set shared?" without
+# building the frozenset key
+_SHARED: set[int] = set()
 
 
 # type -> 1 (a frozen pydantic model), 2 (another pydantic model) or 0: ``isinstance`` on
@@ -214,28 +220,66 @@ def share_fields_set(instance: BaseModel, depth: int = 3) -> None:
     through tuples too) the shared fields-set of its class and fields.
 
     For instances pydantic validated (each got its own set); the values are unchanged.  An
-    instance that already has the shared set was built by :func:`construct_trusted`, as
-    were (on the loop's paths) the models it holds: it is left as it is, and its
-    ``__dict__`` unread (reading it would give a compact instance a dict of its own).
+    instance that already has the shared set (built by :func:`construct_trusted`) keeps its
+    ``__dict__`` unread -- reading it would give a compact instance a dict of its own --
+    and only its fields that may hold models are looked at, by attribute.
     """
     cls = type(instance)
-    kinds = _KINDS  # read inline: this walks every value of every appended event
-    if (kinds.get(cls) or _kind(cls)) == 1:
+    if (_KINDS.get(cls) or _kind(cls)) == 1:
         own = instance.__pydantic_fields_set__
-        shared = _fields_set(cls, own)
-        if shared is own:
+        if id(own) in _SHARED:
+            if depth:
+                _share_held(instance, cls, depth - 1)
             return
-        _set_fields_set(instance, shared)
+        _set_fields_set(instance, _fields_set(cls, own))
     if depth:
-        for value in instance.__dict__.values():
-            vtype = type(value)
-            if vtype is tuple:
-                for item in value:
-                    itype = type(item)
-                    if kinds.get(itype, 1) and _kind(itype):
-                        share_fields_set(item, depth - 1)
-            elif kinds.get(vtype, 1) and _kind(vtype):
-                share_fields_set(value, depth - 1)
+        _walk(instance.__dict__.values(), depth - 1)
+
+
+def _walk(values: Iterable[Any], depth: int) -> None:
+    kinds = _KINDS  # read inline: this walks every value of every appended event
+    for value in values:
+        vtype = type(value)
+        if vtype is tuple:
+            for item in value:
+                itype = type(item)
+                if kinds.get(itype, 1) and _kind(itype):
+                    share_fields_set(item, depth)
+        elif kinds.get(vtype, 1) and _kind(vtype):
+            share_fields_set(value, depth)
+
+
+def _share_held(instance: BaseModel, cls: type[BaseModel], depth: int) -> None:
+    # the models a built instance holds, by attribute; those already sharing their set were
+    # built too and are not looked into (a built message's built blocks: nothing to do)
+    shared = _SHARED
+    for name in _model_fields(cls):
+        value = getattr(instance, name, None)
+        if value is None:
+            continue
+        for item in value if type(value) is tuple else (value,):
+            own = getattr(item, "__pydantic_fields_set__", None)
+            if own is not None and id(own) not in shared:
+                share_fields_set(item, depth)
+
+
+# class -> the names of its fields whose type may hold a pydantic model
+_MODEL_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
+
+
+def _model_fields(cls: type[BaseModel]) -> tuple[str, ...]:
+    names = _MODEL_FIELDS.get(cls)
+    if names is None:
+        names = _MODEL_FIELDS[cls] = tuple(
+            name for name, field in cls.model_fields.items() if _may_hold_model(field.annotation)
+        )
+    return names
+
+
+def _may_hold_model(annotation: object) -> bool:
+    if isinstance(annotation, type) and not get_args(annotation):
+        return issubclass(annotation, BaseModel)
+    return any(_may_hold_model(arg) for arg in get_args(annotation))
 
 
 def instance_of(cls: type[_M], state: dict[str, Any], fields_set: set[str]) -> _M:

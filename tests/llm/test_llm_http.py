@@ -450,6 +450,40 @@ def test_event_json_refuses_what_json_loads_refuses_with_its_error(text: str) ->
     assert str(raised.value) == str(expected.value)
 
 
+_CHAT_CHUNK = json.dumps(
+    {
+        "id": "c",
+        "choices": [
+            {"index": 0, "delta": {"content": "w é😀", "n": -1.5e3}, "finish_reason": None}
+        ],
+        "usage": [1, 2.0, True, None],
+    }
+)
+_PIECES = st.sampled_from([*'{}[]":,.-+eE019 \t\n\\/ubfnrtalsNIy\x00\x7fé', "\\ud83d"])
+
+
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(_CHAT_CHUNK)), st.booleans(), _PIECES), min_size=1, max_size=3
+    )
+)
+def test_event_json_agrees_with_json_loads_on_mutated_chunks(
+    edits: list[tuple[int, bool, str]],
+) -> None:
+    text = _CHAT_CHUNK
+    for at, insert, piece in edits:
+        text = text[:at] + piece + text[at + (0 if insert else 1) :]
+    try:
+        expected: object = repr(json.loads(text))
+    except ValueError as exc:
+        expected = (type(exc), str(exc))
+    try:
+        got: object = repr(event_json(text))
+    except ValueError as exc:
+        got = (type(exc), str(exc))
+    assert got == expected
+
+
 def test_event_json_takes_a_str_holding_a_lone_surrogate_as_json_does() -> None:
     text = '{"a": "\ud800"}'
     assert event_json(text) == json.loads(text) == {"a": "\ud800"}

@@ -137,7 +137,6 @@ async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[
         with anyio.fail_after(600):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(killer)
-                pending: set[str] = set()
                 while True:
                     found = await durable.statuses(ids)
                     assert set(found) == set(ids)
@@ -145,10 +144,9 @@ async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[
                     assert wrong == {}
                     if all(status == "SUCCESS" for status in found.values()):
                         break
-                    stuck = {r for r, status in found.items() if status == "PENDING"}
-                    for run_id in sorted(stuck & pending):  # pending for a while: ask
-                        answered += await settle_cut_off_effects(durable, run_id, tmp)
-                    pending = stuck
+                    for run_id, status in sorted(found.items()):
+                        if status == "WAITING":  # for the host: an effect a kill cut off
+                            answered += await settle_cut_off_effects(durable, run_id, tmp)
                     await anyio.sleep(0.25)
                 tg.cancel_scope.cancel()
         elapsed = time.monotonic() - started
@@ -200,7 +198,7 @@ def check_effects(tmp: Path, runs: int) -> None:
 
 
 #: statuses a run passes through before it succeeds
-ACTIVE = frozenset({"ENQUEUED", "PENDING", "SUCCESS"})
+ACTIVE = frozenset({"ENQUEUED", "PENDING", "WAITING", "SUCCESS"})
 
 
 def share(tmp: Path, settings: dict[str, Any]) -> None:

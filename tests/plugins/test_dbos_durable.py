@@ -119,7 +119,9 @@ async def test_an_effect_cut_off_by_the_crash_waits_for_the_host_and_never_rerun
                 waiting = await durable.waiting_for("r1")
                 await anyio.sleep(0.1)
         assert waiting == ("m2/call_two",)
-        assert await durable.status("r1") == "PENDING"
+        assert await durable.status("r1") == "WAITING"  # and it holds no worker slot
+        with pytest.raises(NotWaitingError, match="does not wait for the host to settle"):
+            await durable.reconcile("r1", "m1/call_one", "wrote one")
         # the host checks the world (the marker holds the effect) and answers
         assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
         await durable.reconcile("r1", "m2/call_two", "wrote two (checked by the host)")
@@ -128,6 +130,8 @@ async def test_an_effect_cut_off_by_the_crash_waits_for_the_host_and_never_rerun
             out = b"".join([chunk async for chunk in resumed.stdout]).decode()
             assert await resumed.wait() == 0
         assert await durable.waiting_for("r1") == ()
+        with pytest.raises(NotWaitingError):  # settled once
+            await durable.reconcile("r1", "m2/call_two", "again")
     assert "finished: done" in out
     assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]  # never twice
     assert await stored_problems(tmp_path) == []

@@ -17,6 +17,8 @@ import pytest
 from agentrig_otel import Telemetry
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint
 from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -249,3 +251,25 @@ async def test_span_limits_are_kept_by_sdk_spans() -> None:
     (tool,) = named(spans, "execute_tool ")
     assert len(tool.attributes or {}) == 3
     assert tool.dropped_attributes > 0
+
+
+async def test_the_sdks_own_span_metrics_still_count_every_span(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED: the SDK counts the spans it starts itself,
+    # so the plugin starts SDK spans for it
+    monkeypatch.setenv("OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED", "true")
+    reader = InMemoryMetricReader()
+    spans, _ = await run(TracerProvider(meter_provider=MeterProvider(metric_readers=[reader])))
+    data = reader.get_metrics_data()
+    assert data is not None
+    (started,) = [
+        metric
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "otel.sdk.span.started"
+    ]
+    counted = [p for p in started.data.data_points if isinstance(p, NumberDataPoint)]
+    assert len(spans.get_finished_spans()) == 5
+    assert sum(p.value for p in counted) == 5

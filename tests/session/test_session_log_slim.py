@@ -224,3 +224,26 @@ def test_push_logs_what_append_logs_and_listeners_see_the_same_events() -> None:
     assert [dump_event(e) for e in pushed.events] == [dump_event(e) for e in appended.events]
     assert pushed.derive_messages() == appended.derive_messages()
     assert seen == list(appended.events)[4:]
+
+
+def test_a_spans_trace_ids_are_built_once_while_spans_alternate() -> None:
+    # a turn's span and its calls' spans write in turn: each span's TraceIds is one object
+    turn = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
+    call = ("0af7651916cd43dd8448eb211c80319c", "00f067aa0ba902b7")
+    current = [turn]
+    session = Session(SessionId("alternating"), clock=clock)
+    session.trace_ids = lambda: current[0]
+    appended = []
+    for step, span in enumerate([turn, call, turn, call, turn], start=1):
+        current[0] = span
+        appended.append(session.append(StepStart(turn=1, step=step)))
+    traces = [e.trace for e in appended]
+    assert traces[0] is traces[2] is traces[4]
+    assert traces[1] is traces[3]
+    assert traces[0] is not None
+    assert traces[1] is not None
+    assert (traces[0].span_id, traces[1].span_id) == (turn[1], call[1])
+    other = Session(SessionId("same-span-elsewhere"), clock=clock)
+    other.trace_ids = lambda: call
+    shared = other.append(StepStart(turn=1, step=1)).trace
+    assert shared is traces[1]  # shared between sessions too

@@ -8,7 +8,24 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from agentrig._construct import compact_instances, construct_trusted
+
 __all__ = ["Usage"]
+
+
+_COUNTS = (
+    "prompt",
+    "completion",
+    "total",
+    "cache_read",
+    "cache_write",
+    "uncached_input",
+    "reasoning",
+)
+
+
+def _plain_count(value: object) -> bool:
+    return value is None or type(value) is int
 
 
 def _add_optional(a: int | None, b: int | None) -> int | None:
@@ -58,10 +75,18 @@ class Usage(BaseModel):
         partial: bool = False,
     ) -> Usage:
         """Build a usage; ``total`` defaults to ``prompt + completion``."""
+        total = prompt + completion if total is None else total
+        counts = (prompt, completion, total, cache_read, cache_write, uncached_input, reasoning)
+        # one per assistant message an agent keeps: built compactly when nothing needs
+        # validating (ints, None, a bool), else validated (for the coercion or the error)
+        if cls is Usage and type(partial) is bool and all(map(_plain_count, counts)):
+            values: dict[str, object] = dict(zip(_COUNTS, counts, strict=True))
+            values["partial"] = partial
+            return construct_trusted(cls, values)
         return cls(
             prompt=prompt,
             completion=completion,
-            total=prompt + completion if total is None else total,
+            total=total,
             cache_read=cache_read,
             cache_write=cache_write,
             uncached_input=uncached_input,
@@ -87,3 +112,6 @@ class Usage(BaseModel):
             reasoning=_add_optional(self.reasoning, other.reasoning),
             partial=self.partial or other.partial,
         )
+
+
+compact_instances(Usage)

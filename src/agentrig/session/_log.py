@@ -205,7 +205,7 @@ _NO_TRACE: tuple[tuple[str, str] | None, TraceIds | None] = (None, None)
 #: the TraceIds of recent spans, shared by every session (a turn's span and its calls' spans
 #: write alternately): built once per span
 _TRACE_IDS: dict[tuple[str, str], TraceIds] = {}
-_TRACE_IDS_MAX = 4096
+_TRACE_IDS_MAX = 512
 Stored = SessionEventData | Packed | AssistantMessage | UserMessage
 
 

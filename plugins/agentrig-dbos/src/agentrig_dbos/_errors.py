@@ -49,16 +49,21 @@ class NotWaitingError(DurableError, code="dbos.not_waiting", category="user"):
 
 
 class RunSuspended(ExecutionControlError, code="dbos.suspended", category="user"):
-    """A durable run stops at a permission question and frees its worker slot.
+    """A durable run stops at a permission question (or at effects only the host can
+    settle) and frees its worker slot.
 
     Raised by the durable approver inside a workflow; it propagates through the permission
     gate like every execution-control outcome (the call stays pending, no result is
     written), and the workflow records the question and finishes "waiting".
     """
 
-    def __init__(self, question: dict[str, Any]) -> None:
-        super().__init__(
-            f"waiting for a person's answer on call {question.get('call_id')!r} "
-            f"({question.get('tool')})"
-        )
+    def __init__(
+        self, question: dict[str, Any] | None = None, *, unproven: dict[str, Any] | None = None
+    ) -> None:
+        if question is not None:
+            what = f"a person's answer on call {question.get('call_id')!r} ({question.get('tool')})"
+        else:
+            what = f"the host to settle {', '.join((unproven or {}).get('effects', []))}"
+        super().__init__(f"waiting for {what}")
         self.question = question
+        self.unproven = unproven

@@ -37,6 +37,7 @@ from agentrig.ids import AgentId, EntryId, SessionId, agent_id
 from agentrig.ids import session_id as check_session_id
 from agentrig.journal import (
     ExecutionJournal,
+    ExecutionState,
     ReconciliationRequired,
     RecordJournal,
     continue_execution,
@@ -68,8 +69,6 @@ __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
 WORKFLOW = "agentrig.durable_run"
 #: DBOS statuses of a run that will write no more events
 FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
-RECONCILE_TOPIC = "agentrig.reconcile"
-NEEDS_EVENT = "agentrig.unproven"
 #: DBOS status of a run whose latest link finished waiting for a person's answer
 WAITING = "WAITING"
 
@@ -117,8 +116,10 @@ async def _durable_run(
 
 
 def _waiting(value: Any) -> bool:
-    """Whether a link's output says the run waits for a person's answer."""
-    return isinstance(value, dict) and value.get("waiting") is not None
+    """Whether a link's output says the run waits for a person's answer or for the host."""
+    return isinstance(value, dict) and (
+        value.get("waiting") is not None or value.get("unproven") is not None
+    )
 
 
 def _same_call(decision: dict[str, Any], question: dict[str, Any]) -> bool:
@@ -437,6 +438,7 @@ class Durable:
                 "session_id": sid,
                 "text": "",
                 "waiting": suspended.question,
+                "unproven": suspended.unproven,
                 "next": f"{run_id}.a{link + 1}",
                 "decisions": self._decisions.get(workflow_id, []),
             }
@@ -507,7 +509,11 @@ class Durable:
                     for item in exc.items:
                         await reconcile_model(self.journal, exc.run_id, item.id)
                 elif all(item.kind == "tool_effect" for item in exc.items):
-                    await self._await_reconciliation(exc)
+                    # the host settles them (reconcile); meanwhile the run holds no slot
+                    effects = sorted(exc.ids("tool_effect"))
+                    raise RunSuspended(
+                        unproven={"execution": exc.run_id, "effects": effects}
+                    ) from None
                 else:
                     raise
                 if self.rt.agents.get(aid) is not None:
@@ -515,29 +521,12 @@ class Durable:
                 continue
             return result.text
 
-    async def _await_reconciliation(self, exc: ReconciliationRequired) -> None:
-        """Publish what the journal cannot prove and wait -- durably, across restarts --
-        for the host's answer (:meth:`reconcile`); record it unless already recorded."""
-        waiting = {"execution": exc.run_id, "effects": sorted(exc.ids("tool_effect"))}
-        await DBOS.set_event_async(NEEDS_EVENT, waiting)
-        answer: Any = None
-        while answer is None:
-            answer = await DBOS.recv_async(RECONCILE_TOPIC, timeout_seconds=3600)
-        state = await self.journal.load(exc.run_id)
-        effect = state.effects.get(str(answer["invocation_id"])) if state else None
-        if effect is not None and effect.result is None:  # else: not ours, or answered
-            message = ToolMessage.of(
-                effect.intent.call_id, effect.intent.tool, str(answer["text"]), answer["status"]
-            )
-            await reconcile_tool(self.journal, exc.run_id, effect.invocation_id, message)
-        await DBOS.set_event_async(NEEDS_EVENT, None)  # the journal is asked again
-
     # ---- approvals (from any process) -------------------------------------------------------
     async def question(self, run_id: str) -> dict[str, Any] | None:
         """The permission question run ``run_id`` waits on (``call_id``, ``tool``,
         ``arguments``, ``reason``), or None."""
         _wid, _status, value = await self._tip(run_id)
-        return dict(value["waiting"]) if _waiting(value) else None
+        return dict(value["waiting"]) if _waiting(value) and value["waiting"] else None
 
     async def approve(self, run_id: str, call_id: str, *, allow: bool) -> None:
         """Answer run ``run_id``'s question about ``call_id``: the run's next link is queued
@@ -547,7 +536,7 @@ class Durable:
         call -- also for a second answer to the same question (the first one counts).
         """
         _wid, status, value = await self._tip(run_id)
-        if not _waiting(value):
+        if not _waiting(value) or not value["waiting"]:
             raise NotWaitingError(
                 f"durable run {run_id!r} waits on no question (it is {status}); an answer "
                 "it waited for may have been given already"
@@ -557,12 +546,17 @@ class Durable:
             raise NotWaitingError(
                 f"durable run {run_id!r} waits on call {question['call_id']!r}, not {call_id!r}"
             )
+        await self._next_link(run_id, value, [*value["decisions"], {**question, "allow": allow}])
+
+    async def _next_link(
+        self, run_id: str, value: dict[str, Any], decisions: list[dict[str, Any]]
+    ) -> None:
+        """Queue the link that continues a waiting run (on the run's queue)."""
         origin = await (await self._handle(run_id)).get_status()
         queue = origin.queue_name or self.section.default_queue
-        decisions = [*value["decisions"], {**question, "allow": allow}]
-        link = int(str(value["next"]).rsplit(".a", 1)[1])
-        client = await self._client_of()
         next_id = str(value["next"])
+        link = int(next_id.rsplit(".a", 1)[1])
+        client = await self._client_of()
         options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": next_id}
         # the id is derived from the run's: a second answer cannot start a second link
         await client.enqueue_async(options, value["agent"], "", run_id, decisions, link)
@@ -570,11 +564,11 @@ class Durable:
     # ---- reconciliation (from any process) -----------------------------------------------------
     async def waiting_for(self, run_id: str) -> tuple[str, ...]:
         """The tool effects (``m<n>/<call>``) the run waits for the host to settle (empty
-        when it waits for nothing now)."""
-        wid, _status, _value = await self._tip(run_id)
-        client = await self._client_of()
-        found = await client.get_event_async(wid, NEEDS_EVENT, timeout_seconds=0)
-        return tuple(found["effects"]) if found else ()
+        when it waits for nothing now).  Such a run holds no worker slot meanwhile."""
+        _wid, _status, value = await self._tip(run_id)
+        if not _waiting(value) or not value["unproven"]:
+            return ()
+        return tuple(value["unproven"]["effects"])
 
     async def reconcile(
         self,
@@ -585,11 +579,35 @@ class Durable:
         status: Literal["ok", "error"] = "ok",
     ) -> None:
         """Tell run ``run_id`` what the effect ``invocation_id`` did (after checking the
-        world); the run records it as that call's result and goes on -- never re-running it."""
-        wid, _status, _value = await self._tip(run_id)
-        client = await self._client_of()
-        answer = {"invocation_id": invocation_id, "text": text, "status": status}
-        await client.send_async(wid, answer, RECONCILE_TOPIC)
+        world): it is recorded in the journal as that call's result (never re-running it),
+        and once every effect the run waits for is settled the run goes on (its next link
+        is queued).  Raises :class:`NotWaitingError` for an effect the run does not wait for.
+        """
+        _wid, _status, value = await self._tip(run_id)
+        unproven = value["unproven"] if _waiting(value) else None
+        if not unproven or invocation_id not in unproven["effects"]:
+            raise NotWaitingError(
+                f"durable run {run_id!r} does not wait for the host to settle {invocation_id!r}"
+                f" (it waits for: {', '.join(unproven['effects']) if unproven else 'nothing'})"
+            )
+        execution = str(unproven["execution"])
+        state = await self._fresh(execution)
+        effect = state.effects.get(invocation_id) if state else None
+        if effect is not None and effect.result is None:  # else: answered already
+            message = ToolMessage.of(effect.intent.call_id, effect.intent.tool, text, status)
+            await reconcile_tool(self.journal, execution, invocation_id, message)
+            state = await self._fresh(execution)
+        settled = state is not None and all(
+            (found := state.effects.get(i)) is not None and found.result is not None
+            for i in unproven["effects"]
+        )
+        if settled:
+            await self._next_link(run_id, value, list(value["decisions"]))
+
+    async def _fresh(self, execution: str) -> ExecutionState | None:
+        if isinstance(self.journal, RecordJournal):
+            self.journal.forget(execution)  # the worker that ran it wrote it, not this object
+        return await self.journal.load(execution)
 
     def _reask(self, exc: ReconciliationRequired) -> bool:
         """Whether every unproven item is a model call the config lets us ask again."""
