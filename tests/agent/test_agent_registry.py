@@ -13,7 +13,7 @@ from agentloop_support import EnvFactory, WatchedProvider, check_invariant, even
 import agentrig
 from agentrig.agent import Agent
 from agentrig.builtins.scripted import Reply
-from agentrig.errors import DuplicateIdError, HookError
+from agentrig.errors import ConfigError, DuplicateIdError, HookError
 from agentrig.ids import AgentId, EntryId, SessionId
 from agentrig.kernel import AgentCreated, AgentDisposed, AgentStatusChanged, SessionStart
 from agentrig.plugin import SESSION_STORES
@@ -110,6 +110,30 @@ async def test_duplicate_agent_id_is_refused(env: EnvFactory) -> None:
         await e.rt.agents.create(AgentId("second"), provider="local", model="m1")
         with pytest.raises(DuplicateIdError):
             await e.rt.agents.create(AgentId("second"), provider="local", model="m1")
+
+
+@pytest.mark.parametrize(
+    ("settings", "key", "what"),
+    [
+        ({"max_rounds": -1}, "max_rounds", "greater than or equal to 0"),
+        ({"temperature": "hot"}, "temperature", "valid number"),
+        ({"max_round": 3}, "max_round", "did you mean 'max_rounds'"),
+    ],
+    ids=["max_rounds-negative", "temperature-not-a-number", "unknown-keyword"],
+)
+async def test_invalid_settings_are_a_config_error_naming_the_keyword(
+    env: EnvFactory, settings: dict[str, Any], key: str, what: str
+) -> None:
+    async with env(["made after all"]) as e:
+        with pytest.raises(ConfigError) as info:
+            await e.rt.agents.create(AgentId("bad"), provider="local", model="m1", **settings)
+        assert info.value.code == "config.invalid"
+        assert [issue.path for issue in info.value.issues] == [(key,)]
+        assert f"agents.create('bad'): {key}: " in str(info.value)
+        assert what in str(info.value)
+        assert "bad" not in e.rt.agents.ids()  # nothing half-created
+        agent = await e.rt.agents.create(AgentId("bad"), provider="local", model="m1")
+        assert (await agent.run("hi")).value == "made after all"
 
 
 async def test_setup_runs_before_publication(env: EnvFactory) -> None:

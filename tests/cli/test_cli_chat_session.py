@@ -153,3 +153,18 @@ def test_chat_through_the_console_script_reads_piped_stdin(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert done.stdout == "one\ntwo\n"
     assert (tmp_path / "sessions" / "ses_piped.jsonl").exists()
+
+
+def test_resuming_a_damaged_session_warns_with_a_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, ["Noted."])
+    assert _chat(monkeypatch, capsys, ["-c", str(config), "--session", "ses_torn"], "hi\n")[0] == 0
+    log = tmp_path / "sessions" / "ses_torn.jsonl"
+    with log.open("a", encoding="utf-8") as f:
+        f.write('{"seq": 99, "type": "user/mes')  # a record torn by a crash
+    config = _config(tmp_path, ["Still here."])
+    code, out, err = _chat(monkeypatch, capsys, ["-c", str(config), "--session", "ses_torn"], "x\n")
+    assert (code, out) == (0, "Still here.\n")
+    (line,) = [line for line in err.splitlines() if "damaged" in line]
+    assert line.startswith("agentrig chat: warning [session.damaged]: the stored session was ")

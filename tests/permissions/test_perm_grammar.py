@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from perm_support import TOOLS
 
@@ -109,3 +111,12 @@ def test_rules_parse_each_list_with_its_grammar() -> None:
 def test_single_string_is_refused() -> None:
     with pytest.raises(TypeError):
         parse_rules("Bash", "allow")
+
+
+def test_an_unknown_risk_class_is_refused_when_declared() -> None:
+    risk: Any = "network"  # not a risk class: the evaluator would decide it as some other one
+    with pytest.raises(AgentrigError) as caught:
+        ToolPermissions("WebFetch", risk)
+    assert caught.value.code == "permissions.invalid_risk"
+    assert "tool 'WebFetch': unknown risk class 'network'" in str(caught.value)
+    assert ToolPermissions("Mystery", None).risk is None  # undeclared stays allowed

@@ -13,13 +13,21 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, final
 
+from pydantic import ValidationError
+
 from agentrig.agent._agent import Agent
 from agentrig.agent._dispatch import Gate
-from agentrig.errors import AgentrigError, DuplicateIdError, HookError, UnknownIdError
+from agentrig.errors import (
+    AgentrigError,
+    ConfigError,
+    DuplicateIdError,
+    HookError,
+    UnknownIdError,
+)
 from agentrig.ids import AgentId, SessionId, ToolId, new_session_id
 from agentrig.ids import agent_id as _check_agent_id
 from agentrig.ids import session_id as _check_session_id
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel.config import AgentConfig, issues_from_validation
 from agentrig.kernel.payloads import (
     SESSION_END_REASONS,
     AgentCreated,
@@ -239,16 +247,21 @@ class AgentRegistry:
                     known=tuple(self.runtime.config.agents),
                     suggestion=None,
                 )
-            return self._built(None, settings)
+            return self._built(agent_id, None, settings)
         if settings:
-            return self._built(base if config is None else None, settings, config)
+            return self._built(agent_id, base if config is None else None, settings, config)
         return base
 
     def _built(
-        self, base: AgentConfig | None, settings: dict[str, Any], given: AgentConfig | None = None
+        self,
+        agent_id: AgentId,
+        base: AgentConfig | None,
+        settings: dict[str, Any],
+        given: AgentConfig | None = None,
     ) -> AgentConfig:
         """``settings`` over ``base`` (or ``given``), validated; equal flat settings over the
-        same configured base give the one shared (frozen) config."""
+        same configured base give the one shared (frozen) config.  Invalid settings are a
+        ``ConfigError`` naming each keyword, raised before anything is registered."""
         key: tuple[Any, ...] | None = None
         if given is None and all(type(v) in _FLAT for v in settings.values()):
             # the type is part of the key: 1, 1.0 and True are equal but validate apart
@@ -258,7 +271,11 @@ class AgentRegistry:
                 return built
         origin = base or given
         values = {**origin.model_dump(), **settings} if origin is not None else settings
-        built = AgentConfig.model_validate(values)
+        try:
+            built = AgentConfig.model_validate(values)
+        except ValidationError as exc:
+            issues = issues_from_validation(exc, AgentConfig)
+            raise ConfigError(issues, source=f"agents.create({agent_id!r})") from None
         if key is not None:
             if len(self._configs) >= _CONFIGS_MAX:
                 self._configs.clear()

@@ -28,6 +28,7 @@ from agentrig.cli._common import (
     EXIT_USAGE,
     Subparsers,
     UsageError,
+    warning_line,
 )
 from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, make_renderer, stream_turn
@@ -131,7 +132,8 @@ async def _attach(rt: Runtime, agent_id: AgentId, session: SessionId | None, err
             turns = sum(1 for e in agent.session.events if e.type == "turn/start")
             err.write(f"resumed session {session} ({turns} earlier turn(s))\n")
             if report is not None and report.damaged:
-                err.write(f"warning: the stored session was damaged: {report.detail}\n")
+                damaged = f"the stored session was damaged: {report.detail}"
+                err.write(warning_line("chat", "session.damaged", damaged) + "\n")
             if agent.cut_off is not None:
                 err.write(f"note: {agent.cut_off.describe()}\n")
             return agent

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import attrs
 
@@ -101,6 +101,20 @@ def _names(names: Iterable[str]) -> frozenset[str]:
     return frozenset(names)
 
 
+_RISKS = frozenset(get_args(RiskClass))
+
+
+def _known_risk(instance: ToolPermissions, _: object, risk: object) -> None:
+    # a risk class the evaluator does not know would be decided as some other class: refuse it
+    if risk is not None and risk not in _RISKS:
+        raise AgentrigError(
+            f"tool {instance.tool_id!r}: unknown risk class {risk!r} "
+            f"(one of {', '.join(sorted(_RISKS))}, or None for undeclared)",
+            code="permissions.invalid_risk",
+            category="user",
+        )
+
+
 @attrs.frozen(slots=True)
 class ToolPermissions:
     """What the evaluator needs to know about a tool, as its own package declared it.
@@ -111,7 +125,7 @@ class ToolPermissions:
     """
 
     tool_id: str
-    risk: RiskClass | None = None
+    risk: RiskClass | None = attrs.field(default=None, validator=_known_risk)
     arg: PermissionArg | None = None
     parameters: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
