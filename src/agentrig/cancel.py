@@ -137,8 +137,9 @@ class _SignalScope:
         tb: TracebackType | None,
     ) -> bool:
         callbacks = self._signal._callbacks
-        with contextlib.suppress(ValueError):  # gone already when the signal fired
-            callbacks.remove(self._cancel)
+        cancel = self._cancel
+        if cancel in callbacks:  # gone already when the signal fired
+            callbacks.remove(cancel)
         return bool(self._scope.__exit__(exc_type, exc, tb))
 
 
