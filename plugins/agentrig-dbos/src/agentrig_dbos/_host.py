@@ -253,8 +253,11 @@ class Durable:
         wid = run_id or _new_run_id()
         session_of(wid)
         with SetWorkflowID(wid):
-            await DBOS.start_workflow_async(_durable_run, agent, prompt)
-        return await self.result(wid)
+            handle = await DBOS.start_workflow_async(_durable_run, agent, prompt)
+        value = await handle.get_result()  # this process's own workflow: no polling
+        if not _waiting(value):
+            return self._result(wid, value)
+        return await self.result(wid)  # through its waits: answered from anywhere
 
     async def submit(
         self, agent: str, prompt: str, *, queue: str | None = None, run_id: str | None = None
@@ -278,7 +281,7 @@ class Durable:
         its waits for approval (the answer's continuation is awaited as the same run)."""
         wid = run_id
         while True:
-            value = await (await self._handle(wid)).get_result()
+            value = await (await self._handle(wid)).get_result(polling_interval_sec=poll)
             if not _waiting(value):
                 return self._result(run_id, value)
             wid = str(value["next"])
