@@ -11,6 +11,8 @@ import pytest
 
 from agentrig.builtins.scripted import factory
 from agentrig.cancel import CancelSignal
+from agentrig.errors import ConfigError
+from agentrig.kernel import open_runtime
 from agentrig.llm import ModelRequest, ProviderConfig, Usage, UsageChunk, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -46,3 +48,18 @@ async def test_scripted_usage_is_compact_and_keeps_its_counts() -> None:
         assert not _has_own_dict(usage)  # Usage.of's compact form
         assert usage.model_dump_json() == expected.model_dump_json()
         assert usage == expected
+
+
+async def test_every_usage_count_is_kept_and_an_unknown_key_is_refused() -> None:
+    (usage,) = await _streamed_usages(
+        {"usage": {"prompt": 9, "completion": 1, "cache_read": 4, "uncached_input": 5}}
+    )
+    assert usage == Usage(prompt=9, completion=1, total=10, cache_read=4, uncached_input=5)
+    script = [{"text": "x", "usage": {"promt": 3, "completion": 1}}]
+    config = {"providers": {"local": {"kind": "scripted", "options": {"script": script}}}}
+    with pytest.raises(ConfigError) as info:
+        async with open_runtime(config, environ={}):
+            pytest.fail("must not compose")
+    (issue,) = info.value.issues
+    assert issue.path == ("providers", "local", "options", "script", 0, "usage", "promt")
+    assert "unknown key 'promt'" in issue.message

@@ -128,13 +128,27 @@ class _ScriptedCallOptions(BaseModel):
     id: str | None = None
 
 
+class _UsageOptions(BaseModel):
+    """A reply's usage: every count ``Usage`` has; an unknown key is refused, not dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: int = 0
+    completion: int = 0
+    total: int | None = None  # default: prompt + completion
+    cache_read: int | None = None
+    cache_write: int | None = None
+    uncached_input: int | None = None
+    reasoning: int | None = None
+
+
 class _ReplyOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = ""
     reasoning: str = ""
     tool_calls: list[_ScriptedCallOptions] = Field(default_factory=list)
-    usage: dict[str, int] | None = None
+    usage: _UsageOptions | None = None
     delay: float = 0.0
     chunk_size: int = 8
     error: dict[str, Any] | None = None  # {"status": 429, "message": "...", "type": "..."}
@@ -152,17 +166,18 @@ class ScriptedOptions(BaseModel):
     checkpoint: Literal["chunk", "reply"] = "chunk"
 
 
-def _usage(data: Mapping[str, int] | None) -> Usage | None:
+def _usage(data: _UsageOptions | None) -> Usage | None:
     if data is None:
         return None
     # Usage.of: built compactly (a scripted agent keeps one per assistant message)
     return Usage.of(
-        data.get("prompt", 0),
-        data.get("completion", 0),
-        total=data.get("total"),
-        cache_read=data.get("cache_read"),
-        cache_write=data.get("cache_write"),
-        reasoning=data.get("reasoning"),
+        data.prompt,
+        data.completion,
+        total=data.total,
+        cache_read=data.cache_read,
+        cache_write=data.cache_write,
+        uncached_input=data.uncached_input,
+        reasoning=data.reasoning,
     )
 
 
