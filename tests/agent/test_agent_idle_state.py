@@ -5,12 +5,15 @@ kept as (shared, empty until used) frozensets."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 from agentloop_support import EnvFactory, Gate, clock, echo
 
 from agentrig.builtins.scripted import Reply, ScriptedCall
 from agentrig.ids import AgentId
+from agentrig.kernel.config import AgentConfig
 
 pytestmark = pytest.mark.anyio
 
@@ -130,3 +133,35 @@ async def test_loading_deferred_tools_offers_them_from_then_on(env: EnvFactory) 
         agent.replace_tools([t for t in every if t.id != "echo"])
         agent.replace_tools(every)  # gone in between: deferred again
         assert [t.id for t in agent.withheld_tools()] == ["echo"]
+
+
+async def test_a_shared_config_s_options_are_read_only(env: EnvFactory) -> None:
+    table = {"style": {"tone": "terse"}, "tags": ["a", "b"]}
+    entry = {"provider": "local", "model": "m1", "options": table}
+    async with env(config={"agents": {"assistant": entry}}) as e:
+        create = e.rt.agents.create
+        await e.rt.agents.dispose(AgentId("assistant"))
+        a = await create(AgentId("assistant"), max_rounds=7)
+        await e.rt.agents.dispose(AgentId("assistant"))
+        b = await create(AgentId("assistant"), max_rounds=7)
+        assert a.config is b.config  # shared, so a mutation through one would reach both
+        options: Any = a.config.options  # typed read-only; try what untyped code could
+        with pytest.raises(TypeError):
+            options["style"] = "loud"
+        with pytest.raises(TypeError):
+            options["style"]["tone"] = "loud"  # nested tables are read-only too
+        with pytest.raises(AttributeError):
+            options["tags"].append("c")
+        assert b.config.options == {"style": {"tone": "terse"}, "tags": ("a", "b")}
+        # serialisation is unchanged: plain tables and arrays, as configured
+        assert b.config.model_dump()["options"] == table
+        # a caller's table is copied, not kept: changing it later reaches no agent
+        given = {"k": [1]}
+        c = await create(
+            AgentId("c"),
+            config=AgentConfig.model_validate(
+                {"provider": "local", "model": "m1", "options": given}
+            ),
+        )
+        given["k"].append(2)
+        assert c.config.options["k"] == (1,)

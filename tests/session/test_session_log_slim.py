@@ -247,3 +247,17 @@ def test_a_spans_trace_ids_are_built_once_while_spans_alternate() -> None:
     other.trace_ids = lambda: call
     shared = other.append(StepStart(turn=1, step=1)).trace
     assert shared is traces[1]  # shared between sessions too
+
+
+def test_views_compare_by_content_and_like_lists_are_unhashable() -> None:
+    first, _ = filled("a")
+    second = Session(SessionId("b"), clock=clock)
+    second.load(first.events)
+    # views of two sessions with equal events are equal ...
+    assert first.events == second.events
+    assert first.events == tuple(second.events)
+    # ... so a hash by identity would break the hash/eq rule; there is none
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(first.events)
+    with pytest.raises(TypeError, match="unhashable"):
+        frozenset((first.events,))

@@ -155,12 +155,11 @@ class ScriptedOptions(BaseModel):
 def _usage(data: Mapping[str, int] | None) -> Usage | None:
     if data is None:
         return None
-    prompt = data.get("prompt", 0)
-    completion = data.get("completion", 0)
-    return Usage(
-        prompt=prompt,
-        completion=completion,
-        total=data.get("total", prompt + completion),
+    # Usage.of: built compactly (a scripted agent keeps one per assistant message)
+    return Usage.of(
+        data.get("prompt", 0),
+        data.get("completion", 0),
+        total=data.get("total"),
         cache_read=data.get("cache_read"),
         cache_write=data.get("cache_write"),
         reasoning=data.get("reasoning"),

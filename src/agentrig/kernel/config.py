@@ -17,8 +17,17 @@ from types import MappingProxyType, UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, final, get_args, get_origin
 
 import attrs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    model_validator,
+)
 
+from agentrig.catalog import freeze_data
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, EntryId, ModelId, PluginName, ProviderId, ToolId
 from agentrig.kernel._claude_settings import apply_claude_code
@@ -58,6 +67,24 @@ _T = TypeVar("_T")
 # TOML, YAML and Python mappings all give arrays as lists; strict mode would refuse a list
 # for a tuple field, so the sequence itself is lax while its items stay strict.
 Seq = Annotated[tuple[_T, ...], Field(strict=False)]
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+# A frozen config can be shared (agents with equal settings share one), so its free-form
+# table is a deep read-only copy; it serialises back to plain dicts and lists.
+FrozenTable = Annotated[
+    Mapping[str, Any],
+    AfterValidator(freeze_data),
+    PlainSerializer(_thaw),
+    Field(default_factory=dict, validate_default=True),
+]
 
 
 class _Strict(BaseModel):
@@ -112,7 +139,8 @@ class AgentConfig(_Strict):
     tool_result_max_bytes: int = Field(default=65536, ge=0)
     #: where full results of cut tool calls are kept (owner-only; relative to the config file)
     state_dir: str = ".agentrig/state"
-    options: dict[str, Any] = Field(default_factory=dict)
+    #: read-only (nested tables too): the config may be shared by several agents
+    options: FrozenTable
 
 
 class ToolConfig(_Strict):

@@ -264,7 +264,12 @@ def _payload(stored: Stored) -> SessionEventData:
 
 class EventsView(Sequence[SessionEvent]):
     """A snapshot of the first ``n`` events of a log; envelopes are built as they are read
-    (equal, not identical, to the ones :meth:`Session.append` returned)."""
+    (equal, not identical, to the ones :meth:`Session.append` returned).
+
+    It compares by content with any sequence and so, like a list, is unhashable: a hash
+    consistent with that equality would have to hash every event (and payloads carrying
+    dicts have none).
+    """
 
     __slots__ = ("_data", "_n", "_seqs", "_times", "_traces")
 
@@ -316,9 +321,6 @@ class EventsView(Sequence[SessionEvent]):
         if isinstance(other, Sequence):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self._n, id(self._data)))
 
     def __repr__(self) -> str:
         return f"<EventsView {self._n} events>"
