@@ -165,3 +165,22 @@ async def test_a_shared_config_s_options_are_read_only(env: EnvFactory) -> None:
         )
         given["k"].append(2)
         assert c.config.options["k"] == (1,)
+
+
+async def test_an_agents_options_reach_every_request_as_plain_data(env: EnvFactory) -> None:
+    # accepted means working: [agents.<id>] options are the extra fields of each request
+    table = {"top_p": 0.5, "metadata": {"team": "docs"}, "stop_words": ["x"]}
+    async with env(["first", "second"], options=table) as e:
+        await e.agent.run("one")
+        await e.agent.run("two")
+        sent = [request.options for request in e.provider.requests]
+        assert sent == [table, table]
+        # plain, writable data as a provider serialises it (the config keeps a read-only copy)
+        assert type(sent[0]["metadata"]) is dict
+        assert type(sent[0]["stop_words"]) is list
+
+
+async def test_an_agent_without_options_sends_none(env: EnvFactory) -> None:
+    async with env(["hi"]) as e:
+        await e.agent.run("go")
+        assert [request.options for request in e.provider.requests] == [{}]

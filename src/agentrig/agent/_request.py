@@ -41,6 +41,9 @@ async def request_config(agent: Agent) -> RequestConfig:
             model=cfg.model,
             max_tokens=cfg.max_tokens,
             temperature=cfg.temperature,
+            # ``[agents.<id>] options``: extra fields of every request (a provider merges them
+            # into its request body); plain dicts and lists again, as the provider sends them
+            options=cfg.model_dump(include={"options"})["options"] if cfg.options else {},
         )
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("request_config"):
