@@ -13,7 +13,7 @@ import pydantic
 import pytest
 
 from agentrig.builtins.scripted import Reply, ScriptedCall
-from agentrig.llm import StreamChunk, Usage
+from agentrig.llm import FinishChunk, StreamChunk, ToolCallDelta, ToolCallStart, Usage
 
 
 def _validated(chunk: StreamChunk) -> StreamChunk:
@@ -48,24 +48,27 @@ def test_tool_call_usage_and_finish_chunks_equal_the_validated_ones(stop: Any) -
     )
     chunks = reply.chunks(call_index_start=3)
     _same(chunks)
-    starts = [c for c in chunks if c.type == "tool_call_start"]
-    assert [(c.index, c.id, c.name) for c in starts] == [  # type: ignore[attr-defined]
+    starts = [c for c in chunks if isinstance(c, ToolCallStart)]
+    assert [(c.index, c.id, c.name) for c in starts] == [
         (0, "call_3", "search"),
         (1, "mine", "fetch"),
         (2, "call_5", "clock"),
         (3, "call_6", "raw"),
     ]
-    deltas = [c.arguments for c in chunks if c.type == "tool_call_delta"]  # type: ignore[attr-defined]
+    deltas = [c.arguments for c in chunks if isinstance(c, ToolCallDelta)]
     assert deltas == [json.dumps({"q": "x", "deep": True}), json.dumps(dict(arguments)), '{"a":']
     finish = chunks[-1]
-    assert finish.type == "finish"
-    assert finish.stop_reason == (stop or "tool_calls")  # type: ignore[attr-defined]
+    assert isinstance(finish, FinishChunk)
+    assert finish.stop_reason == (stop or "tool_calls")
 
 
 def test_values_that_are_not_plain_take_the_validated_path_and_its_error() -> None:
+    # what a script read without checks may hold (typed Any: the annotations exclude it)
+    finished: Any = "finished"
+    seven: Any = 7
     with pytest.raises(pydantic.ValidationError, match="stop_reason"):
-        Reply(text="x", stop_reason="finished").chunks()  # type: ignore[arg-type]
+        Reply(text="x", stop_reason=finished).chunks()
     with pytest.raises(pydantic.ValidationError, match="name"):
-        Reply(tool_calls=(ScriptedCall(7),)).chunks()  # type: ignore[arg-type]
+        Reply(tool_calls=(ScriptedCall(seven),)).chunks()
     with pytest.raises(pydantic.ValidationError, match="id"):
-        Reply(tool_calls=(ScriptedCall("t", id=3),)).chunks()  # type: ignore[arg-type]
+        Reply(tool_calls=(ScriptedCall("t", id=seven),)).chunks()
