@@ -8,6 +8,7 @@ returns), so what ends them is the deadline under test; nothing is judged by ela
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import anyio
@@ -161,22 +162,28 @@ async def test_a_malformed_per_call_deadline_is_refused_naming_it(env: EnvFactor
 # ---- per-tool timeouts --------------------------------------------------------------------------
 
 
+async def _run_past_a_timeout(e: Any, name: str, limit: str) -> None:
+    """Run the script (a call of ``name``, then "carried on"): the call times out, the run
+    goes on and the model sees the error."""
+    result = await e.agent.run("go")
+    assert result.value == "carried on"
+    assert not result.interrupted
+    (tool_result,) = events(e.agent, "tool/result")
+    assert tool_result.message.status == "error"
+    assert tool_result.message.text == (
+        f"tool.timeout: the tool {name!r} did not finish within its {limit} timeout and was stopped"
+    )
+    # the model saw the error in its next request
+    assert "tool.timeout" in e.provider.requests[1].messages[-1].text
+    check_invariant(e.agent)
+
+
 async def test_a_tool_timeout_gives_the_model_an_error_and_the_run_goes_on(
     env: EnvFactory,
 ) -> None:
     script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("stuck"),)), "carried on"]
     async with env(script, tools=[stuck]) as e:
-        result = await e.agent.run("go")
-        assert result.value == "carried on"
-        assert not result.interrupted
-        (tool_result,) = events(e.agent, "tool/result")
-        assert tool_result.message.status == "error"
-        assert tool_result.message.text == (
-            "tool.timeout: the tool 'stuck' did not finish within its 0.05s timeout and was stopped"
-        )
-        # the model saw the error in its next request
-        assert "tool.timeout" in e.provider.requests[1].messages[-1].text
-        check_invariant(e.agent)
+        await _run_past_a_timeout(e, "stuck", "0.05s")
 
 
 async def test_the_tools_config_table_sets_a_timeout(env: EnvFactory) -> None:
@@ -246,3 +253,72 @@ def test_durations_read_as_seconds(value: object, seconds: float) -> None:
         "agents": {"a": {"provider": "p", "model": "m", "deadline": value}},
     }
     assert load_config(data).config.agents[AgentId("a")].deadline == seconds
+
+
+# ---- synchronous tools: a timeout abandons the worker thread -----------------------------------
+
+
+async def test_a_sync_tool_past_its_timeout_gives_the_timeout_error_and_the_run_goes_on(
+    env: EnvFactory,
+) -> None:
+    release, finished = threading.Event(), threading.Event()
+
+    @tool(timeout=0.2)
+    def blocking() -> str:
+        """Blocks its thread until the test releases it (never within the timeout)."""
+        release.wait(30)
+        finished.set()
+        return "late value"
+
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("blocking"),)), "carried on"]
+    try:
+        async with env(script, tools=[blocking]) as e:
+            await _run_past_a_timeout(e, "blocking", "0.2s")
+            assert not finished.is_set()  # the body was abandoned, not waited for
+    finally:
+        release.set()
+    # the abandoned body finishes in the background; its value is dropped
+    assert await anyio.to_thread.run_sync(finished.wait, 10)
+
+
+async def test_a_tool_is_told_the_timeout_that_applies_to_its_call(env: EnvFactory) -> None:
+    seen: list[float | None] = []
+
+    @tool(timeout=3600)
+    async def bounded(ctx: ToolContext) -> str:
+        """Records its context's timeout."""
+        seen.append(ctx.timeout)
+        return "ok"
+
+    @tool
+    async def unbounded(ctx: ToolContext) -> str:
+        """Records its context's timeout."""
+        seen.append(ctx.timeout)
+        return "ok"
+
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("bounded"),)),
+        Reply(tool_calls=(ScriptedCall("unbounded"),)),
+        "done",
+    ]
+    config = {"tools": {"bounded": {"timeout": "2s"}}}
+    async with env(script, tools=[bounded, unbounded], config=config) as e:
+        assert (await e.agent.run("go")).value == "done"
+    assert seen == [2.0, None]
+
+
+async def test_a_sync_tool_alone_without_timeout_runs_on_the_event_loop_thread(
+    env: EnvFactory,
+) -> None:
+    threads: list[int] = []
+
+    @tool
+    def where() -> str:
+        """Records the thread it runs on."""
+        threads.append(threading.get_ident())
+        return "here"
+
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("where"),)), "done"]
+    async with env(script, tools=[where]) as e:
+        assert (await e.agent.run("go")).value == "done"
+    assert threads == [threading.get_ident()]

@@ -8,6 +8,7 @@ call started while this one waits?), never with wall-clock time.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import anyio
@@ -326,3 +327,37 @@ async def test_a_caller_cancellation_mid_batch_settles_every_call_and_propagates
         assert results[2].message.text == "quick:c"
         assert events(e.agent, "turn/end")[-1].reason == "interrupted"
         check_invariant(e.agent)
+
+
+# ---- synchronous tools run in worker threads when they run alongside others --------------------
+
+
+async def test_sync_concurrent_calls_of_one_reply_overlap_in_worker_threads(
+    env: EnvFactory,
+) -> None:
+    # each call waits until the other has started: on the event loop the first would block
+    # the second from starting, and the barrier would break
+    barrier = threading.Barrier(2, timeout=10)
+    seen: list[tuple[str, bool, int]] = []
+
+    def make(name: str, **options: Any) -> Any:
+        def body(key: str, ctx: ToolContext) -> str:
+            seen.append((key, ctx.alongside, threading.get_ident()))
+            barrier.wait()
+            return f"{name}:{key}"
+
+        body.__doc__ = f"Sync probe {name}."
+        return tool(id=name, **options)(body)
+
+    look = make("look", risk="inspect")
+    fetch = make("fetch", risk="execute", concurrent=True)
+    script: list[Reply | str] = [calls(("look", "a"), ("fetch", "b")), "done"]
+    async with env(script, tools=[look, fetch]) as e:
+        result = await e.agent.run("go")
+        assert result.value == "done"
+        results = [ev.message for ev in events(e.agent, "tool/result")]
+        assert [(m.status, m.text) for m in results] == [("ok", "look:a"), ("ok", "fetch:b")]
+        check_invariant(e.agent)
+    assert sorted(key for key, _, _ in seen) == ["a", "b"]
+    assert all(alongside for _, alongside, _ in seen)
+    assert threading.get_ident() not in {ident for _, _, ident in seen}

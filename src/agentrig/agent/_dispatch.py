@@ -231,8 +231,14 @@ async def prepare_call(
     return ReadyCall(tool, call, parsed, checked, arguments, invocation_id, started_at, started)
 
 
-async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> CallOutcome:
-    """Run a prepared call through the ``tool_execution`` waterfall; always an outcome."""
+async def execute_call(
+    agent: Agent, ready: ReadyCall, signal: CancelSignal, *, alongside: bool = False
+) -> CallOutcome:
+    """Run a prepared call through the ``tool_execution`` waterfall; always an outcome.
+
+    ``alongside``: the call runs concurrently with other calls of its reply (told to the tool
+    in its context, with the timeout that applies).
+    """
     tool, call, parsed, checked = ready.tool, ready.call, ready.parsed, ready.checked
     invocation_id, started_at = ready.invocation_id, ready.started_at
     ctx = ToolContext(
@@ -242,6 +248,8 @@ async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> 
         invocation_id=invocation_id,
         agent=agent,
         services=agent.runtime.services,
+        timeout=tool_timeout(agent, tool),
+        alongside=alongside,
     )
     extras: dict[str, Any] = {}
 
@@ -249,11 +257,14 @@ async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> 
         return run(payload.tool, payload.arguments)  # the end of the waterfall
 
     async def run(running: Any, arguments: Mapping[str, Any]) -> ToolMessage:
-        value = parsed
+        value, running_ctx = parsed, ctx
         if arguments is not checked or running is not tool:
             # rewritten on the way (a hook or a tool_execution listener): validate again
             value = parse_with(running.input_schema, dict(arguments))
-        verdict = running.authorize(value, ctx)
+        if running is not tool:  # another tool's own timeout applies
+            running_ctx = attrs.evolve(ctx, timeout=tool_timeout(agent, running))
+        limit = running_ctx.timeout
+        verdict = running.authorize(value, running_ctx)
         if verdict is not None and inspect.isawaitable(verdict):
             verdict = await verdict
         if verdict is not None:
@@ -262,11 +273,10 @@ async def execute_call(agent: Agent, ready: ReadyCall, signal: CancelSignal) -> 
                 "and raise to refuse",
                 code="tool.authorize_contract",
             )
-        result = running.execute(value, ctx)
+        result = running.execute(value, running_ctx)
         if type(result) is CoroutineType or (
             not isinstance(result, str) and inspect.isawaitable(result)
         ):  # cheap tests first: most results are a coroutine's or a plain string
-            limit = tool_timeout(agent, running)
             if limit is None:
                 result = await result
             else:

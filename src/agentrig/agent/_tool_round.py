@@ -157,7 +157,7 @@ class ToolRound(TurnState):
                     if isinstance(ready, CallOutcome):
                         outcome = ready
                     else:
-                        outcome = await execute_call(agent, ready, self.signal)
+                        outcome = await execute_call(agent, ready, self.signal, alongside=True)
                 outcomes[index] = outcome
                 if index != first:
                     await recorded[index - 1].wait()

@@ -27,13 +27,14 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import anyio
 import anyio.lowlevel
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentrig._construct import construct_trusted
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError
 from agentrig.kernel import with_options
@@ -107,17 +108,47 @@ class Reply:
         for offset, call in enumerate(self.tool_calls):
             index = call_index_start + offset
             call_id = call.id if call.id is not None else f"call_{index}"
-            out.append(ToolCallStart(index=offset, id=call_id, name=call.name))
+            out.append(_tool_call_start(offset, call_id, call.name))
             raw = call.raw_arguments
             if raw is None:
-                raw = json.dumps(dict(call.arguments)) if call.arguments else ""
+                arguments = call.arguments
+                if arguments:
+                    raw = _dumps(arguments if type(arguments) is dict else dict(arguments))
+                else:
+                    raw = ""
             if raw:
                 out.append(ToolCallDelta.of(offset, raw))
         if self.usage is not None:
-            out.append(UsageChunk(usage=self.usage))
+            usage = self.usage
+            out.append(
+                construct_trusted(UsageChunk, {"usage": usage})
+                if type(usage) is Usage
+                else UsageChunk(usage=usage)
+            )
         stop = self.stop_reason or ("tool_calls" if self.tool_calls else "end")
-        out.append(FinishChunk(stop_reason=stop, provider_stop_reason=stop, model=None))
+        out.append(_finish(stop))
         return out
+
+
+# A test double answers every request of a benchmark: its own plain values (checked by type
+# or by the literal's members) skip pydantic's validation; anything else takes the validated
+# path and its clear error.
+_STOP_REASONS = frozenset(get_args(StopReason))
+_dumps = json.JSONEncoder().encode  # json.dumps with its defaults, without the argument walk
+
+
+def _tool_call_start(index: int, call_id: object, name: object) -> ToolCallStart:
+    values = {"index": index, "id": call_id, "name": name}
+    if type(call_id) is str and type(name) is str:
+        return construct_trusted(ToolCallStart, values)
+    return ToolCallStart.model_validate(values)
+
+
+def _finish(stop: object) -> FinishChunk:
+    values = {"stop_reason": stop, "provider_stop_reason": stop, "model": None}
+    if type(stop) is str and stop in _STOP_REASONS:
+        return construct_trusted(FinishChunk, values)
+    return FinishChunk.model_validate(values)
 
 
 class _ScriptedCallOptions(BaseModel):

@@ -25,6 +25,8 @@ from typing import (
     runtime_checkable,
 )
 
+import anyio
+import anyio.to_thread
 import attrs
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -114,7 +116,13 @@ class PermissionArg:
 
 @attrs.frozen(slots=True)
 class ToolContext:
-    """What a running tool gets besides its input: the run's cancel signal and identities."""
+    """What a running tool gets besides its input: the run's cancel signal and identities.
+
+    ``timeout`` is the limit applied to this call in seconds (``None``: none); ``alongside``
+    says the call runs concurrently with other calls of its reply.  A synchronous function
+    tool runs in a worker thread when either holds, so the limit can abandon it and the calls
+    overlap.
+    """
 
     signal: CancelSignal
     tool_id: str
@@ -122,6 +130,8 @@ class ToolContext:
     invocation_id: str
     agent: Any = None
     services: Services = attrs.field(factory=Services)
+    timeout: float | None = None
+    alongside: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -274,7 +284,12 @@ class FunctionTool:
         kwargs = self._kwargs(input, ctx)
         if self._is_async:
             return await self.function(**kwargs)
-        return self.function(**kwargs)
+        if ctx.timeout is not None or ctx.alongside:
+            # a worker thread, so a timeout or cancellation can abandon a blocking body (it
+            # finishes in the background, its value dropped) and overlapping calls overlap
+            call = functools.partial(self.function, **kwargs)
+            return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        return self.function(**kwargs)  # alone and unbounded: inline, no thread hop
 
     def parse_output(self, value: Any) -> Any:
         return value
