@@ -3,6 +3,7 @@ effect of cancel() on queued input."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,7 @@ from agentloop_support import (
 
 import agentrig
 from agentrig.agent import Agent, Inbox, InboxError
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptExhaustedError
 from agentrig.kernel import TurnStopping
 from agentrig.llm import UserMessage
 from agentrig.session import InboxSpliced
@@ -80,6 +81,24 @@ async def test_followup_on_an_idle_agent_starts_a_turn(env: EnvFactory) -> None:
         await e.agent.when_idle()
         assert turn_triggers(e.agent) == ["followup"]
         assert texts(e.agent.session.derive_messages()) == ["user:hello", "assistant:answer"]
+
+
+async def test_a_failed_queued_turn_is_logged_and_the_agent_goes_on(
+    env: EnvFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    # nobody awaits a followup's turn: its failure must not vanish
+    async with env([]) as e:  # an empty script: the followup's model call fails
+        with caplog.at_level(logging.WARNING, logger="agentrig.agent"):
+            e.agent.followup("first")
+            await e.agent.when_idle()
+        (record,) = [r for r in caplog.records if r.name == "agentrig.agent"]
+        assert record.getMessage() == "agent 'assistant': a queued followup turn failed"
+        assert record.exc_info is not None
+        assert isinstance(record.exc_info[1], ScriptExhaustedError)
+        assert events(e.agent, "turn/end")[-1].reason == "failed"
+        e.provider.add("second answer")
+        result = await e.agent.run("again")  # the agent is not stuck
+        assert result.value == "second answer"
 
 
 async def test_followups_run_in_order_each_as_its_own_turn(env: EnvFactory) -> None:

@@ -26,6 +26,7 @@ from agentrig.agent._structured import finish_structured
 from agentrig.agent._turn import run_turn
 from agentrig.agent._turn_state import Emit
 from agentrig.cancel import CancelSignal
+from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError
 from agentrig.ids import new_invocation_id, new_run_id
 from agentrig.kernel.config import parse_duration
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
 
 __all__ = ["RunDriver", "RunOptions", "user_message"]
+
+_log = get_logger("agent")
 
 
 @attrs.frozen(slots=True)
@@ -237,8 +240,12 @@ class RunDriver:
                     try:
                         turn = functools.partial(self._queued_turn, batch, trigger, options)
                         await with_deadline(options.deadline, signal, turn)
-                    except Exception:  # a background turn's failure is in its turn/end event
-                        pass
+                    except Exception:
+                        # no caller awaits a queued turn: its failure is in its turn/end event
+                        # (when that could be written) and goes to the log, never further
+                        _log.warning(
+                            "agent %r: a queued %s turn failed", agent.id, trigger, exc_info=True
+                        )
                     finally:
                         self.current = None
                         self.stop_request = None
