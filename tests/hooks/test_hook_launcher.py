@@ -14,10 +14,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import anyio.abc
+import anyio.lowlevel
 import pytest
 from test_hook_command import same_dir, wait_gone
 from test_hook_reaping import _sleeper, _wait_for_pid
@@ -342,3 +345,34 @@ async def test_a_forked_child_starts_its_own_launcher(tmp_path: Path) -> None:
     assert child[0] == child[1]  # the child's command ran under the child's own launcher
     assert parent[0] == parent[1] == parent[2] == parent[3]  # the parent's kept serving
     assert child[1] != parent[1]
+
+
+@pytest.mark.anyio
+async def test_a_waiter_wakes_when_returncode_took_the_status_first(fresh: None) -> None:
+    # the hook runner reads returncode (end_tree, kill_group) while another task waits
+    process = await open_reaped(
+        ["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    codes: list[int] = []
+
+    async def waiter() -> None:
+        codes.append(await process.wait())
+
+    async with process:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(waiter)
+                await anyio.lowlevel.checkpoint()  # the waiter is parked on the channel
+                assert process.stdin is not None
+                await process.stdin.aclose()  # cat exits
+                _poll_until_reaped(process)  # without yielding: the waiter cannot run
+    assert codes == [0]
+
+
+def _poll_until_reaped(process: anyio.abc.Process) -> None:
+    """Let the launcher reap the reaper first, so one read takes every status and the end."""
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{process.pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(0.05)  # the launcher's own status and the channel's end follow the reap
+    assert process.returncode == 0

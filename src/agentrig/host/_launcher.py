@@ -18,11 +18,11 @@ Protocol (``SOCK_SEQPACKET``, one message per datagram):
   attached (``SCM_RIGHTS``): the command's stdin, stdout, stderr and a per-command channel.
   A zero-length read (agentrig closed its end or died) ends this process and every tree.
   Once armed, this process sends ``ready`` on it.
-* On the per-command channel: ``P<pid>`` with a pidfd of the reaper attached (from this
-  process, once the request is handed on); ``R`` (running) or ``E<text>`` (start failure) from the
-  reaper; ``X<wait status>`` from the reaper once the whole tree is gone and it is about to
-  exit with that status, and again from this process once it reaped the reaper (the only
-  one when the reaper was killed; agentrig keeps the first).
+* On the per-command channel, from the reaper: ``R<pid>`` with a pidfd of itself attached
+  once the command runs, or ``E<text>`` when it could not start it; ``X<wait status>``
+  once the whole tree is gone and it is about to exit with that status.  Then this process
+  sends ``X`` again once it reaped the reaper (the only one when the reaper was killed;
+  agentrig keeps the first) and closes the channel.
 
 This process is a child subreaper too: if a per-command reaper is killed by someone, its
 orphans come here and are SIGKILLed rather than handed to init.
@@ -77,9 +77,8 @@ def _close_all_but(keep: set[int]) -> None:
 class _Spare:
     """A forked child waiting for its one request (so no fork is on a command's way)."""
 
-    def __init__(self, pid: int, pidfd: int | None, sock: socket.socket) -> None:
+    def __init__(self, pid: int, sock: socket.socket) -> None:
         self.pid = pid
-        self.pidfd = pidfd
         self.sock = sock
 
 
@@ -100,11 +99,7 @@ class Launcher:
         if pid == 0:  # pragma: no cover - the child's coverage is the reaper's tests
             self._serve_one(theirs.detach())
         theirs.close()
-        try:
-            pidfd: int | None = os.pidfd_open(pid)  # ours and unreaped: this is its pid
-        except OSError:
-            pidfd = None
-        self.spare = _Spare(pid, pidfd, ours)
+        self.spare = _Spare(pid, ours)
 
     def launch(self, request: bytes, fds: list[int]) -> None:
         """Hand one request to the spare child (the fds are closed here, it has copies)."""
@@ -133,15 +128,10 @@ class Launcher:
             channel.close()
             return
         spare.sock.close()
-        _send(channel, b"P%d" % spare.pid, [] if spare.pidfd is None else [spare.pidfd])
         self.running[spare.pid] = channel
-        if spare.pidfd is not None:
-            os.close(spare.pidfd)
 
     def _drop(self, spare: _Spare) -> None:
         spare.sock.close()
-        if spare.pidfd is not None:
-            os.close(spare.pidfd)
         with contextlib.suppress(OSError):
             os.kill(spare.pid, signal.SIGKILL)
 
@@ -165,11 +155,19 @@ class Launcher:
                 os.close(fd)
             channel = fds[3]
             os.set_inheritable(channel, False)  # the command must not forge our messages
+            channel_socket = socket.socket(fileno=channel)
 
             def report(failure: str | None) -> None:
-                message = b"R" if failure is None else b"E" + failure.encode("utf-8", "replace")
-                with contextlib.suppress(OSError):
-                    os.write(channel, message)
+                if failure is not None:
+                    _send(channel_socket, b"E" + failure.encode("utf-8", "replace"))
+                    return
+                try:
+                    pidfd = os.pidfd_open(os.getpid())  # agentrig signals us through it
+                except OSError:
+                    _send(channel_socket, b"R%d" % os.getpid())
+                else:
+                    _send(channel_socket, b"R%d" % os.getpid(), [pidfd])
+                    os.close(pidfd)
 
             def finished(status: int) -> None:  # sooner than our own report of the exit
                 with contextlib.suppress(OSError):
@@ -203,8 +201,6 @@ class Launcher:
                 channel.close()
             elif self.spare is not None and self.spare.pid == pid:
                 self.spare.sock.close()
-                if self.spare.pidfd is not None:
-                    os.close(self.spare.pidfd)
                 self.spare = None
         # an orphan of a killed reaper was re-parented to us: it must not outlive its command
         spare = self.spare.pid if self.spare is not None else None

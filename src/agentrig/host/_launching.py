@@ -19,6 +19,7 @@ import errno
 import marshal
 import os
 import signal
+import signal as signal_module
 import socket
 import subprocess
 import sys
@@ -322,6 +323,7 @@ class LaunchedProcess(anyio.abc.Process):
         self._lost = False  # the channel ended without a status (the launcher died)
         self._lock = anyio.Lock()
         self._exited = False  # the pidfd said the reaper exited
+        self._ended = False  # the channel's end was read
         self._stdin = _FdSendStream(streams.ours[0]) if streams.ours[0] is not None else None
         out, err = streams.ours[1], streams.ours[2]
         self._stdout = _FdReceiveStream(out) if out is not None else None
@@ -330,12 +332,11 @@ class LaunchedProcess(anyio.abc.Process):
     # -- the channel ------------------------------------------------------------------------
     def _take(self, message: bytes, fds: list[int]) -> None:
         kind, rest = message[:1], message[1:]
-        if kind == b"P":
+        if kind == b"R":
+            self._started = True
             self._pid = int(rest)
             if fds:
                 self._pidfd = fds.pop(0)
-        elif kind == b"R":
-            self._started = True
         elif kind == b"E":
             self._started = False
             self._failure = rest.decode("utf-8", "replace") or "cannot start"
@@ -348,15 +349,19 @@ class LaunchedProcess(anyio.abc.Process):
             os.close(fd)
 
     def _poll(self) -> bool:
-        """Take every message already there; False once the channel has ended."""
-        while self._channel is not None:
+        """Take every message already there; False once the channel has ended.
+
+        ``returncode`` calls this too, so a waiter may find its messages taken: the channel
+        stays open until :meth:`_release`, and its end (which follows every status) keeps
+        it readable, so that waiter always wakes and sees them.
+        """
+        while self._channel is not None and not self._ended:
             try:
                 message, fds, _, _ = socket.recv_fds(self._channel, 4096, 2)
             except BlockingIOError:
                 return True
             if not message:
-                self._channel.close()
-                self._channel = None
+                self._ended = True
                 break
             self._take(message, fds)
         return False
@@ -375,11 +380,9 @@ class LaunchedProcess(anyio.abc.Process):
 
     async def started(self) -> None:
         """Wait for the reaper's report; :class:`ReaperStartError` when the start failed."""
-        await self._until(lambda: self._started is not None and self._pid is not None)
+        await self._until(lambda: self._started is not None)
         if self._started is None:
             raise _LauncherLost
-        if self._pid is None:  # pragma: no cover - the launcher sends P before it can send X
-            raise ReaperStartError("the reaper launcher died while the command started")
         if not self._started:
             raise ReaperStartError(self._failure)
 
@@ -414,10 +417,13 @@ class LaunchedProcess(anyio.abc.Process):
         return code
 
     def send_signal(self, signal: int) -> None:
-        if self.returncode is not None or self._pidfd is None:
+        if self.returncode is not None or self._pid is None:
             return
         with contextlib.suppress(ProcessLookupError):
-            _pidfd_send_signal(self._pidfd, signal)
+            if self._pidfd is not None:
+                signal_module.pidfd_send_signal(self._pidfd, signal)
+            else:  # pragma: no cover - the launcher checks for pidfds when it starts
+                os.kill(self._pid, signal)
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
@@ -461,10 +467,6 @@ class LaunchedProcess(anyio.abc.Process):
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
-
-
-def _pidfd_send_signal(pidfd: int, number: int) -> None:
-    signal.pidfd_send_signal(pidfd, number)
 
 
 class _LauncherLost(Exception):
