@@ -88,6 +88,7 @@ from agentrig.llm._request_capabilities import require_capabilities
 from agentrig.llm._request_options import (
     RequestOptionsCheck,
     request_option_issues,
+    reserved_option_error,
     reserved_option_issues,
 )
 from agentrig.llm._usage import Usage
@@ -141,6 +142,7 @@ __all__ = [
     "ReadinessCheck",
     "RequestOptionsCheck",
     "request_option_issues",
+    "reserved_option_error",
     "reserved_option_issues",
     # capabilities
     "CAPABILITY_NAMES",

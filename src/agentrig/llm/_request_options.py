@@ -12,10 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from agentrig.errors import Issue
+from agentrig.llm._errors import InvalidRequestError
 
 __all__ = [
     "RequestOptionsCheck",
     "request_option_issues",
+    "reserved_option_error",
     "reserved_option_issues",
 ]
 
@@ -66,3 +68,15 @@ def request_option_issues(
     if not options or not isinstance(provider, RequestOptionsCheck):
         return []
     return list(provider.check_request_options(options, where=where))
+
+
+def reserved_option_error(
+    key: str, reserved: Mapping[str, str], *, provider: str
+) -> InvalidRequestError:
+    """The error for a request that still carries reserved field ``key`` (a ``request_config``
+    listener's options are not checked at build time): raise it before sending, never drop."""
+    return InvalidRequestError(
+        f"request option {key!r} is set by the provider itself and was not sent; "
+        + reserved[key].format(owner="the agent's config"),
+        provider=provider,
+    )

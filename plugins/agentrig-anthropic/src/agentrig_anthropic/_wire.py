@@ -21,7 +21,6 @@ from agentrig.llm import (
     FileBlock,
     FinishChunk,
     ImageBlock,
-    InvalidRequestError,
     Message,
     ModelRequest,
     ProviderStateBlock,
@@ -41,6 +40,7 @@ from agentrig.llm import (
     Usage,
     UsageChunk,
     UserMessage,
+    reserved_option_error,
 )
 from agentrig.tools.schema import ANTHROPIC, Adapted, Rejected, describe_with_note, project_schema
 
@@ -319,11 +319,7 @@ def build_body(
     body["stream"] = stream
     for key, value in request.options.items():
         if key in RESERVED_OPTIONS:  # a request_config listener's options: never dropped
-            raise InvalidRequestError(
-                f"request option {key!r} is set by the provider itself and was not sent; "
-                + RESERVED_OPTIONS[key].format(owner="the agent's config"),
-                provider=KIND,
-            )
+            raise reserved_option_error(key, RESERVED_OPTIONS, provider=KIND)
         body[key] = value
     return body
 
