@@ -146,9 +146,12 @@ class AgentConfig(_Strict):
 
 
 class ToolConfig(_Strict):
-    """``[tools.<id>]``: options for one tool entry."""
+    """``[tools.<id>]``: how the runtime offers and runs one tool entry.
 
-    options: dict[str, Any] = Field(default_factory=dict)
+    There is no ``options`` table: a tool is an object its entry point gives, not built by a
+    factory, so nothing could read one -- ``options`` is refused as an unknown key.
+    """
+
     deferred: bool | None = None
     #: seconds (or ``"30s"``) one call of this tool may run; overrides the tool's own timeout
     timeout: Duration | None = None
