@@ -23,6 +23,7 @@ message text::
      │   └── UnknownIdError                     catalog.unknown_id                user
      ├── ConfigError                            config.invalid                    user
      ├── ExecutionControlError                  execution.control                 system
+     │   ├── ExecutionSuspended                 execution.suspended               user
      │   └── JournalError                       journal.error                     system
      │       ├── JournalWriteError              journal.write_failed              system
      │       ├── ReconciliationRequired         journal.reconciliation_required   user
@@ -113,6 +114,7 @@ __all__ = [
     "DuplicateIdError",
     "ErrorInfo",
     "ExecutionControlError",
+    "ExecutionSuspended",
     "HookError",
     "InvalidIdError",
     "Issue",
@@ -355,6 +357,20 @@ class ExecutionControlError(AgentrigError, code="execution.control"):
     """Base of failures that must end a run as they are -- never become a model-visible tool
     result, a retried request or normal output (a persistence failure, an effect whose
     outcome is uncertain and needs reconciliation)."""
+
+
+class ExecutionSuspended(ExecutionControlError, code="execution.suspended", category="user"):
+    """A call saved a request for an outside answer before its effect started, and the run
+    stops until that answer comes (raise it from an approver or a ``tool_execution``
+    listener).
+
+    Neither a completion nor a failure: the loop lets the calls already running beside the
+    waiting one finish and keeps their results, leaves the waiting call and the calls not
+    started yet without a result (continuation runs them), ends the turn ``suspended`` and
+    raises this to the run's caller -- the host that owns the answer.  A persistence or
+    reconciliation failure in the same round wins over it; the caller's cancellation
+    interrupts everything as usual.
+    """
 
 
 class AbortError(AgentrigError, code="aborted", category="user"):

@@ -12,7 +12,8 @@
   ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
   ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
 * contributions: the :class:`Provider` port, its :class:`ProviderConfig` and the optional
-  :class:`ReadinessCheck`, the
+  :class:`ReadinessCheck` and :class:`RequestOptionsCheck` (with
+  :func:`reserved_option_issues`), the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
   factory's options model, :class:`Variant` for union members, :class:`ContractViolation`;
 * a cheap package face: :func:`lazy_exports` (PEP 562), so a plugin package's entry-point
@@ -76,6 +77,8 @@ _LAZY: dict[str, str] = {
     "Provider": "agentrig.llm",
     "ProviderConfig": "agentrig.llm",
     "ReadinessCheck": "agentrig.llm",
+    "RequestOptionsCheck": "agentrig.llm",
+    "reserved_option_issues": "agentrig.llm",
     "Tool": "agentrig.tools",
     "Toolset": "agentrig.tools",
     "Variant": "agentrig.variants",
@@ -111,6 +114,7 @@ __all__ = [
     "ProviderConfig",
     "ReadinessCheck",
     "Reject",
+    "RequestOptionsCheck",
     "RequestConfig",
     "RequestError",
     "Retry",
@@ -129,6 +133,7 @@ __all__ = [
     "TurnStopping",
     "Variant",
     "compose_step",
+    "reserved_option_issues",
     "tool",
     "trace_env",
     "with_options",
@@ -175,7 +180,14 @@ if TYPE_CHECKING:
         trace_env,
         with_options,
     )
-    from agentrig.llm import PROVIDERS, Provider, ProviderConfig, ReadinessCheck
+    from agentrig.llm import (
+        PROVIDERS,
+        Provider,
+        ProviderConfig,
+        ReadinessCheck,
+        RequestOptionsCheck,
+        reserved_option_issues,
+    )
     from agentrig.sealing import SEALERS
     from agentrig.session import SESSION_STORES
     from agentrig.tools import TOOLS, TOOLSETS, Tool, Toolset, tool

@@ -86,13 +86,19 @@ async def journaled(
     tools: Iterable[Any],
     *,
     plugins: Sequence[tuple[str, object]] = (),
+    permissions: dict[str, Any] | None = None,
 ) -> AsyncIterator[Runtime]:
     memory = MemorySource()
+    settings = config(tmp)
+    settings["tools"] = {}
     for item in tools:
         memory.add("tools", item.id, item)
+        settings["tools"][item.id] = {}
+    if permissions is not None:
+        settings["permissions"] = permissions
     attached = attach_journal(journal)
     async with open_runtime(
-        config(tmp),
+        settings,
         memory=memory,
         plugins=(*attached.plugins, *plugins),
         overrides=attached.overrides({"local": provider}),

@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 import agentrig
-from agentrig.errors import ConfigError
+from agentrig.errors import ConfigError, ExecutionSuspended
 from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, open_runtime
 
@@ -245,6 +245,30 @@ async def test_an_interrupted_run_says_so() -> None:
     assert [e.name for e in run.events] == ["agentrig.run.interrupted"]
     chat = recorder.by_name()["chat scripted-1"]
     assert dict(chat.attributes or {})["error.type"] in {"interrupted", "AbortError"}
+
+
+class Waits:
+    """An approver that suspends the run: the answer will come later (see journal.md)."""
+
+    @agentrig.hookimpl
+    async def permission_approver(self, payload: Any) -> str:
+        raise ExecutionSuspended(f"waiting for an answer on call {payload.call_id!r}")
+
+
+async def test_a_suspended_run_says_so_and_is_no_error() -> None:
+    recorder = Recorder()
+    async with open_runtime(
+        config(SCRIPT, permissions={"mode": "default", "ask": ["explode"]}),
+        memory=memory(),
+        plugins=[("otel-test", recorder.telemetry), ("waits", Waits())],
+        environ={},
+    ) as rt:
+        with pytest.raises(ExecutionSuspended):
+            await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
+    run = recorder.by_name()["invoke_agent assistant"]
+    assert dict(run.attributes or {})["agentrig.turn.reason"] == "suspended"
+    assert run.status.status_code is StatusCode.UNSET  # it waits; it did not fail
+    assert "error.type" not in dict(run.attributes or {})
 
 
 def agentrig_task_group() -> Any:

@@ -34,7 +34,7 @@ from agentrig.kernel.payloads import (
     AgentDisposed,
     SessionStart,
 )
-from agentrig.llm import PROVIDERS, ToolSpec
+from agentrig.llm import PROVIDERS, ToolSpec, request_option_issues
 from agentrig.session import (
     SESSION_STORES,
     InboxSpliced,
@@ -293,7 +293,13 @@ class AgentRegistry:
         *,
         prepare: Callable[[Agent], Awaitable[None]] | None = None,
     ) -> Agent:
-        self.runtime.catalog(PROVIDERS).require(config.provider)
+        provider = self.runtime.catalog(PROVIDERS).require(config.provider)
+        # options the provider would not send refuse the agent now, not at its first request
+        refused = request_option_issues(
+            provider, config.options, where=("agents", agent_id, "options")
+        )
+        if refused:
+            raise ConfigError(refused, source=self.runtime.loaded.source)
         agent_tools = self._given_tools(tools) if tools is not None else self._tools(config)
         writer: SessionWriter | None = None
         if store is not None:

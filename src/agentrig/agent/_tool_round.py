@@ -3,6 +3,11 @@
 Every call gets exactly one result, in call order: executed, refused, skipped (an unknown
 tool), not executed (a stop, a cancellation, a guard) or interrupted while running.
 Consecutive calls that may overlap run as one group, one task per call.
+
+A call that suspends the run (:class:`~agentrig.errors.ExecutionSuspended`: it waits for an
+outside answer) is no failure of its group: the calls already running beside it finish and
+keep their results, the calls after it do not start, and the suspension is raised once the
+group is done -- unless another call failed (that failure wins) or the caller cancelled.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from agentrig.agent._dispatch import (
     canonical_input,
     execute_call,
     is_concurrent,
+    not_executed,
     observe_tool_call,
     prepare_call,
     unknown_tool,
@@ -24,6 +30,7 @@ from agentrig.agent._dispatch import (
 from agentrig.agent._results import IdenticalToolInputError
 from agentrig.agent._spill import cap_result
 from agentrig.agent._turn_state import TurnState
+from agentrig.errors import ExecutionSuspended
 from agentrig.llm import ToolCallBlock, ToolMessage, ToolResultChunk
 from agentrig.session import ToolCallEvent, ToolResultEvent
 from agentrig.tools import Tool
@@ -119,7 +126,8 @@ class ToolRound(TurnState):
         questions are open at once and a call that passed starts executing while the next
         one is checked; results are recorded in call order.  Each call's work -- gate,
         execution, its result, its observation -- happens in its own task, inside its own
-        tracing scope.
+        tracing scope.  A call that suspends the run stops the calls not started yet, not
+        the running ones (see the module's docstring).
         """
         agent = self.agent
         first = indexes[0]
@@ -131,6 +139,8 @@ class ToolRound(TurnState):
         # an error that ends the run (a journal write, a failing gate) is raised as itself,
         # not wrapped in the task group's exception group
         failure: list[Exception] = []
+        # a call waiting for an outside answer (its index and the suspension)
+        waiting: list[tuple[int, ExecutionSuspended]] = []
 
         async def one(index: int, group: anyio.abc.TaskGroup) -> None:
             call, tool = calls[index], resolved[index]
@@ -139,8 +149,9 @@ class ToolRound(TurnState):
             try:
                 if index != first:
                     await gated[index - 1].wait()
-                if self.signal.cancelled or agent.stop_requested is not None:
-                    # not started: settled as not executed once the group is done
+                if self.signal.cancelled or agent.stop_requested is not None or waiting:
+                    # not started: settled as not executed once the group is done (or left
+                    # pending for continuation when the run suspends)
                     gated[index].set()
                     recorded[index].set()
                     return
@@ -163,6 +174,11 @@ class ToolRound(TurnState):
                     await recorded[index - 1].wait()
                 concludes.append(await self.record(index, call, outcome, count=True))
                 recorded[index].set()
+            except ExecutionSuspended as exc:
+                # its siblings that are running go on; the ones after it never start
+                waiting.append((index, exc))
+                gated[index].set()
+                recorded[index].set()
             except Exception as exc:
                 failure.append(exc)
                 group.cancel_scope.cancel()
@@ -177,11 +193,15 @@ class ToolRound(TurnState):
         except anyio.get_cancelled_exc_class():
             # the caller cancelled mid-batch: what finished keeps its result, what was running
             # gets "interrupted while running"; calls never entered are settled later
+            suspended = {i for i, _ in waiting}
             with anyio.CancelScope(shield=True):
                 for index in indexes:
                     if index not in self.open_calls:
                         continue  # its result is logged already
-                    if index in outcomes:
+                    if index in suspended:  # it never ran: the cancellation ends its wait
+                        self.open_calls.pop(index, None)
+                        await self.log(ToolResultEvent(message=not_executed(calls[index])))
+                    elif index in outcomes:
                         await self.record(index, calls[index], outcomes[index], count=True)
                     elif index in entered:
                         self.open_calls.pop(index, None)
@@ -192,7 +212,9 @@ class ToolRound(TurnState):
                         break
             raise
         if failure:
-            raise failure[0]
+            raise failure[0]  # a failure (a journal write ...) wins over a wait
+        if waiting and not self.signal.cancelled:
+            raise waiting[0][1]  # the siblings that ran are recorded; the rest stays pending
         return any(concludes)
 
     async def record(

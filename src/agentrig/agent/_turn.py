@@ -23,7 +23,7 @@ from agentrig.agent._results import DeadlineExceededError, ToolChoiceViolationEr
 from agentrig.agent._tool_round import ToolRound
 from agentrig.agent._turn_state import Emit, Interrupted, TurnOutcome
 from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import ExecutionControlError, error_info
+from agentrig.errors import ExecutionControlError, ExecutionSuspended, error_info
 from agentrig.kernel.payloads import Enter, PreStep, PreStepDecision, Reject, TurnStopping
 from agentrig.llm import AssistantMessage, EmptyCompletionError, TextBlock, UserMessage
 from agentrig.session import (
@@ -105,7 +105,12 @@ class _Turn(ModelCall, ToolRound):
                 await self.settle_open_calls("not executed: the turn failed")
             if self.step:
                 await self.write(StepEnd, turn=self.turn, step=self.step)
-            await self.end_turn("interrupted" if is_abort(exc, self.signal) else "failed", exc)
+            if isinstance(exc, ExecutionSuspended):
+                # waiting for an outside answer: its calls stay open for continuation
+                self.outcome.stop_reason = str(exc)
+                await self.end_turn("suspended")
+            else:
+                await self.end_turn("interrupted" if is_abort(exc, self.signal) else "failed", exc)
             raise
         await self.end_turn(reason)
         return self.outcome

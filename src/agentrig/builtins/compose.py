@@ -171,6 +171,9 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
             )
             if issue:
                 issues.append(issue)
+            else:
+                factory = index.load("hook_strategies", hook.strategy)
+                issues += _options_issues(factory, hook.options, ("hooks", event, i, "options"))
     return issues
 
 

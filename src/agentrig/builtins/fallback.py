@@ -43,7 +43,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, UnknownIdError
 from agentrig.kernel import with_options
 from agentrig.llm import (
     Capabilities,
@@ -54,6 +54,7 @@ from agentrig.llm import (
     ProviderConfig,
     ProviderError,
     StreamChunk,
+    request_option_issues,
 )
 
 __all__ = [
@@ -216,6 +217,22 @@ class FallbackProvider:
                 ]
             )
         return peer
+
+    def check_request_options(
+        self, options: Mapping[str, Any], *, where: tuple[str | int, ...]
+    ) -> list[Issue]:
+        """What any deployment would refuse of an agent's options (each key once): a request
+        may reach every one of them.  A deployment that cannot be looked up yet fails its
+        first call, as documented above."""
+        found: dict[tuple[str | int, ...], Issue] = {}
+        for deployment in self.deployments:
+            try:
+                peer = self._peer(deployment)
+            except (ConfigError, UnknownIdError):
+                continue
+            for issue in request_option_issues(peer, options, where=where):
+                found.setdefault(issue.path, issue)
+        return list(found.values())
 
     def capabilities(self, model: str) -> Capabilities:
         """What *every* deployment declares for its model (the most a caller may rely on)."""

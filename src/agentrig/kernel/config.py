@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
+from collections import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType, UnionType
@@ -23,6 +24,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    RootModel,
     ValidationError,
     model_validator,
 )
@@ -144,9 +146,12 @@ class AgentConfig(_Strict):
 
 
 class ToolConfig(_Strict):
-    """``[tools.<id>]``: options for one tool entry."""
+    """``[tools.<id>]``: how the runtime offers and runs one tool entry.
 
-    options: dict[str, Any] = Field(default_factory=dict)
+    There is no ``options`` table: a tool is an object its entry point gives, not built by a
+    factory, so nothing could read one -- ``options`` is refused as an unknown key.
+    """
+
     deferred: bool | None = None
     #: seconds (or ``"30s"``) one call of this tool may run; overrides the tool's own timeout
     timeout: Duration | None = None
@@ -251,23 +256,46 @@ def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
+# Containers a validation error's location steps into: a key of a mapping, an index of a
+# sequence (TOML/YAML arrays of tables arrive as lists, tuples or ``Seq``).
+_MAPPINGS = frozenset({dict, abc.Mapping, abc.MutableMapping})
+_SEQUENCES = frozenset({list, tuple, set, frozenset, abc.Sequence, abc.Set, abc.MutableSequence})
+
+
+def _step(current: Any, part: str | int) -> Any:
+    """The annotation one location ``part`` below ``current`` (None: not a fixed table)."""
+    if _is_model(current) and issubclass(current, RootModel):
+        # a root model's location does not name ``root``: it is the wrapped value itself
+        current = _unwrap(current.model_fields["root"].annotation)
+    if _is_model(current):
+        field = current.model_fields.get(part) if isinstance(part, str) else None
+        return None if field is None else field.annotation
+    origin, args = get_origin(current), get_args(current)
+    if origin in _MAPPINGS and len(args) == 2:
+        return args[1]
+    if origin in _SEQUENCES and args:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            # a fixed-length tuple: the location's index picks the item's annotation
+            return args[part] if isinstance(part, int) and 0 <= part < len(args) else None
+        return args[0]
+    return None
+
+
 def known_keys(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
-    """The keys the table at ``path`` of ``model`` accepts (empty when not a fixed table)."""
+    """The keys the table at ``path`` of ``model`` accepts (empty when not a fixed table).
+
+    ``path`` is a validation error's location: it steps through model fields, mapping keys
+    and list/tuple indexes (arrays of tables, ``[[hooks.PreToolUse]]``), and into a
+    ``RootModel``'s value.
+    """
     current: Any = model
     for part in path:
-        current = _unwrap(current)
-        if _is_model(current):
-            field = current.model_fields.get(part) if isinstance(part, str) else None
-            if field is None:
-                return []
-            current = field.annotation
-        elif get_origin(current) is dict:
-            current = get_args(current)[1]
-        elif get_origin(current) is tuple:
-            current = get_args(current)[0]
-        else:
+        current = _step(_unwrap(current), part)
+        if current is None:
             return []
     current = _unwrap(current)
+    if _is_model(current) and issubclass(current, RootModel):
+        return []  # a root model's keys are free (names), not fields
     return list(current.model_fields) if _is_model(current) else []
 
 

@@ -85,6 +85,12 @@ from agentrig.llm._provider import (
 )
 from agentrig.llm._request import ModelRequest, ModelResponse, ResponseFormat, ToolSpec
 from agentrig.llm._request_capabilities import require_capabilities
+from agentrig.llm._request_options import (
+    RequestOptionsCheck,
+    request_option_issues,
+    reserved_option_error,
+    reserved_option_issues,
+)
 from agentrig.llm._usage import Usage
 
 __all__ = [
@@ -134,6 +140,10 @@ __all__ = [
     "ProviderConfig",
     "ProviderFactory",
     "ReadinessCheck",
+    "RequestOptionsCheck",
+    "request_option_issues",
+    "reserved_option_error",
+    "reserved_option_issues",
     # capabilities
     "CAPABILITY_NAMES",
     "Capabilities",

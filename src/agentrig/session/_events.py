@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 TurnTrigger = Literal["prompt", "followup", "steer", "resume"]
-TurnEndReason = Literal["completed", "interrupted", "failed", "rejected", "budget"]
+TurnEndReason = Literal["completed", "interrupted", "failed", "rejected", "budget", "suspended"]
 NoticeKind = Literal["message", "stop", "blocked", "output", "error"]
 
 

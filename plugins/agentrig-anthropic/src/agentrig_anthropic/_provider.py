@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from agentrig.cancel import CancelSignal
+from agentrig.errors import Issue
 from agentrig.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     Capabilities,
@@ -22,6 +23,7 @@ from agentrig.llm import (
     ProviderStreamError,
     StreamChunk,
     UserMessage,
+    reserved_option_issues,
 )
 from agentrig.llm.http import (
     HttpProviderFactory,
@@ -34,7 +36,13 @@ from agentrig.llm.http import (
 )
 from agentrig_anthropic._models import MODELS, find_model
 from agentrig_anthropic._options import AnthropicOptions
-from agentrig_anthropic._wire import KIND, EventReader, build_body, message_from_body
+from agentrig_anthropic._wire import (
+    KIND,
+    RESERVED_OPTIONS,
+    EventReader,
+    build_body,
+    message_from_body,
+)
 
 __all__ = ["AnthropicProvider", "factory"]
 
@@ -206,6 +214,13 @@ class AnthropicProvider:
             max_tokens=max_tokens,
             thinking=self._thinking(request, caps, max_tokens),
         )
+
+    def check_request_options(
+        self, options: Mapping[str, Any], *, where: tuple[str | int, ...]
+    ) -> list[Issue]:
+        """Refuse, when the agent is built, the options :func:`build_body` sets itself (the
+        :class:`~agentrig.llm.RequestOptionsCheck` the runtime calls)."""
+        return reserved_option_issues(options, RESERVED_OPTIONS, where=where)
 
     def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
         """The request body this provider would send (capability checks included)."""

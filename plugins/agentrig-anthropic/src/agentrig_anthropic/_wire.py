@@ -40,11 +40,13 @@ from agentrig.llm import (
     Usage,
     UsageChunk,
     UserMessage,
+    reserved_option_error,
 )
 from agentrig.tools.schema import ANTHROPIC, Adapted, Rejected, describe_with_note, project_schema
 
 __all__ = [
     "KIND",
+    "RESERVED_OPTIONS",
     "STOP_DETAILS",
     "STOP_REASONS",
     "EventReader",
@@ -270,7 +272,13 @@ def schema_instruction(name: str, schema: Mapping[str, Any]) -> str:
     )
 
 
-_RESERVED = frozenset({"model", "messages", "stream"})
+RESERVED_OPTIONS: Mapping[str, str] = {
+    "model": "set {owner}.model (or pass model= to agents.create)",
+    "messages": "the messages are the session's history and the prompt of run()/stream()",
+    "stream": "streaming is chosen per call: run() answers whole, stream() streams",
+}
+"""Request fields :func:`build_body` sets itself, each with what to use instead: an agent
+whose ``options`` name one is refused when it is built (``check_request_options``)."""
 
 
 def build_body(
@@ -282,8 +290,10 @@ def build_body(
 ) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages`` for ``request``.
 
-    ``request.options`` are merged last as extra body fields (except ``model``, ``messages``
-    and ``stream``), e.g. ``{"thinking": {"type": "adaptive"}}`` or ``metadata``.
+    ``request.options`` are merged last as extra body fields, e.g. ``{"thinking": {"type":
+    "adaptive"}}`` or ``metadata``; one of :data:`RESERVED_OPTIONS` is an
+    :class:`~agentrig.llm.InvalidRequestError` (an agent's own options were refused when it
+    was built, so only a ``request_config`` listener can bring one).
     """
     system, messages = _messages(request.messages)
     fmt = request.response_format
@@ -308,8 +318,9 @@ def build_body(
         body["output_format"] = {"type": "json_schema", "schema": fmt.schema_}
     body["stream"] = stream
     for key, value in request.options.items():
-        if key not in _RESERVED:
-            body[key] = value
+        if key in RESERVED_OPTIONS:  # a request_config listener's options: never dropped
+            raise reserved_option_error(key, RESERVED_OPTIONS, provider=KIND)
+        body[key] = value
     return body
 
 

@@ -9,14 +9,15 @@
           ├── NotWaitingError          dbos.not_waiting       user    (no question to answer)
           └── UnknownRunError          dbos.unknown_run       user    (no durable run by that id)
     ExecutionControlError
-     └── RunSuspended                  dbos.suspended         user    (control flow, never shown)
+     └── ExecutionSuspended
+          └── RunSuspended             dbos.suspended         user    (control flow, never shown)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentrig.errors import AgentrigError, ExecutionControlError
+from agentrig.errors import AgentrigError, ExecutionSuspended
 
 __all__ = [
     "DurableBackendError",
@@ -48,13 +49,14 @@ class NotWaitingError(DurableError, code="dbos.not_waiting", category="user"):
     """An answer for a durable run that waits on no question (or on another call)."""
 
 
-class RunSuspended(ExecutionControlError, code="dbos.suspended", category="user"):
+class RunSuspended(ExecutionSuspended, code="dbos.suspended", category="user"):
     """A durable run stops at a permission question (or at effects only the host can
     settle) and frees its worker slot.
 
     Raised by the durable approver inside a workflow; it propagates through the permission
     gate like every execution-control outcome (the call stays pending, no result is
-    written), and the workflow records the question and finishes "waiting".
+    written), the loop lets the calls already running beside it finish and ends the turn
+    ``suspended``, and the workflow records the question and finishes "waiting".
     """
 
     def __init__(

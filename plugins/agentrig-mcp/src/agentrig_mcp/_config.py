@@ -170,12 +170,14 @@ class McpSettings(_Strict):
     approved_project_servers: Annotated[tuple[str, ...], Field(strict=False)] = ()
 
 
-def _issues(error: ValidationError, prefix: tuple[str | int, ...]) -> list[Issue]:
+def _issues(
+    error: ValidationError, model: type[BaseModel], prefix: tuple[str | int, ...]
+) -> list[Issue]:
     from agentrig.kernel.config import issues_from_validation
 
     return [
         Issue(i.code, i.message, (*prefix, *(p for p in i.path if p != "[key]")))
-        for i in issues_from_validation(error)
+        for i in issues_from_validation(error, model)
     ]
 
 
@@ -185,7 +187,7 @@ def _validated(
     try:
         return model.model_validate(raw), []
     except ValidationError as exc:
-        return None, _issues(exc, prefix)
+        return None, _issues(exc, model, prefix)
 
 
 def parse_settings(

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from agentrig.cancel import CancelSignal
+from agentrig.errors import Issue
 from agentrig.llm import (
     Capabilities,
     CapabilityError,
@@ -22,6 +23,7 @@ from agentrig.llm import (
     StreamChunk,
     TextDelta,
     UserMessage,
+    reserved_option_issues,
 )
 from agentrig.llm.http import (
     HttpProviderFactory,
@@ -35,7 +37,13 @@ from agentrig.llm.http import (
 from agentrig_openai._http import retryable
 from agentrig_openai._models import MODELS, find_capabilities, find_model
 from agentrig_openai._options import OpenAIOptions
-from agentrig_openai._wire import ChunkReader, build_body, message_from_body, resolve_effort
+from agentrig_openai._wire import (
+    RESERVED_OPTIONS,
+    ChunkReader,
+    build_body,
+    message_from_body,
+    resolve_effort,
+)
 
 __all__ = ["OpenAIProvider", "factory"]
 
@@ -187,6 +195,13 @@ class OpenAIProvider:
             headers["openai-project"] = self._options.project
         headers.update(self._options.extra_headers)
         return headers
+
+    def check_request_options(
+        self, options: Mapping[str, Any], *, where: tuple[str | int, ...]
+    ) -> list[Issue]:
+        """Refuse, when the agent is built, the options :func:`build_body` sets itself (the
+        :class:`~agentrig.llm.RequestOptionsCheck` the runtime calls)."""
+        return reserved_option_issues(options, RESERVED_OPTIONS, where=where)
 
     def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
         """The request body this provider would send (capability checks included)."""

@@ -39,6 +39,7 @@ from agentrig.llm import (
     Usage,
     UsageChunk,
     UserMessage,
+    reserved_option_error,
 )
 from agentrig.tools.schema import (
     OPENAI,
@@ -51,6 +52,7 @@ from agentrig.tools.schema import (
 )
 
 __all__ = [
+    "RESERVED_OPTIONS",
     "STOP_REASONS",
     "ChunkReader",
     "build_body",
@@ -350,7 +352,15 @@ def schema_instruction(name: str, schema: Mapping[str, Any]) -> str:
     )
 
 
-_RESERVED = frozenset({"model", "messages", "stream", "stream_options"})
+RESERVED_OPTIONS: Mapping[str, str] = {
+    "model": "set {owner}.model (or pass model= to agents.create)",
+    "messages": "the messages are the session's history and the prompt of run()/stream()",
+    "stream": "streaming is chosen per call: run() answers whole, stream() streams",
+    "stream_options": "the provider option stream_usage ([providers.<id>.options]) "
+    "chooses whether a stream reports usage",
+}
+"""Request fields :func:`build_body` sets itself, each with what to use instead: an agent
+whose ``options`` name one is refused when it is built (``check_request_options``)."""
 
 
 def build_body(
@@ -366,8 +376,10 @@ def build_body(
 ) -> dict[str, Any]:
     """The JSON body of ``POST /chat/completions`` for ``request``.
 
-    ``request.options`` are merged last as extra body fields (except the reserved
-    ``model``/``messages``/``stream``/``stream_options``).
+    ``request.options`` are merged last as extra body fields; one of
+    :data:`RESERVED_OPTIONS` is an :class:`~agentrig.llm.InvalidRequestError` (an agent's own
+    options were refused when it was built, so only a ``request_config`` listener can bring
+    one).
     """
     fmt = request.response_format
     mode = request.structured_output
@@ -405,8 +417,9 @@ def build_body(
     if effort is not None:
         body["reasoning_effort"] = effort
     for key, value in request.options.items():
-        if key not in _RESERVED:
-            body[key] = value
+        if key in RESERVED_OPTIONS:  # a request_config listener's options: never dropped
+            raise reserved_option_error(key, RESERVED_OPTIONS, provider=KIND)
+        body[key] = value
     return body
 
 
