@@ -74,6 +74,19 @@ def _close_all_but(keep: set[int]) -> None:
                 os.close(fd)
 
 
+def _warm(reaper: ModuleType) -> None:
+    """Touch, while we wait, what serving a request touches (after a fork, the first write
+    to each page copies it: better now than on a command's way)."""
+    marshal.loads(marshal.dumps(([b"true"], {b"PATH": b"/"}, b"/")))
+    reaper._children()
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with a, b:
+        socket.send_fds(a, [b"R0"], [b.fileno()], socket.MSG_NOSIGNAL)
+        _, fds, _, _ = socket.recv_fds(b, 4096, 2)
+        for fd in fds:
+            os.close(fd)
+
+
 class _Spare:
     """A forked child waiting for its one request (so no fork is on a command's way)."""
 
@@ -143,6 +156,10 @@ class Launcher:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             _close_all_but({0, 1, 2, sock})
             os.setsid()
+            if not self.reaper.arm(self.me):
+                code = 0  # the launcher is gone
+                return
+            _warm(self.reaper)
             request, fds, flags, _ = socket.recv_fds(
                 socket.socket(fileno=sock), _MAX_REQUEST, _FDS_PER_REQUEST
             )
@@ -181,7 +198,13 @@ class Launcher:
                 report(f"bad request to the reaper launcher: {exc}")
                 return
             code = self.reaper.run(
-                argv, parent=self.me, report=report, cwd=cwd, env=env, finished=finished
+                argv,
+                parent=self.me,
+                report=report,
+                cwd=cwd,
+                env=env,
+                finished=finished,
+                armed=True,
             )
         finally:
             os._exit(code)

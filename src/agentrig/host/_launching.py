@@ -365,7 +365,6 @@ class LaunchedProcess(anyio.abc.Process):
         self._status: int | None = None
         self._lost = False  # the channel ended without a status (the launcher died)
         self._lock = anyio.Lock()
-        self._exited = False  # the pidfd said the reaper exited
         self._ended = False  # the channel's end was read
         self._stdin = _FdSendStream(streams.ours[0]) if streams.ours[0] is not None else None
         out, err = streams.ours[1], streams.ours[2]
@@ -451,10 +450,11 @@ class LaunchedProcess(anyio.abc.Process):
     async def wait(self) -> int:
         if not self._lost and not await self._until(lambda: self._status is not None):
             self._lost = True  # the launcher died: the reaper ends the tree (PDEATHSIG)
-        if self._pidfd is not None and not self._exited:
-            async with self._lock:  # the reaper's status comes just before it exits
-                await anyio.wait_readable(self._pidfd)
-            self._exited = True
+            if self._pidfd is not None:  # ... and then exits
+                async with self._lock:
+                    await anyio.wait_readable(self._pidfd)
+        # otherwise the reaper sent its status once every descendant was reaped: the tree is
+        # gone, only the reaper's own exit is under way
         code = self._code()
         assert code is not None
         return code
