@@ -376,3 +376,101 @@ def _poll_until_reaped(process: anyio.abc.Process) -> None:
         time.sleep(0.001)
     time.sleep(0.05)  # the launcher's own status and the channel's end follow the reap
     assert process.returncode == 0
+
+
+async def _output(text: str, cwd: str | None = None) -> tuple[str, int]:
+    """Shell ``text``'s stdout and its reaper's parent (read while the shell waits)."""
+    process = await open_reaped(
+        ["/bin/sh", "-c", f"cat >/dev/null; {text}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=None,
+        cwd=cwd,
+    )
+    async with process:
+        parent = _parent_of(process.pid)
+        assert process.stdin is not None
+        assert process.stdout is not None
+        await process.stdin.aclose()
+        chunks = []
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    chunks.append(await process.stdout.receive())
+                except anyio.EndOfStream:
+                    break
+            await process.wait()
+    return b"".join(chunks).decode(), parent
+
+
+@pytest.mark.anyio
+async def test_the_working_directory_is_ours_at_the_call_not_the_launchers(
+    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _output("true")  # the launcher starts in the old directory
+    (tmp_path / "sub").mkdir()
+    script = tmp_path / "sub" / "where.sh"
+    script.write_text("#!/bin/sh\npwd\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    here, parent = await _output("pwd")
+    assert same_dir(here.strip(), tmp_path)
+    assert parent == _launcher_pid()
+    relative, _ = await _output("./where.sh", cwd="sub")  # relative to the new directory
+    assert same_dir(relative.strip(), tmp_path / "sub")
+
+
+@pytest.mark.anyio
+async def test_a_changed_umask_or_limit_reaches_the_command(fresh: None) -> None:
+    import resource
+
+    await _output("true")  # the launcher has the old umask and limits
+    old_mask = os.umask(0o027)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowered = min(soft, 512) - 1
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowered, hard))
+        output, parent = await _output("umask; ulimit -n")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        os.umask(old_mask)
+    assert output.split() == ["0027", str(lowered)]
+    assert parent == os.getpid()  # a reaper of its own: the launcher has the old values
+    _, parent = await _output("true")  # back to what the launcher has: it serves again
+    assert parent == _launcher_pid()
+
+
+_DROPPING = """
+import os, subprocess, anyio
+from agentrig.host import open_reaped
+
+async def run():
+    process = await open_reaped(["id", "-u"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=None)
+    async with process:
+        data = b""
+        try:
+            while True:
+                data += await process.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+        await process.wait()
+    return data.decode().strip()
+
+print("before", anyio.run(run), flush=True)
+os.setgroups([])
+os.setresgid(65534, 65534, 65534)
+os.setresuid(65534, 65534, 65534)
+print("after", anyio.run(run), flush=True)
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping credentials needs root")
+async def test_commands_after_dropping_root_run_without_it(tmp_path: Path) -> None:
+    script = tmp_path / "dropping.py"
+    script.write_text(textwrap.dedent(_DROPPING))
+    script.chmod(0o755)
+    os.chmod(tmp_path, 0o755)
+    done = await anyio.run_process([sys.executable, str(script)], check=True)
+    assert done.stdout.decode().split() == ["before", "0", "after", "65534"]

@@ -55,13 +55,51 @@ class LauncherStartError(HostError, OSError):
     code = "process.launcher_failed"
 
 
+def _umask() -> int | None:
+    # reading it with os.umask() means setting it: another thread would see the interim value
+    try:
+        fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            status = os.read(fd, 65536)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith(b"Umask:"):
+            return int(line.split()[1], 8)
+    return None
+
+
+def _inherited() -> tuple[object, ...]:
+    """What a child inherits from this process besides argv, env, cwd and fds.
+
+    The launcher has what this process had when it started; a command whose values differ
+    now (credentials dropped, umask or limits changed) must not run with the old ones.
+    """
+    import resource  # POSIX only, like the launcher
+
+    limits = [getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")]
+    return (
+        os.getresuid(),
+        os.getresgid(),
+        os.getgroups(),
+        _umask(),
+        [resource.getrlimit(limit) for limit in limits],
+        os.getpriority(os.PRIO_PROCESS, 0),
+    )
+
+
 class _Launcher:
     """A running launcher: its control socket and whether it still answers."""
 
-    def __init__(self, control: socket.socket, popen: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self, control: socket.socket, popen: subprocess.Popen[bytes], inherited: tuple[object, ...]
+    ) -> None:
         self.control = control
         self.popen = popen
         self.alive = True
+        self.inherited = inherited
 
     def retire(self) -> None:
         """Stop using it (it died, or this process forked); the owner thread reaps it."""
@@ -118,6 +156,7 @@ def _own(popen_box: list[Any], started: threading.Event, argv: list[str], fd: in
 
 def _start() -> _Launcher:
     """Start a launcher and wait until it is armed (blocking: run in a worker thread)."""
+    inherited = _inherited()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         argv = [sys.executable, "-I", "-S", str(_state.script), str(theirs.fileno())]
@@ -149,7 +188,7 @@ def _start() -> _Launcher:
             + (ready.decode("utf-8", "replace") or f"exited with status {popen.wait()}")
         )
     ours.setblocking(False)
-    return _Launcher(ours, popen)
+    return _Launcher(ours, popen, inherited)
 
 
 def _running_launcher() -> _Launcher | None:
@@ -183,7 +222,10 @@ def _check(value: bytes, what: str) -> bytes:
 def _request(
     command: Sequence[str], cwd: str | os.PathLike[str] | None, env: dict[str, str] | None
 ) -> bytes:
-    """The marshalled request; ValueError as :class:`subprocess.Popen` raises it."""
+    """The marshalled request; ValueError as :class:`subprocess.Popen` raises it.
+
+    OSError when this process has no working directory any more (it was removed).
+    """
     argv = [_check(os.fsencode(arg), "argv") for arg in command]
     if not argv:
         raise ValueError("an empty argv names no program")
@@ -196,7 +238,8 @@ def _request(
             if not name or b"=" in name:
                 raise ValueError(f"illegal environment variable name {key!r}")
             environment[name] = _check(os.fsencode(value), f"environment variable {key!r}")
-    where = None if cwd is None else _check(os.fsencode(cwd), "cwd")
+    # absolute: the launcher's working directory is this process's when it started
+    where = _check(os.fsencode(os.path.abspath(os.getcwd() if cwd is None else cwd)), "cwd")
     return marshal.dumps((argv, environment, where))
 
 
@@ -496,7 +539,10 @@ async def launch(
     Raises :class:`ReaperStartError` when the reaper reports a start failure and
     :class:`ValueError` for an argv, env or cwd that no process can be given.
     """
-    request = _request(command, cwd, env)
+    try:
+        request = _request(command, cwd, env)
+    except OSError:
+        return None  # no working directory to name: the command inherits ours as it is
     launcher = _state.current
     if _state.unavailable is not None:
         return None
@@ -504,6 +550,8 @@ async def launch(
         launcher = await anyio.to_thread.run_sync(_running_launcher)
         if launcher is None:
             return None
+    if launcher.inherited != _inherited():
+        return None  # the command gets what this process has now, from a reaper of its own
     streams = _Streams(stdin, stdout, stderr)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ours.setblocking(False)
