@@ -7,19 +7,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
 from agentrig.kernel.config import RuntimeConfig
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
 
 
-def _models(annotation: Any) -> Iterator[type[BaseModel]]:
+def nested_models(annotation: Any) -> Iterator[type[BaseModel]]:
+    """The config models an annotation holds (``X``, ``dict[str, X]``, ``X | None`` ...)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         yield annotation
         return
     for argument in typing.get_args(annotation):
-        yield from _models(argument)
+        yield from nested_models(argument)
 
 
 def config_keys(
@@ -30,11 +31,15 @@ def config_keys(
     if model in seen:
         return
     seen.add(model)
+    if issubclass(model, RootModel):  # ``[mcp_servers.<name>]``: the names are free
+        for nested in nested_models(model.model_fields["root"].annotation):
+            yield from config_keys(nested, f"{prefix}.<name>", seen)
+        return
     for name, field in model.model_fields.items():
         key = field.alias or name
         path = f"{prefix}.{key}" if prefix else key
         yield path, key
-        for nested in _models(field.annotation):
+        for nested in nested_models(field.annotation):
             yield from config_keys(nested, path, seen)
 
 

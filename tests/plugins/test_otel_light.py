@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from agentrig_otel import Telemetry
+from agentrig_otel import Telemetry, _light
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -273,3 +273,61 @@ async def test_the_sdks_own_span_metrics_still_count_every_span(
     counted = [p for p in started.data.data_points if isinstance(p, NumberDataPoint)]
     assert len(spans.get_finished_spans()) == 5
     assert sum(p.value for p in counted) == 5
+
+
+#: attributes whose values differ from run to run (ids, timings)
+_PER_RUN = {"gen_ai.conversation.id", "agentrig.run.id", "agentrig.time_to_first_chunk_ms"}
+
+
+def _shape(spans: InMemorySpanExporter) -> list[tuple[Any, ...]]:
+    """What a run's spans say, without their ids and times (which differ between runs)."""
+    finished = spans.get_finished_spans()
+    names = {s.context.span_id: s.name for s in finished}
+    return sorted(
+        (
+            s.name,
+            s.kind,
+            names.get(s.parent.span_id) if s.parent is not None else None,
+            sorted((k, v) for k, v in (s.attributes or {}).items() if k not in _PER_RUN),
+            [e.name for e in s.events],
+            s.status.status_code,
+        )
+        for s in finished
+    )
+
+
+async def test_setting_the_context_variable_directly_is_what_the_api_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the light path sets the API's context variable itself; with another runtime context
+    # it goes through the API: both give the same spans, parents and current span
+    assert _light._CURRENT is not None  # the API's default runtime context
+    fast, _ = await run(TracerProvider())
+    fast_seen = SEEN["span"]
+    monkeypatch.setattr(_light, "_CURRENT", None)
+    general, _ = await run(TracerProvider())
+    assert _shape(fast) == _shape(general)
+    assert len(_shape(fast)) == 5
+    (tool,) = named(fast, "execute_tool ")
+    assert fast_seen == tool.context
+
+
+def test_an_open_scope_is_the_apis_current_span_and_closing_restores_the_context() -> None:
+    light = _light.light_tracer(TracerProvider().get_tracer("agentrig"))
+    assert light is not None
+    before = otel_context.get_current()
+    token = otel_context.attach(otel_context.set_value("app.key", "kept"))
+    try:
+        outer = light.open("outer", SpanKind.INTERNAL, None, "turn")
+        inner = light.open("inner", SpanKind.CLIENT, None, "model_call")
+        assert trace.get_current_span() is inner
+        assert otel_context.get_value("app.key") == "kept"  # the rest of the context stays
+        assert inner.parent == outer.get_span_context()
+        inner.close()
+        assert trace.get_current_span() is outer
+        outer.close()
+        assert trace.get_current_span() is trace.INVALID_SPAN
+        assert otel_context.get_value("app.key") == "kept"
+    finally:
+        otel_context.detach(token)
+    assert otel_context.get_current() == before

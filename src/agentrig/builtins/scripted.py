@@ -345,7 +345,15 @@ def factory(config: ProviderConfig) -> ScriptedProvider:
     replies = [_reply(r) for r in options.script]
     if options.script_file is not None:
         raw = json.loads(Path(options.script_file).read_text(encoding="utf-8"))
-        items: Sequence[Any] = raw if isinstance(raw, list) else raw.get("script", [])
+        if isinstance(raw, dict) and set(raw) <= {"script"}:
+            raw = raw.get("script", [])
+        if not isinstance(raw, list):  # another key would be dropped, not read
+            raise ValueError(
+                f"script_file {options.script_file!r} must hold a list of replies or "
+                f'{{"script": [...]}}, not {type(raw).__name__}'
+                + (f" with keys {sorted(raw)}" if isinstance(raw, dict) else "")
+            )
+        items: Sequence[Any] = raw
         replies += [_reply(_ReplyOptions.model_validate(item)) for item in items]
     return ScriptedProvider(
         replies,

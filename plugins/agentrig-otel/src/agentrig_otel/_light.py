@@ -15,6 +15,11 @@ local root (``ParentBased`` with the default local-parent delegates -- the SDK's
 internal span metrics off.  Otherwise the plugin keeps starting SDK spans.  The sampler is
 asked once per local root (a span without a live parent of ours) with the current context,
 as the SDK would; spans below it follow its decision, which is what those samplers decide.
+
+Making a span current is the API's ``attach(set_span_in_context(span))``; with the API's
+default runtime context (a ``ContextVar``, unless ``OTEL_PYTHON_CONTEXT`` names another) the
+light path sets that variable itself -- the same ``Context`` the API would build, without five
+Python calls per scope.  ``_CURRENT`` is None otherwise, and the API's functions are used.
 """
 
 from __future__ import annotations
@@ -23,17 +28,21 @@ import os
 import traceback
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar, Token
+from random import getrandbits
 from time import time_ns
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace as trace_api
 from opentelemetry.context import Context
+from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 from opentelemetry.sdk.environment_variables import OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanLimits, Tracer
 from opentelemetry.sdk.trace import sampling as sampling_api
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import Decision
 from opentelemetry.trace import (
+    INVALID_SPAN,
     Link,
     SpanContext,
     SpanKind,
@@ -42,6 +51,7 @@ from opentelemetry.trace import (
     TraceFlags,
     TraceState,
 )
+from opentelemetry.trace.propagation import _SPAN_KEY
 from opentelemetry.util import types
 
 __all__ = ["LIVE", "LightTracer", "LiveSpan", "light_tracer"]
@@ -58,6 +68,19 @@ _FLAGS = {flags: TraceFlags(flags) for flags in range(4)}  # the flags a span of
 _LOCAL_DEFAULT = "localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}"
 #: at least this many attributes and events per span must fit (the SDK's default is 128)
 _MIN_LIMIT = 64
+
+
+def _context_var() -> ContextVar[Context] | None:
+    """The variable holding the API's current ``Context``, when the runtime context is the
+    API's default one (else None: the API's ``attach`` / ``detach`` are used)."""
+    runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+    if type(runtime) is not ContextVarsRuntimeContext:
+        return None
+    var = getattr(runtime, "_current_context", None)
+    return var if isinstance(var, ContextVar) else None
+
+
+_CURRENT = _context_var()
 
 
 def _per_trace(sampler: sampling_api.Sampler) -> bool:
@@ -98,7 +121,7 @@ def light_tracer(tracer: Any) -> LightTracer | None:
 class LightTracer:
     """Starts :class:`LiveSpan` s with an SDK tracer's sampler, ids, resource and processors."""
 
-    __slots__ = ("_ids", "_scope", "_tracer", "info", "processor", "sampler")
+    __slots__ = ("_ids", "_random", "_scope", "_tracer", "info", "processor", "sampler")
 
     def __init__(self, tracer: Tracer) -> None:
         self._tracer = tracer
@@ -107,9 +130,33 @@ class LightTracer:
         self.info = tracer.instrumentation_info
         self._scope = getattr(tracer, "_instrumentation_scope", None)
         self._ids = tracer.id_generator
+        # the SDK's default generator is getrandbits(64) (never 0): called here directly
+        self._random = type(self._ids) is RandomIdGenerator
 
-    def start(self, name: str, kind: SpanKind) -> LiveSpan:
-        """A started span, child of the current context's span."""
+    def open(self, name: str, kind: SpanKind, owner: Any, scope_kind: str) -> LiveSpan:
+        """A started span, child of the current context's span, made current in this context
+        until its ``close()`` (a scope of ``agentrig.kernel.tracing`` opened by ``owner``)."""
+        var = _CURRENT
+        if var is not None:
+            context: Context | None = var.get()
+            parent: Any = context.get(_SPAN_KEY) if context is not None else None
+            if parent is None:
+                parent = INVALID_SPAN
+        else:
+            context, parent = None, trace_api.get_current_span()
+        span = self.start(name, kind, parent)
+        span.owner = owner
+        span.scope_kind = scope_kind
+        if context is not None and var is not None:
+            # what ``attach(set_span_in_context(span))`` builds and sets
+            span._token = var.set(Context({**context, _SPAN_KEY: span}))
+        else:
+            span._token = otel_context.attach(trace_api.set_span_in_context(span))
+        span._live = LIVE.set(span)
+        return span
+
+    def start(self, name: str, kind: SpanKind, parent: Any = None) -> LiveSpan:
+        """A started span, child of ``parent`` (the current context's span by default)."""
         span = LiveSpan.__new__(LiveSpan)
         span._name = name
         span._kind = kind
@@ -119,9 +166,12 @@ class LightTracer:
         span._attributes = span._values = {}
         span._events = span._event_list = []
         span._processor = self.processor
-        ids = self._ids  # the SDK's RandomIdGenerator: random.getrandbits(64)
-        span_id = ids.generate_span_id()
-        parent = trace_api.get_current_span()
+        ids = self._ids
+        span_id = getrandbits(64) if self._random else 0
+        if not span_id:
+            span_id = ids.generate_span_id()
+        if parent is None:
+            parent = trace_api.get_current_span()
         if type(parent) is LiveSpan:  # below a span of ours: its trace, its decision
             span.trace_id = parent.trace_id
             span._flags = parent._flags
@@ -129,8 +179,8 @@ class LightTracer:
             span._recording = parent._flags & _SAMPLED == _SAMPLED
             span._parent_span = parent
         else:
-            context = parent.get_span_context()
-            if context.is_valid:
+            context = parent.get_span_context() if isinstance(parent, trace_api.Span) else None
+            if context is not None and context.is_valid:
                 trace_id = context.trace_id
                 random_id = context.trace_flags.random_trace_id
                 span._parent = context
@@ -189,20 +239,16 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     def span(self) -> LiveSpan:
         return self
 
-    def activate(self, owner: Any, scope_kind: str) -> LiveSpan:
-        """Make this span current in this context until :meth:`close`."""
-        self.owner = owner
-        self.scope_kind = scope_kind
-        self._token = otel_context.attach(trace_api.set_span_in_context(self))
-        self._live = LIVE.set(self)
-        return self
-
     def close(self) -> None:
         live = self._live
         if live is not None and LIVE.get() is self:  # the context that opened it
             self._live = None
             LIVE.reset(live)
-            otel_context.detach(self._token)
+            var = _CURRENT
+            if var is not None and self._token.var is var:
+                var.reset(self._token)
+            else:
+                otel_context.detach(self._token)
         if not self.ended:  # no observation came (no listener saw it): end it here
             self.end()
 
@@ -210,12 +256,9 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     def get_span_context(self) -> SpanContext:
         context = self._context
         if context is None:
+            # positional: the constructor's keywords cost as much as the rest of it
             context = self._context = SpanContext(
-                self.trace_id,
-                self.span_id,
-                is_remote=False,
-                trace_flags=_FLAGS[self._flags],
-                trace_state=self._state,
+                self.trace_id, self.span_id, False, _FLAGS[self._flags], self._state
             )
         return context
 

@@ -86,11 +86,6 @@ _OPENED: dict[str, tuple[str, SpanKind]] = {
     "model_call": ("chat", SpanKind.CLIENT),
     "tool_call": ("execute_tool", SpanKind.INTERNAL),
 }
-_OBSERVED: dict[str, ScopeKind] = {
-    "turn": "turn",
-    "model_call": "model_call",
-    "tool_call": "tool_call",
-}
 
 
 def _hex_ids(span: Span) -> tuple[str, str] | tuple[()]:
@@ -104,7 +99,7 @@ def _hex_ids(span: Span) -> tuple[str, str] | tuple[()]:
 class _Scope:
     """A live span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
 
-    __slots__ = ("_ids", "_live", "_token", "ended", "owner", "scope_kind", "span")
+    __slots__ = ("_hex", "_ids", "_live", "_token", "ended", "owner", "scope_kind", "span")
 
     def __init__(self, owner: Telemetry, kind: ScopeKind, span: Span) -> None:
         self.owner = owner
@@ -112,12 +107,14 @@ class _Scope:
         self.span = span
         self.ended = False
         self._ids: tuple[str, str] | tuple[()] | None = None  # () once known to be invalid
+        self._hex: tuple[str, str] | None = None  # the ids, once known to be valid
         self._token = otel_context.attach(trace.set_span_in_context(span))
         self._live: Token[Any] = LIVE.set(self)
 
     def ids(self) -> tuple[str, str] | None:
         if self._ids is None:
             self._ids = _hex_ids(self.span)
+            self._hex = self._ids or None
         return self._ids or None
 
     def end(self) -> None:
@@ -196,7 +193,7 @@ class Telemetry:
         name, span_kind = _OPENED.get(kind) or (f"invoke_agent {agent_id}", SpanKind.INTERNAL)
         light = self._light
         if light is not None:
-            return light.start(name, span_kind).activate(self, kind)
+            return light.open(name, span_kind, self, kind)
         return _Scope(self, kind, self._tracer.start_span(name, kind=span_kind))
 
     def headers(self) -> dict[str, str]:
@@ -209,8 +206,8 @@ class Telemetry:
         """The current span's trace id and span id (hex), or None outside a span."""
         live = LIVE.get()
         if live is not None:
-            ids: tuple[str, str] | None = live.ids()
-            return ids
+            ids: tuple[str, str] | None = live._hex  # built once per span (the common case)
+            return ids if ids is not None else live.ids()
         return _hex_ids(trace.get_current_span()) or None
 
     def continue_from(self, headers: Mapping[str, str]) -> _Continued:
@@ -233,19 +230,25 @@ class Telemetry:
     @hookimpl
     def observe(self, payload: Observation) -> None:
         kind = payload.kind
-        if kind in ("permission", "hook"):
+        if kind == "model_call":  # the most frequent first
+            self._observed(payload, "model_call")
+        elif kind == "tool_call":
+            self._observed(payload, "tool_call")
+        elif kind == "turn":
+            self._observed(payload, "turn")
+        elif kind == "permission" or kind == "hook":
             self._event(payload)
-            return
-        scope_kind = _OBSERVED.get(kind)
-        if scope_kind is None:
-            return
+
+    def _observed(self, payload: Observation, kind: ScopeKind) -> None:
+        """An operation's observation: its metrics, then its span (the live one if open)."""
         data = payload.data
         if kind == "model_call":
-            self._record_call_metrics(data)
-        elif kind == "tool_call":
+            if self._duration is not None:
+                self._record_call_metrics(data)
+        elif kind == "tool_call" and self._tool_duration is not None:
             self._record_tool_metrics(data)
         live = LIVE.get()
-        if live is None or live.owner is not self or live.scope_kind != scope_kind or live.ended:
+        if live is None or live.owner is not self or live.scope_kind != kind or live.ended:
             live = None
         span = live.span if live is not None else None
         if span is not None and not span.is_recording():  # sampled out: nothing to write
@@ -256,12 +259,12 @@ class Telemetry:
                 self._by_call.pop(data.get("call_id") or "", None)
             live.end()
             return
-        if kind == "turn":
-            self._turn(payload, span)
-        elif kind == "model_call":
+        if kind == "model_call":
             self._call(payload, span)
-        else:
+        elif kind == "tool_call":
             self._tool(payload, span)
+        else:
+            self._turn(payload, span)
         if live is not None:
             live.end()
 
@@ -334,10 +337,11 @@ class Telemetry:
             return self._tracer.start_span(
                 name, kind=kind, start_time=_ns(start), attributes=attributes
             )
-        live.update_name(name)
-        if type(live) is LiveSpan:
+        if type(live) is LiveSpan:  # live and recording (checked by the caller)
+            live._name = name
             live.put_clean(attributes)  # built here: no value to clean
         else:
+            live.update_name(name)
             live.set_attributes(attributes)
         return live
 
