@@ -38,6 +38,7 @@ message text::
      ├── VariantError                           variant.invalid                   user
      ├── HostError                              host.error                        system
      │   ├── EgressRejectedError                egress.rejected                   user
+     │   ├── LauncherStartError                 process.launcher_failed           system
      │   ├── MarkerError                        marker.error                      system
      │   │   ├── MarkerHeldError                marker.held                       system
      │   │   └── MarkerLostError                marker.lost                       system
