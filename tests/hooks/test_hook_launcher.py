@@ -474,3 +474,44 @@ async def test_commands_after_dropping_root_run_without_it(tmp_path: Path) -> No
     os.chmod(tmp_path, 0o755)
     done = await anyio.run_process([sys.executable, str(script)], check=True)
     assert done.stdout.decode().split() == ["before", "0", "after", "65534"]
+
+
+@pytest.mark.anyio
+async def test_a_waiting_child_killed_before_its_request_is_replaced(fresh: None) -> None:
+    # the launcher keeps a forked child waiting, and agentrig sends it the next request
+    # directly; one killed meanwhile costs that request a reaper of its own, nothing else
+    running = await _start(["sleep", "300"])
+    async with running:
+        launcher = _launcher_pid()
+        for _ in range(3):
+            for child in _children_of(launcher):
+                if child != running.pid:
+                    os.kill(child, signal.SIGKILL)
+            output, _ = await _output("echo served")
+            assert output == "served\n"
+        output, parent = await _output("echo again")
+        assert (output, parent) == ("again\n", launcher)
+        assert running.returncode is None  # the launcher's other commands go on
+        end_tree(running)
+        await running.wait()
+
+
+def _children_of(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+@pytest.mark.anyio
+async def test_a_waiting_child_dies_with_its_launcher(fresh: None) -> None:
+    # agentrig holds a way to send it a request: it must not outlive the launcher, or a
+    # command would run where nobody ends its tree when agentrig dies
+    await _output("true")
+    launcher = _launcher_pid()
+    waiting = _children_of(launcher)
+    assert waiting
+    os.kill(launcher, signal.SIGKILL)
+    for child in waiting:
+        assert await wait_gone(child), "a waiting child outlived its launcher"
+    output, parent = await _output("echo next")
+    assert output == "next\n"
+    assert parent in (os.getpid(), _launcher_pid())
+    assert parent != launcher

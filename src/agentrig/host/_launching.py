@@ -1,9 +1,10 @@
 """agentrig's side of the reaper launcher: one per process, a reaper per command without an exec.
 
-:func:`launch` asks the launcher (``_launcher.py``, started lazily on the first command) to
-fork a per-command reaper and returns a :class:`LaunchedProcess`, or None when the launcher
-cannot serve this command (it cannot start, it died, the request is too large): the caller
-then starts ``_reaper.py`` itself, as before the launcher existed.
+:func:`launch` sends the request to a child the launcher (``_launcher.py``, started lazily on
+the first command) keeps waiting -- or to the launcher, which forks one, when none is at
+hand -- and returns a :class:`LaunchedProcess`, or None when the launcher cannot serve this
+command (it cannot start, it died, the request is too large, ...): the caller then starts
+``_reaper.py`` itself, as before the launcher existed.
 
 Ownership: the launcher is started from a thread of its own that waits for it to exit.  Its
 ``PR_SET_PDEATHSIG`` fires when the *thread* that started it ends, so that thread must live
@@ -100,12 +101,32 @@ class _Launcher:
         self.popen = popen
         self.alive = True
         self.inherited = inherited
+        self.spares: list[socket.socket] = []  # sockets of children waiting for a request
+        self.spares_lock = threading.Lock()
+
+    def take_spare(self) -> socket.socket | None:
+        """A waiting child's socket (the launcher sends them as ``S``), or None."""
+        with self.spares_lock:
+            while self.alive:
+                try:
+                    message, fds, _, _ = socket.recv_fds(self.control, 64, 1)
+                except (BlockingIOError, OSError):
+                    break
+                if not message:
+                    break  # the launcher ended
+                for fd in fds:
+                    self.spares.append(socket.socket(fileno=fd))
+            return self.spares.pop(0) if self.spares else None
 
     def retire(self) -> None:
         """Stop using it (it died, or this process forked); the owner thread reaps it."""
         self.alive = False
         with contextlib.suppress(OSError):
             self.control.close()
+        with self.spares_lock:
+            for spare in self.spares:
+                spare.close()
+            self.spares.clear()
 
 
 class _State:
@@ -516,6 +537,23 @@ class _LauncherLost(Exception):
     """The launcher ended before the command started: start it the old way."""
 
 
+def _to_spare(launcher: _Launcher, request: bytes, fds: list[int]) -> bool:
+    """Send the request straight to a waiting child; False when none is at hand."""
+    while (spare := launcher.take_spare()) is not None:
+        try:
+            socket.send_fds(spare, [request], fds, socket.MSG_NOSIGNAL)
+        except OSError as exc:
+            if exc.errno in _DEAD:
+                spare.close()  # that child was killed while it waited
+                continue
+            with launcher.spares_lock:  # too large, a bad fd: the child still waits
+                launcher.spares.insert(0, spare)
+            raise
+        spare.close()
+        return True
+    return False
+
+
 async def _send(control: socket.socket, request: bytes, fds: list[int]) -> None:
     while True:
         try:
@@ -556,9 +594,11 @@ async def launch(
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ours.setblocking(False)
     process = LaunchedProcess(ours, streams)
+    fds = [*streams.theirs, theirs.fileno()]
     try:
         try:
-            await _send(launcher.control, request, [*streams.theirs, theirs.fileno()])
+            if not _to_spare(launcher, request, fds):  # none at hand: the launcher forks one
+                await _send(launcher.control, request, fds)
         finally:
             theirs.close()
             streams.close_sent()
@@ -577,7 +617,9 @@ async def launch(
     try:
         await process.started()
     except _LauncherLost:
-        _retire(launcher)
+        # the child that got the request died before it started the command (killed while
+        # it waited, or with the launcher): this command alone starts the old way; a dead
+        # launcher is retired by the next send to it or by its owner thread
         ours.close()
         streams.close_all()
         return None

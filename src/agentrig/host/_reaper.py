@@ -134,12 +134,15 @@ def _detach_streams() -> None:
     os.close(null)
 
 
-def arm(parent: int) -> bool:
+def arm(parent: int, *, block: bool = True) -> bool:
     """Block the signals we wait for, become a subreaper, die with ``parent``.
 
     False when ``parent`` is not our parent any more (it died before we were armed).
+    ``block=False`` leaves SIGTERM deadly (a child that waits for work): the caller blocks
+    ``_WAKE`` itself before it starts anything.
     """
-    signal.pthread_sigmask(signal.SIG_BLOCK, _WAKE)
+    if block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _WAKE)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     return os.getppid() == parent
