@@ -90,13 +90,16 @@ class CallOutcome:
 
 
 def observe_tool_call(
-    agent: Agent, call: ToolCallBlock, outcome: CallOutcome, ids: Mapping[str, Any]
+    agent: Agent, call: ToolCallBlock, outcome: CallOutcome, ids: dict[str, Any]
 ) -> None:
-    """Emit the ``tool_call`` observation of a settled call (content-free)."""
+    """Emit the ``tool_call`` observation of a settled call (content-free).
+
+    ``ids`` is a fresh dict the caller hands over: it becomes the observation's data.
+    """
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("observe"):
         return
-    data = dict(ids)
+    data = ids
     data.update(
         call_id=call.id,
         invocation_id=outcome.invocation_id or None,
