@@ -52,6 +52,10 @@ class Interrupted(Exception):
 class TurnState:
     """One turn's shared state (the parts of the turn are its mixins)."""
 
+    #: the provider id and kind the last model call observation named (``_observations``);
+    #: a class default, so a turn without an ``observe`` listener never stores it
+    provider_kind: tuple[str, str | None] | None = None
+
     def __init__(
         self,
         agent: Agent,
@@ -75,8 +79,6 @@ class TurnState:
         self.trigger: TurnTrigger = "prompt"
         self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
         self.first_chunk = 0.0  # when the current model call's first chunk arrived
-        #: the provider id and kind the last model call observation named (``_observations``)
-        self.provider_kind: tuple[str, str | None] | None = None
         # a tracing plugin's context (None without one: then nothing below opens a scope)
         self.trace = trace = agent.runtime.trace
         if trace is not None and agent.session.trace_ids is None:
