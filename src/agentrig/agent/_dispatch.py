@@ -90,16 +90,13 @@ class CallOutcome:
 
 
 def observe_tool_call(
-    agent: Agent, call: ToolCallBlock, outcome: CallOutcome, ids: dict[str, Any]
+    agent: Agent, call: ToolCallBlock, outcome: CallOutcome, ids: Mapping[str, Any]
 ) -> None:
-    """Emit the ``tool_call`` observation of a settled call (content-free).
-
-    ``ids`` is a fresh dict the caller hands over: it becomes the observation's data.
-    """
+    """Emit the ``tool_call`` observation of a settled call (content-free)."""
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("observe"):
         return
-    data = ids
+    data = dict(ids)
     data.update(
         call_id=call.id,
         invocation_id=outcome.invocation_id or None,

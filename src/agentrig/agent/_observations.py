@@ -41,16 +41,13 @@ def observe_model_call(
     now = time.perf_counter()
     started_at, start = started
     first = state.first_chunk
-    known = state.provider_kind
-    if known is None or known[0] != cfg.provider:  # the catalogs are sealed: once per turn
-        provider = agent.runtime.catalog(PROVIDERS).get(cfg.provider)
-        known = state.provider_kind = (cfg.provider, getattr(provider, "kind", None))
+    provider = agent.runtime.catalog(PROVIDERS).get(cfg.provider)
     data = state.ids()
     data.update(
         round=state.outcome.rounds + (1 if outcome != "success" else 0),
         attempt=attempt + 1,
         provider=cfg.provider,
-        provider_kind=known[1],
+        provider_kind=getattr(provider, "kind", None),
         model=cfg.model,
         response_model=message.model if message is not None else None,
         outcome=outcome,

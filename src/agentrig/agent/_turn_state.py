@@ -52,10 +52,6 @@ class Interrupted(Exception):
 class TurnState:
     """One turn's shared state (the parts of the turn are its mixins)."""
 
-    #: the provider id and kind the last model call observation named (``_observations``);
-    #: a class default, so a turn without an ``observe`` listener never stores it
-    provider_kind: tuple[str, str | None] | None = None
-
     def __init__(
         self,
         agent: Agent,
