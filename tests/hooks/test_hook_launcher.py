@@ -515,3 +515,18 @@ async def test_a_waiting_child_dies_with_its_launcher(fresh: None) -> None:
     assert output == "next\n"
     assert parent in (os.getpid(), _launcher_pid())
     assert parent != launcher
+
+
+@pytest.mark.anyio
+async def test_reading_the_commands_output_is_a_checkpoint(fresh: None) -> None:
+    # a reader of a command that keeps writing must still see its timeout or cancellation
+    process = await _start(["/bin/sh", "-c", "echo hi; exec sleep 300"])
+    async with process:
+        assert process.stdout is not None
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await process.stdout.receive()
+        assert scope.cancelled_caught
+        assert await process.stdout.receive() == b"hi\n"  # nothing read was lost
+        end_tree(process)
+        await process.wait()

@@ -20,7 +20,6 @@ import errno
 import marshal
 import os
 import signal
-import signal as signal_module
 import socket
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from typing import IO, Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from agentrig.host._errors import HostError
 
@@ -110,7 +110,7 @@ class _Launcher:
             while self.alive:
                 try:
                     message, fds, _, _ = socket.recv_fds(self.control, 64, 1)
-                except (BlockingIOError, OSError):
+                except OSError:  # nothing there (BlockingIOError), or closed meanwhile
                     break
                 if not message:
                     break  # the launcher ended
@@ -271,13 +271,17 @@ class _Streams:
         self.theirs: list[int] = []
         self.owned: list[int] = []  # fds we opened for them: closed once sent
         self.ours: list[int | None] = []
-        self._add(stdin, reading=True)
-        self._add(stdout, reading=False)
-        if stderr == subprocess.STDOUT:
-            self.theirs.append(self.theirs[1])
-            self.ours.append(None)
-        else:
-            self._add(stderr, reading=False)
+        try:
+            self._add(stdin, reading=True)
+            self._add(stdout, reading=False)
+            if stderr == subprocess.STDOUT:
+                self.theirs.append(self.theirs[1])
+                self.ours.append(None)
+            else:
+                self._add(stderr, reading=False)
+        except BaseException:
+            self.close_all()
+            raise
 
     def _add(self, spec: _Std, *, reading: bool) -> None:
         ours: int | None = None
@@ -310,7 +314,7 @@ class _Streams:
         for fd in self.ours:
             if fd is not None:
                 os.close(fd)
-        self.ours = [None, None, None]
+        self.ours = [None] * len(self.ours)
 
 
 class _FdReceiveStream(anyio.abc.ByteReceiveStream):
@@ -320,6 +324,7 @@ class _FdReceiveStream(anyio.abc.ByteReceiveStream):
         self._fd: int | None = fd
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
+        await anyio.lowlevel.checkpoint_if_cancelled()
         while True:
             if self._fd is None:
                 raise anyio.ClosedResourceError
@@ -330,6 +335,9 @@ class _FdReceiveStream(anyio.abc.ByteReceiveStream):
                 continue
             if not data:
                 raise anyio.EndOfStream
+            # a reader of a fast writer must still let others run (timeouts, cancellation),
+            # without losing what it read
+            await anyio.lowlevel.cancel_shielded_checkpoint()
             return data
 
     async def aclose(self) -> None:
@@ -347,6 +355,7 @@ class _FdSendStream(anyio.abc.ByteSendStream):
         self._fd: int | None = fd
 
     async def send(self, item: bytes) -> None:
+        await anyio.lowlevel.checkpoint_if_cancelled()
         view = memoryview(item)
         while view:
             if self._fd is None:
@@ -359,7 +368,7 @@ class _FdSendStream(anyio.abc.ByteSendStream):
             except (BrokenPipeError, ConnectionResetError) as exc:
                 raise anyio.BrokenResourceError from exc
             view = view[written:]
-        await anyio.lowlevel.checkpoint()
+        await anyio.lowlevel.cancel_shielded_checkpoint()  # what was written stays written
 
     async def aclose(self) -> None:
         fd, self._fd = self._fd, None
@@ -485,7 +494,7 @@ class LaunchedProcess(anyio.abc.Process):
             return
         with contextlib.suppress(ProcessLookupError):
             if self._pidfd is not None:
-                signal_module.pidfd_send_signal(self._pidfd, signal)
+                _pidfd_send_signal(self._pidfd, signal)
             else:  # pragma: no cover - the launcher checks for pidfds when it starts
                 os.kill(self._pid, signal)
 
@@ -531,6 +540,10 @@ class LaunchedProcess(anyio.abc.Process):
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
+
+
+def _pidfd_send_signal(pidfd: int, number: int) -> None:
+    signal.pidfd_send_signal(pidfd, number)
 
 
 class _LauncherLost(Exception):
