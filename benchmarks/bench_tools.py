@@ -8,7 +8,8 @@
   hooks + execute of a no-op tool through ``agent.call_tool`` -- vs calling the function
   directly;
 * a ``command`` hook's round trip vs a bare subprocess spawn of the same script (when the
-  command strategy is installed);
+  command strategy is installed; target: at most 2x -- the hook runs under a subreaper
+  forked by the reaper launcher, plus pipes, JSON on stdin and the decoded outcome);
 * parallel tool calls: a run whose one reply makes five calls of a 100 ms async read-only
   tool vs the same run making one call (target: at most 1.3x).
 """
@@ -178,6 +179,7 @@ async def bench_command_hook(runs: int) -> None:
         signal = agentrig.CancelSignal()
         best_hook = float("inf")
         best_bare = float("inf")
+        await hook.run(event, signal=signal)  # the reaper launcher starts with the first hook
         for _ in range(runs):
             start = time.perf_counter_ns()
             await hook.run(event, signal=signal)
@@ -189,11 +191,12 @@ async def bench_command_hook(runs: int) -> None:
                 await process.stdin.aclose()
                 await process.wait()
             best_bare = min(best_bare, time.perf_counter_ns() - start)
-    report(
+    compare(
         "command hook round trip vs bare subprocess spawn",
         best_hook / 1e6,
         best_bare / 1e6,
         "ms/call",
+        target=2.0,
     )
 
 

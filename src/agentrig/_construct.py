@@ -32,6 +32,8 @@ __all__ = [
     "set_fields_set",
     "set_private",
     "share_fields_set",
+    "share_held_fields_sets",
+    "shared_fields_set",
 ]
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -179,6 +181,18 @@ def compact_instances(*classes: type[BaseModel]) -> None:
 # A set per instance is 216 bytes -- more than the instance's own fields for a small model;
 # a frozen model never changes it (pydantic copies it for ``model_copy``).
 _FIELD_SETS: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
+
+
+def shared_fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:
+    """The fields-set an instance of ``cls`` with ``names`` set keeps after
+    :func:`share_fields_set`: the shared one for a frozen class, else a set of its own."""
+    return _fields_set(cls, names)
+
+
+def share_held_fields_sets(values: Iterable[Any], depth: int = 2) -> None:
+    """What :func:`share_fields_set` does for the field ``values`` of an instance at
+    ``depth + 1``: the frozen models among them (in tuples too) get their shared sets."""
+    _walk(values, depth)
 
 
 def _fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:

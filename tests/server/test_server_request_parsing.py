@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 from agentrig_server._anthropic import parse_messages_request
 from agentrig_server._errors import ApiError
@@ -206,3 +207,29 @@ def test_system_texts_join_in_order() -> None:
     )
     assert prompt.system == "one\n\ntwo"
     assert responses("hi").system is None
+
+
+# ---- end-user tags: accepted, not passed on ---------------------------------------------------
+
+
+def _chat(messages: Any, **extra: Any) -> Prompt:
+    return parse_chat_request({"model": "m", "messages": messages, **extra})[0]
+
+
+@pytest.mark.parametrize(
+    ("parse", "tags"),
+    [
+        (_chat, {"user": "end-user-7"}),
+        (responses, {"user": "end-user-7"}),
+        (anthropic, {"metadata": {"user_id": "end-user-7"}}),
+    ],
+)
+def test_end_user_tags_are_accepted_and_change_nothing_the_agent_is_sent(
+    parse: Callable[..., Prompt], tags: dict[str, Any]
+) -> None:
+    """Documented in docs/server.md: SDK clients may set them; the agent's own options decide
+    what its provider is sent, so the parsed prompt is the same with and without them."""
+    message = [{"role": "user", "content": "hi"}]
+    tagged, plain = parse(message, **tags), parse(message)
+    assert tagged.message.content == plain.message.content
+    assert attrs.evolve(tagged, message=plain.message) == plain

@@ -50,6 +50,7 @@ from agentrig.session import (
     NoticeKind,
     Session,
     SessionEvent,
+    SessionEventData,
     SessionWriter,
     SystemPrompt,
 )
@@ -248,6 +249,14 @@ class Agent:
             self.session.push(data)
         else:
             await self._log(data)
+
+    async def _write_trusted(self, cls: type[SessionEventData], /, **fields: Any) -> None:
+        """:meth:`_write` of ``cls(**fields)``, the loop vouching for the values' types:
+        without a store, the session keeps it unbuilt (:meth:`Session.push_trusted`)."""
+        if self._writer is None:
+            self.session.push_trusted(cls, **fields)
+        else:
+            await self._log(cls(**fields))
 
     def _record_inbox(self, data: Any) -> None:
         # Inbox mutations happen in sync code (steer() from a listener); persist them with

@@ -77,14 +77,13 @@ class ModelCall(TurnState):
         require_capabilities(
             provider, request, declared
         )  # refused here: the provider is never called
-        await self.log(
-            RequestHeader(
-                provider=cfg.provider,
-                model=cfg.model,
-                max_tokens=cfg.max_tokens,
-                temperature=cfg.temperature,
-                tools=tuple(t.id for t in tools),
-            )
+        await self.write(
+            RequestHeader,
+            provider=cfg.provider,
+            model=cfg.model,
+            max_tokens=cfg.max_tokens,
+            temperature=cfg.temperature,
+            tools=tuple(t.id for t in tools),
         )
         assembler = StreamAssembler()
         answered: AssistantMessage | None = None  # a reply that arrived whole
@@ -139,7 +138,7 @@ class ModelCall(TurnState):
         return message
 
     async def commit_assistant(self, message: AssistantMessage) -> None:
-        await self.log(AssistantMessageEvent(message=message))
+        await self.write(AssistantMessageEvent, message=message)
         for index, call in enumerate(message.tool_calls):
             self.open_calls[index] = call
         self.outcome.usages.append(message.usage)

@@ -60,6 +60,9 @@ UNKNOWN_TOOLS_INSTRUCTION = (
     "Answer now without calling tools."
 )
 UNKNOWN_TOOL_ROUNDS_LIMIT = 2
+SUSPENDED_UNJOURNALED = (
+    "not executed: the run suspended without an execution journal, so nothing can continue it"
+)
 
 
 class _Turn(ModelCall, ToolRound):
@@ -100,12 +103,16 @@ class _Turn(ModelCall, ToolRound):
                 with anyio.CancelScope(shield=True):
                     await self.close_interrupted()
                 raise
+            suspended = isinstance(exc, ExecutionSuspended)
             if not (isinstance(exc, ExecutionControlError) or self.agent.journaled):
                 # a journaled run keeps its recovery authority: no transcript-only settlement
                 await self.settle_open_calls("not executed: the turn failed")
+            elif suspended and not self.agent.journaled:
+                # no journal, no continuation: nothing would ever answer the pending calls
+                await self.settle_open_calls(SUSPENDED_UNJOURNALED)
             if self.step:
-                await self.log(StepEnd(turn=self.turn, step=self.step))
-            if isinstance(exc, ExecutionSuspended):
+                await self.write(StepEnd, turn=self.turn, step=self.step)
+            if suspended:
                 # waiting for an outside answer: its calls stay open for continuation
                 self.outcome.stop_reason = str(exc)
                 await self.end_turn("suspended")
@@ -119,7 +126,7 @@ class _Turn(ModelCall, ToolRound):
         """End an aborted turn: every open call settled, the open step closed, then turn/end."""
         await self.settle_open_calls()
         if self._step_open():
-            await self.log(StepEnd(turn=self.turn, step=self.step))
+            await self.write(StepEnd, turn=self.turn, step=self.step)
         await self.end_turn("interrupted")
 
     async def end_turn(self, reason: TurnEndReason, error: BaseException | None = None) -> None:
@@ -174,7 +181,7 @@ class _Turn(ModelCall, ToolRound):
                 self.step -= 1
                 self.outcome.stop_reason = decision.reason
                 return "rejected"
-            await self.log(StepStart(turn=self.turn, step=self.step))
+            await self.write(StepStart, turn=self.turn, step=self.step)
             for entered in decision.messages:
                 if entered.source == "steer":
                     await self.log(SteeringMessage(message=entered))
@@ -185,15 +192,15 @@ class _Turn(ModelCall, ToolRound):
                 await self._forced_final(
                     UNKNOWN_TOOLS_INSTRUCTION.format(calls=self._unexecuted_calls())
                 )
-                await self.log(StepEnd(turn=self.turn, step=self.step))
+                await self.write(StepEnd, turn=self.turn, step=self.step)
                 return "completed"
             if not budget_left:
                 if self.options.tool_only_completion:
-                    await self.log(StepEnd(turn=self.turn, step=self.step))
+                    await self.write(StepEnd, turn=self.turn, step=self.step)
                     self._check_not_empty()
                     return "budget"
                 await self._forced_final(FORCED_SUMMARY_INSTRUCTION)
-                await self.log(StepEnd(turn=self.turn, step=self.step))
+                await self.write(StepEnd, turn=self.turn, step=self.step)
                 return "budget"
             # re-read every round: a tool loaded in round N is offered in round N + 1
             tools = [] if tool_choice == "none" else agent.offered_tools()
@@ -206,7 +213,7 @@ class _Turn(ModelCall, ToolRound):
                         "the model called a tool although tool_choice='none' was requested"
                     )
                 concludes = await self.run_calls(calls, tools)
-                await self.log(StepEnd(turn=self.turn, step=self.step))
+                await self.write(StepEnd, turn=self.turn, step=self.step)
                 if self.signal.cancelled:
                     # aborted during the tool round: open no further step, and leave
                     # pending input for a later turn
@@ -218,7 +225,7 @@ class _Turn(ModelCall, ToolRound):
                 if concludes and not batch:
                     return "completed"
                 continue
-            await self.log(StepEnd(turn=self.turn, step=self.step))
+            await self.write(StepEnd, turn=self.turn, step=self.step)
             if hooks.has_listeners("turn_stopping"):  # its payload built only then
                 await hooks.awaited(
                     "turn_stopping",

@@ -72,6 +72,9 @@ class TurnState:
         # ``self.log(data)`` appends one event: bound to the agent's writer here (one
         # coroutine frame per event instead of two)
         self.log: Callable[[Any], Awaitable[None]] = agent._write
+        #: ``self.write(cls, **fields)`` logs ``cls(**fields)`` for the loop's own events,
+        #: whose field types it vouches for (the payload is not built without a store)
+        self.write: Callable[..., Awaitable[None]] = agent._write_trusted
         self.trigger: TurnTrigger = "prompt"
         self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
         self.first_chunk = 0.0  # when the current model call's first chunk arrived

@@ -31,7 +31,12 @@ from agentrig.errors import (
     UnknownIdError,
 )
 from agentrig.ids import ToolId, provider_id
-from agentrig.kernel.config import PlaceholderResolver, issues_from_validation, resolve_secret
+from agentrig.kernel.config import (
+    PlaceholderResolver,
+    issues_from_validation,
+    resolve_secret,
+    unknown_key_message,
+)
 from agentrig.kernel.discovery import PluginIndex
 from agentrig.kernel.runtime import AGENTS, HTTP, MODELS, HttpFactory
 
@@ -86,6 +91,23 @@ def _options_issues(factory: object, options: dict[str, Any], path: Path) -> lis
     return []
 
 
+def _credential_issues(factory: object, credentials: dict[str, str], path: Path) -> list[Issue]:
+    """A credential the factory does not read (it declares ``credential_keys``) is refused:
+    a misspelt ``api_key`` would otherwise send requests without a key."""
+    known = getattr(factory, "credential_keys", None)
+    if known is None:
+        return []
+    return [
+        Issue(
+            "config.unknown_credential",
+            unknown_key_message(key, sorted(known)),
+            (*path, "credentials", key),
+        )
+        for key in credentials
+        if key not in known
+    ]
+
+
 def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
     """Every unknown, disabled or broken ID the config refers to, with its key path."""
     config = loaded.config
@@ -97,6 +119,7 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
         else:
             factory = index.load("providers", provider.kind)
             issues += _options_issues(factory, provider.options, ("providers", pid, "options"))
+            issues += _credential_issues(factory, provider.credentials, ("providers", pid))
         for key, value in provider.credentials.items():
             if value.startswith("$ENV:") and len(value) == len("$ENV:"):
                 issues.append(
@@ -159,13 +182,16 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                     ("agents", aid, "session_store"),
                 )
             )
-    from agentrig.hooks import event_name_problem
+    from agentrig.hooks import event_name_problem, matcher_problem
 
     for event, entries in config.hooks.items():
         problem = event_name_problem(event)
         if problem is not None:  # a hook for an event agentrig never fires would never run
             issues.append(Issue("config.hook_event", problem, ("hooks", event)))
         for i, hook in enumerate(entries):
+            ignored = matcher_problem(event, hook.matcher) if problem is None else None
+            if ignored is not None:
+                issues.append(Issue("config.hook_matcher", ignored, ("hooks", event, i, "matcher")))
             issue = _entry_issue(
                 index, "hook_strategies", hook.strategy, ("hooks", event, i, "strategy")
             )

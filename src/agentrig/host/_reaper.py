@@ -27,16 +27,17 @@ import resource
 import signal
 import sys
 import time
+from collections.abc import Callable, Mapping
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _WAKE = {signal.SIGTERM, signal.SIGCHLD}
 #: how long to wait for a child that the kernel is still re-parenting to us (1 ms steps)
 _SETTLE_STEPS = 1000
+libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _prctl(option: int, value: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(option, value, 0, 0, 0) != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, os.strerror(errno))
@@ -133,31 +134,82 @@ def _detach_streams() -> None:
     os.close(null)
 
 
-def main(argv: list[str]) -> int:
-    """Run ``argv[4:]`` (after ``STATUS_FD PARENT_PID --``); see the module docs."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, _WAKE)
-    status_fd, parent, command = int(argv[1]), int(argv[2]), argv[4:]
-    os.set_inheritable(status_fd, False)
+def arm(parent: int, *, block: bool = True) -> bool:
+    """Block the signals we wait for, become a subreaper, die with ``parent``.
+
+    False when ``parent`` is not our parent any more (it died before we were armed).
+    ``block=False`` leaves SIGTERM deadly (a child that waits for work): the caller blocks
+    ``_WAKE`` itself before it starts anything.
+    """
+    if block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _WAKE)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    return os.getppid() == parent
+
+
+def run(
+    command: list[str] | list[bytes],
+    *,
+    parent: int,
+    report: Callable[[str | None], None],
+    cwd: str | bytes | None = None,
+    env: Mapping[bytes, bytes] | None = None,
+    finished: Callable[[int], None] | None = None,
+    armed: bool = False,
+) -> int:
+    """Run ``command`` as a subreaper until it and every descendant are gone; the exit code.
+
+    ``report`` is called once: with the start failure's text, or with None once the command
+    runs.  ``parent`` is the pid that must still be our parent once ``PR_SET_PDEATHSIG`` is
+    armed (otherwise nobody would end the tree, and the command is not started).  Shared by
+    this script and the launcher's per-command children (``_launcher.py``).  ``env`` (by
+    default ours) is the command's environment; its ``PATH`` is searched for the program.
+    ``finished`` hears the wait status this process exits with once the whole tree is gone.
+    ``armed``: :func:`arm` already succeeded for ``parent``.
+    """
     try:
-        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:
+        if not armed and not arm(parent):
             return 128 + signal.SIGTERM  # the parent died before we were started
+        if cwd is not None:
+            os.chdir(cwd)
+        if env is not None:  # posix_spawnp searches our own PATH: make it the command's
+            if b"PATH" in env:
+                os.putenv(b"PATH", env[b"PATH"])
+            else:
+                os.unsetenv(b"PATH")
         child = os.posix_spawnp(
             command[0],
             command,
-            os.environ,
+            os.environ if env is None else env,
             setsigmask=(),
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
         )
     except OSError as exc:
-        os.write(status_fd, str(exc).encode("utf-8", "replace") or b"cannot start")
+        report(str(exc) or "cannot start")
         return 127
-    os.close(status_fd)
+    report(None)
     _detach_streams()
     status = _wait_for(child)
     _end_all()
-    return 128 + signal.SIGTERM if status is None else _exit_like(status)
+    if status is None:
+        status = (128 + signal.SIGTERM) << 8  # exit 143, as ``timeout`` and shells report it
+    if finished is not None:  # the status we are about to exit with (no core: RLIMIT_CORE 0)
+        finished(os.WTERMSIG(status) if os.WIFSIGNALED(status) else status)
+    return _exit_like(status)
+
+
+def main(argv: list[str]) -> int:
+    """Run ``argv[4:]`` (after ``STATUS_FD PARENT_PID --``); see the module docs."""
+    status_fd, parent, command = int(argv[1]), int(argv[2]), argv[4:]
+    os.set_inheritable(status_fd, False)
+
+    def report(failure: str | None) -> None:
+        if failure is not None:
+            os.write(status_fd, failure.encode("utf-8", "replace"))
+        os.close(status_fd)
+
+    return run(command, parent=parent, report=report)
 
 
 if __name__ == "__main__":

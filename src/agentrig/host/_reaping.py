@@ -1,10 +1,13 @@
 """Start a command whose whole process tree ends with it, even descendants that left its group.
 
-:func:`open_reaped` runs the command under a small reaper process (``_reaper.py``, Linux) that
+:func:`open_reaped` runs the command under a small reaper process (Linux) that
 is a child subreaper: when the command exits, or when :func:`end_tree` asks, the reaper
 SIGKILLs and reaps every descendant -- ones that called ``setsid`` or changed their process
 group included -- and then exits the way the command did.  The reaper also ends the tree if
-this process dies (``PR_SET_PDEATHSIG``).
+this process dies (``PR_SET_PDEATHSIG``).  The reaper is forked by this process's reaper
+launcher (``_launcher.py``, one per process, see :mod:`agentrig.host._launching`), so a
+command costs no interpreter start; when the launcher cannot serve a command, ``_reaper.py``
+is started for it instead.
 
 Elsewhere (no subreapers) the command runs directly as the leader of a new session, and
 :func:`end_tree` kills its process group: descendants that left the group survive there.
@@ -24,7 +27,7 @@ from typing import IO, Any
 import anyio
 import anyio.abc
 
-from agentrig.host._errors import HostError
+from agentrig.host._launching import ReaperStartError, launch
 
 __all__ = ["REAPING", "ReaperStartError", "end_tree", "kill_tree_group", "open_reaped"]
 
@@ -33,12 +36,6 @@ REAPING: bool = sys.platform.startswith("linux")
 
 _REAPER = Path(__file__).with_name("_reaper.py")
 _Std = int | IO[Any] | None
-
-
-class ReaperStartError(HostError, OSError):
-    """The command could not be started (the reaper's report, e.g. no such file)."""
-
-    code = "process.start_failed"
 
 
 def _reaper_argv(status_fd: int) -> list[str]:
@@ -74,6 +71,12 @@ async def open_reaped(
     the reaper reports it) when it cannot start.  ``process.pid`` is the reaper's, which
     leads the session and process group the command runs in.
     """
+    if REAPING:
+        launched = await launch(
+            command, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env
+        )
+        if launched is not None:
+            return launched
 
     async def start(argv: list[str], pass_fds: tuple[int, ...]) -> anyio.abc.Process:
         return await anyio.open_process(
@@ -122,7 +125,7 @@ def end_tree(process: anyio.abc.Process) -> None:
         return
     try:
         if REAPING:
-            os.kill(process.pid, signal.SIGTERM)
+            process.send_signal(signal.SIGTERM)  # a launched reaper: through its pidfd
         else:
             os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

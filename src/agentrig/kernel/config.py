@@ -56,6 +56,7 @@ __all__ = [
     "load_config",
     "parse_duration",
     "resolve_secret",
+    "unknown_key_message",
 ]
 
 ENV_PREFIX = "$ENV:"
@@ -299,20 +300,23 @@ def known_keys(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]
     return list(current.model_fields) if _is_model(current) else []
 
 
-def _unknown_key(
-    model: type[BaseModel] | None, loc: tuple[str | int, ...], extra: Iterable[str] = ()
-) -> str:
-    if not loc:
-        return "unknown key"
-    key = loc[-1]
-    known = known_keys(model, loc[:-1]) if model is not None else []
-    known += sorted(extra)
+def unknown_key_message(key: str | int, known: Sequence[str]) -> str:
+    """``unknown key 'x'`` with the closest of ``known`` ("did you mean"), else the list."""
     close = difflib.get_close_matches(str(key), known, n=1) if known else []
     if close:
         return f"unknown key {key!r}; did you mean {close[0]!r}?"
     if known:
         return f"unknown key {key!r} (known keys: {', '.join(known)})"
     return f"unknown key {key!r}"
+
+
+def _unknown_key(
+    model: type[BaseModel] | None, loc: tuple[str | int, ...], extra: Iterable[str] = ()
+) -> str:
+    if not loc:
+        return "unknown key"
+    known = known_keys(model, loc[:-1]) if model is not None else []
+    return unknown_key_message(loc[-1], [*known, *sorted(extra)])
 
 
 def issues_from_validation(

@@ -129,8 +129,16 @@ def check_factory(obj: object, name: str | None = None) -> None:
 
 
 def check_provider_factory(obj: object, name: str | None = None) -> None:
-    """``factory(ProviderConfig) -> Provider`` with an optional pydantic ``options_model``."""
+    """``factory(ProviderConfig) -> Provider`` with an optional pydantic ``options_model`` and
+    optional ``credential_keys`` (the credential names it reads)."""
     check_factory(obj)
+    keys = getattr(obj, "credential_keys", None)
+    if keys is not None and not (
+        isinstance(keys, tuple | list | frozenset | set) and all(isinstance(k, str) for k in keys)
+    ):
+        raise ContractViolation(
+            f"credential_keys must be a tuple of credential names (strings), got {keys!r}"
+        )
 
 
 def check_config_section(obj: object, name: str | None = None) -> None:

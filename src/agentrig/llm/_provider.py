@@ -118,7 +118,10 @@ class ProviderFactory(Protocol):
     """What the ``agentrig.providers`` entry point names: ``factory(config) -> Provider``.
 
     A factory may also carry ``options_model`` (a pydantic model class); the runtime then
-    validates ``[providers.<id>.options]`` with it before calling the factory.
+    validates ``[providers.<id>.options]`` with it before calling the factory.  It may carry
+    ``credential_keys`` (a tuple of names, ``("api_key",)``): a ``[providers.<id>]
+    credentials`` key not in it is then refused (``config.unknown_credential``, with "did you
+    mean") instead of being ignored.  Without it, every credential is passed on unchecked.
     """
 
     def __call__(self, config: ProviderConfig) -> Provider: ...

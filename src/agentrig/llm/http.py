@@ -314,6 +314,10 @@ class HttpProviderFactory(Generic[ProviderT]):
 
     __slots__ = ("_name", "_provider", "models", "options_model")
 
+    #: the ``[providers.<id>] credentials`` it reads: another key is refused at composition
+    #: (``config.unknown_credential``) rather than ignored
+    credential_keys: ClassVar[tuple[str, ...]] = ("api_key",)
+
     def __init__(
         self,
         provider: Callable[..., ProviderT],

@@ -17,7 +17,13 @@ from array import array
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from typing import Any, cast, overload
 
-from agentrig._construct import construct_trusted, instance_of, share_fields_set
+from agentrig._construct import (
+    construct_trusted,
+    instance_of,
+    share_fields_set,
+    share_held_fields_sets,
+    shared_fields_set,
+)
 from agentrig.errors import AgentrigError
 from agentrig.ids import SessionId
 from agentrig.llm import (
@@ -165,7 +171,14 @@ _ENVELOPE_FIELDS: set[str] = {"seq", "time", "data"}
 _TRACED_FIELDS: set[str] = {"seq", "time", "data", "trace"}
 
 # event payloads repeated verbatim across steps, runs and agents: equal ones are shared
-_INTERNED_TYPES = frozenset((StepStart, StepEnd, RequestHeader, TurnEnd, SystemPrompt))
+_INTERNED_CLASSES: tuple[type[SessionEventData], ...] = (
+    StepStart,
+    StepEnd,
+    RequestHeader,
+    TurnEnd,
+    SystemPrompt,
+)
+_INTERNED_TYPES = frozenset(_INTERNED_CLASSES)
 _INTERNED: dict[tuple[Any, ...], SessionEventData] = {}
 _INTERNED_MAX = 4096
 
@@ -248,6 +261,37 @@ def _store(data: SessionEventData) -> Stored:
                     return message
             return (cls, fields_set, *state.values())
     return data
+
+
+# the fields after ``type`` of the payloads push_trusted() keeps without building them, and
+# their type tags
+_TRUSTED_FIELDS: dict[type[SessionEventData], tuple[str, ...]] = {
+    cls: tuple(name for name in cls.model_fields if name != "type")
+    for cls in (*_PACKED, *_INTERNED_CLASSES)
+}
+_TAGS: dict[type[SessionEventData], str] = {
+    cls: cls.model_fields["type"].default for cls in _TRUSTED_FIELDS
+}
+
+
+def _stored_trusted(cls: type[SessionEventData], fields: dict[str, Any]) -> Stored | None:
+    """What :func:`_store` keeps for ``cls(**fields)``, without building it: None when it
+    must be built (not every field given in order, an interned payload not seen yet)."""
+    names = tuple(fields)
+    if _TRUSTED_FIELDS.get(cls) != names:
+        return None
+    values = fields.values()
+    if cls in _INTERNED_TYPES:
+        try:
+            return _INTERNED.get((cls, _TAGS[cls], *values))
+        except TypeError:  # an unhashable value: built and kept as it is
+            return None
+    share_held_fields_sets(values)  # what share_fields_set(payload) does to what it holds
+    bare = _BARE_OF.get(cls)
+    if bare is not None and type(fields["message"]) is bare:
+        message: AssistantMessage | UserMessage = fields["message"]
+        return message
+    return (cls, shared_fields_set(cls, names), _TAGS[cls], *values)
 
 
 def _payload(stored: Stored) -> SessionEventData:
@@ -402,13 +446,34 @@ class Session:
             for listener in self._listeners:
                 listener(event)
 
+    def push_trusted(self, cls: type[SessionEventData], /, **fields: Any) -> None:
+        """:meth:`push` of ``cls(**fields)`` for a writer that vouches for the values' types
+        (the loop, logging its own events): the log keeps what it would keep for the
+        validated payload, without building it (built, equal to it, only for a listener).
+
+        Given other than every field after ``type`` in order, or an interned payload not
+        seen yet, the payload is validated and pushed as :meth:`push` does.
+        """
+        stored = _stored_trusted(cls, fields)
+        if stored is None:
+            self.push(cls(**fields))
+            return
+        seq, now, trace = self._push_stored(stored)
+        if self._listeners:
+            event = _envelope(seq, now, _payload(stored), trace)
+            for listener in self._listeners:
+                listener(event)
+
     def _push(self, data: SessionEventData) -> tuple[int, float, TraceIds | None]:
         """Store ``data``; its seq, time and trace ids (what its envelope holds)."""
+        if not isinstance(data, SessionEventData):
+            raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
+        return self._push_stored(_store(data))
+
+    def _push_stored(self, stored: Stored) -> tuple[int, float, TraceIds | None]:
         seqs = self._seqs
         n = len(self._data)
         seq = seqs[-1] + 1 if seqs is not None else self._first_seq + n
-        if not isinstance(data, SessionEventData):
-            raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
         now = self._clock()
         trace: TraceIds | None = None
         if self.trace_ids is not None and (ids := self.trace_ids()) is not None:
@@ -426,7 +491,7 @@ class Session:
         self._keep_time(now)
         if seqs is not None:
             seqs.append(seq)
-        self._data.append(_store(data))
+        self._data.append(stored)
         return seq, now, trace
 
     def load(self, events: Sequence[SessionEvent]) -> None:

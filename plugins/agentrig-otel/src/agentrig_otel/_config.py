@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["OtelConfig"]
 
@@ -31,3 +31,23 @@ class OtelConfig(BaseModel):
     capture_content: bool = False
     #: also export metrics (token usage, operation and tool durations)
     metrics: bool = True
+
+    @model_validator(mode="after")
+    def _no_unused_keys(self) -> OtelConfig:
+        # keys that configure something this exporter does not build would be ignored
+        unused = []
+        if not self.exporter.startswith("otlp-"):
+            unused += [k for k in ("endpoint", "headers") if getattr(self, k)]
+        if self.exporter == "global" and self.service_name is not None:
+            unused.append("service_name")
+        if unused:
+            raise ValueError(
+                f"{', '.join(unused)} would have no effect with exporter {self.exporter!r}: "
+                + (
+                    "the application's own providers are used as they are"
+                    if self.exporter == "global"
+                    else "endpoint and headers configure the otlp-http and otlp-grpc exporters"
+                )
+                + f" -- remove {'them' if len(unused) > 1 else 'it'} or choose another exporter"
+            )
+        return self
