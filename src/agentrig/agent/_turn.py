@@ -104,7 +104,7 @@ class _Turn(ModelCall, ToolRound):
                 # a journaled run keeps its recovery authority: no transcript-only settlement
                 await self.settle_open_calls("not executed: the turn failed")
             if self.step:
-                await self.write(StepEnd, turn=self.turn, step=self.step)
+                await self.log(StepEnd(turn=self.turn, step=self.step))
             if isinstance(exc, ExecutionSuspended):
                 # waiting for an outside answer: its calls stay open for continuation
                 self.outcome.stop_reason = str(exc)
@@ -119,7 +119,7 @@ class _Turn(ModelCall, ToolRound):
         """End an aborted turn: every open call settled, the open step closed, then turn/end."""
         await self.settle_open_calls()
         if self._step_open():
-            await self.write(StepEnd, turn=self.turn, step=self.step)
+            await self.log(StepEnd(turn=self.turn, step=self.step))
         await self.end_turn("interrupted")
 
     async def end_turn(self, reason: TurnEndReason, error: BaseException | None = None) -> None:
@@ -174,7 +174,8 @@ class _Turn(ModelCall, ToolRound):
                 self.step -= 1
                 self.outcome.stop_reason = decision.reason
                 return "rejected"
-            await self.write(StepStart, turn=self.turn, step=self.step)
+            if (writing := self.write(StepStart, turn=self.turn, step=self.step)) is not None:
+                await writing
             for entered in decision.messages:
                 if entered.source == "steer":
                     await self.log(SteeringMessage(message=entered))
@@ -185,15 +186,15 @@ class _Turn(ModelCall, ToolRound):
                 await self._forced_final(
                     UNKNOWN_TOOLS_INSTRUCTION.format(calls=self._unexecuted_calls())
                 )
-                await self.write(StepEnd, turn=self.turn, step=self.step)
+                await self.log(StepEnd(turn=self.turn, step=self.step))
                 return "completed"
             if not budget_left:
                 if self.options.tool_only_completion:
-                    await self.write(StepEnd, turn=self.turn, step=self.step)
+                    await self.log(StepEnd(turn=self.turn, step=self.step))
                     self._check_not_empty()
                     return "budget"
                 await self._forced_final(FORCED_SUMMARY_INSTRUCTION)
-                await self.write(StepEnd, turn=self.turn, step=self.step)
+                await self.log(StepEnd(turn=self.turn, step=self.step))
                 return "budget"
             # re-read every round: a tool loaded in round N is offered in round N + 1
             tools = [] if tool_choice == "none" else agent.offered_tools()
@@ -206,7 +207,8 @@ class _Turn(ModelCall, ToolRound):
                         "the model called a tool although tool_choice='none' was requested"
                     )
                 concludes = await self.run_calls(calls, tools)
-                await self.write(StepEnd, turn=self.turn, step=self.step)
+                if (writing := self.write(StepEnd, turn=self.turn, step=self.step)) is not None:
+                    await writing
                 if self.signal.cancelled:
                     # aborted during the tool round: open no further step, and leave
                     # pending input for a later turn
@@ -218,7 +220,8 @@ class _Turn(ModelCall, ToolRound):
                 if concludes and not batch:
                     return "completed"
                 continue
-            await self.write(StepEnd, turn=self.turn, step=self.step)
+            if (writing := self.write(StepEnd, turn=self.turn, step=self.step)) is not None:
+                await writing
             if hooks.has_listeners("turn_stopping"):  # its payload built only then
                 await hooks.awaited(
                     "turn_stopping",
