@@ -85,10 +85,11 @@ class ToolRound(TurnState):
                 concludes = await self.run_group(range(index, end), calls, resolved, by_name)
             concluded = concluded or concludes
             index = end
-        stopped = self.agent.stop_requested
-        await self.settle_open_calls(
-            "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
-        )
+        if self.open_calls:  # calls left without a result: a stop's or a cancellation's
+            stopped = self.agent.stop_requested
+            await self.settle_open_calls(
+                "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
+            )
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
         return concluded
 

@@ -86,7 +86,9 @@ class _Turn(ModelCall, ToolRound):
         self.trigger = trigger
         await agent._ensure_system_prompt()
         self.started = (time.time(), time.perf_counter())
-        await self.log(TurnStart(turn=self.turn, trigger=trigger, run_id=self.options.run_id))
+        writing = self.write(TurnStart, turn=self.turn, trigger=trigger, run_id=self.options.run_id)
+        if writing is not None:
+            await writing
         batch = first + agent.inbox.claim(turn_boundary=False)
         try:
             reason = await self._steps(batch)
@@ -128,14 +130,15 @@ class _Turn(ModelCall, ToolRound):
         if reason == "interrupted" and isinstance(deadline, DeadlineExceededError):
             self.outcome.stop_reason = self.outcome.stop_reason or str(deadline)
         info = error_info(error) if error is not None else None
-        await self.log(
-            TurnEnd(
-                turn=self.turn,
-                reason=reason,
-                error=info.to_dict() if info else None,
-                detail=self.outcome.stop_reason,
-            )
+        writing = self.write(
+            TurnEnd,
+            turn=self.turn,
+            reason=reason,
+            error=info.to_dict() if info else None,
+            detail=self.outcome.stop_reason,
         )
+        if writing is not None:
+            await writing
         observe_turn(self, reason, error, info.code if info else None)
 
     def _step_open(self) -> bool:
@@ -179,8 +182,8 @@ class _Turn(ModelCall, ToolRound):
             for entered in decision.messages:
                 if entered.source == "steer":
                     await self.log(SteeringMessage(message=entered))
-                else:
-                    await self.log(UserMessageEvent(message=entered))
+                elif (writing := self.write(UserMessageEvent, message=entered)) is not None:
+                    await writing
             budget_left = not max_rounds or self.outcome.rounds < max_rounds
             if self.unknown_streak >= UNKNOWN_TOOL_ROUNDS_LIMIT:
                 await self._forced_final(
