@@ -38,6 +38,7 @@ message text::
      ├── VariantError                           variant.invalid                   user
      ├── HostError                              host.error                        system
      │   ├── EgressRejectedError                egress.rejected                   user
+     │   ├── LauncherStartError                 process.launcher_failed           system
      │   ├── MarkerError                        marker.error                      system
      │   │   ├── MarkerHeldError                marker.held                       system
      │   │   └── MarkerLostError                marker.lost                       system
@@ -369,7 +370,8 @@ class ExecutionSuspended(ExecutionControlError, code="execution.suspended", cate
     started yet without a result (continuation runs them), ends the turn ``suspended`` and
     raises this to the run's caller -- the host that owns the answer.  A persistence or
     reconciliation failure in the same round wins over it; the caller's cancellation
-    interrupts everything as usual.
+    interrupts everything as usual.  Without an execution journal nothing can continue the
+    run, so its pending calls are settled "not executed" instead.
     """
 
 

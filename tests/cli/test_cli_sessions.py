@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 import agentrig
+from agentrig.errors import ExecutionSuspended
 from agentrig.ids import AgentId
 
 pytestmark = pytest.mark.subprocess
@@ -174,3 +175,36 @@ def test_a_config_without_a_store_says_how_to_keep_sessions(tmp_path: Path) -> N
     assert done.returncode == 2
     assert "error [cli.no_session_store]" in done.stderr
     assert "add [session_stores.<id>]" in done.stderr
+
+
+class WaitsForAnswer:
+    """An approver whose answer comes later: the run suspends (see docs/journal.md)."""
+
+    @agentrig.hookimpl
+    async def permission_approver(self, payload: agentrig.plugin.PermissionQuestion) -> str:
+        raise ExecutionSuspended(f"waiting for an answer on call {payload.call_id!r}")
+
+
+def test_show_says_a_turn_suspended_and_what_it_waits_for(tmp_path: Path) -> None:
+    config = CONFIG.replace('allow = ["add"]', 'ask = ["add"]')
+    (tmp_path / "agentrig.toml").write_text(config, encoding="utf-8")
+    (tmp_path / "helpers.py").write_text(HELPERS, encoding="utf-8")
+
+    async def suspend() -> str:
+        plugins = [("waits", WaitsForAnswer())]
+        async with agentrig.open_runtime(tmp_path / "agentrig.toml", plugins=plugins) as rt:
+            agent = rt.agent(AgentId("assistant"))
+            with pytest.raises(ExecutionSuspended):
+                await agent.run("What is 2 + 3?")
+            return agent.session_id
+
+    session = anyio.run(suspend)
+    done = _agentrig("sessions", "show", "-c", "agentrig.toml", session, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # no journal: nothing can continue the waiting call, so it is settled as not executed
+    assert "tool result add [not_executed]: not executed: the run suspended without an " in (
+        "\n".join(lines)
+    )
+    [ended] = [line for line in lines if line.startswith("  (turn ")]
+    assert ended.startswith("  (turn 1 ended suspended: waiting for an answer on call ")

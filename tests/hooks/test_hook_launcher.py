@@ -376,3 +376,157 @@ def _poll_until_reaped(process: anyio.abc.Process) -> None:
         time.sleep(0.001)
     time.sleep(0.05)  # the launcher's own status and the channel's end follow the reap
     assert process.returncode == 0
+
+
+async def _output(text: str, cwd: str | None = None) -> tuple[str, int]:
+    """Shell ``text``'s stdout and its reaper's parent (read while the shell waits)."""
+    process = await open_reaped(
+        ["/bin/sh", "-c", f"cat >/dev/null; {text}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=None,
+        cwd=cwd,
+    )
+    async with process:
+        parent = _parent_of(process.pid)
+        assert process.stdin is not None
+        assert process.stdout is not None
+        await process.stdin.aclose()
+        chunks = []
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    chunks.append(await process.stdout.receive())
+                except anyio.EndOfStream:
+                    break
+            await process.wait()
+    return b"".join(chunks).decode(), parent
+
+
+@pytest.mark.anyio
+async def test_the_working_directory_is_ours_at_the_call_not_the_launchers(
+    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _output("true")  # the launcher starts in the old directory
+    (tmp_path / "sub").mkdir()
+    script = tmp_path / "sub" / "where.sh"
+    script.write_text("#!/bin/sh\npwd\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    here, parent = await _output("pwd")
+    assert same_dir(here.strip(), tmp_path)
+    assert parent == _launcher_pid()
+    relative, _ = await _output("./where.sh", cwd="sub")  # relative to the new directory
+    assert same_dir(relative.strip(), tmp_path / "sub")
+
+
+@pytest.mark.anyio
+async def test_a_changed_umask_or_limit_reaches_the_command(fresh: None) -> None:
+    import resource
+
+    await _output("true")  # the launcher has the old umask and limits
+    old_mask = os.umask(0o027)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowered = min(soft, 512) - 1
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowered, hard))
+        output, parent = await _output("umask; ulimit -n")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        os.umask(old_mask)
+    assert output.split() == ["0027", str(lowered)]
+    assert parent == os.getpid()  # a reaper of its own: the launcher has the old values
+    _, parent = await _output("true")  # back to what the launcher has: it serves again
+    assert parent == _launcher_pid()
+
+
+_DROPPING = """
+import os, subprocess, anyio
+from agentrig.host import open_reaped
+
+async def run():
+    process = await open_reaped(["id", "-u"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=None)
+    async with process:
+        data = b""
+        try:
+            while True:
+                data += await process.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+        await process.wait()
+    return data.decode().strip()
+
+print("before", anyio.run(run), flush=True)
+os.setgroups([])
+os.setresgid(65534, 65534, 65534)
+os.setresuid(65534, 65534, 65534)
+print("after", anyio.run(run), flush=True)
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping credentials needs root")
+async def test_commands_after_dropping_root_run_without_it(tmp_path: Path) -> None:
+    script = tmp_path / "dropping.py"
+    script.write_text(textwrap.dedent(_DROPPING))
+    script.chmod(0o755)
+    os.chmod(tmp_path, 0o755)
+    done = await anyio.run_process([sys.executable, str(script)], check=True)
+    assert done.stdout.decode().split() == ["before", "0", "after", "65534"]
+
+
+@pytest.mark.anyio
+async def test_a_waiting_child_killed_before_its_request_is_replaced(fresh: None) -> None:
+    # the launcher keeps a forked child waiting, and agentrig sends it the next request
+    # directly; one killed meanwhile costs that request a reaper of its own, nothing else
+    running = await _start(["sleep", "300"])
+    async with running:
+        launcher = _launcher_pid()
+        for _ in range(3):
+            for child in _children_of(launcher):
+                if child != running.pid:
+                    os.kill(child, signal.SIGKILL)
+            output, _ = await _output("echo served")
+            assert output == "served\n"
+        output, parent = await _output("echo again")
+        assert (output, parent) == ("again\n", launcher)
+        assert running.returncode is None  # the launcher's other commands go on
+        end_tree(running)
+        await running.wait()
+
+
+def _children_of(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+@pytest.mark.anyio
+async def test_a_waiting_child_dies_with_its_launcher(fresh: None) -> None:
+    # agentrig holds a way to send it a request: it must not outlive the launcher, or a
+    # command would run where nobody ends its tree when agentrig dies
+    await _output("true")
+    launcher = _launcher_pid()
+    waiting = _children_of(launcher)
+    assert waiting
+    os.kill(launcher, signal.SIGKILL)
+    for child in waiting:
+        assert await wait_gone(child), "a waiting child outlived its launcher"
+    output, parent = await _output("echo next")
+    assert output == "next\n"
+    assert parent in (os.getpid(), _launcher_pid())
+    assert parent != launcher
+
+
+@pytest.mark.anyio
+async def test_reading_the_commands_output_is_a_checkpoint(fresh: None) -> None:
+    # a reader of a command that keeps writing must still see its timeout or cancellation
+    process = await _start(["/bin/sh", "-c", "echo hi; exec sleep 300"])
+    async with process:
+        assert process.stdout is not None
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await process.stdout.receive()
+        assert scope.cancelled_caught
+        assert await process.stdout.receive() == b"hi\n"  # nothing read was lost
+        end_tree(process)
+        await process.wait()

@@ -60,6 +60,9 @@ UNKNOWN_TOOLS_INSTRUCTION = (
     "Answer now without calling tools."
 )
 UNKNOWN_TOOL_ROUNDS_LIMIT = 2
+SUSPENDED_UNJOURNALED = (
+    "not executed: the run suspended without an execution journal, so nothing can continue it"
+)
 
 
 class _Turn(ModelCall, ToolRound):
@@ -102,12 +105,16 @@ class _Turn(ModelCall, ToolRound):
                 with anyio.CancelScope(shield=True):
                     await self.close_interrupted()
                 raise
+            suspended = isinstance(exc, ExecutionSuspended)
             if not (isinstance(exc, ExecutionControlError) or self.agent.journaled):
                 # a journaled run keeps its recovery authority: no transcript-only settlement
                 await self.settle_open_calls("not executed: the turn failed")
+            elif suspended and not self.agent.journaled:
+                # no journal, no continuation: nothing would ever answer the pending calls
+                await self.settle_open_calls(SUSPENDED_UNJOURNALED)
             if self.step:
                 await self.log(StepEnd(turn=self.turn, step=self.step))
-            if isinstance(exc, ExecutionSuspended):
+            if suspended:
                 # waiting for an outside answer: its calls stay open for continuation
                 self.outcome.stop_reason = str(exc)
                 await self.end_turn("suspended")

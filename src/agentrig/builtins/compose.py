@@ -182,13 +182,16 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                     ("agents", aid, "session_store"),
                 )
             )
-    from agentrig.hooks import event_name_problem
+    from agentrig.hooks import event_name_problem, matcher_problem
 
     for event, entries in config.hooks.items():
         problem = event_name_problem(event)
         if problem is not None:  # a hook for an event agentrig never fires would never run
             issues.append(Issue("config.hook_event", problem, ("hooks", event)))
         for i, hook in enumerate(entries):
+            ignored = matcher_problem(event, hook.matcher) if problem is None else None
+            if ignored is not None:
+                issues.append(Issue("config.hook_matcher", ignored, ("hooks", event, i, "matcher")))
             issue = _entry_issue(
                 index, "hook_strategies", hook.strategy, ("hooks", event, i, "strategy")
             )

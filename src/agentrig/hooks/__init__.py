@@ -26,7 +26,7 @@ from agentrig.hooks._events import (
     HookEvent,
     event_name_problem,
 )
-from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
+from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_problem, matcher_subject
 from agentrig.hooks._outcome import (
     PERMISSIONS,
     Allow,
@@ -89,6 +89,7 @@ __all__ = [
     "event_name_problem",
     "invalid_input",
     "make_hook_gate",
+    "matcher_problem",
     "matcher_subject",
     "posture",
 ]

@@ -19,7 +19,7 @@ import attrs
 
 from agentrig.hooks._events import HookEvent
 
-__all__ = ["Matcher", "compile_matcher", "matcher_subject"]
+__all__ = ["Matcher", "compile_matcher", "matcher_problem", "matcher_subject"]
 
 _PLAIN = re.compile(r"[A-Za-z0-9_|]+")
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
@@ -48,6 +48,23 @@ class Matcher:
             return subject in self.names
         assert self.pattern is not None
         return self.pattern.search(subject) is not None
+
+
+def matcher_problem(event: str, text: str | None) -> str | None:
+    """Why ``text`` cannot filter hooks of ``event`` (None: it can, or it matches everything).
+
+    An event with no matcher subject (``UserPromptSubmit``, ``Stop``) runs every hook, so a
+    matcher there would be accepted and ignored; it is refused instead.
+    """
+    if text is None or text.strip() in ("", "*"):
+        return None
+    if event in _TOOL_EVENTS or event in _SUBJECT_KEYS:
+        return None
+    filtered = ", ".join(sorted(_TOOL_EVENTS | _SUBJECT_KEYS.keys()))
+    return (
+        f"{event} hooks have nothing to match (every one runs), so matcher {text!r} would be "
+        f"ignored; remove it (matchers filter {filtered})"
+    )
 
 
 def compile_matcher(text: str | None) -> Matcher:

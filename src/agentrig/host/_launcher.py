@@ -6,18 +6,23 @@ Linux only.
 
 Why: starting ``_reaper.py`` for every command costs an interpreter start (about 15 ms), far
 more than the command itself.  This process pays it once.  It is single-threaded, so
-``os.fork()`` here is safe.  It keeps one forked child waiting (the *spare*: its own session,
-no other fds), hands it the next request and forks the next spare, so no fork is on a
-command's way.  The child runs exactly the reaper's code (:func:`_reaper.run`: child
-subreaper, ``PR_SET_PDEATHSIG`` -- on this process --, the command in the child's session,
-every descendant SIGKILLed and reaped when the command exits or on SIGTERM).
+``os.fork()`` here is safe.  It keeps one forked child waiting (its own session, no other fds,
+armed: :func:`_reaper.arm`) and gives agentrig a socket to it, so the next request goes
+straight to that child: neither a fork nor this process is on a command's way.  The child
+runs exactly the reaper's code (:func:`_reaper.run`: child subreaper, ``PR_SET_PDEATHSIG``
+on this process, the command in the child's session, every descendant SIGKILLed and reaped
+when the command exits or on SIGTERM).
 
 Protocol (``SOCK_SEQPACKET``, one message per datagram):
 
-* CONTROL_FD receives requests: ``marshal`` of ``(argv, env, cwd)`` as bytes, with four fds
-  attached (``SCM_RIGHTS``): the command's stdin, stdout, stderr and a per-command channel.
-  A zero-length read (agentrig closed its end or died) ends this process and every tree.
-  Once armed, this process sends ``ready`` on it.
+* CONTROL_FD: we send ``ready`` once armed, then ``S<pid>`` with our end of a waiting
+  child's socket attached (``SCM_RIGHTS``) whenever the previous one was taken.  We receive
+  requests agentrig had no waiting child for: ``marshal`` of ``(argv, env, cwd)`` as bytes,
+  with four fds attached: the command's stdin, stdout, stderr and a per-command channel; we
+  fork a child for each.  A zero-length read (agentrig closed its end or died) ends this
+  process and every tree.
+* A waiting child's socket: the same request, from agentrig.  The child then sends us ``T``
+  with the channel attached, so we can report its exit if it cannot.
 * On the per-command channel, from the reaper: ``R<pid>`` with a pidfd of itself attached
   once the command runs, or ``E<text>`` when it could not start it; ``X<wait status>``
   once the whole tree is gone and it is about to exit with that status.  Then this process
@@ -74,6 +79,19 @@ def _close_all_but(keep: set[int]) -> None:
                 os.close(fd)
 
 
+def _warm(reaper: ModuleType) -> None:
+    """Touch, while we wait, what serving a request touches (after a fork, the first write
+    to each page copies it: better now than on a command's way)."""
+    marshal.loads(marshal.dumps(([b"true"], {b"PATH": b"/"}, b"/")))
+    reaper._children()
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with a, b:
+        socket.send_fds(a, [b"R0"], [b.fileno()], socket.MSG_NOSIGNAL)
+        _, fds, _, _ = socket.recv_fds(b, 4096, 2)
+        for fd in fds:
+            os.close(fd)
+
+
 class _Spare:
     """A forked child waiting for its one request (so no fork is on a command's way)."""
 
@@ -83,57 +101,70 @@ class _Spare:
 
 
 class Launcher:
-    """The request loop: hand each request to a waiting child, report each reaper's exit."""
+    """The request loop: fork waiting children, give them to agentrig, report their exits."""
 
     def __init__(self, control: socket.socket, reaper: ModuleType) -> None:
         self.control = control
         self.reaper = reaper
         self.running: dict[int, socket.socket] = {}
-        self.spare: _Spare | None = None
+        self.given: dict[int, _Spare] = {}  # by the fd of our end of its socket
         self.me = os.getpid()
+        self.selector = selectors.DefaultSelector()
 
-    def fork_spare(self) -> None:
-        """Fork the child that serves the next request (called while nothing waits)."""
+    def fork(self) -> _Spare:
+        """Fork a child that waits for one request on the socket we keep an end of."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child's coverage is the reaper's tests
             self._serve_one(theirs.detach())
         theirs.close()
-        self.spare = _Spare(pid, ours)
+        return _Spare(pid, ours)
+
+    def give(self) -> None:
+        """Fork a child and send agentrig our end of its socket: its next request goes there.
+
+        We keep our end too: the child tells us on it which channel it serves (``T``).
+        """
+        spare = self.fork()
+        self.given[spare.sock.fileno()] = spare
+        self.selector.register(spare.sock, selectors.EVENT_READ)
+        _send(self.control, b"S%d" % spare.pid, [spare.sock.fileno()])
 
     def launch(self, request: bytes, fds: list[int]) -> None:
-        """Hand one request to the spare child (the fds are closed here, it has copies)."""
+        """A request that came to us (agentrig had no child at hand): fork one for it."""
         if len(fds) != _FDS_PER_REQUEST:
             for fd in fds:
                 os.close(fd)
             return
         channel = socket.socket(fileno=fds[3])
         channel.setblocking(False)
-        spare = None
-        for _ in range(2):  # a spare killed while it waited: fork another
-            if self.spare is None:
-                self.fork_spare()
-            spare, self.spare = self.spare, None
-            assert spare is not None
-            try:
-                socket.send_fds(spare.sock, [request], fds, socket.MSG_NOSIGNAL)
-                break
-            except OSError:
-                self._drop(spare)
-                spare = None
-        for fd in fds[:3]:
-            os.close(fd)
-        if spare is None:
-            _send(channel, b"Ethe launcher could not fork a reaper")
+        spare = self.fork()
+        try:
+            socket.send_fds(spare.sock, [request], fds, socket.MSG_NOSIGNAL)
+        except OSError:
+            _send(channel, b"Ethe launcher could not hand the request on")
             channel.close()
-            return
-        spare.sock.close()
-        self.running[spare.pid] = channel
+            with contextlib.suppress(OSError):
+                os.kill(spare.pid, signal.SIGKILL)
+        else:
+            self.running[spare.pid] = channel
+        finally:
+            spare.sock.close()
+            for fd in fds[:3]:
+                os.close(fd)
 
-    def _drop(self, spare: _Spare) -> None:
-        spare.sock.close()
+    def taken(self, fd: int) -> None:
+        """A given child took a request (or died waiting): note its channel, give another."""
+        spare = self.given.pop(fd)
+        self.selector.unregister(spare.sock)
         with contextlib.suppress(OSError):
-            os.kill(spare.pid, signal.SIGKILL)
+            _, fds, _, _ = socket.recv_fds(spare.sock, 16, 1, socket.MSG_DONTWAIT)
+            if fds:
+                channel = socket.socket(fileno=fds[0])
+                channel.setblocking(False)
+                self.running[spare.pid] = channel
+        spare.sock.close()
+        self.give()
 
     def _serve_one(self, sock: int) -> None:
         """In the spare child: wait for one request and run it as its reaper; never returns."""
@@ -143,11 +174,17 @@ class Launcher:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             _close_all_but({0, 1, 2, sock})
             os.setsid()
-            request, fds, flags, _ = socket.recv_fds(
-                socket.socket(fileno=sock), _MAX_REQUEST, _FDS_PER_REQUEST
-            )
-            if len(fds) != _FDS_PER_REQUEST:
-                code = 0  # the launcher ended, or we were dropped
+            # SIGTERM stays deadly while we wait: the launcher's death (PR_SET_PDEATHSIG) ends
+            # us even though agentrig still holds a way to send us a request
+            if not self.reaper.arm(self.me, block=False):
+                code = 0  # the launcher is gone
+                return
+            _warm(self.reaper)
+            launcher = socket.socket(fileno=sock)
+            request, fds, flags, _ = socket.recv_fds(launcher, _MAX_REQUEST, _FDS_PER_REQUEST)
+            signal.pthread_sigmask(signal.SIG_BLOCK, self.reaper._WAKE)
+            if len(fds) != _FDS_PER_REQUEST or os.getppid() != self.me:
+                code = 0  # the launcher ended: nobody would end the tree, start nothing
                 return
             for target, fd in enumerate(fds[:3]):
                 os.dup2(fd, target)  # received fds are >= 3: none is overwritten early
@@ -160,14 +197,16 @@ class Launcher:
             def report(failure: str | None) -> None:
                 if failure is not None:
                     _send(channel_socket, b"E" + failure.encode("utf-8", "replace"))
-                    return
-                try:
-                    pidfd = os.pidfd_open(os.getpid())  # agentrig signals us through it
-                except OSError:
-                    _send(channel_socket, b"R%d" % os.getpid())
                 else:
-                    _send(channel_socket, b"R%d" % os.getpid(), [pidfd])
-                    os.close(pidfd)
+                    try:
+                        pidfd = os.pidfd_open(os.getpid())  # agentrig signals us through it
+                    except OSError:
+                        _send(channel_socket, b"R%d" % os.getpid())
+                    else:
+                        _send(channel_socket, b"R%d" % os.getpid(), [pidfd])
+                        os.close(pidfd)
+                # then the launcher learns which channel we serve (off the command's way)
+                _send(launcher, b"T", [channel])
 
             def finished(status: int) -> None:  # sooner than our own report of the exit
                 with contextlib.suppress(OSError):
@@ -181,7 +220,13 @@ class Launcher:
                 report(f"bad request to the reaper launcher: {exc}")
                 return
             code = self.reaper.run(
-                argv, parent=self.me, report=report, cwd=cwd, env=env, finished=finished
+                argv,
+                parent=self.me,
+                report=report,
+                cwd=cwd,
+                env=env,
+                finished=finished,
+                armed=True,
             )
         finally:
             os._exit(code)
@@ -195,17 +240,17 @@ class Launcher:
                 break
             if pid == 0:
                 break
+            for fd, spare in list(self.given.items()):
+                if spare.pid == pid:  # its T (sent before it exited) is still unread
+                    self.taken(fd)
             channel = self.running.pop(pid, None)
             if channel is not None:
                 _send(channel, b"X%d" % status)
                 channel.close()
-            elif self.spare is not None and self.spare.pid == pid:
-                self.spare.sock.close()
-                self.spare = None
         # an orphan of a killed reaper was re-parented to us: it must not outlive its command
-        spare = self.spare.pid if self.spare is not None else None
+        waiting = {spare.pid for spare in self.given.values()}
         for pid in self.reaper._children():
-            if pid not in self.running and pid != spare:
+            if pid not in self.running and pid not in waiting:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
 
@@ -214,8 +259,9 @@ class Launcher:
         for pid in self.running:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGTERM)
-        if self.spare is not None:
-            self._drop(self.spare)
+        for spare in self.given.values():  # waiting, SIGTERM blocked: nothing to end
+            with contextlib.suppress(OSError):
+                os.kill(spare.pid, signal.SIGKILL)
 
 
 def main(argv: list[str]) -> int:
@@ -234,11 +280,11 @@ def main(argv: list[str]) -> int:
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda number, frame: None)
     launcher = Launcher(control, reaper)
-    selector = selectors.DefaultSelector()
+    selector = launcher.selector
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake_read, selectors.EVENT_READ)
-    launcher.fork_spare()
     control.send(b"ready")
+    launcher.give()
     while True:
         for key, _ in selector.select():
             if key.fileobj is control:
@@ -247,15 +293,15 @@ def main(argv: list[str]) -> int:
                     launcher.shutdown()
                     return 0
                 if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
-                    request = b""  # the spare answers it as a bad request
+                    request = b""  # the child answers it as a bad request
                 launcher.launch(request, fds)
-                if launcher.spare is None:
-                    launcher.fork_spare()  # for the next request
-            else:
+            elif key.fileobj is wake_read:
                 with contextlib.suppress(BlockingIOError):
                     while os.read(wake_read, 512):
                         pass
                 launcher.reap()
+            elif key.fd in launcher.given:
+                launcher.taken(key.fd)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """agentrig's side of the reaper launcher: one per process, a reaper per command without an exec.
 
-:func:`launch` asks the launcher (``_launcher.py``, started lazily on the first command) to
-fork a per-command reaper and returns a :class:`LaunchedProcess`, or None when the launcher
-cannot serve this command (it cannot start, it died, the request is too large): the caller
-then starts ``_reaper.py`` itself, as before the launcher existed.
+:func:`launch` sends the request to a child the launcher (``_launcher.py``, started lazily on
+the first command) keeps waiting -- or to the launcher, which forks one, when none is at
+hand -- and returns a :class:`LaunchedProcess`, or None when the launcher cannot serve this
+command (it cannot start, it died, the request is too large, ...): the caller then starts
+``_reaper.py`` itself, as before the launcher existed.
 
 Ownership: the launcher is started from a thread of its own that waits for it to exit.  Its
 ``PR_SET_PDEATHSIG`` fires when the *thread* that started it ends, so that thread must live
@@ -19,7 +20,6 @@ import errno
 import marshal
 import os
 import signal
-import signal as signal_module
 import socket
 import subprocess
 import sys
@@ -30,6 +30,7 @@ from typing import IO, Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from agentrig.host._errors import HostError
 
@@ -55,19 +56,77 @@ class LauncherStartError(HostError, OSError):
     code = "process.launcher_failed"
 
 
+def _umask() -> int | None:
+    # reading it with os.umask() means setting it: another thread would see the interim value
+    try:
+        fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            status = os.read(fd, 65536)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith(b"Umask:"):
+            return int(line.split()[1], 8)
+    return None
+
+
+def _inherited() -> tuple[object, ...]:
+    """What a child inherits from this process besides argv, env, cwd and fds.
+
+    The launcher has what this process had when it started; a command whose values differ
+    now (credentials dropped, umask or limits changed) must not run with the old ones.
+    """
+    import resource  # POSIX only, like the launcher
+
+    limits = [getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")]
+    return (
+        os.getresuid(),
+        os.getresgid(),
+        os.getgroups(),
+        _umask(),
+        [resource.getrlimit(limit) for limit in limits],
+        os.getpriority(os.PRIO_PROCESS, 0),
+    )
+
+
 class _Launcher:
     """A running launcher: its control socket and whether it still answers."""
 
-    def __init__(self, control: socket.socket, popen: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self, control: socket.socket, popen: subprocess.Popen[bytes], inherited: tuple[object, ...]
+    ) -> None:
         self.control = control
         self.popen = popen
         self.alive = True
+        self.inherited = inherited
+        self.spares: list[socket.socket] = []  # sockets of children waiting for a request
+        self.spares_lock = threading.Lock()
+
+    def take_spare(self) -> socket.socket | None:
+        """A waiting child's socket (the launcher sends them as ``S``), or None."""
+        with self.spares_lock:
+            while self.alive:
+                try:
+                    message, fds, _, _ = socket.recv_fds(self.control, 64, 1)
+                except OSError:  # nothing there (BlockingIOError), or closed meanwhile
+                    break
+                if not message:
+                    break  # the launcher ended
+                for fd in fds:
+                    self.spares.append(socket.socket(fileno=fd))
+            return self.spares.pop(0) if self.spares else None
 
     def retire(self) -> None:
         """Stop using it (it died, or this process forked); the owner thread reaps it."""
         self.alive = False
         with contextlib.suppress(OSError):
             self.control.close()
+        with self.spares_lock:
+            for spare in self.spares:
+                spare.close()
+            self.spares.clear()
 
 
 class _State:
@@ -118,6 +177,7 @@ def _own(popen_box: list[Any], started: threading.Event, argv: list[str], fd: in
 
 def _start() -> _Launcher:
     """Start a launcher and wait until it is armed (blocking: run in a worker thread)."""
+    inherited = _inherited()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         argv = [sys.executable, "-I", "-S", str(_state.script), str(theirs.fileno())]
@@ -149,7 +209,7 @@ def _start() -> _Launcher:
             + (ready.decode("utf-8", "replace") or f"exited with status {popen.wait()}")
         )
     ours.setblocking(False)
-    return _Launcher(ours, popen)
+    return _Launcher(ours, popen, inherited)
 
 
 def _running_launcher() -> _Launcher | None:
@@ -183,7 +243,10 @@ def _check(value: bytes, what: str) -> bytes:
 def _request(
     command: Sequence[str], cwd: str | os.PathLike[str] | None, env: dict[str, str] | None
 ) -> bytes:
-    """The marshalled request; ValueError as :class:`subprocess.Popen` raises it."""
+    """The marshalled request; ValueError as :class:`subprocess.Popen` raises it.
+
+    OSError when this process has no working directory any more (it was removed).
+    """
     argv = [_check(os.fsencode(arg), "argv") for arg in command]
     if not argv:
         raise ValueError("an empty argv names no program")
@@ -196,7 +259,8 @@ def _request(
             if not name or b"=" in name:
                 raise ValueError(f"illegal environment variable name {key!r}")
             environment[name] = _check(os.fsencode(value), f"environment variable {key!r}")
-    where = None if cwd is None else _check(os.fsencode(cwd), "cwd")
+    # absolute: the launcher's working directory is this process's when it started
+    where = _check(os.fsencode(os.path.abspath(os.getcwd() if cwd is None else cwd)), "cwd")
     return marshal.dumps((argv, environment, where))
 
 
@@ -207,13 +271,17 @@ class _Streams:
         self.theirs: list[int] = []
         self.owned: list[int] = []  # fds we opened for them: closed once sent
         self.ours: list[int | None] = []
-        self._add(stdin, reading=True)
-        self._add(stdout, reading=False)
-        if stderr == subprocess.STDOUT:
-            self.theirs.append(self.theirs[1])
-            self.ours.append(None)
-        else:
-            self._add(stderr, reading=False)
+        try:
+            self._add(stdin, reading=True)
+            self._add(stdout, reading=False)
+            if stderr == subprocess.STDOUT:
+                self.theirs.append(self.theirs[1])
+                self.ours.append(None)
+            else:
+                self._add(stderr, reading=False)
+        except BaseException:
+            self.close_all()
+            raise
 
     def _add(self, spec: _Std, *, reading: bool) -> None:
         ours: int | None = None
@@ -246,7 +314,7 @@ class _Streams:
         for fd in self.ours:
             if fd is not None:
                 os.close(fd)
-        self.ours = [None, None, None]
+        self.ours = [None] * len(self.ours)
 
 
 class _FdReceiveStream(anyio.abc.ByteReceiveStream):
@@ -256,6 +324,7 @@ class _FdReceiveStream(anyio.abc.ByteReceiveStream):
         self._fd: int | None = fd
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
+        await anyio.lowlevel.checkpoint_if_cancelled()
         while True:
             if self._fd is None:
                 raise anyio.ClosedResourceError
@@ -266,6 +335,9 @@ class _FdReceiveStream(anyio.abc.ByteReceiveStream):
                 continue
             if not data:
                 raise anyio.EndOfStream
+            # a reader of a fast writer must still let others run (timeouts, cancellation),
+            # without losing what it read
+            await anyio.lowlevel.cancel_shielded_checkpoint()
             return data
 
     async def aclose(self) -> None:
@@ -283,6 +355,7 @@ class _FdSendStream(anyio.abc.ByteSendStream):
         self._fd: int | None = fd
 
     async def send(self, item: bytes) -> None:
+        await anyio.lowlevel.checkpoint_if_cancelled()
         view = memoryview(item)
         while view:
             if self._fd is None:
@@ -295,7 +368,7 @@ class _FdSendStream(anyio.abc.ByteSendStream):
             except (BrokenPipeError, ConnectionResetError) as exc:
                 raise anyio.BrokenResourceError from exc
             view = view[written:]
-        await anyio.lowlevel.checkpoint()
+        await anyio.lowlevel.cancel_shielded_checkpoint()  # what was written stays written
 
     async def aclose(self) -> None:
         fd, self._fd = self._fd, None
@@ -322,7 +395,6 @@ class LaunchedProcess(anyio.abc.Process):
         self._status: int | None = None
         self._lost = False  # the channel ended without a status (the launcher died)
         self._lock = anyio.Lock()
-        self._exited = False  # the pidfd said the reaper exited
         self._ended = False  # the channel's end was read
         self._stdin = _FdSendStream(streams.ours[0]) if streams.ours[0] is not None else None
         out, err = streams.ours[1], streams.ours[2]
@@ -408,10 +480,11 @@ class LaunchedProcess(anyio.abc.Process):
     async def wait(self) -> int:
         if not self._lost and not await self._until(lambda: self._status is not None):
             self._lost = True  # the launcher died: the reaper ends the tree (PDEATHSIG)
-        if self._pidfd is not None and not self._exited:
-            async with self._lock:  # the reaper's status comes just before it exits
-                await anyio.wait_readable(self._pidfd)
-            self._exited = True
+            if self._pidfd is not None:  # ... and then exits
+                async with self._lock:
+                    await anyio.wait_readable(self._pidfd)
+        # otherwise the reaper sent its status once every descendant was reaped: the tree is
+        # gone, only the reaper's own exit is under way
         code = self._code()
         assert code is not None
         return code
@@ -421,7 +494,7 @@ class LaunchedProcess(anyio.abc.Process):
             return
         with contextlib.suppress(ProcessLookupError):
             if self._pidfd is not None:
-                signal_module.pidfd_send_signal(self._pidfd, signal)
+                _pidfd_send_signal(self._pidfd, signal)
             else:  # pragma: no cover - the launcher checks for pidfds when it starts
                 os.kill(self._pid, signal)
 
@@ -469,8 +542,29 @@ class LaunchedProcess(anyio.abc.Process):
             self._pidfd = None
 
 
+def _pidfd_send_signal(pidfd: int, number: int) -> None:
+    signal.pidfd_send_signal(pidfd, number)
+
+
 class _LauncherLost(Exception):
     """The launcher ended before the command started: start it the old way."""
+
+
+def _to_spare(launcher: _Launcher, request: bytes, fds: list[int]) -> bool:
+    """Send the request straight to a waiting child; False when none is at hand."""
+    while (spare := launcher.take_spare()) is not None:
+        try:
+            socket.send_fds(spare, [request], fds, socket.MSG_NOSIGNAL)
+        except OSError as exc:
+            if exc.errno in _DEAD:
+                spare.close()  # that child was killed while it waited
+                continue
+            with launcher.spares_lock:  # too large, a bad fd: the child still waits
+                launcher.spares.insert(0, spare)
+            raise
+        spare.close()
+        return True
+    return False
 
 
 async def _send(control: socket.socket, request: bytes, fds: list[int]) -> None:
@@ -496,7 +590,10 @@ async def launch(
     Raises :class:`ReaperStartError` when the reaper reports a start failure and
     :class:`ValueError` for an argv, env or cwd that no process can be given.
     """
-    request = _request(command, cwd, env)
+    try:
+        request = _request(command, cwd, env)
+    except OSError:
+        return None  # no working directory to name: the command inherits ours as it is
     launcher = _state.current
     if _state.unavailable is not None:
         return None
@@ -504,13 +601,17 @@ async def launch(
         launcher = await anyio.to_thread.run_sync(_running_launcher)
         if launcher is None:
             return None
+    if launcher.inherited != _inherited():
+        return None  # the command gets what this process has now, from a reaper of its own
     streams = _Streams(stdin, stdout, stderr)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ours.setblocking(False)
     process = LaunchedProcess(ours, streams)
+    fds = [*streams.theirs, theirs.fileno()]
     try:
         try:
-            await _send(launcher.control, request, [*streams.theirs, theirs.fileno()])
+            if not _to_spare(launcher, request, fds):  # none at hand: the launcher forks one
+                await _send(launcher.control, request, fds)
         finally:
             theirs.close()
             streams.close_sent()
@@ -529,7 +630,9 @@ async def launch(
     try:
         await process.started()
     except _LauncherLost:
-        _retire(launcher)
+        # the child that got the request died before it started the command (killed while
+        # it waited, or with the launcher): this command alone starts the old way; a dead
+        # launcher is retired by the next send to it or by its owner thread
         ours.close()
         streams.close_all()
         return None

@@ -34,10 +34,10 @@ _PR_SET_CHILD_SUBREAPER = 36
 _WAKE = {signal.SIGTERM, signal.SIGCHLD}
 #: how long to wait for a child that the kernel is still re-parenting to us (1 ms steps)
 _SETTLE_STEPS = 1000
+libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _prctl(option: int, value: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(option, value, 0, 0, 0) != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, os.strerror(errno))
@@ -134,6 +134,20 @@ def _detach_streams() -> None:
     os.close(null)
 
 
+def arm(parent: int, *, block: bool = True) -> bool:
+    """Block the signals we wait for, become a subreaper, die with ``parent``.
+
+    False when ``parent`` is not our parent any more (it died before we were armed).
+    ``block=False`` leaves SIGTERM deadly (a child that waits for work): the caller blocks
+    ``_WAKE`` itself before it starts anything.
+    """
+    if block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _WAKE)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    return os.getppid() == parent
+
+
 def run(
     command: list[str] | list[bytes],
     *,
@@ -142,6 +156,7 @@ def run(
     cwd: str | bytes | None = None,
     env: Mapping[bytes, bytes] | None = None,
     finished: Callable[[int], None] | None = None,
+    armed: bool = False,
 ) -> int:
     """Run ``command`` as a subreaper until it and every descendant are gone; the exit code.
 
@@ -151,12 +166,10 @@ def run(
     this script and the launcher's per-command children (``_launcher.py``).  ``env`` (by
     default ours) is the command's environment; its ``PATH`` is searched for the program.
     ``finished`` hears the wait status this process exits with once the whole tree is gone.
+    ``armed``: :func:`arm` already succeeded for ``parent``.
     """
-    signal.pthread_sigmask(signal.SIG_BLOCK, _WAKE)
     try:
-        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:
+        if not armed and not arm(parent):
             return 128 + signal.SIGTERM  # the parent died before we were started
         if cwd is not None:
             os.chdir(cwd)

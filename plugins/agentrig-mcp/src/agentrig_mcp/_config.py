@@ -137,6 +137,12 @@ class ServerEntry(_Common):
         if wrong:
             kind = "an HTTP" if http else "a stdio"
             raise ValueError(f"{', '.join(wrong)} cannot be set on {kind} server")
+        if self.resident_tools and self.defer_above is None:
+            # below no threshold the agent's own deferral decides, and it never reads them
+            raise ValueError(
+                "resident_tools needs defer_above: they stay resident only when the server's "
+                "other tools are deferred above that many tools"
+            )
         return self
 
     def spec(self) -> StdioServerSpec | HttpServerSpec:

@@ -44,8 +44,17 @@ class ExposedAgent(_Strict):
     #: ``"refuse"``: a call that needs a person's approval fails the request with a 403;
     #: ``"api"``: the run waits for an answer through ``POST /v1/approvals/{id}``.
     approvals: Literal["refuse", "api"] = "refuse"
-    #: How long a run waits for an approval before the call is denied.
+    #: How long a run waits for an approval before the call is denied (``approvals = "api"``).
     approval_timeout: float = Field(default=300.0, gt=0)
+
+    @model_validator(mode="after")
+    def _timeout_needs_api(self) -> ExposedAgent:
+        if "approval_timeout" in self.model_fields_set and self.approvals != "api":
+            raise ValueError(
+                "approval_timeout has no effect with approvals = 'refuse' (nothing waits for "
+                "an answer): set approvals = 'api' or remove it"
+            )
+        return self
 
 
 class ServerSettings(_Strict):
