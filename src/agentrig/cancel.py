@@ -94,15 +94,19 @@ class CancelSignal:
             await self._event.wait()
         return self._reason
 
-    def scope(self) -> contextlib.AbstractContextManager[anyio.CancelScope]:
+    def scope(
+        self, cancel_scope: anyio.CancelScope | None = None
+    ) -> contextlib.AbstractContextManager[anyio.CancelScope]:
         """An anyio cancel scope that is cancelled when this signal fires.
 
         Code inside the block is interrupted at its next checkpoint; after the block, call
         :meth:`raise_if_cancelled` to turn the swallowed cancellation into an
         :class:`~agentrig.errors.AbortError`.  ``with signal.scope() as cancel_scope:``
-        gives the anyio scope.
+        gives the anyio scope.  ``cancel_scope``: a fresh, unentered scope to use (made here
+        when omitted) -- a caller entering many in one task can make each from the class of
+        its first, without anyio looking the event loop's library up every time.
         """
-        return _SignalScope(self)
+        return _SignalScope(self, cancel_scope)
 
     def __repr__(self) -> str:
         state = f"cancelled reason={self._reason!r}" if self._set else "live"
@@ -114,9 +118,9 @@ class _SignalScope:
     # tool step, and a generator-based manager costs about three times as much.
     __slots__ = ("_scope", "_signal")
 
-    def __init__(self, signal: CancelSignal) -> None:
+    def __init__(self, signal: CancelSignal, scope: anyio.CancelScope | None) -> None:
         self._signal = signal
-        self._scope = anyio.CancelScope()
+        self._scope = anyio.CancelScope() if scope is None else scope
 
     def _cancel(self, _reason: object) -> None:
         self._scope.cancel()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 
 import agentrig
@@ -46,3 +48,52 @@ async def test_each_tool_object_is_offered_with_its_own_definition() -> None:
     assert [spec.description for spec in third] == ["Look a key up, exactly if asked."]
     assert "exact" in third[0].parameters["properties"]
     assert "exact" not in first[0].parameters["properties"]
+
+
+async def test_agents_with_the_same_tool_objects_share_the_plan_of_their_offer() -> None:
+    # the offer plan is a pure function of the tool objects, loaded set, policy, window and
+    # overrides: agents with the same ones get the one plan, equal to computing it afresh;
+    # another tool object with the same id is offered itself, never the cached one
+    from agentrig.tools.deferral import DeferralPolicy, plan_offer
+
+    async with agentrig.open_runtime(
+        CONFIG, overrides=[("providers", "local", ScriptedProvider([]))], environ={}
+    ) as rt:
+        agents = [
+            await rt.agents.create(AgentId(name), provider="local", model="scripted-1", tools=[fn])
+            for name, fn in (("one", LOOKUP_V1), ("two", LOOKUP_V1), ("three", LOOKUP_V2))
+        ]
+        one, two, three = (agent.offered_tools() for agent in agents)
+        assert one[0] is LOOKUP_V1
+        assert two[0] is LOOKUP_V1
+        assert three[0] is LOOKUP_V2
+        assert one == list(plan_offer([LOOKUP_V1], policy=DeferralPolicy()).offered)
+        assert agents[0]._offer.plan() is agents[1]._offer.plan()
+        assert agents[0]._offer.plan() is not agents[2]._offer.plan()
+
+
+async def test_a_shared_plan_withholds_what_a_fresh_one_withholds() -> None:
+    # deferral on: every agent withholds the deferrable tools until it loads them, and one
+    # agent loading a tool changes its own plan only
+    from agentrig.builtins.tool_search import tool_search
+
+    always = tool(id="always", risk="inspect", deferred=False)(_lookup_v1)
+    async with agentrig.open_runtime(
+        CONFIG, overrides=[("providers", "local", ScriptedProvider([]))], environ={}
+    ) as rt:
+        agents = [
+            await rt.agents.create(
+                AgentId(name),
+                provider="local",
+                model="scripted-1",
+                tools=[always, LOOKUP_V1, cast(Any, tool_search)],
+                deferral="on",
+            )
+            for name in ("one", "two")
+        ]
+        for agent in agents:
+            assert [t.id for t in agent.offered_tools()] == ["always", "tool_search"]
+            assert [t.id for t in agent.withheld_tools()] == ["lookup"]
+        agents[0].load_tools(["lookup"])
+        assert [t.id for t in agents[0].offered_tools()] == ["always", "lookup", "tool_search"]
+        assert [t.id for t in agents[1].offered_tools()] == ["always", "tool_search"]

@@ -202,6 +202,9 @@ def test_show_says_a_turn_suspended_and_what_it_waits_for(tmp_path: Path) -> Non
     done = _agentrig("sessions", "show", "-c", "agentrig.toml", session, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert not any(line.startswith("tool result") for line in lines)  # the call is pending
-    [ended] = [line for line in lines if "ended" in line]
+    # no journal: nothing can continue the waiting call, so it is settled as not executed
+    assert "tool result add [not_executed]: not executed: the run suspended without an " in (
+        "\n".join(lines)
+    )
+    [ended] = [line for line in lines if line.startswith("  (turn ")]
     assert ended.startswith("  (turn 1 ended suspended: waiting for an answer on call ")

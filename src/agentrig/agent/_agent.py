@@ -10,7 +10,7 @@ without starting anything.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar, final, overload
 
@@ -250,13 +250,16 @@ class Agent:
         else:
             await self._log(data)
 
-    async def _write_trusted(self, cls: type[SessionEventData], /, **fields: Any) -> None:
+    def _write_trusted(
+        self, cls: type[SessionEventData], /, **fields: Any
+    ) -> Awaitable[SessionEvent] | None:
         """:meth:`_write` of ``cls(**fields)``, the loop vouching for the values' types:
-        without a store, the session keeps it unbuilt (:meth:`Session.push_trusted`)."""
+        without a store, the session keeps it unbuilt (:meth:`Session.push_trusted`) and
+        nothing is left to await (None, no coroutine per event); else the store's write."""
         if self._writer is None:
             self.session.push_trusted(cls, **fields)
-        else:
-            await self._log(cls(**fields))
+            return None
+        return self._log(cls(**fields))
 
     def _record_inbox(self, data: Any) -> None:
         # Inbox mutations happen in sync code (steer() from a listener); persist them with

@@ -253,9 +253,6 @@ async def execute_call(
     )
     extras: dict[str, Any] = {}
 
-    def run_tool(payload: ToolExecution) -> Awaitable[ToolMessage]:
-        return run(payload.tool, payload.arguments)  # the end of the waterfall
-
     async def run(running: Any, arguments: Mapping[str, Any]) -> ToolMessage:
         value, running_ctx = parsed, ctx
         if arguments is not checked or running is not tool:
@@ -303,6 +300,10 @@ async def execute_call(
     returned: object
     try:
         if hooks.has_listeners("tool_execution"):
+
+            def run_tool(payload: ToolExecution) -> Awaitable[ToolMessage]:
+                return run(payload.tool, payload.arguments)  # the end of the waterfall
+
             payload = ToolExecution(
                 agent=agent, call=call, arguments=ready.arguments, tool=tool, signal=signal
             )

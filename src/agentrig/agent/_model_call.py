@@ -77,7 +77,7 @@ class ModelCall(TurnState):
         require_capabilities(
             provider, request, declared
         )  # refused here: the provider is never called
-        await self.write(
+        writing = self.write(
             RequestHeader,
             provider=cfg.provider,
             model=cfg.model,
@@ -85,12 +85,19 @@ class ModelCall(TurnState):
             temperature=cfg.temperature,
             tools=tuple(t.id for t in tools),
         )
+        if writing is not None:
+            await writing
         assembler = StreamAssembler()
         answered: AssistantMessage | None = None  # a reply that arrived whole
         self.outcome.model = cfg.model
         emit = self.emit
+        # the turn runs in one task on one event loop: its provider calls' scopes are made
+        # from the class of its first (anyio looks the loop's library up for each otherwise)
+        scope_class = self.scope_class
+        scope = anyio.CancelScope() if scope_class is None else scope_class()
+        self.scope_class = type(scope)
         try:
-            with self.signal.scope():
+            with self.signal.scope(scope):
                 if declared.streaming is False:
                     # a provider that cannot stream is driven through its non-streaming call
                     answered = _whole(await provider.complete(request, signal=self.signal))
@@ -138,7 +145,8 @@ class ModelCall(TurnState):
         return message
 
     async def commit_assistant(self, message: AssistantMessage) -> None:
-        await self.write(AssistantMessageEvent, message=message)
+        if (writing := self.write(AssistantMessageEvent, message=message)) is not None:
+            await writing
         for index, call in enumerate(message.tool_calls):
             self.open_calls[index] = call
         self.outcome.usages.append(message.usage)

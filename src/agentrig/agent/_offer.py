@@ -8,6 +8,7 @@ loaded set or the model change; request definitions (specs) are built once per t
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, final
 
@@ -88,13 +89,21 @@ class ToolOffer:
             if cfg.deferred is not None
         }
         window = self._runtime.models.context_window(self._config.model)
-        return plan_offer(
+        key = (tuple(map(id, visible)), self.loaded, self.policy, window, (*overrides.items(),))
+        shared = _SHARED_PLANS.get(key)
+        if shared is not None and all(map(operator.is_, shared[0], visible)):
+            return shared[1]
+        plan = plan_offer(
             visible,
             loaded=self.loaded,
             policy=self.policy,
             context_window=window,
             overrides=overrides,
         )
+        if len(_SHARED_PLANS) >= _SHARED_PLANS_MAX:
+            _SHARED_PLANS.clear()
+        _SHARED_PLANS[key] = (tuple(visible), plan)
+        return plan
 
     def load(self, tool_ids: Iterable[str]) -> None:
         """Make deferred tools resident from the next request on."""
@@ -152,6 +161,16 @@ class ToolOffer:
         self._specs[tool.id] = cached
         return cached
 
+
+# plan_offer's inputs (the tools by identity) -> (those tools, its plan): a pure function of
+# them, so every new agent with the same tool objects, loaded set, policy, window and
+# per-tool overrides gets the one plan (a server creates an agent per request).  Entries
+# hold their tools, so an id is not reused while cached; bounded, cleared when full.
+_SHARED_PLANS: dict[
+    tuple[tuple[int, ...], frozenset[str], DeferralPolicy, int, tuple[tuple[str, bool], ...]],
+    tuple[tuple[Tool, ...], OfferPlan],
+] = {}
+_SHARED_PLANS_MAX = 1024
 
 # id(tool) -> (tool, its definition, the definition's size): one per tool object for every
 # agent offering it (a server creates an agent per request), not one per agent.  Entries

@@ -85,10 +85,11 @@ class ToolRound(TurnState):
                 concludes = await self.run_group(range(index, end), calls, resolved, by_name)
             concluded = concluded or concludes
             index = end
-        stopped = self.agent.stop_requested
-        await self.settle_open_calls(
-            "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
-        )
+        if self.open_calls:  # calls left without a result: a stop's or a cancellation's
+            stopped = self.agent.stop_requested
+            await self.settle_open_calls(
+                "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
+            )
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
         return concluded
 
@@ -98,7 +99,9 @@ class ToolRound(TurnState):
         """Dispatch one call and record its result (a call that must run on its own)."""
         if tool is None:
             return await self.record(index, call, _unknown(call, offered))
-        await self.write(ToolCallEvent, call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
+        invocation = f"{self.turn}.{self.step}.{index}"
+        if (writing := self.write(ToolCallEvent, call=call, invocation_id=invocation)) is not None:
+            await writing
         try:  # dispatch_call, unrolled: one coroutine less per call
             outcome = await prepare_call(self.agent, tool, call, self.signal, self.agent._gate)
             if not isinstance(outcome, CallOutcome):
@@ -228,12 +231,14 @@ class ToolRound(TurnState):
         limit = self.agent.config.tool_result_max_bytes
         if limit and outcome.executed and len(message.text) > limit // 4:  # maybe too big
             message, stored = await cap_result(self.agent, message, outcome.invocation_id)
-        await self.write(
+        writing = self.write(
             ToolResultEvent,
             message=message,
             invocation_id=outcome.invocation_id or None,
             duration_ms=outcome.duration_ms,
         )
+        if writing is not None:
+            await writing
         self.open_calls.pop(index, None)  # from here on the call has its result
         if stored is not None:
             await self.log(stored)  # links the call to its whole result

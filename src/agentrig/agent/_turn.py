@@ -89,7 +89,9 @@ class _Turn(ModelCall, ToolRound):
         self.trigger = trigger
         await agent._ensure_system_prompt()
         self.started = (time.time(), time.perf_counter())
-        await self.log(TurnStart(turn=self.turn, trigger=trigger, run_id=self.options.run_id))
+        writing = self.write(TurnStart, turn=self.turn, trigger=trigger, run_id=self.options.run_id)
+        if writing is not None:
+            await writing
         batch = first + agent.inbox.claim(turn_boundary=False)
         try:
             reason = await self._steps(batch)
@@ -111,7 +113,7 @@ class _Turn(ModelCall, ToolRound):
                 # no journal, no continuation: nothing would ever answer the pending calls
                 await self.settle_open_calls(SUSPENDED_UNJOURNALED)
             if self.step:
-                await self.write(StepEnd, turn=self.turn, step=self.step)
+                await self.log(StepEnd(turn=self.turn, step=self.step))
             if suspended:
                 # waiting for an outside answer: its calls stay open for continuation
                 self.outcome.stop_reason = str(exc)
@@ -126,7 +128,7 @@ class _Turn(ModelCall, ToolRound):
         """End an aborted turn: every open call settled, the open step closed, then turn/end."""
         await self.settle_open_calls()
         if self._step_open():
-            await self.write(StepEnd, turn=self.turn, step=self.step)
+            await self.log(StepEnd(turn=self.turn, step=self.step))
         await self.end_turn("interrupted")
 
     async def end_turn(self, reason: TurnEndReason, error: BaseException | None = None) -> None:
@@ -135,14 +137,15 @@ class _Turn(ModelCall, ToolRound):
         if reason == "interrupted" and isinstance(deadline, DeadlineExceededError):
             self.outcome.stop_reason = self.outcome.stop_reason or str(deadline)
         info = error_info(error) if error is not None else None
-        await self.log(
-            TurnEnd(
-                turn=self.turn,
-                reason=reason,
-                error=info.to_dict() if info else None,
-                detail=self.outcome.stop_reason,
-            )
+        writing = self.write(
+            TurnEnd,
+            turn=self.turn,
+            reason=reason,
+            error=info.to_dict() if info else None,
+            detail=self.outcome.stop_reason,
         )
+        if writing is not None:
+            await writing
         observe_turn(self, reason, error, info.code if info else None)
 
     def _step_open(self) -> bool:
@@ -181,26 +184,27 @@ class _Turn(ModelCall, ToolRound):
                 self.step -= 1
                 self.outcome.stop_reason = decision.reason
                 return "rejected"
-            await self.write(StepStart, turn=self.turn, step=self.step)
+            if (writing := self.write(StepStart, turn=self.turn, step=self.step)) is not None:
+                await writing
             for entered in decision.messages:
                 if entered.source == "steer":
                     await self.log(SteeringMessage(message=entered))
-                else:
-                    await self.log(UserMessageEvent(message=entered))
+                elif (writing := self.write(UserMessageEvent, message=entered)) is not None:
+                    await writing
             budget_left = not max_rounds or self.outcome.rounds < max_rounds
             if self.unknown_streak >= UNKNOWN_TOOL_ROUNDS_LIMIT:
                 await self._forced_final(
                     UNKNOWN_TOOLS_INSTRUCTION.format(calls=self._unexecuted_calls())
                 )
-                await self.write(StepEnd, turn=self.turn, step=self.step)
+                await self.log(StepEnd(turn=self.turn, step=self.step))
                 return "completed"
             if not budget_left:
                 if self.options.tool_only_completion:
-                    await self.write(StepEnd, turn=self.turn, step=self.step)
+                    await self.log(StepEnd(turn=self.turn, step=self.step))
                     self._check_not_empty()
                     return "budget"
                 await self._forced_final(FORCED_SUMMARY_INSTRUCTION)
-                await self.write(StepEnd, turn=self.turn, step=self.step)
+                await self.log(StepEnd(turn=self.turn, step=self.step))
                 return "budget"
             # re-read every round: a tool loaded in round N is offered in round N + 1
             tools = [] if tool_choice == "none" else agent.offered_tools()
@@ -213,7 +217,8 @@ class _Turn(ModelCall, ToolRound):
                         "the model called a tool although tool_choice='none' was requested"
                     )
                 concludes = await self.run_calls(calls, tools)
-                await self.write(StepEnd, turn=self.turn, step=self.step)
+                if (writing := self.write(StepEnd, turn=self.turn, step=self.step)) is not None:
+                    await writing
                 if self.signal.cancelled:
                     # aborted during the tool round: open no further step, and leave
                     # pending input for a later turn
@@ -225,7 +230,8 @@ class _Turn(ModelCall, ToolRound):
                 if concludes and not batch:
                     return "completed"
                 continue
-            await self.write(StepEnd, turn=self.turn, step=self.step)
+            if (writing := self.write(StepEnd, turn=self.turn, step=self.step)) is not None:
+                await writing
             if hooks.has_listeners("turn_stopping"):  # its payload built only then
                 await hooks.awaited(
                     "turn_stopping",

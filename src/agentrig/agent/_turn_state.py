@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from agentrig.agent._dispatch import not_executed
 from agentrig.cancel import CancelSignal
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
@@ -73,11 +75,14 @@ class TurnState:
         # coroutine frame per event instead of two)
         self.log: Callable[[Any], Awaitable[None]] = agent._write
         #: ``self.write(cls, **fields)`` logs ``cls(**fields)`` for the loop's own events,
-        #: whose field types it vouches for (the payload is not built without a store)
-        self.write: Callable[..., Awaitable[None]] = agent._write_trusted
+        #: whose field types it vouches for (the payload is not built without a store):
+        #: None when it is logged, else an awaitable that logs it (a store writes it)
+        self.write: Callable[..., Awaitable[object] | None] = agent._write_trusted
         self.trigger: TurnTrigger = "prompt"
         self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
         self.first_chunk = 0.0  # when the current model call's first chunk arrived
+        #: the class of the anyio cancel scope of the turn's first provider call
+        self.scope_class: type[anyio.CancelScope] | None = None
         # a tracing plugin's context (None without one: then nothing below opens a scope)
         self.trace = trace = agent.runtime.trace
         if trace is not None and agent.session.trace_ids is None:

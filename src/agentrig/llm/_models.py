@@ -142,6 +142,8 @@ class ModelRegistry:
 
     def _warn_once(self, model: str, what: str, message: str, *args: object) -> None:
         key = (model, what)
+        if key in self._warned:  # said already (the common case): no lock to read the set
+            return
         with self._lock:
             if key in self._warned:
                 return
