@@ -374,6 +374,24 @@ async def test_a_bad_otel_table_is_a_config_error_at_its_path() -> None:
     assert "otel.exporter" in str(caught.value)
 
 
+async def test_an_unknown_exemplar_filter_is_a_config_error_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the SDK's meter provider raises a bare ValueError on it; the plugin names it instead
+    monkeypatch.setenv("OTEL_METRICS_EXEMPLAR_FILTER", "always-off")
+    otel = {"exporter": "none"}
+    with pytest.raises(ConfigError) as caught:
+        async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}):
+            pass
+    message = str(caught.value)
+    assert "OTEL_METRICS_EXEMPLAR_FILTER='always-off'" in message
+    assert "did you mean 'always_off'?" in message
+    assert caught.value.issues[0].code == "config.otel"
+    monkeypatch.setenv("OTEL_METRICS_EXEMPLAR_FILTER", "always_off")  # a known one opens
+    async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
+        assert rt.hooks.has_listeners("observe")
+
+
 @pytest.mark.subprocess
 def test_the_example_runs_offline_and_prints_its_span_tree() -> None:
     example = Path(__file__).resolve().parents[2] / "examples" / "otel" / "run.py"

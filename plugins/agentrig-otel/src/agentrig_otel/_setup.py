@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import os
 from typing import Any
 
 import attrs
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import Meter
+from opentelemetry.sdk.environment_variables import OTEL_METRICS_EXEMPLAR_FILTER
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
@@ -29,11 +32,27 @@ __all__ = ["OtelSetupError", "Pipeline", "build_pipeline"]
 class OtelSetupError(ConfigError):
     """``[otel]`` asks for something this installation cannot do."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__([Issue("config.otel", message, ("otel", "exporter"))])
+    def __init__(self, message: str, path: tuple[str, ...] = ("otel", "exporter")) -> None:
+        super().__init__([Issue("config.otel", message, path)])
 
 
 INSTRUMENTATION = "agentrig"
+#: the values of ``OTEL_METRICS_EXEMPLAR_FILTER`` the SDK knows (``trace_based`` by default)
+EXEMPLAR_FILTERS = ("trace_based", "always_on", "always_off")
+
+
+def _check_exemplar_filter() -> None:
+    """Refuse an ``OTEL_METRICS_EXEMPLAR_FILTER`` the SDK's meter provider would fail on."""
+    value = os.environ.get(OTEL_METRICS_EXEMPLAR_FILTER)
+    if value is None or value in EXEMPLAR_FILTERS:
+        return
+    close = difflib.get_close_matches(value.strip().lower(), EXEMPLAR_FILTERS, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise OtelSetupError(
+        f"{OTEL_METRICS_EXEMPLAR_FILTER}={value!r} is not one of "
+        f"{', '.join(EXEMPLAR_FILTERS)}{hint}",
+        ("otel", "metrics"),
+    )
 
 
 @attrs.define
@@ -101,6 +120,7 @@ def build_pipeline(config: OtelConfig) -> Pipeline:
         tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
     meter_provider: MeterProvider | None = None
     if config.metrics:
+        _check_exemplar_filter()
         readers: list[MetricReader] = []
         if metric_exporter is not None:
             readers.append(PeriodicExportingMetricReader(metric_exporter))
