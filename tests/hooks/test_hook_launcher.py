@@ -172,7 +172,9 @@ async def test_the_launchers_death_ends_its_trees_and_later_commands_still_run(
         EVENT, signal=CancelSignal()
     )
     assert outcome == Allow("again\n", None, steering=True)
-    assert _launcher_pid() != launcher
+    # (that one may have found the dead launcher first and started a reaper of its own)
+    _, parent = await _output("true")
+    assert parent == _launcher_pid() != launcher
 
 
 @pytest.mark.anyio
@@ -481,7 +483,7 @@ async def test_a_waiting_child_killed_before_its_request_is_replaced(fresh: None
     # the launcher keeps a forked child waiting, and agentrig sends it the next request
     # directly; one killed meanwhile costs that request a reaper of its own, nothing else
     running = await _start(["sleep", "300"])
-    async with running:
+    try:
         launcher = _launcher_pid()
         for _ in range(3):
             for child in _children_of(launcher):
@@ -489,11 +491,19 @@ async def test_a_waiting_child_killed_before_its_request_is_replaced(fresh: None
                     os.kill(child, signal.SIGKILL)
             output, _ = await _output("echo served")
             assert output == "served\n"
-        output, parent = await _output("echo again")
-        assert (output, parent) == ("again\n", launcher)
+        # a killed child may still be dying when the next request reaches it (that one then
+        # starts its own reaper); the launcher serves again once it replaced the child
+        for _ in range(20):
+            output, parent = await _output("echo again")
+            assert output == "again\n"
+            if parent == launcher:
+                break
+        assert parent == launcher
         assert running.returncode is None  # the launcher's other commands go on
+    finally:
         end_tree(running)
-        await running.wait()
+        with anyio.fail_after(30):
+            await running.aclose()
 
 
 def _children_of(pid: int) -> list[int]:
@@ -513,8 +523,9 @@ async def test_a_waiting_child_dies_with_its_launcher(fresh: None) -> None:
         assert await wait_gone(child), "a waiting child outlived its launcher"
     output, parent = await _output("echo next")
     assert output == "next\n"
-    assert parent in (os.getpid(), _launcher_pid())
-    assert parent != launcher
+    assert parent != launcher  # a reaper of its own, or one from a new launcher
+    _, parent = await _output("true")
+    assert parent == _launcher_pid() != launcher
 
 
 @pytest.mark.anyio

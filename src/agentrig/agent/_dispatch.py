@@ -377,6 +377,8 @@ def _result_message(call: ToolCallBlock, value: Any, status: ToolStatus = "ok") 
     blocks (a multimodal result: each provider projects them, e.g. images to the model);
     anything else is rendered as text (:func:`~agentrig.tools.render_output`).
     """
+    if type(value) is str:  # the common case, without isinstance on the block classes
+        return ToolMessage.of(call.id, call.name, value, status=status)
     if isinstance(value, _RESULT_BLOCKS):
         value = (value,)
     if (

@@ -21,8 +21,8 @@ Protocol (``SOCK_SEQPACKET``, one message per datagram):
   with four fds attached: the command's stdin, stdout, stderr and a per-command channel; we
   fork a child for each.  A zero-length read (agentrig closed its end or died) ends this
   process and every tree.
-* A waiting child's socket: the same request, from agentrig.  The child then sends us ``T``
-  with the channel attached, so we can report its exit if it cannot.
+* A waiting child's socket: the same request, from agentrig.  The child at once sends us
+  ``T`` with the channel attached, so we can report its exit if it cannot.
 * On the per-command channel, from the reaper: ``R<pid>`` with a pidfd of itself attached
   once the command runs, or ``E<text>`` when it could not start it; ``X<wait status>``
   once the whole tree is gone and it is about to exit with that status.  Then this process
@@ -193,6 +193,9 @@ class Launcher:
             channel = fds[3]
             os.set_inheritable(channel, False)  # the command must not forge our messages
             channel_socket = socket.socket(fileno=channel)
+            # the launcher learns which channel we serve before anything can kill us with a
+            # command running: it reports our exit there if we cannot
+            _send(launcher, b"T", [channel])
 
             def report(failure: str | None) -> None:
                 if failure is not None:
@@ -205,8 +208,6 @@ class Launcher:
                     else:
                         _send(channel_socket, b"R%d" % os.getpid(), [pidfd])
                         os.close(pidfd)
-                # then the launcher learns which channel we serve (off the command's way)
-                _send(launcher, b"T", [channel])
 
             def finished(status: int) -> None:  # sooner than our own report of the exit
                 with contextlib.suppress(OSError):
@@ -300,8 +301,8 @@ def main(argv: list[str]) -> int:
                     while os.read(wake_read, 512):
                         pass
                 launcher.reap()
-            elif key.fd in launcher.given:
-                launcher.taken(key.fd)
+            elif key.fd in launcher.given and launcher.given[key.fd].sock is key.fileobj:
+                launcher.taken(key.fd)  # (not a stale event for an fd number reused since)
 
 
 if __name__ == "__main__":

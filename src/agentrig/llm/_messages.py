@@ -104,7 +104,11 @@ class AssistantMessage(BaseModel):
     @property
     def tool_calls(self) -> tuple[ToolCallBlock, ...]:
         """The tool-call blocks, in order."""
-        return tuple(block for block in self.content if isinstance(block, ToolCallBlock))
+        return tuple(
+            block
+            for block in self.content
+            if type(block) is ToolCallBlock or isinstance(block, ToolCallBlock)
+        )
 
 
 class ToolMessage(BaseModel):

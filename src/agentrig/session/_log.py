@@ -70,6 +70,8 @@ mechanism text; override per session with ``Session(interrupted_note=...)``."""
 
 # events whose message enters the projection as it is
 _PLAIN_MESSAGE_EVENTS = (UserMessageEvent, SteeringMessage, ToolResultEvent)
+# events that carry no message (the loop's step markers, request headers, turn ends)
+_WITHOUT_MESSAGE = frozenset((StepStart, StepEnd, RequestHeader, TurnEnd))
 
 
 class SessionLogError(AgentrigError):
@@ -85,15 +87,25 @@ _ENCODE_LOOSE = json.JSONEncoder(default=str).encode
 def message_chars(message: Message) -> int:
     """The characters a message adds to a request, as the context guard estimates them:
     its text blocks, plus the JSON of each tool call's arguments."""
-    if isinstance(message, SystemMessage):
+    # exact classes first: isinstance on pydantic's ABC-based metaclass is slow when false
+    if type(message) in _CONVERSATION:
+        content = cast("ConversationMessage", message).content
+    elif isinstance(message, SystemMessage):
         return len(message.text)
+    else:
+        content = message.content
     chars = 0
-    for block in message.content:
-        if isinstance(block, ToolCallBlock):  # no text: a failed getattr on a model is slow
+    for block in content:
+        if type(block) is TextBlock:
+            chars += len(block.text)
+        elif isinstance(block, ToolCallBlock):  # no text: a failed getattr on a model is slow
             chars += len(_ENCODE_LOOSE(block.arguments))
         else:
             chars += len(getattr(block, "text", "") or "")
     return chars
+
+
+_CONVERSATION = frozenset((UserMessage, AssistantMessage, ToolMessage))
 
 
 class MessagesView(Sequence[Message]):
@@ -559,6 +571,8 @@ class Session:
                 message = data[at]
                 if data[0] is AssistantMessageEvent and message.interrupted:
                     message = _annotate(message, note)
+            elif kind in _WITHOUT_MESSAGE:  # by exact class: no isinstance chain on models
+                continue
             elif isinstance(data, _PLAIN_MESSAGE_EVENTS):
                 message = data.message
             elif isinstance(data, AssistantMessageEvent):
