@@ -317,11 +317,26 @@ class _Streams:
         self.ours = [None] * len(self.ours)
 
 
-class _FdReceiveStream(anyio.abc.ByteReceiveStream):
-    """Our end of the command's stdout or stderr pipe."""
+class _PipeEnd:
+    """Our end of one of the command's pipes, closed once.
+
+    Hand-written because anyio has no public stream over a pipe fd it did not open: its
+    process streams wrap only the processes it starts itself.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd: int | None = fd
+
+    async def aclose(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            anyio.notify_closing(fd)
+            os.close(fd)
+        await anyio.lowlevel.checkpoint()
+
+
+class _FdReceiveStream(_PipeEnd, anyio.abc.ByteReceiveStream):
+    """Our end of the command's stdout or stderr pipe."""
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         await anyio.lowlevel.checkpoint_if_cancelled()
@@ -340,19 +355,9 @@ class _FdReceiveStream(anyio.abc.ByteReceiveStream):
             await anyio.lowlevel.cancel_shielded_checkpoint()
             return data
 
-    async def aclose(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            anyio.notify_closing(fd)
-            os.close(fd)
-        await anyio.lowlevel.checkpoint()
 
-
-class _FdSendStream(anyio.abc.ByteSendStream):
+class _FdSendStream(_PipeEnd, anyio.abc.ByteSendStream):
     """Our end of the command's stdin pipe."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd: int | None = fd
 
     async def send(self, item: bytes) -> None:
         await anyio.lowlevel.checkpoint_if_cancelled()
@@ -369,13 +374,6 @@ class _FdSendStream(anyio.abc.ByteSendStream):
                 raise anyio.BrokenResourceError from exc
             view = view[written:]
         await anyio.lowlevel.cancel_shielded_checkpoint()  # what was written stays written
-
-    async def aclose(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            anyio.notify_closing(fd)
-            os.close(fd)
-        await anyio.lowlevel.checkpoint()
 
 
 class LaunchedProcess(anyio.abc.Process):
