@@ -86,6 +86,7 @@ from agentrig.llm._provider import (
 from agentrig.llm._request import ModelRequest, ModelResponse, ResponseFormat, ToolSpec
 from agentrig.llm._request_capabilities import require_capabilities
 from agentrig.llm._request_options import (
+    BODY_FIELDS,
     RequestOptionsCheck,
     request_option_issues,
     reserved_option_error,
@@ -140,6 +141,7 @@ __all__ = [
     "ProviderConfig",
     "ProviderFactory",
     "ReadinessCheck",
+    "BODY_FIELDS",
     "RequestOptionsCheck",
     "request_option_issues",
     "reserved_option_error",

@@ -15,6 +15,7 @@ from agentrig.errors import Issue
 from agentrig.llm._errors import InvalidRequestError
 
 __all__ = [
+    "BODY_FIELDS",
     "RequestOptionsCheck",
     "request_option_issues",
     "reserved_option_error",
@@ -22,6 +23,14 @@ __all__ = [
 ]
 
 PathParts = tuple[str | int, ...]
+
+BODY_FIELDS: Mapping[str, str] = {
+    "model": "set {owner}.model (or pass model= to agents.create)",
+    "messages": "the messages are the session's history and the prompt of run()/stream()",
+    "stream": "streaming is chosen per call: run() answers whole, stream() streams",
+}
+"""The request fields every chat provider sets itself, each with what to use instead: the
+start of a provider's ``reserved`` table for :func:`reserved_option_issues`."""
 
 
 @runtime_checkable

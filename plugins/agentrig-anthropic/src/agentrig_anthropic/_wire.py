@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from agentrig.llm import (
+    BODY_FIELDS,
     AssistantMessage,
     CapabilityError,
     ContentBlock,
@@ -272,11 +273,7 @@ def schema_instruction(name: str, schema: Mapping[str, Any]) -> str:
     )
 
 
-RESERVED_OPTIONS: Mapping[str, str] = {
-    "model": "set {owner}.model (or pass model= to agents.create)",
-    "messages": "the messages are the session's history and the prompt of run()/stream()",
-    "stream": "streaming is chosen per call: run() answers whole, stream() streams",
-}
+RESERVED_OPTIONS: Mapping[str, str] = BODY_FIELDS
 """Request fields :func:`build_body` sets itself, each with what to use instead: an agent
 whose ``options`` name one is refused when it is built (``check_request_options``)."""
 

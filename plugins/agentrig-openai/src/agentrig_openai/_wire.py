@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from agentrig.llm import (
+    BODY_FIELDS,
     AssistantMessage,
     CapabilityError,
     ContentBlock,
@@ -353,9 +354,7 @@ def schema_instruction(name: str, schema: Mapping[str, Any]) -> str:
 
 
 RESERVED_OPTIONS: Mapping[str, str] = {
-    "model": "set {owner}.model (or pass model= to agents.create)",
-    "messages": "the messages are the session's history and the prompt of run()/stream()",
-    "stream": "streaming is chosen per call: run() answers whole, stream() streams",
+    **BODY_FIELDS,
     "stream_options": "the provider option stream_usage ([providers.<id>.options]) "
     "chooses whether a stream reports usage",
 }
