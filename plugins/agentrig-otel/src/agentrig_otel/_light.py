@@ -213,9 +213,7 @@ def _has_processors(processor: Any) -> bool:
     """False for the tracer provider's default multi-processor while it holds none (as with
     ``exporter = "none"``): then there is no one to hand a span to.  Read per span, as the
     multi-processor does: a processor added later sees the spans started after it."""
-    return type(processor) is not SynchronousMultiSpanProcessor or bool(
-        processor._span_processors
-    )
+    return type(processor) is not SynchronousMultiSpanProcessor or bool(processor._span_processors)
 
 
 class LiveSpan(trace_api.Span, ReadableSpan):
