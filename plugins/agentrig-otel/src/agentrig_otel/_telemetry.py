@@ -175,6 +175,8 @@ class Telemetry:
         self._metric_attributes: dict[tuple[Any, ...], _MetricAttributes] = {}
         self._tool_attributes: dict[tuple[str, str], dict[str, Any]] = {}
         self._permission_sets: dict[tuple[bool, Any], Mapping[str, Any]] = {}
+        # a model call span's name and common attributes, by what they are made of
+        self._call_sets: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
         if meter is not None:
             self._tokens = meter.create_histogram(
                 "gen_ai.client.token.usage", unit="{token}", description="Tokens per model call"
@@ -248,17 +250,20 @@ class Telemetry:
         elif kind == "tool_call" and self._tool_duration is not None:
             self._record_tool_metrics(data)
         live = LIVE.get()
+        span: Span | None = None
         if live is None or live.owner is not self or live.scope_kind != kind or live.ended:
             live = None
-        span = live.span if live is not None else None
-        if span is not None and not span.is_recording():  # sampled out: nothing to write
-            # (events kept for the span it would have been are dropped with it)
+        elif not (live._recording if type(live) is LiveSpan else live.span.is_recording()):
+            # sampled out: nothing to write (events kept for the span it would have been
+            # are dropped with it)
             if kind == "turn":
                 self._by_session.pop(data.get("session_id") or "", None)
             elif kind == "tool_call":
                 self._by_call.pop(data.get("call_id") or "", None)
             live.end()
             return
+        else:  # a light span is its own scope
+            span = live if type(live) is LiveSpan else live.span
         if kind == "model_call":
             self._call(payload, span)
         elif kind == "tool_call":
@@ -292,7 +297,8 @@ class Telemetry:
             when = float(data.get("started_at") or time.time())
         live = LIVE.get()
         if live is not None and live.owner is self and not live.ended:
-            live.span.add_event(name, attributes, timestamp=_ns(when))
+            span = live if type(live) is LiveSpan else live.span
+            span.add_event(name, attributes, timestamp=_ns(when))
             return
         call_id, session_id = data.get("call_id"), data.get("session_id")
         pending = self._by_call if call_id else self._by_session
@@ -339,7 +345,7 @@ class Telemetry:
             )
         if type(live) is LiveSpan:  # live and recording (checked by the caller)
             live._name = name
-            live.put_clean(attributes)  # built here: no value to clean
+            live._values.update(attributes)  # built here: no value to clean
         else:
             live.update_name(name)
             live.set_attributes(attributes)
@@ -386,16 +392,7 @@ class Telemetry:
 
     def _call(self, call: Observation, live: Span | None) -> None:
         data = call.data
-        model = data.get("model") or "model"
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": data.get("provider_kind") or data.get("provider") or "",
-            "gen_ai.request.model": model,
-            "gen_ai.conversation.id": data.get("session_id") or "",
-            "gen_ai.agent.name": data.get("agent_name") or call.agent_id or "",
-            "gen_ai.agent.id": call.agent_id or "",
-            "agentrig.provider.id": data.get("provider") or "",
-        }
+        name, attributes = self._call_attributes(data, call.agent_id)
         if (data.get("attempt") or 1) > 1:  # a retry of the same round
             attributes["agentrig.attempt"] = data["attempt"]
         if data.get("response_model"):
@@ -409,13 +406,50 @@ class Telemetry:
             attributes["gen_ai.usage.input_tokens"] = usage.prompt
             attributes["gen_ai.usage.output_tokens"] = usage.completion
         start = float(data.get("started_at") or 0.0)
-        span = self._span(live, f"chat {model}", SpanKind.CLIENT, start, attributes)
+        span = self._span(live, name, SpanKind.CLIENT, start, attributes)
         outcome = data.get("outcome")
         if outcome != "success":
             span.set_attribute("error.type", data.get("error_type") or str(outcome))
             span.set_status(Status(StatusCode.ERROR, data.get("error_code") or str(outcome)))
         if live is None:
             span.end(end_time=_ns(float(data.get("ended_at") or start)))
+
+    def _call_attributes(
+        self, data: Mapping[str, Any], agent_id: str | None
+    ) -> tuple[str, dict[str, Any]]:
+        """A model call span's name and the attributes every call of the same agent, session,
+        provider and model has (a copy of the ones built once for them)."""
+        key: Any = (
+            data.get("provider_kind"),
+            data.get("provider"),
+            data.get("model"),
+            data.get("session_id"),
+            data.get("agent_name"),
+            agent_id,
+        )
+        try:
+            known = self._call_sets.get(key)
+        except TypeError:  # an unhashable value (from another plugin's observation)
+            known = key = None
+        if known is None:
+            model = data.get("model") or "model"
+            known = (
+                f"chat {model}",
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.provider.name": data.get("provider_kind") or data.get("provider") or "",
+                    "gen_ai.request.model": model,
+                    "gen_ai.conversation.id": data.get("session_id") or "",
+                    "gen_ai.agent.name": data.get("agent_name") or agent_id or "",
+                    "gen_ai.agent.id": agent_id or "",
+                    "agentrig.provider.id": data.get("provider") or "",
+                },
+            )
+            if key is not None:
+                if len(self._call_sets) > MAX_ATTRIBUTE_SETS:
+                    self._call_sets.clear()
+                self._call_sets[key] = known
+        return known[0], known[1].copy()
 
     def _tool(self, call: Observation, live: Span | None) -> None:
         data = call.data
