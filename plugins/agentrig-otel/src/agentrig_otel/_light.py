@@ -319,9 +319,12 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         """``(trace_id, span_id)`` as lowercase hex (built once)."""
         ids = self._hex
         if ids is None:
-            # bytes.hex: half the time of format(n, "032x"), the same lowercase digits
+            # bytes.hex: half the time of format(n, "032x"), the same lowercase digits; the
+            # trace id's as the parent has it when it has it (one trace, one string)
+            parent = self._parent_span
+            above = parent._hex if parent is not None else None
             ids = self._hex = (
-                self.trace_id.to_bytes(16, "big").hex(),
+                above[0] if above is not None else self.trace_id.to_bytes(16, "big").hex(),
                 self.span_id.to_bytes(8, "big").hex(),
             )
         return ids
