@@ -10,6 +10,7 @@ deciding per span, span limits).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -331,3 +332,87 @@ def test_an_open_scope_is_the_apis_current_span_and_closing_restores_the_context
     finally:
         otel_context.detach(token)
     assert otel_context.get_current() == before
+
+
+class Recording(SpanProcessor):
+    """Records the calls a span processor gets, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def on_start(self, span: Any, parent_context: otel_context.Context | None = None) -> None:
+        self.calls.append(("on_start", span.name))
+
+    def _on_ending(self, span: Any) -> None:
+        self.calls.append(("_on_ending", span.name))
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.calls.append(("on_end", span.name))
+
+
+def _light_and_sdk_spans(provider: TracerProvider) -> tuple[Any, Any]:
+    """A light span and an SDK span started by ``provider``'s tracer, children of the same
+    parent (a light span, ended)."""
+    tracer = provider.get_tracer("agentrig")
+    light = _light.light_tracer(tracer)
+    assert light is not None
+    parent = light.start("parent", SpanKind.INTERNAL, trace.INVALID_SPAN)
+    context = trace.set_span_in_context(parent)
+    return (
+        light.start("child", SpanKind.CLIENT, parent),
+        tracer.start_span("child", kind=SpanKind.CLIENT, context=context),
+    )
+
+
+def test_processors_get_what_the_sdk_gives_them_also_when_added_while_a_span_is_open() -> None:
+    # without a processor the light path hands a span to no one; one added while the span is
+    # open sees its end (not its start), as the SDK's multi-processor does
+    for added_before in (True, False):
+        provider = TracerProvider()
+        before = Recording()
+        if added_before:
+            provider.add_span_processor(before)
+        light, sdk = _light_and_sdk_spans(provider)
+        after = Recording()
+        provider.add_span_processor(after)
+        light.end()
+        sdk.end()
+        expected_after = [("_on_ending", "child"), ("on_end", "child")] * 2
+        assert after.calls == expected_after
+        if added_before:
+            assert before.calls[1:] == [
+                ("on_start", "child"),
+                ("on_start", "child"),
+                *expected_after,
+            ]
+
+
+def test_a_span_ended_without_processors_reads_as_one_handed_to_them() -> None:
+    bare, handed = TracerProvider(), TracerProvider()
+    handed.add_span_processor(Recording())
+    read = []
+    for provider in (bare, handed):
+        light, sdk = _light_and_sdk_spans(provider)
+        light.end()
+        sdk.end()
+        assert light.context == light.get_span_context()
+        assert light.parent is not None
+        assert light.parent == sdk.parent
+        assert light.context.trace_id == sdk.context.trace_id
+        shown = json.loads(light.to_json())
+        assert shown["context"] == {
+            "trace_id": f"0x{light.context.trace_id:032x}",
+            "span_id": f"0x{light.context.span_id:016x}",
+            "trace_state": "[]",
+        }
+        assert shown["parent_id"] == f"0x{light.parent.span_id:016x}"
+        sdk_shown = json.loads(sdk.to_json())
+        assert shown.keys() == sdk_shown.keys()
+        read.append(
+            {
+                k: v
+                for k, v in shown.items()
+                if k not in ("context", "parent_id", "start_time", "end_time")
+            }
+        )
+    assert read[0] == read[1]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from typing import Any, cast, overload
 
@@ -226,12 +227,28 @@ _BARE_TYPES: dict[type[SessionEventData], str] = {
 _BARE_FIELDS: set[str] = {"message"}
 
 Packed = tuple[Any, ...]
-_NO_TRACE: tuple[tuple[str, str] | None, TraceIds | None] = (None, None)
+#: what a run of events keeps of the span that produced them: its ids as the trace context
+#: gave them (built into a ``TraceIds`` only when an event is read), a loaded ``TraceIds``,
+#: or None (no span)
+TraceKey = tuple[str, str] | TraceIds | None
 #: the TraceIds of recent spans, shared by every session (a turn's span and its calls' spans
-#: write alternately): built once per span
+#: write alternately): built once per span, when an event of it is first read
 _TRACE_IDS: dict[tuple[str, str], TraceIds] = {}
 _TRACE_IDS_MAX = 512
 Stored = SessionEventData | Packed | AssistantMessage | UserMessage
+
+
+def _trace_of(key: TraceKey) -> TraceIds | None:
+    """The ``TraceIds`` an event of a run keyed ``key`` carries."""
+    if not isinstance(key, tuple):  # no span, or loaded as it is
+        return key
+    trace = _TRACE_IDS.get(key)
+    if trace is None:
+        if len(_TRACE_IDS) >= _TRACE_IDS_MAX:
+            _TRACE_IDS.clear()
+        trace = construct_trusted(TraceIds, {"trace_id": key[0], "span_id": key[1]})
+        _TRACE_IDS[key] = trace
+    return trace
 
 
 def _envelope(
@@ -327,24 +344,25 @@ class EventsView(Sequence[SessionEvent]):
     dicts have none).
     """
 
-    __slots__ = ("_data", "_n", "_seqs", "_times", "_traces")
+    __slots__ = ("_data", "_n", "_runs", "_seqs", "_times")
 
     def __init__(
         self,
         seqs: Sequence[int],
         times: MutableSequence[float],
         data: list[Stored],
-        traces: dict[int, TraceIds],
+        runs: tuple[list[int], list[TraceKey]],
         n: int,
     ) -> None:
         self._seqs = seqs
         self._times = times
         self._data = data
-        self._traces = traces
+        self._runs = runs  # the session's trace runs (append-only: later ones start >= n)
         self._n = n
 
     def _event(self, i: int) -> SessionEvent:
-        trace = self._traces.get(i) if self._traces else None
+        starts, keys = self._runs
+        trace = _trace_of(keys[bisect_right(starts, i) - 1]) if starts and i >= starts[0] else None
         return _envelope(self._seqs[i], self._times[i], _payload(self._data[i]), trace)
 
     def __len__(self) -> int:
@@ -407,7 +425,11 @@ class Session:
         # unix times as C doubles (exact for a float); a list once a time is not a float
         self._times: MutableSequence[float] = array("d")
         self._data: list[Stored] = []
-        self._traces: dict[int, TraceIds] = {}  # position -> trace ids, only when traced
+        # the trace ids of the events, as runs: the position where each run starts and what
+        # it keeps of its span (TraceKey); a run begins only when the producing span changes
+        self._trace_starts: list[int] = []
+        self._trace_keys: list[TraceKey] = []
+        self._trace_key: TraceKey = None  # the last run's key
         self._clock = clock
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
@@ -418,7 +440,6 @@ class Session:
         #: ``(trace_id, span_id)`` of the current span, when a tracing plugin is active: each
         #: appended event carries them (``SessionEvent.trace``)
         self.trace_ids: Callable[[], tuple[str, str] | None] | None = None
-        self._trace: tuple[tuple[str, str] | None, TraceIds | None] = _NO_TRACE
 
     # ---- the log ---------------------------------------------------------------------------
     @property
@@ -427,7 +448,8 @@ class Session:
         n = len(self._data)
         first = self._first_seq
         seqs = range(first, first + n) if self._seqs is None else self._seqs
-        return EventsView(seqs, self._times, self._data, self._traces, n)
+        runs = (self._trace_starts, self._trace_keys)
+        return EventsView(seqs, self._times, self._data, runs, n)
 
     def __len__(self) -> int:
         return len(self._data)
@@ -441,10 +463,10 @@ class Session:
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
-        seq, now, trace = self._push(data)
+        seq, now = self._push(data)
         # ``data`` is an already-validated family member and seq/time are ours: the
         # envelope is built without re-validating them on this hot path
-        event = _envelope(seq, now, data, trace)
+        event = _envelope(seq, now, data, _trace_of(self._trace_key))
         for listener in self._listeners:
             listener(event)
         return event
@@ -452,9 +474,9 @@ class Session:
     def push(self, data: SessionEventData) -> None:
         """:meth:`append` for a writer that does not take the event back: its envelope is
         built only when a listener is there to see it (the loop appends several per step)."""
-        seq, now, trace = self._push(data)
+        seq, now = self._push(data)
         if self._listeners:
-            event = _envelope(seq, now, data, trace)
+            event = _envelope(seq, now, data, _trace_of(self._trace_key))
             for listener in self._listeners:
                 listener(event)
 
@@ -470,41 +492,43 @@ class Session:
         if stored is None:
             self.push(cls(**fields))
             return
-        seq, now, trace = self._push_stored(stored)
+        seq, now = self._push_stored(stored)
         if self._listeners:
-            event = _envelope(seq, now, _payload(stored), trace)
+            event = _envelope(seq, now, _payload(stored), _trace_of(self._trace_key))
             for listener in self._listeners:
                 listener(event)
 
-    def _push(self, data: SessionEventData) -> tuple[int, float, TraceIds | None]:
-        """Store ``data``; its seq, time and trace ids (what its envelope holds)."""
+    def _push(self, data: SessionEventData) -> tuple[int, float]:
+        """Store ``data``; its seq and time (its trace ids: the last run's)."""
         if not isinstance(data, SessionEventData):
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
         return self._push_stored(_store(data))
 
-    def _push_stored(self, stored: Stored) -> tuple[int, float, TraceIds | None]:
+    def _push_stored(self, stored: Stored) -> tuple[int, float]:
         seqs = self._seqs
         n = len(self._data)
         seq = seqs[-1] + 1 if seqs is not None else self._first_seq + n
         now = self._clock()
-        trace: TraceIds | None = None
-        if self.trace_ids is not None and (ids := self.trace_ids()) is not None:
-            last, trace = self._trace
-            if ids is not last:  # one span writes several events: built once per span
-                trace = _TRACE_IDS.get(ids)
-                if trace is None:
-                    if len(_TRACE_IDS) >= _TRACE_IDS_MAX:
-                        _TRACE_IDS.clear()
-                    trace = construct_trusted(TraceIds, {"trace_id": ids[0], "span_id": ids[1]})
-                    _TRACE_IDS[ids] = trace
-                self._trace = (ids, trace)
-            if trace is not None:
-                self._traces[n] = trace
+        trace_ids = self.trace_ids
+        if trace_ids is not None:
+            ids = trace_ids()
+            # one span writes several events (the same ids object): a run per span change
+            key = self._trace_key
+            if ids is not key and ids != key:
+                self._start_run(n, ids)
+        elif self._trace_key is not None:
+            self._start_run(n, None)
         self._keep_time(now)
         if seqs is not None:
             seqs.append(seq)
         self._data.append(stored)
-        return seq, now, trace
+        return seq, now
+
+    def _start_run(self, n: int, key: TraceKey) -> None:
+        """The events from position ``n`` on carry ``key``'s trace ids (until the next run)."""
+        self._trace_key = key
+        self._trace_starts.append(n)
+        self._trace_keys.append(key)
 
     def load(self, events: Sequence[SessionEvent]) -> None:
         """Adopt persisted events (for resume); the log must be empty, seqs increasing."""
@@ -519,8 +543,9 @@ class Session:
             previous = event.seq
         for event in events:
             n = len(self._data)
-            if event.trace is not None:
-                self._traces[n] = event.trace
+            trace = event.trace
+            if trace is not self._trace_key and trace != self._trace_key:
+                self._start_run(n, trace)
             self._keep_time(event.time)
             seqs, first = self._seqs, self._first_seq
             if seqs is not None:

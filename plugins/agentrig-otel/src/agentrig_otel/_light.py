@@ -37,7 +37,13 @@ from opentelemetry import trace as trace_api
 from opentelemetry.context import Context
 from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 from opentelemetry.sdk.environment_variables import OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED
-from opentelemetry.sdk.trace import Event, ReadableSpan, SpanLimits, Tracer
+from opentelemetry.sdk.trace import (
+    Event,
+    ReadableSpan,
+    SpanLimits,
+    SynchronousMultiSpanProcessor,
+    Tracer,
+)
 from opentelemetry.sdk.trace import sampling as sampling_api
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import Decision
@@ -183,7 +189,7 @@ class LightTracer:
             if context is not None and context.is_valid:
                 trace_id = context.trace_id
                 random_id = context.trace_flags.random_trace_id
-                span._parent = context
+                span._remote_parent = context
             else:
                 trace_id = ids.generate_trace_id()
                 random_id = ids.is_trace_id_random()
@@ -198,9 +204,16 @@ class LightTracer:
                 span._values.update(result.attributes)
         span.span_id = span_id
         span._start_time = time_ns()
-        if span._recording:
+        if span._recording and _has_processors(self.processor):
             self.processor.on_start(span, parent_context=None)
         return span
+
+
+def _has_processors(processor: Any) -> bool:
+    """False for the tracer provider's default multi-processor while it holds none (as with
+    ``exporter = "none"``): then there is no one to hand a span to.  Read per span, as the
+    multi-processor does: a processor added later sees the spans started after it."""
+    return type(processor) is not SynchronousMultiSpanProcessor or bool(processor._span_processors)
 
 
 class LiveSpan(trace_api.Span, ReadableSpan):
@@ -217,8 +230,8 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     _links: Sequence[Link] = ()
     _status = _UNSET
     _end_time: int | None = None
-    _context: SpanContext | None = None
-    _parent: SpanContext | None = None
+    _span_context: SpanContext | None = None  # built on first use (see get_span_context)
+    _remote_parent: SpanContext | None = None  # a parent that is not a span of ours
     _parent_span: LiveSpan | None = None
     _hex: tuple[str, str] | None = None
     #: the trace context that opened it and the scope kind (``agentrig.kernel.tracing``)
@@ -254,10 +267,10 @@ class LiveSpan(trace_api.Span, ReadableSpan):
 
     # ---- identity ------------------------------------------------------------------------
     def get_span_context(self) -> SpanContext:
-        context = self._context
+        context = self._span_context
         if context is None:
             # positional: the constructor's keywords cost as much as the rest of it
-            context = self._context = SpanContext(
+            context = self._span_context = SpanContext(
                 self.trace_id, self.span_id, False, _FLAGS[self._flags], self._state
             )
         return context
@@ -266,11 +279,29 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     def context(self) -> SpanContext:
         return self.get_span_context()
 
+    # what ReadableSpan's own methods (``to_json``) read: built when read, like ``context``
+    @property
+    def _context(self) -> SpanContext:
+        return self.get_span_context()
+
+    @_context.setter
+    def _context(self, context: SpanContext) -> None:
+        self._span_context = context
+
     @property
     def parent(self) -> SpanContext | None:
         if self._parent_span is not None:
             return self._parent_span.get_span_context()
-        return self._parent
+        return self._remote_parent
+
+    @property
+    def _parent(self) -> SpanContext | None:
+        return self.parent
+
+    @_parent.setter
+    def _parent(self, context: SpanContext | None) -> None:
+        self._parent_span = None
+        self._remote_parent = context
 
     def hex_ids(self) -> tuple[str, str]:
         """``(trace_id, span_id)`` as lowercase hex (built once)."""
@@ -356,12 +387,11 @@ class LiveSpan(trace_api.Span, ReadableSpan):
             return
         self.ended = True
         self._end_time = end_time if end_time is not None else time_ns()
-        if self._recording:
-            self._context = self.get_span_context()
-            parent = self._parent_span
-            if parent is not None:
-                self._parent = parent.get_span_context()
-            self._processor.on_end(self)
+        processor = self._processor
+        if self._recording and _has_processors(processor):
+            # the SDK's span: ``_on_ending`` with the span, then ``on_end``
+            processor._on_ending(self)
+            processor.on_end(self)
 
     @property
     def events(self) -> Sequence[Event]:
