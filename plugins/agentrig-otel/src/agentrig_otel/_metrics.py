@@ -60,7 +60,10 @@ from opentelemetry.sdk.metrics.export import Histogram as HistogramData
 from opentelemetry.sdk.metrics.view import DefaultAggregation, ExplicitBucketHistogramAggregation
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import INVALID_SPAN
+from opentelemetry.trace import INVALID_SPAN, Span
+from opentelemetry.trace.propagation import _SPAN_KEY
+
+from agentrig_otel._light import _CURRENT, LiveSpan
 
 __all__ = [
     "DURATION_BOUNDARIES",
@@ -83,6 +86,7 @@ DURATION_BOUNDARIES: tuple[float, ...] = (
 )  # fmt: skip
 
 _INF = math.inf
+_SAMPLED = 1  # TraceFlags.SAMPLED
 #: the attribute set of the point that takes measurements beyond the cardinality limit
 _OVERFLOW: dict[str, Any] = {"otel.metric.overflow": True}
 _OVERFLOW_KEY: Hashable = ("otel.metric.overflow",)
@@ -289,10 +293,15 @@ class Aggregator:
         mode = self.exemplars
         if mode == "always_off":
             return None
-        span = trace.get_current_span()
-        if span is INVALID_SPAN:
+        var = _CURRENT  # the API's own context variable, read directly (see _light)
+        found = var.get().get(_SPAN_KEY) if var is not None else trace.get_current_span()
+        if type(found) is LiveSpan:  # ours: its ids and flags as they are
+            if mode == "trace_based" and not found._flags & _SAMPLED:
+                return None
+            return found.trace_id, found.span_id
+        if found is None or found is INVALID_SPAN or not isinstance(found, Span):
             return () if mode == "always_on" else None
-        context = span.get_span_context()
+        context = found.get_span_context()
         if mode == "trace_based" and not context.trace_flags.sampled:
             return None
         return context.trace_id, context.span_id
