@@ -170,9 +170,9 @@ def _untimed(data: MetricsData | None) -> Any:
                     )
                     for p in metric.data.data_points
                 ]
-                data = metric.data
-                kind = (metric.name, metric.description, metric.unit, type(data))
-                metrics.append((*kind, data.aggregation_temporality, points))
+                histogram: Any = metric.data
+                kind = (metric.name, metric.description, metric.unit, type(histogram))
+                metrics.append((*kind, histogram.aggregation_temporality, points))
             scopes.append((scope.scope, scope.schema_url, metrics))
         out.append((resource.resource, resource.schema_url, scopes))
     return out
@@ -224,12 +224,12 @@ def test_pre_aggregated_points_equal_the_sdks(
         for start, end, exemplar_times in _times(got).values():
             assert start <= end
             assert all(start <= t <= end for t in exemplar_times)
-    ours = [_times(got) for _, got in collections]
-    for key, (start, _, _) in ours[1].items():
-        if temporality is AggregationTemporality.CUMULATIVE and key in ours[0]:
-            assert start == ours[0][key][0]  # cumulative: the same start all along
+    times = [_times(got) for _, got in collections]
+    for key, (start, _, _) in times[1].items():
+        if temporality is AggregationTemporality.CUMULATIVE and key in times[0]:
+            assert start == times[0][key][0]  # cumulative: the same start all along
         if temporality is AggregationTemporality.DELTA:
-            assert start == next(iter(ours[0].values()))[1]  # since the last collection
+            assert start == next(iter(times[0].values()))[1]  # since the last collection
 
 
 @pytest.mark.parametrize(
@@ -259,10 +259,8 @@ def test_the_sdk_instruments_get_the_semconv_boundaries() -> None:
     _play(sdk, FIRST)
     data = reader.get_metrics_data()
     assert data is not None
-    bounds = {
-        m.name: tuple(m.data.data_points[0].explicit_bounds)
-        for m in data.resource_metrics[0].scope_metrics[0].metrics
-    }
+    metrics: list[Any] = list(data.resource_metrics[0].scope_metrics[0].metrics)
+    bounds = {m.name: tuple(m.data.data_points[0].explicit_bounds) for m in metrics}
     assert bounds == {
         "gen_ai.client.token.usage": TOKEN_BOUNDARIES,
         "gen_ai.client.operation.duration": DURATION_BOUNDARIES,
