@@ -2,13 +2,14 @@
 
 * **W with otel** -- the workload of ``bench_loop.py`` (R runs of K tool rounds, scripted
   model, one no-op tool) in a runtime whose ``[otel]`` table enables the plugin with
-  ``exporter = "none"``: every span and metric is built and recorded, then dropped.
+  ``exporter = "none"``: every span is built and recorded, then dropped (no metric reader:
+  nothing is measured, see docs/observability.md).
   Floor: the same passes in a runtime without the table (the plugin installed but inert),
   measured interleaved in the same process.  Target: at most 1.3x.
-* **W with otel and dropping exporters** -- the plugin behind the SDK's batch span
-  processor and periodic metric reader whose exporters drop what they get: a real pipeline
-  with a no-op exporter (what a deployment runs, the exporting thread's CPU included).  Same
-  floor, same target.
+* **W with otel and dropping exporters** -- the pipeline the plugin builds for a deployment
+  (``agentrig_otel.exporting_pipeline``: the SDK's batch span processor, the periodic metric
+  reader, pre-aggregated histograms) with exporters that drop what they get: a real pipeline
+  with a no-op exporter, the exporting threads' CPU included.  Same floor, same target.
 * ``--cpu`` times the passes with the process's CPU time instead of the wall clock (robust
   to other processes on a shared machine) and adds informational rows: the plugin without
   metrics; a listener of ``observe`` that does nothing (what the loop spends building
@@ -25,19 +26,13 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, ExitStack
 from pathlib import Path
 from typing import Any
 
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import (
-    MetricExporter,
-    MetricExportResult,
-    MetricsData,
-    PeriodicExportingMetricReader,
-)
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -72,14 +67,14 @@ class DropMetrics(MetricExporter):
         return None
 
 
-def _dropping_telemetry() -> Any:
-    """agentrig-otel with the SDK's batch processor and periodic reader, exporting nothing."""
-    from agentrig_otel import Telemetry
+def _dropping_telemetry(stack: ExitStack) -> Any:
+    """agentrig-otel as it deploys (the plugin's own pipeline: batch span processor, periodic
+    metric reader), with exporters that drop what they get."""
+    from agentrig_otel import Telemetry, exporting_pipeline
 
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(BatchSpanProcessor(DropSpans()))
-    meter_provider = MeterProvider(metric_readers=[PeriodicExportingMetricReader(DropMetrics())])
-    return Telemetry(tracer_provider.get_tracer("agentrig"), meter_provider.get_meter("agentrig"))
+    pipeline = exporting_pipeline(DropSpans(), DropMetrics())
+    stack.callback(pipeline.shutdown)
+    return Telemetry(pipeline.tracer, pipeline.metrics)
 
 
 class NullListener:
@@ -90,12 +85,14 @@ class NullListener:
         return None
 
 
-def _variants(cpu: bool) -> dict[str, tuple[dict[str, Any], list[tuple[str, object]]]]:
+def _variants(
+    cpu: bool, stack: ExitStack
+) -> dict[str, tuple[dict[str, Any], list[tuple[str, object]]]]:
     """name -> (extra config, plugins); the first is the floor."""
     variants: dict[str, tuple[dict[str, Any], list[tuple[str, object]]]] = {
         "plain": ({}, []),
         "otel": ({"otel": {"exporter": "none", "metrics": True}}, []),
-        "otel_dropping_exporters": ({}, [("otel-dropping", _dropping_telemetry())]),
+        "otel_dropping_exporters": ({}, [("otel-dropping", _dropping_telemetry(stack))]),
     }
     if cpu:
         variants["otel_no_metrics"] = ({"otel": {"exporter": "none", "metrics": False}}, [])
@@ -105,7 +102,19 @@ def _variants(cpu: bool) -> dict[str, tuple[dict[str, Any], list[tuple[str, obje
 
 async def bench(runs: int, repeats: int, cpu: bool) -> None:
     calls = runs * (K + 1)
-    variants = _variants(cpu)
+    with ExitStack() as pipelines:
+        variants = _variants(cpu, pipelines)
+        best = await _measure(variants, runs, repeats, cpu)
+    report(best, runs, calls, cpu)
+
+
+async def _measure(
+    variants: dict[str, tuple[dict[str, Any], list[tuple[str, object]]]],
+    runs: int,
+    repeats: int,
+    cpu: bool,
+) -> dict[str, float]:
+    """The best pass of each variant, in seconds (interleaved: all see the same machine)."""
     best = dict.fromkeys(variants, float("inf"))
     async with AsyncExitStack() as stack:
         loops: dict[str, tuple[Any, AgentrigW]] = {}
@@ -130,6 +139,11 @@ async def bench(runs: int, repeats: int, cpu: bool) -> None:
         for _ in range(repeats):  # interleaved: all see the same machine state
             for name, (rt, w) in loops.items():
                 best[name] = min(best[name], await w.one_pass(rt, runs))
+    return best
+
+
+def report(best: dict[str, float], runs: int, calls: int, cpu: bool) -> None:
+    """One JSON line per target (and informational) comparison."""
     per_call = {name: seconds / calls * 1e6 for name, seconds in best.items()}
     clock = "process CPU time" if cpu else "wall clock"
     common = {"runs": runs, "rounds": K, "model": MODEL, "tool": NOOP.id, "clock": clock}

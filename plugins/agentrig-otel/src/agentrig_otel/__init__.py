@@ -22,10 +22,18 @@ _LAZY: dict[str, str] = {
     "Pipeline": "agentrig_otel._setup",
     "Telemetry": "agentrig_otel._telemetry",
     "build_pipeline": "agentrig_otel._setup",
+    "exporting_pipeline": "agentrig_otel._setup",
     "redact": "agentrig_otel._telemetry",
 }
 
-__all__ = ["OtelConfig", "Pipeline", "Telemetry", "build_pipeline", "redact"]
+__all__ = [
+    "OtelConfig",
+    "Pipeline",
+    "Telemetry",
+    "build_pipeline",
+    "exporting_pipeline",
+    "redact",
+]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
@@ -33,5 +41,5 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 if TYPE_CHECKING:
     from agentrig_otel._config import OtelConfig
-    from agentrig_otel._setup import Pipeline, build_pipeline
+    from agentrig_otel._setup import Pipeline, build_pipeline, exporting_pipeline
     from agentrig_otel._telemetry import Telemetry, redact

@@ -28,7 +28,7 @@ def compose_otel(payload: Composition) -> None:
 
     pipeline = build_pipeline(config)
     telemetry = Telemetry(
-        pipeline.tracer, pipeline.meter, capture_content=config.capture_content, runtime=rt
+        pipeline.tracer, pipeline.metrics, capture_content=config.capture_content, runtime=rt
     )
     rt.add_plugin("otel-telemetry", telemetry)
     telemetry.provide_trace_context(payload)  # idempotent: once, whichever runs first

@@ -15,7 +15,6 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
     MetricExporter,
-    MetricReader,
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -25,8 +24,9 @@ from opentelemetry.trace import Tracer
 
 from agentrig.errors import ConfigError, Issue
 from agentrig_otel._config import OtelConfig
+from agentrig_otel._metrics import Aggregator, pre_aggregate
 
-__all__ = ["OtelSetupError", "Pipeline", "build_pipeline"]
+__all__ = ["OtelSetupError", "Pipeline", "build_pipeline", "exporting_pipeline"]
 
 
 class OtelSetupError(ConfigError):
@@ -63,6 +63,14 @@ class Pipeline:
     meter: Meter | None
     tracer_provider: TracerProvider | None = None
     meter_provider: MeterProvider | None = None
+    #: the plugin's histograms pre-aggregated for the one reader built here (None: it records
+    #: through ``meter``, or measures nothing)
+    aggregator: Aggregator | None = None
+
+    @property
+    def metrics(self) -> Meter | Aggregator | None:
+        """Where :class:`~agentrig_otel.Telemetry` records its metrics."""
+        return self.aggregator if self.aggregator is not None else self.meter
 
     def shutdown(self) -> None:
         """Flush and close the providers built here (never the application's global ones)."""
@@ -110,24 +118,42 @@ def build_pipeline(config: OtelConfig) -> Pipeline:
     if config.exporter == "global":
         meter = metrics.get_meter(INSTRUMENTATION) if config.metrics else None
         return Pipeline(trace.get_tracer(INSTRUMENTATION), meter)
-    attributes: dict[str, Any] = {}
-    if config.service_name:
-        attributes[SERVICE_NAME] = config.service_name
-    resource = Resource.create(attributes)
+    if config.metrics:
+        _check_exemplar_filter()
     span_exporter, metric_exporter = _exporters(config)
+    return exporting_pipeline(
+        span_exporter,
+        metric_exporter if config.metrics else None,
+        service_name=config.service_name,
+    )
+
+
+def exporting_pipeline(
+    span_exporter: SpanExporter | None,
+    metric_exporter: MetricExporter | None,
+    *,
+    service_name: str | None = None,
+) -> Pipeline:
+    """The providers the plugin builds, sending to these exporters (what ``build_pipeline``
+    builds for ``console`` and ``otlp-*``; a benchmark or test passes exporters of its own).
+
+    ``span_exporter`` goes behind a ``BatchSpanProcessor`` (None: spans are recorded, not
+    exported); ``metric_exporter`` behind a ``PeriodicExportingMetricReader``.  Without a
+    metric exporter there is no meter at all: no reader could ever read a measurement.
+    """
+    attributes: dict[str, Any] = {}
+    if service_name:
+        attributes[SERVICE_NAME] = service_name
+    resource = Resource.create(attributes)
     tracer_provider = TracerProvider(resource=resource)
     if span_exporter is not None:
         tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
-    meter_provider: MeterProvider | None = None
-    if config.metrics:
-        _check_exemplar_filter()
-        readers: list[MetricReader] = []
-        if metric_exporter is not None:
-            readers.append(PeriodicExportingMetricReader(metric_exporter))
-        meter_provider = MeterProvider(resource=resource, metric_readers=readers)
-    return Pipeline(
-        tracer_provider.get_tracer(INSTRUMENTATION),
-        meter_provider.get_meter(INSTRUMENTATION) if meter_provider is not None else None,
-        tracer_provider,
-        meter_provider,
-    )
+    tracer = tracer_provider.get_tracer(INSTRUMENTATION)
+    if metric_exporter is None:
+        return Pipeline(tracer, None, tracer_provider)
+    _check_exemplar_filter()
+    reader = PeriodicExportingMetricReader(metric_exporter)
+    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    meter = meter_provider.get_meter(INSTRUMENTATION)
+    aggregator = pre_aggregate(meter_provider, meter, reader)
+    return Pipeline(tracer, meter, tracer_provider, meter_provider, aggregator)

@@ -17,7 +17,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from contextvars import Token
 from types import MappingProxyType
 from typing import Any
@@ -36,6 +36,7 @@ from agentrig.plugin import (
     hookimpl,
 )
 from agentrig_otel._light import LIVE, LiveSpan, light_tracer
+from agentrig_otel._metrics import Aggregator, Instruments, series_key
 
 __all__ = ["Telemetry", "redact"]
 
@@ -154,7 +155,7 @@ class Telemetry:
     def __init__(
         self,
         tracer: Tracer,
-        meter: Meter | None = None,
+        meter: Meter | Aggregator | None = None,
         *,
         capture_content: bool = False,
         runtime: Any = None,
@@ -170,24 +171,14 @@ class Telemetry:
         self._by_session: OrderedDict[str, list[tuple[str, Mapping[str, Any], float]]] = (
             OrderedDict()
         )
-        self._tokens = self._duration = self._tool_duration = None
-        # the attribute sets of metric points, built once per distinct combination
+        # the histograms: the SDK's on a meter, pre-aggregated on the plugin's own pipeline
+        self._metrics = Instruments(meter) if meter is not None else None
+        # the attribute sets of metric points (and their keys), built once per combination
         self._metric_attributes: dict[tuple[Any, ...], _MetricAttributes] = {}
-        self._tool_attributes: dict[tuple[str, str], dict[str, Any]] = {}
+        self._tool_attributes: dict[tuple[str, str], _Series] = {}
         self._permission_sets: dict[tuple[bool, Any], Mapping[str, Any]] = {}
         # a model call span's name and common attributes, by what they are made of
         self._call_sets: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
-        if meter is not None:
-            self._tokens = meter.create_histogram(
-                "gen_ai.client.token.usage", unit="{token}", description="Tokens per model call"
-            )
-            self._duration = meter.create_histogram(
-                "gen_ai.client.operation.duration", unit="s", description="Model call duration"
-            )
-            # its count is the number of calls by tool and outcome: no separate counter
-            self._tool_duration = meter.create_histogram(
-                "agentrig.tool.duration", unit="s", description="Tool calls by tool and outcome"
-            )
 
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
@@ -245,9 +236,9 @@ class Telemetry:
         """An operation's observation: its metrics, then its span (the live one if open)."""
         data = payload.data
         if kind == "model_call":
-            if self._duration is not None:
+            if self._metrics is not None:
                 self._record_call_metrics(data)
-        elif kind == "tool_call" and self._tool_duration is not None:
+        elif kind == "tool_call" and self._metrics is not None:
             self._record_tool_metrics(data)
         live = LIVE.get()
         span: Span | None = None
@@ -530,7 +521,8 @@ class Telemetry:
 
     # ---- metrics -------------------------------------------------------------------------
     def _record_call_metrics(self, data: Mapping[str, Any]) -> None:
-        if self._duration is None or self._tokens is None:
+        metrics = self._metrics
+        if metrics is None:
             return
         outcome = data.get("outcome")
         error = None if outcome == "success" else data.get("error_type") or str(outcome)
@@ -545,32 +537,44 @@ class Telemetry:
             if len(self._metric_attributes) > MAX_ATTRIBUTE_SETS:
                 self._metric_attributes.clear()
             sets = self._metric_attributes[key] = _call_metric_attributes(*key)
+        sample = metrics.sample()  # one exemplar decision for the call's points
         usage = data.get("usage")
         if usage is not None:
-            self._tokens.record(usage.prompt, sets[0])
-            self._tokens.record(usage.completion, sets[1])
-        self._duration.record(float(data.get("duration_ms") or 0.0) / 1000, sets[2])
+            (k_in, a_in), (k_out, a_out) = sets[0], sets[1]
+            metrics.tokens.record(usage.prompt, k_in, a_in, sample)
+            metrics.tokens.record(usage.completion, k_out, a_out, sample)
+        k_dur, a_dur = sets[2]
+        metrics.duration.record(float(data.get("duration_ms") or 0.0) / 1000, k_dur, a_dur, sample)
 
     def _record_tool_metrics(self, data: Mapping[str, Any]) -> None:
-        if self._tool_duration is None:
+        metrics = self._metrics
+        if metrics is None:
             return
         key = (data.get("tool") or "", data.get("status") or "ok")
-        attributes = self._tool_attributes.get(key)
-        if attributes is None:
+        series = self._tool_attributes.get(key)
+        if series is None:
             if len(self._tool_attributes) > MAX_ATTRIBUTE_SETS:
                 self._tool_attributes.clear()
-            attributes = {"gen_ai.tool.name": key[0], "agentrig.tool.status": key[1]}
-            self._tool_attributes[key] = attributes
-        self._tool_duration.record(float(data.get("duration_ms") or 0.0) / 1000, attributes)
+            series = self._tool_attributes[key] = _series(
+                {"gen_ai.tool.name": key[0], "agentrig.tool.status": key[1]}
+            )
+        duration = float(data.get("duration_ms") or 0.0) / 1000
+        metrics.tool_duration.record(duration, series[0], series[1], metrics.sample())
 
 
-_MetricAttributes = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
+#: a metric point's attribute set and its key (``_metrics.series_key``)
+_Series = tuple[Hashable, dict[str, Any]]
+_MetricAttributes = tuple[_Series, _Series, _Series]
+
+
+def _series(attributes: dict[str, Any]) -> _Series:
+    return series_key(attributes), attributes
 
 
 def _call_metric_attributes(
     provider: str, model: str, response_model: str | None, error: str | None
 ) -> _MetricAttributes:
-    """The attributes of a model call's token (input, output) and duration points."""
+    """The attribute sets of a model call's token (input, output) and duration points."""
     common: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": provider,
@@ -580,7 +584,7 @@ def _call_metric_attributes(
         common["gen_ai.response.model"] = response_model
     duration = {**common, "error.type": error} if error is not None else common
     return (
-        {**common, "gen_ai.token.type": "input"},
-        {**common, "gen_ai.token.type": "output"},
-        duration,
+        _series({**common, "gen_ai.token.type": "input"}),
+        _series({**common, "gen_ai.token.type": "output"}),
+        _series(duration),
     )
