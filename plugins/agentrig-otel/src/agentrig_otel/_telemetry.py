@@ -178,7 +178,7 @@ class Telemetry:
         self._tool_attributes: dict[tuple[str, str], _Series] = {}
         self._permission_sets: dict[tuple[bool, Any], Mapping[str, Any]] = {}
         # a model call span's name and common attributes, by what they are made of
-        self._call_sets: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
+        self._call_sets: dict[tuple[Any, ...], tuple[str, Mapping[str, Any]]] = {}
 
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
@@ -241,6 +241,21 @@ class Telemetry:
         elif kind == "tool_call" and self._metrics is not None:
             self._record_tool_metrics(data)
         live = LIVE.get()
+        if (
+            type(live) is LiveSpan  # the common case: a light span of ours, recording
+            and live.owner is self
+            and live.scope_kind == kind
+            and not live.ended
+            and live._recording
+        ):
+            if kind == "model_call":
+                self._call(payload, live)
+            elif kind == "tool_call":
+                self._tool(payload, live)
+            else:
+                self._turn(payload, live)
+            live.end()
+            return
         span: Span | None = None
         if live is None or live.owner is not self or live.scope_kind != kind or live.ended:
             live = None
@@ -289,7 +304,7 @@ class Telemetry:
         live = LIVE.get()
         if live is not None and live.owner is self and not live.ended:
             span = live if type(live) is LiveSpan else live.span
-            span.add_event(name, attributes, timestamp=_ns(when))
+            span.add_event(name, attributes, int(when * 1e9))  # _ns(when)
             return
         call_id, session_id = data.get("call_id"), data.get("session_id")
         pending = self._by_call if call_id else self._by_session
@@ -383,21 +398,32 @@ class Telemetry:
 
     def _call(self, call: Observation, live: Span | None) -> None:
         data = call.data
-        name, attributes = self._call_attributes(data, call.agent_id)
-        if (data.get("attempt") or 1) > 1:  # a retry of the same round
-            attributes["agentrig.attempt"] = data["attempt"]
-        if data.get("response_model"):
-            attributes["gen_ai.response.model"] = data["response_model"]
-        if data.get("stop_reason"):
-            attributes["gen_ai.response.finish_reasons"] = (str(data["stop_reason"]),)
-        if data.get("time_to_first_chunk_ms") is not None:
-            attributes["agentrig.time_to_first_chunk_ms"] = float(data["time_to_first_chunk_ms"])
+        name, common = self._call_attributes(data, call.agent_id)
+        if type(live) is LiveSpan:  # live and recording (checked by the caller): written in
+            live._name = name
+            attributes = live._values
+            attributes.update(common)  # built here: no value to clean
+        else:
+            attributes = dict(common)
+        attempt = data.get("attempt")
+        if attempt and attempt > 1:  # a retry of the same round
+            attributes["agentrig.attempt"] = attempt
+        if response_model := data.get("response_model"):
+            attributes["gen_ai.response.model"] = response_model
+        if stop_reason := data.get("stop_reason"):
+            attributes["gen_ai.response.finish_reasons"] = (str(stop_reason),)
+        if (first := data.get("time_to_first_chunk_ms")) is not None:
+            attributes["agentrig.time_to_first_chunk_ms"] = float(first)
         usage = data.get("usage")
         if usage is not None:
             attributes["gen_ai.usage.input_tokens"] = usage.prompt
             attributes["gen_ai.usage.output_tokens"] = usage.completion
-        start = float(data.get("started_at") or 0.0)
-        span = self._span(live, name, SpanKind.CLIENT, start, attributes)
+        start = 0.0
+        if type(live) is LiveSpan:
+            span: Span = live
+        else:
+            start = float(data.get("started_at") or 0.0)
+            span = self._span(live, name, SpanKind.CLIENT, start, attributes)
         outcome = data.get("outcome")
         if outcome != "success":
             span.set_attribute("error.type", data.get("error_type") or str(outcome))
@@ -407,9 +433,9 @@ class Telemetry:
 
     def _call_attributes(
         self, data: Mapping[str, Any], agent_id: str | None
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[str, Mapping[str, Any]]:
         """A model call span's name and the attributes every call of the same agent, session,
-        provider and model has (a copy of the ones built once for them)."""
+        provider and model has (built once for them: read-only)."""
         key: Any = (
             data.get("provider_kind"),
             data.get("provider"),
@@ -440,7 +466,7 @@ class Telemetry:
                 if len(self._call_sets) > MAX_ATTRIBUTE_SETS:
                     self._call_sets.clear()
                 self._call_sets[key] = known
-        return known[0], known[1].copy()
+        return known
 
     def _tool(self, call: Observation, live: Span | None) -> None:
         data = call.data
