@@ -19,7 +19,8 @@ class OtelConfig(BaseModel):
     #: ``otlp-http`` / ``otlp-grpc`` send to a collector (endpoint and headers from here or the
     #: standard ``OTEL_EXPORTER_OTLP_*`` variables); ``console`` prints spans; ``global`` uses
     #: the tracer and meter providers the application configured itself; ``none`` records
-    #: into providers without an exporter (for measuring the plugin's own cost)
+    #: spans into a provider without an exporter (for measuring the plugin's own cost) and
+    #: no metrics (without a reader nothing could read them)
     exporter: Literal["otlp-http", "otlp-grpc", "console", "global", "none"] = "otlp-http"
     #: the collector's base URL (``http://localhost:4318`` for OTLP over HTTP)
     endpoint: str | None = None

@@ -124,9 +124,9 @@ class _Point:
         self.sum: float = 0
         self.min: float = _INF
         self.max: float = -_INF
-        # per bucket: (value, time, measurement attributes, trace id, span id) -- the
+        # per bucket: (value, time, measurement attributes, (trace id, span id) or ()) -- the
         # aligned reservoir's last measurement of the bucket in this interval
-        self.exemplars: list[tuple[float, int, Mapping[str, Any], int | None, int | None] | None]
+        self.exemplars: list[tuple[float, int, Mapping[str, Any], Sample] | None]
         self.exemplars = [None] * buckets
         self.previous: list[int] | None = None  # cumulative bucket counts before this interval
         self.total_sum: float = 0
@@ -139,7 +139,8 @@ class _Point:
         point = self.attributes
         for slot in self.exemplars:
             if slot is not None:
-                value, when, attributes, trace_id, span_id = slot
+                value, when, attributes, ids = slot
+                trace_id, span_id = ids or (None, None)
                 filtered = (
                     {k: v for k, v in attributes.items() if k not in point} if attributes else None
                 )
@@ -184,7 +185,9 @@ class Histogram:
             log.warning("histogram %s: %r is not a finite non-negative value", self.name, value)
             return
         index = bisect_left(self._bounds, value)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # half the cost of ``with lock:`` in CPython 3.11
+        try:
             point = self._points.get(key)
             if point is None:
                 point = self._new_point(key, attributes)
@@ -195,14 +198,12 @@ class Histogram:
             if value > point.max:
                 point.max = value
             if sample is not None:
-                trace_id: int | None
-                span_id: int | None
-                if sample:
-                    trace_id, span_id = sample
-                else:  # outside a span the SDK's bucket keeps the ids an earlier one set
+                if not sample:  # outside a span the SDK's bucket keeps the ids it had
                     kept = point.exemplars[index]
-                    trace_id, span_id = (kept[3], kept[4]) if kept is not None else (None, None)
-                point.exemplars[index] = (value, time_ns(), attributes, trace_id, span_id)
+                    sample = kept[3] if kept is not None else ()
+                point.exemplars[index] = (value, time_ns(), attributes, sample)
+        finally:
+            lock.release()
 
     def _new_point(self, key: Hashable, attributes: Mapping[str, Any]) -> _Point:
         points = self._points
