@@ -519,12 +519,12 @@ def _observed_spans(provider: TracerProvider) -> tuple[Telemetry, list[Any]]:
     )
     opened[-1].close()
     opened.append(telemetry.open("tool_call", "a1"))
-    tool = {"call_id": "c1", "invocation_id": None, "tool": "t", "status": "error"}
+    tool: dict[str, Any] = {"call_id": "c1", "invocation_id": None, "tool": "t", "status": "error"}
     tool.update(executed=False, started_at=1.5, duration_ms=0.0, error_type="ToolRefusedError")
     telemetry.observe(Observation("tool_call", AgentId("a1"), {**ids, **tool}))
     opened[-1].close()
-    turn = {"trigger": "prompt", "reason": "interrupted", "rounds": 1, "tool_calls": 1}
-    turn.update(model="m-1", usage=None, started_at=1.0, duration_ms=2.0)
+    turn: dict[str, Any] = {"trigger": "prompt", "reason": "interrupted", "rounds": 1}
+    turn.update(tool_calls=1, model="m-1", usage=None, started_at=1.0, duration_ms=2.0)
     telemetry.observe(Observation("turn", AgentId("a1"), {**ids, **turn}))
     opened[0].close()
     return telemetry, opened
