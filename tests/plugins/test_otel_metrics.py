@@ -56,6 +56,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from test_otel import SCRIPT, Collector, config, memory, receiver
 
+from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel import open_runtime
 
@@ -447,6 +448,18 @@ def test_without_a_reader_nothing_is_measured() -> None:
     assert pipeline.meter_provider is None
     assert pipeline.metrics is None
     assert exporting_pipeline(None, None).metrics is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("metrics", [True, False])
+async def test_metrics_with_exporter_none_is_refused(metrics: bool) -> None:
+    with pytest.raises(ConfigError) as info:
+        async with open_runtime({"otel": {"exporter": "none", "metrics": metrics}}, environ={}):
+            pytest.fail("must not compose")
+    (issue,) = info.value.issues
+    assert issue.location() == "otel"
+    assert "metrics would have no effect with exporter 'none'" in issue.message
+    assert "no metric is measured" in issue.message
 
 
 def test_the_plugins_console_pipeline_is_pre_aggregated() -> None:
