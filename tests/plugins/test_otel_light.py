@@ -20,7 +20,13 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint
-from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import (
+    Event,
+    ReadableSpan,
+    SpanLimits,
+    SpanProcessor,
+    TracerProvider,
+)
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import (
@@ -36,6 +42,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode, TraceFl
 import agentrig
 from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, open_runtime
+from agentrig.plugin import Observation
 
 pytestmark = pytest.mark.anyio
 
@@ -416,3 +423,76 @@ def test_a_span_ended_without_processors_reads_as_one_handed_to_them() -> None:
             }
         )
     assert read[0] == read[1]
+
+
+def test_an_event_made_without_its_init_is_the_sdks_event() -> None:
+    attributes = {"agentrig.permission.outcome": "allow"}
+    made, built = _light.event("e", attributes, 7), Event("e", attributes, 7)
+    assert type(made) is Event
+    assert vars(made) == vars(built)
+    assert (made.name, made.attributes, made.timestamp) == ("e", attributes, 7)
+
+
+def _model_call(**changes: Any) -> Observation:
+    data: dict[str, Any] = {
+        "session_id": "ses_1",
+        "agent_name": "w",
+        "run_id": "run_1",
+        "turn": 1,
+        "step": 1,
+        "round": 1,
+        "attempt": 1,
+        "provider": "local",
+        "provider_kind": "scripted",
+        "model": "m-1",
+        "response_model": None,
+        "outcome": "success",
+        "stop_reason": "tool_calls",
+        "usage": None,
+        "started_at": 1.0,
+        "ended_at": 2.0,
+        "duration_ms": 1000.0,
+        "time_to_first_chunk_ms": 0.5,
+        "error_type": None,
+        "error_code": None,
+    }
+    data.update(changes)
+    return Observation("model_call", AgentId("a1"), data)
+
+
+def _chat_spans(observations: Sequence[Observation], fresh: bool) -> list[Any]:
+    """The spans of ``observations``, each in its scope: all seen by one plugin (its
+    attributes built once per agent, session and model) or each by a new one."""
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    telemetry = Telemetry(provider.get_tracer("agentrig"))
+    for observation in observations:
+        if fresh:
+            telemetry = Telemetry(provider.get_tracer("agentrig"))
+        scope = telemetry.open("model_call", "a1")
+        telemetry.observe(observation)
+        scope.close()
+    return [
+        (s.name, s.kind, dict(s.attributes or {}), s.status.status_code, s.status.description)
+        for s in spans.get_finished_spans()
+    ]
+
+
+def test_model_call_attributes_built_once_are_each_calls_own() -> None:
+    observations = [
+        _model_call(),
+        _model_call(attempt=2, outcome="failure", error_type="Boom", error_code="p.x"),
+        _model_call(model="m-2", response_model="m-2-0613"),
+        _model_call(session_id="ses_2", stop_reason=None),
+        _model_call(),
+    ]
+    shared = _chat_spans(observations, fresh=False)
+    assert shared == _chat_spans(observations, fresh=True)
+    names = [name for name, *_ in shared]
+    assert names == ["chat m-1", "chat m-1", "chat m-2", "chat m-1", "chat m-1"]
+    assert shared[1][2]["agentrig.attempt"] == 2
+    assert shared[1][2]["error.type"] == "Boom"
+    assert "error.type" not in shared[4][2]  # not left behind by the failed call
+    assert "agentrig.attempt" not in shared[4][2]
+    assert shared[3][2]["gen_ai.conversation.id"] == "ses_2"

@@ -96,18 +96,18 @@ def observe_tool_call(
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("observe"):
         return
-    data = dict(ids)
-    data.update(
-        call_id=call.id,
-        invocation_id=outcome.invocation_id or None,
-        tool=call.name,
-        status=outcome.message.status,
-        executed=outcome.executed,
-        started_at=outcome.started_at or None,
-        duration_ms=outcome.duration_ms,
-        error_type=outcome.error_type,
-    )
-    hooks.notify("observe", Observation(kind="tool_call", agent_id=agent.id, data=data))
+    data = {
+        **ids,
+        "call_id": call.id,
+        "invocation_id": outcome.invocation_id or None,
+        "tool": call.name,
+        "status": outcome.message.status,
+        "executed": outcome.executed,
+        "started_at": outcome.started_at or None,
+        "duration_ms": outcome.duration_ms,
+        "error_type": outcome.error_type,
+    }
+    hooks.notify("observe", Observation("tool_call", agent.id, data))
 
 
 def _observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision) -> None:
@@ -122,7 +122,7 @@ def _observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecisio
         "allowed": decision.allowed,
         "reason": decision.reason,
     }
-    hooks.notify("observe", Observation(kind="permission", agent_id=agent.id, data=data))
+    hooks.notify("observe", Observation("permission", agent.id, data))
 
 
 def not_executed(call: ToolCallBlock, reason: str = INTERRUPTED_TEXT) -> ToolMessage:

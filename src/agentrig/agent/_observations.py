@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from agentrig.agent._results import sum_usage
 from agentrig.errors import error_info
+from agentrig.ids import ProviderId
 from agentrig.kernel.payloads import Observation, RequestConfig
 from agentrig.llm import PROVIDERS, AssistantMessage
 from agentrig.session import TurnEndReason
@@ -41,26 +42,43 @@ def observe_model_call(
     now = time.perf_counter()
     started_at, start = started
     first = state.first_chunk
-    provider = agent.runtime.catalog(PROVIDERS).get(cfg.provider)
-    data = state.ids()
-    data.update(
-        round=state.outcome.rounds + (1 if outcome != "success" else 0),
-        attempt=attempt + 1,
-        provider=cfg.provider,
-        provider_kind=getattr(provider, "kind", None),
-        model=cfg.model,
-        response_model=message.model if message is not None else None,
-        outcome=outcome,
-        stop_reason=message.stop_reason if message is not None else None,
-        usage=message.usage if message is not None else None,
-        started_at=started_at,
-        ended_at=started_at + (now - start),
-        duration_ms=(now - start) * 1000,
-        time_to_first_chunk_ms=(first - start) * 1000 if first else None,
-        error_type=type(error).__name__ if error is not None else None,
-        error_code=error_info(error).code if error is not None else None,
-    )
-    hooks.notify("observe", Observation(kind="model_call", agent_id=agent.id, data=data))
+    session_id, agent_name, run_id = state.observed_ids()
+    # one literal, in the documented order: the ids of TurnState.ids(), then the call's own
+    data = {
+        "session_id": session_id,
+        "agent_name": agent_name,
+        "run_id": run_id,
+        "turn": state.turn,
+        "step": state.step,
+        "round": state.outcome.rounds + (1 if outcome != "success" else 0),
+        "attempt": attempt + 1,
+        "provider": cfg.provider,
+        "provider_kind": _provider_kind(state, cfg.provider),
+        "model": cfg.model,
+        "response_model": message.model if message is not None else None,
+        "outcome": outcome,
+        "stop_reason": message.stop_reason if message is not None else None,
+        "usage": message.usage if message is not None else None,
+        "started_at": started_at,
+        "ended_at": started_at + (now - start),
+        "duration_ms": (now - start) * 1000,
+        "time_to_first_chunk_ms": (first - start) * 1000 if first else None,
+        "error_type": type(error).__name__ if error is not None else None,
+        "error_code": error_info(error).code if error is not None else None,
+    }
+    hooks.notify("observe", Observation("model_call", agent.id, data))
+
+
+def _provider_kind(state: TurnState, provider_id: ProviderId) -> str | None:
+    """The entry-point name of a configured provider (the sealed runtime's catalog does not
+    change: looked up once per turn)."""
+    kinds = state.provider_kinds
+    try:
+        return kinds[provider_id]
+    except KeyError:
+        provider = state.agent.runtime.catalog(PROVIDERS).get(provider_id)
+        kind = kinds[provider_id] = getattr(provider, "kind", None)
+        return kind
 
 
 def observe_turn(

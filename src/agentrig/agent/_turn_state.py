@@ -14,6 +14,7 @@ import anyio
 
 from agentrig.agent._dispatch import not_executed
 from agentrig.cancel import CancelSignal
+from agentrig.ids import ProviderId
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
 from agentrig.session import ToolResultEvent, TurnTrigger
 
@@ -85,6 +86,9 @@ class TurnState:
         self.scope_class: type[anyio.CancelScope] | None = None
         # a tracing plugin's context (None without one: then nothing below opens a scope)
         self.trace = trace = agent.runtime.trace
+        # for the turn's observations (built when a listener is there): see observed_ids()
+        self._observed_ids: tuple[str, str, str] | None = None
+        self.provider_kinds: dict[ProviderId, str | None] = {}
         if trace is not None and agent.session.trace_ids is None:
             agent.session.trace_ids = trace.ids
 
@@ -96,10 +100,23 @@ class TurnState:
 
     def ids(self) -> dict[str, Any]:
         # what every observation of the loop carries, so a listener can correlate them
+        session_id, agent_name, run_id = self.observed_ids()
         return {
-            "session_id": self.agent.session_id,
-            "agent_name": self.agent.config.name or self.agent.id,
-            "run_id": self.options.run_id,
+            "session_id": session_id,
+            "agent_name": agent_name,
+            "run_id": run_id,
             "turn": self.turn,
             "step": self.step,
         }
+
+    def observed_ids(self) -> tuple[str, str, str]:
+        """The session id, agent name and run id of the turn's observations (built once)."""
+        ids = self._observed_ids
+        if ids is None:
+            agent = self.agent
+            ids = self._observed_ids = (
+                agent.session_id,
+                agent.config.name or agent.id,
+                self.options.run_id,
+            )
+        return ids

@@ -513,9 +513,10 @@ class Session:
         if trace_ids is not None:
             ids = trace_ids()
             # one span writes several events (the same ids object): a run per span change
-            key = self._trace_key
-            if ids is not key and ids != key:
-                self._start_run(n, ids)
+            if ids is not self._trace_key:
+                self._trace_key = ids
+                self._trace_starts.append(n)
+                self._trace_keys.append(ids)
         elif self._trace_key is not None:
             self._start_run(n, None)
         self._keep_time(now)

@@ -60,7 +60,7 @@ from opentelemetry.trace import (
 from opentelemetry.trace.propagation import _SPAN_KEY
 from opentelemetry.util import types
 
-__all__ = ["LIVE", "LightTracer", "LiveSpan", "light_tracer"]
+__all__ = ["LIVE", "LightTracer", "LiveSpan", "event", "light_tracer"]
 
 #: the scope of ours current in this context (a :class:`LiveSpan` or the SDK path's scope);
 #: None inside an inbound trace context (``continue_from``)
@@ -170,8 +170,7 @@ class LightTracer:
         span._instrumentation_info = self.info
         span._instrumentation_scope = self._scope
         span._attributes = span._values = {}
-        span._events = span._event_list = []
-        span._processor = self.processor
+        span._processor = processor = self.processor
         ids = self._ids
         span_id = getrandbits(64) if self._random else 0
         if not span_id:
@@ -204,16 +203,27 @@ class LightTracer:
                 span._values.update(result.attributes)
         span.span_id = span_id
         span._start_time = time_ns()
-        if span._recording and _has_processors(self.processor):
-            self.processor.on_start(span, parent_context=None)
+        # the tracer provider's default multi-processor holding none (``exporter = "none"``)
+        # has no one to hand a span to; read per span, as it does (see LiveSpan.end)
+        if span._recording and (type(processor) is not _MULTI or processor._span_processors):
+            processor.on_start(span, parent_context=None)
         return span
 
 
-def _has_processors(processor: Any) -> bool:
-    """False for the tracer provider's default multi-processor while it holds none (as with
-    ``exporter = "none"``): then there is no one to hand a span to.  Read per span, as the
-    multi-processor does: a processor added later sees the spans started after it."""
-    return type(processor) is not SynchronousMultiSpanProcessor or bool(processor._span_processors)
+_MULTI = SynchronousMultiSpanProcessor
+
+
+def event(name: str, attributes: types.Attributes, timestamp: int) -> Event:
+    """``Event(name, attributes, timestamp)``: the same three fields, set without its two
+    ``__init__`` frames."""
+    made = _new_event(Event)
+    made._name = name
+    made._timestamp = timestamp
+    made._attributes = attributes
+    return made
+
+
+_new_event = Event.__new__
 
 
 class LiveSpan(trace_api.Span, ReadableSpan):
@@ -243,9 +253,11 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     _state: TraceState | None
     _recording: bool
     _processor: Any
-    #: the same objects as ``_attributes`` / ``_events``, typed for writing
+    #: the same objects as ``_attributes`` / ``_events``, typed for writing (the events'
+    #: list made by the first event)
     _values: dict[str, types.AnyValue]
-    _event_list: list[Event]
+    _events: Sequence[Event] = ()
+    _event_list: list[Event] | None = None
 
     # ---- the scope (agentrig.kernel.tracing.TraceScope) ------------------------------------
     @property
@@ -307,9 +319,12 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         """``(trace_id, span_id)`` as lowercase hex (built once)."""
         ids = self._hex
         if ids is None:
-            # bytes.hex: half the time of format(n, "032x"), the same lowercase digits
+            # bytes.hex: half the time of format(n, "032x"), the same lowercase digits; the
+            # trace id's as the parent has it when it has it (one trace, one string)
+            parent = self._parent_span
+            above = parent._hex if parent is not None else None
             ids = self._hex = (
-                self.trace_id.to_bytes(16, "big").hex(),
+                above[0] if above is not None else self.trace_id.to_bytes(16, "big").hex(),
                 self.span_id.to_bytes(8, "big").hex(),
             )
         return ids
@@ -342,9 +357,10 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     ) -> None:
         if not self._recording or self.ended:
             return
-        self._event_list.append(
-            Event(name, attributes, timestamp if timestamp is not None else time_ns())
-        )
+        events = self._event_list
+        if events is None:
+            self._events = self._event_list = events = []
+        events.append(event(name, attributes, timestamp if timestamp is not None else time_ns()))
 
     def add_link(self, context: SpanContext, attributes: types.Attributes = None) -> None:
         if self._recording and not self.ended and context.is_valid:
@@ -388,7 +404,7 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         self.ended = True
         self._end_time = end_time if end_time is not None else time_ns()
         processor = self._processor
-        if self._recording and _has_processors(processor):
+        if self._recording and (type(processor) is not _MULTI or processor._span_processors):
             # the SDK's span: ``_on_ending`` with the span, then ``on_end``
             processor._on_ending(self)
             processor.on_end(self)

@@ -177,6 +177,8 @@ class Telemetry:
         self._metric_attributes: dict[tuple[Any, ...], _MetricAttributes] = {}
         self._tool_attributes: dict[tuple[str, str], _Series] = {}
         self._permission_sets: dict[tuple[bool, Any], Mapping[str, Any]] = {}
+        # a model call span's name and common attributes, by what they are made of
+        self._call_sets: dict[tuple[Any, ...], tuple[str, Mapping[str, Any]]] = {}
 
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
@@ -239,17 +241,35 @@ class Telemetry:
         elif kind == "tool_call" and self._metrics is not None:
             self._record_tool_metrics(data)
         live = LIVE.get()
+        if (
+            type(live) is LiveSpan  # the common case: a light span of ours, recording
+            and live.owner is self
+            and live.scope_kind == kind
+            and not live.ended
+            and live._recording
+        ):
+            if kind == "model_call":
+                self._call(payload, live)
+            elif kind == "tool_call":
+                self._tool(payload, live)
+            else:
+                self._turn(payload, live)
+            live.end()
+            return
+        span: Span | None = None
         if live is None or live.owner is not self or live.scope_kind != kind or live.ended:
             live = None
-        span = live.span if live is not None else None
-        if span is not None and not span.is_recording():  # sampled out: nothing to write
-            # (events kept for the span it would have been are dropped with it)
+        elif not (live._recording if type(live) is LiveSpan else live.span.is_recording()):
+            # sampled out: nothing to write (events kept for the span it would have been
+            # are dropped with it)
             if kind == "turn":
                 self._by_session.pop(data.get("session_id") or "", None)
             elif kind == "tool_call":
                 self._by_call.pop(data.get("call_id") or "", None)
             live.end()
             return
+        else:  # a light span is its own scope
+            span = live if type(live) is LiveSpan else live.span
         if kind == "model_call":
             self._call(payload, span)
         elif kind == "tool_call":
@@ -283,7 +303,8 @@ class Telemetry:
             when = float(data.get("started_at") or time.time())
         live = LIVE.get()
         if live is not None and live.owner is self and not live.ended:
-            live.span.add_event(name, attributes, timestamp=_ns(when))
+            span = live if type(live) is LiveSpan else live.span
+            span.add_event(name, attributes, int(when * 1e9))  # _ns(when)
             return
         call_id, session_id = data.get("call_id"), data.get("session_id")
         pending = self._by_call if call_id else self._by_session
@@ -330,7 +351,7 @@ class Telemetry:
             )
         if type(live) is LiveSpan:  # live and recording (checked by the caller)
             live._name = name
-            live.put_clean(attributes)  # built here: no value to clean
+            live._values.update(attributes)  # built here: no value to clean
         else:
             live.update_name(name)
             live.set_attributes(attributes)
@@ -377,36 +398,75 @@ class Telemetry:
 
     def _call(self, call: Observation, live: Span | None) -> None:
         data = call.data
-        model = data.get("model") or "model"
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": data.get("provider_kind") or data.get("provider") or "",
-            "gen_ai.request.model": model,
-            "gen_ai.conversation.id": data.get("session_id") or "",
-            "gen_ai.agent.name": data.get("agent_name") or call.agent_id or "",
-            "gen_ai.agent.id": call.agent_id or "",
-            "agentrig.provider.id": data.get("provider") or "",
-        }
-        if (data.get("attempt") or 1) > 1:  # a retry of the same round
-            attributes["agentrig.attempt"] = data["attempt"]
-        if data.get("response_model"):
-            attributes["gen_ai.response.model"] = data["response_model"]
-        if data.get("stop_reason"):
-            attributes["gen_ai.response.finish_reasons"] = (str(data["stop_reason"]),)
-        if data.get("time_to_first_chunk_ms") is not None:
-            attributes["agentrig.time_to_first_chunk_ms"] = float(data["time_to_first_chunk_ms"])
+        name, common = self._call_attributes(data, call.agent_id)
+        if type(live) is LiveSpan:  # live and recording (checked by the caller): written in
+            live._name = name
+            attributes = live._values
+            attributes.update(common)  # built here: no value to clean
+        else:
+            attributes = dict(common)
+        attempt = data.get("attempt")
+        if attempt and attempt > 1:  # a retry of the same round
+            attributes["agentrig.attempt"] = attempt
+        if response_model := data.get("response_model"):
+            attributes["gen_ai.response.model"] = response_model
+        if stop_reason := data.get("stop_reason"):
+            attributes["gen_ai.response.finish_reasons"] = (str(stop_reason),)
+        if (first := data.get("time_to_first_chunk_ms")) is not None:
+            attributes["agentrig.time_to_first_chunk_ms"] = float(first)
         usage = data.get("usage")
         if usage is not None:
             attributes["gen_ai.usage.input_tokens"] = usage.prompt
             attributes["gen_ai.usage.output_tokens"] = usage.completion
-        start = float(data.get("started_at") or 0.0)
-        span = self._span(live, f"chat {model}", SpanKind.CLIENT, start, attributes)
+        start = 0.0
+        if type(live) is LiveSpan:
+            span: Span = live
+        else:
+            start = float(data.get("started_at") or 0.0)
+            span = self._span(live, name, SpanKind.CLIENT, start, attributes)
         outcome = data.get("outcome")
         if outcome != "success":
             span.set_attribute("error.type", data.get("error_type") or str(outcome))
             span.set_status(Status(StatusCode.ERROR, data.get("error_code") or str(outcome)))
         if live is None:
             span.end(end_time=_ns(float(data.get("ended_at") or start)))
+
+    def _call_attributes(
+        self, data: Mapping[str, Any], agent_id: str | None
+    ) -> tuple[str, Mapping[str, Any]]:
+        """A model call span's name and the attributes every call of the same agent, session,
+        provider and model has (built once for them: read-only)."""
+        key: Any = (
+            data.get("provider_kind"),
+            data.get("provider"),
+            data.get("model"),
+            data.get("session_id"),
+            data.get("agent_name"),
+            agent_id,
+        )
+        try:
+            known = self._call_sets.get(key)
+        except TypeError:  # an unhashable value (from another plugin's observation)
+            known = key = None
+        if known is None:
+            model = data.get("model") or "model"
+            known = (
+                f"chat {model}",
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.provider.name": data.get("provider_kind") or data.get("provider") or "",
+                    "gen_ai.request.model": model,
+                    "gen_ai.conversation.id": data.get("session_id") or "",
+                    "gen_ai.agent.name": data.get("agent_name") or agent_id or "",
+                    "gen_ai.agent.id": agent_id or "",
+                    "agentrig.provider.id": data.get("provider") or "",
+                },
+            )
+            if key is not None:
+                if len(self._call_sets) > MAX_ATTRIBUTE_SETS:
+                    self._call_sets.clear()
+                self._call_sets[key] = known
+        return known
 
     def _tool(self, call: Observation, live: Span | None) -> None:
         data = call.data
