@@ -56,6 +56,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from test_otel import SCRIPT, Collector, config, memory, receiver
 
+from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel import open_runtime
 
@@ -306,6 +307,49 @@ def test_the_otlp_exporters_default_aggregation_is_pre_aggregated() -> None:
     assert pre_aggregate(provider, provider.get_meter("agentrig"), reader) is not None
 
 
+def test_a_reader_not_registered_with_a_provider_is_not_pre_aggregated() -> None:
+    reader = InMemoryMetricReader()
+    provider = _provider(InMemoryMetricReader())
+    assert pre_aggregate(provider, provider.get_meter("agentrig"), reader) is None
+
+
+def test_points_of_the_sdks_own_instruments_are_kept_beside_the_pre_aggregated_ones() -> None:
+    sdk_reader = _reader(AggregationTemporality.CUMULATIVE)
+    ours_reader = _reader(AggregationTemporality.CUMULATIVE)
+    for reader, aggregate in ((sdk_reader, False), (ours_reader, True)):
+        provider = MeterProvider([reader], RESOURCE, shutdown_on_exit=False)
+        meter = provider.get_meter("agentrig")
+        aggregator = pre_aggregate(provider, meter, reader) if aggregate else None
+        instruments = Instruments(aggregator or meter)
+        meter.create_counter("mine").add(3, {"k": "v"})  # on the same scope
+        provider.get_meter("elsewhere").create_counter("theirs").add(1)
+        _play(instruments, FIRST)
+    expected, got = sdk_reader.get_metrics_data(), ours_reader.get_metrics_data()
+    assert got is not None
+
+    def by_scope(data: Any) -> dict[str, dict[str, Any]]:
+        ((_, _, scopes),) = _untimed(data)
+        return {scope.name: {m[0]: m for m in metrics} for scope, _, metrics in scopes}
+
+    assert by_scope(got) == by_scope(expected)
+    assert set(by_scope(got)["agentrig"]) == {
+        "mine",
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.duration",
+        "agentrig.tool.duration",
+    }
+
+
+def test_a_histogram_asked_for_again_is_the_same_one() -> None:
+    reader = InMemoryMetricReader()
+    provider = _provider(reader)
+    aggregator = pre_aggregate(provider, provider.get_meter("agentrig"), reader)
+    assert aggregator is not None
+    first, second = Instruments(aggregator), Instruments(aggregator)
+    assert first.tokens is second.tokens  # two Telemetry on one pipeline: one metric stream
+    assert first.duration is not first.tool_duration
+
+
 def test_a_disabled_sdk_measures_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     reader = InMemoryMetricReader()
@@ -343,13 +387,17 @@ def _exported(exporter: Keep) -> dict[str, Any]:
     }
 
 
-async def _run_with(pipeline: Any) -> None:
+async def _run_with(pipeline: Any, *, flush: bool = False) -> None:
+    """One run of SCRIPT recorded into ``pipeline``, then flushed (or shut down)."""
     telemetry = Telemetry(pipeline.tracer, pipeline.metrics)
     async with open_runtime(
         config(SCRIPT), memory=memory(), plugins=[("otel-test", telemetry)], environ={}
     ) as rt:
         await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
-    pipeline.shutdown()
+    if flush:
+        pipeline.meter_provider.force_flush()
+    else:
+        pipeline.shutdown()
 
 
 @pytest.mark.anyio
@@ -358,8 +406,11 @@ async def test_shutdown_exports_the_last_pre_aggregated_points() -> None:
     pipeline = exporting_pipeline(None, exporter)
     assert pipeline.aggregator is not None
     assert pipeline.metrics is pipeline.aggregator
-    await _run_with(pipeline)
-    (data,) = exporter.exported  # the periodic reader's last collection, at shutdown
+    await _run_with(pipeline, flush=True)
+    assert len(exporter.exported) == 1  # force_flush exported the points so far
+    pipeline.shutdown()
+    # cumulative: the reader's last collection, at shutdown, exports them again
+    data = exporter.exported[-1]
     (resource,) = data.resource_metrics
     assert pipeline.meter_provider is not None
     assert resource.resource == pipeline.meter_provider._sdk_config.resource
@@ -397,6 +448,18 @@ def test_without_a_reader_nothing_is_measured() -> None:
     assert pipeline.meter_provider is None
     assert pipeline.metrics is None
     assert exporting_pipeline(None, None).metrics is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("metrics", [True, False])
+async def test_metrics_with_exporter_none_is_refused(metrics: bool) -> None:
+    with pytest.raises(ConfigError) as info:
+        async with open_runtime({"otel": {"exporter": "none", "metrics": metrics}}, environ={}):
+            pytest.fail("must not compose")
+    (issue,) = info.value.issues
+    assert issue.location() == "otel"
+    assert "metrics would have no effect with exporter 'none'" in issue.message
+    assert "no metric is measured" in issue.message
 
 
 def test_the_plugins_console_pipeline_is_pre_aggregated() -> None:

@@ -41,14 +41,22 @@ class OtelConfig(BaseModel):
             unused += [k for k in ("endpoint", "headers") if getattr(self, k)]
         if self.exporter == "global" and self.service_name is not None:
             unused.append("service_name")
+        if self.exporter == "none" and "metrics" in self.model_fields_set:
+            unused.append("metrics")  # no reader: nothing is measured either way
         if unused:
+            why = dict.fromkeys(_WHY[key] for key in unused)  # each reason once, in order
             raise ValueError(
                 f"{', '.join(unused)} would have no effect with exporter {self.exporter!r}: "
-                + (
-                    "the application's own providers are used as they are"
-                    if self.exporter == "global"
-                    else "endpoint and headers configure the otlp-http and otlp-grpc exporters"
-                )
+                + "; ".join(why)
                 + f" -- remove {'them' if len(unused) > 1 else 'it'} or choose another exporter"
             )
         return self
+
+
+#: why a key has no effect with the exporter it was refused with (``_no_unused_keys``)
+_WHY = {
+    "endpoint": "endpoint and headers configure the otlp-http and otlp-grpc exporters",
+    "headers": "endpoint and headers configure the otlp-http and otlp-grpc exporters",
+    "service_name": "the application's own providers are used as they are",
+    "metrics": "nothing is exported, so no metric is measured either way",
+}

@@ -282,12 +282,18 @@ class Aggregator:
         self.cardinality_limit = cardinality_limit
         self.lock = threading.Lock()  # records come from the loop, collections from the reader
         self.used: list[Histogram] = []
+        self._made: dict[tuple[str, str, str, tuple[float, ...]], Histogram] = {}
 
     def histogram(
         self, name: str, unit: str, description: str, boundaries: Sequence[float]
     ) -> Histogram:
-        """A histogram with these explicit bucket boundaries."""
-        return Histogram(self, name, unit, description, boundaries)
+        """A histogram with these explicit bucket boundaries (the same one when asked again,
+        as a meter returns the instrument it registered)."""
+        spec = (name, unit, description, tuple(boundaries))
+        made = self._made.get(spec)
+        if made is None:
+            made = self._made[spec] = Histogram(self, name, unit, description, boundaries)
+        return made
 
     def sample(self) -> Sample:
         """The exemplar decision for a measurement in the current context (the SDK's filter)."""

@@ -64,7 +64,8 @@ class Pipeline:
     tracer_provider: TracerProvider | None = None
     meter_provider: MeterProvider | None = None
     #: the plugin's histograms pre-aggregated for the one reader built here (None: it records
-    #: through ``meter``, or measures nothing)
+    #: through ``meter``, or measures nothing); a reader added to ``meter_provider`` later
+    #: would see only what is recorded through ``meter``
     aggregator: Aggregator | None = None
 
     @property
