@@ -73,6 +73,8 @@ def _provider_kind(state: TurnState, provider_id: ProviderId) -> str | None:
     """The entry-point name of a configured provider (the sealed runtime's catalog does not
     change: looked up once per turn)."""
     kinds = state.provider_kinds
+    if kinds is None:
+        kinds = state.provider_kinds = {}
     try:
         return kinds[provider_id]
     except KeyError:

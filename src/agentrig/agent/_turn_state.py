@@ -55,6 +55,11 @@ class Interrupted(Exception):
 class TurnState:
     """One turn's shared state (the parts of the turn are its mixins)."""
 
+    # for the turn's observations, made when a listener is there (class defaults until then:
+    # a turn nobody observes keeps nothing more): see observed_ids() and _observations
+    _observed_ids: tuple[str, str, str] | None = None
+    provider_kinds: dict[ProviderId, str | None] | None = None
+
     def __init__(
         self,
         agent: Agent,
@@ -86,9 +91,6 @@ class TurnState:
         self.scope_class: type[anyio.CancelScope] | None = None
         # a tracing plugin's context (None without one: then nothing below opens a scope)
         self.trace = trace = agent.runtime.trace
-        # for the turn's observations (built when a listener is there): see observed_ids()
-        self._observed_ids: tuple[str, str, str] | None = None
-        self.provider_kinds: dict[ProviderId, str | None] = {}
         if trace is not None and agent.session.trace_ids is None:
             agent.session.trace_ids = trace.ids
 

@@ -351,7 +351,7 @@ class EventsView(Sequence[SessionEvent]):
         seqs: Sequence[int],
         times: MutableSequence[float],
         data: list[Stored],
-        runs: tuple[list[int], list[TraceKey]],
+        runs: tuple[list[int], list[TraceKey]] | None,
         n: int,
     ) -> None:
         self._seqs = seqs
@@ -361,8 +361,10 @@ class EventsView(Sequence[SessionEvent]):
         self._n = n
 
     def _event(self, i: int) -> SessionEvent:
-        starts, keys = self._runs
-        trace = _trace_of(keys[bisect_right(starts, i) - 1]) if starts and i >= starts[0] else None
+        runs = self._runs
+        trace = None
+        if runs is not None and i >= runs[0][0]:
+            trace = _trace_of(runs[1][bisect_right(runs[0], i) - 1])
         return _envelope(self._seqs[i], self._times[i], _payload(self._data[i]), trace)
 
     def __len__(self) -> int:
@@ -409,6 +411,12 @@ def _annotate(message: AssistantMessage, note: str) -> AssistantMessage:
 class Session:
     """An append-only event log with an incrementally maintained message projection."""
 
+    # the trace ids of the events, as runs: the positions where runs start and what each
+    # keeps of its span (TraceKey); a run begins only when the producing span changes.
+    # Class defaults until a first run: an untraced session keeps nothing for them.
+    _trace_runs: tuple[list[int], list[TraceKey]] | None = None
+    _trace_key: TraceKey = None  # the last run's
+
     def __init__(
         self,
         session_id: SessionId,
@@ -425,11 +433,6 @@ class Session:
         # unix times as C doubles (exact for a float); a list once a time is not a float
         self._times: MutableSequence[float] = array("d")
         self._data: list[Stored] = []
-        # the trace ids of the events, as runs: the position where each run starts and what
-        # it keeps of its span (TraceKey); a run begins only when the producing span changes
-        self._trace_starts: list[int] = []
-        self._trace_keys: list[TraceKey] = []
-        self._trace_key: TraceKey = None  # the last run's key
         self._clock = clock
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
@@ -448,8 +451,7 @@ class Session:
         n = len(self._data)
         first = self._first_seq
         seqs = range(first, first + n) if self._seqs is None else self._seqs
-        runs = (self._trace_starts, self._trace_keys)
-        return EventsView(seqs, self._times, self._data, runs, n)
+        return EventsView(seqs, self._times, self._data, self._trace_runs, n)
 
     def __len__(self) -> int:
         return len(self._data)
@@ -514,9 +516,7 @@ class Session:
             ids = trace_ids()
             # one span writes several events (the same ids object): a run per span change
             if ids is not self._trace_key:
-                self._trace_key = ids
-                self._trace_starts.append(n)
-                self._trace_keys.append(ids)
+                self._start_run(n, ids)
         elif self._trace_key is not None:
             self._start_run(n, None)
         self._keep_time(now)
@@ -528,8 +528,11 @@ class Session:
     def _start_run(self, n: int, key: TraceKey) -> None:
         """The events from position ``n`` on carry ``key``'s trace ids (until the next run)."""
         self._trace_key = key
-        self._trace_starts.append(n)
-        self._trace_keys.append(key)
+        runs = self._trace_runs
+        if runs is None:
+            self._trace_runs = runs = ([], [])
+        runs[0].append(n)
+        runs[1].append(key)
 
     def load(self, events: Sequence[SessionEvent]) -> None:
         """Adopt persisted events (for resume); the log must be empty, seqs increasing."""
