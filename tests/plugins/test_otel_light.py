@@ -11,6 +11,7 @@ deciding per span, span limits).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -496,3 +497,70 @@ def test_model_call_attributes_built_once_are_each_calls_own() -> None:
     assert "error.type" not in shared[4][2]  # not left behind by the failed call
     assert "agentrig.attempt" not in shared[4][2]
     assert shared[3][2]["gen_ai.conversation.id"] == "ses_2"
+
+
+def _observed_spans(provider: TracerProvider) -> tuple[Telemetry, list[Any]]:
+    """A turn with a failing model call, a refused tool call (its permission decision seen
+    before the turn) and an interrupted end, observed by a plugin on ``provider``:
+    the spans the plugin opened (read after their end)."""
+    telemetry = Telemetry(provider.get_tracer("agentrig"))
+    ids = {"session_id": "ses_1", "agent_name": "w", "run_id": "run_1", "turn": 1, "step": 1}
+    telemetry.observe(  # outside any scope of ours: kept for the tool call's span
+        Observation(
+            "permission",
+            AgentId("a1"),
+            {"session_id": "ses_1", "tool": "t", "call_id": "c1", "allowed": False, "reason": "no"},
+        )
+    )
+    opened = [telemetry.open("turn", "a1")]
+    opened.append(telemetry.open("model_call", "a1"))
+    telemetry.observe(
+        _model_call(outcome="failure", error_type="Boom", error_code="p.x", stop_reason=None)
+    )
+    opened[-1].close()
+    opened.append(telemetry.open("tool_call", "a1"))
+    tool: dict[str, Any] = {"call_id": "c1", "invocation_id": None, "tool": "t", "status": "error"}
+    tool.update(executed=False, started_at=1.5, duration_ms=0.0, error_type="ToolRefusedError")
+    telemetry.observe(Observation("tool_call", AgentId("a1"), {**ids, **tool}))
+    opened[-1].close()
+    turn: dict[str, Any] = {"trigger": "prompt", "reason": "interrupted", "rounds": 1}
+    turn.update(tool_calls=1, model="m-1", usage=None, started_at=1.0, duration_ms=2.0)
+    telemetry.observe(Observation("turn", AgentId("a1"), {**ids, **turn}))
+    opened[0].close()
+    return telemetry, opened
+
+
+def _read(span: Any) -> tuple[Any, ...]:
+    shown = json.loads(span.to_json())
+    for key in ("context", "parent_id", "start_time", "end_time"):
+        del shown[key]
+    for event in shown["events"]:
+        del event["timestamp"]
+    events = [(e.name, dict(e.attributes or {})) for e in span.events]
+    status = (span.status.status_code, span.status.description)
+    return span.name, dict(span.attributes or {}), events, status, shown
+
+
+def test_spans_no_processor_takes_read_as_the_ones_processors_get() -> None:
+    # without a span processor the observation's writes wait until the span is read: what
+    # is read then is what a processor gets when there is one
+    taken = InMemorySpanExporter()
+    handed = TracerProvider()
+    handed.add_span_processor(SimpleSpanProcessor(taken))
+    _, spans = _observed_spans(handed)
+    kept, bare = _observed_spans(TracerProvider())
+    ended = time.time_ns()
+    assert all(span._deferred is not None for span in bare)  # nothing written yet
+    assert not kept._by_call  # the events kept for the tool span were taken at its end
+    exported = {s.name: s for s in taken.get_finished_spans()}
+    assert [_read(s) for s in bare] == [_read(s) for s in spans]
+    assert [_read(s)[:4] for s in bare] == [_read(exported[s.name])[:4] for s in bare]
+    names = [s.name for s in bare]
+    assert names == ["invoke_agent w", "chat m-1", "execute_tool t"]
+    tool = _read(bare[2])
+    assert [name for name, _ in tool[2]] == ["agentrig.permission", "agentrig.tool.not_executed"]
+    assert tool[3] == (StatusCode.ERROR, "ToolRefusedError")
+    assert _read(bare[1])[1]["error.type"] == "Boom"
+    assert _read(bare[0])[2] == [("agentrig.run.interrupted", {})]
+    # written when read, but timed when the turn's observation ended the span
+    assert bare[0].events[0].timestamp <= ended

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from random import getrandbits
 from time import time_ns
+from types import MappingProxyType
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -258,6 +259,9 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     _values: dict[str, types.AnyValue]
     _events: Sequence[Event] = ()
     _event_list: list[Event] | None = None
+    #: writes put off until the span is read, with when they were put off (see :meth:`defer`)
+    _deferred: list[tuple[Callable[..., None], tuple[Any, ...], int]] | None = None
+    _written_at: int | None = None  # while they are written: the time an event without one gets
 
     # ---- the scope (agentrig.kernel.tracing.TraceScope) ------------------------------------
     @property
@@ -360,7 +364,9 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         events = self._event_list
         if events is None:
             self._events = self._event_list = events = []
-        events.append(event(name, attributes, timestamp if timestamp is not None else time_ns()))
+        if timestamp is None:
+            timestamp = self._written_at or time_ns()
+        events.append(event(name, attributes, timestamp))
 
     def add_link(self, context: SpanContext, attributes: types.Attributes = None) -> None:
         if self._recording and not self.ended and context.is_valid:
@@ -405,10 +411,73 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         self._end_time = end_time if end_time is not None else time_ns()
         processor = self._processor
         if self._recording and (type(processor) is not _MULTI or processor._span_processors):
+            if self._deferred is not None:
+                self._write_deferred()
             # the SDK's span: ``_on_ending`` with the span, then ``on_end``
             processor._on_ending(self)
             processor.on_end(self)
 
+    # ---- writes put off until read ---------------------------------------------------------
+    def handed_to_nobody(self) -> bool:
+        """Whether ending the span now hands it to no span processor (the tracer provider's
+        multi-processor holds none, as with ``exporter = "none"``)."""
+        processor = self._processor
+        return type(processor) is _MULTI and not processor._span_processors
+
+    def defer(self, write: Callable[..., None], *args: Any) -> None:
+        """Call ``write(*args, self)`` when the span is first read, as if before its end.
+
+        For the writes of the observation that ends a span no processor will take
+        (:meth:`handed_to_nobody`): its name, attributes, status and events are built only
+        if something reads them -- code holding the span, its ``to_json()`` -- and are then
+        what they would have been.
+        """
+        deferred = self._deferred
+        if deferred is None:
+            self._deferred = deferred = []
+        deferred.append((write, args, time_ns()))
+
+    def _write_deferred(self) -> None:
+        deferred = self._deferred
+        if deferred is None:
+            return
+        self._deferred = None
+        ended = self.ended
+        self.ended = False  # the writes land as they would have before the end ...
+        try:
+            for write, args, at in deferred:
+                self._written_at = at  # ... and at the time they would have
+                write(*args, self)
+        finally:
+            self.ended = ended
+            self._written_at = None
+
+    # ---- reading (the deferred writes first) -----------------------------------------------
+    @property
+    def name(self) -> str:
+        if self._deferred is not None:
+            self._write_deferred()
+        return self._name
+
+    @property
+    def attributes(self) -> types.Attributes:
+        if self._deferred is not None:
+            self._write_deferred()
+        return MappingProxyType(self._values)  # what ReadableSpan.attributes gives
+
     @property
     def events(self) -> Sequence[Event]:
+        if self._deferred is not None:
+            self._write_deferred()
         return tuple(self._events)
+
+    @property
+    def status(self) -> Status:
+        if self._deferred is not None:
+            self._write_deferred()
+        return self._status
+
+    def to_json(self, indent: int | None = 4) -> str:
+        self._write_deferred()
+        shown: str = super().to_json(indent)
+        return shown

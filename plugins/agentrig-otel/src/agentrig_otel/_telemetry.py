@@ -97,6 +97,10 @@ def _hex_ids(span: Span) -> tuple[str, str] | tuple[()]:
     return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
 
 
+#: events (name, attributes, unix time) waiting for the span they belong to
+_Pending = list[tuple[str, Mapping[str, Any], float]]
+
+
 class _Scope:
     """A live span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
 
@@ -167,10 +171,8 @@ class Telemetry:
         self.runtime = runtime
         # hook executions and permission decisions outside any scope of ours, waiting for
         # the span they belong to: the tool call's span by call id, else the session's next turn
-        self._by_call: OrderedDict[str, list[tuple[str, Mapping[str, Any], float]]] = OrderedDict()
-        self._by_session: OrderedDict[str, list[tuple[str, Mapping[str, Any], float]]] = (
-            OrderedDict()
-        )
+        self._by_call: OrderedDict[str, _Pending] = OrderedDict()
+        self._by_session: OrderedDict[str, _Pending] = OrderedDict()
         # the histograms: the SDK's on a meter, pre-aggregated on the plugin's own pipeline
         self._metrics = Instruments(meter) if meter is not None else None
         # the attribute sets of metric points (and their keys), built once per combination
@@ -248,12 +250,22 @@ class Telemetry:
             and not live.ended
             and live._recording
         ):
-            if kind == "model_call":
-                self._call(payload, live)
+            if self._capture or not live.handed_to_nobody():
+                if kind == "model_call":
+                    self._call(payload, live)
+                elif kind == "tool_call":
+                    self._tool(payload, live)
+                else:
+                    self._turn(payload, live)
+            # no processor to take the span: its name and attributes are written when
+            # something reads it (what they would be now; see LiveSpan.defer); the events
+            # kept for it are taken now
+            elif kind == "model_call":
+                live.defer(self._call, payload)
             elif kind == "tool_call":
-                self._tool(payload, live)
+                live.defer(self._tool_span, payload, self._pending_of(payload))
             else:
-                self._turn(payload, live)
+                live.defer(self._turn_span, payload, self._pending_of(payload))
             live.end()
             return
         span: Span | None = None
@@ -331,7 +343,7 @@ class Telemetry:
         return attributes
 
     @staticmethod
-    def _add_events(span: Any, events: list[tuple[str, Mapping[str, Any], float]]) -> None:
+    def _add_events(span: Any, events: _Pending) -> None:
         for name, attributes, when in events:
             span.add_event(name, attributes, timestamp=_ns(when))
 
@@ -358,7 +370,17 @@ class Telemetry:
         return live
 
     # ---- spans ---------------------------------------------------------------------------
+    def _pending_of(self, payload: Observation) -> _Pending | None:
+        """The events kept for the span of a tool call (by call id) or a turn (by session)."""
+        data = payload.data
+        if payload.kind == "tool_call":
+            return self._by_call.pop(data.get("call_id") or "", None)
+        return self._by_session.pop(data.get("session_id") or "", None)
+
     def _turn(self, turn: Observation, live: Span | None) -> None:
+        self._turn_span(turn, self._pending_of(turn), live)
+
+    def _turn_span(self, turn: Observation, pending: _Pending | None, live: Span | None) -> None:
         data = turn.data
         agent = data.get("agent_name") or turn.agent_id or "agent"  # the configured name
         start = float(data.get("started_at") or 0.0)
@@ -382,7 +404,6 @@ class Telemetry:
         if content.get("output"):
             attributes["gen_ai.output.messages"] = _json(content["output"])
         span = self._span(live, f"invoke_agent {agent}", SpanKind.INTERNAL, start, attributes)
-        pending = self._by_session.pop(data.get("session_id") or "", None)
         if pending:
             self._add_events(span, pending)
         reason = data.get("reason")
@@ -469,6 +490,9 @@ class Telemetry:
         return known
 
     def _tool(self, call: Observation, live: Span | None) -> None:
+        self._tool_span(call, self._pending_of(call), live)
+
+    def _tool_span(self, call: Observation, pending: _Pending | None, live: Span | None) -> None:
         data = call.data
         tool = data.get("tool") or "tool"
         call_id = data.get("call_id") or ""
@@ -487,7 +511,6 @@ class Telemetry:
                 attributes["gen_ai.tool.call.result"] = _json(captured["result"])
         start = float(data.get("started_at") or 0.0)
         span = self._span(live, f"execute_tool {tool}", SpanKind.INTERNAL, start, attributes)
-        pending = self._by_call.pop(call_id, None)
         if pending:
             self._add_events(span, pending)
         if status != "ok":
