@@ -513,3 +513,26 @@ async def test_the_configured_plugin_exports_semconv_histograms_with_exemplars(
     assert {e.span_id for e in point.exemplars} <= chat_spans
     tools = metrics["agentrig.tool.duration"].histogram
     assert {tuple(p.explicit_bounds) for p in tools.data_points} == {DURATION_BOUNDARIES}
+
+
+@pytest.mark.anyio
+async def test_the_otlp_exporters_delta_preference_is_honoured(
+    receiver: Collector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta")
+    endpoint = f"http://127.0.0.1:{receiver.server_address[1]}"
+    pipeline = build_pipeline(OtelConfig(exporter="otlp-http", endpoint=endpoint))
+    assert pipeline.aggregator is not None
+    assert pipeline.aggregator.temporality is AggregationTemporality.DELTA
+    await _run_with(pipeline)
+    temporalities: set[int] = set()
+    for path, body in receiver.received:
+        if path == "/v1/metrics":
+            request = ExportMetricsServiceRequest()
+            request.ParseFromString(body)
+            for resource_metrics in request.resource_metrics:
+                for scope_metrics in resource_metrics.scope_metrics:
+                    temporalities.update(
+                        m.histogram.aggregation_temporality for m in scope_metrics.metrics
+                    )
+    assert temporalities == {AggregationTemporality.DELTA.value}
