@@ -516,7 +516,13 @@ class Session:
             ids = trace_ids()
             # one span writes several events (the same ids object): a run per span change
             if ids is not self._trace_key:
-                self._start_run(n, ids)
+                runs = self._trace_runs
+                if runs is None:
+                    self._start_run(n, ids)
+                else:  # _start_run, inline (the loop's spans alternate: several per step)
+                    self._trace_key = ids
+                    runs[0].append(n)
+                    runs[1].append(ids)
         elif self._trace_key is not None:
             self._start_run(n, None)
         self._keep_time(now)

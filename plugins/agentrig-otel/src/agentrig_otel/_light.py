@@ -418,24 +418,25 @@ class LiveSpan(trace_api.Span, ReadableSpan):
             processor.on_end(self)
 
     # ---- writes put off until read ---------------------------------------------------------
-    def handed_to_nobody(self) -> bool:
-        """Whether ending the span now hands it to no span processor (the tracer provider's
-        multi-processor holds none, as with ``exporter = "none"``)."""
-        processor = self._processor
-        return type(processor) is _MULTI and not processor._span_processors
+    def defer(self, write: Callable[..., None], *args: Any) -> bool:
+        """Call ``write(*args, self)`` when the span is first read, as if before its end --
+        when ending the span now hands it to no span processor (the tracer provider's
+        multi-processor holds none, as with ``exporter = "none"``); else False, and the
+        caller writes now.
 
-    def defer(self, write: Callable[..., None], *args: Any) -> None:
-        """Call ``write(*args, self)`` when the span is first read, as if before its end.
-
-        For the writes of the observation that ends a span no processor will take
-        (:meth:`handed_to_nobody`): its name, attributes, status and events are built only
-        if something reads them -- code holding the span, its ``to_json()`` -- and are then
-        what they would have been.
+        For the writes of the observation that ends the span: its name, attributes, status
+        and events are then built only if something reads them -- code holding the span,
+        its ``to_json()`` -- and are what they would have been.
         """
+        processor = self._processor
+        if type(processor) is not _MULTI or processor._span_processors:
+            return False
         deferred = self._deferred
         if deferred is None:
-            self._deferred = deferred = []
-        deferred.append((write, args, time_ns()))
+            self._deferred = [(write, args, time_ns())]
+        else:
+            deferred.append((write, args, time_ns()))
+        return True
 
     def _write_deferred(self) -> None:
         deferred = self._deferred

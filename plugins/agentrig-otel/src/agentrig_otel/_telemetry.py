@@ -250,22 +250,21 @@ class Telemetry:
             and not live.ended
             and live._recording
         ):
-            if self._capture or not live.handed_to_nobody():
-                if kind == "model_call":
+            # without a processor to take the span, its name and attributes are written when
+            # something reads it (what they would be now: LiveSpan.defer); content read from
+            # the session is read now. The events kept for the span are taken now.
+            capture = self._capture
+            if kind == "model_call":
+                if capture or not live.defer(self._call, payload):
                     self._call(payload, live)
-                elif kind == "tool_call":
-                    self._tool(payload, live)
-                else:
-                    self._turn(payload, live)
-            # no processor to take the span: its name and attributes are written when
-            # something reads it (what they would be now; see LiveSpan.defer); the events
-            # kept for it are taken now
-            elif kind == "model_call":
-                live.defer(self._call, payload)
             elif kind == "tool_call":
-                live.defer(self._tool_span, payload, self._pending_of(payload))
+                pending = self._by_call.pop(data.get("call_id") or "", None)
+                if capture or not live.defer(self._tool_span, payload, pending):
+                    self._tool_span(payload, pending, live)
             else:
-                live.defer(self._turn_span, payload, self._pending_of(payload))
+                pending = self._by_session.pop(data.get("session_id") or "", None)
+                if capture or not live.defer(self._turn_span, payload, pending):
+                    self._turn_span(payload, pending, live)
             live.end()
             return
         span: Span | None = None
