@@ -261,3 +261,42 @@ def test_views_compare_by_content_and_like_lists_are_unhashable() -> None:
         hash(first.events)
     with pytest.raises(TypeError, match="unhashable"):
         frozenset((first.events,))
+
+
+def test_trace_ids_read_back_per_event_while_spans_change_and_stop() -> None:
+    # the log keeps one entry per change of span (not one per event) and builds TraceIds
+    # when an event is read: each event reads back with the ids current when it was appended
+    turn = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
+    call = ("0af7651916cd43dd8448eb211c80319c", "00f067aa0ba902b7")
+    current: list[tuple[str, str] | None] = [None]
+    session = Session(SessionId("runs"), clock=clock)
+    session.trace_ids = lambda: current[0]
+    plan = [None, turn, turn, call, call, turn, None, "off", call, "off", turn]
+    appended = []
+    for step, span in enumerate(plan, start=1):
+        if span == "off":
+            session.trace_ids = None
+        else:
+            session.trace_ids = lambda: current[0]
+            current[0] = span if isinstance(span, tuple) else None
+        appended.append(session.append(StepStart(turn=1, step=step)))
+        if step == 5:
+            early = session.events  # a snapshot: later runs do not show in it
+    expected = [span if isinstance(span, tuple) else None for span in plan]
+    read = [(e.trace.trace_id, e.trace.span_id) if e.trace else None for e in session.events]
+    assert read == expected
+    assert [e.trace for e in appended] == [e.trace for e in session.events]
+    assert [dump_event(e) for e in session.events] == [dump_event(e) for e in appended]
+    assert list(early) == appended[:5]
+    assert session.events[3].trace is session.events[4].trace  # one TraceIds per span
+    runs = session._trace_runs
+    assert runs is not None
+    assert runs[0] == [1, 3, 5, 6, 8, 9, 10]  # where each run starts
+    assert all(key is None or type(key) is tuple for key in runs[1])  # ids, no span objects
+    loaded = Session(SessionId("loaded"))
+    loaded.load(list(session.events))
+    assert list(loaded.events) == appended
+    loaded_runs = loaded._trace_runs
+    assert loaded_runs is not None
+    assert loaded_runs[0] == runs[0]  # equal loaded ids make one run too
+    assert Session(SessionId("untraced"))._trace_runs is None
