@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import pickle
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
-from agentrig.kernel.payloads import Observation, SessionStart
+from agentrig.kernel.payloads import Observation, SessionStart, new_observation
 from agentrig.llm import Usage, error_from_status
+from agentrig.plugin import Observation as PublicObservation
 from agentrig.tools import tool
 
 
@@ -292,3 +295,114 @@ async def test_loop_observations_carry_the_agents_name_else_its_id() -> None:
         await named.run("hi")
     loop = [o for o in recorder.seen if o.kind in ("model_call", "turn")]
     assert {(o.agent_id, o.data["agent_name"]) for o in loop} == {("a", "a"), ("a.req-2", "a")}
+
+
+# ---- exactly the documented observation ------------------------------------------------------
+# The loop builds its observations through the trusted constructor ``new_observation`` (no
+# attrs ``__init__`` per observation); a listener must not be able to tell: the same frozen
+# class, equal to the publicly built value, and each kind's keys in the documented order.
+
+IDS = ["session_id", "agent_name", "run_id", "turn", "step"]
+# docs/hooks.md, "observe": every field of each kind, in the order a listener sees them
+KEYS = {
+    "model_call": [
+        *IDS,
+        "round",
+        "attempt",
+        "provider",
+        "provider_kind",
+        "model",
+        "response_model",
+        "outcome",
+        "stop_reason",
+        "usage",
+        "started_at",
+        "ended_at",
+        "duration_ms",
+        "time_to_first_chunk_ms",
+        "error_type",
+        "error_code",
+    ],
+    "tool_call": [
+        *IDS,
+        "call_id",
+        "invocation_id",
+        "tool",
+        "status",
+        "executed",
+        "started_at",
+        "duration_ms",
+        "error_type",
+    ],
+    "turn": [
+        *IDS,
+        "trigger",
+        "reason",
+        "rounds",
+        "tool_calls",
+        "model",
+        "usage",
+        "started_at",
+        "duration_ms",
+        "error_type",
+        "error_code",
+    ],
+    "permission": ["session_id", "tool", "call_id", "allowed", "reason"],
+}
+# agent.call_tool(): outside a turn, a tool call carries the session id only
+DIRECT_TOOL_CALL = ["session_id", *KEYS["tool_call"][len(IDS) :]]
+
+
+def test_the_trusted_constructor_builds_the_public_frozen_value() -> None:
+    data = {"session_id": "s", "turn": 1}
+    fast = new_observation("model_call", AgentId("a"), data)
+    public = PublicObservation("model_call", AgentId("a"), data)
+    assert type(fast) is PublicObservation is Observation
+    assert fast == public
+    assert repr(fast) == repr(public)
+    assert attrs.asdict(fast) == attrs.asdict(public)
+    assert fast.data is data  # handed over, not copied (as the public constructor does)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        fast.__setattr__("kind", "turn")
+    assert attrs.evolve(fast, kind="turn") == PublicObservation("turn", AgentId("a"), data)
+    assert pickle.loads(pickle.dumps(fast)) == public
+    assert new_observation("inbox.claimed", None, {}) == PublicObservation("inbox.claimed", None)
+
+
+async def _observe_a_turn_and_a_direct_call(recorder: Recorder) -> None:
+    script: list[Reply | str] = [
+        Reply(tool_calls=(ScriptedCall("clock"), ScriptedCall("nope"))),
+        Reply(text="It is noon."),
+    ]
+    async with _runtime(script, recorder) as rt:
+        agent = rt.agent(AgentId("a"))
+        with contextlib.suppress(agentrig.AgentrigError):
+            await agent.run("what time is it?")
+        await agent.call_tool("clock", {})
+
+
+@pytest.mark.anyio
+async def test_a_listener_receives_each_kind_with_exactly_the_documented_keys() -> None:
+    recorder = Recorder()
+    await _observe_a_turn_and_a_direct_call(recorder)
+    loop = [o for o in recorder.seen if not o.kind.startswith("inbox.")]
+    assert [o.kind for o in loop] == [
+        "model_call",
+        "permission",
+        "tool_call",
+        "tool_call",
+        "model_call",
+        "turn",
+        "permission",
+        "tool_call",
+    ]
+    *in_turn, direct = loop
+    for observation in in_turn:
+        assert list(observation.data) == KEYS[observation.kind], observation.kind
+    assert list(direct.data) == DIRECT_TOOL_CALL
+    for observation in loop:
+        assert type(observation) is Observation
+        assert type(observation.data) is dict
+        assert observation.agent_id == "a"
+        rebuilt: Any = Observation(observation.kind, observation.agent_id, dict(observation.data))
+        assert observation == rebuilt

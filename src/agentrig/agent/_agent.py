@@ -223,7 +223,7 @@ class Agent:
         if tool is None:
             return CallOutcome(unknown_tool(call, list(tools)), executed=False)
         outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
-        observe_tool_call(self, call, outcome, {"session_id": self.session.id})
+        observe_tool_call(self, call, outcome)
         return outcome
 
     def tool_spec(self, tool: Tool) -> ToolSpec:

@@ -22,7 +22,7 @@ import attrs
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, ExecutionControlError
 from agentrig.ids import new_invocation_id
-from agentrig.kernel.payloads import Observation, ToolExecution
+from agentrig.kernel.payloads import ToolExecution, new_observation
 from agentrig.llm import FileBlock, ImageBlock, TextBlock, ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
     GateDecision,
@@ -50,6 +50,7 @@ __all__ = [
     "is_concurrent",
     "not_executed",
     "observe_tool_call",
+    "tool_call_data",
     "prepare_call",
     "tool_timeout",
     "unknown_tool",
@@ -89,15 +90,41 @@ class CallOutcome:
     failure: BaseException | None = attrs.field(default=None, eq=False, repr=False)
 
 
-def observe_tool_call(
-    agent: Agent, call: ToolCallBlock, outcome: CallOutcome, ids: Mapping[str, Any]
-) -> None:
-    """Emit the ``tool_call`` observation of a settled call (content-free)."""
+def observe_tool_call(agent: Agent, call: ToolCallBlock, outcome: CallOutcome) -> None:
+    """Emit the ``tool_call`` observation of a call settled by ``agent.call_tool()``.
+
+    Outside a turn it carries the session id only (no agent name, run, turn or step).
+    """
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("observe"):
         return
-    data = {
-        **ids,
+    data = tool_call_data(call, outcome, agent.session.id, "", "", 0, 0)
+    for key in _LOOP_ONLY:
+        del data[key]
+    hooks.notify("observe", new_observation("tool_call", agent.id, data))
+
+
+# the ids a call of a turn carries and one made by ``agent.call_tool()`` does not
+_LOOP_ONLY = ("agent_name", "run_id", "turn", "step")
+
+
+def tool_call_data(
+    call: ToolCallBlock,
+    outcome: CallOutcome,
+    session_id: str,
+    agent_name: str,
+    run_id: str,
+    turn: int,
+    step: int,
+) -> dict[str, Any]:
+    """The ``tool_call`` observation's data, in the documented order: the ids every loop
+    observation carries, then the call's own (one presized literal: no merge, no growth)."""
+    return {
+        "session_id": session_id,
+        "agent_name": agent_name,
+        "run_id": run_id,
+        "turn": turn,
+        "step": step,
         "call_id": call.id,
         "invocation_id": outcome.invocation_id or None,
         "tool": call.name,
@@ -107,7 +134,6 @@ def observe_tool_call(
         "duration_ms": outcome.duration_ms,
         "error_type": outcome.error_type,
     }
-    hooks.notify("observe", Observation("tool_call", agent.id, data))
 
 
 def _observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision) -> None:
@@ -116,13 +142,13 @@ def _observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecisio
     if not hooks.has_listeners("observe"):
         return
     data = {
-        "session_id": agent.session_id,
+        "session_id": agent.session.id,
         "tool": call.name,
         "call_id": call.id,
         "allowed": decision.allowed,
         "reason": decision.reason,
     }
-    hooks.notify("observe", Observation("permission", agent.id, data))
+    hooks.notify("observe", new_observation("permission", agent._id, data))
 
 
 def not_executed(call: ToolCallBlock, reason: str = INTERRUPTED_TEXT) -> ToolMessage:

@@ -9,17 +9,28 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from agentrig.agent._dispatch import CallOutcome, tool_call_data
 from agentrig.agent._results import sum_usage
 from agentrig.errors import error_info
 from agentrig.ids import ProviderId
-from agentrig.kernel.payloads import Observation, RequestConfig
-from agentrig.llm import PROVIDERS, AssistantMessage
+from agentrig.kernel.payloads import (
+    Observation,
+    RequestConfig,
+    new_observation,
+    set_observation_agent_id,
+    set_observation_data,
+    set_observation_kind,
+)
+from agentrig.llm import PROVIDERS, AssistantMessage, ToolCallBlock
 from agentrig.session import TurnEndReason
 
 if TYPE_CHECKING:
     from agentrig.agent._turn_state import TurnState
+    from agentrig.kernel.dispatch import HookDispatcher
 
-__all__ = ["observe_model_call", "observe_turn"]
+__all__ = ["observe_model_call", "observe_tool_call", "observe_turn"]
+
+_new = object.__new__
 
 
 def observe_model_call(
@@ -35,52 +46,81 @@ def observe_model_call(
 
     It describes the call boundary, not proof of a network request.
     """
-    agent = state.agent
-    hooks = agent.runtime.hooks
+    hooks = state.agent.runtime.hooks
     if not hooks.has_listeners("observe"):
         return
-    now = time.perf_counter()
     started_at, start = started
+    elapsed = time.perf_counter() - start
     first = state.first_chunk
-    session_id, agent_name, run_id = state.observed_ids()
-    # one literal, in the documented order: the ids of TurnState.ids(), then the call's own
+    session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()
+    provider = cfg.provider
+    kinds = state.provider_kinds
+    if kinds is not None and provider in kinds:
+        kind = kinds[provider]
+    else:
+        kind = _provider_kind(state, provider)
+    if message is not None:
+        response_model, stop_reason, usage = message.model, message.stop_reason, message.usage
+    else:
+        response_model = stop_reason = usage = None
+    error_type = error_code = None
+    if error is not None:
+        error_type, error_code = type(error).__name__, error_info(error).code
+    # the documented order: the ids every loop observation carries, then the call's own.
+    # A literal of more than 15 pairs compiles to an empty dict grown pair by pair (two
+    # resizes); one of 15 is built presized, with room for the last five without growing.
     data = {
         "session_id": session_id,
         "agent_name": agent_name,
         "run_id": run_id,
         "turn": state.turn,
         "step": state.step,
-        "round": state.outcome.rounds + (1 if outcome != "success" else 0),
+        "round": state.outcome.rounds if outcome == "success" else state.outcome.rounds + 1,
         "attempt": attempt + 1,
-        "provider": cfg.provider,
-        "provider_kind": _provider_kind(state, cfg.provider),
+        "provider": provider,
+        "provider_kind": kind,
         "model": cfg.model,
-        "response_model": message.model if message is not None else None,
+        "response_model": response_model,
         "outcome": outcome,
-        "stop_reason": message.stop_reason if message is not None else None,
-        "usage": message.usage if message is not None else None,
+        "stop_reason": stop_reason,
+        "usage": usage,
         "started_at": started_at,
-        "ended_at": started_at + (now - start),
-        "duration_ms": (now - start) * 1000,
-        "time_to_first_chunk_ms": (first - start) * 1000 if first else None,
-        "error_type": type(error).__name__ if error is not None else None,
-        "error_code": error_info(error).code if error is not None else None,
     }
-    hooks.notify("observe", Observation("model_call", agent.id, data))
+    data["ended_at"] = started_at + elapsed
+    data["duration_ms"] = elapsed * 1000
+    data["time_to_first_chunk_ms"] = (first - start) * 1000 if first else None
+    data["error_type"] = error_type
+    data["error_code"] = error_code
+    observation = _new(Observation)  # new_observation, inlined: one frame less per call
+    set_observation_kind(observation, "model_call")
+    set_observation_agent_id(observation, agent_id)
+    set_observation_data(observation, data)
+    hooks.notify("observe", observation)
 
 
 def _provider_kind(state: TurnState, provider_id: ProviderId) -> str | None:
-    """The entry-point name of a configured provider (the sealed runtime's catalog does not
-    change: looked up once per turn)."""
+    """The entry-point name of a configured provider, on the turn's first call to it (the
+    sealed runtime's catalog does not change: looked up once per turn)."""
     kinds = state.provider_kinds
     if kinds is None:
         kinds = state.provider_kinds = {}
-    try:
-        return kinds[provider_id]
-    except KeyError:
-        provider = state.agent.runtime.catalog(PROVIDERS).get(provider_id)
-        kind = kinds[provider_id] = getattr(provider, "kind", None)
-        return kind
+    provider = state.agent.runtime.catalog(PROVIDERS).get(provider_id)
+    kind = kinds[provider_id] = getattr(provider, "kind", None)
+    return kind
+
+
+def observe_tool_call(
+    state: TurnState, hooks: HookDispatcher, call: ToolCallBlock, outcome: CallOutcome
+) -> None:
+    """The ``tool_call`` observation of a call of the turn, once it has its result (called
+    only when an ``observe`` listener exists: the caller checks)."""
+    session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()
+    data = tool_call_data(call, outcome, session_id, agent_name, run_id, state.turn, state.step)
+    observation = _new(Observation)  # new_observation, inlined
+    set_observation_kind(observation, "tool_call")
+    set_observation_agent_id(observation, agent_id)
+    set_observation_data(observation, data)
+    hooks.notify("observe", observation)
 
 
 def observe_turn(
@@ -92,17 +132,22 @@ def observe_turn(
         return
     outcome = state.outcome
     started_at, started = state.started
-    data = state.ids()
-    data.update(
-        trigger=state.trigger,
-        reason=reason,
-        rounds=outcome.rounds,
-        tool_calls=outcome.tool_results,
-        model=outcome.model,
-        usage=sum_usage(outcome.usages),
-        started_at=started_at,
-        duration_ms=(time.perf_counter() - started) * 1000,
-        error_type=type(error).__name__ if error is not None else None,
-        error_code=code,
-    )
-    hooks.notify("observe", Observation(kind="turn", agent_id=state.agent.id, data=data))
+    session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()
+    data = {
+        "session_id": session_id,
+        "agent_name": agent_name,
+        "run_id": run_id,
+        "turn": state.turn,
+        "step": state.step,
+        "trigger": state.trigger,
+        "reason": reason,
+        "rounds": outcome.rounds,
+        "tool_calls": outcome.tool_results,
+        "model": outcome.model,
+        "usage": sum_usage(outcome.usages),
+        "started_at": started_at,
+        "duration_ms": (time.perf_counter() - started) * 1000,
+        "error_type": type(error).__name__ if error is not None else None,
+        "error_code": code,
+    }
+    hooks.notify("observe", new_observation("turn", agent_id, data))

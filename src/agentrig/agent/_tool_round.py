@@ -23,10 +23,10 @@ from agentrig.agent._dispatch import (
     execute_call,
     is_concurrent,
     not_executed,
-    observe_tool_call,
     prepare_call,
     unknown_tool,
 )
+from agentrig.agent._observations import observe_tool_call
 from agentrig.agent._results import IdenticalToolInputError
 from agentrig.agent._spill import cap_result
 from agentrig.agent._turn_state import TurnState
@@ -242,8 +242,9 @@ class ToolRound(TurnState):
         self.open_calls.pop(index, None)  # from here on the call has its result
         if stored is not None:
             await self.log(stored)  # links the call to its whole result
-        if self.agent.runtime.hooks.has_listeners("observe"):  # its ids built only then
-            observe_tool_call(self.agent, call, outcome, self.ids())
+        hooks = self.agent.runtime.hooks
+        if hooks.has_listeners("observe"):
+            observe_tool_call(self, hooks, call, outcome)
         if self.emit is not None:
             waiting = self.emit(
                 ToolResultChunk(

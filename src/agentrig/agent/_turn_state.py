@@ -14,7 +14,7 @@ import anyio
 
 from agentrig.agent._dispatch import not_executed
 from agentrig.cancel import CancelSignal
-from agentrig.ids import ProviderId
+from agentrig.ids import AgentId, ProviderId
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
 from agentrig.session import ToolResultEvent, TurnTrigger
 
@@ -55,11 +55,6 @@ class Interrupted(Exception):
 class TurnState:
     """One turn's shared state (the parts of the turn are its mixins)."""
 
-    # for the turn's observations, made when a listener is there (class defaults until then:
-    # a turn nobody observes keeps nothing more): see observed_ids() and _observations
-    _observed_ids: tuple[str, str, str] | None = None
-    provider_kinds: dict[ProviderId, str | None] | None = None
-
     def __init__(
         self,
         agent: Agent,
@@ -90,6 +85,10 @@ class TurnState:
         #: the class of the anyio cancel scope of the turn's first provider call
         self.scope_class: type[anyio.CancelScope] | None = None
         # a tracing plugin's context (None without one: then nothing below opens a scope)
+        # for the turn's observations, made when a listener is there: see observed_ids() and
+        # _observations (set here, not as class defaults: the reads stay specialized)
+        self.observed: tuple[str, str, str, AgentId] | None = None
+        self.provider_kinds: dict[ProviderId, str | None] | None = None
         self.trace = trace = agent.runtime.trace
         if trace is not None and agent.session.trace_ids is None:
             agent.session.trace_ids = trace.ids
@@ -100,25 +99,18 @@ class TurnState:
             await self.log(ToolResultEvent(message=not_executed(call, reason)))
         self.open_calls.clear()
 
-    def ids(self) -> dict[str, Any]:
-        # what every observation of the loop carries, so a listener can correlate them
-        session_id, agent_name, run_id = self.observed_ids()
-        return {
-            "session_id": session_id,
-            "agent_name": agent_name,
-            "run_id": run_id,
-            "turn": self.turn,
-            "step": self.step,
-        }
+    def observed_ids(self) -> tuple[str, str, str, AgentId]:
+        """The session id, agent name, run id and agent id of the turn's observations.
 
-    def observed_ids(self) -> tuple[str, str, str]:
-        """The session id, agent name and run id of the turn's observations (built once)."""
-        ids = self._observed_ids
+        Built once per turn (read it as ``state.observed or state.observed_ids()``).
+        """
+        ids = self.observed
         if ids is None:
             agent = self.agent
-            ids = self._observed_ids = (
+            ids = self.observed = (
                 agent.session_id,
                 agent.config.name or agent.id,
                 self.options.run_id,
+                agent.id,
             )
         return ids

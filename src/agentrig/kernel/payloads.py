@@ -27,6 +27,10 @@ __all__ = [
     "AgentStatusChanged",
     "Enter",
     "Observation",
+    "new_observation",
+    "set_observation_agent_id",
+    "set_observation_data",
+    "set_observation_kind",
     "PermissionQuestion",
     "PreStep",
     "PreStepDecision",
@@ -144,6 +148,29 @@ class Observation:
     kind: str
     agent_id: AgentId | None
     data: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+# new_observation's primitives, also for the loop's hottest sites, which inline it (a frame
+# less per observation): a bare ``object.__new__(Observation)``, then its three slots, set
+# through their own descriptors (past the frozen class's refusing ``__setattr__``)
+set_observation_kind = Observation.__dict__["kind"].__set__
+set_observation_agent_id = Observation.__dict__["agent_id"].__set__
+set_observation_data = Observation.__dict__["data"].__set__
+_new = object.__new__
+
+
+def new_observation(kind: str, agent_id: AgentId | None, data: Mapping[str, Any]) -> Observation:
+    """``Observation(kind, agent_id, data)`` without attrs' generated ``__init__``.
+
+    The loop builds a few observations per model call whenever an ``observe`` listener
+    exists; setting the three slots directly costs about a third less.  The result is the
+    same frozen instance (equal to the one the public constructor builds).
+    """
+    observation = _new(Observation)
+    set_observation_kind(observation, kind)
+    set_observation_agent_id(observation, agent_id)
+    set_observation_data(observation, data)
+    return observation
 
 
 # ---- pre_step ----------------------------------------------------------------------------
