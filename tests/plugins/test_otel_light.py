@@ -10,6 +10,7 @@ deciding per span, span limits).
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections.abc import Sequence
@@ -38,7 +39,7 @@ from opentelemetry.sdk.trace.sampling import (
     Sampler,
     SamplingResult,
 )
-from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode, TraceFlags
+from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode, TraceFlags, TraceState
 
 import agentrig
 from agentrig.ids import AgentId
@@ -564,3 +565,74 @@ def test_spans_no_processor_takes_read_as_the_ones_processors_get() -> None:
     assert _read(bare[0])[2] == [("agentrig.run.interrupted", {})]
     # written when read, but timed when the turn's observation ended the span
     assert bare[0].events[0].timestamp <= ended
+
+
+def test_a_span_context_built_without_its_constructor_is_the_constructors() -> None:
+    state = TraceState([("vendor", "v1")])
+    cases = [
+        (1, 1, 0, None),
+        ((1 << 128) - 1, (1 << 64) - 1, 1, state),
+        (0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7, 3, TraceState()),
+        (0, 5, 1, None),  # invalid ids: through the constructor
+        (5, 1 << 64, 1, None),
+    ]
+    for trace_id, span_id, flags, trace_state in cases:
+        made = _light.span_context(trace_id, span_id, flags, trace_state)
+        built = SpanContext(trace_id, span_id, False, TraceFlags(flags), trace_state)
+        assert type(made) is SpanContext
+        assert made == built
+        assert [type(field) for field in made] == [type(field) for field in built]
+        assert made.trace_state is built.trace_state  # the default's own object when None
+        assert made.is_valid is built.is_valid
+        assert made.trace_flags.sampled is built.trace_flags.sampled
+
+
+def test_a_live_spans_context_is_built_once_and_is_what_it_reports() -> None:
+    light = _light.light_tracer(TracerProvider().get_tracer("agentrig"))
+    assert light is not None
+    span = light.start("s", SpanKind.INTERNAL, trace.INVALID_SPAN)
+    first = span.context
+    assert span.context is first
+    assert span.get_span_context() is first
+    assert span._context is first
+    flags = TraceFlags(span._flags)
+    assert first == SpanContext(span.trace_id, span.span_id, False, flags, None)
+    replaced = SpanContext(7, 8, False, TraceFlags(1))
+    span._context = replaced  # what ReadableSpan's own code may set
+    assert span.context is replaced
+    assert span.get_span_context() is replaced
+    assert isinstance(_light.LiveSpan.context, _light._ContextOnRead)
+
+
+def test_a_closed_scope_keeps_no_context_token() -> None:
+    light = _light.light_tracer(TracerProvider().get_tracer("agentrig"))
+    assert light is not None
+    span = light.open("s", SpanKind.INTERNAL, None, "turn")
+    assert trace.get_current_span() is span
+    span.close()
+    assert span._token is None  # the token (and the context it restores) is not retained
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    span.close()  # closing again is harmless
+    assert trace.get_current_span() is trace.INVALID_SPAN
+
+
+def test_chat_spans_waiting_for_export_share_their_finish_reasons() -> None:
+    taken = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(taken))
+    telemetry = Telemetry(provider.get_tracer("agentrig"))
+    for reason in ("tool_calls", "tool_calls", "end", ["odd"]):
+        scope = telemetry.open("model_call", "a1")
+        telemetry.observe(_model_call(stop_reason=reason))
+        scope.close()
+    spans = taken.get_finished_spans()
+    reasons = [(s.attributes or {})["gen_ai.response.finish_reasons"] for s in spans]
+    assert reasons == [("tool_calls",), ("tool_calls",), ("end",), ("['odd']",)]
+    assert reasons[0] is reasons[1]  # one tuple per reason
+    gc.collect()  # the shared tuple holds only strings: the collector stops tracking it ...
+    scope = telemetry.open("model_call", "a1")
+    telemetry.observe(_model_call(stop_reason="end"))
+    scope.close()
+    last: Any = taken.get_finished_spans()[-1]
+    assert last.attributes["gen_ai.response.finish_reasons"] is reasons[2]
+    assert not gc.is_tracked(last._values)  # ... and a span's attributes are left untracked

@@ -31,7 +31,7 @@ from contextvars import ContextVar, Token
 from random import getrandbits
 from time import time_ns
 from types import MappingProxyType
-from typing import Any
+from typing import Any, overload
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace as trace_api
@@ -49,6 +49,7 @@ from opentelemetry.sdk.trace import sampling as sampling_api
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import Decision
 from opentelemetry.trace import (
+    DEFAULT_TRACE_STATE,
     INVALID_SPAN,
     Link,
     SpanContext,
@@ -71,6 +72,9 @@ _UNSET = Status(StatusCode.UNSET)
 _SAMPLED = int(TraceFlags.SAMPLED)
 _RANDOM = int(TraceFlags.RANDOM_TRACE_ID)
 _FLAGS = {flags: TraceFlags(flags) for flags in range(4)}  # the flags a span of ours has
+_TRACE_ID_MAX = (1 << 128) - 1
+_SPAN_ID_MAX = (1 << 64) - 1
+_new_tuple = tuple.__new__
 #: the local-parent delegates of the SDK's ``ParentBased`` default: a child follows its parent
 _LOCAL_DEFAULT = "localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}"
 #: at least this many attributes and events per span must fit (the SDK's default is 128)
@@ -227,6 +231,46 @@ def event(name: str, attributes: types.Attributes, timestamp: int) -> Event:
 _new_event = Event.__new__
 
 
+def span_context(trace_id: int, span_id: int, flags: int, state: TraceState | None) -> SpanContext:
+    """``SpanContext(trace_id, span_id, False, _FLAGS[flags], state)`` for a span of ours: the
+    same tuple, built without the constructor's frame when the ids are valid (they are, from
+    the SDK's generator; any other goes through the constructor)."""
+    if 0 < trace_id <= _TRACE_ID_MAX and 0 < span_id <= _SPAN_ID_MAX:
+        made: SpanContext = _new_tuple(
+            SpanContext,
+            (
+                trace_id,
+                span_id,
+                False,
+                _FLAGS[flags],
+                DEFAULT_TRACE_STATE if state is None else state,
+                True,
+            ),
+        )
+        return made
+    return SpanContext(trace_id, span_id, False, _FLAGS[flags], state)
+
+
+class _ContextOnRead:
+    """A span's ``context``: built on the first read, then the span's own attribute (a
+    non-data descriptor: later reads -- two per span in the batch span processor's
+    ``on_end`` -- are plain attribute reads)."""
+
+    @overload
+    def __get__(self, span: None, owner: type[LiveSpan]) -> _ContextOnRead: ...
+    @overload
+    def __get__(self, span: LiveSpan, owner: type[LiveSpan]) -> SpanContext: ...
+    def __get__(self, span: LiveSpan | None, owner: type[LiveSpan]) -> SpanContext | _ContextOnRead:
+        if span is None:
+            return self
+        made = span_context(span.trace_id, span.span_id, span._flags, span._state)
+        _set_attribute(span, "context", made)
+        return made
+
+
+_set_attribute = object.__setattr__
+
+
 class LiveSpan(trace_api.Span, ReadableSpan):
     """One span of the loop, live until :meth:`end`, then handed to the span processors.
 
@@ -241,14 +285,13 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     _links: Sequence[Link] = ()
     _status = _UNSET
     _end_time: int | None = None
-    _span_context: SpanContext | None = None  # built on first use (see get_span_context)
     _remote_parent: SpanContext | None = None  # a parent that is not a span of ours
     _parent_span: LiveSpan | None = None
     _hex: tuple[str, str] | None = None
     #: the trace context that opened it and the scope kind (``agentrig.kernel.tracing``)
     owner: Any
     scope_kind: str
-    _token: Token[Context]
+    _token: Token[Context] | None
     _live: Token[Any] | None = None
     _flags: int
     _state: TraceState | None
@@ -273,36 +316,30 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         if live is not None and LIVE.get() is self:  # the context that opened it
             self._live = None
             LIVE.reset(live)
-            var = _CURRENT
-            if var is not None and self._token.var is var:
-                var.reset(self._token)
-            else:
-                otel_context.detach(self._token)
+            token, self._token = self._token, None  # not kept while the span waits for export
+            if token is not None:
+                var = _CURRENT
+                if var is not None and token.var is var:
+                    var.reset(token)
+                else:
+                    otel_context.detach(token)
         if not self.ended:  # no observation came (no listener saw it): end it here
             self.end()
 
     # ---- identity ------------------------------------------------------------------------
-    def get_span_context(self) -> SpanContext:
-        context = self._span_context
-        if context is None:
-            # positional: the constructor's keywords cost as much as the rest of it
-            context = self._span_context = SpanContext(
-                self.trace_id, self.span_id, False, _FLAGS[self._flags], self._state
-            )
-        return context
+    context = _ContextOnRead()  # built on first read
 
-    @property
-    def context(self) -> SpanContext:
-        return self.get_span_context()
+    def get_span_context(self) -> SpanContext:
+        return self.context
 
     # what ReadableSpan's own methods (``to_json``) read: built when read, like ``context``
     @property
     def _context(self) -> SpanContext:
-        return self.get_span_context()
+        return self.context
 
     @_context.setter
     def _context(self, context: SpanContext) -> None:
-        self._span_context = context
+        _set_attribute(self, "context", context)
 
     @property
     def parent(self) -> SpanContext | None:

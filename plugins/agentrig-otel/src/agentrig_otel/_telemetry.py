@@ -181,6 +181,7 @@ class Telemetry:
         self._permission_sets: dict[tuple[bool, Any], Mapping[str, Any]] = {}
         # a model call span's name and common attributes, by what they are made of
         self._call_sets: dict[tuple[Any, ...], tuple[str, Mapping[str, Any]]] = {}
+        self._reason_sets: dict[Any, tuple[str]] = {}
 
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
@@ -431,7 +432,7 @@ class Telemetry:
         if response_model := data.get("response_model"):
             attributes["gen_ai.response.model"] = response_model
         if stop_reason := data.get("stop_reason"):
-            attributes["gen_ai.response.finish_reasons"] = (str(stop_reason),)
+            attributes["gen_ai.response.finish_reasons"] = self._finish_reasons(stop_reason)
         if (first := data.get("time_to_first_chunk_ms")) is not None:
             attributes["agentrig.time_to_first_chunk_ms"] = float(first)
         usage = data.get("usage")
@@ -487,6 +488,20 @@ class Telemetry:
                     self._call_sets.clear()
                 self._call_sets[key] = known
         return known
+
+    def _finish_reasons(self, stop_reason: Any) -> tuple[str]:
+        """``(str(stop_reason),)``, one tuple per reason: shared by the spans that wait for
+        export, it leaves their attribute dicts out of the garbage collector's young
+        generations (a dict holding only untracked values is not tracked)."""
+        try:
+            reasons = self._reason_sets.get(stop_reason)
+        except TypeError:  # unhashable
+            return (str(stop_reason),)
+        if reasons is None:
+            if len(self._reason_sets) > MAX_ATTRIBUTE_SETS:
+                self._reason_sets.clear()
+            reasons = self._reason_sets[stop_reason] = (str(stop_reason),)
+        return reasons
 
     def _tool(self, call: Observation, live: Span | None) -> None:
         self._tool_span(call, self._pending_of(call), live)
