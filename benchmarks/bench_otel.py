@@ -2,8 +2,11 @@
 
 * **W with otel** -- the workload of ``bench_loop.py`` (R runs of K tool rounds, scripted
   model, one no-op tool) in a runtime whose ``[otel]`` table enables the plugin with
-  ``exporter = "none"``: every span is built and recorded, then dropped (no metric reader:
-  nothing is measured, see docs/observability.md).
+  ``exporter = "none"`` (OpenTelemetry's ``OTEL_TRACES_EXPORTER=none``): every span is
+  started, made current and ended, and its ids go on every session event and outgoing
+  ``traceparent``; as no span processor ever takes one, its name, GenAI attributes and
+  events are written only if something reads the span (``LiveSpan.defer``), and as no metric
+  reader exists nothing is measured (docs/observability.md, "What it costs").
   Floor: the same passes in a runtime without the table (the plugin installed but inert),
   measured interleaved in the same process.  Target: at most 1.3x.
 * **W with otel and dropping exporters** -- the pipeline the plugin builds for a deployment
