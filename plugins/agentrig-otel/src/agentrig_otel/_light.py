@@ -31,7 +31,7 @@ from contextvars import ContextVar, Token
 from random import getrandbits
 from time import time_ns
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace as trace_api
@@ -208,10 +208,15 @@ class LightTracer:
                 span._values.update(result.attributes)
         span.span_id = span_id
         span._start_time = time_ns()
-        # the tracer provider's default multi-processor holding none (``exporter = "none"``)
-        # has no one to hand a span to; read per span, as it does (see LiveSpan.end)
-        if span._recording and (type(processor) is not _MULTI or processor._span_processors):
-            processor.on_start(span, parent_context=None)
+        # the tracer provider's default multi-processor: its loop (none with ``exporter =
+        # "none"``), without its frame; read per span, as it does (see LiveSpan.end)
+        if span._recording:
+            if type(processor) is _MULTI:
+                each: Any  # typed for the SDK's own Span
+                for each in processor._span_processors:
+                    each.on_start(span, parent_context=None)
+            else:
+                processor.on_start(span, parent_context=None)
         return span
 
 
@@ -231,46 +236,6 @@ def event(name: str, attributes: types.Attributes, timestamp: int) -> Event:
 _new_event = Event.__new__
 
 
-def span_context(trace_id: int, span_id: int, flags: int, state: TraceState | None) -> SpanContext:
-    """``SpanContext(trace_id, span_id, False, _FLAGS[flags], state)`` for a span of ours: the
-    same tuple, built without the constructor's frame when the ids are valid (they are, from
-    the SDK's generator; any other goes through the constructor)."""
-    if 0 < trace_id <= _TRACE_ID_MAX and 0 < span_id <= _SPAN_ID_MAX:
-        made: SpanContext = _new_tuple(
-            SpanContext,
-            (
-                trace_id,
-                span_id,
-                False,
-                _FLAGS[flags],
-                DEFAULT_TRACE_STATE if state is None else state,
-                True,
-            ),
-        )
-        return made
-    return SpanContext(trace_id, span_id, False, _FLAGS[flags], state)
-
-
-class _ContextOnRead:
-    """A span's ``context``: built on the first read, then the span's own attribute (a
-    non-data descriptor: later reads -- two per span in the batch span processor's
-    ``on_end`` -- are plain attribute reads)."""
-
-    @overload
-    def __get__(self, span: None, owner: type[LiveSpan]) -> _ContextOnRead: ...
-    @overload
-    def __get__(self, span: LiveSpan, owner: type[LiveSpan]) -> SpanContext: ...
-    def __get__(self, span: LiveSpan | None, owner: type[LiveSpan]) -> SpanContext | _ContextOnRead:
-        if span is None:
-            return self
-        made = span_context(span.trace_id, span.span_id, span._flags, span._state)
-        _set_attribute(span, "context", made)
-        return made
-
-
-_set_attribute = object.__setattr__
-
-
 class LiveSpan(trace_api.Span, ReadableSpan):
     """One span of the loop, live until :meth:`end`, then handed to the span processors.
 
@@ -287,6 +252,8 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     _end_time: int | None = None
     _remote_parent: SpanContext | None = None  # a parent that is not a span of ours
     _parent_span: LiveSpan | None = None
+    #: a context set as ``_context`` (ReadableSpan's), or the one the processors read at the end
+    _set_context: SpanContext | None = None
     _hex: tuple[str, str] | None = None
     #: the trace context that opened it and the scope kind (``agentrig.kernel.tracing``)
     owner: Any
@@ -327,19 +294,40 @@ class LiveSpan(trace_api.Span, ReadableSpan):
             self.end()
 
     # ---- identity ------------------------------------------------------------------------
-    context = _ContextOnRead()  # built on first read
-
     def get_span_context(self) -> SpanContext:
-        return self.context
+        """``SpanContext(trace_id, span_id, False, flags, state)``, built on each read: kept by
+        a span waiting for export, it would be one more object for the garbage collector to
+        walk (most of what retaining the span costs); built without the constructor's frame
+        when the ids are valid (from the SDK's generator; others go through it)."""
+        context = self._set_context
+        if context is not None:
+            return context
+        trace_id, span_id, state = self.trace_id, self.span_id, self._state
+        if 0 < trace_id <= _TRACE_ID_MAX and 0 < span_id <= _SPAN_ID_MAX:
+            made: SpanContext = _new_tuple(
+                SpanContext,
+                (
+                    trace_id,
+                    span_id,
+                    False,
+                    _FLAGS[self._flags],
+                    DEFAULT_TRACE_STATE if state is None else state,
+                    True,
+                ),
+            )
+            return made
+        return SpanContext(trace_id, span_id, False, _FLAGS[self._flags], state)
 
-    # what ReadableSpan's own methods (``to_json``) read: built when read, like ``context``
+    context = property(get_span_context)  # ReadableSpan's
+
+    # what ReadableSpan's own methods (``to_json``) read, like ``context``
     @property
     def _context(self) -> SpanContext:
-        return self.context
+        return self.get_span_context()
 
     @_context.setter
     def _context(self, context: SpanContext) -> None:
-        _set_attribute(self, "context", context)
+        self._set_context = context
 
     @property
     def parent(self) -> SpanContext | None:
@@ -447,12 +435,30 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         self.ended = True
         self._end_time = end_time if end_time is not None else time_ns()
         processor = self._processor
-        if self._recording and (type(processor) is not _MULTI or processor._span_processors):
-            if self._deferred is not None:
-                self._write_deferred()
-            # the SDK's span: ``_on_ending`` with the span, then ``on_end``
-            processor._on_ending(self)
-            processor.on_end(self)
+        multi = type(processor) is _MULTI
+        if not self._recording or (multi and not processor._span_processors):
+            return
+        if self._deferred is not None:
+            self._write_deferred()
+        # one context for the processors to read (the batch processor reads it twice), not
+        # kept after them (see get_span_context)
+        held = self._set_context is None
+        if held:
+            self._set_context = self.get_span_context()
+        try:
+            if multi:
+                # the SDK's span and multi-processor: ``_on_ending`` with the span for each
+                # processor, then ``on_end`` for each (their loops, without their frames)
+                for each in processor._span_processors:
+                    each._on_ending(self)
+                for each in processor._span_processors:
+                    each.on_end(self)
+            else:
+                processor._on_ending(self)
+                processor.on_end(self)
+        finally:
+            if held:
+                self._set_context = None
 
     # ---- writes put off until read ---------------------------------------------------------
     def defer(self, write: Callable[..., None], *args: Any) -> bool:
