@@ -10,6 +10,7 @@ deciding per span, span limits).
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections.abc import Sequence
@@ -38,7 +39,7 @@ from opentelemetry.sdk.trace.sampling import (
     Sampler,
     SamplingResult,
 )
-from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode, TraceFlags
+from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode, TraceFlags, TraceState
 
 import agentrig
 from agentrig.ids import AgentId
@@ -564,3 +565,148 @@ def test_spans_no_processor_takes_read_as_the_ones_processors_get() -> None:
     assert _read(bare[0])[2] == [("agentrig.run.interrupted", {})]
     # written when read, but timed when the turn's observation ended the span
     assert bare[0].events[0].timestamp <= ended
+
+
+def test_a_span_context_built_without_its_constructor_is_the_constructors() -> None:
+    state = TraceState([("vendor", "v1")])
+    cases = [
+        (1, 1, 0, None),
+        ((1 << 128) - 1, (1 << 64) - 1, 1, state),
+        (0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7, 3, TraceState()),
+        (0, 5, 1, None),  # invalid ids: through the constructor
+        (5, 1 << 64, 1, None),
+    ]
+    light = _light.light_tracer(TracerProvider().get_tracer("agentrig"))
+    assert light is not None
+    for trace_id, span_id, flags, trace_state in cases:
+        span = light.start("s", SpanKind.INTERNAL, trace.INVALID_SPAN)
+        span.trace_id, span.span_id = trace_id, span_id  # before its context is first read
+        span._flags, span._state = flags, trace_state
+        made = span.context
+        built = SpanContext(trace_id, span_id, False, TraceFlags(flags), trace_state)
+        assert type(made) is SpanContext
+        assert made == built
+        assert [type(field) for field in made] == [type(field) for field in built]
+        assert made.trace_state is built.trace_state  # the default's own object when None
+        assert made.is_valid is built.is_valid
+        assert made.trace_flags.sampled is built.trace_flags.sampled
+
+
+class ReadsContext(SpanProcessor):
+    """Reads the span's context as a batch span processor does (twice in ``on_end``)."""
+
+    def __init__(self) -> None:
+        self.read: list[SpanContext] = []
+
+    def _on_ending(self, span: Any) -> None:
+        self.read.append(span.context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.read += [span.context, span.context]
+
+
+def test_a_live_spans_context_is_one_object_for_its_processors_and_not_kept() -> None:
+    provider = TracerProvider()
+    first, second = ReadsContext(), ReadsContext()
+    for processor in (first, second):
+        provider.add_span_processor(processor)
+    light = _light.light_tracer(provider.get_tracer("agentrig"))
+    assert light is not None
+    span = light.start("s", SpanKind.INTERNAL, trace.INVALID_SPAN)
+    flags = TraceFlags(span._flags)
+    built = SpanContext(span.trace_id, span.span_id, False, flags, None)
+    assert span.context == built
+    span.end()
+    read = first.read + second.read
+    assert len(read) == 6
+    assert all(context is read[0] for context in read)  # one object at the end ...
+    assert read[0] == built
+    assert span._set_context is None  # ... not kept by the span waiting for export
+    assert span.context == span.get_span_context() == span._context == built
+    replaced = SpanContext(7, 8, False, TraceFlags(1))
+    span._context = replaced  # what ReadableSpan's own code may set
+    assert span.context is replaced
+    assert span.get_span_context() is replaced
+
+
+def test_a_closed_scope_keeps_no_context_token() -> None:
+    light = _light.light_tracer(TracerProvider().get_tracer("agentrig"))
+    assert light is not None
+    span = light.open("s", SpanKind.INTERNAL, None, "turn")
+    assert trace.get_current_span() is span
+    span.close()
+    assert span._token is None  # the token (and the context it restores) is not retained
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    span.close()  # closing again is harmless
+    assert trace.get_current_span() is trace.INVALID_SPAN
+
+
+def test_chat_spans_waiting_for_export_share_their_finish_reasons() -> None:
+    taken = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(taken))
+    telemetry = Telemetry(provider.get_tracer("agentrig"))
+    for reason in ("tool_calls", "tool_calls", "end", ["odd"]):
+        scope = telemetry.open("model_call", "a1")
+        telemetry.observe(_model_call(stop_reason=reason))
+        scope.close()
+    spans = taken.get_finished_spans()
+    reasons = [(s.attributes or {})["gen_ai.response.finish_reasons"] for s in spans]
+    assert reasons == [("tool_calls",), ("tool_calls",), ("end",), ("['odd']",)]
+    assert reasons[0] is reasons[1]  # one tuple per reason
+    gc.collect()  # the shared tuple holds only strings: the collector stops tracking it ...
+    scope = telemetry.open("model_call", "a1")
+    telemetry.observe(_model_call(stop_reason="end"))
+    scope.close()
+    last: Any = taken.get_finished_spans()[-1]
+    assert last.attributes["gen_ai.response.finish_reasons"] is reasons[2]
+    assert not gc.is_tracked(last._values)  # ... and a span's attributes are left untracked
+
+
+def _tool_spans(provider: TracerProvider, tools: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The spans of tool calls of ``tools`` observed in their scopes (each with a permission
+    decision; the odd ones refused) and one without a scope, as an exporter gets them."""
+    taken = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(taken))
+    telemetry = Telemetry(provider.get_tracer("agentrig"))
+    ids = {"session_id": "ses_1", "agent_name": "w", "run_id": "run_1", "turn": 1, "step": 1}
+    for n, tool in enumerate(tools):
+        call: dict[str, Any] = {**ids, "call_id": f"c{n}", "invocation_id": None, "tool": tool}
+        refused = n % 2 == 1
+        call.update(status="error" if refused else "ok", executed=not refused, started_at=1.5)
+        call.update(duration_ms=2.0, error_type="ToolRefusedError" if refused else None)
+        decision = {**ids, "tool": tool, "call_id": f"c{n}", "allowed": not refused}
+        scope = telemetry.open("tool_call", "a1") if n < len(tools) - 1 else None
+        telemetry.observe(Observation("permission", AgentId("a1"), decision))
+        telemetry.observe(Observation("tool_call", AgentId("a1"), call))
+        if scope is not None:
+            scope.close()
+    return [
+        (
+            s.name,
+            s.kind,
+            list((s.attributes or {}).items()),  # in order
+            [(e.name, dict(e.attributes or {})) for e in s.events],
+            s.status.status_code,
+            s.status.description,
+        )
+        for s in taken.get_finished_spans()
+    ]
+
+
+def test_tool_span_attributes_built_once_per_tool_are_what_sdk_spans_get() -> None:
+    tools = ["noop", "noop", "grep", ["unhashable"], "noop", "grep", "noop"]
+    light = _tool_spans(TracerProvider(), tools)
+    # span limits the light path cannot follow: the plugin starts the SDK's spans
+    sdk = _tool_spans(TracerProvider(span_limits=SpanLimits(max_span_attribute_length=99)), tools)
+    assert light == sdk
+    assert [name for name, *_ in light] == [f"execute_tool {tool}" for tool in tools]
+    assert light[3][2][:2] == [
+        ("gen_ai.operation.name", "execute_tool"),
+        ("gen_ai.tool.name", "['unhashable']"),  # a tool's name is a string
+    ]
+    assert light[1][2][2:] == [
+        ("gen_ai.tool.call.id", "c1"),
+        ("agentrig.tool.status", "error"),
+        ("error.type", "ToolRefusedError"),
+    ]

@@ -49,6 +49,7 @@ from opentelemetry.sdk.trace import sampling as sampling_api
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import Decision
 from opentelemetry.trace import (
+    DEFAULT_TRACE_STATE,
     INVALID_SPAN,
     Link,
     SpanContext,
@@ -71,6 +72,9 @@ _UNSET = Status(StatusCode.UNSET)
 _SAMPLED = int(TraceFlags.SAMPLED)
 _RANDOM = int(TraceFlags.RANDOM_TRACE_ID)
 _FLAGS = {flags: TraceFlags(flags) for flags in range(4)}  # the flags a span of ours has
+_TRACE_ID_MAX = (1 << 128) - 1
+_SPAN_ID_MAX = (1 << 64) - 1
+_new_tuple = tuple.__new__
 #: the local-parent delegates of the SDK's ``ParentBased`` default: a child follows its parent
 _LOCAL_DEFAULT = "localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}"
 #: at least this many attributes and events per span must fit (the SDK's default is 128)
@@ -204,10 +208,15 @@ class LightTracer:
                 span._values.update(result.attributes)
         span.span_id = span_id
         span._start_time = time_ns()
-        # the tracer provider's default multi-processor holding none (``exporter = "none"``)
-        # has no one to hand a span to; read per span, as it does (see LiveSpan.end)
-        if span._recording and (type(processor) is not _MULTI or processor._span_processors):
-            processor.on_start(span, parent_context=None)
+        # the tracer provider's default multi-processor: its loop (none with ``exporter =
+        # "none"``), without its frame; read per span, as it does (see LiveSpan.end)
+        if span._recording:
+            if type(processor) is _MULTI:
+                each: Any  # typed for the SDK's own Span
+                for each in processor._span_processors:
+                    each.on_start(span, parent_context=None)
+            else:
+                processor.on_start(span, parent_context=None)
         return span
 
 
@@ -241,14 +250,15 @@ class LiveSpan(trace_api.Span, ReadableSpan):
     _links: Sequence[Link] = ()
     _status = _UNSET
     _end_time: int | None = None
-    _span_context: SpanContext | None = None  # built on first use (see get_span_context)
     _remote_parent: SpanContext | None = None  # a parent that is not a span of ours
     _parent_span: LiveSpan | None = None
+    #: a context set as ``_context`` (ReadableSpan's), or the one the processors read at the end
+    _set_context: SpanContext | None = None
     _hex: tuple[str, str] | None = None
     #: the trace context that opened it and the scope kind (``agentrig.kernel.tracing``)
     owner: Any
     scope_kind: str
-    _token: Token[Context]
+    _token: Token[Context] | None
     _live: Token[Any] | None = None
     _flags: int
     _state: TraceState | None
@@ -273,36 +283,51 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         if live is not None and LIVE.get() is self:  # the context that opened it
             self._live = None
             LIVE.reset(live)
-            var = _CURRENT
-            if var is not None and self._token.var is var:
-                var.reset(self._token)
-            else:
-                otel_context.detach(self._token)
+            token, self._token = self._token, None  # not kept while the span waits for export
+            if token is not None:
+                var = _CURRENT
+                if var is not None and token.var is var:
+                    var.reset(token)
+                else:
+                    otel_context.detach(token)
         if not self.ended:  # no observation came (no listener saw it): end it here
             self.end()
 
     # ---- identity ------------------------------------------------------------------------
     def get_span_context(self) -> SpanContext:
-        context = self._span_context
-        if context is None:
-            # positional: the constructor's keywords cost as much as the rest of it
-            context = self._span_context = SpanContext(
-                self.trace_id, self.span_id, False, _FLAGS[self._flags], self._state
+        """``SpanContext(trace_id, span_id, False, flags, state)``, built on each read: kept by
+        a span waiting for export, it would be one more object for the garbage collector to
+        walk (most of what retaining the span costs); built without the constructor's frame
+        when the ids are valid (from the SDK's generator; others go through it)."""
+        context = self._set_context
+        if context is not None:
+            return context
+        trace_id, span_id, state = self.trace_id, self.span_id, self._state
+        if 0 < trace_id <= _TRACE_ID_MAX and 0 < span_id <= _SPAN_ID_MAX:
+            made: SpanContext = _new_tuple(
+                SpanContext,
+                (
+                    trace_id,
+                    span_id,
+                    False,
+                    _FLAGS[self._flags],
+                    DEFAULT_TRACE_STATE if state is None else state,
+                    True,
+                ),
             )
-        return context
+            return made
+        return SpanContext(trace_id, span_id, False, _FLAGS[self._flags], state)
 
-    @property
-    def context(self) -> SpanContext:
-        return self.get_span_context()
+    context = property(get_span_context)  # ReadableSpan's
 
-    # what ReadableSpan's own methods (``to_json``) read: built when read, like ``context``
+    # what ReadableSpan's own methods (``to_json``) read, like ``context``
     @property
     def _context(self) -> SpanContext:
         return self.get_span_context()
 
     @_context.setter
     def _context(self, context: SpanContext) -> None:
-        self._span_context = context
+        self._set_context = context
 
     @property
     def parent(self) -> SpanContext | None:
@@ -410,12 +435,30 @@ class LiveSpan(trace_api.Span, ReadableSpan):
         self.ended = True
         self._end_time = end_time if end_time is not None else time_ns()
         processor = self._processor
-        if self._recording and (type(processor) is not _MULTI or processor._span_processors):
-            if self._deferred is not None:
-                self._write_deferred()
-            # the SDK's span: ``_on_ending`` with the span, then ``on_end``
-            processor._on_ending(self)
-            processor.on_end(self)
+        multi = type(processor) is _MULTI
+        if not self._recording or (multi and not processor._span_processors):
+            return
+        if self._deferred is not None:
+            self._write_deferred()
+        # one context for the processors to read (the batch processor reads it twice), not
+        # kept after them (see get_span_context)
+        held = self._set_context is None
+        if held:
+            self._set_context = self.get_span_context()
+        try:
+            if multi:
+                # the SDK's span and multi-processor: ``_on_ending`` with the span for each
+                # processor, then ``on_end`` for each (their loops, without their frames)
+                for each in processor._span_processors:
+                    each._on_ending(self)
+                for each in processor._span_processors:
+                    each.on_end(self)
+            else:
+                processor._on_ending(self)
+                processor.on_end(self)
+        finally:
+            if held:
+                self._set_context = None
 
     # ---- writes put off until read ---------------------------------------------------------
     def defer(self, write: Callable[..., None], *args: Any) -> bool:

@@ -89,6 +89,17 @@ _OPENED: dict[str, tuple[str, SpanKind]] = {
 }
 
 
+def _attributes_to_write(live: Span | None, name: str, common: Mapping[str, Any]) -> dict[str, Any]:
+    """Where a span's attributes are written, starting with ``common``: a light span's own
+    (named ``name`` here; live and recording, checked by the caller), else a new dict."""
+    if type(live) is LiveSpan:
+        live._name = name
+        attributes = live._values
+        attributes.update(common)  # built here: no value to clean
+        return attributes
+    return dict(common)
+
+
 def _hex_ids(span: Span) -> tuple[str, str] | tuple[()]:
     """``(trace_id, span_id)`` as hex; ``()`` for a span that records nothing (no-op tracer)."""
     ctx = span.get_span_context()
@@ -181,6 +192,8 @@ class Telemetry:
         self._permission_sets: dict[tuple[bool, Any], Mapping[str, Any]] = {}
         # a model call span's name and common attributes, by what they are made of
         self._call_sets: dict[tuple[Any, ...], tuple[str, Mapping[str, Any]]] = {}
+        self._reason_sets: dict[Any, tuple[str]] = {}
+        self._tool_sets: dict[str, tuple[str, Mapping[str, Any]]] = {}
 
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
@@ -419,19 +432,14 @@ class Telemetry:
     def _call(self, call: Observation, live: Span | None) -> None:
         data = call.data
         name, common = self._call_attributes(data, call.agent_id)
-        if type(live) is LiveSpan:  # live and recording (checked by the caller): written in
-            live._name = name
-            attributes = live._values
-            attributes.update(common)  # built here: no value to clean
-        else:
-            attributes = dict(common)
+        attributes = _attributes_to_write(live, name, common)
         attempt = data.get("attempt")
         if attempt and attempt > 1:  # a retry of the same round
             attributes["agentrig.attempt"] = attempt
         if response_model := data.get("response_model"):
             attributes["gen_ai.response.model"] = response_model
         if stop_reason := data.get("stop_reason"):
-            attributes["gen_ai.response.finish_reasons"] = (str(stop_reason),)
+            attributes["gen_ai.response.finish_reasons"] = self._finish_reasons(stop_reason)
         if (first := data.get("time_to_first_chunk_ms")) is not None:
             attributes["agentrig.time_to_first_chunk_ms"] = float(first)
         usage = data.get("usage")
@@ -488,6 +496,33 @@ class Telemetry:
                 self._call_sets[key] = known
         return known
 
+    def _tool_attributes_of(self, tool: str) -> tuple[str, Mapping[str, Any]]:
+        """A tool call span's name and the attributes every call of the tool has (built once
+        per tool: read-only)."""
+        known = self._tool_sets.get(tool)
+        if known is None:
+            if len(self._tool_sets) > MAX_ATTRIBUTE_SETS:
+                self._tool_sets.clear()
+            known = self._tool_sets[tool] = (
+                f"execute_tool {tool}",
+                {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
+            )
+        return known
+
+    def _finish_reasons(self, stop_reason: Any) -> tuple[str]:
+        """``(str(stop_reason),)``, one tuple per reason: shared by the spans that wait for
+        export, it leaves their attribute dicts out of the garbage collector's young
+        generations (a dict holding only untracked values is not tracked)."""
+        try:
+            reasons = self._reason_sets.get(stop_reason)
+        except TypeError:  # unhashable
+            return (str(stop_reason),)
+        if reasons is None:
+            if len(self._reason_sets) > MAX_ATTRIBUTE_SETS:
+                self._reason_sets.clear()
+            reasons = self._reason_sets[stop_reason] = (str(stop_reason),)
+        return reasons
+
     def _tool(self, call: Observation, live: Span | None) -> None:
         self._tool_span(call, self._pending_of(call), live)
 
@@ -496,12 +531,10 @@ class Telemetry:
         tool = data.get("tool") or "tool"
         call_id = data.get("call_id") or ""
         status = data.get("status") or "ok"
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": tool,
-            "gen_ai.tool.call.id": call_id,
-            "agentrig.tool.status": status,
-        }
+        name, common = self._tool_attributes_of(tool if type(tool) is str else str(tool))
+        attributes = _attributes_to_write(live, name, common)
+        attributes["gen_ai.tool.call.id"] = call_id
+        attributes["agentrig.tool.status"] = status
         if self._capture:
             captured = self._tool_content(call, call_id)
             if "arguments" in captured:
@@ -509,7 +542,10 @@ class Telemetry:
             if "result" in captured:
                 attributes["gen_ai.tool.call.result"] = _json(captured["result"])
         start = float(data.get("started_at") or 0.0)
-        span = self._span(live, f"execute_tool {tool}", SpanKind.INTERNAL, start, attributes)
+        if type(live) is LiveSpan:
+            span: Span = live
+        else:
+            span = self._span(live, name, SpanKind.INTERNAL, start, attributes)
         if pending:
             self._add_events(span, pending)
         if status != "ok":
