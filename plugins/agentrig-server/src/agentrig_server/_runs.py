@@ -20,7 +20,8 @@ import anyio
 import attrs
 
 from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import AgentrigError
+from agentrig.diagnostics import get_logger
+from agentrig.errors import AgentrigError, ExecutionSuspended
 from agentrig.ids import AgentId, agent_id
 from agentrig.kernel import AgentConfig
 from agentrig.llm import (
@@ -57,6 +58,8 @@ from agentrig_server._settings import ExposedAgent, ServerSettings
 if TYPE_CHECKING:
     from agentrig.agent import Agent, RunResult
     from agentrig.kernel import Runtime
+
+_log = get_logger("server")
 
 __all__ = ["STEP_SEPARATOR", "ActiveRun", "HistoryMessage", "Prompt", "RunService"]
 
@@ -420,6 +423,16 @@ def _client_error(exc: Exception) -> ApiError:
             400,
             "the conversation is too long for the agent's model",
             code="context_length_exceeded",
+        )
+    if isinstance(exc, ExecutionSuspended):
+        # a listener or approver paused the run for an outside answer: no server fault, but
+        # nothing in these APIs can deliver that answer or continue the run
+        _log.warning("a served run suspended (%s): %s", exc.code, exc)
+        return ApiError(
+            409,
+            "the run suspended waiting for an outside answer (execution.suspended); "
+            "this API cannot continue it",
+            code="run_suspended",
         )
     if isinstance(exc, ProviderError):
         error = internal_error(exc)
