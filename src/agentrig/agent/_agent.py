@@ -17,15 +17,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, final, overload
 import anyio
 from pydantic import BaseModel
 
-from agentrig.agent._dispatch import (
-    CallOutcome,
-    Gate,
-    dispatch_call,
-    observe_tool_call,
-    unknown_tool,
-)
+from agentrig.agent._dispatch import CallOutcome, Gate, dispatch_call, unknown_tool
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
+from agentrig.agent._observations import observe_direct_tool_call
 from agentrig.agent._offer import ToolOffer
 from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
@@ -223,7 +218,7 @@ class Agent:
         if tool is None:
             return CallOutcome(unknown_tool(call, list(tools)), executed=False)
         outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
-        observe_tool_call(self, call, outcome)
+        observe_direct_tool_call(self, call, outcome)
         return outcome
 
     def tool_spec(self, tool: Tool) -> ToolSpec:

@@ -49,8 +49,6 @@ __all__ = [
     "execute_call",
     "is_concurrent",
     "not_executed",
-    "observe_tool_call",
-    "tool_call_data",
     "prepare_call",
     "tool_timeout",
     "unknown_tool",
@@ -88,52 +86,6 @@ class CallOutcome:
     #: why the call failed (invalid input, a refusal, the tool's own exception, an error
     #: output): what ``agent.call_tool()`` raises; ``None`` for a success
     failure: BaseException | None = attrs.field(default=None, eq=False, repr=False)
-
-
-def observe_tool_call(agent: Agent, call: ToolCallBlock, outcome: CallOutcome) -> None:
-    """Emit the ``tool_call`` observation of a call settled by ``agent.call_tool()``.
-
-    Outside a turn it carries the session id only (no agent name, run, turn or step).
-    """
-    hooks = agent.runtime.hooks
-    if not hooks.has_listeners("observe"):
-        return
-    data = tool_call_data(call, outcome, agent.session.id, "", "", 0, 0)
-    for key in _LOOP_ONLY:
-        del data[key]
-    hooks.notify("observe", new_observation("tool_call", agent.id, data))
-
-
-# the ids a call of a turn carries and one made by ``agent.call_tool()`` does not
-_LOOP_ONLY = ("agent_name", "run_id", "turn", "step")
-
-
-def tool_call_data(
-    call: ToolCallBlock,
-    outcome: CallOutcome,
-    session_id: str,
-    agent_name: str,
-    run_id: str,
-    turn: int,
-    step: int,
-) -> dict[str, Any]:
-    """The ``tool_call`` observation's data, in the documented order: the ids every loop
-    observation carries, then the call's own (one presized literal: no merge, no growth)."""
-    return {
-        "session_id": session_id,
-        "agent_name": agent_name,
-        "run_id": run_id,
-        "turn": turn,
-        "step": step,
-        "call_id": call.id,
-        "invocation_id": outcome.invocation_id or None,
-        "tool": call.name,
-        "status": outcome.message.status,
-        "executed": outcome.executed,
-        "started_at": outcome.started_at or None,
-        "duration_ms": outcome.duration_ms,
-        "error_type": outcome.error_type,
-    }
 
 
 def _observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision) -> None:

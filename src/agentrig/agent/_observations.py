@@ -1,4 +1,4 @@
-"""The loop's content-free observations of a model call and of a finished turn.
+"""The loop's content-free observations of a model call, a tool call and a finished turn.
 
 Each is built only when an ``observe`` listener exists: the common run has none, and an
 observation describes a boundary (a provider round, a turn), never the content.
@@ -7,30 +7,22 @@ observation describes a boundary (a provider round, a turn), never the content.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from agentrig.agent._dispatch import CallOutcome, tool_call_data
+from agentrig.agent._dispatch import CallOutcome
 from agentrig.agent._results import sum_usage
 from agentrig.errors import error_info
 from agentrig.ids import ProviderId
-from agentrig.kernel.payloads import (
-    Observation,
-    RequestConfig,
-    new_observation,
-    set_observation_agent_id,
-    set_observation_data,
-    set_observation_kind,
-)
+from agentrig.kernel.payloads import RequestConfig, new_observation
 from agentrig.llm import PROVIDERS, AssistantMessage, ToolCallBlock
 from agentrig.session import TurnEndReason
 
 if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent
     from agentrig.agent._turn_state import TurnState
     from agentrig.kernel.dispatch import HookDispatcher
 
-__all__ = ["observe_model_call", "observe_tool_call", "observe_turn"]
-
-_new = object.__new__
+__all__ = ["observe_direct_tool_call", "observe_model_call", "observe_tool_call", "observe_turn"]
 
 
 def observe_model_call(
@@ -91,11 +83,7 @@ def observe_model_call(
     data["time_to_first_chunk_ms"] = (first - start) * 1000 if first else None
     data["error_type"] = error_type
     data["error_code"] = error_code
-    observation = _new(Observation)  # new_observation, inlined: one frame less per call
-    set_observation_kind(observation, "model_call")
-    set_observation_agent_id(observation, agent_id)
-    set_observation_data(observation, data)
-    hooks.notify("observe", observation)
+    hooks.notify("observe", new_observation("model_call", agent_id, data))
 
 
 def _provider_kind(state: TurnState, provider_id: ProviderId) -> str | None:
@@ -115,12 +103,54 @@ def observe_tool_call(
     """The ``tool_call`` observation of a call of the turn, once it has its result (called
     only when an ``observe`` listener exists: the caller checks)."""
     session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()
-    data = tool_call_data(call, outcome, session_id, agent_name, run_id, state.turn, state.step)
-    observation = _new(Observation)  # new_observation, inlined
-    set_observation_kind(observation, "tool_call")
-    set_observation_agent_id(observation, agent_id)
-    set_observation_data(observation, data)
-    hooks.notify("observe", observation)
+    data = _tool_call_data(call, outcome, session_id, agent_name, run_id, state.turn, state.step)
+    hooks.notify("observe", new_observation("tool_call", agent_id, data))
+
+
+def observe_direct_tool_call(agent: Agent, call: ToolCallBlock, outcome: CallOutcome) -> None:
+    """Emit the ``tool_call`` observation of a call settled by ``agent.call_tool()``.
+
+    Outside a turn it carries the session id only (no agent name, run, turn or step).
+    """
+    hooks = agent.runtime.hooks
+    if not hooks.has_listeners("observe"):
+        return
+    data = _tool_call_data(call, outcome, agent.session.id, "", "", 0, 0)
+    for key in _LOOP_ONLY:
+        del data[key]
+    hooks.notify("observe", new_observation("tool_call", agent.id, data))
+
+
+# the ids a call of a turn carries and one made by ``agent.call_tool()`` does not
+_LOOP_ONLY = ("agent_name", "run_id", "turn", "step")
+
+
+def _tool_call_data(
+    call: ToolCallBlock,
+    outcome: CallOutcome,
+    session_id: str,
+    agent_name: str,
+    run_id: str,
+    turn: int,
+    step: int,
+) -> dict[str, Any]:
+    """The ``tool_call`` observation's data, in the documented order: the ids every loop
+    observation carries, then the call's own (one presized literal: no merge, no growth)."""
+    return {
+        "session_id": session_id,
+        "agent_name": agent_name,
+        "run_id": run_id,
+        "turn": turn,
+        "step": step,
+        "call_id": call.id,
+        "invocation_id": outcome.invocation_id or None,
+        "tool": call.name,
+        "status": outcome.message.status,
+        "executed": outcome.executed,
+        "started_at": outcome.started_at or None,
+        "duration_ms": outcome.duration_ms,
+        "error_type": outcome.error_type,
+    }
 
 
 def observe_turn(

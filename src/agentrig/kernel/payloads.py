@@ -28,9 +28,6 @@ __all__ = [
     "Enter",
     "Observation",
     "new_observation",
-    "set_observation_agent_id",
-    "set_observation_data",
-    "set_observation_kind",
     "PermissionQuestion",
     "PreStep",
     "PreStepDecision",
@@ -150,12 +147,11 @@ class Observation:
     data: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-# new_observation's primitives, also for the loop's hottest sites, which inline it (a frame
-# less per observation): a bare ``object.__new__(Observation)``, then its three slots, set
-# through their own descriptors (past the frozen class's refusing ``__setattr__``)
-set_observation_kind = Observation.__dict__["kind"].__set__
-set_observation_agent_id = Observation.__dict__["agent_id"].__set__
-set_observation_data = Observation.__dict__["data"].__set__
+# new_observation's primitives: a bare ``object.__new__(Observation)``, then its three slots,
+# set through their own descriptors (past the frozen class's refusing ``__setattr__``)
+_set_kind = Observation.__dict__["kind"].__set__
+_set_agent_id = Observation.__dict__["agent_id"].__set__
+_set_data = Observation.__dict__["data"].__set__
 _new = object.__new__
 
 
@@ -167,9 +163,9 @@ def new_observation(kind: str, agent_id: AgentId | None, data: Mapping[str, Any]
     same frozen instance (equal to the one the public constructor builds).
     """
     observation = _new(Observation)
-    set_observation_kind(observation, kind)
-    set_observation_agent_id(observation, agent_id)
-    set_observation_data(observation, data)
+    _set_kind(observation, kind)
+    _set_agent_id(observation, agent_id)
+    _set_data(observation, data)
     return observation
 
 

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from contextvars import Token
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
@@ -108,6 +108,21 @@ def _hex_ids(span: Span) -> tuple[str, str] | tuple[()]:
     return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _Built(dict[_K, _V]):
+    """Values built once per key and reused (attribute sets, names): read with ``get``,
+    added with :meth:`keep`; beyond ``MAX_ATTRIBUTE_SETS`` keys it starts over."""
+
+    def keep(self, key: _K, value: _V) -> _V:
+        if len(self) > MAX_ATTRIBUTE_SETS:
+            self.clear()
+        self[key] = value
+        return value
+
+
 #: events (name, attributes, unix time) waiting for the span they belong to
 _Pending = list[tuple[str, Mapping[str, Any], float]]
 
@@ -187,13 +202,13 @@ class Telemetry:
         # the histograms: the SDK's on a meter, pre-aggregated on the plugin's own pipeline
         self._metrics = Instruments(meter) if meter is not None else None
         # the attribute sets of metric points (and their keys), built once per combination
-        self._metric_attributes: dict[tuple[Any, ...], _MetricAttributes] = {}
-        self._tool_attributes: dict[tuple[str, str], _Series] = {}
-        self._permission_sets: dict[tuple[bool, Any], Mapping[str, Any]] = {}
+        self._metric_attributes: _Built[tuple[Any, ...], _MetricAttributes] = _Built()
+        self._tool_attributes: _Built[tuple[str, str], _Series] = _Built()
+        self._permission_sets: _Built[tuple[bool, Any], Mapping[str, Any]] = _Built()
         # a model call span's name and common attributes, by what they are made of
-        self._call_sets: dict[tuple[Any, ...], tuple[str, Mapping[str, Any]]] = {}
-        self._reason_sets: dict[Any, tuple[str]] = {}
-        self._tool_sets: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        self._call_sets: _Built[tuple[Any, ...], tuple[str, Mapping[str, Any]]] = _Built()
+        self._reason_sets: _Built[Any, tuple[str]] = _Built()
+        self._tool_sets: _Built[str, tuple[str, Mapping[str, Any]]] = _Built()
 
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
@@ -344,13 +359,14 @@ class Telemetry:
         key = (allowed, reason)
         attributes = self._permission_sets.get(key)
         if attributes is None:
-            if len(self._permission_sets) > MAX_ATTRIBUTE_SETS:
-                self._permission_sets.clear()
-            attributes = self._permission_sets[key] = MappingProxyType(
-                {
-                    "agentrig.permission.outcome": "allow" if allowed else "deny",
-                    "agentrig.permission.reason": str(reason or ""),
-                }
+            attributes = self._permission_sets.keep(
+                key,
+                MappingProxyType(
+                    {
+                        "agentrig.permission.outcome": "allow" if allowed else "deny",
+                        "agentrig.permission.reason": str(reason or ""),
+                    }
+                ),
             )
         return attributes
 
@@ -491,9 +507,7 @@ class Telemetry:
                 },
             )
             if key is not None:
-                if len(self._call_sets) > MAX_ATTRIBUTE_SETS:
-                    self._call_sets.clear()
-                self._call_sets[key] = known
+                self._call_sets.keep(key, known)
         return known
 
     def _tool_attributes_of(self, tool: str) -> tuple[str, Mapping[str, Any]]:
@@ -501,11 +515,12 @@ class Telemetry:
         per tool: read-only)."""
         known = self._tool_sets.get(tool)
         if known is None:
-            if len(self._tool_sets) > MAX_ATTRIBUTE_SETS:
-                self._tool_sets.clear()
-            known = self._tool_sets[tool] = (
-                f"execute_tool {tool}",
-                {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
+            known = self._tool_sets.keep(
+                tool,
+                (
+                    f"execute_tool {tool}",
+                    {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
+                ),
             )
         return known
 
@@ -518,9 +533,7 @@ class Telemetry:
         except TypeError:  # unhashable
             return (str(stop_reason),)
         if reasons is None:
-            if len(self._reason_sets) > MAX_ATTRIBUTE_SETS:
-                self._reason_sets.clear()
-            reasons = self._reason_sets[stop_reason] = (str(stop_reason),)
+            reasons = self._reason_sets.keep(stop_reason, (str(stop_reason),))
         return reasons
 
     def _tool(self, call: Observation, live: Span | None) -> None:
@@ -618,9 +631,7 @@ class Telemetry:
         )
         sets = self._metric_attributes.get(key)
         if sets is None:
-            if len(self._metric_attributes) > MAX_ATTRIBUTE_SETS:
-                self._metric_attributes.clear()
-            sets = self._metric_attributes[key] = _call_metric_attributes(*key)
+            sets = self._metric_attributes.keep(key, _call_metric_attributes(*key))
         sample = metrics.sample()  # one exemplar decision for the call's points
         usage = data.get("usage")
         if usage is not None:
@@ -637,10 +648,8 @@ class Telemetry:
         key = (data.get("tool") or "", data.get("status") or "ok")
         series = self._tool_attributes.get(key)
         if series is None:
-            if len(self._tool_attributes) > MAX_ATTRIBUTE_SETS:
-                self._tool_attributes.clear()
-            series = self._tool_attributes[key] = _series(
-                {"gen_ai.tool.name": key[0], "agentrig.tool.status": key[1]}
+            series = self._tool_attributes.keep(
+                key, _series({"gen_ai.tool.name": key[0], "agentrig.tool.status": key[1]})
             )
         duration = float(data.get("duration_ms") or 0.0) / 1000
         metrics.tool_duration.record(duration, series[0], series[1], metrics.sample())
