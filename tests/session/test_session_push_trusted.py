@@ -1,8 +1,8 @@
-"""``Session.push_trusted`` keeps what ``push`` keeps for the validated payload (issue 20).
+"""Every event is written one way: ``Session.push_trusted`` is ``push`` of the validated
+payload (issue 27), so a loop logging without a store keeps what it keeps with one.
 
-The loop logs its own events (step markers, request headers, assistant messages, tool calls
-and results) without building their payloads; the log, what reads back, the shared
-fields-sets and payloads, and what a listener sees must be those of the general path.
+The log, what reads back, the derived history and what a listener sees are those of the
+general path, and a value of the wrong type is refused on either.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import copy
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from agentrig._construct import shared_fields_set
 from agentrig.ids import SessionId
 from agentrig.llm import (
     AssistantMessage,
@@ -86,19 +85,6 @@ def both_ways(session_id: str) -> tuple[Session, Session]:
     return general, trusted
 
 
-def shares(model: BaseModel) -> bool:
-    """Does ``model`` (and each model it holds) have its class's shared fields-set?"""
-    own = model.model_fields_set
-    return own is shared_fields_set(type(model), own) and held_share(model)
-
-
-def held_share(model: BaseModel) -> bool:
-    """Do the models ``model`` holds have their classes' shared fields-sets?"""
-    held = [getattr(model, name) for name in type(model).model_fields]
-    items = [x for value in held for x in (value if isinstance(value, tuple) else (value,))]
-    return all(shares(item) for item in items if isinstance(item, BaseModel))
-
-
 def test_trusted_pushes_read_back_as_the_validated_payloads() -> None:
     general, trusted = both_ways("s")
     assert [dump_event(e) for e in trusted.events] == [dump_event(e) for e in general.events]
@@ -108,18 +94,6 @@ def test_trusted_pushes_read_back_as_the_validated_payloads() -> None:
         assert mine.data.model_fields_set == theirs.data.model_fields_set
     assert trusted.derive_messages() == general.derive_messages()
     assert trusted.derive_messages().chars == general.derive_messages().chars
-
-
-def test_trusted_pushes_share_what_the_general_path_shares() -> None:
-    # interned payloads are the same objects; the fields-sets of the payloads and of the
-    # models they hold are the shared ones (memory per retained run), as on the general path
-    general, trusted = both_ways("t")
-    for mine, theirs in zip(trusted.events, general.events, strict=True):
-        if isinstance(theirs.data, StepStart | StepEnd | RequestHeader):
-            assert mine.data is theirs.data
-        assert mine.data.model_fields_set is theirs.data.model_fields_set
-        assert held_share(theirs.data)
-        assert held_share(mine.data)
 
 
 def test_a_listener_sees_the_events_the_general_path_shows() -> None:
@@ -153,3 +127,18 @@ def test_other_field_lists_and_unseen_interned_payloads_are_validated() -> None:
     with pytest.raises(ValidationError):
         session.push_trusted(StepEnd, step="x", turn=1)
     assert len(session) == 2
+
+
+def test_every_payload_is_validated_also_in_its_usual_shape() -> None:
+    # every field in order (the shape the loop writes) used to be kept unbuilt and unchecked
+    # without a store, while a store-backed agent validated it: now both validate
+    session = Session(SessionId("w"), clock=clock)
+    with pytest.raises(ValidationError):
+        session.push_trusted(ToolCallEvent, call="not a tool call", invocation_id="1.1.0")
+    with pytest.raises(ValidationError):
+        session.push_trusted(TurnStart, turn="first", trigger="prompt", run_id=None)
+    with pytest.raises(ValidationError):
+        session.push_trusted(UserMessageEvent, message="plain text")
+    session.push_trusted(StepStart, turn=1, step=1)
+    session.push_trusted(StepStart, turn=1, step=1)  # a repeated (shared) payload
+    assert [e.data for e in session.events] == [StepStart(turn=1, step=1)] * 2
