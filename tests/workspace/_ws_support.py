@@ -36,3 +36,29 @@ async def call(
     checked = check_input(tool, arguments)
     assert checked.passed, checked.issues
     return await tool.execute(checked.value, context(space, tool, signal))
+
+
+def sandboxed(root: Path, **sandbox: Any) -> Workspace:
+    """A workspace at ``root`` whose Bash runs in the sandbox ``sandbox`` describes."""
+    from agentrig.builtins.workspace import SandboxConfig, backend_for
+
+    settings = SandboxConfig.model_validate(sandbox)
+    config = WorkspaceConfig(sandbox=settings)
+    return Workspace(root=root, config=config, backend=backend_for(settings, root))
+
+
+async def bash(
+    space: Workspace,
+    command: str,
+    timeout_ms: int | None = None,
+    signal: CancelSignal | None = None,
+) -> Any:
+    """Run ``command`` through the Bash tool in ``space``."""
+    from agentrig.builtins.workspace import BASH
+
+    arguments: dict[str, Any] = {"command": command}
+    if timeout_ms is not None:
+        arguments["timeout"] = timeout_ms
+    checked = check_input(BASH, arguments)
+    assert checked.passed, checked.issues
+    return await BASH.execute(checked.value, context(space, BASH, signal))

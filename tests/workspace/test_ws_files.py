@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from _ws_support import call
 
 from agentrig.builtins.workspace import (
     EDIT,
@@ -19,8 +20,6 @@ from agentrig.builtins.workspace import (
     WorkspacePathError,
 )
 
-from _ws_support import call
-
 pytestmark = pytest.mark.anyio
 
 
@@ -30,7 +29,11 @@ async def test_read_numbers_lines_and_reads_a_range(root: Path) -> None:
     assert whole.splitlines()[0] == "     1\tline 1"
     assert len(whole.splitlines()) == 10
     part = await call(READ, {"file_path": "a.txt", "offset": 4, "limit": 2}, root)
-    assert part.splitlines() == ["     4\tline 4", "     5\tline 5", "[more lines follow; read on with offset=6]"]
+    assert part.splitlines() == [
+        "     4\tline 4",
+        "     5\tline 5",
+        "[more lines follow; read on with offset=6]",
+    ]
 
 
 async def test_read_is_bounded_in_bytes_and_line_length(root: Path) -> None:
@@ -84,13 +87,19 @@ async def test_write_stages_keeps_the_mode_and_creates_parents(root: Path) -> No
     out = await call(WRITE, {"file_path": "sub/dir/new.txt", "content": "é"}, root)
     assert out.startswith("Created")
     assert (root / "sub/dir/new.txt").read_text(encoding="utf-8") == "é"
-    assert [p.name for p in root.iterdir() if p.name.endswith(".tmp")] == []
+    assert not list(root.glob("*.tmp"))  # noqa: ASYNC240
 
 
 @pytest.mark.parametrize(
     "path",
-    [".git/config", ".git/hooks/pre-commit", "sub/.git/HEAD", ".gitattributes", "a/.gitmodules",
-     ".GIT/config"],
+    [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "sub/.git/HEAD",
+        ".gitattributes",
+        "a/.gitmodules",
+        ".GIT/config",
+    ],
 )
 async def test_git_files_are_never_written(root: Path, path: str) -> None:
     with pytest.raises(GitProtectedError, match="inspection-only"):
@@ -109,7 +118,9 @@ async def test_a_link_into_git_is_refused_as_resolved(root: Path) -> None:
 
 async def test_edit_replaces_one_unique_match(root: Path) -> None:
     (root / "m.py").write_text("a = 1\nb = 2\n")
-    out = await call(EDIT, {"file_path": "m.py", "old_string": "b = 2", "new_string": "b = 3"}, root)
+    out = await call(
+        EDIT, {"file_path": "m.py", "old_string": "b = 2", "new_string": "b = 3"}, root
+    )
     assert out.startswith("Replaced 1 occurrence")
     assert (root / "m.py").read_text() == "a = 1\nb = 3\n"
 
@@ -130,7 +141,9 @@ async def test_edit_refuses_an_ambiguous_or_missing_match(root: Path) -> None:
 
 def test_each_tool_declares_its_risk_and_permission_argument() -> None:
     assert (READ.risk, READ.permission_arg.key, READ.permission_arg.kind) == (
-        "inspect", "file_path", "path"
+        "inspect",
+        "file_path",
+        "path",
     )
     assert (WRITE.risk, EDIT.risk) == ("modify", "modify")
     assert WRITE.permission_arg == EDIT.permission_arg == READ.permission_arg

@@ -6,11 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from _ws_support import call
 
 from agentrig.builtins.workspace import GLOB, GREP, WorkspacePathError
 from agentrig.builtins.workspace._search import glob_regex
-
-from _ws_support import call
 
 pytestmark = pytest.mark.anyio
 
@@ -72,7 +71,8 @@ async def test_grep_modes(tree: Path) -> None:
 
 async def test_grep_limits_and_bad_patterns(tree: Path) -> None:
     out = await call(GREP, {"pattern": ".", "output_mode": "content", "head_limit": 2}, tree)
-    assert len(out.splitlines()) == 3 and out.endswith("[more results cut at 2]")
+    assert len(out.splitlines()) == 3
+    assert out.endswith("[more results cut at 2]")
     from agentrig.builtins.workspace import WorkspaceError
 
     with pytest.raises(WorkspaceError, match="invalid regular expression"):

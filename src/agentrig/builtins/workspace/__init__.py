@@ -8,6 +8,7 @@ these calls unchanged.  See ``docs/workspace.md``.
 
 from __future__ import annotations
 
+from agentrig.builtins.workspace._bash import BashTool
 from agentrig.builtins.workspace._config import (
     FetchConfig,
     FilesConfig,
@@ -24,25 +25,37 @@ from agentrig.builtins.workspace._errors import (
     WorkspaceError,
     WorkspacePathError,
 )
+from agentrig.builtins.workspace._fetch import WebFetchTool
 from agentrig.builtins.workspace._files import EditTool, ReadTool, WriteTool
+from agentrig.builtins.workspace._sandbox import (
+    Backend,
+    BubblewrapBackend,
+    NativeBackend,
+    backend_for,
+)
 from agentrig.builtins.workspace._search import GlobTool, GrepTool
 from agentrig.builtins.workspace._space import WORKSPACE, Workspace
 from agentrig.tools import Toolset
 
 __all__ = [
+    "BASH",
     "EDIT",
     "GLOB",
     "GREP",
     "READ",
     "TOOLSET",
+    "WEB_FETCH",
     "WORKSPACE",
     "WRITE",
+    "Backend",
+    "BubblewrapBackend",
     "EditMatchError",
     "FetchConfig",
     "FetchError",
     "FilesConfig",
     "GitProtectedError",
     "Limits",
+    "NativeBackend",
     "SandboxConfig",
     "SandboxError",
     "SandboxUnavailableError",
@@ -50,6 +63,7 @@ __all__ = [
     "WorkspaceConfig",
     "WorkspaceError",
     "WorkspacePathError",
+    "backend_for",
 ]
 
 READ = ReadTool()
@@ -57,6 +71,8 @@ WRITE = WriteTool()
 EDIT = EditTool()
 GLOB = GlobTool()
 GREP = GrepTool()
+BASH = BashTool()
+WEB_FETCH = WebFetchTool()
 
-TOOLSET = Toolset((READ, WRITE, EDIT, GLOB, GREP))
+TOOLSET = Toolset((READ, WRITE, EDIT, GLOB, GREP, BASH, WEB_FETCH))
 """Every workspace tool, offered together as ``tools = ["workspace"]``."""

@@ -8,7 +8,7 @@ container runtimes as "unlimited", and neither is what anyone meant.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from agentrig.builtins.workspace._base import WorkspaceTool
 from agentrig.builtins.workspace._config import WorkspaceConfig
-from agentrig.builtins.workspace._space import WORKSPACE, Workspace
+from agentrig.builtins.workspace._errors import SandboxUnavailableError
+from agentrig.builtins.workspace._sandbox import backend_for
+from agentrig.builtins.workspace._space import WORKSPACE, FetchClient, Workspace
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel.runtime import Runtime
+from agentrig.kernel.runtime import HTTP, Runtime
 from agentrig.tools import TOOLS
 
 __all__ = ["compose_workspace", "workspace_root"]
@@ -30,7 +32,15 @@ def compose_workspace(rt: Runtime) -> None:
     """Provide ``rt``'s workspace; a workspace tool that could not work is a ConfigError."""
     config = rt.config_section("workspace", WorkspaceConfig) or WorkspaceConfig()
     root = workspace_root(rt.loaded.base_dir, rt.config.permissions.workspace)
-    space = Workspace(root=root, config=config)
+    backend, problem = None, None
+    if config.sandbox is not None:
+        try:
+            backend = backend_for(config.sandbox, root)
+        except SandboxUnavailableError as exc:
+            problem = exc.message
+    factory = rt.services.get(HTTP)
+    http = FetchClient(factory, config.fetch.allow_private) if factory is not None else None
+    space = Workspace(root=root, config=config, backend=backend, backend_problem=problem, http=http)
     issues = _offered_tool_issues(rt, space)
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
@@ -44,4 +54,3 @@ def _offered_tool_issues(rt: Runtime, space: Workspace) -> list[Issue]:
         if isinstance(tool, WorkspaceTool):
             issues += tool.check_offered(space)
     return issues
-

@@ -6,7 +6,8 @@
   the network away, so it needs ``network = true`` -- an explicit acceptance.
 * ``bubblewrap``: Debian's ``bwrap`` -- new user, pid, ipc, uts, cgroup and (unless
   ``network = true``) network namespaces, every capability dropped, the system directories
-  read-only, ``/tmp`` empty, the workspace the one writable place.
+  read-only, ``/tmp`` empty, the workspace the one writable place (its ``.git``,
+  ``.gitattributes`` and ``.gitmodules`` stay read-only).
 
 Both run the command under the host's reaper (:func:`agentrig.host.open_reaped`), so a
 timeout or a cancellation ends the whole tree -- descendants that ignore SIGTERM or left
@@ -44,7 +45,10 @@ _PRLIMIT = {
 class Backend(Protocol):
     """One way of running a command confined; built only when it can enforce its policy."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """``native`` or ``bubblewrap``."""
+        ...
 
     def argv(self, command: str, cwd: Path) -> list[str]:
         """The argv that runs ``command`` (a shell command line) confined, in ``cwd``."""
@@ -222,7 +226,14 @@ class BubblewrapBackend:
         for path in self.read_only:
             args += ["--ro-bind-try", path, path]
         root = str(self.root)
-        args += ["--bind", root, root, "--chdir", str(cwd), "--", "/bin/sh", "-c", command]
+        args += ["--bind", root, root]
+        for name in (".git", ".gitattributes", ".gitmodules"):
+            # Git's own files stay read-only inside the workspace: a command cannot plant a
+            # filter driver or a hook for the next git command (or for the person) to run
+            path = os.path.join(root, name)
+            if os.path.lexists(path) and not os.path.islink(path):
+                args += ["--ro-bind", path, path]
+        args += ["--chdir", str(cwd), "--", "/bin/sh", "-c", command]
         return args
 
     def env(self) -> dict[str, str]:

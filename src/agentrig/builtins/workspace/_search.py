@@ -202,7 +202,8 @@ class GrepTool(WorkspaceTool[GrepInput]):
         files = [top] if top.is_file() else list(_walk(space, top)) if top.is_dir() else []
         if not files:
             raise WorkspacePathError(f"path {str(top)!r} is not a file or directory")
-        only = glob_regex(input.glob if "/" in (input.glob or "") else f"**/{input.glob}")
+        wanted = input.glob or "**"
+        only = glob_regex(wanted if "/" in wanted else f"**/{wanted}")
         limit = min(input.head_limit or space.config.files.max_results, 100_000)
         out: list[str] = []
         for path in files:

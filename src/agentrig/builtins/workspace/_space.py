@@ -13,17 +13,22 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from agentrig.builtins.workspace._config import WorkspaceConfig
 from agentrig.builtins.workspace._errors import GitProtectedError, WorkspacePathError
+from agentrig.builtins.workspace._sandbox import Backend
 from agentrig.host import PathContainmentError, require_within
 from agentrig.kernel.services import ServiceKey
 
-__all__ = ["WORKSPACE", "Workspace", "git_protected_part"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["WORKSPACE", "FetchClient", "Workspace", "git_protected_part", "staged_write"]
 
 #: the names no workspace tool writes to: Git's repository and the files that make Git run
 #: programs (filter, diff and merge drivers) or fetch other repositories
@@ -38,12 +43,38 @@ def git_protected_part(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+class FetchClient:
+    """WebFetch's one HTTP client per runtime, built on first use by the runtime's factory
+    (which owns and closes it), with the private destinations the config consented to."""
+
+    __slots__ = ("_allow_private", "_built", "_factory")
+
+    def __init__(self, factory: Callable[..., Any], allow_private: tuple[str, ...]) -> None:
+        self._factory = factory
+        self._allow_private = allow_private
+        self._built: Any = None
+
+    def client(self) -> httpx.AsyncClient:
+        if self._built is None:
+            self._built = self._factory(
+                allow_private=self._allow_private, follow_redirects=True, timeout=None
+            )
+        client: httpx.AsyncClient = self._built
+        return client
+
+
 @attrs.frozen(slots=True)
 class Workspace:
     """The root the tools work in (``[permissions] workspace``) and their ``[workspace]``."""
 
     root: Path
     config: WorkspaceConfig = attrs.field(factory=WorkspaceConfig)
+    #: the Bash sandbox, built when the runtime opened (None: not configured or not here)
+    backend: Backend | None = None
+    #: why ``backend`` is None although a sandbox is configured
+    backend_problem: str | None = None
+    #: WebFetch's client (None: the runtime has no HTTP factory)
+    http: FetchClient | None = None
 
     def resolve(self, path: str, *, what: str = "file_path") -> Path:
         """The canonical ``path`` (relative: to the root) if it lies inside the root."""
@@ -119,4 +150,3 @@ def staged_write(target: Path, data: bytes) -> bool:
         return old is None
     finally:
         os.close(dir_fd)
-
