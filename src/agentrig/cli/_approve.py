@@ -9,7 +9,8 @@ command line:
   call), which even bypass mode asks about: a blanket consent given in advance is not an
   evaluation of them, so they go to the terminal, or are refused without one;
 * on a terminal (stdin and stderr are TTYs) the call is shown -- the tool and its arguments
-  as indented JSON, long values shortened, each saying how much it hides -- and the person answers ``y`` (allow once),
+  as indented JSON, long values shortened, each saying how much it hides -- and the person
+  answers ``y`` (allow once),
   ``a`` (allow this tool for the rest of the session: it is not asked again; not offered
   for an always-ask case, which is never remembered) or ``n`` (deny; also an empty line or
   the end of input);
