@@ -1,12 +1,14 @@
 """Write the golden stored data of one persisted-format version (run by hand, never by tests).
 
-The files under ``v1/`` were written by this script from the code of the commit that added
-it, *before* any format carried a schema version: they are what a user's disk held then.
-Tests load them through today's stores (tests/schemas/test_golden.py), so every later
+The files under ``golden/v1/`` were written by this script from the code of the commit that
+added it, *before* any format carried a schema version: they are what a user's disk held
+then (``tool/result/stored`` still said ``size``/``shown``).  The builders below are kept
+in today's shapes: tests compare what the stores load from old data to them.
+Tests load them through today's stores (tests/schemas/test_golden*.py), so every later
 version must keep reading them.  Rerunning the script on newer code writes the newer
 version's data -- into a new directory, never over ``v1/``::
 
-    .venv/bin/python tests/schemas/golden/make_golden.py tests/schemas/golden/v2
+    .venv/bin/python tests/schemas/make_golden.py tests/schemas/golden/v2
 
 Contents: one session holding every core event type (JSONL, SQLite, PostgreSQL rows, and a
 sealed JSONL copy with its test keys), a journal with a suspended run (SQLite, PostgreSQL
@@ -86,13 +88,15 @@ def session_events() -> list[SessionEvent]:
             duration_ms=12.5,
         ),
         ToolResultStored(
-            call_id="call-1", invocation_id="inv-1", path="results/inv-1.txt", size=4096, shown=64
+            call_id="call-1",
+            invocation_id="inv-1",
+            path="results/inv-1.txt",
+            size_bytes=4096,
+            shown_bytes=64,
         ),
         StepEnd(turn=1, step=1),
         SteeringMessage(message=_user("Keep it short.", "msg-steer-1")),
-        InboxSpliced(
-            target="next-turn", inserted=(_user("And list the dates.", "msg-inbox-1"),)
-        ),
+        InboxSpliced(target="next-turn", inserted=(_user("And list the dates.", "msg-inbox-1"),)),
         Notice(source="hook Stop[0] (command)", kind="message", text="checked"),
         TurnEnd(turn=1, reason="suspended", detail="waiting for approval"),
     ]
@@ -155,9 +159,9 @@ async def write_sessions(out: Path) -> None:
     await writer.append(events)
     await writer.aclose()
     db = SqliteSessionStore(out / "sessions.sqlite3")
-    writer = await db.open_writer(SESSION)
-    await writer.append(events)
-    await writer.aclose()
+    db_writer = await db.open_writer(SESSION)
+    await db_writer.append(events)
+    await db_writer.aclose()
     await db.aclose()
     from agentrig_sodium import SodiumSealer
 
@@ -189,7 +193,7 @@ async def write_journal(out: Path) -> None:
 
 async def write_postgres(out: Path) -> None:
     """The rows the postgres plugin stores, read back from a real server as JSON."""
-    sys.path.insert(0, str(Path(__file__).parents[2] / "plugins"))
+    sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
     from _postgres_server import postgres_server  # type: ignore[import-not-found]
     from agentrig_postgres import PostgresJournal, PostgresSessionStore
 
@@ -223,7 +227,6 @@ async def write_credentials(out: Path) -> None:
 
 
 async def main(out: Path) -> None:
-    out.mkdir(mode=0o700, parents=True, exist_ok=False)
     await write_sessions(out)
     await write_journal(out)
     await write_postgres(out)
@@ -235,4 +238,6 @@ async def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1])))
+    target = Path(sys.argv[1])
+    target.mkdir(mode=0o700, parents=True, exist_ok=False)
+    asyncio.run(main(target))
