@@ -96,7 +96,6 @@ class PermissionGate:
         self.blockers = tuple(blockers)
         self.hooks = hooks
         self.memory = ConsentMemory()
-        self._declared: dict[int, ToolPermissions] = {}
 
     def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
         return set(withheld_tools([t.id for t in tools], self.context))
@@ -120,10 +119,13 @@ class PermissionGate:
     def _check(
         self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: str
     ) -> tuple[PermissionDecision, GateDecision | None]:
-        """Evaluate ``arguments``; a denial or an action block is returned as a refusal."""
-        declared = self._declared.get(id(tool))
-        if declared is None:
-            declared = self._declared[id(tool)] = tool_permissions(tool)
+        """Evaluate ``arguments``; a denial or an action block is returned as a refusal.
+
+        The tool's permission class is read from ``tool`` itself on every call, never from
+        a cache: a tool that replaced another (``replace_tools``, a reloaded plugin) must be
+        judged by its own declaration (reading it costs about a microsecond).
+        """
+        declared = tool_permissions(tool)
         decision = evaluate_permission(
             PermissionCall(tool=declared, arguments=arguments, call_id=call_id), ctx
         )

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from agentrig.kernel.config import IMPORTERS_GROUP
 from agentrig.kernel.contracts import CONTRACTS_GROUP
 from agentrig.kernel.kinds import KINDS
 
@@ -44,7 +45,8 @@ class StrayEntryPoint:
 def stray_entry_points() -> tuple[StrayEntryPoint, ...]:
     """Every installed entry point in an unknown ``agentrig.*`` group, sorted by group."""
     known = [spec.group for spec in KINDS.values()]
-    read = {*known, CONTRACTS_GROUP}  # the core's own contract checks (kernel.contracts)
+    # the core's own contract checks (kernel.contracts) and config importers (kernel.config)
+    read = {*known, CONTRACTS_GROUP, IMPORTERS_GROUP}
     points: Any = metadata.entry_points()
     if isinstance(points, dict):  # Python 3.11: SelectableGroups (a dict by group)
         listed = [ep for group in dict.keys(points) for ep in dict.get(points, group, ())]

@@ -9,6 +9,7 @@ library never reads the environment for them on its own.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import tomllib
 from collections import abc
@@ -32,7 +33,6 @@ from pydantic import (
 from agentrig.catalog import freeze_data
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, EntryId, ModelId, PluginName, ProviderId, ToolId
-from agentrig.kernel._claude_settings import apply_claude_code
 from agentrig.kernel._duration import Duration, parse_duration
 from agentrig.kernel._formats import read_json, read_yaml
 
@@ -51,10 +51,12 @@ __all__ = [
     "ToolConfig",
     "env_resolver",
     "installed_sections",
+    "IMPORTERS_GROUP",
     "issues_from_validation",
     "known_keys",
     "load_config",
     "parse_duration",
+    "read_json",
     "resolve_secret",
     "unknown_key_message",
 ]
@@ -221,7 +223,7 @@ class RuntimeConfig(_Strict):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
     #: Claude Code files read verbatim into ``hooks`` and ``permissions`` (see
-    #: :mod:`agentrig.kernel._claude_settings`)
+    #: :mod:`agentrig.hooks._claude_settings`, handed over as an importer)
     claude_code: ClaudeCodeConfig = Field(default_factory=lambda: ClaudeCodeConfig())
 
 
@@ -387,6 +389,39 @@ def installed_sections() -> frozenset[str]:
     return frozenset(e.name for e in EntryPointSource(["config_sections"]).entries())
 
 
+#: Where the core distribution hands the kernel the readers of another program's config files
+#: (``claude_code``: Claude Code settings, in the hooks layer, which the kernel cannot import).
+IMPORTERS_GROUP = "agentrig.config_importers"
+
+
+def _import_foreign(data: Mapping[str, Any], base: Path) -> Mapping[str, Any]:
+    """``data`` with the files of its ``[claude_code]`` table folded in."""
+    if not isinstance(data.get("claude_code"), Mapping):
+        return data
+    return _core_importer("claude_code")(data, base)
+
+
+@functools.cache
+def _core_importer(name: str) -> Callable[[Mapping[str, Any], Path], Mapping[str, Any]]:
+    from agentrig.kernel._entry_points import agentrig_entry_points
+    from agentrig.kernel.discovery import CORE_DISTRIBUTION
+
+    for found in agentrig_entry_points().get(IMPORTERS_GROUP, ()):
+        if found.entry.name == name and found.distribution == CORE_DISTRIBUTION:
+            importer: Callable[[Mapping[str, Any], Path], Mapping[str, Any]] = found.entry.load()
+            return importer
+    raise ConfigError(
+        [
+            Issue(
+                "config.importer_missing",
+                f"the core distribution declares no {IMPORTERS_GROUP} entry point {name!r}, so "
+                f"[{name}] cannot be read; reinstall agentrig (python3 dev.py setup)",
+                (name,),
+            )
+        ]
+    )
+
+
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig | LoadedConfig | None,
     *,
@@ -419,7 +454,7 @@ def load_config(
         section = dict(data.get("claude_code") or {})
         section["settings"] = [*section.get("settings", ()), *claude_settings]
         data = {**data, "claude_code": section}
-    data = apply_claude_code(data, base)
+    data = _import_foreign(data, base)
     owned = (installed_sections() if sections is None else frozenset(sections)) - set(
         RuntimeConfig.model_fields
     )

@@ -24,6 +24,7 @@ __all__ = [
     "check_factory",
     "check_hook_plugin",
     "check_provider_factory",
+    "check_skill",
     "check_tool",
     "check_schema_registrar",
     "check_variants",
@@ -160,6 +161,12 @@ def check_tool(obj: object, name: str | None = None) -> object:
     over through its own ``agentrig.contracts`` entry point ``tools``, as a plugin would.
     """
     return _layer_contract("tools")(obj, name)
+
+
+def check_skill(obj: object, name: str | None = None) -> object:
+    """A package holding a SKILL.md skill, as the skills layer defines it (handed over, like
+    :func:`check_tool`, through the core's ``agentrig.contracts`` entry point ``skills``)."""
+    return _layer_contract("skills")(obj, name)
 
 
 @functools.cache

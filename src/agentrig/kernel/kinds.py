@@ -75,6 +75,12 @@ KINDS: dict[str, KindSpec] = {
             "agentrig.kernel.contracts:check_factory",
         ),
         KindSpec(
+            "skills",
+            "agentrig.skills",
+            "skill packages: a package folder holding SKILL.md (the entry-point name is the skill)",
+            "agentrig.kernel.contracts:check_skill",
+        ),
+        KindSpec(
             "config_sections",
             "agentrig.config_sections",
             "top-level config tables a plugin owns: a pydantic model validating the table",

@@ -29,7 +29,7 @@ from typing import Any
 
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel._formats import read_json
+from agentrig.kernel.config import read_json
 
 __all__ = ["IGNORED_KEYS", "PATH_TOOLS", "apply_claude_code", "read_settings_file"]
 
