@@ -85,6 +85,12 @@ message text::
      │   ├── BrokenWriterError                  session.writer_broken             system
      │   ├── NotASessionLogError                session.not_a_log                 user
      │   └── WriterConflictError                session.writer_conflict           user
+     ├── SkillError                             skill.error                       user
+     │   ├── SkillBlockedError                  skill.blocked                     user
+     │   ├── SkillFormatError                   skill.format                      user
+     │   ├── SkillSymlinkError                  skill.symlink                     user
+     │   ├── SkillTooLargeError                 skill.too_large                   user
+     │   └── SkillVersionError                  skill.version                     user
      ├── DeferralError                          tools.deferral                    user
      ├── SchemaContractError                    schema.contract                   system
      ├── SchemaConversionError                  schema.conversion                 user
