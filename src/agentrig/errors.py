@@ -74,6 +74,11 @@ message text::
      │   └── ServerError                        provider.server                   provider
      ├── ActionBlockedError                     permissions.action_blocked        user
      ├── PermissionRuleError                    permissions.invalid_rule          user
+     ├── PersistedSchemaError                   persisted.error                   system
+     │   ├── MigrationFailedError               persisted.migration_failed        system
+     │   ├── SchemaDefinitionError              persisted.definition              system
+     │   ├── SchemaTooNewError                  persisted.too_new                 user
+     │   └── UnknownSchemaError                 persisted.unknown_schema          user
      ├── SealerError                            sealing.error                     system
      │   ├── CorruptError                       sealing.corrupt                   system
      │   │   └── UnsupportedFramingError        sealing.unsupported_framing       system
@@ -104,9 +109,9 @@ message text::
      └── ToolTimeoutError                       tool.timeout                      user
 
 Grouped by the package that defines them (``agentrig.agent``, ``.builtins``, ``.credentials``,
-this module, ``.host``, ``.journal``, ``.llm``, ``.permissions``, ``.sealing``, ``.session``,
-``.tools``); each package exports its own.  ``tests/test_error_tree.py`` keeps this picture
-true: a new error class fails it until it is drawn here.
+this module, ``.host``, ``.journal``, ``.llm``, ``.permissions``, ``.schemas``, ``.sealing``,
+``.session``, ``.tools``); each package exports its own.  ``tests/test_error_tree.py`` keeps
+this picture true: a new error class fails it until it is drawn here.
 """
 
 from __future__ import annotations
