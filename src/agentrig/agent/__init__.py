@@ -3,6 +3,11 @@
 from agentrig.agent._agent import Agent, RunOptions
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
 from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
+from agentrig.agent._instructions import (
+    PROJECT_INSTRUCTIONS,
+    ProjectInstructions,
+    with_instructions,
+)
 from agentrig.agent._registry import AgentRegistry, AgentSetup
 from agentrig.agent._results import (
     ContextWindowError,
@@ -24,6 +29,7 @@ from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUC
 __all__ = [
     "FORCED_SUMMARY_FALLBACK",
     "FORCED_SUMMARY_INSTRUCTION",
+    "PROJECT_INSTRUCTIONS",
     "Agent",
     "AgentRegistry",
     "AgentSetup",
@@ -37,6 +43,7 @@ __all__ = [
     "Inbox",
     "InboxError",
     "InboxTarget",
+    "ProjectInstructions",
     "RunOptions",
     "RunOutcome",
     "RunRecord",
@@ -47,4 +54,5 @@ __all__ = [
     "ToolChoiceViolationError",
     "ToolResult",
     "run_sync",
+    "with_instructions",
 ]
