@@ -29,7 +29,6 @@ from agentrig.kernel import (
     ToolExecution,
 )
 from agentrig.llm import (
-    AssistantMessage,
     ProviderError,
     RateLimitError,
     ServerError,
@@ -203,12 +202,14 @@ async def test_request_error_without_listener_is_terminal(
         with pytest.raises(error_type) as caught:
             await e.agent.run("hi")
         assert len(e.provider.requests) == 1
+        # the failure is an event of its own, never assistant text the next request sends
         history = list(e.agent.session.derive_messages())
-        last = history[-1]
-        assert isinstance(last, AssistantMessage)
-        assert last.stop_reason == "error"
-        assert str(caught.value) in last.text  # readable, not "no response received"
-        assert caught.value.code in last.text  # type: ignore[attr-defined]
+        assert texts(history) == ["user:hi"]
+        (failed,) = events(e.agent, "model/error")
+        assert failed.code == caught.value.code  # type: ignore[attr-defined]
+        assert failed.message == str(caught.value)  # readable, not "no response received"
+        assert (failed.provider, failed.model, failed.attempt) == ("local", "m1", 1)
+        assert failed.category == caught.value.category  # type: ignore[attr-defined]
         end = events(e.agent, "turn/end")[-1]
         assert end.reason == "failed"
         assert end.error["code"] == caught.value.code  # type: ignore[attr-defined]
@@ -234,9 +235,10 @@ async def test_mid_stream_failure_is_readable_and_typed(env: EnvFactory) -> None
     async with env([reply]) as e:
         with pytest.raises(RateLimitError):
             await e.agent.run("hi")
-        last = e.agent.session.derive_messages()[-1]
-        assert isinstance(last, AssistantMessage)
-        assert "slow down" in last.text
+        # readable in the log as a model/error event, not as the model's words
+        assert texts(e.agent.session.derive_messages()) == ["user:hi"]
+        (failed,) = events(e.agent, "model/error")
+        assert "slow down" in failed.message
         check_invariant(e.agent)
 
 

@@ -364,11 +364,13 @@ async def test_context_guard_blocks_the_request_before_it_is_sent(env: EnvFactor
             await e.agent.run("x" * 400)
         assert e.provider.requests == []
         assert events(e.agent, "request/header") == []
-        last = e.agent.session.derive_messages()[-1]
-        assert isinstance(last, AssistantMessage)
-        assert "not sent" in last.text
-        assert "tiny" in last.text
-        assert str(caught.value) == last.text
+        # the refusal is a model/error event, not assistant text in the history
+        assert all(not isinstance(m, AssistantMessage) for m in e.agent.session.derive_messages())
+        (refused,) = events(e.agent, "model/error")
+        assert refused.code == "loop.context_window"
+        assert refused.model == "tiny"
+        assert "not sent" in refused.message
+        assert str(caught.value) == refused.message
         check_invariant(e.agent)
 
 

@@ -208,3 +208,41 @@ def test_show_says_a_turn_suspended_and_what_it_waits_for(tmp_path: Path) -> Non
     )
     [ended] = [line for line in lines if line.startswith("  (turn ")]
     assert ended.startswith("  (turn 1 ended suspended: waiting for an answer on call ")
+
+
+FAILING = """\
+[providers.local]
+kind = "scripted"
+
+[[providers.local.options.script]]
+error = { status = 503, message = "the upstream is down" }
+
+[agents.assistant]
+provider = "local"
+model = "m"
+session_store = "main"
+
+[session_stores.main]
+kind = "jsonl"
+options.directory = "sessions"
+"""
+
+
+def test_show_prints_a_failed_model_call_as_its_own_line(tmp_path: Path) -> None:
+    (tmp_path / "agentrig.toml").write_text(FAILING, encoding="utf-8")
+
+    async def fail() -> tuple[str, str]:
+        async with agentrig.open_runtime(tmp_path / "agentrig.toml") as rt:
+            agent = rt.agent(AgentId("assistant"))
+            with pytest.raises(agentrig.AgentrigError) as caught:
+                await agent.run("Hello?")
+            return agent.session_id, caught.value.code
+
+    session, code = anyio.run(fail)
+    done = _agentrig("sessions", "show", "-c", "agentrig.toml", session, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    [failed] = [line for line in lines if "model call failed" in line]
+    assert failed.startswith(f"  (model call failed [{code}] (local m, attempt 1): ")
+    assert "the upstream is down" in failed
+    assert not any(line.startswith("assistant:") for line in lines), done.stdout

@@ -31,9 +31,10 @@ def environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
 
 
-def test_serve_listens_answers_and_stops_on_interrupt() -> None:
+def start_serve(*args: str) -> tuple[subprocess.Popen[str], threading.Timer]:
+    """``agentrig serve ARGS``, with a watchdog that kills it if it hangs (cancel it)."""
     process = subprocess.Popen(
-        [*agentrig_command(), "serve", "-c", str(EXAMPLE), "--port", "0", "--ui"],
+        [*agentrig_command(), "serve", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -42,11 +43,21 @@ def test_serve_listens_answers_and_stops_on_interrupt() -> None:
     # a server that never prints the line must fail the test, not hang it: kill it (EOF)
     watchdog = threading.Timer(120, process.kill)
     watchdog.start()
-    try:
-        assert process.stderr is not None
+    return process, watchdog
+
+
+def listening_line(process: subprocess.Popen[str]) -> str:
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    while line and "listening on" not in line:  # anything printed before it
         line = process.stderr.readline()
-        while line and "listening on" not in line:  # anything printed before it
-            line = process.stderr.readline()
+    return line
+
+
+def test_serve_listens_answers_and_stops_on_interrupt() -> None:
+    process, watchdog = start_serve("-c", str(EXAMPLE), "--port", "0", "--ui")
+    try:
+        line = listening_line(process)
         watchdog.cancel()
         found = re.fullmatch(r"agentrig serve: listening on (http://127\.0\.0\.1:\d+)\n", line)
         assert found is not None, line
@@ -59,6 +70,7 @@ def test_serve_listens_answers_and_stops_on_interrupt() -> None:
         assert httpx.get(base + "/").status_code == 200  # --ui turned the page on
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130  # the CLI's exit code for an interrupt
+        assert process.stderr is not None
         assert "Traceback" not in process.stderr.read()
         assert process.stdout is not None
         assert process.stdout.read() == ""  # status lines are on stderr
@@ -126,3 +138,39 @@ def test_config_check_validates_the_server_table(tmp_path: Path) -> None:
     assert bad.returncode == 1
     assert "server.uii" in bad.stdout + bad.stderr
     assert "did you mean 'ui'" in bad.stdout + bad.stderr
+
+
+def test_a_5xx_error_id_is_logged_with_its_exception_on_stderr(tmp_path: Path) -> None:
+    """Point 10 of issue 28: the id a client is shown leads to the exception in the log."""
+    config = tmp_path / "agentrig.toml"
+    config.write_text(
+        "[providers.local]\n"
+        'kind = "scripted"\n'
+        'options.script = [{ error = { status = 500, message = "upstream detail 7f3a" } }]\n'
+        '[agents.assistant]\nprovider = "local"\nmodel = "m"\n'
+        "[server.agents.assistant]\n"
+    )
+    process, watchdog = start_serve("-c", str(config), "--port", "0")
+    try:
+        base = listening_line(process).rsplit(" ", 1)[1].strip()
+        sdk = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as info:
+            sdk.chat.completions.create(
+                model="assistant", messages=[{"role": "user", "content": "x"}]
+            )
+        assert info.value.status_code == 502
+        found = re.search(r"error id (err_[0-9a-f]+)", str(info.value))
+        assert found is not None
+        assert "7f3a" not in str(info.value)  # the upstream's words stay in the log
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        assert process.stderr is not None
+        logged = process.stderr.read()
+    finally:
+        watchdog.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    (entry,) = [line for line in logged.splitlines() if found[1] in line]
+    assert entry.startswith("ERROR agentrig.server: internal error " + found[1])
+    assert "upstream detail 7f3a" in logged  # the exception, under that id

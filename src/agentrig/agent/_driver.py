@@ -311,7 +311,7 @@ class RunDriver:
             stop_reason=outcome.stop_reason,
             notices=notices,
         )
-        return RunResult(value=value, invocation=record)
+        return RunResult(value=value, invocation=record, refused=tuple(outcome.refused))
 
 
 def _seconds(deadline: float | str) -> float:

@@ -30,11 +30,10 @@ from agentrig.llm import (
     AssistantMessage,
     ModelResponse,
     StreamAssembler,
-    TextBlock,
     message_chunks,
     require_capabilities,
 )
-from agentrig.session import AssistantMessageEvent, RequestHeader
+from agentrig.session import AssistantMessageEvent, ModelError, RequestHeader
 from agentrig.tools import Tool
 
 __all__ = ["ModelCall"]
@@ -50,6 +49,7 @@ class ModelCall(TurnState):
         tools: Sequence[Tool],
         tool_choice: str | None,
         extra_instruction: str | None = None,
+        attempt: int = 1,
     ) -> AssistantMessage:
         agent = self.agent
         provider = agent.runtime.catalog(PROVIDERS).require(cfg.provider)
@@ -61,14 +61,9 @@ class ModelCall(TurnState):
         window = agent.runtime.models.context_window(cfg.model)
         refusal = context_overflow(window, cfg.model, view.chars + extra_chars + tool_chars)
         if refusal is not None:
-            await self.log(
-                AssistantMessageEvent(
-                    message=AssistantMessage(
-                        content=(TextBlock(text=refusal),), stop_reason="error"
-                    )
-                )
-            )
-            raise ContextWindowError(refusal)
+            error = ContextWindowError(refusal)
+            await self.log(model_error(cfg, attempt, error))
+            raise error
         response_format, transport = structured_transport(self.options, provider, cfg.model)
         declared = provider.capabilities(cfg.model)
         if declared.tool_choice is False and not specs:
@@ -187,7 +182,11 @@ class ModelCall(TurnState):
         self.first_chunk = 0.0
         try:
             message = await self.call_model(
-                cfg, tools=tools, tool_choice=tool_choice, extra_instruction=extra_instruction
+                cfg,
+                tools=tools,
+                tool_choice=tool_choice,
+                extra_instruction=extra_instruction,
+                attempt=attempt + 1,
             )
         except Interrupted:
             observe_model_call(self, cfg, started, attempt, "interrupted", self.outcome.final)
@@ -207,15 +206,8 @@ class ModelCall(TurnState):
             )
             if isinstance(action, Retry) and not self.signal.cancelled:
                 return None
-            # Kept readable in history, then raised as the typed error it is.
-            text = f"The model request failed: {error_info(exc).code}: {exc}"
-            await self.log(
-                AssistantMessageEvent(
-                    message=AssistantMessage(
-                        content=(TextBlock(text=text),), stop_reason="error", model=cfg.model
-                    )
-                )
-            )
+            # its own event in the log (never words of the model), then raised as itself
+            await self.log(model_error(cfg, attempt + 1, exc))
             raise
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
@@ -225,6 +217,19 @@ class ModelCall(TurnState):
         observe_model_call(self, cfg, started, attempt, "success", message)
         await self.commit_assistant(message)
         return message
+
+
+def model_error(cfg: RequestConfig, attempt: int, error: BaseException) -> ModelError:
+    """The ``model/error`` event of a failed call (``attempt`` counts from 1)."""
+    info = error_info(error)
+    return ModelError(
+        provider=cfg.provider,
+        model=cfg.model,
+        attempt=attempt,
+        code=info.code,
+        category=info.category,
+        message=info.message,
+    )
 
 
 def _whole(response: ModelResponse) -> AssistantMessage:

@@ -70,7 +70,10 @@ class AgentRegistry:
         self._made: dict[Callable[..., Any], Tool] = {}
         # configs built from keyword settings, shared by the agents given the same ones
         # (a server making an agent per request keeps one config, not one each)
-        self._configs: dict[tuple[Any, ...], AgentConfig] = {}
+        # (the base config's id, the flat settings) -> (that base, the config built): the
+        # entry holds its base and is used only for that very object, so a new config born
+        # at a dead one's address never gets the dead one's result
+        self._configs: dict[tuple[Any, ...], tuple[AgentConfig | None, AgentConfig]] = {}
         self._tool_specs: dict[str, tuple[Tool, ToolSpec, int]] = {}
 
     def __iter__(self) -> Iterator[Agent]:
@@ -266,9 +269,9 @@ class AgentRegistry:
         if given is None and all(type(v) in _FLAT for v in settings.values()):
             # the type is part of the key: 1, 1.0 and True are equal but validate apart
             key = (id(base), *sorted((k, type(v), v) for k, v in settings.items()))
-            built = self._configs.get(key)
-            if built is not None:
-                return built
+            hit = self._configs.get(key)
+            if hit is not None and hit[0] is base:
+                return hit[1]
         origin = base or given
         values = {**origin.model_dump(), **settings} if origin is not None else settings
         try:
@@ -279,7 +282,7 @@ class AgentRegistry:
         if key is not None:
             if len(self._configs) >= _CONFIGS_MAX:
                 self._configs.clear()
-            self._configs[key] = built
+            self._configs[key] = (base, built)
         return built
 
     async def _publish(

@@ -14,6 +14,8 @@ __all__ = [
     "ContextWindowError",
     "DeadlineExceededError",
     "IdenticalToolInputError",
+    "RefusalCode",
+    "RefusedCall",
     "RunOutcome",
     "RunRecord",
     "RunResult",
@@ -25,6 +27,21 @@ __all__ = [
 
 T = TypeVar("T")
 RunOutcome = Literal["completed", "interrupted"]
+#: why a model's tool call did not run: the gate (permission rules, hooks, an approver) or the
+#: tool's ``authorize`` refused it, no such tool exists, its arguments did not validate, or the
+#: loop settled it without running it (a stop, a cancellation, a guard, a spent budget)
+RefusalCode = Literal["denied", "unknown_tool", "invalid_input", "not_executed"]
+
+
+@attrs.frozen(slots=True)
+class RefusedCall:
+    """A tool call of the run that was answered without the tool having done its work."""
+
+    call_id: str
+    tool: str
+    code: RefusalCode
+    #: the result text the model was given for the call
+    reason: str
 
 
 @attrs.frozen(slots=True)
@@ -57,11 +74,14 @@ class RunResult(Generic[T]):
 
     ``value`` is the final text, or the validated model when ``output_type`` was given.  A
     run cancelled while in flight still returns (``invocation.outcome == "interrupted"``) with
-    the partial text committed before the abort.
+    the partial text committed before the abort.  ``refused`` lists the tool calls the model
+    made that were refused, skipped or settled without running.
     """
 
     value: T
     invocation: RunRecord
+    #: the run's tool calls that did not run, in the order they were answered
+    refused: tuple[RefusedCall, ...] = ()
 
     @property
     def interrupted(self) -> bool:

@@ -103,6 +103,7 @@ async def finish_structured(
         outcome.rounds += retry.rounds
         outcome.final = retry.final
         outcome.interrupted = retry.interrupted
+        outcome.refused.extend(retry.refused)
         if retry.interrupted:
             return outcome.text, attempts
 

@@ -27,9 +27,9 @@ from agentrig.agent._dispatch import (
     unknown_tool,
 )
 from agentrig.agent._observations import observe_tool_call
-from agentrig.agent._results import IdenticalToolInputError
+from agentrig.agent._results import IdenticalToolInputError, RefusedCall
 from agentrig.agent._spill import cap_result
-from agentrig.agent._turn_state import TurnState
+from agentrig.agent._turn_state import TurnState, refusal
 from agentrig.errors import ExecutionSuspended
 from agentrig.llm import ToolCallBlock, ToolMessage, ToolResultChunk
 from agentrig.session import ToolCallEvent, ToolResultEvent
@@ -203,7 +203,11 @@ class ToolRound(TurnState):
                         continue  # its result is logged already
                     if index in suspended:  # it never ran: the cancellation ends its wait
                         self.open_calls.pop(index, None)
-                        await self.log(ToolResultEvent(message=not_executed(calls[index])))
+                        message = not_executed(calls[index])
+                        await self.log(ToolResultEvent(message=message))
+                        self.outcome.refused.append(
+                            RefusedCall(message.call_id, message.name, "not_executed", message.text)
+                        )
                     elif index in outcomes:
                         await self.record(index, calls[index], outcomes[index], count=True)
                     elif index in entered:
@@ -240,6 +244,10 @@ class ToolRound(TurnState):
         if writing is not None:
             await writing
         self.open_calls.pop(index, None)  # from here on the call has its result
+        if not outcome.executed or outcome.failure is not None:
+            refused = refusal(call, outcome)
+            if refused is not None:
+                self.outcome.refused.append(refused)
         if stored is not None:
             await self.log(stored)  # links the call to its whole result
         hooks = self.agent.runtime.hooks

@@ -12,17 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agentrig.agent._dispatch import not_executed
+from agentrig.agent._dispatch import CallOutcome, not_executed
+from agentrig.agent._results import RefusalCode, RefusedCall
 from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId, ProviderId
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
 from agentrig.session import ToolResultEvent, TurnTrigger
+from agentrig.tools import ToolRefusedError
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
     from agentrig.agent._driver import RunOptions
 
-__all__ = ["Emit", "Interrupted", "TurnOutcome", "TurnState"]
+__all__ = ["Emit", "Interrupted", "TurnOutcome", "TurnState", "refusal"]
 
 # Hands a chunk to the stream's consumer: None when it was taken at once (the common case,
 # no coroutine per token), else an awaitable that completes once the consumer has room.
@@ -32,7 +34,16 @@ Emit = Callable[[StreamChunk], Awaitable[None] | None]
 class TurnOutcome:
     """What a finished turn produced."""
 
-    __slots__ = ("final", "interrupted", "model", "rounds", "stop_reason", "tool_results", "usages")
+    __slots__ = (
+        "final",
+        "interrupted",
+        "model",
+        "refused",
+        "rounds",
+        "stop_reason",
+        "tool_results",
+        "usages",
+    )
 
     def __init__(self) -> None:
         self.final: AssistantMessage | None = None
@@ -42,6 +53,7 @@ class TurnOutcome:
         self.usages: list[Usage | None] = []
         self.model: str | None = None
         self.tool_results = 0
+        self.refused: list[RefusedCall] = []  # calls answered without running, in order
 
     @property
     def text(self) -> str:
@@ -97,6 +109,7 @@ class TurnState:
         """Give every call still without a result its explicit not-executed result."""
         for call in list(self.open_calls.values()):
             await self.log(ToolResultEvent(message=not_executed(call, reason)))
+            self.outcome.refused.append(RefusedCall(call.id, call.name, "not_executed", reason))
         self.open_calls.clear()
 
     def observed_ids(self) -> tuple[str, str, str, AgentId]:
@@ -114,3 +127,19 @@ class TurnState:
                 agent.id,
             )
         return ids
+
+
+def refusal(call: ToolCallBlock, outcome: CallOutcome) -> RefusedCall | None:
+    """What ``outcome`` says about a call that did not run (None: it ran)."""
+    message = outcome.message
+    if isinstance(outcome.failure, ToolRefusedError):
+        code: RefusalCode = "denied"  # the gate, or the tool's own authorize()
+    elif outcome.executed:
+        return None
+    elif message.status == "skipped":
+        code = "unknown_tool"
+    elif message.status == "not_executed":
+        code = "not_executed"
+    else:
+        code = "invalid_input"
+    return RefusedCall(call.id, call.name, code, message.text)

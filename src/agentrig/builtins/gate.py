@@ -7,9 +7,11 @@ For every tool call, in order:
 2. the ``PreToolUse`` hooks (when configured): a deny or ``continue: false`` refuses;
 3. a hook's ``updatedInput`` is validated against the tool's schema and goes through the
    evaluator and the blockers again -- a rewrite never routes around a rule;
-4. what is left to ask goes to the ``permission_approver`` hook (a denial when nobody
-   answers): the evaluator's ask, unless a hook's ``allow`` answered a mode's prompt (an ask
-   *rule* and the always-ask cases still ask, as in Claude Code), and a hook's ``ask``.
+4. what is left to ask goes to the ``PermissionRequest`` hooks, then to the
+   ``permission_approver`` hook (a denial when nobody answers): the evaluator's ask, unless
+   a hook's ``allow`` answered a mode's prompt, and a hook's ``ask``.  No hook answers a
+   call that always reaches a person (an ask *rule*, an unevaluable rule, a catastrophic
+   removal, a trust-widening write): only the approver does (a hook may still refuse).
 
 Nothing a hook says softens a denial.  Tools the rules deny outright are withheld from the
 model.  A decision that cannot be evaluated never allows.
@@ -96,7 +98,6 @@ class PermissionGate:
         self.blockers = tuple(blockers)
         self.hooks = hooks
         self.memory = ConsentMemory()
-        self._declared: dict[int, ToolPermissions] = {}
 
     def denied_tools(self, tools: Sequence[Tool]) -> set[str]:
         return set(withheld_tools([t.id for t in tools], self.context))
@@ -120,10 +121,13 @@ class PermissionGate:
     def _check(
         self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: str
     ) -> tuple[PermissionDecision, GateDecision | None]:
-        """Evaluate ``arguments``; a denial or an action block is returned as a refusal."""
-        declared = self._declared.get(id(tool))
-        if declared is None:
-            declared = self._declared[id(tool)] = tool_permissions(tool)
+        """Evaluate ``arguments``; a denial or an action block is returned as a refusal.
+
+        The tool's permission class is read from ``tool`` itself on every call, never from
+        a cache: a tool that replaced another (``replace_tools``, a reloaded plugin) must be
+        judged by its own declaration (reading it costs about a microsecond).
+        """
+        declared = tool_permissions(tool)
         decision = evaluate_permission(
             PermissionCall(tool=declared, arguments=arguments, call_id=call_id), ctx
         )
@@ -175,7 +179,10 @@ class PermissionGate:
             return GateDecision(True, updated_arguments=updated)
         if decision.verdict == "ask" and hooks is not None:
             answered = await self._permission_request(tool, call, decision, agent, ctx)
-            if answered is not None:
+            if isinstance(answered, PermissionDecision):
+                # the hook's rewrite is a call that always reaches a person: ask about it
+                decision, updated = answered, answered.call.arguments
+            elif answered is not None:
                 if answered.allowed and answered.updated_arguments is None and updated is not None:
                     return attrs.evolve(answered, updated_arguments=updated)
                 return answered
@@ -201,8 +208,14 @@ class PermissionGate:
         decision: PermissionDecision,
         agent: Agent,
         ctx: PermissionContext,
-    ) -> GateDecision | None:
-        """``PermissionRequest`` hooks answer an ask for the user (``None``: they did not)."""
+    ) -> GateDecision | PermissionDecision | None:
+        """``PermissionRequest`` hooks answer an ask for the user (``None``: they did not).
+
+        A hook may refuse any call, but it never answers one that always reaches a person
+        (an ask rule, a rule that cannot be evaluated, a catastrophic removal, a
+        trust-widening write): its ``allow`` is not an answer there, and a rewrite that
+        turns into such a call comes back as the decision to ask the approver about.
+        """
         assert self.hooks is not None
         asked = await self.hooks.permission_request(tool.id, call, decision.call.arguments, agent)
         if asked is None:
@@ -211,13 +224,17 @@ class PermissionGate:
             return GateDecision(False, f"denied by a PermissionRequest hook: {asked.reason}")
         if asked.stop:
             return GateDecision(False, f"a hook stopped the run: {asked.stop_reason}")
-        if asked.permission != "allow":
+        if asked.permission != "allow" or decision.always_ask:
             return None
         if asked.updated_input is None:
             return GateDecision(True)
-        _, refused = self._rewrite(tool, asked.updated_input, ctx, call.id, "PermissionRequest")
-        if refused is not None:
-            return refused
+        checked, refused = self._rewrite(
+            tool, asked.updated_input, ctx, call.id, "PermissionRequest"
+        )
+        if refused is not None or checked is None:
+            return refused or GateDecision(False, "the rewrite could not be checked")
+        if checked.verdict == "ask" and checked.always_ask:
+            return checked
         return GateDecision(True, updated_arguments=asked.updated_input)
 
 

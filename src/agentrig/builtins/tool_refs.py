@@ -91,7 +91,9 @@ class ToolRefs:
     def __init__(self, base_dir: Path) -> None:
         self.base_dir = base_dir
         self._modules: dict[str, Any] = {}
-        self._wrapped: dict[int, Tool] = {}
+        # the function itself is the key (not its id): an entry can never answer for
+        # another function, even one born where a dead one lived
+        self._wrapped: dict[Any, Tool] = {}
 
     def load(self, ref: str, path: tuple[str | int, ...]) -> tuple[Tool, ...] | Issue:
         """The tools ``ref`` names, or an :class:`Issue` at ``path`` saying what is wrong."""
@@ -119,10 +121,10 @@ class ToolRefs:
                 )
             obj = getattr(obj, part)
         if inspect.isfunction(obj) or inspect.ismethod(obj):
-            wrapped = self._wrapped.get(id(obj))
+            wrapped = self._wrapped.get(obj)
             if wrapped is None:
                 try:
-                    wrapped = self._wrapped[id(obj)] = tool(obj)
+                    wrapped = self._wrapped[obj] = tool(obj)
                 except Exception as exc:  # the function cannot describe a tool
                     raise _RefError(
                         "config.tool_ref_invalid", f"{attribute} cannot be a tool: {exc}"

@@ -134,5 +134,10 @@ class _Lines:
         elif kind == "turn/end":
             detail = f": {data.detail}" if data.detail else ""
             self.note(f"turn {data.turn} ended {data.reason}{detail}")
+        elif kind == "model/error":
+            self.note(
+                f"model call failed [{data.code}] ({data.provider} {data.model}, "
+                f"attempt {data.attempt}): {data.message}"
+            )
         elif kind == "notice":
             self.note(f"{data.source}: {data.text}")

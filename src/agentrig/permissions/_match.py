@@ -29,7 +29,7 @@ from typing import Literal
 
 from agentrig.permissions._glob import GlobSyntaxError, Segment, parse_path_pattern
 from agentrig.permissions._rules import MATCH_ALL_SPECIFIERS, PermissionRule
-from agentrig.permissions._shell import Candidate, ParsedCommand, split_command
+from agentrig.permissions._shell import Candidate, CommandSegment, ParsedCommand, split_command
 from agentrig.permissions._types import MatchOutcome, PathResolver, PermissionCall
 from agentrig.permissions._urls import match_url
 from agentrig.permissions._wrappers import INERT_PROGRAMS, WRAPPERS
@@ -389,6 +389,13 @@ def _carries(argv: tuple[str, ...], program: str) -> bool:
     return False
 
 
+def _carries_input(candidate: Candidate, segment: CommandSegment, program: str) -> bool:
+    """Whether text handed to the program on standard input (a here-string) names
+    ``program``, for a program that may run what it reads (``mytool <<< 'git push'``)."""
+    fed = [target for op, target in segment.redirects if op == "<<<"]
+    return bool(fed) and _carries((candidate.argv[0], *fed), program)
+
+
 def match_command(
     pattern: str,
     value: object,
@@ -433,6 +440,7 @@ def match_command(
                     seen_maybe
                     or hit == "maybe"
                     or (program is not None and _carries(candidate.argv, program))
+                    or (program is not None and _carries_input(candidate, segment, program))
                 )
         return "unevaluable" if seen_maybe or not parsed.conclusive else "no-match"
     if not parsed.conclusive:

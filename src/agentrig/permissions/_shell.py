@@ -42,6 +42,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from agentrig.permissions._programs import side_channel
 from agentrig.permissions._wrappers import (
     ASSIGNMENT,
     WRAPPERS,
@@ -77,6 +78,8 @@ _OPERATORS = (
     "<",
     ">",
 )
+# redirections that give a command's standard input something to read
+_INPUT_REDIRECTS = frozenset({"<", "<<", "<<<", "<&", "<>"})
 _SEPARATORS = frozenset({"&&", "||", ";;", ";&", "|&", ";", "&", "|", "(", ")"})
 _PUNCTUATION = frozenset("();<>|&")
 _SKIPPED_WORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done"})
@@ -195,11 +198,12 @@ def _parse(
     except ValueError as exc:
         problems.append(f"the command does not tokenise ({exc})")
         return
-    for words, redirects, problem in _group(tokens):
+    for words, redirects, problem, piped in _group(tokens):
         if problem:
             problems.append(problem)
         if words or redirects:
-            segment, scripts = _analyse(tuple(words), tuple(redirects), nested)
+            fed = piped or any(op in _INPUT_REDIRECTS for op, _ in redirects)
+            segment, scripts = _analyse(tuple(words), tuple(redirects), nested, fed)
             segments.append(segment)
             for script in scripts:
                 _parse(script, depth + 1, True, segments, problems)
@@ -268,12 +272,17 @@ def _operators(token: str) -> list[str]:
     return ops
 
 
-def _group(tokens: list[str]) -> list[tuple[list[str], list[tuple[str, str]], str | None]]:
-    groups: list[tuple[list[str], list[tuple[str, str]], str | None]] = []
+_Group = tuple[list[str], list[tuple[str, str]], str | None, bool]
+
+
+def _group(tokens: list[str]) -> list[_Group]:
+    """Simple commands: words, redirections, a problem, and whether a pipe feeds it."""
+    groups: list[_Group] = []
     words: list[str] = []
     redirects: list[tuple[str, str]] = []
     pending: str | None = None
     problem: str | None = None
+    piped = False
     for token in tokens:
         if token and all(ch in _PUNCTUATION for ch in token):
             for op in _operators(token):
@@ -283,8 +292,9 @@ def _group(tokens: list[str]) -> list[tuple[list[str], list[tuple[str, str]], st
                 if op in _SEPARATORS:
                     if op == "(" and words:
                         problem = "a function definition or a misplaced '('"
-                    groups.append((words, redirects, problem))
+                    groups.append((words, redirects, problem, piped))
                     words, redirects, problem = [], [], None
+                    piped = op in ("|", "|&")
                 else:
                     if op == "<<":
                         problem = "a here-document"
@@ -298,12 +308,12 @@ def _group(tokens: list[str]) -> list[tuple[list[str], list[tuple[str, str]], st
             words.append(token)
     if pending is not None:
         problem = "a redirection without a target"
-    groups.append((words, redirects, problem))
+    groups.append((words, redirects, problem, piped))
     return groups
 
 
 def _analyse(
-    words: tuple[str, ...], redirects: tuple[tuple[str, str], ...], nested: bool
+    words: tuple[str, ...], redirects: tuple[tuple[str, str], ...], nested: bool, fed: bool
 ) -> tuple[CommandSegment, list[str]]:
     opaque: str | None = None
     while words and words[0] in _SKIPPED_WORDS:
@@ -317,7 +327,7 @@ def _analyse(
     candidates: list[Candidate] = []
     scripts: list[str] = []
     if words and opaque is None:
-        candidates, opaque, scripts = _unwrap(words)
+        candidates, opaque, scripts = _unwrap(words, fed)
     elif words:
         candidates = [Candidate(words)]
     segment = CommandSegment(
@@ -335,7 +345,7 @@ def _opaque_name(word: str) -> bool:
     return not word or any(ch in _OPAQUE_NAME_CHARS for ch in word)
 
 
-def _unwrap(argv: tuple[str, ...]) -> tuple[list[Candidate], str | None, list[str]]:
+def _unwrap(argv: tuple[str, ...], fed: bool) -> tuple[list[Candidate], str | None, list[str]]:
     candidates = [Candidate(argv)]
     scripts: list[str] = []
     open_ended = False
@@ -365,6 +375,10 @@ def _unwrap(argv: tuple[str, ...]) -> tuple[list[Candidate], str | None, list[st
                 return candidates, f"{base}: {why}", scripts
             if script is not None:
                 scripts.append(script)
+            else:
+                why = side_channel(base, args, fed)
+                if why is not None:
+                    return candidates, why, scripts
         elif base == "eval":
             scripts.append(" ".join(args))
         elif base == "git":
@@ -381,5 +395,9 @@ def _unwrap(argv: tuple[str, ...]) -> tuple[list[Candidate], str | None, list[st
             return candidates, f"{base} runs inline code", scripts
         elif base in _AWK and any("system" in a or "|" in a for a in args):
             return candidates, f"{base} may run commands", scripts
+        else:
+            why = side_channel(base, args, fed or open_ended)
+            if why is not None:
+                return candidates, why, scripts
         break
     return candidates, None, scripts

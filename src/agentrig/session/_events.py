@@ -21,6 +21,7 @@ __all__ = [
     "AssistantChunk",
     "AssistantMessageEvent",
     "InboxSpliced",
+    "ModelError",
     "Notice",
     "NoticeKind",
     "RequestHeader",
@@ -144,6 +145,25 @@ class RequestHeader(SessionEventData):
     tools: tuple[str, ...] = ()
 
 
+class ModelError(SessionEventData):
+    """A model call failed: the error as the loop saw it, never a message of the model.
+
+    Logged once per failed attempt that ends the round (a ``request_error`` listener that
+    answers ``Retry`` gets another attempt without one), and for a request refused before it
+    was sent (``loop.context_window``).  The projection to messages skips it, so the next
+    request does not carry the failure as if the model had said it.
+    """
+
+    type: Literal["model/error"] = "model/error"
+    provider: str
+    model: str
+    #: 1 for the round's first attempt, 2 after one retry, ...
+    attempt: int = 1
+    code: str
+    category: str
+    message: str
+
+
 class SystemPrompt(SessionEventData):
     """The system prompt entered the session (first injection, or a live update)."""
 
@@ -193,6 +213,7 @@ SESSION_EVENTS.register_all(
         ToolResultEvent,
         ToolResultStored,
         RequestHeader,
+        ModelError,
         SystemPrompt,
         InboxSpliced,
         Notice,

@@ -1,21 +1,26 @@
 """The ASGI application: a function of an opened runtime and the ``[server]`` settings.
 
-Every request passes the same gate before anything runs: body size (413), API key (401),
-rate limit (429 with ``Retry-After``), the caller's concurrency slots (429), then validation
-of the body (400), then the model's own slots (429).  Only then does a run -- and a stream --
-start.  ``/health`` answers anyone with liveness and nothing else.
+Every request passes the same gate before anything runs: the browser rules (Host 421, Origin
+and page token 403, see ``_browser``), API key (401), rate limit (429 with ``Retry-After``),
+the whole body read within ``body_timeout`` (415 unless JSON, 408, 413, 400 when malformed or
+nested too deeply), the caller's concurrency slots (429), validation of the body (400), then
+the model's own slots (429).  Only then does a run -- and a stream -- start.  The body is read
+before a slot is taken, so a client that stalls its body holds no slot.  ``/health`` answers
+anyone with liveness and nothing else.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import secrets
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -27,6 +32,7 @@ from agentrig.llm import PROVIDERS, ProviderError, ReadinessCheck
 from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
 from agentrig_server._anthropic import MessagesStream, message_body, parse_messages_request
 from agentrig_server._approvals import Approvals
+from agentrig_server._browser import BrowserGuard
 from agentrig_server._errors import ApiError, Dialect, error_response, internal_error
 from agentrig_server._events import Finished, RunEvent
 from agentrig_server._hooks import ServerHooks
@@ -41,7 +47,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerState", "create_app", "resolve_keys"]
 
-Handler = Callable[[Request, Caller], Awaitable[Response]]
+Handler = Callable[[Request, Caller, Any], Awaitable[Response]]
+"""A guarded route: the request, its verified caller and its parsed JSON body (or None)."""
+
+#: The deepest nesting of arrays and objects a request body may have (no API here needs more;
+#: deeper ones are refused before anything walks them).
+MAX_JSON_DEPTH = 64
 
 
 async def resolve_keys(rt: Runtime, settings: ServerSettings) -> list[str]:
@@ -133,31 +144,74 @@ class ServerState:
         return caller
 
     async def body(self, request: Request) -> Any:
+        """The request's JSON body, read whole within ``body_timeout`` and checked: JSON by
+        its content type, no larger than ``max_body_bytes``, no deeper than MAX_JSON_DEPTH."""
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media != "application/json":
+            raise ApiError(
+                415,
+                "send the request body as JSON with 'Content-Type: application/json'",
+                code="unsupported_media_type",
+            )
         limit = self.settings.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise ApiError(413, f"request body larger than {limit} bytes", code="request_too_large")
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ApiError(
-                    413, f"request body larger than {limit} bytes", code="request_too_large"
-                )
-            chunks.append(chunk)
-        try:
-            return json.loads(b"".join(chunks))
-        except ValueError:
-            raise ApiError(400, "the request body is not valid JSON", param="body") from None
+        with anyio.move_on_after(self.settings.body_timeout) as deadline:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise ApiError(
+                        413, f"request body larger than {limit} bytes", code="request_too_large"
+                    )
+                chunks.append(chunk)
+        if deadline.cancelled_caught:
+            raise ApiError(
+                408,
+                f"the request body did not arrive within {self.settings.body_timeout:g} seconds",
+                code="request_timeout",
+            )
+        return parse_json(b"".join(chunks))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(data: bytes) -> Any:
+    """Strict JSON (no NaN / Infinity) nested at most MAX_JSON_DEPTH deep, or a 400."""
+    try:
+        value = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise ApiError(400, "the request body is not valid JSON", param="body") from None
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:  # iterative: a deep body must not exhaust the stack that checks it
+        item, depth = pending.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        )
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth >= MAX_JSON_DEPTH:
+                    raise ApiError(
+                        400,
+                        f"the request body is nested more than {MAX_JSON_DEPTH} levels deep",
+                        param="body",
+                    )
+                pending.append((child, depth + 1))
+    return value
 
 
 def _guarded(
-    state: ServerState, dialect: Dialect, handler: Handler
+    state: ServerState, dialect: Dialect, handler: Handler, *, with_body: bool
 ) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         try:
             caller = state.caller(request)
+            # the whole body first: a client stalling it must not hold one of its slots
+            body = await state.body(request) if with_body else None
             state.callers.acquire(caller.identity)
         except ApiError as exc:
             return error_response(exc, dialect)
@@ -166,7 +220,7 @@ def _guarded(
             state.callers.release(caller.identity)
 
         try:
-            response = await handler(request, caller)
+            response = await handler(request, caller, body)
         except ApiError as exc:
             release()
             return error_response(exc, dialect)
@@ -229,7 +283,7 @@ _PAGE_HEADERS = {
     ),
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
-    "cache-control": "no-cache",
+    "cache-control": "no-store",
 }
 _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -238,12 +292,15 @@ _STATIC = {
 }
 
 
-def _page_routes() -> list[Route]:
-    """The chat page: three files shipped in the distribution (no build step, no CDN)."""
+def _page_routes(page_token: str) -> list[Route]:
+    """The chat page: three files shipped in the distribution (no build step, no CDN); the
+    page carries this launch's token, which its API calls send back."""
     files = resources.files("agentrig_server") / "static"
     routes = []
     for path, (name, media_type) in _STATIC.items():
         content = (files / name).read_bytes()
+        if name == "index.html":
+            content = content.replace(b"{{page_token}}", page_token.encode())
 
         async def page(
             request: Request, content: bytes = content, media: str = media_type
@@ -292,8 +349,8 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
     state = ServerState(rt, settings, keys)
     rt.add_plugin("agentrig-server", ServerHooks(state.runs, state.approvals))
 
-    async def chat(request: Request, caller: Caller) -> Response:
-        prompt, stream, include_usage = parse_chat_request(await state.body(request))
+    async def chat(request: Request, caller: Caller, body: Any) -> Response:
+        prompt, stream, include_usage = parse_chat_request(body)
         return await _answer(
             state,
             request,
@@ -304,8 +361,8 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
             lambda _render, finished: chat_completion(finished),
         )
 
-    async def messages(request: Request, caller: Caller) -> Response:
-        prompt, stream = parse_messages_request(await state.body(request))
+    async def messages(request: Request, caller: Caller, body: Any) -> Response:
+        prompt, stream = parse_messages_request(body)
         return await _answer(
             state,
             request,
@@ -316,8 +373,8 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
             lambda _render, finished: message_body(finished),
         )
 
-    async def responses(request: Request, caller: Caller) -> Response:
-        prompt, stream, echo = parse_responses_request(await state.body(request))
+    async def responses(request: Request, caller: Caller, body: Any) -> Response:
+        prompt, stream, echo = parse_responses_request(body)
 
         def builder(run: ActiveRun) -> ResponseBuilder:
             session = run.session_id if run.served is not None else None
@@ -327,7 +384,7 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
             state, request, caller, prompt, stream, builder, ResponseBuilder.final, events=True
         )
 
-    async def models(request: Request, caller: Caller) -> Response:
+    async def models(request: Request, caller: Caller, body: None) -> Response:
         data = [
             {
                 "id": name,
@@ -350,27 +407,27 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
             }
         )
 
-    async def approvals(request: Request, caller: Caller) -> Response:
+    async def approvals(request: Request, caller: Caller, body: None) -> Response:
         pending = state.approvals.owned_by(caller.identity)
         return JSONResponse({"object": "list", "data": [p.public() for p in pending]})
 
-    async def answer(request: Request, caller: Caller) -> Response:
+    async def answer(request: Request, caller: Caller, body: Any) -> Response:
         approval_id = request.path_params["approval_id"]
-        pending = state.approvals.answer(approval_id, caller.identity, await state.body(request))
+        pending = state.approvals.answer(approval_id, caller.identity, body)
         return JSONResponse({**pending.public(), "decision": pending.answer})
 
-    async def sessions(request: Request, caller: Caller) -> Response:
+    async def sessions(request: Request, caller: Caller, body: None) -> Response:
         kept = state.runs.sessions.owned_by(caller.identity)
         return JSONResponse({"object": "list", "data": [s.summary() for s in kept]})
 
-    async def session(request: Request, caller: Caller) -> Response:
+    async def session(request: Request, caller: Caller, body: None) -> Response:
         kept = state.runs.sessions.get(request.path_params["session_id"], caller.identity)
         return JSONResponse({**kept.summary(), "messages": kept.transcript()})
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    async def ready(request: Request, caller: Caller) -> Response:
+    async def ready(request: Request, caller: Caller, body: None) -> Response:
         checks = await _ready_checks(state)
         ok = all(c["status"] != "failed" for c in checks.values())
         return JSONResponse(
@@ -378,20 +435,23 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
             status_code=200 if ok else 503,
         )
 
-    def guarded(dialect: Dialect, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        return _guarded(state, dialect, handler)
+    def get(path: str, handler: Handler) -> Route:
+        return Route(path, _guarded(state, "openai", handler, with_body=False), methods=["GET"])
+
+    def post(path: str, handler: Handler, dialect: Dialect = "openai") -> Route:
+        return Route(path, _guarded(state, dialect, handler, with_body=True), methods=["POST"])
 
     routes = [
         Route("/health", health, methods=["GET"]),
-        Route("/ready", guarded("openai", ready), methods=["GET"]),
-        Route("/v1/models", guarded("openai", models), methods=["GET"]),
-        Route("/v1/chat/completions", guarded("openai", chat), methods=["POST"]),
-        Route("/v1/responses", guarded("openai", responses), methods=["POST"]),
-        Route("/v1/messages", guarded("anthropic", messages), methods=["POST"]),
-        Route("/v1/approvals", guarded("openai", approvals), methods=["GET"]),
-        Route("/v1/approvals/{approval_id}", guarded("openai", answer), methods=["POST"]),
-        Route("/v1/sessions", guarded("openai", sessions), methods=["GET"]),
-        Route("/v1/sessions/{session_id}", guarded("openai", session), methods=["GET"]),
+        get("/ready", ready),
+        get("/v1/models", models),
+        post("/v1/chat/completions", chat),
+        post("/v1/responses", responses),
+        post("/v1/messages", messages, "anthropic"),
+        get("/v1/approvals", approvals),
+        post("/v1/approvals/{approval_id}", answer),
+        get("/v1/sessions", sessions),
+        get("/v1/sessions/{session_id}", session),
     ]
     if settings.docs:
         document = _openapi(routes)
@@ -400,9 +460,13 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
             return JSONResponse(document)
 
         routes.append(Route("/openapi.json", openapi, methods=["GET"]))
-    if settings.ui:
-        routes.extend(_page_routes())
-    app = Starlette(routes=routes)
+    page_token = secrets.token_urlsafe(32) if settings.ui else None
+    if page_token is not None:
+        routes.extend(_page_routes(page_token))
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(BrowserGuard, settings=settings, page_token=page_token)],
+    )
     app.state.server = state
     return app
 

@@ -27,8 +27,11 @@ _TYPES: dict[int, tuple[str, str]] = {
     401: ("invalid_request_error", "authentication_error"),
     403: ("permission_error", "permission_error"),
     404: ("invalid_request_error", "not_found_error"),
+    408: ("invalid_request_error", "timeout_error"),
     409: ("invalid_request_error", "invalid_request_error"),
     413: ("invalid_request_error", "request_too_large"),
+    415: ("invalid_request_error", "invalid_request_error"),
+    421: ("invalid_request_error", "invalid_request_error"),
     429: ("rate_limit_exceeded", "rate_limit_error"),
     500: ("server_error", "api_error"),
     502: ("server_error", "api_error"),
@@ -82,7 +85,9 @@ def internal_error(exc: BaseException) -> ApiError:
 
 
 def error_response(error: ApiError, dialect: Dialect) -> JSONResponse:
-    headers = {"retry-after": str(error.retry_after)} if error.retry_after is not None else None
+    headers = {"retry-after": str(error.retry_after)} if error.retry_after is not None else {}
+    if error.status in (408, 413):  # the body was not read whole: the connection is spent
+        headers["connection"] = "close"
     return JSONResponse(error.body(dialect), status_code=error.status, headers=headers)
 
 

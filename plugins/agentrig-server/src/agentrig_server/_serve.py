@@ -1,13 +1,17 @@
-"""Running the app on uvicorn, with the bind rule: no API keys, no address but loopback."""
+"""Running the app on uvicorn, with the bind rule (no API keys, no address but loopback) and
+the connection rules: a request head must arrive within ``header_timeout`` (a slow or idle
+connection is closed), and forwarded-client headers count only from ``trusted_proxies``."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agentrig.errors import ConfigError, Issue
 from agentrig_server._app import _is_loopback, create_app
@@ -32,6 +36,44 @@ def check_bind(settings: ServerSettings, host: str) -> None:
                 )
             ]
         )
+
+
+def _head_deadline_protocol(seconds: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol, closing a connection whose next request head (request line and
+    headers) has not arrived ``seconds`` after the connection opened or the last response
+    ended -- however slowly its bytes trickle in."""
+
+    class HeadDeadline(H11Protocol):
+        head_deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.arm_head_deadline()
+
+        def on_response_complete(self) -> None:
+            self.arm_head_deadline()  # before: a pipelined request head disarms it at once
+            super().on_response_complete()
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request head arrived
+                self.disarm_head_deadline()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.disarm_head_deadline()
+            super().connection_lost(exc)
+
+        def arm_head_deadline(self) -> None:
+            self.disarm_head_deadline()
+            self.head_deadline = self.loop.call_later(seconds, self.transport.close)
+
+        def disarm_head_deadline(self) -> None:
+            if self.head_deadline is not None:
+                self.head_deadline.cancel()
+                self.head_deadline = None
+
+    return HeadDeadline
 
 
 class _Server(uvicorn.Server):
@@ -84,6 +126,7 @@ class AgentServer:
         app = await create_app(self.rt, self.settings)
         if sock is None:
             sock = self._bind()
+        trusted = list(self.settings.trusted_proxies)
         config = uvicorn.Config(
             app,
             host=self.host,
@@ -91,9 +134,14 @@ class AgentServer:
             lifespan="off",
             log_level="warning",
             access_log=False,
-            http="h11",
+            http=_head_deadline_protocol(self.settings.header_timeout),
             ws="none",
             timeout_graceful_shutdown=5,
+            # the client address is the socket's unless a trusted proxy's header says otherwise
+            # (uvicorn trusts X-Forwarded-For from loopback by default: a local process could
+            # pick its own address, and so its own rate limit)
+            proxy_headers=bool(trusted),
+            forwarded_allow_ips=trusted or ["127.0.0.1"],
         )
         self._server = _Server(config, on_started)
         await self._server.serve(sockets=[sock] if sock is not None else None)

@@ -8,10 +8,11 @@ are off.  The model is strict: an unknown key is an error naming ``server.<key>`
 from __future__ import annotations
 
 import difflib
+import ipaddress
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentrig.errors import ConfigError, Issue
 
@@ -23,8 +24,12 @@ __all__ = ["ExposedAgent", "ServerSettings", "parse_settings", "server_settings"
 _SECRET_PREFIXES = ("$ENV:", "$STORE:")
 
 
+_DAY = 86_400.0
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # every number is finite: ``inf`` or ``nan`` would turn a bound into no bound at all
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ExposedAgent(_Strict):
@@ -32,20 +37,20 @@ class ExposedAgent(_Strict):
 
     #: Runs of this model at once; more get 429 (each model has its own, so a slow one
     #: cannot hold up the others).
-    max_concurrent: int = Field(default=8, ge=1)
+    max_concurrent: int = Field(default=8, ge=1, le=100_000)
     #: Wall-clock budget of one run in seconds; past it the run is interrupted (a truncation).
-    max_run_seconds: float = Field(default=120.0, gt=0)
+    max_run_seconds: float = Field(default=120.0, gt=0, le=_DAY)
     #: Token budget of one run (prompt + completion over all its model calls).
-    max_run_tokens: int = Field(default=200_000, ge=1)
+    max_run_tokens: int = Field(default=200_000, ge=1, le=10**9)
     #: The cap on a request's ``max_tokens`` / ``max_output_tokens`` (a larger ask is lowered).
-    max_output_tokens: int = Field(default=8192, ge=1)
+    max_output_tokens: int = Field(default=8192, ge=1, le=10**7)
     #: The cap on model rounds per run (the lower of this and the agent's own ``max_rounds``).
-    max_rounds: int = Field(default=25, ge=1)
+    max_rounds: int = Field(default=25, ge=1, le=10_000)
     #: ``"refuse"``: a call that needs a person's approval fails the request with a 403;
     #: ``"api"``: the run waits for an answer through ``POST /v1/approvals/{id}``.
     approvals: Literal["refuse", "api"] = "refuse"
     #: How long a run waits for an approval before the call is denied (``approvals = "api"``).
-    approval_timeout: float = Field(default=300.0, gt=0)
+    approval_timeout: float = Field(default=300.0, gt=0, le=_DAY)
 
     @model_validator(mode="after")
     def _timeout_needs_api(self) -> ExposedAgent:
@@ -67,19 +72,81 @@ class ServerSettings(_Strict):
     api_keys: tuple[str, ...] = ()
     agents: dict[str, ExposedAgent] = Field(default_factory=dict)
     #: Largest request body in bytes (larger: 413).
-    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1, le=1024**3)
     #: Requests per minute per verified key (or per client address without auth); 429 past it.
-    rate_limit_per_minute: int = Field(default=120, ge=1)
+    rate_limit_per_minute: int = Field(default=120, ge=1, le=10**7)
     #: Requests admitted at once per key (or client address); 429 past it.
-    max_concurrent_per_key: int = Field(default=16, ge=1)
+    max_concurrent_per_key: int = Field(default=16, ge=1, le=100_000)
     #: Conversations kept for ``previous_response_id`` and the chat page (oldest dropped).
-    max_sessions: int = Field(default=1000, ge=1)
+    max_sessions: int = Field(default=1000, ge=1, le=10**7)
     #: Seconds ``GET /ready`` gives each dependency check.
-    ready_timeout: float = Field(default=5.0, gt=0)
+    ready_timeout: float = Field(default=5.0, gt=0, le=600)
+    #: Seconds a client has to send a request's head (request line and headers); a slower
+    #: connection is closed.
+    header_timeout: float = Field(default=10.0, gt=0, le=3600)
+    #: Seconds a client has to send a request's whole body; past it 408.
+    body_timeout: float = Field(default=30.0, gt=0, le=3600)
+    #: Host names (besides the address the server listens on) a request's ``Host`` may name;
+    #: any other is refused (421), so a DNS-rebinding page cannot reach the server.
+    allowed_hosts: tuple[str, ...] = ()
+    #: Origins (``scheme://host[:port]``) besides the server's own whose browser requests are
+    #: accepted; a request with any other ``Origin`` is refused (403).
+    allowed_origins: tuple[str, ...] = ()
+    #: Addresses or networks of reverse proxies whose ``X-Forwarded-For`` / ``-Proto``
+    #: headers name the client; without any, those headers are ignored.
+    trusted_proxies: tuple[str, ...] = ()
     #: Serve the OpenAPI document at ``/openapi.json`` (off unless enabled).
     docs: bool = False
     #: Serve the chat page at ``/`` (``agentrig serve --ui`` turns it on).
     ui: bool = False
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if not name or any(c in name for c in "/:@ *") or name != name.strip():
+                raise ValueError(
+                    f"{name!r} is not a host name (write the name alone: no scheme, port, "
+                    "path or wildcard)"
+                )
+        return tuple(name.lower().rstrip(".") for name in names)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, origins: tuple[str, ...]) -> tuple[str, ...]:
+        from urllib.parse import urlsplit
+
+        for origin in origins:
+            parts = urlsplit(origin)
+            if (
+                parts.scheme not in ("http", "https")
+                or not parts.hostname
+                or parts.path
+                or parts.query
+                or parts.fragment
+                or parts.username
+            ):
+                raise ValueError(
+                    f"{origin!r} is not an origin (write scheme://host[:port], as a browser "
+                    "sends it)"
+                )
+        return tuple(origin.lower() for origin in origins)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, proxies: tuple[str, ...]) -> tuple[str, ...]:
+        normal = []
+        for proxy in proxies:
+            try:
+                if "/" in proxy:
+                    normal.append(str(ipaddress.ip_network(proxy, strict=False)))
+                else:
+                    normal.append(str(ipaddress.ip_address(proxy)))
+            except ValueError:
+                raise ValueError(
+                    f"{proxy!r} is not an IP address or network (such as 10.0.0.5 or 10.0.0.0/24)"
+                ) from None
+        return tuple(normal)
 
     @model_validator(mode="after")
     def _references_only(self) -> ServerSettings:

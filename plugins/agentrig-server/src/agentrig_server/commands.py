@@ -27,6 +27,21 @@ def serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: str, ui: bool, host: str | None, port: int | None) -> None:
+    import logging
+
+    from agentrig.diagnostics import enable_diagnostics
+
+    # warnings and errors on stderr: an internal error's id, shown to the client, leads to
+    # its exception here
+    handler = enable_diagnostics(logging.WARNING)
+    try:
+        await _run(config, ui, host, port)
+    finally:
+        logging.getLogger("agentrig").removeHandler(handler)
+    print("agentrig serve: stopped", file=sys.stderr, flush=True)
+
+
+async def _run(config: str, ui: bool, host: str | None, port: int | None) -> None:
     from agentrig_server._serve import AgentServer
     from agentrig_server._settings import server_settings
 
@@ -41,7 +56,6 @@ async def _serve(config: str, ui: bool, host: str | None, port: int | None) -> N
             print(f"agentrig serve: listening on {server.url}", file=sys.stderr, flush=True)
 
         await server.run(on_started=started)
-    print("agentrig serve: stopped", file=sys.stderr, flush=True)
 
 
 class ServeCommand:

@@ -5,8 +5,11 @@
 const $ = (id) => document.getElementById(id);
 const state = { previous: null, sessionId: null, busy: false };
 
+// this launch's token: the server takes API calls from a browser only with it
+const pageToken = document.querySelector('meta[name="agentrig-page-token"]').content;
+
 function headers(json) {
-  const h = {};
+  const h = { "x-agentrig-page-token": pageToken };
   if (json) h["content-type"] = "application/json";
   const key = $("key").value || sessionStorage.getItem("agentrig-key") || "";
   if (key) h["authorization"] = "Bearer " + key;

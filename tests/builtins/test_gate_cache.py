@@ -1,0 +1,115 @@
+"""The gate judges every tool by its own declaration, never by a cached one.
+
+Regression: the gate kept each tool's permission class in a dict keyed by ``id(tool)``, so a
+tool that replaced another at the same address (``replace_tools``, a reloaded plugin) ran
+with the dead tool's class -- an ``execute`` tool after an ``inspect`` one ran unasked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import pytest
+
+import agentrig
+from agentrig.builtins import gate as gate_module
+from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.ids import AgentId
+from agentrig.permissions import RiskClass
+from agentrig.tools import Tool, ToolContext, ToolRefusedError, tool
+
+
+@tool(risk="inspect", permission_arg=("command", "command"))
+def t(command: str) -> str:
+    """Do something with a command."""
+    return f"did {command}"
+
+
+class _Declared:
+    """``t`` under another risk class: one small object per declaration, all of one size
+    (so a new one can land where a dead one lived)."""
+
+    __slots__ = ("risk",)
+
+    def __init__(self, risk: RiskClass) -> None:
+        self.risk = risk
+
+    id = property(lambda self: t.id)
+    description = property(lambda self: t.description)
+    input_schema = property(lambda self: t.input_schema)
+    permission_arg = property(lambda self: t.permission_arg)
+
+    def authorize(self, input: Any, ctx: ToolContext) -> Awaitable[None] | None:
+        return t.authorize(input, ctx)
+
+    def execute(self, input: Any, ctx: ToolContext) -> Any:
+        return t.execute(input, ctx)
+
+    def parse_output(self, value: Any) -> Any:
+        return t.parse_output(value)
+
+
+def _declared(risk: RiskClass) -> Tool:
+    made: Tool = _Declared(risk)
+    return made
+
+
+_CONFIG: dict[str, Any] = {
+    "providers": {"local": {"kind": "scripted"}},
+    "agents": {"a": {"provider": "local", "model": "m"}},
+}
+
+
+async def _open(stack: Any, tmp_path: Any) -> agentrig.Agent:
+    rt = await stack.enter_async_context(
+        agentrig.open_runtime(
+            {**_CONFIG, "permissions": {"workspace": str(tmp_path)}},
+            overrides=[("providers", "local", ScriptedProvider([]))],
+            environ={},
+        )
+    )
+    agent: agentrig.Agent = rt.agent(AgentId("a"))
+    return agent
+
+
+@pytest.mark.anyio
+async def test_a_replaced_tool_at_the_same_address_is_judged_by_its_own_declaration(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every object "at the same address" as far as the gate module can tell: what a reused
+    # id looks like to a cache keyed by id()
+    monkeypatch.setattr(gate_module, "id", lambda obj: 1, raising=False)
+    async with AsyncExitStack() as stack:
+        agent = await _open(stack, tmp_path)
+        agent.replace_tools([_declared("inspect")])
+        first = await agent.call_tool("t", {"command": "ls"})
+        assert first.value.text == "did ls"
+        agent.replace_tools([_declared("execute")])
+        with pytest.raises(ToolRefusedError, match="no-approver"):
+            await agent.call_tool("t", {"command": "touch x"})
+
+
+@pytest.mark.anyio
+async def test_a_tool_reborn_at_a_dead_tools_id_is_judged_by_its_own_declaration(
+    tmp_path: Any,
+) -> None:
+    async with AsyncExitStack() as stack:
+        agent = await _open(stack, tmp_path)
+        old = _declared("inspect")
+        agent.replace_tools([old])
+        assert (await agent.call_tool("t", {"command": "ls"})).value.text == "did ls"
+        address = id(old)
+        agent.replace_tools([])
+        del old  # the last reference: the inspect tool is freed here
+        # CPython's allocator hands out every free block of a size before taking new memory:
+        # new tools, all kept alive, sooner or later fill the dead tool's block
+        born: list[Tool] = []
+        while id(born[-1] if born else None) != address and len(born) < 1_000_000:
+            born.append(_declared("execute"))
+        reborn = born.pop()
+        assert id(reborn) == address, "no new tool landed at the dead tool's address"
+        agent.replace_tools([reborn])
+        with pytest.raises(ToolRefusedError, match="no-approver"):
+            await agent.call_tool("t", {"command": "touch x"})
