@@ -12,6 +12,7 @@ message text::
      ├── StructuredOutputError                  output.invalid                    provider
      ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
      ├── ScriptExhaustedError                   scripted.exhausted                user
+     ├── TrustFileError                         skill.trust_file                  user
      ├── CredentialError                        credentials.error                 system
      │   ├── CredentialReferenceError           credentials.reference             user
      │   └── CredentialStoreError               credentials.store_failed          system
@@ -80,6 +81,12 @@ message text::
      │   ├── BrokenWriterError                  session.writer_broken             system
      │   ├── NotASessionLogError                session.not_a_log                 user
      │   └── WriterConflictError                session.writer_conflict           user
+     ├── SkillError                             skill.error                       user
+     │   ├── SkillBlockedError                  skill.blocked                     user
+     │   ├── SkillFormatError                   skill.format                      user
+     │   ├── SkillSymlinkError                  skill.symlink                     user
+     │   ├── SkillTooLargeError                 skill.too_large                   user
+     │   └── SkillVersionError                  skill.version                     user
      ├── DeferralError                          tools.deferral                    user
      ├── SchemaContractError                    schema.contract                   system
      ├── SchemaConversionError                  schema.conversion                 user
