@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentrig.builtins._trust import composition_trust_paths
 from agentrig.ids import AgentId
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.llm import ToolCallBlock
@@ -319,6 +320,7 @@ def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> Permiss
         mode=config.mode,
         additional_roots=extra,
         rules_root=str(rt.loaded.base_dir),
+        trust_paths=composition_trust_paths(rt),
     )
     if config.action_blockers == "off":
         blockers: list[ActionBlocker] = []
