@@ -143,6 +143,17 @@ async def test_configured_names_and_origins_are_served(tmp_path: Path) -> None:
             answer = await post(url, headers)
             assert answer.status_code == 200, (headers, answer.text)
         assert (await post(url, {"origin": "https://ide.example:1"})).status_code == 403
+        async with httpx.AsyncClient(timeout=30) as http:
+            preflight = await http.options(
+                url,
+                headers={
+                    "origin": "https://ide.example",
+                    "access-control-request-method": "POST",
+                    "access-control-request-headers": "content-type, authorization",
+                },
+            )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://ide.example"
 
 
 KEYED = '\n[mcp.serve]\napi_keys = ["$ENV:MCP_SERVE_KEY"]\n'

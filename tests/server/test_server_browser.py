@@ -265,6 +265,30 @@ def test_without_the_page_a_browser_is_refused_and_allowed_origins_are_served() 
             srv.base_url + "/v1/models", headers={"origin": "https://chat.example:8443"}
         )
         assert other.status_code == 403
+        # a browser on that origin can send JSON: the preflight is answered, the answer readable
+        preflight = httpx.options(
+            srv.base_url + "/v1/chat/completions",
+            headers={
+                "origin": "https://chat.example",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type, authorization",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://chat.example"
+        posted = httpx.post(
+            srv.base_url + "/v1/chat/completions",
+            json=CHAT,
+            headers={"origin": "https://chat.example"},
+        )
+        assert posted.status_code == 200
+        assert posted.headers["access-control-allow-origin"] == "https://chat.example"
+        refused = httpx.options(
+            srv.base_url + "/v1/chat/completions",
+            headers={"origin": "https://evil.example", "access-control-request-method": "POST"},
+        )
+        assert refused.status_code == 403
+        assert "access-control-allow-origin" not in refused.headers
 
 
 @pytest.mark.parametrize(

@@ -275,7 +275,21 @@ async def serve_http(
             yield
 
     guarded = BearerGuard(manager.handle_request, keys)
-    app = Starlette(routes=[Route("/mcp", guarded)], lifespan=lifespan)
+    middleware = []
+    if allowed_origins:  # a browser client on another origin needs CORS answers to call
+        from starlette.middleware import Middleware
+        from starlette.middleware.cors import CORSMiddleware
+
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(allowed_origins),
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=["*"],
+                expose_headers=["mcp-session-id"],
+            )
+        )
+    app = Starlette(routes=[Route("/mcp", guarded)], lifespan=lifespan, middleware=middleware)
     if on_listening is not None:
         shown = f"[{host}]" if ":" in host else host
         on_listening(f"http://{shown}:{bound}/mcp")
