@@ -10,6 +10,7 @@ import re
 import socket
 from collections.abc import Iterator
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -172,6 +173,18 @@ def test_a_foreign_host_cannot_post_a_run(server: RunningServer) -> None:
     with pytest.raises(openai.APIStatusError) as info:
         sdk.chat.completions.create(model="assistant", messages=[{"role": "user", "content": "x"}])
     assert info.value.status_code == 421
+    claude = anthropic.Anthropic(
+        base_url=server.base_url,
+        api_key="unused",
+        max_retries=0,
+        default_headers={"host": "evil.example"},
+    )
+    with pytest.raises(anthropic.APIStatusError) as refused:
+        claude.messages.create(
+            model="assistant", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        )
+    assert refused.value.status_code == 421
+    assert refused.value.body is not None
 
 
 def test_a_request_without_host_is_refused(server: RunningServer) -> None:
