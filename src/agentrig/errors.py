@@ -12,6 +12,14 @@ message text::
      ├── StructuredOutputError                  output.invalid                    provider
      ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
      ├── ScriptExhaustedError                   scripted.exhausted                user
+     ├── TrustFileError                         skill.trust_file                  user
+     ├── SandboxUnavailableError                workspace.sandbox_unavailable     system
+     ├── WorkspaceError                         workspace.error                   user
+     │   ├── EditMatchError                     workspace.edit_match              user
+     │   ├── FetchError                         workspace.fetch                   user
+     │   ├── GitProtectedError                  workspace.git_protected           user
+     │   ├── SandboxError                       workspace.sandbox                 user
+     │   └── WorkspacePathError                 workspace.path                    user
      ├── CredentialError                        credentials.error                 system
      │   ├── CredentialReferenceError           credentials.reference             user
      │   └── CredentialStoreError               credentials.store_failed          system
