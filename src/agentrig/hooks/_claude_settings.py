@@ -2,7 +2,8 @@
 
 ``[claude_code] settings = [".claude/settings.json", ...]`` in ``agentrig.toml`` (or the CLI's
 ``--claude-settings``) names Claude Code settings files; ``[claude_code] plugins = [...]``
-names Claude Code plugin directories whose ``hooks/hooks.json`` is loaded.  They are turned
+names Claude Code plugin directories whose ``hooks/hooks.json`` is loaded (and whose
+``skills/`` the ``compose-skills`` step reads; a plugin may hold either or both).  They are turned
 into agentrig's own config before it is validated:
 
 * ``hooks`` -> ``[[hooks.<Event>]]`` entries (``type: "command"`` -> the ``command``
@@ -30,6 +31,7 @@ from typing import Any
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel.config import read_json
+from agentrig.permissions import escape_glob
 
 __all__ = ["IGNORED_KEYS", "PATH_TOOLS", "apply_claude_code", "read_settings_file"]
 
@@ -212,7 +214,9 @@ class _Reader:
         agentrig config, so the project is spelled out as an absolute ``//`` path."""
         name, paren, rest = rule.partition("(")
         if paren and name in PATH_TOOLS and rest.startswith("/") and not rest.startswith("//"):
-            return f"{name}(/{self.project.as_posix().rstrip('/')}{rest}"
+            # the project's own name is a path, not a pattern: "[", "*", "{"... in it are
+            # escaped, or a deny rule under /work/a[1] would name /work/a1 instead
+            return f"{name}(/{escape_glob(self.project.as_posix().rstrip('/'))}{rest}"
         return rule
 
 
@@ -261,9 +265,10 @@ def apply_claude_code(data: Mapping[str, Any], base: Path) -> Mapping[str, Any]:
             path = Path(name).expanduser()
             path = path if path.is_absolute() else base / path
             if hooks_only:
-                reader, doc = read_settings_file(
-                    path / "hooks" / "hooks.json", plugin_root=path.resolve()
-                )
+                hooks_file = path / "hooks" / "hooks.json"
+                if not hooks_file.exists() and (path / "skills").is_dir():
+                    continue  # a plugin of skills only: the compose-skills step loads them
+                reader, doc = read_settings_file(hooks_file, plugin_root=path.resolve())
             else:
                 reader, doc = read_settings_file(path)
             reader.read(doc, hooks_only=hooks_only)
