@@ -197,3 +197,19 @@ def test_loader_runs_once_when_sealing() -> None:
     registry.seal()
     assert calls == [1]
     assert isinstance(registry.parse({"type": "stopped"}), Stopped)
+
+
+def test_the_vocabulary_reaches_the_kernels_discovery_through_the_core_seam() -> None:
+    # the message vocabulary sits below the kernel: its families load plugin members through
+    # the core distribution's own entry point, not by importing the kernel
+    import importlib.metadata as metadata
+
+    from agentrig.kernel.discovery import register_variants
+    from agentrig.variants import SEAMS_GROUP
+
+    seams = [
+        e
+        for e in metadata.distribution("agentrig").entry_points
+        if e.group == SEAMS_GROUP and e.name == "variants"
+    ]
+    assert [e.load() for e in seams] == [register_variants]

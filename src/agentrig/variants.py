@@ -12,6 +12,7 @@ session written by a newer plugin survives a round trip through a host that lack
 
 from __future__ import annotations
 
+import importlib.metadata as metadata
 import threading
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -34,13 +35,18 @@ from agentrig.errors import SealedCatalogError, VariantError
 
 __all__ = [
     "UNKNOWN_TAG",
+    "SEAMS_GROUP",
     "VARIANTS_GROUP",
     "Variant",
     "VariantRegistry",
+    "discovered_members",
 ]
 
 VARIANTS_GROUP = "agentrig.variants"
 """The entry-point group plugins use to contribute family members."""
+
+SEAMS_GROUP = "agentrig.seams"
+"""The core distribution's own entry points that hand a higher layer's function down."""
 
 UNKNOWN_TAG = "__unknown__"
 """The discriminator value used internally for tags no registered member claims."""
@@ -262,3 +268,24 @@ def _serialize_as_any(base: type[Variant]) -> Any:
     # SerializeAsAny[base] with a runtime class: dump the actual member's fields, not the base's.
     wrapper: Any = SerializeAsAny
     return wrapper[base]
+
+
+def discovered_members(registry: VariantRegistry[Any]) -> None:
+    """A family's ``loader`` that registers the members plugins contribute.
+
+    The members are found by the kernel's plugin discovery (disable switches, the plugin
+    report).  A primitive imports nothing above it, so the core distribution hands that
+    function down through its own ``agentrig.seams`` entry point ``variants``; when the
+    entry point is missing (a broken install) sealing fails instead of dropping members.
+    """
+    try:
+        entries = metadata.distribution("agentrig").entry_points
+    except metadata.PackageNotFoundError:
+        entries = metadata.EntryPoints(())
+    found = [e for e in entries if e.group == SEAMS_GROUP and e.name == "variants"]
+    if not found:
+        raise VariantError(
+            f"family {registry.family!r} cannot load plugin members: agentrig's own entry "
+            f"point {SEAMS_GROUP}:variants is missing (reinstall agentrig)"
+        )
+    found[0].load()(registry)

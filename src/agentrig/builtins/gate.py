@@ -7,9 +7,11 @@ For every tool call, in order:
 2. the ``PreToolUse`` hooks (when configured): a deny or ``continue: false`` refuses;
 3. a hook's ``updatedInput`` is validated against the tool's schema and goes through the
    evaluator and the blockers again -- a rewrite never routes around a rule;
-4. what is left to ask goes to the ``permission_approver`` hook (a denial when nobody
-   answers): the evaluator's ask, unless a hook's ``allow`` answered a mode's prompt (an ask
-   *rule* and the always-ask cases still ask, as in Claude Code), and a hook's ``ask``.
+4. what is left to ask goes to the ``PermissionRequest`` hooks, then to the
+   ``permission_approver`` hook (a denial when nobody answers): the evaluator's ask, unless
+   a hook's ``allow`` answered a mode's prompt, and a hook's ``ask``.  No hook answers a
+   call that always reaches a person (an ask *rule*, an unevaluable rule, a catastrophic
+   removal, a trust-widening write): only the approver does (a hook may still refuse).
 
 Nothing a hook says softens a denial.  Tools the rules deny outright are withheld from the
 model.  A decision that cannot be evaluated never allows.
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentrig.builtins._trust import composition_trust_paths
 from agentrig.ids import AgentId
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.llm import ToolCallBlock
@@ -177,7 +180,10 @@ class PermissionGate:
             return GateDecision(True, updated_arguments=updated)
         if decision.verdict == "ask" and hooks is not None:
             answered = await self._permission_request(tool, call, decision, agent, ctx)
-            if answered is not None:
+            if isinstance(answered, PermissionDecision):
+                # the hook's rewrite is a call that always reaches a person: ask about it
+                decision, updated = answered, answered.call.arguments
+            elif answered is not None:
                 if answered.allowed and answered.updated_arguments is None and updated is not None:
                     return attrs.evolve(answered, updated_arguments=updated)
                 return answered
@@ -203,8 +209,14 @@ class PermissionGate:
         decision: PermissionDecision,
         agent: Agent,
         ctx: PermissionContext,
-    ) -> GateDecision | None:
-        """``PermissionRequest`` hooks answer an ask for the user (``None``: they did not)."""
+    ) -> GateDecision | PermissionDecision | None:
+        """``PermissionRequest`` hooks answer an ask for the user (``None``: they did not).
+
+        A hook may refuse any call, but it never answers one that always reaches a person
+        (an ask rule, a rule that cannot be evaluated, a catastrophic removal, a
+        trust-widening write): its ``allow`` is not an answer there, and a rewrite that
+        turns into such a call comes back as the decision to ask the approver about.
+        """
         assert self.hooks is not None
         asked = await self.hooks.permission_request(tool.id, call, decision.call.arguments, agent)
         if asked is None:
@@ -213,13 +225,17 @@ class PermissionGate:
             return GateDecision(False, f"denied by a PermissionRequest hook: {asked.reason}")
         if asked.stop:
             return GateDecision(False, f"a hook stopped the run: {asked.stop_reason}")
-        if asked.permission != "allow":
+        if asked.permission != "allow" or decision.always_ask:
             return None
         if asked.updated_input is None:
             return GateDecision(True)
-        _, refused = self._rewrite(tool, asked.updated_input, ctx, call.id, "PermissionRequest")
-        if refused is not None:
-            return refused
+        checked, refused = self._rewrite(
+            tool, asked.updated_input, ctx, call.id, "PermissionRequest"
+        )
+        if refused is not None or checked is None:
+            return refused or GateDecision(False, "the rewrite could not be checked")
+        if checked.verdict == "ask" and checked.always_ask:
+            return checked
         return GateDecision(True, updated_arguments=asked.updated_input)
 
 
@@ -304,6 +320,7 @@ def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> Permiss
         mode=config.mode,
         additional_roots=extra,
         rules_root=str(rt.loaded.base_dir),
+        trust_paths=composition_trust_paths(rt),
     )
     if config.action_blockers == "off":
         blockers: list[ActionBlocker] = []

@@ -30,6 +30,7 @@ from typing import Any
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel.config import read_json
+from agentrig.permissions import escape_glob
 
 __all__ = ["IGNORED_KEYS", "PATH_TOOLS", "apply_claude_code", "read_settings_file"]
 
@@ -212,7 +213,9 @@ class _Reader:
         agentrig config, so the project is spelled out as an absolute ``//`` path."""
         name, paren, rest = rule.partition("(")
         if paren and name in PATH_TOOLS and rest.startswith("/") and not rest.startswith("//"):
-            return f"{name}(/{self.project.as_posix().rstrip('/')}{rest}"
+            # the project's own name is a path, not a pattern: "[", "*", "{"... in it are
+            # escaped, or a deny rule under /work/a[1] would name /work/a1 instead
+            return f"{name}(/{escape_glob(self.project.as_posix().rstrip('/'))}{rest}"
         return rule
 
 

@@ -31,6 +31,7 @@ from agentrig.kernel.discovery import (
     PluginSource,
     PluginStatus,
     builtin_source,
+    register_schemas,
     register_variants,
 )
 from agentrig.kernel.dispatch import HookDispatcher, HookFailure, new_plugin_manager
@@ -66,6 +67,7 @@ from agentrig.kernel.runtime import (
     Runtime,
     open_runtime,
 )
+from agentrig.kernel.schemas import SCHEMAS
 from agentrig.kernel.services import ServiceKey, Services
 from agentrig.kernel.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, TraceScope, trace_env
 
@@ -82,6 +84,7 @@ __all__ = [
     "Composition",
     "HttpFactory",
     "Phase",
+    "SCHEMAS",
     "ServiceKey",
     "Services",
     "TRACE_CONTEXT",
@@ -144,6 +147,7 @@ __all__ = [
     "mode_of",
     "new_plugin_manager",
     "open_runtime",
+    "register_schemas",
     "register_variants",
     "stray_entry_points",
     "trace_env",

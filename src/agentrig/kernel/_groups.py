@@ -16,6 +16,7 @@ import attrs
 from agentrig.kernel.config import IMPORTERS_GROUP
 from agentrig.kernel.contracts import CONTRACTS_GROUP
 from agentrig.kernel.kinds import KINDS
+from agentrig.variants import SEAMS_GROUP
 
 __all__ = ["StrayEntryPoint", "stray_entry_points"]
 
@@ -45,8 +46,9 @@ class StrayEntryPoint:
 def stray_entry_points() -> tuple[StrayEntryPoint, ...]:
     """Every installed entry point in an unknown ``agentrig.*`` group, sorted by group."""
     known = [spec.group for spec in KINDS.values()]
-    # the core's own contract checks (kernel.contracts) and config importers (kernel.config)
-    read = {*known, CONTRACTS_GROUP, IMPORTERS_GROUP}
+    # the core's own contract checks (kernel.contracts), config importers (kernel.config)
+    # and seams (variants.SEAMS_GROUP)
+    read = {*known, CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP}
     points: Any = metadata.entry_points()
     if isinstance(points, dict):  # Python 3.11: SelectableGroups (a dict by group)
         listed = [ep for group in dict.keys(points) for ep in dict.get(points, group, ())]

@@ -50,7 +50,7 @@ from agentrig.kernel.payloads import (
 if TYPE_CHECKING:
     from agentrig.kernel.commands import Commands
     from agentrig.kernel.composition import Composition
-    from agentrig.llm import ToolMessage
+    from agentrig.messages import ToolMessage
 
 __all__ = ["PROJECT", "Mode", "hookimpl", "hookspec", "mode_of"]
 

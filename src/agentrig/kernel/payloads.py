@@ -17,7 +17,7 @@ from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId, ProviderId, SessionId
 
 if TYPE_CHECKING:
-    from agentrig.llm import AssistantMessage, ToolCallBlock, UserMessage
+    from agentrig.messages import AssistantMessage, ToolCallBlock, UserMessage
 
 __all__ = [
     "AgentCreated",

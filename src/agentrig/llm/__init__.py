@@ -14,31 +14,6 @@ from agentrig.llm._capabilities import (
     capability,
     require_capability,
 )
-from agentrig.llm._chunks import (
-    STREAM_CHUNKS,
-    FinishChunk,
-    ProviderStateChunk,
-    ReasoningDelta,
-    StreamAssembler,
-    StreamChunk,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallStart,
-    ToolResultChunk,
-    UsageChunk,
-    message_chunks,
-)
-from agentrig.llm._content import (
-    CONTENT_BLOCKS,
-    ContentBlock,
-    FileBlock,
-    ImageBlock,
-    ProviderStateBlock,
-    ReasoningBlock,
-    TextBlock,
-    ToolCallBlock,
-    parse_tool_arguments,
-)
 from agentrig.llm._errors import (
     AuthenticationError,
     CapabilityError,
@@ -56,16 +31,6 @@ from agentrig.llm._errors import (
     ServerError,
     error_from_status,
     parse_retry_after,
-)
-from agentrig.llm._literals import ReasoningEffort, StopReason
-from agentrig.llm._messages import (
-    MESSAGE_ADAPTER,
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolMessage,
-    ToolStatus,
-    UserMessage,
 )
 from agentrig.llm._models import (
     DEFAULT_CONTEXT_WINDOW,
@@ -92,7 +57,39 @@ from agentrig.llm._request_options import (
     reserved_option_error,
     reserved_option_issues,
 )
-from agentrig.llm._usage import Usage
+from agentrig.messages import (
+    CONTENT_BLOCKS,
+    MESSAGE_ADAPTER,
+    STREAM_CHUNKS,
+    AssistantMessage,
+    ContentBlock,
+    FileBlock,
+    FinishChunk,
+    ImageBlock,
+    Message,
+    ProviderStateBlock,
+    ProviderStateChunk,
+    ReasoningBlock,
+    ReasoningDelta,
+    ReasoningEffort,
+    StopReason,
+    StreamAssembler,
+    StreamChunk,
+    SystemMessage,
+    TextBlock,
+    TextDelta,
+    ToolCallBlock,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolMessage,
+    ToolResultChunk,
+    ToolStatus,
+    Usage,
+    UsageChunk,
+    UserMessage,
+    message_chunks,
+    parse_tool_arguments,
+)
 
 __all__ = [
     # content blocks

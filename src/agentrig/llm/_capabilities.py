@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from agentrig.llm._errors import CapabilityError
-from agentrig.llm._literals import ReasoningEffort
+from agentrig.messages import ReasoningEffort
 
 if TYPE_CHECKING:
     from agentrig.llm._provider import Provider

@@ -16,7 +16,7 @@ import attrs
 
 from agentrig.errors import DuplicateIdError
 from agentrig.llm._capabilities import Capabilities
-from agentrig.llm._usage import Usage
+from agentrig.messages import Usage
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",

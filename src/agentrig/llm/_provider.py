@@ -12,9 +12,9 @@ from agentrig.cancel import CancelSignal
 from agentrig.catalog import CatalogKey
 from agentrig.ids import ProviderId
 from agentrig.llm._capabilities import Capabilities
-from agentrig.llm._chunks import StreamChunk
 from agentrig.llm._models import ModelRegistry
 from agentrig.llm._request import ModelRequest, ModelResponse
+from agentrig.messages import StreamChunk
 
 if TYPE_CHECKING:
     import httpx

@@ -13,8 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from agentrig.llm._literals import ReasoningEffort, StopReason
-from agentrig.llm._messages import AssistantMessage, Message, SystemMessage
+from agentrig.messages import AssistantMessage, Message, ReasoningEffort, StopReason, SystemMessage
 
 __all__ = [
     "ModelRequest",

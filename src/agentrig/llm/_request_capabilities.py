@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentrig.llm._capabilities import Capabilities
-from agentrig.llm._content import FileBlock, ImageBlock
 from agentrig.llm._errors import CapabilityError
-from agentrig.llm._messages import UserMessage
+from agentrig.messages import FileBlock, ImageBlock, UserMessage
 
 if TYPE_CHECKING:
     from agentrig.llm._provider import Provider

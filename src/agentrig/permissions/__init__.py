@@ -27,6 +27,7 @@ from agentrig.permissions._blockers import (
 )
 from agentrig.permissions._edge import canonical_path, match_path, match_rule
 from agentrig.permissions._evaluate import evaluate_permission, withheld_tools
+from agentrig.permissions._glob import escape_glob
 from agentrig.permissions._match import match_command, match_text, match_url
 from agentrig.permissions._risk import (
     DEFAULT_TRUST_WIDENING_PATHS,
@@ -86,6 +87,7 @@ __all__ = [
     "ToolPermissions",
     "Verdict",
     "canonical_path",
+    "escape_glob",
     "evaluate_permission",
     "first_block",
     "match_command",

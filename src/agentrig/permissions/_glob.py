@@ -27,9 +27,28 @@ from typing import Literal
 
 import attrs
 
-__all__ = ["Anchor", "GlobSyntaxError", "PathGlob", "Segment", "parse_path_pattern"]
+__all__ = [
+    "Anchor",
+    "GlobSyntaxError",
+    "PathGlob",
+    "Segment",
+    "escape_glob",
+    "parse_path_pattern",
+]
 
 _POSIX_CLASS = re.compile(r"\[:[a-z]*:\]")
+_SPECIAL = frozenset("\\*?[]{}!# ")
+
+
+def escape_glob(path: str) -> str:
+    """``path`` as a pattern that names exactly it: every character the glob syntax reads
+    specially (``* ? [ ] { } \\ ! #`` and spaces) is escaped, ``/`` is kept as the separator.
+
+    For building a rule from a path that is not a pattern (a project directory spelled into
+    an imported rule): ``/srv/a[1]`` would otherwise be a character class that names
+    ``/srv/a1`` and not the directory itself.
+    """
+    return "".join("\\" + ch if ch in _SPECIAL else ch for ch in path)
 
 
 class GlobSyntaxError(ValueError):

@@ -15,8 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agentrig._construct import compact_instances, construct_trusted
-from agentrig.kernel.discovery import register_variants
-from agentrig.variants import Variant, VariantRegistry
+from agentrig.variants import Variant, VariantRegistry, discovered_members
 
 __all__ = [
     "CONTENT_BLOCKS",
@@ -133,7 +132,7 @@ class ProviderStateBlock(ContentBlock):
 compact_instances(TextBlock, ToolCallBlock, ReasoningBlock)
 
 CONTENT_BLOCKS: VariantRegistry[ContentBlock] = VariantRegistry(
-    ContentBlock, loader=register_variants
+    ContentBlock, loader=discovered_members
 )
 """The ``content_block`` family."""
 

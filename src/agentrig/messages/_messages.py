@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentrig._construct import compact_instances, construct_trusted
 from agentrig.ids import new_message_id
-from agentrig.llm._content import ContentBlocks, TextBlock, ToolCallBlock
-from agentrig.llm._literals import StopReason
-from agentrig.llm._usage import Usage
+from agentrig.messages._content import ContentBlocks, TextBlock, ToolCallBlock
+from agentrig.messages._literals import StopReason
+from agentrig.messages._usage import Usage
 
 __all__ = [
     "MESSAGE_ADAPTER",

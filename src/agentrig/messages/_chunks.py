@@ -20,18 +20,17 @@ from agentrig._construct import (
     set_fields_set,
     set_private,
 )
-from agentrig.kernel.discovery import register_variants
-from agentrig.llm._content import (
+from agentrig.messages._content import (
     ContentBlock,
     ProviderStateBlock,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
 )
-from agentrig.llm._literals import StopReason
-from agentrig.llm._messages import AssistantMessage
-from agentrig.llm._usage import Usage
-from agentrig.variants import Variant, VariantRegistry
+from agentrig.messages._literals import StopReason
+from agentrig.messages._messages import AssistantMessage
+from agentrig.messages._usage import Usage
+from agentrig.variants import Variant, VariantRegistry, discovered_members
 
 __all__ = [
     "STREAM_CHUNKS",
@@ -166,7 +165,9 @@ class ToolResultChunk(StreamChunk):
 # built field by field in ``of`` (CPython's shared-key storage: no dict per token)
 compact_instances(TextDelta, ReasoningDelta)
 
-STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(StreamChunk, loader=register_variants)
+STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(
+    StreamChunk, loader=discovered_members
+)
 """The ``stream_chunk`` family."""
 
 STREAM_CHUNKS.register_all(
