@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, final
 import anyio
 
 from agentrig.agent._dispatch import Gate
+from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
 from agentrig.errors import RuntimeClosedError
 from agentrig.kernel.config import AgentConfig
@@ -82,7 +83,10 @@ class AgentPort:
         self.status: AgentStatus = "idle"
         self.idle: anyio.Event | None = None
         self.disposed = False
-        self.system_prompt = config.system_prompt
+        #: the live system prompt (with the project's instructions, when a plugin found them)
+        self.system_prompt = with_instructions(
+            config.system_prompt, runtime.services.get(PROJECT_INSTRUCTIONS)
+        )
         #: the configuration of the last request (the ``request_config`` waterfall's start)
         self.last_request_config: RequestConfig | None = None
         self.agent: Agent  # the handle, set by it when it is made
