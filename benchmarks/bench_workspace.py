@@ -79,70 +79,68 @@ def _space(root: Path, **sandbox: Any) -> Any:
     )
 
 
-async def bench_bash(runs: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="agentrig-bench-") as tmp:
-        root = Path(tmp).resolve()
-        root.chmod(0o777)
-        backends: list[tuple[str, dict[str, Any]]] = []
-        if shutil.which("bwrap"):
-            backends.append(("bubblewrap", {"backend": "bubblewrap"}))
-        else:
-            print('{"name": "Bash round trip, bubblewrap", "skipped": "bwrap not installed"}')
-        if os.geteuid() == 0:
-            backends.append(("native", {"backend": "native", "user": "nobody", "network": True}))
-        else:
-            print('{"name": "Bash round trip, native", "skipped": "needs root"}')
-        for name, sandbox in backends:
-            space = _space(root, **sandbox)
-            sandboxed = await _sandboxed(space, runs)
-            bare = await _bare(runs)
-            confined = await _bare(runs, space.backend.argv(COMMAND, root))
-            compare(
-                f"Bash round trip ({name}) vs bare spawn of the same command",
-                sandboxed,
-                bare,
-                "ms/call",
-                target=1.5,
-            )
-            compare(
-                f"Bash round trip ({name}) vs a bare spawn of the sandbox's own argv",
-                sandboxed,
-                confined,
-                "ms/call",
-                target=1.5,
-                note="what the tool adds (reaper, checks, bounded reading) over the sandbox",
-            )
+async def bench_bash(runs: int, root: Path) -> None:
+    backends: list[tuple[str, dict[str, Any]]] = []
+    if shutil.which("bwrap"):
+        backends.append(("bubblewrap", {"backend": "bubblewrap"}))
+    else:
+        print('{"name": "Bash round trip, bubblewrap", "skipped": "bwrap not installed"}')
+    if os.geteuid() == 0:
+        backends.append(("native", {"backend": "native", "user": "nobody", "network": True}))
+    else:
+        print('{"name": "Bash round trip, native", "skipped": "needs root"}')
+    for name, sandbox in backends:
+        space = _space(root, **sandbox)
+        sandboxed = await _sandboxed(space, runs)
+        bare = await _bare(runs)
+        confined = await _bare(runs, space.backend.argv(COMMAND, root))
+        compare(
+            f"Bash round trip ({name}) vs bare spawn of the same command",
+            sandboxed,
+            bare,
+            "ms/call",
+            target=1.5,
+        )
+        compare(
+            f"Bash round trip ({name}) vs a bare spawn of the sandbox's own argv",
+            sandboxed,
+            confined,
+            "ms/call",
+            target=1.5,
+            note="what the tool adds (reaper, checks, bounded reading) over the sandbox",
+        )
 
 
-async def bench_read(runs: int) -> None:
+async def bench_read(runs: int, root: Path) -> None:
     from agentrig.builtins.workspace import READ, WORKSPACE, Workspace
     from agentrig.cancel import CancelSignal
     from agentrig.kernel.services import Services
     from agentrig.tools import ToolContext, check_input
 
-    with tempfile.TemporaryDirectory(prefix="agentrig-bench-") as tmp:
-        root = Path(tmp).resolve()
-        (root / "f.py").write_text("".join(f"line = {i}\n" for i in range(200)))
-        services = Services()
-        services.provide(WORKSPACE, Workspace(root=root))
-        ctx = ToolContext(
-            signal=CancelSignal(), tool_id="Read", call_id="c", invocation_id="i", services=services
-        )
-        value = check_input(READ, {"file_path": "f.py"}).value
-        best = float("inf")
-        for _ in range(runs):
-            start = time.perf_counter_ns()
-            await READ.execute(value, ctx)
-            best = min(best, time.perf_counter_ns() - start)
-        emit("Read of a 200-line file", best / 1e3, "us/call")
+    services = Services()
+    services.provide(WORKSPACE, Workspace(root=root))
+    ctx = ToolContext(
+        signal=CancelSignal(), tool_id="Read", call_id="c", invocation_id="i", services=services
+    )
+    value = check_input(READ, {"file_path": "f.py"}).value
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        await READ.execute(value, ctx)
+        best = min(best, time.perf_counter_ns() - start)
+    emit("Read of a 200-line file", best / 1e3, "us/call")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="finish in well under a minute")
     args = parser.parse_args()
-    anyio.run(bench_bash, 10 if args.quick else 40)
-    anyio.run(bench_read, 50 if args.quick else 500)
+    with tempfile.TemporaryDirectory(prefix="agentrig-bench-") as tmp:
+        root = Path(tmp).resolve()
+        root.chmod(0o777)
+        (root / "f.py").write_text("".join(f"line = {i}\n" for i in range(200)))
+        anyio.run(bench_bash, 10 if args.quick else 40, root)
+        anyio.run(bench_read, 50 if args.quick else 500, root)
 
 
 if __name__ == "__main__":

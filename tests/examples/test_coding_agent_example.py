@@ -1,9 +1,9 @@
 """examples/coding-agent runs offline with its scripted model, as its header shows.
 
 From the real ``agentrig`` command: the mode and the rules decide every call (exit 0, the bug
-fixed, the ``.env`` read refused), and ``--mode plan`` leaves the project as it was.  In process, the
-tool results show each tool's real work: Glob and Grep over the files, the check run in the
-bubblewrap sandbox.
+fixed, the ``.env`` read refused), and ``--mode plan`` leaves the project as it was.  In
+process, the tool results show each tool's real work: Glob and Grep over the files, the
+check run in the bubblewrap sandbox.
 """
 
 from __future__ import annotations
