@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from agentrig.agent._dispatch import CallOutcome, Gate, dispatch_call, unknown_tool
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
+from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._observations import observe_direct_tool_call
 from agentrig.agent._offer import ToolOffer
 from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
@@ -89,7 +90,9 @@ class Agent:
         self._last_request_config: RequestConfig | None = None
         self._writer = writer
         self._gate = gate
-        self._system_prompt = config.system_prompt
+        self._system_prompt = with_instructions(
+            config.system_prompt, runtime.services.get(PROJECT_INSTRUCTIONS)
+        )
         self._status: AgentStatus = "idle"
         self._turns = sum(1 for e in session.events if e.type == "turn/start")
         self._pending_writes: list[SessionEvent] = []

@@ -24,7 +24,7 @@ from agentrig.errors import (
     HookError,
     UnknownIdError,
 )
-from agentrig.ids import AgentId, SessionId, ToolId, new_session_id
+from agentrig.ids import AgentId, ToolId, new_session_id
 from agentrig.ids import agent_id as _check_agent_id
 from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel.config import AgentConfig, issues_from_validation
@@ -85,10 +85,14 @@ class AgentRegistry:
     def ids(self) -> tuple[AgentId, ...]:
         return tuple(self._agents)
 
-    def get(self, agent_id: AgentId) -> Agent | None:
-        return self._agents.get(agent_id)
+    def get(self, agent_id: str) -> Agent | None:
+        """The agent named ``agent_id`` (a plain string, validated), or None."""
+        return self._agents.get(_check_agent_id(agent_id))
 
-    def require(self, agent_id: AgentId) -> Agent:
+    def require(self, agent_id: str) -> Agent:
+        """The agent named ``agent_id`` (a plain string, validated); ``UnknownIdError``
+        (with the closest name) when there is none."""
+        agent_id = _check_agent_id(agent_id)
         agent = self._agents.get(agent_id)
         if agent is None:
             import difflib
@@ -157,10 +161,10 @@ class AgentRegistry:
 
     async def create(
         self,
-        agent_id: AgentId,
+        agent_id: str,
         config: AgentConfig | None = None,
         *,
-        session_id: SessionId | None = None,
+        session_id: str | None = None,
         setup: AgentSetup | None = None,
         tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
@@ -170,9 +174,11 @@ class AgentRegistry:
         ``config`` defaults to the ``[agents.<agent_id>]`` entry; keyword ``settings``
         (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.  ``tools``
         replaces the config's tools: tools, or plain functions (made tools as
-        ``@agentrig.tool`` makes them).
+        ``@agentrig.tool`` makes them).  ``agent_id`` and ``session_id`` may be plain strings:
+        they are validated (``InvalidIdError`` names a malformed one) and branded.
         """
         self.runtime.ensure_open()
+        agent_id = _check_agent_id(agent_id)
         sid = _check_session_id(session_id) if session_id is not None else new_session_id()
         resolved = self._config(agent_id, config, settings)
         store = self._store(resolved)
@@ -185,16 +191,19 @@ class AgentRegistry:
 
     async def resume(
         self,
-        session_id: SessionId,
+        session_id: str,
         *,
-        agent_id: AgentId,
+        agent_id: str,
         config: AgentConfig | None = None,
         setup: AgentSetup | None = None,
         tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
     ) -> Agent:
-        """Rebuild an agent from a stored session (its log is loaded, its inbox restored)."""
+        """Rebuild an agent from a stored session (its log is loaded, its inbox restored);
+        the ids may be plain strings (validated and branded)."""
         self.runtime.ensure_open()
+        agent_id = _check_agent_id(agent_id)
+        session_id = _check_session_id(session_id)
         resolved = self._config(agent_id, config, settings)
         store = self._store(resolved)
         if store is None:
@@ -351,7 +360,7 @@ class AgentRegistry:
         return agent
 
     async def dispose(
-        self, agent_id: AgentId, *, cancel_running: bool = False, reason: str = "other"
+        self, agent_id: str, *, cancel_running: bool = False, reason: str = "other"
     ) -> None:
         """Settle the agent's runs (or cancel the running one), close its writer, remove it
         and notify; ``reason`` is why its session ended (``SessionEnd`` hooks get it)."""
@@ -360,6 +369,7 @@ class AgentRegistry:
             raise AgentrigError(
                 f"unknown session end reason {reason!r} (known: {known})", code="agent.end_reason"
             )
+        agent_id = _check_agent_id(agent_id)
         agent = self._agents.get(agent_id)
         if agent is None:
             return
