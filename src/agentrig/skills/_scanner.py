@@ -11,6 +11,7 @@ lets a registration through.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -147,7 +148,16 @@ def _text_findings(where: str, text: str) -> Iterator[Finding]:
 
 
 def scan(registration: Registration) -> Verdict:
-    """The deterministic guard: every rule over every folded field; any finding blocks."""
+    """The deterministic guard: every rule over every folded field; any finding blocks.
+
+    Pure, so a registration seen again (the same tools in every runtime a process opens)
+    is answered from a bounded cache keyed by its value.
+    """
+    return _scan(registration)
+
+
+@functools.lru_cache(maxsize=1024)
+def _scan(registration: Registration) -> Verdict:
     findings: list[Finding] = []
     name = registration.name
     folded_name = fold(name)
