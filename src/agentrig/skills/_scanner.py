@@ -150,13 +150,18 @@ def _text_findings(where: str, text: str) -> Iterator[Finding]:
 def scan(registration: Registration) -> Verdict:
     """The deterministic guard: every rule over every folded field; any finding blocks.
 
-    Pure, so a registration seen again (the same tools in every runtime a process opens)
-    is answered from a bounded cache keyed by its value.
+    Pure, so a small registration seen again (the same tools in every runtime a process
+    opens) is answered from a bounded cache keyed by its value; a large one (a skill with
+    big resources) is scanned every time rather than kept alive by the cache.
     """
+    if sum(len(text) for _, text in registration.fields) <= _CACHED_CHARS:
+        return _scan_cached(registration)
     return _scan(registration)
 
 
-@functools.lru_cache(maxsize=1024)
+_CACHED_CHARS = 16_384
+
+
 def _scan(registration: Registration) -> Verdict:
     findings: list[Finding] = []
     name = registration.name
@@ -177,6 +182,9 @@ def _scan(registration: Registration) -> Verdict:
             )
         findings.extend(_text_findings(where, text))
     return Verdict(not findings, "scanner", tuple(findings))
+
+
+_scan_cached = functools.lru_cache(maxsize=512)(_scan)
 
 
 async def review(
