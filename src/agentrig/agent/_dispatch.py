@@ -21,7 +21,7 @@ import attrs
 
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, ExecutionControlError
-from agentrig.ids import new_invocation_id
+from agentrig.ids import InvocationId, new_invocation_id
 from agentrig.kernel.payloads import ToolExecution, new_observation
 from agentrig.llm import FileBlock, ImageBlock, TextBlock, ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
@@ -69,6 +69,10 @@ class Gate(Protocol):
         ...
 
 
+# the invocation id of a call that never reached dispatch
+_NOT_DISPATCHED = InvocationId("")
+
+
 @attrs.frozen(slots=True)
 class CallOutcome:
     """A settled call: its message, whether it concludes the turn, and display-only view."""
@@ -78,7 +82,7 @@ class CallOutcome:
     concludes_turn: bool = False
     view: Any = None
     duration_ms: float = 0.0
-    invocation_id: str = ""
+    invocation_id: InvocationId = _NOT_DISPATCHED
     #: when the call began (seconds since the epoch; 0 for a call that never reached dispatch)
     started_at: float = 0.0
     #: the exception's class name when the call failed
@@ -138,7 +142,7 @@ class ReadyCall(NamedTuple):
     parsed: Any
     checked: dict[str, Any]
     arguments: dict[str, Any]
-    invocation_id: str
+    invocation_id: InvocationId
     started_at: float
     started: float
 
