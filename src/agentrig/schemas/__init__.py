@@ -10,6 +10,7 @@ docs/migrations.md.
 
 from __future__ import annotations
 
+from agentrig.schemas._codec import VERSION_KEY, VersionedJson
 from agentrig.schemas._errors import (
     MigrationFailedError,
     PersistedSchemaError,
@@ -26,6 +27,8 @@ from agentrig.schemas._registry import (
 )
 
 __all__ = [
+    "VERSION_KEY",
+    "VersionedJson",
     "Migration",
     "MigrationFailedError",
     "PersistedSchemaError",

@@ -27,15 +27,8 @@ import attrs
 from agentrig.catalog import CatalogKey
 from agentrig.errors import AgentrigError
 from agentrig.ids import EntryId
-from agentrig.kernel.schemas import SCHEMAS
-from agentrig.schemas import positive_version
 from agentrig.session._events import SessionEvent
-from agentrig.session._versions import (
-    CURRENT_PREFIX,
-    SESSION_EVENT_SCHEMA,
-    SESSION_EVENT_VERSION,
-    VERSION_KEY,
-)
+from agentrig.session._versions import SESSION_EVENT_CODEC
 
 __all__ = [
     "BrokenWriterError",
@@ -51,9 +44,6 @@ __all__ = [
     "sequence_problems",
     "stored_version",
 ]
-
-_PREFIX_BYTES = CURRENT_PREFIX.encode("ascii")
-_PREFIX_LEN = len(CURRENT_PREFIX)
 
 
 class SessionStoreError(AgentrigError):
@@ -120,7 +110,7 @@ def dump_event(event: SessionEvent) -> str:
     """One event as compact JSON of the current version (``{"v":2,"seq":...}``; unknown
     variants dump their raw data unchanged)."""
     body = json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
-    return CURRENT_PREFIX + body[1:]
+    return SESSION_EVENT_CODEC.dump(body)
 
 
 def parse_event(data: str | bytes | dict[str, Any]) -> SessionEvent:
@@ -129,38 +119,13 @@ def parse_event(data: str | bytes | dict[str, Any]) -> SessionEvent:
     An event without a version is version 1 (written before events were versioned); a
     version newer than this code reads raises :class:`~agentrig.schemas.SchemaTooNewError`.
     """
-    document: Any = data
-    if isinstance(data, str):
-        if data.startswith(CURRENT_PREFIX):
-            return SessionEvent.model_validate_json("{" + data[_PREFIX_LEN:])
-        document = json.loads(data)
-    elif isinstance(data, bytes | bytearray):
-        if data.startswith(_PREFIX_BYTES):
-            return SessionEvent.model_validate_json(b"{" + data[_PREFIX_LEN:])
-        document = json.loads(data)
-    if not isinstance(document, dict):
-        raise ValueError(f"a stored session event is a JSON object, not {type(document).__name__}")
-    payload = dict(document)
-    version = payload.pop(VERSION_KEY, 1)
-    if version != SESSION_EVENT_VERSION:
-        payload = SCHEMAS.upgrade(SESSION_EVENT_SCHEMA, version, payload)
-    return SessionEvent.model_validate(payload)
+    return SESSION_EVENT_CODEC.parse(data)
 
 
 def stored_version(data: str | bytes) -> int | None:
     """The version a stored event names (1 when it names none); None when it is not a JSON
     object or its version is not a positive integer."""
-    if isinstance(data, str) and data.startswith(CURRENT_PREFIX):
-        return SESSION_EVENT_VERSION
-    if isinstance(data, bytes) and data.startswith(_PREFIX_BYTES):
-        return SESSION_EVENT_VERSION
-    try:
-        document = json.loads(data)
-    except ValueError:
-        return None
-    if not isinstance(document, dict):
-        return None
-    return positive_version(document.get(VERSION_KEY, 1))
+    return SESSION_EVENT_CODEC.version_of(data)
 
 
 def sequence_problems(events: Sequence[SessionEvent]) -> list[str]:

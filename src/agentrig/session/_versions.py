@@ -18,17 +18,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentrig.kernel.schemas import SCHEMAS
+from agentrig.schemas import VersionedJson
 from agentrig.session._events import SessionEvent
 
-__all__ = ["CURRENT_PREFIX", "SESSION_EVENT_SCHEMA", "SESSION_EVENT_VERSION", "VERSION_KEY"]
+__all__ = ["SESSION_EVENT_CODEC", "SESSION_EVENT_SCHEMA", "SESSION_EVENT_VERSION"]
 
 SESSION_EVENT_SCHEMA = "agentrig.session.event"
 #: the version every writer writes
 SESSION_EVENT_VERSION = 2
-#: the key of an event's version in its stored JSON object
-VERSION_KEY = "v"
-#: how a stored event of the current version begins (what ``dump_event`` writes)
-CURRENT_PREFIX = '{"v":' + str(SESSION_EVENT_VERSION) + ","
 
 
 class _StoredV1(BaseModel):
@@ -70,3 +67,11 @@ def _v1_to_v2(event: dict[str, Any]) -> dict[str, Any]:
 SCHEMAS.define(SESSION_EVENT_SCHEMA, 1, SessionEventV1)
 SCHEMAS.define(SESSION_EVENT_SCHEMA, 2, SessionEvent)
 SCHEMAS.add_migration(SESSION_EVENT_SCHEMA, 1, _v1_to_v2)
+
+SESSION_EVENT_CODEC: VersionedJson[SessionEvent] = VersionedJson(
+    SCHEMAS,
+    SESSION_EVENT_SCHEMA,
+    from_json=SessionEvent.model_validate_json,
+    from_data=SessionEvent.model_validate,
+)
+"""The stored form of session events (``dump_event`` / ``parse_event`` use it)."""
