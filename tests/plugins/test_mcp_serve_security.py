@@ -143,6 +143,17 @@ async def test_configured_names_and_origins_are_served(tmp_path: Path) -> None:
             answer = await post(url, headers)
             assert answer.status_code == 200, (headers, answer.text)
         assert (await post(url, {"origin": "https://ide.example:1"})).status_code == 403
+        async with httpx.AsyncClient(timeout=30) as http:
+            preflight = await http.options(
+                url,
+                headers={
+                    "origin": "https://ide.example",
+                    "access-control-request-method": "POST",
+                    "access-control-request-headers": "content-type, authorization",
+                },
+            )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://ide.example"
 
 
 KEYED = '\n[mcp.serve]\napi_keys = ["$ENV:MCP_SERVE_KEY"]\n'
@@ -179,6 +190,29 @@ async def test_bearer_keys_guard_the_endpoint(tmp_path: Path) -> None:
             await session.initialize()
             result = await session.call_tool("ask_assistant", {"prompt": "hi"})
             assert not result.isError
+
+
+async def test_a_deeply_nested_body_is_a_parse_error_not_a_500(tmp_path: Path) -> None:
+    async with mcp_http_serve(config_file(tmp_path), env=env()) as (_process, url):
+        async with httpx.AsyncClient(timeout=30) as http:
+            for depth in (101, 500, 1_000, 5_000, 100_000):
+                for inner in ('{"a":' * depth + "1" + "}" * depth, "[" * depth + "]" * depth):
+                    body = json.dumps({**INITIALIZE, "params": None}).replace("null", inner)
+                    answer = await http.post(url, content=body, headers=JSON_HEADERS)
+                    assert answer.status_code == 400, (depth, answer.text[:200])
+                    assert answer.json()["error"]["code"] == -32700
+        # the server is unharmed: a client connects and asks
+        async with (
+            streamable_http_client(url) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            nested: object = "x"
+            for _ in range(40):  # deep, but within the bound
+                nested = {"n": nested}
+            result = await session.call_tool("ask_assistant", {"prompt": "hi", "extra": nested})
+            assert result.isError  # refused by the tool's schema, as any bad argument
+            assert not (await session.call_tool("ask_assistant", {"prompt": "hi"})).isError
 
 
 async def run_cli(*args: str, environ: Mapping[str, str]) -> tuple[int, str]:

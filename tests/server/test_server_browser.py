@@ -10,6 +10,7 @@ import re
 import socket
 from collections.abc import Iterator
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -172,6 +173,18 @@ def test_a_foreign_host_cannot_post_a_run(server: RunningServer) -> None:
     with pytest.raises(openai.APIStatusError) as info:
         sdk.chat.completions.create(model="assistant", messages=[{"role": "user", "content": "x"}])
     assert info.value.status_code == 421
+    claude = anthropic.Anthropic(
+        base_url=server.base_url,
+        api_key="unused",
+        max_retries=0,
+        default_headers={"host": "evil.example"},
+    )
+    with pytest.raises(anthropic.APIStatusError) as refused:
+        claude.messages.create(
+            model="assistant", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        )
+    assert refused.value.status_code == 421
+    assert refused.value.body is not None
 
 
 def test_a_request_without_host_is_refused(server: RunningServer) -> None:
@@ -265,6 +278,30 @@ def test_without_the_page_a_browser_is_refused_and_allowed_origins_are_served() 
             srv.base_url + "/v1/models", headers={"origin": "https://chat.example:8443"}
         )
         assert other.status_code == 403
+        # a browser on that origin can send JSON: the preflight is answered, the answer readable
+        preflight = httpx.options(
+            srv.base_url + "/v1/chat/completions",
+            headers={
+                "origin": "https://chat.example",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type, authorization",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://chat.example"
+        posted = httpx.post(
+            srv.base_url + "/v1/chat/completions",
+            json=CHAT,
+            headers={"origin": "https://chat.example"},
+        )
+        assert posted.status_code == 200
+        assert posted.headers["access-control-allow-origin"] == "https://chat.example"
+        refused = httpx.options(
+            srv.base_url + "/v1/chat/completions",
+            headers={"origin": "https://evil.example", "access-control-request-method": "POST"},
+        )
+        assert refused.status_code == 403
+        assert "access-control-allow-origin" not in refused.headers
 
 
 @pytest.mark.parametrize(

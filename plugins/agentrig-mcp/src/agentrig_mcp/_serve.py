@@ -198,7 +198,7 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any
         try:
             if name in askers:
                 prompt = arguments.get("prompt")
-                if not isinstance(prompt, str):
+                if not isinstance(prompt, str) or len(arguments) != 1:
                     return _error("ask tools take one string argument, 'prompt'")
                 answer = await _ask(rt, askers[name], prompt, signal)
                 return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
@@ -246,11 +246,14 @@ async def serve_http(
     """
     import uvicorn
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-    from mcp.server.transport_security import TransportSecuritySettings
+    from mcp.server.transport_security import (
+        DEFAULT_MAX_REQUEST_BODY_SIZE,
+        TransportSecuritySettings,
+    )
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    from agentrig_mcp._serve_http import BearerGuard, check_bind, host_names
+    from agentrig_mcp._serve_http import BearerGuard, JsonDepthGuard, check_bind, host_names
 
     check_bind(host, keys)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -274,8 +277,23 @@ async def serve_http(
         async with manager.run():
             yield
 
-    guarded = BearerGuard(manager.handle_request, keys)
-    app = Starlette(routes=[Route("/mcp", guarded)], lifespan=lifespan)
+    limit = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own bound on a body
+    guarded = BearerGuard(JsonDepthGuard(manager.handle_request, limit), keys)
+    middleware = []
+    if allowed_origins:  # a browser client on another origin needs CORS answers to call
+        from starlette.middleware import Middleware
+        from starlette.middleware.cors import CORSMiddleware
+
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(allowed_origins),
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=["*"],
+                expose_headers=["mcp-session-id"],
+            )
+        )
+    app = Starlette(routes=[Route("/mcp", guarded)], lifespan=lifespan, middleware=middleware)
     if on_listening is not None:
         shown = f"[{host}]" if ":" in host else host
         on_listening(f"http://{shown}:{bound}/mcp")

@@ -16,13 +16,20 @@ import ipaddress
 import json
 from collections.abc import Sequence
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import Runtime
 from agentrig_mcp._config import ServeSettings
 
-__all__ = ["BearerGuard", "check_bind", "host_names", "resolve_keys"]
+__all__ = [
+    "MAX_DEPTH",
+    "BearerGuard",
+    "JsonDepthGuard",
+    "check_bind",
+    "host_names",
+    "resolve_keys",
+]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
@@ -84,6 +91,94 @@ def _digest(value: str) -> bytes:
     return hashlib.sha256(value.encode("utf-8")).digest()
 
 
+async def _answer(
+    send: Send, status: int, body: object, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    data = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+def _rpc_error(code: int, message: str) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
+MAX_DEPTH = 100
+"""The deepest nesting of a request (the JSON-RPC envelope and a tool's arguments) taken."""
+
+
+def _depth(value: object) -> int:
+    """How deeply ``value`` nests arrays and objects, level by level (never recursing)."""
+    depth, level = 0, [value]
+    while level:
+        containers = [v for v in level if isinstance(v, dict | list)]
+        if not containers:
+            break
+        depth += 1
+        if depth > MAX_DEPTH:
+            break
+        level = [c for v in containers for c in (v.values() if isinstance(v, dict) else v)]
+    return depth
+
+
+class JsonDepthGuard:
+    """A POST body nested too deeply to parse is a 400 JSON-RPC parse error, not the SDK's
+    500: the body is read (at most ``limit`` bytes, else 413) and parsed once here first."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self._limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before its body arrived
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self._limit:
+                await _answer(send, 413, _rpc_error(-32600, "request body too large"))
+                return
+            chunks.append(chunk)
+            more = bool(message.get("more_body", False))
+        body = b"".join(chunks)
+        try:
+            too_deep = _depth(json.loads(body)) > MAX_DEPTH
+        except RecursionError:
+            too_deep = True
+        except ValueError:
+            too_deep = False  # malformed JSON: the SDK answers it in its own words
+        if too_deep:
+            refusal = f"parse error: nested more than {MAX_DEPTH} levels deep"
+            await _answer(send, 400, _rpc_error(-32700, refusal))
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 class BearerGuard:
     """ASGI middleware: with keys configured, a request needs ``Authorization: Bearer <key>``."""
 
@@ -106,22 +201,9 @@ class BearerGuard:
         if scope["type"] != "http" or not self._digests or self._verified(scope):
             await self.app(scope, receive, send)
             return
-        body = json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {"code": -32001, "message": "missing or invalid bearer key"},
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"www-authenticate", b'Bearer realm="agentrig-mcp"'),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+        await _answer(
+            send,
+            401,
+            _rpc_error(-32001, "missing or invalid bearer key"),
+            [(b"www-authenticate", b'Bearer realm="agentrig-mcp"')],
         )
-        await send({"type": "http.response.body", "body": body})
