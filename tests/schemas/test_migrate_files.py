@@ -25,7 +25,7 @@ from agentrig.builtins.sqlite_store import SqliteSessionStore
 from agentrig.session import SessionStore, stored_version
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "session"))
-from _faults import build_shim
+from _faults import build_shim  # type: ignore[import-not-found]
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
