@@ -286,3 +286,27 @@ def test_backup_needs_one_store(tmp_path: Path) -> None:
     result = migrate(tmp_path / "agentrig.toml", "--backup", "x")
     assert result.returncode == 2
     assert "error [cli.backup_needs_one_store]" in result.stderr
+
+
+def test_doctor_reports_stores_to_migrate_and_newer_ones(tmp_path: Path) -> None:
+    directory = _jsonl_store(tmp_path)
+    config = _config(tmp_path, "jsonl", 'directory = "sessions"')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
+    doctor = [AGENTRIG, "doctor", "--config", str(config)]
+    done = subprocess.run(doctor, capture_output=True, text=True, timeout=120, env=env)
+    assert (
+        "  MIGRATE store main: 45 event(s) in 3 session(s) are older than "
+        "agentrig.session.event version 2 (read as they are); 'agentrig migrate -c "
+        f"{config} --apply' rewrites them"
+    ) in done.stdout
+    assert done.returncode == 0, done.stdout
+    path = directory / f"{SESSIONS[0]}.jsonl"
+    lines = path.read_bytes().splitlines()
+    path.write_bytes(
+        b"\n".join([json.dumps({"v": 7, **json.loads(lines[0])}).encode(), *lines[1:]])
+    )
+    done = subprocess.run(doctor, capture_output=True, text=True, timeout=120, env=env)
+    assert (
+        f"  NEWER store main: session(s) {SESSIONS[0]} hold agentrig.session.event" in done.stdout
+    )
+    assert done.returncode == 1

@@ -93,3 +93,53 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return _with_stores(args, work)
+
+
+def doctor_lines(config: str) -> tuple[list[str], int]:
+    """``agentrig doctor``'s lines about FILE's session stores, and how many are problems.
+
+    A store holding older events is a note (it reads them; ``agentrig migrate`` rewrites
+    them); one holding events newer than this code, or that cannot be read, is a problem.
+    """
+    import anyio
+
+    from agentrig.cli._run import load_composition, open_agent_runtime
+    from agentrig.cli._sessions import _load, _stores
+    from agentrig.errors import AgentrigError
+    from agentrig.session import MigratableStore
+
+    if not load_composition(config).config.session_stores:
+        return [], 0
+    loaded = _load(argparse.Namespace(config=config, store=None))
+    lines: list[str] = []
+    problems = 0
+
+    async def main() -> None:
+        nonlocal problems
+        async with open_agent_runtime(loaded, command="doctor") as rt:
+            for sid, store in _stores(rt, None):
+                if not isinstance(store, MigratableStore):
+                    continue
+                try:
+                    report = await store.migration_report()
+                except AgentrigError as exc:
+                    problems += 1
+                    lines.append(f"  STORE {sid}: cannot be checked: [{exc.code}] {exc}")
+                    continue
+                if report.newer:
+                    problems += 1
+                    names = ", ".join(s.session_id for s in report.newer)
+                    lines.append(
+                        f"  NEWER store {sid}: session(s) {names} hold {report.schema} events "
+                        f"newer than version {report.current}; upgrade agentrig to read them"
+                    )
+                if report.outdated:
+                    events = sum(s.outdated for s in report.outdated)
+                    lines.append(
+                        f"  MIGRATE store {sid}: {events} event(s) in {len(report.outdated)} "
+                        f"session(s) are older than {report.schema} version {report.current} "
+                        f"(read as they are); 'agentrig migrate -c {config} --apply' rewrites them"
+                    )
+
+    anyio.run(main)
+    return lines, problems
