@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from agentrig.agent._agent import Agent
 from agentrig.agent._dispatch import Gate
+from agentrig.agent._port import AgentPort
 from agentrig.errors import (
     AgentrigError,
     ConfigError,
@@ -217,19 +218,20 @@ class AgentRegistry:
         session = Session(session_id)
         session.load(report.events)
 
-        async def restore(agent: Agent) -> None:
+        async def restore(port: AgentPort) -> None:
             # inside the setup transaction: a failure here publishes nothing
+            agent = port.agent
             agent.load_report = report
             for event in report.events:
                 if isinstance(event.data, InboxSpliced):
                     agent.inbox.restore(event.data)
-            await self._close_cut_off_turn(agent)
+            await self._close_cut_off_turn(port)
 
         return await self._publish(
             agent_id, resolved, session, store, setup, tools, prepare=restore
         )
 
-    async def _close_cut_off_turn(self, agent: Agent) -> None:
+    async def _close_cut_off_turn(self, port: AgentPort) -> None:
         """Close a turn the stopped process left open, before anything new is sent.
 
         Every call without a result gets "not executed: the process stopped" and the turn
@@ -237,12 +239,12 @@ class AgentRegistry:
         A journaled runtime keeps that authority with its journal (continuation settles
         what it can prove), so nothing is invented in the transcript there.
         """
-        cut = find_cut_off_turn(agent.session.events)
-        if cut is None or agent.journaled:
+        cut = find_cut_off_turn(port.session.events)
+        if cut is None or port.agent.journaled:
             return
         for data in cut.closing_events():
-            await agent._log(data)
-        agent.cut_off = cut
+            await port.log(data)
+        port.agent.cut_off = cut
 
     def _config(
         self, agent_id: AgentId, config: AgentConfig | None, settings: dict[str, Any]
@@ -303,7 +305,7 @@ class AgentRegistry:
         setup: AgentSetup | None,
         tools: Sequence[Tool | Callable[..., Any]] | None,
         *,
-        prepare: Callable[[Agent], Awaitable[None]] | None = None,
+        prepare: Callable[[AgentPort], Awaitable[None]] | None = None,
     ) -> Agent:
         provider = self.runtime.catalog(PROVIDERS).require(config.provider)
         # options the provider would not send refuse the agent now, not at its first request
@@ -316,9 +318,8 @@ class AgentRegistry:
         writer: SessionWriter | None = None
         if store is not None:
             writer = await store.open_writer(session.id)
-        agent = Agent(
+        port = AgentPort(
             self.runtime,
-            agent_id,
             config,
             session,
             tools=agent_tools,
@@ -326,10 +327,11 @@ class AgentRegistry:
             gate=self.gate,
             tool_specs=self._tool_specs,
         )
+        agent = Agent(port, agent_id)
         try:
             commit: Any = None
             if prepare is not None:
-                await prepare(agent)  # writes what it records itself
+                await prepare(port)  # writes what it records itself
             written = len(session)
             if setup is not None:
                 commit = setup(agent)
@@ -348,10 +350,10 @@ class AgentRegistry:
                 # what setup appended (seeded history, and inbox splices already queued) is
                 # part of the log: stored once, in order, as one batch, after every check
                 # passed (a refused creation persists nothing) and before publication
-                agent._pending_writes = list(session.events[written:])
-                await agent.flush()
+                port.pending = list(session.events[written:])
+                await port.flush()
         except BaseException:
-            agent._disposed = True
+            port.disposed = True
             if writer is not None:
                 await writer.aclose()
             raise

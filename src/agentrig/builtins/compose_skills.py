@@ -28,6 +28,7 @@ from agentrig.kernel.payloads import RegistrationReview
 from agentrig.skills import (
     SKILLS,
     Registration,
+    RegistrationKind,
     Skill,
     SkillBlockedError,
     SkillError,
@@ -157,23 +158,25 @@ async def compose_skills(rt: Runtime) -> None:
 
 async def scan_tools(rt: Runtime) -> None:
     """Refuse the composition when the registration scanner blocks a registered tool."""
-    from agentrig.tools import TOOLS, Tool
+    from agentrig.tools import TOOLS
 
     if not skills_config(rt).scan_tools:
         return
     catalog = rt.registry(TOOLS)
     issues = []
-    for tool_id, entry in catalog.entries():
-        tool: object = entry
-        if not isinstance(tool, Tool):  # a test's stand-in: nothing a model would read
+    for tool_id, tool in catalog.entries():
+        source = catalog.source_of(tool_id) or "?"
+        kind: RegistrationKind = "mcp_tool" if source.startswith("mcp:") else "tool"
+        try:
+            registration = registration_of_tool(tool, kind=kind)
+        except AttributeError:  # a test's stand-in without a schema: nothing a model reads
             continue
-        verdict = scan(registration_of_tool(tool))
+        verdict = scan(registration)
         if not verdict.allowed:
-            source = catalog.source_of(tool_id) or "?"
             issues.append(
                 Issue(
                     "registration.blocked",
-                    f"tool {tool_id!r} (from {source}) was refused: {verdict.describe()}; "
+                    f"{kind} {tool_id!r} (from {source}) was refused: {verdict.describe()}; "
                     "rename or reword it, or set [skills] scan_tools = false",
                     ("tools", tool_id),
                 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, cast, overload
+from typing import cast, overload
 
 from agentrig.errors import AgentrigError
 from agentrig.ids import SessionId
@@ -225,11 +225,6 @@ class Session:
             event = envelope(seq, now, data, self._trace_of(key))
             for listener in self._listeners:
                 listener(event)
-
-    def push_trusted(self, cls: type[SessionEventData], /, **fields: Any) -> None:
-        """:meth:`push` of ``cls(**fields)``: validated like every other event, so a log
-        written without a store holds what one written to a store holds."""
-        self.push(cls(**fields))
 
     def _add(self, data: SessionEventData) -> tuple[int, float, TraceKey]:
         if not isinstance(data, SessionEventData):

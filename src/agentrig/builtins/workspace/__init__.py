@@ -34,7 +34,7 @@ from agentrig.builtins.workspace._sandbox import (
     backend_for,
 )
 from agentrig.builtins.workspace._search import GlobTool, GrepTool
-from agentrig.builtins.workspace._space import WORKSPACE, Workspace
+from agentrig.builtins.workspace._space import WORKSPACE, FetchClient, Workspace
 from agentrig.tools import Toolset
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "Backend",
     "BubblewrapBackend",
     "EditMatchError",
+    "FetchClient",
     "FetchConfig",
     "FetchError",
     "FilesConfig",
