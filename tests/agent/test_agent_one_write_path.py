@@ -20,6 +20,10 @@ from agentrig.session import SESSION_EVENTS, SessionEvent
 pytestmark = pytest.mark.anyio
 
 
+def written(directory: Path) -> bool:
+    return any(directory.iterdir())
+
+
 def shape(events: list[SessionEvent]) -> list[tuple[str, frozenset[str]]]:
     return [(e.type, frozenset(e.data.model_fields_set)) for e in events]
 
@@ -42,7 +46,7 @@ async def test_a_run_logs_the_same_events_with_and_without_a_store(
             logs.append(list(e.agent.session.events))
             histories.append(texts(list(e.agent.session.derive_messages())))
     without, stored = logs
-    assert list(tmp_path.iterdir())  # the second run did write to its store
+    assert written(tmp_path)  # the second run did write to its store
     assert shape(without) == shape(stored)
     assert histories[0] == histories[1]
     for event in without:  # what was logged without a store parses back as itself
