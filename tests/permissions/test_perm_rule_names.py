@@ -11,7 +11,7 @@ from agentrig.permissions import (
     evaluate_permission,
 )
 
-GREP = ToolPermissions("Grep", "inspect", PermissionArg("path", "path"), {"path"}, {"Read"})
+SEARCH = ToolPermissions("Search", "inspect", PermissionArg("path", "path"), {"path"}, {"Read"})
 WRITE = ToolPermissions(
     "Write", "modify", PermissionArg("file_path", "path"), {"file_path"}, {"Edit"}
 )
@@ -25,8 +25,8 @@ def _context(*, allow: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> Perm
 
 def test_a_read_deny_rule_reaches_a_tool_of_the_read_family() -> None:
     ctx = _context(deny=("Read(./.env)",))
-    assert evaluate_permission(PermissionCall(GREP, {"path": ".env"}), ctx).verdict == "deny"
-    assert evaluate_permission(PermissionCall(GREP, {"path": "src"}), ctx).verdict == "allow"
+    assert evaluate_permission(PermissionCall(SEARCH, {"path": ".env"}), ctx).verdict == "deny"
+    assert evaluate_permission(PermissionCall(SEARCH, {"path": "src"}), ctx).verdict == "allow"
     # a tool that did not declare the family is not reached
     assert evaluate_permission(PermissionCall(LOOKUP, {"path": ".env"}), ctx).verdict == "allow"
 
@@ -40,5 +40,5 @@ def test_an_edit_allow_rule_grants_a_tool_of_the_edit_family() -> None:
 
 
 def test_the_tools_own_rules_still_apply() -> None:
-    ctx = _context(deny=("Grep(secrets/**)",))
-    assert evaluate_permission(PermissionCall(GREP, {"path": "secrets/k"}), ctx).verdict == "deny"
+    ctx = _context(deny=("Search(secrets/**)",))
+    assert evaluate_permission(PermissionCall(SEARCH, {"path": "secrets/k"}), ctx).verdict == "deny"

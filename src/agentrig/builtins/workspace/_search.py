@@ -132,7 +132,6 @@ class GlobTool(WorkspaceTool[GlobInput]):
     model = GlobInput
     risk = "inspect"
     permission_arg = PermissionArg("path", "path")
-    permission_rule_names = ("Read",)  # Claude Code applies Read rules to Glob
 
     def run(self, input: GlobInput, space: Workspace) -> str:
         top = _search_root(space, input.path)
@@ -190,7 +189,6 @@ class GrepTool(WorkspaceTool[GrepInput]):
     model = GrepInput
     risk = "inspect"
     permission_arg = PermissionArg("path", "path")
-    permission_rule_names = ("Read",)  # Claude Code applies Read rules to Grep
 
     def run(self, input: GrepInput, space: Workspace) -> str:
         flags = (re.IGNORECASE if input.case_insensitive else 0) | (
