@@ -59,6 +59,15 @@ def test_the_agent_fixes_the_bug_and_the_rules_decide_every_call(tmp_path: Path)
     assert "return a + b" in (folder / "project/src/calc.py").read_text()
 
 
+def test_the_cli_offers_the_toolset_by_reference(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    config = folder / "agentrig.toml"
+    config.write_text(config.read_text().replace('tools = ["workspace"]', "tools = []"))
+    done = _run(folder, "--tools", "agentrig.builtins.workspace:TOOLSET")
+    assert done.returncode == 0, done.stderr
+    assert "return a + b" in (folder / "project/src/calc.py").read_text()
+
+
 def test_plan_mode_leaves_the_project_untouched(tmp_path: Path) -> None:
     folder = _copy(tmp_path)
     done = _run(folder, "--mode", "plan")
