@@ -75,6 +75,12 @@ SYSTEM_NEEDS: tuple[tuple[str, Callable[[], bool], tuple[str, ...]], ...] = (
         lambda: Path("/usr/bin/chromium").exists(),
         ("chromium",),
     ),
+    (
+        "bubblewrap (bwrap), the workspace toolset's sandbox backend for Bash (its tests run "
+        "commands in it: no network, a read-only system, the workspace writable)",
+        lambda: bool(shutil.which("bwrap")),
+        ("bubblewrap",),
+    ),
 )
 
 

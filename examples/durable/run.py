@@ -11,7 +11,6 @@ import anyio
 from agentrig_dbos import DURABLE
 
 import agentrig
-from agentrig.ids import AgentId
 
 HERE = Path(__file__).resolve().parent
 
@@ -20,7 +19,7 @@ async def main() -> None:
     async with agentrig.open_runtime(HERE / "agentrig.toml") as rt:
         durable = rt.services.require(DURABLE)
         await durable.launch(executor_id="example")  # this process is also a worker
-        agent = rt.agent(AgentId("assistant"))
+        agent = rt.agent("assistant")
         run_id = await agent.submit("Which tool tells the weather?")  # queued for a worker
         print(f"submitted {run_id}")
         question = None

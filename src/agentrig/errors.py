@@ -12,6 +12,14 @@ message text::
      ├── StructuredOutputError                  output.invalid                    provider
      ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
      ├── ScriptExhaustedError                   scripted.exhausted                user
+     ├── TrustFileError                         skill.trust_file                  user
+     ├── SandboxUnavailableError                workspace.sandbox_unavailable     system
+     ├── WorkspaceError                         workspace.error                   user
+     │   ├── EditMatchError                     workspace.edit_match              user
+     │   ├── FetchError                         workspace.fetch                   user
+     │   ├── GitProtectedError                  workspace.git_protected           user
+     │   ├── SandboxError                       workspace.sandbox                 user
+     │   └── WorkspacePathError                 workspace.path                    user
      ├── CredentialError                        credentials.error                 system
      │   ├── CredentialReferenceError           credentials.reference             user
      │   └── CredentialStoreError               credentials.store_failed          system
@@ -67,6 +75,11 @@ message text::
      │   └── ServerError                        provider.server                   provider
      ├── ActionBlockedError                     permissions.action_blocked        user
      ├── PermissionRuleError                    permissions.invalid_rule          user
+     ├── PersistedSchemaError                   persisted.error                   system
+     │   ├── MigrationFailedError               persisted.migration_failed        system
+     │   ├── SchemaDefinitionError              persisted.definition              system
+     │   ├── SchemaTooNewError                  persisted.too_new                 user
+     │   └── UnknownSchemaError                 persisted.unknown_schema          user
      ├── SealerError                            sealing.error                     system
      │   ├── CorruptError                       sealing.corrupt                   system
      │   │   └── UnsupportedFramingError        sealing.unsupported_framing       system
@@ -80,6 +93,12 @@ message text::
      │   ├── BrokenWriterError                  session.writer_broken             system
      │   ├── NotASessionLogError                session.not_a_log                 user
      │   └── WriterConflictError                session.writer_conflict           user
+     ├── SkillError                             skill.error                       user
+     │   ├── SkillBlockedError                  skill.blocked                     user
+     │   ├── SkillFormatError                   skill.format                      user
+     │   ├── SkillSymlinkError                  skill.symlink                     user
+     │   ├── SkillTooLargeError                 skill.too_large                   user
+     │   └── SkillVersionError                  skill.version                     user
      ├── DeferralError                          tools.deferral                    user
      ├── SchemaContractError                    schema.contract                   system
      ├── SchemaConversionError                  schema.conversion                 user
@@ -91,9 +110,9 @@ message text::
      └── ToolTimeoutError                       tool.timeout                      user
 
 Grouped by the package that defines them (``agentrig.agent``, ``.builtins``, ``.credentials``,
-this module, ``.host``, ``.journal``, ``.llm``, ``.permissions``, ``.sealing``, ``.session``,
-``.tools``); each package exports its own.  ``tests/test_error_tree.py`` keeps this picture
-true: a new error class fails it until it is drawn here.
+this module, ``.host``, ``.journal``, ``.llm``, ``.permissions``, ``.schemas``, ``.sealing``,
+``.session``, ``.tools``); each package exports its own.  ``tests/test_error_tree.py`` keeps
+this picture true: a new error class fails it until it is drawn here.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ async def test_one_byte_over_is_cut_with_a_note_and_kept_whole_owner_only(
         # the log links the call to the whole result
         assert stored.call_id == logged.message.call_id
         assert stored.invocation_id == logged.invocation_id
-        assert (stored.size, stored.shown) == (LIMIT + 1, LIMIT)
+        assert (stored.size_bytes, stored.shown_bytes) == (LIMIT + 1, LIMIT)
         session_dir = tmp_path / "state" / e.agent.session_id
         path = Path(stored.path)
         assert path == session_dir.resolve() / "results" / f"{logged.invocation_id}.txt"
@@ -88,7 +88,7 @@ async def test_a_cut_never_splits_a_character(env: EnvFactory, tmp_path: Path) -
     async with env(asks(501, "é"), tools=[produce], **settings(tmp_path)) as e:
         await e.agent.run("go")
         (stored,) = events(e.agent, "tool/result/stored")
-        assert (stored.size, stored.shown) == (1002, 1000)
+        assert (stored.size_bytes, stored.shown_bytes) == (1002, 1000)
         (logged,) = events(e.agent, "tool/result")
         assert logged.message.text.startswith("é" * 500 + "\n\n[agentrig:")
 
@@ -111,7 +111,7 @@ async def test_the_default_limit_is_64_kib(env: EnvFactory, tmp_path: Path) -> N
         assert first.message.text == "x" * 65536
         assert "this tool result was cut" in second.message.text
         (stored,) = events(e.agent, "tool/result/stored")
-        assert stored.size == 65537
+        assert stored.size_bytes == 65537
 
 
 async def test_a_result_that_cannot_be_kept_is_still_cut_and_says_why(

@@ -27,20 +27,19 @@ def _delta(text: str) -> Any:
 async def test_chunks_come_out_in_order_and_in_one_batch() -> None:
     pipe, _ = _pipe(limit=10)
     for text in "abc":
-        assert pipe.put(_delta(text)) is None  # room: no waiting, no coroutine
+        with anyio.fail_after(1):
+            await pipe.put(_delta(text))  # room: returns without waiting
     assert [c.text for c in pipe.take()] == ["a", "b", "c"]
     assert not pipe.take()
 
 
 async def test_a_full_pipe_makes_the_run_wait_until_the_reader_takes() -> None:
     pipe, signal = _pipe(limit=2)
-    assert pipe.put(_delta("a")) is None
-    waiting = pipe.put(_delta("b"))
-    assert waiting is not None
+    await pipe.put(_delta("a"))
     resumed: list[str] = []
 
     async def run() -> None:
-        await waiting
+        await pipe.put(_delta("b"))  # the pipe is full now: waits for the reader
         resumed.append("run")
 
     async with anyio.create_task_group() as tg:
@@ -69,9 +68,9 @@ async def test_the_reader_waits_until_a_chunk_or_the_end_arrives() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(read)
         await anyio.wait_all_tasks_blocked()
-        pipe.put(_delta("x"))
+        await pipe.put(_delta("x"))
         await anyio.wait_all_tasks_blocked()
-        pipe.put(_delta("y"))
+        await pipe.put(_delta("y"))
         pipe.close()
     assert got == ["x", "y"]
 
@@ -80,15 +79,23 @@ async def test_the_reader_leaving_cancels_the_run_and_frees_a_waiting_put() -> N
     from agentrig.cancel import is_abort
 
     pipe, signal = _pipe(limit=1)
-    waiting = pipe.put(_delta("a"))
-    assert waiting is not None
+    freed: list[bool] = []
+
+    async def run() -> None:
+        await pipe.put(_delta("a"))  # full at once: waits for room
+        freed.append(True)
+
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: waiting)
+        tg.start_soon(run)
         await anyio.wait_all_tasks_blocked()
+        assert freed == []
         pipe.leave()
+    assert freed == [True]
     from agentrig.errors import AbortError
 
     assert signal.cancelled
     assert isinstance(signal.reason, AbortError)
     assert is_abort(signal.reason)
-    assert pipe.put(_delta("b")) is None  # dropped; the run sees its signal
+    with anyio.fail_after(1):
+        await pipe.put(_delta("b"))  # dropped at once; the run sees its signal
+    assert not pipe.take()

@@ -68,8 +68,8 @@ async def test_agents_with_the_same_tool_objects_share_the_plan_of_their_offer()
         assert two[0] is LOOKUP_V1
         assert three[0] is LOOKUP_V2
         assert one == list(plan_offer([LOOKUP_V1], policy=DeferralPolicy()).offered)
-        assert agents[0]._offer.plan() is agents[1]._offer.plan()
-        assert agents[0]._offer.plan() is not agents[2]._offer.plan()
+        assert agents[0]._port.offer.plan() is agents[1]._port.offer.plan()
+        assert agents[0]._port.offer.plan() is not agents[2]._port.offer.plan()
 
 
 async def test_a_shared_plan_withholds_what_a_fresh_one_withholds() -> None:

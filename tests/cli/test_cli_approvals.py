@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from cli_terminal_support import agentrig_script, command_env, open_terminal, scripted_config
 
@@ -70,7 +71,7 @@ def test_the_question_shows_the_call_and_allow_once_runs_the_tool(
     ) as term:
         term.expect("The agent wants to run the tool 'write_note'")
         term.expect('"path": "note.txt"')
-        term.expect("... (500 characters)")  # a long value is shortened
+        term.expect("... (500 characters; the last 340 not shown)")  # shortened, and says so
         term.expect("Allow? [y] once  [a] for this session  [n] deny:")
         assert not (tmp_path / "note.txt").exists()  # nothing runs before the answer
         term.send("y\n")
@@ -309,7 +310,10 @@ def test_the_question_shortens_long_strings_long_lists_and_deep_values() -> None
 
     assert shown.startswith("The agent wants to run the tool 'write_note'.\n")
     assert "why it asks: default mode asks before modify calls" in shown
-    assert '"text": "' + "é" * 160 + '... (1000 characters)"' in shown  # not \\u escapes
+    assert '"text": "' + "é" * 160 + '... (1000 characters; the last 840 not shown)"' in shown
+    command = {"command": "echo " + "a" * 200 + "\nrm -rf ~\n"}
+    cut = describe_call(attrs.evolve(question, arguments=command))
+    assert "(215 characters; the last 55 not shown, 2 more lines)" in cut  # what it hides
     assert '"... 30 more items"' in shown
     assert "49" not in shown
     assert '"{... 1 keys}"' in shown

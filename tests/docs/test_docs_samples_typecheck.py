@@ -1,7 +1,8 @@
 """Every runnable Python sample in README.md and docs/ also type-checks.
 
 A sample that runs may still fail for a user who runs mypy over the same code: the public
-signatures take branded ids (``rt.agent(AgentId("assistant"))``, not ``rt.agent("assistant")``)
+signatures between packages take branded ids (``catalog.require(tool_id("add"))``, not
+``catalog.require("add")``; the user's edge, ``rt.agent("assistant")``, takes a plain string)
 and protocols a sample implements must be implemented as declared.  The samples are checked
 with mypy's default settings (what a user's project most likely has), all pages in one run.
 The ``python fragment`` blocks are checked too, each as the body of an async function.
@@ -63,13 +64,16 @@ def test_every_python_sample_type_checks(tmp_path: Path) -> None:
 def test_a_plain_string_id_in_a_sample_is_caught(tmp_path: Path) -> None:
     sample = tmp_path / "page_1.py"
     sample.write_text(
-        "import agentrig\n\n\nasync def main(rt: agentrig.Runtime) -> None:\n"
-        '    await rt.agent("assistant").run("hi")\n',
+        "import agentrig\nfrom agentrig.tools import TOOLS\n\n\n"
+        "async def main(rt: agentrig.Runtime) -> None:\n"
+        '    await rt.agent("assistant").run("hi")\n'
+        '    rt.catalog(TOOLS).require("add")\n',
         encoding="utf-8",
     )
     done = _mypy(tmp_path, [sample])
     assert done.returncode == 1
-    assert 'has incompatible type "str"; expected "AgentId"' in done.stdout
+    assert 'has incompatible type "str"; expected "ToolId"' in done.stdout
+    assert "AgentId" not in done.stdout  # the user's edge takes a plain string
 
 
 # ---- fragments: pieces of a larger program ---------------------------------------------------

@@ -16,6 +16,9 @@ TRACING = "## 10. Tracing"
 RUN_QUEUE = "## 11. Queued runs"
 
 
+PERSISTED = "## 12. Persisted data"
+
+
 def _samples(start: str = SECTION, end: str | None = TRACING) -> list[str]:
     text = GUIDE.read_text(encoding="utf-8")
     section = text[text.index(start) : text.index(end) if end else None]
@@ -107,6 +110,17 @@ def test_the_tracing_sample_sees_the_loops_scopes_and_event_ids(
 def test_the_run_queue_sample_hands_the_run_to_the_plugin(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (sample,) = _samples(RUN_QUEUE, None)
+    (sample,) = _samples(RUN_QUEUE, PERSISTED)
     exec(compile(sample, str(GUIDE), "exec"), {"__name__": "guide_queue"})
     assert capsys.readouterr().out == "run-1 [('assistant', 'summarise the report')]\n"
+
+
+def test_the_schema_sample_migrates_and_refuses_newer_data(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (sample,) = _samples(PERSISTED, None)
+    exec(compile(sample, str(GUIDE), "exec"), {"__name__": "guide_schemas"})
+    printed = capsys.readouterr().out
+    assert printed == (
+        "{'url': 'https://example.org', 'tags': []}\npersisted.too_new acme.bookmark 3 2\n"
+    )

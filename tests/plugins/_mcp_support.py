@@ -4,15 +4,22 @@ process writes."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+import re
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+from anyio.abc import Process
 
 from agentrig.cancel import CancelSignal
 
 SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 """The FastMCP test server (``python _mcp_server.py --help``)."""
+
+AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
+"""The installed ``agentrig`` command."""
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 """The image the test server's ``picture`` tool returns (the same bytes as there)."""
@@ -37,3 +44,29 @@ async def cancel_once(marker: Path, text: str, signal: CancelSignal, reason: str
     """Cancel ``signal`` once the test server wrote ``text`` (``started``) to ``marker``."""
     await eventually(marked(marker, text))
     signal.cancel(reason)
+
+
+@asynccontextmanager
+async def mcp_http_serve(
+    config: Path, host: str = "127.0.0.1", env: Mapping[str, str] | None = None
+) -> AsyncIterator[tuple[Process, str]]:
+    """``agentrig mcp serve --http HOST:0`` as a process, with the URL its line announces."""
+    process = await anyio.open_process(
+        [AGENTRIG, "mcp", "serve", "-c", str(config), "--http", f"{host}:0"], env=env
+    )
+    try:
+        assert process.stderr is not None
+        line = b""
+        with anyio.fail_after(60):
+            while b"listening on " not in line or not line.endswith(b"\n"):
+                line += await process.stderr.receive(1)
+                if line.endswith(b"\n") and b"listening on " not in line:
+                    line = b""  # a line printed before it
+        # the shape agentrig serve's line has: agentrig COMMAND: listening on URL
+        found = re.fullmatch(r"agentrig mcp: listening on (http://\S+:\d+/mcp)\n", line.decode())
+        assert found is not None, line
+        yield process, found[1]
+    finally:
+        process.terminate()
+        with anyio.CancelScope(shield=True):
+            await process.wait()

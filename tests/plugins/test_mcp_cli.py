@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _mcp_support import SERVER, cancel_once, eventually, marked
+from _mcp_support import AGENTRIG, SERVER, cancel_once, eventually, marked, mcp_http_serve
 from agentrig_mcp import McpClient, StdioServerSpec
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
@@ -23,8 +23,6 @@ from agentrig.ids import ToolId
 from agentrig.tools import ToolContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
-
-AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
 
 CONFIG = """
 [providers.local]
@@ -79,23 +77,8 @@ async def test_served_over_stdio_to_agentrigs_own_client(
 
 
 async def test_served_over_http_to_the_sdk_client(config_file: Path) -> None:
-    process = await anyio.open_process(
-        [AGENTRIG, "mcp", "serve", "-c", str(config_file), "--http", "127.0.0.1:0"]
-    )
-    try:
-        assert process.stderr is not None
-        line = b""
-        with anyio.fail_after(60):
-            while b"listening on " not in line or not line.endswith(b"\n"):
-                line += await process.stderr.receive(1)
-                if line.endswith(b"\n") and b"listening on " not in line:
-                    line = b""  # a line printed before it
-        # the shape agentrig serve's line has: agentrig COMMAND: listening on URL
-        found = re.fullmatch(
-            r"agentrig mcp: listening on (http://127\.0\.0\.1:\d+/mcp)\n", line.decode()
-        )
-        assert found is not None, line
-        url = found[1]
+    async with mcp_http_serve(config_file) as (_process, url):
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
         async with (
             streamable_http_client(url) as (read, write, _),
             ClientSession(read, write) as session,
@@ -107,10 +90,6 @@ async def test_served_over_http_to_the_sdk_client(config_file: Path) -> None:
             assert not result.isError
             assert isinstance(result.content[0], types.TextContent)
             assert result.content[0].text == "Hello from the agent."
-    finally:
-        process.terminate()
-        with anyio.CancelScope(shield=True):
-            await process.wait()
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

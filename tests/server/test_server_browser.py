@@ -10,9 +10,12 @@ import re
 import socket
 from collections.abc import Iterator
 
+import anthropic
 import httpx
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from server_support import RunningServer, scripted_config
 
 pytestmark = pytest.mark.integration
@@ -170,6 +173,18 @@ def test_a_foreign_host_cannot_post_a_run(server: RunningServer) -> None:
     with pytest.raises(openai.APIStatusError) as info:
         sdk.chat.completions.create(model="assistant", messages=[{"role": "user", "content": "x"}])
     assert info.value.status_code == 421
+    claude = anthropic.Anthropic(
+        base_url=server.base_url,
+        api_key="unused",
+        max_retries=0,
+        default_headers={"host": "evil.example"},
+    )
+    with pytest.raises(anthropic.APIStatusError) as refused:
+        claude.messages.create(
+            model="assistant", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        )
+    assert refused.value.status_code == 421
+    assert refused.value.body is not None
 
 
 def test_a_request_without_host_is_refused(server: RunningServer) -> None:
@@ -263,6 +278,30 @@ def test_without_the_page_a_browser_is_refused_and_allowed_origins_are_served() 
             srv.base_url + "/v1/models", headers={"origin": "https://chat.example:8443"}
         )
         assert other.status_code == 403
+        # a browser on that origin can send JSON: the preflight is answered, the answer readable
+        preflight = httpx.options(
+            srv.base_url + "/v1/chat/completions",
+            headers={
+                "origin": "https://chat.example",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type, authorization",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://chat.example"
+        posted = httpx.post(
+            srv.base_url + "/v1/chat/completions",
+            json=CHAT,
+            headers={"origin": "https://chat.example"},
+        )
+        assert posted.status_code == 200
+        assert posted.headers["access-control-allow-origin"] == "https://chat.example"
+        refused = httpx.options(
+            srv.base_url + "/v1/chat/completions",
+            headers={"origin": "https://evil.example", "access-control-request-method": "POST"},
+        )
+        assert refused.status_code == 403
+        assert "access-control-allow-origin" not in refused.headers
 
 
 @pytest.mark.parametrize(
@@ -288,3 +327,57 @@ def test_host_and_origin_settings_are_checked(key: str, value: list[str]) -> Non
     with pytest.raises(ConfigError) as info:
         parse_settings({key: value})
     assert f"server.{key}" in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def http(server: RunningServer) -> Iterator[httpx.Client]:
+    """One client for the property tests (a new one per request costs more than the request)."""
+    with httpx.Client(base_url=server.base_url, timeout=10) as client:
+        yield client
+
+
+LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True)
+NAMES = st.lists(LABEL, min_size=1, max_size=4).map(".".join)
+PROPERTY = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def served_locally(name: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return name in ("localhost", "agents.internal")
+
+
+@PROPERTY
+@given(name=NAMES, port=st.none() | st.integers(1, 65535))
+def test_any_other_host_name_is_421(http: httpx.Client, name: str, port: int | None) -> None:
+    host = name if port is None else f"{name}:{port}"
+    answer = http.get("/v1/models", headers={"host": host})
+    assert answer.status_code == (200 if served_locally(name) else 421), host
+
+
+@PROPERTY
+@given(scheme=st.sampled_from(["http", "https"]), name=NAMES, port=st.integers(1, 65535))
+def test_any_other_origin_is_403(http: httpx.Client, scheme: str, name: str, port: int) -> None:
+    origin = f"{scheme}://{name}:{port}"
+    own = scheme == "http" and name == "127.0.0.1" and port == http.base_url.port
+    answer = http.get("/health", headers={"origin": origin})
+    assert answer.status_code == (200 if own else 403), origin
+
+
+@PROPERTY
+@given(
+    media=st.from_regex(r"[a-z]{1,12}/[a-z0-9.+-]{1,20}", fullmatch=True),
+    params=st.sampled_from(["", "; charset=utf-8", ";x=1"]),
+)
+def test_any_other_content_type_is_415(http: httpx.Client, media: str, params: str) -> None:
+    answer = http.post(
+        "/v1/chat/completions",
+        content=b'{"model":"assistant","messages":[{"role":"user","content":"Hi"}]}',
+        headers={"content-type": media + params},
+    )
+    assert answer.status_code == (200 if media == "application/json" else 415), media

@@ -3,6 +3,11 @@
 from agentrig.agent._agent import Agent, RunOptions
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
 from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
+from agentrig.agent._instructions import (
+    PROJECT_INSTRUCTIONS,
+    ProjectInstructions,
+    with_instructions,
+)
 from agentrig.agent._registry import AgentRegistry, AgentSetup
 from agentrig.agent._results import (
     ContextWindowError,
@@ -26,6 +31,7 @@ from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUC
 __all__ = [
     "FORCED_SUMMARY_FALLBACK",
     "FORCED_SUMMARY_INSTRUCTION",
+    "PROJECT_INSTRUCTIONS",
     "Agent",
     "AgentRegistry",
     "AgentSetup",
@@ -39,6 +45,7 @@ __all__ = [
     "Inbox",
     "InboxError",
     "InboxTarget",
+    "ProjectInstructions",
     "RefusalCode",
     "RefusedCall",
     "RunOptions",
@@ -51,4 +58,5 @@ __all__ = [
     "ToolChoiceViolationError",
     "ToolResult",
     "run_sync",
+    "with_instructions",
 ]

@@ -10,27 +10,27 @@ without starting anything.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar, final, overload
 
 import anyio
 from pydantic import BaseModel
 
-from agentrig.agent._dispatch import CallOutcome, Gate, dispatch_call, unknown_tool
+from agentrig.agent._dispatch import CallOutcome, unknown_tool
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
+from agentrig.agent._invocation import ToolInvocation
 from agentrig.agent._observations import observe_direct_tool_call
-from agentrig.agent._offer import ToolOffer
+from agentrig.agent._port import AgentPort
 from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
 from agentrig.agent._runs import RunStream
 from agentrig.cancel import CancelSignal
-from agentrig.errors import AgentrigError, RuntimeClosedError, UnknownIdError
+from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, SessionId, new_invocation_id
-from agentrig.kernel.config import AgentConfig
 from agentrig.kernel.contracts import ContractViolation
-from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
+from agentrig.kernel.payloads import AgentStatus
 from agentrig.kernel.run_queue import RUN_QUEUE
 from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
@@ -43,17 +43,13 @@ from agentrig.session import (
     LoadReport,
     Notice,
     NoticeKind,
-    Session,
-    SessionEvent,
-    SessionEventData,
-    SessionWriter,
     SystemPrompt,
 )
 from agentrig.tools import Tool, ToolDefinitionError, check_tool_contribution
 from agentrig.tools.deferral import DeferralPolicy
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    pass
 
 # Provided by agentrig.journal's listener (that package imports this one, so the key of the
 # service is named here too; a key's name is its identity).
@@ -68,39 +64,19 @@ T = TypeVar("T", bound=BaseModel)
 class Agent:
     """A live agent: identity, session log, inbox, tools, status; its runs' driver."""
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        agent_id: AgentId,
-        config: AgentConfig,
-        session: Session,
-        *,
-        tools: Sequence[Tool] = (),
-        writer: SessionWriter | None = None,
-        gate: Gate | None = None,
-        tool_specs: dict[str, tuple[Tool, ToolSpec, int]] | None = None,
-    ) -> None:
-        self.runtime = runtime
+    def __init__(self, port: AgentPort, agent_id: AgentId) -> None:
+        port.agent = self
+        self._port = port
+        self.runtime = port.runtime
         self._id = agent_id
-        self.config = config
-        self.session = session
-        #: its tools and which of them the next request offers (deferral, denied tools)
-        self._offer = ToolOffer(runtime, config, tools, gate, specs=tool_specs)
-        self._last_request_config: RequestConfig | None = None
-        self._writer = writer
-        self._gate = gate
-        self._system_prompt = config.system_prompt
-        self._status: AgentStatus = "idle"
-        self._turns = sum(1 for e in session.events if e.type == "turn/start")
-        self._pending_writes: list[SessionEvent] = []
-        self._idle: anyio.Event | None = None
-        self._disposed = False
+        self.config = port.config
+        self.session = port.session
         #: what ``resume`` loaded from the store (None for a fresh session)
         self.load_report: LoadReport | None = None
         #: the turn a stopped process left open, closed by ``resume`` before anything was sent
         self.cut_off: CutOffTurn | None = None
-        self.inbox = Inbox(self._record_inbox)
-        self._driver = RunDriver(self)
+        self.inbox = Inbox(port.record_inbox)
+        self._driver = RunDriver(self, port)
 
     # ---- identity -----------------------------------------------------------------------
     @property
@@ -113,7 +89,7 @@ class Agent:
 
     @property
     def status(self) -> AgentStatus:
-        return self._status
+        return self._port.status
 
     @property
     def journaled(self) -> bool:
@@ -126,29 +102,29 @@ class Agent:
         return self._driver.current
 
     def __repr__(self) -> str:
-        return f"<Agent {self._id!r} session={self.session.id!r} {self._status}>"
+        return f"<Agent {self._id!r} session={self.session.id!r} {self._port.status}>"
 
     # ---- tools ----------------------------------------------------------------------------
     @property
     def deferral(self) -> DeferralPolicy:
         """How this agent defers tools (``[agents.x] deferral``)."""
-        return self._offer.policy
+        return self._port.offer.policy
 
     def all_tools(self) -> list[Tool]:
-        return list(self._offer.tools.values())
+        return list(self._port.offer.tools.values())
 
     def offered_tools(self) -> list[Tool]:
         """The tools offered on the next request: re-read every round, deferred ones withheld,
         tools the permission rules deny outright never shown."""
-        return list(self._offer.plan().offered)
+        return list(self._port.offer.plan().offered)
 
     def withheld_tools(self) -> list[Tool]:
         """Deferred tools not loaded yet (what ``tool_search`` searches)."""
-        return list(self._offer.plan().withheld)
+        return list(self._port.offer.plan().withheld)
 
     def load_tools(self, tool_ids: Sequence[str]) -> None:
         """Make deferred tools resident from the next request on."""
-        self._offer.load(tool_ids)
+        self._port.offer.load(tool_ids)
 
     def replace_tools(self, tools: Sequence[Tool]) -> None:
         """Swap in a new tool set -- a plugin's toolset changed (an MCP server's list did).
@@ -164,7 +140,7 @@ class Agent:
             checked = check_tool_contribution(tuple(tools)) if tools else ()
         except ContractViolation as exc:
             raise ToolDefinitionError(f"replace_tools: {exc}") from None
-        self._offer.replace(checked)
+        self._port.offer.replace(checked)
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], *, signal: CancelSignal | None = None
@@ -180,8 +156,8 @@ class Agent:
         Deferred tools can be invoked without being loaded; no approver is injected, so a
         call that needs approval is refused unless an approver hook answers.
         """
-        self._ensure_alive()
-        tools = self._offer.tools
+        self._port.ensure_alive()
+        tools = self._port.offer.tools
         tool = tools.get(name)
         if tool is None:
             raise UnknownIdError(
@@ -212,78 +188,28 @@ class Agent:
         Never raises for the call's own failure (it is in the message and ``failure``); an
         unknown tool is an explicit skip.  Journal continuation replays calls through it.
         """
-        self._ensure_alive()
-        tools = self._offer.tools
+        self._port.ensure_alive()
+        tools = self._port.offer.tools
         tool = tools.get(call.name)
         if tool is None:
             return CallOutcome(unknown_tool(call, list(tools)), executed=False)
-        outcome = await dispatch_call(self, tool, call, signal or CancelSignal(), self._gate)
+        invocation = ToolInvocation(self, tool, call, signal or CancelSignal())
+        outcome = await invocation.settle(self._port.gate)
         observe_direct_tool_call(self, call, outcome)
         return outcome
 
     def tool_spec(self, tool: Tool) -> ToolSpec:
         """The (unprojected) definition of ``tool`` for a request; built once per tool."""
-        return self._offer.spec(tool)
+        return self._port.offer.spec(tool)
 
     def tool_spec_chars(self, tool: Tool) -> int:
         """The estimated size of ``tool``'s definition in characters."""
-        return self._offer.spec_chars(tool)
+        return self._port.offer.spec_chars(tool)
 
     # ---- the log --------------------------------------------------------------------------
-    async def _log(self, data: Any) -> SessionEvent:
-        event = self.session.append(data)
-        if self._writer is not None:
-            batch, self._pending_writes = [*self._pending_writes, event], []
-            await self._writer.append(batch)
-        return event
-
-    async def _write(self, data: Any) -> None:
-        """:meth:`_log` for the loop, which does not take the event back (without a store
-        to write to, no envelope is built for it unless a session listener takes one)."""
-        if self._writer is None:
-            self.session.push(data)
-        else:
-            await self._log(data)
-
-    def _write_trusted(
-        self, cls: type[SessionEventData], /, **fields: Any
-    ) -> Awaitable[SessionEvent] | None:
-        """:meth:`_write` of ``cls(**fields)``, the loop vouching for the values' types:
-        without a store, the session keeps it unbuilt (:meth:`Session.push_trusted`) and
-        nothing is left to await (None, no coroutine per event); else the store's write."""
-        if self._writer is None:
-            self.session.push_trusted(cls, **fields)
-            return None
-        return self._log(cls(**fields))
-
-    def _record_inbox(self, data: Any) -> None:
-        # Inbox mutations happen in sync code (steer() from a listener); persist them with
-        # the next awaited write, in order.
-        event = self.session.append(data)
-        if self._writer is not None:
-            self._pending_writes.append(event)
-        # Consumers that follow one message get per-message notifications; whole-queue
-        # consumers rebuild both lists from the durable splices.
-        hooks = self.runtime.hooks
-        if hooks.has_listeners("observe"):
-            gone = "inbox.claimed" if data.cause == "claim" else "inbox.discarded"
-            for message_id in data.removed:
-                hooks.notify("observe", Observation(gone, self._id, {"message_id": message_id}))
-            for message in data.inserted:
-                hooks.notify(
-                    "observe",
-                    Observation(
-                        "inbox.inserted",
-                        self._id,
-                        {"message_id": message.id, "target": data.target},
-                    ),
-                )
-
     async def flush(self) -> None:
         """Write events recorded from synchronous code (inbox splices) to the store."""
-        if self._writer is not None and self._pending_writes:
-            batch, self._pending_writes = self._pending_writes, []
-            await self._writer.append(batch)
+        await self._port.flush()
 
     # ---- stopping and notices ------------------------------------------------------------
     def request_stop(self, reason: str) -> None:
@@ -306,34 +232,24 @@ class Agent:
     async def note(self, text: str, *, source: str, kind: NoticeKind = "message") -> None:
         """Tell the user something the model must not see: a :class:`Notice` in the log,
         and in the current run's ``RunRecord.notices``."""
-        await self._log(Notice(source=source, kind=kind, text=text))
+        await self._port.log(Notice(source=source, kind=kind, text=text))
         if self._driver.current is not None:
             self._driver.notices.append(f"{source}: {text}" if source else text)
-
-    def _next_turn(self) -> int:
-        self._turns += 1
-        return self._turns
 
     # ---- system prompt --------------------------------------------------------------------
     @property
     def system_prompt(self) -> str | None:
-        return self._system_prompt
-
-    async def _ensure_system_prompt(self) -> None:
-        """Inject the prompt once per session (and refresh a restored session's stale one)."""
-        current = self._system_prompt
-        if current is not None and self.session.system_prompt != current:
-            await self._log(SystemPrompt(text=current))
+        return self._port.system_prompt
 
     async def set_system_prompt(self, text: str) -> None:
         """Replace the live system prompt; the very next request carries it."""
-        self._system_prompt = text
-        await self._log(SystemPrompt(text=text))
+        self._port.system_prompt = text
+        await self._port.log(SystemPrompt(text=text))
 
     # ---- delivery ---------------------------------------------------------------------------
     def followup(self, text: str | UserMessage, *, source: str = "followup") -> str:
         """Queue a new turn for this input; returns its message id."""
-        self._ensure_alive()
+        self._port.ensure_alive()
         message = user_message(text, source)
         self.inbox.append("next-turn", message)
         self._driver.schedule_drain()
@@ -341,30 +257,22 @@ class Agent:
 
     def steer(self, text: str | UserMessage, *, source: str = "steer") -> str:
         """Enter the current turn at its next step (or start a turn when idle)."""
-        self._ensure_alive()
+        self._port.ensure_alive()
         message = user_message(text, source)
         self.inbox.append("next-step", message)
         self._driver.add_waker(message.id)
-        if self._status == "idle":
+        if self._port.status == "idle":
             self._driver.schedule_drain()
         return message.id
 
     def inject(self, text: str | UserMessage, *, source: str = "inject") -> str:
         """Seed context for the next request without starting a turn."""
-        self._ensure_alive()
+        self._port.ensure_alive()
         message = user_message(text, source)
         self.inbox.append("next-step", message)
         return message.id
 
     # ---- status ---------------------------------------------------------------------------
-    def _set_status(self, status: AgentStatus) -> None:
-        if status != self._status:
-            self._status = status
-            if status == "idle" and self._idle is not None:
-                idle, self._idle = self._idle, None
-                idle.set()
-            self.runtime.hooks.notify("agent_status", AgentStatusChanged(agent=self, status=status))
-
     @asynccontextmanager
     async def continue_run(self, signal: CancelSignal) -> AsyncIterator[Continuation]:
         """Hold this agent's run slot to continue an interrupted turn (what a journal does).
@@ -372,21 +280,17 @@ class Agent:
         Waits behind running and queued runs, like :meth:`run`; ``signal`` is the run's cancel
         signal (``current_signal`` while held).  See :class:`~agentrig.agent.Continuation`.
         """
-        self._ensure_alive()
+        self._port.ensure_alive()
         async with self._driver.continue_run(signal) as continuation:
             yield continuation
 
     async def when_idle(self) -> None:
         """Wait until no run or queued turn is left."""
-        while self._status != "idle":
-            if self._idle is None:
-                self._idle = anyio.Event()
-            await self._idle.wait()
-
-    def _ensure_alive(self) -> None:
-        if self._disposed:
-            raise RuntimeClosedError(f"agent {self._id!r} was disposed; it refuses new work")
-        self.runtime.ensure_open()
+        port = self._port
+        while port.status != "idle":
+            if port.idle is None:
+                port.idle = anyio.Event()
+            await port.idle.wait()
 
     # ---- cancellation -------------------------------------------------------------------------
     def cancel(self, reason: object = "cancelled", *, keep_queued: bool = False) -> bool:
@@ -485,7 +389,7 @@ class Agent:
         provided by a plugin such as ``agentrig-dbos``); without one this is refused with
         ``agent.no_run_queue`` rather than run here.
         """
-        self._ensure_alive()
+        self._port.ensure_alive()
         runs = self.runtime.services.get(RUN_QUEUE)
         if runs is None:
             raise AgentrigError(
@@ -505,11 +409,12 @@ class Agent:
         Pending inbox input is kept, not discarded: it is in the session log, so a resumed
         session finds it queued again (disposal is not a user's cancellation).
         """
-        if self._disposed:
+        port = self._port
+        if port.disposed:
             return
-        self._disposed = True
+        port.disposed = True
         await self._driver.settle(cancel_running=cancel_running)
-        await self.flush()
-        if self._writer is not None:
-            writer, self._writer = self._writer, None
+        await port.flush()
+        if port.writer is not None:
+            writer, port.writer = port.writer, None
             await writer.aclose()

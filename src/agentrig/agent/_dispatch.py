@@ -1,55 +1,44 @@
-"""Tool-call dispatch: from a model's tool call to exactly one tool result message.
+"""Tool-call dispatch vocabulary: the gate port, a settled call, and the result messages.
 
 Per call: unknown names become an explicit skip naming what exists; known tools go through
 the gate (permission evaluator and blockers, when configured), then the ``tool_execution``
-waterfall whose default validates the arguments, runs ``authorize`` and ``execute``.
-Whatever happens -- invalid input, refusal, an exception, cancellation -- the call gets one
+waterfall whose default validates the arguments, runs ``authorize`` and ``execute`` (that
+path is :class:`~agentrig.agent._invocation.ToolInvocation`).  Whatever happens -- invalid
+input, refusal, an exception, cancellation -- the call gets one
 :class:`~agentrig.llm.ToolMessage`.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
-import time
-from collections.abc import Awaitable, Mapping, Sequence
-from types import CoroutineType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-import anyio
 import attrs
 
-from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import AgentrigError, ExecutionControlError
-from agentrig.ids import new_invocation_id
-from agentrig.kernel.payloads import ToolExecution, new_observation
+from agentrig.errors import AgentrigError
+from agentrig.kernel.payloads import new_observation
 from agentrig.llm import FileBlock, ImageBlock, TextBlock, ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
     GateDecision,
     Tool,
-    ToolContext,
-    ToolInputError,
-    ToolOutput,
-    ToolRefusedError,
-    ToolReportedError,
-    ToolTimeoutError,
     render_output,
 )
-from agentrig.tools.schema import parse_with
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
 
 __all__ = [
+    "NO_GATE",
     "CallOutcome",
     "Gate",
     "GateDecision",
-    "ReadyCall",
-    "dispatch_call",
-    "execute_call",
+    "canonical_input",
+    "error_text",
     "is_concurrent",
     "not_executed",
-    "prepare_call",
+    "observe_permission",
+    "result_message",
     "tool_timeout",
     "unknown_tool",
 ]
@@ -88,7 +77,7 @@ class CallOutcome:
     failure: BaseException | None = attrs.field(default=None, eq=False, repr=False)
 
 
-def _observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision) -> None:
+def observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision) -> None:
     """Emit the ``permission`` observation of the gate's decision on one call (content-free)."""
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("observe"):
@@ -100,7 +89,7 @@ def _observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecisio
         "allowed": decision.allowed,
         "reason": decision.reason,
     }
-    hooks.notify("observe", new_observation("permission", agent._id, data))
+    hooks.notify("observe", new_observation("permission", agent.id, data))
 
 
 def not_executed(call: ToolCallBlock, reason: str = INTERRUPTED_TEXT) -> ToolMessage:
@@ -118,210 +107,13 @@ def unknown_tool(call: ToolCallBlock, available: Sequence[str]) -> ToolMessage:
     )
 
 
-def _error_text(error: BaseException) -> str:
+def error_text(error: BaseException) -> str:
     if isinstance(error, AgentrigError):
         return f"{error.code}: {error}"
     return f"{type(error).__name__}: {error}"
 
 
-_NO_GATE = GateDecision(True)  # without a gate every call may run (frozen: one for all)
-
-
-class ReadyCall(NamedTuple):
-    """A call that validated and passed the gate: what :func:`execute_call` runs.
-
-    A named tuple: one is made per tool call, and a tuple is the cheapest record to build.
-    """
-
-    tool: Tool
-    call: ToolCallBlock
-    parsed: Any
-    checked: dict[str, Any]
-    arguments: dict[str, Any]
-    invocation_id: str
-    started_at: float
-    started: float
-
-
-async def dispatch_call(
-    agent: Agent,
-    tool: Tool,
-    call: ToolCallBlock,
-    signal: CancelSignal,
-    gate: Gate | None,
-) -> CallOutcome:
-    """Run one known tool call through gate, waterfall and tool; always returns an outcome."""
-    ready = await prepare_call(agent, tool, call, signal, gate)
-    if isinstance(ready, CallOutcome):
-        return ready
-    return await execute_call(agent, ready, signal)
-
-
-async def prepare_call(
-    agent: Agent,
-    tool: Tool,
-    call: ToolCallBlock,
-    signal: CancelSignal,
-    gate: Gate | None,
-) -> CallOutcome | ReadyCall:
-    """Validate ``call`` and ask the gate: a refusal or invalid input is the call's outcome.
-
-    The loop runs this step in call order even for calls that then execute concurrently, so
-    permission questions, ``PreToolUse`` hooks and approvals are asked one at a time.
-    """
-    invocation_id = new_invocation_id()
-    started_at = time.time()
-    started = time.perf_counter()
-
-    def failed(error: BaseException, text: str) -> CallOutcome:
-        message = ToolMessage.of(call.id, call.name, text, status="error")
-        return CallOutcome(
-            message,
-            executed=False,
-            invocation_id=invocation_id,
-            started_at=started_at,
-            error_type=type(error).__name__,
-            failure=error,
-        )
-
-    if call.raw_arguments is not None:
-        text = f"The arguments were not a JSON object and could not be read: {call.raw_arguments!r}"
-        return failed(ToolInputError(text), text)
-    # The arguments validate before anything else looks at them: nobody is asked to approve
-    # a call that would fail validation.
-    checked = dict(call.arguments)
-    try:
-        parsed = parse_with(tool.input_schema, checked)
-    except Exception as exc:
-        if is_abort(exc, signal):
-            raise
-        return failed(exc, _error_text(exc))
-    decision = _NO_GATE
-    if gate is not None:
-        decision = await gate(tool, call, agent)
-        _observe_permission(agent, call, decision)
-        if not decision.allowed:
-            text = f"The call was refused: {decision.reason}"
-            return failed(ToolRefusedError(text), text)
-    arguments = checked
-    if decision.updated_arguments is not None:
-        arguments = dict(decision.updated_arguments)
-    return ReadyCall(tool, call, parsed, checked, arguments, invocation_id, started_at, started)
-
-
-async def execute_call(
-    agent: Agent, ready: ReadyCall, signal: CancelSignal, *, alongside: bool = False
-) -> CallOutcome:
-    """Run a prepared call through the ``tool_execution`` waterfall; always an outcome.
-
-    ``alongside``: the call runs concurrently with other calls of its reply (told to the tool
-    in its context, with the timeout that applies).
-    """
-    tool, call, parsed, checked = ready.tool, ready.call, ready.parsed, ready.checked
-    invocation_id, started_at = ready.invocation_id, ready.started_at
-    ctx = ToolContext(
-        signal=signal,
-        tool_id=tool.id,
-        call_id=call.id,
-        invocation_id=invocation_id,
-        agent=agent,
-        services=agent.runtime.services,
-        timeout=tool_timeout(agent, tool),
-        alongside=alongside,
-    )
-    extras: dict[str, Any] = {}
-
-    async def run(running: Any, arguments: Mapping[str, Any]) -> ToolMessage:
-        value, running_ctx = parsed, ctx
-        if arguments is not checked or running is not tool:
-            # rewritten on the way (a hook or a tool_execution listener): validate again
-            value = parse_with(running.input_schema, dict(arguments))
-        if running is not tool:  # another tool's own timeout applies
-            running_ctx = attrs.evolve(ctx, timeout=tool_timeout(agent, running))
-        limit = running_ctx.timeout
-        verdict = running.authorize(value, running_ctx)
-        if verdict is not None and inspect.isawaitable(verdict):
-            verdict = await verdict
-        if verdict is not None:
-            raise AgentrigError(
-                f"authorize() of {tool.id!r} returned {verdict!r}; it must return None to approve "
-                "and raise to refuse",
-                code="tool.authorize_contract",
-            )
-        result = running.execute(value, running_ctx)
-        if type(result) is CoroutineType or (
-            not isinstance(result, str) and inspect.isawaitable(result)
-        ):  # cheap tests first: most results are a coroutine's or a plain string
-            if limit is None:
-                result = await result
-            else:
-                with anyio.move_on_after(limit) as scope:
-                    result = await result
-                if scope.cancelled_caught:
-                    raise ToolTimeoutError(
-                        f"the tool {running.id!r} did not finish within its "
-                        f"{limit:g}s timeout and was stopped"
-                    )
-        if isinstance(result, ToolOutput):
-            extras["concludes_turn"] = result.concludes_turn
-            extras["view"] = result.view
-            status: ToolStatus = "error" if result.is_error else "ok"
-            made = _result_message(call, running.parse_output(result.content), status)
-            if result.is_error:
-                extras["failure"] = ToolReportedError(made.text)
-            return made
-        return _result_message(call, running.parse_output(result))
-
-    hooks = agent.runtime.hooks
-    failure: BaseException | None = None
-    # typed as object: a listener may break the waterfall's contract, and that is checked below
-    returned: object
-    try:
-        if hooks.has_listeners("tool_execution"):
-
-            def run_tool(payload: ToolExecution) -> Awaitable[ToolMessage]:
-                return run(payload.tool, payload.arguments)  # the end of the waterfall
-
-            payload = ToolExecution(
-                agent=agent, call=call, arguments=ready.arguments, tool=tool, signal=signal
-            )
-            returned = await hooks.waterfall("tool_execution", payload, run_tool)
-        else:  # the waterfall's end, without its payload
-            returned = await run(tool, ready.arguments)
-    except ExecutionControlError:
-        raise  # a journal/persistence failure ends the run; it is not a tool result
-    except Exception as exc:
-        failure = exc
-        if is_abort(exc, signal):
-            text = f"interrupted while running: {_error_text(exc)}"
-        else:
-            text = _error_text(exc)
-        returned = ToolMessage.of(call.id, call.name, text, status="error")
-    if isinstance(returned, ToolMessage):
-        message = returned
-        if message.call_id != call.id:
-            message = message.model_copy(update={"call_id": call.id, "name": call.name})
-    else:  # a listener broke the waterfall's contract
-        failure = AgentrigError(
-            f"tool_execution listener returned {type(returned).__name__}, not a ToolMessage",
-            code="hook.contract",
-        )
-        text = str(failure)
-        message = ToolMessage.of(call.id, call.name, text, status="error")
-    if failure is None and message.status == "error":
-        # an error result without an exception: the tool's own error output, or a listener's
-        failure = extras.get("failure") or ToolReportedError(message.text)
-    return CallOutcome(
-        message,
-        executed=True,
-        concludes_turn=bool(extras.get("concludes_turn", False)),
-        view=extras.get("view"),
-        duration_ms=(time.perf_counter() - ready.started) * 1000,
-        invocation_id=invocation_id,
-        started_at=started_at,
-        error_type=type(failure).__name__ if failure is not None else None,
-        failure=failure,
-    )
+NO_GATE = GateDecision(True)  # without a gate every call may run (frozen: one for all)
 
 
 def is_concurrent(tool: Tool) -> bool:
@@ -348,7 +140,7 @@ def tool_timeout(agent: Agent, tool: Tool) -> float | None:
 _RESULT_BLOCKS = (TextBlock, ImageBlock, FileBlock)
 
 
-def _result_message(call: ToolCallBlock, value: Any, status: ToolStatus = "ok") -> ToolMessage:
+def result_message(call: ToolCallBlock, value: Any, status: ToolStatus = "ok") -> ToolMessage:
     """A tool's value as its result message.
 
     A content block, or a non-empty sequence of text, image and file blocks, is kept as

@@ -3,8 +3,9 @@
 It owns the agent's FIFO run slot (runs wait for earlier ones), the turns queued by
 ``followup``/``steer`` (drained in the background), the cancel signal, stop request and
 notices of the run in progress, per-run options and deadlines, and the run record.  The
-handle keeps identity, config, session, inbox, tools and status; the turn is ``_turn``
-(with its parts ``_model_call`` and ``_tool_round``).
+handle keeps identity, config, session and inbox; what the driver and the turn change of
+the agent (status, log writes, turn counter) they change through its
+:class:`~agentrig.agent._port.AgentPort`.  A turn is a :class:`~agentrig.agent._turn.Turn`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from agentrig.session import TurnTrigger
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
+    from agentrig.agent._port import AgentPort
 
 __all__ = ["RunDriver", "RunOptions", "user_message"]
 
@@ -71,7 +73,7 @@ class _SlotGuard:
     async def __aenter__(self) -> None:
         driver = self.driver
         driver.waiting += 1
-        driver.agent._set_status("running")
+        driver.port.set_status("running")
         try:
             await driver.slot().acquire()
         except BaseException:
@@ -83,12 +85,12 @@ class _SlotGuard:
 
     async def __aexit__(self, *exc: object) -> None:
         driver = self.driver
-        agent = driver.agent
+        port = driver.port
         try:
-            if agent._writer is not None and agent._pending_writes:
+            if port.writer is not None and port.pending:
                 # shielded: a run cancelled by its caller still persists what it recorded
                 with anyio.CancelScope(shield=True):
-                    await agent.flush()
+                    await port.flush()
         finally:
             driver.release_slot()
             driver.maybe_idle()
@@ -104,13 +106,15 @@ class RunDriver:
         "current",
         "drain_scheduled",
         "notices",
+        "port",
         "stop_request",
         "waiting",
         "wakers",
     )
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, port: AgentPort) -> None:
         self.agent = agent
+        self.port = port
         # the FIFO run slot, made when a run takes it and dropped when the last run let it
         # go: an idle agent holds no lock (an asyncio-backed one is ~760 bytes)
         self._slot: anyio.Lock | None = None
@@ -170,22 +174,22 @@ class RunDriver:
         return _SlotGuard(self)
 
     def maybe_idle(self) -> None:
-        agent = self.agent
+        port = self.port
         slot = self._slot
         if (slot is not None and slot.locked()) or self.waiting or self.drain_scheduled:
             return
-        if not agent._disposed and not agent.runtime.closed and self.has_waking_input():
+        if not port.disposed and not port.runtime.closed and self.has_waking_input():
             # a steer or followup arrived after the last drain: it gets a turn of its own
             self.schedule_drain()
             return
-        agent._set_status("idle")
+        port.set_status("idle")
 
     @asynccontextmanager
     async def continue_run(self, signal: CancelSignal) -> AsyncIterator[Continuation]:
         async with self.slot_held():
             self.current = signal
             try:
-                yield Continuation(self.agent, signal)
+                yield Continuation(self.port, signal)
             finally:
                 self.current = None
 
@@ -220,7 +224,7 @@ class RunDriver:
         if self.drain_scheduled:
             return
         self.drain_scheduled = True
-        self.agent._set_status("running")
+        self.port.set_status("running")
         self.agent.runtime.spawn(self._drain)
 
     async def _drain(self) -> None:
@@ -230,7 +234,7 @@ class RunDriver:
                 options = self.options(None, None, None, None, None, None)
                 signal = CancelSignal()
                 async with self.slot_held():
-                    if agent._disposed:
+                    if self.port.disposed:
                         break  # disposed while waiting: the input stays pending (and logged)
                     batch = agent.inbox.claim(turn_boundary=True)
                     if not batch:
@@ -261,7 +265,7 @@ class RunDriver:
         options: RunOptions,
         signal: CancelSignal,
     ) -> None:
-        await run_turn(self.agent, batch, trigger, options, signal, None)
+        await run_turn(self.port, batch, trigger, options, signal, None)
 
     # ---- a run ------------------------------------------------------------------------------
     async def run(
@@ -272,7 +276,8 @@ class RunDriver:
         emit: Emit | None,
     ) -> Any:
         agent = self.agent
-        agent._ensure_alive()
+        port = self.port
+        port.ensure_alive()
         if signal.cancelled:
             raise signal.abort_error()
         started_ms = int(time.time() * 1000)
@@ -286,8 +291,8 @@ class RunDriver:
             try:
 
                 async def body(own: CancelSignal) -> tuple[Any, Any, int]:
-                    outcome = await run_turn(agent, (message,), "prompt", options, own, emit)
-                    value, attempts = await finish_structured(agent, outcome, options, own, emit)
+                    outcome = await run_turn(port, (message,), "prompt", options, own, emit)
+                    value, attempts = await finish_structured(port, outcome, options, own, emit)
                     return outcome, value, attempts
 
                 outcome, value, attempts = await with_deadline(options.deadline, signal, body)
@@ -300,7 +305,7 @@ class RunDriver:
             invocation_id=new_invocation_id(),
             agent_id=agent.id,
             session_id=agent.session.id,
-            turn=agent._turns,
+            turn=port.turns,
             started_at_ms=started_ms,
             duration_ms=(time.perf_counter() - started) * 1000,
             outcome="interrupted" if outcome.interrupted else "completed",

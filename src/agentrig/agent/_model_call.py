@@ -1,14 +1,16 @@
 """One model round of a turn: the request, the provider call, streaming, retries, commit.
 
 A round is retried while a ``request_error`` listener answers ``Retry``; an interrupted
-call keeps what arrived (committed as an interrupted assistant message) and a failed one
-is kept readable in history before it is raised as the typed error it is.
+call keeps what arrived (committed as an interrupted assistant message); a failed one is
+logged as a ``model/error`` event -- never as words of the model -- and raised as the typed
+error it is.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import NamedTuple, final
 
 import anyio
 
@@ -21,133 +23,53 @@ from agentrig.agent._request import (
 )
 from agentrig.agent._results import ContextWindowError
 from agentrig.agent._structured import structured_instruction, structured_transport
-from agentrig.agent._turn_state import Interrupted, TurnState
+from agentrig.agent._turn_state import Interrupted, OpenCalls, TurnContext, TurnOutcome
 from agentrig.cancel import is_abort
 from agentrig.errors import ExecutionControlError, error_info
 from agentrig.kernel.payloads import RequestConfig, RequestError, Retry
 from agentrig.llm import (
     PROVIDERS,
     AssistantMessage,
+    Capabilities,
+    ModelRequest,
     ModelResponse,
+    Provider,
     StreamAssembler,
+    StreamChunk,
     message_chunks,
     require_capabilities,
 )
 from agentrig.session import AssistantMessageEvent, ModelError, RequestHeader
 from agentrig.tools import Tool
 
-__all__ = ["ModelCall"]
+__all__ = ["ModelRound", "model_error"]
 
 
-class ModelCall(TurnState):
-    """The model-call part of a turn (a mixin of :class:`~._turn_state.TurnState`)."""
+class _Ask(NamedTuple):
+    """What a round asks the model for: the tools it offers, the tool choice, and an
+    instruction for this request only (a forced final answer's)."""
 
-    async def call_model(
-        self,
-        cfg: RequestConfig,
-        *,
-        tools: Sequence[Tool],
-        tool_choice: str | None,
-        extra_instruction: str | None = None,
-        attempt: int = 1,
-    ) -> AssistantMessage:
-        agent = self.agent
-        provider = agent.runtime.catalog(PROVIDERS).require(cfg.provider)
-        view = agent.session.derive_messages()
-        system_extra = structured_instruction(self.options, provider, cfg.model)
-        messages = request_messages(view, system_extra, extra_instruction)
-        extra_chars = len(system_extra or "") + len(extra_instruction or "")
-        specs, tool_chars = agent._offer.request_specs(tools)
-        window = agent.runtime.models.context_window(cfg.model)
-        refusal = context_overflow(window, cfg.model, view.chars + extra_chars + tool_chars)
-        if refusal is not None:
-            error = ContextWindowError(refusal)
-            await self.log(model_error(cfg, attempt, error))
-            raise error
-        response_format, transport = structured_transport(self.options, provider, cfg.model)
-        declared = provider.capabilities(cfg.model)
-        if declared.tool_choice is False and not specs:
-            tool_choice = None  # nothing to choose from: no need to ask for what is absent
-        request = build_request(cfg, messages, specs, tool_choice, response_format, transport)
-        require_capabilities(
-            provider, request, declared
-        )  # refused here: the provider is never called
-        writing = self.write(
-            RequestHeader,
-            provider=cfg.provider,
-            model=cfg.model,
-            max_tokens=cfg.max_tokens,
-            temperature=cfg.temperature,
-            tools=tuple(t.id for t in tools),
-        )
-        if writing is not None:
-            await writing
-        assembler = StreamAssembler()
-        answered: AssistantMessage | None = None  # a reply that arrived whole
-        self.outcome.model = cfg.model
-        emit = self.emit
-        # the turn runs in one task on one event loop: its provider calls' scopes are made
-        # from the class of its first (anyio looks the loop's library up for each otherwise)
-        scope_class = self.scope_class
-        scope = anyio.CancelScope() if scope_class is None else scope_class()
-        self.scope_class = type(scope)
-        try:
-            with self.signal.scope(scope):
-                if declared.streaming is False:
-                    # a provider that cannot stream is driven through its non-streaming call
-                    answered = _whole(await provider.complete(request, signal=self.signal))
-                    self.first_chunk = time.perf_counter()
-                    if emit is not None:
-                        for chunk in message_chunks(answered):
-                            if (waiting := emit(chunk)) is not None:
-                                await waiting
-                else:
-                    stream = provider.stream(request, signal=self.signal)
-                    try:
-                        async for chunk in stream:
-                            if not self.first_chunk:
-                                self.first_chunk = time.perf_counter()
-                            assembler.feed(chunk)
-                            if emit is not None and (waiting := emit(chunk)) is not None:
-                                await waiting
-                    finally:
-                        aclose = getattr(stream, "aclose", None)  # a plain AsyncIterator has none
-                        if aclose is not None:
-                            await aclose()
-            self.signal.raise_if_cancelled()
-        except ExecutionControlError:
-            raise  # a journal failure stays a failure, even when a cancellation races it
-        except BaseException as exc:
-            if answered is not None:
-                partial = answered.model_copy(update={"interrupted": True})
-            else:
-                partial = assembler.message(interrupted=True)
-            if isinstance(exc, anyio.get_cancelled_exc_class()):
-                # The caller's own cancellation (the signal's scope absorbs only its own):
-                # keep what arrived, then let it propagate -- it is not ours to swallow.
-                with anyio.CancelScope(shield=True):
-                    await self.commit_assistant(partial)
-                self.outcome.interrupted = True
-                raise
-            if self.signal.cancelled or is_abort(exc, self.signal):
-                await self.commit_assistant(partial)
-                self.outcome.interrupted = True
-                raise Interrupted() from None
-            raise
-        message = answered if answered is not None else assembler.message()
-        if message.model:
-            self.outcome.model = message.model  # the model that answered (fallbacks move)
-        return message
+    tools: Sequence[Tool]
+    tool_choice: str | None
+    extra_instruction: str | None
 
-    async def commit_assistant(self, message: AssistantMessage) -> None:
-        if (writing := self.write(AssistantMessageEvent, message=message)) is not None:
-            await writing
-        for index, call in enumerate(message.tool_calls):
-            self.open_calls[index] = call
-        self.outcome.usages.append(message.usage)
-        self.outcome.final = message
 
-    async def model_round(
+@final
+class ModelRound:
+    """The model rounds of one turn: each sends the history and commits the reply."""
+
+    __slots__ = ("calls", "ctx", "first_chunk", "outcome", "scope_class")
+
+    def __init__(self, ctx: TurnContext, outcome: TurnOutcome, calls: OpenCalls) -> None:
+        self.ctx = ctx
+        self.outcome = outcome
+        self.calls = calls
+        self.first_chunk = 0.0  # when the current call's first chunk arrived
+        #: the class of the anyio cancel scope of the turn's first provider call (the turn
+        #: runs in one task on one event loop; anyio looks the library up per scope otherwise)
+        self.scope_class: type[anyio.CancelScope] | None = None
+
+    async def run(
         self,
         *,
         tools: Sequence[Tool],
@@ -155,13 +77,15 @@ class ModelCall(TurnState):
         extra_instruction: str | None = None,
     ) -> AssistantMessage:
         """One provider call, retried while a ``request_error`` listener says so."""
-        attempt = 0
-        cfg = await request_config(self.agent)
+        ctx = self.ctx
+        cfg = await request_config(ctx.port)
+        ask = _Ask(tools, tool_choice, extra_instruction)
+        attempt = 1
         while True:
-            trace = self.trace
-            scope = trace.open("model_call", self.agent.id) if trace is not None else None
+            trace = ctx.trace
+            scope = trace.open("model_call", ctx.agent.id) if trace is not None else None
             try:
-                message = await self._attempt(cfg, attempt, tools, tool_choice, extra_instruction)
+                message = await self._attempt(cfg, attempt, ask)
             finally:
                 if scope is not None:
                     scope.close()
@@ -170,53 +94,173 @@ class ModelCall(TurnState):
             attempt += 1
 
     async def _attempt(
-        self,
-        cfg: RequestConfig,
-        attempt: int,
-        tools: Sequence[Tool],
-        tool_choice: str | None,
-        extra_instruction: str | None,
+        self, cfg: RequestConfig, attempt: int, ask: _Ask
     ) -> AssistantMessage | None:
-        """One attempt of a model round: its message, or None when a listener said retry."""
+        """One attempt: its message, or None when a listener said retry."""
         started = (time.time(), time.perf_counter())
         self.first_chunk = 0.0
         try:
-            message = await self.call_model(
-                cfg,
-                tools=tools,
-                tool_choice=tool_choice,
-                extra_instruction=extra_instruction,
-                attempt=attempt + 1,
-            )
+            request, provider, declared = await self._request(cfg, attempt, ask)
+            message = await self._receive(provider, request, declared, cfg.model)
         except Interrupted:
-            observe_model_call(self, cfg, started, attempt, "interrupted", self.outcome.final)
+            self._observe(cfg, started, attempt, "interrupted", self.outcome.final)
             raise
         except (ContextWindowError, ExecutionControlError):
             raise
         except Exception as exc:
-            observe_model_call(self, cfg, started, attempt, "failure", None, exc)
-
-            async def terminal(_payload: RequestError) -> Retry | None:
-                return None
-
-            action = await self.agent.runtime.hooks.waterfall(
-                "request_error",
-                RequestError(agent=self.agent, error=exc, attempt=attempt + 1, signal=self.signal),
-                terminal,
-            )
-            if isinstance(action, Retry) and not self.signal.cancelled:
+            self._observe(cfg, started, attempt, "failure", None, exc)
+            if await self._retry(exc, attempt):
                 return None
             # its own event in the log (never words of the model), then raised as itself
-            await self.log(model_error(cfg, attempt + 1, exc))
+            await self.ctx.port.append(model_error(cfg, attempt, exc))
             raise
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
-                observe_model_call(self, cfg, started, attempt, "cancelled", self.outcome.final)
+                self._observe(cfg, started, attempt, "cancelled", self.outcome.final)
             raise
         self.outcome.rounds += 1
-        observe_model_call(self, cfg, started, attempt, "success", message)
-        await self.commit_assistant(message)
+        self._observe(cfg, started, attempt, "success", message)
+        await self.commit(message)
         return message
+
+    async def _retry(self, error: Exception, attempt: int) -> bool:
+        """Does a ``request_error`` listener want the failed call sent again?"""
+        ctx = self.ctx
+        payload = RequestError(agent=ctx.agent, error=error, attempt=attempt, signal=ctx.signal)
+        action = await ctx.port.runtime.hooks.waterfall("request_error", payload, _terminal)
+        return isinstance(action, Retry) and not ctx.signal.cancelled
+
+    def _observe(
+        self,
+        cfg: RequestConfig,
+        started: tuple[float, float],
+        attempt: int,
+        result: str,
+        message: AssistantMessage | None,
+        error: BaseException | None = None,
+    ) -> None:
+        ctx, first = self.ctx, self.first_chunk
+        observe_model_call(ctx, self.outcome, cfg, started, first, attempt, result, message, error)
+
+    async def _request(
+        self, cfg: RequestConfig, attempt: int, ask: _Ask
+    ) -> tuple[ModelRequest, Provider, Capabilities]:
+        """The request to send, after the context guard; its header is logged."""
+        tools, tool_choice, extra_instruction = ask
+        ctx = self.ctx
+        port, options = ctx.port, ctx.options
+        provider = port.runtime.catalog(PROVIDERS).require(cfg.provider)
+        view = port.session.derive_messages()
+        system_extra = structured_instruction(options, provider, cfg.model)
+        messages = request_messages(view, system_extra, extra_instruction)
+        extra_chars = len(system_extra or "") + len(extra_instruction or "")
+        specs, tool_chars = port.offer.request_specs(tools)
+        window = port.runtime.models.context_window(cfg.model)
+        refusal = context_overflow(window, cfg.model, view.chars + extra_chars + tool_chars)
+        if refusal is not None:
+            error = ContextWindowError(refusal)
+            await port.append(model_error(cfg, attempt, error))
+            raise error
+        response_format, transport = structured_transport(options, provider, cfg.model)
+        declared = provider.capabilities(cfg.model)
+        if declared.tool_choice is False and not specs:
+            tool_choice = None  # nothing to choose from: no need to ask for what is absent
+        request = build_request(cfg, messages, specs, tool_choice, response_format, transport)
+        require_capabilities(provider, request, declared)  # refused here: never called
+        await port.write(
+            RequestHeader,
+            provider=cfg.provider,
+            model=cfg.model,
+            max_tokens=cfg.max_tokens,
+            temperature=cfg.temperature,
+            tools=tuple(t.id for t in tools),
+        )
+        return request, provider, declared
+
+    async def _receive(
+        self,
+        provider: Provider,
+        request: ModelRequest,
+        declared: Capabilities,
+        model: str,
+    ) -> AssistantMessage:
+        """Call the provider under the run's signal; an interruption keeps what arrived."""
+        ctx = self.ctx
+        assembler = StreamAssembler()
+        answered: AssistantMessage | None = None  # a reply that arrived whole
+        self.outcome.model = model
+        scope_class = self.scope_class
+        scope = anyio.CancelScope() if scope_class is None else scope_class()
+        self.scope_class = type(scope)
+        try:
+            with ctx.signal.scope(scope):
+                if declared.streaming is False:
+                    # a provider that cannot stream is driven through its non-streaming call
+                    answered = await self._complete(provider, request)
+                else:
+                    await self._stream(provider.stream(request, signal=ctx.signal), assembler)
+            ctx.signal.raise_if_cancelled()
+        except ExecutionControlError:
+            raise  # a journal failure stays a failure, even when a cancellation races it
+        except BaseException as exc:
+            if answered is not None:
+                partial = answered.model_copy(update={"interrupted": True})
+            else:
+                partial = assembler.message(interrupted=True)
+            await self._interrupted(exc, partial)
+            raise
+        message = answered if answered is not None else assembler.message()
+        if message.model:
+            self.outcome.model = message.model  # the model that answered (fallbacks move)
+        return message
+
+    async def _complete(self, provider: Provider, request: ModelRequest) -> AssistantMessage:
+        answered = _whole(await provider.complete(request, signal=self.ctx.signal))
+        self.first_chunk = time.perf_counter()
+        emit = self.ctx.emit
+        if emit is not None:
+            for chunk in message_chunks(answered):
+                await emit(chunk)
+        return answered
+
+    async def _stream(self, stream: AsyncIterator[StreamChunk], assembler: StreamAssembler) -> None:
+        emit = self.ctx.emit
+        try:
+            async for chunk in stream:
+                if not self.first_chunk:
+                    self.first_chunk = time.perf_counter()
+                assembler.feed(chunk)
+                if emit is not None:
+                    await emit(chunk)
+        finally:
+            aclose = getattr(stream, "aclose", None)  # a plain AsyncIterator has none
+            if aclose is not None:
+                await aclose()
+
+    async def _interrupted(self, exc: BaseException, partial: AssistantMessage) -> None:
+        """Commit what arrived when the call was cancelled; a failure commits nothing."""
+        signal = self.ctx.signal
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            # The caller's own cancellation (the signal's scope absorbs only its own):
+            # keep what arrived, then let it propagate -- it is not ours to swallow.
+            with anyio.CancelScope(shield=True):
+                await self.commit(partial)
+            self.outcome.interrupted = True
+        elif signal.cancelled or is_abort(exc, signal):
+            await self.commit(partial)
+            self.outcome.interrupted = True
+            raise Interrupted() from None
+
+    async def commit(self, message: AssistantMessage) -> None:
+        """Log the reply; its calls are open until each has its result."""
+        await self.ctx.port.write(AssistantMessageEvent, message=message)
+        self.calls.open(message.tool_calls)
+        self.outcome.usages.append(message.usage)
+        self.outcome.final = message
+
+
+async def _terminal(_payload: RequestError) -> Retry | None:
+    return None  # the end of the request_error waterfall: the failure is terminal
 
 
 def model_error(cfg: RequestConfig, attempt: int, error: BaseException) -> ModelError:

@@ -19,22 +19,25 @@ from agentrig.session import TurnEndReason
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
-    from agentrig.agent._turn_state import TurnState
+    from agentrig.agent._turn_state import TurnContext, TurnOutcome
     from agentrig.kernel.dispatch import HookDispatcher
 
 __all__ = ["observe_direct_tool_call", "observe_model_call", "observe_tool_call", "observe_turn"]
 
 
 def observe_model_call(
-    state: TurnState,
+    state: TurnContext,
+    produced: TurnOutcome,
     cfg: RequestConfig,
     started: tuple[float, float],
+    first: float,
     attempt: int,
     outcome: str,
     message: AssistantMessage | None,
     error: BaseException | None = None,
 ) -> None:
-    """One observation per attempted provider round (forced summary too).
+    """One observation per attempted provider round (forced summary too); ``attempt``
+    counts from 1, ``first`` is when the first chunk arrived (0: none).
 
     It describes the call boundary, not proof of a network request.
     """
@@ -43,14 +46,10 @@ def observe_model_call(
         return
     started_at, start = started
     elapsed = time.perf_counter() - start
-    first = state.first_chunk
     session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()
     provider = cfg.provider
     kinds = state.provider_kinds
-    if kinds is not None and provider in kinds:
-        kind = kinds[provider]
-    else:
-        kind = _provider_kind(state, provider)
+    kind = kinds[provider] if kinds and provider in kinds else _provider_kind(state, provider)
     if message is not None:
         response_model, stop_reason, usage = message.model, message.stop_reason, message.usage
     else:
@@ -67,8 +66,8 @@ def observe_model_call(
         "run_id": run_id,
         "turn": state.turn,
         "step": state.step,
-        "round": state.outcome.rounds if outcome == "success" else state.outcome.rounds + 1,
-        "attempt": attempt + 1,
+        "round": produced.rounds if outcome == "success" else produced.rounds + 1,
+        "attempt": attempt,
         "provider": provider,
         "provider_kind": kind,
         "model": cfg.model,
@@ -86,7 +85,7 @@ def observe_model_call(
     hooks.notify("observe", new_observation("model_call", agent_id, data))
 
 
-def _provider_kind(state: TurnState, provider_id: ProviderId) -> str | None:
+def _provider_kind(state: TurnContext, provider_id: ProviderId) -> str | None:
     """The entry-point name of a configured provider, on the turn's first call to it (the
     sealed runtime's catalog does not change: looked up once per turn)."""
     kinds = state.provider_kinds
@@ -98,7 +97,7 @@ def _provider_kind(state: TurnState, provider_id: ProviderId) -> str | None:
 
 
 def observe_tool_call(
-    state: TurnState, hooks: HookDispatcher, call: ToolCallBlock, outcome: CallOutcome
+    state: TurnContext, hooks: HookDispatcher, call: ToolCallBlock, outcome: CallOutcome
 ) -> None:
     """The ``tool_call`` observation of a call of the turn, once it has its result (called
     only when an ``observe`` listener exists: the caller checks)."""
@@ -154,13 +153,16 @@ def _tool_call_data(
 
 
 def observe_turn(
-    state: TurnState, reason: TurnEndReason, error: BaseException | None, code: str | None
+    state: TurnContext,
+    outcome: TurnOutcome,
+    reason: TurnEndReason,
+    error: BaseException | None,
+    code: str | None,
 ) -> None:
     """The observation of a finished turn (``turn``), after its ``turn/end`` is logged."""
     hooks = state.agent.runtime.hooks
     if not hooks.has_listeners("observe"):
         return
-    outcome = state.outcome
     started_at, started = state.started
     session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()
     data = {

@@ -11,7 +11,6 @@ is full or empty.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Awaitable
 
 import anyio
 
@@ -41,11 +40,11 @@ class ChunkPipe:
         self._writer: anyio.Event | None = None
 
     # ---- the run's side ----------------------------------------------------------------------
-    def put(self, chunk: StreamChunk) -> Awaitable[None] | None:
-        """Buffer ``chunk``: None when that is all, else an awaitable that waits for room."""
+    async def put(self, chunk: StreamChunk) -> None:
+        """Buffer ``chunk``; wait while the buffer is full (the reader is behind)."""
         if self._gone:
             self._abandoned()
-            return None
+            return
         items = self._items
         items.append(chunk)
         reader = self._reader
@@ -53,8 +52,7 @@ class ChunkPipe:
             self._reader = None
             reader.set()
         if len(items) >= self._limit:
-            return self._room()
-        return None
+            await self._room()
 
     async def _room(self) -> None:
         while len(self._items) >= self._limit and not self._gone:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from agentrig.agent._agent import Agent
 from agentrig.agent._dispatch import Gate
+from agentrig.agent._port import AgentPort
 from agentrig.errors import (
     AgentrigError,
     ConfigError,
@@ -24,7 +25,7 @@ from agentrig.errors import (
     HookError,
     UnknownIdError,
 )
-from agentrig.ids import AgentId, SessionId, ToolId, new_session_id
+from agentrig.ids import AgentId, ToolId, new_session_id
 from agentrig.ids import agent_id as _check_agent_id
 from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel.config import AgentConfig, issues_from_validation
@@ -85,10 +86,14 @@ class AgentRegistry:
     def ids(self) -> tuple[AgentId, ...]:
         return tuple(self._agents)
 
-    def get(self, agent_id: AgentId) -> Agent | None:
-        return self._agents.get(agent_id)
+    def get(self, agent_id: str) -> Agent | None:
+        """The agent named ``agent_id`` (a plain string, validated), or None."""
+        return self._agents.get(_check_agent_id(agent_id))
 
-    def require(self, agent_id: AgentId) -> Agent:
+    def require(self, agent_id: str) -> Agent:
+        """The agent named ``agent_id`` (a plain string, validated); ``UnknownIdError``
+        (with the closest name) when there is none."""
+        agent_id = _check_agent_id(agent_id)
         agent = self._agents.get(agent_id)
         if agent is None:
             import difflib
@@ -157,10 +162,10 @@ class AgentRegistry:
 
     async def create(
         self,
-        agent_id: AgentId,
+        agent_id: str,
         config: AgentConfig | None = None,
         *,
-        session_id: SessionId | None = None,
+        session_id: str | None = None,
         setup: AgentSetup | None = None,
         tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
@@ -170,9 +175,11 @@ class AgentRegistry:
         ``config`` defaults to the ``[agents.<agent_id>]`` entry; keyword ``settings``
         (``provider=``, ``model=``, ``system_prompt=`` ...) build or override it.  ``tools``
         replaces the config's tools: tools, or plain functions (made tools as
-        ``@agentrig.tool`` makes them).
+        ``@agentrig.tool`` makes them).  ``agent_id`` and ``session_id`` may be plain strings:
+        they are validated (``InvalidIdError`` names a malformed one) and branded.
         """
         self.runtime.ensure_open()
+        agent_id = _check_agent_id(agent_id)
         sid = _check_session_id(session_id) if session_id is not None else new_session_id()
         resolved = self._config(agent_id, config, settings)
         store = self._store(resolved)
@@ -185,16 +192,19 @@ class AgentRegistry:
 
     async def resume(
         self,
-        session_id: SessionId,
+        session_id: str,
         *,
-        agent_id: AgentId,
+        agent_id: str,
         config: AgentConfig | None = None,
         setup: AgentSetup | None = None,
         tools: Sequence[Tool | Callable[..., Any]] | None = None,
         **settings: Any,
     ) -> Agent:
-        """Rebuild an agent from a stored session (its log is loaded, its inbox restored)."""
+        """Rebuild an agent from a stored session (its log is loaded, its inbox restored);
+        the ids may be plain strings (validated and branded)."""
         self.runtime.ensure_open()
+        agent_id = _check_agent_id(agent_id)
+        session_id = _check_session_id(session_id)
         resolved = self._config(agent_id, config, settings)
         store = self._store(resolved)
         if store is None:
@@ -208,19 +218,20 @@ class AgentRegistry:
         session = Session(session_id)
         session.load(report.events)
 
-        async def restore(agent: Agent) -> None:
+        async def restore(port: AgentPort) -> None:
             # inside the setup transaction: a failure here publishes nothing
+            agent = port.agent
             agent.load_report = report
             for event in report.events:
                 if isinstance(event.data, InboxSpliced):
                     agent.inbox.restore(event.data)
-            await self._close_cut_off_turn(agent)
+            await self._close_cut_off_turn(port)
 
         return await self._publish(
             agent_id, resolved, session, store, setup, tools, prepare=restore
         )
 
-    async def _close_cut_off_turn(self, agent: Agent) -> None:
+    async def _close_cut_off_turn(self, port: AgentPort) -> None:
         """Close a turn the stopped process left open, before anything new is sent.
 
         Every call without a result gets "not executed: the process stopped" and the turn
@@ -228,12 +239,12 @@ class AgentRegistry:
         A journaled runtime keeps that authority with its journal (continuation settles
         what it can prove), so nothing is invented in the transcript there.
         """
-        cut = find_cut_off_turn(agent.session.events)
-        if cut is None or agent.journaled:
+        cut = find_cut_off_turn(port.session.events)
+        if cut is None or port.agent.journaled:
             return
         for data in cut.closing_events():
-            await agent._log(data)
-        agent.cut_off = cut
+            await port.log(data)
+        port.agent.cut_off = cut
 
     def _config(
         self, agent_id: AgentId, config: AgentConfig | None, settings: dict[str, Any]
@@ -294,7 +305,7 @@ class AgentRegistry:
         setup: AgentSetup | None,
         tools: Sequence[Tool | Callable[..., Any]] | None,
         *,
-        prepare: Callable[[Agent], Awaitable[None]] | None = None,
+        prepare: Callable[[AgentPort], Awaitable[None]] | None = None,
     ) -> Agent:
         provider = self.runtime.catalog(PROVIDERS).require(config.provider)
         # options the provider would not send refuse the agent now, not at its first request
@@ -307,9 +318,8 @@ class AgentRegistry:
         writer: SessionWriter | None = None
         if store is not None:
             writer = await store.open_writer(session.id)
-        agent = Agent(
+        port = AgentPort(
             self.runtime,
-            agent_id,
             config,
             session,
             tools=agent_tools,
@@ -317,10 +327,11 @@ class AgentRegistry:
             gate=self.gate,
             tool_specs=self._tool_specs,
         )
+        agent = Agent(port, agent_id)
         try:
             commit: Any = None
             if prepare is not None:
-                await prepare(agent)  # writes what it records itself
+                await prepare(port)  # writes what it records itself
             written = len(session)
             if setup is not None:
                 commit = setup(agent)
@@ -342,11 +353,11 @@ class AgentRegistry:
                 # what setup appended (seeded history, and inbox splices already queued) is
                 # part of the log: stored once, in order, as one batch, after every check
                 # passed (a refused creation persists nothing) and before publication
-                agent._pending_writes = list(session.events[written:])
-                await agent.flush()
+                port.pending = list(session.events[written:])
+                await port.flush()
                 self.runtime.ensure_open()  # closed while the batch was written
         except BaseException:
-            agent._disposed = True
+            port.disposed = True
             if writer is not None:
                 await writer.aclose()
             raise
@@ -355,7 +366,7 @@ class AgentRegistry:
         return agent
 
     async def dispose(
-        self, agent_id: AgentId, *, cancel_running: bool = False, reason: str = "other"
+        self, agent_id: str, *, cancel_running: bool = False, reason: str = "other"
     ) -> None:
         """Settle the agent's runs (or cancel the running one), close its writer, remove it
         and notify; ``reason`` is why its session ended (``SessionEnd`` hooks get it)."""
@@ -364,6 +375,7 @@ class AgentRegistry:
             raise AgentrigError(
                 f"unknown session end reason {reason!r} (known: {known})", code="agent.end_reason"
             )
+        agent_id = _check_agent_id(agent_id)
         agent = self._agents.get(agent_id)
         if agent is None:
             return

@@ -21,18 +21,19 @@ from agentrig.llm import (
 )
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent
+    from agentrig.agent._port import AgentPort
 
 __all__ = ["CONTEXT_GUARD_RATIO", "build_request", "context_overflow", "request_config"]
 
 CONTEXT_GUARD_RATIO = 0.95
 
 
-async def request_config(agent: Agent) -> RequestConfig:
+async def request_config(port: AgentPort) -> RequestConfig:
     """The ``request_config`` waterfall's choice for the next request (remembered)."""
+    agent = port.agent
     # What the machine would use: the agent's options on its first request, the
     # configuration of its last logged request header afterwards.
-    default = agent._last_request_config
+    default = port.last_request_config
     if default is None:
         cfg = agent.config
         default = RequestConfig(
@@ -47,10 +48,10 @@ async def request_config(agent: Agent) -> RequestConfig:
         )
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("request_config"):
-        agent._last_request_config = default
+        port.last_request_config = default
         return default  # what the waterfall's end gives, without a coroutine
     chosen = await hooks.waterfall("request_config", default, _keep_config)
-    agent._last_request_config = chosen
+    port.last_request_config = chosen
     return chosen
 
 

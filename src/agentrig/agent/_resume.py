@@ -16,8 +16,8 @@ from agentrig.cancel import CancelSignal
 from agentrig.session import SessionEvent
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent
     from agentrig.agent._driver import RunOptions
+    from agentrig.agent._port import AgentPort
 
 __all__ = ["Continuation"]
 
@@ -26,16 +26,16 @@ __all__ = ["Continuation"]
 class Continuation:
     """An agent's run slot, held to continue one of its turns (see :meth:`Agent.continue_run`)."""
 
-    __slots__ = ("_agent", "signal")
+    __slots__ = ("_port", "signal")
 
-    def __init__(self, agent: Agent, signal: CancelSignal) -> None:
-        self._agent = agent
+    def __init__(self, port: AgentPort, signal: CancelSignal) -> None:
+        self._port = port
         self.signal = signal
 
     async def record(self, data: Any) -> SessionEvent:
         """Append one session event (a message, a tool call or result) and persist it."""
-        return await self._agent._log(data)
+        return await self._port.log(data)
 
     async def continue_turn(self, options: RunOptions) -> TurnOutcome:
         """Run the rest of the turn through the loop, from the session as recorded so far."""
-        return await run_turn(self._agent, (), "resume", options, self.signal, None)
+        return await run_turn(self._port, (), "resume", options, self.signal, None)

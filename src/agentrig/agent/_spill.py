@@ -86,8 +86,8 @@ async def cap_result(
             call_id=message.call_id,
             invocation_id=invocation_id,
             path=str(path),
-            size=len(data),
-            shown=shown_bytes,
+            size_bytes=len(data),
+            shown_bytes=shown_bytes,
         )
     # the text is cut; anything else the result holds (an image) stays as it was
     others = tuple(block for block in message.content if not isinstance(block, TextBlock))

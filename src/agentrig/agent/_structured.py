@@ -18,8 +18,8 @@ from agentrig.errors import Issue
 from agentrig.llm import Provider, ResponseFormat, UserMessage, capability
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent
     from agentrig.agent._driver import RunOptions
+    from agentrig.agent._port import AgentPort
     from agentrig.agent._turn_state import Emit, TurnOutcome
 
 __all__ = ["finish_structured", "structured_instruction", "structured_transport"]
@@ -67,7 +67,7 @@ def structured_instruction(options: RunOptions, provider: Provider, model: str) 
 
 
 async def finish_structured(
-    agent: Agent,
+    port: AgentPort,
     outcome: TurnOutcome,
     options: RunOptions,
     signal: CancelSignal,
@@ -98,7 +98,7 @@ async def finish_structured(
             + ". Reply again with only the corrected JSON.",
             source="structured-output",
         )
-        retry = await run_turn(agent, (feedback,), "prompt", options, signal, emit)
+        retry = await run_turn(port, (feedback,), "prompt", options, signal, emit)
         outcome.usages.extend(retry.usages)
         outcome.rounds += retry.rounds
         outcome.final = retry.final

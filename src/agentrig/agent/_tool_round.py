@@ -2,7 +2,8 @@
 
 Every call gets exactly one result, in call order: executed, refused, skipped (an unknown
 tool), not executed (a stop, a cancellation, a guard) or interrupted while running.
-Consecutive calls that may overlap run as one group, one task per call.
+Consecutive calls that may overlap run as one :class:`_Group`, one task per call; each
+known call is a :class:`~agentrig.agent._invocation.ToolInvocation`.
 
 A call that suspends the run (:class:`~agentrig.errors.ExecutionSuspended`: it waits for an
 outside answer) is no failure of its group: the calls already running beside it finish and
@@ -13,23 +14,17 @@ group is done -- unless another call failed (that failure wins) or the caller ca
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import final
 
 import anyio
 import anyio.abc
 
-from agentrig.agent._dispatch import (
-    CallOutcome,
-    canonical_input,
-    execute_call,
-    is_concurrent,
-    not_executed,
-    prepare_call,
-    unknown_tool,
-)
+from agentrig.agent._dispatch import CallOutcome, canonical_input, is_concurrent, unknown_tool
+from agentrig.agent._invocation import ToolInvocation
 from agentrig.agent._observations import observe_tool_call
-from agentrig.agent._results import IdenticalToolInputError, RefusedCall
+from agentrig.agent._results import IdenticalToolInputError
 from agentrig.agent._spill import cap_result
-from agentrig.agent._turn_state import TurnState, refusal
+from agentrig.agent._turn_state import OpenCalls, TurnContext, TurnOutcome, refusal
 from agentrig.errors import ExecutionSuspended
 from agentrig.llm import ToolCallBlock, ToolMessage, ToolResultChunk
 from agentrig.session import ToolCallEvent, ToolResultEvent
@@ -37,231 +32,289 @@ from agentrig.tools import Tool
 
 __all__ = ["ToolRound"]
 
+CANCELLED_WHILE_RUNNING = "interrupted while running: the run was cancelled by its caller"
 
-class ToolRound(TurnState):
-    """The tool-call part of a turn (a mixin of :class:`~._turn_state.TurnState`)."""
 
-    async def run_calls(self, calls: Sequence[ToolCallBlock], tools: Sequence[Tool]) -> bool:
-        """Dispatch a round's calls (a reply's, in order); True when a result concludes the turn."""
-        by_name: dict[str, Tool] = {t.id: t for t in tools}
-        all_tools = self.agent._offer.tools
+@final
+class ToolRound:
+    """The tool rounds of one turn, and the guards that span them."""
+
+    __slots__ = ("calls", "ctx", "identical", "outcome", "unknown_streak")
+
+    def __init__(self, ctx: TurnContext, outcome: TurnOutcome, calls: OpenCalls) -> None:
+        self.ctx = ctx
+        self.outcome = outcome
+        self.calls = calls
+        self.identical: dict[str, int] = {}  # canonical input -> calls in this turn
+        self.unknown_streak = 0  # consecutive rounds that called only unknown tools
+
+    async def run(self, calls: Sequence[ToolCallBlock], tools: Sequence[Tool]) -> bool:
+        """Dispatch a reply's calls, in order; True when a result concludes the turn."""
+        ctx = self.ctx
+        agent = ctx.agent
+        await self._guard_identical(calls)
+        offered: dict[str, Tool] = {t.id: t for t in tools}
+        every = ctx.port.offer.tools
+        resolved = [offered.get(call.name) or every.get(call.name) for call in calls]
+        parallel = agent.config.parallel_tool_calls and len(calls) > 1
         concluded = False
-        # identical-input guard: refuse the whole batch before any body runs
-        limit = self.agent.config.identical_input_limit
-        if limit:
-            for call in calls:
-                key = canonical_input(call)
-                self.identical[key] = self.identical.get(key, 0) + 1
-                if self.identical[key] > limit:
-                    if not self.agent.journaled:  # a journal proves these never started
-                        await self.settle_open_calls(
-                            f"not executed: {call.name} was called with identical input "
-                            f"more than {limit} times in this run"
-                        )
-                    raise IdenticalToolInputError(
-                        f"tool {call.name!r} was called with byte-identical input more than "
-                        f"{limit} times in one run; the agent is not making progress"
-                    )
-        parallel = self.agent.config.parallel_tool_calls and len(calls) > 1
-        resolved = [by_name.get(call.name) or all_tools.get(call.name) for call in calls]
-        known_round = any(tool is not None for tool in resolved)
         index = 0
         while index < len(calls):
-            if self.signal.cancelled or self.agent.stop_requested is not None:
+            if ctx.signal.cancelled or agent.stop_requested is not None:
                 break  # settled below as not executed (interrupted, or with the stop's reason)
             end = index + 1
             if parallel and _may_overlap(resolved[index]):
                 while end < len(calls) and _may_overlap(resolved[end]):
                     end += 1
             if end - index == 1:
-                trace = self.trace
-                scope = trace.open("tool_call", self.agent.id) if trace is not None else None
-                try:
-                    concludes = await self.run_one(index, calls[index], resolved[index], by_name)
-                finally:
-                    if scope is not None:
-                        scope.close()
+                concludes = await self._traced_one(index, calls[index], resolved[index], offered)
             else:
-                concludes = await self.run_group(range(index, end), calls, resolved, by_name)
+                group = _Group(self, range(index, end), calls, resolved, offered)
+                concludes = await group.run()
             concluded = concluded or concludes
             index = end
-        if self.open_calls:  # calls left without a result: a stop's or a cancellation's
-            stopped = self.agent.stop_requested
-            await self.settle_open_calls(
+        if self.calls:  # calls left without a result: a stop's or a cancellation's
+            stopped = agent.stop_requested
+            await self.calls.settle(
                 "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
             )
+        known_round = any(tool is not None for tool in resolved)
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
         return concluded
 
-    async def run_one(
+    async def _guard_identical(self, calls: Sequence[ToolCallBlock]) -> None:
+        """Refuse the whole batch, before any body runs, when an input repeats too often."""
+        agent = self.ctx.agent
+        limit = agent.config.identical_input_limit
+        if not limit:
+            return
+        for call in calls:
+            key = canonical_input(call)
+            self.identical[key] = self.identical.get(key, 0) + 1
+            if self.identical[key] <= limit:
+                continue
+            if not agent.journaled:  # a journal proves these never started
+                await self.calls.settle(
+                    f"not executed: {call.name} was called with identical input "
+                    f"more than {limit} times in this run"
+                )
+            raise IdenticalToolInputError(
+                f"tool {call.name!r} was called with byte-identical input more than "
+                f"{limit} times in one run; the agent is not making progress"
+            )
+
+    async def _traced_one(
+        self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
+    ) -> bool:
+        trace = self.ctx.trace
+        scope = trace.open("tool_call", self.ctx.agent.id) if trace is not None else None
+        try:
+            return await self._run_one(index, call, tool, offered)
+        finally:
+            if scope is not None:
+                scope.close()
+
+    async def _run_one(
         self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
     ) -> bool:
         """Dispatch one call and record its result (a call that must run on its own)."""
         if tool is None:
             return await self.record(index, call, _unknown(call, offered))
-        invocation = f"{self.turn}.{self.step}.{index}"
-        if (writing := self.write(ToolCallEvent, call=call, invocation_id=invocation)) is not None:
-            await writing
-        try:  # dispatch_call, unrolled: one coroutine less per call
-            outcome = await prepare_call(self.agent, tool, call, self.signal, self.agent._gate)
-            if not isinstance(outcome, CallOutcome):
-                outcome = await execute_call(self.agent, outcome, self.signal)
+        ctx = self.ctx
+        await self.enter(index, call)
+        try:
+            invocation = ToolInvocation(ctx.agent, tool, call, ctx.signal)
+            outcome = await invocation.settle(ctx.port.gate)
         except anyio.get_cancelled_exc_class():
             # the caller cancelled while the tool ran: the call still gets its result
-            self.open_calls.pop(index, None)
             with anyio.CancelScope(shield=True):
-                await self.log(ToolResultEvent(message=_cancelled_while_running(call)))
+                await self.cancelled_while_running(index, call)
             raise
         self.outcome.tool_results += 1
         return await self.record(index, call, outcome)
 
-    async def run_group(
-        self,
-        indexes: range,
-        calls: Sequence[ToolCallBlock],
-        resolved: Sequence[Tool | None],
-        offered: Mapping[str, Tool],
-    ) -> bool:
-        """Run consecutive calls that may overlap concurrently, one task per call.
+    async def enter(self, index: int, call: ToolCallBlock) -> None:
+        """Log the ``tool/call`` event of a known call about to be dispatched."""
+        invocation = f"{self.ctx.position}.{index}"
+        await self.ctx.port.write(ToolCallEvent, call=call, invocation_id=invocation)
 
-        The tasks hand over to each other in call order twice: validation and the gate
-        (permission rules, ``PreToolUse`` hooks, approvals) run one call at a time, so no two
-        questions are open at once and a call that passed starts executing while the next
-        one is checked; results are recorded in call order.  Each call's work -- gate,
-        execution, its result, its observation -- happens in its own task, inside its own
-        tracing scope.  A call that suspends the run stops the calls not started yet, not
-        the running ones (see the module's docstring).
-        """
-        agent = self.agent
-        first = indexes[0]
-        gated = {i: anyio.Event() for i in indexes}  # call i is through the gate
-        recorded = {i: anyio.Event() for i in indexes}  # call i's result is settled
-        outcomes: dict[int, CallOutcome] = {}
-        entered: set[int] = set()  # calls whose tool/call event is logged
-        concludes: list[bool] = []
-        # an error that ends the run (a journal write, a failing gate) is raised as itself,
-        # not wrapped in the task group's exception group
-        failure: list[Exception] = []
-        # a call waiting for an outside answer (its index and the suspension)
-        waiting: list[tuple[int, ExecutionSuspended]] = []
-
-        async def one(index: int, group: anyio.abc.TaskGroup) -> None:
-            call, tool = calls[index], resolved[index]
-            trace = self.trace
-            scope = trace.open("tool_call", agent.id) if trace is not None else None
-            try:
-                if index != first:
-                    await gated[index - 1].wait()
-                if self.signal.cancelled or agent.stop_requested is not None or waiting:
-                    # not started: settled as not executed once the group is done (or left
-                    # pending for continuation when the run suspends)
-                    gated[index].set()
-                    recorded[index].set()
-                    return
-                if tool is None:
-                    outcome = _unknown(call, offered)
-                    gated[index].set()
-                else:
-                    entered.add(index)
-                    await self.log(
-                        ToolCallEvent(call=call, invocation_id=f"{self.turn}.{self.step}.{index}")
-                    )
-                    ready = await prepare_call(agent, tool, call, self.signal, agent._gate)
-                    gated[index].set()
-                    if isinstance(ready, CallOutcome):
-                        outcome = ready
-                    else:
-                        outcome = await execute_call(agent, ready, self.signal, alongside=True)
-                outcomes[index] = outcome
-                if index != first:
-                    await recorded[index - 1].wait()
-                concludes.append(await self.record(index, call, outcome, count=True))
-                recorded[index].set()
-            except ExecutionSuspended as exc:
-                # its siblings that are running go on; the ones after it never start
-                waiting.append((index, exc))
-                gated[index].set()
-                recorded[index].set()
-            except Exception as exc:
-                failure.append(exc)
-                group.cancel_scope.cancel()
-            finally:
-                if scope is not None:
-                    scope.close()
-
-        try:
-            async with anyio.create_task_group() as group:
-                for index in indexes:
-                    group.start_soon(one, index, group)
-        except anyio.get_cancelled_exc_class():
-            # the caller cancelled mid-batch: what finished keeps its result, what was running
-            # gets "interrupted while running"; calls never entered are settled later
-            suspended = {i for i, _ in waiting}
-            with anyio.CancelScope(shield=True):
-                for index in indexes:
-                    if index not in self.open_calls:
-                        continue  # its result is logged already
-                    if index in suspended:  # it never ran: the cancellation ends its wait
-                        self.open_calls.pop(index, None)
-                        message = not_executed(calls[index])
-                        await self.log(ToolResultEvent(message=message))
-                        self.outcome.refused.append(
-                            RefusedCall(message.call_id, message.name, "not_executed", message.text)
-                        )
-                    elif index in outcomes:
-                        await self.record(index, calls[index], outcomes[index], count=True)
-                    elif index in entered:
-                        self.open_calls.pop(index, None)
-                        await self.log(
-                            ToolResultEvent(message=_cancelled_while_running(calls[index]))
-                        )
-                    else:
-                        break
-            raise
-        if failure:
-            raise failure[0]  # a failure (a journal write ...) wins over a wait
-        if waiting and not self.signal.cancelled:
-            raise waiting[0][1]  # the siblings that ran are recorded; the rest stays pending
-        return any(concludes)
+    async def cancelled_while_running(self, index: int, call: ToolCallBlock) -> None:
+        self.calls.close(index)
+        message = ToolMessage.of(call.id, call.name, CANCELLED_WHILE_RUNNING, status="error")
+        await self.ctx.port.append(ToolResultEvent(message=message))
 
     async def record(
         self, index: int, call: ToolCallBlock, outcome: CallOutcome, *, count: bool = False
     ) -> bool:
         """Log one call's result, observe it, stream it; True when it concludes the turn."""
+        ctx = self.ctx
         if count and outcome.invocation_id:
             self.outcome.tool_results += 1
         message = outcome.message
         stored = None
-        limit = self.agent.config.tool_result_max_bytes
+        limit = ctx.agent.config.tool_result_max_bytes
         if limit and outcome.executed and len(message.text) > limit // 4:  # maybe too big
-            message, stored = await cap_result(self.agent, message, outcome.invocation_id)
-        writing = self.write(
+            message, stored = await cap_result(ctx.agent, message, outcome.invocation_id)
+        await ctx.port.write(
             ToolResultEvent,
             message=message,
             invocation_id=outcome.invocation_id or None,
             duration_ms=outcome.duration_ms,
         )
-        if writing is not None:
-            await writing
-        self.open_calls.pop(index, None)  # from here on the call has its result
+        self.calls.close(index)  # from here on the call has its result
         if not outcome.executed or outcome.failure is not None:
             refused = refusal(call, outcome)
             if refused is not None:
                 self.outcome.refused.append(refused)
         if stored is not None:
-            await self.log(stored)  # links the call to its whole result
-        hooks = self.agent.runtime.hooks
+            await ctx.port.append(stored)  # links the call to its whole result
+        hooks = ctx.port.runtime.hooks
         if hooks.has_listeners("observe"):
-            observe_tool_call(self, hooks, call, outcome)
-        if self.emit is not None:
-            waiting = self.emit(
+            observe_tool_call(ctx, hooks, call, outcome)
+        if ctx.emit is not None:
+            await ctx.emit(
                 ToolResultChunk(
                     call_id=call.id, name=call.name, status=message.status, text=message.text
                 )
             )
-            if waiting is not None:
-                await waiting
         return outcome.concludes_turn
+
+
+@final
+class _Group:
+    """Consecutive calls that may overlap, run concurrently, one task per call.
+
+    The tasks hand over to each other in call order twice: validation and the gate
+    (permission rules, ``PreToolUse`` hooks, approvals) run one call at a time, so no two
+    questions are open at once and a call that passed starts executing while the next one
+    is checked; results are recorded in call order.  Each call's work -- gate, execution,
+    its result, its observation -- happens in its own task, inside its own tracing scope.
+    A call that suspends the run stops the calls not started yet, not the running ones.
+    """
+
+    __slots__ = (
+        "calls",
+        "concludes",
+        "entered",
+        "failure",
+        "gated",
+        "indexes",
+        "offered",
+        "outcomes",
+        "recorded",
+        "resolved",
+        "round",
+        "waiting",
+    )
+
+    def __init__(
+        self,
+        tool_round: ToolRound,
+        indexes: range,
+        calls: Sequence[ToolCallBlock],
+        resolved: Sequence[Tool | None],
+        offered: Mapping[str, Tool],
+    ) -> None:
+        self.round = tool_round
+        self.indexes = indexes
+        self.calls = calls
+        self.resolved = resolved
+        self.offered = offered
+        self.gated = {i: anyio.Event() for i in indexes}  # call i is through the gate
+        self.recorded = {i: anyio.Event() for i in indexes}  # call i's result is settled
+        self.outcomes: dict[int, CallOutcome] = {}
+        self.entered: set[int] = set()  # calls whose tool/call event is logged
+        self.concludes: list[bool] = []
+        # an error that ends the run (a journal write, a failing gate) is raised as itself,
+        # not wrapped in the task group's exception group
+        self.failure: list[Exception] = []
+        # a call waiting for an outside answer (its index and the suspension)
+        self.waiting: list[tuple[int, ExecutionSuspended]] = []
+
+    async def run(self) -> bool:
+        try:
+            async with anyio.create_task_group() as group:
+                for index in self.indexes:
+                    group.start_soon(self._traced, index, group)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._settle_cancelled()
+            raise
+        if self.failure:
+            raise self.failure[0]  # a failure (a journal write ...) wins over a wait
+        if self.waiting and not self.round.ctx.signal.cancelled:
+            raise self.waiting[0][1]  # the siblings that ran are recorded; the rest pends
+        return any(self.concludes)
+
+    async def _traced(self, index: int, group: anyio.abc.TaskGroup) -> None:
+        ctx = self.round.ctx
+        scope = ctx.trace.open("tool_call", ctx.agent.id) if ctx.trace is not None else None
+        try:
+            await self._one(index)
+        except ExecutionSuspended as exc:
+            # its siblings that are running go on; the ones after it never start
+            self.waiting.append((index, exc))
+            self.gated[index].set()
+            self.recorded[index].set()
+        except Exception as exc:
+            self.failure.append(exc)
+            group.cancel_scope.cancel()
+        finally:
+            if scope is not None:
+                scope.close()
+
+    async def _one(self, index: int) -> None:
+        ctx = self.round.ctx
+        call, tool = self.calls[index], self.resolved[index]
+        first = index == self.indexes[0]
+        if not first:
+            await self.gated[index - 1].wait()
+        if ctx.signal.cancelled or ctx.agent.stop_requested is not None or self.waiting:
+            # not started: settled as not executed once the group is done (or left pending
+            # for continuation when the run suspends)
+            self.gated[index].set()
+            self.recorded[index].set()
+            return
+        outcome = await self._dispatch(index, call, tool)
+        self.outcomes[index] = outcome
+        if not first:
+            await self.recorded[index - 1].wait()
+        self.concludes.append(await self.round.record(index, call, outcome, count=True))
+        self.recorded[index].set()
+
+    async def _dispatch(self, index: int, call: ToolCallBlock, tool: Tool | None) -> CallOutcome:
+        """Through the gate (then the next call may be checked), then run alongside."""
+        if tool is None:
+            self.gated[index].set()
+            return _unknown(call, self.offered)
+        ctx = self.round.ctx
+        self.entered.add(index)
+        await self.round.enter(index, call)
+        invocation = ToolInvocation(ctx.agent, tool, call, ctx.signal)
+        refused = await invocation.check(ctx.port.gate)
+        self.gated[index].set()
+        if refused is not None:
+            return refused
+        return await invocation.execute(alongside=True)
+
+    async def _settle_cancelled(self) -> None:
+        """The caller cancelled mid-batch: what finished keeps its result, what was running
+        gets "interrupted while running"; calls never entered are settled later."""
+        tool_round = self.round
+        open_calls = tool_round.calls
+        suspended = {i for i, _ in self.waiting}
+        for index in self.indexes:
+            call = self.calls[index]
+            if index not in open_calls:
+                continue  # its result is logged already
+            if index in suspended:  # it never ran: the cancellation ends its wait
+                await open_calls.settle_one(index, call, "not executed: interrupted")
+            elif index in self.outcomes:
+                await tool_round.record(index, call, self.outcomes[index], count=True)
+            elif index in self.entered:
+                await tool_round.cancelled_while_running(index, call)
+            else:
+                break
 
 
 def _may_overlap(tool: Tool | None) -> bool:
@@ -271,8 +324,3 @@ def _may_overlap(tool: Tool | None) -> bool:
 
 def _unknown(call: ToolCallBlock, offered: Mapping[str, Tool]) -> CallOutcome:
     return CallOutcome(unknown_tool(call, list(offered)), executed=False)
-
-
-def _cancelled_while_running(call: ToolCallBlock) -> ToolMessage:
-    text = "interrupted while running: the run was cancelled by its caller"
-    return ToolMessage.of(call.id, call.name, text, status="error")

@@ -1,10 +1,21 @@
 """One turn of the agent loop: its step loop and how it ends.
 
-claim input → ``pre_step`` waterfall → model round (:mod:`._model_call`: ``request_config``
-waterfall, context guard, streamed provider call) → tool round (:mod:`._tool_round`) →
-next step, until no tool call or steering remains; then ``turn_stopping`` and one last
-drain.  A spent tool budget or repeated unknown tools end the turn with a forced final
-answer (one call without tools).
+claim input → ``pre_step`` waterfall → model round (:class:`~._model_call.ModelRound`:
+``request_config`` waterfall, context guard, streamed provider call) → tool round
+(:class:`~._tool_round.ToolRound`) → next step, until no tool call or steering remains;
+then ``turn_stopping`` and one last drain.  A spent tool budget or repeated unknown tools
+end the turn with a forced final answer (one call without tools).
+
+The objects of a turn and their seams:
+
+* :class:`Turn` owns the step loop and one each of :class:`~._turn_state.TurnContext`
+  (whose turn, which run, its position), :class:`~._turn_state.TurnOutcome` (what it
+  produced), :class:`~._turn_state.OpenCalls` (calls still without a result), a
+  :class:`~._model_call.ModelRound` and a :class:`~._tool_round.ToolRound`; the rounds get
+  the three shared objects explicitly, never the turn itself.
+* Everything a turn does to its agent goes through :class:`~._port.AgentPort` (the log,
+  the turn counter, the tool offer and gate), never through the handle's private members.
+* A known tool call is a :class:`~._invocation.ToolInvocation` (check, then execute).
 
 Invariant kept at every exit: each tool call in the log has exactly one tool result.
 """
@@ -12,16 +23,22 @@ Invariant kept at every exit: each tool call in the log has exactly one tool res
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
-from agentrig.agent._model_call import ModelCall
+from agentrig.agent._model_call import ModelRound
 from agentrig.agent._observations import observe_turn
 from agentrig.agent._results import DeadlineExceededError, ToolChoiceViolationError
 from agentrig.agent._tool_round import ToolRound
-from agentrig.agent._turn_state import Emit, Interrupted, TurnOutcome
+from agentrig.agent._turn_state import (
+    Emit,
+    Interrupted,
+    OpenCalls,
+    TurnContext,
+    TurnOutcome,
+)
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, ExecutionSuspended, error_info
 from agentrig.kernel.payloads import Enter, PreStep, PreStepDecision, Reject, TurnStopping
@@ -38,15 +55,16 @@ from agentrig.session import (
     TurnTrigger,
     UserMessageEvent,
 )
+from agentrig.tools import Tool
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent
     from agentrig.agent._driver import RunOptions
-    from agentrig.kernel.tracing import TraceContext
+    from agentrig.agent._port import AgentPort
 
 __all__ = [
     "FORCED_SUMMARY_FALLBACK",
     "FORCED_SUMMARY_INSTRUCTION",
+    "Turn",
     "run_turn",
 ]
 
@@ -64,242 +82,284 @@ SUSPENDED_UNJOURNALED = (
     "not executed: the run suspended without an execution journal, so nothing can continue it"
 )
 
+Batch = tuple[UserMessage, ...]
 
-class _Turn(ModelCall, ToolRound):
-    """A turn: the model-call and tool-round parts, driven step by step."""
 
-    def run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> Awaitable[TurnOutcome]:
-        trace = self.trace
-        if trace is None:  # the turn itself, without a coroutine around it
-            return self._run(first, trigger)
-        return self._traced(trace, first, trigger)
+@final
+class Turn:
+    """A turn: its step loop over a model round and a tool round."""
 
-    async def _traced(
-        self, trace: TraceContext, first: tuple[UserMessage, ...], trigger: TurnTrigger
-    ) -> TurnOutcome:
-        scope = trace.open("turn", self.agent.id)
+    __slots__ = ("calls", "ctx", "model", "outcome", "tools")
+
+    def __init__(
+        self, port: AgentPort, options: RunOptions, signal: CancelSignal, emit: Emit | None
+    ) -> None:
+        self.ctx = ctx = TurnContext(port, options, signal, emit)
+        self.outcome = outcome = TurnOutcome()
+        self.calls = calls = OpenCalls(port, outcome)
+        self.model = ModelRound(ctx, outcome, calls)
+        self.tools = ToolRound(ctx, outcome, calls)
+
+    async def run(self, first: Batch, trigger: TurnTrigger) -> TurnOutcome:
+        """Run the turn for ``first`` (and what the inbox holds); its outcome."""
+        trace = self.ctx.trace
+        if trace is None:
+            return await self._run(first, trigger)
+        scope = trace.open("turn", self.ctx.agent.id)
         try:
             return await self._run(first, trigger)
         finally:
             scope.close()
 
-    async def _run(self, first: tuple[UserMessage, ...], trigger: TurnTrigger) -> TurnOutcome:
-        agent = self.agent
-        self.turn = agent._next_turn()
-        self.trigger = trigger
-        await agent._ensure_system_prompt()
-        self.started = (time.time(), time.perf_counter())
-        writing = self.write(TurnStart, turn=self.turn, trigger=trigger, run_id=self.options.run_id)
-        if writing is not None:
-            await writing
-        batch = first + agent.inbox.claim(turn_boundary=False)
+    async def _run(self, first: Batch, trigger: TurnTrigger) -> TurnOutcome:
+        ctx = self.ctx
+        port = ctx.port
+        ctx.turn = port.next_turn()
+        ctx.trigger = trigger
+        await port.ensure_system_prompt()
+        ctx.started = (time.time(), time.perf_counter())
+        await port.write(TurnStart, turn=ctx.turn, trigger=trigger, run_id=ctx.options.run_id)
+        batch = first + ctx.agent.inbox.claim(turn_boundary=False)
         try:
             reason = await self._steps(batch)
         except Interrupted:
-            await self.close_interrupted()
+            await self._close_interrupted()
             return self.outcome
         except BaseException as exc:
-            if isinstance(exc, anyio.get_cancelled_exc_class()):
-                # cancelled by the caller: record the run as an aborted one, then re-raise
-                self.outcome.interrupted = True
-                with anyio.CancelScope(shield=True):
-                    await self.close_interrupted()
-                raise
-            suspended = isinstance(exc, ExecutionSuspended)
-            if not (isinstance(exc, ExecutionControlError) or self.agent.journaled):
-                # a journaled run keeps its recovery authority: no transcript-only settlement
-                await self.settle_open_calls("not executed: the turn failed")
-            elif suspended and not self.agent.journaled:
-                # no journal, no continuation: nothing would ever answer the pending calls
-                await self.settle_open_calls(SUSPENDED_UNJOURNALED)
-            if self.step:
-                await self.log(StepEnd(turn=self.turn, step=self.step))
-            if suspended:
-                # waiting for an outside answer: its calls stay open for continuation
-                self.outcome.stop_reason = str(exc)
-                await self.end_turn("suspended")
-            else:
-                await self.end_turn("interrupted" if is_abort(exc, self.signal) else "failed", exc)
+            await self._close_failed(exc)
             raise
-        await self.end_turn(reason)
+        await self._end(reason)
         return self.outcome
 
-    async def close_interrupted(self) -> None:
-        """End an aborted turn: every open call settled, the open step closed, then turn/end."""
-        await self.settle_open_calls()
-        if self._step_open():
-            await self.log(StepEnd(turn=self.turn, step=self.step))
-        await self.end_turn("interrupted")
+    # ---- the steps -----------------------------------------------------------------------
+    async def _steps(self, batch: Batch) -> TurnEndReason:
+        ctx = self.ctx
+        tool_choice = ctx.options.tool_choice
+        while True:
+            if self._stopped():
+                return "rejected"
+            ctx.step += 1
+            if not await self._enter(batch):
+                return "rejected"
+            ended = await self._guards()
+            if ended is not None:
+                return ended
+            # re-read every round: a tool loaded in round N is offered in round N + 1
+            tools = [] if tool_choice == "none" else ctx.agent.offered_tools()
+            message = await self.model.run(tools=tools, tool_choice=tool_choice)
+            if message.tool_calls:
+                ended, batch = await self._after_calls(message, tools)
+            else:
+                ended, batch = await self._after_answer(message)
+            if ended is not None:
+                return ended
 
-    async def end_turn(self, reason: TurnEndReason, error: BaseException | None = None) -> None:
-        """Log turn/end, then observe the finished turn (``turn``)."""
-        deadline = self.signal.reason
-        if reason == "interrupted" and isinstance(deadline, DeadlineExceededError):
-            self.outcome.stop_reason = self.outcome.stop_reason or str(deadline)
-        info = error_info(error) if error is not None else None
-        writing = self.write(
-            TurnEnd,
-            turn=self.turn,
-            reason=reason,
-            error=info.to_dict() if info else None,
-            detail=self.outcome.stop_reason,
+    async def _enter(self, batch: Batch) -> bool:
+        """Open the step with ``batch`` (after ``pre_step``); False: a listener rejected it."""
+        ctx = self.ctx
+        port = ctx.port
+        if port.runtime.hooks.has_listeners("pre_step"):
+            decision = await self._pre_step(batch)
+        else:  # what the waterfall's end gives, without a payload
+            decision = Enter(messages=batch)
+        if isinstance(decision, Reject):
+            ctx.step -= 1
+            self.outcome.stop_reason = decision.reason
+            return False
+        await port.write(StepStart, turn=ctx.turn, step=ctx.step)
+        for entered in decision.messages:
+            if entered.source == "steer":
+                await port.append(SteeringMessage(message=entered))
+            else:
+                await port.write(UserMessageEvent, message=entered)
+        return True
+
+    async def _guards(self) -> TurnEndReason | None:
+        """End the turn here when unknown tools repeat or the round budget is spent."""
+        ctx = self.ctx
+        options = ctx.options
+        if self.tools.unknown_streak >= UNKNOWN_TOOL_ROUNDS_LIMIT:
+            await self._forced_final(UNKNOWN_TOOLS_INSTRUCTION.format(calls=self._unexecuted()))
+            await self._end_step()
+            return "completed"
+        if not options.max_rounds or self.outcome.rounds < options.max_rounds:
+            return None
+        if options.tool_only_completion:
+            await self._end_step()
+            self._check_not_empty()
+            return "budget"
+        await self._forced_final(FORCED_SUMMARY_INSTRUCTION)
+        await self._end_step()
+        return "budget"
+
+    async def _after_calls(
+        self, message: AssistantMessage, tools: Sequence[Tool]
+    ) -> tuple[TurnEndReason | None, Batch]:
+        """Run the reply's calls, close the step; the turn's end, or the next step's input."""
+        ctx = self.ctx
+        if ctx.options.tool_choice == "none":
+            await self.calls.settle("not executed: tool_choice is none for this run")
+            raise ToolChoiceViolationError(
+                "the model called a tool although tool_choice='none' was requested"
+            )
+        concludes = await self.tools.run(message.tool_calls, tools)
+        await self._end_step()
+        ended = self._ended()
+        if ended is not None:
+            # (aborted during the tool round: no further step; pending input waits for a
+            # later turn)
+            return ended, ()
+        batch = ctx.agent.inbox.claim(turn_boundary=False)
+        if concludes and not batch:
+            return "completed", ()
+        return None, batch
+
+    async def _after_answer(self, message: AssistantMessage) -> tuple[TurnEndReason | None, Batch]:
+        """Close the step of a reply without calls; the turn ends unless steering arrived."""
+        ctx = self.ctx
+        await self._end_step()
+        hooks = ctx.port.runtime.hooks
+        if hooks.has_listeners("turn_stopping"):  # its payload built only then
+            payload = TurnStopping(
+                agent=ctx.agent, turn=ctx.turn, last_message=message, signal=ctx.signal
+            )
+            await hooks.awaited("turn_stopping", payload)
+        ended = self._ended()
+        if ended is not None:
+            return ended, ()
+        batch = ctx.agent.inbox.claim(turn_boundary=False)
+        if batch:
+            return None, batch  # steering arrived: another step
+        self._check_not_empty()
+        return "completed", ()
+
+    def _ended(self) -> TurnEndReason | None:
+        """After a step: the run's cancellation or a stop ends the turn here."""
+        if self.ctx.signal.cancelled:
+            self.outcome.interrupted = True
+            return "interrupted"
+        return "rejected" if self._stopped() else None
+
+    async def _end_step(self) -> None:
+        await self.ctx.port.write(StepEnd, turn=self.ctx.turn, step=self.ctx.step)
+
+    async def _pre_step(self, batch: Batch) -> PreStepDecision:
+        ctx = self.ctx
+        payload = PreStep(
+            agent=ctx.agent, turn=ctx.turn, step=ctx.step, messages=batch, signal=ctx.signal
         )
-        if writing is not None:
-            await writing
-        observe_turn(self, reason, error, info.code if info else None)
+        return await ctx.port.runtime.hooks.waterfall("pre_step", payload, _enter_batch)
 
-    def _step_open(self) -> bool:
-        # The last step marker of this turn tells (a cancellation can land between a step's
-        # start and any of the loop's own StepEnd writes).
-        for event in reversed(self.agent.session.events):
-            data: Any = event.data
-            if isinstance(data, StepEnd | StepStart):
-                return isinstance(data, StepStart) and data.turn == self.turn
-            if isinstance(data, TurnStart):
-                return False
-        return False
+    async def _forced_final(self, instruction: str) -> None:
+        """One call without tools; its tool calls are not dispatched; empty → fallback text."""
+        message = await self.model.run(tools=(), tool_choice="none", extra_instruction=instruction)
+        if message.tool_calls:
+            await self.calls.settle("not executed: the final answer was requested without tools")
+        if not message.text.strip():
+            fallback = AssistantMessage(
+                content=(TextBlock(text=FORCED_SUMMARY_FALLBACK),), stop_reason="end"
+            )
+            await self.ctx.port.append(AssistantMessageEvent(message=fallback))
+            self.outcome.final = fallback
 
     def _stopped(self) -> bool:
         """Did someone (a hook's ``continue: false``) ask to end the run here?"""
-        reason = self.agent.stop_requested
+        reason = self.ctx.agent.stop_requested
         if reason is None:
             return False
         self.outcome.stop_reason = reason
         return True
 
-    async def _steps(self, batch: tuple[UserMessage, ...]) -> Any:
-        agent = self.agent
-        hooks = agent.runtime.hooks
-        max_rounds = self.options.max_rounds
-        tool_choice = self.options.tool_choice
-        while True:
-            if self._stopped():
-                return "rejected"
-            self.step += 1
-            if hooks.has_listeners("pre_step"):
-                decision = await self._pre_step(batch)
-            else:  # what the waterfall's end gives, without a payload or a coroutine
-                decision = Enter(messages=batch)
-            if isinstance(decision, Reject):
-                self.step -= 1
-                self.outcome.stop_reason = decision.reason
-                return "rejected"
-            if (writing := self.write(StepStart, turn=self.turn, step=self.step)) is not None:
-                await writing
-            for entered in decision.messages:
-                if entered.source == "steer":
-                    await self.log(SteeringMessage(message=entered))
-                elif (writing := self.write(UserMessageEvent, message=entered)) is not None:
-                    await writing
-            budget_left = not max_rounds or self.outcome.rounds < max_rounds
-            if self.unknown_streak >= UNKNOWN_TOOL_ROUNDS_LIMIT:
-                await self._forced_final(
-                    UNKNOWN_TOOLS_INSTRUCTION.format(calls=self._unexecuted_calls())
-                )
-                await self.log(StepEnd(turn=self.turn, step=self.step))
-                return "completed"
-            if not budget_left:
-                if self.options.tool_only_completion:
-                    await self.log(StepEnd(turn=self.turn, step=self.step))
-                    self._check_not_empty()
-                    return "budget"
-                await self._forced_final(FORCED_SUMMARY_INSTRUCTION)
-                await self.log(StepEnd(turn=self.turn, step=self.step))
-                return "budget"
-            # re-read every round: a tool loaded in round N is offered in round N + 1
-            tools = [] if tool_choice == "none" else agent.offered_tools()
-            message = await self.model_round(tools=tools, tool_choice=tool_choice)
-            calls = message.tool_calls
-            if calls:
-                if tool_choice == "none":
-                    await self.settle_open_calls("not executed: tool_choice is none for this run")
-                    raise ToolChoiceViolationError(
-                        "the model called a tool although tool_choice='none' was requested"
-                    )
-                concludes = await self.run_calls(calls, tools)
-                if (writing := self.write(StepEnd, turn=self.turn, step=self.step)) is not None:
-                    await writing
-                if self.signal.cancelled:
-                    # aborted during the tool round: open no further step, and leave
-                    # pending input for a later turn
-                    self.outcome.interrupted = True
-                    return "interrupted"
-                if self._stopped():
-                    return "rejected"
-                batch = agent.inbox.claim(turn_boundary=False)
-                if concludes and not batch:
-                    return "completed"
-                continue
-            if (writing := self.write(StepEnd, turn=self.turn, step=self.step)) is not None:
-                await writing
-            if hooks.has_listeners("turn_stopping"):  # its payload built only then
-                await hooks.awaited(
-                    "turn_stopping",
-                    TurnStopping(
-                        agent=agent, turn=self.turn, last_message=message, signal=self.signal
-                    ),
-                )
-            if self.signal.cancelled:
-                self.outcome.interrupted = True
-                return "interrupted"
-            if self._stopped():
-                return "rejected"
-            batch = agent.inbox.claim(turn_boundary=False)
-            if batch:
-                continue  # steering arrived: another step
-            self._check_not_empty()
-            return "completed"
-
     def _check_not_empty(self) -> None:
         final = self.outcome.final
         has_text = final is not None and bool(final.text.strip())
-        if not has_text and not (self.options.tool_only_completion and self.outcome.tool_results):
+        if not has_text and not (
+            self.ctx.options.tool_only_completion and self.outcome.tool_results
+        ):
             raise EmptyCompletionError(
                 "the model ended the turn with neither text nor a tool result",
             )
 
-    def _unexecuted_calls(self) -> str:
+    def _unexecuted(self) -> str:
         names: list[str] = []
-        for event in reversed(self.agent.session.events[-50:]):
+        for event in reversed(self.ctx.port.session.events[-50:]):
             data: Any = event.data
             if isinstance(data, ToolResultEvent) and data.message.status == "skipped":
                 names.append(data.message.name)
         return ", ".join(sorted(set(names))) or "unknown"
 
-    async def _forced_final(self, instruction: str) -> None:
-        """One call without tools; its tool calls are not dispatched; empty → fallback text."""
-        message = await self.model_round(
-            tools=(), tool_choice="none", extra_instruction=instruction
-        )
-        if message.tool_calls:
-            await self.settle_open_calls(
-                "not executed: the final answer was requested without tools"
-            )
-        if not message.text.strip():
-            fallback = AssistantMessage(
-                content=(TextBlock(text=FORCED_SUMMARY_FALLBACK),), stop_reason="end"
-            )
-            await self.log(AssistantMessageEvent(message=fallback))
-            self.outcome.final = fallback
+    # ---- how it ends -----------------------------------------------------------------------
+    async def _close_interrupted(self) -> None:
+        """End an aborted turn: every open call settled, the open step closed, then turn/end."""
+        await self.calls.settle()
+        if self._step_open():
+            await self._end_step()
+        await self._end("interrupted")
 
-    async def _pre_step(self, batch: tuple[UserMessage, ...]) -> PreStepDecision:
-        payload = PreStep(
-            agent=self.agent, turn=self.turn, step=self.step, messages=batch, signal=self.signal
+    async def _close_failed(self, exc: BaseException) -> None:
+        """End a turn that raised: settle what must be settled, close the step, turn/end."""
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            # cancelled by the caller: record the run as an aborted one (it is re-raised)
+            self.outcome.interrupted = True
+            with anyio.CancelScope(shield=True):
+                await self._close_interrupted()
+            return
+        journaled = self.ctx.agent.journaled
+        suspended = isinstance(exc, ExecutionSuspended)
+        if not (isinstance(exc, ExecutionControlError) or journaled):
+            # a journaled run keeps its recovery authority: no transcript-only settlement
+            await self.calls.settle("not executed: the turn failed")
+        elif suspended and not journaled:
+            # no journal, no continuation: nothing would ever answer the pending calls
+            await self.calls.settle(SUSPENDED_UNJOURNALED)
+        if self.ctx.step:
+            await self._end_step()
+        if suspended:
+            # waiting for an outside answer: its calls stay open for continuation
+            self.outcome.stop_reason = str(exc)
+            await self._end("suspended")
+        else:
+            await self._end("interrupted" if is_abort(exc, self.ctx.signal) else "failed", exc)
+
+    async def _end(self, reason: TurnEndReason, error: BaseException | None = None) -> None:
+        """Log turn/end, then observe the finished turn (``turn``)."""
+        ctx, outcome = self.ctx, self.outcome
+        deadline = ctx.signal.reason
+        if reason == "interrupted" and isinstance(deadline, DeadlineExceededError):
+            outcome.stop_reason = outcome.stop_reason or str(deadline)
+        info = error_info(error) if error is not None else None
+        await ctx.port.write(
+            TurnEnd,
+            turn=ctx.turn,
+            reason=reason,
+            error=info.to_dict() if info else None,
+            detail=outcome.stop_reason,
         )
-        return await self.agent.runtime.hooks.waterfall("pre_step", payload, _enter_batch)
+        observe_turn(ctx, outcome, reason, error, info.code if info else None)
+
+    def _step_open(self) -> bool:
+        # The last step marker of this turn tells (a cancellation can land between a step's
+        # start and any of the loop's own StepEnd writes).
+        for event in reversed(self.ctx.port.session.events):
+            data: Any = event.data
+            if isinstance(data, StepEnd | StepStart):
+                return isinstance(data, StepStart) and data.turn == self.ctx.turn
+            if isinstance(data, TurnStart):
+                return False
+        return False
 
 
 async def _enter_batch(payload: PreStep) -> PreStepDecision:
     return Enter(messages=payload.messages)  # the end of the pre_step waterfall
 
 
-def run_turn(
-    agent: Agent,
-    first: tuple[UserMessage, ...],
+async def run_turn(
+    port: AgentPort,
+    first: Batch,
     trigger: TurnTrigger,
     options: RunOptions,
     signal: CancelSignal,
     emit: Emit | None,
-) -> Awaitable[TurnOutcome]:
-    """One turn of ``agent`` (await it)."""
-    return _Turn(agent, options, signal, emit).run(first, trigger)
+) -> TurnOutcome:
+    """One turn of the agent behind ``port``."""
+    return await Turn(port, options, signal, emit).run(first, trigger)

@@ -1,18 +1,22 @@
-"""What the parts of one turn share: its outcome, counters, open calls and log writer.
+"""What a turn's parts are given: where the turn is, what it produced, its open calls.
 
-The turn is assembled from single-purpose parts (:mod:`._model_call`, :mod:`._tool_round`,
-:mod:`._turn`) that are mixins of :class:`TurnState`: they read and write one object's
-plain attributes, so the hot path pays no extra attribute hop or call for the split.
+The turn (:mod:`._turn`) owns one of each and hands them to its model round
+(:mod:`._model_call`) and tool round (:mod:`._tool_round`):
+
+* :class:`TurnContext` -- whose turn, which run, its signal and stream, and its position
+  (turn and step numbers, written only by the turn);
+* :class:`TurnOutcome` -- what the turn produced so far (final message, rounds, usage,
+  refused calls), which the driver turns into the run's result;
+* :class:`OpenCalls` -- the latest reply's calls still without a result, and how to give
+  each its one "not executed" result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any, final
 
-import anyio
-
-from agentrig.agent._dispatch import CallOutcome, not_executed
+from agentrig.agent._dispatch import INTERRUPTED_TEXT, CallOutcome, not_executed
 from agentrig.agent._results import RefusalCode, RefusedCall
 from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId, ProviderId
@@ -21,16 +25,20 @@ from agentrig.session import ToolResultEvent, TurnTrigger
 from agentrig.tools import ToolRefusedError
 
 if TYPE_CHECKING:
-    from agentrig.agent._agent import Agent
     from agentrig.agent._driver import RunOptions
+    from agentrig.agent._port import AgentPort
 
-__all__ = ["Emit", "Interrupted", "TurnOutcome", "TurnState", "refusal"]
+__all__ = ["Emit", "Interrupted", "OpenCalls", "TurnContext", "TurnOutcome", "refusal"]
 
-# Hands a chunk to the stream's consumer: None when it was taken at once (the common case,
-# no coroutine per token), else an awaitable that completes once the consumer has room.
-Emit = Callable[[StreamChunk], Awaitable[None] | None]
+#: hands a chunk to the stream's consumer (waits while the consumer has no room)
+Emit = Callable[[StreamChunk], Coroutine[Any, Any, None]]
 
 
+class Interrupted(Exception):
+    """Internal: the run's signal fired while the model was answering."""
+
+
+@final
 class TurnOutcome:
     """What a finished turn produced."""
 
@@ -60,73 +68,95 @@ class TurnOutcome:
         return self.final.text if self.final is not None else ""
 
 
-class Interrupted(Exception):
-    """Internal: the run's signal fired while the model was answering."""
+@final
+class TurnContext:
+    """One turn's fixed facts and position, read by its parts."""
 
-
-class TurnState:
-    """One turn's shared state (the parts of the turn are its mixins)."""
+    __slots__ = (
+        "agent",
+        "emit",
+        "observed",
+        "options",
+        "port",
+        "provider_kinds",
+        "signal",
+        "started",
+        "step",
+        "trace",
+        "trigger",
+        "turn",
+    )
 
     def __init__(
-        self,
-        agent: Agent,
-        options: RunOptions,
-        signal: CancelSignal,
-        emit: Emit | None,
+        self, port: AgentPort, options: RunOptions, signal: CancelSignal, emit: Emit | None
     ) -> None:
-        self.agent = agent
+        self.port = port
+        self.agent = port.agent
         self.options = options
         self.signal = signal
         self.emit = emit
-        self.outcome = TurnOutcome()
         self.turn = 0
         self.step = 0
-        self.open_calls: dict[int, ToolCallBlock] = {}
-        self.identical: dict[str, int] = {}
-        self.unknown_streak = 0
-        # ``self.log(data)`` appends one event: bound to the agent's writer here (one
-        # coroutine frame per event instead of two)
-        self.log: Callable[[Any], Awaitable[None]] = agent._write
-        #: ``self.write(cls, **fields)`` logs ``cls(**fields)`` for the loop's own events,
-        #: whose field types it vouches for (the payload is not built without a store):
-        #: None when it is logged, else an awaitable that logs it (a store writes it)
-        self.write: Callable[..., Awaitable[object] | None] = agent._write_trusted
         self.trigger: TurnTrigger = "prompt"
         self.started = (0.0, 0.0)  # the turn's start: wall clock, performance counter
-        self.first_chunk = 0.0  # when the current model call's first chunk arrived
-        #: the class of the anyio cancel scope of the turn's first provider call
-        self.scope_class: type[anyio.CancelScope] | None = None
-        # a tracing plugin's context (None without one: then nothing below opens a scope)
-        # for the turn's observations, made when a listener is there: see observed_ids() and
-        # _observations (set here, not as class defaults: the reads stay specialized)
+        # the turn's observation ids, made when a listener is there (see observed_ids())
         self.observed: tuple[str, str, str, AgentId] | None = None
         self.provider_kinds: dict[ProviderId, str | None] | None = None
-        self.trace = trace = agent.runtime.trace
-        if trace is not None and agent.session.trace_ids is None:
-            agent.session.trace_ids = trace.ids
+        # a tracing plugin's context (None without one: then nothing opens a scope)
+        self.trace = trace = port.runtime.trace
+        if trace is not None and port.session.trace_ids is None:
+            port.session.trace_ids = trace.ids
 
-    async def settle_open_calls(self, reason: str = "not executed: interrupted") -> None:
-        """Give every call still without a result its explicit not-executed result."""
-        for call in list(self.open_calls.values()):
-            await self.log(ToolResultEvent(message=not_executed(call, reason)))
-            self.outcome.refused.append(RefusedCall(call.id, call.name, "not_executed", reason))
-        self.open_calls.clear()
+    @property
+    def position(self) -> str:
+        """``turn.step``: the prefix of the invocation ids of the step's calls."""
+        return f"{self.turn}.{self.step}"
 
     def observed_ids(self) -> tuple[str, str, str, AgentId]:
-        """The session id, agent name, run id and agent id of the turn's observations.
-
-        Built once per turn (read it as ``state.observed or state.observed_ids()``).
-        """
+        """The session id, agent name, run id and agent id of the turn's observations."""
         ids = self.observed
         if ids is None:
             agent = self.agent
-            ids = self.observed = (
-                agent.session_id,
-                agent.config.name or agent.id,
-                self.options.run_id,
-                agent.id,
-            )
+            name = agent.config.name or agent.id
+            ids = self.observed = (agent.session_id, name, self.options.run_id, agent.id)
         return ids
+
+
+@final
+class OpenCalls:
+    """The latest reply's calls still without a result (by their index in the reply)."""
+
+    __slots__ = ("_calls", "_outcome", "_port")
+
+    def __init__(self, port: AgentPort, outcome: TurnOutcome) -> None:
+        self._port = port
+        self._outcome = outcome
+        self._calls: dict[int, ToolCallBlock] = {}
+
+    def open(self, calls: Iterable[ToolCallBlock]) -> None:
+        for index, call in enumerate(calls):
+            self._calls[index] = call
+
+    def close(self, index: int) -> None:
+        """Call ``index`` has its result."""
+        self._calls.pop(index, None)
+
+    def __contains__(self, index: int) -> bool:
+        return index in self._calls
+
+    def __bool__(self) -> bool:
+        return bool(self._calls)
+
+    async def settle_one(self, index: int, call: ToolCallBlock, reason: str) -> None:
+        """Give one call its explicit not-executed result."""
+        self._calls.pop(index, None)
+        await self._port.append(ToolResultEvent(message=not_executed(call, reason)))
+        self._outcome.refused.append(RefusedCall(call.id, call.name, "not_executed", reason))
+
+    async def settle(self, reason: str = INTERRUPTED_TEXT) -> None:
+        """Give every call still without a result its explicit not-executed result."""
+        for index, call in list(self._calls.items()):
+            await self.settle_one(index, call, reason)
 
 
 def refusal(call: ToolCallBlock, outcome: CallOutcome) -> RefusedCall | None:

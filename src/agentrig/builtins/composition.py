@@ -20,6 +20,8 @@ from agentrig.builtins.compose import (
     compose_tools,
 )
 from agentrig.builtins.compose_security import compose_credentials, compose_sealers
+from agentrig.builtins.compose_skills import compose_skills, scan_tools
+from agentrig.builtins.instructions import compose_instructions
 from agentrig.kernel.composition import Composition, Phase, compose_step
 from agentrig.kernel.runtime import Runtime
 
@@ -28,10 +30,13 @@ __all__ = [
     "CHECK",
     "CREDENTIALS",
     "EGRESS",
+    "INSTRUCTIONS",
     "PROVIDERS",
     "SEALERS",
+    "SKILLS",
     "STORES",
     "TOOLS",
+    "TOOL_SCAN",
     "ComposeStep",
 ]
 
@@ -40,12 +45,14 @@ __all__ = [
 class ComposeStep:
     """A listener plugin with one ``compose`` implementation: ``run(rt)`` in ``phase``."""
 
-    def __init__(self, phase: Phase, run: Callable[[Runtime], Awaitable[None]]) -> None:
+    def __init__(
+        self, phase: Phase, run: Callable[[Runtime], Awaitable[None]], *, tryfirst: bool = False
+    ) -> None:
         async def compose(payload: Composition) -> None:
             await run(payload.runtime)
 
         compose.__doc__ = run.__doc__
-        self.compose = compose_step(phase)(compose)
+        self.compose = compose_step(phase, tryfirst=tryfirst)(compose)
         self.phase = phase
         self.name = run.__name__
 
@@ -60,4 +67,8 @@ SEALERS = ComposeStep("security", compose_sealers)
 PROVIDERS = ComposeStep("providers", compose_providers)
 STORES = ComposeStep("stores", compose_stores)
 TOOLS = ComposeStep("tools", compose_tools)
+SKILLS = ComposeStep("tools", compose_skills)
+INSTRUCTIONS = ComposeStep("tools", compose_instructions)
+#: first in the agents phase: every tool step ran, no agent was built yet
+TOOL_SCAN = ComposeStep("agents", scan_tools, tryfirst=True)
 AGENTS = ComposeStep("agents", compose_agents)

@@ -15,8 +15,11 @@ is read and written only through :class:`~agentrig.host.OwnerOnlyStore`, so:
   :class:`~agentrig.host.InPlaceUnconfirmed` propagates unchanged: the new content is in
   place, so the caller must not report "not written".
 
-A missing file is an empty store.  A file that cannot be read, is not valid JSON or does not
-have the expected shape raises ``CredentialStoreError`` -- never "absent".
+The file names its schema and version (``"format": "agentrig-credentials/1"``); a file of a
+newer version is refused with :class:`~agentrig.schemas.SchemaTooNewError`, never read as
+empty or rewritten.  A missing file is an empty store.  A file that cannot be read, is not
+valid JSON or does not have the expected shape raises ``CredentialStoreError`` -- never
+"absent".
 
 Changes are read-modify-write of the whole file.  Within one store object they are
 serialised; between processes (or two store objects over one file) they are not -- that
@@ -38,13 +41,30 @@ from pydantic import BaseModel, ConfigDict
 
 from agentrig.credentials import CredentialStoreError
 from agentrig.host import HostError, InPlaceUnconfirmed, OwnerOnlyStore
-from agentrig.kernel import with_options
+from agentrig.kernel import SCHEMAS, with_options
+from agentrig.schemas import MigrationFailedError
 
-__all__ = ["FileCredentialOptions", "FileCredentialStore", "factory"]
+__all__ = ["CREDENTIAL_FILE_SCHEMA", "FileCredentialOptions", "FileCredentialStore", "factory"]
 
-_FORMAT = "agentrig-credentials/1"
+#: the persisted schema of the file; its ``format`` key says ``<schema>/<version>``
+CREDENTIAL_FILE_SCHEMA = "agentrig-credentials"
+_VERSION = 1
+_FORMAT = f"{CREDENTIAL_FILE_SCHEMA}/{_VERSION}"
 
 Secrets = dict[str, dict[str, str]]
+
+
+def _check_secrets(payload: dict[str, Any]) -> None:
+    """Version 1's shape; says what is wrong without quoting any value (they are secrets)."""
+    secrets = payload.get("secrets")
+    if not isinstance(secrets, dict) or not all(
+        isinstance(accounts, dict) and all(isinstance(value, str) for value in accounts.values())
+        for accounts in secrets.values()
+    ):
+        raise ValueError("malformed 'secrets' table")
+
+
+SCHEMAS.define(CREDENTIAL_FILE_SCHEMA, 1, _check_secrets)
 
 
 class FileCredentialOptions(BaseModel):
@@ -141,15 +161,20 @@ class FileCredentialStore:
         except json.JSONDecodeError as exc:
             where = f"line {exc.lineno}, column {exc.colno}"
             raise self._fail(f"is not valid JSON ({exc.msg} at {where})") from None
-        if not isinstance(document, dict) or document.get("format") != _FORMAT:
+        label = document.get("format") if isinstance(document, dict) else None
+        prefix = CREDENTIAL_FILE_SCHEMA + "/"
+        if not isinstance(label, str) or not label.startswith(prefix):
             raise self._fail(f"is not an agentrig credential file (expected format {_FORMAT})")
-        secrets = document.get("secrets")
-        if not isinstance(secrets, dict) or not all(
-            isinstance(accounts, dict)
-            and all(isinstance(value, str) for value in accounts.values())
-            for accounts in secrets.values()
-        ):
-            raise self._fail("has a malformed 'secrets' table")
+        version_text = label[len(prefix) :]
+        version: object = int(version_text) if version_text.isdigit() else version_text
+        try:
+            # a newer version is refused by name (SchemaTooNewError), never guessed at
+            payload = SCHEMAS.upgrade(
+                CREDENTIAL_FILE_SCHEMA, version, {"secrets": document.get("secrets")}
+            )
+        except MigrationFailedError as exc:  # messages name no secret (see _check_secrets)
+            raise self._fail(f"cannot be read: {exc}") from None
+        secrets = payload["secrets"]
         return {service: dict(accounts) for service, accounts in secrets.items()}
 
     def _update(self, change: Callable[[Secrets], bool]) -> bool:

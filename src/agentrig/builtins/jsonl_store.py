@@ -104,8 +104,9 @@ def _split_complete(raw: bytes) -> tuple[bytes, bytes]:
     return raw[:cut], raw[cut:]
 
 
-# what a line this store wrote begins with (dump_event puts ``seq`` first)
-_RECORD_STARTS = (b'{"seq":', _SEALED_START)
+# what a line this store wrote begins with (dump_event puts the version first; events of
+# version 1 began with ``seq``)
+_RECORD_STARTS = (b'{"v":', b'{"seq":', _SEALED_START)
 
 
 def _is_record(line: bytes) -> bool:

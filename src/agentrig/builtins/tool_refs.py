@@ -104,7 +104,7 @@ class ToolRefs:
 
     def _load(self, ref: str) -> tuple[Tool, ...]:
         from agentrig.kernel.contracts import ContractViolation
-        from agentrig.tools import Tool, check_tool_contribution, tool
+        from agentrig.tools import Tool, Toolset, check_tool_contribution, tool
 
         target, _, attribute = ref.rpartition(":")
         if not target or not all(part.isidentifier() for part in attribute.split(".")):
@@ -130,7 +130,7 @@ class ToolRefs:
                         "config.tool_ref_invalid", f"{attribute} cannot be a tool: {exc}"
                     ) from exc
             obj = wrapped
-        elif not isinstance(obj, Tool | list | tuple) and not callable(obj):
+        elif not isinstance(obj, Tool | Toolset | list | tuple) and not callable(obj):
             raise _RefError(
                 "config.tool_ref_not_callable",
                 f"{attribute} is a {type(obj).__name__}, not a function, a tool or a toolset",

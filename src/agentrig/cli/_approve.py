@@ -9,7 +9,8 @@ command line:
   call), which even bypass mode asks about: a blanket consent given in advance is not an
   evaluation of them, so they go to the terminal, or are refused without one;
 * on a terminal (stdin and stderr are TTYs) the call is shown -- the tool and its arguments
-  as indented JSON, long values shortened -- and the person answers ``y`` (allow once),
+  as indented JSON, long values shortened, each saying how much it hides -- and the person
+  answers ``y`` (allow once),
   ``a`` (allow this tool for the rest of the session: it is not asked again; not offered
   for an always-ask case, which is never remembered) or ``n`` (deny; also an empty line or
   the end of input);
@@ -60,10 +61,18 @@ _DEEP = 6
 Answer = Literal["allow", "deny"] | tuple[str, str, str]
 
 
+def _hidden(value: str) -> str:
+    """What a cut string hides, so the person knows the preview is not all of it."""
+    rest = value[_LONG_TEXT:]
+    lines = rest.count("\n")
+    where = f", {lines} more line{'s' if lines != 1 else ''}" if lines else ""
+    return f"; the last {len(rest)} not shown{where}"
+
+
 def shorten(value: Any, depth: int = 0) -> Any:
     """``value`` with long strings and lists cut, so a question fits on the screen."""
     if isinstance(value, str) and len(value) > _LONG_TEXT:
-        return f"{value[:_LONG_TEXT]}... ({len(value)} characters)"
+        return f"{value[:_LONG_TEXT]}... ({len(value)} characters{_hidden(value)})"
     if isinstance(value, dict):
         if depth >= _DEEP:
             return f"{{... {len(value)} keys}}"

@@ -6,6 +6,9 @@ import argparse
 import importlib.metadata as metadata
 import platform
 import sys
+from typing import TextIO
+
+from pydantic import ValidationError
 
 from agentrig.cli._common import (
     EXIT_FAILURE,
@@ -27,8 +30,9 @@ def register(subparsers: Subparsers) -> None:
         description="Show Python, platform, agentrig and dependency versions, then load every "
         "plugin that is not disabled and summarise the report: plugins that failed (with the "
         "reason), names two distributions register (conflicts), and entry points in "
-        "'agentrig.*' groups agentrig does not read (with the closest known group).  Exit "
-        "code 1 when any of these was found.",
+        "'agentrig.*' groups agentrig does not read (with the closest known group); then the "
+        "skills in the skill folders (refused ones with the reason) and the AGENTS.md / "
+        "CLAUDE.md files added to system prompts.  Exit code 1 when a problem was found.",
     )
     parser.add_argument(
         "--config",
@@ -43,6 +47,26 @@ def _version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "not installed"
+
+
+def _skills_and_instructions(out: TextIO, file: str | None) -> int:
+    """Skill folders (entry-point skills are plugin rows above) and instruction files."""
+    from agentrig.builtins.compose_skills import describe_skills
+    from agentrig.builtins.instructions import instruction_sources
+    from agentrig.kernel import load_config
+
+    loaded = load_plugin_settings(file) or load_config(None)
+    try:
+        lines, problems = describe_skills(loaded)
+        sources = instruction_sources(loaded)
+    except ValidationError as exc:
+        out.write(f"  CONFIG [skills] / [instructions]: {exc.errors()[0]['msg']}\n")
+        return 1
+    for line in lines:
+        out.write(line + "\n")
+    listed = ", ".join(sources) if sources else "none"
+    out.write(f"instructions {len(sources)} file(s) added to every system prompt: {listed}\n")
+    return problems
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     for stray in stray_entry_points():
         problems += 1
         out.write(f"  UNKNOWN GROUP {stray.describe()}\n")
+    problems += _skills_and_instructions(out, args.config)
     if problems:
         out.write(f"{problems} problem(s) found; see 'agentrig plugins'\n")
         return EXIT_FAILURE

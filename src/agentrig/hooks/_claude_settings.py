@@ -2,7 +2,8 @@
 
 ``[claude_code] settings = [".claude/settings.json", ...]`` in ``agentrig.toml`` (or the CLI's
 ``--claude-settings``) names Claude Code settings files; ``[claude_code] plugins = [...]``
-names Claude Code plugin directories whose ``hooks/hooks.json`` is loaded.  They are turned
+names Claude Code plugin directories whose ``hooks/hooks.json`` is loaded (and whose
+``skills/`` the ``compose-skills`` step reads; a plugin may hold either or both).  They are turned
 into agentrig's own config before it is validated:
 
 * ``hooks`` -> ``[[hooks.<Event>]]`` entries (``type: "command"`` -> the ``command``
@@ -264,9 +265,10 @@ def apply_claude_code(data: Mapping[str, Any], base: Path) -> Mapping[str, Any]:
             path = Path(name).expanduser()
             path = path if path.is_absolute() else base / path
             if hooks_only:
-                reader, doc = read_settings_file(
-                    path / "hooks" / "hooks.json", plugin_root=path.resolve()
-                )
+                hooks_file = path / "hooks" / "hooks.json"
+                if not hooks_file.exists() and (path / "skills").is_dir():
+                    continue  # a plugin of skills only: the compose-skills step loads them
+                reader, doc = read_settings_file(hooks_file, plugin_root=path.resolve())
             else:
                 reader, doc = read_settings_file(path)
             reader.read(doc, hooks_only=hooks_only)

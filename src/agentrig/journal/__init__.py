@@ -34,6 +34,8 @@ _LAZY: dict[str, str] = {
     "ExecutionLimits": "agentrig.journal._records",
     "ExecutionRecord": "agentrig.journal._records",
     "ExecutionState": "agentrig.journal._records",
+    "JOURNAL_RECORD_CODEC": "agentrig.journal._records",
+    "JOURNAL_RECORD_SCHEMA": "agentrig.journal._records",
     "JournalAttachment": "agentrig.journal._attach",
     "JournalError": "agentrig.journal._errors",
     "JournalListener": "agentrig.journal._listener",
@@ -58,6 +60,8 @@ _LAZY: dict[str, str] = {
     "journaled_runtime": "agentrig.journal._attach",
     "reconcile_model": "agentrig.journal._continue",
     "reconcile_tool": "agentrig.journal._continue",
+    "dump_record": "agentrig.journal._records",
+    "parse_record": "agentrig.journal._records",
     "request_digest": "agentrig.journal._records",
 }
 
@@ -67,6 +71,8 @@ __all__ = [
     "ExecutionLimits",
     "ExecutionRecord",
     "ExecutionState",
+    "JOURNAL_RECORD_CODEC",
+    "JOURNAL_RECORD_SCHEMA",
     "JournalAttachment",
     "JournalError",
     "JournalListener",
@@ -91,6 +97,8 @@ __all__ = [
     "journaled_runtime",
     "reconcile_model",
     "reconcile_tool",
+    "dump_record",
+    "parse_record",
     "request_digest",
 ]
 
@@ -118,6 +126,8 @@ if TYPE_CHECKING:
     from agentrig.journal._port import ExecutionJournal, MemoryJournal, RecordJournal
     from agentrig.journal._provider import JournaledProvider
     from agentrig.journal._records import (
+        JOURNAL_RECORD_CODEC,
+        JOURNAL_RECORD_SCHEMA,
         ExecutionLimits,
         ExecutionRecord,
         ExecutionState,
@@ -128,6 +138,8 @@ if TYPE_CHECKING:
         ToolEffect,
         ToolIntent,
         ToolSettlement,
+        dump_record,
+        parse_record,
         request_digest,
     )
     from agentrig.journal._sqlite import SqliteJournal

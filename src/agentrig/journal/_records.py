@@ -29,9 +29,13 @@ from typing import Annotated, Any, Literal
 import attrs
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from agentrig.kernel.schemas import SCHEMAS
 from agentrig.llm import AssistantMessage, ModelRequest, ToolMessage
+from agentrig.schemas import VersionedJson
 
 __all__ = [
+    "JOURNAL_RECORD_CODEC",
+    "JOURNAL_RECORD_SCHEMA",
     "ExecutionLimits",
     "ExecutionRecord",
     "ExecutionState",
@@ -163,14 +167,32 @@ RECORD_ADAPTER: TypeAdapter[
 ] = TypeAdapter(JournalRecord)
 
 
+JOURNAL_RECORD_SCHEMA = "agentrig.journal.record"
+"""The persisted schema of journal records: version 1 (records written before versions
+existed carry no ``v`` and are version 1 too)."""
+SCHEMAS.define(JOURNAL_RECORD_SCHEMA, 1, RECORD_ADAPTER)
+
+JOURNAL_RECORD_CODEC: VersionedJson[
+    ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSettlement
+] = VersionedJson(
+    SCHEMAS,
+    JOURNAL_RECORD_SCHEMA,
+    from_json=RECORD_ADAPTER.validate_json,
+    from_data=RECORD_ADAPTER.validate_python,
+)
+
+
 def dump_record(record: BaseModel) -> str:
-    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+    """A record as compact JSON naming its version first (``{"v":1,"kind":...}``)."""
+    body = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+    return JOURNAL_RECORD_CODEC.dump(body)
 
 
 def parse_record(
-    body: str,
+    body: str | bytes,
 ) -> ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSettlement:
-    return RECORD_ADAPTER.validate_json(body)
+    """A stored record of any readable version (a newer one is refused by name)."""
+    return JOURNAL_RECORD_CODEC.parse(body)
 
 
 def request_digest(request: ModelRequest) -> str:

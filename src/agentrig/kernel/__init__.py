@@ -31,6 +31,7 @@ from agentrig.kernel.discovery import (
     PluginSource,
     PluginStatus,
     builtin_source,
+    register_schemas,
     register_variants,
 )
 from agentrig.kernel.dispatch import HookDispatcher, HookFailure, new_plugin_manager
@@ -47,6 +48,7 @@ from agentrig.kernel.payloads import (
     PermissionQuestion,
     PreStep,
     PreStepDecision,
+    RegistrationReview,
     Reject,
     RequestConfig,
     RequestError,
@@ -66,6 +68,7 @@ from agentrig.kernel.runtime import (
     Runtime,
     open_runtime,
 )
+from agentrig.kernel.schemas import SCHEMAS
 from agentrig.kernel.services import ServiceKey, Services
 from agentrig.kernel.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, TraceScope, trace_env
 
@@ -82,6 +85,7 @@ __all__ = [
     "Composition",
     "HttpFactory",
     "Phase",
+    "SCHEMAS",
     "ServiceKey",
     "Services",
     "TRACE_CONTEXT",
@@ -112,6 +116,7 @@ __all__ = [
     "Mode",
     "Observation",
     "PermissionQuestion",
+    "RegistrationReview",
     "PermissionsConfig",
     "PlaceholderResolver",
     "PluginIndex",
@@ -144,6 +149,7 @@ __all__ = [
     "mode_of",
     "new_plugin_manager",
     "open_runtime",
+    "register_schemas",
     "register_variants",
     "stray_entry_points",
     "trace_env",

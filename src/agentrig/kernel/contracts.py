@@ -26,6 +26,7 @@ __all__ = [
     "check_provider_factory",
     "check_skill",
     "check_tool",
+    "check_schema_registrar",
     "check_variants",
     "run_check",
 ]
@@ -181,6 +182,18 @@ def _layer_contract(kind: str) -> Callable[[object, str | None], object]:
         f"the core distribution declares no {CONTRACTS_GROUP} entry point {kind!r}, so a "
         f"{kind} contribution cannot be checked; reinstall agentrig (python3 dev.py setup)"
     )
+
+
+def check_schema_registrar(obj: object, name: str | None = None) -> None:
+    """A function taking the schema registry: ``register(registry) -> None``."""
+    if not callable(obj) or isinstance(obj, type):
+        raise ContractViolation(f"expected a function register(registry), got {type(obj).__name__}")
+    try:
+        inspect.signature(obj).bind(object())
+    except TypeError as exc:
+        raise ContractViolation(f"register(registry) must take one argument: {exc}") from None
+    except ValueError:
+        pass
 
 
 def check_variants(obj: object, name: str | None = None) -> tuple[Any, ...]:

@@ -41,6 +41,7 @@ from agentrig.kernel.contracts import ContractViolation, run_check
 from agentrig.kernel.kinds import KINDS
 
 if TYPE_CHECKING:
+    from agentrig.schemas import SchemaRegistry
     from agentrig.variants import VariantRegistry
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "PluginStatus",
     "builtin_source",
     "env_plugin_settings",
+    "register_schemas",
     "register_variants",
 ]
 
@@ -508,3 +510,27 @@ def register_variants(registry: VariantRegistry[Any], index: PluginIndex | None 
         for member in members:
             if member.family == registry.family:
                 registry.register(member, source=entry.describe())
+
+
+def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None) -> None:
+    """Let every ``agentrig.schemas`` entry define its persisted schemas in ``registry``.
+
+    An entry is a function ``register(registry)`` that calls ``registry.define`` and
+    ``registry.add_migration``.  It is ``registry``'s loader (``agentrig.kernel.SCHEMAS``):
+    it runs once, when a schema nobody defined is looked up or the names are listed.
+    Disabled entries are skipped; a broken entry is recorded in ``index``'s report and
+    logged, and breaks nothing else.
+    """
+    from agentrig.diagnostics import get_logger
+
+    if index is None:
+        disabled, _autoload = env_plugin_settings(default_environ())
+        index = PluginIndex(disabled=disabled)
+    for entry in index.entries("schemas"):
+        if index.is_disabled(entry.kind, entry.name):
+            continue
+        try:
+            register: Any = index.load(entry.kind, entry.name)
+            register(registry)
+        except Exception as exc:  # a load failure is recorded in the report by load()
+            get_logger("plugins").warning("schema entry %s was not loaded: %s", entry.name, exc)

@@ -38,6 +38,7 @@ from agentrig.kernel.payloads import (
     PermissionQuestion,
     PreStep,
     PreStepDecision,
+    RegistrationReview,
     RequestConfig,
     RequestError,
     Retry,
@@ -220,4 +221,14 @@ def permission_approver(payload: PermissionQuestion) -> Any:
     """Answer a permission question: ``"allow"``, ``"deny"`` or ``("allow", "remember")``.
 
     First result: the first non-None answer wins; no answer at all means deny.
+    """
+
+
+@_spec(Mode.FIRST_RESULT, firstresult=True)
+def registration_guard(payload: RegistrationReview) -> Any:
+    """Judge a skill installed from the filesystem, after the deterministic scanner passed it.
+
+    First result: the first :class:`agentrig.skills.Verdict` wins.  No answer at all, a
+    raised error or anything but a verdict blocks the skill -- the guard fails closed.  The
+    built-in ``skill-guard`` plugin answers with a model when ``[skills.guard]`` names one.
     """

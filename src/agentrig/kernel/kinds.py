@@ -92,6 +92,12 @@ KINDS: dict[str, KindSpec] = {
             "tagged-union members (session events, stream chunks, content blocks)",
             "agentrig.kernel.contracts:check_variants",
         ),
+        KindSpec(
+            "schemas",
+            "agentrig.schemas",
+            "persisted-payload schemas: register(registry) defining versions and migrations",
+            "agentrig.kernel.contracts:check_schema_registrar",
+        ),
     )
 }
 

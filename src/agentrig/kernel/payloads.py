@@ -31,6 +31,7 @@ __all__ = [
     "PermissionQuestion",
     "PreStep",
     "PreStepDecision",
+    "RegistrationReview",
     "Reject",
     "RequestConfig",
     "RequestError",
@@ -293,3 +294,20 @@ class PermissionQuestion:
     rule: str | None = None
     call_id: str | None = None
     always_ask: bool = False
+
+
+# ---- registration_guard ----------------------------------------------------------------------
+
+
+@final
+@attrs.frozen(slots=True)
+class RegistrationReview:
+    """Something about to be registered from outside the code (a skill folder): judge it.
+
+    ``registration`` is an :class:`agentrig.skills.Registration` (kind, name, every text field
+    a model would read, the SHA-256 of a skill's files); ``runtime`` is the runtime being
+    composed (its providers are built).  Answer an :class:`agentrig.skills.Verdict`.
+    """
+
+    registration: Any
+    runtime: Any

@@ -43,7 +43,6 @@ from pydantic import BaseModel, ValidationError
 from agentrig.catalog import CatalogKey, ReadonlyCatalog, Registry
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, ErrorInfo, HookError, Issue, RuntimeClosedError, error_info
-from agentrig.ids import AgentId
 from agentrig.kernel.composition import PHASES, Composition, phase_of
 from agentrig.kernel.config import (
     LoadedConfig,
@@ -252,8 +251,12 @@ class Runtime:
             )
         return value
 
-    def agent(self, agent_id: AgentId) -> Agent:
-        """The agent ``agent_id`` (declared in ``[agents.*]`` or created since)."""
+    def agent(self, agent_id: str) -> Agent:
+        """The agent named ``agent_id`` (declared in ``[agents.*]`` or created since).
+
+        A plain string is accepted and validated as an agent name (``InvalidIdError`` names
+        a malformed one); the agent's ``id`` is the branded :class:`~agentrig.ids.AgentId`.
+        """
         self.ensure_open()
         return self.agents.require(agent_id)
 

@@ -39,7 +39,9 @@ from agentrig.session._store import (
     dump_event,
     parse_event,
     sequence_problems,
+    stored_version,
 )
+from agentrig.session._versions import SESSION_EVENT_SCHEMA, SESSION_EVENT_VERSION
 
 __all__ = [
     "AssistantChunk",
@@ -84,4 +86,7 @@ __all__ = [
     "find_cut_off_turn",
     "parse_event",
     "sequence_problems",
+    "stored_version",
+    "SESSION_EVENT_SCHEMA",
+    "SESSION_EVENT_VERSION",
 ]

@@ -122,16 +122,16 @@ class ToolResultStored(SessionEventData):
     """A tool result too big for the model was cut; the whole of it is kept at ``path``.
 
     Logged right after the ``tool/result`` event of the call (which holds the cut form the
-    model saw); ``size`` is the whole result's length and ``shown`` the part the model saw,
-    in UTF-8 bytes.
+    model saw); ``size_bytes`` is the whole result's length and ``shown_bytes`` the part the
+    model saw, in UTF-8 bytes (stored-event version 1 called them ``size`` and ``shown``).
     """
 
     type: Literal["tool/result/stored"] = "tool/result/stored"
     call_id: str
     invocation_id: str
     path: str
-    size: int
-    shown: int
+    size_bytes: int
+    shown_bytes: int
 
 
 class RequestHeader(SessionEventData):

@@ -28,6 +28,7 @@ from agentrig.catalog import CatalogKey
 from agentrig.errors import AgentrigError
 from agentrig.ids import EntryId
 from agentrig.session._events import SessionEvent
+from agentrig.session._versions import SESSION_EVENT_CODEC
 
 __all__ = [
     "BrokenWriterError",
@@ -41,6 +42,7 @@ __all__ = [
     "dump_event",
     "parse_event",
     "sequence_problems",
+    "stored_version",
 ]
 
 
@@ -105,15 +107,25 @@ class SessionStore(Protocol):
 
 
 def dump_event(event: SessionEvent) -> str:
-    """One event as compact JSON (unknown variants dump their raw data unchanged)."""
-    return json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+    """One event as compact JSON of the current version (``{"v":2,"seq":...}``; unknown
+    variants dump their raw data unchanged)."""
+    body = json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+    return SESSION_EVENT_CODEC.dump(body)
 
 
 def parse_event(data: str | bytes | dict[str, Any]) -> SessionEvent:
-    """Parse one persisted event."""
-    if isinstance(data, dict):
-        return SessionEvent.model_validate(data)
-    return SessionEvent.model_validate_json(data)
+    """Parse one persisted event, migrating an older version to the current one.
+
+    An event without a version is version 1 (written before events were versioned); a
+    version newer than this code reads raises :class:`~agentrig.schemas.SchemaTooNewError`.
+    """
+    return SESSION_EVENT_CODEC.parse(data)
+
+
+def stored_version(data: str | bytes) -> int | None:
+    """The version a stored event names (1 when it names none); None when it is not a JSON
+    object or its version is not a positive integer."""
+    return SESSION_EVENT_CODEC.version_of(data)
 
 
 def sequence_problems(events: Sequence[SessionEvent]) -> list[str]:

@@ -20,6 +20,7 @@ from agentrig.skills._errors import (
 from agentrig.skills._fold import fold, has_hidden_characters
 from agentrig.skills._format import SKILL_FILE, Skill, SkillLimits, load_skill, parse_skill_text
 from agentrig.skills._registry import (
+    SKILLS,
     Refusal,
     Replacement,
     SkillRegistry,
@@ -40,6 +41,7 @@ from agentrig.skills._scanner import (
 
 __all__ = [
     "CATEGORIES",
+    "SKILLS",
     "SKILL_FILE",
     "Category",
     "Finding",

@@ -22,11 +22,20 @@ from typing import final
 
 import attrs
 
+from agentrig.errors import AgentrigError
+from agentrig.kernel.services import ServiceKey
 from agentrig.skills._errors import SkillBlockedError, SkillError, SkillVersionError
 from agentrig.skills._format import SKILL_FILE, Skill, SkillLimits, load_skill
 from agentrig.skills._scanner import Verdict, registration_of_skill, scan
 
-__all__ = ["Refusal", "Replacement", "SkillRegistry", "skill_folders", "version_key"]
+__all__ = [
+    "SKILLS",
+    "Refusal",
+    "Replacement",
+    "SkillRegistry",
+    "skill_folders",
+    "version_key",
+]
 
 
 def version_key(version: str) -> tuple[tuple[int, int, str], ...]:
@@ -60,7 +69,7 @@ class Refusal:
     """A skill that was not registered, and why."""
 
     source: str
-    error: SkillError
+    error: AgentrigError
     name: str | None = None
     version: str | None = None
 
@@ -115,7 +124,7 @@ class SkillRegistry:
         versions[skill.version] = skill
         return skill
 
-    def refuse(self, source: str, error: SkillError, skill: Skill | None = None) -> None:
+    def refuse(self, source: str, error: AgentrigError, skill: Skill | None = None) -> None:
         """Record a skill that could not be loaded or was refused before registration."""
         name, version = (skill.name, skill.version) if skill is not None else (None, None)
         self._refused.append(Refusal(source, error, name, version))
@@ -191,3 +200,7 @@ class SkillRegistry:
 
     def __len__(self) -> int:
         return len(self._skills)
+
+
+SKILLS: ServiceKey[SkillRegistry] = ServiceKey("skills")
+"""The runtime's skill registry (provided by the built-in ``compose-skills`` step)."""

@@ -4,9 +4,10 @@ Over stdio by default (stdout carries the protocol: everything else goes to stde
 ``--http`` it serves streamable HTTP at ``http://HOST:PORT/mcp`` and prints
 ``agentrig mcp: listening on URL`` on stderr once listening (port 0 picks a free port).  Exit
 codes: 0 when the client closed the session, 1 on a composition error, 2 on a usage error, 130
-when interrupted.  Errors are the
-core's one-line ``agentrig mcp: error [code]: ...`` shape (no traceback): a failure is raised to
-the ``agentrig`` command, which prints it as it prints every command's.
+when interrupted.  Over HTTP, ``[mcp.serve]`` in the config holds the bearer keys and the
+host names and origins served (see docs/mcp.md); without keys only loopback is served.
+Errors are the core's one-line ``agentrig mcp: error [code]: ...`` shape (no traceback): a
+failure is raised to the ``agentrig`` command, which prints it as it prints every command's.
 """
 
 from __future__ import annotations
@@ -70,13 +71,18 @@ def serve_command(args: argparse.Namespace) -> int:
 
     async def main() -> None:
         from agentrig.kernel import env_resolver, open_runtime
+        from agentrig_mcp._config import McpSettings
         from agentrig_mcp._serve import build_server, serve_http, serve_stdio
+        from agentrig_mcp._serve_http import check_bind, resolve_keys
 
         async with open_runtime(args.config, resolver=env_resolver()) as rt:
             server = build_server(rt, args.agents)
             if address is None:
                 await serve_stdio(server)
             else:
+                settings = (rt.config_section("mcp", McpSettings) or McpSettings()).serve
+                check_bind(address[0], settings.api_keys)  # before a key is read
+                keys = await resolve_keys(rt, settings)
 
                 def announce(url: str) -> None:
                     # the shape of every agentrig command's lines (agentrig serve's too)
@@ -84,7 +90,14 @@ def serve_command(args: argparse.Namespace) -> int:
                         f"agentrig {args.command}: listening on {url}", file=sys.stderr, flush=True
                     )
 
-                await serve_http(server, *address, on_listening=announce)
+                await serve_http(
+                    server,
+                    *address,
+                    on_listening=announce,
+                    keys=keys,
+                    allowed_hosts=settings.allowed_hosts,
+                    allowed_origins=settings.allowed_origins,
+                )
 
     anyio.run(main)  # a failure propagates: the core prints it in one line, with its code
     return 0

@@ -85,6 +85,19 @@ def _rooted(spec: Spec, base: Path) -> Spec:
     return spec
 
 
+async def resolve_reference(
+    rt: Runtime, ref: str, path: tuple[str | int, ...]
+) -> tuple[str | None, Issue | None]:
+    """A ``$STORE:`` or ``$ENV:`` reference's value (a plain string as is), or the issue."""
+    if ref.startswith(STORE_PREFIX):
+        stores: dict[str, CredentialStore] = dict(rt.catalog(CREDENTIAL_STORES).entries())
+        try:
+            return await resolve_store_reference(ref, stores), None
+        except (CredentialReferenceError, CredentialStoreError) as exc:
+            return None, Issue("config.credential_reference", str(exc), path)
+    return resolve_secret(ref, rt.resolver, path=path)
+
+
 def _resolver(rt: Runtime) -> Resolve:
     async def resolve(name: str, spec: Spec) -> dict[str, str]:
         stdio = isinstance(spec, StdioServerSpec)
@@ -93,14 +106,7 @@ def _resolver(rt: Runtime) -> Resolve:
         issues: list[Issue] = []
         for key, ref in values.items():
             path = ("mcp_servers", name, "env" if stdio else "headers", key)
-            if ref.startswith(STORE_PREFIX):
-                stores: dict[str, CredentialStore] = dict(rt.catalog(CREDENTIAL_STORES).entries())
-                try:
-                    resolved[key] = await resolve_store_reference(ref, stores)
-                except (CredentialReferenceError, CredentialStoreError) as exc:
-                    issues.append(Issue("config.credential_reference", str(exc), path))
-                continue
-            value, issue = resolve_secret(ref, rt.resolver, path=path)
+            value, issue = await resolve_reference(rt, ref, path)
             if issue is not None:
                 issues.append(issue)
             elif value is not None:

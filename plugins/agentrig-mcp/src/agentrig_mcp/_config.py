@@ -166,6 +166,35 @@ class McpServers(RootModel[dict[ServerName, ServerEntry]]):
         return {name: entry.spec() for name, entry in self.root.items()}
 
 
+class ServeSettings(_Strict):
+    """``[mcp.serve]``: who may call ``agentrig mcp serve --http``, and under which names."""
+
+    #: bearer keys as secret references (``$ENV:NAME``, ``$STORE:<store>:<service>/<account>``);
+    #: without any, only a loopback address may be served
+    api_keys: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: host names, besides the listening address (and loopback names on loopback), that a
+    #: request's ``Host`` may name
+    allowed_hosts: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: browser origins (``scheme://host[:port]``) allowed besides the server's own
+    allowed_origins: Annotated[tuple[str, ...], Field(strict=False)] = ()
+
+    @model_validator(mode="after")
+    def _checked(self) -> ServeSettings:
+        for index, key in enumerate(self.api_keys):
+            if not key.startswith(("$ENV:", "$STORE:")):  # never echoed: it may be a real key
+                raise ValueError(
+                    f"api_keys[{index}] must be a secret reference ($ENV:NAME or "
+                    "$STORE:<store>:<service>/<account>), never a literal in the config file"
+                )
+        for name in self.allowed_hosts:
+            if not name or any(c in name for c in "/:@ *[]"):
+                raise ValueError(f"allowed_hosts: {name!r} is not a host name (no scheme or port)")
+        for origin in self.allowed_origins:
+            if not re.fullmatch(r"https?://[^/\s@]+", origin):
+                raise ValueError(f"allowed_origins: {origin!r} is not scheme://host[:port]")
+        return self
+
+
 class McpSettings(_Strict):
     """``[mcp]``: where project servers come from and which of them are approved."""
 
@@ -174,6 +203,8 @@ class McpSettings(_Strict):
     project_file: str | Literal[False] = ".mcp.json"
     #: project-file servers allowed to start (nothing from a project file starts otherwise)
     approved_project_servers: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: ``agentrig mcp serve --http``: keys and the names it answers to
+    serve: ServeSettings = ServeSettings()
 
 
 def _issues(

@@ -2,14 +2,22 @@
 
 Each served agent contributes its tools (called through ``agent.call_tool``: the same
 permission gate, hooks and validation as a model's call) and one ``ask_<agent>`` tool (a
-prompt in, the run's answer out).  Built on the SDK's low-level ``Server``.
+prompt in, the run's answer out).  Each MCP client session asks its own session of the agent
+(made on its first ask, disposed when the client session ends), so no client sees another's
+conversation and clients do not wait for each other.  Built on the SDK's low-level ``Server``.
+
+Over HTTP the SDK's transport security checks ``Host`` and ``Origin`` (DNS rebinding), and
+bearer keys from ``[mcp.serve] api_keys`` guard the endpoint; a non-loopback address is
+refused without keys.
 """
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -19,12 +27,14 @@ from mcp.server.lowlevel import Server
 from agentrig.agent import Agent
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, ConfigError, Issue
-from agentrig.ids import AgentId
+from agentrig.ids import AgentId, agent_id
 from agentrig.kernel import Runtime
 from agentrig.llm import ImageBlock, TextBlock, ToolMessage
 from agentrig.tools import Tool, ToolReportedError
 
 __all__ = ["build_server", "serve_http", "serve_stdio"]
+
+_CLIENT: ContextVar[_ClientAgents | None] = ContextVar("agentrig_mcp_client", default=None)
 
 _ASK_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -55,6 +65,65 @@ def _agents(rt: Runtime, names: Sequence[str] | None) -> list[Agent]:
     if issues:
         raise ConfigError(issues)
     return [rt.agent(AgentId(name)) for name in names]  # each one checked as known above
+
+
+class _ClientAgents:
+    """One MCP client session's own agents: a fresh session of each agent it asks."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+        self._agents: dict[AgentId, Agent] = {}
+        self._lock = anyio.Lock()
+
+    async def of(self, served: Agent) -> Agent:
+        async with self._lock:
+            agent = self._agents.get(served.id)
+            if agent is None:
+                config = self._rt.config.agents[served.id]  # served: a configured agent
+                # it reports as the agent it serves (its id is per client session)
+                config = config.model_copy(update={"name": config.name or str(served.id)})
+                name = agent_id(f"{str(served.id)[:100]}.mcp-{secrets.token_hex(6)}")
+                agent = await self._rt.agents.create(name, config=config)
+                self._agents[served.id] = agent
+            return agent
+
+    async def aclose(self) -> None:
+        agents, self._agents = list(self._agents.values()), {}
+        for agent in agents:
+            if not self._rt.closed:
+                await self._rt.agents.dispose(agent.id, cancel_running=True)
+
+
+class _PerClientServer(Server[Any, Any]):
+    """The SDK's server, giving each client session (one ``run``) its own agents."""
+
+    def __init__(self, rt: Runtime, name: str) -> None:
+        super().__init__(name)
+        self._rt = rt
+
+    async def run(self, *args: Any, **kwargs: Any) -> None:
+        client = _ClientAgents(self._rt)
+        token = _CLIENT.set(client)  # the handlers' tasks start inside: they see it
+        try:
+            await super().run(*args, **kwargs)
+        finally:
+            _CLIENT.reset(token)
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+
+
+async def _ask(rt: Runtime, served: Agent, prompt: str, signal: CancelSignal) -> str:
+    client = _CLIENT.get()
+    one_off = client is None  # outside a client session: a session for this call alone
+    if client is None:
+        client = _ClientAgents(rt)
+    try:
+        agent = await client.of(served)
+        return str((await agent.run(prompt, signal=signal)).value)
+    finally:
+        if one_off:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
 
 
 def _annotations(tool: Tool) -> types.ToolAnnotations:
@@ -99,7 +168,7 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any
                 )
             ]
         )
-    server: Server[Any, Any] = Server("agentrig")
+    server: Server[Any, Any] = _PerClientServer(rt, "agentrig")
     # (the SDK's handler decorators carry no annotations, hence the two ignores below)
 
     @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
@@ -129,12 +198,10 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any
         try:
             if name in askers:
                 prompt = arguments.get("prompt")
-                if not isinstance(prompt, str):
+                if not isinstance(prompt, str) or len(arguments) != 1:
                     return _error("ask tools take one string argument, 'prompt'")
-                result = await askers[name].run(prompt, signal=signal)
-                return types.CallToolResult(
-                    content=[types.TextContent(type="text", text=str(result.value))]
-                )
+                answer = await _ask(rt, askers[name], prompt, signal)
+                return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
             owner = owners.get(name)
             if owner is None:
                 return _error(f"unknown tool {name!r}")
@@ -166,28 +233,70 @@ async def serve_http(
     port: int,
     *,
     on_listening: Callable[[str], None] | None = None,
+    keys: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
 ) -> None:
-    """Serve streamable HTTP at ``http://host:port/mcp`` (asyncio only: uvicorn)."""
+    """Serve streamable HTTP at ``http://host:port/mcp`` (asyncio only: uvicorn).
+
+    ``keys`` are the bearer keys a client must send (none: loopback only); a request's
+    ``Host`` must name the listening address, a loopback name on loopback, or one of
+    ``allowed_hosts``, and an ``Origin`` must be the server's own or one of
+    ``allowed_origins``.
+    """
     import uvicorn
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import (
+        DEFAULT_MAX_REQUEST_BODY_SIZE,
+        TransportSecuritySettings,
+    )
     from starlette.applications import Starlette
-    from starlette.routing import Mount
+    from starlette.routing import Route
 
-    manager = StreamableHTTPSessionManager(app=server)
+    from agentrig_mcp._serve_http import BearerGuard, JsonDepthGuard, check_bind, host_names
+
+    check_bind(host, keys)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    names = host_names(host, bound, allowed_hosts)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=names,
+        allowed_origins=[
+            *(f"{scheme}://{name}" for name in names for scheme in ("http", "https")),
+            *allowed_origins,
+        ],
+    )
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with manager.run():
             yield
 
-    app = Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    bound = sock.getsockname()[1]
+    limit = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own bound on a body
+    guarded = BearerGuard(JsonDepthGuard(manager.handle_request, limit), keys)
+    middleware = []
+    if allowed_origins:  # a browser client on another origin needs CORS answers to call
+        from starlette.middleware import Middleware
+        from starlette.middleware.cors import CORSMiddleware
+
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(allowed_origins),
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=["*"],
+                expose_headers=["mcp-session-id"],
+            )
+        )
+    app = Starlette(routes=[Route("/mcp", guarded)], lifespan=lifespan, middleware=middleware)
     if on_listening is not None:
         shown = f"[{host}]" if ":" in host else host
         on_listening(f"http://{shown}:{bound}/mcp")
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # the client address is the socket's: forwarded-for headers are nobody's word here
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", proxy_headers=False)
     await uvicorn.Server(config).serve(sockets=[sock])

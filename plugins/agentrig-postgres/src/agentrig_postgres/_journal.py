@@ -5,31 +5,31 @@ only after PostgreSQL committed it (with the server's default ``synchronous_comm
 that means it is on the server's disk), so a crash of the process leaves every confirmed
 record and nothing half-written.  ``UNIQUE (run_id, kind,
 key)`` makes a second write of the same record impossible, even from two processes.
+Bodies are what :func:`agentrig.journal.dump_record` writes (their version first) and are
+read through :func:`agentrig.journal.parse_record` (older versions migrated, newer refused).
 """
 
 from __future__ import annotations
 
 import psycopg
 from psycopg import sql
-from pydantic import TypeAdapter
 
 from agentrig.journal import (
     ExecutionRecord,
     JournalError,
-    JournalRecord,
     ModelIntent,
     ModelSettlement,
     RecordJournal,
     ToolIntent,
     ToolSettlement,
+    dump_record,
+    parse_record,
 )
 from agentrig_postgres._db import Database, ensure_schema, table
 
 __all__ = ["PostgresJournal"]
 
 Record = ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSettlement
-
-_RECORDS: TypeAdapter[Record] = TypeAdapter(JournalRecord)
 
 
 class PostgresJournal(RecordJournal):
@@ -58,14 +58,14 @@ class PostgresJournal(RecordJournal):
         insert = sql.SQL("INSERT INTO {} (run_id, kind, key, body) VALUES (%s, %s, %s, %s)").format(
             self._table
         )
-        params = (record.run_id, record.kind, record.key, record.model_dump_json())
+        params = (record.run_id, record.kind, record.key, dump_record(record))
         await db.execute(insert, params)
 
     async def _select(self, where: sql.SQL, params: tuple[str, ...]) -> list[Record]:
         db = await self._conn()
         query = sql.SQL("SELECT body FROM {} WHERE {} ORDER BY seq").format(self._table, where)
         rows = await db.fetch(query, params)
-        return [_RECORDS.validate_json(body) for (body,) in rows]
+        return [parse_record(body) for (body,) in rows]
 
     async def _read(self, run_id: str) -> list[Record]:
         return await self._select(sql.SQL("run_id = %s"), (run_id,))

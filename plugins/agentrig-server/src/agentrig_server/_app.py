@@ -465,10 +465,31 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
         routes.extend(_page_routes(page_token))
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(BrowserGuard, settings=settings, page_token=page_token)],
+        middleware=[
+            Middleware(BrowserGuard, settings=settings, page_token=page_token),
+            *_cors(settings),
+        ],
     )
     app.state.server = state
     return app
+
+
+def _cors(settings: ServerSettings) -> list[Middleware]:
+    """CORS answers for ``allowed_origins`` only (a browser on another origin needs them to
+    send JSON and read the answer); every other origin was refused before this."""
+    if not settings.allowed_origins:
+        return []
+    from starlette.middleware.cors import CORSMiddleware
+
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.allowed_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["*"],
+            max_age=600,
+        )
+    ]
 
 
 async def _ready_checks(state: ServerState) -> dict[str, dict[str, str]]:

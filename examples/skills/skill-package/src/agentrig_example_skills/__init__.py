@@ -1,0 +1,1 @@
+"""Skills shipped as a Python distribution (see the entry points in pyproject.toml)."""

@@ -1,0 +1,255 @@
+"""One known tool call, from validation to its one outcome: :class:`ToolInvocation`.
+
+Two steps the tool round can run apart: :meth:`ToolInvocation.check` validates the arguments
+and asks the gate (the round runs it in call order, so no two questions are open at once),
+then :meth:`ToolInvocation.execute` runs the ``tool_execution`` waterfall, whose end runs
+``authorize`` and ``execute``.  What the tool said besides its content (``concludes_turn``,
+its ``view``, an error output) is kept on the invocation, and every path ends in one
+:class:`~agentrig.agent._dispatch.CallOutcome`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from types import CoroutineType
+from typing import TYPE_CHECKING, Any, final
+
+import anyio
+
+from agentrig.agent._dispatch import (
+    NO_GATE,
+    CallOutcome,
+    Gate,
+    error_text,
+    observe_permission,
+    result_message,
+    tool_timeout,
+)
+from agentrig.cancel import CancelSignal, is_abort
+from agentrig.errors import AgentrigError, ExecutionControlError
+from agentrig.ids import new_invocation_id
+from agentrig.kernel.payloads import ToolExecution
+from agentrig.llm import ToolCallBlock, ToolMessage, ToolStatus
+from agentrig.tools import (
+    Tool,
+    ToolContext,
+    ToolInputError,
+    ToolOutput,
+    ToolRefusedError,
+    ToolReportedError,
+    ToolTimeoutError,
+)
+from agentrig.tools.schema import parse_with
+
+if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent
+
+__all__ = ["ToolInvocation"]
+
+
+@final
+class ToolInvocation:
+    """A model's call of ``tool`` on its way to exactly one result."""
+
+    __slots__ = (
+        "agent",
+        "alongside",
+        "arguments",
+        "call",
+        "checked",
+        "concludes_turn",
+        "failure",
+        "invocation_id",
+        "parsed",
+        "reported",
+        "signal",
+        "started",
+        "started_at",
+        "tool",
+        "view",
+    )
+
+    def __init__(self, agent: Agent, tool: Tool, call: ToolCallBlock, signal: CancelSignal):
+        self.agent = agent
+        self.tool = tool
+        self.call = call
+        self.signal = signal
+        self.invocation_id = new_invocation_id()
+        self.started_at = time.time()
+        self.started = time.perf_counter()
+        self.parsed: Any = None
+        self.checked: dict[str, Any] = {}
+        self.arguments: dict[str, Any] = {}
+        self.alongside = False
+        #: what the tool said besides its content (a ``ToolOutput``)
+        self.concludes_turn = False
+        self.view: Any = None
+        self.reported: ToolReportedError | None = None  # its error output, as an error
+        #: the exception the call failed with (or a listener's broken contract)
+        self.failure: BaseException | None = None
+
+    async def settle(self, gate: Gate | None) -> CallOutcome:
+        """Check, then run: the call's one outcome."""
+        refused = await self.check(gate)
+        return refused if refused is not None else await self.execute()
+
+    # ---- step 1: validation and the gate ----------------------------------------------------
+    async def check(self, gate: Gate | None) -> CallOutcome | None:
+        """Validate and ask the gate: a refusal or invalid input is the outcome (None: it may
+        run).  The arguments validate first: nobody is asked to approve a call that would
+        fail validation."""
+        call = self.call
+        if call.raw_arguments is not None:
+            text = (
+                f"The arguments were not a JSON object and could not be read: "
+                f"{call.raw_arguments!r}"
+            )
+            return self._not_run(ToolInputError(text), text)
+        self.checked = dict(call.arguments)
+        try:
+            self.parsed = parse_with(self.tool.input_schema, self.checked)
+        except Exception as exc:
+            if is_abort(exc, self.signal):
+                raise
+            return self._not_run(exc, error_text(exc))
+        decision = NO_GATE
+        if gate is not None:
+            decision = await gate(self.tool, call, self.agent)
+            observe_permission(self.agent, call, decision)
+            if not decision.allowed:
+                text = f"The call was refused: {decision.reason}"
+                return self._not_run(ToolRefusedError(text), text)
+        updated = decision.updated_arguments
+        self.arguments = self.checked if updated is None else dict(updated)
+        return None
+
+    def _not_run(self, error: BaseException, text: str) -> CallOutcome:
+        message = ToolMessage.of(self.call.id, self.call.name, text, status="error")
+        return CallOutcome(
+            message,
+            executed=False,
+            invocation_id=self.invocation_id,
+            started_at=self.started_at,
+            error_type=type(error).__name__,
+            failure=error,
+        )
+
+    # ---- step 2: the tool_execution waterfall and the tool ------------------------------------
+    async def execute(self, *, alongside: bool = False) -> CallOutcome:
+        """Run the checked call through the ``tool_execution`` waterfall; always an outcome.
+
+        ``alongside``: it runs concurrently with other calls of its reply (told to the tool
+        in its context, with the timeout that applies).
+        """
+        call = self.call
+        self.alongside = alongside
+        hooks = self.agent.runtime.hooks
+        returned: object  # a listener may break the waterfall's contract: checked below
+        try:
+            if hooks.has_listeners("tool_execution"):
+                payload = ToolExecution(
+                    agent=self.agent,
+                    call=call,
+                    arguments=self.arguments,
+                    tool=self.tool,
+                    signal=self.signal,
+                )
+                returned = await hooks.waterfall("tool_execution", payload, self._waterfall_end)
+            else:  # the waterfall's end, without its payload
+                returned = await self.run(self.tool, self.arguments)
+        except ExecutionControlError:
+            raise  # a journal/persistence failure ends the run; it is not a tool result
+        except Exception as exc:
+            self.failure = exc
+            text = error_text(exc)
+            if is_abort(exc, self.signal):
+                text = f"interrupted while running: {text}"
+            returned = ToolMessage.of(call.id, call.name, text, status="error")
+        return self._outcome(returned)
+
+    async def _waterfall_end(self, payload: ToolExecution) -> ToolMessage:
+        return await self.run(payload.tool, payload.arguments)
+
+    async def run(self, running: Tool, arguments: Any) -> ToolMessage:
+        """Run ``running`` (the tool, or one a listener put in its place) on ``arguments``."""
+        value = self.parsed
+        if arguments is not self.checked or running is not self.tool:
+            # rewritten on the way (a hook or a tool_execution listener): validate again
+            value = parse_with(running.input_schema, dict(arguments))
+        ctx = ToolContext(
+            signal=self.signal,
+            tool_id=self.tool.id,
+            call_id=self.call.id,
+            invocation_id=self.invocation_id,
+            agent=self.agent,
+            services=self.agent.runtime.services,
+            timeout=tool_timeout(self.agent, running),
+            alongside=self.alongside,
+        )
+        # a tool's authorize() may be sync or async (the tool contract lets it choose)
+        verdict: object = running.authorize(value, ctx)
+        if verdict is not None and inspect.isawaitable(verdict):
+            verdict = await verdict
+        if verdict is not None:
+            raise AgentrigError(
+                f"authorize() of {self.tool.id!r} returned {verdict!r}; it must return None to "
+                "approve and raise to refuse",
+                code="tool.authorize_contract",
+            )
+        result = await _awaited(running, running.execute(value, ctx), ctx.timeout)
+        return self._message(running, result)
+
+    def _message(self, running: Tool, result: Any) -> ToolMessage:
+        if not isinstance(result, ToolOutput):
+            return result_message(self.call, running.parse_output(result))
+        self.concludes_turn = result.concludes_turn
+        self.view = result.view
+        status: ToolStatus = "error" if result.is_error else "ok"
+        made = result_message(self.call, running.parse_output(result.content), status)
+        if result.is_error:
+            self.reported = ToolReportedError(made.text)
+        return made
+
+    def _outcome(self, returned: object) -> CallOutcome:
+        call = self.call
+        if isinstance(returned, ToolMessage):
+            message = returned
+            if message.call_id != call.id:
+                message = message.model_copy(update={"call_id": call.id, "name": call.name})
+        else:  # a listener broke the waterfall's contract
+            self.failure = AgentrigError(
+                f"tool_execution listener returned {type(returned).__name__}, not a ToolMessage",
+                code="hook.contract",
+            )
+            message = ToolMessage.of(call.id, call.name, str(self.failure), status="error")
+        failure = self.failure
+        if failure is None and message.status == "error":
+            # an error result without an exception: the tool's own error output, or a listener's
+            failure = self.reported or ToolReportedError(message.text)
+        return CallOutcome(
+            message,
+            executed=True,
+            concludes_turn=self.concludes_turn,
+            view=self.view,
+            duration_ms=(time.perf_counter() - self.started) * 1000,
+            invocation_id=self.invocation_id,
+            started_at=self.started_at,
+            error_type=type(failure).__name__ if failure is not None else None,
+            failure=failure,
+        )
+
+
+async def _awaited(tool: Tool, result: Any, limit: float | None) -> Any:
+    """A tool's result, awaited when it is awaitable, within ``limit`` seconds."""
+    if type(result) is not CoroutineType and (
+        isinstance(result, str) or not inspect.isawaitable(result)
+    ):  # cheap tests first: most results are a coroutine's or a plain string
+        return result
+    if limit is None:
+        return await result
+    with anyio.move_on_after(limit):
+        return await result
+    raise ToolTimeoutError(
+        f"the tool {tool.id!r} did not finish within its {limit:g}s timeout and was stopped"
+    )

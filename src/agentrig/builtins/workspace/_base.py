@@ -1,0 +1,89 @@
+"""What every workspace tool shares: the Tool contract, its schema and its workspace.
+
+Each tool is a class with a pydantic input model whose field names (and aliases, for
+Grep's ``-i``/``-n``/``-A``...) are Claude Code's, so permission rules (``Read(./.env)``)
+and hook scripts written for Claude Code read these calls unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, ClassVar, Generic, TypeVar
+
+import anyio.to_thread
+from pydantic import BaseModel
+
+from agentrig.builtins.workspace._errors import WorkspaceError
+from agentrig.builtins.workspace._space import WORKSPACE, Workspace
+from agentrig.errors import Issue
+from agentrig.ids import ToolId
+from agentrig.tools import PermissionArg, RiskClass, ToolContext
+from agentrig.tools.schema import PydanticSchemaAdapter
+
+__all__ = ["WorkspaceTool", "workspace_of"]
+
+_I = TypeVar("_I", bound=BaseModel)
+
+
+def workspace_of(ctx: ToolContext) -> Workspace:
+    """The runtime's workspace; missing means the ``workspace`` compose step did not run."""
+    found = ctx.services.get(WORKSPACE)
+    if found is None:
+        raise WorkspaceError(
+            "this runtime has no workspace: the 'workspace' compose step is disabled or the "
+            "tool was called outside a runtime",
+            code="workspace.missing",
+            recoverable=False,
+        )
+    return found
+
+
+class WorkspaceTool(Generic[_I]):
+    """Base of the workspace tools; a subclass sets the class attributes and :meth:`run`."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    model: ClassVar[type[BaseModel]]
+    risk: RiskClass | None = None
+    permission_arg: PermissionArg | None = None
+    deferred: bool | None = None
+    concurrent: bool | None = None
+    timeout: float | None = None
+
+    def __init__(self) -> None:
+        self._schema: PydanticSchemaAdapter[Any] = PydanticSchemaAdapter(self.model)
+
+    @property
+    def id(self) -> ToolId:
+        return ToolId(self.name)
+
+    @property
+    def description(self) -> str:
+        return self.summary
+
+    @property
+    def input_schema(self) -> PydanticSchemaAdapter[Any]:
+        return self._schema
+
+    def authorize(self, input: Any, ctx: ToolContext) -> None:
+        return None
+
+    async def execute(self, input: _I, ctx: ToolContext) -> Any:
+        space = workspace_of(ctx)
+        # file I/O in a worker thread: a big read or a slow disk never stalls the loop, and a
+        # timeout or cancellation abandons it
+        call = functools.partial(self.run, input, space)
+        return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+
+    def check_offered(self, space: Workspace) -> list[Issue]:
+        """Why this tool could not work in ``space`` (checked when a runtime offers it)."""
+        return []
+
+    def run(self, input: _I, space: Workspace) -> Any:
+        raise NotImplementedError
+
+    def parse_output(self, value: Any) -> Any:
+        return value
+
+    def __repr__(self) -> str:
+        return f"<workspace tool {self.name} risk={self.risk}>"

@@ -1,0 +1,177 @@
+"""Bash: one shell command in the configured sandbox, bounded in time and output.
+
+The command runs through the backend chosen in ``[workspace.sandbox]`` (never unconfined:
+there is no "off"), in the workspace root, under the host's reaper.  Its timeout, the
+tool's ``[tools.Bash] timeout`` and the run's cancellation all end the whole process tree;
+the output (stdout and stderr interleaved) is kept up to ``output_limit`` bytes as it is
+read, and the rest only counted.  A non-zero exit comes back to the model as an error result
+with the output, so the turn goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from typing import Any
+
+import anyio
+import anyio.abc
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentrig.builtins.workspace._base import WorkspaceTool, workspace_of
+from agentrig.builtins.workspace._errors import SandboxError, SandboxUnavailableError
+from agentrig.builtins.workspace._git import refuse_git_with_filters
+from agentrig.builtins.workspace._sandbox import Backend
+from agentrig.builtins.workspace._space import Workspace
+from agentrig.errors import Issue
+from agentrig.host import end_tree, kill_tree_group, open_reaped
+from agentrig.tools import PermissionArg, ToolContext, ToolOutput
+
+__all__ = ["BashInput", "BashTool", "CommandResult", "run_confined"]
+
+_CHUNK = 65536
+_REAP_TIMEOUT = 5.0
+
+
+class BashInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(description="The shell command to run (sh -c) in the workspace.")
+    timeout: int | None = Field(
+        default=None, ge=1, description="Milliseconds before the command is stopped."
+    )
+    description: str | None = Field(
+        default=None, description="A few words saying what the command does (for people)."
+    )
+
+
+class CommandResult:
+    """What one confined command did: exit code, kept output, bytes dropped, timed out."""
+
+    __slots__ = ("dropped", "exit_code", "output", "timed_out")
+
+    def __init__(self) -> None:
+        self.output = bytearray()
+        self.dropped = 0
+        self.exit_code: int | None = None
+        self.timed_out = False
+
+    def text(self) -> str:
+        out = self.output.decode("utf-8", "replace")
+        if self.dropped:
+            out += f"\n[output cut: {self.dropped} more bytes were not kept]"
+        return out
+
+
+async def _drain(stream: anyio.abc.ByteReceiveStream, result: CommandResult, limit: int) -> None:
+    while True:
+        try:
+            chunk = await stream.receive(_CHUNK)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
+        room = limit - len(result.output)
+        if room > 0:
+            result.output += chunk[:room]
+        result.dropped += max(0, len(chunk) - max(room, 0))
+
+
+async def _end(process: anyio.abc.Process) -> None:
+    """End the tree (the reaper SIGKILLs every descendant), then reap; never cancelled."""
+    with anyio.CancelScope(shield=True):
+        end_tree(process)
+        with anyio.move_on_after(_REAP_TIMEOUT):
+            await process.wait()
+        if process.returncode is None:  # the reaper did not answer: kill its group
+            kill_tree_group(process.pid)
+            with anyio.move_on_after(_REAP_TIMEOUT):
+                await process.wait()
+        with anyio.move_on_after(_REAP_TIMEOUT), contextlib.suppress(Exception):
+            await process.aclose()
+
+
+async def run_confined(
+    backend: Backend, command: str, space: Workspace, *, seconds: float, limit: int
+) -> CommandResult:
+    """Run ``command`` through ``backend`` in the workspace root; the tree ends with it.
+
+    Cancellation (the run's, or a caller's deadline) ends the tree too and propagates.
+    """
+    try:
+        process = await open_reaped(
+            backend.argv(command, space.root),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=str(space.root),
+            env=backend.env(),
+        )
+    except OSError as exc:
+        raise SandboxError(f"the command could not start in the sandbox: {exc}") from None
+    result = CommandResult()
+    try:
+        assert process.stdout is not None
+        with anyio.move_on_after(seconds) as deadline:
+            await _drain(process.stdout, result, limit)
+            await process.wait()
+        result.timed_out = deadline.cancelled_caught
+    finally:
+        await _end(process)
+    result.exit_code = process.returncode
+    return result
+
+
+class BashTool(WorkspaceTool[BashInput]):
+    name = "Bash"
+    summary = (
+        "Run a shell command in the workspace, inside a sandbox. stdout and stderr come back "
+        "together (cut when long); timeout is in milliseconds. Git is for inspection only."
+    )
+    model = BashInput
+    risk = "execute"
+    permission_arg = PermissionArg("command", "command")
+
+    def check_offered(self, space: Workspace) -> list[Issue]:
+        if space.config.sandbox is None:
+            return [
+                Issue(
+                    "config.workspace_sandbox",
+                    "the Bash tool is offered but no sandbox is configured: add "
+                    "[workspace.sandbox] with backend = 'bubblewrap' or 'native'",
+                    ("workspace", "sandbox"),
+                )
+            ]
+        if space.backend is None:
+            return [
+                Issue(
+                    "config.workspace_sandbox",
+                    f"the {space.config.sandbox.backend} sandbox cannot run here: "
+                    f"{space.backend_problem}",
+                    ("workspace", "sandbox", "backend"),
+                )
+            ]
+        return []
+
+    async def execute(self, input: BashInput, ctx: ToolContext) -> Any:
+        space = workspace_of(ctx)
+        sandbox = space.config.sandbox
+        if space.backend is None or sandbox is None:
+            raise SandboxUnavailableError(
+                f"Bash has no sandbox to run in: {space.backend_problem or 'none configured'}"
+            )
+        seconds = sandbox.default_timeout if input.timeout is None else input.timeout / 1000
+        seconds = min(seconds, sandbox.max_timeout)
+        refuse_git_with_filters(input.command, space.root)
+        with ctx.signal.scope():
+            result = await run_confined(
+                space.backend, input.command, space, seconds=seconds, limit=sandbox.output_limit
+            )
+        ctx.signal.raise_if_cancelled()
+        text = result.text()
+        if result.timed_out:
+            text += f"\n[stopped: the command ran past its {seconds:g}s timeout]"
+            return ToolOutput(text.lstrip("\n"), is_error=True)
+        code = result.exit_code
+        if code:
+            how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+            return ToolOutput(f"{text}\n[{how}]".lstrip("\n"), is_error=True)
+        return text or "[no output]"

@@ -1,0 +1,249 @@
+"""Sandbox backends for ``Bash``: how one command is wrapped, and what each can enforce.
+
+* ``native``: the command runs as a configured restricted user (``setpriv``: real and
+  effective uid and gid changed, supplementary groups cleared, no new privileges, every
+  capability dropped from the bounding set) under rlimits (``prlimit``).  It cannot take
+  the network away, so it needs ``network = true`` -- an explicit acceptance.
+* ``bubblewrap``: Debian's ``bwrap`` -- new user, pid, ipc, uts, cgroup and (unless
+  ``network = true``) network namespaces, every capability dropped, the system directories
+  read-only, ``/tmp`` empty, the workspace the one writable place (its ``.git``,
+  ``.gitattributes`` and ``.gitmodules`` stay read-only).
+
+Both run the command under the host's reaper (:func:`agentrig.host.open_reaped`), so a
+timeout or a cancellation ends the whole tree -- descendants that ignore SIGTERM or left
+the process group included -- and both get a minimal environment: the agent's own variables
+(API keys among them) never reach a command.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import shutil
+from pathlib import Path
+from typing import Protocol
+
+import attrs
+
+from agentrig.builtins.workspace._config import Limits, SandboxConfig
+from agentrig.builtins.workspace._errors import SandboxUnavailableError
+
+__all__ = ["Backend", "BubblewrapBackend", "NativeBackend", "backend_for"]
+
+_PATH = "/usr/local/bin:/usr/bin:/bin"
+#: rlimit options of prlimit(1), by ``Limits`` field
+_PRLIMIT = {
+    "cpu_seconds": "--cpu",
+    "memory_bytes": "--as",
+    "processes": "--nproc",
+    "file_size_bytes": "--fsize",
+    "open_files": "--nofile",
+}
+
+
+class Backend(Protocol):
+    """One way of running a command confined; built only when it can enforce its policy."""
+
+    @property
+    def name(self) -> str:
+        """``native`` or ``bubblewrap``."""
+        ...
+
+    def argv(self, command: str, cwd: Path) -> list[str]:
+        """The argv that runs ``command`` (a shell command line) confined, in ``cwd``."""
+        ...
+
+    def env(self) -> dict[str, str]:
+        """The whole environment the command gets."""
+        ...
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=_PATH + ":/usr/sbin:/sbin")
+    if found is None:
+        raise SandboxUnavailableError(f"the sandbox needs {name!r}, which is not installed")
+    return found
+
+
+def _prlimit(limits: Limits) -> list[str]:
+    chosen = [
+        f"{option}={value}"
+        for field, option in _PRLIMIT.items()
+        if (value := getattr(limits, field)) is not None
+    ]
+    return [_tool("prlimit"), *chosen, "--"] if chosen else []
+
+
+def _base_env(home: str) -> dict[str, str]:
+    return {"PATH": _PATH, "HOME": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb"}
+
+
+def _uid_of(user: str | int) -> pwd.struct_passwd | int:
+    try:
+        return pwd.getpwuid(user) if isinstance(user, int) else pwd.getpwnam(user)
+    except KeyError:
+        if isinstance(user, int):
+            return user  # a bare uid with no passwd entry is still an identity
+        raise SandboxUnavailableError(f"no user named {user!r} on this machine") from None
+
+
+def _gid_of(group: str | int) -> int:
+    if isinstance(group, int):
+        return group
+    try:
+        return grp.getgrnam(group).gr_gid
+    except KeyError:
+        raise SandboxUnavailableError(f"no group named {group!r} on this machine") from None
+
+
+@attrs.frozen(slots=True)
+class NativeBackend:
+    """The command runs as the restricted ``uid``/``gid``, no supplementary groups."""
+
+    uid: int
+    gid: int
+    home: str
+    limits: Limits
+    name: str = "native"
+
+    @classmethod
+    def build(cls, config: SandboxConfig) -> NativeBackend:
+        assert config.user is not None  # the config refuses native without a user
+        entry = _uid_of(config.user)
+        uid = entry if isinstance(entry, int) else entry.pw_uid
+        if config.group is not None:
+            gid = _gid_of(config.group)
+        elif isinstance(entry, int):
+            raise SandboxUnavailableError(f"uid {uid} has no passwd entry: set group too")
+        else:
+            gid = entry.pw_gid
+        if uid == 0 or gid == 0:
+            raise SandboxUnavailableError("the restricted user and group must not be root's")
+        if uid == os.geteuid():
+            raise SandboxUnavailableError(
+                f"uid {uid} is this process's own user: commands would not be restricted"
+            )
+        if gid == os.getgid():
+            raise SandboxUnavailableError(
+                f"gid {gid} is this process's primary group: a command must not keep it"
+            )
+        if os.geteuid() != 0:
+            raise SandboxUnavailableError(
+                f"the native backend changes to uid {uid}, which needs root; run agentrig as "
+                "root or use backend = 'bubblewrap'"
+            )
+        home = "/" if isinstance(entry, int) else entry.pw_dir
+        _tool("setpriv")
+        _prlimit(config.limits)  # the tools are there
+        return cls(uid=uid, gid=gid, home=home, limits=config.limits)
+
+    def argv(self, command: str, cwd: Path) -> list[str]:
+        return [
+            *_prlimit(self.limits),
+            _tool("setpriv"),
+            f"--reuid={self.uid}",
+            f"--regid={self.gid}",
+            "--clear-groups",
+            "--no-new-privs",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--",
+            "/bin/sh",
+            "-c",
+            command,
+        ]
+
+    def env(self) -> dict[str, str]:
+        return _base_env(self.home)
+
+
+@attrs.frozen(slots=True)
+class BubblewrapBackend:
+    """The command runs in bwrap's namespaces: read-only system, writable workspace."""
+
+    bwrap: str
+    root: Path
+    network: bool
+    read_only: tuple[str, ...]
+    limits: Limits
+    name: str = "bubblewrap"
+
+    @classmethod
+    def build(cls, config: SandboxConfig, root: Path) -> BubblewrapBackend:
+        if config.user is not None or config.group is not None:
+            raise SandboxUnavailableError(
+                "user and group are the native backend's: bubblewrap runs the command as the "
+                "calling user inside a user namespace, with every capability dropped"
+            )
+        if config.limits.processes is not None and os.geteuid() == 0:
+            raise SandboxUnavailableError(
+                "limits.processes cannot be enforced: the kernel does not apply RLIMIT_NPROC "
+                "to root, and bubblewrap runs the command as the calling user (root here)"
+            )
+        bwrap = _tool("bwrap")
+        _prlimit(config.limits)
+        for path in config.read_only_paths:
+            if not os.path.isabs(path):
+                raise SandboxUnavailableError(f"read_only_paths: {path!r} is not absolute")
+        return cls(
+            bwrap=bwrap,
+            root=root,
+            network=config.network,
+            read_only=tuple(config.read_only_paths),
+            limits=config.limits,
+        )
+
+    def _system(self) -> list[str]:
+        args = ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/etc", "/etc"]
+        for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+            if os.path.islink(name):
+                args += ["--symlink", os.readlink(name), name]
+            elif os.path.isdir(name):
+                args += ["--ro-bind", name, name]
+        return args
+
+    def argv(self, command: str, cwd: Path) -> list[str]:
+        args = [
+            *_prlimit(self.limits),
+            self.bwrap,
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--cap-drop",
+            "ALL",
+            *(["--share-net"] if self.network else []),
+            *self._system(),
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--tmpfs",
+            "/tmp",
+        ]
+        for path in self.read_only:
+            args += ["--ro-bind-try", path, path]
+        root = str(self.root)
+        args += ["--bind", root, root]
+        for name in (".git", ".gitattributes", ".gitmodules"):
+            # Git's own files stay read-only inside the workspace: a command cannot plant a
+            # filter driver or a hook for the next git command (or for the person) to run
+            path = os.path.join(root, name)
+            if os.path.lexists(path) and not os.path.islink(path):
+                args += ["--ro-bind", path, path]
+        args += ["--chdir", str(cwd), "--", "/bin/sh", "-c", command]
+        return args
+
+    def env(self) -> dict[str, str]:
+        return _base_env(str(self.root))
+
+
+def backend_for(config: SandboxConfig, root: Path) -> Backend:
+    """The configured backend, or :class:`SandboxUnavailableError` saying why not."""
+    if config.backend == "native":
+        return NativeBackend.build(config)
+    if config.backend == "bubblewrap":
+        return BubblewrapBackend.build(config, root)
+    raise SandboxUnavailableError(f"unknown sandbox backend {config.backend!r}")  # pragma: no cover

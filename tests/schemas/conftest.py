@@ -1,0 +1,30 @@
+"""The PostgreSQL server of the schema tests (one per module that asks for it)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
+
+_databases = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def pg_server() -> Iterator[Any]:
+    from _postgres_server import postgres_server
+
+    with postgres_server() as running:
+        yield running
+
+
+@pytest.fixture
+def pg_dsn(pg_server: Any) -> str:
+    """A fresh database per test."""
+    return str(pg_server.create_database(f"s{os.getpid()}_{next(_databases)}"))

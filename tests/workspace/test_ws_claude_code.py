@@ -1,0 +1,181 @@
+"""Claude Code's permission rules and hook scripts act on the workspace tools unchanged.
+
+The project holds a ``.claude/settings.json`` as Claude Code reads it -- rules
+``Bash(git diff:*)``, ``Read(./.env)``, ``Edit(src/**)`` and two PreToolUse hooks from
+Claude Code's hooks guide (the Bash command validator, the file-protection one-liner) --
+and the agent runs with the real toolset, Bash in bubblewrap.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import agentrig
+from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.cli import main
+from agentrig.errors import ConfigError
+from agentrig.ids import AgentId
+
+HERE = Path(__file__).resolve().parent
+
+pytestmark = [
+    pytest.mark.subprocess,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed"),
+]
+
+#: the file-protection hook of Claude Code's hooks guide, verbatim
+PROTECT = (
+    'python3 -c "import json, sys; data=json.load(sys.stdin); '
+    "path=data.get('tool_input',{}).get('file_path',''); "
+    "sys.exit(2 if any(p in path for p in ['.env', 'package-lock.json', '.git/']) else 0)\""
+)
+
+
+def _project(tmp_path: Path, mode: str = "default") -> Path:
+    project = tmp_path / "project"
+    (project / ".claude" / "hooks").mkdir(parents=True)
+    (project / "src").mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "src" / "app.py").write_text("DEBUG = True\n")
+    (project / "src" / ".env").write_text("TOKEN=1\n")
+    (project / "other.py").write_text("x = 1\n")
+    (project / ".env").write_text("SECRET=hunter2\n")
+    shutil.copy(HERE / "claude_hooks" / "bash_command_validator.py", project / ".claude/hooks")
+    validator = 'python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/bash_command_validator.py'
+    settings = {
+        "permissions": {
+            "allow": ["Bash(git diff:*)", "Edit(src/**)"],
+            "deny": ["Read(./.env)"],
+        },
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": validator}]},
+                {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": PROTECT}]},
+            ]
+        },
+    }
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    (project / "agentrig.toml").write_text(
+        textwrap.dedent(
+            f"""\
+            [providers.local]
+            kind = "scripted"
+
+            [agents.a]
+            provider = "local"
+            model = "m"
+            tools = ["workspace"]
+
+            [permissions]
+            mode = "{mode}"
+
+            [claude_code]
+            settings = [".claude/settings.json"]
+
+            [workspace.sandbox]
+            backend = "bubblewrap"
+            """
+        )
+    )
+    return project
+
+
+async def _run(project: Path, calls: list[ScriptedCall]) -> list[str]:
+    provider = ScriptedProvider([Reply(tool_calls=tuple(calls)), "done"])
+    async with agentrig.open_runtime(
+        project / "agentrig.toml", overrides=[("providers", "local", provider)], environ={}
+    ) as rt:
+        agent = rt.agent(AgentId("a"))
+        await agent.run("go")
+        return [m.text for m in agent.session.derive_messages() if m.role == "tool"]
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_rules_and_hooks_written_for_claude_code_decide_the_calls(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    edit = {"old_string": "True", "new_string": "False"}
+    results = await _run(
+        project,
+        [
+            ScriptedCall("Bash", {"command": "git diff --stat"}, id="1"),
+            ScriptedCall("Read", {"file_path": str(project / ".env")}, id="2"),
+            ScriptedCall("Edit", {"file_path": str(project / "src/app.py"), **edit}, id="3"),
+            ScriptedCall("Edit", {"file_path": str(project / "other.py"), **edit}, id="4"),
+            ScriptedCall("Bash", {"command": "grep -r DEBUG src"}, id="5"),
+            ScriptedCall("Edit", {"file_path": str(project / "src/.env"), **edit}, id="6"),
+            ScriptedCall("Bash", {"command": "curl -s https://example.com"}, id="7"),
+        ],
+    )
+    assert results[0] == "[no output]"  # allowed by Bash(git diff:*), ran in the sandbox
+    assert "denied by 'Read(./.env)'" in results[1]
+    assert results[2].startswith("Replaced 1 occurrence")  # allowed by Edit(src/**)
+    assert (project / "src/app.py").read_text() == "DEBUG = False\n"
+    assert "no-approver" in results[3]  # no rule grants it: asks, nobody to answer
+    assert (project / "other.py").read_text() == "x = 1\n"
+    assert "Use 'rg' (ripgrep) instead of 'grep'" in results[4]  # the validator's exit 2
+    assert results[5].startswith("The call was refused: hook PreToolUse")  # the one-liner
+    assert (project / "src/.env").read_text() == "TOKEN=1\n"
+    assert "no-approver" in results[6]
+
+
+@pytest.mark.anyio
+async def test_bash_offered_without_a_sandbox_is_a_config_error(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    toml = project / "agentrig.toml"
+    toml.write_text(toml.read_text().replace('[workspace.sandbox]\nbackend = "bubblewrap"\n', ""))
+    with pytest.raises(ConfigError, match="no sandbox is configured"):
+        await _run(project, [])
+    toml.write_text(toml.read_text() + '\n[workspace.sandbox]\nbackend = "off"\n')
+    with pytest.raises(ConfigError, match=r"workspace\.sandbox\.backend"):
+        await _run(project, [])
+
+
+@pytest.mark.slow
+def test_run_in_plan_mode_is_read_only_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = _project(tmp_path)
+    # plan mode lets an explicitly allowed change through (docs/permissions.md): without
+    # allow rules, nothing the toolset can do changes the project
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace('"Bash(git diff:*)", "Edit(src/**)"', ""))
+    calls = [
+        {"name": "Read", "arguments": {"file_path": "src/app.py"}},
+        {"name": "Grep", "arguments": {"pattern": "DEBUG"}},
+        {"name": "Write", "arguments": {"file_path": "new.txt", "content": "x"}},
+        {
+            "name": "Edit",
+            "arguments": {"file_path": "src/app.py", "old_string": "True", "new_string": "False"},
+        },
+        {"name": "Bash", "arguments": {"command": "touch made.txt"}},
+        {"name": "Bash", "arguments": {"command": "ls src"}},
+    ]
+    script = project / "script.json"
+    script.write_text(json.dumps([{"tool_calls": calls}, {"text": "planned"}]))
+    toml = project / "agentrig.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            '[providers.local]\nkind = "scripted"\n',
+            f'[providers.local]\nkind = "scripted"\noptions.script_file = "{script}"\n',
+        )
+    )
+    before = {
+        p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git/" not in str(p)
+    }
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # not a terminal: nobody to ask
+    code = main(["run", "-c", str(toml), "--mode", "plan", "plan it"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (0, "planned\n"), err
+    assert "3 tool call(s) were refused" in err
+    after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    assert after == before
