@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.errors import ConfigError
+from agentrig.errors import AgentrigError, ConfigError
 from agentrig.ids import AgentId, provider_id
 from agentrig.kernel import open_runtime
 from agentrig.llm import PROVIDERS, ToolMessage
@@ -227,3 +227,17 @@ async def test_tool_registrations_are_scanned(project: Path) -> None:
         async with open_runtime(config, environ={}, overrides=[("tools", "lookup", lookup)]):
             pytest.fail("must not compose")
     assert info.value.issues[0].code == "registration.blocked"
+
+
+async def test_a_trust_file_newer_than_this_code_is_refused_by_name(project: Path) -> None:
+    copy("commit-messages", project / ".claude" / "skills")
+    state = project / ".agentrig" / "state"
+    state.mkdir(parents=True, mode=0o700)
+    trust_file = state / "trusted_skills.json"
+    trust_file.write_text(json.dumps({"schema": "agentrig.trusted_skills", "version": 2}))
+    trust_file.chmod(0o600)
+    with pytest.raises(AgentrigError) as info:
+        async with open_runtime(write_config(project), environ={}):
+            pytest.fail("must not compose")
+    assert info.value.code == "persisted.too_new"
+    assert "agentrig.trusted_skills" in info.value.message

@@ -28,6 +28,7 @@ from agentrig.kernel.payloads import RegistrationReview
 from agentrig.skills import (
     SKILLS,
     Registration,
+    RegistrationKind,
     Skill,
     SkillBlockedError,
     SkillError,
@@ -167,13 +168,14 @@ async def scan_tools(rt: Runtime) -> None:
         tool: object = entry
         if not isinstance(tool, Tool):  # a test's stand-in: nothing a model would read
             continue
-        verdict = scan(registration_of_tool(tool))
+        source = catalog.source_of(tool_id) or "?"
+        kind: RegistrationKind = "mcp_tool" if source.startswith("mcp:") else "tool"
+        verdict = scan(registration_of_tool(tool, kind=kind))
         if not verdict.allowed:
-            source = catalog.source_of(tool_id) or "?"
             issues.append(
                 Issue(
                     "registration.blocked",
-                    f"tool {tool_id!r} (from {source}) was refused: {verdict.describe()}; "
+                    f"{kind} {tool_id!r} (from {source}) was refused: {verdict.describe()}; "
                     "rename or reword it, or set [skills] scan_tools = false",
                     ("tools", tool_id),
                 )

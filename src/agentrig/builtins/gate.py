@@ -28,7 +28,7 @@ import attrs
 
 from agentrig.builtins._rule_targets import check_rule_targets
 from agentrig.builtins._trust import composition_trust_paths
-from agentrig.ids import AgentId
+from agentrig.ids import AgentId, CallId
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.llm import ToolCallBlock
 from agentrig.permissions import (
@@ -70,7 +70,7 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
     )
 
 
-def _as_approval(answer: Any, call_id: str | None) -> Approval | None:
+def _as_approval(answer: Any, call_id: CallId | None) -> Approval | None:
     # A plain answer was returned for this one question, so it is bound to its call; an
     # Approval names its call itself, and resolve() refuses it when that is another call.
     if isinstance(answer, Approval):
@@ -121,7 +121,7 @@ class PermissionGate:
         return _as_approval(answer, decision.call.call_id)
 
     def _check(
-        self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: str
+        self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: CallId
     ) -> tuple[PermissionDecision, GateDecision | None]:
         """Evaluate ``arguments``; a denial or an action block is returned as a refusal.
 
@@ -143,7 +143,7 @@ class PermissionGate:
         return decision, None
 
     def _rewrite(
-        self, tool: Tool, updated: Any, ctx: PermissionContext, call_id: str, who: str
+        self, tool: Tool, updated: Any, ctx: PermissionContext, call_id: CallId, who: str
     ) -> tuple[PermissionDecision | None, GateDecision | None]:
         """Check a hook's ``updatedInput`` as if the model had sent it."""
         from agentrig.hooks import invalid_input
@@ -157,7 +157,8 @@ class PermissionGate:
 
     async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
         ctx = self.memory.apply(self.context)
-        decision, refused = self._check(tool, call.arguments, ctx, call.id)
+        call_id = CallId(call.id)  # the provider's token, branded where it enters the gate
+        decision, refused = self._check(tool, call.arguments, ctx, call_id)
         if refused is not None:
             return refused
         hooks = self.hooks
@@ -171,7 +172,7 @@ class PermissionGate:
                 return GateDecision(False, f"a hook stopped the run: {hooked.stop_reason}")
             if hooked.updated_input is not None:
                 updated = hooked.updated_input
-                checked, refused = self._rewrite(tool, updated, ctx, call.id, "PreToolUse")
+                checked, refused = self._rewrite(tool, updated, ctx, call_id, "PreToolUse")
                 if refused is not None or checked is None:
                     return refused or GateDecision(False, "the rewrite could not be checked")
                 decision = checked
@@ -231,7 +232,7 @@ class PermissionGate:
         if asked.updated_input is None:
             return GateDecision(True)
         checked, refused = self._rewrite(
-            tool, asked.updated_input, ctx, call.id, "PermissionRequest"
+            tool, asked.updated_input, ctx, CallId(call.id), "PermissionRequest"
         )
         if refused is not None or checked is None:
             return refused or GateDecision(False, "the rewrite could not be checked")

@@ -12,15 +12,43 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, final
+from typing import Any, Literal, final
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentrig.errors import AgentrigError
+from agentrig.kernel import SCHEMAS
+from agentrig.schemas import PersistedSchemaError
 
-__all__ = ["TRUST_FILE", "TRUST_SCHEMA", "TRUST_VERSION", "TrustStore"]
+__all__ = ["TRUST_FILE", "TRUST_SCHEMA", "TRUST_VERSION", "TrustStore", "TrustedSkillsV1"]
 
 TRUST_FILE = "trusted_skills.json"
 TRUST_SCHEMA = "agentrig.trusted_skills"
 TRUST_VERSION = 1
+
+
+class _TrustRecordV1(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    version: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    trusted_at: str
+
+
+class TrustedSkillsV1(BaseModel):
+    """Version 1 of ``trusted_skills.json``: trusted skills by their folder."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_name: Literal["agentrig.trusted_skills"] = Field(alias="schema")
+    version: Literal[1]
+    skills: dict[str, _TrustRecordV1]
+
+
+# the persisted-schema registry knows the file (docs/migrations.md): a newer file is refused
+# by name, an older one would be migrated forward
+SCHEMAS.define(TRUST_SCHEMA, TRUST_VERSION, TrustedSkillsV1)
 
 
 class TrustFileError(AgentrigError, code="skill.trust_file", category="user"):
@@ -83,12 +111,9 @@ def _parse(raw: bytes, path: Path) -> dict[str, dict[str, Any]]:
         raise TrustFileError(f"{path} is not JSON ({exc}); remove it to review again") from None
     if not isinstance(document, dict) or document.get("schema") != TRUST_SCHEMA:
         raise TrustFileError(f"{path} is not a {TRUST_SCHEMA} file; remove it to review again")
-    if document.get("version") != TRUST_VERSION:
-        raise TrustFileError(
-            f"{path} has version {document.get('version')!r}; this agentrig reads version "
-            f"{TRUST_VERSION}; remove it to review the skills again"
-        )
-    skills = document.get("skills")
-    if not isinstance(skills, dict):
-        raise TrustFileError(f"{path}: 'skills' must be an object")
-    return {str(k): v for k, v in skills.items() if isinstance(v, dict)}
+    try:
+        current = SCHEMAS.upgrade(TRUST_SCHEMA, document.get("version"), document)
+    except PersistedSchemaError as exc:
+        raise TrustFileError(f"{path}: {exc.message}", code=exc.code) from None
+    skills: dict[str, dict[str, Any]] = current["skills"]
+    return skills

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 import attrs
 
 from agentrig.errors import AgentrigError, Category
+from agentrig.ids import CallId
 from agentrig.tools import PermissionArg, RiskClass
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class PermissionCall:
 
     tool: ToolPermissions
     arguments: Mapping[str, object] = attrs.field(factory=dict)
-    call_id: str | None = attrs.field(default=None, kw_only=True)
+    call_id: CallId | None = attrs.field(default=None, kw_only=True)
     """The id of the tool call this is (the provider's); an approver's answer must name it."""
 
     @property

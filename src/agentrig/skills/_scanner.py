@@ -29,6 +29,7 @@ __all__ = [
     "Finding",
     "Registration",
     "RegistrationGuard",
+    "RegistrationKind",
     "Verdict",
     "registration_of_skill",
     "registration_of_tool",

@@ -64,6 +64,8 @@ class BrowserGuard:
         self._origins = frozenset(settings.allowed_origins)
         self._fallback_host = settings.host
         self._token = page_token.encode() if page_token is not None else None
+        # (Host header, local address) -> its parts when served: clients repeat one Host
+        self._seen: dict[tuple[str, str], tuple[str, int | None]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -80,14 +82,7 @@ class BrowserGuard:
 
     def _check(self, scope: Scope) -> None:
         headers = Headers(scope=scope)
-        host = _split_host(headers.get("host", ""))
-        if host is None or not self._host_allowed(host[0], scope):
-            raise ApiError(
-                421,
-                "this server does not answer to that Host name (add it to server.allowed_hosts "
-                "to serve it under that name)",
-                code="misdirected_request",
-            )
+        host = self._served_host(headers.get("host", ""), scope)
         origin = headers.get("origin")
         allowed_origin = origin is not None and origin.lower() in self._origins
         if origin is not None and not allowed_origin and not _same_origin(origin, host, scope):
@@ -116,11 +111,29 @@ class BrowserGuard:
                 code="browser_request_refused",
             )
 
-    def _host_allowed(self, name: str, scope: Scope) -> bool:
-        if name in self._hosts:
-            return True
+    def _served_host(self, value: str, scope: Scope) -> tuple[str, int | None]:
+        """The Host header's (name, port) when this server answers to it, else a 421."""
         server = scope.get("server")
         local = str(server[0]) if server else self._fallback_host
+        known = self._seen.get((value, local))
+        if known is not None:
+            return known
+        host = _split_host(value)
+        if host is None or not self._host_allowed(host[0], local):
+            raise ApiError(
+                421,
+                "this server does not answer to that Host name (add it to server.allowed_hosts "
+                "to serve it under that name)",
+                code="misdirected_request",
+            )
+        if len(self._seen) >= 256:  # only served names are kept, and not many of them
+            self._seen.clear()
+        self._seen[(value, local)] = host
+        return host
+
+    def _host_allowed(self, name: str, local: str) -> bool:
+        if name in self._hosts:
+            return True
         local_address = _address(local.strip("[]"))
         named = _address(name)
         if named is not None and local_address is not None and named == local_address:
