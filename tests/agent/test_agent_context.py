@@ -10,7 +10,7 @@ from agentrig.agent import ContextUsage, ContextWindowError, measure_context
 from agentrig.builtins.scripted import Reply
 from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, ModelInfo, TextBlock, Usage, UserMessage
-from agentrig.session import AssistantMessageEvent, Session, UserMessageEvent
+from agentrig.session import AssistantMessageEvent, ContextCompacted, Session, UserMessageEvent
 
 pytestmark = pytest.mark.anyio
 
@@ -113,3 +113,23 @@ async def test_the_guard_stops_on_the_reported_usage(env: EnvFactory) -> None:
         (refused,) = events(e.agent, "model/error")
         assert refused.message == str(caught.value)
         assert "about 972 tokens" in refused.message
+
+
+def test_a_compaction_replaces_the_projection_prefix_and_resets_the_report() -> None:
+    session = _session(
+        UserMessage.of("old question " * 50),
+        _reply("old answer", Usage.of(5000, 50)),
+        UserMessage.of("recent"),
+        _reply("recent answer", None),
+    )
+    summary = UserMessage.of("[summary] they talked", source="compaction-summary")
+    before = session.derive_messages()
+    session.append(ContextCompacted(strategy="test", replaced=2, messages=(summary,)))
+    after = session.derive_messages()
+    assert [m.text for m in after] == ["[summary] they talked", "recent", "recent answer"]
+    assert len(before) == 4  # a view made before keeps what it showed
+    usage = measure_context(session, 100_000)
+    assert (usage.source, usage.reported) == ("estimate", None)  # the old report counted more
+    assert usage.used == sum(len(m.text) for m in after) // 4
+    # the events it replaced stay in the log
+    assert [e.type for e in session.events][:2] == ["user/message", "assistant/message"]
