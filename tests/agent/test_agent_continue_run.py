@@ -11,7 +11,7 @@ import agentrig
 from agentrig.agent import Continuation, RunOptions
 from agentrig.cancel import CancelSignal
 from agentrig.errors import RuntimeClosedError
-from agentrig.ids import AgentId
+from agentrig.ids import AgentId, RunId
 from agentrig.kernel import builtin_source
 from agentrig.llm import UserMessage
 from agentrig.session import UserMessageEvent
@@ -45,7 +45,7 @@ async def test_a_continuation_records_facts_then_runs_the_rest_of_the_turn() -> 
             assert agent.status == "running"
             assert agent.current_signal is signal
             await run.record(UserMessageEvent(message=UserMessage.of("interrupted question")))
-            outcome = await run.continue_turn(RunOptions(run_id="run-1", max_rounds=5))
+            outcome = await run.continue_turn(RunOptions(run_id=RunId("run-1"), max_rounds=5))
         assert agent.current_signal is None
         assert not outcome.interrupted
         assert _texts(agent) == ["interrupted question", "continued"]

@@ -9,7 +9,7 @@ import pytest
 import agentrig
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
-from agentrig.ids import AgentId
+from agentrig.ids import AgentId, CallId
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.permissions import Approval
 from agentrig.tools import tool
@@ -103,7 +103,7 @@ async def test_an_approver_hook_answer_is_bound_to_the_call_it_answers(tmp_path:
     class Stale:
         """Answers every question with an Approval it made for the first call it saw."""
 
-        first: str | None = None
+        first: CallId | None = None
 
         @agentrig.hookimpl
         def permission_approver(self, payload: PermissionQuestion) -> Approval:

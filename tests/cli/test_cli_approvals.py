@@ -18,7 +18,7 @@ import pytest
 from cli_terminal_support import agentrig_script, command_env, open_terminal, scripted_config
 
 from agentrig.cli import main
-from agentrig.ids import AgentId
+from agentrig.ids import AgentId, CallId
 
 NOTES_TOOL = '''
 from pathlib import Path
@@ -303,7 +303,7 @@ def test_the_question_shortens_long_strings_long_lists_and_deep_values() -> None
         arguments={"text": "é" * 1000, "items": list(range(50)), "deep": deep},
         reason="default mode asks before modify calls",
         rule=None,
-        call_id="call_0",
+        call_id=CallId("call_0"),
     )
 
     shown = describe_call(question)

@@ -27,7 +27,7 @@ from journal_support import (
 )
 
 from agentrig.agent import IdenticalToolInputError
-from agentrig.ids import AgentId
+from agentrig.ids import AgentId, InvocationId, SessionId
 from agentrig.journal import (
     ContinuationResult,
     ReconciliationRequired,
@@ -117,8 +117,10 @@ async def test_killed_after_model_intent_is_refused_naming_the_call(tmp_path: Pa
 async def test_a_reconciled_model_call_is_asked_again(tmp_path: Path) -> None:
     crash(tmp_path, "after-model-intent:m1")
     journal = journal_of(tmp_path)
-    (record,) = await journal.executions(agent_id=AGENT, session_id=SESSION)
-    await reconcile_model(journal, record.run_id, "m1")  # the host: "no answer arrived"
+    (record,) = await journal.executions(agent_id=AgentId(AGENT), session_id=SessionId(SESSION))
+    await reconcile_model(
+        journal, record.run_id, InvocationId("m1")
+    )  # the host: "no answer arrived"
     await journal.aclose()
     script: list[Reply | str] = ["answered without tools"]
     r = await resume(tmp_path, script)
@@ -157,9 +159,9 @@ async def test_killed_after_the_effect_is_refused_and_never_repeated(tmp_path: P
     assert marker_lines(tmp_path / "marker.txt") == ["one"]
     # the host checks the world, records what happened, and continues
     journal = journal_of(tmp_path)
-    (record,) = await journal.executions(agent_id=AGENT, session_id=SESSION)
+    (record,) = await journal.executions(agent_id=AgentId(AGENT), session_id=SessionId(SESSION))
     message = ToolMessage.of("call_a", "effect", "wrote one (confirmed by the host)")
-    await reconcile_tool(journal, record.run_id, "m1/call_a", message)
+    await reconcile_tool(journal, record.run_id, InvocationId("m1/call_a"), message)
     await journal.aclose()
     r = await resume(tmp_path, ["done after one"])
     assert r.result.restored == ("m1/call_a",)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
 from agentrig.journal import (
     ExecutionJournal,
     ExecutionLimits,
@@ -31,9 +32,9 @@ RUN = "run_records_1"
 
 def execution(run_id: str = RUN) -> ExecutionRecord:
     return ExecutionRecord(
-        run_id=run_id,
-        agent_id="assistant",
-        session_id="ses_1",
+        run_id=RunId(run_id),
+        agent_id=AgentId("assistant"),
+        session_id=SessionId("ses_1"),
         provider="local",
         model="m1",
         limits=ExecutionLimits(max_rounds=5, identical_input_limit=3),
@@ -58,57 +59,72 @@ async def journal(
 async def test_records_rebuild_the_execution(journal: ExecutionJournal) -> None:
     await journal.begin_execution(execution())
     await journal.begin_execution(execution())  # an equal record again is a no-op
-    await journal.model_intent(ModelIntent(run_id=RUN, call_id="m1", digest="d", model="m1"))
+    await journal.model_intent(
+        ModelIntent(run_id=RunId(RUN), call_id=InvocationId("m1"), digest="d", model="m1")
+    )
     message = AssistantMessage(content=(TextBlock(text="hi"),))
     await journal.model_result(
-        ModelSettlement(run_id=RUN, call_id="m1", outcome="completed", message=message)
+        ModelSettlement(
+            run_id=RunId(RUN), call_id=InvocationId("m1"), outcome="completed", message=message
+        )
     )
     await journal.tool_intent(
         ToolIntent(
-            run_id=RUN,
-            invocation_id="m1/c",
-            model_call_id="m1",
-            call_id="c",
+            run_id=RunId(RUN),
+            invocation_id=InvocationId("m1/c"),
+            model_call_id=InvocationId("m1"),
+            call_id=CallId("c"),
             tool="effect",
             arguments={"label": "x"},
         )
     )
-    state = await journal.load(RUN)
+    state = await journal.load(RunId(RUN))
     assert state is not None
     assert [e.invocation_id for e in state.unsettled_effects()] == ["m1/c"]
     await journal.tool_result(
         ToolSettlement(
-            run_id=RUN, invocation_id="m1/c", message=ToolMessage.of("c", "effect", "ok")
+            run_id=RunId(RUN),
+            invocation_id=InvocationId("m1/c"),
+            message=ToolMessage.of("c", "effect", "ok"),
         )
     )
-    state = await journal.load(RUN)
+    state = await journal.load(RunId(RUN))
     assert state is not None
     assert state.unsettled_effects() == []
     assert state.latest_settled() is not None
     assert state.next_call_id() == "m2"
-    assert [r.run_id for r in await journal.executions(agent_id="assistant")] == [RUN]
-    assert await journal.executions(session_id="other") == ()
+    assert [r.run_id for r in await journal.executions(agent_id=AgentId("assistant"))] == [RUN]
+    assert await journal.executions(session_id=SessionId("other")) == ()
 
 
 async def test_out_of_order_and_repeated_records_are_refused(journal: ExecutionJournal) -> None:
-    intent = ModelIntent(run_id=RUN, call_id="m1", digest="d", model="m1")
+    intent = ModelIntent(run_id=RunId(RUN), call_id=InvocationId("m1"), digest="d", model="m1")
     with pytest.raises(JournalWriteError, match="no execution record"):
         await journal.model_intent(intent)
     await journal.begin_execution(execution())
     with pytest.raises(JournalWriteError, match="different execution record"):
         await journal.begin_execution(execution().model_copy(update={"model": "m9"}))
     with pytest.raises(JournalWriteError, match="no intent"):
-        await journal.model_result(ModelSettlement(run_id=RUN, call_id="m1", outcome="failed"))
+        await journal.model_result(
+            ModelSettlement(run_id=RunId(RUN), call_id=InvocationId("m1"), outcome="failed")
+        )
     await journal.model_intent(intent)
     with pytest.raises(JournalWriteError, match="already journaled"):
         await journal.model_intent(intent)
     tool = ToolIntent(
-        run_id=RUN, invocation_id="i", model_call_id=None, call_id="c", tool="t", arguments={}
+        run_id=RunId(RUN),
+        invocation_id=InvocationId("i"),
+        model_call_id=None,
+        call_id=CallId("c"),
+        tool="t",
+        arguments={},
     )
     await journal.tool_intent(tool)
     with pytest.raises(JournalWriteError, match="already journaled as started"):
         await journal.tool_intent(tool)
-    settled = ToolSettlement(run_id=RUN, invocation_id="i", message=ToolMessage.of("c", "t", "x"))
+    settled = ToolSettlement(
+        run_id=RunId(RUN), invocation_id=InvocationId("i"), message=ToolMessage.of("c", "t", "x")
+    )
     await journal.tool_result(settled)
     with pytest.raises(JournalWriteError, match="already settled"):
         await journal.tool_result(settled)
@@ -121,14 +137,14 @@ async def test_forget_reads_what_another_journal_object_wrote_to_the_same_file(
     here, there = SqliteJournal(path), SqliteJournal(path)  # as two processes would
     try:
         await here.begin_execution(execution())
-        assert (await here.load(RUN)) is not None  # cached here
-        intent = ModelIntent(run_id=RUN, call_id="m1", digest="d", model="m1")
+        assert (await here.load(RunId(RUN))) is not None  # cached here
+        intent = ModelIntent(run_id=RunId(RUN), call_id=InvocationId("m1"), digest="d", model="m1")
         await there.model_intent(intent)
-        cached = await here.load(RUN)
+        cached = await here.load(RunId(RUN))
         assert cached is not None
         assert cached.model_calls == []  # the cache does not see the other writer
-        here.forget(RUN)
-        fresh = await here.load(RUN)
+        here.forget(RunId(RUN))
+        fresh = await here.load(RunId(RUN))
         assert fresh is not None
         assert [c.call_id for c in fresh.model_calls] == ["m1"]
         with pytest.raises(JournalWriteError, match="already journaled"):
@@ -150,7 +166,7 @@ async def test_sqlite_is_wal_full_sync_owner_only_and_survives_reopening(tmp_pat
     await journal.aclose()
     again = SqliteJournal(path)
     try:
-        state = await again.load(RUN)
+        state = await again.load(RunId(RUN))
         assert state is not None
         assert state.record == execution().model_copy(update={"at": state.record.at})
         # the uniqueness holds in the file, not only in one process's cache

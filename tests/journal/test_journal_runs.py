@@ -26,6 +26,7 @@ from journal_support import (
 from agentrig import hookimpl
 from agentrig.agent import IdenticalToolInputError
 from agentrig.cancel import CancelSignal
+from agentrig.ids import AgentId, RunId, SessionId
 from agentrig.journal import (
     ExecutionRecord,
     ExecutionState,
@@ -89,10 +90,10 @@ class RawJournal:
         await self.inner.tool_result(settlement)
 
     async def load(self, run_id: str) -> ExecutionState | None:
-        return await self.inner.load(run_id)
+        return await self.inner.load(RunId(run_id))
 
     async def executions(
-        self, *, agent_id: str | None = None, session_id: str | None = None
+        self, *, agent_id: AgentId | None = None, session_id: SessionId | None = None
     ) -> tuple[ExecutionRecord, ...]:
         return await self.inner.executions(agent_id=agent_id, session_id=session_id)
 

@@ -30,6 +30,7 @@ from journal_support import (
 import agentrig
 from agentrig.agent import Agent
 from agentrig.errors import ExecutionSuspended
+from agentrig.ids import RunId
 from agentrig.journal import JournalWriteError, SqliteJournal, continue_execution
 from agentrig.kernel import PermissionQuestion
 from agentrig.tools import RiskClass, ToolContext, tool
@@ -141,7 +142,7 @@ async def test_running_siblings_finish_and_calls_not_started_stay_pending(
         # A finished beside the waiting call and its result is saved (history and journal)
         assert tools.ran == ["slow:a"]
         assert results_by_call(agent) == {"call_a": ["ok: slow a done"]}
-        state = await journal.load(_run_id(agent))
+        state = await journal.load(RunId(_run_id(agent)))
         assert state is not None
         settled = {i: e.result.message.text for i, e in state.effects.items() if e.result}
         assert list(settled.values()) == ["slow a done"]
@@ -212,7 +213,7 @@ async def test_the_callers_cancellation_during_the_wait_still_interrupts_the_run
             assert outcome[0].interrupted  # the run returns, interrupted
         else:
             assert scope.cancelled_caught  # the caller's cancellation is not swallowed
-        state = await journal.load(_run_id(agent))
+        state = await journal.load(RunId(_run_id(agent)))
         assert state is not None
         [effect] = state.effects.values()  # only A started; its end is saved as interrupted
         assert effect.result is not None

@@ -10,6 +10,7 @@ import pytest
 from perm_support import BASH, EDIT, WRITE, context
 
 from agentrig.errors import ExecutionControlError
+from agentrig.ids import CallId
 from agentrig.permissions import (
     Approval,
     ConsentMemory,
@@ -171,7 +172,8 @@ def test_decision_is_frozen(tmp_path: Path) -> None:
 
 
 def _ask_call(tmp_path: Path, call_id: str | None, path: str = "src/a.py") -> PermissionDecision:
-    call = PermissionCall(EDIT, {"path": path}, call_id=call_id)
+    branded = CallId(call_id) if call_id is not None else None
+    call = PermissionCall(EDIT, {"path": path}, call_id=branded)
     return evaluate_permission(call, context(tmp_path))
 
 
@@ -184,11 +186,12 @@ async def test_an_answer_for_another_call_is_refused(
     tmp_path: Path, asked: str | None, answered: str | None, verdict: str
 ) -> None:
     memory = ConsentMemory()
+    named = CallId(answered) if answered is not None else None
 
     async def confused(_: PermissionDecision) -> object:
         if verdict == "remember":
-            return Approval.allow_and_remember("Edit", call_id=answered)
-        return Approval.allow(call_id=answered)
+            return Approval.allow_and_remember("Edit", call_id=named)
+        return Approval.allow(call_id=named)
 
     resolution = await resolve(_ask_call(tmp_path, asked), confused, memory=memory)
     assert (resolution.verdict, resolution.reason) == ("deny", "approver-mismatched")
@@ -209,8 +212,8 @@ async def test_a_queue_approver_that_swaps_answers_allows_nothing(tmp_path: Path
     # prepared for the other (allow for the harmless edit, deny for the other).  Bound
     # answers turn the swap into two refusals instead of one wrong allow.
     prepared = {
-        "c-safe": Approval.allow(call_id="c-safe"),
-        "c-risky": Approval.deny(call_id="c-risky"),
+        "c-safe": Approval.allow(call_id=CallId("c-safe")),
+        "c-risky": Approval.deny(call_id=CallId("c-risky")),
     }
     swapped = {"c-safe": "c-risky", "c-risky": "c-safe"}
     both_asked = anyio.Event()

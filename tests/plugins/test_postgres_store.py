@@ -30,7 +30,7 @@ from agentrig_postgres import PostgresSessionStore
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agentrig.errors import ConfigError
-from agentrig.ids import EntryId, SessionId
+from agentrig.ids import AgentId, CallId, EntryId, InvocationId, RunId, SessionId
 from agentrig.journal import (
     ExecutionLimits,
     ExecutionRecord,
@@ -373,9 +373,9 @@ RUN = "run_pg_1"
 
 def execution(run_id: str = RUN) -> ExecutionRecord:
     return ExecutionRecord(
-        run_id=run_id,
-        agent_id="assistant",
-        session_id="ses_1",
+        run_id=RunId(run_id),
+        agent_id=AgentId("assistant"),
+        session_id=SessionId("ses_1"),
         provider="local",
         model="m1",
         limits=ExecutionLimits(max_rounds=5, identical_input_limit=3),
@@ -389,16 +389,20 @@ async def test_the_journal_rebuilds_an_execution_across_connections(dsn: str) ->
 
     journal = PostgresJournal(dsn, schema="journal")
     await journal.begin_execution(execution())
-    await journal.model_intent(ModelIntent(run_id=RUN, call_id="m1", digest="d", model="m1"))
+    await journal.model_intent(
+        ModelIntent(run_id=RunId(RUN), call_id=InvocationId("m1"), digest="d", model="m1")
+    )
     message = AssistantMessage(content=(TextBlock(text="hi"),))
     await journal.model_result(
-        ModelSettlement(run_id=RUN, call_id="m1", outcome="completed", message=message)
+        ModelSettlement(
+            run_id=RunId(RUN), call_id=InvocationId("m1"), outcome="completed", message=message
+        )
     )
     intent = ToolIntent(
-        run_id=RUN,
-        invocation_id="m1/c",
-        model_call_id="m1",
-        call_id="c",
+        run_id=RunId(RUN),
+        invocation_id=InvocationId("m1/c"),
+        model_call_id=InvocationId("m1"),
+        call_id=CallId("c"),
         tool="effect",
         arguments={"label": "x"},
     )
@@ -409,19 +413,21 @@ async def test_the_journal_rebuilds_an_execution_across_connections(dsn: str) ->
 
     again = PostgresJournal(dsn, schema="journal")  # a new process would do the same
     try:
-        state = await again.load(RUN)
+        state = await again.load(RunId(RUN))
         assert state is not None
         assert [e.invocation_id for e in state.unsettled_effects()] == ["m1/c"]
         await again.tool_result(
             ToolSettlement(
-                run_id=RUN, invocation_id="m1/c", message=ToolMessage.of("c", "effect", "ok")
+                run_id=RunId(RUN),
+                invocation_id=InvocationId("m1/c"),
+                message=ToolMessage.of("c", "effect", "ok"),
             )
         )
-        state = await again.load(RUN)
+        state = await again.load(RunId(RUN))
         assert state is not None
         assert state.unsettled_effects() == []
         assert state.next_call_id() == "m2"
-        assert [r.run_id for r in await again.executions(agent_id="assistant")] == [RUN]
+        assert [r.run_id for r in await again.executions(agent_id=AgentId("assistant"))] == [RUN]
     finally:
         await again.aclose()
 
@@ -432,14 +438,14 @@ async def test_two_journal_objects_cannot_write_one_record_twice(dsn: str) -> No
     here, there = PostgresJournal(dsn), PostgresJournal(dsn)  # as two processes would
     try:
         await here.begin_execution(execution())
-        assert (await here.load(RUN)) is not None  # cached here: it has not seen m1
-        intent = ModelIntent(run_id=RUN, call_id="m1", digest="d", model="m1")
+        assert (await here.load(RunId(RUN))) is not None  # cached here: it has not seen m1
+        intent = ModelIntent(run_id=RunId(RUN), call_id=InvocationId("m1"), digest="d", model="m1")
         await there.model_intent(intent)
         # here's cache lets the write through; the table's UNIQUE key refuses it
         with pytest.raises(JournalWriteError, match="duplicate key"):
             await here.model_intent(intent)
-        there.forget(RUN)
-        fresh = await there.load(RUN)
+        there.forget(RunId(RUN))
+        fresh = await there.load(RunId(RUN))
         assert fresh is not None
         assert [c.call_id for c in fresh.model_calls] == ["m1"]
     finally:

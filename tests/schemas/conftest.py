@@ -28,3 +28,10 @@ def pg_server() -> Iterator[Any]:
 def pg_dsn(pg_server: Any) -> str:
     """A fresh database per test."""
     return str(pg_server.create_database(f"s{os.getpid()}_{next(_databases)}"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """asyncio only: the stores run on both backends in their own suites; these tests are
+    about stored data and subprocesses."""
+    return "asyncio"

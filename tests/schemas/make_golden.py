@@ -28,6 +28,7 @@ from typing import Any
 from agentrig.builtins.credential_file import FileCredentialStore
 from agentrig.builtins.jsonl_store import JsonlSessionStore
 from agentrig.builtins.sqlite_store import SqliteSessionStore
+from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
 from agentrig.journal import SqliteJournal
 from agentrig.journal._records import (
     ExecutionLimits,
@@ -117,35 +118,42 @@ def journal_records() -> list[Any]:
     at = T0
     return [
         ExecutionRecord(
-            run_id=RUN,
-            agent_id="assistant",
-            session_id=SESSION,
+            run_id=RunId(RUN),
+            agent_id=AgentId("assistant"),
+            session_id=SessionId(SESSION),
             provider="scripted",
             model="m-1",
             limits=ExecutionLimits(max_rounds=8, identical_input_limit=3),
             tools=("slow", "approve_me"),
             at=at,
         ),
-        ModelIntent(run_id=RUN, call_id="m1", digest="d" * 64, model="m-1", tools=(), at=at + 1),
+        ModelIntent(
+            run_id=RunId(RUN),
+            call_id=InvocationId("m1"),
+            digest="d" * 64,
+            model="m-1",
+            tools=(),
+            at=at + 1,
+        ),
         ModelSettlement(
-            run_id=RUN,
-            call_id="m1",
+            run_id=RunId(RUN),
+            call_id=InvocationId("m1"),
             outcome="completed",
             message=AssistantMessage(content=calls, stop_reason="tool_calls"),
             at=at + 2,
         ),
         ToolIntent(
-            run_id=RUN,
-            invocation_id="m1/c-a",
-            model_call_id="m1",
-            call_id="c-a",
+            run_id=RunId(RUN),
+            invocation_id=InvocationId("m1/c-a"),
+            model_call_id=InvocationId("m1"),
+            call_id=CallId("c-a"),
             tool="slow",
             arguments={"key": "a"},
             at=at + 3,
         ),
         ToolSettlement(
-            run_id=RUN,
-            invocation_id="m1/c-a",
+            run_id=RunId(RUN),
+            invocation_id=InvocationId("m1/c-a"),
             message=ToolMessage.of("c-a", "slow", "slow a done"),
             at=at + 4,
         ),

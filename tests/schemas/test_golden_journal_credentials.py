@@ -16,6 +16,7 @@ from make_golden import RUN, journal_records
 
 from agentrig.builtins.credential_file import FileCredentialStore
 from agentrig.credentials import CredentialStoreError
+from agentrig.ids import RunId
 from agentrig.journal import SqliteJournal, dump_record, parse_record
 from agentrig.schemas import SchemaTooNewError
 
@@ -26,7 +27,7 @@ async def test_golden_sqlite_journal_rebuilds_the_suspended_run(tmp_path: Path) 
     data = copy_golden("v1", tmp_path / "g")
     journal = SqliteJournal(data / "journal.sqlite3")
     try:
-        state = await journal.load(RUN)
+        state = await journal.load(RunId(RUN))
     finally:
         await journal.aclose()
     assert state is not None
@@ -58,7 +59,7 @@ async def test_a_newer_journal_record_is_refused_by_name(tmp_path: Path) -> None
     journal = SqliteJournal(data / "journal.sqlite3")
     try:
         with pytest.raises(SchemaTooNewError) as caught:
-            await journal.load(RUN)
+            await journal.load(RunId(RUN))
     finally:
         await journal.aclose()
     assert (caught.value.schema, caught.value.found, caught.value.current) == (

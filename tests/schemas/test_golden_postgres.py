@@ -11,6 +11,7 @@ from _golden import GOLDEN
 from agentrig_postgres import PostgresJournal, PostgresSessionStore
 from make_golden import RUN, SESSION, journal_records, session_events
 
+from agentrig.ids import RunId
 from agentrig.schemas import SchemaTooNewError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
@@ -48,7 +49,7 @@ async def test_golden_rows_load_migrated(pg_dsn: str) -> None:
     ]
     journal = PostgresJournal(pg_dsn)
     try:
-        state = await journal.load(RUN)
+        state = await journal.load(RunId(RUN))
     finally:
         await journal.aclose()
     assert state is not None

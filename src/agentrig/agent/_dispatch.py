@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from agentrig.errors import AgentrigError
+from agentrig.ids import InvocationId
 from agentrig.kernel.payloads import new_observation
 from agentrig.llm import FileBlock, ImageBlock, TextBlock, ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
@@ -58,6 +59,10 @@ class Gate(Protocol):
         ...
 
 
+# the invocation id of a call that never reached dispatch
+_NOT_DISPATCHED = InvocationId("")
+
+
 @attrs.frozen(slots=True)
 class CallOutcome:
     """A settled call: its message, whether it concludes the turn, and display-only view."""
@@ -67,7 +72,7 @@ class CallOutcome:
     concludes_turn: bool = False
     view: Any = None
     duration_ms: float = 0.0
-    invocation_id: str = ""
+    invocation_id: InvocationId = _NOT_DISPATCHED
     #: when the call began (seconds since the epoch; 0 for a call that never reached dispatch)
     started_at: float = 0.0
     #: the exception's class name when the call failed

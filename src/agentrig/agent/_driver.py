@@ -29,7 +29,7 @@ from agentrig.agent._turn_state import Emit
 from agentrig.cancel import CancelSignal
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError
-from agentrig.ids import new_invocation_id, new_run_id
+from agentrig.ids import RunId, new_invocation_id, new_run_id
 from agentrig.kernel.config import parse_duration
 from agentrig.llm import UserMessage
 from agentrig.session import TurnTrigger
@@ -47,7 +47,7 @@ _log = get_logger("agent")
 class RunOptions:
     """Per-run settings (run-scoped values win over the agent's config)."""
 
-    run_id: str
+    run_id: RunId
     max_rounds: int
     tool_choice: str | None = None
     tool_only_completion: bool = False

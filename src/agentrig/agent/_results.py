@@ -8,6 +8,7 @@ from typing import Generic, Literal, TypeVar, final
 import attrs
 
 from agentrig.errors import AbortError, AgentrigError, Issue
+from agentrig.ids import AgentId, InvocationId, RunId, SessionId
 from agentrig.llm import ToolMessage, Usage
 
 __all__ = [
@@ -48,10 +49,10 @@ class RefusedCall:
 class RunRecord:
     """The invocation record of one run: ids, timings, and usage when it was reported."""
 
-    run_id: str
-    invocation_id: str
-    agent_id: str
-    session_id: str
+    run_id: RunId
+    invocation_id: InvocationId
+    agent_id: AgentId
+    session_id: SessionId
     turn: int
     started_at_ms: int
     duration_ms: float
@@ -136,8 +137,8 @@ class ToolChoiceViolationError(AgentrigError):
 class ToolCallRecord:
     """The invocation record of a direct tool call."""
 
-    invocation_id: str
-    agent_id: str
+    invocation_id: InvocationId
+    agent_id: AgentId
     tool: str
     started_at_ms: int
     duration_ms: float

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentrig.builtins._rule_targets import check_rule_targets
 from agentrig.builtins._trust import composition_trust_paths
-from agentrig.ids import AgentId
+from agentrig.ids import AgentId, CallId
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.llm import ToolCallBlock
 from agentrig.permissions import (
@@ -66,10 +67,12 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
         risk=tool.risk,
         arg=tool.permission_arg,
         parameters=frozenset(properties) if isinstance(properties, dict) else frozenset(),
+        # tool names whose rules also apply (Claude Code's families: Grep follows Read rules)
+        rule_names=frozenset(getattr(tool, "permission_rule_names", ())),
     )
 
 
-def _as_approval(answer: Any, call_id: str | None) -> Approval | None:
+def _as_approval(answer: Any, call_id: CallId | None) -> Approval | None:
     # A plain answer was returned for this one question, so it is bound to its call; an
     # Approval names its call itself, and resolve() refuses it when that is another call.
     if isinstance(answer, Approval):
@@ -120,7 +123,7 @@ class PermissionGate:
         return _as_approval(answer, decision.call.call_id)
 
     def _check(
-        self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: str
+        self, tool: Tool, arguments: Any, ctx: PermissionContext, call_id: CallId
     ) -> tuple[PermissionDecision, GateDecision | None]:
         """Evaluate ``arguments``; a denial or an action block is returned as a refusal.
 
@@ -142,7 +145,7 @@ class PermissionGate:
         return decision, None
 
     def _rewrite(
-        self, tool: Tool, updated: Any, ctx: PermissionContext, call_id: str, who: str
+        self, tool: Tool, updated: Any, ctx: PermissionContext, call_id: CallId, who: str
     ) -> tuple[PermissionDecision | None, GateDecision | None]:
         """Check a hook's ``updatedInput`` as if the model had sent it."""
         from agentrig.hooks import invalid_input
@@ -156,7 +159,8 @@ class PermissionGate:
 
     async def __call__(self, tool: Tool, call: ToolCallBlock, agent: Agent) -> GateDecision:
         ctx = self.memory.apply(self.context)
-        decision, refused = self._check(tool, call.arguments, ctx, call.id)
+        call_id = CallId(call.id)  # the provider's token, branded where it enters the gate
+        decision, refused = self._check(tool, call.arguments, ctx, call_id)
         if refused is not None:
             return refused
         hooks = self.hooks
@@ -170,7 +174,7 @@ class PermissionGate:
                 return GateDecision(False, f"a hook stopped the run: {hooked.stop_reason}")
             if hooked.updated_input is not None:
                 updated = hooked.updated_input
-                checked, refused = self._rewrite(tool, updated, ctx, call.id, "PreToolUse")
+                checked, refused = self._rewrite(tool, updated, ctx, call_id, "PreToolUse")
                 if refused is not None or checked is None:
                     return refused or GateDecision(False, "the rewrite could not be checked")
                 decision = checked
@@ -230,7 +234,7 @@ class PermissionGate:
         if asked.updated_input is None:
             return GateDecision(True)
         checked, refused = self._rewrite(
-            tool, asked.updated_input, ctx, call.id, "PermissionRequest"
+            tool, asked.updated_input, ctx, CallId(call.id), "PermissionRequest"
         )
         if refused is not None or checked is None:
             return refused or GateDecision(False, "the rewrite could not be checked")
@@ -310,6 +314,10 @@ def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> Permiss
     }
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)
     rules.check_anchors(str(rt.loaded.base_dir), tools)
+    declared = {name for agent in rt.config.agents.values() for name in agent.tools}
+    check_rule_targets(
+        rules, {*tools, *declared, *rt.index.names("tools")}, source=rt.loaded.source
+    )
     workspace = Path(config.workspace)
     if not workspace.is_absolute():
         workspace = rt.loaded.base_dir / workspace

@@ -48,6 +48,7 @@ from agentrig.sealing import Appender, CorruptError, LockedError, Sealer
 from agentrig.session import (
     BrokenWriterError,
     LoadReport,
+    MigrationReport,
     NotASessionLogError,
     SessionEvent,
     SessionStoreError,
@@ -56,7 +57,7 @@ from agentrig.session import (
     sequence_problems,
 )
 
-__all__ = ["JsonlSessionStore", "JsonlStoreOptions", "factory"]
+__all__ = ["JsonlSessionStore", "JsonlStoreOptions", "factory", "sealed_line"]
 
 
 class JsonlStoreOptions(BaseModel):
@@ -77,7 +78,8 @@ SESSION_EVENT = "session.event"
 _SEALED_START = b'{"sealed"'
 
 
-def _sealed_line(record: bytes) -> str:
+def sealed_line(record: bytes) -> str:
+    """A sealed record as its ``{"sealed": "<base64>"}`` line."""
     return '{"sealed":"' + base64.b64encode(record).decode("ascii") + '"}\n'
 
 
@@ -189,7 +191,7 @@ class _JsonlWriter:
         if self._appender is None:
             return "".join(dump_event(e) + "\n" for e in events).encode("utf-8")
         seal = self._appender.seal_record
-        return "".join(_sealed_line(seal(dump_event(e).encode("utf-8"))) for e in events).encode(
+        return "".join(sealed_line(seal(dump_event(e).encode("utf-8"))) for e in events).encode(
             "ascii"
         )
 
@@ -372,22 +374,49 @@ class JsonlSessionStore:
         )
 
     def _decode(self, line: bytes, session_id: str) -> SessionEvent:
+        try:
+            return parse_event(self.plaintext(line, session_id))
+        except LockedError as exc:
+            raise LockedError(
+                f"session {session_id!r} is sealed and cannot be read now: {exc}"
+            ) from None
+
+    # ---- agentrig migrate (agentrig.session.MigratableStore) -----------------------------
+    OPTION = _OPTION
+
+    def existing_owner(self) -> OwnerOnlyStore | None:
+        """The owner-only directory, or None when nothing was ever stored."""
+        return self._existing_store()
+
+    def plaintext(self, line: bytes, session_id: str) -> bytes:
+        """A stored line's event JSON (opened when sealed); CorruptError when it is not."""
         if self.sealer is None:
             if line.startswith(_SEALED_START) and _sealed_record(line) is not None:
                 raise CorruptError(
                     "sealed, but this store has no sealer configured (options.sealer)"
                 )
-            return parse_event(line)
+            return line
         record = _sealed_record(line)
         if record is None:
             raise CorruptError("not sealed, though this store seals every event")
-        try:
-            plaintext = self.sealer.open(SESSION_EVENT, session_id, record)
-        except LockedError as exc:
-            raise LockedError(
-                f"session {session_id!r} is sealed and cannot be read now: {exc}"
-            ) from None
-        return parse_event(plaintext)
+        return self.sealer.open(SESSION_EVENT, session_id, record)
+
+    def appender(self, session_id: str) -> Appender | None:
+        """A sealing appender for ``session_id`` (None without a sealer)."""
+        return None if self.sealer is None else self.sealer.open_appender(SESSION_EVENT, session_id)
+
+    async def migration_report(self) -> MigrationReport:
+        """How many stored events are older than the current version, per session."""
+        from agentrig.builtins._jsonl_migrate import jsonl_migration_report
+
+        return await jsonl_migration_report(self)
+
+    async def migrate(self, *, backup: Path | None = None) -> MigrationReport:
+        """Rewrite older events at the current version (old files kept in ``backup``,
+        default ``<directory>.pre-migrate``)."""
+        from agentrig.builtins._jsonl_migrate import jsonl_migrate
+
+        return await jsonl_migrate(self, backup)
 
     async def exists(self, session_id: str) -> bool:
         path = self._path(session_id)

@@ -42,6 +42,7 @@ from agentrig.sealing import Appender, CorruptError, LockedError, Sealer
 from agentrig.session import (
     BrokenWriterError,
     LoadReport,
+    MigrationReport,
     NotASessionLogError,
     SessionEvent,
     SessionStoreError,
@@ -273,21 +274,52 @@ class SqliteSessionStore:
         return LoadReport(session_id, tuple(events), bool(problems), "; ".join(problems) or None)
 
     def _decode(self, body: str | bytes, session_id: str) -> SessionEvent:
+        try:
+            return parse_event(self.plaintext(body, session_id))
+        except LockedError as exc:
+            raise LockedError(
+                f"session {session_id!r} is sealed and cannot be read now: {exc}"
+            ) from None
+
+    # ---- agentrig migrate (agentrig.session.MigratableStore) -----------------------------
+    OPTION = _OPTION
+
+    def plaintext(self, body: str | bytes, session_id: str) -> str | bytes:
+        """A row's event JSON (opened when sealed); CorruptError when it is not one."""
         if self.sealer is None:
             if isinstance(body, bytes):
                 raise CorruptError(
                     "sealed, but this store has no sealer configured (options.sealer)"
                 )
-            return parse_event(body)
+            return body
         if not isinstance(body, bytes):
             raise CorruptError("not sealed, though this store seals every event")
-        try:
-            plaintext = self.sealer.open(SESSION_EVENT, session_id, body)
-        except LockedError as exc:
-            raise LockedError(
-                f"session {session_id!r} is sealed and cannot be read now: {exc}"
-            ) from None
-        return parse_event(plaintext)
+        return self.sealer.open(SESSION_EVENT, session_id, body)
+
+    def appender(self, session_id: str) -> Appender | None:
+        """A sealing appender for ``session_id`` (None without a sealer)."""
+        return None if self.sealer is None else self.sealer.open_appender(SESSION_EVENT, session_id)
+
+    def lock_path(self, session_id: str) -> Path:
+        """The writer-lock file of ``session_id``."""
+        return self._lock_path(session_id)
+
+    def query(self, sql: str, parameters: tuple[str, ...]) -> list[Any]:
+        """Rows of a read-only query (a damaged database raises SessionStoreError)."""
+        return self._query(sql, parameters)
+
+    async def migration_report(self) -> MigrationReport:
+        """How many stored events are older than the current version, per session."""
+        from agentrig.builtins._sqlite_migrate import sqlite_migration_report
+
+        return await sqlite_migration_report(self)
+
+    async def migrate(self, *, backup: Path | None = None) -> MigrationReport:
+        """Rewrite older events at the current version in one transaction (the database
+        is copied to ``backup`` first, default ``<path>.pre-migrate``)."""
+        from agentrig.builtins._sqlite_migrate import sqlite_migrate
+
+        return await sqlite_migrate(self, backup)
 
     async def exists(self, session_id: str) -> bool:
         rows = self._query("SELECT 1 FROM events WHERE session_id = ? LIMIT 1", (session_id,))

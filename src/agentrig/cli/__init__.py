@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Protocol
 
-from agentrig.cli import _chat, _config, _doctor, _plugins, _run, _sessions
+from agentrig.cli import _chat, _config, _doctor, _migrate, _plugins, _run, _sessions
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -47,7 +47,15 @@ class Subcommand(Protocol):
         ...
 
 
-SUBCOMMANDS: tuple[Subcommand, ...] = (_run, _chat, _sessions, _plugins, _config, _doctor)
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    _run,
+    _chat,
+    _sessions,
+    _migrate,
+    _plugins,
+    _config,
+    _doctor,
+)
 """The subcommands, in ``--help`` order."""
 
 Handler = Callable[[argparse.Namespace], int]

@@ -32,7 +32,9 @@ def register(subparsers: Subparsers) -> None:
         "reason), names two distributions register (conflicts), and entry points in "
         "'agentrig.*' groups agentrig does not read (with the closest known group); then the "
         "skills in the skill folders (refused ones with the reason) and the AGENTS.md / "
-        "CLAUDE.md files added to system prompts.  Exit code 1 when a problem was found.",
+        "CLAUDE.md files added to system prompts; with --config, the session stores whose "
+        "events are older (agentrig migrate) or newer than this code.  Exit code 1 when a "
+        "problem was found.",
     )
     parser.add_argument(
         "--config",
@@ -108,6 +110,13 @@ def run(args: argparse.Namespace) -> int:
         problems += 1
         out.write(f"  UNKNOWN GROUP {stray.describe()}\n")
     problems += _skills_and_instructions(out, args.config)
+    if args.config is not None:
+        from agentrig.cli._migrate import doctor_lines
+
+        lines, found = doctor_lines(args.config)
+        for line in lines:
+            out.write(line + "\n")
+        problems += found
     if problems:
         out.write(f"{problems} problem(s) found; see 'agentrig plugins'\n")
         return EXIT_FAILURE

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from agentrig.ids import CallId, InvocationId, RunId
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import ExecutionLimits, ExecutionRecord, ExecutionState
 from agentrig.session import SessionEvent, TurnEnd, TurnStart
@@ -27,13 +28,13 @@ class Binding:
     """The execution a model call in this context belongs to."""
 
     agent: Any
-    run_id: str
+    run_id: RunId
     provider: str
     model: str
 
 
 BINDING: ContextVar[Binding | None] = ContextVar("agentrig_journal_binding", default=None)
-RESUMED_CALL: ContextVar[tuple[str, str] | None] = ContextVar(
+RESUMED_CALL: ContextVar[tuple[InvocationId, CallId] | None] = ContextVar(
     "agentrig_journal_resumed_call", default=None
 )
 """During continuation: ``(model call id, original tool call id)`` of the call being run."""
@@ -43,8 +44,8 @@ class RunTracker:
     """The open run of each session (``turn/start`` opens it, ``turn/end`` closes it)."""
 
     def __init__(self) -> None:
-        self._runs: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
-        self._pinned: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._runs: weakref.WeakKeyDictionary[Any, RunId | None] = weakref.WeakKeyDictionary()
+        self._pinned: weakref.WeakKeyDictionary[Any, RunId] = weakref.WeakKeyDictionary()
 
     def watch(self, session: Any) -> None:
         if session in self._runs:
@@ -58,20 +59,20 @@ class RunTracker:
                 return
             data = event.data
             if isinstance(data, TurnStart):
-                self._runs[owner] = data.run_id
+                self._runs[owner] = _branded(data.run_id)
             elif isinstance(data, TurnEnd):
                 self._runs[owner] = None
 
         session.subscribe(on_event)
 
-    def pin(self, session: Any, run_id: str | None) -> None:
+    def pin(self, session: Any, run_id: RunId | None) -> None:
         """Continuation: the session's calls belong to ``run_id`` until unpinned (None)."""
         if run_id is None:
             self._pinned.pop(session, None)
         else:
             self._pinned[session] = run_id
 
-    def current(self, session: Any) -> str | None:
+    def current(self, session: Any) -> RunId | None:
         pinned = self._pinned.get(session)
         if pinned is not None:
             return pinned
@@ -80,17 +81,22 @@ class RunTracker:
         return self._runs[session]
 
 
-def _scan(session: Any) -> str | None:
+def _branded(run_id: str | None) -> RunId | None:
+    # the session log keeps plain strings; a run id is branded where it enters the journal
+    return RunId(run_id) if run_id is not None else None
+
+
+def _scan(session: Any) -> RunId | None:
     for event in reversed(session.events):
         data = event.data
         if isinstance(data, TurnEnd):
             return None
         if isinstance(data, TurnStart):
-            return data.run_id
+            return _branded(data.run_id)
     return None
 
 
-def execution_record(agent: Any, run_id: str, provider: str, model: str) -> ExecutionRecord:
+def execution_record(agent: Any, run_id: RunId, provider: str, model: str) -> ExecutionRecord:
     config = agent.config
     return ExecutionRecord(
         run_id=run_id,

@@ -24,6 +24,9 @@ from agentrig.agent import (
     RunOptions,
 )
 from agentrig.cancel import CancelSignal
+from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
+from agentrig.ids import agent_id as _agent_id
+from agentrig.ids import session_id as _session_id
 from agentrig.journal._binding import RESUMED_CALL
 from agentrig.journal._errors import (
     JournalError,
@@ -70,7 +73,7 @@ class ContinuationResult:
     """
 
     agent: Agent
-    run_id: str
+    run_id: RunId
     status: Literal["continued", "completed"]
     restored: tuple[str, ...] = ()
     reused: tuple[str, ...] = ()
@@ -97,7 +100,9 @@ class _Plan:
     items: list[Unproven] = attrs.field(factory=list)
     restore_message: AssistantMessage | None = None
     # per call of the latest settled response: ("logged"|"restore"|"dispatch"|"settle", ...)
-    steps: list[tuple[str, ToolCallBlock, str, ToolMessage | None]] = attrs.field(factory=list)
+    steps: list[tuple[str, ToolCallBlock, InvocationId, ToolMessage | None]] = attrs.field(
+        factory=list
+    )
     reused: list[str] = attrs.field(factory=list)
     undispatched: list[str] = attrs.field(factory=list)
     latest: ModelCall | None = None
@@ -111,7 +116,8 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _synthetic(message: AssistantMessage) -> bool:
-    """A message the loop wrote itself (a failure notice, the forced-summary fallback)."""
+    """A message the loop wrote itself: the forced-summary fallback, or a failure notice of
+    a log written before failed calls became ``model/error`` events."""
     if message.stop_reason == "error":
         return True
     return not message.tool_calls and message.text == FORCED_SUMMARY_FALLBACK
@@ -125,7 +131,7 @@ def _matches(logged: AssistantMessage, settled: ModelSettlement) -> bool:
     return _same(logged, settled.message)
 
 
-def _segment(events: Sequence[SessionEvent], run_id: str, plan: _Plan) -> list[SessionEvent]:
+def _segment(events: Sequence[SessionEvent], run_id: RunId, plan: _Plan) -> list[SessionEvent]:
     start = next(
         (
             i
@@ -280,7 +286,7 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
         assert result.message is not None
         complete = result.outcome == "completed"
         for block in result.message.tool_calls:
-            invocation_id = f"{call.call_id}/{block.id}"
+            invocation_id = InvocationId(f"{call.call_id}/{block.id}")
             effect = state.effects.get(invocation_id)
             seen = (logged or {}).get(block.id)
             if effect is not None:
@@ -340,11 +346,11 @@ def _listener(rt: Any, journal: ExecutionJournal) -> JournalListener:
 
 async def _agent(
     rt: Any,
-    agent_id: str,
-    session_id: str,
+    agent_id: AgentId,
+    session_id: SessionId,
     config: AgentConfig | None,
     tools: list[Any] | None,
-    run_id: str,
+    run_id: RunId,
 ) -> Agent:
     live: Agent | None = rt.agents.get(agent_id)
     if live is None:
@@ -418,6 +424,8 @@ async def continue_execution(
     journal cannot prove, before changing anything.
     """
     listener = _listener(rt, journal)
+    # the host's edge: plain strings, validated and branded here
+    agent_id, session_id = _agent_id(agent_id), _session_id(session_id)
     records = await journal.executions(agent_id=agent_id, session_id=session_id)
     if run_id is not None:
         records = tuple(r for r in records if r.run_id == run_id)
@@ -515,8 +523,8 @@ async def _dispatch(
     agent: Agent,
     run: Continuation,
     block: ToolCallBlock,
-    model_call_id: str,
-    invocation_id: str,
+    model_call_id: InvocationId,
+    invocation_id: InvocationId,
     logged: bool = False,
 ) -> None:
     """Run one never-started call through the public direct-invocation path (``logged``:
@@ -534,7 +542,7 @@ async def _dispatch(
         return
     if not logged:
         await run.record(ToolCallEvent(call=block, invocation_id=invocation_id))
-    token = RESUMED_CALL.set((model_call_id, block.id))
+    token = RESUMED_CALL.set((model_call_id, CallId(block.id)))
     try:
         # the loop's path: a failure is the call's result, not an exception
         outcome = await agent.settle_call(block, signal=run.signal)
@@ -554,7 +562,7 @@ async def _dispatch(
 
 
 async def reconcile_tool(
-    journal: ExecutionJournal, run_id: str, invocation_id: str, message: ToolMessage
+    journal: ExecutionJournal, run_id: RunId, invocation_id: InvocationId, message: ToolMessage
 ) -> None:
     """Record the outcome the host established for an effect the journal could not prove
     (after checking the world); continuation then reuses it and never runs the effect."""
@@ -566,8 +574,8 @@ async def reconcile_tool(
 
 async def reconcile_model(
     journal: ExecutionJournal,
-    run_id: str,
-    call_id: str,
+    run_id: RunId,
+    call_id: InvocationId,
     message: AssistantMessage | None = None,
 ) -> None:
     """Settle a model call the journal could not prove: with the ``message`` the host

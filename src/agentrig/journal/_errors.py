@@ -8,6 +8,7 @@ from typing import Literal
 import attrs
 
 from agentrig.errors import ExecutionControlError, Issue
+from agentrig.ids import RunId
 
 __all__ = [
     "JournalError",
@@ -75,7 +76,7 @@ class ReconciliationRequired(JournalError):
     code = "journal.reconciliation_required"
     category = "user"
 
-    def __init__(self, items: Sequence[Unproven], *, run_id: str) -> None:
+    def __init__(self, items: Sequence[Unproven], *, run_id: RunId) -> None:
         self.items = tuple(items)
         self.run_id = run_id
         lines = "\n  ".join(str(item) for item in self.items)

@@ -8,6 +8,7 @@ from typing import Any
 from agentrig._markers import hookimpl
 from agentrig.cancel import is_abort
 from agentrig.errors import AgentrigError, ExecutionControlError
+from agentrig.ids import CallId, InvocationId, RunId
 from agentrig.journal._binding import BINDING, RESUMED_CALL, Binding, RunTracker, ensure_execution
 from agentrig.journal._errors import JournalError
 from agentrig.journal._guard import durable
@@ -94,16 +95,18 @@ class JournalListener:
         state = await durable(ensure_execution(self.journal, binding), f"execution {run_id}")
         resumed = RESUMED_CALL.get()
         if resumed is not None:
-            model_call_id: str | None
+            model_call_id: InvocationId | None
             model_call_id, call_id = resumed
         else:
-            call_id = payload.call.id
+            call_id = CallId(payload.call.id)
             latest = state.latest_settled()
             model_call_id = None
             answer = latest.result.message if latest and latest.result else None
             if answer is not None and any(c.id == call_id for c in answer.tool_calls):
                 model_call_id = latest.call_id if latest else None
-        invocation_id = f"{model_call_id}/{call_id}" if model_call_id else f"direct/{call_id}"
+        invocation_id = InvocationId(
+            f"{model_call_id}/{call_id}" if model_call_id else f"direct/{call_id}"
+        )
         name = payload.call.name
         intent = ToolIntent(
             run_id=run_id,
@@ -136,6 +139,8 @@ class JournalListener:
         await self._settle(run_id, invocation_id, message)
         return message
 
-    async def _settle(self, run_id: str, invocation_id: str, message: ToolMessage) -> None:
+    async def _settle(
+        self, run_id: RunId, invocation_id: InvocationId, message: ToolMessage
+    ) -> None:
         settlement = ToolSettlement(run_id=run_id, invocation_id=invocation_id, message=message)
         await durable(self.journal.tool_result(settlement), f"tool/result:{run_id}/{invocation_id}")

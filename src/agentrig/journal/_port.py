@@ -8,6 +8,7 @@ from typing import Protocol, runtime_checkable
 
 import anyio
 
+from agentrig.ids import AgentId, RunId, SessionId
 from agentrig.journal._errors import JournalError, JournalWriteError
 from agentrig.journal._records import (
     ExecutionRecord,
@@ -50,12 +51,12 @@ class ExecutionJournal(Protocol):
         """Record the effect's settled result."""
         ...
 
-    async def load(self, run_id: str) -> ExecutionState | None:
+    async def load(self, run_id: RunId) -> ExecutionState | None:
         """The execution ``run_id`` as the journal proves it (None when unknown)."""
         ...
 
     async def executions(
-        self, *, agent_id: str | None = None, session_id: str | None = None
+        self, *, agent_id: AgentId | None = None, session_id: SessionId | None = None
     ) -> tuple[ExecutionRecord, ...]:
         """The recorded executions, oldest first, optionally of one agent/session."""
         ...
@@ -112,7 +113,7 @@ class RecordJournal(abc.ABC):
     async def tool_result(self, settlement: ToolSettlement) -> None:
         await self._write(settlement)
 
-    async def load(self, run_id: str) -> ExecutionState | None:
+    async def load(self, run_id: RunId) -> ExecutionState | None:
         state = self._states.get(run_id)
         if state is None:
             state = ExecutionState.rebuild(await self._read(run_id))
@@ -120,7 +121,7 @@ class RecordJournal(abc.ABC):
                 self._states[run_id] = state
         return state
 
-    def forget(self, run_id: str) -> None:
+    def forget(self, run_id: RunId) -> None:
         """Drop this object's cached state of ``run_id``: the next read rebuilds it from the
         backend.  Reads are cached per journal object, so a host whose executions move
         between processes (a durable run continued by another worker, then back here)
@@ -128,7 +129,7 @@ class RecordJournal(abc.ABC):
         self._states.pop(run_id, None)
 
     async def executions(
-        self, *, agent_id: str | None = None, session_id: str | None = None
+        self, *, agent_id: AgentId | None = None, session_id: SessionId | None = None
     ) -> tuple[ExecutionRecord, ...]:
         return tuple(
             r

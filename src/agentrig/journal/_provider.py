@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from agentrig.cancel import CancelSignal, is_abort
+from agentrig.ids import InvocationId
 from agentrig.journal._binding import BINDING, Binding, ensure_execution
 from agentrig.journal._errors import JournalError, JournalWriteError
 from agentrig.journal._guard import durable
@@ -78,7 +79,7 @@ class JournaledProvider:
         return f"<JournaledProvider {self.inner!r} journal={self.journal!r}>"
 
     # ---- the intent ----------------------------------------------------------------------------
-    async def _intent(self, request: ModelRequest) -> tuple[Binding, str]:
+    async def _intent(self, request: ModelRequest) -> tuple[Binding, InvocationId]:
         binding = BINDING.get()
         if binding is None:
             raise JournalError(
@@ -101,7 +102,7 @@ class JournaledProvider:
     async def _settle(
         self,
         binding: Binding,
-        call_id: str,
+        call_id: InvocationId,
         assembler: StreamAssembler,
         error: BaseException | None,
         signal: CancelSignal,

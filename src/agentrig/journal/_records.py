@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 import attrs
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
 from agentrig.kernel.schemas import SCHEMAS
 from agentrig.llm import AssistantMessage, ModelRequest, ToolMessage
 from agentrig.schemas import VersionedJson
@@ -68,9 +69,9 @@ class ExecutionRecord(BaseModel):
     model_config = _CONFIG
 
     kind: Literal["execution"] = "execution"
-    run_id: str
-    agent_id: str
-    session_id: str
+    run_id: RunId
+    agent_id: AgentId
+    session_id: SessionId
     provider: str
     model: str
     limits: ExecutionLimits
@@ -89,8 +90,8 @@ class ModelIntent(BaseModel):
     model_config = _CONFIG
 
     kind: Literal["model/intent"] = "model/intent"
-    run_id: str
-    call_id: str
+    run_id: RunId
+    call_id: InvocationId
     digest: str
     model: str
     tools: tuple[str, ...] = ()
@@ -107,8 +108,8 @@ class ModelSettlement(BaseModel):
     model_config = _CONFIG
 
     kind: Literal["model/result"] = "model/result"
-    run_id: str
-    call_id: str
+    run_id: RunId
+    call_id: InvocationId
     outcome: Literal["completed", "interrupted", "failed"]
     message: AssistantMessage | None = None
     error: str | None = None
@@ -126,10 +127,10 @@ class ToolIntent(BaseModel):
     model_config = _CONFIG
 
     kind: Literal["tool/intent"] = "tool/intent"
-    run_id: str
-    invocation_id: str
-    model_call_id: str | None
-    call_id: str
+    run_id: RunId
+    invocation_id: InvocationId
+    model_call_id: InvocationId | None
+    call_id: CallId
     tool: str
     arguments: dict[str, Any]
     at: float = Field(default_factory=time.time)
@@ -145,8 +146,8 @@ class ToolSettlement(BaseModel):
     model_config = _CONFIG
 
     kind: Literal["tool/result"] = "tool/result"
-    run_id: str
-    invocation_id: str
+    run_id: RunId
+    invocation_id: InvocationId
     message: ToolMessage
     reconciled: bool = False
     at: float = Field(default_factory=time.time)
@@ -221,7 +222,7 @@ class ModelCall:
     result: ModelSettlement | None = None
 
     @property
-    def call_id(self) -> str:
+    def call_id(self) -> InvocationId:
         return self.intent.call_id
 
 
@@ -255,8 +256,8 @@ class ExecutionState:
                 return call
         return None
 
-    def next_call_id(self) -> str:
-        return f"m{len(self.model_calls) + 1}"
+    def next_call_id(self) -> InvocationId:
+        return InvocationId(f"m{len(self.model_calls) + 1}")
 
     def latest_settled(self) -> ModelCall | None:
         """The latest model call with a recorded response message."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkab
 import attrs
 
 from agentrig.cancel import CancelSignal
-from agentrig.ids import AgentId, ProviderId, SessionId
+from agentrig.ids import AgentId, CallId, ProviderId, SessionId
 
 if TYPE_CHECKING:
     from agentrig.messages import AssistantMessage, ToolCallBlock, UserMessage
@@ -292,7 +292,7 @@ class PermissionQuestion:
     arguments: Mapping[str, Any]
     reason: str
     rule: str | None = None
-    call_id: str | None = None
+    call_id: CallId | None = None
     always_ask: bool = False
 
 

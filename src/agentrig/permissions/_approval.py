@@ -27,6 +27,7 @@ from typing import Literal
 import attrs
 
 from agentrig.errors import ExecutionControlError
+from agentrig.ids import CallId
 from agentrig.permissions._rules import PermissionRule, parse_rule
 from agentrig.permissions._types import PermissionContext, PermissionDecision
 
@@ -63,21 +64,21 @@ class Approval:
     )
     remember: PermissionRule | None = None
     message: str = ""
-    call_id: str | None = attrs.field(default=None, kw_only=True)
+    call_id: CallId | None = attrs.field(default=None, kw_only=True)
 
     @classmethod
-    def allow(cls, message: str = "", *, call_id: str | None = None) -> Approval:
+    def allow(cls, message: str = "", *, call_id: CallId | None = None) -> Approval:
         """Allow this one call."""
         return cls("allow", None, message, call_id=call_id)
 
     @classmethod
-    def deny(cls, message: str = "", *, call_id: str | None = None) -> Approval:
+    def deny(cls, message: str = "", *, call_id: CallId | None = None) -> Approval:
         """Deny this call."""
         return cls("deny", None, message, call_id=call_id)
 
     @classmethod
     def allow_and_remember(
-        cls, rule: str | PermissionRule, message: str = "", *, call_id: str | None = None
+        cls, rule: str | PermissionRule, message: str = "", *, call_id: CallId | None = None
     ) -> Approval:
         """Allow this call and remember ``rule`` (parsed with the allow grammar) for later ones."""
         parsed = rule if isinstance(rule, PermissionRule) else parse_rule(rule, "remembered")

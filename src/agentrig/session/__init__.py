@@ -29,6 +29,13 @@ from agentrig.session._events import (
     UserMessageEvent,
 )
 from agentrig.session._log import INTERRUPTED_NOTE, MessagesView, Session, SessionLogError
+from agentrig.session._migrate import (
+    MigratableStore,
+    MigrationReport,
+    SessionVersions,
+    count_versions,
+    refuse_newer,
+)
 from agentrig.session._store import (
     SESSION_STORES,
     BrokenWriterError,
@@ -91,6 +98,11 @@ __all__ = [
     "parse_event",
     "sequence_problems",
     "stored_version",
+    "MigratableStore",
+    "MigrationReport",
+    "SessionVersions",
+    "count_versions",
+    "refuse_newer",
     "SESSION_EVENT_SCHEMA",
     "SESSION_EVENT_VERSION",
 ]

@@ -33,7 +33,7 @@ from dbos import error as dbos_error
 from agentrig.agent import Agent, RunOptions
 from agentrig.cancel import CancelSignal
 from agentrig.errors import UnknownIdError
-from agentrig.ids import AgentId, EntryId, SessionId, agent_id
+from agentrig.ids import AgentId, EntryId, InvocationId, RunId, SessionId, agent_id
 from agentrig.ids import session_id as check_session_id
 from agentrig.journal import (
     ExecutionJournal,
@@ -491,7 +491,7 @@ class Durable:
             )
         run_id, prompted = found
         options = RunOptions(
-            run_id=run_id,
+            run_id=RunId(run_id),
             max_rounds=config.max_rounds,
             tool_only_completion=config.tool_only_completion,
         )
@@ -510,7 +510,7 @@ class Durable:
             except ReconciliationRequired as exc:
                 if self._reask(exc):
                     for item in exc.items:
-                        await reconcile_model(self.journal, exc.run_id, item.id)
+                        await reconcile_model(self.journal, exc.run_id, InvocationId(item.id))
                 elif all(item.kind == "tool_effect" for item in exc.items):
                     # the host settles them (reconcile); meanwhile the run holds no slot
                     effects = sorted(exc.ids("tool_effect"))
@@ -593,12 +593,12 @@ class Durable:
                 f"durable run {run_id!r} does not wait for the host to settle {invocation_id!r}"
                 f" (it waits for: {', '.join(unproven['effects']) if unproven else 'nothing'})"
             )
-        execution = str(unproven["execution"])
+        execution = RunId(str(unproven["execution"]))
         state = await self._fresh(execution)
         effect = state.effects.get(invocation_id) if state else None
         if effect is not None and effect.result is None:  # else: answered already
             message = ToolMessage.of(effect.intent.call_id, effect.intent.tool, text, status)
-            await reconcile_tool(self.journal, execution, invocation_id, message)
+            await reconcile_tool(self.journal, execution, InvocationId(invocation_id), message)
             state = await self._fresh(execution)
         settled = state is not None and all(
             (found := state.effects.get(i)) is not None and found.result is not None
@@ -607,7 +607,7 @@ class Durable:
         if settled:
             await self._next_link(run_id, value, list(value["decisions"]))
 
-    async def _fresh(self, execution: str) -> ExecutionState | None:
+    async def _fresh(self, execution: RunId) -> ExecutionState | None:
         if isinstance(self.journal, RecordJournal):
             self.journal.forget(execution)  # the worker that ran it wrote it, not this object
         return await self.journal.load(execution)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,6 +38,7 @@ from agentrig.plugin import with_options
 from agentrig.session import (
     BrokenWriterError,
     LoadReport,
+    MigrationReport,
     NotASessionLogError,
     SessionEvent,
     SessionStoreError,
@@ -298,6 +300,32 @@ class PostgresSessionStore:
         db = await self._ensure()
         query = sql.SQL("SELECT 1 FROM {} WHERE session_id = %s LIMIT 1").format(self.events_table)
         return bool(await db.fetch(query, (session_id,)))
+
+    # ---- agentrig migrate (agentrig.session.MigratableStore) -----------------------------
+    async def database(self) -> Database:
+        """The store's shared connection, its tables created."""
+        return await self._ensure()
+
+    def where(self) -> str:
+        """The database as a message may name it (no password)."""
+        return self._where()
+
+    def lock_key(self, session_id: str) -> str:
+        """The advisory-lock key a writer of ``session_id`` holds."""
+        return _lock_key(self.schema, session_id)
+
+    async def migration_report(self) -> MigrationReport:
+        """How many stored events are older than the current version, per session."""
+        from agentrig_postgres._migrate import postgres_migration_report
+
+        return await postgres_migration_report(self)
+
+    async def migrate(self, *, backup: Path | None = None) -> MigrationReport:
+        """Rewrite older events at the current version in one transaction (changed rows are
+        copied to ``agentrig_session_events_pre_migrate`` first; ``backup`` is refused)."""
+        from agentrig_postgres._migrate import postgres_migrate
+
+        return await postgres_migrate(self, backup)
 
     async def list_sessions(self) -> tuple[str, ...]:
         db = await self._ensure()
