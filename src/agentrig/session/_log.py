@@ -27,7 +27,13 @@ from agentrig.llm import (
     UserMessage,
 )
 from agentrig.session._compact import CompactStorage, envelope
-from agentrig.session._events import SessionEvent, SessionEventData, SystemPrompt, TraceIds
+from agentrig.session._events import (
+    ContextCompacted,
+    SessionEvent,
+    SessionEventData,
+    SystemPrompt,
+    TraceIds,
+)
 from agentrig.session._storage import EventStorage, TraceKey, trace_ids
 
 __all__ = [
@@ -188,6 +194,9 @@ class Session:
         self._messages: list[Message] = []
         self._projected = 0
         self._chars = 0  # message_chars() of self._messages, kept by the projection
+        #: the latest provider-reported usage at a completed response (its total tokens) and
+        #: ``_chars`` just after that response; None before one (or since a compaction)
+        self._report: tuple[int, int] | None = None
         self._system: SystemMessage | None = None
         self._listeners: list[Callable[[SessionEvent], None]] = []
         # the trace ids of the last span an envelope was built for (built once per span)
@@ -278,17 +287,39 @@ class Session:
         for item in self._log.contributions(self._projected, end):
             if item is None:
                 continue
-            if isinstance(item, SystemPrompt):
-                # One head message: a later prompt replaces the earlier one in place.
-                self._system = SystemMessage(text=item.text)
-                continue
-            message: Message = item
-            if _is_assistant(item) and cast("AssistantMessage", item).interrupted:
+            if type(item) not in _CONVERSATION:  # exact classes first (see message_chars)
+                if isinstance(item, SystemPrompt):
+                    # One head message: a later prompt replaces the earlier one in place.
+                    self._system = SystemMessage(text=item.text)
+                    continue
+                if isinstance(item, ContextCompacted):
+                    messages, chars = self._compacted(item)
+                    continue
+            message = cast("Message", item)
+            reply = _is_assistant(message)  # an assistant message: its usage may be the report
+            if reply and cast("AssistantMessage", item).interrupted:
                 message = _annotate(cast("AssistantMessage", item), note)
             messages.append(message)
             chars += message_chars(message)
+            if reply:
+                usage = cast("AssistantMessage", item).usage
+                if usage is not None and not cast("AssistantMessage", item).interrupted:
+                    # the provider's count at a completed response: what the history held then
+                    self._report = (usage.total, chars)
         self._chars = chars
         self._projected = end
+
+    def _compacted(self, data: ContextCompacted) -> tuple[list[Message], int]:
+        """Apply a compaction: its messages replace the first ``replaced`` derived ones.
+
+        A new list (views made before keep the old one); the provider's last report counted
+        the longer history, so until the next reply the size is an estimate again.
+        """
+        kept = self._messages[data.replaced :]
+        messages: list[Message] = [*data.messages, *kept]
+        self._messages = messages
+        self._report = None
+        return messages, sum(message_chars(m) for m in messages)
 
     def derive_messages(self) -> MessagesView:
         """The model-facing history: system head, then user/assistant/tool messages.
@@ -300,6 +331,16 @@ class Session:
         system = self._system
         chars = self._chars + (len(system.text) if system is not None else 0)
         return MessagesView(system, self._messages, len(self._messages), chars)
+
+    def context_basis(self) -> tuple[int | None, int]:
+        """The latest provider-reported usage at a completed response (total tokens; None
+        when none since the start or the last compaction), and the characters of the
+        messages derived after it (all of them without a report), system head excluded."""
+        self._project()
+        report = self._report
+        if report is None:
+            return None, self._chars
+        return report[0], self._chars - report[1]
 
     def find(self, predicate: Callable[[SessionEvent], bool]) -> list[SessionEvent]:
         return [e for e in self.events if predicate(e)]

@@ -16,6 +16,7 @@ from typing import Protocol, overload
 from agentrig.llm import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from agentrig.session._events import (
     AssistantMessageEvent,
+    ContextCompacted,
     SessionEvent,
     SessionEventData,
     SteeringMessage,
@@ -37,8 +38,9 @@ __all__ = [
 ConversationMessage = UserMessage | AssistantMessage | ToolMessage
 Message = SystemMessage | ConversationMessage
 
-#: what an event adds to the derived history: a message, the system prompt, or nothing
-Contribution = ConversationMessage | SystemPrompt | None
+#: what an event adds to the derived history: a message, the system prompt, a compaction
+#: (its messages replace the first derived ones), or nothing
+Contribution = ConversationMessage | SystemPrompt | ContextCompacted | None
 
 #: the span an event was written in: the ``(trace_id, span_id)`` the trace context gave
 #: (the same tuple object for every event of one span), ids loaded with it, or None
@@ -48,10 +50,11 @@ _MESSAGE_EVENTS = (UserMessageEvent, SteeringMessage, ToolResultEvent, Assistant
 
 
 def contribution(data: SessionEventData) -> Contribution:
-    """The message ``data`` enters into the history, its system prompt, or None."""
+    """The message ``data`` enters into the history, its system prompt or compaction, or
+    None."""
     if isinstance(data, _MESSAGE_EVENTS):
         return data.message
-    if isinstance(data, SystemPrompt):
+    if isinstance(data, SystemPrompt | ContextCompacted):
         return data
     return None  # markers, headers, notices and unknown plugin events: nothing
 
