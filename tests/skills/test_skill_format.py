@@ -130,3 +130,11 @@ def test_digest_changes_with_any_file(tmp_path: Path) -> None:
     assert load_skill(folder).digest == first
     (folder / "a.txt").write_text("two")
     assert load_skill(folder).digest != first
+
+
+def test_folders_count_toward_the_limit(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path / "deep", "name: deep\ndescription: d\n")
+    for i in range(4):
+        (folder / f"empty-{i}").mkdir()
+    with pytest.raises(SkillTooLargeError, match="more than 3 folders"):
+        load_skill(folder, limits=SkillLimits(max_files=3))

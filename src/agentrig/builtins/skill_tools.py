@@ -9,6 +9,7 @@ each call.  An agent gets them by listing the ``skills`` toolset in its ``tools`
 
 from __future__ import annotations
 
+import functools
 from typing import Any, final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -55,6 +56,12 @@ class ReadSkillResourceInput(BaseModel):
     offset: int = Field(default=0, ge=0, description="The first character to return.")
 
 
+@functools.cache
+def _schema(model: type[BaseModel]) -> PydanticSchemaAdapter[Any]:
+    """One adapter per input model, shared by every runtime (an adapter holds no state)."""
+    return PydanticSchemaAdapter(model)
+
+
 def _catalog(registry: SkillRegistry) -> str:
     lines = [f"- {skill.name}: {skill.description}" for skill in registry.catalog()]
     return "\n".join(lines) if lines else "(no skills are installed)"
@@ -83,12 +90,16 @@ class SkillTool(_SkillToolBase):
 
     def __init__(self, registry: SkillRegistry) -> None:
         super().__init__(registry)
-        self._schema = PydanticSchemaAdapter(SkillInput)
-        self.description = (
+        self._schema = _schema(SkillInput)
+
+    @property
+    def description(self) -> str:
+        """The catalog, read from the registry (an activated version shows its description)."""
+        return (
             "Load the instructions of a skill: a packaged procedure for a kind of task. "
             "Call it when a task matches a skill's description, then follow the "
             "instructions; read its resources with read_skill_resource.\n"
-            f"Skills:\n{_catalog(registry)}"
+            f"Skills:\n{_catalog(self._registry)}"
         )
 
     @property
@@ -119,7 +130,7 @@ class ReadSkillResource(_SkillToolBase):
 
     def __init__(self, registry: SkillRegistry) -> None:
         super().__init__(registry)
-        self._schema = PydanticSchemaAdapter(ReadSkillResourceInput)
+        self._schema = _schema(ReadSkillResourceInput)
 
     @property
     def input_schema(self) -> PydanticSchemaAdapter[ReadSkillResourceInput]:

@@ -158,6 +158,7 @@ def _walk(root: Path, limits: SkillLimits, skip: frozenset[str]) -> dict[str, by
     """Every file under ``root`` by relative path; refuses symlinks and oversize folders."""
     files: dict[str, bytes] = {}
     total = 0
+    folders = 0
     pending = [root]
     while pending:
         folder = pending.pop()
@@ -173,6 +174,11 @@ def _walk(root: Path, limits: SkillLimits, skip: frozenset[str]) -> dict[str, by
                 )
             if stat.S_ISDIR(info.st_mode):
                 if entry.name not in _SKIPPED_DIRS:
+                    folders += 1  # folders count too: an empty tree is no cheaper to walk
+                    if folders > limits.max_files:
+                        raise SkillTooLargeError(
+                            f"{root}: the skill holds more than {limits.max_files} folders"
+                        )
                     pending.append(Path(entry.path))
                 continue
             if not stat.S_ISREG(info.st_mode) or rel in skip or entry.name.endswith(".pyc"):

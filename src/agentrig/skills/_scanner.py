@@ -11,6 +11,7 @@ lets a registration through.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -147,7 +148,21 @@ def _text_findings(where: str, text: str) -> Iterator[Finding]:
 
 
 def scan(registration: Registration) -> Verdict:
-    """The deterministic guard: every rule over every folded field; any finding blocks."""
+    """The deterministic guard: every rule over every folded field; any finding blocks.
+
+    Pure, so a small registration seen again (the same tools in every runtime a process
+    opens) is answered from a bounded cache keyed by its value; a large one (a skill with
+    big resources) is scanned every time rather than kept alive by the cache.
+    """
+    if sum(len(text) for _, text in registration.fields) <= _CACHED_CHARS:
+        return _scan_cached(registration)
+    return _scan(registration)
+
+
+_CACHED_CHARS = 16_384
+
+
+def _scan(registration: Registration) -> Verdict:
     findings: list[Finding] = []
     name = registration.name
     folded_name = fold(name)
@@ -167,6 +182,9 @@ def scan(registration: Registration) -> Verdict:
             )
         findings.extend(_text_findings(where, text))
     return Verdict(not findings, "scanner", tuple(findings))
+
+
+_scan_cached = functools.lru_cache(maxsize=512)(_scan)
 
 
 async def review(
