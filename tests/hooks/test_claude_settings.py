@@ -21,6 +21,13 @@ from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel.config import load_config
+from agentrig.permissions import (
+    PermissionCall,
+    PermissionContext,
+    PermissionRules,
+    ToolPermissions,
+    evaluate_permission,
+)
 from agentrig.tools import tool
 
 HERE = Path(__file__).resolve().parent
@@ -299,7 +306,6 @@ async def test_a_plugins_hooks_json_runs_with_claude_plugin_root(
 # ---- rule grammar: MCP servers, domains ------------------------------------------------------
 
 
-@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("rules", "allowed"),
     [
@@ -309,13 +315,22 @@ async def test_a_plugins_hooks_json_runs_with_claude_plugin_root(
         ({"deny": ["mcp__github__list_issues"]}, True),  # another tool
     ],
 )
-async def test_mcp_server_and_tool_rules(
+def test_mcp_server_and_tool_rules(
     tmp_path: Path, rules: dict[str, list[str]], allowed: bool
 ) -> None:
+    # read by the evaluator: a composition refuses a deny rule naming none of its tools
+    # (tests/builtins/test_rule_targets.py), and the MCP double here joins after composition
     settings = _settings(tmp_path, {"permissions": {"defaultMode": "bypassPermissions", **rules}})
     config = _project(tmp_path, '[claude_code]\nsettings = [".claude/settings.json"]\n', settings)
-    results = await _run(config, [ScriptedCall("mcp__github__create_issue", {"title": "bug"})])
-    assert (results == ["opened"]) is allowed
+    loaded = load_config(config).config.permissions
+    issue = ToolPermissions("mcp__github__create_issue", "modify", None, {"title"})
+    ctx = PermissionContext(
+        workspace_root=str(tmp_path),
+        mode=loaded.mode,
+        rules=PermissionRules.parse(deny=loaded.deny, tools={issue.tool_id: issue}),
+    )
+    decision = evaluate_permission(PermissionCall(issue, {"title": "bug"}), ctx)
+    assert (decision.verdict == "allow") is allowed
 
 
 @pytest.mark.anyio

@@ -635,7 +635,13 @@ async def test_the_session_builds_its_client_from_the_runtime_factory_and_closes
     assert sent.headers["x-key"] == "k"
     assert sent.extensions["timeout"]["read"] == 7
     timeout = httpx.Timeout(7, connect=10.0)
-    assert made == [{"timeout": timeout, "allow_private": ("127.0.0.1:8080",)}]
+    assert made == [
+        {
+            "timeout": timeout,
+            "allow_private": ("127.0.0.1:8080",),
+            "trace_to": ("http://127.0.0.1:8080/v1",),
+        }
+    ]
     assert session.policy == options.retry_policy
     await session.aclose()
     assert clients[0].is_closed

@@ -124,3 +124,24 @@ async def test_a_newer_sqlite_event_is_refused_by_name(tmp_path: Path) -> None:
             await store.load(SESSION)
     finally:
         await store.aclose()
+
+
+async def test_a_newer_sealed_framing_is_refused_by_name(tmp_path: Path) -> None:
+    import base64
+
+    from agentrig_sodium import SodiumSealer
+
+    data = copy_golden("v1", tmp_path / "g")
+    path = data / "sealed" / "sessions" / f"{SESSION}.jsonl"
+    lines = path.read_bytes().splitlines()
+    record = bytearray(base64.b64decode(json.loads(lines[1])["sealed"]))
+    record[8:10] = (2).to_bytes(2, "big")  # the framing version of the prefix
+    lines[1] = json.dumps({"sealed": base64.b64encode(bytes(record)).decode()}).encode()
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    sealer = SodiumSealer(str(data / "sealed" / "keys"), create=False)
+    report = await JsonlSessionStore(data / "sealed" / "sessions", sealer=sealer).load(SESSION)
+    assert report.damaged
+    assert report.detail is not None
+    assert "line 2: sealed with agentrig.sealed.framing version 2" in report.detail
+    assert "pip install --upgrade agentrig" in report.detail
+    assert len(report.events) == 14  # the other events still load

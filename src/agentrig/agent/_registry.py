@@ -337,6 +337,9 @@ class AgentRegistry:
                 commit = setup(agent)
                 if inspect.isawaitable(commit):
                     commit = await commit
+            # the runtime may have closed while setup ran: never publish into a closed one
+            # (its registry was already disposed and would never close this agent)
+            self.runtime.ensure_open()
             if agent_id in self._agents:
                 raise DuplicateIdError(f"an agent named {agent_id!r} was created meanwhile")
             veto = self.runtime.hooks.notify_vetoable("agent_created", AgentCreated(agent=agent))
@@ -352,6 +355,7 @@ class AgentRegistry:
                 # passed (a refused creation persists nothing) and before publication
                 port.pending = list(session.events[written:])
                 await port.flush()
+                self.runtime.ensure_open()  # closed while the batch was written
         except BaseException:
             port.disposed = True
             if writer is not None:

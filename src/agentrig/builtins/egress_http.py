@@ -122,10 +122,12 @@ def make_http_factory(
     ``resolver`` replaces the system DNS resolver (tests, hosts with their own DNS).
     """
 
-    def build(*, allow_private: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
+    def build(
+        *, allow_private: Iterable[str] = (), trace_to: Iterable[str] = (), **kwargs: Any
+    ) -> httpx.AsyncClient:
         runtime.ensure_open()
         policy = egress_policy(allow_private)
-        add_trace_hook(kwargs, runtime)
+        add_trace_hook(kwargs, runtime, trace_to)
         transport = _test_transport(runtime)
         client: httpx.AsyncClient
         if transport is not None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentrig.builtins._rule_targets import check_rule_targets
 from agentrig.builtins._trust import composition_trust_paths
 from agentrig.ids import AgentId, CallId
 from agentrig.kernel.payloads import PermissionQuestion
@@ -66,6 +67,8 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
         risk=tool.risk,
         arg=tool.permission_arg,
         parameters=frozenset(properties) if isinstance(properties, dict) else frozenset(),
+        # tool names whose rules also apply (Claude Code's families: Grep follows Read rules)
+        rule_names=frozenset(getattr(tool, "permission_rule_names", ())),
     )
 
 
@@ -311,6 +314,10 @@ def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> Permiss
     }
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)
     rules.check_anchors(str(rt.loaded.base_dir), tools)
+    declared = {name for agent in rt.config.agents.values() for name in agent.tools}
+    check_rule_targets(
+        rules, {*tools, *declared, *rt.index.names("tools")}, source=rt.loaded.source
+    )
     workspace = Path(config.workspace)
     if not workspace.is_absolute():
         workspace = rt.loaded.base_dir / workspace

@@ -126,6 +126,12 @@ class HttpHook:
 
     async def _exchange(self, event: HookEvent) -> tuple[int, bytes]:
         headers = {"content-type": "application/json", **self.options.headers}
+        # a configured hook is a destination of this composition: it gets the trace context
+        # (a header, never in the body), and the runtime's client adds it to nothing else
+        if event.traceparent:
+            headers.setdefault("traceparent", event.traceparent)
+            if event.tracestate:
+                headers.setdefault("tracestate", event.tracestate)
         limit = self.options.max_response_bytes
         async with self._http().stream(
             "POST",

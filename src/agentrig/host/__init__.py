@@ -74,6 +74,7 @@ _LAZY: dict[str, str] = {
     "egress_client": "agentrig.host._client",
     "egress_request": "agentrig.host._client",
     "end_tree": "agentrig.host._reaping",
+    "expand_glob": "agentrig.host._paths",
     "exit_registry": "agentrig.host._exit",
     "guarantee": "agentrig.host._owner_store",
     "inspect": "agentrig.host._procdirs",
@@ -139,6 +140,7 @@ __all__ = [
     "egress_request",
     "end_tree",
     "exit_registry",
+    "expand_glob",
     "guarantee",
     "inspect",
     "is_within",
@@ -195,7 +197,13 @@ if TYPE_CHECKING:
     from agentrig.host._exit import ExitRegistry, exit_registry
     from agentrig.host._markers import MarkerInfo, ProcessMarker, read_marker
     from agentrig.host._owner_store import OwnerOnlyStore, guarantee
-    from agentrig.host._paths import canonical_path, is_within, require_within, resolve_path
+    from agentrig.host._paths import (
+        canonical_path,
+        expand_glob,
+        is_within,
+        require_within,
+        resolve_path,
+    )
     from agentrig.host._procdirs import (
         ProcessDirInfo,
         SweepReport,

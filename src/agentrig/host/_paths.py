@@ -89,6 +89,32 @@ def resolve_path(path: str) -> str | None:
         return None
 
 
+def expand_glob(pattern: str, *, limit: int = 4096) -> list[str] | None:
+    """The paths a shell would expand the absolute glob ``pattern`` to, as written (symlinks
+    not resolved), or ``None`` when that cannot be told (not absolute, a NUL byte, more
+    than ``limit`` matches, an unreadable directory).
+
+    The default answer of the permission evaluator's glob port (``GlobExpander``): a
+    read-only command's ``cat dir/*`` is judged by every path it can reach.  Read as bash
+    reads a word without ``globstar`` or ``dotglob``: ``*`` and ``?`` do not match a leading
+    ``.``; ``**`` is ``*``.  An empty list is an expansion that matched nothing (bash then
+    passes the word on as written).
+    """
+    import glob
+
+    if "\x00" in pattern or not os.path.isabs(pattern):
+        return None
+    found: list[str] = []
+    try:
+        for match in glob.iglob(pattern):
+            found.append(match)
+            if len(found) > limit:
+                return None
+    except (OSError, ValueError):
+        return None
+    return found
+
+
 def _walk(text: str) -> str:
     pending = [part for part in text.split("/") if part]
     pending.reverse()  # a stack: the next component is pending[-1]

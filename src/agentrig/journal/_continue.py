@@ -116,7 +116,8 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _synthetic(message: AssistantMessage) -> bool:
-    """A message the loop wrote itself (a failure notice, the forced-summary fallback)."""
+    """A message the loop wrote itself: the forced-summary fallback, or a failure notice of
+    a log written before failed calls became ``model/error`` events."""
     if message.stop_reason == "error":
         return True
     return not message.tool_calls and message.text == FORCED_SUMMARY_FALLBACK

@@ -104,12 +104,13 @@ CATALOG_KINDS = (
 class HttpFactory(Protocol):
     """Builds an httpx client that obeys the runtime's egress policy (owned by the runtime).
 
-    ``allow_private`` names private hosts the caller may reach; other keyword arguments go
-    to :class:`httpx.AsyncClient`.
+    ``allow_private`` names private hosts the caller may reach; ``trace_to`` the URLs whose
+    origins receive the W3C trace headers (none by default: a URL a tool fetches never
+    does); other keyword arguments go to :class:`httpx.AsyncClient`.
     """
 
     def __call__(
-        self, *, allow_private: Iterable[str] = (), **kwargs: Any
+        self, *, allow_private: Iterable[str] = (), trace_to: Iterable[str] = (), **kwargs: Any
     ) -> httpx.AsyncClient: ...
 
 
@@ -291,11 +292,12 @@ class Runtime:
         """The transport tests passed to :func:`open_runtime` (None in production)."""
         return self._http_transport
 
-    def http_client(self, **kwargs: Any) -> httpx.AsyncClient:
+    def http_client(self, *, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
         """An httpx client owned by this runtime (closed on disposal).
 
         Environment proxies are never used; tests pass ``http_transport`` to
-        :func:`open_runtime` and every client built here uses it.
+        :func:`open_runtime` and every client built here uses it.  Trace headers go only to
+        the origins of ``trace_to`` (see :func:`~agentrig.kernel.tracing.add_trace_hook`).
         """
         import httpx
 
@@ -303,7 +305,7 @@ class Runtime:
         if self._http_transport is not None:
             kwargs.setdefault("transport", self._http_transport)
         kwargs.setdefault("trust_env", False)
-        add_trace_hook(kwargs, self)
+        add_trace_hook(kwargs, self, trace_to)
         client = httpx.AsyncClient(**kwargs)
         self.own("http-client", client)
         return client

@@ -7,9 +7,10 @@ With it provided:
 * the loop opens a scope around each turn, each model call attempt and each tool call
   (``open(kind, agent_id)`` ... ``scope.close()``), in the task that does the work, so the
   plugin can make its span the current one;
-* requests sent through ``rt.http`` clients (providers, HTTP hooks, MCP over HTTP) carry
-  ``headers()`` -- the W3C ``traceparent`` / ``tracestate`` of the current scope; command
-  hooks and stdio MCP servers get them as ``TRACEPARENT`` / ``TRACESTATE`` (:func:`trace_env`);
+* requests to destinations that opted in carry ``headers()`` -- the W3C ``traceparent`` /
+  ``tracestate`` of the current scope: a provider's base URL (``rt.http(trace_to=...)``),
+  an HTTP hook's URL, an MCP server's; a URL a tool fetches never does.  Command hooks and
+  stdio MCP servers get them as ``TRACEPARENT`` / ``TRACESTATE`` (:func:`trace_env`);
 * each session event carries ``ids()`` -- the trace id and span id that produced it;
 * a server hands an inbound request's headers to ``continue_from(headers)`` around the run,
   so the run continues the caller's trace.
@@ -21,7 +22,7 @@ kernel needs no tracing library.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentrig.kernel.services import ServiceKey
@@ -36,6 +37,7 @@ __all__ = [
     "TraceScope",
     "add_trace_hook",
     "trace_env",
+    "trace_origin",
 ]
 
 #: What a scope is around: a turn, one attempt of a model call, one tool call.
@@ -86,16 +88,39 @@ class _Traced(Protocol):
     def trace(self) -> TraceContext | None: ...
 
 
-def add_trace_hook(kwargs: dict[str, Any], runtime: _Traced) -> None:
-    """Add to httpx client ``kwargs`` a request hook sending ``runtime.trace``'s headers.
+def trace_origin(url: object) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of ``url`` (a string or ``httpx.URL``), the default port
+    filled in; None for what is not an absolute http(s) URL."""
+    import httpx
+
+    try:
+        parsed = url if isinstance(url, httpx.URL) else httpx.URL(str(url))
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return None
+    scheme = parsed.scheme.lower()
+    if scheme not in ("http", "https") or not parsed.host:
+        return None
+    port = parsed.port or (443 if scheme == "https" else 80)
+    return scheme, parsed.host.lower(), port
+
+
+def add_trace_hook(kwargs: dict[str, Any], runtime: _Traced, trace_to: Iterable[str] = ()) -> None:
+    """Add to httpx client ``kwargs`` a request hook sending ``runtime.trace``'s headers to
+    the destinations that opted in: ``trace_to`` lists their URLs (a provider's base URL,
+    an MCP server's), and only a request to one of those exact origins (scheme, host, port)
+    carries them.  Any other request the client makes -- a URL a tool fetches, a redirect to
+    another origin -- carries no trace identifiers.
 
     Read per request: a client built during composition traces once a plugin provided
     :data:`TRACE_CONTEXT`; without one the hook adds nothing.  Headers the caller set win.
     """
+    origins = frozenset(o for o in (trace_origin(u) for u in trace_to) if o is not None)
+    if not origins:
+        return  # nothing opted in: the client sends no trace headers at all
 
     async def inject(request: httpx.Request) -> None:
         trace = runtime.trace
-        if trace is not None:
+        if trace is not None and trace_origin(request.url) in origins:
             for name, value in trace.headers().items():
                 request.headers.setdefault(name, value)
 

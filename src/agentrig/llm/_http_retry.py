@@ -175,49 +175,72 @@ async def send_with_retries(
     while True:
         signal.raise_if_cancelled()
         request = build()
-        response: httpx.Response | None = None
-        error: ProviderError
-        protocol_error: ProviderError | None = None
-        try:
-            with signal.scope():
-                response = await get_client().send(request, stream=True)
-                if not (stream and response.is_success):
-                    await response.aread()
-                elif not _is_event_stream(response):
-                    protocol_error = await _not_an_event_stream(response, provider)
-        except httpx.HTTPError as exc:
-            if response is not None:
-                await _close_quietly(response)
-            error = error_from_transport(exc, provider=provider)
-        else:
-            if signal.cancelled:
-                if response is not None:
-                    await _close_quietly(response)
-                raise signal.abort_error()
-            assert response is not None
-            if protocol_error is not None:
-                await _close_quietly(response)
-                raise protocol_error  # not retried: the same request gets the same answer
-            if response.is_success:
-                return response
-            if classify is not None:
-                error = classify(response)
-            else:
-                error = error_from_response(response, provider=provider)
-            await _close_quietly(response)
-        retryable = retry_if(error) if retry_if is not None else error.retryable
-        if attempt >= policy.max_retries or not retryable:
-            raise error
-        if error.retry_after is not None and error.retry_after > policy.max_retry_after:
-            # the server asked for a longer wait than we may take: retrying early would only
-            # be refused again, so stop now and let the caller see the wait it asked for
-            error.message = (
-                f"{error.message} (Retry-After {error.retry_after:g} s is longer than "
-                f"max_retry_after {policy.max_retry_after:g} s; not retried)"
-            )
-            raise error
-        wait = policy.delay(attempt, error.retry_after)
+        sent = await _send_once(get_client(), request, signal, provider, stream, classify)
+        if isinstance(sent, httpx.Response):
+            return sent
+        _raise_unless_retried(sent, attempt, policy, retry_if)
+        wait = policy.delay(attempt, sent.retry_after)
         with signal.scope():
             await anyio.sleep(wait)
         signal.raise_if_cancelled()
         attempt += 1
+
+
+async def _send_once(
+    client: httpx.AsyncClient,
+    request: httpx.Request,
+    signal: CancelSignal,
+    provider: str,
+    stream: bool,
+    classify: Callable[[httpx.Response], ProviderError] | None,
+) -> httpx.Response | ProviderError:
+    """One attempt: the 2xx response, or the error of a failed one (to retry or raise)."""
+    response: httpx.Response | None = None
+    protocol_error: ProviderError | None = None
+    try:
+        with signal.scope():
+            response = await client.send(request, stream=True)
+            if not (stream and response.is_success):
+                await response.aread()
+            elif not _is_event_stream(response):
+                protocol_error = await _not_an_event_stream(response, provider)
+    except httpx.HTTPError as exc:
+        if response is not None:
+            await _close_quietly(response)
+        return error_from_transport(exc, provider=provider)
+    if signal.cancelled:
+        if response is not None:
+            await _close_quietly(response)
+        raise signal.abort_error()
+    assert response is not None
+    if protocol_error is not None:
+        await _close_quietly(response)
+        raise protocol_error  # not retried: the same request gets the same answer
+    if response.is_success:
+        return response
+    if classify is not None:
+        error = classify(response)
+    else:
+        error = error_from_response(response, provider=provider)
+    await _close_quietly(response)
+    return error
+
+
+def _raise_unless_retried(
+    error: ProviderError,
+    attempt: int,
+    policy: RetryPolicy,
+    retry_if: Callable[[ProviderError], bool] | None,
+) -> None:
+    """Raise ``error`` when retries are spent, it is not retryable, or its wait is too long."""
+    retryable = retry_if(error) if retry_if is not None else error.retryable
+    if attempt >= policy.max_retries or not retryable:
+        raise error
+    if error.retry_after is not None and error.retry_after > policy.max_retry_after:
+        # the server asked for a longer wait than we may take: retrying early would only
+        # be refused again, so stop now and let the caller see the wait it asked for
+        error.message = (
+            f"{error.message} (Retry-After {error.retry_after:g} s is longer than "
+            f"max_retry_after {policy.max_retry_after:g} s; not retried)"
+        )
+        raise error

@@ -206,13 +206,16 @@ class HttpSession:
     ) -> HttpSession:
         """The session ``options`` describe; ``http`` is the runtime's client factory.
 
-        The runtime's factory is called with the timeouts and, for a private ``base_url``
-        (consented to by ``allow_private_base_url``), the one egress exemption the provider
-        asks for (``allow_private``); public base URLs need none.
+        The runtime's factory is called with the timeouts, ``trace_to`` (the base URL: the
+        one destination of this client that receives trace headers) and, for a private
+        ``base_url`` (consented to by ``allow_private_base_url``), the one egress exemption
+        the provider asks for (``allow_private``); public base URLs need none.
         """
         timeout = httpx.Timeout(options.timeout, connect=options.connect_timeout)
         exempt = options.egress_allow_private
         egress: dict[str, Any] = {"allow_private": exempt} if exempt else {}
+        # the provider's own API opts in to trace headers; nothing else its client reaches
+        egress["trace_to"] = (options.base_url,)
         factory = (lambda: http(timeout=timeout, **egress)) if http is not None else None
         return cls(
             provider=provider,

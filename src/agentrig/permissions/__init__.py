@@ -38,6 +38,7 @@ from agentrig.permissions._rules import PermissionRule, PermissionRules, parse_r
 from agentrig.permissions._shell import Candidate, CommandSegment, ParsedCommand, split_command
 from agentrig.permissions._types import (
     ArgKind,
+    GlobExpander,
     MatchOutcome,
     Mode,
     PathResolver,
@@ -69,6 +70,7 @@ __all__ = [
     "ConsentMemory",
     "MatchOutcome",
     "Mode",
+    "GlobExpander",
     "PathResolver",
     "ParsedCommand",
     "PermissionArg",

@@ -162,6 +162,7 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
         home=home,
         resolve=resolve,
         roots=tuple(canonical_root(extra, resolve) for extra in ctx.additional_roots),
+        expand=ctx.expand_glob,
     )
     risk: RiskClass | None = "inspect" if read_only else call.tool.risk
     asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict", settings, resolve)

@@ -17,12 +17,13 @@ No I/O here: paths are canonicalised through the ``PathResolver`` port the calle
 from __future__ import annotations
 
 import functools
+import itertools
 import posixpath
 import re
 
 from agentrig.permissions._match import canonical_path, match_path
 from agentrig.permissions._shell import ParsedCommand
-from agentrig.permissions._types import PathResolver
+from agentrig.permissions._types import GlobExpander, PathResolver
 
 __all__ = [
     "DEFAULT_TRUST_WIDENING_PATHS",
@@ -30,6 +31,7 @@ __all__ = [
     "READ_ONLY_GIT_SUBCOMMANDS",
     "catastrophic_command",
     "catastrophic_path",
+    "expand_braces",
     "is_read_only_command",
     "trust_widening_path",
 ]
@@ -134,14 +136,86 @@ def _inside(path: str, root: str) -> bool:
 
 
 def _word_inside(
-    word: str, root: str, roots: tuple[str, ...], home: str, resolve: PathResolver
+    word: str,
+    root: str,
+    roots: tuple[str, ...],
+    home: str,
+    resolve: PathResolver,
+    expand: GlobExpander | None = None,
 ) -> bool:
     # a relative word is read from the workspace root (where the command runs), and the
-    # resolved path must lie inside one of the roots
+    # resolved path must lie inside one of the roots -- and so must every path a glob or a
+    # brace in it expands to (through a symlink inside the workspace, "cat dir/*" can reach
+    # what "cat dir/link/x" spelled out cannot)
     if any(ch in word for ch in "$`"):
         return False
-    path = canonical_path(word, root=root, home=home, resolve=resolve)
-    return path is not None and any(_inside(path, r) for r in roots)
+    words = expand_braces(word)
+    if words is None:
+        return False
+    for one in words:
+        path = canonical_path(one, root=root, home=home, resolve=resolve)
+        if path is None or not any(_inside(path, r) for r in roots):
+            return False
+        if _GLOB_CHARS & set(one):
+            written = _absolute(one, root, home)
+            matches = None if expand is None or written is None else expand(written)
+            if matches is None:
+                return False  # what the glob reaches cannot be told: not read-only
+            for match in matches:
+                reached = canonical_path(match, root=root, home=home, resolve=resolve)
+                if reached is None or not any(_inside(reached, r) for r in roots):
+                    return False
+    return True
+
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _absolute(word: str, root: str, home: str) -> str | None:
+    if word == "~" or word.startswith("~/"):
+        word = home + word[1:]
+    elif word.startswith("~"):
+        return None
+    return posixpath.normpath(posixpath.join(root, word))
+
+
+def expand_braces(word: str, limit: int = 256) -> list[str] | None:
+    """The words bash's brace expansion makes of ``word`` (``a{b,c}d`` -> ``abd acd``,
+    nested too), or ``None`` when it cannot be told here (a sequence ``{1..9}``, more than
+    ``limit`` words).  A brace without a comma is literal, as in bash."""
+    start = word.find("{")
+    if start < 0:
+        return [word]
+    depth, commas, end = 0, [], -1
+    for i in range(start, len(word)):
+        ch = word[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+        elif ch == "," and depth == 1:
+            commas.append(i)
+    if end < 0:
+        return [word] if "}" not in word[start:] else None
+    body = word[start + 1 : end]
+    if not commas:
+        if ".." in body:
+            return None  # a sequence expression
+        rest = expand_braces(word[end + 1 :], limit)
+        return None if rest is None else [word[: end + 1] + r for r in rest]
+    bounds = [start, *commas, end]
+    out: list[str] = []
+    for a, b in itertools.pairwise(bounds):
+        expanded = expand_braces(word[:start] + word[a + 1 : b] + word[end + 1 :], limit)
+        if expanded is None:
+            return None
+        out.extend(expanded)
+        if len(out) > limit:
+            return None
+    return out
 
 
 def is_read_only_command(
@@ -151,10 +225,16 @@ def is_read_only_command(
     home: str,
     resolve: PathResolver,
     roots: tuple[str, ...] = (),
+    expand: GlobExpander | None = None,
 ) -> bool:
     """Whether every segment runs a listed read-only command naming only paths inside the
     workspace ``root`` or one of the extra ``roots`` (relative words are read from ``root``,
-    the command's working directory)."""
+    the command's working directory).
+
+    A word with a glob or a brace counts by every path it can reach (``expand`` answers the
+    glob; without it such a word is not read-only), and a reader that follows symlinks
+    below its arguments (``grep -R``, ``ls -L``, ``du -L``) is not read-only.
+    """
     inside = (root, *roots)
     if not parsed.conclusive:
         return False
@@ -171,6 +251,8 @@ def is_read_only_command(
             words = argv[2:]
         elif argv[0] in READ_ONLY_COMMANDS:
             words = argv[1:]
+            if _follows_links(argv[0], words):
+                return False
         else:
             return False
         for word in words:
@@ -180,12 +262,12 @@ def is_read_only_command(
                 valued = _VALUED_OPTION.fullmatch(word)
                 if valued is not None:
                     if valued.group(1) and not _word_inside(
-                        valued.group(1), root, inside, home, resolve
+                        valued.group(1), root, inside, home, resolve, expand
                     ):
                         return False
                 elif _PLAIN_OPTION.fullmatch(word) is None:
                     return False
-            elif word != "-" and not _word_inside(word, root, inside, home, resolve):
+            elif word != "-" and not _word_inside(word, root, inside, home, resolve, expand):
                 return False
         for op, target in segment.redirects:
             if op in _OUTPUT_REDIRECTS:
@@ -194,9 +276,35 @@ def is_read_only_command(
             elif op in (">&", "<&"):
                 if not (target.isdigit() or target == "-"):
                     return False
-            elif op == "<" and not _word_inside(target, root, inside, home, resolve):
+            elif op == "<" and not _word_inside(target, root, inside, home, resolve, expand):
                 return False
     return True
+
+
+# readers that follow symlinks met below their arguments: what they reach is not told by
+# the words (option letters, and long options that mean the same)
+_FOLLOWING: dict[str, tuple[str, frozenset[str]]] = {
+    "grep": ("R", frozenset({"--dereference-recursive"})),
+    "ls": ("L", frozenset({"--dereference"})),
+    "du": ("L", frozenset({"--dereference"})),
+}
+_FOLLOWING["egrep"] = _FOLLOWING["fgrep"] = _FOLLOWING["grep"]
+
+
+def _follows_links(command: str, words: tuple[str, ...]) -> bool:
+    found = _FOLLOWING.get(command)
+    if found is None:
+        return False
+    letter, long_names = found
+    for word in words:
+        if word == "--":
+            break
+        if word.startswith("--"):
+            if word.split("=", 1)[0] in long_names:
+                return True
+        elif word.startswith("-") and letter in word[1:]:
+            return True
+    return False
 
 
 def _protected(root: str, home: str) -> set[str]:

@@ -8,7 +8,7 @@ a decision is a fact about one call in one context, and nothing downstream may e
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
 import attrs
@@ -26,6 +26,7 @@ __all__ = [
     "MatchOutcome",
     "PermissionCall",
     "PermissionContext",
+    "GlobExpander",
     "PathResolver",
     "PermissionDecision",
     "PermissionRuleError",
@@ -55,6 +56,15 @@ symlink loop, an unreadable component).  The evaluator reads paths only through 
 decisions are a pure function of the call, the context and the port's answers; ``None``
 makes a path unevaluable (a deny or ask rule then asks, an allow rule does not grant).  The
 default is :func:`agentrig.host.resolve_path`, bound when the context is built.
+"""
+
+GlobExpander = Callable[[str], "Sequence[str] | None"]
+"""The evaluator's port for shell globs: the paths an absolute glob expands to, as written.
+
+It answers every existing path the pattern matches (symlinks not resolved: the evaluator
+resolves each through the :data:`PathResolver`), an empty list when nothing matches, or
+``None`` when that cannot be told -- which makes a read-only command that uses the glob
+ask.  The default is :func:`agentrig.host.expand_glob`, bound when the context is built.
 """
 
 ReasonCode = Literal[
@@ -122,13 +132,16 @@ class ToolPermissions:
 
     ``parameters`` names every declared input parameter; it decides whether ``name:`` at the
     start of a rule pattern is a parameter rule (``Tool(name:pattern)``) or part of a
-    pattern over the permission argument.
+    pattern over the permission argument.  ``rule_names`` are other tool names whose rules
+    also apply to this tool, read over its own permission argument -- Claude Code's families:
+    ``Grep`` and ``Glob`` follow ``Read(...)`` rules, ``Write`` follows ``Edit(...)`` rules.
     """
 
     tool_id: str
     risk: RiskClass | None = attrs.field(default=None, validator=_known_risk)
     arg: PermissionArg | None = None
     parameters: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
+    rule_names: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -154,6 +167,12 @@ def _default_resolver() -> PathResolver:
     from agentrig.host import resolve_path
 
     return resolve_path
+
+
+def _default_expander() -> GlobExpander:
+    from agentrig.host import expand_glob
+
+    return expand_glob
 
 
 @attrs.frozen(slots=True)
@@ -183,6 +202,8 @@ class PermissionContext:
     #: runtime passes its config file's directory.  ``None`` means the workspace root.
     rules_root: str | None = None
     resolve_path: PathResolver = attrs.field(factory=_default_resolver, kw_only=True)
+    #: the port a read-only command's globs are expanded through (see :data:`GlobExpander`)
+    expand_glob: GlobExpander = attrs.field(factory=_default_expander, kw_only=True)
 
 
 @attrs.frozen(slots=True)

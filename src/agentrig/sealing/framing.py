@@ -42,12 +42,14 @@ from typing import Literal
 
 import attrs
 
+from agentrig.kernel.schemas import SCHEMAS
 from agentrig.sealing._errors import CorruptError, UnsupportedFramingError
 from agentrig.sealing._kinds import Storage
 
 __all__ = [
     "CURRENT_VERSION",
     "MAGIC",
+    "SEALED_FRAMING_SCHEMA",
     "PREFIX_SIZE",
     "SUPPORTED_VERSIONS",
     "Frame",
@@ -66,6 +68,8 @@ __all__ = [
 MAGIC = b"\x89ARSL\r\n\x1a"
 CURRENT_VERSION = 1
 SUPPORTED_VERSIONS: frozenset[int] = frozenset({1})
+#: the persisted schema of the framing (its version is the prefix's version field)
+SEALED_FRAMING_SCHEMA = "agentrig.sealed.framing"
 
 _PREFIX = struct.Struct(">8sHH")
 PREFIX_SIZE = _PREFIX.size
@@ -167,9 +171,11 @@ def read_header(data: Bytes) -> FrameHeader:
     """
     version = read_version(data)
     if version not in SUPPORTED_VERSIONS:
+        upgrade = SCHEMAS.info(SEALED_FRAMING_SCHEMA).upgrade
         raise UnsupportedFramingError(
-            f"sealed with framing version {version}; this build reads version(s) "
-            f"{', '.join(map(str, sorted(SUPPORTED_VERSIONS)))} -- open it with a newer build",
+            f"sealed with {SEALED_FRAMING_SCHEMA} version {version}; this build reads "
+            f"version(s) {', '.join(map(str, sorted(SUPPORTED_VERSIONS)))} -- open it with a "
+            f"newer build (upgrade: {upgrade})",
             version=version,
         )
     _magic, _version, length = _PREFIX.unpack_from(bytes(data[:PREFIX_SIZE]))
@@ -270,3 +276,14 @@ def bound_data(header_raw: bytes, kind: str, owner_id: str) -> bytes:
     read back as another kind, does not open.
     """
     return header_raw + _length_prefixed(kind) + _length_prefixed(owner_id)
+
+
+def _v1_shape(data: Bytes) -> None:
+    """Version 1's shape, for the schema registry: a sealed artifact whose header parses."""
+    try:
+        read_header(data)
+    except CorruptError as exc:
+        raise ValueError(str(exc)) from None
+
+
+SCHEMAS.define(SEALED_FRAMING_SCHEMA, 1, _v1_shape)
