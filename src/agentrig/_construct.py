@@ -202,13 +202,14 @@ def _fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:
     shared = _FIELD_SETS.get(key)
     if shared is None:
         shared = _FIELD_SETS[key] = set(key[1])
-        _SHARED.add(id(shared))
+        _SHARED[id(shared)] = shared
     return shared
 
 
-# the ids of the shared sets (each kept alive by _FIELD_SETS): "is this set shared?" without
-# building the frozenset key
-_SHARED: set[int] = set()
+# id -> the shared set itself: "is this set shared?" without building the frozenset key.
+# An entry holds its set and is checked with ``is``, so it never answers for another set
+# born at a dead one's address (even if _FIELD_SETS is ever bounded).
+_SHARED: dict[int, set[str]] = {}
 
 
 # type -> 1 (a frozen pydantic model), 2 (another pydantic model) or 0: ``isinstance`` on
@@ -241,7 +242,7 @@ def share_fields_set(instance: BaseModel, depth: int = 3) -> None:
     cls = type(instance)
     if (_KINDS.get(cls) or _kind(cls)) == 1:
         own = instance.__pydantic_fields_set__
-        if id(own) in _SHARED:
+        if _SHARED.get(id(own)) is own:
             if depth:
                 _share_held(instance, cls, depth - 1)
             return
@@ -273,7 +274,7 @@ def _share_held(instance: BaseModel, cls: type[BaseModel], depth: int) -> None:
             continue
         for item in value if type(value) is tuple else (value,):
             own = getattr(item, "__pydantic_fields_set__", None)
-            if own is not None and id(own) not in shared:
+            if own is not None and shared.get(id(own)) is not own:
                 share_fields_set(item, depth)
 
 
