@@ -15,6 +15,7 @@ catalog before the agents are built; a tool it blocks refuses the composition.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +90,8 @@ def _from_entry_points(rt: Runtime, registry: SkillRegistry) -> None:
             registry.refuse(entry.describe(), exc)
             continue
         if isinstance(loaded, Skill):
-            registry.register(loaded)
+            with contextlib.suppress(SkillBlockedError):  # recorded in refused() by register
+                registry.register(loaded)
 
 
 async def _model_review(rt: Runtime, registration: Registration) -> Verdict:
@@ -112,14 +114,17 @@ async def _from_folder(
         return
     registration = registration_of_skill(skill)
     verdicts: list[Verdict] = []
-    if scan(registration).allowed and not trust.is_trusted(skill.source, skill.digest):
-        trust.revoke(skill.source)  # a changed skill loses its trust before the review
+    trusted = trust.is_trusted(skill.source, skill.digest)
+    checking = isinstance(rt.resolver, PlaceholderResolver)  # `config check` changes nothing
+    if not trusted and not checking:
+        trust.revoke(skill.source)  # a changed skill loses its trust before anything else
+    if not trusted and scan(registration).allowed:
         verdicts.append(await _model_review(rt, registration))
     try:
         registry.register(skill, verdicts=verdicts)  # scans; refuses on any refusal
     except SkillBlockedError:
         return
-    if verdicts:
+    if verdicts and not checking:
         trust.trust(skill.source, skill.name, skill.version, skill.digest)
 
 
