@@ -115,13 +115,17 @@ async def test_roots_precedence_and_progressive_loading(project: Path) -> None:
     assert tool_results[1].text.startswith("# Filling PDF forms")
 
 
-async def test_without_a_guard_folder_skills_are_refused(project: Path) -> None:
+async def test_without_a_guard_folder_skills_are_refused(
+    project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     copy("commit-messages", project / ".claude" / "skills")
-    async with open_runtime(write_config(project), environ={}) as rt:
-        registry = rt.services.require(SKILLS)
-        assert registry.names() == ()
-        [refusal] = registry.refused()
-        assert "returned no verdict" in refusal.describe()
+    with caplog.at_level("WARNING", logger="agentrig.skills"):
+        async with open_runtime(write_config(project), environ={}) as rt:
+            registry = rt.services.require(SKILLS)
+    assert registry.names() == ()
+    [refusal] = registry.refused()
+    assert "returned no verdict" in refusal.describe()
+    assert "skill refused: commit-messages 1" in caplog.text
 
 
 async def test_the_guard_threshold_refuses(project: Path) -> None:

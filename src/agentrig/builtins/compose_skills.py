@@ -23,6 +23,7 @@ from agentrig.builtins.skill_guard import GUARD_NAME
 from agentrig.builtins.skill_tools import TOOLSET, ReadSkillResource, SkillTool
 from agentrig.builtins.skill_trust import TrustStore
 from agentrig.builtins.skills_config import DEFAULT_ROOTS, SkillsConfig
+from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ConfigError, Issue
 from agentrig.kernel.config import PlaceholderResolver
 from agentrig.kernel.payloads import RegistrationReview
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
 
 __all__ = ["compose_skills", "describe_skills", "scan_tools", "skill_roots", "skills_config"]
+
+_log = get_logger("skills")
 
 
 def skills_config(rt: Runtime) -> SkillsConfig:
@@ -150,6 +153,8 @@ async def compose_skills(rt: Runtime) -> None:
             issues.append(Issue("config.skill_version", exc.message, ("skills", "active", name)))
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
+    for refusal in registry.refused():  # a refused skill is never silent: doctor lists it too
+        _log.warning("skill refused: %s", refusal.describe())
     rt.services.provide(SKILLS, registry, source="compose-skills")
     tools = rt.registry(TOOLS)
     offered = []
