@@ -450,29 +450,7 @@ class _Walker:
         hops: int,
         out: list[Issue],
     ) -> None:
-        size = len(value)
-        low, high = schema.get("minProperties"), schema.get("maxProperties")
-        if _is_number(low) and size < low:
-            out.append(
-                Issue(
-                    "value.minProperties", f"expected at least {low} properties, got {size}", path
-                )
-            )
-        if _is_number(high) and size > high:
-            out.append(
-                Issue(
-                    "value.maxProperties", f"expected at most {high} properties, got {size}", path
-                )
-            )
-        required = schema.get("required")
-        if isinstance(required, list | tuple):
-            for name in required:
-                if isinstance(name, str) and name not in value:
-                    out.append(
-                        Issue(
-                            "value.required", f"missing required property '{name}'", (*path, name)
-                        )
-                    )
+        _check_object_bounds(value, schema, path, out)
         properties = schema.get("properties")
         if not isinstance(properties, Mapping):
             properties = {}
@@ -724,3 +702,26 @@ def _ecma_anchors(pattern: str) -> str:
             continue
         out.append(char)
     return "".join(out)
+
+
+def _check_object_bounds(
+    value: Mapping[Any, Any], schema: Mapping[str, Any], path: Path, out: list[Issue]
+) -> None:
+    """``minProperties``, ``maxProperties`` and ``required`` of an object."""
+    size = len(value)
+    low, high = schema.get("minProperties"), schema.get("maxProperties")
+    if _is_number(low) and size < low:
+        out.append(
+            Issue("value.minProperties", f"expected at least {low} properties, got {size}", path)
+        )
+    if _is_number(high) and size > high:
+        out.append(
+            Issue("value.maxProperties", f"expected at most {high} properties, got {size}", path)
+        )
+    required = schema.get("required")
+    if isinstance(required, list | tuple):
+        for name in required:
+            if isinstance(name, str) and name not in value:
+                out.append(
+                    Issue("value.required", f"missing required property '{name}'", (*path, name))
+                )
