@@ -37,6 +37,7 @@ from agentrig.llm import (
 )
 from agentrig.session._events import (
     AssistantMessageEvent,
+    ContextCompacted,
     RequestHeader,
     SessionEvent,
     SessionEventData,
@@ -438,6 +439,9 @@ class Session:
         self._messages: list[Message] = []
         self._projected = 0
         self._chars = 0  # message_chars() of self._messages, kept by the projection
+        #: the latest provider-reported usage at a completed response (its total tokens) and
+        #: ``_chars`` just after that response; None before one (or since a compaction)
+        self._report: tuple[int, int] | None = None
         self._system: SystemMessage | None = None
         self._listeners: list[Callable[[SessionEvent], None]] = []
         #: ``(trace_id, span_id)`` of the current span, when a tracing plugin is active: each
@@ -595,8 +599,10 @@ class Session:
             data: Any = events[i]
             message: Any
             kind = type(data)
+            reply = False  # an assistant message: its usage may be the latest report
             if kind is AssistantMessage:  # kept bare (see _store)
                 message = _annotate(data, note) if data.interrupted else data
+                reply = True
             elif kind is UserMessage:
                 message = data
             elif kind is tuple:  # packed (see _store): the message is a field
@@ -604,25 +610,45 @@ class Session:
                 if at is None:
                     continue
                 message = data[at]
-                if data[0] is AssistantMessageEvent and message.interrupted:
-                    message = _annotate(message, note)
+                if data[0] is AssistantMessageEvent:
+                    reply = True
+                    if message.interrupted:
+                        message = _annotate(message, note)
             elif kind in _WITHOUT_MESSAGE:  # by exact class: no isinstance chain on models
                 continue
             elif isinstance(data, _PLAIN_MESSAGE_EVENTS):
                 message = data.message
             elif isinstance(data, AssistantMessageEvent):
                 message = data.message
+                reply = True
                 if message.interrupted:
                     message = _annotate(message, note)
             else:
                 if isinstance(data, SystemPrompt):
                     # One head message: a later prompt replaces the earlier one in place.
                     self._system = SystemMessage(text=data.text)
+                elif isinstance(data, ContextCompacted):
+                    messages, chars = self._compacted(data)
                 continue
             messages.append(message)
             chars += message_chars(message)
+            if reply and message.usage is not None and not message.interrupted:
+                # the provider's count at a completed response: what the history held then
+                self._report = (message.usage.total, chars)
         self._chars = chars
         self._projected = end
+
+    def _compacted(self, data: ContextCompacted) -> tuple[list[Message], int]:
+        """Apply a compaction: its messages replace the first ``replaced`` derived ones.
+
+        A new list (views made before keep the old one); the provider's last report counted
+        the longer history, so until the next reply the size is an estimate again.
+        """
+        kept = self._messages[data.replaced :]
+        messages: list[Message] = [*data.messages, *kept]
+        self._messages = messages
+        self._report = None
+        return messages, sum(message_chars(m) for m in messages)
 
     def derive_messages(self) -> MessagesView:
         """The model-facing history: system head, then user/assistant/tool messages.
@@ -634,6 +660,16 @@ class Session:
         system = self._system
         chars = self._chars + (len(system.text) if system is not None else 0)
         return MessagesView(system, self._messages, len(self._messages), chars)
+
+    def context_basis(self) -> tuple[int | None, int]:
+        """The latest provider-reported usage at a completed response (total tokens; None
+        when none since the start or the last compaction), and the characters of the
+        messages derived after it (all of them without a report), system head excluded."""
+        self._project()
+        report = self._report
+        if report is None:
+            return None, self._chars
+        return report[0], self._chars - report[1]
 
     def find(self, predicate: Callable[[SessionEvent], bool]) -> list[SessionEvent]:
         return [e for e in self.events if predicate(e)]
