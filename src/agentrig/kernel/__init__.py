@@ -58,7 +58,6 @@ from agentrig.kernel.payloads import (
     ToolExecution,
     TurnStopping,
 )
-from agentrig.kernel.run_queue import RUN_QUEUE, RunQueue
 from agentrig.kernel.runtime import (
     AGENTS,
     CATALOG_KINDS,
@@ -74,7 +73,6 @@ from agentrig.kernel.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, Trac
 
 __all__ = [
     "AGENTS",
-    "RUN_QUEUE",
     "CATALOG_KINDS",
     "CORE_DISTRIBUTION",
     "HTTP",
@@ -131,7 +129,6 @@ __all__ = [
     "RequestConfig",
     "RequestError",
     "Retry",
-    "RunQueue",
     "Runtime",
     "RuntimeConfig",
     "RuntimeStarted",
