@@ -168,3 +168,14 @@ def test_resuming_a_damaged_session_warns_with_a_code(
     assert (code, out) == (0, "Still here.\n")
     (line,) = [line for line in err.splitlines() if "damaged" in line]
     assert line.startswith("agentrig chat: warning [session.damaged]: the stored session was ")
+
+
+def test_context_command_shows_how_full_the_window_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, ["Hello!"], store=False)
+    code, out, err = _chat(monkeypatch, capsys, ["-c", str(config)], "hi\n/context\n/exit\n")
+    assert (code, out) == (0, "Hello!\n")
+    (line,) = err.splitlines()
+    # "Be brief." + "hi" + "Hello!": 17 characters, about 4 tokens (no usage reported)
+    assert line == "context: 4 / 200,000 tokens (0%, estimate)"

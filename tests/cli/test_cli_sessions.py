@@ -118,6 +118,8 @@ def test_show_prints_tool_calls_results_steering_and_usage(project: tuple[Path, 
         "assistant: Five, in words.",
         "  (turn 1 ended completed)",
         "  (usage: 150 prompt + 15 completion = 165 tokens)",
+        # the last reply's reported total (no provider is composed: the window is unknown)
+        "  (context: 65 tokens (provider; context window unknown))",
     ]
     positions = [lines.index(line) for line in expected]
     assert positions == sorted(positions), done.stdout
@@ -141,6 +143,7 @@ def test_export_markdown_and_json(project: tuple[Path, str], tmp_path: Path) -> 
     document = json.loads(exported.stdout)
     assert document["session_id"] == session
     assert document["usage"]["total"] == 165
+    assert document["context"] == {"used": 65, "window": None, "share": None, "source": "provider"}
     types = [e["data"]["type"] for e in document["events"]]
     assert {"tool/call", "tool/result", "steering/message", "assistant/message"} <= set(types)
     stored = (folder / "sessions" / f"{session}.jsonl").read_text(encoding="utf-8")

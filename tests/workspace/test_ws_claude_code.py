@@ -53,7 +53,7 @@ def _project(tmp_path: Path, mode: str = "default") -> Path:
     settings = {
         "permissions": {
             "allow": ["Bash(git diff:*)", "Edit(src/**)"],
-            "deny": ["Read(./.env)"],
+            "deny": ["Read(./.env)", "Grep(./.env)"],
         },
         "hooks": {
             "PreToolUse": [
@@ -113,6 +113,9 @@ async def test_rules_and_hooks_written_for_claude_code_decide_the_calls(tmp_path
             ScriptedCall("Bash", {"command": "grep -r DEBUG src"}, id="5"),
             ScriptedCall("Edit", {"file_path": str(project / "src/.env"), **edit}, id="6"),
             ScriptedCall("Bash", {"command": "curl -s https://example.com"}, id="7"),
+            ScriptedCall("Grep", {"pattern": "SECRET", "path": ".env"}, id="8"),
+            ScriptedCall("Write", {"file_path": "src/new.py", "content": "x = 1\n"}, id="9"),
+            ScriptedCall("Write", {"file_path": "top.py", "content": "x = 1\n"}, id="10"),
         ],
     )
     assert results[0] == "[no output]"  # allowed by Bash(git diff:*), ran in the sandbox
@@ -125,6 +128,11 @@ async def test_rules_and_hooks_written_for_claude_code_decide_the_calls(tmp_path
     assert results[5].startswith("The call was refused: hook PreToolUse")  # the one-liner
     assert (project / "src/.env").read_text() == "TOKEN=1\n"
     assert "no-approver" in results[6]
+    # Claude Code's family: Edit rules reach Write (Read rules do not reach Grep: see docs)
+    assert "denied by 'Grep(./.env)'" in results[7]
+    assert results[8].startswith("Created")  # allowed by Edit(src/**)
+    assert "no-approver" in results[9]
+    assert not (project / "top.py").exists()
 
 
 @pytest.mark.anyio
@@ -150,7 +158,7 @@ def test_run_in_plan_mode_is_read_only_end_to_end(
     settings.write_text(settings.read_text().replace('"Bash(git diff:*)", "Edit(src/**)"', ""))
     calls = [
         {"name": "Read", "arguments": {"file_path": "src/app.py"}},
-        {"name": "Grep", "arguments": {"pattern": "DEBUG"}},
+        {"name": "Grep", "arguments": {"pattern": "DEBUG", "path": "src"}},
         {"name": "Write", "arguments": {"file_path": "new.txt", "content": "x"}},
         {
             "name": "Edit",

@@ -1,6 +1,7 @@
 """Agents: the registry, the Agent handle, runs, streams, the inbox and the loop."""
 
 from agentrig.agent._agent import Agent, RunOptions
+from agentrig.agent._context import ContextSource, ContextUsage, measure_context
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
 from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
 from agentrig.agent._instructions import (
@@ -36,6 +37,8 @@ __all__ = [
     "AgentRegistry",
     "AgentSetup",
     "CallOutcome",
+    "ContextSource",
+    "ContextUsage",
     "ContextWindowError",
     "Continuation",
     "DeadlineExceededError",
@@ -57,6 +60,7 @@ __all__ = [
     "ToolCallRecord",
     "ToolChoiceViolationError",
     "ToolResult",
+    "measure_context",
     "run_sync",
     "with_instructions",
 ]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, final, overload
 import anyio
 from pydantic import BaseModel
 
+from agentrig.agent._context import ContextUsage, measure_context
 from agentrig.agent._dispatch import CallOutcome, unknown_tool
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
@@ -205,6 +206,18 @@ class Agent:
     def tool_spec_chars(self, tool: Tool) -> int:
         """The estimated size of ``tool``'s definition in characters."""
         return self._port.offer.spec_chars(tool)
+
+    # ---- the context window ---------------------------------------------------------------
+    @property
+    def context(self) -> ContextUsage:
+        """How full the model's context window is for the next request: the provider's latest
+        report plus an estimate of what came since (see :class:`ContextUsage`)."""
+        port = self._port
+        last = port.last_request_config
+        model = last.model if last is not None else self.config.model
+        window = self.runtime.models.context_window(model)
+        _, tool_chars = port.offer.request_specs(self.offered_tools())
+        return measure_context(self.session, window, tool_chars=tool_chars)
 
     # ---- the log --------------------------------------------------------------------------
     async def flush(self) -> None:

@@ -14,6 +14,7 @@ from typing import NamedTuple, final
 
 import anyio
 
+from agentrig.agent._context import measure_context
 from agentrig.agent._observations import observe_model_call
 from agentrig.agent._request import (
     build_request,
@@ -156,7 +157,10 @@ class ModelRound:
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)
         window = port.runtime.models.context_window(cfg.model)
-        refusal = context_overflow(window, cfg.model, view.chars + extra_chars + tool_chars)
+        usage = measure_context(
+            port.session, window, tool_chars=tool_chars, extra_chars=extra_chars
+        )
+        refusal = context_overflow(usage, cfg.model)
         if refusal is not None:
             error = ContextWindowError(refusal)
             await port.append(model_error(cfg, attempt, error))

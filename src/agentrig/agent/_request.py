@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentrig._construct import construct_trusted
 from agentrig.kernel.payloads import RequestConfig
 from agentrig.llm import (
     Message,
@@ -21,11 +20,26 @@ from agentrig.llm import (
 )
 
 if TYPE_CHECKING:
+    from agentrig.agent._context import ContextUsage
     from agentrig.agent._port import AgentPort
 
-__all__ = ["CONTEXT_GUARD_RATIO", "build_request", "context_overflow", "request_config"]
+__all__ = [
+    "CONTEXT_GUARD_RATIO",
+    "CONTEXT_GUARD_TEXT",
+    "build_request",
+    "context_overflow",
+    "request_config",
+]
 
 CONTEXT_GUARD_RATIO = 0.95
+"""The hard stop: a request above this share of the window is not sent."""
+
+CONTEXT_GUARD_TEXT = (
+    "The request was not sent: it needs about {tokens} tokens, more than {percent}% of the "
+    "{window}-token context window of {model}."
+)
+"""The guard's diagnostic (neutral mechanism text); ``[agents.<id>] compaction.guard_text``
+replaces it."""
 
 
 async def request_config(port: AgentPort) -> RequestConfig:
@@ -76,17 +90,19 @@ def request_messages(
     return tuple(items)
 
 
-def context_overflow(window: int, model: str, chars: int) -> str | None:
-    """Why a request of ``chars`` characters must not be sent to ``model`` (None: it fits)."""
-    # ~4 characters per token; a coarse guard against sending what cannot fit.  The history's
-    # size comes from the session's incremental projection, so this is O(1) in the log.
-    estimate = chars // 4
-    if estimate <= window * CONTEXT_GUARD_RATIO:
+def context_overflow(usage: ContextUsage, model: str, text: str = CONTEXT_GUARD_TEXT) -> str | None:
+    """Why a request using ``usage`` of ``model``'s window must not be sent (None: it fits).
+
+    ``text`` is the diagnostic's template (placeholders ``{tokens}``, ``{percent}``,
+    ``{window}``, ``{model}``): the product layer's wording seam.
+    """
+    if usage.used <= usage.window * CONTEXT_GUARD_RATIO:
         return None
-    return (
-        f"The request was not sent: it needs about {estimate} tokens, more than "
-        f"{int(CONTEXT_GUARD_RATIO * 100)}% of the {window}-token context window of "
-        f"{model}."
+    return text.format(
+        tokens=usage.used,
+        percent=int(CONTEXT_GUARD_RATIO * 100),
+        window=usage.window,
+        model=model,
     )
 
 
@@ -99,20 +115,17 @@ def build_request(
     transport: str | None,
 ) -> ModelRequest:
     """The request, built without re-validating what the loop already holds validated."""
-    return construct_trusted(
-        ModelRequest,
-        {
-            "model": cfg.model,
-            "messages": messages,
-            "tools": specs,
-            "tool_choice": tool_choice,
-            "max_tokens": cfg.max_tokens,
-            "temperature": cfg.temperature,
-            "stop": (),
-            "response_format": response_format,
-            "structured_output": transport,
-            "reasoning_effort": cfg.reasoning_effort,
-            "parallel_tool_calls": None,
-            "options": dict(cfg.options),
-        },
+    return ModelRequest.model_construct(
+        model=cfg.model,
+        messages=messages,
+        tools=specs,
+        tool_choice=tool_choice,
+        max_tokens=cfg.max_tokens,
+        temperature=cfg.temperature,
+        stop=(),
+        response_format=response_format,
+        structured_output=transport,
+        reasoning_effort=cfg.reasoning_effort,
+        parallel_tool_calls=None,
+        options=dict(cfg.options),
     )

@@ -67,6 +67,8 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
         risk=tool.risk,
         arg=tool.permission_arg,
         parameters=frozenset(properties) if isinstance(properties, dict) else frozenset(),
+        # tool names whose rules also apply (Claude Code's families: Grep follows Read rules)
+        rule_names=frozenset(getattr(tool, "permission_rule_names", ())),
     )
 
 

@@ -34,7 +34,6 @@ import anyio.lowlevel
 import attrs
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentrig._construct import construct_trusted
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError
 from agentrig.kernel import with_options
@@ -121,7 +120,7 @@ class Reply:
         if self.usage is not None:
             usage = self.usage
             out.append(
-                construct_trusted(UsageChunk, {"usage": usage})
+                UsageChunk.model_construct(usage=usage)
                 if type(usage) is Usage
                 else UsageChunk(usage=usage)
             )
@@ -140,14 +139,14 @@ _dumps = json.JSONEncoder().encode  # json.dumps with its defaults, without the 
 def _tool_call_start(index: int, call_id: object, name: object) -> ToolCallStart:
     values = {"index": index, "id": call_id, "name": name}
     if type(call_id) is str and type(name) is str:
-        return construct_trusted(ToolCallStart, values)
+        return ToolCallStart.model_construct(index=index, id=call_id, name=name)
     return ToolCallStart.model_validate(values)
 
 
 def _finish(stop: object) -> FinishChunk:
     values = {"stop_reason": stop, "provider_stop_reason": stop, "model": None}
     if type(stop) is str and stop in _STOP_REASONS:
-        return construct_trusted(FinishChunk, values)
+        return FinishChunk.model_construct(stop_reason=stop, provider_stop_reason=stop, model=None)
     return FinishChunk.model_validate(values)
 
 

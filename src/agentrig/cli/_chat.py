@@ -59,11 +59,13 @@ __all__ = ["register", "run"]
 
 EXIT_COMMAND = "/exit"
 CLEAR_COMMAND = "/clear"
+CONTEXT_COMMAND = "/context"
 
 _HELP = """\
 Chat with AGENT of FILE: every line you type is one turn; the answer streams as it
 arrives.  Ctrl-C stops the answer and returns to the prompt.  Type /exit (or end the
-input, Ctrl-D, or Ctrl-C at the prompt) to leave, /clear to start a fresh session.
+input, Ctrl-D, or Ctrl-C at the prompt) to leave, /clear to start a fresh session,
+/context to see how full the model's context window is.
 
 --session ID continues the stored session ID when the agent has a session store and the
 session exists; otherwise a new session is started under that id.  Tool calls the rules
@@ -262,6 +264,9 @@ async def _converse(
             if interactive:
                 err.write(f"cleared: new session {agent.session_id}\n")
             continue
+        if prompt == CONTEXT_COMMAND:
+            err.write(f"context: {agent.context.describe()}\n")
+            continue
         if not prompt:
             continue
         keys.turn = CancelSignal()
@@ -276,4 +281,6 @@ async def _converse(
         if result.interrupted:
             renderer.note("[interrupted] the answer was stopped (recorded as interrupted)")
         report_hooks(result, err)
+        if interactive:
+            err.write(f"context: {agent.context.describe()}\n")
     return EXIT_FAILURE if failed else EXIT_OK

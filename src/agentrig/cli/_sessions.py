@@ -184,7 +184,9 @@ def _show(args: argparse.Namespace) -> int:
         sid, store = found[0]
         report = await store.load(args.session)
         damaged = (report.detail or "") if report.damaged else ""
-        text = render(args.session, sid, report.events, args.format, damaged=damaged)
+        text = render(
+            args.session, sid, report.events, args.format, damaged=damaged, window=_window(rt)
+        )
         if args.output is None:
             sys.stdout.write(text)
         else:
@@ -192,6 +194,15 @@ def _show(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return _with_stores(args, work)
+
+
+def _window(rt: Runtime) -> Any:
+    """A model's context window, when provider packages registered model metadata (the
+    sessions commands compose no providers: otherwise unknown)."""
+    from agentrig.kernel.runtime import MODELS
+
+    models = rt.services.get(MODELS)
+    return models.context_window if models is not None else None
 
 
 def _unknown(session: str, stores: list[str], known: list[str]) -> UsageError:

@@ -8,7 +8,7 @@ summarised away, so an export is the transcript, not a digest of it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -46,10 +46,39 @@ def _usage_text(usage: Usage | None) -> str:
     return f"{usage.prompt} prompt + {usage.completion} completion = {usage.total} tokens"
 
 
+def context_of(events: Sequence[SessionEvent], window: Callable[[str], int] | None) -> Any:
+    """The context usage (a ``ContextUsage``) the session's next request would start from:
+    the last reply's reported usage plus the estimate since, as the loop measures it.
+
+    ``window`` gives a model's context window (None: unknown, reported as 0).  None when the
+    session made no request yet.
+    """
+    from agentrig.agent import ContextUsage, measure_context
+    from agentrig.ids import SessionId
+    from agentrig.session import RequestHeader, Session
+
+    model = next(
+        (e.data.model for e in reversed(events) if isinstance(e.data, RequestHeader)), None
+    )
+    if model is None:
+        return None
+    session = Session(SessionId("ses_context"))
+    session.load(events)
+    usage: ContextUsage = measure_context(session, window(model) if window is not None else 0)
+    return usage
+
+
 def render(
-    session_id: str, store: str, events: Sequence[SessionEvent], fmt: Format, *, damaged: str = ""
+    session_id: str,
+    store: str,
+    events: Sequence[SessionEvent],
+    fmt: Format,
+    *,
+    damaged: str = "",
+    window: Callable[[str], int] | None = None,
 ) -> str:
-    """The transcript of ``events`` in ``fmt``."""
+    """The transcript of ``events`` in ``fmt`` (``window``: a model's context window)."""
+    context = context_of(events, window)
     if fmt == "json":
         from agentrig.session import dump_event
 
@@ -59,6 +88,7 @@ def render(
             "store": store,
             "damaged": damaged or None,
             "usage": usage.model_dump(mode="json") if usage is not None else None,
+            "context": _context_json(context),
             "events": [json.loads(dump_event(e)) for e in events],
         }
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -69,7 +99,26 @@ def render(
     for event in events:
         lines.event(event.data)
     lines.note(f"usage: {_usage_text(total_usage(events))}")
+    if context is not None:
+        lines.note(f"context: {_context_text(context)}")
     return lines.text()
+
+
+def _context_text(context: Any) -> str:
+    if context.window:
+        return str(context.describe())
+    return f"{context.used:,} tokens ({context.source}; context window unknown)"
+
+
+def _context_json(context: Any) -> dict[str, Any] | None:
+    if context is None:
+        return None
+    return {
+        "used": context.used,
+        "window": context.window or None,
+        "share": round(context.share, 4) if context.window else None,
+        "source": context.source,
+    }
 
 
 class _Lines:
@@ -138,6 +187,14 @@ class _Lines:
             self.note(
                 f"model call failed [{data.code}] ({data.provider} {data.model}, "
                 f"attempt {data.attempt}): {data.message}"
+            )
+        elif kind == "context/compaction":
+            sizes = ""
+            if data.tokens_before is not None and data.tokens_after is not None:
+                sizes = f", ~{data.tokens_before:,} -> ~{data.tokens_after:,} tokens"
+            self.note(
+                f"context compacted ({data.trigger}, {data.strategy}): {data.replaced} "
+                f"message(s) replaced by {len(data.messages)}{sizes}"
             )
         elif kind == "notice":
             self.note(f"{data.source}: {data.text}")

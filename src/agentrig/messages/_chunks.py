@@ -10,16 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal
 
-from agentrig._construct import (
-    compact_instances,
-    construct_trusted,
-    new_instance,
-    set_extra,
-    set_fields_set,
-    set_private,
-)
 from agentrig.messages._content import (
     ContentBlock,
     ProviderStateBlock,
@@ -29,6 +21,7 @@ from agentrig.messages._content import (
 )
 from agentrig.messages._literals import StopReason
 from agentrig.messages._messages import AssistantMessage
+from agentrig.messages._trusted import trusted
 from agentrig.messages._usage import Usage
 from agentrig.variants import Variant, VariantRegistry, discovered_members
 
@@ -54,24 +47,6 @@ class StreamChunk(Variant):
     family: ClassVar[str] = "stream_chunk"
 
 
-# The fields set of every delta built by ``of``: one set shared by all (chunks are frozen,
-# and pydantic copies the set for ``model_copy``), not a 216-byte set per token.
-_TEXT_SET = {"text"}
-_setattr = object.__setattr__
-_Delta = TypeVar("_Delta", bound=StreamChunk)
-
-
-def _text_chunk(cls: type[_Delta], tag: str, text: str) -> _Delta:
-    # construct_trusted's compact instance, without its per-call lookups: once per token
-    delta = new_instance(cls)
-    _setattr(delta, "type", tag)
-    _setattr(delta, "text", text)
-    set_fields_set(delta, _TEXT_SET)
-    set_extra(delta, None)
-    set_private(delta, None)
-    return delta
-
-
 class TextDelta(StreamChunk):
     """More answer text."""
 
@@ -81,8 +56,8 @@ class TextDelta(StreamChunk):
     @classmethod
     def of(cls, text: str) -> TextDelta:
         """The per-token constructor of adapters: no revalidation of a ``str``."""
-        if cls is TextDelta and type(text) is str:
-            return _text_chunk(TextDelta, "text_delta", text)
+        if type(text) is str:
+            return trusted(cls, {"text": text})
         return cls(text=text)  # the validated path, for its clear error
 
 
@@ -95,8 +70,8 @@ class ReasoningDelta(StreamChunk):
     @classmethod
     def of(cls, text: str) -> ReasoningDelta:
         """The per-token constructor of adapters: no revalidation of a ``str``."""
-        if cls is ReasoningDelta and type(text) is str:
-            return _text_chunk(ReasoningDelta, "reasoning_delta", text)
+        if type(text) is str:
+            return trusted(cls, {"text": text})
         return cls(text=text)  # the validated path, for its clear error
 
 
@@ -120,7 +95,7 @@ class ToolCallDelta(StreamChunk):
     def of(cls, index: int, arguments: str) -> ToolCallDelta:
         """The per-fragment constructor of adapters: no revalidation of plain values."""
         if type(index) is int and type(arguments) is str:
-            return construct_trusted(cls, {"index": index, "arguments": arguments})
+            return trusted(cls, {"index": index, "arguments": arguments})
         return cls(index=index, arguments=arguments)  # the validated path, for its error
 
 
@@ -161,9 +136,6 @@ class ToolResultChunk(StreamChunk):
     status: str
     text: str
 
-
-# built field by field in ``of`` (CPython's shared-key storage: no dict per token)
-compact_instances(TextDelta, ReasoningDelta)
 
 STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(
     StreamChunk, loader=discovered_members
@@ -309,9 +281,9 @@ class StreamAssembler:
             if isinstance(slot, _ToolCall):
                 content.append(ToolCallBlock.from_json(slot.id, slot.name, "".join(slot.parts)))
             elif isinstance(slot, _Reasoning):
-                content.append(construct_trusted(ReasoningBlock, {"text": "".join(slot.parts)}))
+                content.append(trusted(ReasoningBlock, {"text": "".join(slot.parts)}))
             elif isinstance(slot, _Text):
-                content.append(construct_trusted(TextBlock, {"text": "".join(slot.parts)}))
+                content.append(trusted(TextBlock, {"text": "".join(slot.parts)}))
             else:
                 content.append(slot)
         finish = self._finish
@@ -323,7 +295,7 @@ class StreamAssembler:
             values["continuation"] = finish.continuation
         if interrupted:
             values["interrupted"] = True
-        return construct_trusted(AssistantMessage, values)
+        return trusted(AssistantMessage, values)
 
 
 _Take = Callable[[StreamAssembler, Any], None]

@@ -65,7 +65,9 @@ def match_rule(
     ``settings`` is the directory a ``/path`` pattern is relative to (the rule's config
     file's directory); ``None`` means ``root``.
     """
-    if not rule.names_tool(call.tool_id, loose=direction == "restrict"):
+    loose = direction == "restrict"
+    names = (call.tool_id, *sorted(call.tool.rule_names))
+    if not any(rule.names_tool(name, loose=loose) for name in names):
         return "no-match"
     if rule.matches_every_call:
         return "match"

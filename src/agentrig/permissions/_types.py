@@ -132,13 +132,16 @@ class ToolPermissions:
 
     ``parameters`` names every declared input parameter; it decides whether ``name:`` at the
     start of a rule pattern is a parameter rule (``Tool(name:pattern)``) or part of a
-    pattern over the permission argument.
+    pattern over the permission argument.  ``rule_names`` are other tool names whose rules
+    also apply to this tool, read over its own permission argument -- Claude Code's families:
+    ``Grep`` and ``Glob`` follow ``Read(...)`` rules, ``Write`` follows ``Edit(...)`` rules.
     """
 
     tool_id: str
     risk: RiskClass | None = attrs.field(default=None, validator=_known_risk)
     arg: PermissionArg | None = None
     parameters: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
+    rule_names: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
 
 @attrs.frozen(slots=True, eq=False)

@@ -8,18 +8,20 @@ load/save round trip as an opaque record.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentrig.kernel.discovery import register_variants
-from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, UserMessage
+from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, Usage, UserMessage
 from agentrig.variants import Variant, VariantRegistry
 
 __all__ = [
     "SESSION_EVENTS",
     "AssistantChunk",
     "AssistantMessageEvent",
+    "ContextCompacted",
+    "CompactionTrigger",
     "InboxSpliced",
     "ModelError",
     "Notice",
@@ -45,6 +47,7 @@ __all__ = [
 TurnTrigger = Literal["prompt", "followup", "steer", "resume"]
 TurnEndReason = Literal["completed", "interrupted", "failed", "rejected", "budget", "suspended"]
 NoticeKind = Literal["message", "stop", "blocked", "output", "error"]
+CompactionTrigger = Literal["auto", "manual"]
 
 
 class SessionEventData(Variant):
@@ -164,6 +167,32 @@ class ModelError(SessionEventData):
     message: str
 
 
+class ContextCompacted(SessionEventData):
+    """The history the model sees was shortened: ``messages`` replace the first ``replaced``
+    messages derived so far (the system head is not among them).
+
+    The events it replaces stay in the log; only the projection to messages changes, so a
+    resumed or exported session shows what the model saw after it.  ``messages`` typically
+    hold a summary of the older turns (a labelled, untrusted user-role data message) and the
+    older messages that were kept, with old tool results cleared.  ``usage`` is the summary
+    call's (None when none was made or the provider reported nothing); ``tokens_before`` and
+    ``tokens_after`` are the context size around it (after: an estimate).
+    """
+
+    type: Literal["context/compaction"] = "context/compaction"
+    trigger: CompactionTrigger = "auto"
+    strategy: str
+    replaced: int = Field(ge=0)
+    messages: tuple[
+        Annotated[UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")], ...
+    ] = ()
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    usage: Usage | None = None
+    #: the compaction instructions a caller or a ``PreCompact`` hook gave
+    instructions: str | None = None
+
+
 class SystemPrompt(SessionEventData):
     """The system prompt entered the session (first injection, or a live update)."""
 
@@ -214,6 +243,7 @@ SESSION_EVENTS.register_all(
         ToolResultStored,
         RequestHeader,
         ModelError,
+        ContextCompacted,
         SystemPrompt,
         InboxSpliced,
         Notice,

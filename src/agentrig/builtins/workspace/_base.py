@@ -46,6 +46,8 @@ class WorkspaceTool(Generic[_I]):
     model: ClassVar[type[BaseModel]]
     risk: RiskClass | None = None
     permission_arg: PermissionArg | None = None
+    #: other tool names whose permission rules apply to this tool too (Claude Code's families)
+    permission_rule_names: tuple[str, ...] = ()
     deferred: bool | None = None
     concurrent: bool | None = None
     timeout: float | None = None

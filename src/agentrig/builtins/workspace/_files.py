@@ -135,6 +135,7 @@ class WriteTool(WorkspaceTool[WriteInput]):
     model = WriteInput
     risk = "modify"
     permission_arg = PermissionArg("file_path", "path")
+    permission_rule_names = ("Edit",)  # Claude Code applies Edit rules to every file edit
 
     def run(self, input: WriteInput, space: Workspace) -> str:
         path = space.resolve_for_write(input.file_path)

@@ -1,0 +1,74 @@
+"""How full the context window is: the provider's last count plus an estimate of what came since.
+
+The number trusts the latest usage a provider reported at a completed response (its total:
+the prompt it read, cache reads being a part of it, plus the reply now in the history), adds
+the estimated size of every message derived after that reply, and never goes below the
+estimate of the whole request.  Reports of earlier responses are never added up: each one
+already counted the history before it.  Without a report (a provider that reports nothing,
+a fresh session, just after a compaction) the number is the estimate alone.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from agentrig.session import Session
+
+__all__ = ["CHARS_PER_TOKEN", "ContextSource", "ContextUsage", "measure_context"]
+
+CHARS_PER_TOKEN = 4
+"""The coarse estimate's ratio: about four characters of text per token."""
+
+#: where the number comes from: a provider's report (plus the estimate of what came after
+#: it), or the character estimate alone
+ContextSource = Literal["provider", "estimate"]
+
+
+@attrs.frozen
+class ContextUsage:
+    """How much of ``window`` (tokens) the next request would use, and where that comes from.
+
+    ``reported`` is the latest provider-reported total it builds on (None: ``source`` is
+    ``estimate``); ``estimate`` is the character estimate of the whole request, the floor.
+    """
+
+    used: int
+    window: int
+    source: ContextSource
+    estimate: int
+    reported: int | None = None
+
+    @property
+    def share(self) -> float:
+        """``used / window`` (0.0 for an empty window)."""
+        return self.used / self.window if self.window > 0 else 0.0
+
+    def describe(self) -> str:
+        """``12,345 / 200,000 tokens (6%, provider)``: a line for people."""
+        return f"{self.used:,} / {self.window:,} tokens ({self.share:.0%}, {self.source})"
+
+
+def measure_context(
+    session: Session,
+    window: int,
+    *,
+    tool_chars: int = 0,
+    extra_chars: int = 0,
+    floor: int = 0,
+) -> ContextUsage:
+    """The context usage of the next request built from ``session``.
+
+    ``tool_chars`` is the size of the offered tools' definitions (the provider's report
+    counted them already); ``extra_chars`` of what the request carries for itself only (an
+    instruction).  ``floor`` is a caller's lower bound, never an addition.
+    """
+    reported, since = session.context_basis()
+    history = session.derive_messages().chars  # O(1): the projection keeps the sum
+    estimate = (history + tool_chars + extra_chars) // CHARS_PER_TOKEN
+    if reported is None:
+        return ContextUsage(max(estimate, floor), window, "estimate", estimate)
+    used = reported + (since + extra_chars) // CHARS_PER_TOKEN
+    source: ContextSource = "provider" if used >= estimate else "estimate"
+    return ContextUsage(max(used, estimate, floor), window, source, estimate, reported)
