@@ -40,6 +40,7 @@ from agentrig.llm import (
     UserMessage,
 )
 from agentrig.session import (
+    ContextCompacted,
     CutOffTurn,
     LoadReport,
     Notice,
@@ -218,6 +219,26 @@ class Agent:
         window = self.runtime.models.context_window(model)
         _, tool_chars = port.offer.request_specs(self.offered_tools())
         return measure_context(self.session, window, tool_chars=tool_chars)
+
+    async def compact(
+        self, instructions: str | None = None, *, signal: CancelSignal | None = None
+    ) -> ContextCompacted | None:
+        """Shorten the history now (``trigger: manual``), waiting for a run in progress.
+
+        The ``compaction`` waterfall decides (the built-in strategy: older turns summarised,
+        the newest ``compaction.keep_last`` messages kept; ``instructions`` say what the
+        summary should keep).  Returns the logged ``context/compaction`` event, or None when
+        nothing was compacted (nothing older than what is kept, a hook refused).
+        """
+        port = self._port
+        port.ensure_alive()
+        async with self._driver.slot_held():
+            return await port.compactor.compact(
+                self.context,
+                trigger="manual",
+                instructions=instructions,
+                signal=signal or CancelSignal(),
+            )
 
     # ---- the log --------------------------------------------------------------------------
     async def flush(self) -> None:
