@@ -267,23 +267,6 @@ def test_compact_instances_refuses_a_class_it_cannot_build() -> None:
         compact_instances(WithPrivate)
 
 
-def test_models_held_by_a_compact_message_share_their_fields_set_when_logged() -> None:
-    def reply() -> AssistantMessage:
-        usage = Usage(prompt=3, completion=4, total=7)  # validated: a set of its own
-        return construct_trusted(AssistantMessage, {"content": (), "usage": usage})
-
-    first, second = reply(), reply()
-    assert first.usage is not None
-    assert second.usage is not None
-    assert first.usage.__pydantic_fields_set__ is not second.usage.__pydantic_fields_set__
-    session = Session(new_session_id())
-    session.append(AssistantMessageEvent(message=first))
-    session.append(AssistantMessageEvent(message=second))
-    assert first.usage.__pydantic_fields_set__ is second.usage.__pydantic_fields_set__
-    assert first.usage.model_fields_set == {"prompt", "completion", "total"}
-    assert not _has_own_dict(first)
-
-
 def test_usage_of_validates_what_is_not_a_plain_count() -> None:
     assert Usage.of(3, 4) == Usage(prompt=3, completion=4, total=7, partial=False)
     coerced = Usage.of(3, 4, total=True)  # not an int: validated (lax, as before)
@@ -291,3 +274,49 @@ def test_usage_of_validates_what_is_not_a_plain_count() -> None:
     assert type(coerced.total) is int
     assert not _has_own_dict(Usage.of(3, 4))
     assert _has_own_dict(coerced)
+
+
+def test_the_fast_layer_is_pinned_to_the_pydantic_it_was_tested_with() -> None:
+    # construct_trusted writes pydantic's instance slots: pyproject's pin and the fast
+    # layer's own range say the same, the installed pydantic is in it, and it is installed
+    import re
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from agentrig.messages import _fast, _trusted
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    (pin,) = [d for d in project["project"]["dependencies"] if d.startswith("pydantic>")]
+    found = re.fullmatch(r"pydantic>=(\d+)\.(\d+),<(\d+)\.(\d+)", pin.split(";")[0].strip())
+    assert found is not None, pin
+    low, high = (int(found[1]), int(found[2])), (int(found[3]), int(found[4]))
+    assert (low, high) == _fast.PYDANTIC_RANGE
+    installed = tuple(int(part) for part in version("pydantic").split(".")[:2])
+    assert low <= installed < high
+    assert _trusted._build is construct_trusted
+
+
+@pytest.mark.parametrize(
+    ("cls", "values"),
+    [
+        (UserMessage, {"id": "msg_1", "content": (TextBlock(text="hi"),), "source": "user"}),
+        (AssistantMessage, {"content": (TextBlock(text="a"),), "model": "m"}),
+        (ToolMessage, {"call_id": "c", "name": "t", "content": (), "status": "ok"}),
+        (TextBlock, {"text": "t"}),
+        (ToolCallBlock, {"id": "c", "name": "t", "arguments": {"x": 1}, "raw_arguments": None}),
+        (ReasoningBlock, {"text": "r"}),
+        (Usage, {"prompt": 1, "completion": 2, "total": 3, "partial": False}),
+    ],
+)
+def test_the_fast_layer_builds_what_the_plain_seam_builds(
+    cls: type[BaseModel], values: dict[str, Any]
+) -> None:
+    from agentrig.messages import _trusted
+
+    fast = construct_trusted(cls, dict(values))
+    plain = _trusted._plain(cls, dict(values))
+    assert fast == plain
+    assert fast.model_dump_json() == plain.model_dump_json()
+    assert fast.model_fields_set == plain.model_fields_set
+    assert fast == cls.model_validate(fast.model_dump())

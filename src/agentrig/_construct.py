@@ -1,40 +1,32 @@
-"""Building pydantic models from values the loop already holds validated.
+"""Building pydantic models from values already valid, compactly (the fast layer's tool).
 
 ``BaseModel.model_construct`` skips validation but still walks every field to resolve
-aliases and defaults (about 2 µs for a small model, more than validating it).  On the loop's
-hot path -- a session event per append, a request per provider call, a tool result per call
--- every value is already of its field's type, so :func:`construct_trusted` sets the
-instance state directly: the same four attributes ``model_construct`` sets, with the plain
-defaults merged in from a table computed once per class.  Anything it cannot do that way (a
-missing field without a plain default, an unknown field, private attributes, a
+aliases and defaults, and gives every instance a ``__dict__`` and a fields-set of its own.
+:func:`construct_trusted` sets the instance state directly -- the same four attributes
+``model_construct`` sets, with the plain defaults merged in from a table computed once per
+class, and one fields-set shared per frozen class and field names.  Anything it cannot do
+that way (a missing field without a plain default, an unknown field, private attributes, a
 ``model_post_init``, a root model) goes to ``model_construct``.
 
 Classes whose instances are kept for long (the messages and blocks of an idle agent's
 history) are marked with :func:`compact_instances`: their instances keep the field values
 in CPython's key-sharing instance storage instead of a ``__dict__`` of their own (about 170
-instead of 350 bytes for an assistant message), for a few dozen nanoseconds per field.
+instead of 350 bytes for an assistant message).
+
+This writes pydantic's instance slots itself, so it is used by one module only,
+:mod:`agentrig.messages._fast` (an import-linter contract), on the pydantic versions the
+pin in ``pyproject.toml`` admits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-__all__ = [
-    "compact_instances",
-    "construct_trusted",
-    "instance_of",
-    "new_instance",
-    "set_extra",
-    "set_fields_set",
-    "set_private",
-    "share_fields_set",
-    "share_held_fields_sets",
-    "shared_fields_set",
-]
+__all__ = ["compact_instances", "construct_trusted"]
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -43,12 +35,6 @@ _new = object.__new__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-# The same primitives for a per-token constructor that inlines construct_trusted's
-# compact path (``TextDelta.of``): a bare instance, then its fields in order, then the slots.
-new_instance = _new
-set_fields_set = _set_fields_set
-set_extra = _set_extra
-set_private = _set_private
 _set_dict = BaseModel.__dict__["__dict__"].__set__
 _setattr = object.__setattr__
 
@@ -125,7 +111,7 @@ def construct_trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     state = plan.template.copy()
     state.update(values)
     if not plan.compact:
-        return instance_of(cls, state, fields_set)
+        return _instance_of(cls, state, fields_set)
     instance = _new(cls)
     for name, value in state.items():  # in field order: the order pydantic dumps them in
         _setattr(instance, name, value)
@@ -183,18 +169,6 @@ def compact_instances(*classes: type[BaseModel]) -> None:
 _FIELD_SETS: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
 
 
-def shared_fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:
-    """The fields-set an instance of ``cls`` with ``names`` set keeps after
-    :func:`share_fields_set`: the shared one for a frozen class, else a set of its own."""
-    return _fields_set(cls, names)
-
-
-def share_held_fields_sets(values: Iterable[Any], depth: int = 2) -> None:
-    """What :func:`share_fields_set` does for the field ``values`` of an instance at
-    ``depth + 1``: the frozen models among them (in tuples too) get their shared sets."""
-    _walk(values, depth)
-
-
 def _fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:
     if _kind(cls) != 1:
         return set(names)
@@ -202,13 +176,7 @@ def _fields_set(cls: type[BaseModel], names: Iterable[str]) -> set[str]:
     shared = _FIELD_SETS.get(key)
     if shared is None:
         shared = _FIELD_SETS[key] = set(key[1])
-        _SHARED.add(id(shared))
     return shared
-
-
-# the ids of the shared sets (each kept alive by _FIELD_SETS): "is this set shared?" without
-# building the frozenset key
-_SHARED: set[int] = set()
 
 
 # type -> 1 (a frozen pydantic model), 2 (another pydantic model) or 0: ``isinstance`` on
@@ -229,74 +197,7 @@ def _kind_of(cls: type) -> int:
     return 1 if cls.model_config.get("frozen") else 2
 
 
-def share_fields_set(instance: BaseModel, depth: int = 3) -> None:
-    """Give a frozen ``instance`` (and the frozen models it holds, ``depth`` levels down,
-    through tuples too) the shared fields-set of its class and fields.
-
-    For instances pydantic validated (each got its own set); the values are unchanged.  An
-    instance that already has the shared set (built by :func:`construct_trusted`) keeps its
-    ``__dict__`` unread -- reading it would give a compact instance a dict of its own --
-    and only its fields that may hold models are looked at, by attribute.
-    """
-    cls = type(instance)
-    if (_KINDS.get(cls) or _kind(cls)) == 1:
-        own = instance.__pydantic_fields_set__
-        if id(own) in _SHARED:
-            if depth:
-                _share_held(instance, cls, depth - 1)
-            return
-        _set_fields_set(instance, _fields_set(cls, own))
-    if depth:
-        _walk(instance.__dict__.values(), depth - 1)
-
-
-def _walk(values: Iterable[Any], depth: int) -> None:
-    kinds = _KINDS  # read inline: this walks every value of every appended event
-    for value in values:
-        vtype = type(value)
-        if vtype is tuple:
-            for item in value:
-                itype = type(item)
-                if kinds.get(itype, 1) and _kind(itype):
-                    share_fields_set(item, depth)
-        elif kinds.get(vtype, 1) and _kind(vtype):
-            share_fields_set(value, depth)
-
-
-def _share_held(instance: BaseModel, cls: type[BaseModel], depth: int) -> None:
-    # the models a built instance holds, by attribute; those already sharing their set were
-    # built too and are not looked into (a built message's built blocks: nothing to do)
-    shared = _SHARED
-    for name in _model_fields(cls):
-        value = getattr(instance, name, None)
-        if value is None:
-            continue
-        for item in value if type(value) is tuple else (value,):
-            own = getattr(item, "__pydantic_fields_set__", None)
-            if own is not None and id(own) not in shared:
-                share_fields_set(item, depth)
-
-
-# class -> the names of its fields whose type may hold a pydantic model
-_MODEL_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
-
-
-def _model_fields(cls: type[BaseModel]) -> tuple[str, ...]:
-    names = _MODEL_FIELDS.get(cls)
-    if names is None:
-        names = _MODEL_FIELDS[cls] = tuple(
-            name for name, field in cls.model_fields.items() if _may_hold_model(field.annotation)
-        )
-    return names
-
-
-def _may_hold_model(annotation: object) -> bool:
-    if isinstance(annotation, type) and not get_args(annotation):
-        return issubclass(annotation, BaseModel)
-    return any(_may_hold_model(arg) for arg in get_args(annotation))
-
-
-def instance_of(cls: type[_M], state: dict[str, Any], fields_set: set[str]) -> _M:
+def _instance_of(cls: type[_M], state: dict[str, Any], fields_set: set[str]) -> _M:
     """An instance of ``cls`` with ``state`` as its ``__dict__``: every field, in order.
 
     What ``model_construct`` ends with (the four attributes of a pydantic instance), for

@@ -27,3 +27,9 @@ def env(
     from agentloop_support import EnvFactory
 
     return EnvFactory(agentrig_runtime, agentrig_entries, agentrig_overrides)
+
+
+@pytest.fixture(autouse=True)
+def _each_session_storage(session_storage: str) -> None:
+    """Every test here runs on the compact and on the reference session storage (conftest.py
+    at the root says which run on both)."""

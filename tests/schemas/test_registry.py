@@ -144,3 +144,17 @@ def test_plugins_define_schemas_through_the_entry_point_group() -> None:
     broken = {row.id: row for row in index.report()}["broken"]
     assert broken.status == "failed"
     assert "register(registry)" in str(broken.error)
+
+
+def test_an_installed_plugin_declares_its_schema_through_the_entry_point() -> None:
+    """agentrig-dbos versions the outputs it leaves in DBOS: a newer one is refused by name."""
+    from agentrig_dbos._schemas import LINK_OUTPUT_SCHEMA, checked_output, versioned
+
+    info = SCHEMAS.info(LINK_OUTPUT_SCHEMA)  # found through agentrig.schemas entry points
+    assert (info.owner, info.current) == ("agentrig-dbos", 1)
+    stored = versioned({"agent": "a", "session_id": "ses-x", "text": "hi"})
+    assert stored["v"] == 1
+    assert checked_output(stored) is stored
+    assert checked_output({"agent": "a", "session_id": "s", "text": ""}) is not None  # v1
+    with pytest.raises(SchemaTooNewError, match="pip install --upgrade agentrig-dbos"):
+        checked_output({**stored, "v": 2})

@@ -35,3 +35,9 @@ async def store(make_store: Callable[[], SessionStore]) -> AsyncIterator[Session
         yield built
     finally:
         await built.aclose()
+
+
+@pytest.fixture(autouse=True)
+def _each_session_storage(session_storage: str) -> None:
+    """Every test here runs on the compact and on the reference session storage (conftest.py
+    at the root says which run on both)."""

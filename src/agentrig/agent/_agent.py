@@ -26,13 +26,13 @@ from agentrig.agent._observations import observe_direct_tool_call
 from agentrig.agent._port import AgentPort
 from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
+from agentrig.agent._run_queue import RUN_QUEUE
 from agentrig.agent._runs import RunStream
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, SessionId, new_invocation_id
 from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus
-from agentrig.kernel.run_queue import RUN_QUEUE
 from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
     ToolCallBlock,
@@ -419,7 +419,7 @@ class Agent:
     ) -> str:
         """Queue a run of this agent on ``prompt`` for a worker and return the run's id.
 
-        The run is handed to the runtime's run queue (:data:`~agentrig.kernel.RUN_QUEUE`,
+        The run is handed to the runtime's run queue (:data:`~agentrig.agent.RUN_QUEUE`,
         provided by a plugin such as ``agentrig-dbos``); without one this is refused with
         ``agent.no_run_queue`` rather than run here.
         """

@@ -113,12 +113,9 @@ class AgentPort:
             await self.log(data)
 
     async def write(self, cls: type[SessionEventData], /, **fields: Any) -> None:
-        """:meth:`append` of ``cls(**fields)``, the loop vouching for the values' types:
-        without a store the session keeps it unbuilt (:meth:`Session.push_trusted`)."""
-        if self.writer is None:
-            self.session.push_trusted(cls, **fields)
-        else:
-            await self.log(cls(**fields))
+        """:meth:`append` of ``cls(**fields)``: validated like every event, with or without
+        a store (one write path: a test without a store runs what a deployment runs)."""
+        await self.append(cls(**fields))
 
     def record_inbox(self, data: InboxSpliced) -> None:
         """Log an inbox splice made in sync code; it is persisted with the next write."""

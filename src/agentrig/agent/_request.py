@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentrig._construct import construct_trusted
 from agentrig.kernel.payloads import RequestConfig
 from agentrig.llm import (
     Message,
@@ -116,20 +115,17 @@ def build_request(
     transport: str | None,
 ) -> ModelRequest:
     """The request, built without re-validating what the loop already holds validated."""
-    return construct_trusted(
-        ModelRequest,
-        {
-            "model": cfg.model,
-            "messages": messages,
-            "tools": specs,
-            "tool_choice": tool_choice,
-            "max_tokens": cfg.max_tokens,
-            "temperature": cfg.temperature,
-            "stop": (),
-            "response_format": response_format,
-            "structured_output": transport,
-            "reasoning_effort": cfg.reasoning_effort,
-            "parallel_tool_calls": None,
-            "options": dict(cfg.options),
-        },
+    return ModelRequest.model_construct(
+        model=cfg.model,
+        messages=messages,
+        tools=specs,
+        tool_choice=tool_choice,
+        max_tokens=cfg.max_tokens,
+        temperature=cfg.temperature,
+        stop=(),
+        response_format=response_format,
+        structured_output=transport,
+        reasoning_effort=cfg.reasoning_effort,
+        parallel_tool_calls=None,
+        options=dict(cfg.options),
     )

@@ -15,6 +15,7 @@ catalog before the agents are built; a tool it blocks refuses the composition.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from agentrig.builtins.skill_guard import GUARD_NAME
 from agentrig.builtins.skill_tools import TOOLSET, ReadSkillResource, SkillTool
 from agentrig.builtins.skill_trust import TrustStore
 from agentrig.builtins.skills_config import DEFAULT_ROOTS, SkillsConfig
+from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ConfigError, Issue
 from agentrig.kernel.config import PlaceholderResolver
 from agentrig.kernel.payloads import RegistrationReview
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
     from agentrig.kernel.runtime import Runtime
 
 __all__ = ["compose_skills", "describe_skills", "scan_tools", "skill_roots", "skills_config"]
+
+_log = get_logger("skills")
 
 
 def skills_config(rt: Runtime) -> SkillsConfig:
@@ -89,7 +93,8 @@ def _from_entry_points(rt: Runtime, registry: SkillRegistry) -> None:
             registry.refuse(entry.describe(), exc)
             continue
         if isinstance(loaded, Skill):
-            registry.register(loaded)
+            with contextlib.suppress(SkillBlockedError):  # recorded in refused() by register
+                registry.register(loaded)
 
 
 async def _model_review(rt: Runtime, registration: Registration) -> Verdict:
@@ -112,14 +117,17 @@ async def _from_folder(
         return
     registration = registration_of_skill(skill)
     verdicts: list[Verdict] = []
-    if scan(registration).allowed and not trust.is_trusted(skill.source, skill.digest):
-        trust.revoke(skill.source)  # a changed skill loses its trust before the review
+    trusted = trust.is_trusted(skill.source, skill.digest)
+    checking = isinstance(rt.resolver, PlaceholderResolver)  # `config check` changes nothing
+    if not trusted and not checking:
+        trust.revoke(skill.source)  # a changed skill loses its trust before anything else
+    if not trusted and scan(registration).allowed:
         verdicts.append(await _model_review(rt, registration))
     try:
         registry.register(skill, verdicts=verdicts)  # scans; refuses on any refusal
     except SkillBlockedError:
         return
-    if verdicts:
+    if verdicts and not checking:
         trust.trust(skill.source, skill.name, skill.version, skill.digest)
 
 
@@ -145,6 +153,8 @@ async def compose_skills(rt: Runtime) -> None:
             issues.append(Issue("config.skill_version", exc.message, ("skills", "active", name)))
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
+    for refusal in registry.refused():  # a refused skill is never silent: doctor lists it too
+        _log.warning("skill refused: %s", refusal.describe())
     rt.services.provide(SKILLS, registry, source="compose-skills")
     tools = rt.registry(TOOLS)
     offered = []

@@ -2,7 +2,8 @@
 
 One pass over the session log: turns, user input, steering, the assistant's text with its
 usage, each tool call with its arguments and each result with its status.  Nothing is
-summarised away, so an export is the transcript, not a digest of it.
+summarised away, so an export is the transcript, not a digest of it -- except the value of
+every secret key (tool arguments, event fields), which the shared redactor replaces.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
+
+from agentrig.redaction import redact
 
 if TYPE_CHECKING:
     from agentrig.llm import Usage
@@ -89,7 +92,7 @@ def render(
             "damaged": damaged or None,
             "usage": usage.model_dump(mode="json") if usage is not None else None,
             "context": _context_json(context),
-            "events": [json.loads(dump_event(e)) for e in events],
+            "events": [redact(json.loads(dump_event(e))) for e in events],
         }
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     lines = _Lines(markdown=fmt == "markdown")
@@ -186,7 +189,7 @@ class _Lines:
             if message.usage is not None:
                 self.note(f"usage: {_usage_text(message.usage)}")
         elif kind == "tool/call":
-            arguments = json.dumps(data.call.arguments, ensure_ascii=False)
+            arguments = json.dumps(redact(data.call.arguments), ensure_ascii=False)
             self.block(f"tool call {data.call.name}", arguments, "json")
         elif kind == "tool/result":
             result = data.message

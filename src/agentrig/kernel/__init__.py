@@ -60,7 +60,6 @@ from agentrig.kernel.payloads import (
     ToolExecution,
     TurnStopping,
 )
-from agentrig.kernel.run_queue import RUN_QUEUE, RunQueue
 from agentrig.kernel.runtime import (
     AGENTS,
     CATALOG_KINDS,
@@ -76,7 +75,6 @@ from agentrig.kernel.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, Trac
 
 __all__ = [
     "AGENTS",
-    "RUN_QUEUE",
     "CATALOG_KINDS",
     "CORE_DISTRIBUTION",
     "HTTP",
@@ -135,7 +133,6 @@ __all__ = [
     "CompactionPlan",
     "CompactionRequest",
     "Retry",
-    "RunQueue",
     "Runtime",
     "RuntimeConfig",
     "RuntimeStarted",

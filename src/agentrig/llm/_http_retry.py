@@ -107,15 +107,17 @@ EXCERPT_LIMIT = 500
 """How many bytes of an unexpected body an error quotes."""
 
 
-def _is_event_stream(response: httpx.Response) -> bool:
+def _is_stream(response: httpx.Response, types: tuple[str, ...]) -> bool:
     # A response without a Content-Type is given the benefit of the doubt (some small
-    # servers omit it); one that names another type is not an event stream.
+    # servers omit it); one that names another type is not the stream asked for.
     kind: str | None = response.headers.get("content-type")
-    return kind is None or kind.split(";", 1)[0].strip().lower() == "text/event-stream"
+    return kind is None or kind.split(";", 1)[0].strip().lower() in types
 
 
-async def _not_an_event_stream(response: httpx.Response, provider: str) -> ProviderError:
-    """The protocol error for a 2xx answer to a streaming request that is no event stream."""
+async def _not_a_stream(
+    response: httpx.Response, provider: str, types: tuple[str, ...]
+) -> ProviderError:
+    """The protocol error for a 2xx answer to a streaming request of another media type."""
     excerpt = b""
     async for part in response.aiter_bytes():
         excerpt += part
@@ -126,7 +128,7 @@ async def _not_an_event_stream(response: httpx.Response, provider: str) -> Provi
     kind = response.headers.get("content-type")
     return ProviderProtocolError(
         f"{provider}: a streaming request was answered with HTTP {response.status_code} "
-        f"{kind}, not text/event-stream; the body begins: {text!r}{more}",
+        f"{kind}, not {' or '.join(types)}; the body begins: {text!r}{more}",
         status=response.status_code,
         provider=provider,
         request_id=response.headers.get("request-id") or response.headers.get("x-request-id"),
@@ -149,13 +151,16 @@ async def send_with_retries(
     stream: bool = False,
     classify: Callable[[httpx.Response], ProviderError] | None = None,
     retry_if: Callable[[ProviderError], bool] | None = None,
+    stream_types: tuple[str, ...] = ("text/event-stream",),
 ) -> httpx.Response:
     """Send the request ``build()`` makes, retrying; return the 2xx response.
 
     ``client`` is the client, or a function returning it that is called once per attempt;
     ``build`` is called once per attempt too, so a request body is never re-read.  With
     ``stream`` the body of the 2xx response is left unread (close it when done); otherwise it
-    is read and the connection released.
+    is read and the connection released; a streamed 2xx answer must have one of
+    ``stream_types`` (server-sent events unless a provider opts into another, such as
+    ``("application/x-ndjson",)``), else it is a :class:`ProviderProtocolError`.
 
     Retries connection errors, timeouts and failed statuses for which ``retry_if(error)`` is
     true (default: the taxonomy's ``retryable``, which honours ``x-should-retry``), at most
@@ -175,7 +180,8 @@ async def send_with_retries(
     while True:
         signal.raise_if_cancelled()
         request = build()
-        sent = await _send_once(get_client(), request, signal, provider, stream, classify)
+        streamed = stream_types if stream else None
+        sent = await _send_once(get_client(), request, signal, provider, streamed, classify)
         if isinstance(sent, httpx.Response):
             return sent
         _raise_unless_retried(sent, attempt, policy, retry_if)
@@ -191,10 +197,13 @@ async def _send_once(
     request: httpx.Request,
     signal: CancelSignal,
     provider: str,
-    stream: bool,
+    stream: tuple[str, ...] | None,
     classify: Callable[[httpx.Response], ProviderError] | None,
 ) -> httpx.Response | ProviderError:
-    """One attempt: the 2xx response, or the error of a failed one (to retry or raise)."""
+    """One attempt: the 2xx response, or the error of a failed one (to retry or raise).
+
+    ``stream`` is the media types a streamed answer may have (None: not streamed).
+    """
     response: httpx.Response | None = None
     protocol_error: ProviderError | None = None
     try:
@@ -202,8 +211,8 @@ async def _send_once(
             response = await client.send(request, stream=True)
             if not (stream and response.is_success):
                 await response.aread()
-            elif not _is_event_stream(response):
-                protocol_error = await _not_an_event_stream(response, provider)
+            elif not _is_stream(response, stream):
+                protocol_error = await _not_a_stream(response, provider, stream)
     except httpx.HTTPError as exc:
         if response is not None:
             await _close_quietly(response)

@@ -4,8 +4,10 @@ What every HTTP provider needs and nothing vendor-specific: the shared options
 (:class:`HttpProviderOptions` -- base URL checks, timeouts, retry settings, the egress
 exemption a private base URL asks for), the client and its retrying send
 (:class:`HttpSession`, :func:`send_with_retries`, :class:`RetryPolicy`), error mapping for
-failed responses and transports, and server-sent events (:func:`read_sse`).  Request bodies,
-headers, error-body quirks and event semantics stay in the plugin.
+failed responses and transports, server-sent events (:func:`read_sse`) and NDJSON
+(:func:`read_ndjson`), and :class:`HttpProvider`, the base class a provider plugin
+subclasses.  Request bodies, headers, error-body quirks and event semantics stay in the
+plugin.
 
 Cancellation: every network read and every retry wait runs inside the run's
 :class:`~agentrig.cancel.CancelSignal`, so a cancelled run stops at once with
@@ -27,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentrig.cancel import CancelSignal
 from agentrig.llm._errors import ProviderError
+from agentrig.llm._http_provider import HttpProvider, read_ndjson
 from agentrig.llm._http_retry import (
     RetryPolicy,
     error_from_response,
@@ -45,6 +48,7 @@ from agentrig.llm._sse import (
 )
 
 __all__ = [
+    "HttpProvider",
     "HttpProviderFactory",
     "HttpProviderOptions",
     "HttpSession",
@@ -57,6 +61,7 @@ __all__ = [
     "event_json",
     "first_header",
     "read_json_object",
+    "read_ndjson",
     "read_sse",
     "read_sse_batches",
     "send_with_retries",
@@ -156,7 +161,8 @@ class HttpSession:
     client comes from ``factory`` or, with none, a plain ``httpx.AsyncClient(trust_env=False)``,
     built on first use and closed by :meth:`aclose`.  ``timeout`` applies to each request
     :meth:`post_json` makes (``None``: the client's own);
-    ``classify`` and ``retry_if`` are passed to :func:`send_with_retries`.
+    ``classify``, ``retry_if`` and ``stream_types`` (the media types a streamed answer may
+    have) are passed to :func:`send_with_retries`.
     """
 
     __slots__ = (
@@ -168,6 +174,7 @@ class HttpSession:
         "_policy",
         "_provider",
         "_retry_if",
+        "_stream_types",
         "_timeout",
     )
 
@@ -181,8 +188,10 @@ class HttpSession:
         factory: Callable[[], httpx.AsyncClient] | None = None,
         classify: Callable[[httpx.Response], ProviderError] | None = None,
         retry_if: Callable[[ProviderError], bool] | None = None,
+        stream_types: tuple[str, ...] = ("text/event-stream",),
     ) -> None:
         self._provider = provider
+        self._stream_types = stream_types
         self._policy = policy if policy is not None else RetryPolicy()
         self._timeout = timeout
         self._client = client
@@ -203,6 +212,7 @@ class HttpSession:
         client: httpx.AsyncClient | None = None,
         classify: Callable[[httpx.Response], ProviderError] | None = None,
         retry_if: Callable[[ProviderError], bool] | None = None,
+        stream_types: tuple[str, ...] = ("text/event-stream",),
     ) -> HttpSession:
         """The session ``options`` describe; ``http`` is the runtime's client factory.
 
@@ -225,6 +235,7 @@ class HttpSession:
             factory=factory,
             classify=classify,
             retry_if=retry_if,
+            stream_types=stream_types,
         )
 
     @property
@@ -262,6 +273,7 @@ class HttpSession:
             stream=stream,
             classify=self._classify,
             retry_if=self._retry_if,
+            stream_types=self._stream_types,
         )
 
     async def post_json(

@@ -7,6 +7,7 @@ it, and every layer above (providers, the session log, the loop) shares one decl
 
 from __future__ import annotations
 
+from agentrig.messages import _fast
 from agentrig.messages._chunks import (
     STREAM_CHUNKS,
     FinishChunk,
@@ -43,6 +44,8 @@ from agentrig.messages._messages import (
     UserMessage,
 )
 from agentrig.messages._usage import Usage
+
+_fast.install()  # the contained fast layer (see agentrig.messages._fast)
 
 __all__ = [
     "CONTENT_BLOCKS",

@@ -10,16 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, get_args
 
-from agentrig._construct import (
-    compact_instances,
-    construct_trusted,
-    new_instance,
-    set_extra,
-    set_fields_set,
-    set_private,
-)
 from agentrig.messages._content import (
     ContentBlock,
     ProviderStateBlock,
@@ -29,6 +21,7 @@ from agentrig.messages._content import (
 )
 from agentrig.messages._literals import StopReason
 from agentrig.messages._messages import AssistantMessage
+from agentrig.messages._trusted import trusted
 from agentrig.messages._usage import Usage
 from agentrig.variants import Variant, VariantRegistry, discovered_members
 
@@ -54,22 +47,7 @@ class StreamChunk(Variant):
     family: ClassVar[str] = "stream_chunk"
 
 
-# The fields set of every delta built by ``of``: one set shared by all (chunks are frozen,
-# and pydantic copies the set for ``model_copy``), not a 216-byte set per token.
-_TEXT_SET = {"text"}
-_setattr = object.__setattr__
-_Delta = TypeVar("_Delta", bound=StreamChunk)
-
-
-def _text_chunk(cls: type[_Delta], tag: str, text: str) -> _Delta:
-    # construct_trusted's compact instance, without its per-call lookups: once per token
-    delta = new_instance(cls)
-    _setattr(delta, "type", tag)
-    _setattr(delta, "text", text)
-    set_fields_set(delta, _TEXT_SET)
-    set_extra(delta, None)
-    set_private(delta, None)
-    return delta
+_STOP_REASONS = frozenset(get_args(StopReason))
 
 
 class TextDelta(StreamChunk):
@@ -81,8 +59,8 @@ class TextDelta(StreamChunk):
     @classmethod
     def of(cls, text: str) -> TextDelta:
         """The per-token constructor of adapters: no revalidation of a ``str``."""
-        if cls is TextDelta and type(text) is str:
-            return _text_chunk(TextDelta, "text_delta", text)
+        if type(text) is str:
+            return trusted(cls, {"text": text})
         return cls(text=text)  # the validated path, for its clear error
 
 
@@ -95,8 +73,8 @@ class ReasoningDelta(StreamChunk):
     @classmethod
     def of(cls, text: str) -> ReasoningDelta:
         """The per-token constructor of adapters: no revalidation of a ``str``."""
-        if cls is ReasoningDelta and type(text) is str:
-            return _text_chunk(ReasoningDelta, "reasoning_delta", text)
+        if type(text) is str:
+            return trusted(cls, {"text": text})
         return cls(text=text)  # the validated path, for its clear error
 
 
@@ -107,6 +85,13 @@ class ToolCallStart(StreamChunk):
     index: int
     id: str
     name: str
+
+    @classmethod
+    def of(cls, index: int, id: str, name: str) -> ToolCallStart:
+        """The per-call constructor of adapters: no revalidation of plain values."""
+        if type(index) is int and type(id) is str and type(name) is str:
+            return trusted(cls, {"index": index, "id": id, "name": name})
+        return cls(index=index, id=id, name=name)  # the validated path, for its error
 
 
 class ToolCallDelta(StreamChunk):
@@ -120,7 +105,7 @@ class ToolCallDelta(StreamChunk):
     def of(cls, index: int, arguments: str) -> ToolCallDelta:
         """The per-fragment constructor of adapters: no revalidation of plain values."""
         if type(index) is int and type(arguments) is str:
-            return construct_trusted(cls, {"index": index, "arguments": arguments})
+            return trusted(cls, {"index": index, "arguments": arguments})
         return cls(index=index, arguments=arguments)  # the validated path, for its error
 
 
@@ -137,6 +122,13 @@ class UsageChunk(StreamChunk):
     type: Literal["usage"] = "usage"
     usage: Usage
 
+    @classmethod
+    def of(cls, usage: Usage) -> UsageChunk:
+        """The constructor of adapters: a built :class:`Usage` is not validated again."""
+        if type(usage) is Usage:
+            return trusted(cls, {"usage": usage})
+        return cls(usage=usage)  # the validated path, for its error
+
 
 class FinishChunk(StreamChunk):
     """The response is complete.
@@ -151,6 +143,16 @@ class FinishChunk(StreamChunk):
     model: str | None = None
     continuation: str | None = None
 
+    @classmethod
+    def of(cls, stop_reason: StopReason, *, provider_stop_reason: str | None = None) -> FinishChunk:
+        """The constructor of adapters: a known stop reason and plain text are not
+        validated again."""
+        vendor = provider_stop_reason
+        if stop_reason in _STOP_REASONS and (vendor is None or type(vendor) is str):
+            values = {"stop_reason": stop_reason, "provider_stop_reason": vendor, "model": None}
+            return trusted(cls, values)
+        return cls(stop_reason=stop_reason, provider_stop_reason=vendor)  # validated
+
 
 class ToolResultChunk(StreamChunk):
     """A tool call settled during a streamed run (added by the agent loop, not by providers)."""
@@ -161,9 +163,6 @@ class ToolResultChunk(StreamChunk):
     status: str
     text: str
 
-
-# built field by field in ``of`` (CPython's shared-key storage: no dict per token)
-compact_instances(TextDelta, ReasoningDelta)
 
 STREAM_CHUNKS: VariantRegistry[StreamChunk] = VariantRegistry(
     StreamChunk, loader=discovered_members
@@ -309,9 +308,9 @@ class StreamAssembler:
             if isinstance(slot, _ToolCall):
                 content.append(ToolCallBlock.from_json(slot.id, slot.name, "".join(slot.parts)))
             elif isinstance(slot, _Reasoning):
-                content.append(construct_trusted(ReasoningBlock, {"text": "".join(slot.parts)}))
+                content.append(trusted(ReasoningBlock, {"text": "".join(slot.parts)}))
             elif isinstance(slot, _Text):
-                content.append(construct_trusted(TextBlock, {"text": "".join(slot.parts)}))
+                content.append(trusted(TextBlock, {"text": "".join(slot.parts)}))
             else:
                 content.append(slot)
         finish = self._finish
@@ -323,7 +322,7 @@ class StreamAssembler:
             values["continuation"] = finish.continuation
         if interrupted:
             values["interrupted"] = True
-        return construct_trusted(AssistantMessage, values)
+        return trusted(AssistantMessage, values)
 
 
 _Take = Callable[[StreamAssembler, Any], None]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from agentrig._construct import compact_instances, construct_trusted
+from agentrig.messages._trusted import trusted
 from agentrig.variants import Variant, VariantRegistry, discovered_members
 
 __all__ = [
@@ -100,12 +100,12 @@ class ToolCallBlock(ContentBlock):
     def from_json(cls, id: str, name: str, raw: str) -> ToolCallBlock:
         """Build a call from the provider's argument text (see :func:`parse_tool_arguments`)."""
         arguments, raw_arguments = parse_tool_arguments(raw)
-        trusted = isinstance(id, str) and isinstance(name, str)
-        if not trusted:  # the validated path, for its clear error
+        plain = isinstance(id, str) and isinstance(name, str)
+        if not plain:  # the validated path, for its clear error
             return cls(id=id, name=name, arguments=arguments, raw_arguments=raw_arguments)
         # JSON text parses to str keys and JSON values only: nothing left to validate
         values = {"id": id, "name": name, "arguments": arguments, "raw_arguments": raw_arguments}
-        return construct_trusted(cls, values)
+        return trusted(cls, values)
 
 
 class ReasoningBlock(ContentBlock):
@@ -127,9 +127,6 @@ class ProviderStateBlock(ContentBlock):
     data: dict[str, Any]
     text: str | None = None
 
-
-# kept by every idle agent's history: built compactly (see compact_instances)
-compact_instances(TextBlock, ToolCallBlock, ReasoningBlock)
 
 CONTENT_BLOCKS: VariantRegistry[ContentBlock] = VariantRegistry(
     ContentBlock, loader=discovered_members

@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agentrig._construct import compact_instances, construct_trusted
 from agentrig.ids import new_message_id
 from agentrig.messages._content import ContentBlocks, TextBlock, ToolCallBlock
 from agentrig.messages._literals import StopReason
+from agentrig.messages._trusted import trusted
 from agentrig.messages._usage import Usage
 
 __all__ = [
@@ -59,14 +59,14 @@ class UserMessage(BaseModel):
     @classmethod
     def of(cls, text: str, *, source: str = "user") -> UserMessage:
         """A user message holding one text block."""
-        trusted = isinstance(text, str) and isinstance(source, str)
-        if not trusted:  # the validated path, for its clear error
+        plain = isinstance(text, str) and isinstance(source, str)
+        if not plain:  # the validated path, for its clear error
             return cls(content=(TextBlock(text=text),), source=source)
-        return construct_trusted(
+        return trusted(
             cls,
             {
                 "id": new_message_id(),
-                "content": (construct_trusted(TextBlock, {"text": text}),),
+                "content": (trusted(TextBlock, {"text": text}),),
                 "source": source,
             },
         )
@@ -125,20 +125,20 @@ class ToolMessage(BaseModel):
     @classmethod
     def of(cls, call_id: str, name: str, text: str, status: ToolStatus = "ok") -> ToolMessage:
         """A tool result holding one text block."""
-        trusted = (
+        plain = (
             isinstance(text, str)
             and isinstance(call_id, str)
             and isinstance(name, str)
             and status in _TOOL_STATUSES
         )
-        if not trusted:  # the validated path, for its clear error
+        if not plain:  # the validated path, for its clear error
             return cls(call_id=call_id, name=name, content=(TextBlock(text=text),), status=status)
-        return construct_trusted(
+        return trusted(
             cls,
             {
                 "call_id": call_id,
                 "name": name,
-                "content": (construct_trusted(TextBlock, {"text": text}),),
+                "content": (trusted(TextBlock, {"text": text}),),
                 "status": status,
             },
         )
@@ -148,9 +148,6 @@ class ToolMessage(BaseModel):
         """The concatenated text blocks."""
         return _joined_text(self.content)
 
-
-# kept by every idle agent's history: built compactly (see compact_instances)
-compact_instances(UserMessage, AssistantMessage, ToolMessage)
 
 Message: TypeAlias = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")

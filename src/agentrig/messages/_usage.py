@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from agentrig._construct import compact_instances, construct_trusted
+from agentrig.messages._trusted import trusted
 
 __all__ = ["Usage"]
 
@@ -82,7 +82,7 @@ class Usage(BaseModel):
         if cls is Usage and type(partial) is bool and all(map(_plain_count, counts)):
             values: dict[str, object] = dict(zip(_COUNTS, counts, strict=True))
             values["partial"] = partial
-            return construct_trusted(cls, values)
+            return trusted(cls, values)
         return cls(
             prompt=prompt,
             completion=completion,
@@ -112,6 +112,3 @@ class Usage(BaseModel):
             reasoning=_add_optional(self.reasoning, other.reasoning),
             partial=self.partial or other.partial,
         )
-
-
-compact_instances(Usage)

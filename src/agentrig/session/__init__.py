@@ -1,5 +1,6 @@
 """Sessions: the append-only event log, its projection to messages, and the store port."""
 
+from agentrig.session._compact import CompactStorage
 from agentrig.session._cutoff import CUT_OFF_CODE, CUT_OFF_TEXT, CutOffTurn, find_cut_off_turn
 from agentrig.session._events import (
     SESSION_EVENTS,
@@ -42,6 +43,7 @@ from agentrig.session._migrate import (
     count_versions,
     refuse_newer,
 )
+from agentrig.session._storage import EventStorage, ListStorage
 from agentrig.session._store import (
     SESSION_STORES,
     BrokenWriterError,
@@ -64,12 +66,15 @@ __all__ = [
     "BrokenWriterError",
     "CUT_OFF_CODE",
     "CUT_OFF_TEXT",
+    "CompactStorage",
     "CompactionTrigger",
     "ContextCompacted",
     "CutOffTurn",
+    "EventStorage",
     "INTERRUPTED_NOTE",
     "InboxSpliced",
     "ModelError",
+    "ListStorage",
     "LoadReport",
     "MessagesView",
     "NotASessionLogError",

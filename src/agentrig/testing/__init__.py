@@ -2,7 +2,8 @@
 
 ``ScriptedProvider`` (with its ``Reply`` and ``ScriptedCall``) is the offline provider of
 ``kind = "scripted"``: a script of replies, each with ``delay``, ``chunk_size``, usage and
-tool calls, and the provider's ``checkpoint`` ("chunk" or "reply").
+tool calls, and the provider's ``checkpoint`` ("chunk" or "reply").  ``MockProviderServer``
+is a real loopback HTTP server that plays a model API for a provider plugin's tests.
 
 Names are imported lazily so that loading the pytest plugin does not import agentrig
 before typeguard's import hook is installed.
@@ -14,6 +15,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _LAZY: dict[str, str] = {
+    "MockProviderServer": "agentrig.testing.mock_provider_server",
+    "MockReply": "agentrig.testing.mock_provider_server",
+    "MockRequest": "agentrig.testing.mock_provider_server",
     "Overrides": "agentrig.testing.fixtures",
     "Reply": "agentrig.builtins.scripted",
     "RuntimeFactory": "agentrig.testing.fixtures",
@@ -21,7 +25,16 @@ _LAZY: dict[str, str] = {
     "ScriptedProvider": "agentrig.builtins.scripted",
 }
 
-__all__ = ["Overrides", "Reply", "RuntimeFactory", "ScriptedCall", "ScriptedProvider"]
+__all__ = [
+    "MockProviderServer",
+    "MockReply",
+    "MockRequest",
+    "Overrides",
+    "Reply",
+    "RuntimeFactory",
+    "ScriptedCall",
+    "ScriptedProvider",
+]
 
 
 # Submodules reachable as attributes even when this package was (re-)imported after them
@@ -43,3 +56,4 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
     from agentrig.testing.fixtures import Overrides, RuntimeFactory
+    from agentrig.testing.mock_provider_server import MockProviderServer, MockReply, MockRequest

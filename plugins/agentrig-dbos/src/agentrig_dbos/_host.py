@@ -63,6 +63,7 @@ from agentrig_dbos._errors import (
     RunSuspended,
     UnknownRunError,
 )
+from agentrig_dbos._schemas import checked_output, versioned
 
 __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
 
@@ -116,7 +117,12 @@ async def _durable_run(
 
 
 def _waiting(value: Any) -> bool:
-    """Whether a link's output says the run waits for a person's answer or for the host."""
+    """Whether a link's output says the run waits for a person's answer or for the host.
+
+    Every read of a stored output passes here: one of a newer version than this plugin
+    raises :class:`~agentrig.schemas.SchemaTooNewError`.
+    """
+    value = checked_output(value)
     return isinstance(value, dict) and (
         value.get("waiting") is not None or value.get("unproven") is not None
     )
@@ -436,20 +442,22 @@ class Durable:
         try:
             text = await self._execute(aid, sid, config, prompt)
         except RunSuspended as suspended:
-            return {
-                "agent": agent,
-                "session_id": sid,
-                "text": "",
-                "waiting": suspended.question,
-                "unproven": suspended.unproven,
-                "next": f"{run_id}.a{link + 1}",
-                "decisions": self._decisions.get(workflow_id, []),
-            }
+            return versioned(
+                {
+                    "agent": agent,
+                    "session_id": sid,
+                    "text": "",
+                    "waiting": suspended.question,
+                    "unproven": suspended.unproven,
+                    "next": f"{run_id}.a{link + 1}",
+                    "decisions": self._decisions.get(workflow_id, []),
+                }
+            )
         finally:
             self._decisions.pop(workflow_id, None)
             if self.rt.agents.get(aid) is not None:
                 await self.rt.agents.dispose(aid)
-        return {"agent": agent, "session_id": sid, "text": text}
+        return versioned({"agent": agent, "session_id": sid, "text": text})
 
     def decide(self, workflow_id: str, question: dict[str, Any]) -> bool | None:
         """The answer given for ``question`` to the link ``workflow_id`` (used once), or

@@ -1,0 +1,92 @@
+"""The compact storage keeps what the reference storage keeps (issue 27).
+
+The whole session and agent suites run on both (the root conftest); this test writes one
+log of every kind of loop event, traced and untraced, loaded with gaps, into each and
+compares everything a reader can see.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentrig.ids import SessionId
+from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
+from agentrig.session import (
+    AssistantMessageEvent,
+    CompactStorage,
+    EventStorage,
+    ListStorage,
+    Notice,
+    RequestHeader,
+    Session,
+    SessionEvent,
+    StepEnd,
+    StepStart,
+    SystemPrompt,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnd,
+    TurnStart,
+    UserMessageEvent,
+    dump_event,
+)
+
+SPAN = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
+
+
+def payloads() -> list[Any]:
+    call = ToolCallBlock.from_json("c1", "noop", '{"x": 1}')
+    cut = AssistantMessage(content=(TextBlock(text="par"),), interrupted=True)
+    return [
+        SystemPrompt(text="be brief"),
+        TurnStart(turn=1, run_id="run_1"),
+        StepStart(turn=1, step=1),
+        UserMessageEvent(message=UserMessage.of("go")),
+        RequestHeader(provider="p", model="m", tools=("noop",)),
+        AssistantMessageEvent(message=AssistantMessage(content=(call,), stop_reason="tool_calls")),
+        ToolCallEvent(call=call, invocation_id="1.1.0"),
+        ToolResultEvent(message=ToolMessage.of("c1", "noop", "ok"), duration_ms=0.5),
+        StepEnd(turn=1, step=1),
+        AssistantMessageEvent(message=cut),
+        Notice(source="hook", text="shown to the user only"),
+        TurnEnd(turn=1, reason="interrupted", error={"code": "x", "message": "y"}),
+    ]
+
+
+def write(storage: EventStorage, data: list[Any]) -> tuple[Session, list[SessionEvent]]:
+    ticks = iter(range(1, 100))
+    session = Session(SessionId("s"), clock=lambda: 1_700_000_000.25 + next(ticks), storage=storage)
+    seen: list[SessionEvent] = []
+    session.subscribe(seen.append)
+    for i, payload in enumerate(data):
+        session.trace_ids = (lambda: SPAN) if 3 <= i < 7 else None
+        session.push(payload)
+    return session, seen
+
+
+def readable(session: Session, seen: list[SessionEvent]) -> tuple[Any, ...]:
+    events = list(session.events)
+    return (
+        [dump_event(e) for e in events],
+        events,
+        [dump_event(e) for e in seen],
+        list(session.derive_messages()),
+        session.derive_messages().chars,
+        session.system_prompt,
+        session.last_seq,
+        len(session),
+        [e.data.model_fields_set for e in events],
+    )
+
+
+def test_both_storages_read_back_the_same_log() -> None:
+    data = payloads()
+    compact = write(CompactStorage(), data)
+    plain = write(ListStorage(), data)
+    assert readable(*compact) == readable(*plain)
+    for kind in (CompactStorage, ListStorage):  # loaded with gaps, then appended to
+        again = Session(SessionId("again"), storage=kind())
+        again.load([e.model_copy(update={"seq": 2 * e.seq}) for e in plain[0].events])
+        again.append(StepStart(turn=2, step=1))
+        assert [e.seq for e in again.events] == [*range(2, 25, 2), 25]
+        assert list(again.derive_messages()) == list(plain[0].derive_messages())
