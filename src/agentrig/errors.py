@@ -7,6 +7,7 @@ message text::
 
     AgentrigError                               code                              category
      ├── ContextWindowError                     loop.context_window               user
+     ├── DelegationError                        delegation.refused                user
      ├── IdenticalToolInputError                loop.identical_tool_input         provider
      ├── InboxError                             inbox.invalid                     user
      ├── StructuredOutputError                  output.invalid                    provider
