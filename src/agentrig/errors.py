@@ -6,6 +6,7 @@ machine-readable ``code``, a ``category`` (who must act: ``user``, ``provider`` 
 message text::
 
     AgentrigError                               code                              category
+     ├── CompactionError                        compaction.invalid_plan           system
      ├── ContextWindowError                     loop.context_window               user
      ├── DelegationError                        delegation.refused                user
      ├── IdenticalToolInputError                loop.identical_tool_input         provider

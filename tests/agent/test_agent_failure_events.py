@@ -14,6 +14,7 @@ from agentloop_support import EnvFactory, check_invariant, clock, echo, events, 
 import agentrig
 from agentrig.agent import FORCED_SUMMARY_FALLBACK, RefusedCall
 from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.ids import CallId
 from agentrig.kernel import Observation
 from agentrig.llm import ServerError
 from agentrig.session import ModelError, SessionEvent, dump_event, parse_event
@@ -134,7 +135,7 @@ async def test_calls_settled_without_running_are_on_the_result(env: EnvFactory) 
         # the forced summary's own call never runs
         assert result.refused == (
             RefusedCall(
-                "c2",
+                CallId("c2"),
                 "clock",
                 "not_executed",
                 "not executed: the final answer was requested without tools",

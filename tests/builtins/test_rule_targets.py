@@ -114,3 +114,13 @@ def test_property_a_rule_naming_no_tool_is_refused(
     (issue,) = caught.value.issues
     assert issue.path == ("permissions", key, 0)
     assert "did you mean" in issue.message or "known tools" in issue.message
+
+
+@pytest.mark.anyio
+async def test_a_runtime_whose_agents_come_from_code_is_not_checked() -> None:
+    # no [agents] table: the tools arrive with rt.agents.create(tools=[...]) after composition
+    config = {"providers": {"local": {"kind": "scripted"}}, "permissions": {"ask": ["later"]}}
+    async with agentrig.open_runtime(
+        config, overrides=[("providers", "local", ScriptedProvider(["ok"]))], environ={}
+    ) as rt:
+        assert rt.agents.ids() == ()

@@ -306,3 +306,21 @@ def test_message_chunks_reassemble_to_the_message() -> None:
     for chunk in message_chunks(message):
         assembler.feed(chunk)
     assert assembler.message() == message
+
+
+def test_the_adapters_constructors_equal_validated_chunks() -> None:
+    usage = Usage.of(3, 4)
+    assert ToolCallStart.of(0, "c1", "echo") == ToolCallStart(index=0, id="c1", name="echo")
+    assert UsageChunk.of(usage) == UsageChunk(usage=usage)
+    assert FinishChunk.of("end", provider_stop_reason="stop") == FinishChunk(
+        stop_reason="end", provider_stop_reason="stop"
+    )
+    for built, validated in (
+        (ToolCallStart.of(1, "c", "t"), ToolCallStart(index=1, id="c", name="t")),
+        (FinishChunk.of("length"), FinishChunk(stop_reason="length")),
+    ):
+        assert built.model_dump_json() == validated.model_dump_json()
+        assert built.model_fields_set <= validated.model_fields_set | {
+            "provider_stop_reason",
+            "model",
+        }

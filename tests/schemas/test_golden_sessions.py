@@ -145,3 +145,17 @@ async def test_a_newer_sealed_framing_is_refused_by_name(tmp_path: Path) -> None
     assert "line 2: sealed with agentrig.sealed.framing version 2" in report.detail
     assert "pip install --upgrade agentrig" in report.detail
     assert len(report.events) == 14  # the other events still load
+
+
+def test_a_newer_sealer_key_file_is_refused_by_name(tmp_path: Path) -> None:
+    from agentrig_sodium import SodiumSealer
+
+    data = copy_golden("v1", tmp_path / "g")
+    public = data / "sealed" / "keys" / "sealer.pub"
+    document = json.loads(public.read_text())
+    assert document["format"] == "agentrig-sodium-public/1"
+    public.write_text(json.dumps({**document, "format": "agentrig-sodium-public/2"}))
+    with pytest.raises(SchemaTooNewError, match="pip install --upgrade agentrig-sodium") as caught:
+        SodiumSealer(str(data / "sealed" / "keys"), create=False)
+    assert (caught.value.schema, caught.value.found) == ("agentrig-sodium-public", 2)
+    assert document["box"] not in str(caught.value)

@@ -8,7 +8,7 @@ from typing import Generic, Literal, TypeVar, final
 import attrs
 
 from agentrig.errors import AbortError, AgentrigError, Issue
-from agentrig.ids import AgentId, InvocationId, RunId, SessionId
+from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
 from agentrig.llm import ToolMessage, Usage
 
 __all__ = [
@@ -39,7 +39,8 @@ RefusalCode = Literal["denied", "unknown_tool", "invalid_input", "not_executed"]
 class RefusedCall:
     """A tool call of the run that was answered without the tool having done its work."""
 
-    call_id: str
+    call_id: CallId
+    #: the tool's name as the model called it (it may name no tool)
     tool: str
     code: RefusalCode
     #: the result text the model was given for the call

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, final
 from agentrig.agent._dispatch import INTERRUPTED_TEXT, CallOutcome, not_executed
 from agentrig.agent._results import RefusalCode, RefusedCall
 from agentrig.cancel import CancelSignal
-from agentrig.ids import AgentId, ProviderId
+from agentrig.ids import AgentId, CallId, ProviderId
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
 from agentrig.session import ToolResultEvent, TurnTrigger
 from agentrig.tools import ToolRefusedError
@@ -151,7 +151,8 @@ class OpenCalls:
         """Give one call its explicit not-executed result."""
         self._calls.pop(index, None)
         await self._port.append(ToolResultEvent(message=not_executed(call, reason)))
-        self._outcome.refused.append(RefusedCall(call.id, call.name, "not_executed", reason))
+        refused = RefusedCall(CallId(call.id), call.name, "not_executed", reason)
+        self._outcome.refused.append(refused)
 
     async def settle(self, reason: str = INTERRUPTED_TEXT) -> None:
         """Give every call still without a result its explicit not-executed result."""
@@ -172,4 +173,4 @@ def refusal(call: ToolCallBlock, outcome: CallOutcome) -> RefusedCall | None:
         code = "not_executed"
     else:
         code = "invalid_input"
-    return RefusedCall(call.id, call.name, code, message.text)
+    return RefusedCall(CallId(call.id), call.name, code, message.text)

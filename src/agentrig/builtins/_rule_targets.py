@@ -8,8 +8,10 @@ plugin) or an MCP server of one (``mcp__github``); a tool-name glob must cover o
 Claude Code's own tool names (``Bash``, ``Read``, ``WebFetch`` ...) are a known vocabulary,
 not a typo: settings imported from Claude Code name them whether or not this composition
 has such a tool.  An allow rule that names nothing grants nothing (every call of the tool
-it meant is still asked about), so it is not refused: tools a program adds in code after
-composition (``rt.agents.create(tools=[fn])``) can be granted by name.
+it meant is still asked about), so it is not refused.  The check runs when the config
+declares its agents (``[agents.*]``): a runtime whose agents are created in code
+(``rt.agents.create(tools=[fn])``) gets their tools after composition, so its rules are
+not checked against them.
 """
 
 from __future__ import annotations

@@ -314,10 +314,13 @@ def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> Permiss
     }
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)
     rules.check_anchors(str(rt.loaded.base_dir), tools)
-    declared = {name for agent in rt.config.agents.values() for name in agent.tools}
-    check_rule_targets(
-        rules, {*tools, *declared, *rt.index.names("tools")}, source=rt.loaded.source
-    )
+    if rt.config.agents:
+        # the config declares its agents, so it names every tool a rule can mean; a runtime
+        # whose agents are created in code gets their tools there, after composition
+        declared = {name for agent in rt.config.agents.values() for name in agent.tools}
+        check_rule_targets(
+            rules, {*tools, *declared, *rt.index.names("tools")}, source=rt.loaded.source
+        )
     workspace = Path(config.workspace)
     if not workspace.is_absolute():
         workspace = rt.loaded.base_dir / workspace

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import anyio
 import anyio.lowlevel
@@ -119,11 +119,7 @@ class Reply:
                 out.append(ToolCallDelta.of(offset, raw))
         if self.usage is not None:
             usage = self.usage
-            out.append(
-                UsageChunk.model_construct(usage=usage)
-                if type(usage) is Usage
-                else UsageChunk(usage=usage)
-            )
+            out.append(UsageChunk.of(usage))
         stop = self.stop_reason or ("tool_calls" if self.tool_calls else "end")
         out.append(_finish(stop))
         return out
@@ -132,22 +128,23 @@ class Reply:
 # A test double answers every request of a benchmark: its own plain values (checked by type
 # or by the literal's members) skip pydantic's validation; anything else takes the validated
 # path and its clear error.
-_STOP_REASONS = frozenset(get_args(StopReason))
 _dumps = json.JSONEncoder().encode  # json.dumps with its defaults, without the argument walk
 
 
+_STOP_REASONS = frozenset(get_args(StopReason))
+
+
 def _tool_call_start(index: int, call_id: object, name: object) -> ToolCallStart:
-    values = {"index": index, "id": call_id, "name": name}
     if type(call_id) is str and type(name) is str:
-        return ToolCallStart.model_construct(index=index, id=call_id, name=name)
-    return ToolCallStart.model_validate(values)
+        return ToolCallStart.of(index, call_id, name)
+    return ToolCallStart.model_validate({"index": index, "id": call_id, "name": name})
 
 
 def _finish(stop: object) -> FinishChunk:
-    values = {"stop_reason": stop, "provider_stop_reason": stop, "model": None}
+    # the vendor's own value is the scripted one, as a real adapter passes its vendor's
     if type(stop) is str and stop in _STOP_REASONS:
-        return FinishChunk.model_construct(stop_reason=stop, provider_stop_reason=stop, model=None)
-    return FinishChunk.model_validate(values)
+        return FinishChunk.of(cast("StopReason", stop), provider_stop_reason=stop)
+    return FinishChunk.model_validate({"stop_reason": stop, "provider_stop_reason": stop})
 
 
 class _ScriptedCallOptions(BaseModel):

@@ -2,7 +2,8 @@
 
 One pass over the session log: turns, user input, steering, the assistant's text with its
 usage, each tool call with its arguments and each result with its status.  Nothing is
-summarised away, so an export is the transcript, not a digest of it.
+summarised away, so an export is the transcript, not a digest of it -- except the value of
+every secret key (tool arguments, event fields), which the shared redactor replaces.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentrig.redaction import redact
+
 if TYPE_CHECKING:
     from agentrig.llm import Usage
     from agentrig.session import SessionEvent
 
-__all__ = ["FORMATS", "render", "total_usage"]
+__all__ = ["FORMATS", "compaction_line", "context_of", "render", "total_usage"]
 
 Format = Literal["text", "markdown", "json"]
 FORMATS: tuple[Format, ...] = ("text", "markdown", "json")
@@ -89,7 +92,7 @@ def render(
             "damaged": damaged or None,
             "usage": usage.model_dump(mode="json") if usage is not None else None,
             "context": _context_json(context),
-            "events": [json.loads(dump_event(e)) for e in events],
+            "events": [redact(json.loads(dump_event(e))) for e in events],
         }
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     lines = _Lines(markdown=fmt == "markdown")
@@ -102,6 +105,17 @@ def render(
     if context is not None:
         lines.note(f"context: {_context_text(context)}")
     return lines.text()
+
+
+def compaction_line(data: Any) -> str:
+    """``context compacted (auto, summary): 12 message(s) replaced by 1, ~900 -> ~120 tokens``"""
+    sizes = ""
+    if data.tokens_before is not None and data.tokens_after is not None:
+        sizes = f", ~{data.tokens_before:,} -> ~{data.tokens_after:,} tokens"
+    return (
+        f"context compacted ({data.trigger}, {data.strategy}): {data.replaced} "
+        f"message(s) replaced by {len(data.messages)}{sizes}"
+    )
 
 
 def _context_text(context: Any) -> str:
@@ -175,7 +189,7 @@ class _Lines:
             if message.usage is not None:
                 self.note(f"usage: {_usage_text(message.usage)}")
         elif kind == "tool/call":
-            arguments = json.dumps(data.call.arguments, ensure_ascii=False)
+            arguments = json.dumps(redact(data.call.arguments), ensure_ascii=False)
             self.block(f"tool call {data.call.name}", arguments, "json")
         elif kind == "tool/result":
             result = data.message
@@ -189,12 +203,6 @@ class _Lines:
                 f"attempt {data.attempt}): {data.message}"
             )
         elif kind == "context/compaction":
-            sizes = ""
-            if data.tokens_before is not None and data.tokens_after is not None:
-                sizes = f", ~{data.tokens_before:,} -> ~{data.tokens_after:,} tokens"
-            self.note(
-                f"context compacted ({data.trigger}, {data.strategy}): {data.replaced} "
-                f"message(s) replaced by {len(data.messages)}{sizes}"
-            )
+            self.note(compaction_line(data))
         elif kind == "notice":
             self.note(f"{data.source}: {data.text}")

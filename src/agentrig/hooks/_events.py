@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import attrs
 
+from agentrig.redaction import redact
+
 __all__ = [
     "FIREABLE_EVENTS",
     "FIRED_EVENTS",
@@ -143,8 +145,12 @@ class HookEvent:
         return {"hook_event_name": self.name, **{k: v for k, v in self.payload.items()}}
 
     def to_json(self) -> bytes:
-        """The JSON input as UTF-8 bytes (values JSON cannot carry are rendered as text)."""
-        return json.dumps(self.input(), default=str, ensure_ascii=False).encode("utf-8")
+        """The JSON input as UTF-8 bytes (values JSON cannot carry are rendered as text).
+
+        The payload leaves the process (a command's stdin, an HTTP body), so the value of
+        every secret key in it is redacted by the shared redactor (:mod:`agentrig.redaction`).
+        """
+        return json.dumps(redact(self.input()), default=str, ensure_ascii=False).encode("utf-8")
 
     # ---- constructors for the events agentrig fires ------------------------------------------
     # Every event carries Claude Code's common fields: session_id, transcript_path, cwd,

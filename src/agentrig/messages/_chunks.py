@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 from agentrig.messages._content import (
     ContentBlock,
@@ -45,6 +45,9 @@ class StreamChunk(Variant):
     """Base of the ``stream_chunk`` family."""
 
     family: ClassVar[str] = "stream_chunk"
+
+
+_STOP_REASONS = frozenset(get_args(StopReason))
 
 
 class TextDelta(StreamChunk):
@@ -83,6 +86,13 @@ class ToolCallStart(StreamChunk):
     id: str
     name: str
 
+    @classmethod
+    def of(cls, index: int, id: str, name: str) -> ToolCallStart:
+        """The per-call constructor of adapters: no revalidation of plain values."""
+        if type(index) is int and type(id) is str and type(name) is str:
+            return trusted(cls, {"index": index, "id": id, "name": name})
+        return cls(index=index, id=id, name=name)  # the validated path, for its error
+
 
 class ToolCallDelta(StreamChunk):
     """A raw JSON fragment of the arguments of call ``index``."""
@@ -112,6 +122,13 @@ class UsageChunk(StreamChunk):
     type: Literal["usage"] = "usage"
     usage: Usage
 
+    @classmethod
+    def of(cls, usage: Usage) -> UsageChunk:
+        """The constructor of adapters: a built :class:`Usage` is not validated again."""
+        if type(usage) is Usage:
+            return trusted(cls, {"usage": usage})
+        return cls(usage=usage)  # the validated path, for its error
+
 
 class FinishChunk(StreamChunk):
     """The response is complete.
@@ -125,6 +142,16 @@ class FinishChunk(StreamChunk):
     provider_stop_reason: str | None = None
     model: str | None = None
     continuation: str | None = None
+
+    @classmethod
+    def of(cls, stop_reason: StopReason, *, provider_stop_reason: str | None = None) -> FinishChunk:
+        """The constructor of adapters: a known stop reason and plain text are not
+        validated again."""
+        vendor = provider_stop_reason
+        if stop_reason in _STOP_REASONS and (vendor is None or type(vendor) is str):
+            values = {"stop_reason": stop_reason, "provider_stop_reason": vendor, "model": None}
+            return trusted(cls, values)
+        return cls(stop_reason=stop_reason, provider_stop_reason=vendor)  # validated
 
 
 class ToolResultChunk(StreamChunk):

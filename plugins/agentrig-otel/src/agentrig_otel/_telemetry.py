@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
@@ -35,10 +34,11 @@ from agentrig.plugin import (
     compose_step,
     hookimpl,
 )
+from agentrig.redaction import redact
 from agentrig_otel._light import LIVE, LiveSpan, light_tracer
 from agentrig_otel._metrics import Aggregator, Instruments, series_key
 
-__all__ = ["Telemetry", "redact"]
+__all__ = ["Telemetry", "redact"]  # redact: agentrig's one shared redactor, re-exported
 
 log = logging.getLogger("agentrig.otel")
 
@@ -46,23 +46,6 @@ log = logging.getLogger("agentrig.otel")
 MAX_PENDING = 4096
 #: distinct metric attribute sets kept for reuse (beyond it the cache starts over)
 MAX_ATTRIBUTE_SETS = 1024
-
-_SECRET_KEY = re.compile(
-    r"(?i)(api[_-]?key|token|secret|passw(or)?d|authorization|cookie|credential|private[_-]?key)"
-)
-REDACTED = "[REDACTED]"
-
-
-def redact(value: Any) -> Any:
-    """``value`` with the values of secret-like keys replaced, at any depth."""
-    if isinstance(value, Mapping):
-        return {
-            k: (REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) else redact(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    return value
 
 
 def _ns(seconds: float) -> int:

@@ -20,6 +20,7 @@ from nacl.signing import SigningKey, VerifyKey
 
 from agentrig.host import AlreadyExistsError, HostError, OwnerOnlyStore
 from agentrig.sealing import SealerKeyError
+from agentrig_sodium._schemas import check_newer
 
 __all__ = ["PUBLIC_FILE", "SECRET_FILE", "PublicKeys", "SecretKeys", "load_public", "load_secret"]
 
@@ -71,6 +72,8 @@ def _parse(raw: bytes, fmt: str, what: str) -> tuple[bytes, bytes]:
     # No cause is chained: a decoding error would keep the key file's text.
     try:
         document: Any = json.loads(raw)
+        if isinstance(document, dict):
+            check_newer(document.get("format"))  # a newer key file: refused by name
         if not isinstance(document, dict) or document.get("format") != fmt:
             raise ValueError
         box = base64.b64decode(document["box"], validate=True)

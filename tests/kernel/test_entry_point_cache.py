@@ -1,0 +1,46 @@
+"""The process-wide entry-point caches follow the installation: a plugin installed or removed
+after a first read is seen by the next runtime (the key is each path entry's mtime)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from agentrig.kernel import EntryPointSource
+from agentrig.kernel._entry_points import agentrig_entry_points
+
+
+def _install(site: Path) -> Path:
+    info = site / "late_dist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: late-dist\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text("[agentrig.tools]\nlate = late_mod:TOOL\n")
+    return info
+
+
+def _late() -> list[str]:
+    found = agentrig_entry_points().get("agentrig.tools", ())
+    return [f.entry.name for f in found if f.distribution == "late-dist"]
+
+
+def test_a_plugin_installed_or_removed_after_a_read_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    assert _late() == []
+    assert not [e for e in EntryPointSource(["tools"]).entries() if e.name == "late"]
+    time.sleep(0.05)  # past the file system's timestamp granularity, as a real install is
+    info = _install(site)
+    assert _late() == ["late"]
+    assert [e.name for e in EntryPointSource(["tools"]).entries() if e.name == "late"] == ["late"]
+    time.sleep(0.05)
+    shutil.rmtree(info)
+    assert _late() == []
+    assert not [e for e in EntryPointSource(["tools"]).entries() if e.name == "late"]
