@@ -14,6 +14,7 @@ message text::
      ├── StructuredOutputError                  output.invalid                    provider
      ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
      ├── ScriptExhaustedError                   scripted.exhausted                user
+     ├── ScriptNoRuleError                      scripted.no_rule                  user
      ├── TrustFileError                         skill.trust_file                  user
      ├── SandboxUnavailableError                workspace.sandbox_unavailable     system
      ├── WorkspaceError                         workspace.error                   user
