@@ -8,6 +8,7 @@ message text::
     AgentrigError                               code                              category
      ├── CompactionError                        compaction.invalid_plan           system
      ├── ContextWindowError                     loop.context_window               user
+     ├── DelegationError                        delegation.refused                user
      ├── IdenticalToolInputError                loop.identical_tool_input         provider
      ├── InboxError                             inbox.invalid                     user
      ├── StructuredOutputError                  output.invalid                    provider
