@@ -7,7 +7,7 @@
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
   tracing plugin (``agentrig.kernel.tracing``); :data:`RUN_QUEUE` / :class:`RunQueue` for a
-  plugin that queues runs for workers (``agent.submit``; ``agentrig.kernel.run_queue``);
+  plugin that queues runs for workers (``agent.submit``; ``agentrig.agent``);
 * the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
   ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
   ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
@@ -44,6 +44,8 @@ _LAZY: dict[str, str] = {
     "Reject": "agentrig.kernel",
     "RequestConfig": "agentrig.kernel",
     "RequestError": "agentrig.kernel",
+    "CompactionPlan": "agentrig.kernel",
+    "CompactionRequest": "agentrig.kernel",
     "Retry": "agentrig.kernel",
     "RuntimeStarted": "agentrig.kernel",
     "SessionStart": "agentrig.kernel",
@@ -54,8 +56,8 @@ _LAZY: dict[str, str] = {
     "Composition": "agentrig.kernel",
     "Phase": "agentrig.kernel",
     "Runtime": "agentrig.kernel",
-    "RUN_QUEUE": "agentrig.kernel",
-    "RunQueue": "agentrig.kernel",
+    "RUN_QUEUE": "agentrig.agent",
+    "RunQueue": "agentrig.agent",
     "ServiceKey": "agentrig.kernel",
     "compose_step": "agentrig.kernel",
     # the runtime's catalogs, by typed key: rt.catalog(TOOLS), rt.registry(TOOLSETS)
@@ -119,6 +121,8 @@ __all__ = [
     "RequestOptionsCheck",
     "RequestConfig",
     "RequestError",
+    "CompactionPlan",
+    "CompactionRequest",
     "Retry",
     "RUN_QUEUE",
     "RunQueue",
@@ -146,17 +150,19 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:
+    from agentrig.agent import RUN_QUEUE, RunQueue
     from agentrig.catalog import CatalogKey
     from agentrig.credentials import CREDENTIAL_STORES
     from agentrig.hooks import HOOK_STRATEGIES
     from agentrig.kernel import (
-        RUN_QUEUE,
         TRACE_CONTEXT,
         AgentCreated,
         AgentDisposed,
         AgentHandle,
         AgentStatusChanged,
         Commands,
+        CompactionPlan,
+        CompactionRequest,
         Composition,
         ContractViolation,
         Enter,
@@ -169,7 +175,6 @@ if TYPE_CHECKING:
         RequestConfig,
         RequestError,
         Retry,
-        RunQueue,
         Runtime,
         RuntimeStarted,
         ScopeKind,

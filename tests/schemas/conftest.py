@@ -1,4 +1,4 @@
-"""The PostgreSQL server of the schema tests (one per module that asks for it)."""
+"""The PostgreSQL server of the schema tests (one for the whole run, started on first use)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
 _databases = itertools.count()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
     from _postgres_server import postgres_server
 

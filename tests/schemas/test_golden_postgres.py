@@ -14,7 +14,7 @@ from make_golden import RUN, SESSION, journal_records, session_events
 from agentrig.ids import RunId
 from agentrig.schemas import SchemaTooNewError
 
-pytestmark = [pytest.mark.anyio, pytest.mark.integration]
+pytestmark = [pytest.mark.anyio, pytest.mark.integration, pytest.mark.slow]
 
 
 async def restore(dsn: str) -> None:

@@ -27,7 +27,7 @@ from agentrig.session import SessionStore, stored_version
 sys.path.insert(0, str(Path(__file__).parents[1] / "session"))
 from _faults import build_shim  # type: ignore[import-not-found]
 
-pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
 AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
 SESSIONS = ("golden-a", "golden-b", "golden-c")

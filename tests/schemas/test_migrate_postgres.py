@@ -19,7 +19,7 @@ from test_golden_postgres import restore
 
 from agentrig.session import stored_version
 
-pytestmark = [pytest.mark.integration, pytest.mark.subprocess]
+pytestmark = [pytest.mark.integration, pytest.mark.subprocess, pytest.mark.slow]
 
 AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
 

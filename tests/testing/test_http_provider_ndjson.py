@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import anyio
 import pytest
 
 import agentrig
 from agentrig.cancel import CancelSignal
+from agentrig.errors import AbortError
 from agentrig.llm import (
     AssistantMessage,
     Capabilities,
@@ -161,6 +163,45 @@ async def test_an_event_stream_where_ndjson_was_asked_is_a_protocol_error() -> N
         finally:
             await provider.aclose()
     assert len(server.requests) == 1  # not retried: the same request gets the same answer
+
+
+async def test_a_cancelled_stream_stops_at_once_and_closes() -> None:
+    def stalled(request: MockRequest) -> MockReply:
+        first = {"message": {"content": "hello"}, "done": False}
+        return MockReply(events=[first], stream_format="ndjson", hold_open=30.0)
+
+    signal = CancelSignal()
+    seen: list[StreamChunk] = []
+    with MockProviderServer(stalled) as server:
+        provider = LinesProvider(options=LinesOptions(base_url=server.url))
+        try:
+            with anyio.fail_after(5):  # far below the server's 30 s stall
+                with pytest.raises(AbortError):
+                    await _drain_until_cancelled(provider, signal, seen)
+        finally:
+            await provider.aclose()
+    assert [type(c) for c in seen] == [TextDelta]
+
+
+async def _drain_until_cancelled(
+    provider: LinesProvider, signal: CancelSignal, into: list[StreamChunk]
+) -> None:
+    """Read the stream while another task cancels ``signal`` during a blocked read."""
+    aborted: AbortError | None = None
+
+    async def cancel_soon() -> None:
+        await anyio.sleep(0.2)
+        signal.cancel("the caller gave up")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cancel_soon)
+        try:
+            async for chunk in provider.stream(_request("x"), signal=signal):
+                into.append(chunk)
+        except AbortError as exc:  # raised outside the task group, not in an exception group
+            aborted = exc
+    if aborted is not None:
+        raise aborted
 
 
 async def test_the_factory_is_an_entry_point_a_runtime_composes() -> None:

@@ -187,3 +187,39 @@ def test_run_in_plan_mode_is_read_only_end_to_end(
     assert "3 tool call(s) were refused" in err
     after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git/" not in str(p)}
     assert after == before
+
+
+@pytest.mark.anyio
+async def test_recoverable_tool_errors_go_back_to_the_model(tmp_path: Path) -> None:
+    project = _project(tmp_path, mode="bypass")
+    (project / "src" / "dup.py").write_text("x = 1\nx = 1\n")
+    provider = ScriptedProvider(
+        [
+            Reply(
+                tool_calls=(
+                    ScriptedCall(
+                        "Edit",
+                        {"file_path": "src/dup.py", "old_string": "x = 1", "new_string": "x = 2"},
+                        id="e",
+                    ),
+                    ScriptedCall("Read", {"file_path": "../outside.txt"}, id="r"),
+                    ScriptedCall("Bash", {"command": "exit 4"}, id="b"),
+                )
+            ),
+            "I will add context to the edit.",
+        ]
+    )
+    async with agentrig.open_runtime(
+        project / "agentrig.toml", overrides=[("providers", "local", provider)], environ={}
+    ) as rt:
+        agent = rt.agent(AgentId("a"))
+        result = await agent.run("go")
+        tools = [m for m in agent.session.derive_messages() if m.role == "tool"]
+    assert result.value == "I will add context to the edit."  # the turn went on
+    assert [m.status for m in tools] == ["error", "error", "error"]
+    assert "matches 2 places" in tools[0].text
+    assert "outside" in tools[1].text
+    assert tools[2].text == "[exit code 4]"
+    # the model saw every error in its next request
+    sent = [m for m in provider.requests[1].messages if m.role == "tool"]
+    assert [m.text for m in sent] == [m.text for m in tools]

@@ -25,6 +25,7 @@ from agentrig.agent._results import (
     ToolResult,
 )
 from agentrig.agent._resume import Continuation
+from agentrig.agent._run_queue import RUN_QUEUE, RunQueue
 from agentrig.agent._runs import RunStream
 from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
@@ -33,6 +34,7 @@ __all__ = [
     "FORCED_SUMMARY_FALLBACK",
     "FORCED_SUMMARY_INSTRUCTION",
     "PROJECT_INSTRUCTIONS",
+    "RUN_QUEUE",
     "Agent",
     "AgentRegistry",
     "AgentSetup",
@@ -53,6 +55,7 @@ __all__ = [
     "RefusedCall",
     "RunOptions",
     "RunOutcome",
+    "RunQueue",
     "RunRecord",
     "RunResult",
     "RunStream",

@@ -26,13 +26,13 @@ from agentrig.agent._observations import observe_direct_tool_call
 from agentrig.agent._port import AgentPort
 from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
+from agentrig.agent._run_queue import RUN_QUEUE
 from agentrig.agent._runs import RunStream
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, SessionId, new_invocation_id
 from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus
-from agentrig.kernel.run_queue import RUN_QUEUE
 from agentrig.kernel.services import ServiceKey
 from agentrig.llm import (
     ToolCallBlock,
@@ -40,6 +40,7 @@ from agentrig.llm import (
     UserMessage,
 )
 from agentrig.session import (
+    ContextCompacted,
     CutOffTurn,
     LoadReport,
     Notice,
@@ -218,6 +219,26 @@ class Agent:
         window = self.runtime.models.context_window(model)
         _, tool_chars = port.offer.request_specs(self.offered_tools())
         return measure_context(self.session, window, tool_chars=tool_chars)
+
+    async def compact(
+        self, instructions: str | None = None, *, signal: CancelSignal | None = None
+    ) -> ContextCompacted | None:
+        """Shorten the history now (``trigger: manual``), waiting for a run in progress.
+
+        The ``compaction`` waterfall decides (the built-in strategy: older turns summarised,
+        the newest ``compaction.keep_last`` messages kept; ``instructions`` say what the
+        summary should keep).  Returns the logged ``context/compaction`` event, or None when
+        nothing was compacted (nothing older than what is kept, a hook refused).
+        """
+        port = self._port
+        port.ensure_alive()
+        async with self._driver.slot_held():
+            return await port.compactor.compact(
+                self.context,
+                trigger="manual",
+                instructions=instructions,
+                signal=signal or CancelSignal(),
+            )
 
     # ---- the log --------------------------------------------------------------------------
     async def flush(self) -> None:
@@ -398,7 +419,7 @@ class Agent:
     ) -> str:
         """Queue a run of this agent on ``prompt`` for a worker and return the run's id.
 
-        The run is handed to the runtime's run queue (:data:`~agentrig.kernel.RUN_QUEUE`,
+        The run is handed to the runtime's run queue (:data:`~agentrig.agent.RUN_QUEUE`,
         provided by a plugin such as ``agentrig-dbos``); without one this is refused with
         ``agent.no_run_queue`` rather than run here.
         """

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
+from agentrig.agent._compaction import Compactor
 from agentrig.agent._dispatch import Gate
 from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
@@ -44,6 +45,7 @@ class AgentPort:
 
     __slots__ = (
         "agent",
+        "compactor",
         "config",
         "disposed",
         "gate",
@@ -90,6 +92,8 @@ class AgentPort:
         #: the configuration of the last request (the ``request_config`` waterfall's start)
         self.last_request_config: RequestConfig | None = None
         self.agent: Agent  # the handle, set by it when it is made
+        #: shortens the history (automatically past ``compaction.at``, or when asked)
+        self.compactor = Compactor(self)
 
     # ---- the log ------------------------------------------------------------------------
     async def log(self, data: Any) -> SessionEvent:

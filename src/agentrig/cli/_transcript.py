@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agentrig.llm import Usage
     from agentrig.session import SessionEvent
 
-__all__ = ["FORMATS", "render", "total_usage"]
+__all__ = ["FORMATS", "compaction_line", "context_of", "render", "total_usage"]
 
 Format = Literal["text", "markdown", "json"]
 FORMATS: tuple[Format, ...] = ("text", "markdown", "json")
@@ -107,6 +107,17 @@ def render(
     return lines.text()
 
 
+def compaction_line(data: Any) -> str:
+    """``context compacted (auto, summary): 12 message(s) replaced by 1, ~900 -> ~120 tokens``"""
+    sizes = ""
+    if data.tokens_before is not None and data.tokens_after is not None:
+        sizes = f", ~{data.tokens_before:,} -> ~{data.tokens_after:,} tokens"
+    return (
+        f"context compacted ({data.trigger}, {data.strategy}): {data.replaced} "
+        f"message(s) replaced by {len(data.messages)}{sizes}"
+    )
+
+
 def _context_text(context: Any) -> str:
     if context.window:
         return str(context.describe())
@@ -192,12 +203,6 @@ class _Lines:
                 f"attempt {data.attempt}): {data.message}"
             )
         elif kind == "context/compaction":
-            sizes = ""
-            if data.tokens_before is not None and data.tokens_after is not None:
-                sizes = f", ~{data.tokens_before:,} -> ~{data.tokens_after:,} tokens"
-            self.note(
-                f"context compacted ({data.trigger}, {data.strategy}): {data.replaced} "
-                f"message(s) replaced by {len(data.messages)}{sizes}"
-            )
+            self.note(compaction_line(data))
         elif kind == "notice":
             self.note(f"{data.source}: {data.text}")

@@ -43,6 +43,8 @@ from agentrig.kernel.payloads import (
     AgentHandle,
     AgentStatus,
     AgentStatusChanged,
+    CompactionPlan,
+    CompactionRequest,
     Enter,
     Observation,
     PermissionQuestion,
@@ -58,7 +60,6 @@ from agentrig.kernel.payloads import (
     ToolExecution,
     TurnStopping,
 )
-from agentrig.kernel.run_queue import RUN_QUEUE, RunQueue
 from agentrig.kernel.runtime import (
     AGENTS,
     CATALOG_KINDS,
@@ -74,7 +75,6 @@ from agentrig.kernel.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, Trac
 
 __all__ = [
     "AGENTS",
-    "RUN_QUEUE",
     "CATALOG_KINDS",
     "CORE_DISTRIBUTION",
     "HTTP",
@@ -130,8 +130,9 @@ __all__ = [
     "Reject",
     "RequestConfig",
     "RequestError",
+    "CompactionPlan",
+    "CompactionRequest",
     "Retry",
-    "RunQueue",
     "Runtime",
     "RuntimeConfig",
     "RuntimeStarted",

@@ -38,6 +38,7 @@ from agentrig.kernel._formats import read_json, read_yaml
 
 __all__ = [
     "AgentConfig",
+    "CompactionConfig",
     "Duration",
     "HookConfig",
     "LoadedConfig",
@@ -117,6 +118,43 @@ class ProviderConfigEntry(_Strict):
     credentials: dict[str, str] = Field(default_factory=dict)
 
 
+def _guard_text(value: str | None) -> str | None:
+    if value is None:
+        return value
+    try:
+        value.format(tokens=0, percent=0, window=0, model="")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(
+            f"guard_text: {exc!r} is not a placeholder it knows "
+            "(placeholders: {tokens}, {percent}, {window}, {model})"
+        ) from None
+    return value
+
+
+class CompactionConfig(_Strict):
+    """``[agents.<id>] compaction``: when and how the history is shortened."""
+
+    #: compact automatically once the context passes ``at`` of the window (``false``: only
+    #: when asked -- ``agent.compact()``, ``/compact``, ``agentrig sessions compact``)
+    auto: bool = True
+    #: the share of the context window past which the history is compacted before a request
+    at: float = Field(default=0.8, gt=0.0, le=1.0)
+    #: the newest messages kept as they are (extended back so a tool result keeps its call)
+    keep_last: int = Field(default=6, ge=0)
+    #: clear older tool results first; summarise only when that is not enough
+    clear_tool_results: bool = True
+    #: the summary's model (default: the agent's) and provider (default: the agent's)
+    model: ModelId | None = None
+    provider: ProviderId | None = None
+    #: the summary call's output limit in tokens (default: the provider's)
+    max_tokens: int | None = Field(default=None, gt=0)
+    #: standing instructions for every summary of this agent
+    instructions: str | None = None
+    #: the pre-send guard's diagnostic, replacing the neutral default; placeholders
+    #: ``{tokens}``, ``{percent}``, ``{window}``, ``{model}``
+    guard_text: Annotated[str | None, AfterValidator(_guard_text)] = None
+
+
 class AgentConfig(_Strict):
     """``[agents.<id>]``: an agent declared in config."""
 
@@ -144,6 +182,8 @@ class AgentConfig(_Strict):
     tool_result_max_bytes: int = Field(default=65536, ge=0)
     #: where full results of cut tool calls are kept (owner-only; relative to the config file)
     state_dir: str = ".agentrig/state"
+    #: when and how the history is shortened (see docs/compaction.md)
+    compaction: CompactionConfig = CompactionConfig()
     #: read-only (nested tables too): the config may be shared by several agents
     options: FrozenTable
 

@@ -29,7 +29,13 @@ from agentrig.session._events import (
     TurnTrigger,
     UserMessageEvent,
 )
-from agentrig.session._log import INTERRUPTED_NOTE, MessagesView, Session, SessionLogError
+from agentrig.session._log import (
+    INTERRUPTED_NOTE,
+    MessagesView,
+    Session,
+    SessionLogError,
+    message_chars,
+)
 from agentrig.session._migrate import (
     MigratableStore,
     MigrationReport,
@@ -100,6 +106,7 @@ __all__ = [
     "WriterConflictError",
     "dump_event",
     "find_cut_off_turn",
+    "message_chars",
     "parse_event",
     "sequence_problems",
     "stored_version",

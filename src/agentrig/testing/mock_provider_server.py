@@ -39,13 +39,16 @@ class MockRequest:
 class MockReply:
     """What to answer: a JSON ``body``, or (when ``events`` is given) a stream of events in
     ``stream_format``, with ``status`` and extra ``headers``.  An event is a JSON object, or
-    a string sent as it is (a malformed event, for a test of the error path)."""
+    a string sent as it is (a malformed event, for a test of the error path).  ``hold_open``
+    keeps a stream open that many seconds after its last event (a stalled server, for a
+    test of cancellation)."""
 
     status: int = 200
     body: Any = None
     events: Sequence[Mapping[str, Any] | str] | None = None
     stream_format: Literal["sse", "ndjson"] = "sse"
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    hold_open: float = 0.0
 
 
 class MockProviderServer:
@@ -55,6 +58,7 @@ class MockProviderServer:
         self.answer = answer
         self.requests: list[MockRequest] = []
         self._lock = threading.Lock()
+        self._closed = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -74,7 +78,8 @@ class MockProviderServer:
         return self
 
     def close(self) -> None:
-        """Stop serving and release the port (idempotent)."""
+        """Stop serving and release the port (idempotent); held-open streams end."""
+        self._closed.set()
         if self._thread is not None:
             self._server.shutdown()
             self._thread.join()
@@ -140,5 +145,7 @@ def _handler(server: MockProviderServer) -> type[BaseHTTPRequestHandler]:
                 line = event if isinstance(event, str) else json.dumps(event)
                 self.wfile.write((f"{line}\n" if ndjson else f"data: {line}\n\n").encode("utf-8"))
                 self.wfile.flush()
+            if reply.hold_open:
+                server._closed.wait(reply.hold_open)  # until then, or until the server closes
 
     return Handler

@@ -2,7 +2,7 @@
 
 ``rt.agent(NAME).submit(prompt)`` hands the run to the :data:`RUN_QUEUE` service and returns
 the run's id at once; a worker (another process, maybe another machine) executes it.  The
-kernel ships no queue: a plugin that has one (``agentrig-dbos``: durable runs on DBOS)
+core ships no queue: a plugin that has one (``agentrig-dbos``: durable runs on DBOS)
 provides the service from a compose step.  Without it, ``submit`` is refused with
 ``agent.no_run_queue`` -- never silently run in this process instead.
 """
