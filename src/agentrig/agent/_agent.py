@@ -18,6 +18,7 @@ import anyio
 from pydantic import BaseModel
 
 from agentrig.agent._context import ContextUsage, measure_context
+from agentrig.agent._delegation import Lineage, run_delegation
 from agentrig.agent._dispatch import CallOutcome, unknown_tool
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
@@ -102,6 +103,12 @@ class Agent:
     def current_signal(self) -> CancelSignal | None:
         """The cancel signal of the run in progress (None while idle)."""
         return self._driver.current
+
+    @property
+    def lineage(self) -> Lineage:
+        """Where this agent's session comes from: created by a caller, or delegated to by a
+        parent (which one, and how deep in the chain)."""
+        return self._port.delegations.lineage
 
     def __repr__(self) -> str:
         return f"<Agent {self._id!r} session={self.session.id!r} {self._port.status}>"
@@ -433,6 +440,21 @@ class Agent:
                 category="user",
             )
         return await runs.submit(self._id, prompt, queue=queue, run_id=run_id)
+
+    # ---- delegation ---------------------------------------------------------------------------
+    async def delegate(
+        self, subagent: str, prompt: str, *, signal: CancelSignal | None = None
+    ) -> RunResult[str]:
+        """Hand ``prompt`` to a fresh ``subagent`` (one of ``[agents.<id>] subagents``), run
+        it to completion and return its result; the child is disposed after.
+
+        The child is a separate agent with its own session, whose :attr:`lineage` names this
+        agent.  ``signal`` (default: this agent's running turn, if any) cancels the child.
+        A :class:`~agentrig.agent.DelegationError` refuses an unknown sub-agent or one past
+        the ``[delegation]`` limits.
+        """
+        self._port.ensure_alive()
+        return await run_delegation(self, self._port.delegations, subagent, prompt, signal)
 
     # ---- disposal -----------------------------------------------------------------------------
     async def aclose(self, *, cancel_running: bool = False) -> None:

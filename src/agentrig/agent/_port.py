@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, final
 import anyio
 
 from agentrig.agent._compaction import Compactor
+from agentrig.agent._delegation import Delegations
 from agentrig.agent._dispatch import Gate
 from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
@@ -47,6 +48,7 @@ class AgentPort:
         "agent",
         "compactor",
         "config",
+        "delegations",
         "disposed",
         "gate",
         "idle",
@@ -71,6 +73,7 @@ class AgentPort:
         writer: SessionWriter | None = None,
         gate: Gate | None = None,
         tool_specs: dict[str, tuple[Tool, ToolSpec, int]] | None = None,
+        delegations: Delegations | None = None,
     ) -> None:
         self.runtime = runtime
         self.config = config
@@ -78,6 +81,8 @@ class AgentPort:
         #: its tools and which of them the next request offers (deferral, denied tools)
         self.offer = ToolOffer(runtime, config, tools, gate, specs=tool_specs)
         self.gate = gate
+        #: its lineage and the children it runs now (see :mod:`agentrig.agent._delegation`)
+        self.delegations = delegations or Delegations()
         self.writer = writer
         #: events recorded from synchronous code (inbox splices), written with the next write
         self.pending: list[SessionEvent] = []

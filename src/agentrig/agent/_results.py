@@ -14,6 +14,7 @@ from agentrig.llm import ToolMessage, Usage
 __all__ = [
     "ContextWindowError",
     "DeadlineExceededError",
+    "DelegationError",
     "IdenticalToolInputError",
     "RefusalCode",
     "RefusedCall",
@@ -100,6 +101,15 @@ class StructuredOutputError(AgentrigError):
         super().__init__(message, issues=issues)
         self.attempts = attempts
         self.text = text
+
+
+class DelegationError(AgentrigError):
+    """A delegation was refused (no such sub-agent, too deep, too many children) or its
+    child was interrupted; ``code`` says which (``delegation.depth`` ...)."""
+
+    code = "delegation.refused"
+    category = "user"
+    recoverable = True
 
 
 class IdenticalToolInputError(AgentrigError):

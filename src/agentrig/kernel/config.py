@@ -39,6 +39,7 @@ from agentrig.kernel._formats import read_json, read_yaml
 __all__ = [
     "AgentConfig",
     "CompactionConfig",
+    "DelegationConfig",
     "Duration",
     "HookConfig",
     "LoadedConfig",
@@ -163,8 +164,13 @@ class AgentConfig(_Strict):
     #: what the agent reports as (``agent_name`` of its observations); default: its id.  A
     #: server's per-request agent carries the name of the configured agent it runs
     name: str | None = Field(default=None, min_length=1)
+    #: what the agent is for, in a sentence: a parent offers it as its delegation tool's
+    #: description (see ``subagents``)
+    description: str | None = Field(default=None, min_length=1)
     system_prompt: str | None = None
     tools: Seq[str] = ()  # tool ids, toolset names, code references
+    #: configured agents this one may delegate to: each is offered as a ``delegate_<id>`` tool
+    subagents: Seq[AgentId] = ()
     max_rounds: int = Field(default=25, ge=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
@@ -241,6 +247,15 @@ class HookConfig(_Strict):
     on_error: Literal["block", "proceed"] = "block"
 
 
+class DelegationConfig(_Strict):
+    """``[delegation]``: the limits every delegation of the runtime stays within."""
+
+    #: how deep a chain of delegations may go (a root agent's children are at depth 1)
+    max_depth: int = Field(default=3, ge=1, le=32)
+    #: how many children one agent may have running at once
+    max_children: int = Field(default=8, ge=1, le=256)
+
+
 class ClaudeCodeConfig(_Strict):
     """``[claude_code]``: Claude Code settings files and plugins whose hooks/rules apply."""
 
@@ -261,6 +276,7 @@ class RuntimeConfig(_Strict):
     #: ``[sealers.<id>]``: artifact sealers (a session store names one with ``sealer = "<id>"``)
     sealers: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
     #: Claude Code files read verbatim into ``hooks`` and ``permissions`` (see
     #: :mod:`agentrig.hooks._claude_settings`, handed over as an importer)
