@@ -41,6 +41,7 @@ EventName = Literal[
     "SessionEnd",
     "Notification",
     "PreCompact",
+    "PostCompact",
 ]
 """The events agentrig knows by name (Claude Code's names); other names are allowed."""
 
@@ -55,6 +56,8 @@ FIREABLE_EVENTS: tuple[str, ...] = (
     "PostToolUseFailure",
     "Notification",
     "Stop",
+    "PreCompact",
+    "PostCompact",
     "SessionEnd",
 )
 """THE list of events agentrig fires, in lifecycle order (the one place to change when the
@@ -64,12 +67,9 @@ FIRED_EVENTS: frozenset[str] = frozenset(FIREABLE_EVENTS)
 """:data:`FIREABLE_EVENTS` as a set."""
 
 _NO_SUBAGENTS = "agentrig does not fire it: agentrig has no sub-agents yet"
-_NO_COMPACTION = "agentrig does not fire it: agentrig does not compact the context yet"
 _WHY_NOT = {
     "SubagentStart": _NO_SUBAGENTS,
     "SubagentStop": _NO_SUBAGENTS,
-    "PreCompact": _NO_COMPACTION,
-    "PostCompact": _NO_COMPACTION,
 }
 NOT_FIRED: Mapping[str, str] = MappingProxyType(
     {
