@@ -196,7 +196,7 @@ async def test_session_start_fires_once_per_session(tmp_path: Path) -> None:
 def test_fireable_events_are_one_list_and_unfireable_ones_are_refused_with_the_reason() -> None:
     for name in FIREABLE_EVENTS:
         assert event_name_problem(name) is None
-    for name in ("PreCompact", "SubagentStop"):
+    for name in ("PreCompact", "PostCompact"):
         problem = event_name_problem(name)
         assert problem is not None
         assert NOT_FIRED[name] in problem
@@ -209,7 +209,6 @@ def test_fireable_events_are_one_list_and_unfireable_ones_are_refused_with_the_r
     ("name", "expected"),
     [
         ("PreCompact", "does not compact the context"),
-        ("SubagentStop", "has no sub-agents"),
         ("Stopp", "did you mean 'Stop'?"),
     ],
 )

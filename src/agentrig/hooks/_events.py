@@ -36,6 +36,7 @@ EventName = Literal[
     "PostToolUseFailure",
     "UserPromptSubmit",
     "Stop",
+    "SubagentStart",
     "SubagentStop",
     "SessionStart",
     "SessionEnd",
@@ -54,7 +55,9 @@ FIREABLE_EVENTS: tuple[str, ...] = (
     "PostToolUse",
     "PostToolUseFailure",
     "Notification",
+    "SubagentStart",
     "Stop",
+    "SubagentStop",
     "SessionEnd",
 )
 """THE list of events agentrig fires, in lifecycle order (the one place to change when the
@@ -63,11 +66,8 @@ loop fires another).  A config hook for any other name would never run, so it is
 FIRED_EVENTS: frozenset[str] = frozenset(FIREABLE_EVENTS)
 """:data:`FIREABLE_EVENTS` as a set."""
 
-_NO_SUBAGENTS = "agentrig does not fire it: agentrig has no sub-agents yet"
 _NO_COMPACTION = "agentrig does not fire it: agentrig does not compact the context yet"
 _WHY_NOT = {
-    "SubagentStart": _NO_SUBAGENTS,
-    "SubagentStop": _NO_SUBAGENTS,
     "PreCompact": _NO_COMPACTION,
     "PostCompact": _NO_COMPACTION,
 }

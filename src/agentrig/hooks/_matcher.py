@@ -28,6 +28,8 @@ _SUBJECT_KEYS = {
     "SessionEnd": "reason",
     "Notification": "notification_type",
     "PreCompact": "trigger",
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
 }
 
 
