@@ -175,7 +175,7 @@ class Compactor:
             tokens_before=usage.used,
             tokens_after=after,
             usage=plan.usage,
-            instructions=payload.instructions,
+            instructions=plan.instructions or payload.instructions,
         )
         await port.append(event)
         return event
@@ -199,7 +199,7 @@ class Compactor:
         if not text.strip():
             return None  # an empty summary would lose the history: keep it
         summary = UserMessage.of(SUMMARY_LABEL + text, source=SUMMARY_SOURCE)
-        return CompactionPlan("summary", cut, (summary,), usage)
+        return CompactionPlan("summary", cut, (summary,), usage, request.instructions)
 
     def _summarize_with(self, signal: CancelSignal) -> _Summarizer:
         return _Summarizer(self._port, signal)

@@ -53,7 +53,10 @@ ENFORCEMENT: Mapping[str, EventPosture] = MappingProxyType(
         # notifications only
         "SessionEnd": _FIRE_AND_FORGET,
         "Notification": _FIRE_AND_FORGET,
-        "PreCompact": _FIRE_AND_FORGET,
+        # a stated block leaves the history as it is; an error is not one
+        "PreCompact": _ADVISORY_AWAITED,
+        # awaited (it runs before the compaction is logged), read for its notices only
+        "PostCompact": EventPosture(awaits=True, inspects=False, enforces=False),
     }
 )
 """Event name -> posture.  An event missing here is advisory and not awaited."""

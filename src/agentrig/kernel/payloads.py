@@ -288,13 +288,14 @@ class CompactionPlan:
     labelled data message, kept messages with old tool results cleared ...).
 
     ``strategy`` names who made the plan (logged with the compaction); ``usage`` is the
-    summary call's.
+    summary call's, ``instructions`` the ones it followed (a listener may have added some).
     """
 
     strategy: str
     replaced: int
     messages: tuple[UserMessage | AssistantMessage | ToolMessage, ...]
     usage: Usage | None = None
+    instructions: str | None = None
 
 
 # ---- tool_execution ------------------------------------------------------------------------
