@@ -235,8 +235,8 @@ def test_disable_bypass_refuses_bypass_mode(tmp_path: Path) -> None:
             "['async'] are not supported",
         ),
         (
-            {"hooks": {"SubagentStart": [{"hooks": [{"type": "command", "command": "x"}]}]}},
-            "has no sub-agents",
+            {"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": "x"}]}]}},
+            "unknown hook event 'PostToolBatch'",
         ),
     ],
 )
