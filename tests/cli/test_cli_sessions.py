@@ -254,7 +254,10 @@ def test_show_prints_a_failed_model_call_as_its_own_line(tmp_path: Path) -> None
 COMPACT_CONFIG = """\
 [providers.local]
 kind = "scripted"
-options.script = [{ text = "The user greeted twice." }, { text = "Hello again." }]
+options.script = [
+  { text = "The user greeted twice.", usage = { prompt = 30, completion = 5 } },
+  { text = "Hello again." },
+]
 
 [agents.assistant]
 provider = "local"
@@ -296,6 +299,8 @@ def test_compact_summarises_a_stored_session(tmp_path: Path) -> None:
         if e["data"]["type"] == "context/compaction"
     ]
     assert event["instructions"] == "Be short."
+    # the first run's answer and the summary call (the script's first reply again): 35 each
+    assert json.loads(exported.stdout)["usage"]["total"] == 70
     summary = event["messages"][0]
     assert summary["source"] == "compaction-summary"
     assert summary["content"][0]["text"].endswith("The user greeted twice.")

@@ -15,7 +15,7 @@ from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel import Runtime
-from agentrig.llm import ModelRequest, ToolMessage, UserMessage
+from agentrig.llm import ModelRequest, ToolMessage, Usage, UserMessage
 from agentrig.session import SessionLineage
 from agentrig.testing import Overrides, RuntimeFactory
 
@@ -258,3 +258,28 @@ def test_a_lineage_is_consistent() -> None:
         Lineage(origin="delegated", depth=1)
     with pytest.raises(ValueError, match="names its parent"):
         Lineage(parent_agent=AgentId("x"), depth=0)
+
+
+async def test_usage_rolls_up_to_the_parents_record_and_stays_per_child(
+    agentrig_runtime: RuntimeFactory, agentrig_overrides: Overrides
+) -> None:
+    calls = Reply(
+        tool_calls=(
+            ScriptedCall("delegate_reviewer", {"prompt": "one"}, "c1"),
+            ScriptedCall("delegate_reviewer", {"prompt": "two"}, "c2"),
+        ),
+        usage=Usage.of(100, 10),
+    )
+    lead = ScriptedProvider([calls, Reply(text="ok", usage=Usage.of(200, 20))])
+    child = ScriptedProvider([Reply(text="r", usage=Usage.of(7, 3))] * 2)
+    async with _runtime(agentrig_runtime, agentrig_overrides, lead, child) as rt:
+        record = (await rt.agent("lead").run("go")).invocation
+    assert record.usage is not None
+    assert (record.usage.prompt, record.usage.completion) == (300, 30)  # its own
+    assert len(record.subagents) == 2
+    for sub in record.subagents:
+        assert sub.usage is not None
+        assert (sub.usage.prompt, sub.usage.completion) == (7, 3)
+    total = record.total_usage
+    assert total is not None
+    assert (total.prompt, total.completion) == (314, 36)

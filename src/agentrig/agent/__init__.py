@@ -2,7 +2,7 @@
 
 from agentrig.agent._agent import Agent, RunOptions
 from agentrig.agent._context import ContextSource, ContextUsage, measure_context
-from agentrig.agent._delegation import DELEGATION_TOOL_PREFIX, Lineage, Origin
+from agentrig.agent._delegation import DELEGATION_TOOL_PREFIX, Delegations, Lineage, Origin
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
 from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
 from agentrig.agent._instructions import (
@@ -48,6 +48,7 @@ __all__ = [
     "Continuation",
     "DeadlineExceededError",
     "DelegationError",
+    "Delegations",
     "Gate",
     "GateDecision",
     "IdenticalToolInputError",

@@ -18,7 +18,7 @@ import anyio
 from pydantic import BaseModel
 
 from agentrig.agent._context import ContextUsage, measure_context
-from agentrig.agent._delegation import Lineage, run_delegation
+from agentrig.agent._delegation import Delegations, Lineage, run_delegation
 from agentrig.agent._dispatch import CallOutcome, unknown_tool
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
@@ -109,6 +109,12 @@ class Agent:
         """Where this agent's session comes from: created by a caller, or delegated to by a
         parent (which one, and how deep in the chain)."""
         return self._port.delegations.lineage
+
+    @property
+    def delegations(self) -> Delegations:
+        """Its delegation state: lineage, the children running now, and the records of the
+        children its delegation tools ran during the current run (rolled up into its own)."""
+        return self._port.delegations
 
     def __repr__(self) -> str:
         return f"<Agent {self._id!r} session={self.session.id!r} {self._port.status}>"

@@ -19,7 +19,7 @@ import anyio
 import attrs
 from pydantic import Field
 
-from agentrig.agent._results import DelegationError, RunResult
+from agentrig.agent._results import DelegationError, RunRecord, RunResult
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, SessionId, agent_id, session_id
@@ -107,11 +107,18 @@ def _opt_session(value: str | None) -> SessionId | None:
 class Delegations:
     """One agent's side of delegation: its lineage and its children running now."""
 
-    __slots__ = ("lineage", "running")
+    __slots__ = ("finished", "lineage", "running")
 
     def __init__(self, lineage: Lineage | None = None) -> None:
         self.lineage = lineage or Lineage()
         self.running: set[AgentId] = set()
+        #: records of the children the current run's delegation calls ran (its driver takes
+        #: them into its own record: usage rolls up)
+        self.finished: list[RunRecord] = []
+
+    def take_finished(self) -> tuple[RunRecord, ...]:
+        finished, self.finished = tuple(self.finished), []
+        return finished
 
 
 def subagent_issues(
@@ -156,6 +163,7 @@ def delegation_tool(child: AgentId, config: AgentConfig) -> FunctionTool:
     async def delegate(prompt: str, ctx: ToolContext) -> str:
         parent: Agent = ctx.agent
         result = await parent.delegate(child, prompt, signal=ctx.signal)
+        parent.delegations.finished.append(result.invocation)  # the parent's run rolls it up
         if result.interrupted:
             raise DelegationError(
                 f"delegation to {child!r} was interrupted: "

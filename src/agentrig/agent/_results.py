@@ -68,6 +68,13 @@ class RunRecord:
     stop_reason: str | None = None
     #: what the run's hooks had to say to the user (``systemMessage`` ...), in order
     notices: tuple[str, ...] = ()
+    #: the records of the sub-agents its delegation calls ran, in the order they finished
+    subagents: tuple[RunRecord, ...] = ()
+
+    @property
+    def total_usage(self) -> Usage | None:
+        """``usage`` plus every sub-agent's ``total_usage`` (None: nothing was reported)."""
+        return sum_usage([self.usage, *(child.total_usage for child in self.subagents)])
 
 
 @final

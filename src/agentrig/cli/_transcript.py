@@ -25,15 +25,18 @@ FORMATS: tuple[Format, ...] = ("text", "markdown", "json")
 
 
 def total_usage(events: Sequence[SessionEvent]) -> Usage | None:
-    """The usage the provider reported over the whole session (None when it reported none)."""
+    """The usage the provider reported over the whole session, compactions' summary calls
+    included (None when it reported none)."""
     from agentrig.llm import Usage
-    from agentrig.session import AssistantMessageEvent
+    from agentrig.session import AssistantMessageEvent, ContextCompacted
 
-    found = [
-        e.data.message.usage
-        for e in events
-        if isinstance(e.data, AssistantMessageEvent) and e.data.message.usage is not None
-    ]
+    found: list[Usage] = []
+    for e in events:
+        data = e.data
+        if isinstance(data, AssistantMessageEvent) and data.message.usage is not None:
+            found.append(data.message.usage)
+        elif isinstance(data, ContextCompacted) and data.usage is not None:
+            found.append(data.usage)
     if not found:
         return None
     return Usage.of(

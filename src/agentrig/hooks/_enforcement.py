@@ -49,6 +49,7 @@ ENFORCEMENT: Mapping[str, EventPosture] = MappingProxyType(
         "SubagentStop": _ADVISORY_AWAITED,
         # additionalContext is read; nothing to refuse
         "SessionStart": _ADVISORY_AWAITED,
+        "SubagentStart": _ADVISORY_AWAITED,
         # notifications only
         "SessionEnd": _FIRE_AND_FORGET,
         "Notification": _FIRE_AND_FORGET,

@@ -36,6 +36,7 @@ EventName = Literal[
     "PostToolUseFailure",
     "UserPromptSubmit",
     "Stop",
+    "SubagentStart",
     "SubagentStop",
     "SessionStart",
     "SessionEnd",
@@ -55,7 +56,9 @@ FIREABLE_EVENTS: tuple[str, ...] = (
     "PostToolUse",
     "PostToolUseFailure",
     "Notification",
+    "SubagentStart",
     "Stop",
+    "SubagentStop",
     "PreCompact",
     "PostCompact",
     "SessionEnd",
@@ -66,11 +69,7 @@ loop fires another).  A config hook for any other name would never run, so it is
 FIRED_EVENTS: frozenset[str] = frozenset(FIREABLE_EVENTS)
 """:data:`FIREABLE_EVENTS` as a set."""
 
-_NO_SUBAGENTS = "agentrig does not fire it: agentrig has no sub-agents yet"
-_WHY_NOT = {
-    "SubagentStart": _NO_SUBAGENTS,
-    "SubagentStop": _NO_SUBAGENTS,
-}
+_WHY_NOT: dict[str, str] = {}  # why a known event is not fired (none: all are)
 NOT_FIRED: Mapping[str, str] = MappingProxyType(
     {
         name: _WHY_NOT.get(name, "agentrig does not fire this event yet")

@@ -30,6 +30,8 @@ _SUBJECT_KEYS = {
     "Notification": "notification_type",
     "PreCompact": "trigger",
     "PostCompact": "trigger",
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
 }
 
 
