@@ -6,12 +6,15 @@ machine-readable ``code``, a ``category`` (who must act: ``user``, ``provider`` 
 message text::
 
     AgentrigError                               code                              category
+     ├── CompactionError                        compaction.invalid_plan           system
      ├── ContextWindowError                     loop.context_window               user
+     ├── DelegationError                        delegation.refused                user
      ├── IdenticalToolInputError                loop.identical_tool_input         provider
      ├── InboxError                             inbox.invalid                     user
      ├── StructuredOutputError                  output.invalid                    provider
      ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
      ├── ScriptExhaustedError                   scripted.exhausted                user
+     ├── ScriptNoRuleError                      scripted.no_rule                  user
      ├── TrustFileError                         skill.trust_file                  user
      ├── SandboxUnavailableError                workspace.sandbox_unavailable     system
      ├── WorkspaceError                         workspace.error                   user

@@ -179,3 +179,18 @@ def test_context_command_shows_how_full_the_window_is(
     (line,) = err.splitlines()
     # "Be brief." + "hi" + "Hello!": 17 characters, about 4 tokens (no usage reported)
     assert line == "context: 4 / 200,000 tokens (0%, estimate)"
+
+
+def test_compact_command_summarises_the_conversation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, ["Hello!", "Fine.", "They said hello."], store=False)
+    config.write_text(
+        config.read_text(encoding="utf-8") + "compaction = { keep_last = 2 }\n", encoding="utf-8"
+    )
+    stdin = "hi\nhow are you?\n/compact keep names\n/compact\n/exit\n"
+    code, out, err = _chat(monkeypatch, capsys, ["-c", str(config)], stdin)
+    assert (code, out) == (0, "Hello!\nFine.\n")
+    first, second = err.splitlines()
+    assert first.startswith("context compacted (manual, summary): 2 message(s) replaced by 1")
+    assert second == "nothing to compact"

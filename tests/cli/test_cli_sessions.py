@@ -249,3 +249,64 @@ def test_show_prints_a_failed_model_call_as_its_own_line(tmp_path: Path) -> None
     assert failed.startswith(f"  (model call failed [{code}] (local m, attempt 1): ")
     assert "the upstream is down" in failed
     assert not any(line.startswith("assistant:") for line in lines), done.stdout
+
+
+COMPACT_CONFIG = """\
+[providers.local]
+kind = "scripted"
+options.script = [
+  { text = "The user greeted twice.", usage = { prompt = 30, completion = 5 } },
+  { text = "Hello again." },
+]
+
+[agents.assistant]
+provider = "local"
+model = "m"
+session_store = "main"
+compaction = { keep_last = 2 }
+
+[session_stores.main]
+kind = "jsonl"
+options.directory = "sessions"
+"""
+
+
+def test_compact_summarises_a_stored_session(tmp_path: Path) -> None:
+    (tmp_path / "agentrig.toml").write_text(COMPACT_CONFIG, encoding="utf-8")
+
+    async def write_session() -> str:
+        async with agentrig.open_runtime(tmp_path / "agentrig.toml") as rt:
+            agent = rt.agent(AgentId("assistant"))
+            await agent.run("Hi!")
+            await agent.run("Hi again!")
+            return agent.session_id
+
+    session = anyio.run(write_session)
+    done = _agentrig(
+        "sessions", "compact", "-c", "agentrig.toml", session, "--instructions", "Be short.",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("context compacted (manual, summary): 2 message(s) replaced by 1")
+    shown = _agentrig("sessions", "show", "-c", "agentrig.toml", session, cwd=tmp_path).stdout
+    assert "context compacted (manual, summary)" in shown
+    exported = _agentrig(
+        "sessions", "export", "-c", "agentrig.toml", session, "--format", "json", cwd=tmp_path
+    )
+    (event,) = [
+        e["data"]
+        for e in json.loads(exported.stdout)["events"]
+        if e["data"]["type"] == "context/compaction"
+    ]
+    assert event["instructions"] == "Be short."
+    # the first run's answer and the summary call (the script's first reply again): 35 each
+    assert json.loads(exported.stdout)["usage"]["total"] == 70
+    summary = event["messages"][0]
+    assert summary["source"] == "compaction-summary"
+    assert summary["content"][0]["text"].endswith("The user greeted twice.")
+    # the summary call replayed the script's first reply; nothing left to compact now
+    again = _agentrig("sessions", "compact", "-c", "agentrig.toml", session, cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (0, "nothing to compact\n")
+    unknown = _agentrig("sessions", "compact", "-c", "agentrig.toml", "ses_nope", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "error [cli.unknown_session]" in unknown.stderr

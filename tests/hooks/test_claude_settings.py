@@ -235,8 +235,8 @@ def test_disable_bypass_refuses_bypass_mode(tmp_path: Path) -> None:
             "['async'] are not supported",
         ),
         (
-            {"hooks": {"PreCompact": [{"hooks": [{"type": "command", "command": "x"}]}]}},
-            "does not compact the context",
+            {"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": "x"}]}]}},
+            "unknown hook event 'PostToolBatch'",
         ),
     ],
 )
@@ -352,3 +352,15 @@ def test_a_root_anchored_file_rule_is_anchored_at_the_project(tmp_path: Path) ->
         "Read(//etc/shadow)",
         "Bash(/x)",
     ]
+
+
+def test_pre_and_post_compact_hooks_of_settings_are_taken(tmp_path: Path) -> None:
+    entry = {"matcher": "auto", "hooks": [{"type": "command", "command": "echo keep"}]}
+    body = {"hooks": {"PreCompact": [entry], "PostCompact": [entry]}}
+    config = _project(
+        tmp_path, '[claude_code]\nsettings = [".claude/settings.json"]\n', _settings(tmp_path, body)
+    )
+    async_free_compose(config)  # fired events: no problem to report
+    hooks = load_config(config).config.hooks
+    assert {"PreCompact", "PostCompact"} <= set(hooks)
+    assert hooks["PreCompact"][0].matcher == "auto"

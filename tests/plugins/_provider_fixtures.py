@@ -121,7 +121,8 @@ class MockServer:
         self.requests.append(request)
         return self.respond(request)
 
-    def http(self, **kwargs: Any) -> httpx.AsyncClient:
+    def http(self, *, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
+        # the runtime's factory takes ``trace_to`` (where trace headers may go); none here
         return httpx.AsyncClient(transport=httpx.MockTransport(self.handler), **kwargs)
 
     def bodies(self) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ the Messages wire format (SSE events for streams) through ``httpx.MockTransport`
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import httpx
@@ -166,7 +166,8 @@ class TestAnthropicConformance(ProviderConformance):
         factory = provider_factory("anthropic")
         options = {"max_retries": 0, **self.options}
 
-        def http(**kwargs: Any) -> httpx.AsyncClient:
+        def http(*, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
+            # the runtime's factory takes ``trace_to`` (where trace headers may go); none here
             return httpx.AsyncClient(transport=httpx.MockTransport(server.handle), **kwargs)
 
         config = ProviderConfig(

@@ -218,3 +218,43 @@ def test_the_example_runs_offline(tmp_path: Path) -> None:
     assert lines[1] == "asked: tool_search {'query': 'weather'} (call_search)"
     assert lines[2] == "answer: Searched the tools; nothing more to do."
     assert (copy / ".agentrig" / "durable").stat().st_mode & 0o777 == 0o700
+
+
+def test_the_examples_multi_terminal_flow_survives_a_killed_worker(tmp_path: Path) -> None:
+    """README's flow from several terminals: a worker, submit, the worker killed (-9) and
+    started again with the same id, the approval answered, the answer awaited.  The example's
+    model answers by round, so the restarted worker continues the run instead of starting
+    its script over."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "durable"
+    copy = tmp_path / "durable"
+    shutil.copytree(example, copy, ignore=shutil.ignore_patterns(".agentrig"))
+    worker = background(copy, "worker", "--executor-id", "w1")
+    try:
+        queued = cli(copy, "submit", "assistant", "Which tool tells the weather?")
+        assert queued.returncode == 0, queued.stderr
+        run_id = queued.stdout.strip()
+        assert run_id.startswith("dr-")
+        for _ in range(120):
+            shown = cli(copy, "approve", run_id)
+            assert shown.returncode == 0, shown.stderr
+            if shown.stdout.strip() != "nothing to approve":
+                break
+        question = json.loads(shown.stdout)
+        assert question["call_id"] == "call_search"
+        worker.kill()  # kill -9: no shutdown of any kind
+        worker.communicate(timeout=60)
+        worker = background(copy, "worker", "--executor-id", "w1")
+        # the run still waits at the same call
+        assert json.loads(cli(copy, "approve", run_id).stdout) == question
+        answered = cli(copy, "approve", run_id, "call_search", "--allow")
+        assert answered.returncode == 0, answered.stderr
+        done = cli(copy, "result", run_id)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "Searched the tools; nothing more to do."
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=60)
+    (log,) = list((copy / ".agentrig" / "sessions").rglob("*.jsonl"))
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    calls = [e for e in events if e["data"]["type"] == "tool/call"]
+    assert [c["data"]["call"]["id"] for c in calls] == ["call_search"]  # asked once, ran once

@@ -2,6 +2,7 @@
 
 from agentrig.agent._agent import Agent, RunOptions
 from agentrig.agent._context import ContextSource, ContextUsage, measure_context
+from agentrig.agent._delegation import DELEGATION_TOOL_PREFIX, Delegations, Lineage, Origin
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
 from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
 from agentrig.agent._instructions import (
@@ -13,6 +14,7 @@ from agentrig.agent._registry import AgentRegistry, AgentSetup
 from agentrig.agent._results import (
     ContextWindowError,
     DeadlineExceededError,
+    DelegationError,
     IdenticalToolInputError,
     RefusalCode,
     RefusedCall,
@@ -31,6 +33,7 @@ from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
 __all__ = [
+    "DELEGATION_TOOL_PREFIX",
     "FORCED_SUMMARY_FALLBACK",
     "FORCED_SUMMARY_INSTRUCTION",
     "PROJECT_INSTRUCTIONS",
@@ -44,12 +47,16 @@ __all__ = [
     "ContextWindowError",
     "Continuation",
     "DeadlineExceededError",
+    "DelegationError",
+    "Delegations",
     "Gate",
     "GateDecision",
     "IdenticalToolInputError",
     "Inbox",
     "InboxError",
     "InboxTarget",
+    "Lineage",
+    "Origin",
     "ProjectInstructions",
     "RefusalCode",
     "RefusedCall",

@@ -18,6 +18,7 @@ import anyio
 from pydantic import BaseModel
 
 from agentrig.agent._context import ContextUsage, measure_context
+from agentrig.agent._delegation import Delegations, Lineage, run_delegation
 from agentrig.agent._dispatch import CallOutcome, unknown_tool
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
@@ -40,6 +41,7 @@ from agentrig.llm import (
     UserMessage,
 )
 from agentrig.session import (
+    ContextCompacted,
     CutOffTurn,
     LoadReport,
     Notice,
@@ -101,6 +103,18 @@ class Agent:
     def current_signal(self) -> CancelSignal | None:
         """The cancel signal of the run in progress (None while idle)."""
         return self._driver.current
+
+    @property
+    def lineage(self) -> Lineage:
+        """Where this agent's session comes from: created by a caller, or delegated to by a
+        parent (which one, and how deep in the chain)."""
+        return self._port.delegations.lineage
+
+    @property
+    def delegations(self) -> Delegations:
+        """Its delegation state: lineage, the children running now, and the records of the
+        children its delegation tools ran during the current run (rolled up into its own)."""
+        return self._port.delegations
 
     def __repr__(self) -> str:
         return f"<Agent {self._id!r} session={self.session.id!r} {self._port.status}>"
@@ -218,6 +232,26 @@ class Agent:
         window = self.runtime.models.context_window(model)
         _, tool_chars = port.offer.request_specs(self.offered_tools())
         return measure_context(self.session, window, tool_chars=tool_chars)
+
+    async def compact(
+        self, instructions: str | None = None, *, signal: CancelSignal | None = None
+    ) -> ContextCompacted | None:
+        """Shorten the history now (``trigger: manual``), waiting for a run in progress.
+
+        The ``compaction`` waterfall decides (the built-in strategy: older turns summarised,
+        the newest ``compaction.keep_last`` messages kept; ``instructions`` say what the
+        summary should keep).  Returns the logged ``context/compaction`` event, or None when
+        nothing was compacted (nothing older than what is kept, a hook refused).
+        """
+        port = self._port
+        port.ensure_alive()
+        async with self._driver.slot_held():
+            return await port.compactor.compact(
+                self.context,
+                trigger="manual",
+                instructions=instructions,
+                signal=signal or CancelSignal(),
+            )
 
     # ---- the log --------------------------------------------------------------------------
     async def flush(self) -> None:
@@ -412,6 +446,21 @@ class Agent:
                 category="user",
             )
         return await runs.submit(self._id, prompt, queue=queue, run_id=run_id)
+
+    # ---- delegation ---------------------------------------------------------------------------
+    async def delegate(
+        self, subagent: str, prompt: str, *, signal: CancelSignal | None = None
+    ) -> RunResult[str]:
+        """Hand ``prompt`` to a fresh ``subagent`` (one of ``[agents.<id>] subagents``), run
+        it to completion and return its result; the child is disposed after.
+
+        The child is a separate agent with its own session, whose :attr:`lineage` names this
+        agent.  ``signal`` (default: this agent's running turn, if any) cancels the child.
+        A :class:`~agentrig.agent.DelegationError` refuses an unknown sub-agent or one past
+        the ``[delegation]`` limits.
+        """
+        self._port.ensure_alive()
+        return await run_delegation(self, self._port.delegations, subagent, prompt, signal)
 
     # ---- disposal -----------------------------------------------------------------------------
     async def aclose(self, *, cancel_running: bool = False) -> None:

@@ -288,6 +288,7 @@ class RunDriver:
                 raise signal.abort_error()
             self.current = signal
             self.notices = []
+            port.delegations.take_finished()  # left by direct tool calls: not this run's
             try:
 
                 async def body(own: CancelSignal) -> tuple[Any, Any, int]:
@@ -315,6 +316,7 @@ class RunDriver:
             structured_attempts=attempts,
             stop_reason=outcome.stop_reason,
             notices=notices,
+            subagents=port.delegations.take_finished(),
         )
         return RunResult(value=value, invocation=record, refused=tuple(outcome.refused))
 

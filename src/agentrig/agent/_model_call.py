@@ -14,7 +14,7 @@ from typing import NamedTuple, NoReturn, final
 
 import anyio
 
-from agentrig.agent._context import measure_context
+from agentrig.agent._context import ContextUsage, measure_context
 from agentrig.agent._observations import observe_model_call
 from agentrig.agent._request import (
     build_request,
@@ -153,16 +153,13 @@ class ModelRound:
         ctx = self.ctx
         port, options = ctx.port, ctx.options
         provider = port.runtime.catalog(PROVIDERS).require(cfg.provider)
-        view = port.session.derive_messages()
         system_extra = structured_instruction(options, provider, cfg.model)
-        messages = request_messages(view, system_extra, extra_instruction)
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)
         window = port.runtime.models.context_window(cfg.model)
-        usage = measure_context(
-            port.session, window, tool_chars=tool_chars, extra_chars=extra_chars
-        )
-        refusal = context_overflow(usage, cfg.model)
+        usage = await self._measured(window, tool_chars, extra_chars)
+        messages = request_messages(port.session.derive_messages(), system_extra, extra_instruction)
+        refusal = context_overflow(usage, cfg.model, port.config.compaction.guard_text)
         if refusal is not None:
             error = ContextWindowError(refusal)
             await port.append(model_error(cfg, attempt, error))
@@ -182,6 +179,23 @@ class ModelRound:
             tools=tuple(t.id for t in tools),
         )
         return request, provider, declared
+
+    async def _measured(self, window: int, tool_chars: int, extra_chars: int) -> ContextUsage:
+        """The request's context usage; past ``compaction.at`` of the window the history is
+        compacted first (then measured again)."""
+        port = self.ctx.port
+        usage = measure_context(
+            port.session, window, tool_chars=tool_chars, extra_chars=extra_chars
+        )
+        settings = port.config.compaction
+        if not settings.auto or usage.share < settings.at:
+            return usage
+        done = await port.compactor.compact(
+            usage, trigger="auto", instructions=None, signal=self.ctx.signal
+        )
+        if done is None:
+            return usage
+        return measure_context(port.session, window, tool_chars=tool_chars, extra_chars=extra_chars)
 
     async def _receive(
         self,

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
+from agentrig.agent._compaction import Compactor
+from agentrig.agent._delegation import Delegations
 from agentrig.agent._dispatch import Gate
 from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
@@ -44,7 +46,9 @@ class AgentPort:
 
     __slots__ = (
         "agent",
+        "compactor",
         "config",
+        "delegations",
         "disposed",
         "gate",
         "idle",
@@ -69,6 +73,7 @@ class AgentPort:
         writer: SessionWriter | None = None,
         gate: Gate | None = None,
         tool_specs: dict[str, tuple[Tool, ToolSpec, int]] | None = None,
+        delegations: Delegations | None = None,
     ) -> None:
         self.runtime = runtime
         self.config = config
@@ -76,6 +81,8 @@ class AgentPort:
         #: its tools and which of them the next request offers (deferral, denied tools)
         self.offer = ToolOffer(runtime, config, tools, gate, specs=tool_specs)
         self.gate = gate
+        #: its lineage and the children it runs now (see :mod:`agentrig.agent._delegation`)
+        self.delegations = delegations or Delegations()
         self.writer = writer
         #: events recorded from synchronous code (inbox splices), written with the next write
         self.pending: list[SessionEvent] = []
@@ -90,6 +97,8 @@ class AgentPort:
         #: the configuration of the last request (the ``request_config`` waterfall's start)
         self.last_request_config: RequestConfig | None = None
         self.agent: Agent  # the handle, set by it when it is made
+        #: shortens the history (automatically past ``compaction.at``, or when asked)
+        self.compactor = Compactor(self)
 
     # ---- the log ------------------------------------------------------------------------
     async def log(self, data: Any) -> SessionEvent:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, final
 from pydantic import ValidationError
 
 from agentrig.agent._agent import Agent
+from agentrig.agent._delegation import Delegations, Lineage, check_subagents, delegation_tool
 from agentrig.agent._dispatch import Gate
 from agentrig.agent._port import AgentPort
 from agentrig.errors import (
@@ -76,6 +77,9 @@ class AgentRegistry:
         # at a dead one's address never gets the dead one's result
         self._configs: dict[tuple[Any, ...], tuple[AgentConfig | None, AgentConfig]] = {}
         self._tool_specs: dict[str, tuple[Tool, ToolSpec, int]] = {}
+        # each configured child's delegation tool and child config, made once per config
+        self._children: dict[AgentId, tuple[AgentConfig, Tool, AgentConfig]] = {}
+        self._child_count = 0
 
     def __iter__(self) -> Iterator[Agent]:
         return iter(tuple(self._agents.values()))
@@ -155,6 +159,59 @@ class AgentRegistry:
             chosen.setdefault(tool.id, (position, tool))
         return [tool for _, tool in chosen.values()]
 
+    def _child(self, child: AgentId) -> tuple[Tool, AgentConfig]:
+        """``child``'s delegation tool and the config its delegated agents get (named as
+        the configured agent they are), built once per configured ``[agents.<child>]``."""
+        base = self.runtime.config.agents[child]
+        made = self._children.get(child)
+        if made is None or made[0] is not base:
+            config = base if base.name is not None else base.model_copy(update={"name": child})
+            made = self._children[child] = (base, delegation_tool(child, base), config)
+        return made[1], made[2]
+
+    def _delegation_tools(self, agent_id: AgentId, config: AgentConfig) -> list[Tool]:
+        configured = self.runtime.config.agents
+        check_subagents(agent_id, config, configured, self.runtime.loaded.source)
+        return [self._child(child)[0] for child in config.subagents]
+
+    def _child_id(self, child: AgentId) -> AgentId:
+        """A fresh id for a delegated ``child`` (``reviewer-3``): one agent per delegation."""
+        while True:
+            self._child_count += 1
+            candidate = f"{child}-{self._child_count}"
+            if len(candidate) > 128:
+                candidate = f"subagent-{self._child_count}"
+            if candidate not in self._agents:
+                return _check_agent_id(candidate)
+
+    async def create_child(self, lineage: Lineage) -> Agent:
+        """A delegated agent for ``lineage.configured_as``: a fresh session that records its
+        lineage, published like any other agent (see :mod:`agentrig.agent._delegation`)."""
+        self.runtime.ensure_open()
+        child = lineage.configured_as
+        if child is None or child not in self.runtime.config.agents:
+            raise UnknownIdError(
+                f"no configured agent {child!r} to delegate to",
+                id=str(child),
+                known=tuple(self.runtime.config.agents),
+                suggestion=None,
+            )
+        _, config = self._child(child)
+
+        async def record(port: AgentPort) -> None:
+            await port.log(lineage.event())  # the session's first event, before setup's
+
+        return await self._publish(
+            self._child_id(child),
+            config,
+            Session(new_session_id()),
+            self._store(config),
+            None,
+            None,
+            prepare=record,
+            delegations=Delegations(lineage),
+        )
+
     def _store(self, config: AgentConfig) -> SessionStore | None:
         if config.session_store is None:
             return None
@@ -217,6 +274,7 @@ class AgentRegistry:
         report = await store.load(_check_session_id(session_id))
         session = Session(session_id)
         session.load(report.events)
+        lineage = Lineage.of_session(session)
 
         async def restore(port: AgentPort) -> None:
             # inside the setup transaction: a failure here publishes nothing
@@ -228,7 +286,14 @@ class AgentRegistry:
             await self._close_cut_off_turn(port)
 
         return await self._publish(
-            agent_id, resolved, session, store, setup, tools, prepare=restore
+            agent_id,
+            resolved,
+            session,
+            store,
+            setup,
+            tools,
+            prepare=restore,
+            delegations=Delegations(lineage),
         )
 
     async def _close_cut_off_turn(self, port: AgentPort) -> None:
@@ -306,6 +371,7 @@ class AgentRegistry:
         tools: Sequence[Tool | Callable[..., Any]] | None,
         *,
         prepare: Callable[[AgentPort], Awaitable[None]] | None = None,
+        delegations: Delegations | None = None,
     ) -> Agent:
         provider = self.runtime.catalog(PROVIDERS).require(config.provider)
         # options the provider would not send refuse the agent now, not at its first request
@@ -315,6 +381,8 @@ class AgentRegistry:
         if refused:
             raise ConfigError(refused, source=self.runtime.loaded.source)
         agent_tools = self._given_tools(tools) if tools is not None else self._tools(config)
+        if config.subagents:
+            agent_tools += self._delegation_tools(agent_id, config)
         writer: SessionWriter | None = None
         if store is not None:
             writer = await store.open_writer(session.id)
@@ -326,6 +394,7 @@ class AgentRegistry:
             writer=writer,
             gate=self.gate,
             tool_specs=self._tool_specs,
+            delegations=delegations,
         )
         agent = Agent(port, agent_id)
         try:

@@ -90,7 +90,7 @@ def request_messages(
     return tuple(items)
 
 
-def context_overflow(usage: ContextUsage, model: str, text: str = CONTEXT_GUARD_TEXT) -> str | None:
+def context_overflow(usage: ContextUsage, model: str, text: str | None = None) -> str | None:
     """Why a request using ``usage`` of ``model``'s window must not be sent (None: it fits).
 
     ``text`` is the diagnostic's template (placeholders ``{tokens}``, ``{percent}``,
@@ -98,7 +98,7 @@ def context_overflow(usage: ContextUsage, model: str, text: str = CONTEXT_GUARD_
     """
     if usage.used <= usage.window * CONTEXT_GUARD_RATIO:
         return None
-    return text.format(
+    return (text or CONTEXT_GUARD_TEXT).format(
         tokens=usage.used,
         percent=int(CONTEXT_GUARD_RATIO * 100),
         window=usage.window,

@@ -14,6 +14,7 @@ from agentrig.llm import ToolMessage, Usage
 __all__ = [
     "ContextWindowError",
     "DeadlineExceededError",
+    "DelegationError",
     "IdenticalToolInputError",
     "RefusalCode",
     "RefusedCall",
@@ -67,6 +68,13 @@ class RunRecord:
     stop_reason: str | None = None
     #: what the run's hooks had to say to the user (``systemMessage`` ...), in order
     notices: tuple[str, ...] = ()
+    #: the records of the sub-agents its delegation calls ran, in the order they finished
+    subagents: tuple[RunRecord, ...] = ()
+
+    @property
+    def total_usage(self) -> Usage | None:
+        """``usage`` plus every sub-agent's ``total_usage`` (None: nothing was reported)."""
+        return sum_usage([self.usage, *(child.total_usage for child in self.subagents)])
 
 
 @final
@@ -100,6 +108,15 @@ class StructuredOutputError(AgentrigError):
         super().__init__(message, issues=issues)
         self.attempts = attempts
         self.text = text
+
+
+class DelegationError(AgentrigError):
+    """A delegation was refused (no such sub-agent, too deep, too many children) or its
+    child was interrupted; ``code`` says which (``delegation.depth`` ...)."""
+
+    code = "delegation.refused"
+    category = "user"
+    recoverable = True
 
 
 class IdenticalToolInputError(AgentrigError):

@@ -6,6 +6,12 @@ tool calls, usage (reported only when the script gives it -- never fabricated), 
 failure to raise.  Every request it received is kept in :attr:`ScriptedProvider.requests`.
 A stream honours its cancel signal between chunks and during delays.
 
+A script is a cursor held by one process.  ``rounds`` and ``rules`` choose the reply from
+the request instead (see :mod:`agentrig.builtins._scripted_choice`): ``rounds[n]`` answers
+the request holding ``n`` assistant messages, a rule answers when its conditions on the
+round or the last message hold.  A fresh provider -- a restarted worker, another server
+process -- then answers a conversation exactly as the first one did, tool-call ids included.
+
 ``checkpoint`` says how often a stream gives the event loop a turn: ``"chunk"`` (the
 default) before every chunk, as a network stream whose chunks arrive one by one;
 ``"reply"`` once per reply, as a reply read from one buffer -- the cancel signal is still
@@ -32,10 +38,17 @@ from typing import Any, Literal, cast, get_args
 import anyio
 import anyio.lowlevel
 import attrs
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentrig.builtins._scripted_choice import (
+    Rule,
+    ScriptExhaustedError,
+    ScriptNoRuleError,
+    calls_before,
+    choose_by_round,
+    choose_by_rule,
+)
 from agentrig.cancel import CancelSignal
-from agentrig.errors import AgentrigError
 from agentrig.kernel import with_options
 from agentrig.llm import (
     Capabilities,
@@ -58,19 +71,14 @@ from agentrig.llm import (
 
 __all__ = [
     "Reply",
+    "Rule",
     "ScriptExhaustedError",
+    "ScriptNoRuleError",
     "ScriptedCall",
     "ScriptedOptions",
     "ScriptedProvider",
     "factory",
 ]
-
-
-class ScriptExhaustedError(AgentrigError):
-    """The scripted provider got more requests than its script has replies."""
-
-    code = "scripted.exhausted"
-    category = "user"
 
 
 @attrs.frozen(slots=True)
@@ -181,6 +189,21 @@ class _ReplyOptions(BaseModel):
     error: dict[str, Any] | None = None  # {"status": 429, "message": "...", "type": "..."}
 
 
+class _WhenOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    round: int | None = Field(default=None, ge=0)
+    last_user_contains: str | None = None
+    last_tool_result_contains: str | None = None
+
+
+class _RuleOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    when: _WhenOptions
+    reply: _ReplyOptions
+
+
 class ScriptedOptions(BaseModel):
     """``[providers.<id>] kind = "scripted"`` options."""
 
@@ -188,9 +211,34 @@ class ScriptedOptions(BaseModel):
 
     script: list[_ReplyOptions] = Field(default_factory=list)
     script_file: str | None = None
+    rounds: list[_ReplyOptions] | None = None
+    rules: list[_RuleOptions] | None = None
     on_exhausted: Literal["error", "repeat"] = "error"
     structured_output: Literal["native", "json_mode", "none"] | None = "native"
     checkpoint: Literal["chunk", "reply"] = "chunk"
+
+    @model_validator(mode="after")
+    def _one_way_to_answer(self) -> ScriptedOptions:
+        given = [
+            key
+            for key, value in (
+                ("script", self.script or None),
+                ("script_file", self.script_file),
+                ("rounds", self.rounds),
+                ("rules", self.rules),
+            )
+            if value is not None
+        ]
+        if len(given) > 1 and set(given) != {"script", "script_file"}:
+            raise ValueError(
+                f"give one of script (with script_file), rounds or rules, not {' and '.join(given)}"
+            )
+        if self.rules is not None and "on_exhausted" in self.model_fields_set:
+            raise ValueError(
+                "on_exhausted does not apply to rules: add a rule with an empty `when` "
+                "as a fallback"
+            )
+        return self
 
 
 def _usage(data: _UsageOptions | None) -> Usage | None:
@@ -242,11 +290,21 @@ class ScriptedProvider:
         on_exhausted: Literal["error", "repeat"] = "error",
         capabilities: Capabilities | None = None,
         checkpoint: Literal["chunk", "reply"] = "chunk",
+        rounds: Iterable[Reply | str] | None = None,
+        rules: Iterable[Rule] | None = None,
+        name: str = "scripted",
     ) -> None:
         if checkpoint not in ("chunk", "reply"):
             raise ValueError(f'checkpoint must be "chunk" or "reply", not {checkpoint!r}')
         self.checkpoint: Literal["chunk", "reply"] = checkpoint
-        self.script: list[Reply] = [Reply(text=r) if isinstance(r, str) else r for r in script]
+        self.script: list[Reply] = [_as_reply(r) for r in script]
+        if (rounds is not None) + (rules is not None) + bool(self.script) > 1:
+            raise ValueError("give one of script, rounds or rules")
+        self.rounds: tuple[Reply, ...] | None = (
+            None if rounds is None else tuple(_as_reply(r) for r in rounds)
+        )
+        self.rules: tuple[Rule, ...] | None = None if rules is None else tuple(rules)
+        self.name = name
         self.on_exhausted = on_exhausted
         self.requests: list[ModelRequest] = []
         self._capabilities = capabilities or Capabilities(
@@ -262,7 +320,9 @@ class ScriptedProvider:
 
     def add(self, *replies: Reply | str) -> None:
         """Append replies to the script."""
-        self.script.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+        if self.rounds is not None or self.rules is not None:
+            raise ValueError("add() extends a script; this provider answers by rounds or rules")
+        self.script.extend(_as_reply(r) for r in replies)
 
     @property
     def remaining(self) -> int:
@@ -273,6 +333,15 @@ class ScriptedProvider:
 
     def _take(self, request: ModelRequest) -> Reply:
         self.requests.append(request)
+        if self.rounds is not None:
+            return choose_by_round(
+                self.rounds,
+                request,
+                provider=self.name,
+                repeat_last=self.on_exhausted == "repeat",
+            )
+        if self.rules is not None:
+            return choose_by_rule(self.rules, request, provider=self.name)
         if self._next >= len(self.script):
             if self.on_exhausted == "repeat" and self.script:
                 return self.script[-1]
@@ -284,7 +353,10 @@ class ScriptedProvider:
         self._next += 1
         return reply
 
-    def _chunks(self, reply: Reply) -> list[StreamChunk]:
+    def _chunks(self, reply: Reply, request: ModelRequest) -> list[StreamChunk]:
+        if self.rounds is not None or self.rules is not None:
+            # numbered from the request, so another process numbers them the same
+            return reply.chunks(calls_before(request))
         chunks = reply.chunks(self._calls)
         self._calls += len(reply.tool_calls)
         return chunks
@@ -299,7 +371,7 @@ class ScriptedProvider:
                 await anyio.sleep(reply.delay)
             signal.raise_if_cancelled()
         assembler = StreamAssembler()
-        for chunk in self._chunks(reply):
+        for chunk in self._chunks(reply, request):
             assembler.feed(chunk)
         if reply.error is not None:
             raise reply.error
@@ -315,7 +387,7 @@ class ScriptedProvider:
         per_chunk = self.checkpoint == "chunk"
         if not per_chunk and not reply.delay:
             await anyio.lowlevel.checkpoint()  # the whole reply arrives at once
-        for number, chunk in enumerate(self._chunks(reply)):
+        for number, chunk in enumerate(self._chunks(reply, request)):
             if reply.error is not None and number == reply.fail_after_chunks:
                 raise reply.error
             if reply.delay:
@@ -332,6 +404,20 @@ class ScriptedProvider:
 
     async def aclose(self) -> None:
         self.closed = True
+
+
+def _as_reply(reply: Reply | str) -> Reply:
+    return Reply(text=reply) if isinstance(reply, str) else reply
+
+
+def _rule(options: _RuleOptions) -> Rule:
+    when = options.when
+    return Rule(
+        _reply(options.reply),
+        round=when.round,
+        last_user_contains=when.last_user_contains,
+        last_tool_result_contains=when.last_tool_result_contains,
+    )
 
 
 @with_options(ScriptedOptions)
@@ -353,6 +439,9 @@ def factory(config: ProviderConfig) -> ScriptedProvider:
         replies += [_reply(_ReplyOptions.model_validate(item)) for item in items]
     return ScriptedProvider(
         replies,
+        rounds=None if options.rounds is None else [_reply(r) for r in options.rounds],
+        rules=None if options.rules is None else [_rule(r) for r in options.rules],
+        name=config.id,
         on_exhausted=options.on_exhausted,
         capabilities=Capabilities(
             structured_output=options.structured_output,

@@ -60,12 +60,14 @@ __all__ = ["register", "run"]
 EXIT_COMMAND = "/exit"
 CLEAR_COMMAND = "/clear"
 CONTEXT_COMMAND = "/context"
+COMPACT_COMMAND = "/compact"
 
 _HELP = """\
 Chat with AGENT of FILE: every line you type is one turn; the answer streams as it
 arrives.  Ctrl-C stops the answer and returns to the prompt.  Type /exit (or end the
 input, Ctrl-D, or Ctrl-C at the prompt) to leave, /clear to start a fresh session,
-/context to see how full the model's context window is.
+/context to see how full the model's context window is, /compact [INSTRUCTIONS] to
+summarise the older part of the conversation now.
 
 --session ID continues the stored session ID when the agent has a session store and the
 session exists; otherwise a new session is started under that id.  Tool calls the rules
@@ -217,6 +219,19 @@ class _Interrupts:
                     self.prompt.cancel()
 
 
+async def _compact(agent: Agent, instructions: str, err: IO[str]) -> bool:
+    """``/compact [INSTRUCTIONS]``: compact now and say what happened; False: it failed."""
+    from agentrig.cli._transcript import compaction_line
+
+    try:
+        event = await agent.compact(instructions or None)
+    except Exception as exc:
+        report_failure("chat", exc, err)
+        return False
+    err.write((compaction_line(event) if event is not None else "nothing to compact") + "\n")
+    return True
+
+
 async def _converse(
     rt: Runtime,
     agent: Agent,
@@ -266,6 +281,11 @@ async def _converse(
             continue
         if prompt == CONTEXT_COMMAND:
             err.write(f"context: {agent.context.describe()}\n")
+            continue
+        if prompt == COMPACT_COMMAND or prompt.startswith(COMPACT_COMMAND + " "):
+            failed = (
+                not await _compact(agent, prompt[len(COMPACT_COMMAND) :].strip(), err) or failed
+            )
             continue
         if not prompt:
             continue

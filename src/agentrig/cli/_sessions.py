@@ -1,9 +1,12 @@
-"""``agentrig sessions list | show ID | export ID``: the stored sessions of a composition.
+"""``agentrig sessions list | show ID | export ID | compact ID``: the stored sessions of a
+composition.
 
 Reads the session stores FILE configures (``[session_stores.*]``) and nothing else: the
 runtime is composed without providers, tools or agents, so no model key is needed and no
 tool code runs.  ``show`` prints the transcript as text; ``export`` writes it as text,
-Markdown or JSON (every event, as stored, plus the session's total usage).
+Markdown or JSON (every event, as stored, plus the session's total usage).  ``compact``
+is the one action that composes the agents too: it resumes the session with its agent and
+compacts it (the summary model is called), appending a ``context/compaction`` event.
 """
 
 from __future__ import annotations
@@ -35,16 +38,29 @@ def register(subparsers: Subparsers) -> None:
     listing = actions.add_parser("list", help="one line per stored session")
     show = actions.add_parser("show", help="print a session's transcript")
     export = actions.add_parser("export", help="write a session's transcript")
-    for action in (listing, show, export):
+    compact = actions.add_parser(
+        "compact", help="summarise the older part of a session now (calls the agent's model)"
+    )
+    for action in (listing, show, export, compact):
         action.add_argument(
             "-c", "--config", metavar="FILE", required=True, help="the composition file"
         )
+    for action in (listing, show, export):  # compact: the agent's own store
         action.add_argument(
             "--store", metavar="ID", help="only this [session_stores.<ID>] (default: all)"
         )
     listing.add_argument("--json", action="store_true", help="print a JSON array")
-    for action in (show, export):
+    for action in (show, export, compact):
         action.add_argument("session", metavar="ID", help="the session id (ses_...)")
+    compact.add_argument(
+        "-a",
+        "--agent",
+        metavar="AGENT",
+        help="the agent the session belongs to (default: the only one)",
+    )
+    compact.add_argument(
+        "--instructions", metavar="TEXT", help="what the summary should keep or focus on"
+    )
     export.add_argument(
         "--format",
         choices=("text", "markdown", "json"),
@@ -52,6 +68,7 @@ def register(subparsers: Subparsers) -> None:
         help="text, markdown (default) or json (every event as stored)",
     )
     export.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+    compact.set_defaults(handler=_compact)
     listing.set_defaults(handler=_list)
     show.set_defaults(handler=_show, format="text", output=None)
     export.set_defaults(handler=_show)
@@ -60,7 +77,8 @@ def register(subparsers: Subparsers) -> None:
 
 def _missing_action(parser: argparse.ArgumentParser) -> int:
     raise UsageError(
-        "choose an action: list, show ID or export ID (see --help)", code="cli.no_action"
+        "choose an action: list, show ID, export ID or compact ID (see --help)",
+        code="cli.no_action",
     )
 
 
@@ -196,6 +214,57 @@ def _show(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return _with_stores(args, work)
+
+
+def _compact(args: argparse.Namespace) -> int:
+    """Resume the session with its agent and compact it now."""
+    import anyio
+
+    from agentrig.cli._run import (
+        CompositionError,
+        choose_agent,
+        load_composition,
+        open_agent_runtime,
+        report_failure,
+    )
+    from agentrig.cli._transcript import compaction_line
+
+    try:
+        loaded = load_composition(args.config)
+    except CompositionError as exc:
+        exc.report("sessions", sys.stderr)
+        return EXIT_USAGE
+    agent_id = choose_agent(loaded, args.agent)
+    store_id = loaded.config.agents[agent_id].session_store
+
+    async def main() -> int:
+        from agentrig.session import SESSION_STORES
+
+        async with open_agent_runtime(loaded, command="sessions") as rt:
+            if store_id is None or not await rt.catalog(SESSION_STORES).require(store_id).exists(
+                args.session
+            ):
+                where = f"store {store_id}" if store_id else "no session store"
+                raise UsageError(
+                    f"no session {args.session} for agent {agent_id} ({where})",
+                    code="cli.unknown_session",
+                )
+            await rt.agents.dispose(agent_id)  # the configured agent hands its name over
+            agent = await rt.agents.resume(args.session, agent_id=agent_id)
+            try:
+                event = await agent.compact(args.instructions)
+            except Exception as exc:
+                report_failure("sessions", exc, sys.stderr)
+                return 1
+            print(compaction_line(event) if event is not None else "nothing to compact")
+            return EXIT_OK
+
+    try:
+        result: int = anyio.run(main)
+    except CompositionError as exc:
+        exc.report("sessions", sys.stderr)
+        return EXIT_USAGE
+    return result
 
 
 def _window(rt: Runtime) -> Any:

@@ -18,22 +18,25 @@ if TYPE_CHECKING:
     from agentrig.llm import Usage
     from agentrig.session import SessionEvent
 
-__all__ = ["FORMATS", "render", "total_usage"]
+__all__ = ["FORMATS", "compaction_line", "context_of", "render", "total_usage"]
 
 Format = Literal["text", "markdown", "json"]
 FORMATS: tuple[Format, ...] = ("text", "markdown", "json")
 
 
 def total_usage(events: Sequence[SessionEvent]) -> Usage | None:
-    """The usage the provider reported over the whole session (None when it reported none)."""
+    """The usage the provider reported over the whole session, compactions' summary calls
+    included (None when it reported none)."""
     from agentrig.llm import Usage
-    from agentrig.session import AssistantMessageEvent
+    from agentrig.session import AssistantMessageEvent, ContextCompacted
 
-    found = [
-        e.data.message.usage
-        for e in events
-        if isinstance(e.data, AssistantMessageEvent) and e.data.message.usage is not None
-    ]
+    found: list[Usage] = []
+    for e in events:
+        data = e.data
+        if isinstance(data, AssistantMessageEvent) and data.message.usage is not None:
+            found.append(data.message.usage)
+        elif isinstance(data, ContextCompacted) and data.usage is not None:
+            found.append(data.usage)
     if not found:
         return None
     return Usage.of(
@@ -105,6 +108,17 @@ def render(
     if context is not None:
         lines.note(f"context: {_context_text(context)}")
     return lines.text()
+
+
+def compaction_line(data: Any) -> str:
+    """``context compacted (auto, summary): 12 message(s) replaced by 1, ~900 -> ~120 tokens``"""
+    sizes = ""
+    if data.tokens_before is not None and data.tokens_after is not None:
+        sizes = f", ~{data.tokens_before:,} -> ~{data.tokens_after:,} tokens"
+    return (
+        f"context compacted ({data.trigger}, {data.strategy}): {data.replaced} "
+        f"message(s) replaced by {len(data.messages)}{sizes}"
+    )
 
 
 def _context_text(context: Any) -> str:
@@ -192,12 +206,6 @@ class _Lines:
                 f"attempt {data.attempt}): {data.message}"
             )
         elif kind == "context/compaction":
-            sizes = ""
-            if data.tokens_before is not None and data.tokens_after is not None:
-                sizes = f", ~{data.tokens_before:,} -> ~{data.tokens_after:,} tokens"
-            self.note(
-                f"context compacted ({data.trigger}, {data.strategy}): {data.replaced} "
-                f"message(s) replaced by {len(data.messages)}{sizes}"
-            )
+            self.note(compaction_line(data))
         elif kind == "notice":
             self.note(f"{data.source}: {data.text}")

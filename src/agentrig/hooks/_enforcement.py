@@ -49,10 +49,14 @@ ENFORCEMENT: Mapping[str, EventPosture] = MappingProxyType(
         "SubagentStop": _ADVISORY_AWAITED,
         # additionalContext is read; nothing to refuse
         "SessionStart": _ADVISORY_AWAITED,
+        "SubagentStart": _ADVISORY_AWAITED,
         # notifications only
         "SessionEnd": _FIRE_AND_FORGET,
         "Notification": _FIRE_AND_FORGET,
-        "PreCompact": _FIRE_AND_FORGET,
+        # a stated block leaves the history as it is; an error is not one
+        "PreCompact": _ADVISORY_AWAITED,
+        # awaited (it runs before the compaction is logged), read for its notices only
+        "PostCompact": EventPosture(awaits=True, inspects=False, enforces=False),
     }
 )
 """Event name -> posture.  An event missing here is advisory and not awaited."""

@@ -36,11 +36,13 @@ EventName = Literal[
     "PostToolUseFailure",
     "UserPromptSubmit",
     "Stop",
+    "SubagentStart",
     "SubagentStop",
     "SessionStart",
     "SessionEnd",
     "Notification",
     "PreCompact",
+    "PostCompact",
 ]
 """The events agentrig knows by name (Claude Code's names); other names are allowed."""
 
@@ -54,7 +56,11 @@ FIREABLE_EVENTS: tuple[str, ...] = (
     "PostToolUse",
     "PostToolUseFailure",
     "Notification",
+    "SubagentStart",
     "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
     "SessionEnd",
 )
 """THE list of events agentrig fires, in lifecycle order (the one place to change when the
@@ -63,14 +69,7 @@ loop fires another).  A config hook for any other name would never run, so it is
 FIRED_EVENTS: frozenset[str] = frozenset(FIREABLE_EVENTS)
 """:data:`FIREABLE_EVENTS` as a set."""
 
-_NO_SUBAGENTS = "agentrig does not fire it: agentrig has no sub-agents yet"
-_NO_COMPACTION = "agentrig does not fire it: agentrig does not compact the context yet"
-_WHY_NOT = {
-    "SubagentStart": _NO_SUBAGENTS,
-    "SubagentStop": _NO_SUBAGENTS,
-    "PreCompact": _NO_COMPACTION,
-    "PostCompact": _NO_COMPACTION,
-}
+_WHY_NOT: dict[str, str] = {}  # why a known event is not fired (none: all are)
 NOT_FIRED: Mapping[str, str] = MappingProxyType(
     {
         name: _WHY_NOT.get(name, "agentrig does not fire this event yet")

@@ -16,7 +16,15 @@ event                  fired from                                               
                        went idle (``idle_prompt``)
 ``PostToolUse``        ``tool_execution``, after a call returned ok               feedback
 ``PostToolUseFailure`` ``tool_execution``, after a call returned an error          feedback
+``SubagentStart``      a delegated agent's first step (instead of                 context
+                       ``SessionStart``; ``agent_type`` is the configured agent)
 ``Stop``               ``turn_stopping``                                          keep going
+``SubagentStop``       ``turn_stopping`` of a delegated agent (instead of         keep going
+                       ``Stop``)
+``PreCompact``         the ``compaction`` waterfall, before a plan is made         block,
+                       (``trigger`` auto / manual, ``custom_instructions``)       instructions
+``PostCompact``        the ``compaction`` waterfall, after the plan was made       advisory
+                       (``trigger``, ``compact_summary``)
 ``SessionEnd``         the agent's disposal (its ``reason``: ``prompt_input_exit`` advisory
                        when the chat's person leaves, ``clear`` on ``/clear``),
                        or the runtime's close (``other``)
@@ -48,6 +56,8 @@ from agentrig.hooks._transcript import TranscriptWriter
 from agentrig.kernel.payloads import (
     AgentDisposed,
     AgentStatusChanged,
+    CompactionPlan,
+    CompactionRequest,
     PreStep,
     PreStepDecision,
     Reject,
@@ -68,7 +78,15 @@ STOP_BLOCK_LIMIT = 8
 """``Stop`` blocks in a row after which the turn ends anyway (Claude Code's cap)."""
 
 _CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})  # plain stdout is context
-_SHOWN_ONLY = frozenset({"SessionStart", "Notification", "SessionEnd"})  # a block is only shown
+_SHOWN_ONLY = frozenset(
+    {"SessionStart", "SubagentStart", "Notification", "SessionEnd"}
+)  # a block is only shown
+
+
+def _delegated(agent: Any) -> Any:
+    """The lineage of a delegated agent (None for one a caller created)."""
+    lineage = getattr(agent, "lineage", None)
+    return lineage if getattr(lineage, "origin", None) == "delegated" else None
 
 
 def context_message(event: str, text: str) -> UserMessage:
@@ -80,6 +98,15 @@ def context_message(event: str, text: str) -> UserMessage:
     )
 
 
+def _plain_outputs(combined: CombinedOutcome) -> list[str]:
+    """The plain (non-JSON) stdout of the hooks that allowed, stripped."""
+    return [
+        o.output.strip()
+        for o in combined.outcomes
+        if isinstance(o, Allow) and o.decision is None and o.output.strip()
+    ]
+
+
 @attrs.define
 class _Session:
     session_id: str
@@ -87,6 +114,7 @@ class _Session:
     reason: str = "other"  # why the session ended (SessionEnd's ``reason``)
     ended: anyio.Event = attrs.Factory(anyio.Event)  # SessionEnd's hooks finished
     stop_blocks: int = 0  # Stop blocks in a row this turn
+    subagent: bool = False  # a delegated agent's session: no SessionEnd (Claude Code)
     pending: set[anyio.Event] = attrs.Factory(set)  # idle notifications not finished yet
 
 
@@ -140,6 +168,33 @@ class HookLifecycle:
         await self.report(agent, combined)
         return combined
 
+    async def fire_subagent(
+        self, name: str, agent: Any, lineage: Any, **fields: Any
+    ) -> CombinedOutcome:
+        """``SubagentStart`` / ``SubagentStop`` for delegated ``agent``: the common fields are
+        its parent's session (Claude Code's main session) when the parent is still there;
+        ``agent_id`` and ``agent_type`` name the child; what hooks say is reported on it."""
+        up = lineage.parent_agent
+        parent = agent.runtime.agents.get(up) if up is not None else None
+        event = self.event(
+            name,
+            parent if parent is not None else agent,
+            agent_id=str(agent.id),
+            agent_type=str(lineage.configured_as or agent.id),
+            **fields,
+        )
+        combined = await self.runner.run(event, signal=getattr(agent, "current_signal", None))
+        await self.report(agent, combined)
+        return combined
+
+    def transcript(self, agent: Any) -> str:
+        """``agent``'s transcript file, brought up to date."""
+        return str(
+            self.transcripts.sync(
+                str(agent.session_id), agent.session.derive_messages(), cwd=self.project_dir
+            )
+        )
+
     async def report(self, agent: Any, combined: CombinedOutcome) -> None:
         """The user-facing effects every event shares: messages, output, errors, stop."""
         if getattr(agent, "_disposed", False):
@@ -169,11 +224,7 @@ class HookLifecycle:
     def _contexts(self, combined: CombinedOutcome) -> list[UserMessage]:
         texts = list(combined.additional_context)
         if combined.event in _CONTEXT_EVENTS:  # Claude Code: plain (non-JSON) stdout is context
-            texts += [
-                o.output.strip()
-                for o in combined.outcomes
-                if isinstance(o, Allow) and o.decision is None and o.output.strip()
-            ]
+            texts += _plain_outputs(combined)
         return [context_message(combined.event, t) for t in texts]
 
     # ---- SessionStart, UserPromptSubmit: the step's input ---------------------------------------
@@ -193,7 +244,13 @@ class HookLifecycle:
                 await previous.ended.wait()
             cleared = agent.id in self._cleared
             self._cleared.discard(agent.id)
-            if self.has("SessionStart"):
+            lineage = _delegated(agent)
+            if lineage is not None:
+                state.subagent = True
+                if self.has("SubagentStart"):
+                    combined = await self.fire_subagent("SubagentStart", agent, lineage)
+                    entered += self._contexts(combined)
+            elif self.has("SessionStart"):
                 source = "resume" if earlier else "clear" if cleared else "startup"
                 combined = await self.fire("SessionStart", agent, source=source)
                 entered += self._contexts(combined)
@@ -214,6 +271,39 @@ class HookLifecycle:
         if len(entered) != len(payload.messages):
             payload = attrs.evolve(payload, messages=tuple(entered))
         return await next(payload)
+
+    # ---- PreCompact, PostCompact: around a compaction ----------------------------------------
+    @hookimpl(tryfirst=True)
+    async def compaction(
+        self,
+        payload: CompactionRequest,
+        next: Callable[[CompactionRequest], Awaitable[CompactionPlan | None]],
+    ) -> CompactionPlan | None:
+        """``PreCompact`` may block the compaction or add instructions (its
+        ``additionalContext`` or plain output); ``PostCompact`` hears the summary."""
+        agent: Any = payload.agent
+        if self.has("PreCompact"):
+            combined = await self.fire(
+                "PreCompact",
+                agent,
+                trigger=payload.trigger,
+                custom_instructions=payload.instructions or "",
+            )
+            if combined.denied or combined.stop:
+                reason = combined.reason or combined.stop_reason or "a PreCompact hook blocked it"
+                await agent.note(reason, source="PreCompact hook", kind="blocked")
+                return None
+            added = [*combined.additional_context, *_plain_outputs(combined)]
+            if added:
+                wishes = "\n".join(w for w in (payload.instructions, *added) if w)
+                payload = attrs.evolve(payload, instructions=wishes)
+        plan = await next(payload)
+        if plan is not None and self.has("PostCompact"):
+            summary = "\n".join(
+                m.text for m in plan.messages if getattr(m, "source", None) == "compaction-summary"
+            )
+            await self.fire("PostCompact", agent, trigger=payload.trigger, compact_summary=summary)
+        return plan
 
     # ---- PreToolUse, PermissionRequest, Notification: the tool gate ---------------------------
     async def pre_tool_use(self, tool_id: str, call: ToolCallBlock, agent: Any) -> CombinedOutcome:
@@ -304,14 +394,26 @@ class HookLifecycle:
     # ---- Stop ------------------------------------------------------------------------------------
     @hookimpl
     async def turn_stopping(self, payload: TurnStopping) -> None:
-        if not self.has("Stop"):
-            return
         agent: Any = payload.agent
+        lineage = _delegated(agent)
+        if not self.has("Stop" if lineage is None else "SubagentStop"):
+            return
         state = self._sessions.setdefault(agent.id, _Session(str(agent.session_id)))
         last = payload.last_message.text if payload.last_message is not None else None
-        combined = await self.fire(
-            "Stop", agent, stop_hook_active=state.stop_blocks > 0, last_assistant_message=last
-        )
+        active = state.stop_blocks > 0
+        if lineage is None:
+            combined = await self.fire(
+                "Stop", agent, stop_hook_active=active, last_assistant_message=last
+            )
+        else:
+            combined = await self.fire_subagent(
+                "SubagentStop",
+                agent,
+                lineage,
+                stop_hook_active=active,
+                agent_transcript_path=self.transcript(agent),
+                last_assistant_message=last,
+            )
         if combined.stop:
             return  # continue: false wins over a block (Claude Code)
         keep_going = self._contexts(combined)
@@ -381,7 +483,11 @@ class HookLifecycle:
         state = self._sessions.get(payload.agent_id)
         if state is None or state.ending or state.session_id != payload.session_id:
             return None
-        del self._sessions[payload.agent_id]  # a new agent of that id starts a new session
+        del self._sessions[payload.agent_id]
+        if state.subagent:  # a sub-agent's end is its SubagentStop, not a SessionEnd
+            state.ending = True
+            state.ended.set()
+            return None  # a new agent of that id starts a new session
         self._left[payload.agent_id] = state
         state.reason = payload.reason
         return self._spawn(lambda: self._end(state))

@@ -8,7 +8,8 @@
 
 The subject is the tool name for tool events, the ``source`` for ``SessionStart``, the
 ``reason`` for ``SessionEnd``, the ``notification_type`` for ``Notification`` and the
-``trigger`` for ``PreCompact``; other events ignore the matcher (their hooks always run).
+``trigger`` for ``PreCompact`` and ``PostCompact``; other events ignore the matcher (their
+hooks always run).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ _SUBJECT_KEYS = {
     "SessionEnd": "reason",
     "Notification": "notification_type",
     "PreCompact": "trigger",
+    "PostCompact": "trigger",
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
 }
 
 

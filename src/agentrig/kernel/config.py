@@ -38,6 +38,8 @@ from agentrig.kernel._formats import read_json, read_yaml
 
 __all__ = [
     "AgentConfig",
+    "CompactionConfig",
+    "DelegationConfig",
     "Duration",
     "HookConfig",
     "LoadedConfig",
@@ -117,6 +119,43 @@ class ProviderConfigEntry(_Strict):
     credentials: dict[str, str] = Field(default_factory=dict)
 
 
+def _guard_text(value: str | None) -> str | None:
+    if value is None:
+        return value
+    try:
+        value.format(tokens=0, percent=0, window=0, model="")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(
+            f"guard_text: {exc!r} is not a placeholder it knows "
+            "(placeholders: {tokens}, {percent}, {window}, {model})"
+        ) from None
+    return value
+
+
+class CompactionConfig(_Strict):
+    """``[agents.<id>] compaction``: when and how the history is shortened."""
+
+    #: compact automatically once the context passes ``at`` of the window (``false``: only
+    #: when asked -- ``agent.compact()``, ``/compact``, ``agentrig sessions compact``)
+    auto: bool = True
+    #: the share of the context window past which the history is compacted before a request
+    at: float = Field(default=0.8, gt=0.0, le=1.0)
+    #: the newest messages kept as they are (extended back so a tool result keeps its call)
+    keep_last: int = Field(default=6, ge=0)
+    #: clear older tool results first; summarise only when that is not enough
+    clear_tool_results: bool = True
+    #: the summary's model (default: the agent's) and provider (default: the agent's)
+    model: ModelId | None = None
+    provider: ProviderId | None = None
+    #: the summary call's output limit in tokens (default: the provider's)
+    max_tokens: int | None = Field(default=None, gt=0)
+    #: standing instructions for every summary of this agent
+    instructions: str | None = None
+    #: the pre-send guard's diagnostic, replacing the neutral default; placeholders
+    #: ``{tokens}``, ``{percent}``, ``{window}``, ``{model}``
+    guard_text: Annotated[str | None, AfterValidator(_guard_text)] = None
+
+
 class AgentConfig(_Strict):
     """``[agents.<id>]``: an agent declared in config."""
 
@@ -125,8 +164,13 @@ class AgentConfig(_Strict):
     #: what the agent reports as (``agent_name`` of its observations); default: its id.  A
     #: server's per-request agent carries the name of the configured agent it runs
     name: str | None = Field(default=None, min_length=1)
+    #: what the agent is for, in a sentence: a parent offers it as its delegation tool's
+    #: description (see ``subagents``)
+    description: str | None = Field(default=None, min_length=1)
     system_prompt: str | None = None
     tools: Seq[str] = ()  # tool ids, toolset names, code references
+    #: configured agents this one may delegate to: each is offered as a ``delegate_<id>`` tool
+    subagents: Seq[AgentId] = ()
     max_rounds: int = Field(default=25, ge=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
@@ -144,6 +188,8 @@ class AgentConfig(_Strict):
     tool_result_max_bytes: int = Field(default=65536, ge=0)
     #: where full results of cut tool calls are kept (owner-only; relative to the config file)
     state_dir: str = ".agentrig/state"
+    #: when and how the history is shortened (see docs/compaction.md)
+    compaction: CompactionConfig = CompactionConfig()
     #: read-only (nested tables too): the config may be shared by several agents
     options: FrozenTable
 
@@ -201,6 +247,15 @@ class HookConfig(_Strict):
     on_error: Literal["block", "proceed"] = "block"
 
 
+class DelegationConfig(_Strict):
+    """``[delegation]``: the limits every delegation of the runtime stays within."""
+
+    #: how deep a chain of delegations may go (a root agent's children are at depth 1)
+    max_depth: int = Field(default=3, ge=1, le=32)
+    #: how many children one agent may have running at once
+    max_children: int = Field(default=8, ge=1, le=256)
+
+
 class ClaudeCodeConfig(_Strict):
     """``[claude_code]``: Claude Code settings files and plugins whose hooks/rules apply."""
 
@@ -221,6 +276,7 @@ class RuntimeConfig(_Strict):
     #: ``[sealers.<id>]``: artifact sealers (a session store names one with ``sealer = "<id>"``)
     sealers: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
     #: Claude Code files read verbatim into ``hooks`` and ``permissions`` (see
     #: :mod:`agentrig.hooks._claude_settings`, handed over as an importer)

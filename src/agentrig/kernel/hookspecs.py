@@ -34,6 +34,8 @@ from agentrig.kernel.payloads import (
     AgentCreated,
     AgentDisposed,
     AgentStatusChanged,
+    CompactionPlan,
+    CompactionRequest,
     Observation,
     PermissionQuestion,
     PreStep,
@@ -178,6 +180,20 @@ def request_config(
 
     Waterfall; ``await next(payload)`` yields what the loop would use.  Model-visible content
     cannot be changed here.
+    """
+
+
+@_spec(Mode.WATERFALL)
+def compaction(
+    payload: CompactionRequest,
+    next: Callable[[CompactionRequest], Awaitable[CompactionPlan | None]],
+) -> CompactionPlan | Awaitable[CompactionPlan | None] | None:
+    """The history is to be shortened: return a ``CompactionPlan``, or ``None`` to leave it.
+
+    Waterfall; the default is the agent's configured strategy (``[agents.<id>] compaction``:
+    old tool results cleared, then older turns summarised).  A listener may plan on its own,
+    call ``next`` with changed ``instructions``, or return ``None`` to refuse (a ``PreCompact``
+    hook that blocks).
     """
 
 

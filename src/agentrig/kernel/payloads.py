@@ -17,7 +17,15 @@ from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId, CallId, ProviderId, SessionId
 
 if TYPE_CHECKING:
-    from agentrig.messages import AssistantMessage, ToolCallBlock, UserMessage
+    from collections.abc import Awaitable, Callable, Sequence
+
+    from agentrig.messages import (
+        AssistantMessage,
+        ToolCallBlock,
+        ToolMessage,
+        Usage,
+        UserMessage,
+    )
 
 __all__ = [
     "AgentCreated",
@@ -25,6 +33,8 @@ __all__ = [
     "AgentHandle",
     "AgentStatus",
     "AgentStatusChanged",
+    "CompactionPlan",
+    "CompactionRequest",
     "Enter",
     "Observation",
     "new_observation",
@@ -239,6 +249,53 @@ class RequestError:
 @attrs.frozen(slots=True)
 class Retry:
     """Returned by a ``request_error`` listener that owns recovery: try the request again."""
+
+
+# ---- compaction ----------------------------------------------------------------------------
+
+
+@final
+@attrs.frozen(slots=True)
+class CompactionRequest:
+    """The history is to be shortened (``trigger``: ``auto`` past the configured share of the
+    window, ``manual`` when asked).
+
+    ``messages`` is the history the model sees, without the system prompt; ``used`` /
+    ``window`` its size in tokens.  ``keep_last`` messages at the end are to stay as they
+    are.  ``instructions`` are the caller's (or an earlier listener's) wishes for the summary.
+    ``summarize(messages, instructions)`` asks the configured summary model for a summary of
+    ``messages`` and returns its text and usage.
+    """
+
+    agent: AgentHandle
+    trigger: Literal["auto", "manual"]
+    messages: tuple[UserMessage | AssistantMessage | ToolMessage, ...]
+    used: int
+    window: int
+    keep_last: int
+    instructions: str | None
+    signal: CancelSignal
+    summarize: Callable[
+        [Sequence[UserMessage | AssistantMessage | ToolMessage], str | None],
+        Awaitable[tuple[str, Usage | None]],
+    ]
+
+
+@final
+@attrs.frozen(slots=True)
+class CompactionPlan:
+    """What replaces the history's first ``replaced`` messages: ``messages`` (a summary as a
+    labelled data message, kept messages with old tool results cleared ...).
+
+    ``strategy`` names who made the plan (logged with the compaction); ``usage`` is the
+    summary call's, ``instructions`` the ones it followed (a listener may have added some).
+    """
+
+    strategy: str
+    replaced: int
+    messages: tuple[UserMessage | AssistantMessage | ToolMessage, ...]
+    usage: Usage | None = None
+    instructions: str | None = None
 
 
 # ---- tool_execution ------------------------------------------------------------------------

@@ -394,6 +394,8 @@ def _carries(argv: tuple[str, ...], program: str) -> bool:
 def _carries_input(candidate: Candidate, segment: CommandSegment, program: str) -> bool:
     """Whether text handed to the program on standard input (a here-string) names
     ``program``, for a program that may run what it reads (``mytool <<< 'git push'``)."""
+    if not segment.redirects:
+        return False  # the common case: nothing is handed over on standard input
     fed = [target for op, target in segment.redirects if op == "<<<"]
     return bool(fed) and _carries((candidate.argv[0], *fed), program)
 

@@ -15,6 +15,7 @@ from agentrig.session._events import (
     RequestHeader,
     SessionEvent,
     SessionEventData,
+    SessionLineage,
     SteeringMessage,
     StepEnd,
     StepStart,
@@ -29,7 +30,13 @@ from agentrig.session._events import (
     TurnTrigger,
     UserMessageEvent,
 )
-from agentrig.session._log import INTERRUPTED_NOTE, MessagesView, Session, SessionLogError
+from agentrig.session._log import (
+    INTERRUPTED_NOTE,
+    MessagesView,
+    Session,
+    SessionLogError,
+    message_chars,
+)
 from agentrig.session._migrate import (
     MigratableStore,
     MigrationReport,
@@ -81,6 +88,7 @@ __all__ = [
     "SessionEvent",
     "TraceIds",
     "SessionEventData",
+    "SessionLineage",
     "SessionLogError",
     "SessionStore",
     "SessionStoreError",
@@ -100,6 +108,7 @@ __all__ = [
     "WriterConflictError",
     "dump_event",
     "find_cut_off_turn",
+    "message_chars",
     "parse_event",
     "sequence_problems",
     "stored_version",

@@ -29,6 +29,7 @@ __all__ = [
     "RequestHeader",
     "SessionEvent",
     "SessionEventData",
+    "SessionLineage",
     "SteeringMessage",
     "StepEnd",
     "StepStart",
@@ -225,6 +226,19 @@ class Notice(SessionEventData):
     text: str
 
 
+class SessionLineage(SessionEventData):
+    """Where the session comes from, written first: ``delegated`` sessions name the parent
+    agent and session that delegated to them and how deep in the chain they are."""
+
+    type: Literal["session/lineage"] = "session/lineage"
+    origin: Literal["created", "delegated"]
+    parent_agent: str | None = None
+    parent_session: str | None = None
+    depth: int = Field(default=0, ge=0)
+    #: the configured agent the session's agent was made from
+    configured_as: str | None = None
+
+
 SESSION_EVENTS: VariantRegistry[SessionEventData] = VariantRegistry(
     SessionEventData, loader=register_variants
 )
@@ -247,6 +261,7 @@ SESSION_EVENTS.register_all(
         SystemPrompt,
         InboxSpliced,
         Notice,
+        SessionLineage,
     ),
     source="agentrig",
 )

@@ -2,8 +2,10 @@
 
 ``ScriptedProvider`` (with its ``Reply`` and ``ScriptedCall``) is the offline provider of
 ``kind = "scripted"``: a script of replies, each with ``delay``, ``chunk_size``, usage and
-tool calls, and the provider's ``checkpoint`` ("chunk" or "reply").  ``MockProviderServer``
-is a real loopback HTTP server that plays a model API for a provider plugin's tests.
+tool calls, and the provider's ``checkpoint`` ("chunk" or "reply"); its ``rounds`` or
+``rules`` (each a ``Rule``) choose a reply from the request, the same in every process.
+``MockProviderServer`` is a real loopback HTTP server that plays a model API for a provider
+plugin's tests.
 
 Names are imported lazily so that loading the pytest plugin does not import agentrig
 before typeguard's import hook is installed.
@@ -20,6 +22,7 @@ _LAZY: dict[str, str] = {
     "MockRequest": "agentrig.testing.mock_provider_server",
     "Overrides": "agentrig.testing.fixtures",
     "Reply": "agentrig.builtins.scripted",
+    "Rule": "agentrig.builtins.scripted",
     "RuntimeFactory": "agentrig.testing.fixtures",
     "ScriptedCall": "agentrig.builtins.scripted",
     "ScriptedProvider": "agentrig.builtins.scripted",
@@ -31,6 +34,7 @@ __all__ = [
     "MockRequest",
     "Overrides",
     "Reply",
+    "Rule",
     "RuntimeFactory",
     "ScriptedCall",
     "ScriptedProvider",
@@ -54,6 +58,6 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+    from agentrig.builtins.scripted import Reply, Rule, ScriptedCall, ScriptedProvider
     from agentrig.testing.fixtures import Overrides, RuntimeFactory
     from agentrig.testing.mock_provider_server import MockProviderServer, MockReply, MockRequest

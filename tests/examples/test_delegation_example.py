@@ -1,0 +1,52 @@
+"""examples/delegation runs offline from the real ``agentrig`` command (issue 30, done-when)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "delegation"
+
+pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
+
+
+def test_the_lead_delegates_the_review_and_the_child_session_names_its_parent(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "delegation"
+    shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns("sessions"))
+    script = shutil.which("agentrig", path=str(Path(sys.executable).parent))
+    assert script is not None, "the agentrig console script is not installed in this venv"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
+    done = subprocess.run(
+        [script, "run", "-c", "agentrig.toml", "-a", "lead", "Ship the parser fix"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "The reviewer approved the parser fix" in done.stdout
+    logs = sorted((work / "sessions").glob("*.jsonl"))
+    assert len(logs) == 2
+    lineages = [
+        json.loads(line)["data"]
+        for log in logs
+        for line in log.read_text(encoding="utf-8").splitlines()
+        if '"session/lineage"' in line
+    ]
+    (lineage,) = lineages
+    assert lineage["origin"] == "delegated"
+    assert lineage["parent_agent"] == "lead"
+    assert lineage["configured_as"] == "reviewer"
+    assert lineage["depth"] == 1
+    assert {f"{lineage['parent_session']}.jsonl"} < {log.name for log in logs}
