@@ -206,3 +206,5 @@ def test_the_python_modes_are_exclusive_and_not_extended() -> None:
     assert provider.rounds == (Reply(text="y"),)
     with pytest.raises(ValueError, match="answers by rounds or rules"):
         provider.add("z")
+    with pytest.raises(ValueError, match="0 or more, not -1"):
+        Rule(Reply(), round=-1)

@@ -58,9 +58,14 @@ class Rule:
     """
 
     reply: Reply
-    round: int | None = None
+    round: int | None = attrs.field(default=None)
     last_user_contains: str | None = None
     last_tool_result_contains: str | None = None
+
+    @round.validator
+    def _round_counts(self, _attribute: object, value: int | None) -> None:
+        if value is not None and value < 0:
+            raise ValueError(f"a rule's round counts assistant messages: 0 or more, not {value}")
 
     def matches(self, request: ModelRequest, round_number: int) -> bool:
         if self.round is not None and self.round != round_number:
