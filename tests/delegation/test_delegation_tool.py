@@ -283,3 +283,20 @@ async def test_usage_rolls_up_to_the_parents_record_and_stays_per_child(
     total = record.total_usage
     assert total is not None
     assert (total.prompt, total.completion) == (314, 36)
+
+
+async def test_fan_out_beyond_max_children_is_an_error_result_for_that_call_only(
+    agentrig_runtime: RuntimeFactory, agentrig_overrides: Overrides
+) -> None:
+    lead = ScriptedProvider([_three_calls(), "two of three"])
+    child = _Rendezvous(hold=2)
+    config = _config(lead=LEAD, reviewer=REVIEWER)
+    config["delegation"] = {"max_children": 2}
+    async with _runtime(agentrig_runtime, agentrig_overrides, lead, child, config) as rt:
+        with anyio.fail_after(10):
+            result = await rt.agent("lead").run("review three")
+        assert result.value == "two of three"
+        first, second, third = _tool_texts(lead.requests[1])
+        assert (first, second) == ("re:a", "re:b")
+        assert "max_children is 2" in third
+        assert rt.agent("lead").delegations.active == 0

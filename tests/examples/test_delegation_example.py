@@ -24,16 +24,20 @@ def test_the_lead_delegates_the_review_and_the_child_session_names_its_parent(
     script = shutil.which("agentrig", path=str(Path(sys.executable).parent))
     assert script is not None, "the agentrig console script is not installed in this venv"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
-    done = subprocess.run(
-        [script, "run", "-c", "agentrig.toml", "-a", "lead", "Ship the parser fix"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=work,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+
+    def agentrig(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [script, *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=work,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+
+    done = agentrig("run", "-c", "agentrig.toml", "-a", "lead", "Ship the parser fix")
     assert done.returncode == 0, done.stderr
     assert "The reviewer approved the parser fix" in done.stdout
     logs = sorted((work / "sessions").glob("*.jsonl"))
@@ -50,3 +54,13 @@ def test_the_lead_delegates_the_review_and_the_child_session_names_its_parent(
     assert lineage["configured_as"] == "reviewer"
     assert lineage["depth"] == 1
     assert {f"{lineage['parent_session']}.jsonl"} < {log.name for log in logs}
+    parent, child = (
+        lineage["parent_session"],
+        next(log.stem for log in logs if log.stem != lineage["parent_session"]),
+    )
+    shown = agentrig("sessions", "show", "-c", "agentrig.toml", parent)
+    assert shown.returncode == 0, shown.stderr
+    assert "sub-agent sessions (1):" in shown.stdout
+    assert f"{child}  reviewer (local)" in shown.stdout
+    up = agentrig("sessions", "show", "-c", "agentrig.toml", child)
+    assert f"delegated by agent lead (session {parent}) as reviewer, depth 1" in up.stdout

@@ -107,11 +107,14 @@ def _opt_session(value: str | None) -> SessionId | None:
 class Delegations:
     """One agent's side of delegation: its lineage and its children running now."""
 
-    __slots__ = ("finished", "lineage", "running")
+    __slots__ = ("active", "finished", "lineage", "running")
 
     def __init__(self, lineage: Lineage | None = None) -> None:
         self.lineage = lineage or Lineage()
         self.running: set[AgentId] = set()
+        #: delegations admitted and not finished (counted before the child exists, so
+        #: parallel calls cannot all pass the ``max_children`` check at once)
+        self.active = 0
         #: records of the children the current run's delegation calls ran (its driver takes
         #: them into its own record: usage rolls up)
         self.finished: list[RunRecord] = []
@@ -215,9 +218,9 @@ def _admit(parent: Agent, state: Delegations, child: str) -> Lineage:
             f"{limits.max_depth}",
             code="delegation.depth",
         )
-    if len(state.running) >= limits.max_children:
+    if state.active >= limits.max_children:
         raise DelegationError(
-            f"agent {parent.id!r} already runs {len(state.running)} sub-agents; "
+            f"agent {parent.id!r} already runs {state.active} sub-agents; "
             f"[delegation] max_children is {limits.max_children}",
             code="delegation.fan_out",
         )
@@ -238,6 +241,16 @@ async def run_delegation(
     Cancelling ``signal`` (default: the parent's running turn) cancels the child's run.
     """
     lineage = _admit(parent, state, child)
+    state.active += 1  # no await between the check and this: the slot is taken
+    try:
+        return await _run_child(parent, state, lineage, prompt, signal)
+    finally:
+        state.active -= 1
+
+
+async def _run_child(
+    parent: Agent, state: Delegations, lineage: Lineage, prompt: str, signal: CancelSignal | None
+) -> RunResult[str]:
     registry = parent.runtime.agents
     agent = await registry.create_child(lineage)
     state.running.add(agent.id)

@@ -3,7 +3,9 @@ composition.
 
 Reads the session stores FILE configures (``[session_stores.*]``) and nothing else: the
 runtime is composed without providers, tools or agents, so no model key is needed and no
-tool code runs.  ``show`` prints the transcript as text; ``export`` writes it as text,
+tool code runs.  ``show`` prints the transcript as text, then the session's place in a
+delegation tree (the parent that delegated to it, the sub-agent sessions it started);
+``export`` writes it as text,
 Markdown or JSON (every event, as stored, plus the session's total usage).  ``compact``
 is the one action that composes the agents too: it resumes the session with its agent and
 compacts it (the summary model is called), appending a ``context/compaction`` event.
@@ -70,8 +72,8 @@ def register(subparsers: Subparsers) -> None:
     export.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
     compact.set_defaults(handler=_compact)
     listing.set_defaults(handler=_list)
-    show.set_defaults(handler=_show, format="text", output=None)
-    export.set_defaults(handler=_show)
+    show.set_defaults(handler=_show, format="text", output=None, tree=True)
+    export.set_defaults(handler=_show, tree=False)
     parser.set_defaults(handler=lambda args: _missing_action(parser))
 
 
@@ -207,6 +209,8 @@ def _show(args: argparse.Namespace) -> int:
         text = render(
             args.session, sid, report.events, args.format, damaged=damaged, window=_window(rt)
         )
+        if args.tree:
+            text += await _tree(args.session, report.events, stores)
         if args.output is None:
             sys.stdout.write(text)
         else:
@@ -214,6 +218,34 @@ def _show(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return _with_stores(args, work)
+
+
+async def _tree(session: str, events: Any, stores: list[tuple[str, SessionStore]]) -> str:
+    """The lines saying where ``session`` sits in a delegation tree ("" when nowhere)."""
+    from agentrig.session import SessionLineage
+
+    def lineage_of(log: Any) -> SessionLineage | None:
+        return next((e.data for e in log if isinstance(e.data, SessionLineage)), None)
+
+    lines: list[str] = []
+    own = lineage_of(events)
+    if own is not None and own.origin == "delegated":
+        lines.append(
+            f"delegated by agent {own.parent_agent} (session {own.parent_session}) as "
+            f"{own.configured_as}, depth {own.depth}"
+        )
+    children: list[str] = []
+    for store_id, store in stores:
+        for other in await store.list_sessions():
+            if other == session:
+                continue
+            lineage = lineage_of((await store.load(other)).events)
+            if lineage is not None and lineage.parent_session == session:
+                children.append(f"  {other}  {lineage.configured_as} ({store_id})")
+    if children:
+        lines.append(f"sub-agent sessions ({len(children)}):")
+        lines.extend(sorted(children))
+    return "".join(f"{line}\n" for line in ["", *lines]) if lines else ""
 
 
 def _compact(args: argparse.Namespace) -> int:
