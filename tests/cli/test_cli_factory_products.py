@@ -1,6 +1,7 @@
 """A session-store plugin whose factory builds an incomplete store is refused when the runtime
 is built: ``config check``, ``run`` and ``sessions list`` print one ``error [code]:`` line at
-``session_stores.<id>``, and nothing runs with a store that stores nothing (issue 37, point 1).
+``session_stores.<id>``, and nothing runs with a store that stores nothing (issue 37, point 1);
+a provider plugin streaming strings fails as one ``provider.protocol`` line (point 3).
 """
 
 from __future__ import annotations
@@ -106,4 +107,41 @@ def test_a_factory_returning_none_is_named(
     assert line.endswith(
         "session_stores.disk: the session_stores factory 'none' (half-store 1.2.3: entry point "
         "agentrig.session_stores:none = half_store_mod:nothing) returned None, not a SessionStore"
+    )
+
+
+BROKEN_PROVIDER = """
+    from agentrig.builtins.scripted import ScriptedProvider
+
+    class Chatty(ScriptedProvider):
+        # streams plain strings instead of TextDelta chunks
+        async def stream(self, request, *, signal):
+            yield "Hello there"
+
+    def factory(config):
+        return Chatty(["unused"])
+"""
+
+
+def test_a_provider_streaming_strings_is_one_protocol_error_line(
+    install_dist: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_dist(
+        "chatty-provider",
+        {"agentrig.providers": {"chatty": "chatty_mod:factory"}},
+        {"chatty_mod": BROKEN_PROVIDER},
+    )
+    config = tmp_path / "agentrig.toml"
+    config.write_text(
+        '[providers.local]\nkind = "chatty"\n\n'
+        '[agents.assistant]\nprovider = "local"\nmodel = "m"\n',
+        encoding="utf-8",
+    )
+    assert main(["run", "-c", str(config), "hi"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line == (
+        "agentrig run: error [provider.protocol]: provider 'local' streamed a str, "
+        "not a StreamChunk: 'Hello there'"
     )

@@ -28,7 +28,15 @@ if TYPE_CHECKING:
     from agentrig.agent import Agent, RunResult
     from agentrig.cancel import CancelSignal
 
-__all__ = ["PlainRenderer", "Renderer", "RichRenderer", "make_renderer", "short", "stream_turn"]
+__all__ = [
+    "PlainRenderer",
+    "Renderer",
+    "RichRenderer",
+    "ToolLines",
+    "make_renderer",
+    "short",
+    "stream_turn",
+]
 
 _TAIL_LINES = 8
 """Rendered lines kept redrawable at the end of a streaming answer (Markdown may reflow them)."""
@@ -112,6 +120,17 @@ class PlainRenderer(Renderer):
         self._finish_line()
         self.err.write(line + "\n")
         self.err.flush()
+
+
+class ToolLines(PlainRenderer):
+    """``run`` into a pipe: only the ``[tool]`` lines (and notes) on ``err`` as they happen;
+    the command prints the final answer alone on ``out`` once the run ends."""
+
+    def text(self, delta: str) -> None:
+        """The answer is printed whole at the end, not streamed."""
+
+    def end(self) -> None:
+        """Nothing of the answer was written, so there is no line to finish."""
 
 
 class _Waiting:

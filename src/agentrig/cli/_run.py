@@ -45,7 +45,7 @@ from agentrig.cli._common import (
     warning_line,
 )
 from agentrig.cli._input import LineReader
-from agentrig.cli._render import Renderer, make_renderer, short, stream_turn
+from agentrig.cli._render import Renderer, ToolLines, make_renderer, short, stream_turn
 from agentrig.ids import AgentId
 
 if TYPE_CHECKING:
@@ -461,9 +461,12 @@ def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, AgentId] | int:
 
 async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespace) -> int:
     out, err = sys.stdout, sys.stderr
-    # streamed unless --json: Markdown on a terminal; into a pipe, the text as it arrives and
-    # one ``[tool]`` line per call and result on stderr (as docs/cli.md says)
-    renderer = None if args.json else make_renderer(out, err)
+    # on a terminal the answer streams; into a pipe stdout gets the final answer alone once
+    # the run ends, and tool activity is one ``[tool]`` line per call and result on stderr
+    piped = not args.json and not out.isatty()
+    renderer: Renderer | None = None
+    if not args.json:
+        renderer = ToolLines(out, err) if piped else make_renderer(out, err)
     try:
         async with (
             open_agent_runtime(loaded, command="run", err=err) as rt,
@@ -475,18 +478,26 @@ async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Nam
             approver = attach_approver(rt, args, read_line=read_line, err=err, renderer=renderer)
             agent = rt.agent(agent_id)
             try:
-                if renderer is not None:
+                if renderer is not None and not piped:
                     streamed = await stream_turn(agent, args.prompt, renderer)
                     report_hooks(streamed, err)
                     return exit_for_refusals(approver, "run", err)
-                result = await agent.run(args.prompt)
+                if renderer is not None:
+                    result = await stream_turn(agent, args.prompt, renderer)
+                else:
+                    result = await agent.run(args.prompt)
             except Exception as exc:
                 report_failure("run", exc, err)
                 if args.json:
                     _print_json_error(exc, out)
                 return EXIT_FAILURE
-            json.dump(result_to_dict(rt, result), out, indent=2, ensure_ascii=False)
-            out.write("\n")
+            if args.json:
+                json.dump(result_to_dict(rt, result), out, indent=2, ensure_ascii=False)
+                out.write("\n")
+            else:
+                text = result.value if isinstance(result.value, str) else str(result.value)
+                out.write(text if text.endswith("\n") else text + "\n")
+                report_hooks(result, err)
             out.flush()
             return exit_for_refusals(approver, "run", err, shown=False)
     except CompositionError as exc:
