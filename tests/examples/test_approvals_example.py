@@ -65,7 +65,8 @@ def test_consent_or_a_mode_decides_without_a_question(
     note = tmp_path / "meeting.txt"
     if written:
         assert note.read_text(encoding="utf-8") == NOTE
-        assert done.stderr == ""
+        # only the tool activity a piped run shows on stderr
+        assert all(line.startswith("[tool] ") for line in done.stderr.splitlines())
     else:
         assert not note.exists()
         assert "note: 1 tool call(s) were refused (write_note: " in done.stderr
