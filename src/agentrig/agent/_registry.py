@@ -259,19 +259,10 @@ class AgentRegistry:
     ) -> Agent:
         """Rebuild an agent from a stored session (its log is loaded, its inbox restored);
         the ids may be plain strings (validated and branded)."""
-        self.runtime.ensure_open()
         agent_id = _check_agent_id(agent_id)
         session_id = _check_session_id(session_id)
-        resolved = self._config(agent_id, config, settings)
-        store = self._store(resolved)
-        if store is None:
-            raise UnknownIdError(
-                f"agent {agent_id!r} has no session_store configured; resume needs one",
-                id=agent_id,
-                known=(),
-                suggestion=None,
-            )
-        report = await store.load(_check_session_id(session_id))
+        resolved, store = self._stored(agent_id, config, settings, "resume")
+        report = await store.load(session_id)
         session = Session(session_id)
         session.load(report.events)
         lineage = Lineage.of_session(session)
@@ -314,18 +305,9 @@ class AgentRegistry:
         history; a ``session/lineage`` event (origin ``forked``) follows it, and a turn the
         cut leaves open is closed as a resume closes one.  The source is not changed.
         """
-        self.runtime.ensure_open()
         agent_id = _check_agent_id(agent_id)
         source = _check_session_id(session_id)
-        resolved = self._config(agent_id, config, settings)
-        store = self._store(resolved)
-        if store is None:
-            raise UnknownIdError(
-                f"agent {agent_id!r} has no session_store configured; fork needs one",
-                id=agent_id,
-                known=(),
-                suggestion=None,
-            )
+        resolved, store = self._stored(agent_id, config, settings, "fork")
         events = list((await store.load(source)).events)
         if up_to is not None:
             if not any(event.seq == up_to for event in events):
@@ -358,6 +340,23 @@ class AgentRegistry:
             prepare=seed,
             delegations=Delegations(lineage),
         )
+
+    def _stored(
+        self, agent_id: AgentId, config: AgentConfig | None, settings: dict[str, Any], what: str
+    ) -> tuple[AgentConfig, SessionStore]:
+        """The config and session store of an agent ``what`` (resume, fork) rebuilds from a
+        stored log; ``UnknownIdError`` when it has no store."""
+        self.runtime.ensure_open()
+        resolved = self._config(agent_id, config, settings)
+        store = self._store(resolved)
+        if store is None:
+            raise UnknownIdError(
+                f"agent {agent_id!r} has no session_store configured; {what} needs one",
+                id=agent_id,
+                known=(),
+                suggestion=None,
+            )
+        return resolved, store
 
     async def _close_cut_off_turn(self, port: AgentPort) -> None:
         """Close a turn the stopped process left open, before anything new is sent.
