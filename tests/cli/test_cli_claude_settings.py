@@ -52,7 +52,7 @@ def test_a_blocked_prompt_shows_why(tmp_path: Path, capsys: pytest.CaptureFixtur
     config = _project(tmp_path, {"UserPromptSubmit": [_command(block)]})
     assert main(["run", "-c", str(config), "--claude-settings", "my password is x"]) == 0
     captured = capsys.readouterr()
-    assert captured.out == "\n"  # no answer: the model was never asked
+    assert captured.out == ""  # no answer: the model was never asked
     stopped = [line for line in captured.err.splitlines() if line.startswith("[stopped] ")]
     assert stopped == [
         "[stopped] a UserPromptSubmit hook blocked the prompt: "

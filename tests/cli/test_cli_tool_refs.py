@@ -77,7 +77,8 @@ def test_a_plain_function_in_a_file_beside_the_config_is_a_tool(tmp_path: Path) 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     done = _agentrig("run", "-c", str(config), "What is 2 + 3?", cwd=elsewhere)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "2 + 3 = 5\n", "")
+    assert (done.returncode, done.stdout) == (0, "2 + 3 = 5\n"), done.stderr
+    assert done.stderr.endswith("[tool] add -> ok: 5\n")  # tool activity: stderr only
     assert (elsewhere / "called.txt").read_text() == "add 2 3"  # the function ran
 
 
@@ -88,7 +89,8 @@ def test_a_module_reference_imports_from_the_config_directory(tmp_path: Path) ->
     (project / "mytools" / "__init__.py").write_text("", encoding="utf-8")
     (project / "mytools" / "maths.py").write_text(PLAIN, encoding="utf-8")
     done = _agentrig("run", "-c", str(config), "What is 2 + 3?", cwd=tmp_path)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "2 + 3 = 5\n", "")
+    assert (done.returncode, done.stdout) == (0, "2 + 3 = 5\n"), done.stderr
+    assert done.stderr.endswith("[tool] add -> ok: 5\n")  # tool activity: stderr only
     assert (tmp_path / "called.txt").read_text() == "add 2 3"
 
 
@@ -100,13 +102,15 @@ def test_tools_option_adds_a_reference_relative_to_the_current_directory(
     done = _agentrig(
         "run", "-c", str(config), "--tools", "helpers.py:add", "What is 2 + 3?", cwd=tmp_path
     )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "2 + 3 = 5\n", "")
+    assert (done.returncode, done.stdout) == (0, "2 + 3 = 5\n"), done.stderr
+    assert done.stderr.endswith("[tool] add -> ok: 5\n")  # tool activity: stderr only
     assert (tmp_path / "called.txt").read_text() == "add 2 3"
     (tmp_path / "called.txt").unlink()
     module = _agentrig(
         "run", "-c", str(config), "--tools", "helpers:add", "What is 2 + 3?", cwd=tmp_path
     )
-    assert (module.returncode, module.stdout, module.stderr) == (0, "2 + 3 = 5\n", "")
+    assert (module.returncode, module.stdout) == (0, "2 + 3 = 5\n"), module.stderr
+    assert module.stderr.endswith("[tool] add -> ok: 5\n")
     assert (tmp_path / "called.txt").read_text() == "add 2 3"
     chat = _agentrig(
         "chat", "-c", str(config), "--tools", "helpers.py:add", cwd=tmp_path, stdin="2+3?\n"
@@ -168,7 +172,9 @@ def test_the_quickstart_runs_from_agentrig_run_and_chat(tmp_path: Path) -> None:
     config = str(ROOT / "examples" / "quickstart" / "agentrig.toml")
     done = _agentrig("run", "-c", config, "Weather in Lisbon?", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "It is 21 °C and sunny in Lisbon, with a 5% chance of rain.\n"
+    # what the model wrote, as it arrived: its words before the tool call, then the answer
+    assert done.stdout.endswith("It is 21 °C and sunny in Lisbon, with a 5% chance of rain.\n")
+    assert "[tool] get_weather -> ok:" in done.stderr
     chat = _agentrig("chat", "-c", config, cwd=tmp_path, stdin="Weather in Lisbon?\n")
     assert chat.returncode == 0, chat.stderr
     assert "[tool] get_weather -> ok:" in chat.stderr

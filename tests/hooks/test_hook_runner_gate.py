@@ -187,7 +187,7 @@ def test_every_config_problem_is_reported_at_once() -> None:
     text = str(caught.value)
     assert "no hook strategy named 'nope'" in text
     assert "option boom is not allowed" in text
-    assert "no async run" in text
+    assert "not a HookStrategy" in text
 
 
 @pytest.mark.anyio

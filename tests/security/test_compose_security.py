@@ -17,7 +17,7 @@ import agentrig
 from agentrig.builtins import scripted
 from agentrig.builtins.credential_file import FileCredentialStore
 from agentrig.cli._config import check_file
-from agentrig.errors import ConfigError, PluginLoadError
+from agentrig.errors import ConfigError
 from agentrig.ids import EntryId, ProviderId
 from agentrig.kernel import MemorySource, PluginIndex, env_resolver
 from agentrig.llm import ProviderConfig
@@ -194,13 +194,15 @@ async def test_sealers_are_composed_before_the_session_stores_that_name_them(
         assert getattr(store, "sealer", None) is sealer  # the JSONL store keeps its sealer
 
 
-async def test_a_factory_returning_something_else_is_a_broken_plugin(tmp_path: Path) -> None:
+async def test_a_factory_returning_something_else_is_refused_at_its_entry(tmp_path: Path) -> None:
     memory = MemorySource()
     memory.add("credential_stores", "bogus", lambda spec: object())
     config = {"plugins": {"autoload": False}, "credential_stores": {"v": {"kind": "bogus"}}}
-    with pytest.raises(PluginLoadError, match="does not implement CredentialStore"):
+    with pytest.raises(ConfigError, match="returned an object, not a CredentialStore") as info:
         async with agentrig.open_runtime(config, memory=memory, environ={}):
             pytest.fail("the runtime must not open")
+    (issue,) = info.value.issues
+    assert (issue.code, issue.path) == ("config.factory_product", ("credential_stores", "v"))
 
 
 # ---- agentrig config check ----------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import NamedTuple, final
+from typing import NamedTuple, NoReturn, final
 
 import anyio
 
@@ -25,7 +25,7 @@ from agentrig.agent._request import (
 from agentrig.agent._results import ContextWindowError
 from agentrig.agent._structured import structured_instruction, structured_transport
 from agentrig.agent._turn_state import Interrupted, OpenCalls, TurnContext, TurnOutcome
-from agentrig.cancel import is_abort
+from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, error_info
 from agentrig.kernel.payloads import RequestConfig, RequestError, Retry
 from agentrig.llm import (
@@ -36,6 +36,7 @@ from agentrig.llm import (
     ModelResponse,
     Provider,
     StreamAssembler,
+    StreamCheck,
     StreamChunk,
     message_chunks,
     require_capabilities,
@@ -102,7 +103,8 @@ class ModelRound:
         self.first_chunk = 0.0
         try:
             request, provider, declared = await self._request(cfg, attempt, ask)
-            message = await self._receive(provider, request, declared, cfg.model)
+            check = StreamCheck(cfg.provider)
+            message = await self._receive(provider, request, declared, cfg.model, check)
         except Interrupted:
             self._observe(cfg, started, attempt, "interrupted", self.outcome.final)
             raise
@@ -201,6 +203,7 @@ class ModelRound:
         request: ModelRequest,
         declared: Capabilities,
         model: str,
+        check: StreamCheck,
     ) -> AssistantMessage:
         """Call the provider under the run's signal; an interruption keeps what arrived."""
         ctx = self.ctx
@@ -214,9 +217,10 @@ class ModelRound:
             with ctx.signal.scope(scope):
                 if declared.streaming is False:
                     # a provider that cannot stream is driven through its non-streaming call
-                    answered = await self._complete(provider, request)
+                    answered = await self._complete(provider, request, check)
                 else:
-                    await self._stream(provider.stream(request, signal=ctx.signal), assembler)
+                    stream = provider.stream(request, signal=ctx.signal)
+                    await self._stream(stream, assembler, check)
             ctx.signal.raise_if_cancelled()
         except ExecutionControlError:
             raise  # a journal failure stays a failure, even when a cancellation races it
@@ -232,8 +236,14 @@ class ModelRound:
             self.outcome.model = message.model  # the model that answered (fallbacks move)
         return message
 
-    async def _complete(self, provider: Provider, request: ModelRequest) -> AssistantMessage:
-        answered = _whole(await provider.complete(request, signal=self.ctx.signal))
+    async def _complete(
+        self, provider: Provider, request: ModelRequest, check: StreamCheck
+    ) -> AssistantMessage:
+        try:
+            response = await provider.complete(request, signal=self.ctx.signal)
+        except Exception as exc:
+            _raise_failure(check, exc, self.ctx.signal)
+        answered = _whole(response)
         self.first_chunk = time.perf_counter()
         emit = self.ctx.emit
         if emit is not None:
@@ -241,10 +251,21 @@ class ModelRound:
                 await emit(chunk)
         return answered
 
-    async def _stream(self, stream: AsyncIterator[StreamChunk], assembler: StreamAssembler) -> None:
+    async def _stream(
+        self, stream: AsyncIterator[StreamChunk], assembler: StreamAssembler, check: StreamCheck
+    ) -> None:
+        """Feed the provider's chunks to ``assembler``; a chunk the protocol does not allow,
+        or an exception of the provider's, fails as the provider's (``provider.protocol``)."""
         emit = self.ctx.emit
+        chunks = aiter(stream)
         try:
-            async for chunk in stream:
+            while True:
+                try:
+                    chunk = check.chunk(await anext(chunks))
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:
+                    _raise_failure(check, exc, self.ctx.signal)
                 if not self.first_chunk:
                     self.first_chunk = time.perf_counter()
                 assembler.feed(chunk)
@@ -279,6 +300,14 @@ class ModelRound:
 
 async def _terminal(_payload: RequestError) -> Retry | None:
     return None  # the end of the request_error waterfall: the failure is terminal
+
+
+def _raise_failure(check: StreamCheck, error: Exception, signal: CancelSignal) -> NoReturn:
+    """Raise what ``error``, raised by the provider, becomes (see :class:`StreamCheck`)."""
+    failure = check.failure(error, signal)
+    if failure is error:
+        raise error
+    raise failure from error
 
 
 def model_error(cfg: RequestConfig, attempt: int, error: BaseException) -> ModelError:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from agentrig.builtins._factory import call_factory
-from agentrig.builtins.tool_refs import ToolRefs, is_tool_ref, static_issue
+from agentrig.builtins.tool_refs import ToolRefs, bare_file_issue, is_tool_ref, static_issue
 from agentrig.credentials import (
     CREDENTIAL_STORES,
     STORE_PREFIX,
@@ -167,10 +167,11 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                 )
             )
         for i, tool in enumerate(agent.tools):
+            at: Path = ("agents", aid, "tools", i)
             if is_tool_ref(tool):  # code: run (and fully checked) when the tools are composed
-                issue = static_issue(tool, loaded.base_dir, ("agents", aid, "tools", i))
+                issue = static_issue(tool, loaded.base_dir, at)
             else:
-                issue = _entry_issue(index, "tools", tool, ("agents", aid, "tools", i))
+                issue = bare_file_issue(tool, at) or _entry_issue(index, "tools", tool, at)
             if issue:
                 issues.append(issue)
         if agent.session_store is not None and agent.session_store not in config.session_stores:
@@ -298,14 +299,8 @@ async def compose_providers(rt: Runtime) -> None:
             models=models,
             peers=lambda name: registry.require(provider_id(name)),
         )
-        provider = call_factory(rt, "providers", entry.kind, ("providers", pid), factory, config)
-        if not isinstance(provider, Provider):
-            raise rt.index.fail(
-                "providers",
-                entry.kind,
-                f"factory returned {type(provider).__name__}, which does not implement the "
-                "Provider protocol (capabilities, complete, stream, aclose)",
-            )
+        path = ("providers", pid)
+        provider = call_factory(rt, "providers", entry.kind, path, factory, config, Provider)
         registry.register(provider, id=pid, source=f"providers:{entry.kind}")
 
 
@@ -316,7 +311,7 @@ async def compose_stores(rt: Runtime) -> None:
     options name one (``sealer = "<id>"``); the sealers are composed first.
     """
     from agentrig.sealing import SEALERS
-    from agentrig.session import SESSION_STORES
+    from agentrig.session import SESSION_STORES, SessionStore
 
     registry = rt.registry(SESSION_STORES)
     sealers = dict(rt.catalog(SEALERS).entries())
@@ -329,9 +324,8 @@ async def compose_stores(rt: Runtime) -> None:
         if isinstance(model, type) and issubclass(model, BaseModel):
             options = model.model_validate(options).model_dump()
         spec = {"id": sid, "options": options, "base_dir": rt.loaded.base_dir, "sealers": sealers}
-        store = call_factory(
-            rt, "session_stores", entry.kind, ("session_stores", sid), factory, spec
-        )
+        path = ("session_stores", sid)
+        store = call_factory(rt, "session_stores", entry.kind, path, factory, spec, SessionStore)
         registry.register(store, id=sid, source=f"session_stores:{entry.kind}")
 
 
@@ -406,10 +400,25 @@ def _duplicate(rt: Runtime, tool_id: str, first: str | None, second: str, path: 
     return Issue(
         "config.duplicate_tool",
         f"tool id {tool_id!r} is brought by two entries: {_entry_label(rt, first)} and "
-        f"{_entry_label(rt, second)}; one ID, one tool -- disable one of them "
-        "(plugins.disabled) or rename a tool",
+        f"{_entry_label(rt, second)}; one ID, one tool -- {_duplicate_fix(first, second)}",
         path,
     )
+
+
+def _duplicate_fix(*sources: str | None) -> str:
+    """The fix that applies: a reference is dropped from the agent's ``tools`` or renamed in
+    its code (``plugins.disabled`` only reaches installed entries)."""
+    refs = [s for s in sources if s and s.startswith("ref:")]
+    if len(refs) == len(sources):
+        return (
+            "drop one reference from the agent's tools, or give one tool another id (@tool(id=...))"
+        )
+    if refs:
+        return (
+            "drop the reference from the agent's tools, give its tool another id "
+            "(@tool(id=...)), or disable the installed entry (plugins.disabled)"
+        )
+    return "disable one of them (plugins.disabled) or rename a tool"
 
 
 def _entry_label(rt: Runtime, source: str | None) -> str:
@@ -443,6 +452,10 @@ def _check_agent_tools(rt: Runtime) -> None:
             if tools.has(ToolId(name)) or toolsets.has(name):  # a lookup, not a claim
                 continue
             path: Path = ("agents", aid, "tools", i)
+            bare = bare_file_issue(name, path)
+            if bare is not None:
+                issues.append(bare)
+                continue
             issue = _entry_issue(rt.index, "tools", name, path)
             if issue is not None and issue.code != "config.unknown_id":
                 issues.append(issue)  # disabled or broken

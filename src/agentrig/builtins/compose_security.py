@@ -56,13 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["compose_credentials", "compose_sealers", "security_issues"]
 
-_PROTOCOLS: dict[str, tuple[type, str]] = {
-    "credential_stores": (CredentialStore, "CredentialStore (name, describe, get, set, delete)"),
-    "sealers": (
-        Sealer,
-        "Sealer (name, describe, unlocked, on_unlock, seal, open_appender, open, verify_author)",
-    ),
-}
+_PROTOCOLS: dict[str, type] = {"credential_stores": CredentialStore, "sealers": Sealer}
 
 
 def _known(ids: Any) -> str:
@@ -129,7 +123,7 @@ def security_issues(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
 def _build(rt: Runtime, key: CatalogKey[EntryId, Any], table: dict[EntryId, StoreConfig]) -> None:
     kind = key.name
     registry = rt.registry(key)
-    protocol, described = _PROTOCOLS[kind]
+    protocol = _PROTOCOLS[kind]
     for sid, entry in table.items():
         if registry.has(sid):  # a test override
             continue
@@ -139,13 +133,7 @@ def _build(rt: Runtime, key: CatalogKey[EntryId, Any], table: dict[EntryId, Stor
         if isinstance(model, type) and issubclass(model, BaseModel):
             options = model.model_validate(options).model_dump()
         spec = {"id": sid, "options": options, "base_dir": rt.loaded.base_dir}
-        built = call_factory(rt, kind, entry.kind, (kind, sid), factory, spec)
-        if not isinstance(built, protocol):
-            raise rt.index.fail(
-                kind,
-                entry.kind,
-                f"factory returned {type(built).__name__}, which does not implement {described}",
-            )
+        built = call_factory(rt, kind, entry.kind, (kind, sid), factory, spec, protocol)
         registry.register(built, id=sid, source=f"{kind}:{entry.kind}")
 
 

@@ -27,7 +27,7 @@ from agentrig.errors import Issue
 if TYPE_CHECKING:
     from agentrig.tools import Tool
 
-__all__ = ["ToolRefs", "anchored", "is_tool_ref", "static_issue"]
+__all__ = ["ToolRefs", "anchored", "bare_file_issue", "is_tool_ref", "static_issue"]
 
 #: ``sys.modules`` prefix of files loaded by path (one module per file)
 MODULE_PREFIX = "agentrig_tool_refs"
@@ -40,6 +40,19 @@ def is_tool_ref(name: str) -> bool:
 
 def _is_file(target: str) -> bool:
     return target.endswith(".py") or "/" in target or "\\" in target
+
+
+def bare_file_issue(name: str, path: tuple[str | int, ...]) -> Issue | None:
+    """A tool entry that names a file but no tool in it (``"tools.py"``): say so, rather than
+    report an uninstalled plugin of that name."""
+    if is_tool_ref(name) or not _is_file(name):
+        return None
+    return Issue(
+        "config.tool_ref",
+        f"tool reference {name!r} names a file but no tool in it: write {name + ':NAME'!r}, "
+        "NAME being the function (or tool, or list of tools) to load from it",
+        path,
+    )
 
 
 def anchored(ref: str, base_dir: Path) -> str:

@@ -20,7 +20,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Protocol
+from typing import IO, NoReturn, Protocol, cast
 
 from agentrig.cli import _chat, _config, _doctor, _migrate, _plugins, _run, _sessions
 from agentrig.cli._common import (
@@ -73,9 +73,13 @@ def build_parser(
     stderr) in one line; the other commands still work.  ``plugin_commands=False`` leaves
     the plugins unloaded (what running a core command does: it needs none of theirs).
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="agentrig",
-        description="agentrig: list plugins, check compositions and diagnose an installation.",
+        description=(
+            "agentrig: run an agent of a composition file (run, chat), read and migrate its "
+            "stored sessions, and check plugins, configs and the installation; installed "
+            "plugins add commands of their own."
+        ),
         epilog="Run 'agentrig COMMAND --help' for the options of one command.",
     )
     parser.add_argument("--version", action="version", version=version_text())
@@ -84,12 +88,24 @@ def build_parser(
         action="store_true",
         help="on a failure, also print the full traceback (errors are one line without it)",
     )
-    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+    # the subcommands' parsers are _Parser too; to the subcommands they are ArgumentParsers
+    subparsers = cast(
+        Subparsers, parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+    )
     for command in SUBCOMMANDS:
         command.register(subparsers)
     if plugin_commands:
         _add_plugin_commands(subparsers, os.environ if environ is None else environ, err)
     return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors in the shape of every other error line
+    (``agentrig COMMAND: error [cli.usage]: ...``); subcommand parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error [cli.usage]: {message}\n")
 
 
 def _core_command(argv: Sequence[str]) -> bool:
@@ -173,8 +189,7 @@ def _report(command: str, exc: BaseException) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     if isinstance(exc, UsageError):
-        code = f" [{exc.code}]" if exc.code else ""
-        print(f"{prefix}{code}: {exc}", file=sys.stderr)
+        print(f"{prefix} [{exc.code}]: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if isinstance(exc, ConfigError) and exc.issues:  # one line per problem, at its key path
         source = f"{exc.source}: " if exc.source else ""

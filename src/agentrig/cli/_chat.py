@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             session_id(args.session)
         except InvalidIdError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(str(exc), code="cli.session_id") from None
     code: int = anyio.run(_chat, loaded, agent_id, args)
     return code
 

@@ -43,10 +43,11 @@ EXIT_INTERRUPTED = 130
 class UsageError(Exception):
     """The command line was wrong (exit code 2): a missing file, a bad combination.
 
-    ``code`` (e.g. ``cli.not_utf8``) is shown as ``error [code]: ...`` when given.
+    ``code`` (e.g. ``cli.not_utf8``) is shown as ``error [code]: ...``, so scripts match the
+    problem rather than its wording.
     """
 
-    def __init__(self, message: str, code: str | None = None) -> None:
+    def __init__(self, message: str, *, code: str) -> None:
         super().__init__(message)
         self.code = code
 

@@ -69,7 +69,9 @@ def register(subparsers: Subparsers) -> None:
 
     def no_action(args: argparse.Namespace) -> int:
         parser.print_usage(sys.stderr)
-        raise UsageError("choose an action, e.g. 'agentrig config check FILE'")
+        raise UsageError(
+            "choose an action, e.g. 'agentrig config check FILE'", code="cli.no_action"
+        )
 
     parser.set_defaults(handler=no_action)
 

@@ -195,7 +195,7 @@ def read_prompt(args: argparse.Namespace) -> str:
     given: str | None = args.prompt
     if args.prompt_file is not None:
         if given is not None:
-            raise UsageError("give either PROMPT or --file, not both")
+            raise UsageError("give either PROMPT or --file, not both", code="cli.two_prompts")
         path = Path(args.prompt_file)
         try:
             raw = path.read_bytes()
@@ -204,13 +204,26 @@ def read_prompt(args: argparse.Namespace) -> str:
                 f"cannot read the prompt file {path}: {exc.strerror or exc}",
                 code="cli.prompt_file",
             ) from None
-        return prompt_text(raw, f"the file {path}")
+        return _not_empty(prompt_text(raw, f"the file {path}"), f"the file {path}")
     if given is None:
-        raise UsageError("give the PROMPT, '-' to read it from stdin, or --file FILE")
+        raise UsageError(
+            "give the PROMPT, '-' to read it from stdin, or --file FILE", code="cli.no_prompt"
+        )
     if given == "-":
         stdin = getattr(sys.stdin, "buffer", None)
-        return prompt_text(stdin.read() if stdin is not None else sys.stdin.read(), "stdin")
-    return prompt_text(given, "the command line")
+        text = prompt_text(stdin.read() if stdin is not None else sys.stdin.read(), "stdin")
+        return _not_empty(text, "stdin")
+    return _not_empty(prompt_text(given, "the command line"), "the command line")
+
+
+def _not_empty(prompt: str, source: str) -> str:
+    """A prompt of only whitespace asks nothing: refused before anything is sent or stored."""
+    if not prompt.strip():
+        raise UsageError(
+            f"the prompt from {source} is empty; give the question to ask",
+            code="cli.empty_prompt",
+        )
+    return prompt
 
 
 # ---- shared with chat ----------------------------------------------------------------------
@@ -242,7 +255,10 @@ def load_composition(
         names = ("settings.json", "settings.local.json")
         extra = [str(project / n) for n in names if (project / n).is_file()]
         if not extra:
-            raise UsageError(f"--claude-settings: no {' or '.join(names)} in {project}")
+            raise UsageError(
+                f"--claude-settings: no {' or '.join(names)} in {project}",
+                code="cli.no_claude_settings",
+            )
     try:
         loaded = load_config(path, claude_settings=extra)
     except ConfigError as exc:
@@ -282,9 +298,12 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> AgentId:
     if len(agents) == 1:
         return agents[0]
     if not agents:
-        raise UsageError(f"{source} declares no agents; add an [agents.<name>] table")
+        raise UsageError(
+            f"{source} declares no agents; add an [agents.<name>] table", code="cli.no_agents"
+        )
     raise UsageError(
-        f"{source} declares {len(agents)} agents ({', '.join(agents)}); choose one with -a AGENT"
+        f"{source} declares {len(agents)} agents ({', '.join(agents)}); choose one with -a AGENT",
+        code="cli.choose_agent",
     )
 
 
@@ -442,7 +461,9 @@ def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, AgentId] | int:
 
 async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespace) -> int:
     out, err = sys.stdout, sys.stderr
-    renderer = make_renderer(out, err) if not args.json and out.isatty() else None
+    # streamed unless --json: Markdown on a terminal; into a pipe, the text as it arrives and
+    # one ``[tool]`` line per call and result on stderr (as docs/cli.md says)
+    renderer = None if args.json else make_renderer(out, err)
     try:
         async with (
             open_agent_runtime(loaded, command="run", err=err) as rt,
@@ -464,13 +485,8 @@ async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Nam
                 if args.json:
                     _print_json_error(exc, out)
                 return EXIT_FAILURE
-            if args.json:
-                json.dump(result_to_dict(rt, result), out, indent=2, ensure_ascii=False)
-                out.write("\n")
-            else:
-                text = result.value if isinstance(result.value, str) else str(result.value)
-                out.write(text if text.endswith("\n") else text + "\n")
-                report_hooks(result, err)
+            json.dump(result_to_dict(rt, result), out, indent=2, ensure_ascii=False)
+            out.write("\n")
             out.flush()
             return exit_for_refusals(approver, "run", err, shown=False)
     except CompositionError as exc:

@@ -78,7 +78,10 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _missing_action(parser: argparse.ArgumentParser) -> int:
-    raise UsageError("choose an action: list, show ID, export ID or compact ID (see --help)")
+    raise UsageError(
+        "choose an action: list, show ID, export ID or compact ID (see --help)",
+        code="cli.no_action",
+    )
 
 
 def _load(args: argparse.Namespace) -> LoadedConfig:

@@ -21,6 +21,7 @@ from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HOOK_STRATEGIES, HookStrategy, HookStrategyFactory
 from agentrig.ids import PluginName
 from agentrig.kernel.config import HookConfig
+from agentrig.kernel.contracts import protocol_problems
 from agentrig.kernel.payloads import Observation
 from agentrig.kernel.runtime import HTTP
 from agentrig.kernel.tracing import TraceContext
@@ -163,12 +164,15 @@ class HookRunner:
                 except Exception as exc:
                     issues.append(Issue("hooks.options", f"{exc}", (*path, "options")))
                     continue
-                if not isinstance(strategy, HookStrategy):
+                problems = protocol_problems(strategy, HookStrategy)
+                if problems or not isinstance(strategy, HookStrategy):
+                    found = "None" if strategy is None else f"a {type(strategy).__name__}"
+                    why = "" if strategy is None else f": {'; '.join(problems) or 'missing run'}"
                     issues.append(
                         Issue(
                             "hooks.strategy",
-                            f"strategy {entry.strategy!r} built {type(strategy).__name__}, "
-                            "which has no async run(event, *, signal)",
+                            f"strategy {entry.strategy!r} built {found}, not a HookStrategy "
+                            f"(async run(event, *, signal)){why}",
                             (*path, "strategy"),
                         )
                     )

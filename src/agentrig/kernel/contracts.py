@@ -13,7 +13,7 @@ import functools
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from agentrig.kernel._identity import IdentityCache
 
@@ -28,6 +28,7 @@ __all__ = [
     "check_tool",
     "check_schema_registrar",
     "check_variants",
+    "protocol_problems",
     "run_check",
 ]
 
@@ -214,3 +215,108 @@ def check_variants(obj: object, name: str | None = None) -> tuple[Any, ...]:
                 "agentrig.llm.StreamChunk or agentrig.session.SessionEvent)"
             )
     return items
+
+
+# ---- what a factory built -------------------------------------------------------------------
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _protocol_members(protocol: type) -> dict[str, object]:
+    """The public members a protocol declares (methods, properties, annotated attributes)."""
+    members: dict[str, object] = {}
+    for cls in reversed(protocol.__mro__):
+        if Protocol not in cls.__bases__:  # object, Generic, Protocol itself
+            continue
+        for name in vars(cls).get("__annotations__", {}):
+            if not name.startswith("_"):
+                members[name] = None
+        for name, value in vars(cls).items():
+            if not name.startswith("_"):
+                members[name] = value
+    return members
+
+
+def _call_problem(name: str, declared: Callable[..., Any], found: Callable[..., Any]) -> str | None:
+    """How ``found`` (bound) cannot be called as ``declared`` (unbound, with ``self``) is."""
+    try:
+        want = list(inspect.signature(declared).parameters.values())[1:]
+        have = inspect.signature(found).parameters
+    except (TypeError, ValueError):
+        return None
+    kinds = {p.kind for p in have.values()}
+    star_args = inspect.Parameter.VAR_POSITIONAL in kinds
+    star_kwargs = inspect.Parameter.VAR_KEYWORD in kinds
+    promised = f"{name}({_bare(want)})"
+    mismatch = f"{name} must accept {promised}, found {name}({_bare(have.values())})"
+    positional = [p for p in have.values() if p.kind in _POSITIONAL]
+    for i, param in enumerate(want):
+        if param.kind in _POSITIONAL:
+            if i < len(positional):
+                if positional[i].name == param.name or param.kind is param.POSITIONAL_ONLY:
+                    continue
+            elif star_args:
+                continue
+        elif param.kind is param.KEYWORD_ONLY:
+            other = have.get(param.name)
+            if (other is not None and other.kind is not other.POSITIONAL_ONLY) or star_kwargs:
+                continue
+        else:  # *args / **kwargs in the protocol: any implementation is accepted
+            continue
+        return mismatch
+    wanted_positional = sum(p.kind in _POSITIONAL for p in want)
+    names = {w.name for w in want}
+    unfilled = [
+        p for i, p in enumerate(positional) if i >= wanted_positional and p.default is p.empty
+    ] + [
+        p
+        for p in have.values()
+        if p.kind is p.KEYWORD_ONLY and p.default is p.empty and p.name not in names
+    ]
+    if unfilled:
+        return mismatch
+    if inspect.iscoroutinefunction(declared) and not _awaitable_method(found):
+        return f"{name} must be 'async def'"
+    return None
+
+
+def _bare(params: Any) -> str:
+    """Parameters as written, without annotations (``session_id, *, signal``)."""
+    plain = [p.replace(annotation=p.empty) for p in params]
+    return str(inspect.Signature(plain))[1:-1]
+
+
+def _awaitable_method(found: Callable[..., Any]) -> bool:
+    plain = inspect.unwrap(getattr(found, "__func__", found))
+    if not inspect.isfunction(plain):  # a callable object, a builtin: not judged here
+        return True
+    return inspect.iscoroutinefunction(plain) or inspect.iscoroutinefunction(found)
+
+
+def protocol_problems(obj: object, protocol: type) -> list[str]:
+    """What ``obj`` lacks to be a ``protocol`` as its declaration promises: missing members,
+    and methods whose parameters (names, keyword-only parameters, ``async``) differ.
+
+    Empty when ``obj`` fits.  A factory's product is checked with this when the runtime is
+    built, so a store or provider missing a method fails composition, not a later call.
+    """
+    if obj is None:
+        return ["returned None"]
+    problems: list[str] = []
+    for name, declared in _protocol_members(protocol).items():
+        try:
+            found = getattr(obj, name)
+        except AttributeError:
+            problems.append(f"missing {name}")
+            continue
+        except Exception:  # a property that fails before the runtime is up: not judged here
+            continue
+        if not inspect.isfunction(declared):
+            continue
+        if not callable(found):
+            problems.append(f"{name} is not a method")
+            continue
+        problem = _call_problem(name, declared, found)
+        if problem is not None:
+            problems.append(problem)
+    return problems

@@ -57,6 +57,7 @@ from agentrig.llm._request_options import (
     reserved_option_error,
     reserved_option_issues,
 )
+from agentrig.llm._stream_check import StreamCheck
 from agentrig.messages import (
     CONTENT_BLOCKS,
     MESSAGE_ADAPTER,
@@ -118,6 +119,7 @@ __all__ = [
     "ProviderStateChunk",
     "ReasoningDelta",
     "StreamAssembler",
+    "StreamCheck",
     "StreamChunk",
     "TextDelta",
     "ToolCallDelta",
