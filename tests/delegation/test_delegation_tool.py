@@ -12,6 +12,7 @@ import pytest
 
 from agentrig.agent import DelegationError, Lineage
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel import Runtime
@@ -300,3 +301,24 @@ async def test_fan_out_beyond_max_children_is_an_error_result_for_that_call_only
         assert (first, second) == ("re:a", "re:b")
         assert "max_children is 2" in third
         assert rt.agent("lead").delegations.active == 0
+
+
+async def test_cancelling_delegate_s_signal_interrupts_the_child_and_disposes_it(
+    agentrig_runtime: RuntimeFactory, agentrig_overrides: Overrides
+) -> None:
+    child = _Rendezvous(hold=1, forever=True)
+    async with _runtime(agentrig_runtime, agentrig_overrides, ScriptedProvider(), child) as rt:
+        signal = CancelSignal()
+        async with anyio.create_task_group() as tg:
+
+            async def cancel_when_running() -> None:
+                await child.arrived.wait()
+                signal.cancel("enough")
+
+            tg.start_soon(cancel_when_running)
+            with anyio.fail_after(10):
+                result = await rt.agent("lead").delegate("reviewer", "slow task", signal=signal)
+        assert result.interrupted
+        assert child.cancelled == 1
+        assert rt.agents.ids() == ("lead", "reviewer")
+        assert rt.agent("lead").delegations.running == set()

@@ -44,8 +44,9 @@ __all__ = [
 DELEGATION_TOOL_PREFIX = "delegate_"
 """A child ``reviewer`` is offered to its parent's model as the tool ``delegate_reviewer``."""
 
-Origin = Literal["created", "delegated"]
-"""How a session came to be: made by a caller, or by a parent delegating to it."""
+Origin = Literal["created", "delegated", "forked"]
+"""How a session came to be: made by a caller, by a parent delegating to it, or copied from
+another session's log up to an event (a fork)."""
 
 
 @final
@@ -60,6 +61,8 @@ class Lineage:
     depth: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     #: the configured agent it was made from (a child's own id is unique per delegation)
     configured_as: AgentId | None = None
+    #: a fork's last copied event (its ``seq``); None unless ``origin`` is ``forked``
+    fork_point: int | None = None
 
     def event(self) -> SessionLineage:
         """The ``session/lineage`` event a delegated session starts with."""
@@ -69,12 +72,14 @@ class Lineage:
             parent_session=self.parent_session,
             depth=self.depth,
             configured_as=self.configured_as,
+            fork_point=self.fork_point,
         )
 
     @classmethod
     def of_session(cls, session: Session) -> Lineage:
-        """The lineage a stored session recorded (``created`` when it recorded none)."""
-        for event in session.events:
+        """The lineage a stored session recorded last (a fork copies its parent's first);
+        ``created`` when it recorded none."""
+        for event in reversed(session.events):
             data = event.data
             if isinstance(data, SessionLineage):
                 return cls(
@@ -83,6 +88,7 @@ class Lineage:
                     parent_session=_opt_session(data.parent_session),
                     depth=data.depth,
                     configured_as=_opt_agent(data.configured_as),
+                    fork_point=data.fork_point,
                 )
         return cls()
 
@@ -93,6 +99,9 @@ class Lineage:
                 "a delegated session names its parent and has a depth above 0; "
                 f"a created one has neither (got {self!r})"
             )
+        forked = self.origin == "forked"
+        if forked != (self.fork_point is not None) or (forked and self.parent_session is None):
+            raise ValueError(f"a forked session names its parent session and fork point ({self!r})")
 
 
 def _opt_agent(value: str | None) -> AgentId | None:

@@ -259,19 +259,10 @@ class AgentRegistry:
     ) -> Agent:
         """Rebuild an agent from a stored session (its log is loaded, its inbox restored);
         the ids may be plain strings (validated and branded)."""
-        self.runtime.ensure_open()
         agent_id = _check_agent_id(agent_id)
         session_id = _check_session_id(session_id)
-        resolved = self._config(agent_id, config, settings)
-        store = self._store(resolved)
-        if store is None:
-            raise UnknownIdError(
-                f"agent {agent_id!r} has no session_store configured; resume needs one",
-                id=agent_id,
-                known=(),
-                suggestion=None,
-            )
-        report = await store.load(_check_session_id(session_id))
+        resolved, store = self._stored(agent_id, config, settings, "resume")
+        report = await store.load(session_id)
         session = Session(session_id)
         session.load(report.events)
         lineage = Lineage.of_session(session)
@@ -295,6 +286,77 @@ class AgentRegistry:
             prepare=restore,
             delegations=Delegations(lineage),
         )
+
+    async def fork(
+        self,
+        session_id: str,
+        *,
+        agent_id: str,
+        up_to: int | None = None,
+        config: AgentConfig | None = None,
+        setup: AgentSetup | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] | None = None,
+        **settings: Any,
+    ) -> Agent:
+        """A new agent on a new session that starts as a copy of stored ``session_id``'s log
+        up to event ``up_to`` (its ``seq``; default: all of it).
+
+        The copy keeps the events' ``seq`` and times, so the new agent sees exactly that
+        history; a ``session/lineage`` event (origin ``forked``) follows it, and a turn the
+        cut leaves open is closed as a resume closes one.  The source is not changed.
+        """
+        agent_id = _check_agent_id(agent_id)
+        source = _check_session_id(session_id)
+        resolved, store = self._stored(agent_id, config, settings, "fork")
+        events = list((await store.load(source)).events)
+        if up_to is not None:
+            if not any(event.seq == up_to for event in events):
+                last = events[-1].seq if events else 0
+                raise UnknownIdError(
+                    f"session {source!r} has no event {up_to} (its events: 1..{last})",
+                    id=str(up_to),
+                    known=(),
+                    suggestion=None,
+                )
+            events = [event for event in events if event.seq <= up_to]
+        session = Session(new_session_id())
+        session.load(events)
+        point = events[-1].seq if events else 0
+        lineage = Lineage(origin="forked", parent_session=source, fork_point=point)
+
+        async def seed(port: AgentPort) -> None:
+            if port.writer is not None and events:
+                await port.writer.append(events)  # the copy, as stored in the source
+            await port.log(lineage.event())
+            await self._close_cut_off_turn(port)
+
+        return await self._publish(
+            agent_id,
+            resolved,
+            session,
+            store,
+            setup,
+            tools,
+            prepare=seed,
+            delegations=Delegations(lineage),
+        )
+
+    def _stored(
+        self, agent_id: AgentId, config: AgentConfig | None, settings: dict[str, Any], what: str
+    ) -> tuple[AgentConfig, SessionStore]:
+        """The config and session store of an agent ``what`` (resume, fork) rebuilds from a
+        stored log; ``UnknownIdError`` when it has no store."""
+        self.runtime.ensure_open()
+        resolved = self._config(agent_id, config, settings)
+        store = self._store(resolved)
+        if store is None:
+            raise UnknownIdError(
+                f"agent {agent_id!r} has no session_store configured; {what} needs one",
+                id=agent_id,
+                known=(),
+                suggestion=None,
+            )
+        return resolved, store
 
     async def _close_cut_off_turn(self, port: AgentPort) -> None:
         """Close a turn the stopped process left open, before anything new is sent.

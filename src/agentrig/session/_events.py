@@ -227,16 +227,19 @@ class Notice(SessionEventData):
 
 
 class SessionLineage(SessionEventData):
-    """Where the session comes from, written first: ``delegated`` sessions name the parent
-    agent and session that delegated to them and how deep in the chain they are."""
+    """Where the session comes from: ``delegated`` sessions name the parent agent and session
+    that delegated to them and how deep in the chain they are; ``forked`` ones the session
+    whose log they copied up to ``fork_point`` (its ``seq``)."""
 
     type: Literal["session/lineage"] = "session/lineage"
-    origin: Literal["created", "delegated"]
+    origin: Literal["created", "delegated", "forked"]
     parent_agent: str | None = None
     parent_session: str | None = None
     depth: int = Field(default=0, ge=0)
     #: the configured agent the session's agent was made from
     configured_as: str | None = None
+    #: a fork's last copied event (``seq`` in the parent's log and in this one)
+    fork_point: int | None = Field(default=None, ge=0)
 
 
 SESSION_EVENTS: VariantRegistry[SessionEventData] = VariantRegistry(
