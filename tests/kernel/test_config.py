@@ -62,6 +62,25 @@ options = { command = "true" }
 """
 
 
+class _TinyStore:
+    """Has the members a session store's factory product is checked for (nothing is stored)."""
+
+    async def open_writer(self, session_id: str) -> Any:
+        raise AssertionError("never called")
+
+    async def load(self, session_id: str) -> Any:
+        raise AssertionError("never called")
+
+    async def exists(self, session_id: str) -> bool:
+        return False
+
+    async def list_sessions(self) -> tuple[str, ...]:
+        return ()
+
+    async def aclose(self) -> None:
+        return None
+
+
 def test_a_valid_file_loads_into_the_model(tmp_path: Path) -> None:
     path = write(tmp_path, VALID)
     loaded = load_config(path)
@@ -197,7 +216,7 @@ def test_yaml_is_accepted_when_pyyaml_is_installed(tmp_path: Path) -> None:
 def memory() -> MemorySource:
     source = MemorySource()
     source.add("providers", "fake", scripted_factory)
-    source.add("session_stores", "jsonl", lambda config: object())
+    source.add("session_stores", "jsonl", lambda config: _TinyStore())
     source.add("hook_strategies", "command", lambda config: object())
     return source
 

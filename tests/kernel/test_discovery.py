@@ -47,11 +47,36 @@ class Store:
     def __init__(self, config):
         self.config = config
 
+    async def open_writer(self, session_id): ...
+    async def load(self, session_id): ...
+    async def exists(self, session_id): ...
+    async def list_sessions(self): ...
+    async def aclose(self): ...
+
 def factory(config):
     return Store(config)
 
 NOT_CALLABLE = 42
 """
+
+
+class TinyStore:
+    """Has the members a session store's factory product is checked for (nothing is stored)."""
+
+    async def open_writer(self, session_id: str) -> Any:
+        raise AssertionError("never called")
+
+    async def load(self, session_id: str) -> Any:
+        raise AssertionError("never called")
+
+    async def exists(self, session_id: str) -> bool:
+        return False
+
+    async def list_sessions(self) -> tuple[str, ...]:
+        return ()
+
+    async def aclose(self) -> None:
+        return None
 
 
 def test_one_entry_point_group_per_kind() -> None:
@@ -277,7 +302,7 @@ async def test_disable_by_name(config: dict[str, Any], environ: dict[str, str]) 
 async def test_kind_qualified_disable_leaves_other_kinds_alone() -> None:
     memory = MemorySource()
     memory.add("plugins", "same", Listener())
-    memory.add("session_stores", "same", lambda config: object())
+    memory.add("session_stores", "same", lambda config: TinyStore())
     config = {
         "plugins": {"disabled": ["plugins:same"]},
         "session_stores": {"s": {"kind": "same"}},
@@ -480,13 +505,27 @@ def test_register_variants_adds_entry_point_members_to_their_family() -> None:
 # ---- conflicts: two distributions, one (group, name) ------------------------------------------
 
 STORE_A = """
+class Store(str):  # a session store that compares as its name
+    async def open_writer(self, session_id): ...
+    async def load(self, session_id): ...
+    async def exists(self, session_id): ...
+    async def list_sessions(self): ...
+    async def aclose(self): ...
+
 def factory(config):
-    return "store of dist a"
+    return Store("store of dist a")
 """
 
 STORE_B = """
+class Store(str):  # a session store that compares as its name
+    async def open_writer(self, session_id): ...
+    async def load(self, session_id): ...
+    async def exists(self, session_id): ...
+    async def list_sessions(self): ...
+    async def aclose(self): ...
+
 def factory(config):
-    return "store of dist b"
+    return Store("store of dist b")
 """
 
 

@@ -16,7 +16,6 @@ import agentrig.llm as llm
 from agentrig.catalog import CatalogKey
 from agentrig.errors import (
     ConfigError,
-    PluginLoadError,
     RuntimeClosedError,
     SealedCatalogError,
 )
@@ -143,7 +142,7 @@ async def test_missing_variable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> 
 async def test_factory_returning_a_non_provider_fails_with_plugin_details() -> None:
     memory = MemorySource()
     memory.add("providers", "fake", lambda config: object(), distribution="bad-dist")
-    with pytest.raises(PluginLoadError) as info:
+    with pytest.raises(ConfigError) as info:
         async with open_runtime(
             {"providers": {"main": {"kind": "fake"}}},
             sources=[builtin_source()],
@@ -151,9 +150,10 @@ async def test_factory_returning_a_non_provider_fails_with_plugin_details() -> N
             environ={},
         ):
             pytest.fail("must not compose")
-    assert info.value.distribution == "bad-dist"
-    assert info.value.entry_point == "agentrig.providers:fake"
-    assert "Provider protocol" in info.value.rule
+    (issue,) = info.value.issues
+    assert (issue.code, issue.path) == ("config.factory_product", ("providers", "main"))
+    assert "the providers factory 'fake' (bad-dist" in issue.message
+    assert "returned an object, not a Provider: missing " in issue.message
 
 
 @pytest.mark.anyio
