@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import os
 import sys
@@ -18,8 +19,9 @@ _databases = itertools.count()
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    from _postgres_server import postgres_server
-
+    # tests/plugins is put on sys.path above, so mypy (which checks this file on its own)
+    # cannot follow the import: load it by name
+    postgres_server = importlib.import_module("_postgres_server").postgres_server
     with postgres_server() as running:
         yield running
 
