@@ -49,8 +49,11 @@ def _free_port() -> int:
 class PostgresServer:
     """A running server; ``dsn`` connects as its superuser ``agentrig`` (trust auth)."""
 
-    def __init__(self, base: Path, port: int, bindir: Path, user: str | None) -> None:
+    def __init__(
+        self, base: Path, port: int, bindir: Path, user: str | None, *, tcp: bool = False
+    ) -> None:
         self.base = base
+        self.tcp = tcp
         self.port = port
         self.bindir = bindir
         self.user = user
@@ -59,6 +62,8 @@ class PostgresServer:
         self.restarts = 0
 
     def dsn(self, dbname: str = "postgres") -> str:
+        if self.tcp:
+            return f"postgresql://agentrig@127.0.0.1:{self.port}/{dbname}"
         # a Unix socket in the server's own directory: no TCP port another test run could take
         return f"postgresql://agentrig@/{dbname}?host={self.base}&port={self.port}"
 
@@ -81,7 +86,7 @@ class PostgresServer:
                     "-p",
                     str(self.port),
                     "-c",
-                    "listen_addresses=",
+                    f"listen_addresses={'127.0.0.1' if self.tcp else ''}",
                     "-c",
                     f"unix_socket_directories={self.base}",
                     "-c",
@@ -107,7 +112,7 @@ class PostgresServer:
             if process.poll() is not None:
                 log = (self.base / "server.log").read_text(errors="replace")
                 raise RuntimeError("PostgreSQL did not start: " + log)
-            if (self.base / f".s.PGSQL.{self.port}").exists():
+            if (self.base / f".s.PGSQL.{self.port}").exists():  # also made with tcp
                 try:
                     psycopg.connect(self.dsn(), connect_timeout=2).close()
                     return
@@ -141,7 +146,10 @@ class PostgresServer:
 
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
+def postgres_server(*, tcp: bool = False) -> Iterator[PostgresServer]:
+    """A server on a Unix socket, or (``tcp``) also on a loopback port: DBOS 3.4 waits out
+    a restart of a server it reaches over TCP ("connection refused"), but fails at once
+    when a Unix socket's file is missing while the server is down."""
     bindir = _bindir()
     user: str | None = None
     if os.geteuid() == 0:
@@ -171,7 +179,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         user=user,
         cwd=base,
     )
-    server = PostgresServer(base, _free_port(), bindir, user)
+    server = PostgresServer(base, _free_port(), bindir, user, tcp=tcp)
     try:
         server.start()
         yield server
