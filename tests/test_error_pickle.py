@@ -105,7 +105,9 @@ def _samples() -> dict[str, Callable[[], AgentrigError]]:
     from agentrig.permissions import ActionBlocked
 
     blocked = ActionBlocked(rule="Bash(rm:*)", reason="a rule denies it")
-    rejected = EgressRejected(reason="scheme.not_allowed", message="not allowed", url="ftp://example.com")
+    rejected = EgressRejected(
+        reason="scheme.not_allowed", message="not allowed", url="ftp://example.com"
+    )
     return {
         "EgressRejectedError": lambda: _build_with(
             "agentrig.host", "EgressRejectedError", rejected
