@@ -35,6 +35,8 @@ __all__ = [
     "effect_tool",
     "marker_lines",
     "session_problems",
+    "wait_for_host",
+    "output_of",
 ]
 
 LABELS = ("one", "two")
@@ -259,3 +261,26 @@ async def session_problems(store: SessionStore, session_id: str) -> list[str]:
     if len(prompts) != 1:
         problems.append(f"{len(prompts)} user messages in the model's view (expected 1)")
     return problems
+
+
+async def wait_for_host(durable: Any, run_id: str) -> tuple[str, ...]:
+    """The effects a resumed run waits for the host to settle, once it waits (60 s at most)."""
+    import anyio
+
+    waiting: tuple[str, ...] = ()
+    with anyio.fail_after(60):
+        while not waiting:
+            waiting = await durable.waiting_for(run_id)
+            await anyio.sleep(0.1)
+    return waiting
+
+
+async def output_of(process: Any) -> str:
+    """All a child process printed, once it exited with 0 (60 s at most)."""
+    import anyio
+
+    assert process.stdout is not None
+    with anyio.fail_after(60):
+        out = b"".join([chunk async for chunk in process.stdout]).decode()
+        assert await process.wait() == 0
+    return out

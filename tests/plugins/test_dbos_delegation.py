@@ -15,9 +15,15 @@ import json
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import anyio
 import pytest
-from _durable_support import delegation_extra, durable_runtime, marker_lines, session_problems
+from _durable_support import (
+    delegation_extra,
+    durable_runtime,
+    marker_lines,
+    output_of,
+    session_problems,
+    wait_for_host,
+)
 from agentrig_dbos import DURABLE
 from test_dbos_durable import child, child_process
 
@@ -102,18 +108,11 @@ async def test_a_childs_effect_cut_off_makes_the_run_wait_for_the_host(tmp_path:
         durable_runtime(tmp_path) as rt,
     ):
         durable = rt.services.require(DURABLE)
-        waiting: tuple[str, ...] = ()
-        with anyio.fail_after(60):
-            while not waiting:
-                waiting = await durable.waiting_for("r1")
-                await anyio.sleep(0.1)
-        assert waiting == ("m2/call_c2",)  # the child's effect, by its own execution
+        # the child's effect, by its own model call and call
+        assert await wait_for_host(durable, "r1") == ("m2/call_c2",)
         assert marker_lines(tmp_path) == EFFECTS  # the host checks the world
         await durable.reconcile("r1", "m2/call_c2", "wrote c2 (checked by the host)")
-        assert resumed.stdout is not None
-        with anyio.fail_after(60):
-            out = b"".join([chunk async for chunk in resumed.stdout]).decode()
-            assert await resumed.wait() == 0
+        out = await output_of(resumed)
     assert "finished: done: done" in out
     assert marker_lines(tmp_path) == EFFECTS  # never twice
     problems, results = await stored(tmp_path)
