@@ -22,33 +22,52 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 # ---- the session log's two storages (tests/session, tests/agent) --------------------------
 # Their conftests request ``session_storage`` for every test: each runs with the compact
-# storage, and -- unless it is slow, starts processes, runs on trio or checks the compact
-# storage's own representation -- again with the
-# plain reference one (agentrig.session.ListStorage), so the two are held to one behaviour.
-_STORAGES = ("compact", "list")
+# storage, and -- unless it is slow, starts processes or checks the compact storage's own
+# representation -- again with the plain reference one (agentrig.session.ListStorage), so the
+# two are held to one behaviour.  The plain copy runs on asyncio only: the storage has no
+# backend-specific code, and the compact copy already covers trio.  Only the combinations that
+# run are generated, so nothing is collected and then dropped.
 _HEAVY = ("slow", "subprocess", "integration", "compact_storage")
+_BACKEND_STORAGE = [
+    pytest.param("asyncio", "compact", id="asyncio-compact"),
+    pytest.param("trio", "compact", id="trio-compact"),
+    pytest.param("asyncio", "list", id="asyncio-list"),
+]
 
 
+def _marked_backends(metafunc: pytest.Metafunc) -> set[str] | None:
+    """The backends a test's own ``parametrize`` mark names, or None when it names none."""
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        if "anyio_backend" in names:
+            index = names.index("anyio_backend")
+            values = mark.args[1]
+            return {str(v if len(names) == 1 else v[index]) for v in values}
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "session_storage" in metafunc.fixturenames:
-        metafunc.parametrize("session_storage", _STORAGES, indirect=True)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    kept, dropped = [], []
-    for item in items:
-        params = getattr(item, "callspec", None)
-        params = params.params if params is not None else {}
-        heavy = any(item.get_closest_marker(m) for m in _HEAVY)
-        if params.get("session_storage") == "list" and (
-            heavy or params.get("anyio_backend") == "trio"
-        ):
-            dropped.append(item)
-        else:
-            kept.append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    # Runs before pytest's own parametrization, and states the storage (with the backend, for
+    # async tests) as a ``parametrize`` mark, so pytest does not also expand ``anyio_backend``.
+    if "session_storage" not in metafunc.fixturenames:
+        return
+    if any(metafunc.definition.get_closest_marker(m) for m in _HEAVY):
+        mark = pytest.mark.parametrize("session_storage", ["compact"], indirect=True)
+    elif _marked_backends(metafunc) is not None:
+        # The test picks its backends itself: the plain copy only where that is asyncio alone.
+        storages = ["compact", "list"] if _marked_backends(metafunc) == {"asyncio"} else ["compact"]
+        mark = pytest.mark.parametrize("session_storage", storages, indirect=True)
+    elif "anyio_backend" in metafunc.fixturenames:
+        mark = pytest.mark.parametrize(
+            ("anyio_backend", "session_storage"),
+            _BACKEND_STORAGE,
+            indirect=True,
+        )
+    else:
+        mark = pytest.mark.parametrize("session_storage", ["compact", "list"], indirect=True)
+    metafunc.definition.add_marker(mark)
 
 
 @pytest.fixture

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Set up a development environment and run the demo or the whole test suite.
 
-    python3 dev.py demo   # set everything up, then run the main demo (examples/quickstart)
-    python3 dev.py test   # set everything up, then lint, type-check and run every test
+    python3 dev.py demo   # install what the demo needs, then run it (examples/quickstart)
+    python3 dev.py setup  # install everything the tests need
+    python3 dev.py test   # install everything, then lint, type-check and run every test
 
 Needs only Python 3.11+, pip and git.  When no virtualenv is active, one is created in
-``.venv`` inside the repository; agentrig and every first-party plugin in ``plugins/`` are
-installed into it (editable), and re-installed only when a ``pyproject.toml`` changed.
+``.venv`` inside the repository.  ``demo`` installs agentrig alone (editable, no extras, no
+plugin, no system package): the demo runs offline on the core.  ``setup`` and ``test``
+install agentrig with its dev extras and every first-party plugin in ``plugins/`` (editable)
+and, on Linux as root, the system packages the tests use.  Either is re-installed only when
+a ``pyproject.toml`` changed or when the environment holds less than asked for.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import subprocess
 import sys
 import venv
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -84,11 +89,29 @@ SYSTEM_NEEDS: tuple[tuple[str, Callable[[], bool], tuple[str, ...]], ...] = (
 )
 
 
-def _system_packages() -> None:
-    """Install the system packages of :data:`SYSTEM_NEEDS` that are missing."""
-    if not sys.platform.startswith("linux"):
+@dataclass(frozen=True)
+class Plan:
+    """What one command installs: the pip requirements and the system needs to check."""
+
+    scope: str  # "demo" or "full": the stamp records it, "full" covers "demo"
+    requirements: tuple[str, ...]  # pip install arguments after ``-e`` (relative paths)
+    system_needs: tuple[tuple[str, Callable[[], bool], tuple[str, ...]], ...]
+
+
+def plan(command: str) -> Plan:
+    """The installation ``command`` needs: the core alone for the demo, everything else for
+    the tests."""
+    if command == "demo":
+        return Plan("demo", (".",), ())
+    plugins = tuple(str(d.relative_to(ROOT)) for d in _plugin_dirs())
+    return Plan("full", (".[dev]", *plugins), SYSTEM_NEEDS)
+
+
+def _system_packages(needs: tuple[tuple[str, Callable[[], bool], tuple[str, ...]], ...]) -> None:
+    """Install the system packages of ``needs`` that are missing."""
+    if not needs or not sys.platform.startswith("linux"):
         return
-    missing = [(why, packages) for why, present, packages in SYSTEM_NEEDS if not present()]
+    missing = [(why, packages) for why, present, packages in needs if not present()]
     if not missing:
         return
     if shutil.which("apt-get") is None or os.geteuid() != 0:
@@ -99,19 +122,30 @@ def _system_packages() -> None:
     _run("apt-get", "install", "-y", *(p for _, packages in missing for p in packages))
 
 
-def setup() -> Path:
-    _system_packages()
+def _installed(stamp: Path, fingerprint: str, scope: str) -> bool:
+    """Does the environment already hold ``scope`` at this ``fingerprint``?"""
+    if not stamp.exists():
+        return False
+    recorded = stamp.read_text().split()
+    if len(recorded) == 1:  # a stamp of before the scopes: everything was installed
+        recorded = [recorded[0], "full"]
+    return recorded[0] == fingerprint and recorded[1] in {scope, "full"}
+
+
+def setup(command: str = "setup") -> Path:
+    chosen = plan(command)
+    _system_packages(chosen.system_needs)
     python = _python()
     stamp = python.parent.parent / STAMP_NAME
     fingerprint = _fingerprint()
-    if stamp.exists() and stamp.read_text() == fingerprint:
+    if _installed(stamp, fingerprint, chosen.scope):
         return python
     _run(python, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    args: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "-e", ".[dev]"]
-    for plugin in _plugin_dirs():
-        args += ["-e", str(plugin.relative_to(ROOT))]
+    args: list[str | Path] = [python, "-m", "pip", "install", "--quiet"]
+    for requirement in chosen.requirements:
+        args += ["-e", requirement]
     _run(*args)
-    stamp.write_text(fingerprint)
+    stamp.write_text(f"{fingerprint} {chosen.scope}")
     return python
 
 
@@ -139,7 +173,7 @@ def main(argv: list[str]) -> None:
     if not argv or argv[0] not in {"demo", "test", "setup"}:
         print(__doc__)
         raise SystemExit(2)
-    python = setup()
+    python = setup(argv[0])
     if argv[0] == "demo":
         demo(python)
     elif argv[0] == "test":

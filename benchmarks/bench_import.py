@@ -10,8 +10,14 @@ times; the medians are compared.
   installed plugin, run one turn, print the answer) against
   ``import pydantic, httpx, anyio``: target within 2.5x (issue 20).
 
-Also reports, for information, the cost of ``import agentrig.kernel`` (what composing a
-runtime needs) and of a bare interpreter start.
+* ``agentrig --help`` and ``agentrig --version`` of the core (no plugin besides the core's
+  own entries: ``AGENTRIG_DISABLE_PLUGIN_AUTOLOAD=1``, what an installation of agentrig
+  alone sees) against ``import pydantic``: target within 1.5x (issue 37).
+
+Also reports, for information, ``agentrig --help`` with every installed plugin autoloaded
+(each plugin that could add a command is imported: their module-level imports count), the
+cost of ``import agentrig.kernel`` (what composing a runtime needs) and of a bare interpreter
+start.
 """
 
 from __future__ import annotations
@@ -46,7 +52,13 @@ STATEMENTS: dict[str, list[str]] = {
     "bare": ["pass"],
     "run": [RUN, "run", "-c", "agentrig.toml", "hi"],
     "run_floor": ["import pydantic, httpx, anyio"],
+    "help": [RUN, "--help"],
+    "version": [RUN, "--version"],
+    "help_plugins": [RUN, "--help"],
+    "help_floor": ["import pydantic"],
 }
+#: the statements run with the plugins' autoloading off (the core alone)
+CORE_ONLY = {"help", "version"}
 
 
 def run_once(arguments: list[str], cwd: str, env: dict[str, str]) -> float:
@@ -65,13 +77,15 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in STATEMENTS}
     with tempfile.TemporaryDirectory() as cwd:
         env = cold_child_env(f"{cwd}/pycache")
+        core_env = {**env, "AGENTRIG_DISABLE_PLUGIN_AUTOLOAD": "1"}
         with open(f"{cwd}/agentrig.toml", "w", encoding="utf-8") as fh:
             fh.write(RUN_CONFIG)
-        for arguments in STATEMENTS.values():  # warm the OS file cache and the bytecode cache
-            run_once(arguments, cwd, env)
+        envs = {name: core_env if name in CORE_ONLY else env for name in STATEMENTS}
+        for name, arguments in STATEMENTS.items():  # warm the OS file and bytecode caches
+            run_once(arguments, cwd, envs[name])
         for _ in range(runs):
             for name, arguments in STATEMENTS.items():
-                times[name].append(run_once(arguments, cwd, env))
+                times[name].append(run_once(arguments, cwd, envs[name]))
     emit("interpreter_start_bare", median(times["bare"]), "ms")
     compare(
         "import_agentrig_cold",
@@ -91,6 +105,24 @@ def main() -> None:
         2.5,
         floor_name="python -c 'import pydantic, httpx, anyio'",
         statistic="median",
+    )
+    for name in ("help", "version"):
+        compare(
+            f"agentrig_{name}_cold",
+            median(times[name]),
+            median(times["help_floor"]),
+            "ms",
+            1.5,
+            floor_name="python -c 'import pydantic'",
+            statistic="median",
+            plugins="core only (AGENTRIG_DISABLE_PLUGIN_AUTOLOAD=1)",
+        )
+    emit(
+        "agentrig_help_cold_every_plugin",
+        median(times["help_plugins"]),
+        "ms",
+        statistic="median",
+        ratio_to_pydantic=round(median(times["help_plugins"]) / median(times["help_floor"]), 3),
     )
 
 

@@ -1,12 +1,13 @@
 """Crash child: runs one journaled agent and SIGKILLs itself at a named point.
 
-``python journal_child.py <tmp dir> <point> [two-rounds|repeat]`` -- the point (also read
+``python journal_child.py <tmp dir> <point> [two-rounds|repeat|compact]`` -- the point (also read
 from the environment variable ``JOURNAL_KILL_AT`` when no argument is given) is one of
 
 ``before-model-intent:<call>``  ``after-model-intent:<call>``  ``after-model-result:<call>``
 ``after-tool-intent``  ``after-effect``  ``after-tool-result``  ``none``
 
-where ``<call>`` is a journal model-call id (``m1``, ``m2``).  The agent runs the two-round
+where ``<call>`` is a journal model-call id (``m1``, ``m2``; ``c2``: a compaction's summary
+call).  The agent runs the two-round
 script of :mod:`journal_support` with a SQLite journal and a JSONL session store in the
 directory; the marker file's lines are the tool's effects.
 """
@@ -20,6 +21,9 @@ from pathlib import Path
 
 import anyio
 from journal_support import (
+    COMPACT_WINDOW,
+    COMPACTION,
+    LONG_PROMPT,
     Reply,
     ScriptedCall,
     ScriptedProvider,
@@ -30,6 +34,7 @@ from journal_support import (
 )
 
 from agentrig.journal import ModelIntent, ModelSettlement, SqliteJournal, ToolIntent, ToolSettlement
+from agentrig.llm import ModelInfo
 
 
 def die() -> None:
@@ -67,6 +72,9 @@ class KillingJournal(SqliteJournal):
 
 
 def script_of(name: str) -> list[Reply]:
+    if name == "compact":  # round 1 calls the effect, then the summary, then the answer
+        first, last = two_round_script()
+        return [first, Reply(text="The user asked for the thing."), last]
     if name == "repeat":  # identical input twice (run with identical_input_limit=1)
         return [
             Reply(tool_calls=(ScriptedCall("effect", {"label": "one"}, id="call_a"),)),
@@ -83,8 +91,13 @@ async def main(tmp: Path, point: str, script: str) -> None:
     provider = ScriptedProvider(script_of(script))
     async with journaled(tmp, journal, provider, [tool]) as rt:
         limit = 1 if script == "repeat" else 3
-        agent = await create_agent(rt, identical_input_limit=limit)
-        result = await agent.run("do the thing")
+        if script == "compact":
+            rt.models.register(ModelInfo(model="m1", context_window=COMPACT_WINDOW))
+            agent = await create_agent(rt, compaction=COMPACTION)
+            result = await agent.run(LONG_PROMPT)
+        else:
+            agent = await create_agent(rt, identical_input_limit=limit)
+            result = await agent.run("do the thing")
         print(f"finished: {result.value}")
     await journal.aclose()
 

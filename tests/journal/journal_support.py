@@ -54,6 +54,13 @@ def two_round_script() -> list[Reply]:
     ]
 
 
+COMPACT_WINDOW = 1000
+"""The context window (tokens) of ``m1`` in the compaction script."""
+COMPACTION = {"at": 0.3, "keep_last": 2}
+"""Round 2 of the compaction script passes ``at``: the prompt is summarised first."""
+LONG_PROMPT = "do the thing " + "x" * 2000
+
+
 def config(tmp: Path) -> dict[str, Any]:
     return {
         "providers": {"local": {"kind": "scripted"}},
@@ -136,6 +143,9 @@ def tool_results(agent: Agent) -> list[ToolMessage]:
 
 __all__ = [
     "AGENT",
+    "COMPACTION",
+    "COMPACT_WINDOW",
+    "LONG_PROMPT",
     "Observer",
     "SESSION",
     "Reply",

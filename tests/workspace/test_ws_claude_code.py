@@ -147,28 +147,47 @@ async def test_bash_offered_without_a_sandbox_is_a_config_error(tmp_path: Path) 
         await _run(project, [])
 
 
+#: explicit allow rules for every change the plan-mode runs below attempt: plan mode wins
+PLAN_ALLOW = '"Bash(git diff:*)", "Edit(src/**)", "Write", "Bash(touch:*)", "Bash(sh:*)"'
+#: every kind of change the toolset could make, each one allowed by a rule above
+PLAN_CHANGES = [
+    ("Write", {"file_path": "new.txt", "content": "x"}),
+    ("Write", {"file_path": "src/new.py", "content": "x"}),
+    ("Edit", {"file_path": "src/app.py", "old_string": "True", "new_string": "False"}),
+    ("Bash", {"command": "touch made.txt"}),
+    ("Bash", {"command": "sh -c 'echo x > src/app.py'"}),
+]
+PLAN_READS = [
+    ("Read", {"file_path": "src/app.py"}),
+    ("Grep", {"pattern": "DEBUG", "path": "src"}),
+    ("Bash", {"command": "ls src"}),
+]
+
+
+def _plan_project(tmp_path: Path, mode: str = "default") -> tuple[Path, dict[Path, bytes]]:
+    project = _project(tmp_path, mode)
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(
+        settings.read_text().replace('"Bash(git diff:*)", "Edit(src/**)"', PLAN_ALLOW)
+    )
+    return project, _files(project)
+
+
+def _files(project: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git/" not in str(p)}
+
+
 @pytest.mark.slow
 def test_run_in_plan_mode_is_read_only_end_to_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    project = _project(tmp_path)
-    # plan mode lets an explicitly allowed change through (docs/permissions.md): without
-    # allow rules, nothing the toolset can do changes the project
-    settings = project / ".claude" / "settings.json"
-    settings.write_text(settings.read_text().replace('"Bash(git diff:*)", "Edit(src/**)"', ""))
-    calls = [
-        {"name": "Read", "arguments": {"file_path": "src/app.py"}},
-        {"name": "Grep", "arguments": {"pattern": "DEBUG", "path": "src"}},
-        {"name": "Write", "arguments": {"file_path": "new.txt", "content": "x"}},
-        {
-            "name": "Edit",
-            "arguments": {"file_path": "src/app.py", "old_string": "True", "new_string": "False"},
-        },
-        {"name": "Bash", "arguments": {"command": "touch made.txt"}},
-        {"name": "Bash", "arguments": {"command": "ls src"}},
-    ]
+    # plan mode wins over allow rules (as Claude Code's does): every change below is allowed
+    # by a rule, and none of them happens
+    project, before = _plan_project(tmp_path)
+    calls = [{"name": n, "arguments": a} for n, a in PLAN_READS + PLAN_CHANGES]
     script = project / "script.json"
     script.write_text(json.dumps([{"tool_calls": calls}, {"text": "planned"}]))
+    before[script] = script.read_bytes()
     toml = project / "agentrig.toml"
     toml.write_text(
         toml.read_text().replace(
@@ -176,17 +195,41 @@ def test_run_in_plan_mode_is_read_only_end_to_end(
             f'[providers.local]\nkind = "scripted"\noptions.script_file = "{script}"\n',
         )
     )
-    before = {
-        p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git/" not in str(p)
-    }
+    before[toml] = toml.read_bytes()
     monkeypatch.chdir(project)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # not a terminal: nobody to ask
     code = main(["run", "-c", str(toml), "--mode", "plan", "plan it"])
     out, err = capsys.readouterr()
     assert (code, out) == (0, "planned\n"), err
-    assert "3 tool call(s) were refused" in err
-    after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git/" not in str(p)}
-    assert after == before
+    assert f"{len(PLAN_CHANGES)} tool call(s) were refused" in err
+    assert err.count("-> error: The call was refused: permission decided: plan mode") == len(
+        PLAN_CHANGES
+    ), err
+    assert _files(project) == before
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_plan_mode_through_the_python_api_refuses_allowed_changes(tmp_path: Path) -> None:
+    project, before = _plan_project(tmp_path, mode="plan")  # [permissions] mode = "plan"
+    calls = [
+        ScriptedCall(name, args, id=str(i))
+        for i, (name, args) in enumerate(PLAN_READS + PLAN_CHANGES)
+    ]
+    provider = ScriptedProvider([Reply(tool_calls=tuple(calls)), "done"])
+    async with agentrig.open_runtime(
+        project / "agentrig.toml", overrides=[("providers", "local", provider)], environ={}
+    ) as rt:
+        agent = rt.agent("a")
+        result = await agent.run("plan it")
+        texts = [m.text for m in agent.session.derive_messages() if m.role == "tool"]
+    reads, changes = texts[: len(PLAN_READS)], texts[len(PLAN_READS) :]
+    assert "DEBUG = True" in reads[0]
+    assert reads[1].endswith("src/app.py")
+    assert reads[2] == "app.py\n"
+    assert all("plan mode refuses" in text for text in changes), changes
+    assert len(result.refused) == len(PLAN_CHANGES)
+    assert _files(project) == before
 
 
 @pytest.mark.anyio

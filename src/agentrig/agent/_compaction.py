@@ -19,6 +19,7 @@ log, and the projection (so resume and export) shows what the model sees from th
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, final
@@ -27,6 +28,7 @@ import attrs
 
 from agentrig.agent._context import CHARS_PER_TOKEN, ContextUsage
 from agentrig.errors import AgentrigError
+from agentrig.ids import message_id
 from agentrig.kernel.payloads import CompactionPlan, CompactionRequest
 from agentrig.llm import (
     PROVIDERS,
@@ -225,12 +227,16 @@ class _Summarizer:
         wishes = [w for w in (settings.instructions, instructions) if w]
         if wishes:
             system += "\n\nAlso: " + "\n".join(wishes)
+        text = "Transcript:\n\n" + transcript(messages)
+        # the request is a function of the transcript alone (its message id too): a run
+        # restarted after the call asks exactly the same, so a journal recognises it
+        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+        asked = UserMessage(
+            id=message_id(f"msg_{digest}"), content=(TextBlock(text=text),), source="compaction"
+        )
         request = ModelRequest(
             model=model,
-            messages=(
-                SystemMessage(text=system),
-                UserMessage.of("Transcript:\n\n" + transcript(messages), source="compaction"),
-            ),
+            messages=(SystemMessage(text=system), asked),
             max_tokens=settings.max_tokens,
         )
         response = await provider.complete(request, signal=self.signal)

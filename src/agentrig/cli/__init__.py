@@ -34,7 +34,6 @@ from agentrig.cli._common import (
     version_text,
     warning_line,
 )
-from agentrig.errors import AgentrigError
 
 __all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "main"]
 
@@ -119,9 +118,34 @@ def _core_command(argv: Sequence[str]) -> bool:
     return first in subparsers.choices
 
 
+def _command_plugins(environ: Mapping[str, str]) -> frozenset[str]:
+    """The installed listener plugins that could add a command, found without importing any.
+
+    The core's own entries (its composition steps) never do -- its commands are
+    :data:`SUBCOMMANDS` -- and the environment's switches leave others out; when nothing is
+    left, ``--help`` needs neither the kernel nor a plugin.
+    """
+    from importlib.metadata import entry_points
+
+    from agentrig._plugin_env import CORE_DISTRIBUTION, env_plugin_settings
+
+    disabled, autoload = env_plugin_settings(environ)
+    if not autoload:
+        return frozenset()
+    found = entry_points(group="agentrig.plugins")
+    return frozenset(
+        e.name
+        for e in found
+        if e.name not in disabled and (e.dist is None or e.dist.name != CORE_DISTRIBUTION)
+    )
+
+
 def _add_plugin_commands(
     subparsers: Subparsers, environ: Mapping[str, str], err: IO[str] | None
 ) -> None:
+    candidates = _command_plugins(environ)
+    if not candidates:
+        return
     from agentrig.cli._common import plugin_index
     from agentrig.errors import HookError
     from agentrig.kernel import Commands, HookDispatcher
@@ -130,6 +154,8 @@ def _add_plugin_commands(
     index = plugin_index(environ=environ)
     hooks = HookDispatcher()
     for name in index.autoload_names("plugins"):
+        if name not in candidates:
+            continue
         try:
             hooks.register(index.load("plugins", name), name)
         except HookError as exc:
@@ -151,6 +177,9 @@ def _not_loaded(name: str, exc: Exception) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``agentrig`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--version"]:  # no plugin can change the answer: none is loaded
+        print(version_text())
+        return 0
     parser = build_parser(plugin_commands=not _core_command(arguments))
     try:
         args = parser.parse_args(arguments)
@@ -182,7 +211,7 @@ def _leaf(exc: BaseException) -> BaseException:
 
 def _report(command: str, exc: BaseException) -> int:
     """Print ``exc`` as ``agentrig COMMAND: error [code]: ...`` lines; return the exit code."""
-    from agentrig.errors import ConfigError
+    from agentrig.errors import AgentrigError, ConfigError
 
     prefix = f"agentrig {command}: error"
     if isinstance(exc, KeyboardInterrupt):

@@ -45,14 +45,13 @@ from agentrig.cli._run import (
     report_failure,
     report_hooks,
 )
-from agentrig.ids import AgentId, SessionId
-from agentrig.session import SESSION_STORES
 
 if TYPE_CHECKING:
     import anyio
 
     from agentrig.agent import Agent
     from agentrig.cancel import CancelSignal
+    from agentrig.ids import AgentId, SessionId
     from agentrig.kernel import LoadedConfig, Runtime
 
 __all__ = ["register", "run"]
@@ -129,6 +128,8 @@ async def _attach(rt: Runtime, agent_id: AgentId, session: SessionId | None, err
     # The runtime created the configured agent with a fresh session; hand its name over.
     await rt.agents.dispose(agent_id)
     if config.session_store is not None:
+        from agentrig.session import SESSION_STORES
+
         store = rt.catalog(SESSION_STORES).require(config.session_store)
         if await store.exists(session):
             agent = await rt.agents.resume(session, agent_id=agent_id)

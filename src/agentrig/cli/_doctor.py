@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata as metadata
 import platform
 import sys
 from typing import TextIO
-
-from pydantic import ValidationError
 
 from agentrig.cli._common import (
     EXIT_FAILURE,
@@ -45,6 +42,8 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _version(name: str) -> str:
+    from importlib import metadata
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -53,6 +52,8 @@ def _version(name: str) -> str:
 
 def _skills_and_instructions(out: TextIO, file: str | None) -> int:
     """Skill folders (entry-point skills are plugin rows above) and instruction files."""
+    from pydantic import ValidationError
+
     from agentrig.builtins.compose_skills import describe_skills
     from agentrig.builtins.instructions import instruction_sources
     from agentrig.kernel import load_config

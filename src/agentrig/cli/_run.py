@@ -46,11 +46,11 @@ from agentrig.cli._common import (
 )
 from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, ToolLines, make_renderer, short, stream_turn
-from agentrig.ids import AgentId
 
 if TYPE_CHECKING:
     from agentrig.agent import RunResult
     from agentrig.cancel import CancelSignal
+    from agentrig.ids import AgentId
     from agentrig.kernel import LoadedConfig, Runtime
 
 __all__ = [
@@ -294,6 +294,8 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> AgentId:
                 f"{source} declares no agent {requested!r}{hint} (agents: {known})",
                 code="cli.unknown_agent",
             )
+        from agentrig.ids import AgentId
+
         return AgentId(requested)  # a declared name: validated by the config
     if len(agents) == 1:
         return agents[0]

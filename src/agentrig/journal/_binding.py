@@ -38,6 +38,9 @@ RESUMED_CALL: ContextVar[tuple[InvocationId, CallId] | None] = ContextVar(
     "agentrig_journal_resumed_call", default=None
 )
 """During continuation: ``(model call id, original tool call id)`` of the call being run."""
+COMPACTING: ContextVar[bool] = ContextVar("agentrig_journal_compacting", default=False)
+"""Inside the ``compaction`` waterfall: a model call is a summary call (``c<n>``), reused
+from the journal when a restarted run asks the same again."""
 
 
 class RunTracker:

@@ -176,8 +176,9 @@ def _check_state(record: ExecutionRecord, state: ExecutionState, agent: Agent, p
         differences.append(f"tools are {list(tools)}, were {list(record.tools)}")
     else:
         resident = set(record.resident)
-        if state.model_calls:
-            resident |= set(state.model_calls[-1].intent.tools)
+        rounds = state.rounds
+        if rounds:
+            resident |= set(rounds[-1].intent.tools)
         agent.load_tools(sorted(resident))
         offered = {t.id for t in agent.offered_tools()}
         if offered != resident:
@@ -194,7 +195,8 @@ def _check_journal(state: ExecutionState, plan: _Plan) -> None:
             Unproven(
                 "model_call",
                 call.call_id,
-                "the call was journaled as made but no response was recorded; the provider "
+                ("the compaction's summary call" if call.compaction else "the call")
+                + " was journaled as made but no response was recorded; the provider "
                 "may have answered (and charged)",
             )
         )
@@ -238,9 +240,9 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
         elif isinstance(data, TurnStart):
             plan.closed = False
 
-    settled = [
+    settled = [  # a compaction's summary call is no round: its answer is not in the history
         c
-        for c in state.model_calls
+        for c in state.rounds
         if c.result is not None and c.result.outcome != "failed" and c.result.message is not None
     ]
     matched: list[tuple[ModelCall, dict[str, ToolMessage] | None]] = []
@@ -389,7 +391,7 @@ def _identical_guard(
         rendered = json.dumps(dict(call.arguments), sort_keys=True, separators=(",", ":"))
         return f"{call.name}\x00{rendered}"
 
-    for call in state.model_calls:
+    for call in state.rounds:
         result = call.result
         if call is latest:
             continue

@@ -9,13 +9,26 @@ from agentrig._markers import hookimpl
 from agentrig.cancel import is_abort
 from agentrig.errors import AgentrigError, ExecutionControlError
 from agentrig.ids import CallId, InvocationId, RunId
-from agentrig.journal._binding import BINDING, RESUMED_CALL, Binding, RunTracker, ensure_execution
+from agentrig.journal._binding import (
+    BINDING,
+    COMPACTING,
+    RESUMED_CALL,
+    Binding,
+    RunTracker,
+    ensure_execution,
+)
 from agentrig.journal._errors import JournalError
 from agentrig.journal._guard import durable
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import ToolIntent, ToolSettlement, arguments_of
 from agentrig.kernel.composition import Composition, compose_step
-from agentrig.kernel.payloads import RequestConfig, SessionStart, ToolExecution
+from agentrig.kernel.payloads import (
+    CompactionPlan,
+    CompactionRequest,
+    RequestConfig,
+    SessionStart,
+    ToolExecution,
+)
 from agentrig.kernel.services import ServiceKey
 from agentrig.llm import ToolMessage
 
@@ -43,7 +56,12 @@ class JournalListener:
       journal holds exactly that message; a failed write raises
       :class:`~agentrig.journal.JournalWriteError` and fails the run.
 
-    A direct ``agent.call_tool`` outside any run is not journaled (no execution owns it).
+    * ``compaction`` (outermost): a model call made while the history is compacted is the
+      run's summary call (``c<n>``); one a restarted run asks again with the same request is
+      answered from the journal, never sent twice.
+
+    A direct ``agent.call_tool`` or ``agent.compact()`` outside any run is not journaled (no
+    execution owns it).
     """
 
     def __init__(self, journal: ExecutionJournal) -> None:
@@ -80,6 +98,28 @@ class JournalListener:
             else Binding(agent=agent, run_id=run_id, provider=payload.provider, model=payload.model)
         )
         return await next(payload)
+
+    @hookimpl(tryfirst=True)
+    async def compaction(
+        self,
+        payload: CompactionRequest,
+        next: Callable[[CompactionRequest], Awaitable[CompactionPlan | None]],
+    ) -> CompactionPlan | None:
+        agent: Any = payload.agent
+        run_id = self.tracker.current(agent.session)
+        config = agent.config
+        binding = None
+        if run_id is not None:
+            binding = Binding(
+                agent=agent, run_id=run_id, provider=config.provider, model=config.model
+            )
+        bound = BINDING.set(binding)
+        token = COMPACTING.set(True)
+        try:
+            return await next(payload)
+        finally:
+            COMPACTING.reset(token)
+            BINDING.reset(bound)
 
     # ---- journaling effects -------------------------------------------------------------------
     @hookimpl(trylast=True)

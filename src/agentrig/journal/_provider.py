@@ -8,6 +8,11 @@ the stream early -- the wrapper waits for the real call to settle and records it
 ``model/result`` (a late response's usage and tool calls included) before it returns.  A
 failed journal write wins over everything else; otherwise the caller's own outcome (the
 cancellation that won, or the provider's error) is kept.
+
+A compaction's summary call (made inside the ``compaction`` waterfall) is journaled as
+``c<n>``; when a restarted run compacts again with the same request, the recorded answer is
+returned and the provider is not called a second time.  A compaction outside any run (a
+manual ``agent.compact()`` between runs) belongs to no execution and is not journaled.
 """
 
 from __future__ import annotations
@@ -21,18 +26,20 @@ import anyio
 
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.ids import InvocationId
-from agentrig.journal._binding import BINDING, Binding, ensure_execution
+from agentrig.journal._binding import BINDING, COMPACTING, Binding, ensure_execution
 from agentrig.journal._errors import JournalError, JournalWriteError
 from agentrig.journal._guard import durable
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import ModelIntent, ModelSettlement, request_digest
 from agentrig.llm import (
+    AssistantMessage,
     Capabilities,
     ModelRequest,
     ModelResponse,
     Provider,
     StreamAssembler,
     StreamChunk,
+    message_chunks,
 )
 
 __all__ = ["JournaledProvider"]
@@ -88,7 +95,7 @@ class JournaledProvider:
             )
         run_id = binding.run_id
         state = await durable(ensure_execution(self.journal, binding), f"execution {run_id}")
-        call_id = state.next_call_id()
+        call_id = state.next_call_id(compaction=COMPACTING.get())
         intent = ModelIntent(
             run_id=run_id,
             call_id=call_id,
@@ -135,8 +142,23 @@ class JournaledProvider:
         what = f"model/result:{binding.run_id}/{call_id}"
         await durable(self.journal.model_result(settlement), what)
 
+    async def _recorded_summary(self, request: ModelRequest) -> AssistantMessage | None:
+        """A compaction's summary call of a run: the answer recorded for the same request
+        before a restart, if any."""
+        binding = BINDING.get()
+        assert binding is not None
+        what = f"execution {binding.run_id}"
+        state = await durable(ensure_execution(self.journal, binding), what)
+        return state.summary(request_digest(request))
+
     # ---- the port ------------------------------------------------------------------------------
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
+        if COMPACTING.get():
+            if BINDING.get() is None:  # a compaction between runs: no execution owns it
+                return await self.inner.complete(request, signal=signal)
+            recorded = await self._recorded_summary(request)
+            if recorded is not None:  # answered before a restart: never asked twice
+                return ModelResponse(message=recorded)
         binding, call_id = await self._intent(request)
         error: BaseException | None = None
         response: ModelResponse | None = None
@@ -165,6 +187,16 @@ class JournaledProvider:
     async def stream(
         self, request: ModelRequest, *, signal: CancelSignal
     ) -> AsyncIterator[StreamChunk]:
+        if COMPACTING.get():
+            if BINDING.get() is None:  # a compaction between runs: no execution owns it
+                async for chunk in self.inner.stream(request, signal=signal):
+                    yield chunk
+                return
+            recorded = await self._recorded_summary(request)
+            if recorded is not None:  # answered before a restart: never asked twice
+                for chunk in message_chunks(recorded):
+                    yield chunk
+                return
         binding, call_id = await self._intent(request)
         settlement = _Settlement()
         send, receive = anyio.create_memory_object_stream[StreamChunk](math.inf)

@@ -6,8 +6,9 @@ Every record belongs to one execution (``run_id``) and has a stable ``key`` with
 kind               key                     written
 =================  ======================  =============================================
 ``execution``      ``execution``           once, before the execution's first intent
-``model/intent``   ``m<n>``                before the provider call is made
-``model/result``   ``m<n>``                after the call settled (completed, interrupted
+``model/intent``   ``m<n>`` / ``c<n>``     before the provider call is made (``c``: the
+                                           summary call of a compaction, not a round)
+``model/result``   ``m<n>`` / ``c<n>``     after the call settled (completed, interrupted
                                            or failed), joining a cancelled call
 ``tool/intent``    ``m<n>/<call id>``      before the effect starts, with the arguments
                                            the tool actually runs with
@@ -225,6 +226,11 @@ class ModelCall:
     def call_id(self) -> InvocationId:
         return self.intent.call_id
 
+    @property
+    def compaction(self) -> bool:
+        """A compaction's summary call (``c<n>``): journaled, but not a round of the turn."""
+        return self.intent.call_id.startswith("c")
+
 
 @attrs.define(slots=True)
 class ToolEffect:
@@ -256,20 +262,40 @@ class ExecutionState:
                 return call
         return None
 
-    def next_call_id(self) -> InvocationId:
-        return InvocationId(f"m{len(self.model_calls) + 1}")
+    def next_call_id(self, *, compaction: bool = False) -> InvocationId:
+        return InvocationId(f"{'c' if compaction else 'm'}{len(self.model_calls) + 1}")
+
+    @property
+    def rounds(self) -> list[ModelCall]:
+        """The turn's model calls (a compaction's summary calls left out)."""
+        return [c for c in self.model_calls if not c.compaction]
 
     def latest_settled(self) -> ModelCall | None:
-        """The latest model call with a recorded response message."""
+        """The latest round with a recorded response message."""
         for call in reversed(self.model_calls):
-            if call.result is not None and call.result.message is not None:
+            if not call.compaction and call.result is not None and call.result.message is not None:
                 return call
         return None
 
     def rounds_used(self) -> int:
         return sum(
-            1 for c in self.model_calls if c.result is not None and c.result.outcome == "completed"
+            1 for c in self.rounds if c.result is not None and c.result.outcome == "completed"
         )
+
+    def summary(self, digest: str) -> AssistantMessage | None:
+        """The recorded answer of a completed summary call that asked ``digest`` (a
+        compaction repeated after a restart reuses it instead of asking again)."""
+        for call in self.model_calls:
+            result = call.result
+            if (
+                call.compaction
+                and call.intent.digest == digest
+                and result is not None
+                and result.outcome == "completed"
+                and result.message is not None
+            ):
+                return result.message
+        return None
 
     def unsettled_calls(self) -> list[ModelCall]:
         return [c for c in self.model_calls if c.result is None]

@@ -28,6 +28,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, final
 
 import attrs
 
+from agentrig._plugin_env import (
+    CORE_DISTRIBUTION,
+    DISABLE_AUTOLOAD_ENV,
+    DISABLE_PLUGINS_ENV,
+    env_plugin_settings,
+)
 from agentrig.errors import (
     Issue,
     PluginConflictError,
@@ -60,12 +66,6 @@ __all__ = [
     "register_schemas",
     "register_variants",
 ]
-
-DISABLE_PLUGINS_ENV = "AGENTRIG_DISABLE_PLUGINS"
-DISABLE_AUTOLOAD_ENV = "AGENTRIG_DISABLE_PLUGIN_AUTOLOAD"
-CORE_DISTRIBUTION = "agentrig"
-"""The core distribution: its listener plugins (the built-in composition steps) load even
-when autoloading is off -- as pytest's built-ins do -- unless disabled by name."""
 
 PluginStatus = Literal["loaded", "available", "disabled", "failed", "conflict", "overridden"]
 """``conflict``: another distribution registers the same kind and name and the config does
@@ -225,14 +225,6 @@ class PluginRow:
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
-
-
-def env_plugin_settings(environ: Mapping[str, str]) -> tuple[frozenset[str], bool]:
-    """``(disabled names, autoload)`` from the documented environment switches."""
-    raw = environ.get(DISABLE_PLUGINS_ENV, "")
-    disabled = frozenset(p.strip() for p in raw.split(",") if p.strip())
-    autoload = environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() not in {"1", "true", "yes"}
-    return disabled, autoload
 
 
 @final

@@ -12,8 +12,9 @@ same call can never be decided two ways depending on who made it.  The order:
    that is not ``inspect`` becomes a denial, these included.
 3. **Mode by risk class.**  A command call that only runs read-only commands inside the
    workspace counts as ``inspect``.  ``default`` allows inspect, ``accept-edits`` also
-   modify, ``bypass`` everything left; ``plan`` allows inspect and denies the rest unless an
-   explicit allow rule grants it.  A tool with no declared risk class asks (is denied in plan).
+   modify, ``bypass`` everything left; ``plan`` allows inspect and denies the rest, allow
+   rules and remembered consent included (plan mode is read-only end to end, as Claude
+   Code's is).  A tool with no declared risk class asks (is denied in plan).
 4. **Allow rules, then remembered consent,** turn a remaining ask into an allow.
 
 The function reads nothing but its arguments: paths are canonicalised only through the
@@ -191,8 +192,8 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     if ctx.mode == "bypass":
         return _decision("allow", "bypass", call, None, "bypass mode")
     if ctx.mode == "plan":
-        if allowed is not None:
-            return _decision("allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}")
+        # plan mode is read-only whatever else is configured: an allow rule written for
+        # ordinary work (``Edit(src/**)``) must not turn planning into editing
         if risk is None:
             return _decision(
                 "deny", "plan-undeclared-risk", call, None, "plan mode refuses undeclared risk"

@@ -118,7 +118,19 @@ class RunService:
         return exposed
 
     def active_run(self, agent_id: str | None) -> ActiveRun | None:
-        return self._active.get(agent_id) if agent_id is not None else None
+        """The served run ``agent_id`` works for: its own, or -- for a sub-agent it
+        delegated to, at any depth -- the run of the served agent at the root of its chain
+        (a child's model calls count against that run's budget, its questions reach that
+        run's caller)."""
+        seen: set[str] = set()
+        while agent_id is not None and agent_id not in seen:
+            run = self._active.get(agent_id)
+            if run is not None:
+                return run
+            seen.add(agent_id)
+            agent = self.rt.agents.get(AgentId(agent_id))  # a lookup: a miss ends the walk
+            agent_id = agent.lineage.parent_agent if agent is not None else None
+        return None
 
     # ---- admission -------------------------------------------------------------------------
     async def open(self, prompt: Prompt, caller: Caller) -> ActiveRun:
@@ -243,6 +255,9 @@ class ActiveRun:
             data = event.data
             if isinstance(data, AssistantMessageEvent) and data.message.usage is not None:
                 used += data.message.usage.total
+        for child in self.agent.delegations.finished:  # sub-agents the run delegated to
+            total = child.total_usage
+            used += total.total if total is not None else 0
         if used >= self.exposed.max_run_tokens and not self.signal.cancelled:
             self.over_budget = True
             self.signal.cancel(f"the run used its token budget ({used} tokens)")
@@ -308,7 +323,8 @@ class ActiveRun:
         finished = Finished(
             text="".join(state.texts),
             finish="length" if truncated else "stop",
-            usage=result.invocation.usage if result is not None else None,
+            # the run's own calls and its sub-agents' (delegation rolls them up)
+            usage=result.invocation.total_usage if result is not None else None,
             model=self.prompt.model,
         )
         if self.served is not None:

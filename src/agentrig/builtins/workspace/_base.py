@@ -7,6 +7,7 @@ and hook scripts written for Claude Code read these calls unchanged.
 
 from __future__ import annotations
 
+import abc
 import functools
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -20,7 +21,7 @@ from agentrig.ids import ToolId
 from agentrig.tools import PermissionArg, RiskClass, ToolContext
 from agentrig.tools.schema import PydanticSchemaAdapter
 
-__all__ = ["WorkspaceTool", "workspace_of"]
+__all__ = ["BlockingTool", "WorkspaceTool", "workspace_of"]
 
 _I = TypeVar("_I", bound=BaseModel)
 
@@ -38,8 +39,12 @@ def workspace_of(ctx: ToolContext) -> Workspace:
     return found
 
 
-class WorkspaceTool(Generic[_I]):
-    """Base of the workspace tools; a subclass sets the class attributes and :meth:`run`."""
+class WorkspaceTool(abc.ABC, Generic[_I]):
+    """Base of the workspace tools; a subclass sets the class attributes and :meth:`execute`.
+
+    Abstract, so a tool class that forgot its body fails when it is constructed -- naming
+    the method -- rather than when the model first calls it.
+    """
 
     name: ClassVar[str]
     summary: ClassVar[str]
@@ -70,6 +75,24 @@ class WorkspaceTool(Generic[_I]):
     def authorize(self, input: Any, ctx: ToolContext) -> None:
         return None
 
+    @abc.abstractmethod
+    async def execute(self, input: _I, ctx: ToolContext) -> Any:
+        """Carry out one validated call."""
+
+    def check_offered(self, space: Workspace) -> list[Issue]:
+        """Why this tool could not work in ``space`` (checked when a runtime offers it)."""
+        return []
+
+    def parse_output(self, value: Any) -> Any:
+        return value
+
+    def __repr__(self) -> str:
+        return f"<workspace tool {self.name} risk={self.risk}>"
+
+
+class BlockingTool(WorkspaceTool[_I]):
+    """A workspace tool whose body is blocking file work: :meth:`run`, in a worker thread."""
+
     async def execute(self, input: _I, ctx: ToolContext) -> Any:
         space = workspace_of(ctx)
         # file I/O in a worker thread: a big read or a slow disk never stalls the loop, and a
@@ -77,15 +100,6 @@ class WorkspaceTool(Generic[_I]):
         call = functools.partial(self.run, input, space)
         return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
-    def check_offered(self, space: Workspace) -> list[Issue]:
-        """Why this tool could not work in ``space`` (checked when a runtime offers it)."""
-        return []
-
+    @abc.abstractmethod
     def run(self, input: _I, space: Workspace) -> Any:
-        raise NotImplementedError
-
-    def parse_output(self, value: Any) -> Any:
-        return value
-
-    def __repr__(self) -> str:
-        return f"<workspace tool {self.name} risk={self.risk}>"
+        """The call's work against ``space`` (runs in a worker thread)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentrig.builtins.workspace._base import WorkspaceTool
+from agentrig.builtins.workspace._base import BlockingTool
 from agentrig.builtins.workspace._errors import EditMatchError, WorkspacePathError
 from agentrig.builtins.workspace._space import Workspace, staged_write
 from agentrig.tools import PermissionArg
@@ -80,7 +80,7 @@ def read_text(path: Path, limit_bytes: int) -> str:
         raise WorkspacePathError(f"{str(path)!r} is not UTF-8 text") from None
 
 
-class ReadTool(WorkspaceTool[ReadInput]):
+class ReadTool(BlockingTool[ReadInput]):
     name = "Read"
     summary = (
         "Read a text file of the workspace. Lines are numbered from 1 (cat -n style); pass "
@@ -126,7 +126,7 @@ class ReadTool(WorkspaceTool[ReadInput]):
         return "\n".join(out) + (f"\n{more}" if more else "")
 
 
-class WriteTool(WorkspaceTool[WriteInput]):
+class WriteTool(BlockingTool[WriteInput]):
     name = "Write"
     summary = (
         "Write a file of the workspace, replacing it if it exists (parent directories are "
@@ -146,7 +146,7 @@ class WriteTool(WorkspaceTool[WriteInput]):
         return f"{verb} {space.display(path)} ({len(input.content.encode('utf-8'))} bytes)"
 
 
-class EditTool(WorkspaceTool[EditInput]):
+class EditTool(BlockingTool[EditInput]):
     name = "Edit"
     summary = (
         "Replace text in a file of the workspace. old_string must match exactly once (add "

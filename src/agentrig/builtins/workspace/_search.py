@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentrig.builtins.workspace._base import WorkspaceTool
+from agentrig.builtins.workspace._base import BlockingTool
 from agentrig.builtins.workspace._errors import WorkspaceError, WorkspacePathError
 from agentrig.builtins.workspace._space import Workspace
 from agentrig.host import is_within
@@ -123,7 +123,7 @@ class GlobInput(BaseModel):
     )
 
 
-class GlobTool(WorkspaceTool[GlobInput]):
+class GlobTool(BlockingTool[GlobInput]):
     name = "Glob"
     summary = (
         "Find files of the workspace by glob pattern ('**/*.py', 'src/**/*.{ts,tsx}'); "
@@ -179,7 +179,7 @@ class GrepInput(BaseModel):
     multiline: bool = Field(default=False, description="Let . and patterns span lines.")
 
 
-class GrepTool(WorkspaceTool[GrepInput]):
+class GrepTool(BlockingTool[GrepInput]):
     name = "Grep"
     summary = (
         "Search file contents of the workspace with a regular expression. output_mode "
