@@ -63,7 +63,7 @@ from agentrig_dbos._errors import (
     RunSuspended,
     UnknownRunError,
 )
-from agentrig_dbos._schemas import checked_output, versioned
+from agentrig_dbos._schemas import checked_output, read_input, versioned, workflow_input
 
 __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
 
@@ -100,20 +100,21 @@ class DurableResult:
 
 
 @DBOS.workflow(name=WORKFLOW)
-async def _durable_run(
-    agent: str,
-    prompt: str,
-    origin: str | None = None,
-    decisions: list[dict[str, Any]] | None = None,
-    link: int = 0,
-) -> dict[str, Any]:
+async def _durable_run(*args: Any, **kwargs: Any) -> dict[str, Any]:
     """One link of a durable run: the run itself (``origin`` None), or its continuation
-    number ``link`` after an answer (``decisions``: the answers not used yet)."""
+    number ``link`` after an answer (``decisions``: the answers not used yet).
+
+    Its arguments are what DBOS stored: the versioned input envelope (older releases'
+    positional arguments are migrated; a newer envelope is refused by name).
+    """
     host = _ACTIVE
     workflow_id = DBOS.workflow_id
     if host is None or workflow_id is None:
         raise DurableSetupError("no durable runtime is launched in this process")
-    return await host.execute(workflow_id, agent, prompt, origin, decisions or [], link)
+    given = read_input(args, kwargs)
+    return await host.execute(
+        workflow_id, given.agent, given.prompt, given.origin, given.decisions, given.link
+    )
 
 
 def _waiting(value: Any) -> bool:
@@ -265,7 +266,7 @@ class Durable:
         wid = run_id or _new_run_id()
         session_of(wid)
         with SetWorkflowID(wid):
-            handle = await DBOS.start_workflow_async(_durable_run, agent, prompt)
+            handle = await DBOS.start_workflow_async(_durable_run, workflow_input(agent, prompt))
         value = await handle.get_result()  # this process's own workflow: no polling
         if not _waiting(value):
             return self._result(wid, value)
@@ -285,7 +286,7 @@ class Durable:
         session_of(wid)
         client = await self._client_of()
         options: Any = {"workflow_name": WORKFLOW, "queue_name": name, "workflow_id": wid}
-        await client.enqueue_async(options, agent, prompt)
+        await client.enqueue_async(options, workflow_input(agent, prompt))
         return wid
 
     async def result(self, run_id: str, *, poll: float = 0.2) -> DurableResult:
@@ -613,7 +614,8 @@ class Durable:
         client = await self._client_of()
         options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": next_id}
         # the id is derived from the run's: a second answer cannot start a second link
-        await client.enqueue_async(options, value["agent"], "", run_id, decisions, link)
+        envelope = workflow_input(value["agent"], "", origin=run_id, decisions=decisions, link=link)
+        await client.enqueue_async(options, envelope)
 
     # ---- reconciliation (from any process) -----------------------------------------------------
     async def waiting_for(self, run_id: str) -> tuple[str, ...]:
