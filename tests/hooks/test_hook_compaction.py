@@ -107,3 +107,45 @@ async def test_the_trigger_is_the_matcher_subject(tmp_path: Path) -> None:
     done = await _compact(tmp_path, {"PreCompact": [hook(log, matcher="auto")]})
     assert done.event is not None
     assert records(log) == []  # a manual compaction: the auto-only hook does not run
+
+
+async def test_session_start_fires_with_source_compact_and_its_context_follows_the_summary(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "hooks.jsonl"
+    answer = {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": "Reminder: the codename is HERON.",
+        }
+    }
+    hooks = {
+        "SessionStart": [hook(log), hook(log, answer=answer, matcher="compact")],
+        "PostCompact": [hook(log)],
+    }
+    done = await _compact(tmp_path, hooks)
+    assert done.event is not None
+    fired = [(r["input"]["hook_event_name"], r["input"].get("source")) for r in records(log)]
+    # the matcher-less hook hears both starts; the "compact" one only the compaction's
+    assert fired == [
+        ("SessionStart", "startup"),
+        ("PostCompact", None),
+        ("SessionStart", "compact"),
+        ("SessionStart", "compact"),
+    ]
+    summary, context = done.event.messages
+    assert summary.source == "compaction-summary"
+    assert context.source == "hook-context"
+    assert context.text.endswith("Reminder: the codename is HERON.")
+    assert "SessionStart hook" in context.text  # labelled as a hook's, not the user's
+
+
+async def test_no_session_start_when_the_compaction_is_blocked(tmp_path: Path) -> None:
+    log = tmp_path / "hooks.jsonl"
+    hooks = {
+        "PreCompact": [hook(log, exit=2, stderr="not now")],
+        "SessionStart": [hook(log, matcher="compact")],
+    }
+    done = await _compact(tmp_path, hooks)
+    assert done.event is None
+    assert [r["input"]["hook_event_name"] for r in records(log)] == ["PreCompact"]

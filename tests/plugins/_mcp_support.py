@@ -4,6 +4,7 @@ process writes."""
 from __future__ import annotations
 
 import base64
+import os
 import re
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -23,6 +24,15 @@ AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 """The image the test server's ``picture`` tool returns (the same bytes as there)."""
+
+
+def alive(pid: int) -> bool:
+    """Is the process ``pid`` still there?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def marked(marker: Path, text: str) -> Callable[[], bool]:

@@ -5,7 +5,6 @@ progress, huge outputs, list_changed, resources and prompts, and no process left
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _mcp_support import PNG, SERVER, cancel_once, eventually, marked
+from _mcp_support import PNG, SERVER, alive, cancel_once, eventually, marked
 from agentrig_mcp import (
     McpClient,
     McpError,
@@ -69,14 +68,6 @@ def ctx(signal: CancelSignal | None = None) -> ToolContext:
     return ToolContext(
         signal=signal or CancelSignal(), tool_id="t", call_id="call-1", invocation_id="inv-1"
     )
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_tools_are_named_typed_and_classified(make_client: Any) -> None:
@@ -144,7 +135,10 @@ async def test_crash_mid_call_gives_an_error_and_the_server_restarts(
     whoami = await c.tool("demo", "whoami")
     first_pid = int((await whoami.execute({}, ctx())).content.split()[0])
     crash = await c.tool("demo", "crash")
-    with pytest.raises(McpServerUnavailable, match="exited during the call to 'crash'"):
+    with pytest.raises(
+        McpServerUnavailable,
+        match=r"exited with status 3 \(its last stderr line: about to crash\) during the call",
+    ):
         await crash.execute({}, ctx())
     second_pid = int((await whoami.execute({}, ctx())).content.split()[0])
     assert second_pid != first_pid

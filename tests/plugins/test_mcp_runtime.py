@@ -5,14 +5,13 @@ agent's runs (through permissions and hooks), ``.mcp.json`` approval, deferral, 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from _mcp_support import SERVER, cancel_once, eventually, marked
+from _mcp_support import SERVER, alive, cancel_once, eventually, marked
 from agentrig_mcp import MCP, McpClient
 
 import agentrig
@@ -44,14 +43,6 @@ def call(tool: str, **arguments: Any) -> dict[str, Any]:
 def tool_texts(rt: agentrig.Runtime) -> list[tuple[str, str, str]]:
     messages = rt.agent(AgentId("assistant")).session.derive_messages()
     return [(m.name, m.status, m.text) for m in messages if m.role == "tool"]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_an_agent_calls_mcp_tools_through_permissions() -> None:

@@ -297,7 +297,8 @@ class HookEvent:
 
     @classmethod
     def session_start(cls, *, session_id: str, source: str = "startup", **common: Any) -> HookEvent:
-        """``SessionStart``: a session began (``source``: ``startup`` or ``resume``)."""
+        """``SessionStart``: a session began (``source``: ``startup``, ``resume``, ``clear``,
+        or ``compact`` after a compaction)."""
         return cls.of("SessionStart", session_id=session_id, source=source, **common)
 
     @classmethod

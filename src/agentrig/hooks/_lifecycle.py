@@ -8,7 +8,8 @@ hook programs:
 event                  fired from                                                 effect
 =====================  =========================================================  ===========
 ``SessionStart``       the agent's first step (``startup``; ``resume`` when the   context
-                       session already had turns)
+                       session already had turns); after a compaction
+                       (``compact``: its context follows the summary)
 ``UserPromptSubmit``   each step that enters a prompt, follow-up or steer         block, context
 ``PreToolUse``         the tool gate (:mod:`agentrig.builtins.gate`)              verdict
 ``PermissionRequest``  the tool gate, before the approver is asked               answers it
@@ -280,7 +281,9 @@ class HookLifecycle:
         next: Callable[[CompactionRequest], Awaitable[CompactionPlan | None]],
     ) -> CompactionPlan | None:
         """``PreCompact`` may block the compaction or add instructions (its
-        ``additionalContext`` or plain output); ``PostCompact`` hears the summary."""
+        ``additionalContext`` or plain output); ``PostCompact`` hears the summary; then
+        ``SessionStart`` (``source: compact``) starts the shortened session, its context
+        placed right after the summary."""
         agent: Any = payload.agent
         if self.has("PreCompact"):
             combined = await self.fire(
@@ -303,6 +306,11 @@ class HookLifecycle:
                 m.text for m in plan.messages if getattr(m, "source", None) == "compaction-summary"
             )
             await self.fire("PostCompact", agent, trigger=payload.trigger, compact_summary=summary)
+        if plan is not None and self.has("SessionStart") and _delegated(agent) is None:
+            combined = await self.fire("SessionStart", agent, source="compact")
+            contexts = self._contexts(combined)
+            if contexts:
+                plan = attrs.evolve(plan, messages=(*plan.messages, *contexts))
         return plan
 
     # ---- PreToolUse, PermissionRequest, Notification: the tool gate ---------------------------

@@ -40,7 +40,8 @@ __all__ = [
 ]
 
 _M = TypeVar("_M", bound=BaseModel)
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: 48 at most: mcp__<server>__<tool> must leave room for a tool part in 64 characters
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 
 
 class _Strict(BaseModel):
@@ -61,8 +62,15 @@ class _Common(_Strict):
     resident_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
+    #: progress notifications extend ``timeout``, up to this many seconds for one call
+    max_call_time: float = Field(default=3600.0, gt=0)
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
     restart_backoff: float = Field(default=0.5, ge=0)
+    #: a tool description longer than this is cut (with a note saying so)
+    max_description_chars: int = Field(default=2048, ge=64)
+    #: an input schema whose JSON is longer than this is replaced by ``{"type": "object"}``
+    #: (the server still validates the arguments; the description notes it)
+    max_schema_chars: int = Field(default=65_536, ge=256)
 
 
 class StdioServerSpec(_Common):
@@ -74,6 +82,8 @@ class StdioServerSpec(_Common):
     #: ``$ENV:NAME`` values resolve through the caller's resolver
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    #: one JSON-RPC message (one line) longer than this ends the connection with an error
+    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
 
 
 class HttpServerSpec(_Common):
@@ -89,14 +99,14 @@ class HttpServerSpec(_Common):
 
 ServerSpec = StdioServerSpec | HttpServerSpec
 
-_STDIO_ONLY = ("command", "args", "env", "cwd")
+_STDIO_ONLY = ("command", "args", "env", "cwd", "max_message_bytes")
 _HTTP_ONLY = ("url", "headers", "allow_private_url")
 
 
 def _server_name(name: str) -> str:
     if not _NAME.match(name) or "__" in name:
         raise ValueError(
-            f"server name {name!r} must be 1-64 of [A-Za-z0-9_-] without '__' "
+            f"server name {name!r} must be 1-48 of [A-Za-z0-9_-] without '__' "
             f"(it becomes mcp__{name}__<tool>)"
         )
     return name
@@ -114,6 +124,7 @@ class ServerEntry(_Common):
     args: Annotated[tuple[str, ...], Field(strict=False)] = ()
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     url: str | None = Field(default=None, pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
     allow_private_url: bool = False
@@ -150,7 +161,12 @@ class ServerEntry(_Common):
         common = {name: getattr(self, name) for name in _Common.model_fields}
         if self.command is not None and self.url is None:
             return StdioServerSpec(
-                command=self.command, args=self.args, env=self.env, cwd=self.cwd, **common
+                command=self.command,
+                args=self.args,
+                env=self.env,
+                cwd=self.cwd,
+                max_message_bytes=self.max_message_bytes,
+                **common,
             )
         assert self.url is not None
         return HttpServerSpec(
