@@ -6,9 +6,9 @@ nothing half-written.  ``UNIQUE(run_id, kind, key)`` makes a second write of the
 impossible even if two processes were to share the file against the port's contract.
 
 The file is created owner-only (0600) in an owner-only directory (0700, created if missing)
-through :class:`~agentrig.host.OwnerOnlyStore`, before SQLite opens it; SQLite gives its
-``-wal`` and ``-shm`` companions the database file's mode.  An existing file or directory
-that is not owner-only is refused, never adopted.
+through the host's owner-only store (:func:`agentrig._seams.owner_only_files`), before
+SQLite opens it; SQLite gives its ``-wal`` and ``-shm`` companions the database file's mode.
+An existing file or directory that is not owner-only is refused, never adopted.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from agentrig._seams import owner_only_files
 from agentrig.journal._errors import JournalError
 from agentrig.journal._port import RecordJournal
 from agentrig.journal._records import (
@@ -51,11 +52,9 @@ class SqliteJournal(RecordJournal):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__()
-        from agentrig.host import OwnerOnlyStore
-
         self.path = Path(path)
         try:
-            store = OwnerOnlyStore(self.path.parent)
+            store = owner_only_files(self.path.parent)
             store.open_append(self.path.name).close()  # created 0600, or verified owner-only
             self.path = store.path(self.path.name)
             connection = sqlite3.connect(
