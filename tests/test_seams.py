@@ -37,7 +37,9 @@ def test_owner_only_files_are_the_hosts_store(tmp_path: Path) -> None:
     assert (tmp_path / "private" / "a").stat().st_mode & 0o777 == 0o700
 
 
-async def test_the_sqlite_journal_opens_its_file_through_the_owner_only_store(tmp_path: Path) -> None:
+async def test_the_sqlite_journal_opens_its_file_through_the_owner_only_store(
+    tmp_path: Path,
+) -> None:
     journal = SqliteJournal(tmp_path / "state" / "journal.sqlite3")
     try:
         assert journal.path.stat().st_mode & 0o777 == 0o600
