@@ -184,9 +184,15 @@ class AgentRegistry:
             if candidate not in self._agents:
                 return _check_agent_id(candidate)
 
-    async def create_child(self, lineage: Lineage) -> Agent:
+    async def create_child(
+        self, lineage: Lineage, *, agent_id: str | None = None, session_id: str | None = None
+    ) -> Agent:
         """A delegated agent for ``lineage.configured_as``: a fresh session that records its
-        lineage, published like any other agent (see :mod:`agentrig.agent._delegation`)."""
+        lineage, published like any other agent (see :mod:`agentrig.agent._delegation`).
+
+        ``agent_id`` / ``session_id`` (default: ``<child>-<n>`` and a minted id) let a plugin
+        that runs children durably name them after the call that made them.
+        """
         self.runtime.ensure_open()
         child = lineage.configured_as
         if child is None or child not in self.runtime.config.agents:
@@ -202,9 +208,9 @@ class AgentRegistry:
             await port.log(lineage.event())  # the session's first event, before setup's
 
         return await self._publish(
-            self._child_id(child),
+            self._child_id(child) if agent_id is None else _check_agent_id(agent_id),
             config,
-            Session(new_session_id()),
+            Session(new_session_id() if session_id is None else _check_session_id(session_id)),
             self._store(config),
             None,
             None,

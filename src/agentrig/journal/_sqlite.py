@@ -13,23 +13,30 @@ An existing file or directory that is not owner-only is refused, never adopted.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio.to_thread
 
 from agentrig._seams import owner_only_files
 from agentrig.journal._errors import JournalError
+from agentrig.journal._migrate import RecordCodec
 from agentrig.journal._port import RecordJournal
 from agentrig.journal._records import (
+    JOURNAL_RECORD_CODEC,
     ExecutionRecord,
     JournalRecordType,
     dump_record,
     parse_record,
 )
+from agentrig.journal._sqlite_migrate import migrate_rows, report_rows
+from agentrig.session import MigrationReport
 
 __all__ = ["SqliteJournal"]
 
@@ -45,6 +52,18 @@ CREATE TABLE IF NOT EXISTS journal (
 CREATE INDEX IF NOT EXISTS journal_run ON journal (run_id, seq);
 CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, seq);
 """
+
+
+def _new_owner_file(path: Path) -> bool:
+    """Create ``path`` empty and owner-only (0600, in an owner-only directory); False when it
+    exists already."""
+    from agentrig.host import OwnerOnlyStore
+
+    store = OwnerOnlyStore(path.parent)
+    if store.exists(path.name):
+        return False
+    store.open_append(path.name).close()
+    return True
 
 
 class SqliteJournal(RecordJournal):
@@ -89,6 +108,28 @@ class SqliteJournal(RecordJournal):
                 if "locked" not in str(exc) or time.monotonic() > deadline:
                     raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
                 time.sleep(0.05)
+
+    # ---- agentrig migrate (agentrig.journal.MigratableJournal) ------------------------------
+    async def migration_report(
+        self, *, codec: RecordCodec = JOURNAL_RECORD_CODEC
+    ) -> MigrationReport:
+        """How many stored records are older than the current version, per run."""
+        return await anyio.to_thread.run_sync(self._locked, report_rows, codec)
+
+    async def migrate(
+        self, *, backup: Path | None = None, codec: RecordCodec = JOURNAL_RECORD_CODEC
+    ) -> MigrationReport:
+        """Rewrite older records at the current version in one transaction (the database is
+        copied to ``backup`` first, default ``<path>.pre-migrate``).  ``codec`` is how
+        records are stored (a test passes one with a later version)."""
+        run = functools.partial(
+            migrate_rows, path=self.path, backup=backup, codec=codec, new_file=_new_owner_file
+        )
+        return await anyio.to_thread.run_sync(self._locked, run)
+
+    def _locked(self, work: Callable[..., MigrationReport], *args: Any) -> MigrationReport:
+        with self._thread_lock:
+            return work(self._conn(), *args)
 
     def pragma(self, name: str) -> object:
         """Read one PRAGMA (for checks: ``journal_mode``, ``synchronous``)."""
