@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.anyio
-
 from agentrig import host
 from agentrig._seams import core_seam, owner_only_files
 from agentrig.errors import PluginError
 from agentrig.journal import SqliteJournal
 from agentrig.permissions import PermissionContext, PermissionRules, canonical_path
+
+pytestmark = pytest.mark.anyio
 
 
 def test_the_permission_evaluators_default_ports_are_the_hosts() -> None:

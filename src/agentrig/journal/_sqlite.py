@@ -57,9 +57,7 @@ CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, seq);
 def _new_owner_file(path: Path) -> bool:
     """Create ``path`` empty and owner-only (0600, in an owner-only directory); False when it
     exists already."""
-    from agentrig.host import OwnerOnlyStore
-
-    store = OwnerOnlyStore(path.parent)
+    store = owner_only_files(path.parent)
     if store.exists(path.name):
         return False
     store.open_append(path.name).close()
