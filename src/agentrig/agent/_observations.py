@@ -14,7 +14,7 @@ from agentrig.agent._results import sum_usage
 from agentrig.errors import error_info
 from agentrig.ids import ProviderId
 from agentrig.kernel.payloads import Observation, RequestConfig
-from agentrig.llm import PROVIDERS, AssistantMessage, ToolCallBlock
+from agentrig.llm import PROVIDERS, AssistantMessage, StopReason, ToolCallBlock, Usage
 from agentrig.session import TurnEndReason
 
 if TYPE_CHECKING:
@@ -53,13 +53,7 @@ def observe_model_call(
     provider = cfg.provider
     kinds = state.provider_kinds
     kind = kinds[provider] if kinds and provider in kinds else _provider_kind(state, provider)
-    if message is not None:
-        response_model, stop_reason, usage = message.model, message.stop_reason, message.usage
-    else:
-        response_model = stop_reason = usage = None
-    error_type = error_code = None
-    if error is not None:
-        error_type, error_code = type(error).__name__, error_info(error).code
+    response_model, stop_reason, usage, error_type, error_code = _ending(message, error)
     # the documented order: the ids every loop observation carries, then the call's own
     data = {
         "session_id": session_id,
@@ -87,6 +81,18 @@ def observe_model_call(
         "temperature": cfg.temperature,
     }
     hooks.notify("observe", Observation("model_call", agent_id, data))
+
+
+def _ending(
+    message: AssistantMessage | None, error: BaseException | None
+) -> tuple[str | None, StopReason | None, Usage | None, str | None, str | None]:
+    """``(response_model, stop_reason, usage, error_type, error_code)`` of how a call ended."""
+    response_model = stop_reason = usage = None
+    if message is not None:
+        response_model, stop_reason, usage = message.model, message.stop_reason, message.usage
+    if error is None:
+        return response_model, stop_reason, usage, None, None
+    return response_model, stop_reason, usage, type(error).__name__, error_info(error).code
 
 
 def _provider_kind(state: TurnContext, provider_id: ProviderId) -> str | None:
