@@ -94,7 +94,9 @@ def _missing_action(parser: argparse.ArgumentParser) -> int:
     )
 
 
-def _load(args: argparse.Namespace) -> LoadedConfig:
+def _load(args: argparse.Namespace, *, stores_needed: bool = True) -> LoadedConfig:
+    """FILE's composition for a store command (``stores_needed``: refuse one without a
+    session store here; ``agentrig migrate`` also serves the journal and checks later)."""
     import attrs
 
     from agentrig.cli._run import load_composition
@@ -102,7 +104,7 @@ def _load(args: argparse.Namespace) -> LoadedConfig:
     loaded = load_composition(args.config)
     stores = loaded.config.session_stores
     source = loaded.source or args.config
-    if not stores:
+    if not stores and stores_needed:
         raise UsageError(
             f"{source} configures no session store, so no session was kept; add "
             "[session_stores.<id>] and name it as session_store in [agents.<name>]",
@@ -127,7 +129,7 @@ def _stores(rt: Runtime, only: str | None) -> list[tuple[str, SessionStore]]:
     return [(sid, catalog.require(sid)) for sid in sorted(catalog.ids()) if only in (None, sid)]
 
 
-def _with_stores(args: argparse.Namespace, work: Any) -> int:
+def _with_stores(args: argparse.Namespace, work: Any, *, stores_needed: bool = True) -> int:
     import anyio
 
     from agentrig.cli._run import CompositionError, open_agent_runtime
@@ -138,7 +140,7 @@ def _with_stores(args: argparse.Namespace, work: Any) -> int:
             return code
 
     try:
-        result: int = anyio.run(main, _load(args))
+        result: int = anyio.run(main, _load(args, stores_needed=stores_needed))
     except CompositionError as exc:  # each problem one line, as run and chat print them
         exc.report("sessions", sys.stderr)
         return EXIT_USAGE
