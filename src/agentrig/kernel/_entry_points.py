@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib.metadata as metadata
 import os
 import sys
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from agentrig.kernel._merge import normalize_distribution
 
@@ -111,7 +111,15 @@ def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
     return {group: tuple(found) for group, found in by_group.items()}
 
 
-def _first_of_its_name(dist: metadata.Distribution, name: str, version: str | None) -> bool:
+class _Located(Protocol):
+    """A distribution as ``importlib.metadata.distributions()`` yields it: the standard
+    library's, or the ``importlib_metadata`` backport's once a library imported it (its
+    finder joins ``sys.meta_path``; OpenTelemetry's API 1.30 does)."""
+
+    def locate_file(self, path: str) -> object: ...
+
+
+def _first_of_its_name(dist: _Located, name: str, version: str | None) -> bool:
     """Whether ``dist`` is the one ``importlib.metadata`` finds first for ``name``.
 
     Only distributions with ``agentrig.*`` sections are asked (one lookup each), so a
