@@ -19,7 +19,7 @@ import importlib.metadata as metadata
 import os
 import re
 import sys
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 __all__ = [
     "FoundEntryPoint",
@@ -119,7 +119,15 @@ def canonical_name(name: str) -> str:
 _SEPARATORS = re.compile(r"[-_.]+")
 
 
-def _first_of_its_name(dist: metadata.Distribution, name: str, version: str | None) -> bool:
+class _Located(Protocol):
+    """A distribution as ``importlib.metadata.distributions()`` yields it: the standard
+    library's, or the ``importlib_metadata`` backport's once a library imported it (its
+    finder joins ``sys.meta_path``; OpenTelemetry's API 1.30 does)."""
+
+    def locate_file(self, path: str) -> object: ...
+
+
+def _first_of_its_name(dist: _Located, name: str, version: str | None) -> bool:
     """Whether ``dist`` is the one ``importlib.metadata`` finds first for ``name``.
 
     Only distributions with ``agentrig.*`` sections are asked (one lookup each), so a
