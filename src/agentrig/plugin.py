@@ -8,6 +8,8 @@
   :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
   tracing plugin (``agentrig.kernel.tracing``); :data:`RUN_QUEUE` / :class:`RunQueue` for a
   plugin that queues runs for workers (``agent.submit``; ``agentrig.agent``);
+  :data:`CHILD_RUNS` / :class:`ChildRuns` / :class:`ChildRun` for one that runs delegated
+  children its own way (durably);
 * the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
   ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
   ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
@@ -58,6 +60,9 @@ _LAZY: dict[str, str] = {
     "Runtime": "agentrig.kernel",
     "RUN_QUEUE": "agentrig.agent",
     "RunQueue": "agentrig.agent",
+    "CHILD_RUNS": "agentrig.agent",
+    "ChildRun": "agentrig.agent",
+    "ChildRuns": "agentrig.agent",
     "ServiceKey": "agentrig.kernel",
     "compose_step": "agentrig.kernel",
     # the runtime's catalogs, by typed key: rt.catalog(TOOLS), rt.registry(TOOLSETS)
@@ -126,6 +131,9 @@ __all__ = [
     "Retry",
     "RUN_QUEUE",
     "RunQueue",
+    "CHILD_RUNS",
+    "ChildRun",
+    "ChildRuns",
     "Runtime",
     "RuntimeStarted",
     "ServiceKey",
@@ -150,7 +158,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:
-    from agentrig.agent import RUN_QUEUE, RunQueue
+    from agentrig.agent import CHILD_RUNS, RUN_QUEUE, ChildRun, ChildRuns, RunQueue
     from agentrig.catalog import CatalogKey
     from agentrig.credentials import CREDENTIAL_STORES
     from agentrig.hooks import HOOK_STRATEGIES

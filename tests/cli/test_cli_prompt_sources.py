@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,7 +95,8 @@ def test_a_5mb_prompt_file_reaches_the_session_whole(tmp_path: Path, option: str
     prompt = tmp_path / "prompt.txt"
     prompt.write_text(BIG, encoding="utf-8")
     done = _agentrig("run", "-c", str(_config(tmp_path)), option, str(prompt), cwd=tmp_path)
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"read it\n", b"")
+    assert (done.returncode, done.stdout) == (0, b"read it\n")
+    assert re.fullmatch(rb"session ses_[0-9a-f]{32}\n", done.stderr)  # stored: its id
     assert _stored_prompts(tmp_path) == [BIG]
 
 
@@ -102,7 +104,8 @@ def test_a_5mb_prompt_on_stdin_reaches_the_session_whole(tmp_path: Path) -> None
     done = _agentrig(
         "run", "-c", str(_config(tmp_path)), "-", cwd=tmp_path, stdin=BIG.encode("utf-8")
     )
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"read it\n", b"")
+    assert (done.returncode, done.stdout) == (0, b"read it\n")
+    assert re.fullmatch(rb"session ses_[0-9a-f]{32}\n", done.stderr)  # stored: its id
     assert _stored_prompts(tmp_path) == [BIG]
 
 

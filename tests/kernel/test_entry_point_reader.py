@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from agentrig.kernel import EntryPointSource
-from agentrig.kernel._entry_points import agentrig_entry_points, parse_agentrig_sections
+from agentrig.kernel._entry_points import (
+    agentrig_entry_points,
+    canonical_name,
+    parse_agentrig_sections,
+)
 
 TEXT = """\
 # a comment before any section
@@ -109,3 +113,23 @@ def test_the_first_distribution_of_a_name_on_the_path_wins(
     assert [f.entry.value for f in found] == ["first_mod:x"]
     legacy = [ep.value for ep in metadata.entry_points(group="agentrig.tools", name="t")]
     assert legacy == ["first_mod:x"]
+
+
+def test_an_earlier_distribution_without_agentrig_sections_shadows_a_later_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for site, body in (("later", "[agentrig.tools]\nt = later_mod:x\n"), ("first", "")):
+        info = tmp_path / site / "Shadow.Dist-2.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: Shadow.Dist\nVersion: 2.0\n", encoding="utf-8"
+        )
+        (info / "entry_points.txt").write_text(body)
+        monkeypatch.syspath_prepend(str(tmp_path / site))
+    found = agentrig_entry_points().get("agentrig.tools", ())
+    assert [f for f in found if f.distribution == "Shadow.Dist"] == []
+    assert list(metadata.entry_points(group="agentrig.tools", name="t")) == []
+
+
+def test_distribution_names_compare_normalized() -> None:
+    assert canonical_name("Shadow.Dist__x") == canonical_name("shadow-dist-x") == "shadow-dist-x"

@@ -28,12 +28,15 @@ from agentrig.tools import ToolContext, tool
 
 __all__ = [
     "ByRound",
+    "Delegating",
     "Killer",
     "config",
     "durable_runtime",
     "effect_tool",
     "marker_lines",
     "session_problems",
+    "wait_for_host",
+    "output_of",
 ]
 
 LABELS = ("one", "two")
@@ -47,25 +50,73 @@ def die() -> None:
 class ByRound(ScriptedProvider):
     """Answers by the number of tool results in the request (restart-proof)."""
 
-    def __init__(self, kill_in_round: int | None = None, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        kill_in_round: int | None = None,
+        delay: float = 0.0,
+        *,
+        labels: tuple[str, ...] = LABELS,
+        log: Path | None = None,
+    ) -> None:
         super().__init__()
         self.kill_in_round = kill_in_round
         self.delay = delay  # seconds per reply: keeps runs in flight for the chaos tests
+        self.labels = labels
+        self.log = log  # a line "<pid>" per request made (to count them over processes)
 
     def _take(self, request: ModelRequest) -> Reply:
         self.requests.append(request)
+        if self.log is not None:
+            with self.log.open("a", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()}\n")
         # only effects that are known to have happened count: a call the host settled as
         # "not executed" is asked for again (a new call id)
         done = sum(1 for m in request.messages if m.role == "tool" and m.text.startswith("wrote"))
         if self.kill_in_round == done + 1:
             die()  # the model intent of this round is journaled; its response never is
-        if done < len(LABELS):
-            label = LABELS[done]
+        if done < len(self.labels):
+            label = self.labels[done]
             tries = sum(1 for m in request.messages if m.role == "tool") - done
             call_id = f"call_{label}" + (f"_{tries}" if tries else "")
             call = ScriptedCall("effect", {"label": label}, id=call_id)
             return Reply(tool_calls=(call,), delay=self.delay)
         return Reply(text="done", delay=self.delay)
+
+
+class Delegating(ScriptedProvider):
+    """The parent of the delegation tests: delegates to ``reviewer`` once (call
+    ``call_rev``), then answers ``done: <the reviewer's answer>``."""
+
+    def _take(self, request: ModelRequest) -> Reply:
+        self.requests.append(request)
+        results = [m for m in request.messages if m.role == "tool"]
+        if not results:
+            call = ScriptedCall("delegate_reviewer", {"prompt": "review it"}, id="call_rev")
+            return Reply(tool_calls=(call,))
+        return Reply(text=f"done: {results[-1].text}")
+
+
+def delegation_extra() -> dict[str, Any]:
+    """The ``extra`` settings of the delegation tests: ``assistant`` delegates to
+    ``reviewer``, whose model (``review``) calls ``effect`` with ``c1``, then ``c2``."""
+    return {
+        "providers": {"review": {"kind": "scripted"}},
+        "agents": {
+            "assistant": {
+                "provider": "local",
+                "model": "m1",
+                "session_store": "store",
+                "subagents": ["reviewer"],
+            },
+            "reviewer": {
+                "provider": "review",
+                "model": "m2",
+                "tools": ["effect"],
+                "session_store": "store",
+                "description": "Reviews, writing two marker lines.",
+            },
+        },
+    }
 
 
 def effect_tool(marker: Path, *, die_after: str | None = None) -> Any:
@@ -110,7 +161,14 @@ class Killer:
         return await next(payload)
 
     @hookimpl(tryfirst=True)
+    async def turn_stopping(self, payload: Any) -> None:
+        if self.point == "child-stopping" and str(payload.agent.id).startswith("reviewer."):
+            die()  # the child's answer is journaled; its parent's call is not settled
+
+    @hookimpl(tryfirst=True)
     async def tool_execution(self, payload: Any, next: Any) -> Any:
+        if self.point == f"before-call:{payload.call.name}":
+            die()  # the model asked for the call; nothing of it is journaled
         result = await next(payload)
         if self.point == f"after-tool:{payload.call.arguments.get('label')}":
             die()
@@ -160,10 +218,16 @@ async def durable_runtime(
     settings = config(tmp, dbos)
     for key, value in (extra or {}).items():
         settings[key] = {**settings.get(key, {}), **value}
+    overrides: list[tuple[str, str, object]] = [
+        ("providers", "local", ByRound(kill_round, given.get("delay", 0.0)))
+    ]
+    if given.get("delegation"):  # the parent delegates; the child writes the effects
+        child = ByRound(kill_round, labels=("c1", "c2"), log=tmp / "child_requests.txt")
+        overrides = [("providers", "local", Delegating()), ("providers", "review", child)]
     async with open_runtime(
         settings,
         memory=memory,
-        overrides=[("providers", "local", ByRound(kill_round, given.get("delay", 0.0)))],
+        overrides=overrides,
         plugins=[("killer", Killer(point)), *plugins],
         environ={},
     ) as rt:
@@ -197,3 +261,26 @@ async def session_problems(store: SessionStore, session_id: str) -> list[str]:
     if len(prompts) != 1:
         problems.append(f"{len(prompts)} user messages in the model's view (expected 1)")
     return problems
+
+
+async def wait_for_host(durable: Any, run_id: str) -> tuple[str, ...]:
+    """The effects a resumed run waits for the host to settle, once it waits (60 s at most)."""
+    import anyio
+
+    waiting: tuple[str, ...] = ()
+    with anyio.fail_after(60):
+        while not waiting:
+            waiting = await durable.waiting_for(run_id)
+            await anyio.sleep(0.1)
+    return waiting
+
+
+async def output_of(process: Any) -> str:
+    """All a child process printed, once it exited with 0 (60 s at most)."""
+    import anyio
+
+    assert process.stdout is not None
+    with anyio.fail_after(60):
+        out = b"".join([chunk async for chunk in process.stdout]).decode()
+        assert await process.wait() == 0
+    return out

@@ -4,6 +4,7 @@ process writes."""
 from __future__ import annotations
 
 import base64
+import os
 import re
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -11,18 +12,33 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import httpx
 from anyio.abc import Process
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from agentrig.cancel import CancelSignal
 
 SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 """The FastMCP test server (``python _mcp_server.py --help``)."""
 
+RAW = str(Path(__file__).with_name("_mcp_raw.py"))
+"""The hand-written JSON-RPC server that misbehaves on purpose (``_mcp_raw.py MODE``)."""
+
 AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
 """The installed ``agentrig`` command."""
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 """The image the test server's ``picture`` tool returns (the same bytes as there)."""
+
+
+def alive(pid: int) -> bool:
+    """Is the process ``pid`` still there?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def marked(marker: Path, text: str) -> Callable[[], bool]:
@@ -70,3 +86,35 @@ async def mcp_http_serve(
         process.terminate()
         with anyio.CancelScope(shield=True):
             await process.wait()
+
+
+SERVE_CONFIG = """
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "Hello from the agent." }]
+options.on_exhausted = "repeat"
+
+[agents.assistant]
+provider = "local"
+model = "scripted-1"
+"""
+"""A composition for ``agentrig mcp serve``: one agent answering from a script."""
+
+
+async def run_cli(*args: str, environ: Mapping[str, str]) -> tuple[int, str]:
+    """Run ``agentrig ARGS`` to its end: (exit status, stderr)."""
+    done = await anyio.run_process([AGENTRIG, *args], env=dict(environ), check=False)
+    return done.returncode, done.stderr.decode()
+
+
+@asynccontextmanager
+async def mcp_session(url: str, http: httpx.AsyncClient) -> AsyncIterator[ClientSession]:
+    """The SDK's client session over ``http`` to ``url``, initialised (closes ``http``)."""
+    async with (
+        http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        with anyio.fail_after(30):
+            await session.initialize()
+        yield session

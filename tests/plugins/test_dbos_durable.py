@@ -18,7 +18,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _durable_support import config, durable_runtime, marker_lines, session_problems
+from _durable_support import (
+    config,
+    durable_runtime,
+    marker_lines,
+    output_of,
+    session_problems,
+    wait_for_host,
+)
 from agentrig_dbos import (
     DURABLE,
     Durable,
@@ -113,22 +120,14 @@ async def test_an_effect_cut_off_by_the_crash_waits_for_the_host_and_never_rerun
         durable_runtime(tmp_path) as rt,
     ):
         durable = rt.services.require(DURABLE)
-        waiting: tuple[str, ...] = ()
-        with anyio.fail_after(60):
-            while not waiting:
-                waiting = await durable.waiting_for("r1")
-                await anyio.sleep(0.1)
-        assert waiting == ("m2/call_two",)
+        assert await wait_for_host(durable, "r1") == ("m2/call_two",)
         assert await durable.status("r1") == "WAITING"  # and it holds no worker slot
         with pytest.raises(NotWaitingError, match="does not wait for the host to settle"):
             await durable.reconcile("r1", "m1/call_one", "wrote one")
         # the host checks the world (the marker holds the effect) and answers
         assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
         await durable.reconcile("r1", "m2/call_two", "wrote two (checked by the host)")
-        assert resumed.stdout is not None
-        with anyio.fail_after(60):
-            out = b"".join([chunk async for chunk in resumed.stdout]).decode()
-            assert await resumed.wait() == 0
+        out = await output_of(resumed)
         assert await durable.waiting_for("r1") == ()
         with pytest.raises(NotWaitingError):  # settled once
             await durable.reconcile("r1", "m2/call_two", "again")

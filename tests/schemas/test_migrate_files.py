@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _golden import copy_golden
+from _golden import copy_golden, counted_writes, fault_env
 from make_golden import SESSION, session_events
 
 from agentrig.builtins.jsonl_store import JsonlSessionStore
@@ -218,26 +218,12 @@ async def test_sqlite_crash_inside_apply_rolls_back_and_a_rerun_completes(
         "--apply",
         "--backup",
         str(tmp_path / "bak" / "probe.sqlite3"),
-        env={
-            "LD_PRELOAD": str(shim),
-            "FAULT_ARMED": "1",
-            "FAULT_MATCH": str(probe_path),
-            "FAULT_OP": "write",
-            "FAULT_MODE": "fail",
-            "FAULT_AFTER": str(10**9),
-        },
+        env=fault_env(shim, probe_path),
     )
     assert counted.returncode == 0, counted.stderr
-    writes = int(counted.stderr.split("faultinject: ")[1].split()[0])
+    writes = counted_writes(counted.stderr)
     assert writes > 4
-    fault = {
-        "LD_PRELOAD": str(shim),
-        "FAULT_ARMED": "1",
-        "FAULT_MATCH": str(path),
-        "FAULT_OP": "write",
-        "FAULT_MODE": "kill",
-        "FAULT_AFTER": str(writes // 2),
-    }
+    fault = fault_env(shim, path, kill_after=writes // 2)
     crashed = migrate(
         config, "--apply", "--backup", str(tmp_path / "bak" / "kept.sqlite3"), env=fault
     )

@@ -122,3 +122,12 @@ async def test_tool_search_loads_a_deferred_tool_for_the_next_round() -> None:
         assert direct.invocation.executed
         with pytest.raises(SchemaValidationError):  # one error channel: a failure raises
             await rt.agent(AgentId("a")).call_tool("t5", {"x": "not a number"})
+
+
+def test_the_automatic_threshold_without_a_search_tool_offers_every_tool() -> None:
+    # many tools (or huge schemas) from a server must not stop an agent without tool_search
+    tools = [_tool(f"t{i}", "x" * 4000) for i in range(30)]
+    plan = plan_offer(tools, context_window=10_000)
+    assert plan.withheld == ()
+    assert _ids(plan.offered) == [f"t{i}" for i in range(30)]
+    assert not plan.engaged

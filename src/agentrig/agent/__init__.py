@@ -1,6 +1,7 @@
 """Agents: the registry, the Agent handle, runs, streams, the inbox and the loop."""
 
 from agentrig.agent._agent import Agent, RunOptions
+from agentrig.agent._child_runs import CHILD_RUNS, ChildRun, ChildRuns
 from agentrig.agent._context import ContextSource, ContextUsage, measure_context
 from agentrig.agent._delegation import DELEGATION_TOOL_PREFIX, Delegations, Lineage, Origin
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
@@ -33,6 +34,7 @@ from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
 __all__ = [
+    "CHILD_RUNS",
     "DELEGATION_TOOL_PREFIX",
     "FORCED_SUMMARY_FALLBACK",
     "FORCED_SUMMARY_INSTRUCTION",
@@ -42,6 +44,8 @@ __all__ = [
     "AgentRegistry",
     "AgentSetup",
     "CallOutcome",
+    "ChildRun",
+    "ChildRuns",
     "ContextSource",
     "ContextUsage",
     "ContextWindowError",

@@ -19,6 +19,7 @@ import anyio
 import attrs
 from pydantic import Field
 
+from agentrig.agent._child_runs import CHILD_RUNS, ChildRun
 from agentrig.agent._results import DelegationError, RunRecord, RunResult
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError, Issue
@@ -174,7 +175,9 @@ def delegation_tool(child: AgentId, config: AgentConfig) -> FunctionTool:
 
     async def delegate(prompt: str, ctx: ToolContext) -> str:
         parent: Agent = ctx.agent
-        result = await parent.delegate(child, prompt, signal=ctx.signal)
+        state = parent.delegations
+        # the call's id keys the child where a plugin runs children durably
+        result = await run_delegation(parent, state, child, prompt, ctx.signal, ctx.call_id)
         parent.delegations.finished.append(result.invocation)  # the parent's run rolls it up
         if result.interrupted:
             raise DelegationError(
@@ -243,40 +246,55 @@ def _admit(parent: Agent, state: Delegations, child: str) -> Lineage:
 
 
 async def run_delegation(
-    parent: Agent, state: Delegations, child: str, prompt: str, signal: CancelSignal | None
+    parent: Agent,
+    state: Delegations,
+    child: str,
+    prompt: str,
+    signal: CancelSignal | None,
+    call_id: str | None = None,
 ) -> RunResult[str]:
     """Create ``child`` for ``parent``, run it on ``prompt``, dispose it; its result.
 
-    Cancelling ``signal`` (default: the parent's running turn) cancels the child's run.
+    Cancelling ``signal`` (default: the parent's running turn) cancels the child's run.  A
+    :data:`~agentrig.agent.CHILD_RUNS` service, when the runtime has one, runs the child
+    instead (``call_id``: the model's delegation call).
     """
     lineage = _admit(parent, state, child)
     state.active += 1  # no await between the check and this: the slot is taken
     try:
-        return await _run_child(parent, state, lineage, prompt, signal)
+        child_signal = CancelSignal()
+        source = signal if signal is not None else parent.current_signal
+        detach = None
+        if source is not None:
+
+            def forward(reason: object) -> None:
+                child_signal.cancel(reason)
+
+            detach = source.on_cancel(forward)
+        try:
+            runner = parent.runtime.services.get(CHILD_RUNS)
+            if runner is not None:
+                request = ChildRun(parent, lineage, prompt, child_signal, call_id)
+                result: RunResult[str] | None = await runner.run_child(request)
+                if result is not None:
+                    return result
+            return await _run_child(parent, state, lineage, prompt, child_signal)
+        finally:
+            if detach is not None:
+                detach()
     finally:
         state.active -= 1
 
 
 async def _run_child(
-    parent: Agent, state: Delegations, lineage: Lineage, prompt: str, signal: CancelSignal | None
+    parent: Agent, state: Delegations, lineage: Lineage, prompt: str, signal: CancelSignal
 ) -> RunResult[str]:
     registry = parent.runtime.agents
     agent = await registry.create_child(lineage)
     state.running.add(agent.id)
-    child_signal = CancelSignal()
-    source = signal if signal is not None else parent.current_signal
-    detach = None
-    if source is not None:
-
-        def forward(reason: object) -> None:
-            child_signal.cancel(reason)
-
-        detach = source.on_cancel(forward)
     try:
-        return await agent.run(prompt, signal=child_signal)
+        return await agent.run(prompt, signal=signal)
     finally:
-        if detach is not None:
-            detach()
         state.running.discard(agent.id)
         with anyio.CancelScope(shield=True):  # a cancelled parent still disposes its child
             await registry.dispose(agent.id, cancel_running=True)

@@ -60,13 +60,14 @@ class _Ask(NamedTuple):
 class ModelRound:
     """The model rounds of one turn: each sends the history and commits the reply."""
 
-    __slots__ = ("calls", "ctx", "first_chunk", "outcome", "scope_class")
+    __slots__ = ("calls", "ctx", "first_chunk", "outcome", "response_id", "scope_class")
 
     def __init__(self, ctx: TurnContext, outcome: TurnOutcome, calls: OpenCalls) -> None:
         self.ctx = ctx
         self.outcome = outcome
         self.calls = calls
         self.first_chunk = 0.0  # when the current call's first chunk arrived
+        self.response_id: str | None = None  # the provider's id of the current call's response
         #: the class of the anyio cancel scope of the turn's first provider call (the turn
         #: runs in one task on one event loop; anyio looks the library up per scope otherwise)
         self.scope_class: type[anyio.CancelScope] | None = None
@@ -146,7 +147,10 @@ class ModelRound:
         error: BaseException | None = None,
     ) -> None:
         ctx, first = self.ctx, self.first_chunk
-        observe_model_call(ctx, self.outcome, cfg, started, first, attempt, result, message, error)
+        observe_model_call(
+            ctx, self.outcome, cfg, started, first, attempt, result, message, error,
+            response_id=self.response_id,
+        )  # fmt: skip
 
     async def _request(
         self, cfg: RequestConfig, attempt: int, ask: _Ask
@@ -225,6 +229,7 @@ class ModelRound:
         assembler = StreamAssembler()
         answered: AssistantMessage | None = None  # a reply that arrived whole
         self.outcome.model = model
+        self.response_id = None
         scope_class = self.scope_class
         scope = anyio.CancelScope() if scope_class is None else scope_class()
         self.scope_class = type(scope)
@@ -244,8 +249,11 @@ class ModelRound:
                 partial = answered.model_copy(update={"interrupted": True})
             else:
                 partial = assembler.message(interrupted=True)
+                self.response_id = assembler.response_id
             await self._interrupted(exc, partial)
             raise
+        if answered is None:
+            self.response_id = assembler.response_id
         message = answered if answered is not None else assembler.message()
         if message.model:
             self.outcome.model = message.model  # the model that answered (fallbacks move)
@@ -258,6 +266,7 @@ class ModelRound:
             response = await provider.complete(request, signal=self.ctx.signal)
         except Exception as exc:
             _raise_failure(check, exc, self.ctx.signal)
+        self.response_id = response.response_id
         answered = _whole(response)
         self.first_chunk = time.perf_counter()
         emit = self.ctx.emit

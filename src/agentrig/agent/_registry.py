@@ -184,9 +184,15 @@ class AgentRegistry:
             if candidate not in self._agents:
                 return _check_agent_id(candidate)
 
-    async def create_child(self, lineage: Lineage) -> Agent:
+    async def create_child(
+        self, lineage: Lineage, *, agent_id: str | None = None, session_id: str | None = None
+    ) -> Agent:
         """A delegated agent for ``lineage.configured_as``: a fresh session that records its
-        lineage, published like any other agent (see :mod:`agentrig.agent._delegation`)."""
+        lineage, published like any other agent (see :mod:`agentrig.agent._delegation`).
+
+        ``agent_id`` / ``session_id`` (default: ``<child>-<n>`` and a minted id) let a plugin
+        that runs children durably name them after the call that made them.
+        """
         self.runtime.ensure_open()
         child = lineage.configured_as
         if child is None or child not in self.runtime.config.agents:
@@ -202,9 +208,9 @@ class AgentRegistry:
             await port.log(lineage.event())  # the session's first event, before setup's
 
         return await self._publish(
-            self._child_id(child),
+            self._child_id(child) if agent_id is None else _check_agent_id(agent_id),
             config,
-            Session(new_session_id()),
+            Session(new_session_id() if session_id is None else _check_session_id(session_id)),
             self._store(config),
             None,
             None,
@@ -460,33 +466,7 @@ class AgentRegistry:
         )
         agent = Agent(port, agent_id)
         try:
-            commit: Any = None
-            if prepare is not None:
-                await prepare(port)  # writes what it records itself
-            written = len(session)
-            if setup is not None:
-                commit = setup(agent)
-                if inspect.isawaitable(commit):
-                    commit = await commit
-            # the runtime may have closed while setup ran: never publish into a closed one
-            # (its registry was already disposed and would never close this agent)
-            self.runtime.ensure_open()
-            if agent_id in self._agents:
-                raise DuplicateIdError(f"an agent named {agent_id!r} was created meanwhile")
-            veto = self.runtime.hooks.notify_vetoable("agent_created", AgentCreated(agent=agent))
-            if veto is not None:
-                raise HookError(
-                    f"agent_created listener vetoed agent {agent_id!r}: {veto!r}"
-                ) from veto
-            if callable(commit):
-                commit()
-            if writer is not None and len(session) > written:
-                # what setup appended (seeded history, and inbox splices already queued) is
-                # part of the log: stored once, in order, as one batch, after every check
-                # passed (a refused creation persists nothing) and before publication
-                port.pending = list(session.events[written:])
-                await port.flush()
-                self.runtime.ensure_open()  # closed while the batch was written
+            await self._set_up(agent, port, writer, setup, prepare)
         except BaseException:
             port.disposed = True
             if writer is not None:
@@ -495,6 +475,42 @@ class AgentRegistry:
         self._agents[agent_id] = agent
         self.runtime.hooks.notify("session_start", SessionStart(agent=agent, runtime=self.runtime))
         return agent
+
+    async def _set_up(
+        self,
+        agent: Agent,
+        port: AgentPort,
+        writer: SessionWriter | None,
+        setup: AgentSetup | None,
+        prepare: Callable[[AgentPort], Awaitable[None]] | None,
+    ) -> None:
+        """Run the setup steps and every check before publication; store what setup wrote."""
+        session, agent_id = port.session, agent.id
+        commit: Any = None
+        if prepare is not None:
+            await prepare(port)  # writes what it records itself
+        written = len(session)
+        if setup is not None:
+            commit = setup(agent)
+            if inspect.isawaitable(commit):
+                commit = await commit
+        # the runtime may have closed while setup ran: never publish into a closed one
+        # (its registry was already disposed and would never close this agent)
+        self.runtime.ensure_open()
+        if agent_id in self._agents:
+            raise DuplicateIdError(f"an agent named {agent_id!r} was created meanwhile")
+        veto = self.runtime.hooks.notify_vetoable("agent_created", AgentCreated(agent=agent))
+        if veto is not None:
+            raise HookError(f"agent_created listener vetoed agent {agent_id!r}: {veto!r}") from veto
+        if callable(commit):
+            commit()
+        if writer is not None and len(session) > written:
+            # what setup appended (seeded history, and inbox splices already queued) is
+            # part of the log: stored once, in order, as one batch, after every check
+            # passed (a refused creation persists nothing) and before publication
+            port.pending = list(session.events[written:])
+            await port.flush()
+            self.runtime.ensure_open()  # closed while the batch was written
 
     async def dispose(
         self, agent_id: str, *, cancel_running: bool = False, reason: str = "other"

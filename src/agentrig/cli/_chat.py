@@ -27,9 +27,8 @@ from agentrig.cli._common import (
     EXIT_OK,
     EXIT_USAGE,
     Subparsers,
-    UsageError,
-    warning_line,
 )
+from agentrig.cli._continue import add_session_arguments, attach, check_session_arguments
 from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, make_renderer, stream_turn
 from agentrig.cli._run import (
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
 
     from agentrig.agent import Agent
     from agentrig.cancel import CancelSignal
-    from agentrig.ids import AgentId, SessionId
+    from agentrig.ids import AgentId
     from agentrig.kernel import LoadedConfig, Runtime
 
 __all__ = ["register", "run"]
@@ -69,7 +68,8 @@ input, Ctrl-D, or Ctrl-C at the prompt) to leave, /clear to start a fresh sessio
 summarise the older part of the conversation now.
 
 --session ID continues the stored session ID when the agent has a session store and the
-session exists; otherwise a new session is started under that id.  Tool calls the rules
+session exists; otherwise a new session is started under that id.  --continue continues
+the agent's latest stored session.  Tool calls the rules
 ask about are put to you as in 'agentrig run' (see --yes, --mode).
 
 Exit codes: 0 ok, 1 a turn failed, 2 usage or configuration error, 3 a tool call needed
@@ -85,11 +85,7 @@ def register(subparsers: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_common_arguments(parser)
-    parser.add_argument(
-        "--session",
-        metavar="ID",
-        help="continue (or start) the session ID",
-    )
+    add_session_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -108,41 +104,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     agent_id = choose_agent(loaded, args.agent)
     loaded = add_cli_tools(loaded, agent_id, args.tools)
-    if args.session is not None:
-        from agentrig.errors import InvalidIdError
-        from agentrig.ids import session_id
-
-        try:
-            session_id(args.session)
-        except InvalidIdError as exc:
-            raise UsageError(str(exc), code="cli.session_id") from None
+    check_session_arguments(args, loaded, agent_id)
     code: int = anyio.run(_chat, loaded, agent_id, args)
     return code
-
-
-async def _attach(rt: Runtime, agent_id: AgentId, session: SessionId | None, err: IO[str]) -> Agent:
-    """The agent to chat with: the configured one, or the one bound to ``session``."""
-    if session is None:
-        return rt.agent(agent_id)
-    config = rt.config.agents[agent_id]
-    # The runtime created the configured agent with a fresh session; hand its name over.
-    await rt.agents.dispose(agent_id)
-    if config.session_store is not None:
-        from agentrig.session import SESSION_STORES
-
-        store = rt.catalog(SESSION_STORES).require(config.session_store)
-        if await store.exists(session):
-            agent = await rt.agents.resume(session, agent_id=agent_id)
-            report = agent.load_report
-            turns = sum(1 for e in agent.session.events if e.type == "turn/start")
-            err.write(f"resumed session {session} ({turns} earlier turn(s))\n")
-            if report is not None and report.damaged:
-                damaged = f"the stored session was damaged: {report.detail}"
-                err.write(warning_line("chat", "session.damaged", damaged) + "\n")
-            if agent.cut_off is not None:
-                err.write(f"note: {agent.cut_off.describe()}\n")
-            return agent
-    return await rt.agents.create(agent_id, session_id=session)
 
 
 async def _clear(rt: Runtime, agent: Agent) -> Agent:
@@ -172,7 +136,7 @@ async def _chat(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespac
                 turn_signal=lambda: keys.turn,
             )
             try:
-                agent = await _attach(rt, agent_id, args.session, err)
+                agent = await attach(rt, agent_id, args, "chat", err)
             except Exception as exc:
                 report_failure("chat", exc, err)
                 return EXIT_FAILURE

@@ -1,10 +1,12 @@
-"""``agentrig migrate``: rewrite stored session events at the current schema version.
+"""``agentrig migrate``: rewrite stored session events and journal records at the current
+schema version.
 
 A dry run by default: per configured session store, how many events in how many sessions
-are older than the current version (and whether any is newer than this code).  ``--apply``
-lets each store rewrite them its own safe way -- a staged replace per file (JSONL), one
-transaction (SQLite, PostgreSQL) -- after keeping a copy of the old data.  Reading never
-needs this: older events are migrated in memory on every load.
+are older than the current version (and whether any is newer than this code), and the same
+for the execution journal's records by run.  ``--apply`` lets each store rewrite them its
+own safe way -- a staged replace per file (JSONL), one transaction (SQLite, PostgreSQL) --
+after keeping a copy of the old data.  Reading never needs this: older records are
+migrated in memory on every load.
 """
 
 from __future__ import annotations
@@ -25,46 +27,88 @@ __all__ = ["register"]
 def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "migrate",
-        help="rewrite stored session events at the current schema version (dry run first)",
-        description="Show, per session store FILE configures, how many stored events are "
-        "older than the current schema version; with --apply, keep a copy of the old data "
-        "and rewrite them (a staged file replace for jsonl, one transaction for sqlite and "
-        "postgres).  Safe to run again after an interruption.",
+        help="rewrite stored session events and journal records at the current schema "
+        "version (dry run first)",
+        description="Show, per session store FILE configures and for its execution journal "
+        "(the [dbos] one), how many stored records are older than the current schema "
+        "version; with --apply, keep a copy of the old data and rewrite them (a staged file "
+        "replace for jsonl, one transaction for sqlite and postgres).  Safe to run again "
+        "after an interruption.",
     )
     parser.add_argument("-c", "--config", metavar="FILE", required=True, help="the composition")
     parser.add_argument("--store", metavar="ID", help="only this [session_stores.<ID>]")
+    parser.add_argument(
+        "--journal", action="store_true", help="only the execution journal (no session store)"
+    )
     parser.add_argument(
         "--apply", action="store_true", help="rewrite (default: a dry run that changes nothing)"
     )
     parser.add_argument(
         "--backup",
         metavar="PATH",
-        help="where the copy of the old data goes (one store only; default: beside the "
-        "store -- <directory>.pre-migrate, <database>.pre-migrate, or a _pre_migrate table)",
+        help="where the copy of the old data goes (one store, or --journal, only; default: "
+        "beside the store -- <directory>.pre-migrate, <database>.pre-migrate, or a "
+        "_pre_migrate table)",
     )
     parser.set_defaults(handler=run)
 
 
-def _print(sid: str, kind: str, report: MigrationReport) -> None:
-    print(f"store {sid} ({kind}): {report.summary()}")
+def _print(name: str, report: MigrationReport) -> None:
+    print(f"{name}: {report.summary()}")
+    record = "event" if report.unit == "session" else "record"
     for session in report.sessions:
         if session.outdated or session.newer:
             newer = f", {session.newer} newer than this code" if session.newer else ""
             done = "rewritten" if report.applied else "older"
             print(
-                f"  {session.session_id}: {session.outdated} of {session.records} event(s) "
+                f"  {session.session_id}: {session.outdated} of {session.records} {record}(s) "
                 f"{done}{newer}"
             )
+
+
+async def _journal(rt: Runtime, args: argparse.Namespace, backup: Path | None) -> int:
+    """Report or migrate the runtime's journal; how many runs hold older records."""
+    from agentrig.journal import JOURNAL, MigratableJournal
+
+    listener = rt.services.get(JOURNAL)
+    if listener is None:
+        if args.journal:
+            raise UsageError(
+                f"--journal: {args.config} configures no execution journal (it comes with [dbos])",
+                code="cli.no_journal",
+            )
+        if not rt.config.session_stores:
+            raise UsageError(
+                f"{args.config} configures no session store and no execution journal: "
+                "nothing to migrate",
+                code="cli.no_session_store",
+            )
+        return 0
+    journal = listener.journal
+    kind = type(journal).__name__
+    if not isinstance(journal, MigratableJournal):
+        print(f"journal ({kind}): cannot be rewritten in place; it reads older records as they are")
+        return 0
+    if args.apply:
+        report = await journal.migrate(backup=backup)
+    else:
+        report = await journal.migration_report()
+    _print(f"journal ({kind})", report)
+    return 0 if args.apply else len(report.outdated)
 
 
 def run(args: argparse.Namespace) -> int:
     from agentrig.cli._sessions import _load, _with_stores
     from agentrig.session import MigratableStore
 
-    loaded = _load(args)
+    loaded = _load(args, stores_needed=False)
     kinds = {str(sid): str(spec.kind) for sid, spec in loaded.config.session_stores.items()}
-    chosen = [sid for sid in kinds if args.store in (None, sid)]
-    if args.backup is not None and len(chosen) != 1:
+    if args.journal and args.store is not None:
+        raise UsageError("--journal and --store each choose one store: give one", code="cli.usage")
+    chosen = [] if args.journal else [sid for sid in kinds if args.store in (None, sid)]
+    # the journal too when nothing narrows the command to one session store
+    journal = args.journal or (args.store is None and args.backup is None)
+    if args.backup is not None and not args.journal and len(chosen) != 1:
         raise UsageError(
             f"--backup names one place, but {len(chosen)} session stores are configured; "
             "choose one with --store ID",
@@ -74,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def work(rt: Runtime, stores: list[tuple[str, SessionStore]]) -> int:
         pending = 0
-        for sid, store in stores:
+        for sid, store in stores if not args.journal else []:
             if not isinstance(store, MigratableStore):
                 print(
                     f"store {sid} ({kinds[sid]}): cannot be rewritten in place (its plugin "
@@ -86,13 +130,17 @@ def run(args: argparse.Namespace) -> int:
             else:
                 report = await store.migration_report()
                 pending += len(report.outdated)
-            _print(sid, kinds[sid], report)
+            _print(f"store {sid} ({kinds[sid]})", report)
+        if journal:
+            pending += await _journal(rt, args, backup)
+        elif args.store is None:
+            print("journal: left out (--backup names one store's copy; migrate it with --journal)")
         if not args.apply:
             hint = "; run again with --apply to rewrite them" if pending else ""
             print(f"dry run: nothing was changed{hint}")
         return EXIT_OK
 
-    return _with_stores(args, work)
+    return _with_stores(args, work, stores_needed=False)
 
 
 def doctor_lines(config: str) -> tuple[list[str], int]:

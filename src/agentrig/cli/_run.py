@@ -44,6 +44,7 @@ from agentrig.cli._common import (
     show_traceback,
     warning_line,
 )
+from agentrig.cli._continue import add_session_arguments, attach, check_session_arguments
 from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, ToolLines, make_renderer, short, stream_turn
 
@@ -74,6 +75,10 @@ _HELP = """\
 Compose the runtime of FILE, run one turn of AGENT for PROMPT and print the answer.
 The answer streams as it arrives when stdout is a terminal; otherwise the final text is
 printed.  --json prints the run result (value, invocation record with usage and cost).
+
+When AGENT has a session store, the run's session id is printed on stderr ("session ID")
+and the conversation can go on: --session ID continues that session, --continue the
+agent's latest one.  'agentrig sessions search -c FILE TEXT' finds past conversations.
 
 AGENT may be left out when FILE declares exactly one agent.  $ENV:NAME secret references
 are read from the environment.
@@ -166,6 +171,7 @@ def register(subparsers: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_common_arguments(parser)
+    add_session_arguments(parser)
     parser.add_argument(
         "--json",
         action="store_true",
@@ -458,7 +464,9 @@ def _prepare(args: argparse.Namespace) -> tuple[LoadedConfig, AgentId] | int:
         exc.report("run", sys.stderr)
         return EXIT_USAGE
     agent_id = choose_agent(loaded, args.agent)
-    return add_cli_tools(loaded, agent_id, args.tools), agent_id
+    loaded = add_cli_tools(loaded, agent_id, args.tools)
+    check_session_arguments(args, loaded, agent_id)
+    return loaded, agent_id
 
 
 async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespace) -> int:
@@ -478,8 +486,11 @@ async def _run_async(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Nam
             if can_ask(err):
                 read_line = (await stack.enter_async_context(LineReader())).next
             approver = attach_approver(rt, args, read_line=read_line, err=err, renderer=renderer)
-            agent = rt.agent(agent_id)
             try:
+                agent = await attach(rt, agent_id, args, "run", err)
+                if agent.config.session_store is not None:  # stored: it can be continued
+                    err.write(f"session {agent.session_id}\n")
+                    err.flush()
                 if renderer is not None and not piped:
                     streamed = await stream_turn(agent, args.prompt, renderer)
                     report_hooks(streamed, err)

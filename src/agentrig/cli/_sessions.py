@@ -1,11 +1,12 @@
-"""``agentrig sessions list | show ID | export ID | compact ID``: the stored sessions of a
-composition.
+"""``agentrig sessions list | search TEXT | show ID | export ID | compact ID``: the stored
+sessions of a composition.
 
 Reads the session stores FILE configures (``[session_stores.*]``) and nothing else: the
 runtime is composed without providers, tools or agents, so no model key is needed and no
 tool code runs.  ``show`` prints the transcript as text, then the session's place in a
 delegation tree (the parent that delegated to it, the sub-agent sessions it started);
-``export`` writes it as text,
+``search`` finds the sessions whose user, assistant or steering messages contain TEXT
+(case-insensitively), newest first, with the lines that matched; ``export`` writes it as text,
 Markdown or JSON (every event, as stored, plus the session's total usage).  ``compact``
 is the one action that composes the agents too: it resumes the session with its agent and
 compacts it (the summary model is called), appending a ``context/compaction`` event.
@@ -38,20 +39,28 @@ def register(subparsers: Subparsers) -> None:
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", dest="action")
     listing = actions.add_parser("list", help="one line per stored session")
+    search = actions.add_parser(
+        "search", help="find the sessions whose messages contain TEXT (newest first)"
+    )
     show = actions.add_parser("show", help="print a session's transcript")
     export = actions.add_parser("export", help="write a session's transcript")
     compact = actions.add_parser(
         "compact", help="summarise the older part of a session now (calls the agent's model)"
     )
-    for action in (listing, show, export, compact):
+    for action in (listing, search, show, export, compact):
         action.add_argument(
             "-c", "--config", metavar="FILE", required=True, help="the composition file"
         )
-    for action in (listing, show, export):  # compact: the agent's own store
+    for action in (listing, search, show, export):  # compact: the agent's own store
         action.add_argument(
             "--store", metavar="ID", help="only this [session_stores.<ID>] (default: all)"
         )
     listing.add_argument("--json", action="store_true", help="print a JSON array")
+    search.add_argument("text", metavar="TEXT", help="the words to look for (case-insensitive)")
+    search.add_argument("--json", action="store_true", help="print a JSON array")
+    search.add_argument(
+        "-n", "--limit", type=int, default=10, metavar="N", help="at most N sessions (10)"
+    )
     for action in (show, export, compact):
         action.add_argument("session", metavar="ID", help="the session id (ses_...)")
     compact.add_argument(
@@ -72,6 +81,7 @@ def register(subparsers: Subparsers) -> None:
     export.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
     compact.set_defaults(handler=_compact)
     listing.set_defaults(handler=_list)
+    search.set_defaults(handler=_search)
     show.set_defaults(handler=_show, format="text", output=None, tree=True)
     export.set_defaults(handler=_show, tree=False)
     parser.set_defaults(handler=lambda args: _missing_action(parser))
@@ -79,12 +89,14 @@ def register(subparsers: Subparsers) -> None:
 
 def _missing_action(parser: argparse.ArgumentParser) -> int:
     raise UsageError(
-        "choose an action: list, show ID, export ID or compact ID (see --help)",
+        "choose an action: list, search TEXT, show ID, export ID or compact ID (see --help)",
         code="cli.no_action",
     )
 
 
-def _load(args: argparse.Namespace) -> LoadedConfig:
+def _load(args: argparse.Namespace, *, stores_needed: bool = True) -> LoadedConfig:
+    """FILE's composition for a store command (``stores_needed``: refuse one without a
+    session store here; ``agentrig migrate`` also serves the journal and checks later)."""
     import attrs
 
     from agentrig.cli._run import load_composition
@@ -92,7 +104,7 @@ def _load(args: argparse.Namespace) -> LoadedConfig:
     loaded = load_composition(args.config)
     stores = loaded.config.session_stores
     source = loaded.source or args.config
-    if not stores:
+    if not stores and stores_needed:
         raise UsageError(
             f"{source} configures no session store, so no session was kept; add "
             "[session_stores.<id>] and name it as session_store in [agents.<name>]",
@@ -117,7 +129,7 @@ def _stores(rt: Runtime, only: str | None) -> list[tuple[str, SessionStore]]:
     return [(sid, catalog.require(sid)) for sid in sorted(catalog.ids()) if only in (None, sid)]
 
 
-def _with_stores(args: argparse.Namespace, work: Any) -> int:
+def _with_stores(args: argparse.Namespace, work: Any, *, stores_needed: bool = True) -> int:
     import anyio
 
     from agentrig.cli._run import CompositionError, open_agent_runtime
@@ -128,7 +140,7 @@ def _with_stores(args: argparse.Namespace, work: Any) -> int:
             return code
 
     try:
-        result: int = anyio.run(main, _load(args))
+        result: int = anyio.run(main, _load(args, stores_needed=stores_needed))
     except CompositionError as exc:  # each problem one line, as run and chat print them
         exc.report("sessions", sys.stderr)
         return EXIT_USAGE
@@ -159,6 +171,70 @@ def _list(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return _with_stores(args, work)
+
+
+def _search(args: argparse.Namespace) -> int:
+    wanted = args.text.casefold()
+    if not wanted.strip():
+        raise UsageError("give the TEXT to look for", code="cli.empty_search")
+    if args.limit < 1:
+        raise UsageError(f"--limit {args.limit}: give 1 or more", code="cli.limit")
+
+    async def work(rt: Runtime, stores: list[tuple[str, SessionStore]]) -> int:
+        found = []
+        for sid, store in stores:
+            for session in await store.list_sessions():
+                report = await store.load(session)
+                matches = [
+                    _snippet(who, text, wanted)
+                    for who, text in _said(report.events)
+                    if wanted in text.casefold()
+                ]
+                if matches:
+                    found.append({**_row(sid, session, report), "matches": matches})
+        found.sort(key=lambda r: r["updated"] or 0.0, reverse=True)
+        found = found[: args.limit]
+        if args.json:
+            json.dump(found, sys.stdout, indent=2, ensure_ascii=False)
+            sys.stdout.write("\n")
+        elif not found:
+            print(f"no stored session mentions {args.text!r}")
+        for r in [] if args.json else found:
+            print(f"{r['session']}  {r['store']}  {_when(r['updated'])}")
+            for line in r["matches"]:
+                print(f"  {line}")
+        return EXIT_OK
+
+    return _with_stores(args, work)
+
+
+def _said(events: Any) -> list[tuple[str, str]]:
+    """The messages of a session as ``(who, text)`` (tool traffic left out)."""
+    lines = []
+    for e in events:
+        kind = e.data.type
+        if kind == "user/message":
+            who = "user"
+        elif kind == "assistant/message":
+            who = "assistant"
+        elif kind == "steering/message":
+            who = "steering"
+        else:
+            continue
+        text = " ".join(e.data.message.text.split())
+        if text:
+            lines.append((who, text))
+    return lines
+
+
+def _snippet(who: str, text: str, wanted: str, width: int = 100) -> str:
+    """``who: text``, the text cut to about ``width`` characters around the first match."""
+    if len(text) <= width:
+        return f"{who}: {text}"
+    at = text.casefold().find(wanted)
+    start = max(0, at - width // 3)
+    more = "..." if start + width < len(text) else ""
+    return f"{who}: {'...' if start else ''}{text[start : start + width]}{more}"
 
 
 def _row(store: str, session: str, report: Any) -> dict[str, Any]:

@@ -34,6 +34,7 @@ _LAZY: dict[str, str] = {
     "ExecutionLimits": "agentrig.journal._records",
     "ExecutionRecord": "agentrig.journal._records",
     "ExecutionState": "agentrig.journal._records",
+    "JOURNAL": "agentrig.journal._listener",
     "JOURNAL_RECORD_CODEC": "agentrig.journal._records",
     "JOURNAL_RECORD_SCHEMA": "agentrig.journal._records",
     "JournalAttachment": "agentrig.journal._attach",
@@ -43,6 +44,9 @@ _LAZY: dict[str, str] = {
     "JournalWriteError": "agentrig.journal._errors",
     "JournaledProvider": "agentrig.journal._provider",
     "MemoryJournal": "agentrig.journal._port",
+    "MigratableJournal": "agentrig.journal._migrate",
+    "journal_report": "agentrig.journal._migrate",
+    "rewritten_record": "agentrig.journal._migrate",
     "ModelCall": "agentrig.journal._records",
     "ModelIntent": "agentrig.journal._records",
     "ModelSettlement": "agentrig.journal._records",
@@ -71,6 +75,7 @@ __all__ = [
     "ExecutionLimits",
     "ExecutionRecord",
     "ExecutionState",
+    "JOURNAL",
     "JOURNAL_RECORD_CODEC",
     "JOURNAL_RECORD_SCHEMA",
     "JournalAttachment",
@@ -80,6 +85,7 @@ __all__ = [
     "JournalWriteError",
     "JournaledProvider",
     "MemoryJournal",
+    "MigratableJournal",
     "ModelCall",
     "ModelIntent",
     "ModelSettlement",
@@ -94,9 +100,11 @@ __all__ = [
     "UnprovenKind",
     "attach_journal",
     "continue_execution",
+    "journal_report",
     "journaled_runtime",
     "reconcile_model",
     "reconcile_tool",
+    "rewritten_record",
     "dump_record",
     "parse_record",
     "request_digest",
@@ -122,7 +130,8 @@ if TYPE_CHECKING:
         Unproven,
         UnprovenKind,
     )
-    from agentrig.journal._listener import JournalListener
+    from agentrig.journal._listener import JOURNAL, JournalListener
+    from agentrig.journal._migrate import MigratableJournal, journal_report, rewritten_record
     from agentrig.journal._port import ExecutionJournal, MemoryJournal, RecordJournal
     from agentrig.journal._provider import JournaledProvider
     from agentrig.journal._records import (

@@ -157,6 +157,9 @@ class JournalListener:
             arguments=arguments_of(payload.arguments),
         )
         await durable(self.journal.tool_intent(intent), f"tool/intent:{run_id}/{invocation_id}")
+        # the resumed call is this one: a call the tool makes in turn (a delegated child's)
+        # is journaled as its own, never under this call's identity
+        consumed = RESUMED_CALL.set(None) if resumed is not None else None
         try:
             message = await next(payload)
         except ExecutionControlError:
@@ -173,6 +176,9 @@ class JournalListener:
             )
             await self._settle(run_id, invocation_id, message)
             raise
+        finally:
+            if consumed is not None:
+                RESUMED_CALL.reset(consumed)
         if not isinstance(message, ToolMessage):
             return message  # type: ignore[unreachable]  # the loop reports the broken contract
         message = message.model_copy(update={"call_id": call_id, "name": name})

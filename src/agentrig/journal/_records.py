@@ -184,10 +184,10 @@ JOURNAL_RECORD_CODEC: VersionedJson[
 )
 
 
-def dump_record(record: BaseModel) -> str:
+def dump_record(record: BaseModel, codec: VersionedJson[Any] = JOURNAL_RECORD_CODEC) -> str:
     """A record as compact JSON naming its version first (``{"v":1,"kind":...}``)."""
     body = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
-    return JOURNAL_RECORD_CODEC.dump(body)
+    return codec.dump(body)
 
 
 def parse_record(

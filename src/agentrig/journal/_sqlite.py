@@ -6,29 +6,37 @@ nothing half-written.  ``UNIQUE(run_id, kind, key)`` makes a second write of the
 impossible even if two processes were to share the file against the port's contract.
 
 The file is created owner-only (0600) in an owner-only directory (0700, created if missing)
-through :class:`~agentrig.host.OwnerOnlyStore`, before SQLite opens it; SQLite gives its
-``-wal`` and ``-shm`` companions the database file's mode.  An existing file or directory
-that is not owner-only is refused, never adopted.
+through the host's owner-only store (:func:`agentrig._seams.owner_only_files`), before
+SQLite opens it; SQLite gives its ``-wal`` and ``-shm`` companions the database file's mode.
+An existing file or directory that is not owner-only is refused, never adopted.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio.to_thread
 
+from agentrig._seams import owner_only_files
 from agentrig.journal._errors import JournalError
+from agentrig.journal._migrate import RecordCodec
 from agentrig.journal._port import RecordJournal
 from agentrig.journal._records import (
+    JOURNAL_RECORD_CODEC,
     ExecutionRecord,
     JournalRecordType,
     dump_record,
     parse_record,
 )
+from agentrig.journal._sqlite_migrate import migrate_rows, report_rows
+from agentrig.session import MigrationReport
 
 __all__ = ["SqliteJournal"]
 
@@ -46,16 +54,24 @@ CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, seq);
 """
 
 
+def _new_owner_file(path: Path) -> bool:
+    """Create ``path`` empty and owner-only (0600, in an owner-only directory); False when it
+    exists already."""
+    store = owner_only_files(path.parent)
+    if store.exists(path.name):
+        return False
+    store.open_append(path.name).close()
+    return True
+
+
 class SqliteJournal(RecordJournal):
     """An execution journal in one SQLite database file (see the module docs)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__()
-        from agentrig.host import OwnerOnlyStore
-
         self.path = Path(path)
         try:
-            store = OwnerOnlyStore(self.path.parent)
+            store = owner_only_files(self.path.parent)
             store.open_append(self.path.name).close()  # created 0600, or verified owner-only
             self.path = store.path(self.path.name)
             connection = sqlite3.connect(
@@ -90,6 +106,28 @@ class SqliteJournal(RecordJournal):
                 if "locked" not in str(exc) or time.monotonic() > deadline:
                     raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
                 time.sleep(0.05)
+
+    # ---- agentrig migrate (agentrig.journal.MigratableJournal) ------------------------------
+    async def migration_report(
+        self, *, codec: RecordCodec = JOURNAL_RECORD_CODEC
+    ) -> MigrationReport:
+        """How many stored records are older than the current version, per run."""
+        return await anyio.to_thread.run_sync(self._locked, report_rows, codec)
+
+    async def migrate(
+        self, *, backup: Path | None = None, codec: RecordCodec = JOURNAL_RECORD_CODEC
+    ) -> MigrationReport:
+        """Rewrite older records at the current version in one transaction (the database is
+        copied to ``backup`` first, default ``<path>.pre-migrate``).  ``codec`` is how
+        records are stored (a test passes one with a later version)."""
+        run = functools.partial(
+            migrate_rows, path=self.path, backup=backup, codec=codec, new_file=_new_owner_file
+        )
+        return await anyio.to_thread.run_sync(self._locked, run)
+
+    def _locked(self, work: Callable[..., MigrationReport], *args: Any) -> MigrationReport:
+        with self._thread_lock:
+            return work(self._conn(), *args)
 
     def pragma(self, name: str) -> object:
         """Read one PRAGMA (for checks: ``journal_mode``, ``synchronous``)."""

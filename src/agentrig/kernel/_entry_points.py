@@ -7,21 +7,24 @@
 reads each file's text, skips those without an ``[agentrig`` section, and parses only the
 ``agentrig.*`` sections with ``importlib.metadata``'s own rules (stripped lines, ``#``
 comments, ``[group]`` headers, ``name = value`` split at the first ``=``, a value's extras
-kept verbatim).  Distributions are deduplicated by normalized name as ``entry_points()``
-does (the first on ``sys.path`` wins); the entries are real ``EntryPoint`` objects, so
-loading is unchanged.
+kept verbatim).  A distribution shadowed by an earlier one of the same normalized name is
+left out as ``entry_points()`` leaves it (the first on ``sys.path`` wins), found through
+the public ``importlib.metadata.distribution``; the entries are real ``EntryPoint``
+objects, so loading is unchanged.
 """
 
 from __future__ import annotations
 
 import importlib.metadata as metadata
 import os
+import re
 import sys
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 __all__ = [
     "FoundEntryPoint",
     "agentrig_entry_points",
+    "canonical_name",
     "installation_state",
     "parse_agentrig_sections",
 ]
@@ -88,11 +91,6 @@ def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
     by_group: dict[str, list[FoundEntryPoint]] = {}
     seen: set[str] = set()
     for dist in metadata.distributions():
-        # the same key entry_points() deduplicates by (a path-derived name, no METADATA read)
-        unique: str = getattr(dist, "_normalized_name", None) or dist.name
-        if unique in seen:
-            continue
-        seen.add(unique)
         text = dist.read_text("entry_points.txt")
         if not text or "[" + PREFIX not in text:
             continue
@@ -102,7 +100,42 @@ def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
         about = dist.metadata  # parsed once for both fields (dist.name/.version parse twice)
         name: str | None = about["Name"]
         version: str | None = about["Version"]
+        if name is not None:
+            key = canonical_name(name)
+            if key in seen or not _first_of_its_name(dist, name, version):
+                continue  # shadowed, as entry_points() leaves it out
+            seen.add(key)
         for group, entry_name, value in pairs:
             entry = metadata.EntryPoint(name=entry_name, value=value, group=group)
             by_group.setdefault(group, []).append(FoundEntryPoint(entry, name, version))
     return {group: tuple(found) for group, found in by_group.items()}
+
+
+def canonical_name(name: str) -> str:
+    """A distribution name as the packaging specs compare them (PEP 503 normalization)."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+class _Located(Protocol):
+    """A distribution as ``importlib.metadata.distributions()`` yields it: the standard
+    library's, or the ``importlib_metadata`` backport's once a library imported it (its
+    finder joins ``sys.meta_path``; OpenTelemetry's API 1.30 does)."""
+
+    def locate_file(self, path: str) -> object: ...
+
+
+def _first_of_its_name(dist: _Located, name: str, version: str | None) -> bool:
+    """Whether ``dist`` is the one ``importlib.metadata`` finds first for ``name``.
+
+    Only distributions with ``agentrig.*`` sections are asked (one lookup each), so a
+    distribution of the same name earlier on ``sys.path`` -- with or without such sections --
+    shadows them the way ``entry_points()`` does, without reading every METADATA.
+    """
+    try:
+        first = metadata.distribution(name)
+    except metadata.PackageNotFoundError:  # pragma: no cover - found just now
+        return True
+    return first.locate_file("") == dist.locate_file("") and first.version == version

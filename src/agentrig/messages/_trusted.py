@@ -3,8 +3,8 @@
 Messages, blocks, usages and chunks are built on the hot path from values that are already
 of their fields' types (parsed JSON, text, ints).  They go through :func:`trusted`, which is
 pydantic's public ``model_construct`` -- the plain reference -- until the fast layer
-(:mod:`agentrig.messages._fast`, the only module allowed to use :mod:`agentrig._construct`)
-installs its builder and marks the classes an idle agent keeps many of as compact.
+(:mod:`agentrig.messages._fast`) installs its builder, which shares one fields-set among
+the instances of a frozen class built from the same field names.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ class Usage(BaseModel):
         """Build a usage; ``total`` defaults to ``prompt + completion``."""
         total = prompt + completion if total is None else total
         counts = (prompt, completion, total, cache_read, cache_write, uncached_input, reasoning)
-        # one per assistant message an agent keeps: built compactly when nothing needs
+        # one per assistant message an agent keeps: built unvalidated when nothing needs
         # validating (ints, None, a bool), else validated (for the coercion or the error)
         if cls is Usage and type(partial) is bool and all(map(_plain_count, counts)):
             values: dict[str, object] = dict(zip(_COUNTS, counts, strict=True))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentrig.errors import AgentrigError
 
 __all__ = [
@@ -38,6 +40,10 @@ class SchemaTooNewError(PersistedSchemaError):
             f"stored {schema} data is version {found}, newer than this code reads "
             f"(up to version {current}); upgrade: {upgrade}"
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled by DBOS (a refused workflow's error): rebuilt from the same four facts
+        return (type(self), (self.schema, self.found, self.current, self.upgrade))
 
 
 class UnknownSchemaError(PersistedSchemaError):

@@ -44,8 +44,13 @@ class SessionVersions:
     newest: int = 0
 
 
-def count_versions(session_id: str, versions: Iterable[int | None]) -> SessionVersions:
-    """Tally one session's record versions (None: unreadable)."""
+def count_versions(
+    session_id: str, versions: Iterable[int | None], *, current: int = SESSION_EVENT_VERSION
+) -> SessionVersions:
+    """Tally one session's record versions (None: unreadable) against ``current``.
+
+    Other stores of versioned records (the execution journal, by run) tally theirs too.
+    """
     records = outdated = newer = unreadable = newest = 0
     for version in versions:
         records += 1
@@ -53,9 +58,9 @@ def count_versions(session_id: str, versions: Iterable[int | None]) -> SessionVe
             unreadable += 1
             continue
         newest = max(newest, version)
-        if version < SESSION_EVENT_VERSION:
+        if version < current:
             outdated += 1
-        elif version > SESSION_EVENT_VERSION:
+        elif version > current:
             newer += 1
     return SessionVersions(session_id, records, outdated, newer, unreadable, newest)
 
@@ -68,7 +73,7 @@ def refuse_newer(report: MigrationReport, where: str) -> None:
         info = SCHEMAS.info(report.schema)
         names = ", ".join(s.session_id for s in report.newer)
         raise SchemaTooNewError(
-            report.schema, found, info.current, f"{info.upgrade} (in {where}: {names})"
+            report.schema, found, report.current, f"{info.upgrade} (in {where}: {names})"
         )
 
 
@@ -82,6 +87,8 @@ class MigrationReport:
     backup: str | None = None
     schema: str = SESSION_EVENT_SCHEMA
     current: int = SESSION_EVENT_VERSION
+    #: what one entry of ``sessions`` is: a session, or a run (the execution journal)
+    unit: str = "session"
 
     @property
     def outdated(self) -> tuple[SessionVersions, ...]:
@@ -98,12 +105,13 @@ class MigrationReport:
         events = sum(s.outdated for s in self.sessions)
         total = sum(s.records for s in self.sessions)
         verb = "rewritten" if self.applied else "to rewrite"
+        unit, record = self.unit, "event" if self.unit == "session" else "record"
         line = (
-            f"{self.schema} (current version {self.current}): {len(self.sessions)} session(s), "
-            f"{total} event(s); {events} event(s) in {len(self.outdated)} session(s) {verb}"
+            f"{self.schema} (current version {self.current}): {len(self.sessions)} {unit}(s), "
+            f"{total} {record}(s); {events} {record}(s) in {len(self.outdated)} {unit}(s) {verb}"
         )
         if self.newer:
-            line += f"; {len(self.newer)} session(s) hold events newer than this code reads"
+            line += f"; {len(self.newer)} {unit}(s) hold {record}s newer than this code reads"
         if self.backup is not None:
             line += f"; backup: {self.backup}"
         return line

@@ -7,9 +7,11 @@ request bytes and context tokens fall, for every provider alike.
 
 Deferral engages automatically past a threshold -- more deferrable tools than
 ``max_resident``, or their estimated schema tokens above ``schema_share`` of the model's
-context window -- and an explicit setting always wins (``mode = "on"/"off"``, or a tool's own
-``deferred = true/false``).  Two invariants are refused, never repaired: at least one tool
-stays resident, and whenever a schema is withheld the search tool is offered.  Deferral
+context window, and only when the agent has the search tool (without it every tool stays
+offered) -- and an explicit setting always wins (``mode = "on"/"off"``, or a tool's own
+``deferred = true/false``).  Two invariants of explicit settings are refused, never
+repaired: at least one tool stays resident, and whenever a schema is withheld the search
+tool is offered.  Deferral
 never widens authority: permissions decide by tool name and ignore residency.
 """
 
@@ -117,8 +119,11 @@ def plan_offer(
     elif policy.mode == "off":
         engaged = False
     else:
-        engaged = len(candidates) > policy.max_resident or (
-            estimate_schema_tokens(candidates) > policy.schema_share * context_window
+        # the threshold is a preference, never a failure: without a search tool to load
+        # them, every tool stays offered (a server's tool count must not stop an agent)
+        engaged = bool(search) and (
+            len(candidates) > policy.max_resident
+            or estimate_schema_tokens(candidates) > policy.schema_share * context_window
         )
     withheld = tuple(
         t

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import secrets
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast, runtime_checkable
@@ -63,7 +63,7 @@ from agentrig_dbos._errors import (
     RunSuspended,
     UnknownRunError,
 )
-from agentrig_dbos._schemas import checked_output, versioned
+from agentrig_dbos._schemas import checked_output, read_input, versioned, workflow_input
 
 __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
 
@@ -100,20 +100,21 @@ class DurableResult:
 
 
 @DBOS.workflow(name=WORKFLOW)
-async def _durable_run(
-    agent: str,
-    prompt: str,
-    origin: str | None = None,
-    decisions: list[dict[str, Any]] | None = None,
-    link: int = 0,
-) -> dict[str, Any]:
+async def _durable_run(*args: Any, **kwargs: Any) -> dict[str, Any]:
     """One link of a durable run: the run itself (``origin`` None), or its continuation
-    number ``link`` after an answer (``decisions``: the answers not used yet)."""
+    number ``link`` after an answer (``decisions``: the answers not used yet).
+
+    Its arguments are what DBOS stored: the versioned input envelope (older releases'
+    positional arguments are migrated; a newer envelope is refused by name).
+    """
     host = _ACTIVE
     workflow_id = DBOS.workflow_id
     if host is None or workflow_id is None:
         raise DurableSetupError("no durable runtime is launched in this process")
-    return await host.execute(workflow_id, agent, prompt, origin, decisions or [], link)
+    given = read_input(args, kwargs)
+    return await host.execute(
+        workflow_id, given.agent, given.prompt, given.origin, given.decisions, given.link
+    )
 
 
 def _waiting(value: Any) -> bool:
@@ -159,6 +160,12 @@ class Durable:
         self._executor: str | None = None
         #: the answers each executing link (by workflow id) has not used yet
         self._decisions: dict[str, list[dict[str, Any]]] = {}
+        #: the live agents executing durable runs (or their children), by their run's key
+        self._keys: dict[AgentId, str] = {}
+        from agentrig_dbos._children import DurableChildren
+
+        #: the runtime's CHILD_RUNS: a durable run's children are journaled steps of it
+        self.children = DurableChildren(self)
 
     # ---- lifecycle ----------------------------------------------------------------------------
     @property
@@ -259,7 +266,7 @@ class Durable:
         wid = run_id or _new_run_id()
         session_of(wid)
         with SetWorkflowID(wid):
-            handle = await DBOS.start_workflow_async(_durable_run, agent, prompt)
+            handle = await DBOS.start_workflow_async(_durable_run, workflow_input(agent, prompt))
         value = await handle.get_result()  # this process's own workflow: no polling
         if not _waiting(value):
             return self._result(wid, value)
@@ -279,7 +286,7 @@ class Durable:
         session_of(wid)
         client = await self._client_of()
         options: Any = {"workflow_name": WORKFLOW, "queue_name": name, "workflow_id": wid}
-        await client.enqueue_async(options, agent, prompt)
+        await client.enqueue_async(options, workflow_input(agent, prompt))
         return wid
 
     async def result(self, run_id: str, *, poll: float = 0.2) -> DurableResult:
@@ -440,7 +447,8 @@ class Durable:
         aid = live_agent_id(agent, run_id)
         self._decisions[workflow_id] = [dict(d) for d in decisions]
         try:
-            text = await self._execute(aid, sid, config, prompt)
+            with self.running(aid, run_id):
+                text = await self.execute_agent(aid, sid, config, prompt)
         except RunSuspended as suspended:
             return versioned(
                 {
@@ -469,7 +477,39 @@ class Durable:
                 return bool(decision["allow"])
         return None
 
-    async def _execute(self, aid: AgentId, sid: SessionId, config: AgentConfig, prompt: str) -> str:
+    def run_key(self, aid: AgentId) -> str | None:
+        """The key of the durable run (or run's child) live agent ``aid`` executes, or None
+        when it executes none."""
+        return self._keys.get(aid)
+
+    @contextlib.contextmanager
+    def running(self, aid: AgentId, key: str) -> Iterator[None]:
+        """While the block runs, live agent ``aid`` executes the durable run ``key``."""
+        self._keys[aid] = key
+        try:
+            yield
+        finally:
+            self._keys.pop(aid, None)
+
+    async def has_state(self, aid: AgentId, sid: SessionId, config: AgentConfig) -> bool:
+        """Whether the journal or the session store already holds anything of ``aid``."""
+        if await self.journal.executions(agent_id=aid, session_id=sid):
+            return True
+        return await self._store_of(config).exists(sid)
+
+    def _store_of(self, config: AgentConfig) -> SessionStore:
+        return self.rt.catalog(SESSION_STORES).require(EntryId(str(config.session_store)))
+
+    async def execute_agent(
+        self,
+        aid: AgentId,
+        sid: SessionId,
+        config: AgentConfig,
+        prompt: str,
+        create: Callable[[], Awaitable[Agent]] | None = None,
+    ) -> str:
+        """Run ``aid`` on ``prompt``, or go on with what the journal and its session hold
+        of that run (``create``: how a fresh agent is made; default a plain one)."""
         executions = await self.journal.executions(agent_id=aid, session_id=sid)
         if executions:
             if isinstance(self.journal, RecordJournal):
@@ -478,10 +518,12 @@ class Durable:
                 for record in executions:
                     self.journal.forget(record.run_id)
             return await self._continue(aid, sid, config)
-        store = self.rt.catalog(SESSION_STORES).require(EntryId(str(config.session_store)))
-        if await store.exists(sid):
+        if await self._store_of(config).exists(sid):
             return await self._started(aid, sid, config, prompt)
-        agent = await self.rt.agents.create(aid, config, session_id=sid)
+        if create is None:
+            agent = await self.rt.agents.create(aid, config, session_id=sid)
+        else:
+            agent = await create()
         result = await agent.run(prompt)
         return str(result.value)
 
@@ -520,11 +562,13 @@ class Durable:
                     for item in exc.items:
                         await reconcile_model(self.journal, exc.run_id, InvocationId(item.id))
                 elif all(item.kind == "tool_effect" for item in exc.items):
-                    # the host settles them (reconcile); meanwhile the run holds no slot
-                    effects = sorted(exc.ids("tool_effect"))
-                    raise RunSuspended(
-                        unproven={"execution": exc.run_id, "effects": effects}
-                    ) from None
+                    # a delegation call's child goes on from the journal; any other effect
+                    # is for the host to settle (reconcile); meanwhile the run holds no slot
+                    effects = sorted(await self.children.settle(exc, aid, sid))
+                    if effects:
+                        raise RunSuspended(
+                            unproven={"execution": exc.run_id, "effects": effects}
+                        ) from None
                 else:
                     raise
                 if self.rt.agents.get(aid) is not None:
@@ -570,7 +614,8 @@ class Durable:
         client = await self._client_of()
         options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": next_id}
         # the id is derived from the run's: a second answer cannot start a second link
-        await client.enqueue_async(options, value["agent"], "", run_id, decisions, link)
+        envelope = workflow_input(value["agent"], "", origin=run_id, decisions=decisions, link=link)
+        await client.enqueue_async(options, envelope)
 
     # ---- reconciliation (from any process) -----------------------------------------------------
     async def waiting_for(self, run_id: str) -> tuple[str, ...]:
@@ -602,12 +647,12 @@ class Durable:
                 f" (it waits for: {', '.join(unproven['effects']) if unproven else 'nothing'})"
             )
         execution = RunId(str(unproven["execution"]))
-        state = await self._fresh(execution)
+        state = await self.fresh(execution)
         effect = state.effects.get(invocation_id) if state else None
         if effect is not None and effect.result is None:  # else: answered already
             message = ToolMessage.of(effect.intent.call_id, effect.intent.tool, text, status)
             await reconcile_tool(self.journal, execution, InvocationId(invocation_id), message)
-            state = await self._fresh(execution)
+            state = await self.fresh(execution)
         settled = state is not None and all(
             (found := state.effects.get(i)) is not None and found.result is not None
             for i in unproven["effects"]
@@ -615,7 +660,8 @@ class Durable:
         if settled:
             await self._next_link(run_id, value, list(value["decisions"]))
 
-    async def _fresh(self, execution: RunId) -> ExecutionState | None:
+    async def fresh(self, execution: RunId) -> ExecutionState | None:
+        """The journal's state of ``execution`` as stored now (not as cached here)."""
         if isinstance(self.journal, RecordJournal):
             self.journal.forget(execution)  # the worker that ran it wrote it, not this object
         return await self.journal.load(execution)

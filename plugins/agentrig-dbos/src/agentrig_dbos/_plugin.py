@@ -6,8 +6,10 @@ With a ``[dbos]`` table the step (phase ``stores``, after the providers are buil
   state directory, or the same PostgreSQL database through ``agentrig-postgres``);
 * attaches it through the public journal port: the journal's listener plugin, and every
   provider of the catalog wrapped so its calls are journaled;
-* provides the :data:`~agentrig_dbos.DURABLE` service, closed with the runtime, and the
-  kernel's run queue (:data:`~agentrig.plugin.RUN_QUEUE`: ``rt.agent(NAME).submit(prompt)``).
+* provides the :data:`~agentrig_dbos.DURABLE` service, closed with the runtime, the
+  kernel's run queue (:data:`~agentrig.plugin.RUN_QUEUE`: ``rt.agent(NAME).submit(prompt)``)
+  and its child runs (:data:`~agentrig.plugin.CHILD_RUNS`: a durable run's sub-agents are
+  journaled steps of it, see ``_children``).
 
 Without a ``[dbos]`` table it does nothing: installing the distribution changes no runtime.
 ``register_commands`` adds ``agentrig submit``, ``agentrig worker`` and ``agentrig result``.
@@ -24,6 +26,7 @@ from agentrig.errors import ConfigError, Issue
 from agentrig.host import OwnerOnlyStore
 from agentrig.journal import ExecutionJournal, JournaledProvider, attach_journal
 from agentrig.plugin import (
+    CHILD_RUNS,
     PROVIDERS,
     RUN_QUEUE,
     Commands,
@@ -115,6 +118,8 @@ class DbosPlugin:
         durable = Durable(rt, section, url, journal)
         rt.services.provide(DURABLE, durable, source="agentrig-dbos")
         rt.services.provide(RUN_QUEUE, durable, source="agentrig-dbos")  # rt.agent(N).submit
+        # a durable run's children: named after their call, recovered from the journal
+        rt.services.provide(CHILD_RUNS, durable.children, source="agentrig-dbos")
         rt.on_close("dbos", durable.aclose)
         rt.own("dbos-journal", journal)
 

@@ -27,13 +27,14 @@ _LAZY: dict[str, str] = {
     "StdioServerSpec": "agentrig_mcp._config",
     "build_server": "agentrig_mcp._serve",
     "expand_vars": "agentrig_mcp._config",
+    "name_tools": "agentrig_mcp._names",
     "parse_mcp_json": "agentrig_mcp._config",
     "parse_settings": "agentrig_mcp._config",
     "render_result": "agentrig_mcp._tools",
     "risk_of": "agentrig_mcp._tools",
     "serve_http": "agentrig_mcp._serve",
     "serve_stdio": "agentrig_mcp._serve",
-    "tool_name": "agentrig_mcp._tools",
+    "tool_name": "agentrig_mcp._names",
 }
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "StdioServerSpec",
     "build_server",
     "expand_vars",
+    "name_tools",
     "parse_mcp_json",
     "parse_settings",
     "render_result",
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     )
     from agentrig_mcp._connection import ServerConnection
     from agentrig_mcp._errors import McpError, McpServerNotApproved, McpServerUnavailable
+    from agentrig_mcp._names import name_tools, tool_name
     from agentrig_mcp._serve import build_server, serve_http, serve_stdio
     from agentrig_mcp._service import MCP
-    from agentrig_mcp._tools import McpTool, render_result, risk_of, tool_name
+    from agentrig_mcp._tools import McpTool, render_result, risk_of

@@ -13,12 +13,14 @@ from typing import Any
 import httpx
 from mcp import types
 
+from agentrig.diagnostics import get_logger
 from agentrig.errors import UnknownIdError
 from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._connection import Resolve, ServerConnection, Spawn, TraceHeaders
-from agentrig_mcp._tools import McpTool, block_text, tool_name
+from agentrig_mcp._names import name_tools
+from agentrig_mcp._tools import McpTool, block_text
 from agentrig_mcp._transport import HttpClientFactory
 
 __all__ = ["McpClient"]
@@ -75,7 +77,7 @@ class McpClient:
             )
             for name, spec in servers.items()
         }
-        #: tools a server listed that could not be named (id longer than 128 characters)
+        #: entries of a server's last listing that were skipped, each with the reason
         self.skipped: dict[str, tuple[str, ...]] = {}
 
     def servers(self) -> list[str]:
@@ -102,6 +104,8 @@ class McpClient:
     def _notification(self, server: str, message: types.ServerNotification) -> None:
         if isinstance(message.root, types.ToolListChangedNotification):
             self._stale.add(server)
+        if isinstance(message.root, types.ProgressNotification):
+            return  # the call it belongs to reports it (mcp/progress), once
         if self._notify is not None:
             kind = message.root.method
             self._notify(Observation(f"mcp/{kind}", None, {"server": server}))
@@ -122,17 +126,21 @@ class McpClient:
             return cached
         connection = self.connection(server)
         self._stale.discard(server)
-        listed = await connection.list_tools()
+        listed, invalid = await connection.list_tools()
+        naming = name_tools(server, [definition.name for definition in listed])
+        skipped = [*invalid, *naming.skipped]
+        for reason in skipped:
+            get_logger(f"mcp.{server}").warning("skipped a tool the server listed: %s", reason)
         spec = connection.spec
         defer = spec.defer_above is not None and len(listed) > spec.defer_above
         previous = {t.definition.name: t for t in cached or ()}
         tools: list[McpTool] = []
-        skipped: list[str] = []
+        taken: set[str] = set()
         for definition in listed:
-            name = tool_name(server, definition.name)
-            if name is None:
-                skipped.append(definition.name)
-                continue
+            name = naming.ids.get(definition.name)
+            if name is None or definition.name in taken:
+                continue  # skipped (said above), or the second entry of a name listed twice
+            taken.add(definition.name)
             old = previous.get(definition.name)
             deferred = _deferral(defer, definition.name in spec.resident_tools)
             if old is not None and old.definition == definition and old.deferred == deferred:
@@ -154,6 +162,10 @@ class McpClient:
         return result
 
     # ---- resources and prompts -----------------------------------------------------------
+    async def offers_resources(self, server: str) -> bool:
+        """Did the server advertise resources at initialization (starting it when needed)?"""
+        return (await self.connection(server).capabilities()).resources is not None
+
     async def list_resources(self, server: str) -> list[types.Resource]:
         """Every resource the server lists (all pages)."""
         connection = self.connection(server)

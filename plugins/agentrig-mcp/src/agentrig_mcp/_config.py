@@ -32,6 +32,7 @@ __all__ = [
     "McpSettings",
     "ServerSpec",
     "McpServers",
+    "ServeClient",
     "ServerEntry",
     "StdioServerSpec",
     "expand_vars",
@@ -40,7 +41,8 @@ __all__ = [
 ]
 
 _M = TypeVar("_M", bound=BaseModel)
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: 48 at most: mcp__<server>__<tool> must leave room for a tool part in 64 characters
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 
 
 class _Strict(BaseModel):
@@ -61,8 +63,15 @@ class _Common(_Strict):
     resident_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
+    #: progress notifications extend ``timeout``, up to this many seconds for one call
+    max_call_time: float = Field(default=3600.0, gt=0)
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
     restart_backoff: float = Field(default=0.5, ge=0)
+    #: a tool description longer than this is cut (with a note saying so)
+    max_description_chars: int = Field(default=2048, ge=64)
+    #: an input schema whose JSON is longer than this is replaced by ``{"type": "object"}``
+    #: (the server still validates the arguments; the description notes it)
+    max_schema_chars: int = Field(default=65_536, ge=256)
 
 
 class StdioServerSpec(_Common):
@@ -74,6 +83,8 @@ class StdioServerSpec(_Common):
     #: ``$ENV:NAME`` values resolve through the caller's resolver
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    #: one JSON-RPC message (one line) longer than this ends the connection with an error
+    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
 
 
 class HttpServerSpec(_Common):
@@ -89,14 +100,14 @@ class HttpServerSpec(_Common):
 
 ServerSpec = StdioServerSpec | HttpServerSpec
 
-_STDIO_ONLY = ("command", "args", "env", "cwd")
+_STDIO_ONLY = ("command", "args", "env", "cwd", "max_message_bytes")
 _HTTP_ONLY = ("url", "headers", "allow_private_url")
 
 
 def _server_name(name: str) -> str:
     if not _NAME.match(name) or "__" in name:
         raise ValueError(
-            f"server name {name!r} must be 1-64 of [A-Za-z0-9_-] without '__' "
+            f"server name {name!r} must be 1-48 of [A-Za-z0-9_-] without '__' "
             f"(it becomes mcp__{name}__<tool>)"
         )
     return name
@@ -114,6 +125,7 @@ class ServerEntry(_Common):
     args: Annotated[tuple[str, ...], Field(strict=False)] = ()
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     url: str | None = Field(default=None, pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
     allow_private_url: bool = False
@@ -150,7 +162,12 @@ class ServerEntry(_Common):
         common = {name: getattr(self, name) for name in _Common.model_fields}
         if self.command is not None and self.url is None:
             return StdioServerSpec(
-                command=self.command, args=self.args, env=self.env, cwd=self.cwd, **common
+                command=self.command,
+                args=self.args,
+                env=self.env,
+                cwd=self.cwd,
+                max_message_bytes=self.max_message_bytes,
+                **common,
             )
         assert self.url is not None
         return HttpServerSpec(
@@ -166,6 +183,15 @@ class McpServers(RootModel[dict[ServerName, ServerEntry]]):
         return {name: entry.spec() for name, entry in self.root.items()}
 
 
+class ServeClient(_Strict):
+    """``[[mcp.serve.clients]]``: one caller's bearer key and the tools it is granted."""
+
+    #: a secret reference to the key the caller sends as ``Authorization: Bearer <key>``
+    key: str
+    #: tool names (``fnmatch`` patterns: ``ask_*``) the caller may list and call; empty: all
+    tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
+
+
 class ServeSettings(_Strict):
     """``[mcp.serve]``: who may call ``agentrig mcp serve --http``, and under which names."""
 
@@ -177,9 +203,17 @@ class ServeSettings(_Strict):
     allowed_hosts: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: browser origins (``scheme://host[:port]``) allowed besides the server's own
     allowed_origins: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: callers with a grant of their own (HTTP only: a grant needs an authenticated caller)
+    clients: Annotated[tuple[ServeClient, ...], Field(strict=False)] = ()
 
     @model_validator(mode="after")
     def _checked(self) -> ServeSettings:
+        for index, client in enumerate(self.clients):
+            if not client.key.startswith(("$ENV:", "$STORE:")):  # never echoed
+                raise ValueError(
+                    f"clients[{index}].key must be a secret reference ($ENV:NAME or "
+                    "$STORE:<store>:<service>/<account>), never a literal in the config file"
+                )
         for index, key in enumerate(self.api_keys):
             if not key.startswith(("$ENV:", "$STORE:")):  # never echoed: it may be a real key
                 raise ValueError(
@@ -288,6 +322,38 @@ def _expand(value: object, resolver: SecretResolver | None, path: tuple[str | in
     return value, []
 
 
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def _named(servers: dict[str, Any], source: str) -> dict[str, Any]:
+    """Claude Code accepts any server name; agentrig's must make tool ids (``mcp__<name>__``):
+    other characters become ``_`` (``my.server`` is ``my_server``).  A name that cannot be
+    made valid, or that then collides, is left out with a warning -- not the whole file."""
+    from agentrig.diagnostics import get_logger
+
+    log = get_logger("mcp")
+    named: dict[str, Any] = {}
+    for name in sorted(servers, key=lambda n: (not _NAME.match(n) or "__" in n, n)):
+        usable = bool(_NAME.match(name)) and "__" not in name
+        valid = name if usable else re.sub("_{2,}", "_", _NAME_CHARS.sub("_", name)).strip("_")
+        if not usable:
+            if not _NAME.match(valid) or valid in named:
+                why = "it collides with another server" if valid in named else "too long or empty"
+                log.warning(
+                    "%s: server %r left out: its name cannot be used (%s)", source, name, why
+                )
+                continue
+            log.info(
+                "%s: server %r is known as %r (tool ids mcp__%s__<tool>)",
+                source,
+                name,
+                valid,
+                valid,
+            )
+        named[valid] = servers[name]
+    return named
+
+
 def parse_mcp_json(
     path: Path, resolver: SecretResolver | None
 ) -> dict[str, StdioServerSpec | HttpServerSpec]:
@@ -305,6 +371,7 @@ def parse_mcp_json(
             [Issue("mcp.project_file", "expected an object with an 'mcpServers' object")],
             source=source,
         )
+    servers = _named(servers, source)
     expanded, issues = _expand(servers, resolver, ("mcpServers",))
     table, problems = _validated(McpServers, expanded, ("mcpServers",))
     issues += problems

@@ -14,7 +14,7 @@ import contextlib
 import functools
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import attrs
@@ -24,10 +24,13 @@ from mcp.shared.exceptions import McpError as SdkMcpError
 from mcp.shared.message import SessionMessage
 from mcp.shared.session import ProgressFnT, RequestResponder
 
+from agentrig import __version__ as agentrig_version
 from agentrig.cancel import CancelSignal
 from agentrig.diagnostics import get_logger
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._errors import McpError, McpServerUnavailable
+from agentrig_mcp._lenient import RawCallResult, RawToolList, call_result, listed_tools
+from agentrig_mcp._stdio import ProcessState
 from agentrig_mcp._transport import HttpClientFactory, open_transport
 
 __all__ = ["ServerConnection", "Spawn"]
@@ -36,6 +39,9 @@ _T = TypeVar("_T")
 _MARKER = "agentrig/call"
 _MAX_BACKOFF = 30.0
 _CLOSE_GRACE = 10.0
+_CLIENT_INFO = types.Implementation(name="agentrig", version=agentrig_version)
+#: a listing longer than this many pages stops there (a server that never ends its pages)
+_MAX_PAGES = 100
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Start ``fn()`` as a task on the owner's task group (``rt.spawn``, ``TaskGroup.start_soon``)."""
@@ -60,6 +66,15 @@ class _Run:
     cause: str = "exited"  # what ended the run, for the error of the calls it interrupted
     requests: dict[str, types.RequestId] = attrs.Factory(dict)
     inflight: set[anyio.CancelScope] = attrs.Factory(set)
+    process: ProcessState = attrs.Factory(ProcessState)
+
+    def start_failure(self) -> str:
+        """Why the server did not start: the error, how it ended, its last stderr lines."""
+        cause = describe(self.error) if self.error else "it exited during start-up"
+        if self.process.returncode is not None or self.process.problem is not None:
+            cause += f" ({self.process.describe_exit()})"
+        tail = self.process.stderr_tail()
+        return f"{cause}; its stderr ends with:\n{tail}" if tail else cause
 
     def fail(self) -> None:
         """The server went away: end this run and interrupt every request in flight."""
@@ -120,6 +135,11 @@ class ServerConnection:
         """Start the server now (or wait for the running one); raises when it cannot start."""
         await self._ensure()
 
+    async def capabilities(self) -> types.ServerCapabilities:
+        """What the server advertised at initialization (starting it when needed)."""
+        _, session = await self._ensure()
+        return session.get_server_capabilities() or types.ServerCapabilities()
+
     async def aclose(self) -> None:
         """Stop the server and wait until its process is gone. Idempotent."""
         self._closed = True
@@ -155,8 +175,9 @@ class ServerConnection:
                 self._spawn(functools.partial(self._supervise, run))
             await run.ready.wait()
         if run.session is None or run.ended:
-            cause = describe(run.error) if run.error else "it exited during start-up"
-            raise McpServerUnavailable(f"MCP server {self.name!r} is not available: {cause}")
+            raise McpServerUnavailable(
+                f"MCP server {self.name!r} is not available: {run.start_failure()}"
+            )
         return run, run.session
 
     async def _supervise(self, run: _Run) -> None:
@@ -169,6 +190,7 @@ class ServerConnection:
                     log=self._log,
                     http_client=self._http_client,
                     on_broken=functools.partial(self._broken, run),
+                    state=run.process,
                 ) as (read, write),
                 anyio.create_task_group() as tg,
             ):
@@ -182,10 +204,16 @@ class ServerConnection:
                     inbound,
                     outbound,
                     message_handler=self._handle_message,
-                    client_info=types.Implementation(name="agentrig", version="0.1.0"),
+                    client_info=_CLIENT_INFO,
                 ) as session:
-                    with anyio.fail_after(self.spec.startup_timeout):
+                    with anyio.move_on_after(self.spec.startup_timeout) as starting:
                         await session.initialize()
+                    if starting.cancelled_caught:
+                        raise McpError(
+                            f"it did not answer initialize within "
+                            f"{self.spec.startup_timeout:g}s (startup_timeout)",
+                            code="mcp.timeout",
+                        )
                     run.session = session
                     self._log.info("started")
                     run.ready.set()
@@ -230,7 +258,11 @@ class ServerConnection:
                 pass
         if not run.stop.is_set():
             # the server went away on its own: fail what is in flight, restart on next need
-            self._log.warning("the server exited")
+            run.cause = run.process.describe_exit()
+            self._log.warning("%s", run.cause)
+            last = list(run.process.stderr)[-1:]
+            if last:
+                run.cause += f" (its last stderr line: {last[0]})"
             run.fail()
 
     async def _forward_out(
@@ -273,13 +305,15 @@ class ServerConnection:
         *,
         what: str,
         signal: CancelSignal | None = None,
+        timer: Callable[[anyio.CancelScope], None] | None = None,
     ) -> _T:
         """Run ``operation(session, meta)`` bounded by the server's timeout and ``signal``.
 
         A timed-out or cancelled request is cancelled on the server too; a server that went
         away fails the request with :class:`McpServerUnavailable` and is restarted on the next
         request.  ``meta`` must be passed as the request's ``_meta``; it carries the caller's
-        trace context (``traceparent``, ``tracestate``) when the runtime traces.
+        trace context (``traceparent``, ``tracestate``) when the runtime traces.  ``timer``
+        gets the scope of the timeout, whose deadline the operation may move (progress).
         """
         signal = signal or CancelSignal()
         with signal.scope():
@@ -294,7 +328,9 @@ class ServerConnection:
         done = False
         result: Any = None
         try:
-            with anyio.move_on_after(self.spec.timeout) as timer, signal.scope(), gone:
+            with anyio.move_on_after(self.spec.timeout) as deadline, signal.scope(), gone:
+                if timer is not None:
+                    timer(deadline)
                 result = await operation(session, meta)
                 done = True
         except SdkMcpError as exc:
@@ -319,10 +355,11 @@ class ServerConnection:
             )
         if not done:
             signal.raise_if_cancelled()
-            if timer.cancelled_caught:
+            if deadline.cancelled_caught:
                 raise McpError(
                     f"MCP server {self.name!r} did not answer {what} within "
-                    f"{self.spec.timeout:g}s (timeout); the request was cancelled",
+                    f"{self.spec.timeout:g}s (timeout; progress notifications extend it up to "
+                    f"max_call_time, {self.spec.max_call_time:g}s); the request was cancelled",
                     code="mcp.timeout",
                 )
         self._failures = 0
@@ -355,26 +392,56 @@ class ServerConnection:
         signal: CancelSignal | None = None,
         progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
-        """Call ``tool``; ``progress(progress, total, message)`` gets progress notifications."""
+        """Call ``tool``; ``progress(progress, total, message)`` gets progress notifications.
+
+        Each progress notification moves the timeout ``timeout`` seconds past it, up to
+        ``max_call_time`` after the call started.  The result keeps every valid content block
+        (see :mod:`agentrig_mcp._lenient`).
+        """
+        scopes: list[anyio.CancelScope] = []
+        limit = anyio.current_time() + self.spec.max_call_time
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            for scope in scopes:
+                scope.deadline = min(anyio.current_time() + self.spec.timeout, limit)
+            if progress is not None:
+                await progress(done, total, message)
 
         async def call(session: ClientSession, meta: dict[str, Any]) -> types.CallToolResult:
-            return await session.call_tool(tool, arguments, progress_callback=progress, meta=meta)
+            params = types.CallToolRequestParams(
+                name=tool, arguments=arguments, _meta=types.RequestParams.Meta(**meta)
+            )
+            request = types.ClientRequest(types.CallToolRequest(params=params))
+            raw = await session.send_request(
+                request, RawCallResult, progress_callback=cast("ProgressFnT", on_progress)
+            )
+            return call_result(raw)
 
-        return await self.request(call, what=f"the call to {tool!r}", signal=signal)
+        what = f"the call to {tool!r}"
+        return await self.request(call, what=what, signal=signal, timer=scopes.append)
 
-    async def list_tools(self) -> list[types.Tool]:
-        """Every tool the server offers (all pages)."""
+    async def list_tools(self) -> tuple[list[types.Tool], list[str]]:
+        """Every valid tool the server offers (all pages, up to 100), and why others are not."""
         tools: list[types.Tool] = []
+        bad: list[str] = []
         cursor: str | None = None
-        while True:
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
 
             async def page(
                 session: ClientSession, meta: dict[str, Any], cursor: str | None = cursor
-            ) -> types.ListToolsResult:
-                return await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+            ) -> RawToolList:
+                params = types.PaginatedRequestParams(cursor=cursor)
+                request = types.ClientRequest(types.ListToolsRequest(params=params))
+                return await session.send_request(request, RawToolList)
 
             result = await self.request(page, what="tools/list")
-            tools += result.tools
+            valid, invalid = listed_tools(result)
+            tools += valid
+            bad += invalid
             cursor = result.nextCursor
-            if not cursor:
-                return tools
+            if not cursor or cursor in seen:
+                return tools, bad
+            seen.add(cursor)
+        bad.append(f"the listing went on past {_MAX_PAGES} pages: the rest was not read")
+        return tools, bad

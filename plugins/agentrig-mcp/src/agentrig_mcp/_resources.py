@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from agentrig.tools import ToolContext, Toolset, tool
+from agentrig_mcp._errors import McpError
 from agentrig_mcp._service import client_of
 from agentrig_mcp._tools import block_text, truncate
 
@@ -20,12 +21,24 @@ _MAX_CHARS = 100_000
 
 @tool(risk="inspect")
 async def list_mcp_resources(ctx: ToolContext, server: str | None = None) -> str:
-    """List the resources of the MCP servers (or of one server): uri, name, type, description."""
+    """List the resources of the MCP servers (or of one server): uri, name, type, description.
+
+    Servers that offer no resources are left out; one that fails is listed with its error.
+    """
     client = client_of(ctx)
     names = [server] if server is not None else client.servers()
-    listed = []
+    listed: list[dict[str, object]] = []
     for name in names:
-        for resource in await client.list_resources(name):
+        try:
+            if server is None and not await client.offers_resources(name):
+                continue
+            resources = await client.list_resources(name)
+        except McpError as exc:
+            if server is not None:
+                raise
+            listed.append({"server": name, "error": str(exc)})
+            continue
+        for resource in resources:
             listed.append(
                 {
                     "server": name,

@@ -9,41 +9,33 @@ A result's images (image content, embedded image resources) reach the model as i
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp import types
 
-from agentrig.ids import ToolId, tool_id
+from agentrig.agent import Agent
+from agentrig.ids import ToolId
 from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock
 from agentrig.tools import PermissionArg, RiskClass, ToolContext, ToolInputError, ToolOutput
-from agentrig.tools.schema import validate_json
+from agentrig.tools.schema import check_bounds, validate_json
 from agentrig_mcp._connection import ServerConnection
 
 __all__ = [
     "JsonSchemaInput",
     "block_text",
+    "capped_definition",
     "McpTool",
     "render_result",
+    "structured_text",
     "result_content",
     "risk_of",
-    "tool_name",
     "truncate",
 ]
 
-_INVALID = re.compile(r"[^A-Za-z0-9_.-]")
-_MAX_ID = 128
-
 Notify = Callable[[Observation], None]
-
-
-def tool_name(server: str, tool: str) -> ToolId | None:
-    """``mcp__<server>__<tool>`` with characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``;
-    None when the result would be longer than an agentrig tool id may be (128)."""
-    name = f"mcp__{server}__{_INVALID.sub('_', tool)}"
-    return tool_id(name) if len(name) <= _MAX_ID else None
+_ANY_OBJECT: Mapping[str, Any] = {"type": "object", "properties": {}}
 
 
 def risk_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -> RiskClass:
@@ -60,6 +52,46 @@ def risk_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -> Risk
     if annotations.readOnlyHint is not True and annotations.destructiveHint is True:
         return "execute"
     return "modify"
+
+
+def capped_definition(
+    definition: types.Tool, server: str, *, max_description: int, max_schema: int
+) -> tuple[str, Mapping[str, Any]]:
+    """The description and input schema a model is shown, each within its cap.
+
+    A longer description is cut with a note; a schema whose JSON is longer than
+    ``max_schema``, deeper than agentrig validates, or whose root is not an object is
+    replaced by an open object schema (the server still checks the arguments) and the
+    description says so.  A server's own content then cannot crowd out an agent's context.
+    """
+    description = (
+        definition.description
+        or definition.title
+        or f"The {definition.name!r} tool of the MCP server {server!r}."
+    )
+    notes: list[str] = []
+    if len(description) > max_description:
+        notes.append(
+            f"[description cut by agentrig: {max_description} of {len(description)} "
+            "characters shown]"
+        )
+        description = description[:max_description]
+    schema: Mapping[str, Any] = definition.inputSchema
+    size = len(json.dumps(schema, separators=(",", ":"), default=str))
+    problem = None
+    if size > max_schema:
+        problem = f"its JSON is {size} characters, over the limit of {max_schema}"
+    elif schema.get("type", "object") != "object":
+        problem = f"its root type is {schema.get('type')!r}, not an object"
+    elif check_bounds(schema):
+        problem = "it is nested deeper than agentrig validates"
+    if problem is not None:
+        notes.append(
+            f"[input schema omitted by agentrig: {problem}; pass the arguments the "
+            "description names, the server checks them]"
+        )
+        schema = _ANY_OBJECT
+    return "\n".join([description, *notes]), schema
 
 
 class JsonSchemaInput:
@@ -86,7 +118,22 @@ class JsonSchemaInput:
         return value
 
 
+def _blob_text(resource: types.BlobResourceContents) -> str | None:
+    """The text of a blob resource whose type says it is text (``text/*``, JSON, XML)."""
+    mime = (resource.mimeType or "").split(";")[0].strip().lower()
+    if not (mime.startswith("text/") or mime.endswith(("json", "xml", "yaml"))):
+        return None
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(resource.blob, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
 def block_text(block: types.ContentBlock) -> str:
+    """What the model reads for one block (binary content as a short placeholder)."""
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):
@@ -97,6 +144,9 @@ def block_text(block: types.ContentBlock) -> str:
         resource = block.resource
         if isinstance(resource, types.TextResourceContents):
             return f"[resource {resource.uri}]\n{resource.text}"
+        text = _blob_text(resource)
+        if text is not None:
+            return f"[resource {resource.uri}]\n{text}"
         size = len(resource.blob) * 3 // 4
         return f"[resource {resource.uri} ({resource.mimeType or 'binary'}), about {size} bytes]"
     return f"[resource link {block.uri}: {block.name}]"
@@ -114,7 +164,9 @@ def _image(block: types.ContentBlock) -> ImageBlock | None:
     return None
 
 
-def result_content(result: types.CallToolResult, *, max_chars: int) -> str | list[ContentBlock]:
+def result_content(
+    result: types.CallToolResult, *, max_chars: int | None
+) -> str | list[ContentBlock]:
     """What the model gets: the text of :func:`render_result`, or -- when the result holds
     images -- text and image blocks in the server's order (the text cut at ``max_chars``).
 
@@ -130,7 +182,8 @@ def result_content(result: types.CallToolResult, *, max_chars: int) -> str | lis
         nonlocal budget
         if texts:
             text = truncate("\n".join(texts), budget)
-            budget = max(0, budget - len(text))
+            if budget is not None:
+                budget = max(0, budget - len(text))
             blocks.append(TextBlock(text=text))
             texts.clear()
 
@@ -141,29 +194,84 @@ def result_content(result: types.CallToolResult, *, max_chars: int) -> str | lis
         else:
             flush()
             blocks.append(image)
-    has_text = any(isinstance(b, types.TextContent) for b in result.content)
-    if result.structuredContent is not None and not has_text:
-        texts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    extra = structured_text(result)
+    if extra is not None:
+        texts.append(extra)
     flush()
     return blocks
 
 
-def render_result(result: types.CallToolResult, *, max_chars: int) -> str:
+def render_result(result: types.CallToolResult, *, max_chars: int | None) -> str:
     """The text the model sees: the content blocks in order; structured content as JSON when
     no text block carries it (MCP asks servers to send its serialisation as text too); cut at
-    ``max_chars`` with a note saying so."""
+    ``max_chars`` (None: never) with a note saying so."""
     parts = [block_text(block) for block in result.content]
-    has_text = any(isinstance(b, types.TextContent) for b in result.content)
-    if result.structuredContent is not None and not has_text:
-        parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    extra = structured_text(result)
+    if extra is not None:
+        parts.append(extra)
     return truncate("\n".join(parts), max_chars)
 
 
-def truncate(text: str, max_chars: int) -> str:
-    """``text`` cut at ``max_chars`` with a note saying how much was shown."""
-    if len(text) <= max_chars:
+def _carries(text: str, value: dict[str, Any]) -> bool:
+    """Does ``text`` carry ``value``: its JSON, or -- for a value wrapped as ``{"result": x}``
+    (how SDKs wrap a plain return value) -- the JSON or text of ``x``?"""
+    inner = next(iter(value.values())) if len(value) == 1 else value
+    if isinstance(inner, str) and text == inner:
+        return True
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return bool(parsed in (value, inner))
+
+
+def _without_none(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
+def structured_text(result: types.CallToolResult) -> str | None:
+    """The structured content as JSON, unless a text block already carries it (MCP asks
+    servers to send its serialisation as text too); None when there is nothing to add.
+
+    Binary data the result's blocks already carry (an image's base64) is not repeated.
+    """
+    value = result.structuredContent
+    if value is None:
+        return None
+    if any(isinstance(b, types.TextContent) and _carries(b.text, value) for b in result.content):
+        return None
+    inner = next(iter(value.values())) if len(value) == 1 else value
+    blocks = [b.model_dump(mode="json", by_alias=True) for b in result.content]
+    if _without_none(inner) == _without_none(blocks):
+        return None  # the blocks themselves, serialised (a list return value)
+    carried = {
+        b.data for b in result.content if isinstance(b, types.ImageContent | types.AudioContent)
+    }
+
+    def shown(item: object) -> object:
+        if isinstance(item, str) and item in carried:
+            return "[binary data: the image or audio block of this result]"
+        if isinstance(item, dict):
+            return {k: shown(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [shown(v) for v in item]
+        return item
+
+    return json.dumps(shown(value), ensure_ascii=False)
+
+
+def truncate(text: str, max_chars: int | None) -> str:
+    """``text`` cut at ``max_chars`` (None: never) with a note saying what was kept."""
+    if max_chars is None or len(text) <= max_chars:
         return text
-    return text[:max_chars] + f"\n[output truncated: {max_chars} of {len(text)} characters shown]"
+    return text[:max_chars] + (
+        f"\n[agentrig: output cut: the server sent {len(text)} characters; only the first "
+        f"{max_chars} are shown and the rest was not kept]"
+    )
 
 
 class McpTool:
@@ -187,12 +295,14 @@ class McpTool:
         self.deferred = deferred
         self._notify = notify
         self._max_chars = max_output_chars
-        self._description = (
-            definition.description
-            or definition.title
-            or f"The {definition.name!r} tool of the MCP server {connection.name!r}."
+        spec = connection.spec
+        self._description, schema = capped_definition(
+            definition,
+            connection.name,
+            max_description=spec.max_description_chars,
+            max_schema=spec.max_schema_chars,
         )
-        self._input = JsonSchemaInput(definition.inputSchema, id)
+        self._input = JsonSchemaInput(schema, id)
         self._risk = risk_of(definition.annotations, trusted=connection.spec.trust_annotations)
 
     @property
@@ -234,7 +344,11 @@ class McpTool:
         result = await self.connection.call_tool(
             self.definition.name, input, signal=ctx.signal, progress=progress
         )
-        content = result_content(result, max_chars=self._max_chars)
+        # an agent that cuts big results keeps the whole one on disk and says so truthfully:
+        # cutting here first would make its note describe an already-cut text as the whole
+        agent = ctx.agent
+        spills = isinstance(agent, Agent) and agent.config.tool_result_max_bytes > 0
+        content = result_content(result, max_chars=None if spills else self._max_chars)
         return ToolOutput(content, is_error=result.isError)
 
     def parse_output(self, value: Any) -> Any:

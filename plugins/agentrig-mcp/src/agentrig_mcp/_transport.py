@@ -1,8 +1,8 @@
-"""Opening a server's transport: a stdio subprocess (stderr to the log) or streamable HTTP.
+"""Opening a server's transport: a stdio subprocess or streamable HTTP.
 
-Both yield the SDK's stream pair.  A subprocess's stderr is read through a pipe and logged
-line by line under ``agentrig.mcp.<server>``; the SDK stops the process (stdin closed, then
-SIGTERM, then SIGKILL to its process group) when the transport closes.
+Both yield the SDK's stream pair.  A subprocess runs as a reaped process tree
+(:mod:`agentrig_mcp._stdio`): its stderr is logged line by line under
+``agentrig.mcp.<server>`` and its last lines kept for the error of a failed start.
 
 Over HTTP, the SDK swallows a response stream that breaks (it only logs it), so a call whose
 server died would wait for its timeout.  Every response body is therefore watched: a
@@ -13,16 +13,14 @@ transport error while reading it (the peer closed the connection mid-body, a res
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import httpx
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
+from agentrig_mcp._stdio import ProcessState, stdio_transport
 
 if TYPE_CHECKING:
     import logging
@@ -41,47 +39,6 @@ HttpClientFactory = Callable[[HttpServerSpec, dict[str, str]], "httpx.AsyncClien
 
 OnBroken = Callable[[BaseException], None]
 """Called with the error when an HTTP response stream from the server breaks."""
-
-
-async def _pump_stderr(fd: int, log: logging.Logger) -> None:
-    """Log the child's stderr until it closes (EOF when every holder of the pipe exited)."""
-    os.set_blocking(fd, False)
-    pending = b""
-    try:
-        while True:
-            await anyio.wait_readable(fd)
-            try:
-                chunk = os.read(fd, 65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                break
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                log.info("stderr: %s", line.decode("utf-8", "replace").rstrip())
-        if pending:
-            log.info("stderr: %s", pending.decode("utf-8", "replace").rstrip())
-    finally:
-        os.close(fd)
-
-
-@contextlib.asynccontextmanager
-async def _stdio(
-    spec: StdioServerSpec, env: dict[str, str], log: logging.Logger
-) -> AsyncIterator[Streams]:
-    params = StdioServerParameters(
-        command=spec.command, args=list(spec.args), env=env or None, cwd=spec.cwd
-    )
-    read_fd, write_fd = os.pipe()
-    errlog = os.fdopen(write_fd, "w")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_pump_stderr, read_fd, log)
-        try:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                errlog.close()  # the child holds its own copy; EOF comes when it exits
-                yield read, write
-        finally:
-            errlog.close()
 
 
 class _WatchedBody(httpx.AsyncByteStream):
@@ -127,8 +84,10 @@ def open_transport(
     log: logging.Logger,
     http_client: HttpClientFactory,
     on_broken: OnBroken | None = None,
+    state: ProcessState | None = None,
 ) -> contextlib.AbstractAsyncContextManager[Any]:
-    """The stream pair of ``spec``; ``resolved`` is its env (stdio) or headers (HTTP)."""
+    """The stream pair of ``spec``; ``resolved`` is its env (stdio) or headers (HTTP);
+    ``state`` learns a stdio server's stderr and exit."""
     if isinstance(spec, StdioServerSpec):
-        return _stdio(spec, resolved, log)
+        return stdio_transport(spec, resolved, log, state or ProcessState())
     return _http(spec, resolved, http_client, on_broken)

@@ -10,7 +10,10 @@ from typing import Any
 import attrs
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import Meter
-from opentelemetry.sdk.environment_variables import OTEL_METRICS_EXEMPLAR_FILTER
+from opentelemetry.sdk.environment_variables import (
+    OTEL_BSP_MAX_QUEUE_SIZE,
+    OTEL_METRICS_EXEMPLAR_FILTER,
+)
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
@@ -19,12 +22,12 @@ from opentelemetry.sdk.metrics.export import (
 )
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import Tracer
 
 from agentrig.errors import ConfigError, Issue
 from agentrig_otel._config import OtelConfig
-from agentrig_otel._metrics import Aggregator, pre_aggregate
+from agentrig_otel._drops import BoundedSpanProcessor, Drops
 
 __all__ = ["OtelSetupError", "Pipeline", "build_pipeline", "exporting_pipeline"]
 
@@ -37,6 +40,10 @@ class OtelSetupError(ConfigError):
 
 
 INSTRUMENTATION = "agentrig"
+#: spans the batch span processor may hold before it drops (and counts) one, unless
+#: ``OTEL_BSP_MAX_QUEUE_SIZE`` says otherwise: the SDK's 2048 is filled by a busy event loop
+#: whose export thread waits for the GIL (benchmarks/README.md, "Tracing on public APIs")
+SPAN_QUEUE_SIZE = 32768
 #: the values of ``OTEL_METRICS_EXEMPLAR_FILTER`` the SDK knows (``trace_based`` by default)
 EXEMPLAR_FILTERS = ("trace_based", "always_on", "always_off")
 
@@ -63,15 +70,13 @@ class Pipeline:
     meter: Meter | None
     tracer_provider: TracerProvider | None = None
     meter_provider: MeterProvider | None = None
-    #: the plugin's histograms pre-aggregated for the one reader built here (None: it records
-    #: through ``meter``, or measures nothing); a reader added to ``meter_provider`` later
-    #: would see only what is recorded through ``meter``
-    aggregator: Aggregator | None = None
+    #: what the export pipeline dropped (spans of a full queue, failed exports)
+    drops: Drops = attrs.field(factory=Drops)
 
     @property
-    def metrics(self) -> Meter | Aggregator | None:
+    def metrics(self) -> Meter | None:
         """Where :class:`~agentrig_otel.Telemetry` records its metrics."""
-        return self.aggregator if self.aggregator is not None else self.meter
+        return self.meter
 
     def shutdown(self) -> None:
         """Flush and close the providers built here (never the application's global ones)."""
@@ -134,27 +139,46 @@ def exporting_pipeline(
     metric_exporter: MetricExporter | None,
     *,
     service_name: str | None = None,
+    span_queue_size: int | None = None,
 ) -> Pipeline:
     """The providers the plugin builds, sending to these exporters (what ``build_pipeline``
     builds for ``console`` and ``otlp-*``; a benchmark or test passes exporters of its own).
 
-    ``span_exporter`` goes behind a ``BatchSpanProcessor`` (None: spans are recorded, not
-    exported); ``metric_exporter`` behind a ``PeriodicExportingMetricReader``.  Without a
-    metric exporter there is no meter at all: no reader could ever read a measurement.
+    ``span_exporter`` goes behind the SDK's ``BatchSpanProcessor`` (None: spans are recorded,
+    not exported) with a queue of ``span_queue_size`` spans (default: ``OTEL_BSP_MAX_QUEUE_SIZE``,
+    else :data:`SPAN_QUEUE_SIZE`); a span that finds it full is dropped, counted and reported
+    (``_drops``).  ``metric_exporter`` goes behind a ``PeriodicExportingMetricReader``.
+    Without a metric exporter there is no meter at all: no reader could ever read a
+    measurement.
     """
     attributes: dict[str, Any] = {}
     if service_name:
         attributes[SERVICE_NAME] = service_name
     resource = Resource.create(attributes)
+    drops = Drops()
+    meter_provider = meter = None
+    if metric_exporter is not None:
+        _check_exemplar_filter()
+        reader = PeriodicExportingMetricReader(metric_exporter)
+        meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+        meter = meter_provider.get_meter(INSTRUMENTATION)
+        drops.measure(meter)
     tracer_provider = TracerProvider(resource=resource)
     if span_exporter is not None:
-        tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+        queue = span_queue_size or _env_queue_size() or SPAN_QUEUE_SIZE
+        processor = BoundedSpanProcessor(span_exporter, drops, max_queue_size=queue)
+        tracer_provider.add_span_processor(processor)
     tracer = tracer_provider.get_tracer(INSTRUMENTATION)
-    if metric_exporter is None:
-        return Pipeline(tracer, None, tracer_provider)
-    _check_exemplar_filter()
-    reader = PeriodicExportingMetricReader(metric_exporter)
-    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-    meter = meter_provider.get_meter(INSTRUMENTATION)
-    aggregator = pre_aggregate(meter_provider, meter, reader)
-    return Pipeline(tracer, meter, tracer_provider, meter_provider, aggregator)
+    return Pipeline(tracer, meter, tracer_provider, meter_provider, drops)
+
+
+def _env_queue_size() -> int | None:
+    """``OTEL_BSP_MAX_QUEUE_SIZE`` when it is a positive integer (else the plugin's default)."""
+    value = os.environ.get(OTEL_BSP_MAX_QUEUE_SIZE, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) <= 0:
+        raise OtelSetupError(
+            f"{OTEL_BSP_MAX_QUEUE_SIZE}={value!r} is not a positive integer", ("otel", "exporter")
+        )
+    return int(value)

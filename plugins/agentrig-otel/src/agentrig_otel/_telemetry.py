@@ -2,24 +2,27 @@
 
 Composed into a runtime, :class:`Telemetry` is also its trace context
 (``agentrig.kernel.tracing``): the loop opens a scope around each turn, model call attempt and
-tool call, and each scope is a live span made current in the task that does the work -- so an
-HTTP request, a hook or a session event inside it names that span, and W3C ``traceparent``
-goes out with them.  The loop's observation of the operation (``observe``) arrives while its
-scope is open; it names the span (``chat {model}``), sets the GenAI attributes and ends it.
-An observation without a scope of ours (a direct ``agent.call_tool()``, or another plugin
-providing the trace context) becomes a span written from the observation's own timings.
+tool call, and each scope is a span started by the tracer and made current in the task that
+does the work -- so an HTTP request, a hook, a delegated child agent or a session event inside
+it names that span, and W3C ``traceparent`` goes out with them.  The loop's observation of the
+operation (``observe``) arrives while its scope is open; it names the span (``chat {model}``),
+sets the GenAI attributes and ends it.  An observation without a scope of ours (a direct
+``agent.call_tool()``, or another plugin providing the trace context) becomes a span written
+from the observation's own timings.
+
+Only OpenTelemetry's public API is used: ``Tracer.start_span``, the context API,
+``Span.set_attributes`` / ``update_name`` / ``add_event`` / ``set_status`` / ``end`` and the
+meter's histograms.  Whatever tracer or meter provider is behind them works the same way.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
-from contextvars import Token
-from types import MappingProxyType
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from contextvars import ContextVar, Token
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
@@ -35,34 +38,32 @@ from agentrig.plugin import (
     hookimpl,
 )
 from agentrig.redaction import redact
-from agentrig_otel._light import LIVE, LiveSpan, light_tracer
-from agentrig_otel._metrics import Aggregator, Instruments, series_key
+from agentrig_otel._conventions import (
+    finish_reason,
+    input_messages,
+    output_messages,
+    server_of,
+)
+from agentrig_otel._instruments import Instruments
 
 __all__ = ["Telemetry", "redact"]  # redact: agentrig's one shared redactor, re-exported
 
-log = logging.getLogger("agentrig.otel")
-
 #: keys of events waiting for their span kept at most (the oldest are dropped beyond it)
 MAX_PENDING = 4096
-#: distinct metric attribute sets kept for reuse (beyond it the cache starts over)
-MAX_ATTRIBUTE_SETS = 1024
+#: the tool type of every agentrig tool: the agent builds the call, the process runs it
+TOOL_TYPE = "function"
 
 
 def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
 
 
-def _json(value: Any) -> str:
-    return json.dumps(redact(value), ensure_ascii=False, default=str)
-
-
-def _usage_attributes(usage: Any) -> dict[str, int]:
-    if usage is None:
-        return {}
-    return {
-        "gen_ai.usage.input_tokens": usage.prompt,
-        "gen_ai.usage.output_tokens": usage.completion,
-    }
+def _hex_ids(span: Span) -> tuple[str, str] | None:
+    """``(trace_id, span_id)`` as hex; None for a span that records nothing (no-op tracer)."""
+    ctx = span.get_span_context()
+    if not ctx.is_valid:
+        return None
+    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
 
 
 #: the name and kind a call's span starts with (a turn's is named after its agent)
@@ -71,73 +72,55 @@ _OPENED: dict[str, tuple[str, SpanKind]] = {
     "tool_call": ("execute_tool", SpanKind.INTERNAL),
 }
 
-
-def _attributes_to_write(live: Span | None, name: str, common: Mapping[str, Any]) -> dict[str, Any]:
-    """Where a span's attributes are written, starting with ``common``: a light span's own
-    (named ``name`` here; live and recording, checked by the caller), else a new dict."""
-    if type(live) is LiveSpan:
-        live._name = name
-        attributes = live._values
-        attributes.update(common)  # built here: no value to clean
-        return attributes
-    return dict(common)
-
-
-def _hex_ids(span: Span) -> tuple[str, str] | tuple[()]:
-    """``(trace_id, span_id)`` as hex; ``()`` for a span that records nothing (no-op tracer)."""
-    ctx = span.get_span_context()
-    if not ctx.is_valid:
-        return ()
-    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
-
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-
-
-class _Built(dict[_K, _V]):
-    """Values built once per key and reused (attribute sets, names): read with ``get``,
-    added with :meth:`keep`; beyond ``MAX_ATTRIBUTE_SETS`` keys it starts over."""
-
-    def keep(self, key: _K, value: _V) -> _V:
-        if len(self) > MAX_ATTRIBUTE_SETS:
-            self.clear()
-        self[key] = value
-        return value
-
-
 #: events (name, attributes, unix time) waiting for the span they belong to
 _Pending = list[tuple[str, Mapping[str, Any], float]]
 
+#: the scope of ours current in this context; None inside an inbound trace context
+_LIVE: ContextVar[_Scope | None] = ContextVar("agentrig_otel_scope", default=None)
+
 
 class _Scope:
-    """A live span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
+    """A span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
 
-    __slots__ = ("_hex", "_ids", "_live", "_token", "ended", "owner", "scope_kind", "span")
+    __slots__ = (
+        "_hex",
+        "_live",
+        "_read",
+        "_token",
+        "ended",
+        "model",
+        "owner",
+        "parent",
+        "scope_kind",
+        "span",
+    )
 
     def __init__(self, owner: Telemetry, kind: ScopeKind, span: Span) -> None:
         self.owner = owner
         self.scope_kind = kind
         self.span = span
         self.ended = False
-        self._ids: tuple[str, str] | tuple[()] | None = None  # () once known to be invalid
-        self._hex: tuple[str, str] | None = None  # the ids, once known to be valid
+        self._hex: tuple[str, str] | None = None
+        self._read = False  # whether _hex was read from the span
+        #: a turn's: (provider kind, requested model, response model, finish reason) of its
+        #: last model call
+        self.model: tuple[str, str, str | None, str | None] | None = None
+        self.parent = _LIVE.get()
         self._token = otel_context.attach(trace.set_span_in_context(span))
-        self._live: Token[Any] = LIVE.set(self)
+        self._live: Token[_Scope | None] = _LIVE.set(self)
 
     def ids(self) -> tuple[str, str] | None:
-        if self._ids is None:
-            self._ids = _hex_ids(self.span)
-            self._hex = self._ids or None
-        return self._ids or None
+        if not self._read:
+            self._hex, self._read = _hex_ids(self.span), True
+        return self._hex
 
     def end(self) -> None:
         self.ended = True
         self.span.end()
 
     def close(self) -> None:
-        if LIVE.get() is self:  # the context that opened it (the loop closes it there)
-            LIVE.reset(self._live)
+        if _LIVE.get() is self:  # the context that opened it (the loop closes it there)
+            _LIVE.reset(self._live)
             otel_context.detach(self._token)
         if not self.ended:  # no observation came (no listener saw it): end it here
             self.end()
@@ -150,10 +133,10 @@ class _Continued:
 
     def __init__(self, headers: Mapping[str, str]) -> None:
         self._token = otel_context.attach(propagate.extract(dict(headers)))
-        self._live = LIVE.set(None)
+        self._live = _LIVE.set(None)
 
     def close(self) -> None:
-        LIVE.reset(self._live)
+        _LIVE.reset(self._live)
         otel_context.detach(self._token)
 
 
@@ -168,38 +151,27 @@ class Telemetry:
     def __init__(
         self,
         tracer: Tracer,
-        meter: Meter | Aggregator | None = None,
+        meter: Meter | None = None,
         *,
         capture_content: bool = False,
         runtime: Any = None,
     ) -> None:
         self._tracer = tracer
-        # light live spans when the tracer is the SDK's and they are exact (see _light)
-        self._light = light_tracer(tracer)
         self._capture = capture_content
         self.runtime = runtime
         # hook executions and permission decisions outside any scope of ours, waiting for
         # the span they belong to: the tool call's span by call id, else the session's next turn
         self._by_call: OrderedDict[str, _Pending] = OrderedDict()
         self._by_session: OrderedDict[str, _Pending] = OrderedDict()
-        # the histograms: the SDK's on a meter, pre-aggregated on the plugin's own pipeline
         self._metrics = Instruments(meter) if meter is not None else None
-        # the attribute sets of metric points (and their keys), built once per combination
-        self._metric_attributes: _Built[tuple[Any, ...], _MetricAttributes] = _Built()
-        self._tool_attributes: _Built[tuple[str, str], _Series] = _Built()
-        self._permission_sets: _Built[tuple[bool, Any], Mapping[str, Any]] = _Built()
-        # a model call span's name and common attributes, by what they are made of
-        self._call_sets: _Built[tuple[Any, ...], tuple[str, Mapping[str, Any]]] = _Built()
-        self._reason_sets: _Built[Any, tuple[str]] = _Built()
-        self._tool_sets: _Built[str, tuple[str, Mapping[str, Any]]] = _Built()
+        # what the runtime says of a provider (its server) and a tool (its description)
+        self._servers: dict[Any, dict[str, Any]] = {}
+        self._tools: dict[tuple[Any, str], str | None] = {}
 
     # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
-    def open(self, kind: ScopeKind, agent_id: str) -> _Scope | LiveSpan:
+    def open(self, kind: ScopeKind, agent_id: str) -> _Scope:
         """A live span of ``kind``, current in this task until the scope closes."""
         name, span_kind = _OPENED.get(kind) or (f"invoke_agent {agent_id}", SpanKind.INTERNAL)
-        light = self._light
-        if light is not None:
-            return light.open(name, span_kind, self, kind)
         return _Scope(self, kind, self._tracer.start_span(name, kind=span_kind))
 
     def headers(self) -> dict[str, str]:
@@ -210,11 +182,10 @@ class Telemetry:
 
     def ids(self) -> tuple[str, str] | None:
         """The current span's trace id and span id (hex), or None outside a span."""
-        live = LIVE.get()
+        live = _LIVE.get()
         if live is not None:
-            ids: tuple[str, str] | None = live._hex  # built once per span (the common case)
-            return ids if ids is not None else live.ids()
-        return _hex_ids(trace.get_current_span()) or None
+            return live.ids()
+        return _hex_ids(trace.get_current_span())
 
     def continue_from(self, headers: Mapping[str, str]) -> _Continued:
         """Make an inbound request's trace context current (the run becomes its child)."""
@@ -236,7 +207,7 @@ class Telemetry:
     @hookimpl
     def observe(self, payload: Observation) -> None:
         kind = payload.kind
-        if kind == "model_call":  # the most frequent first
+        if kind == "model_call":
             self._observed(payload, "model_call")
         elif kind == "tool_call":
             self._observed(payload, "tool_call")
@@ -248,58 +219,45 @@ class Telemetry:
     def _observed(self, payload: Observation, kind: ScopeKind) -> None:
         """An operation's observation: its metrics, then its span (the live one if open)."""
         data = payload.data
-        if kind == "model_call":
-            if self._metrics is not None:
-                self._record_call_metrics(data)
-        elif kind == "tool_call" and self._metrics is not None:
-            self._record_tool_metrics(data)
-        live = LIVE.get()
-        if (
-            type(live) is LiveSpan  # the common case: a light span of ours, recording
-            and live.owner is self
-            and live.scope_kind == kind
-            and not live.ended
-            and live._recording
-        ):
-            # without a processor to take the span, its name and attributes are written when
-            # something reads it (what they would be now: LiveSpan.defer); content read from
-            # the session is read now. The events kept for the span are taken now.
-            capture = self._capture
+        if self._metrics is not None:
             if kind == "model_call":
-                if capture or not live.defer(self._call, payload):
-                    self._call(payload, live)
+                self._metrics.model_call(data)
             elif kind == "tool_call":
-                pending = self._by_call.pop(data.get("call_id") or "", None)
-                if capture or not live.defer(self._tool_span, payload, pending):
-                    self._tool_span(payload, pending, live)
-            else:
-                pending = self._by_session.pop(data.get("session_id") or "", None)
-                if capture or not live.defer(self._turn_span, payload, pending):
-                    self._turn_span(payload, pending, live)
-            live.end()
-            return
-        span: Span | None = None
+                self._metrics.tool_call(data)
+        live = _LIVE.get()
         if live is None or live.owner is not self or live.scope_kind != kind or live.ended:
             live = None
-        elif not (live._recording if type(live) is LiveSpan else live.span.is_recording()):
-            # sampled out: nothing to write (events kept for the span it would have been
-            # are dropped with it)
-            if kind == "turn":
-                self._by_session.pop(data.get("session_id") or "", None)
-            elif kind == "tool_call":
-                self._by_call.pop(data.get("call_id") or "", None)
-            live.end()
+        if kind == "model_call" and live is not None and live.parent is not None:
+            # the turn's span says which model it asked for and which answered
+            stop_reason = data.get("stop_reason")
+            live.parent.model = (
+                _provider_name(data),
+                data.get("model") or "",
+                data.get("response_model"),
+                finish_reason(stop_reason) if stop_reason else None,
+            )
+        pending = self._pending_of(payload)
+        span = live.span if live is not None else None
+        if span is not None and not span.is_recording():
+            live.end()  # type: ignore[union-attr]  # sampled out: nothing to write
             return
-        else:  # a light span is its own scope
-            span = live if type(live) is LiveSpan else live.span
         if kind == "model_call":
             self._call(payload, span)
         elif kind == "tool_call":
-            self._tool(payload, span)
+            self._tool(payload, pending, span)
         else:
-            self._turn(payload, span)
+            self._turn(payload, pending, span, live)
         if live is not None:
             live.end()
+
+    def _pending_of(self, payload: Observation) -> _Pending | None:
+        """The events kept for the span of a tool call (by call id) or a turn (by session)."""
+        data = payload.data
+        if payload.kind == "tool_call":
+            return self._by_call.pop(data.get("call_id") or "", None)
+        if payload.kind == "turn":
+            return self._by_session.pop(data.get("session_id") or "", None)
+        return None
 
     def _event(self, payload: Observation) -> None:
         """A permission decision or hook execution: an event on the current span of ours,
@@ -307,9 +265,10 @@ class Telemetry:
         data = payload.data
         if payload.kind == "permission":
             name = "agentrig.permission"
-            attributes: Mapping[str, Any] = self._permission_attributes(
-                bool(data.get("allowed")), data.get("reason")
-            )
+            attributes: dict[str, Any] = {
+                "agentrig.permission.outcome": "allow" if data.get("allowed") else "deny",
+                "agentrig.permission.reason": str(data.get("reason") or ""),
+            }
             when = time.time()
         else:
             name = f"agentrig.hook {data.get('event')}"
@@ -323,10 +282,9 @@ class Telemetry:
             if data.get("reason"):
                 attributes["agentrig.hook.reason"] = str(data["reason"])
             when = float(data.get("started_at") or time.time())
-        live = LIVE.get()
+        live = _LIVE.get()
         if live is not None and live.owner is self and not live.ended:
-            span = live if type(live) is LiveSpan else live.span
-            span.add_event(name, attributes, int(when * 1e9))  # _ns(when)
+            live.span.add_event(name, attributes, _ns(when))
             return
         call_id, session_id = data.get("call_id"), data.get("session_id")
         pending = self._by_call if call_id else self._by_session
@@ -337,34 +295,8 @@ class Telemetry:
         if len(pending) > MAX_PENDING:
             pending.popitem(last=False)
 
-    def _permission_attributes(self, allowed: bool, reason: Any) -> Mapping[str, Any]:
-        """A decision's event attributes, built once per outcome and reason (read-only)."""
-        key = (allowed, reason)
-        attributes = self._permission_sets.get(key)
-        if attributes is None:
-            attributes = self._permission_sets.keep(
-                key,
-                MappingProxyType(
-                    {
-                        "agentrig.permission.outcome": "allow" if allowed else "deny",
-                        "agentrig.permission.reason": str(reason or ""),
-                    }
-                ),
-            )
-        return attributes
-
-    @staticmethod
-    def _add_events(span: Any, events: _Pending) -> None:
-        for name, attributes, when in events:
-            span.add_event(name, attributes, timestamp=_ns(when))
-
-    def _span(
-        self,
-        live: Span | None,
-        name: str,
-        kind: SpanKind,
-        start: float,
-        attributes: dict[str, Any],
+    def _start(
+        self, live: Span | None, name: str, kind: SpanKind, start: float, attributes: dict[str, Any]
     ) -> Span:
         """The live span, named and given its attributes; without one, a span started at the
         observation's own start time (its caller ends it)."""
@@ -372,26 +304,14 @@ class Telemetry:
             return self._tracer.start_span(
                 name, kind=kind, start_time=_ns(start), attributes=attributes
             )
-        if type(live) is LiveSpan:  # live and recording (checked by the caller)
-            live._name = name
-            live._values.update(attributes)  # built here: no value to clean
-        else:
-            live.update_name(name)
-            live.set_attributes(attributes)
+        live.update_name(name)
+        live.set_attributes(attributes)
         return live
 
     # ---- spans ---------------------------------------------------------------------------
-    def _pending_of(self, payload: Observation) -> _Pending | None:
-        """The events kept for the span of a tool call (by call id) or a turn (by session)."""
-        data = payload.data
-        if payload.kind == "tool_call":
-            return self._by_call.pop(data.get("call_id") or "", None)
-        return self._by_session.pop(data.get("session_id") or "", None)
-
-    def _turn(self, turn: Observation, live: Span | None) -> None:
-        self._turn_span(turn, self._pending_of(turn), live)
-
-    def _turn_span(self, turn: Observation, pending: _Pending | None, live: Span | None) -> None:
+    def _turn(
+        self, turn: Observation, pending: _Pending | None, live: Span | None, scope: _Scope | None
+    ) -> None:
         data = turn.data
         agent = data.get("agent_name") or turn.agent_id or "agent"  # the configured name
         start = float(data.get("started_at") or 0.0)
@@ -406,17 +326,36 @@ class Telemetry:
             "agentrig.turn.trigger": data.get("trigger") or "",
             "agentrig.turn.reason": data.get("reason") or "",
         }
-        if data.get("model"):
-            attributes["gen_ai.request.model"] = data["model"]
-        attributes.update(_usage_attributes(data.get("usage")))
-        content = self._turn_content(turn) if self._capture else {}
-        if content.get("input"):
-            attributes["gen_ai.input.messages"] = _json(content["input"])
-        if content.get("output"):
-            attributes["gen_ai.output.messages"] = _json(content["output"])
-        span = self._span(live, f"invoke_agent {agent}", SpanKind.INTERNAL, start, attributes)
-        if pending:
-            self._add_events(span, pending)
+        model = scope.model if scope is not None else None
+        if model is not None:
+            provider, requested, answered, finished = model
+            attributes["gen_ai.provider.name"] = provider
+            attributes["gen_ai.request.model"] = requested
+            if answered:
+                attributes["gen_ai.response.model"] = answered
+            if finished:
+                attributes["gen_ai.response.finish_reasons"] = (finished,)
+        elif data.get("model"):  # no model call of ours seen: what the turn reports
+            attributes["gen_ai.response.model"] = data["model"]
+        agent_object = self._agent(turn.agent_id)
+        description = _config_text(agent_object, "description")
+        if description:
+            attributes["gen_ai.agent.description"] = description
+        _usage(attributes, data.get("usage"))
+        if self._capture:
+            inputs, outputs = self._turn_content(turn)
+            if inputs:
+                attributes["gen_ai.input.messages"] = inputs
+            if outputs:
+                attributes["gen_ai.output.messages"] = outputs
+            instructions = _config_text(agent_object, "system_prompt")
+            if instructions:
+                attributes["gen_ai.system_instructions"] = _json(
+                    [{"type": "text", "content": instructions}]
+                )
+        span = self._start(live, f"invoke_agent {agent}", SpanKind.INTERNAL, start, attributes)
+        for name, event_attributes, when in pending or ():
+            span.add_event(name, event_attributes, timestamp=_ns(when))
         reason = data.get("reason")
         if reason == "failed":
             span.set_attribute("error.type", data.get("error_type") or "failed")
@@ -430,27 +369,33 @@ class Telemetry:
 
     def _call(self, call: Observation, live: Span | None) -> None:
         data = call.data
-        name, common = self._call_attributes(data, call.agent_id)
-        attributes = _attributes_to_write(live, name, common)
+        model = data.get("model") or "model"
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": _provider_name(data),
+            "gen_ai.request.model": model,
+            "gen_ai.conversation.id": data.get("session_id") or "",
+            "agentrig.provider.id": data.get("provider") or "",
+        }
+        attributes.update(self._server(data.get("provider")))
         attempt = data.get("attempt")
         if attempt and attempt > 1:  # a retry of the same round
             attributes["agentrig.attempt"] = attempt
         if response_model := data.get("response_model"):
             attributes["gen_ai.response.model"] = response_model
+        if response_id := data.get("response_id"):
+            attributes["gen_ai.response.id"] = response_id
         if stop_reason := data.get("stop_reason"):
-            attributes["gen_ai.response.finish_reasons"] = self._finish_reasons(stop_reason)
+            attributes["gen_ai.response.finish_reasons"] = (finish_reason(stop_reason),)
         if (first := data.get("time_to_first_chunk_ms")) is not None:
-            attributes["agentrig.time_to_first_chunk_ms"] = float(first)
-        usage = data.get("usage")
-        if usage is not None:
-            attributes["gen_ai.usage.input_tokens"] = usage.prompt
-            attributes["gen_ai.usage.output_tokens"] = usage.completion
-        start = 0.0
-        if type(live) is LiveSpan:
-            span: Span = live
-        else:
-            start = float(data.get("started_at") or 0.0)
-            span = self._span(live, name, SpanKind.CLIENT, start, attributes)
+            attributes["gen_ai.response.time_to_first_chunk"] = float(first) / 1000
+        if (max_tokens := data.get("max_tokens")) is not None:
+            attributes["gen_ai.request.max_tokens"] = max_tokens
+        if (temperature := data.get("temperature")) is not None:
+            attributes["gen_ai.request.temperature"] = temperature
+        _usage(attributes, data.get("usage"))
+        start = float(data.get("started_at") or 0.0)
+        span = self._start(live, f"chat {model}", SpanKind.CLIENT, start, attributes)
         outcome = data.get("outcome")
         if outcome != "success":
             span.set_attribute("error.type", data.get("error_type") or str(outcome))
@@ -458,92 +403,31 @@ class Telemetry:
         if live is None:
             span.end(end_time=_ns(float(data.get("ended_at") or start)))
 
-    def _call_attributes(
-        self, data: Mapping[str, Any], agent_id: str | None
-    ) -> tuple[str, Mapping[str, Any]]:
-        """A model call span's name and the attributes every call of the same agent, session,
-        provider and model has (built once for them: read-only)."""
-        key: Any = (
-            data.get("provider_kind"),
-            data.get("provider"),
-            data.get("model"),
-            data.get("session_id"),
-            data.get("agent_name"),
-            agent_id,
-        )
-        try:
-            known = self._call_sets.get(key)
-        except TypeError:  # an unhashable value (from another plugin's observation)
-            known = key = None
-        if known is None:
-            model = data.get("model") or "model"
-            known = (
-                f"chat {model}",
-                {
-                    "gen_ai.operation.name": "chat",
-                    "gen_ai.provider.name": data.get("provider_kind") or data.get("provider") or "",
-                    "gen_ai.request.model": model,
-                    "gen_ai.conversation.id": data.get("session_id") or "",
-                    "gen_ai.agent.name": data.get("agent_name") or agent_id or "",
-                    "gen_ai.agent.id": agent_id or "",
-                    "agentrig.provider.id": data.get("provider") or "",
-                },
-            )
-            if key is not None:
-                self._call_sets.keep(key, known)
-        return known
-
-    def _tool_attributes_of(self, tool: str) -> tuple[str, Mapping[str, Any]]:
-        """A tool call span's name and the attributes every call of the tool has (built once
-        per tool: read-only)."""
-        known = self._tool_sets.get(tool)
-        if known is None:
-            known = self._tool_sets.keep(
-                tool,
-                (
-                    f"execute_tool {tool}",
-                    {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
-                ),
-            )
-        return known
-
-    def _finish_reasons(self, stop_reason: Any) -> tuple[str]:
-        """``(str(stop_reason),)``, one tuple per reason: shared by the spans that wait for
-        export, it leaves their attribute dicts out of the garbage collector's young
-        generations (a dict holding only untracked values is not tracked)."""
-        try:
-            reasons = self._reason_sets.get(stop_reason)
-        except TypeError:  # unhashable
-            return (str(stop_reason),)
-        if reasons is None:
-            reasons = self._reason_sets.keep(stop_reason, (str(stop_reason),))
-        return reasons
-
-    def _tool(self, call: Observation, live: Span | None) -> None:
-        self._tool_span(call, self._pending_of(call), live)
-
-    def _tool_span(self, call: Observation, pending: _Pending | None, live: Span | None) -> None:
+    def _tool(self, call: Observation, pending: _Pending | None, live: Span | None) -> None:
         data = call.data
-        tool = data.get("tool") or "tool"
+        tool = str(data.get("tool") or "tool")
         call_id = data.get("call_id") or ""
         status = data.get("status") or "ok"
-        name, common = self._tool_attributes_of(tool if type(tool) is str else str(tool))
-        attributes = _attributes_to_write(live, name, common)
-        attributes["gen_ai.tool.call.id"] = call_id
-        attributes["agentrig.tool.status"] = status
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool,
+            "gen_ai.tool.type": TOOL_TYPE,
+            "gen_ai.tool.call.id": call_id,
+            "agentrig.tool.status": status,
+        }
+        description = self._tool_description(call.agent_id, tool)
+        if description:
+            attributes["gen_ai.tool.description"] = description
         if self._capture:
             captured = self._tool_content(call, call_id)
             if "arguments" in captured:
-                attributes["gen_ai.tool.call.arguments"] = _json(captured["arguments"])
+                attributes["gen_ai.tool.call.arguments"] = captured["arguments"]
             if "result" in captured:
-                attributes["gen_ai.tool.call.result"] = _json(captured["result"])
+                attributes["gen_ai.tool.call.result"] = captured["result"]
         start = float(data.get("started_at") or 0.0)
-        if type(live) is LiveSpan:
-            span: Span = live
-        else:
-            span = self._span(live, name, SpanKind.INTERNAL, start, attributes)
-        if pending:
-            self._add_events(span, pending)
+        span = self._start(live, f"execute_tool {tool}", SpanKind.INTERNAL, start, attributes)
+        for name, event_attributes, when in pending or ():
+            span.add_event(name, event_attributes, timestamp=_ns(when))
         if status != "ok":
             error_type = data.get("error_type") or status
             span.set_attribute("error.type", error_type)
@@ -558,109 +442,92 @@ class Telemetry:
         if live is None:
             span.end(end_time=_ns(start + float(data.get("duration_ms") or 0.0) / 1000))
 
+    # ---- what the runtime says of providers and tools (looked up once each) --------------
+    def _server(self, provider_id: Any) -> dict[str, Any]:
+        """``server.address`` / ``server.port`` of a provider that talks HTTP to a base URL."""
+        known = self._servers.get(provider_id)
+        if known is None:
+            known = self._servers[provider_id] = server_of(self.runtime, provider_id)
+        return known
+
+    def _tool_description(self, agent_id: Any, tool: str) -> str | None:
+        key = (agent_id, tool)
+        if key in self._tools:
+            return self._tools[key]
+        agent = self._agent(agent_id)
+        found = None
+        if agent is not None:
+            for each in agent.all_tools():
+                if str(each.id) == tool:
+                    found = each.description or None
+                    break
+        self._tools[key] = found
+        return found
+
+    def _agent(self, agent_id: Any) -> Any:
+        agents = getattr(self.runtime, "agents", None)
+        return agents.get(agent_id) if agents is not None and agent_id else None
+
     # ---- content (opt-in) ----------------------------------------------------------------
     def _events(self, observation: Observation) -> Any:
-        agents = getattr(self.runtime, "agents", None)
-        agent_id = observation.agent_id
-        agent = agents.get(agent_id) if agents is not None and agent_id else None
+        agent = self._agent(observation.agent_id)
         return agent.session.events if agent is not None else ()
 
-    def _tool_content(self, call: Observation, call_id: str) -> dict[str, Any]:
-        """A tool call's arguments and result, read from the end of its session log."""
-        found: dict[str, Any] = {}
+    def _tool_content(self, call: Observation, call_id: str) -> dict[str, str]:
+        """A tool call's arguments and result (JSON), read from the end of its session log."""
+        found: dict[str, str] = {}
         for event in reversed(self._events(call)):
             message: Any = getattr(event.data, "message", None)
             if event.type == "tool/result" and message.call_id == call_id:
-                found["result"] = message.model_dump(mode="json", exclude_none=True).get("content")
+                content = message.model_dump(mode="json", exclude_none=True).get("content")
+                found["result"] = _json(content)
             elif event.type == "assistant/message":
                 for block in message.tool_calls:
                     if block.id == call_id:
-                        found["arguments"] = block.arguments
+                        found["arguments"] = _json(block.arguments)
                         return found
             elif event.type == "turn/start":
                 break
         return found
 
-    def _turn_content(self, turn: Observation) -> dict[str, Any]:
-        """The turn's messages, read from its session log."""
+    def _turn_content(self, turn: Observation) -> tuple[str | None, str | None]:
+        """The turn's input and output messages (JSON in the conventions' message schema),
+        read from its session log."""
         number = turn.data.get("turn")
         events: list[Any] = []
         for event in reversed(self._events(turn)):
             events.append(event)
             if event.type == "turn/start" and getattr(event.data, "turn", None) == number:
                 break
-        inputs: list[Any] = []
-        outputs: list[Any] = []
-        for event in reversed(events):
-            message: Any = getattr(event.data, "message", None)
-            if event.type in ("user/message", "steering/message"):
-                inputs.append(message.model_dump(mode="json", exclude_none=True))
-            elif event.type == "assistant/message":
-                outputs.append(message.model_dump(mode="json", exclude_none=True))
-        return {"input": inputs, "output": outputs}
-
-    # ---- metrics -------------------------------------------------------------------------
-    def _record_call_metrics(self, data: Mapping[str, Any]) -> None:
-        metrics = self._metrics
-        if metrics is None:
-            return
-        outcome = data.get("outcome")
-        error = None if outcome == "success" else data.get("error_type") or str(outcome)
-        key = (
-            data.get("provider_kind") or data.get("provider") or "",
-            data.get("model") or "",
-            data.get("response_model"),
-            error,
-        )
-        sets = self._metric_attributes.get(key)
-        if sets is None:
-            sets = self._metric_attributes.keep(key, _call_metric_attributes(*key))
-        sample = metrics.sample()  # one exemplar decision for the call's points
-        usage = data.get("usage")
-        if usage is not None:
-            (k_in, a_in), (k_out, a_out) = sets[0], sets[1]
-            metrics.tokens.record(usage.prompt, k_in, a_in, sample)
-            metrics.tokens.record(usage.completion, k_out, a_out, sample)
-        k_dur, a_dur = sets[2]
-        metrics.duration.record(float(data.get("duration_ms") or 0.0) / 1000, k_dur, a_dur, sample)
-
-    def _record_tool_metrics(self, data: Mapping[str, Any]) -> None:
-        metrics = self._metrics
-        if metrics is None:
-            return
-        key = (data.get("tool") or "", data.get("status") or "ok")
-        series = self._tool_attributes.get(key)
-        if series is None:
-            series = self._tool_attributes.keep(
-                key, _series({"gen_ai.tool.name": key[0], "agentrig.tool.status": key[1]})
-            )
-        duration = float(data.get("duration_ms") or 0.0) / 1000
-        metrics.tool_duration.record(duration, series[0], series[1], metrics.sample())
+        events.reverse()
+        inputs = input_messages(events)
+        outputs = output_messages(events)
+        return (_json(inputs) if inputs else None, _json(outputs) if outputs else None)
 
 
-#: a metric point's attribute set and its key (``_metrics.series_key``)
-_Series = tuple[Hashable, dict[str, Any]]
-_MetricAttributes = tuple[_Series, _Series, _Series]
+def _usage(attributes: dict[str, Any], usage: Any) -> None:
+    """The token counts of ``usage`` (an ``agentrig.llm.Usage``) that were reported."""
+    if usage is None:
+        return
+    attributes["gen_ai.usage.input_tokens"] = usage.prompt
+    attributes["gen_ai.usage.output_tokens"] = usage.completion
+    if usage.cache_read is not None:
+        attributes["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read
+    if usage.cache_write is not None:
+        attributes["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write
+    if usage.reasoning is not None:
+        attributes["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning
 
 
-def _series(attributes: dict[str, Any]) -> _Series:
-    return series_key(attributes), attributes
+def _config_text(agent: Any, key: str) -> str | None:
+    """A text setting of an agent's configuration (its description, its system prompt)."""
+    value = getattr(getattr(agent, "config", None), key, None)
+    return value if isinstance(value, str) else None
 
 
-def _call_metric_attributes(
-    provider: str, model: str, response_model: str | None, error: str | None
-) -> _MetricAttributes:
-    """The attribute sets of a model call's token (input, output) and duration points."""
-    common: dict[str, Any] = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": provider,
-        "gen_ai.request.model": model,
-    }
-    if response_model:
-        common["gen_ai.response.model"] = response_model
-    duration = {**common, "error.type": error} if error is not None else common
-    return (
-        _series({**common, "gen_ai.token.type": "input"}),
-        _series({**common, "gen_ai.token.type": "output"}),
-        _series(duration),
-    )
+def _provider_name(data: Mapping[str, Any]) -> str:
+    return str(data.get("provider_kind") or data.get("provider") or "")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(redact(value), ensure_ascii=False, default=str)

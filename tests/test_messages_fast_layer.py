@@ -1,15 +1,13 @@
-"""construct_trusted: an unvalidated instance indistinguishable from model_construct's."""
+"""The vocabulary's fast layer: ``model_construct`` with shared fields-sets, nothing more."""
 
 from __future__ import annotations
 
-import gc
 import pickle
 from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from agentrig._construct import compact_instances, construct_trusted
 from agentrig.ids import new_session_id
 from agentrig.llm import (
     AssistantMessage,
@@ -20,6 +18,8 @@ from agentrig.llm import (
     Usage,
     UserMessage,
 )
+from agentrig.messages import _fast, _trusted
+from agentrig.messages._fast import construct_shared
 from agentrig.session import (
     AssistantMessageEvent,
     Session,
@@ -58,6 +58,12 @@ class WithPostInit(BaseModel):
         object.__setattr__(self, "seen", True)
 
 
+class Aliased(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(alias="Name")
+
+
 class Extra(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -65,7 +71,7 @@ class Extra(BaseModel):
 
 
 def test_equals_a_validated_instance_and_dumps_in_field_order() -> None:
-    built = construct_trusted(Frozen, {"note": "n", "name": "a"})
+    built = construct_shared(Frozen, {"note": "n", "name": "a"})
     validated = Frozen(note="n", name="a")
     assert built == validated
     assert built.model_fields_set == validated.model_fields_set == {"note", "name"}
@@ -76,7 +82,7 @@ def test_equals_a_validated_instance_and_dumps_in_field_order() -> None:
 
 
 def test_instance_is_still_frozen_and_hashable() -> None:
-    built = construct_trusted(Frozen, {"name": "a", "count": 2})
+    built = construct_shared(Frozen, {"name": "a", "count": 2})
     with pytest.raises(Exception, match="frozen"):
         built.count = 3
     assert hash(built) == hash(Frozen(name="a", count=2))
@@ -84,14 +90,14 @@ def test_instance_is_still_frozen_and_hashable() -> None:
 
 def test_values_are_taken_as_given_without_validation() -> None:
     # the caller vouches for types: nothing is coerced (as with model_construct)
-    built = construct_trusted(Frozen, {"name": "a", "count": "7"})
+    built = construct_shared(Frozen, {"name": "a", "count": "7"})
     assert built.count == "7"
     assert built == Frozen.model_construct(name="a", count="7")
 
 
 def test_mutable_defaults_are_not_shared_between_instances() -> None:
-    first = construct_trusted(WithFactory, {"name": "a"})
-    second = construct_trusted(WithFactory, {"name": "b"})
+    first = construct_shared(WithFactory, {"name": "a"})
+    second = construct_shared(WithFactory, {"name": "b"})
     first.items.append(1)
     first.meta["k"] = 1
     assert second.items == []
@@ -107,15 +113,15 @@ def test_mutable_defaults_are_not_shared_between_instances() -> None:
         pytest.param(WithPrivate, {"name": "a"}, id="private-attributes"),
         pytest.param(WithPostInit, {"name": "a"}, id="model-post-init"),
         pytest.param(Extra, {"name": "a", "more": 1}, id="extra-allow"),
+        pytest.param(Aliased, {"Name": "a"}, id="alias"),
     ],
 )
-def test_falls_back_to_model_construct(cls: type[BaseModel], values: dict[str, Any]) -> None:
-    built = construct_trusted(cls, dict(values))
+def test_builds_what_model_construct_builds(cls: type[BaseModel], values: dict[str, Any]) -> None:
+    built = construct_shared(cls, dict(values))
     expected = cls.model_construct(**values)
     assert built.__dict__ == expected.__dict__
     assert built.model_fields_set == expected.model_fields_set
-    assert built.__pydantic_extra__ == expected.__pydantic_extra__
-    assert built.__pydantic_private__ == expected.__pydantic_private__
+    assert built.model_extra == expected.model_extra
 
 
 class Open(BaseModel):
@@ -125,30 +131,29 @@ class Open(BaseModel):
 
 def test_the_names_given_decide_the_fields_set_each_time() -> None:
     # the fields set is remembered per list of given names: the same names share one set
-    # on a frozen class, a non-frozen class gets its own each time (it may be changed),
-    # and names that do not fit (a missing required field) keep falling back
-    one = construct_trusted(Frozen, {"name": "a", "count": 1})
-    two = construct_trusted(Frozen, {"name": "b", "count": 2})
+    # on a frozen class, a non-frozen class gets its own each time (it may be changed)
+    one = construct_shared(Frozen, {"name": "a", "count": 1})
+    two = construct_shared(Frozen, {"name": "b", "count": 2})
     assert one.model_fields_set == two.model_fields_set == {"name", "count"}
     assert one.model_fields_set is two.model_fields_set
-    assert construct_trusted(Frozen, {"count": 3, "name": "c"}).model_fields_set == {
+    assert construct_shared(Frozen, {"count": 3, "name": "c"}).model_fields_set == {
         "name",
         "count",
     }
-    assert construct_trusted(Frozen, {"name": "d"}).model_fields_set == {"name"}
+    assert construct_shared(Frozen, {"name": "d"}).model_fields_set == {"name"}
     for _ in range(2):
-        fallback = construct_trusted(Frozen, {"count": 4})
-        assert fallback.__dict__ == Frozen.model_construct(count=4).__dict__
-    first = construct_trusted(Open, {"name": "a"})
-    second = construct_trusted(Open, {"name": "b"})
+        partial = construct_shared(Frozen, {"count": 4})
+        assert partial.__dict__ == Frozen.model_construct(count=4).__dict__
+    first = construct_shared(Open, {"name": "a"})
+    second = construct_shared(Open, {"name": "b"})
     assert first.model_fields_set == second.model_fields_set == {"name"}
     first.count = 5  # a non-frozen instance records its own assignments only
     assert first.model_fields_set == {"name", "count"}
     assert second.model_fields_set == {"name"}
 
 
-def test_private_attributes_work_after_fallback() -> None:
-    built = construct_trusted(WithPrivate, {"name": "a"})
+def test_private_attributes_keep_their_defaults() -> None:
+    built = construct_shared(WithPrivate, {"name": "a"})
     assert built._cache == 0
 
 
@@ -158,9 +163,9 @@ def test_loop_vocabulary_round_trips() -> None:
     result = ToolMessage.of("c1", "lookup", "out")
     assert result == ToolMessage.model_validate_json(result.model_dump_json())
     assert result == ToolMessage(call_id="c1", name="lookup", content=(TextBlock(text="out"),))
-    reply = construct_trusted(AssistantMessage, {"content": (TextBlock(text="x"),)})
+    reply = construct_shared(AssistantMessage, {"content": (TextBlock(text="x"),)})
     assert reply == AssistantMessage(content=(TextBlock(text="x"),))
-    event = construct_trusted(
+    event = construct_shared(
         SessionEvent, {"seq": 1, "time": 2.0, "data": UserMessageEvent(message=message)}
     )
     assert (
@@ -169,14 +174,23 @@ def test_loop_vocabulary_round_trips() -> None:
     )
 
 
-# ---- compact instances (the messages and blocks an idle agent's history keeps) ----------------
-def _has_own_dict(instance: BaseModel) -> bool:
-    """Does ``instance`` hold a ``__dict__`` object (rather than CPython's shared-key values)?"""
-    values = [getattr(instance, name) for name in type(instance).model_fields]
-    return any(
-        type(ref) is dict and not any(ref is value for value in values)
-        for ref in gc.get_referents(instance)
-    )
+# ---- the vocabulary: what an idle agent's history keeps --------------------------------------
+def _built_and_validated() -> list[tuple[BaseModel, type[BaseModel]]]:
+    call = ToolCallBlock.from_json("c1", "lookup", '{"q": "x"}')
+    return [
+        (UserMessage.of("hi", source="hook"), UserMessage),
+        (construct_shared(TextBlock, {"text": "x"}), TextBlock),
+        (call, ToolCallBlock),
+        (construct_shared(ReasoningBlock, {"text": "why"}), ReasoningBlock),
+        (ToolMessage.of("c1", "lookup", "out", status="error"), ToolMessage),
+        (
+            construct_shared(
+                AssistantMessage, {"content": (call,), "stop_reason": "tool_calls", "model": "m"}
+            ),
+            AssistantMessage,
+        ),
+        (Usage.of(3, 4, cache_read=1), Usage),
+    ]
 
 
 def _hash(instance: BaseModel) -> int | str:
@@ -186,34 +200,13 @@ def _hash(instance: BaseModel) -> int | str:
         return str(exc)
 
 
-def _compact_and_validated() -> list[tuple[BaseModel, type[BaseModel]]]:
-    call = ToolCallBlock.from_json("c1", "lookup", '{"q": "x"}')
-    return [
-        (UserMessage.of("hi", source="hook"), UserMessage),
-        (construct_trusted(TextBlock, {"text": "x"}), TextBlock),
-        (call, ToolCallBlock),
-        (construct_trusted(ReasoningBlock, {"text": "why"}), ReasoningBlock),
-        (ToolMessage.of("c1", "lookup", "out", status="error"), ToolMessage),
-        (
-            construct_trusted(
-                AssistantMessage, {"content": (call,), "stop_reason": "tool_calls", "model": "m"}
-            ),
-            AssistantMessage,
-        ),
-        (Usage.of(3, 4, cache_read=1), Usage),
-    ]
-
-
 @pytest.mark.parametrize("index", range(7))
-def test_compact_instances_equal_validated_ones_in_every_public_way(index: int) -> None:
-    built, cls = _compact_and_validated()[index]
-    assert not _has_own_dict(built)  # kept in the class's shared-key storage
+def test_vocabulary_instances_equal_validated_ones_in_every_public_way(index: int) -> None:
+    built, cls = _built_and_validated()[index]
     validated = cls.model_validate(built.model_dump())
-    assert _has_own_dict(validated)  # what pydantic itself builds
     assert built.model_dump_json() == validated.model_dump_json()
     assert list(built.model_dump()) == list(cls.model_fields)  # field order, as pydantic's
     assert repr(built) == repr(validated)
-    assert built.model_fields_set == built.model_fields_set
     assert _hash(built) == _hash(validated)  # an arguments dict makes a call unhashable
     assert built == validated
     assert validated == built
@@ -223,28 +216,18 @@ def test_compact_instances_equal_validated_ones_in_every_public_way(index: int) 
         built.__setattr__("type", "other")
 
 
-def test_compact_instance_reads_its_fields_without_a_dict_and_dicts_on_demand() -> None:
-    message = ToolMessage.of("c1", "lookup", "out")
-    assert (message.call_id, message.name, message.status, message.text) == (
-        "c1",
-        "lookup",
-        "ok",
-        "out",
-    )
-    assert not _has_own_dict(message)
-    assert message.__dict__ == {
-        "role": "tool",
-        "call_id": "c1",
-        "name": "lookup",
-        "content": message.content,
-        "status": "ok",
-    }
-    assert list(message.__dict__) == list(ToolMessage.model_fields)
+def test_vocabulary_instances_built_alike_share_one_fields_set() -> None:
+    # the memory the layer buys: one set per class and names, not one per instance
+    first, second = ToolMessage.of("c1", "t", "a"), ToolMessage.of("c2", "t", "b")
+    assert first.model_fields_set is second.model_fields_set
+    copied = first.model_copy(update={"name": "u"})
+    assert copied.model_fields_set is not first.model_fields_set  # pydantic copies it
+    assert first.model_fields_set == second.model_fields_set
 
 
-def test_session_log_keeps_compact_messages_compact_and_events_unchanged() -> None:
+def test_session_log_keeps_messages_and_events_unchanged() -> None:
     session = Session(new_session_id())
-    reply = construct_trusted(
+    reply = construct_shared(
         AssistantMessage,
         {"content": (ToolCallBlock.from_json("c1", "noop", '{"x": 1}'),), "model": "m"},
     )
@@ -253,18 +236,25 @@ def test_session_log_keeps_compact_messages_compact_and_events_unchanged() -> No
         session.append(AssistantMessageEvent(message=reply)),
         session.append(ToolResultEvent(message=result, invocation_id="i", duration_ms=0.5)),
     ]
-    # storing them (fields-sets shared, payloads packed) did not give them dicts
-    assert not _has_own_dict(reply)
-    assert not _has_own_dict(reply.content[0])
-    assert not _has_own_dict(result)
     assert [e.model_dump_json() for e in session.events] == [e.model_dump_json() for e in appended]
     assert list(session.derive_messages()) == [reply, result]
     assert session.derive_messages()[0] is reply
 
 
-def test_compact_instances_refuses_a_class_it_cannot_build() -> None:
-    with pytest.raises(TypeError, match="WithPrivate"):
-        compact_instances(WithPrivate)
+def test_the_fast_layer_uses_only_pydantics_public_names() -> None:
+    # DESIGN §2.10: no private name of a dependency, and nothing written into an instance
+    import ast
+    from pathlib import Path
+
+    source = Path(_fast.__file__).read_text(encoding="utf-8")
+    names = {
+        node.attr
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+    }
+    assert names == set()
+    assert "setattr" not in source
+    assert _trusted._build is construct_shared
 
 
 def test_usage_of_validates_what_is_not_a_plain_count() -> None:
@@ -272,29 +262,8 @@ def test_usage_of_validates_what_is_not_a_plain_count() -> None:
     coerced = Usage.of(3, 4, total=True)  # not an int: validated (lax, as before)
     assert coerced.total == 1
     assert type(coerced.total) is int
-    assert not _has_own_dict(Usage.of(3, 4))
-    assert _has_own_dict(coerced)
-
-
-def test_the_fast_layer_is_pinned_to_the_pydantic_it_was_tested_with() -> None:
-    # construct_trusted writes pydantic's instance slots: pyproject's pin and the fast
-    # layer's own range say the same, the installed pydantic is in it, and it is installed
-    import re
-    import tomllib
-    from importlib.metadata import version
-    from pathlib import Path
-
-    from agentrig.messages import _fast, _trusted
-
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
-    (pin,) = [d for d in project["project"]["dependencies"] if d.startswith("pydantic>")]
-    found = re.fullmatch(r"pydantic>=(\d+)\.(\d+),<(\d+)\.(\d+)", pin.split(";")[0].strip())
-    assert found is not None, pin
-    low, high = (int(found[1]), int(found[2])), (int(found[3]), int(found[4]))
-    assert (low, high) == _fast.PYDANTIC_RANGE
-    installed = tuple(int(part) for part in version("pydantic").split(".")[:2])
-    assert low <= installed < high
-    assert _trusted._build is construct_trusted
+    assert Usage.of(3, 4).model_fields_set is Usage.of(5, 6).model_fields_set
+    assert coerced.model_fields_set is not Usage.of(3, 4).model_fields_set  # validated: its own
 
 
 @pytest.mark.parametrize(
@@ -312,9 +281,7 @@ def test_the_fast_layer_is_pinned_to_the_pydantic_it_was_tested_with() -> None:
 def test_the_fast_layer_builds_what_the_plain_seam_builds(
     cls: type[BaseModel], values: dict[str, Any]
 ) -> None:
-    from agentrig.messages import _trusted
-
-    fast = construct_trusted(cls, dict(values))
+    fast = construct_shared(cls, dict(values))
     plain = _trusted._plain(cls, dict(values))
     assert fast == plain
     assert fast.model_dump_json() == plain.model_dump_json()
