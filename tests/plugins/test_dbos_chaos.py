@@ -132,11 +132,13 @@ async def chaos(
     *,
     server: PostgresServer | None = None,
     restarts: int = 0,
+    down_for: float = 1.0,
+    retry: bool = False,
 ) -> dict[str, Any]:
     """Queue ``runs`` runs, SIGKILL a worker ``kills`` times and restart the database
     ``restarts`` times -- each when the effects written so far pass a random share of all of
     them (progress, not time, picks the moment) -- and act as the host until every run
-    succeeded."""
+    succeeded -- with ``retry``, retrying each run that failed (``durable.retry``)."""
     rng = random.Random(os.environ.get("AGENTRIG_CHAOS_SEED", "17"))
     total = runs * len(("one", "two"))
     points = moments(rng, total, kills)
@@ -147,13 +149,13 @@ async def chaos(
         durable = rt.services.require(DURABLE)
         assistant = rt.agent(AgentId("assistant"))
         ids = [await assistant.submit("do the thing", run_id=f"c{n}") for n in range(runs)]
-        answered = 0
+        answered = retried = 0
 
         async def restarter() -> None:
             for point in restart_points:
                 assert server is not None
                 await progress(tmp, point)
-                await anyio.to_thread.run_sync(lambda: server.restart(down_for=1.0))
+                await anyio.to_thread.run_sync(lambda: server.restart(down_for=down_for))
 
         async def killer() -> None:
             for point in points:
@@ -170,6 +172,11 @@ async def chaos(
                     found = await durable.statuses(ids)
                     assert set(found) == set(ids)
                     wrong = {r: s for r, s in found.items() if s not in ACTIVE}
+                    if retry:
+                        for run_id in sorted(r for r, s in wrong.items() if s == "ERROR"):
+                            await durable.retry(run_id)
+                            retried += 1
+                        wrong = {r: s for r, s in wrong.items() if s != "ERROR"}
                     assert wrong == {}
                     if all(status == "SUCCESS" for status in found.values()):
                         break
@@ -194,6 +201,7 @@ async def chaos(
             "database_restarts": restarted,
             "resumed_elsewhere": resumed_elsewhere(tmp),
             "answered_by_host": answered,
+            "retried": retried,
             "seconds": round(elapsed, 1),
             "runs_per_second": round(runs / elapsed, 1),
         }
@@ -238,8 +246,9 @@ def share(tmp: Path, settings: dict[str, Any]) -> None:
     (tmp / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
-def share_postgres(tmp: Path, server: PostgresServer, name: str) -> None:
+def share_postgres(tmp: Path, server: PostgresServer, name: str, retry_for: float = 60) -> None:
     dsn = server.create_database(f"{name}{os.getpid()}")
+    store = {"kind": "postgres", "options": {"dsn": dsn, "retry_for": retry_for}}
     share(
         tmp,
         {
@@ -247,8 +256,9 @@ def share_postgres(tmp: Path, server: PostgresServer, name: str) -> None:
             "dbos": {
                 "system_database_url": dsn,
                 "queues": {"agentrig": {"worker_concurrency": 8}},
+                "journal_retry_for": retry_for,
             },
-            "extra": {"session_stores": {"store": {"kind": "postgres", "options": {"dsn": dsn}}}},
+            "extra": {"session_stores": {"store": store}},
         },
     )
 
@@ -274,6 +284,21 @@ async def test_queued_runs_with_effects_survive_a_postgresql_restart(
     check_effects(tmp_path, 40)
     assert numbers["answered_by_host"] == 0
     print(f"restart postgres: {numbers}")
+
+
+async def test_runs_failed_by_a_long_outage_are_retried_from_their_journals(
+    tmp_path: Path, server: PostgresServer
+) -> None:
+    """The database stays down longer than the stores retry (0.5 s): the runs in flight
+    fail; ``retry`` takes each up again from its journal, and every effect still happens
+    exactly once."""
+    share_postgres(tmp_path, server, "outage", retry_for=0.5)
+    numbers = await chaos(
+        tmp_path, ["w1", "w2"], 0, 30, server=server, restarts=1, down_for=4.0, retry=True
+    )
+    check_effects(tmp_path, 30)
+    assert numbers["retried"] >= 1
+    print(f"outage postgres: {numbers}")
 
 
 async def test_one_worker_on_the_sqlite_default_survives_kills(tmp_path: Path) -> None:
