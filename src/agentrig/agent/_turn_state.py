@@ -44,6 +44,7 @@ class TurnOutcome:
     """What a finished turn produced."""
 
     __slots__ = (
+        "compaction_usages",
         "final",
         "interrupted",
         "model",
@@ -60,6 +61,7 @@ class TurnOutcome:
         self.stop_reason: str | None = None  # the turn was rejected or stopped: why
         self.rounds = 0
         self.usages: list[Usage | None] = []
+        self.compaction_usages: list[Usage | None] = []  # the summary calls' (in ``usages`` too)
         self.model: str | None = None
         self.tool_results = 0
         self.refused: list[RefusedCall] = []  # calls answered without running, in order
@@ -91,6 +93,7 @@ class TurnOutcome:
             rounds=self.rounds,
             model=self.model,
             usage=sum_usage(self.usages),
+            compaction_usage=sum_usage(self.compaction_usages),
             stop_reason=self.stop_reason,
             **more,
         )
