@@ -313,6 +313,7 @@ class RunDriver:
             rounds=outcome.rounds,
             model=outcome.model,
             usage=sum_usage(outcome.usages),
+            compaction_usage=sum_usage(outcome.compaction_usages),
             structured_attempts=attempts,
             stop_reason=outcome.stop_reason,
             notices=notices,

@@ -49,7 +49,11 @@ class RefusedCall:
 
 @attrs.frozen(slots=True)
 class RunRecord:
-    """The invocation record of one run: ids, timings, and usage when it was reported."""
+    """The invocation record of one run: ids, timings, and usage when it was reported.
+
+    ``usage`` is everything the run's model calls reported, the summary calls of its
+    compactions included; ``compaction_usage`` is that summarising part alone.
+    """
 
     run_id: RunId
     invocation_id: InvocationId
@@ -70,6 +74,8 @@ class RunRecord:
     notices: tuple[str, ...] = ()
     #: the records of the sub-agents its delegation calls ran, in the order they finished
     subagents: tuple[RunRecord, ...] = ()
+    #: what the summary calls of the run's compactions reported (a part of ``usage``)
+    compaction_usage: Usage | None = None
 
     @property
     def total_usage(self) -> Usage | None:

@@ -43,6 +43,7 @@ class TurnOutcome:
     """What a finished turn produced."""
 
     __slots__ = (
+        "compaction_usages",
         "final",
         "interrupted",
         "model",
@@ -59,6 +60,7 @@ class TurnOutcome:
         self.stop_reason: str | None = None  # the turn was rejected or stopped: why
         self.rounds = 0
         self.usages: list[Usage | None] = []
+        self.compaction_usages: list[Usage | None] = []  # the summary calls' (in ``usages`` too)
         self.model: str | None = None
         self.tool_results = 0
         self.refused: list[RefusedCall] = []  # calls answered without running, in order
