@@ -57,7 +57,9 @@ def construct_shared(cls: type[_M], values: dict[str, Any]) -> _M:
         _PLANS[key] = plan
     if defaults:
         values = {**defaults, **values}
-    return cls.model_construct(set(fields_set) if copy and fields_set is not None else fields_set, **values)
+    return cls.model_construct(
+        set(fields_set) if copy and fields_set is not None else fields_set, **values
+    )
 
 
 def _plan(cls: type[BaseModel], names: tuple[str, ...]) -> _Plan:
