@@ -39,6 +39,7 @@ from agentrig.llm import (
 )
 from agentrig.session import (
     AssistantMessageEvent,
+    ContextCompacted,
     SessionEvent,
     ToolResultEvent,
     UserMessageEvent,
@@ -248,13 +249,16 @@ class ActiveRun:
         if self._emit is not None:
             await self._emit(event)
 
-    def check_token_budget(self) -> None:
-        """Before a model call: stop the run once its calls so far used the token budget."""
-        used = 0
+    def check_token_budget(self, pending: int = 0) -> None:
+        """Before a model call: stop the run once its calls so far (and ``pending`` tokens
+        not logged yet) used the token budget."""
+        used = pending
         for event in self.agent.session.events[self._start :]:
             data = event.data
             if isinstance(data, AssistantMessageEvent) and data.message.usage is not None:
                 used += data.message.usage.total
+            elif isinstance(data, ContextCompacted) and data.usage is not None:
+                used += data.usage.total  # a compaction's summary call is the run's too
         for child in self.agent.delegations.finished:  # sub-agents the run delegated to
             total = child.total_usage
             used += total.total if total is not None else 0
