@@ -34,6 +34,7 @@ from agentrig.llm import (
     ToolCallStart,
     ToolMessage,
     ToolResultChunk,
+    UsageChunk,
     UserMessage,
     parse_tool_arguments,
 )
@@ -52,6 +53,7 @@ from agentrig_server._events import (
     TextOut,
     ToolCallOut,
     ToolResultOut,
+    UsageOut,
 )
 from agentrig_server._sessions import ServedSession, Sessions
 from agentrig_server._settings import ExposedAgent, ServerSettings
@@ -426,6 +428,8 @@ async def _translate(
             state.end_step(chunk.stop_reason)
         elif isinstance(chunk, ToolResultChunk):
             yield ToolResultOut(chunk.call_id, chunk.name, chunk.status, chunk.text)
+        elif isinstance(chunk, UsageChunk):
+            yield UsageOut(chunk.usage)
 
 
 async def _aclose(chunks: AsyncIterator[Any]) -> None:
