@@ -273,6 +273,19 @@ class AgentrigError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle without calling ``__init__`` again: a subclass's own keyword arguments
+        are in its ``__dict__``, so the error crosses a process boundary (DBOS stores a
+        failed run's error pickled; a worker's multiprocessing queue pickles it) intact."""
+        return (_restore, (type(self), self.args), self.__dict__)
+
+
+def _restore(cls: type[AgentrigError], args: tuple[Any, ...]) -> AgentrigError:
+    """The unpickled error: its class and ``args``; ``__setstate__`` adds its attributes."""
+    error = cls.__new__(cls, *args)
+    error.args = args  # OSError's __new__ leaves them to an overridden __init__
+    return error
+
 
 def _override(target: object, **given: str | bool | None) -> None:
     """Set what an instance (a raise site) or a class (a subclass header) states; ``None``

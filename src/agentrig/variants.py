@@ -12,7 +12,6 @@ session written by a newer plugin survives a round trip through a host that lack
 
 from __future__ import annotations
 
-import importlib.metadata as metadata
 import threading
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentrig._seams import SEAMS_GROUP, seam_entry
 from agentrig.errors import SealedCatalogError, VariantError
 
 __all__ = [
@@ -44,9 +44,6 @@ __all__ = [
 
 VARIANTS_GROUP = "agentrig.variants"
 """The entry-point group plugins use to contribute family members."""
-
-SEAMS_GROUP = "agentrig.seams"
-"""The core distribution's own entry points that hand a higher layer's function down."""
 
 UNKNOWN_TAG = "__unknown__"
 """The discriminator value used internally for tags no registered member claims."""
@@ -278,14 +275,10 @@ def discovered_members(registry: VariantRegistry[Any]) -> None:
     function down through its own ``agentrig.seams`` entry point ``variants``; when the
     entry point is missing (a broken install) sealing fails instead of dropping members.
     """
-    try:
-        entries = metadata.distribution("agentrig").entry_points
-    except metadata.PackageNotFoundError:
-        entries = metadata.EntryPoints(())
-    found = [e for e in entries if e.group == SEAMS_GROUP and e.name == "variants"]
-    if not found:
+    entry = seam_entry("variants")
+    if entry is None:
         raise VariantError(
             f"family {registry.family!r} cannot load plugin members: agentrig's own entry "
             f"point {SEAMS_GROUP}:variants is missing (reinstall agentrig)"
         )
-    found[0].load()(registry)
+    entry.load()(registry)

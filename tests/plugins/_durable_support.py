@@ -20,6 +20,7 @@ from typing import Any
 
 from agentrig import hookimpl
 from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.errors import ExecutionControlError
 from agentrig.ids import SessionId
 from agentrig.kernel import MemorySource, Runtime, open_runtime
 from agentrig.llm import ModelRequest
@@ -141,11 +142,14 @@ def effect_tool(marker: Path, *, die_after: str | None = None) -> Any:
 class Killer:
     """A listener that kills the process at a named point: ``before-step:1`` (the turn is
     in the session, its prompt is not), ``before-model:<round>`` (before anything of that
-    round is journaled) or ``after-tool:<label>`` (after its result is)."""
+    round is journaled) or ``after-tool:<label>`` (after its result is) -- or, at
+    ``fail-after-tool:<label>``, fails the run there once (an execution-control error, as a
+    journal that cannot write raises; ``<tmp>/failed`` marks that it did)."""
 
-    def __init__(self, point: str) -> None:
+    def __init__(self, point: str, tmp: Path | None = None) -> None:
         self.point = point
         self.rounds = 0
+        self.tmp = tmp
 
     @hookimpl(tryfirst=True)
     async def pre_step(self, payload: Any, next: Any) -> Any:
@@ -170,8 +174,14 @@ class Killer:
         if self.point == f"before-call:{payload.call.name}":
             die()  # the model asked for the call; nothing of it is journaled
         result = await next(payload)
-        if self.point == f"after-tool:{payload.call.arguments.get('label')}":
+        label = payload.call.arguments.get("label")
+        if self.point == f"after-tool:{label}":
             die()
+        if self.point == f"fail-after-tool:{label}" and self.tmp is not None:
+            flag = self.tmp / "failed"
+            if not flag.exists():
+                flag.touch()
+                raise ExecutionControlError(f"the run fails after effect {label} (a test)")
         return result
 
 
@@ -228,7 +238,7 @@ async def durable_runtime(
         settings,
         memory=memory,
         overrides=overrides,
-        plugins=[("killer", Killer(point)), *plugins],
+        plugins=[("killer", Killer(point, tmp)), *plugins],
         environ={},
     ) as rt:
         yield rt

@@ -9,6 +9,7 @@ server's stdout open).  ``MCP_TEST_MARKER`` names a file where those write their
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -25,6 +26,8 @@ HUGE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {f"p{i}": {"type": "string", "description": "d" * 5000} for i in range(1000)},
 }
+#: an image's base64 (300 KB): it must reach the model once, as the image
+PHOTO = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(300_000)).decode()
 NAMES = ["read_file", "read.file", "a.b", "a:b", "", "x" * 100, "dup", "dup"]
 
 
@@ -59,7 +62,7 @@ async def list_tools() -> list[types.Tool]:
     tools.append(
         types.Tool(name="scalar", description="Scalar root.", inputSchema={"type": "string"})
     )
-    for name in ("mixed", "spawn", "hold"):
+    for name in ("mixed", "spawn", "hold", "photo"):
         tools.append(types.Tool(name=name, description=f"The {name} tool.", inputSchema=OPEN))
     return tools
 
@@ -69,6 +72,12 @@ async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
     if name == "mixed":
         text = [types.TextContent(type="text", text="a summary for people")]
         return text, {"answer": 42}
+    if name == "photo":
+        blocks = [
+            types.TextContent(type="text", text="a photo"),
+            types.ImageContent(type="image", data=PHOTO, mimeType="image/png"),
+        ]
+        return blocks, {"caption": "a photo", "png": PHOTO}
     if name in ("spawn", "hold"):
         pid = _sleeper(hold_stdout=name == "hold")
         _mark(f"{name} {pid}")

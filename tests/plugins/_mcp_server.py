@@ -126,6 +126,11 @@ def build(extra_tools: int) -> FastMCP:
         """A greeting."""
         return "hello from a resource"
 
+    @app.resource("note://blob", mime_type="text/plain")
+    def blob() -> bytes:
+        """Text sent as a blob."""
+        return "plain text in a blob, caf\u00e9".encode()
+
     @app.prompt()
     def review(code: str) -> str:
         """Ask for a code review."""

@@ -12,12 +12,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import httpx
 from anyio.abc import Process
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from agentrig.cancel import CancelSignal
 
 SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 """The FastMCP test server (``python _mcp_server.py --help``)."""
+
+RAW = str(Path(__file__).with_name("_mcp_raw.py"))
+"""The hand-written JSON-RPC server that misbehaves on purpose (``_mcp_raw.py MODE``)."""
 
 AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
 """The installed ``agentrig`` command."""
@@ -80,3 +86,35 @@ async def mcp_http_serve(
         process.terminate()
         with anyio.CancelScope(shield=True):
             await process.wait()
+
+
+SERVE_CONFIG = """
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "Hello from the agent." }]
+options.on_exhausted = "repeat"
+
+[agents.assistant]
+provider = "local"
+model = "scripted-1"
+"""
+"""A composition for ``agentrig mcp serve``: one agent answering from a script."""
+
+
+async def run_cli(*args: str, environ: Mapping[str, str]) -> tuple[int, str]:
+    """Run ``agentrig ARGS`` to its end: (exit status, stderr)."""
+    done = await anyio.run_process([AGENTRIG, *args], env=dict(environ), check=False)
+    return done.returncode, done.stderr.decode()
+
+
+@asynccontextmanager
+async def mcp_session(url: str, http: httpx.AsyncClient) -> AsyncIterator[ClientSession]:
+    """The SDK's client session over ``http`` to ``url``, initialised (closes ``http``)."""
+    async with (
+        http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        with anyio.fail_after(30):
+            await session.initialize()
+        yield session

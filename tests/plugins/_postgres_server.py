@@ -49,12 +49,21 @@ def _free_port() -> int:
 class PostgresServer:
     """A running server; ``dsn`` connects as its superuser ``agentrig`` (trust auth)."""
 
-    def __init__(self, base: Path, port: int, process: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self, base: Path, port: int, bindir: Path, user: str | None, *, tcp: bool = False
+    ) -> None:
         self.base = base
+        self.tcp = tcp
         self.port = port
-        self.process = process
+        self.bindir = bindir
+        self.user = user
+        self.process: subprocess.Popen[bytes] | None = None
+        #: how many times :meth:`restart` stopped and started the server
+        self.restarts = 0
 
     def dsn(self, dbname: str = "postgres") -> str:
+        if self.tcp:
+            return f"postgresql://agentrig@127.0.0.1:{self.port}/{dbname}"
         # a Unix socket in the server's own directory: no TCP port another test run could take
         return f"postgresql://agentrig@/{dbname}?host={self.base}&port={self.port}"
 
@@ -66,9 +75,81 @@ class PostgresServer:
             connection.execute(f'CREATE DATABASE "{name}"')
         return self.dsn(name)
 
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        with (self.base / "server.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    self.bindir / "postgres",
+                    "-D",
+                    self.base / "data",
+                    "-p",
+                    str(self.port),
+                    "-c",
+                    f"listen_addresses={'127.0.0.1' if self.tcp else ''}",
+                    "-c",
+                    f"unix_socket_directories={self.base}",
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "max_connections=200",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                user=self.user,
+                cwd=self.base,
+                start_new_session=True,
+            )
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        import psycopg
+
+        process = self.process
+        assert process is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                log = (self.base / "server.log").read_text(errors="replace")
+                raise RuntimeError("PostgreSQL did not start: " + log)
+            if (self.base / f".s.PGSQL.{self.port}").exists():  # also made with tcp
+                try:
+                    psycopg.connect(self.dsn(), connect_timeout=2).close()
+                    return
+                except psycopg.OperationalError:
+                    pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"PostgreSQL did not accept connections within {timeout} s")
+            time.sleep(0.1)
+
+    def stop(self, *, immediate: bool = False) -> None:
+        """Stop the server: a fast shutdown, or (``immediate``) what ``pg_ctl stop -m
+        immediate`` does -- SIGQUIT: every backend ends at once, nothing is flushed, and
+        the next start runs crash recovery."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGQUIT if immediate else signal.SIGINT)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def restart(self, *, down_for: float = 0.0) -> None:
+        """``pg_ctl restart -m immediate``: stop at once, stay down ``down_for`` seconds,
+        start again (crash recovery) on the same socket."""
+        self.stop(immediate=True)
+        time.sleep(down_for)
+        self.start()
+        self.restarts += 1
+
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
+def postgres_server(*, tcp: bool = False) -> Iterator[PostgresServer]:
+    """A server on a Unix socket, or (``tcp``) also on a loopback port: DBOS 3.4 waits out
+    a restart of a server it reaches over TCP ("connection refused"), but fails at once
+    when a Unix socket's file is missing while the server is down."""
     bindir = _bindir()
     user: str | None = None
     if os.geteuid() == 0:
@@ -81,12 +162,11 @@ def postgres_server() -> Iterator[PostgresServer]:
     if user is not None:
         entry = pwd.getpwnam(user)
         os.chown(base, entry.pw_uid, entry.pw_gid)
-    data = base / "data"
     subprocess.run(
         [
             bindir / "initdb",
             "-D",
-            data,
+            base / "data",
             "-U",
             "agentrig",
             "--auth=trust",
@@ -99,57 +179,10 @@ def postgres_server() -> Iterator[PostgresServer]:
         user=user,
         cwd=base,
     )
-    port = _free_port()
-    log = (base / "server.log").open("wb")
-    process = subprocess.Popen(
-        [
-            bindir / "postgres",
-            "-D",
-            data,
-            "-p",
-            str(port),
-            "-c",
-            "listen_addresses=",
-            "-c",
-            f"unix_socket_directories={base}",
-            "-c",
-            "fsync=off",
-            "-c",
-            "max_connections=200",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        user=user,
-        cwd=base,
-        start_new_session=True,
-    )
-    server = PostgresServer(base, port, process)
+    server = PostgresServer(base, _free_port(), bindir, user, tcp=tcp)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    "PostgreSQL did not start: " + (base / "server.log").read_text(errors="replace")
-                )
-            if (base / f".s.PGSQL.{port}").exists():
-                import psycopg
-
-                try:
-                    psycopg.connect(server.dsn(), connect_timeout=2).close()
-                    break
-                except psycopg.OperationalError:
-                    pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("PostgreSQL did not accept connections within 60 s")
-            time.sleep(0.1)
+        server.start()
         yield server
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)  # fast shutdown
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        log.close()
+        server.stop()
         shutil.rmtree(base, ignore_errors=True)

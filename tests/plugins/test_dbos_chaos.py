@@ -1,5 +1,6 @@
 """Chaos: worker processes executing queued durable runs are SIGKILLed at random moments and
-restarted; every run completes, every tool effect happens exactly once, every session log
+restarted, and the PostgreSQL server they share is restarted (``pg_ctl restart -m
+immediate``); every run completes, every tool effect happens exactly once, every session log
 is consistent.  On PostgreSQL (three workers sharing one database: runs, queue, journal and
 sessions) and on the SQLite default (one worker).  Real processes, real servers.
 
@@ -41,6 +42,7 @@ pytestmark = [
 CHILD = Path(__file__).with_name("durable_child.py")
 RUNS = int(os.environ.get("AGENTRIG_CHAOS_RUNS", "200"))
 KILLS = int(os.environ.get("AGENTRIG_CHAOS_KILLS", "5"))
+RESTARTS = int(os.environ.get("AGENTRIG_CHAOS_RESTARTS", "2"))
 #: seconds per scripted model reply: short, so the runs are cheap and the kills many-sided
 DELAY = 0.01
 
@@ -52,7 +54,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PostgresServer]:
-    with postgres_server() as running:
+    with postgres_server(tcp=True) as running:  # restarted: see postgres_server
         yield running
 
 
@@ -108,28 +110,56 @@ async def settle_cut_off_effects(durable: Durable, run_id: str, tmp: Path) -> in
     return answered
 
 
-async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[str, Any]:
-    """Queue ``runs`` runs, SIGKILL a worker ``kills`` times -- each when the effects written
-    so far pass a random share of all of them (progress, not time, picks the moment) -- and
-    act as the host until every run succeeded."""
+def moments(rng: random.Random, total: int, count: int) -> list[int]:
+    """One random point in each of ``count`` equal slices of 10-90 % of ``total``."""
+    width = 0.8 / max(count, 1)
+    return [int(total * (0.1 + width * (k + rng.random()))) for k in range(count)]
+
+
+async def progress(tmp: Path, point: int) -> None:
+    """Until the effects written pass ``point`` (another process writes the file: polled)."""
+    while True:
+        if len(marker_lines(tmp)) >= point:
+            return
+        await anyio.sleep(0.02)
+
+
+async def chaos(
+    tmp: Path,
+    executors: list[str],
+    kills: int,
+    runs: int,
+    *,
+    server: PostgresServer | None = None,
+    restarts: int = 0,
+    down_for: float = 1.0,
+    retry: bool = False,
+) -> dict[str, Any]:
+    """Queue ``runs`` runs, SIGKILL a worker ``kills`` times and restart the database
+    ``restarts`` times -- each when the effects written so far pass a random share of all of
+    them (progress, not time, picks the moment) -- and act as the host until every run
+    succeeded -- with ``retry``, retrying each run that failed (``durable.retry``)."""
     rng = random.Random(os.environ.get("AGENTRIG_CHAOS_SEED", "17"))
     total = runs * len(("one", "two"))
-    # the kill points: one random moment in each of `kills` equal slices of 10-90 % progress
-    width = 0.8 / kills
-    points = [int(total * (0.1 + width * (k + rng.random()))) for k in range(kills)]
+    points = moments(rng, total, kills)
+    restart_points = moments(rng, total, restarts)
+    restarts_before = server.restarts if server is not None else 0
     started = time.monotonic()
     async with durable_runtime(tmp) as rt, workers(tmp, executors) as pool:
         durable = rt.services.require(DURABLE)
         assistant = rt.agent(AgentId("assistant"))
         ids = [await assistant.submit("do the thing", run_id=f"c{n}") for n in range(runs)]
-        answered = 0
+        answered = retried = 0
+
+        async def restarter() -> None:
+            for point in restart_points:
+                assert server is not None
+                await progress(tmp, point)
+                await anyio.to_thread.run_sync(lambda: server.restart(down_for=down_for))
 
         async def killer() -> None:
             for point in points:
-                while True:  # another process writes the file: polled
-                    if len(marker_lines(tmp)) >= point:
-                        break
-                    await anyio.sleep(0.02)
+                await progress(tmp, point)
                 busy = mid_run_pids(tmp)  # prefer a worker with a run between its effects
                 chosen = [e for e in executors if pool.live[e].pid in busy]
                 await pool.kill(rng.choice(chosen or executors))
@@ -137,10 +167,16 @@ async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[
         with anyio.fail_after(600):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(killer)
+                tg.start_soon(restarter)
                 while True:
                     found = await durable.statuses(ids)
                     assert set(found) == set(ids)
                     wrong = {r: s for r, s in found.items() if s not in ACTIVE}
+                    if retry:
+                        for run_id in sorted(r for r, s in wrong.items() if s == "ERROR"):
+                            await durable.retry(run_id)
+                            retried += 1
+                        wrong = {r: s for r, s in wrong.items() if s != "ERROR"}
                     assert wrong == {}
                     if all(status == "SUCCESS" for status in found.values()):
                         break
@@ -151,6 +187,8 @@ async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[
                 tg.cancel_scope.cancel()
         elapsed = time.monotonic() - started
         assert pool.kills == kills, "the runs finished before every kill point was reached"
+        restarted = server.restarts - restarts_before if server is not None else 0
+        assert restarted == restarts, "the runs finished before every restart point"
         texts = {r: (await durable.result(r)).text for r in ids}
         assert {r: t for r, t in texts.items() if t != "done"} == {}
         store: SessionStore = rt.catalog(SESSION_STORES).require(EntryId("store"))
@@ -160,9 +198,12 @@ async def chaos(tmp: Path, executors: list[str], kills: int, runs: int) -> dict[
             "runs": runs,
             "workers": len(executors),
             "kills": pool.kills,
+            "database_restarts": restarted,
             "resumed_elsewhere": resumed_elsewhere(tmp),
             "answered_by_host": answered,
+            "retried": retried,
             "seconds": round(elapsed, 1),
+            "runs_per_second": round(runs / elapsed, 1),
         }
 
 
@@ -205,24 +246,59 @@ def share(tmp: Path, settings: dict[str, Any]) -> None:
     (tmp / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
-async def test_three_workers_on_postgresql_survive_random_kills(
-    tmp_path: Path, server: PostgresServer
-) -> None:
-    dsn = server.create_database(f"chaos{os.getpid()}")
+def share_postgres(tmp: Path, server: PostgresServer, name: str, retry_for: float = 60) -> None:
+    dsn = server.create_database(f"{name}{os.getpid()}")
+    store = {"kind": "postgres", "options": {"dsn": dsn, "retry_for": retry_for}}
     share(
-        tmp_path,
+        tmp,
         {
             "delay": DELAY,
             "dbos": {
                 "system_database_url": dsn,
                 "queues": {"agentrig": {"worker_concurrency": 8}},
+                "journal_retry_for": retry_for,
             },
-            "extra": {"session_stores": {"store": {"kind": "postgres", "options": {"dsn": dsn}}}},
+            "extra": {"session_stores": {"store": store}},
         },
     )
-    numbers = await chaos(tmp_path, ["w1", "w2", "w3"], KILLS, RUNS)
+
+
+async def test_three_workers_on_postgresql_survive_random_kills_and_restarts(
+    tmp_path: Path, server: PostgresServer
+) -> None:
+    share_postgres(tmp_path, server, "chaos")
+    numbers = await chaos(
+        tmp_path, ["w1", "w2", "w3"], KILLS, RUNS, server=server, restarts=RESTARTS
+    )
     check_effects(tmp_path, RUNS)
     print(f"chaos postgres: {numbers}")
+
+
+async def test_queued_runs_with_effects_survive_a_postgresql_restart(
+    tmp_path: Path, server: PostgresServer
+) -> None:
+    """``pg_ctl restart -m immediate`` twice in the middle of 40 queued runs: no run fails,
+    each effect happens once, and none is left for the host (no process died)."""
+    share_postgres(tmp_path, server, "restart")
+    numbers = await chaos(tmp_path, ["w1", "w2"], 0, 40, server=server, restarts=2)
+    check_effects(tmp_path, 40)
+    assert numbers["answered_by_host"] == 0
+    print(f"restart postgres: {numbers}")
+
+
+async def test_runs_failed_by_a_long_outage_are_retried_from_their_journals(
+    tmp_path: Path, server: PostgresServer
+) -> None:
+    """The database stays down longer than the stores retry (0.5 s): the runs in flight
+    fail; ``retry`` takes each up again from its journal, and every effect still happens
+    exactly once."""
+    share_postgres(tmp_path, server, "outage", retry_for=0.5)
+    numbers = await chaos(
+        tmp_path, ["w1", "w2"], 0, 30, server=server, restarts=1, down_for=4.0, retry=True
+    )
+    check_effects(tmp_path, 30)
+    assert numbers["retried"] >= 1
+    print(f"outage postgres: {numbers}")
 
 
 async def test_one_worker_on_the_sqlite_default_survives_kills(tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import subprocess
 import sys
+import textwrap
 from collections.abc import AsyncIterator
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -45,6 +47,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
 CHILD = Path(__file__).with_name("durable_child.py")
 AGENT = "assistant.r1"
+AGENTRIG = shutil.which("agentrig", path=str(Path(sys.executable).parent)) or "agentrig"
 
 
 def child(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -366,3 +369,97 @@ async def test_links_of_one_run_alternate_between_processes_without_stale_journa
     assert executors == {"r1": "local", "r1.a1": "w1", "r1.a2": "local"}
     assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
     assert await stored_problems(tmp_path) == []
+
+
+def host_config(tmp: Path) -> Path:
+    """The composition a person at the host's terminal uses: the same state directory and
+    session store as the test's processes (it executes nothing, so it needs no tools)."""
+    config = tmp / "agentrig.toml"
+    config.write_text(
+        textwrap.dedent(
+            f"""
+            [providers.local]
+            kind = "scripted"
+            options.rounds = [{{ text = "unused" }}]
+
+            [session_stores.store]
+            kind = "jsonl"
+            options.directory = "{tmp / "sessions"}"
+
+            [agents.assistant]
+            provider = "local"
+            model = "m1"
+            session_store = "store"
+
+            [dbos]
+            state_dir = "{tmp / "state"}"
+            """
+        ),
+        encoding="utf-8",
+    )
+    return config
+
+
+def agentrig_cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [AGENTRIG, *args, "-c", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=config.parent,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_the_host_settles_a_cut_off_effect_from_the_command_line(tmp_path: Path) -> None:
+    crashed = child(tmp_path, "run", "r1", "in-effect:two")
+    assert crashed.returncode == -9
+    config = host_config(tmp_path)
+    async with child_process(str(tmp_path), "resume", "r1") as resumed:
+        with anyio.fail_after(120):
+            while True:
+                waiting = await anyio.to_thread.run_sync(agentrig_cli, config, "waiting", "r1")
+                assert waiting.returncode == 0, waiting.stderr
+                if waiting.stdout.split() == ["m2/call_two"]:
+                    break
+                await anyio.sleep(0.2)
+        wrong = agentrig_cli(config, "reconcile", "r1", "m1/call_one", "wrote one")
+        assert wrong.returncode == 1
+        assert wrong.stderr.count("\n") == 1, wrong.stderr
+        assert "error [dbos.not_waiting]" in wrong.stderr
+        settled = agentrig_cli(config, "reconcile", "r1", "m2/call_two", "wrote two (checked)")
+        assert settled.returncode == 0, settled.stderr
+        out = await output_of(resumed)
+    assert "finished: done" in out
+    assert agentrig_cli(config, "waiting", "r1").stdout.strip() == "nothing to settle"
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]  # never twice
+    assert "wrote two (checked)" in await stored_results(tmp_path)
+    assert await stored_problems(tmp_path) == []
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_failed_run_is_retried_from_its_journal_by_id(tmp_path: Path) -> None:
+    failed = child(tmp_path, "run", "r1", "fail-after-tool:one")
+    assert failed.returncode == 1
+    assert "ExecutionControlError: the run fails after effect one" in failed.stderr
+    config = host_config(tmp_path)
+    shown = agentrig_cli(config, "result", "r1")
+    assert shown.returncode == 1
+    assert shown.stderr.strip().splitlines() == [
+        "agentrig result: error [execution.control]: the run fails after effect one (a test)"
+    ]
+    retried = agentrig_cli(config, "retry", "r1")
+    assert retried.returncode == 0, retried.stderr
+    assert retried.stdout.strip() == "retrying r1 (r1.r)"
+    again = agentrig_cli(config, "retry", "r1")  # queued, not failed: nothing to retry
+    assert again.returncode == 1
+    assert "error [dbos.not_failed]" in again.stderr
+    resumed = child(tmp_path, "resume", "r1")  # a worker takes the retry up
+    assert "finished: done" in resumed.stdout, resumed.stderr
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]  # "one" not rerun
+    assert await stored_problems(tmp_path) == []
+    done = agentrig_cli(config, "retry", "r1")
+    assert "error [dbos.not_failed]" in done.stderr
+    assert "SUCCESS" in done.stderr

@@ -131,3 +131,19 @@ def test_config_check_validates_the_mcp_tables(
     assert "mcp.project_file" in shown
     path.write_text('[mcp_servers.files]\ncommand = "srv"\ntimeout = 5\n')
     assert main(["config", "check", str(path)]) == 0
+
+
+def test_project_file_names_claude_code_accepts_are_made_usable(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / ".mcp.json"
+    entry = {"command": "srv"}
+    names = ["my.server", "ok", "a.b", "a_b", "...", "x" * 60, "team/tools"]
+    path.write_text(json.dumps({"mcpServers": {name: entry for name in names}}))
+    servers = parse_mcp_json(path, None)
+    # a dotted name no longer refuses the file: it is known under a usable name
+    assert sorted(servers) == ["a_b", "my_server", "ok", "team_tools"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("'a.b' left out" in m and "collides" in m for m in messages)
+    assert any("'...' left out" in m for m in messages)
+    assert any(f"'{'x' * 60}' left out" in m for m in messages)

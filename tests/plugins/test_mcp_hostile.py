@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _mcp_support import alive, eventually
+from _mcp_support import RAW, alive, eventually
 from agentrig_mcp import (
     McpClient,
     McpError,
@@ -27,22 +27,24 @@ from agentrig_mcp import (
 import agentrig
 from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId
+from agentrig.llm import ImageBlock, TextBlock
 from agentrig.plugin import TOOLS
 from agentrig.tools import ToolContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
 HOSTILE = str(Path(__file__).with_name("_mcp_hostile.py"))
-RAW = str(Path(__file__).with_name("_mcp_raw.py"))
 VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def hostile(**options: Any) -> StdioServerSpec:
+    options.setdefault("trust_content", True)  # compared exactly: no untrusted-data label
     return StdioServerSpec(command=sys.executable, args=(HOSTILE,), **options)
 
 
 def raw(mode: str, **options: Any) -> StdioServerSpec:
     options.setdefault("restart_backoff", 0)
+    options.setdefault("trust_content", True)
     return StdioServerSpec(command=sys.executable, args=(RAW, mode), **options)
 
 
@@ -250,3 +252,15 @@ async def test_a_bad_tool_entry_is_skipped(client: Any) -> None:
     tools = await c.tools("r")
     assert [t.definition.name for t in tools] == ["probe"]
     assert any("entry 1" in s for s in c.skipped["r"])
+
+
+async def test_image_data_is_not_repeated_in_the_structured_content(client: Any) -> None:
+    c = client(h=hostile())
+    out = await (await by_name(c, "h"))["photo"].execute({}, ctx())
+    texts = [b.text for b in out.content if isinstance(b, TextBlock)]
+    images = [b for b in out.content if isinstance(b, ImageBlock)]
+    assert len(images) == 1
+    assert texts[0] == "a photo"
+    assert '"caption": "a photo"' in texts[-1]
+    assert "[binary data: the image or audio block of this result]" in texts[-1]
+    assert sum(len(t) for t in texts) < 300  # not 400,000 characters of base64

@@ -5,13 +5,14 @@ agent's runs (through permissions and hooks), ``.mcp.json`` approval, deferral, 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from _mcp_support import SERVER, alive, cancel_once, eventually, marked
+from _mcp_support import RAW, SERVER, alive, cancel_once, eventually, marked
 from agentrig_mcp import MCP, McpClient
 
 import agentrig
@@ -25,7 +26,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
 
 def server(*args: str, **options: Any) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [SERVER, *args], **options}
+    # results compared exactly: without the untrusted-data label (test_mcp_trust.py has it)
+    return {"command": sys.executable, "args": [SERVER, *args], "trust_content": True, **options}
 
 
 def config(script: list[dict[str, Any]], tools: list[str], **extra: Any) -> dict[str, Any]:
@@ -96,7 +98,8 @@ async def test_unused_servers_do_not_start_until_used() -> None:
         assert client.connection("eager").starts == 1  # startup = "open"
         assert "mcp__eager__add" in rt.catalog(TOOLS).ids()
         assert client.connection("idle").starts == 0
-        assert [str(r.uri) for r in await client.list_resources("idle")] == ["note://hello"]
+        listed = await client.list_resources("idle")
+        assert str(listed[0].uri) == "note://hello"
         assert client.connection("idle").starts == 1
 
 
@@ -304,27 +307,68 @@ async def test_a_model_lists_and_reads_resources_through_tools() -> None:
             call("list_mcp_resources"),
             call("read_mcp_resource", server="demo", uri="note://hello"),
             call("read_mcp_resource", server="demo", uri="note://missing"),
+            call("read_mcp_resource", server="demo", uri="note://blob"),
             {"text": "read"},
         ],
         ["mcp_resources"],
-        mcp_servers={"demo": server()},
+        mcp_servers={
+            "demo": server(),
+            # a server without resources is left out, one that cannot start says so
+            "tools_only": {"command": sys.executable, "args": [RAW, ""], "trust_content": True},
+            "broken": {
+                "command": sys.executable,
+                "args": [RAW, "crash-at:initialize"],
+                "trust_content": True,
+            },
+        },
     )
     async with agentrig.open_runtime(cfg) as rt:
         await rt.agent(AgentId("assistant")).run("what is there?")
-        listed, read, missing = tool_texts(rt)
+        listed, read, missing, blob = tool_texts(rt)
     assert listed[1] == "ok"
-    assert json.loads(listed[2]) == [
+    entries = json.loads(listed[2])
+    assert entries[:2] == [
         {
             "server": "demo",
             "uri": "note://hello",
             "name": "hello",
             "mimeType": "text/plain",
             "description": "A greeting.",
-        }
+        },
+        {
+            "server": "demo",
+            "uri": "note://blob",
+            "name": "blob",
+            "mimeType": "text/plain",
+            "description": "Text sent as a blob.",
+        },
     ]
+    assert len(entries) == 3
+    assert entries[2]["server"] == "broken"
+    assert "exited with status 4" in entries[2]["error"]
     assert read[1:] == ("ok", "hello from a resource")
     assert missing[1] == "error"
     assert "mcp.error" in missing[2]
+    # a text/plain blob is read as its text, not a placeholder
+    assert blob[1:] == ("ok", "[resource note://blob]\nplain text in a blob, caf\u00e9")
+
+
+async def test_a_cut_result_says_its_true_size_and_the_whole_is_kept(tmp_path: Path) -> None:
+    cfg = config(
+        [call("mcp__demo__huge", size=300_000), {"text": "done"}],
+        ["mcp__demo__huge"],
+        mcp_servers={"demo": server()},
+        permissions={"allow": ["mcp__demo__*"]},
+    )
+    cfg["agents"]["assistant"]["state_dir"] = str(tmp_path / "state")
+    async with agentrig.open_runtime(cfg) as rt:
+        await rt.agent(AgentId("assistant")).run("go")
+        ((_, status, text),) = tool_texts(rt)
+    assert status == "ok"
+    assert "it is 300000 bytes long and only the first 65536 bytes are shown" in text
+    saved = re.search(r"saved in the file (\S+);", text)
+    assert saved is not None
+    assert await anyio.Path(saved[1]).read_text() == "x" * 300_000
 
 
 async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:

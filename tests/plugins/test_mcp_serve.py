@@ -12,6 +12,7 @@ from mcp import ClientSession, types
 from mcp.shared.memory import create_connected_server_and_client_session
 
 import agentrig
+from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.tools import tool
 
@@ -30,12 +31,20 @@ def wipe(path: str) -> str:
     return f"wiped {path}"
 
 
+@tool(risk="inspect")
+def stop() -> str:
+    """Stopped by its user while it ran."""
+    signal = CancelSignal()
+    signal.cancel("the user pressed stop")
+    raise signal.abort_error()
+
+
 CONFIG: dict[str, Any] = {
     "providers": {
         "local": {"kind": "scripted", "options": {"script": [{"text": "The answer is 42."}]}}
     },
     "agents": {
-        "assistant": {"provider": "local", "model": "scripted-1", "tools": ["add", "wipe"]},
+        "assistant": {"provider": "local", "model": "scripted-1", "tools": ["add", "wipe", "stop"]},
         "other": {"provider": "local", "model": "scripted-1"},
     },
     "permissions": {"deny": ["wipe"]},
@@ -47,6 +56,7 @@ async def runtime() -> AsyncIterator[agentrig.Runtime]:
     memory = agentrig.MemorySource()
     memory.add("tools", "add", add)
     memory.add("tools", "wipe", wipe)
+    memory.add("tools", "stop", stop)
     async with agentrig.open_runtime(CONFIG, memory=memory) as rt:
         yield rt
 
@@ -63,7 +73,7 @@ async def test_tools_and_agents_are_listed(runtime: agentrig.Runtime) -> None:
     async with await session_for(runtime) as session:
         assert isinstance(session, ClientSession)
         listed = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(listed) == {"add", "wipe", "ask_assistant", "ask_other"}
+    assert set(listed) == {"add", "wipe", "stop", "ask_assistant", "ask_other"}
     assert listed["add"].annotations is not None
     assert listed["add"].annotations.readOnlyHint is True
     assert listed["wipe"].annotations is not None
@@ -87,7 +97,7 @@ async def test_tool_calls_go_through_permissions(runtime: agentrig.Runtime) -> N
 async def test_ask_tool_runs_the_agent(runtime: agentrig.Runtime) -> None:
     async with await session_for(runtime, ["assistant"]) as session:
         names = {t.name for t in (await session.list_tools()).tools}
-        assert names == {"add", "wipe", "ask_assistant"}
+        assert names == {"add", "wipe", "stop", "ask_assistant"}
         answer = await session.call_tool("ask_assistant", {"prompt": "What is 6 x 7?"})
     assert not answer.isError
     assert text(answer) == "The answer is 42."
@@ -96,3 +106,15 @@ async def test_ask_tool_runs_the_agent(runtime: agentrig.Runtime) -> None:
 async def test_unknown_agent_is_refused_with_a_suggestion(runtime: agentrig.Runtime) -> None:
     with pytest.raises(ConfigError, match="did you mean 'assistant'"):
         build_server(runtime, ["asistant"])
+
+
+async def test_the_server_says_agentrigs_version(runtime: agentrig.Runtime) -> None:
+    options = build_server(runtime).create_initialization_options()
+    assert options.server_version == agentrig.__version__
+
+
+async def test_a_cancelled_tool_says_aborted_once(runtime: agentrig.Runtime) -> None:
+    async with await session_for(runtime, ["assistant"]) as session:
+        stopped = await session.call_tool("stop", {})
+    assert stopped.isError
+    assert text(stopped) == "aborted: the user pressed stop"

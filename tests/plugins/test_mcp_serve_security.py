@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from _mcp_support import AGENTRIG, eventually, mcp_http_serve
+from _mcp_support import SERVE_CONFIG, eventually, mcp_http_serve, mcp_session, run_cli
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
@@ -27,16 +27,7 @@ from agentrig.tools import tool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
-CONFIG = """
-[providers.local]
-kind = "scripted"
-options.script = [{ text = "Hello from the agent." }]
-options.on_exhausted = "repeat"
-
-[agents.assistant]
-provider = "local"
-model = "scripted-1"
-"""
+CONFIG = SERVE_CONFIG
 KEY = "mcp-test-key-5f2c9a"
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -110,6 +101,12 @@ async def test_a_foreign_host_or_origin_calls_nothing(tmp_path: Path) -> None:
         for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
             answer = await post(url, {"host": host, "origin": f"http://{host}"})
             assert answer.status_code == 200, (host, answer.text)
+        # the printed URL and its spelling with a slash both answer (no redirect), and the
+        # server names agentrig's version
+        for served in (url, url + "/"):
+            answer = await post(served, {})
+            assert answer.status_code == 200, (served, answer.text)
+            assert f'"version":"{agentrig.__version__}"' in answer.text.replace(" ", "")
         # the SDK's client behind a re-bound name gets nowhere
         rebound = httpx.AsyncClient(headers={"host": "evil.example"}, timeout=30)
         with pytest.raises(ExceptionGroup) as info:
@@ -120,13 +117,8 @@ async def test_a_foreign_host_or_origin_calls_nothing(tmp_path: Path) -> None:
 
 
 async def initialize(http: httpx.AsyncClient, url: str) -> None:
-    async with (
-        http,
-        streamable_http_client(url, http_client=http) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        with anyio.fail_after(30):
-            await session.initialize()
+    async with mcp_session(url, http):
+        pass
 
 
 async def test_configured_names_and_origins_are_served(tmp_path: Path) -> None:
@@ -213,11 +205,6 @@ async def test_a_deeply_nested_body_is_a_parse_error_not_a_500(tmp_path: Path) -
             result = await session.call_tool("ask_assistant", {"prompt": "hi", "extra": nested})
             assert result.isError  # refused by the tool's schema, as any bad argument
             assert not (await session.call_tool("ask_assistant", {"prompt": "hi"})).isError
-
-
-async def run_cli(*args: str, environ: Mapping[str, str]) -> tuple[int, str]:
-    done = await anyio.run_process([AGENTRIG, *args], env=dict(environ), check=False)
-    return done.returncode, done.stderr.decode()
 
 
 async def test_a_non_loopback_bind_needs_keys_and_keys_are_references(tmp_path: Path) -> None:

@@ -375,7 +375,9 @@ async def test_text_chunks_on_and_off_the_short_path_stream_what_the_general_pat
     assert deltas == expected
     assert all(type(d) is type(e) for d, e in zip(deltas, expected, strict=True))
     # the model of the last chunk naming one (kept on the short path too), the refusal seen
-    assert finish == FinishChunk(stop_reason="refusal", provider_stop_reason="stop", model="gpt-4o")
+    assert finish == FinishChunk(
+        stop_reason="refusal", provider_stop_reason="stop", model="gpt-4o", response_id="c"
+    )
     assert message.text == "abcnodeghij"
 
 

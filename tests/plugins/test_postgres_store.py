@@ -174,17 +174,37 @@ async def test_a_failed_batch_stores_nothing_and_breaks_the_writer(store: Sessio
     assert [e.seq for e in (await store.load("ses_fail")).events] == [1, 2, 3, 4, 5, 6, 7, 8]
 
 
-async def test_a_writer_whose_connection_is_lost_stops_and_frees_the_session(
-    store: SessionStore, dsn: str
-) -> None:
-    events = sample("ses_cut")
-    writer = await store.open_writer("ses_cut")
-    await writer.append(events[:4])
-    with psycopg.connect(dsn, autocommit=True) as admin:  # an operator ends its connection
+def terminate_writers(dsn: str) -> None:
+    """An operator ends every connection that holds a session lock (57P01)."""
+    with psycopg.connect(dsn, autocommit=True) as admin:
         admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_locks "
             "WHERE locktype = 'advisory' AND pid <> pg_backend_pid()"
         )
+
+
+async def test_a_writer_whose_connection_is_lost_reconnects_and_keeps_its_session(
+    store: SessionStore, dsn: str
+) -> None:
+    events = sample("ses_back")
+    writer = await store.open_writer("ses_back")
+    await writer.append(events[:4])
+    terminate_writers(dsn)
+    await writer.append(events[4:])  # a new connection, the session's lock taken again
+    with pytest.raises(WriterConflictError):
+        await store.open_writer("ses_back")
+    await writer.aclose()
+    assert dicts((await store.load("ses_back")).events) == dicts(events)
+
+
+async def test_without_retries_a_lost_connection_stops_the_writer_and_frees_the_session(
+    dsn: str,
+) -> None:
+    store = build(dsn, retry_for=0)
+    events = sample("ses_cut")
+    writer = await store.open_writer("ses_cut")
+    await writer.append(events[:4])
+    terminate_writers(dsn)
     with pytest.raises(SessionStoreError, match="may or may not be stored"):
         await writer.append(events[4:])
     with pytest.raises(BrokenWriterError):
@@ -196,6 +216,24 @@ async def test_a_writer_whose_connection_is_lost_stops_and_frees_the_session(
     await again.append(events[4:])
     await again.aclose()
     assert dicts((await store.load("ses_cut")).events) == dicts(events)
+    await store.aclose()
+
+
+async def test_a_lost_connection_that_took_the_writers_lock_is_a_conflict(dsn: str) -> None:
+    """While the writer reconnects, another writer takes the session: refused, not merged."""
+    store, other = build(dsn), build(dsn)
+    events = sample("ses_taken")
+    writer = await store.open_writer("ses_taken")
+    await writer.append(events[:4])
+    terminate_writers(dsn)
+    thief = await other.open_writer("ses_taken")
+    with pytest.raises(SessionStoreError, match="already has a writer"):
+        await writer.append(events[4:])
+    await writer.aclose()
+    await thief.aclose()
+    assert [e.seq for e in (await store.load("ses_taken")).events] == [1, 2, 3, 4]
+    await store.aclose()
+    await other.aclose()
 
 
 async def test_gaps_and_unreadable_rows_are_reported_as_damage(
@@ -441,9 +479,17 @@ async def test_two_journal_objects_cannot_write_one_record_twice(dsn: str) -> No
         assert (await here.load(RunId(RUN))) is not None  # cached here: it has not seen m1
         intent = ModelIntent(run_id=RunId(RUN), call_id=InvocationId("m1"), digest="d", model="m1")
         await there.model_intent(intent)
-        # here's cache lets the write through; the table's UNIQUE key refuses it
-        with pytest.raises(JournalWriteError, match="duplicate key"):
-            await here.model_intent(intent)
+        # here's cache lets the write through; the stored record under the same key differs
+        other = intent.model_copy(update={"digest": "e"})
+        with pytest.raises(JournalWriteError, match="different model/intent"):
+            await here.model_intent(other)
+        # the same record again (a write retried after its reply was lost) is one row
+        await here.model_intent(intent)
+        with psycopg.connect(dsn) as connection:
+            rows = connection.execute(
+                "SELECT count(*) FROM agentrig_journal WHERE kind = 'model/intent'"
+            ).fetchone()
+        assert rows == (1,)
         there.forget(RunId(RUN))
         fresh = await there.load(RunId(RUN))
         assert fresh is not None
@@ -451,6 +497,61 @@ async def test_two_journal_objects_cannot_write_one_record_twice(dsn: str) -> No
     finally:
         await here.aclose()
         await there.aclose()
+
+
+async def test_a_server_restart_is_waited_out_by_a_writer_a_reader_and_the_journal(
+    server: PostgresServer, dsn: str
+) -> None:
+    """``pg_ctl restart -m immediate`` while an append and a journal write wait for it."""
+    from agentrig_postgres import PostgresJournal
+
+    store, journal = build(dsn), PostgresJournal(dsn)
+    events = sample("ses_restart")
+    writer = await store.open_writer("ses_restart")
+    await writer.append(events[:4])
+    await journal.begin_execution(execution())
+    await anyio.to_thread.run_sync(lambda: server.stop(immediate=True))
+    intent = ModelIntent(run_id=RunId(RUN), call_id=InvocationId("m1"), digest="d", model="m1")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.append, events[4:])
+        tg.start_soon(journal.model_intent, intent)
+        await anyio.sleep(1.0)  # both meet a server that is down, and wait
+        await anyio.to_thread.run_sync(server.start)
+    with pytest.raises(WriterConflictError):  # the writer took its lock again
+        await store.open_writer("ses_restart")
+    await writer.aclose()
+    assert dicts((await store.load("ses_restart")).events) == dicts(events)
+    journal.forget(RunId(RUN))
+    state = await journal.load(RunId(RUN))
+    assert state is not None
+    assert [c.call_id for c in state.model_calls] == ["m1"]
+    await store.aclose()
+    await journal.aclose()
+
+
+async def test_a_server_down_longer_than_retry_for_fails_naming_the_database(
+    server: PostgresServer, dsn: str
+) -> None:
+    from agentrig_postgres import PostgresJournal
+
+    store, journal = build(dsn, retry_for=0.5), PostgresJournal(dsn, retry_for=0.5)
+    writer = await store.open_writer("ses_down")
+    await journal.begin_execution(execution())
+    await anyio.to_thread.run_sync(lambda: server.stop(immediate=True))
+    try:
+        with pytest.raises(SessionStoreError, match=r"still failing after 0.5 s") as failed:
+            await writer.append(sample("ses_down")[:2])
+        assert "\n" not in str(failed.value)
+        intent = ModelIntent(run_id=RunId(RUN), call_id=InvocationId("m1"), digest="d", model="m1")
+        with pytest.raises(JournalWriteError, match=r"still failing after 0.5 s") as lost:
+            await journal.model_intent(intent)
+        assert "\n" not in str(lost.value)
+        assert dsn.split("?")[0].rsplit("/", 1)[1] in str(lost.value)  # the database's name
+    finally:
+        await anyio.to_thread.run_sync(server.start)
+    await writer.aclose()
+    await store.aclose()
+    await journal.aclose()
 
 
 # ---- the session-store conformance suite ---------------------------------------------------

@@ -18,7 +18,7 @@ import attrs
 
 from agentrig.errors import AgentrigError
 from agentrig.ids import InvocationId
-from agentrig.kernel.payloads import new_observation
+from agentrig.kernel.payloads import Observation
 from agentrig.llm import FileBlock, ImageBlock, TextBlock, ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
     GateDecision,
@@ -94,7 +94,7 @@ def observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision
         "allowed": decision.allowed,
         "reason": decision.reason,
     }
-    hooks.notify("observe", new_observation("permission", agent.id, data))
+    hooks.notify("observe", Observation("permission", agent.id, data))
 
 
 def not_executed(call: ToolCallBlock, reason: str = INTERRUPTED_TEXT) -> ToolMessage:

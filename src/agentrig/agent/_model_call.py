@@ -44,7 +44,7 @@ from agentrig.llm import (
 from agentrig.session import AssistantMessageEvent, ModelError, RequestHeader
 from agentrig.tools import Tool
 
-__all__ = ["ModelRound", "model_error"]
+__all__ = ["ModelRound", "failed_call_event", "model_error"]
 
 
 class _Ask(NamedTuple):
@@ -60,13 +60,14 @@ class _Ask(NamedTuple):
 class ModelRound:
     """The model rounds of one turn: each sends the history and commits the reply."""
 
-    __slots__ = ("calls", "ctx", "first_chunk", "outcome", "scope_class")
+    __slots__ = ("calls", "ctx", "first_chunk", "outcome", "response_id", "scope_class")
 
     def __init__(self, ctx: TurnContext, outcome: TurnOutcome, calls: OpenCalls) -> None:
         self.ctx = ctx
         self.outcome = outcome
         self.calls = calls
         self.first_chunk = 0.0  # when the current call's first chunk arrived
+        self.response_id: str | None = None  # the provider's id of the current call's response
         #: the class of the anyio cancel scope of the turn's first provider call (the turn
         #: runs in one task on one event loop; anyio looks the library up per scope otherwise)
         self.scope_class: type[anyio.CancelScope] | None = None
@@ -114,8 +115,11 @@ class ModelRound:
             self._observe(cfg, started, attempt, "failure", None, exc)
             if await self._retry(exc, attempt):
                 return None
-            # its own event in the log (never words of the model), then raised as itself
-            await self.ctx.port.append(model_error(cfg, attempt, exc))
+            # its own event in the log (never words of the model), then raised as itself;
+            # a compaction's failed summary call names its own provider and model
+            port = self.ctx.port
+            called = port.compactor.failed_call(exc) or (cfg.provider, cfg.model)
+            await port.append(failed_call_event(*called, attempt, exc))
             raise
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
@@ -143,7 +147,10 @@ class ModelRound:
         error: BaseException | None = None,
     ) -> None:
         ctx, first = self.ctx, self.first_chunk
-        observe_model_call(ctx, self.outcome, cfg, started, first, attempt, result, message, error)
+        observe_model_call(
+            ctx, self.outcome, cfg, started, first, attempt, result, message, error,
+            response_id=self.response_id,
+        )  # fmt: skip
 
     async def _request(
         self, cfg: RequestConfig, attempt: int, ask: _Ask
@@ -190,11 +197,23 @@ class ModelRound:
         settings = port.config.compaction
         if not settings.auto or usage.share < settings.at:
             return usage
-        done = await port.compactor.compact(
-            usage, trigger="auto", instructions=None, signal=self.ctx.signal
-        )
+        signal = self.ctx.signal
+        try:
+            done = await port.compactor.compact(
+                usage, trigger="auto", instructions=None, signal=signal
+            )
+        except ExecutionControlError:
+            raise  # a journal failure stays a failure, even when a cancellation races it
+        except Exception as exc:
+            if signal.cancelled or is_abort(exc, signal):
+                self.outcome.interrupted = True  # cancelled while summarising
+                raise Interrupted() from None
+            raise
         if done is None:
             return usage
+        # the summary call is the run's too: in its usage, and apart as the compaction's
+        self.outcome.usages.append(done.usage)
+        self.outcome.compaction_usages.append(done.usage)
         return measure_context(port.session, window, tool_chars=tool_chars, extra_chars=extra_chars)
 
     async def _receive(
@@ -210,6 +229,7 @@ class ModelRound:
         assembler = StreamAssembler()
         answered: AssistantMessage | None = None  # a reply that arrived whole
         self.outcome.model = model
+        self.response_id = None
         scope_class = self.scope_class
         scope = anyio.CancelScope() if scope_class is None else scope_class()
         self.scope_class = type(scope)
@@ -229,8 +249,11 @@ class ModelRound:
                 partial = answered.model_copy(update={"interrupted": True})
             else:
                 partial = assembler.message(interrupted=True)
+                self.response_id = assembler.response_id
             await self._interrupted(exc, partial)
             raise
+        if answered is None:
+            self.response_id = assembler.response_id
         message = answered if answered is not None else assembler.message()
         if message.model:
             self.outcome.model = message.model  # the model that answered (fallbacks move)
@@ -243,6 +266,7 @@ class ModelRound:
             response = await provider.complete(request, signal=self.ctx.signal)
         except Exception as exc:
             _raise_failure(check, exc, self.ctx.signal)
+        self.response_id = response.response_id
         answered = _whole(response)
         self.first_chunk = time.perf_counter()
         emit = self.ctx.emit
@@ -312,10 +336,15 @@ def _raise_failure(check: StreamCheck, error: Exception, signal: CancelSignal) -
 
 def model_error(cfg: RequestConfig, attempt: int, error: BaseException) -> ModelError:
     """The ``model/error`` event of a failed call (``attempt`` counts from 1)."""
+    return failed_call_event(cfg.provider, cfg.model, attempt, error)
+
+
+def failed_call_event(provider: str, model: str, attempt: int, error: BaseException) -> ModelError:
+    """The ``model/error`` event of a failed call to ``provider`` / ``model``."""
     info = error_info(error)
     return ModelError(
-        provider=cfg.provider,
-        model=cfg.model,
+        provider=provider,
+        model=model,
         attempt=attempt,
         code=info.code,
         category=info.category,

@@ -13,8 +13,8 @@ from agentrig.agent._dispatch import CallOutcome
 from agentrig.agent._results import sum_usage
 from agentrig.errors import error_info
 from agentrig.ids import ProviderId
-from agentrig.kernel.payloads import RequestConfig, new_observation
-from agentrig.llm import PROVIDERS, AssistantMessage, ToolCallBlock
+from agentrig.kernel.payloads import Observation, RequestConfig
+from agentrig.llm import PROVIDERS, AssistantMessage, StopReason, ToolCallBlock, Usage
 from agentrig.session import TurnEndReason
 
 if TYPE_CHECKING:
@@ -35,9 +35,12 @@ def observe_model_call(
     outcome: str,
     message: AssistantMessage | None,
     error: BaseException | None = None,
+    *,
+    response_id: str | None = None,
 ) -> None:
     """One observation per attempted provider round (forced summary too); ``attempt``
-    counts from 1, ``first`` is when the first chunk arrived (0: none).
+    counts from 1, ``first`` is when the first chunk arrived (0: none), ``response_id`` the
+    provider's id of the response.
 
     It describes the call boundary, not proof of a network request.
     """
@@ -50,16 +53,8 @@ def observe_model_call(
     provider = cfg.provider
     kinds = state.provider_kinds
     kind = kinds[provider] if kinds and provider in kinds else _provider_kind(state, provider)
-    if message is not None:
-        response_model, stop_reason, usage = message.model, message.stop_reason, message.usage
-    else:
-        response_model = stop_reason = usage = None
-    error_type = error_code = None
-    if error is not None:
-        error_type, error_code = type(error).__name__, error_info(error).code
-    # the documented order: the ids every loop observation carries, then the call's own.
-    # A literal of more than 15 pairs compiles to an empty dict grown pair by pair (two
-    # resizes); one of 15 is built presized, with room for the last five without growing.
+    response_model, stop_reason, usage, error_type, error_code = _ending(message, error)
+    # the documented order: the ids every loop observation carries, then the call's own
     data = {
         "session_id": session_id,
         "agent_name": agent_name,
@@ -76,13 +71,28 @@ def observe_model_call(
         "stop_reason": stop_reason,
         "usage": usage,
         "started_at": started_at,
+        "ended_at": started_at + elapsed,
+        "duration_ms": elapsed * 1000,
+        "time_to_first_chunk_ms": (first - start) * 1000 if first else None,
+        "error_type": error_type,
+        "error_code": error_code,
+        "response_id": response_id,
+        "max_tokens": cfg.max_tokens,
+        "temperature": cfg.temperature,
     }
-    data["ended_at"] = started_at + elapsed
-    data["duration_ms"] = elapsed * 1000
-    data["time_to_first_chunk_ms"] = (first - start) * 1000 if first else None
-    data["error_type"] = error_type
-    data["error_code"] = error_code
-    hooks.notify("observe", new_observation("model_call", agent_id, data))
+    hooks.notify("observe", Observation("model_call", agent_id, data))
+
+
+def _ending(
+    message: AssistantMessage | None, error: BaseException | None
+) -> tuple[str | None, StopReason | None, Usage | None, str | None, str | None]:
+    """``(response_model, stop_reason, usage, error_type, error_code)`` of how a call ended."""
+    response_model = stop_reason = usage = None
+    if message is not None:
+        response_model, stop_reason, usage = message.model, message.stop_reason, message.usage
+    if error is None:
+        return response_model, stop_reason, usage, None, None
+    return response_model, stop_reason, usage, type(error).__name__, error_info(error).code
 
 
 def _provider_kind(state: TurnContext, provider_id: ProviderId) -> str | None:
@@ -103,7 +113,7 @@ def observe_tool_call(
     only when an ``observe`` listener exists: the caller checks)."""
     session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()
     data = _tool_call_data(call, outcome, session_id, agent_name, run_id, state.turn, state.step)
-    hooks.notify("observe", new_observation("tool_call", agent_id, data))
+    hooks.notify("observe", Observation("tool_call", agent_id, data))
 
 
 def observe_direct_tool_call(agent: Agent, call: ToolCallBlock, outcome: CallOutcome) -> None:
@@ -117,7 +127,7 @@ def observe_direct_tool_call(agent: Agent, call: ToolCallBlock, outcome: CallOut
     data = _tool_call_data(call, outcome, agent.session.id, "", "", 0, 0)
     for key in _LOOP_ONLY:
         del data[key]
-    hooks.notify("observe", new_observation("tool_call", agent.id, data))
+    hooks.notify("observe", Observation("tool_call", agent.id, data))
 
 
 # the ids a call of a turn carries and one made by ``agent.call_tool()`` does not
@@ -134,7 +144,7 @@ def _tool_call_data(
     step: int,
 ) -> dict[str, Any]:
     """The ``tool_call`` observation's data, in the documented order: the ids every loop
-    observation carries, then the call's own (one presized literal: no merge, no growth)."""
+    observation carries, then the call's own."""
     return {
         "session_id": session_id,
         "agent_name": agent_name,
@@ -182,4 +192,4 @@ def observe_turn(
         "error_type": type(error).__name__ if error is not None else None,
         "error_code": code,
     }
-    hooks.notify("observe", new_observation("turn", agent_id, data))
+    hooks.notify("observe", Observation("turn", agent_id, data))

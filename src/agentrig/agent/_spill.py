@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
+from agentrig._seams import owner_only_files
 from agentrig.llm import TextBlock, ToolMessage
 from agentrig.session import ToolResultStored
 
@@ -49,9 +50,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _write(root: Path, rel: str, data: bytes) -> Path:
-    from agentrig.host import OwnerOnlyStore  # the host layer only when a result is that big
-
-    return OwnerOnlyStore(root).write_bytes(rel, data)
+    return owner_only_files(root).write_bytes(rel, data)  # the host's, bound by agentrig._seams
 
 
 async def cap_result(

@@ -297,9 +297,12 @@ def compose_gate(rt: Runtime) -> Gate:
 
         runner = HookRunner.from_runtime(rt)
         hooks = HookLifecycle(
-            runner, project_dir=rt.loaded.base_dir, permission_mode=rt.config.permissions.mode
+            runner,
+            project_dir=rt.loaded.base_dir,
+            permission_mode=rt.config.permissions.mode,
+            dispatcher=rt.hooks,
         )
-        rt.hooks.register(hooks, "agentrig.hook-lifecycle")
+        rt.hooks.register(hooks, HookLifecycle.PLUGIN_NAME)
         rt.on_close("hooks", hooks.aclose)
     return _permission_gate(rt, hooks)
 

@@ -61,83 +61,108 @@ def _label(outcome: HookOutcome) -> str:
 def combine(outcomes: Iterable[HookOutcome], *, event: str) -> CombinedOutcome:
     """Combine the outcomes of the hooks that ran for ``event`` (see the module docs)."""
     items = tuple(outcomes)
-    by_permission: dict[str, list[str]] = {"deny": [], "ask": [], "defer": [], "allow": []}
-    errors: list[str] = []
-    blocking_errors: list[str] = []  # errors of hooks not configured on_error = "proceed"
-    contexts: list[str] = []
-    outputs: list[str] = []
-    messages: list[str] = []
-    rewrites: list[Mapping[str, Any]] = []
-    stop = False
-    stop_reason: str | None = None
-
-    def note(decision: Decision) -> None:
-        nonlocal stop, stop_reason
-        if decision.additional_context:
-            contexts.append(decision.additional_context)
-        if decision.system_message:
-            messages.append(decision.system_message)
-        if decision.continue_ is False:
-            stop = True
-            stop_reason = stop_reason or decision.stop_reason or "a hook asked to stop"
-
+    tally = _Tally()
     for outcome in items:
-        if isinstance(outcome, Deny):
-            by_permission["deny"].append(_label(outcome) + outcome.reason)
-            if outcome.decision is not None:
-                note(outcome.decision)
-        elif isinstance(outcome, HookErrorOutcome):
-            errors.append(_label(outcome) + outcome.reason)
-            if not outcome.proceed:
-                blocking_errors.append(_label(outcome) + outcome.reason)
-        elif isinstance(outcome, Allow):
-            decision = outcome.decision
-            suppressed = decision is not None and decision.suppress_output
-            if outcome.output.strip() and not suppressed:
-                outputs.append(outcome.output)
-            if decision is None:
-                continue
-            note(decision)
-            if decision.refuses:  # a third-party strategy that kept a block inside an Allow
-                by_permission["deny"].append(_label(outcome) + decision.refusal_reason)
-                continue
-            wanted = decision.permission
-            why = decision.permission_reason or ""
-            if wanted == "ask":
-                by_permission["ask"].append(_label(outcome) + why if why else "")
-            elif wanted in ("allow", "defer") and outcome.steering:
-                by_permission[wanted].append(why)
-            if decision.updated_input is not None and outcome.steering:
-                rewrites.append(decision.updated_input)
-
-    if blocking_errors and enforces(event):
-        by_permission["deny"].extend(f"hook gave no verdict ({e})" for e in blocking_errors)
-    distinct = {json.dumps(dict(r), sort_keys=True, default=str) for r in rewrites}
-    if len(distinct) > 1 and enforces(event):
-        by_permission["deny"].append(
-            f"{len(rewrites)} hooks returned different updatedInput values; refusing to pick one"
+        tally.add(outcome)
+    enforced = enforces(event)
+    if tally.blocking_errors and enforced:
+        tally.deny.extend(f"hook gave no verdict ({e})" for e in tally.blocking_errors)
+    distinct = {json.dumps(dict(r), sort_keys=True, default=str) for r in tally.rewrites}
+    if len(distinct) > 1 and enforced:
+        tally.deny.append(
+            f"{len(tally.rewrites)} hooks returned different updatedInput values; "
+            "refusing to pick one"
         )
-
-    permission: Permission | None = None
-    for name in ("deny", "ask", "defer", "allow"):
-        if by_permission[name]:
-            permission = name
-            break
-    reasons = [r for r in by_permission[permission] if r] if permission else []
-    reason = "; ".join(reasons)
-    if permission == "deny" and not reason:
-        reason = "denied by hook"
+    permission, reason = tally.verdict()
+    rewrites = tally.rewrites
     updated = rewrites[0] if rewrites and len(distinct) == 1 and permission != "deny" else None
     return CombinedOutcome(
         event=event,
         permission=permission,
         reason=reason,
         updated_input=updated,
-        additional_context=tuple(contexts),
-        outputs=tuple(outputs),
-        system_messages=tuple(messages),
-        errors=tuple(errors),
-        stop=stop,
-        stop_reason=stop_reason,
+        additional_context=tuple(tally.contexts),
+        outputs=tuple(tally.outputs),
+        system_messages=tuple(tally.messages),
+        errors=tuple(tally.errors),
+        stop=tally.stop,
+        stop_reason=tally.stop_reason,
         outcomes=items,
     )
+
+
+@attrs.define
+class _Tally:
+    """What the outcomes of one event said, gathered in order before they are weighed."""
+
+    deny: list[str] = attrs.Factory(list)
+    ask: list[str] = attrs.Factory(list)
+    defer: list[str] = attrs.Factory(list)
+    allow: list[str] = attrs.Factory(list)
+    errors: list[str] = attrs.Factory(list)
+    blocking_errors: list[str] = attrs.Factory(list)  # hooks not configured on_error="proceed"
+    contexts: list[str] = attrs.Factory(list)
+    outputs: list[str] = attrs.Factory(list)
+    messages: list[str] = attrs.Factory(list)
+    rewrites: list[Mapping[str, Any]] = attrs.Factory(list)
+    stop: bool = False
+    stop_reason: str | None = None
+
+    def add(self, outcome: HookOutcome) -> None:
+        if isinstance(outcome, Deny):
+            self.deny.append(_label(outcome) + outcome.reason)
+            if outcome.decision is not None:
+                self.note(outcome.decision)
+        elif isinstance(outcome, HookErrorOutcome):
+            self.errors.append(_label(outcome) + outcome.reason)
+            if not outcome.proceed:
+                self.blocking_errors.append(_label(outcome) + outcome.reason)
+        elif isinstance(outcome, Allow):
+            self.add_allow(outcome)
+
+    def add_allow(self, outcome: Allow) -> None:
+        decision = outcome.decision
+        suppressed = decision is not None and decision.suppress_output
+        if outcome.output.strip() and not suppressed:
+            self.outputs.append(outcome.output)
+        if decision is None:
+            return
+        self.note(decision)
+        if decision.refuses:  # a third-party strategy that kept a block inside an Allow
+            self.deny.append(_label(outcome) + decision.refusal_reason)
+            return
+        wanted = decision.permission
+        why = decision.permission_reason or ""
+        if wanted == "ask":
+            self.ask.append(_label(outcome) + why if why else "")
+        elif wanted == "allow" and outcome.steering:
+            self.allow.append(why)
+        elif wanted == "defer" and outcome.steering:
+            self.defer.append(why)
+        if decision.updated_input is not None and outcome.steering:
+            self.rewrites.append(decision.updated_input)
+
+    def note(self, decision: Decision) -> None:
+        if decision.additional_context:
+            self.contexts.append(decision.additional_context)
+        if decision.system_message:
+            self.messages.append(decision.system_message)
+        if decision.continue_ is False:
+            self.stop = True
+            self.stop_reason = self.stop_reason or decision.stop_reason or "a hook asked to stop"
+
+    def verdict(self) -> tuple[Permission | None, str]:
+        """The strongest permission any hook gave (deny > ask > defer > allow) and why."""
+        ranked: tuple[tuple[Permission, list[str]], ...] = (
+            ("deny", self.deny),
+            ("ask", self.ask),
+            ("defer", self.defer),
+            ("allow", self.allow),
+        )
+        for permission, reasons in ranked:
+            if reasons:
+                reason = "; ".join(r for r in reasons if r)
+                if permission == "deny" and not reason:
+                    reason = "denied by hook"
+                return permission, reason
+        return None, ""

@@ -54,6 +54,7 @@ from agentrig.hooks._events import PERMISSION_MODES, HookEvent
 from agentrig.hooks._outcome import Allow
 from agentrig.hooks._runner import HookRunner
 from agentrig.hooks._transcript import TranscriptWriter
+from agentrig.kernel.dispatch import HookDispatcher
 from agentrig.kernel.payloads import (
     AgentDisposed,
     AgentStatusChanged,
@@ -122,6 +123,9 @@ class _Session:
 class HookLifecycle:
     """Fires the configured hooks at each point of the agent's life (see the module docs)."""
 
+    #: the name it is registered under with the runtime's dispatcher
+    PLUGIN_NAME = "agentrig.hook-lifecycle"
+
     def __init__(
         self,
         runner: HookRunner,
@@ -129,8 +133,12 @@ class HookLifecycle:
         project_dir: str | Path,
         permission_mode: str = "default",
         transcripts: TranscriptWriter | None = None,
+        dispatcher: HookDispatcher,
     ) -> None:
         self.runner = runner
+        #: the runtime's dispatcher: idle notifications and SessionEnd run out of band on it,
+        #: a failure recorded as this plugin's (:attr:`PLUGIN_NAME`)
+        self.dispatcher = dispatcher
         self.project_dir = str(project_dir)
         self.permission_mode = PERMISSION_MODES.get(permission_mode, permission_mode)
         self.transcripts = transcripts if transcripts is not None else TranscriptWriter()
@@ -448,9 +456,9 @@ class HookLifecycle:
             state.stop_blocks = 0
 
     # ---- Notification (idle), SessionEnd: out of band -----------------------------------------
-    def _spawn(self, work: Callable[[], Awaitable[None]]) -> Awaitable[None]:
-        # The dispatcher runs the returned coroutine out of band; aclose() waits for the ones
-        # that started, and ends itself a session whose SessionEnd never started.
+    def _spawn(self, hook: str, work: Callable[[], Awaitable[None]]) -> None:
+        # The dispatcher runs it out of band; aclose() waits for the ones that started, and
+        # ends itself a session whose SessionEnd never started.
         async def tracked() -> None:
             done = anyio.Event()
             self._running.add(done)
@@ -460,18 +468,18 @@ class HookLifecycle:
                 done.set()
                 self._running.discard(done)
 
-        return tracked()
+        self.dispatcher.spawn(hook, self.PLUGIN_NAME, tracked)
 
     async def _wait_running(self) -> None:
         for done in list(self._running):
             await done.wait()
 
     @hookimpl
-    def agent_status(self, payload: AgentStatusChanged) -> Awaitable[None] | None:
+    def agent_status(self, payload: AgentStatusChanged) -> None:
         agent: Any = payload.agent
         state = self._sessions.get(agent.id)
         if payload.status != "idle" or state is None or not self.has("Notification"):
-            return None  # (idle before it ever ran: nothing is waiting on the user yet)
+            return  # (idle before it ever ran: nothing is waiting on the user yet)
         done = anyio.Event()  # made now, so SessionEnd waits for it even before it starts
         state.pending.add(done)
 
@@ -482,23 +490,23 @@ class HookLifecycle:
                 done.set()
                 state.pending.discard(done)
 
-        return self._spawn(idle)
+        self._spawn("agent_status", idle)
 
     @hookimpl
-    def agent_disposed(self, payload: AgentDisposed) -> Awaitable[None] | None:
+    def agent_disposed(self, payload: AgentDisposed) -> None:
         if payload.reason == "clear":
             self._cleared.add(payload.agent_id)  # the agent's next session starts as "clear"
         state = self._sessions.get(payload.agent_id)
         if state is None or state.ending or state.session_id != payload.session_id:
-            return None
+            return
         del self._sessions[payload.agent_id]
         if state.subagent:  # a sub-agent's end is its SubagentStop, not a SessionEnd
             state.ending = True
             state.ended.set()
-            return None  # a new agent of that id starts a new session
+            return  # a new agent of that id starts a new session
         self._left[payload.agent_id] = state
         state.reason = payload.reason
-        return self._spawn(lambda: self._end(state))
+        self._spawn("agent_disposed", lambda: self._end(state))
 
     async def _end(self, state: _Session) -> None:
         """Fire ``SessionEnd`` once, after the session's idle notifications."""

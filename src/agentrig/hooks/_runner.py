@@ -129,66 +129,18 @@ class HookRunner:
         self.trace = trace
         built: dict[str, list[ConfiguredHook]] = {}
         issues: list[Issue] = []
+        base = Path(base_dir) if base_dir is not None else None
         for event, entries in hooks.items():
             problem = event_name_problem(event)
             if problem is not None:
                 issues.append(Issue("hooks.event", problem, ("hooks", event)))
                 continue
             for index, raw in enumerate(entries):
-                path: tuple[str | int, ...] = ("hooks", event, index)
-                try:
-                    entry = raw if isinstance(raw, HookConfig) else HookConfig.model_validate(raw)
-                except Exception as exc:
-                    issues.append(Issue("hooks.invalid", str(exc), path))
-                    continue
-                try:
-                    matcher = compile_matcher(entry.matcher)
-                except ValueError as exc:
-                    issues.append(Issue("hooks.matcher", str(exc), (*path, "matcher")))
-                    continue
-                try:
-                    factory = _lookup(factories, entry.strategy)
-                except LookupError as exc:
-                    issues.append(Issue("hooks.strategy", str(exc), (*path, "strategy")))
-                    continue
-                spec: dict[str, Any] = {
-                    **(services or {}),
-                    "event": event,
-                    "strategy": entry.strategy,
-                    "matcher": entry.matcher,
-                    "options": dict(entry.options),
-                    "base_dir": Path(base_dir) if base_dir is not None else None,
-                }
-                try:
-                    strategy: object = factory(spec)
-                except Exception as exc:
-                    issues.append(Issue("hooks.options", f"{exc}", (*path, "options")))
-                    continue
-                problems = protocol_problems(strategy, HookStrategy)
-                if problems or not isinstance(strategy, HookStrategy):
-                    found = "None" if strategy is None else f"a {type(strategy).__name__}"
-                    why = "" if strategy is None else f": {'; '.join(problems) or 'missing run'}"
-                    issues.append(
-                        Issue(
-                            "hooks.strategy",
-                            f"strategy {entry.strategy!r} built {found}, not a HookStrategy "
-                            f"(async run(event, *, signal)){why}",
-                            (*path, "strategy"),
-                        )
-                    )
-                    continue
-                key = json.dumps([entry.strategy, entry.options], sort_keys=True, default=str)
-                built.setdefault(event, []).append(
-                    ConfiguredHook(
-                        event,
-                        index,
-                        entry.strategy,
-                        matcher,
-                        strategy,
-                        key,
-                        proceed=entry.on_error == "proceed",
-                    )
-                )
+                found = _configured(event, index, raw, factories, services or {}, base)
+                if isinstance(found, Issue):
+                    issues.append(found)
+                else:
+                    built.setdefault(event, []).append(found)
         if issues:
             raise ConfigError(issues, source=source)
         self._hooks: dict[str, tuple[ConfiguredHook, ...]] = {
@@ -299,3 +251,52 @@ class HookRunner:
                     result = closer()
                     if inspect.isawaitable(result):
                         await result
+
+
+def _configured(
+    event: str,
+    index: int,
+    raw: HookConfig | Mapping[str, Any],
+    factories: FactoryLookup,
+    services: Mapping[str, Any],
+    base_dir: Path | None,
+) -> ConfiguredHook | Issue:
+    """The hook one ``[[hooks.<event>]]`` entry configures, or the issue that refuses it."""
+    path: tuple[str | int, ...] = ("hooks", event, index)
+    try:
+        entry = raw if isinstance(raw, HookConfig) else HookConfig.model_validate(raw)
+    except Exception as exc:
+        return Issue("hooks.invalid", str(exc), path)
+    try:
+        matcher = compile_matcher(entry.matcher)
+    except ValueError as exc:
+        return Issue("hooks.matcher", str(exc), (*path, "matcher"))
+    try:
+        factory = _lookup(factories, entry.strategy)
+    except LookupError as exc:
+        return Issue("hooks.strategy", str(exc), (*path, "strategy"))
+    spec: dict[str, Any] = {
+        **services,
+        "event": event,
+        "strategy": entry.strategy,
+        "matcher": entry.matcher,
+        "options": dict(entry.options),
+        "base_dir": base_dir,
+    }
+    try:
+        strategy: object = factory(spec)
+    except Exception as exc:
+        return Issue("hooks.options", f"{exc}", (*path, "options"))
+    problems = protocol_problems(strategy, HookStrategy)
+    if problems or not isinstance(strategy, HookStrategy):
+        found = "None" if strategy is None else f"a {type(strategy).__name__}"
+        why = "" if strategy is None else f": {'; '.join(problems) or 'missing run'}"
+        return Issue(
+            "hooks.strategy",
+            f"strategy {entry.strategy!r} built {found}, not a HookStrategy "
+            f"(async run(event, *, signal)){why}",
+            (*path, "strategy"),
+        )
+    key = json.dumps([entry.strategy, entry.options], sort_keys=True, default=str)
+    proceed = entry.on_error == "proceed"
+    return ConfiguredHook(event, index, entry.strategy, matcher, strategy, key, proceed=proceed)

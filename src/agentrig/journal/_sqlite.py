@@ -6,9 +6,9 @@ nothing half-written.  ``UNIQUE(run_id, kind, key)`` makes a second write of the
 impossible even if two processes were to share the file against the port's contract.
 
 The file is created owner-only (0600) in an owner-only directory (0700, created if missing)
-through :class:`~agentrig.host.OwnerOnlyStore`, before SQLite opens it; SQLite gives its
-``-wal`` and ``-shm`` companions the database file's mode.  An existing file or directory
-that is not owner-only is refused, never adopted.
+through the host's owner-only store (:func:`agentrig._seams.owner_only_files`), before
+SQLite opens it; SQLite gives its ``-wal`` and ``-shm`` companions the database file's mode.
+An existing file or directory that is not owner-only is refused, never adopted.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from agentrig._seams import owner_only_files
 from agentrig.journal._errors import JournalError
 from agentrig.journal._migrate import RecordCodec
 from agentrig.journal._port import RecordJournal
@@ -56,9 +57,7 @@ CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, seq);
 def _new_owner_file(path: Path) -> bool:
     """Create ``path`` empty and owner-only (0600, in an owner-only directory); False when it
     exists already."""
-    from agentrig.host import OwnerOnlyStore
-
-    store = OwnerOnlyStore(path.parent)
+    store = owner_only_files(path.parent)
     if store.exists(path.name):
         return False
     store.open_append(path.name).close()
@@ -70,11 +69,9 @@ class SqliteJournal(RecordJournal):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__()
-        from agentrig.host import OwnerOnlyStore
-
         self.path = Path(path)
         try:
-            store = OwnerOnlyStore(self.path.parent)
+            store = owner_only_files(self.path.parent)
             store.open_append(self.path.name).close()  # created 0600, or verified owner-only
             self.path = store.path(self.path.name)
             connection = sqlite3.connect(

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import importlib.metadata as metadata
 import os
-import re
 import sys
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
+
+from agentrig.kernel._merge import normalize_distribution
 
 __all__ = [
     "FoundEntryPoint",
     "agentrig_entry_points",
-    "canonical_name",
     "installation_state",
     "parse_agentrig_sections",
 ]
@@ -101,7 +101,7 @@ def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
         name: str | None = about["Name"]
         version: str | None = about["Version"]
         if name is not None:
-            key = canonical_name(name)
+            key = normalize_distribution(name)
             if key in seen or not _first_of_its_name(dist, name, version):
                 continue  # shadowed, as entry_points() leaves it out
             seen.add(key)
@@ -111,15 +111,15 @@ def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
     return {group: tuple(found) for group, found in by_group.items()}
 
 
-def canonical_name(name: str) -> str:
-    """A distribution name as the packaging specs compare them (PEP 503 normalization)."""
-    return _SEPARATORS.sub("-", name).lower()
+class _Located(Protocol):
+    """A distribution as ``importlib.metadata.distributions()`` yields it: the standard
+    library's, or the ``importlib_metadata`` backport's once a library imported it (its
+    finder joins ``sys.meta_path``; OpenTelemetry's API 1.30 does)."""
+
+    def locate_file(self, path: str) -> object: ...
 
 
-_SEPARATORS = re.compile(r"[-_.]+")
-
-
-def _first_of_its_name(dist: metadata.Distribution, name: str, version: str | None) -> bool:
+def _first_of_its_name(dist: _Located, name: str, version: str | None) -> bool:
     """Whether ``dist`` is the one ``importlib.metadata`` finds first for ``name``.
 
     Only distributions with ``agentrig.*`` sections are asked (one lookup each), so a

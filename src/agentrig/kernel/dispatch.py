@@ -243,21 +243,32 @@ class HookDispatcher:
         _log.warning("listener %s of hook %s failed: %r", plugin, hook, error, exc_info=error)
 
     def _spawn(self, hook: str, impl: _Impl, coro: Coroutine[Any, Any, Any]) -> None:
+        if self.spawner is None:
+            coro.close()
+        self.spawn(hook, impl.plugin, lambda: coro)
+
+    def spawn(self, hook: str, plugin: str, work: Callable[[], Awaitable[object]]) -> None:
+        """Run ``work()`` out of band, as an async listener ``plugin`` of ``hook`` runs.
+
+        For a synchronous listener that starts work the hook must not wait for: it runs on
+        the runtime's task group, and a failure is recorded as that listener's (the plugin
+        report), never raised into the runtime.  Without a running runtime the failure is
+        recorded at once and ``work`` is not called.
+        """
         spawner = self.spawner
         if spawner is None:
-            coro.close()
             self._record(
                 hook,
-                impl.plugin,
+                plugin,
                 HookError(f"async listener of {hook} needs a running runtime to run out of band"),
             )
             return
 
         async def run() -> None:
             try:
-                await coro
+                await work()
             except Exception as exc:
-                self._record(hook, impl.plugin, exc)
+                self._record(hook, plugin, exc)
 
         spawner(run)
 

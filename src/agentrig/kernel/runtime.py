@@ -447,22 +447,7 @@ async def open_runtime(
     does not close them).  ``plugins`` registers extra listener objects by name.
     ``environ`` is where the documented plugin switches are read (default ``os.environ``).
     """
-    disabled_env, autoload_env = env_plugin_settings(os.environ if environ is None else environ)
-    plugin_sources: list[PluginSource] = (
-        list(sources) if sources is not None else [EntryPointSource()]
-    )
-    if memory is not None:
-        plugin_sources.append(memory)
-    owned = {e.name for s in plugin_sources for e in s.entries() if e.kind == "config_sections"}
-    loaded = load_config(config, sections=owned)
-    settings = loaded.config.plugins
-    index = PluginIndex(
-        plugin_sources,
-        disabled=set(settings.disabled) | disabled_env,
-        autoload=settings.autoload and autoload_env,
-        enabled=settings.enabled,
-        prefer=settings.prefer,
-    )
+    loaded, index = _index(config, sources, memory, environ)
     # An exception raised inside a task group comes out wrapped in an ExceptionGroup; the
     # caller's own errors (and composition errors) are carried out of the group instead and
     # re-raised unchanged.  Cancellation still propagates through the group as anyio expects.
@@ -478,16 +463,7 @@ async def open_runtime(
             spawn=tg.start_soon,
         )
         try:
-            _load_listeners(rt)
-            for name, plugin in plugins:
-                rt.add_plugin(name, plugin)
-            # Overrides go in first: a composer skips ids that are already present, so an
-            # overridden provider is never built (its credentials are never needed).
-            for kind, entry_id, obj in overrides:
-                rt._named(kind).register(obj, id=entry_id, replace=True, source=_OVERRIDE)
-            await _compose(rt)
-            rt.seal()
-            rt.hooks.notify("runtime_started", RuntimeStarted(rt))
+            await _start(rt, plugins, overrides)
         except Exception as exc:
             error = exc
         except BaseException:
@@ -510,3 +486,45 @@ async def open_runtime(
                 tg.cancel_scope.cancel()
     if error is not None:
         raise error
+
+
+def _index(
+    config: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig | LoadedConfig | None,
+    sources: Sequence[PluginSource] | None,
+    memory: MemorySource | None,
+    environ: Mapping[str, str] | None,
+) -> tuple[LoadedConfig, PluginIndex]:
+    """The loaded config and the plugin index it and the environment's switches select."""
+    disabled_env, autoload_env = env_plugin_settings(os.environ if environ is None else environ)
+    plugin_sources: list[PluginSource] = (
+        list(sources) if sources is not None else [EntryPointSource()]
+    )
+    if memory is not None:
+        plugin_sources.append(memory)
+    owned = {e.name for s in plugin_sources for e in s.entries() if e.kind == "config_sections"}
+    loaded = load_config(config, sections=owned)
+    settings = loaded.config.plugins
+    index = PluginIndex(
+        plugin_sources,
+        disabled=set(settings.disabled) | disabled_env,
+        autoload=settings.autoload and autoload_env,
+        enabled=settings.enabled,
+        prefer=settings.prefer,
+    )
+    return loaded, index
+
+
+async def _start(
+    rt: Runtime, plugins: Iterable[tuple[str, object]], overrides: Iterable[tuple[str, str, object]]
+) -> None:
+    """Register the listeners and overrides, compose, seal and announce the runtime."""
+    _load_listeners(rt)
+    for name, plugin in plugins:
+        rt.add_plugin(name, plugin)
+    # Overrides go in first: a composer skips ids that are already present, so an
+    # overridden provider is never built (its credentials are never needed).
+    for kind, entry_id, obj in overrides:
+        rt._named(kind).register(obj, id=entry_id, replace=True, source=_OVERRIDE)
+    await _compose(rt)
+    rt.seal()
+    rt.hooks.notify("runtime_started", RuntimeStarted(rt))

@@ -104,7 +104,8 @@ class ModelResponse(BaseModel):
     """A provider's complete reply.
 
     ``served_model`` is the model that actually answered (it may differ from the one asked
-    for); usage and cost are charged to it.
+    for); usage and cost are charged to it.  ``response_id`` is the provider's id of the
+    response, for telemetry (as ``FinishChunk.response_id``).
     """
 
     model_config = _CONFIG
@@ -112,6 +113,7 @@ class ModelResponse(BaseModel):
     message: AssistantMessage
     request_id: str | None = None
     served_model: str | None = None
+    response_id: str | None = None
 
     @property
     def stop_reason(self) -> StopReason | None:

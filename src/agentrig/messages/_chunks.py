@@ -134,7 +134,9 @@ class FinishChunk(StreamChunk):
     """The response is complete.
 
     ``continuation`` carries the provider's opaque continuation text, if any, so a streamed
-    reply can keep it exactly as a non-streamed one does.
+    reply can keep it exactly as a non-streamed one does.  ``response_id`` is the provider's
+    id of the response (OpenAI's ``chatcmpl-...``, Anthropic's ``msg_...``), for telemetry;
+    it is not part of the message.
     """
 
     type: Literal["finish"] = "finish"
@@ -142,6 +144,7 @@ class FinishChunk(StreamChunk):
     provider_stop_reason: str | None = None
     model: str | None = None
     continuation: str | None = None
+    response_id: str | None = None
 
     @classmethod
     def of(cls, stop_reason: StopReason, *, provider_stop_reason: str | None = None) -> FinishChunk:
@@ -224,6 +227,11 @@ class StreamAssembler:
         self._calls: dict[int, _ToolCall] = {}
         self._usage: Usage | None = None
         self._finish: FinishChunk | None = None
+
+    @property
+    def response_id(self) -> str | None:
+        """The provider's id of the response, from the finish chunk (None before it)."""
+        return self._finish.response_id if self._finish is not None else None
 
     def feed(self, chunk: StreamChunk) -> None:
         """Take one chunk."""

@@ -1,19 +1,18 @@
-"""The public path matchers, with the host's canonicalisation bound as the default port.
+"""The public path matchers, with the host's canonicalisation as the default port.
 
 The evaluator's own modules (``_match``, ``_risk``, ``_evaluate``) do no filesystem I/O:
 they read paths only through a :data:`PathResolver` they are given.  Callers outside the
 evaluator (tests, tools, docs samples) usually want the real filesystem, so these wrappers
-default the port to :func:`agentrig.host.resolve_path` -- the project's one
-canonicalisation -- and otherwise pass through unchanged.
+default the port to the host's ``resolve_path`` -- the project's one canonicalisation, bound
+by the core distribution (``agentrig.seams``) -- and otherwise pass through unchanged.
 """
 
 from __future__ import annotations
 
-from agentrig.host import resolve_path
 from agentrig.permissions import _match
 from agentrig.permissions._match import Direction
 from agentrig.permissions._rules import PermissionRule
-from agentrig.permissions._types import MatchOutcome, PathResolver, PermissionCall
+from agentrig.permissions._types import MatchOutcome, PathResolver, PermissionCall, default_resolver
 
 __all__ = ["canonical_path", "match_path", "match_rule"]
 
@@ -26,7 +25,7 @@ def canonical_path(
     Relative paths are read against ``root`` and ``~``/``~/`` against ``home``; ``~user``
     forms and NUL bytes are refused.  ``resolve`` defaults to the host's symlink walk.
     """
-    return _match.canonical_path(value, root=root, home=home, resolve=resolve or resolve_path)
+    return _match.canonical_path(value, root=root, home=home, resolve=resolve or default_resolver())
 
 
 def match_path(
@@ -47,7 +46,7 @@ def match_path(
         home=home,
         direction=direction,
         settings=settings,
-        resolve=resolve or resolve_path,
+        resolve=resolve or default_resolver(),
     )
 
 
@@ -69,5 +68,5 @@ def match_rule(
         home=home,
         direction=direction,
         settings=settings,
-        resolve=resolve or resolve_path,
+        resolve=resolve or default_resolver(),
     )

@@ -39,6 +39,7 @@ from agentrig.permissions._rules import PermissionRule
 from agentrig.permissions._shell import ParsedCommand, split_command
 from agentrig.permissions._types import (
     MatchOutcome,
+    Mode,
     PathResolver,
     PermissionCall,
     PermissionContext,
@@ -140,18 +141,18 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     resolve = ctx.resolve_path
     root = canonical_root(ctx.workspace_root, resolve)
     settings = canonical_root(ctx.rules_root, resolve) if ctx.rules_root is not None else None
-    home = ctx.home
+
+    def first(
+        rules: Iterable[PermissionRule], direction: Direction
+    ) -> tuple[PermissionRule | None, PermissionRule | None]:
+        return _first(rules, call, root, ctx.home, direction, settings, resolve)
 
     # 1. the ceiling and deny rules: nothing later softens a denial
-    if ctx.ceiling is not None:
-        granted, _ = _first(ctx.ceiling, call, root, home, "grant", settings, resolve)
-        if granted is None:
-            return _decision(
-                "deny", "outside-ceiling", call, None, "the call is outside the caller's ceiling"
-            )
-    denied, unevaluable_deny = _first(
-        ctx.rules.deny, call, root, home, "restrict", settings, resolve
-    )
+    if ctx.ceiling is not None and first(ctx.ceiling, "grant")[0] is None:
+        return _decision(
+            "deny", "outside-ceiling", call, None, "the call is outside the caller's ceiling"
+        )
+    denied, unevaluable_deny = first(ctx.rules.deny, "restrict")
     if denied is not None:
         return _decision("deny", "deny-rule", call, denied, f"denied by {denied.text!r}")
 
@@ -160,24 +161,14 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     read_only = parsed is not None and is_read_only_command(
         parsed,
         root=root,
-        home=home,
+        home=ctx.home,
         resolve=resolve,
         roots=tuple(canonical_root(extra, resolve) for extra in ctx.additional_roots),
         expand=ctx.expand_glob,
     )
     risk: RiskClass | None = "inspect" if read_only else call.tool.risk
-    asked, unevaluable_ask = _first(ctx.rules.ask, call, root, home, "restrict", settings, resolve)
-    always: tuple[ReasonCode, PermissionRule | None, str] | None = None
-    if unevaluable_deny is not None:
-        always = ("unevaluable-rule", unevaluable_deny, "a deny rule cannot be evaluated")
-    elif asked is not None:
-        always = ("ask-rule", asked, f"asked by {asked.text!r}")
-    elif unevaluable_ask is not None:
-        always = ("unevaluable-rule", unevaluable_ask, "an ask rule cannot be evaluated")
-    else:
-        case = _always_ask_case(call, ctx, root, parsed)
-        if case is not None:
-            always = (case[0], None, case[1])
+    asked, unevaluable_ask = first(ctx.rules.ask, "restrict")
+    always = _always_ask(call, ctx, root, parsed, (unevaluable_deny, asked, unevaluable_ask))
     if always is not None:
         reason, rule, message = always
         if ctx.mode == "plan" and risk != "inspect":
@@ -185,25 +176,13 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
         return _decision("ask", reason, call, rule, message, always_ask=True)
 
     # 3. the mode, by risk class; 4. allow rules and remembered consent answer what is left
-    allowed, _ = _first(ctx.rules.allow, call, root, home, "grant", settings, resolve)
-    if risk == "inspect" and ctx.mode != "bypass":
-        why: ReasonCode = "read-only-command" if read_only else "mode-allows"
-        return _decision("allow", why, call, None, f"{ctx.mode} mode allows inspect calls")
-    if ctx.mode == "bypass":
-        return _decision("allow", "bypass", call, None, "bypass mode")
-    if ctx.mode == "plan":
-        # plan mode is read-only whatever else is configured: an allow rule written for
-        # ordinary work (``Edit(src/**)``) must not turn planning into editing
-        if risk is None:
-            return _decision(
-                "deny", "plan-undeclared-risk", call, None, "plan mode refuses undeclared risk"
-            )
-        return _decision("deny", "plan-mode", call, None, f"plan mode refuses {risk} calls")
-    if ctx.mode == "accept-edits" and risk == "modify":
-        return _decision("allow", "mode-allows", call, None, "accept-edits mode allows modify")
+    by_mode = _by_mode(call, ctx.mode, risk, read_only)
+    if by_mode is not None:
+        return by_mode
+    allowed, _ = first(ctx.rules.allow, "grant")
     if allowed is not None:
         return _decision("allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}")
-    remembered, _ = _first(ctx.remembered, call, root, home, "grant", settings, resolve)
+    remembered, _ = first(ctx.remembered, "grant")
     if remembered is not None:
         return _decision(
             "allow", "remembered-consent", call, remembered, f"remembered {remembered.text!r}"
@@ -213,6 +192,47 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     return _decision(
         "ask", "mode-requires-approval", call, None, f"{ctx.mode} mode asks before {risk} calls"
     )
+
+
+def _always_ask(
+    call: PermissionCall,
+    ctx: PermissionContext,
+    root: str,
+    parsed: ParsedCommand | None,
+    rules: tuple[PermissionRule | None, PermissionRule | None, PermissionRule | None],
+) -> tuple[ReasonCode, PermissionRule | None, str] | None:
+    """Why the call must reach a person whatever the mode (None: it need not)."""
+    unevaluable_deny, asked, unevaluable_ask = rules
+    if unevaluable_deny is not None:
+        return "unevaluable-rule", unevaluable_deny, "a deny rule cannot be evaluated"
+    if asked is not None:
+        return "ask-rule", asked, f"asked by {asked.text!r}"
+    if unevaluable_ask is not None:
+        return "unevaluable-rule", unevaluable_ask, "an ask rule cannot be evaluated"
+    case = _always_ask_case(call, ctx, root, parsed)
+    return None if case is None else (case[0], None, case[1])
+
+
+def _by_mode(
+    call: PermissionCall, mode: Mode, risk: RiskClass | None, read_only: bool
+) -> PermissionDecision | None:
+    """What the mode alone decides for the call's risk class (None: the allow rules decide)."""
+    if risk == "inspect" and mode != "bypass":
+        why: ReasonCode = "read-only-command" if read_only else "mode-allows"
+        return _decision("allow", why, call, None, f"{mode} mode allows inspect calls")
+    if mode == "bypass":
+        return _decision("allow", "bypass", call, None, "bypass mode")
+    if mode == "plan":
+        # plan mode is read-only whatever else is configured: an allow rule written for
+        # ordinary work (``Edit(src/**)``) must not turn planning into editing
+        if risk is None:
+            return _decision(
+                "deny", "plan-undeclared-risk", call, None, "plan mode refuses undeclared risk"
+            )
+        return _decision("deny", "plan-mode", call, None, f"plan mode refuses {risk} calls")
+    if mode == "accept-edits" and risk == "modify":
+        return _decision("allow", "mode-allows", call, None, "accept-edits mode allows modify")
+    return None
 
 
 def withheld_tools(tool_ids: Iterable[str], ctx: PermissionContext) -> tuple[str, ...]:

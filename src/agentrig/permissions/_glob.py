@@ -85,45 +85,10 @@ def _class(pattern: str, start: int) -> tuple[str, str, int]:
                 "within its segment (a class cannot hold '/'; write '\\[' for a literal "
                 "bracket)"
             )
-        ch = pattern[i]
-        if ch == "]" and not first:
+        if pattern[i] == "]" and not first:
             break
-        posix = _POSIX_CLASS.match(pattern, i) if ch == "[" else None
-        if posix is not None:
-            raise GlobSyntaxError(
-                f"POSIX character classes such as {posix.group()!r} are not supported; "
-                "write the range itself, e.g. [a-z]"
-            )
-        if ch == "\\":
-            if i + 1 >= len(pattern):
-                raise GlobSyntaxError("the pattern ends with a lone '\\'")
-            i += 1
-            ch = pattern[i]
-        if ch == "/":
-            raise GlobSyntaxError(
-                "a character class cannot hold '/': a class matches one character of a name"
-            )
-        if i + 2 < len(pattern) and pattern[i + 1] == "-" and pattern[i + 2] != "]":
-            high_at = i + 2
-            high = pattern[high_at]
-            if high == "\\" and high_at + 1 < len(pattern):
-                high_at += 1
-                high = pattern[high_at]
-            if high == "/":
-                raise GlobSyntaxError(
-                    "a character class cannot hold '/': a class matches one character of a name"
-                )
-            if ord(high) < ord(ch):
-                raise GlobSyntaxError(f"the range '{ch}-{high}' is reversed")
-            if ord(ch) <= ord("/") <= ord(high):
-                raise GlobSyntaxError(
-                    f"the range '{ch}-{high}' includes '/': a class matches one character of a name"
-                )
-            members.append(f"{re.escape(ch)}-{re.escape(high)}")
-            i = high_at + 1
-        else:
-            members.append(re.escape(ch))
-            i += 1
+        member, i = _class_member(pattern, i)
+        members.append(member)
         first = False
     body = "".join(members)
     if negated:
@@ -132,6 +97,43 @@ def _class(pattern: str, start: int) -> tuple[str, str, int]:
         # separator, and case-sensitive, or "[!a]" would stop matching "A"
         return f"[^/{body}]", f"(?-i:[^{body}])", i + 1
     return f"[{body}]", f"[{body}]", i + 1
+
+
+_SLASH_IN_CLASS = "a character class cannot hold '/': a class matches one character of a name"
+
+
+def _class_member(pattern: str, i: int) -> tuple[str, int]:
+    """The regex of the class member (a character or a range) at ``i``, and where it ends."""
+    ch = pattern[i]
+    posix = _POSIX_CLASS.match(pattern, i) if ch == "[" else None
+    if posix is not None:
+        raise GlobSyntaxError(
+            f"POSIX character classes such as {posix.group()!r} are not supported; "
+            "write the range itself, e.g. [a-z]"
+        )
+    if ch == "\\":
+        if i + 1 >= len(pattern):
+            raise GlobSyntaxError("the pattern ends with a lone '\\'")
+        i += 1
+        ch = pattern[i]
+    if ch == "/":
+        raise GlobSyntaxError(_SLASH_IN_CLASS)
+    if not (i + 2 < len(pattern) and pattern[i + 1] == "-" and pattern[i + 2] != "]"):
+        return re.escape(ch), i + 1
+    high_at = i + 2
+    high = pattern[high_at]
+    if high == "\\" and high_at + 1 < len(pattern):
+        high_at += 1
+        high = pattern[high_at]
+    if high == "/":
+        raise GlobSyntaxError(_SLASH_IN_CLASS)
+    if ord(high) < ord(ch):
+        raise GlobSyntaxError(f"the range '{ch}-{high}' is reversed")
+    if ord(ch) <= ord("/") <= ord(high):
+        raise GlobSyntaxError(
+            f"the range '{ch}-{high}' includes '/': a class matches one character of a name"
+        )
+    return f"{re.escape(ch)}-{re.escape(high)}", high_at + 1
 
 
 def _segment(text: str, offset: int) -> Segment:

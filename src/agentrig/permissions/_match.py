@@ -23,7 +23,6 @@ import functools
 import posixpath
 import re
 import shlex
-from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Literal
 
@@ -72,18 +71,10 @@ def match_rule(
     if rule.matches_every_call:
         return "match"
     assert rule.specifier is not None
-    arg = call.tool.arg
     parameter = rule.parameter(call.tool)
     if parameter is not None:
-        name, pattern = parameter
-        if direction == "grant":
-            return "no-match"  # parameter rules never grant (see _rules)
-        if arg is not None and name == arg.key:
-            return "unevaluable"  # read by kind, not as text: ask rather than guess
-        if name not in call.arguments:
-            return "no-match"
-        text = _scalar_text(call.arguments[name])
-        return "unevaluable" if text is None else match_text(pattern, text, direction=direction)
+        return _match_parameter(parameter, call, direction)
+    arg = call.tool.arg
     if arg is None or arg.key not in call.arguments:
         return "unevaluable"
     value = call.arguments[arg.key]
@@ -92,12 +83,12 @@ def match_rule(
     values = _string_values(value)
     if values is None:
         return "unevaluable"
-    matcher: Callable[[str], MatchOutcome]
+    specifier = rule.specifier
+    outcomes: list[MatchOutcome]
     if arg.kind == "path":
-
-        def matcher(v: str) -> MatchOutcome:
-            return match_path(
-                rule.specifier or "",
+        outcomes = [
+            match_path(
+                specifier,
                 v,
                 root=root,
                 home=home,
@@ -105,18 +96,29 @@ def match_rule(
                 resolve=resolve,
                 settings=settings,
             )
-
+            for v in values
+        ]
     elif arg.kind == "url":
-
-        def matcher(v: str) -> MatchOutcome:
-            return match_url(rule.specifier or "", v, direction=direction)
-
+        outcomes = [match_url(specifier, v, direction=direction) for v in values]
     else:
+        outcomes = [match_text(specifier, v, direction=direction) for v in values]
+    return _combine(outcomes, direction)
 
-        def matcher(v: str) -> MatchOutcome:
-            return match_text(rule.specifier or "", v, direction=direction)
 
-    return _combine([matcher(v) for v in values], direction)
+def _match_parameter(
+    parameter: tuple[str, str], call: PermissionCall, direction: Direction
+) -> MatchOutcome:
+    """A rule on a named argument (``Tool(name:pattern)``), matched as text."""
+    name, pattern = parameter
+    if direction == "grant":
+        return "no-match"  # parameter rules never grant (see _rules)
+    arg = call.tool.arg
+    if arg is not None and name == arg.key:
+        return "unevaluable"  # read by kind, not as text: ask rather than guess
+    if name not in call.arguments:
+        return "no-match"
+    text = _scalar_text(call.arguments[name])
+    return "unevaluable" if text is None else match_text(pattern, text, direction=direction)
 
 
 def _combine(outcomes: list[MatchOutcome], direction: Direction) -> MatchOutcome:

@@ -20,6 +20,7 @@ import functools
 import itertools
 import posixpath
 import re
+from collections.abc import Callable
 
 from agentrig.permissions._match import canonical_path, match_path
 from agentrig.permissions._shell import ParsedCommand
@@ -241,44 +242,52 @@ def is_read_only_command(
     ran = [s for s in parsed.segments if s.argv or s.assignments or s.redirects]
     if not ran:
         return False
+
+    def within(word: str) -> bool:
+        return _word_inside(word, root, inside, home, resolve, expand)
+
     for segment in ran:
-        argv = segment.argv
-        if segment.assignments or not argv:
+        if segment.assignments or not segment.argv:
             return False
-        if argv[0] == "git":
-            if len(argv) < 2 or argv[1] not in READ_ONLY_GIT_SUBCOMMANDS:
-                return False
-            words = argv[2:]
-        elif argv[0] in READ_ONLY_COMMANDS:
-            words = argv[1:]
-            if _follows_links(argv[0], words):
-                return False
-        else:
+        words = _reader_words(segment.argv)
+        if words is None or not all(_word_read_only(word, within) for word in words):
             return False
-        for word in words:
-            if word.startswith(_FORBIDDEN_OPTIONS):
-                return False
-            if word.startswith("-") and word != "-":
-                valued = _VALUED_OPTION.fullmatch(word)
-                if valued is not None:
-                    if valued.group(1) and not _word_inside(
-                        valued.group(1), root, inside, home, resolve, expand
-                    ):
-                        return False
-                elif _PLAIN_OPTION.fullmatch(word) is None:
-                    return False
-            elif word != "-" and not _word_inside(word, root, inside, home, resolve, expand):
-                return False
-        for op, target in segment.redirects:
-            if op in _OUTPUT_REDIRECTS:
-                if target != "/dev/null":
-                    return False
-            elif op in (">&", "<&"):
-                if not (target.isdigit() or target == "-"):
-                    return False
-            elif op == "<" and not _word_inside(target, root, inside, home, resolve, expand):
-                return False
+        if not all(_redirect_read_only(op, target, within) for op, target in segment.redirects):
+            return False
     return True
+
+
+def _reader_words(argv: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The words after a listed read-only command (None: not one, or it follows links)."""
+    if argv[0] == "git":
+        if len(argv) < 2 or argv[1] not in READ_ONLY_GIT_SUBCOMMANDS:
+            return None
+        return argv[2:]
+    if argv[0] in READ_ONLY_COMMANDS and not _follows_links(argv[0], argv[1:]):
+        return argv[1:]
+    return None
+
+
+def _word_read_only(word: str, within: Callable[[str], bool]) -> bool:
+    """Whether one word of a reader keeps it read-only: a known option, or a path inside."""
+    if word.startswith(_FORBIDDEN_OPTIONS):
+        return False
+    if word == "-":
+        return True
+    if not word.startswith("-"):
+        return within(word)
+    valued = _VALUED_OPTION.fullmatch(word)
+    if valued is not None:
+        return not valued.group(1) or within(valued.group(1))
+    return _PLAIN_OPTION.fullmatch(word) is not None
+
+
+def _redirect_read_only(op: str, target: str, within: Callable[[str], bool]) -> bool:
+    if op in _OUTPUT_REDIRECTS:
+        return target == "/dev/null"
+    if op in (">&", "<&"):
+        return target.isdigit() or target == "-"
+    return op != "<" or within(target)
 
 
 # readers that follow symlinks met below their arguments: what they reach is not told by

@@ -99,7 +99,18 @@ def parse_rule(
     an allow-like list up front instead of ignoring it at evaluation time.
     """
     raw = text
-    text = text.strip()
+    tool, specifier = _split_rule(raw, list_name)
+    rule = PermissionRule(raw, list_name, tool, specifier)
+    if specifier is not None and tools is not None:
+        _check_path_syntax(rule, tools)
+    if list_name in _GRANTING_LISTS:
+        _check_granting(rule, tools)
+    return rule
+
+
+def _split_rule(raw: str, list_name: RuleList) -> tuple[str, str | None]:
+    """``(tool, specifier)`` of ``Tool`` or ``Tool(specifier)``, checked for syntax."""
+    text = raw.strip()
     if not text:
         raise PermissionRuleError(raw, list_name, "the rule is empty")
     specifier: str | None = None
@@ -126,29 +137,31 @@ def parse_rule(
             list_name,
             f"tool name {tool!r} may hold only letters, digits, '_', '-', '.' and '*'",
         )
-    if specifier is not None and tools is not None:
-        _check_path_syntax(PermissionRule(raw, list_name, tool, specifier), tools)
-    if list_name in _GRANTING_LISTS:
-        if "*" in tool and _SERVER_PREFIXED_GLOB.fullmatch(tool) is None:
-            raise PermissionRuleError(
-                raw,
-                list_name,
-                "a tool-name glob in an allow-like list needs a literal server prefix "
-                "(for example 'mcp__server__*'); it would grant tools nobody reviewed",
-            )
-        if specifier is not None and tools is not None:
-            for tool_id, declared in tools.items():
-                if tool == tool_id or ("*" in tool and _glob_hit(tool, tool_id)):
-                    rule = PermissionRule(raw, list_name, tool, specifier)
-                    found = rule.parameter(declared)
-                    if found is not None:
-                        raise PermissionRuleError(
-                            raw,
-                            list_name,
-                            f"parameter rules ({found[0]}:...) are not allowed here; they would "
-                            "grant calls by one parameter while the others go unchecked",
-                        )
-    return PermissionRule(raw, list_name, tool, specifier)
+    return tool, specifier
+
+
+def _check_granting(rule: PermissionRule, tools: Mapping[str, ToolPermissions] | None) -> None:
+    """Refuse what an allow-like list must not say: an unprefixed glob, a parameter rule."""
+    raw, list_name, tool = rule.text, rule.list_name, rule.tool
+    if "*" in tool and _SERVER_PREFIXED_GLOB.fullmatch(tool) is None:
+        raise PermissionRuleError(
+            raw,
+            list_name,
+            "a tool-name glob in an allow-like list needs a literal server prefix "
+            "(for example 'mcp__server__*'); it would grant tools nobody reviewed",
+        )
+    if rule.specifier is None or tools is None:
+        return
+    for tool_id, declared in tools.items():
+        if tool == tool_id or ("*" in tool and _glob_hit(tool, tool_id)):
+            found = rule.parameter(declared)
+            if found is not None:
+                raise PermissionRuleError(
+                    raw,
+                    list_name,
+                    f"parameter rules ({found[0]}:...) are not allowed here; they would "
+                    "grant calls by one parameter while the others go unchecked",
+                )
 
 
 def _check_path_syntax(rule: PermissionRule, tools: Mapping[str, ToolPermissions]) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, cast, get_args
 
 import attrs
 
+from agentrig._seams import core_seam
 from agentrig.errors import AgentrigError, Category
 from agentrig.ids import CallId
 from agentrig.tools import PermissionArg, RiskClass
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgKind",
+    "default_resolver",
     "Mode",
     "MatchOutcome",
     "PermissionCall",
@@ -55,7 +57,8 @@ with every existing symlink resolved, or ``None`` when that cannot be told (a NU
 symlink loop, an unreadable component).  The evaluator reads paths only through it, so its
 decisions are a pure function of the call, the context and the port's answers; ``None``
 makes a path unevaluable (a deny or ask rule then asks, an allow rule does not grant).  The
-default is :func:`agentrig.host.resolve_path`, bound when the context is built.
+default is the host's ``resolve_path``, bound (through the core distribution's
+``agentrig.seams`` entry point ``path_resolver``) when the context is built.
 """
 
 GlobExpander = Callable[[str], "Sequence[str] | None"]
@@ -64,7 +67,8 @@ GlobExpander = Callable[[str], "Sequence[str] | None"]
 It answers every existing path the pattern matches (symlinks not resolved: the evaluator
 resolves each through the :data:`PathResolver`), an empty list when nothing matches, or
 ``None`` when that cannot be told -- which makes a read-only command that uses the glob
-ask.  The default is :func:`agentrig.host.expand_glob`, bound when the context is built.
+ask.  The default is the host's ``expand_glob`` (the seam ``glob_expander``), bound when
+the context is built.
 """
 
 ReasonCode = Literal[
@@ -162,17 +166,13 @@ def _default_home() -> str:
     return os.path.expanduser("~")
 
 
-def _default_resolver() -> PathResolver:
-    # the edge: the host's canonicalisation, bound when the context is built
-    from agentrig.host import resolve_path
-
-    return resolve_path
+def default_resolver() -> PathResolver:
+    # the edge: the host's canonicalisation, bound by the core distribution (agentrig._seams)
+    return cast("PathResolver", core_seam("path_resolver"))
 
 
 def _default_expander() -> GlobExpander:
-    from agentrig.host import expand_glob
-
-    return expand_glob
+    return cast("GlobExpander", core_seam("glob_expander"))
 
 
 @attrs.frozen(slots=True)
@@ -201,7 +201,7 @@ class PermissionContext:
     #: the directory a ``/path`` rule is relative to (Claude Code: the settings source); the
     #: runtime passes its config file's directory.  ``None`` means the workspace root.
     rules_root: str | None = None
-    resolve_path: PathResolver = attrs.field(factory=_default_resolver, kw_only=True)
+    resolve_path: PathResolver = attrs.field(factory=default_resolver, kw_only=True)
     #: the port a read-only command's globs are expanded through (see :data:`GlobExpander`)
     expand_glob: GlobExpander = attrs.field(factory=_default_expander, kw_only=True)
 

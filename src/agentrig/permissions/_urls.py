@@ -125,22 +125,49 @@ def _path_regex(pattern: str, loose: bool) -> re.Pattern[str]:
 
 def match_url(
     pattern: str, value: str, *, direction: Literal["restrict", "grant"] = "grant"
-) -> Literal["match", "no-match", "unevaluable"]:
+) -> _Outcome:
     """Match a URL pattern (see the module docs) against a URL argument."""
     if pattern in ("*", "**"):
         return "match"
     url = _parse_url(value)
     if url is None:
         return "unevaluable"
-    restrict = direction == "restrict"
     if pattern.startswith("domain:"):
         domain = _normalise_host(pattern[len("domain:") :])
         if domain is None:
             return "unevaluable"
         hit = url.host == domain or url.host.endswith("." + domain)
         return "match" if hit else "no-match"
-    if _BAD_CHARS.search(pattern) or any(ch in pattern for ch in "@?#"):
+    parts = _pattern_parts(pattern)
+    if parts is None:
         return "unevaluable"
+    scheme, host, port_text, path = parts
+    if scheme is None:
+        if url.scheme not in ("http", "https"):
+            return "no-match"
+    elif not fnmatchcase(url.scheme, scheme):
+        return "no-match"
+    restrict = direction == "restrict"
+    for outcome in (_host_outcome(host, url), _port_outcome(port_text, url, restrict)):
+        if outcome != "match":
+            return outcome
+    everything = path is None or path.strip("/") in ("", "**")
+    if not everything and not _path_regex("/" + str(path), restrict).fullmatch(url.path):
+        return "no-match"
+    return "match"
+
+
+_Outcome = Literal["match", "no-match", "unevaluable"]
+
+
+def _pattern_parts(pattern: str) -> tuple[str | None, str, str, str | None] | None:
+    """``(scheme, host, port, path)`` of a URL pattern (None: it cannot be read).
+
+    The scheme is lowercased (None: not written); the path is None when the pattern has no
+    ``/`` after its host.
+    """
+    if _BAD_CHARS.search(pattern) or any(ch in pattern for ch in "@?#"):
+        return None
     scheme: str | None = None
     rest = pattern
     if "://" in rest:
@@ -150,43 +177,38 @@ def match_url(
     if hostport.startswith("["):
         host, _, after = hostport[1:].partition("]")
         if after and not after.startswith(":"):
-            return "unevaluable"
+            return None
         port_text = after[1:]
     else:
         host, _, port_text = hostport.partition(":")
     if not host:
-        return "unevaluable"
-    if scheme is None:
-        if url.scheme not in ("http", "https"):
-            return "no-match"
-    elif not fnmatchcase(url.scheme, scheme):
-        return "no-match"
+        return None
+    return scheme, host, port_text, path if slash else None
+
+
+def _host_outcome(host: str, url: _Url) -> _Outcome:
     if host == "*":
-        pass
-    elif host.startswith("*."):
+        return "match"
+    if host.startswith("*."):
         suffix = _normalise_host(host[2:])
         if suffix is None or "*" in suffix:
             return "unevaluable"  # only a whole leftmost label may be a wildcard
-        if not url.host.endswith("." + suffix):
-            return "no-match"
-    elif "*" in host:
+        return "match" if url.host.endswith("." + suffix) else "no-match"
+    if "*" in host:
         return "unevaluable"  # only a whole leftmost label may be a wildcard
-    else:
-        normal = _normalise_host(host)
-        if normal is None:
-            return "unevaluable"
-        if url.host != (_mapped_ipv4(normal) or normal):
-            return "no-match"
+    normal = _normalise_host(host)
+    if normal is None:
+        return "unevaluable"
+    return "match" if url.host == (_mapped_ipv4(normal) or normal) else "no-match"
+
+
+def _port_outcome(port_text: str, url: _Url, restrict: bool) -> _Outcome:
     if port_text == "*":
-        pass
-    elif port_text:
+        return "match"
+    if port_text:
         if not port_text.isdigit():
             return "unevaluable"
-        if url.port != int(port_text):
-            return "no-match"
-    elif not restrict and url.port != _DEFAULT_PORTS.get(url.scheme):
-        return "no-match"
-    everything = not slash or path.strip("/") in ("", "**")
-    if not everything and not _path_regex("/" + path, restrict).fullmatch(url.path):
+        return "match" if url.port == int(port_text) else "no-match"
+    if not restrict and url.port != _DEFAULT_PORTS.get(url.scheme):
         return "no-match"
     return "match"

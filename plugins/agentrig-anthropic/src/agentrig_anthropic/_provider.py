@@ -253,7 +253,13 @@ class AnthropicProvider:
             error = data.get("error")
             raise self._stream_error(error if isinstance(error, Mapping) else data, request_id)
         message = message_from_body(data)
-        return ModelResponse(message=message, request_id=request_id, served_model=message.model)
+        response_id = data.get("id")
+        return ModelResponse(
+            message=message,
+            request_id=request_id,
+            served_model=message.model,
+            response_id=response_id if isinstance(response_id, str) else None,
+        )
 
     def _stream_error(
         self, error: Mapping[str, Any], request_id: str | None

@@ -399,6 +399,7 @@ class EventReader:
 
     def __init__(self) -> None:
         self.model: str | None = None
+        self.response_id: str | None = None
         self.stop_reason: str | None = None
         self.finished = False
         self._usage: dict[str, Any] = {}
@@ -411,6 +412,9 @@ class EventReader:
             if isinstance(message, Mapping):
                 model = message.get("model")
                 self.model = model if isinstance(model, str) else self.model
+                response_id = message.get("id")
+                if isinstance(response_id, str):
+                    self.response_id = response_id
                 yield from self._merge_usage(message.get("usage"))
         elif kind == "content_block_start":
             yield from self._start(event)
@@ -523,4 +527,5 @@ class EventReader:
             stop_reason=stop_reason(self.stop_reason),
             provider_stop_reason=self.stop_reason,
             model=self.model,
+            response_id=self.response_id,
         )

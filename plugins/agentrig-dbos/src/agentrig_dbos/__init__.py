@@ -19,6 +19,7 @@ from agentrig_dbos._errors import (
     DurableBackendError,
     DurableError,
     DurableSetupError,
+    NotFailedError,
     NotWaitingError,
     UnknownRunError,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "DurableError",
     "DurableResult",
     "DurableSetupError",
+    "NotFailedError",
     "NotWaitingError",
     "QueueSettings",
     "UnknownRunError",

@@ -8,7 +8,11 @@
 * ``agentrig result -c agentrig.toml RUN [--follow]`` waits for a run and prints its answer
   (with ``--follow``, first its session events as they are written, one JSON line each);
 * ``agentrig approve -c agentrig.toml RUN`` prints the permission question the run waits on
-  (JSON), ``agentrig approve -c agentrig.toml RUN CALL --allow|--deny`` answers it.
+  (JSON), ``agentrig approve -c agentrig.toml RUN CALL --allow|--deny`` answers it;
+* ``agentrig waiting -c agentrig.toml RUN`` prints the effects the run waits for the host to
+  settle (one ``m<n>/<call>`` a line), ``agentrig reconcile -c agentrig.toml RUN CALL TEXT
+  [--error]`` settles one with what it did (or, ``--error``, that it did not happen);
+* ``agentrig retry -c agentrig.toml RUN`` takes a failed run up again from its journal.
 
 A failure is one ``agentrig <command>: error [code]: ...`` line (exit 1).
 """
@@ -27,7 +31,7 @@ __all__ = ["register"]
 
 
 def register(payload: Commands) -> None:
-    """Add the three commands (the handlers import DBOS only when they run)."""
+    """Add the commands (the handlers import DBOS only when they run)."""
     submit = payload.add("submit", help="queue a durable run and print its id", handler=_submit)
     _config_arg(submit)
     submit.add_argument("agent", help="an agent declared in [agents]")
@@ -55,6 +59,33 @@ def register(payload: Commands) -> None:
     answer = approve.add_mutually_exclusive_group()
     answer.add_argument("--allow", action="store_true", help="let the call run")
     answer.add_argument("--deny", action="store_true", help="refuse the call")
+
+    waiting = payload.add(
+        "waiting",
+        help="print the effects a durable run waits for the host to settle",
+        handler=_waiting,
+    )
+    _config_arg(waiting)
+    waiting.add_argument("run_id", metavar="RUN", help="the run")
+
+    reconcile = payload.add(
+        "reconcile",
+        help="tell a durable run what an effect a crash cut off did",
+        handler=_reconcile,
+    )
+    _config_arg(reconcile)
+    reconcile.add_argument("run_id", metavar="RUN", help="the waiting run")
+    reconcile.add_argument("call", metavar="CALL", help="the effect, as `waiting` prints it")
+    reconcile.add_argument("text", metavar="TEXT", help="what the effect did (its tool result)")
+    reconcile.add_argument(
+        "--error", action="store_true", help="the effect did not happen (an error result)"
+    )
+
+    retry = payload.add(
+        "retry", help="take a failed durable run up again from its journal", handler=_retry
+    )
+    _config_arg(retry)
+    retry.add_argument("run_id", metavar="RUN", help="the failed run")
 
     result = payload.add(
         "result", help="wait for a durable run and print its answer", handler=_result
@@ -122,6 +153,33 @@ def _approve(args: argparse.Namespace) -> int:
             print("agentrig approve: error: answer with --allow or --deny", file=sys.stderr)
             return 2
         await durable.approve(args.run_id, args.call_id, allow=bool(args.allow))
+        return 0
+
+    return _with_durable(args, body)
+
+
+def _waiting(args: argparse.Namespace) -> int:
+    async def body(durable: Any) -> int:
+        effects = await durable.waiting_for(args.run_id)
+        print("\n".join(effects) if effects else "nothing to settle", flush=True)
+        return 0
+
+    return _with_durable(args, body)
+
+
+def _reconcile(args: argparse.Namespace) -> int:
+    async def body(durable: Any) -> int:
+        status = "error" if args.error else "ok"
+        await durable.reconcile(args.run_id, args.call, args.text, status=status)
+        return 0
+
+    return _with_durable(args, body)
+
+
+def _retry(args: argparse.Namespace) -> int:
+    async def body(durable: Any) -> int:
+        link = await durable.retry(args.run_id)
+        print(f"retrying {args.run_id} ({link})", flush=True)
         return 0
 
     return _with_durable(args, body)

@@ -40,6 +40,9 @@ class DbosSection(BaseModel):
     #: the queue ``submit`` uses when none is named
     default_queue: str = DEFAULT_QUEUE
     queues: dict[str, QueueSettings] = Field(default_factory=dict)
+    #: seconds the journal on a PostgreSQL system database retries a transient failure
+    #: (server restarting, connection lost) inside the step that met it; 0: never
+    journal_retry_for: float = Field(default=60.0, ge=0)
     #: a model call cut off by a crash is asked again (it may be charged twice); false
     #: makes such a run fail with ``journal.reconciliation_required`` instead
     reask_interrupted_model_calls: bool = True

@@ -6,6 +6,7 @@
      └── DurableError                  dbos.error             system
           ├── DurableBackendError      dbos.asyncio_only      user    (opened on trio)
           ├── DurableSetupError        dbos.setup             user    (not usable as configured)
+          ├── NotFailedError           dbos.not_failed        user    (nothing to retry)
           ├── NotWaitingError          dbos.not_waiting       user    (no question to answer)
           └── UnknownRunError          dbos.unknown_run       user    (no durable run by that id)
     ExecutionControlError
@@ -23,6 +24,7 @@ __all__ = [
     "DurableBackendError",
     "DurableError",
     "DurableSetupError",
+    "NotFailedError",
     "NotWaitingError",
     "RunSuspended",
     "UnknownRunError",
@@ -43,6 +45,10 @@ class DurableSetupError(DurableError, code="dbos.setup", category="user"):
 
 class UnknownRunError(DurableError, code="dbos.unknown_run", category="user"):
     """No durable run has that id in the system database."""
+
+
+class NotFailedError(DurableError, code="dbos.not_failed", category="user"):
+    """A retry of a durable run that has not failed (it runs, waits or succeeded)."""
 
 
 class NotWaitingError(DurableError, code="dbos.not_waiting", category="user"):

@@ -59,6 +59,7 @@ from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import (
     DurableError,
     DurableSetupError,
+    NotFailedError,
     NotWaitingError,
     RunSuspended,
     UnknownRunError,
@@ -72,6 +73,10 @@ WORKFLOW = "agentrig.durable_run"
 FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 #: DBOS status of a run whose latest link finished waiting for a person's answer
 WAITING = "WAITING"
+#: DBOS statuses of a link that stopped without finishing the run: ``retry`` takes it up
+FAILED = frozenset({"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
+#: the suffix of the link that retries a failed one (``<link id>.r``)
+RETRY = ".r"
 
 
 class _Changes(Protocol):
@@ -294,7 +299,13 @@ class Durable:
         its waits for approval (the answer's continuation is awaited as the same run)."""
         wid = run_id
         while True:
-            value = await (await self._handle(wid)).get_result(polling_interval_sec=poll)
+            try:
+                value = await (await self._handle(wid)).get_result(polling_interval_sec=poll)
+            except Exception:
+                if await self._exists(wid + RETRY):  # failed, and retried: follow the retry
+                    wid += RETRY
+                    continue
+                raise
             if not _waiting(value):
                 return self._result(run_id, value)
             wid = str(value["next"])
@@ -319,6 +330,9 @@ class Durable:
             value: Any = await handle.get_result() if status == "SUCCESS" else None
             if _waiting(value) and await self._exists(str(value["next"])):
                 wid = str(value["next"])
+                continue
+            if status == "ERROR" and await self._exists(wid + RETRY):
+                wid += RETRY
                 continue
             return wid, status, value
 
@@ -359,8 +373,10 @@ class Durable:
                     found[run_id] = WAITING
                 else:
                     found[run_id] = status
+                    if status == "ERROR":
+                        following[run_id] = wid + RETRY
             tips = following
-            if tips:  # a link that exists replaces WAITING with its own status
+            if tips:  # a link that exists replaces WAITING (ERROR) with its own status
                 queued = await client.list_workflows_async(
                     workflow_ids=sorted(set(tips.values())), load_input=False, load_output=False
                 )
@@ -616,6 +632,46 @@ class Durable:
         # the id is derived from the run's: a second answer cannot start a second link
         envelope = workflow_input(value["agent"], "", origin=run_id, decisions=decisions, link=link)
         await client.enqueue_async(options, envelope)
+
+    # ---- a run that failed (from any process) ---------------------------------------------------
+    async def retry(self, run_id: str) -> str:
+        """Take up run ``run_id`` again after it failed (``ERROR``, e.g. its database was
+        down for longer than the stores retry), or after DBOS gave it up (``CANCELLED``,
+        ``MAX_RECOVERY_ATTEMPTS_EXCEEDED``); returns the id of the link that goes on.
+
+        The run continues from its journal in whichever worker takes it: what settled is
+        reused, no effect runs twice, and an effect the failure cut off waits for the host
+        as after a crash.  A failed link is retried by a new link on the run's queue with
+        the id ``<link id>.r`` (derived: a second ``retry`` of the same failure starts
+        nothing more); a given-up one is put back on its queue.  Raises
+        :class:`NotFailedError` for a run that has not failed.
+        """
+        wid, status, _value = await self._tip(run_id)
+        if status not in FAILED:
+            raise NotFailedError(
+                f"durable run {run_id!r} has not failed (it is {status}); only a run that "
+                f"ended {' or '.join(sorted(FAILED))} is retried"
+            )
+        handle = await self._handle(wid)
+        found = await handle.get_status()
+        queue = found.queue_name or self.section.default_queue
+        client = await self._client_of()
+        if status != "ERROR":  # DBOS can take it up again where it stands
+            await client.resume_workflow_async(wid, queue_name=queue)
+            return wid
+        stored = found.input or {"args": (), "kwargs": {}}
+        given = read_input(tuple(stored["args"]), dict(stored["kwargs"]))
+        retry_id = wid + RETRY
+        envelope = workflow_input(
+            given.agent,
+            given.prompt,
+            origin=given.origin or run_id,
+            decisions=given.decisions,
+            link=given.link,
+        )
+        options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": retry_id}
+        await client.enqueue_async(options, envelope)
+        return retry_id
 
     # ---- reconciliation (from any process) -----------------------------------------------------
     async def waiting_for(self, run_id: str) -> tuple[str, ...]:

@@ -47,6 +47,18 @@ def _journal(rt: Runtime, section: DbosSection) -> tuple[str, ExecutionJournal]:
     from agentrig.journal import SqliteJournal  # sqlite3: only when [dbos] is configured
 
     url = section.system_database_url
+    postgres = url is not None and url.startswith(("postgresql://", "postgres://"))
+    if not postgres and "journal_retry_for" in section.model_fields_set:
+        raise ConfigError(
+            [
+                Issue(
+                    "config.invalid",
+                    "journal_retry_for applies to a PostgreSQL system database only (a SQLite "
+                    "journal meets no server restarts); remove it or set system_database_url",
+                    ("dbos", "journal_retry_for"),
+                )
+            ]
+        )
     if url is None:
         state = Path(section.state_dir)
         if not state.is_absolute():
@@ -69,7 +81,10 @@ def _journal(rt: Runtime, section: DbosSection) -> tuple[str, ExecutionJournal]:
                     )
                 ]
             ) from None
-        return url, PostgresJournal(url, schema="agentrig_journal")
+        journal = PostgresJournal(
+            url, schema="agentrig_journal", retry_for=section.journal_retry_for
+        )
+        return url, journal
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
         return url, SqliteJournal(path.with_name(f"{path.stem}.journal.sqlite3"))

@@ -14,6 +14,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+from agentrig.errors import ConfigError, Issue
+
+if TYPE_CHECKING:
+    from agentrig_mcp._config import ServeSettings
 
 __all__ = ["add_subcommands", "serve_command", "usage"]
 
@@ -54,6 +60,22 @@ def _address(text: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
+def _no_grants_on_stdio(settings: ServeSettings, source: str | None) -> None:
+    """Grants need a caller to authenticate, which stdio has not: refuse, never ignore."""
+    if settings.clients:
+        raise ConfigError(
+            [
+                Issue(
+                    "mcp.unauthenticated_grant",
+                    "[mcp.serve] clients grant tools to authenticated callers, and stdio has "
+                    "none to authenticate; serve with --http, or remove the clients",
+                    ("mcp", "serve", "clients"),
+                )
+            ],
+            source=source,
+        )
+
+
 def serve_command(args: argparse.Namespace) -> int:
     """Open the composition and serve it until the client goes away."""
     import anyio
@@ -73,16 +95,20 @@ def serve_command(args: argparse.Namespace) -> int:
         from agentrig.kernel import env_resolver, open_runtime
         from agentrig_mcp._config import McpSettings
         from agentrig_mcp._serve import build_server, serve_http, serve_stdio
-        from agentrig_mcp._serve_http import check_bind, resolve_keys
+        from agentrig_mcp._serve_http import check_bind, resolve_access
 
         async with open_runtime(args.config, resolver=env_resolver()) as rt:
             server = build_server(rt, args.agents)
+            settings = (rt.config_section("mcp", McpSettings) or McpSettings()).serve
             if address is None:
+                _no_grants_on_stdio(settings, rt.loaded.source)
                 await serve_stdio(server)
             else:
-                settings = (rt.config_section("mcp", McpSettings) or McpSettings()).serve
-                check_bind(address[0], settings.api_keys)  # before a key is read
-                keys = await resolve_keys(rt, settings)
+                # before a key is read
+                check_bind(address[0], [*settings.api_keys, *(c.key for c in settings.clients)])
+                keys, policy = await resolve_access(rt, settings)
+                where = [("mcp", "serve", "clients", i) for i in range(len(settings.clients))]
+                policy.check_names(server.served_names(), where, source=rt.loaded.source)
 
                 def announce(url: str) -> None:
                     # the shape of every agentrig command's lines (agentrig serve's too)
@@ -97,6 +123,7 @@ def serve_command(args: argparse.Namespace) -> int:
                     keys=keys,
                     allowed_hosts=settings.allowed_hosts,
                     allowed_origins=settings.allowed_origins,
+                    policy=policy if settings.clients else None,
                 )
 
     anyio.run(main)  # a failure propagates: the core prints it in one line, with its code

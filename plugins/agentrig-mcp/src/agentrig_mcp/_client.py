@@ -104,6 +104,8 @@ class McpClient:
     def _notification(self, server: str, message: types.ServerNotification) -> None:
         if isinstance(message.root, types.ToolListChangedNotification):
             self._stale.add(server)
+        if isinstance(message.root, types.ProgressNotification):
+            return  # the call it belongs to reports it (mcp/progress), once
         if self._notify is not None:
             kind = message.root.method
             self._notify(Observation(f"mcp/{kind}", None, {"server": server}))
@@ -160,6 +162,10 @@ class McpClient:
         return result
 
     # ---- resources and prompts -----------------------------------------------------------
+    async def offers_resources(self, server: str) -> bool:
+        """Did the server advertise resources at initialization (starting it when needed)?"""
+        return (await self.connection(server).capabilities()).resources is not None
+
     async def list_resources(self, server: str) -> list[types.Resource]:
         """Every resource the server lists (all pages)."""
         connection = self.connection(server)

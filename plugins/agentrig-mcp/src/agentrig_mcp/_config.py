@@ -32,6 +32,7 @@ __all__ = [
     "McpSettings",
     "ServerSpec",
     "McpServers",
+    "ServeClient",
     "ServerEntry",
     "StdioServerSpec",
     "expand_vars",
@@ -62,6 +63,9 @@ class _Common(_Strict):
     resident_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
+    #: show the server's descriptions, results and resources to the model without the label
+    #: that marks them as untrusted data (opt in for a server you control)
+    trust_content: bool = False
     #: progress notifications extend ``timeout``, up to this many seconds for one call
     max_call_time: float = Field(default=3600.0, gt=0)
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
@@ -182,6 +186,15 @@ class McpServers(RootModel[dict[ServerName, ServerEntry]]):
         return {name: entry.spec() for name, entry in self.root.items()}
 
 
+class ServeClient(_Strict):
+    """``[[mcp.serve.clients]]``: one caller's bearer key and the tools it is granted."""
+
+    #: a secret reference to the key the caller sends as ``Authorization: Bearer <key>``
+    key: str
+    #: tool names (``fnmatch`` patterns: ``ask_*``) the caller may list and call; empty: all
+    tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
+
+
 class ServeSettings(_Strict):
     """``[mcp.serve]``: who may call ``agentrig mcp serve --http``, and under which names."""
 
@@ -193,9 +206,17 @@ class ServeSettings(_Strict):
     allowed_hosts: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: browser origins (``scheme://host[:port]``) allowed besides the server's own
     allowed_origins: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: callers with a grant of their own (HTTP only: a grant needs an authenticated caller)
+    clients: Annotated[tuple[ServeClient, ...], Field(strict=False)] = ()
 
     @model_validator(mode="after")
     def _checked(self) -> ServeSettings:
+        for index, client in enumerate(self.clients):
+            if not client.key.startswith(("$ENV:", "$STORE:")):  # never echoed
+                raise ValueError(
+                    f"clients[{index}].key must be a secret reference ($ENV:NAME or "
+                    "$STORE:<store>:<service>/<account>), never a literal in the config file"
+                )
         for index, key in enumerate(self.api_keys):
             if not key.startswith(("$ENV:", "$STORE:")):  # never echoed: it may be a real key
                 raise ValueError(
@@ -304,6 +325,38 @@ def _expand(value: object, resolver: SecretResolver | None, path: tuple[str | in
     return value, []
 
 
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def _named(servers: dict[str, Any], source: str) -> dict[str, Any]:
+    """Claude Code accepts any server name; agentrig's must make tool ids (``mcp__<name>__``):
+    other characters become ``_`` (``my.server`` is ``my_server``).  A name that cannot be
+    made valid, or that then collides, is left out with a warning -- not the whole file."""
+    from agentrig.diagnostics import get_logger
+
+    log = get_logger("mcp")
+    named: dict[str, Any] = {}
+    for name in sorted(servers, key=lambda n: (not _NAME.match(n) or "__" in n, n)):
+        usable = bool(_NAME.match(name)) and "__" not in name
+        valid = name if usable else re.sub("_{2,}", "_", _NAME_CHARS.sub("_", name)).strip("_")
+        if not usable:
+            if not _NAME.match(valid) or valid in named:
+                why = "it collides with another server" if valid in named else "too long or empty"
+                log.warning(
+                    "%s: server %r left out: its name cannot be used (%s)", source, name, why
+                )
+                continue
+            log.info(
+                "%s: server %r is known as %r (tool ids mcp__%s__<tool>)",
+                source,
+                name,
+                valid,
+                valid,
+            )
+        named[valid] = servers[name]
+    return named
+
+
 def parse_mcp_json(
     path: Path, resolver: SecretResolver | None
 ) -> dict[str, StdioServerSpec | HttpServerSpec]:
@@ -321,6 +374,7 @@ def parse_mcp_json(
             [Issue("mcp.project_file", "expected an object with an 'mcpServers' object")],
             source=source,
         )
+    servers = _named(servers, source)
     expanded, issues = _expand(servers, resolver, ("mcpServers",))
     table, problems = _validated(McpServers, expanded, ("mcpServers",))
     issues += problems

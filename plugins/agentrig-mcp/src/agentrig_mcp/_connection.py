@@ -135,6 +135,11 @@ class ServerConnection:
         """Start the server now (or wait for the running one); raises when it cannot start."""
         await self._ensure()
 
+    async def capabilities(self) -> types.ServerCapabilities:
+        """What the server advertised at initialization (starting it when needed)."""
+        _, session = await self._ensure()
+        return session.get_server_capabilities() or types.ServerCapabilities()
+
     async def aclose(self) -> None:
         """Stop the server and wait until its process is gone. Idempotent."""
         self._closed = True

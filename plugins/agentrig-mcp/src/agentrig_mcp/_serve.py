@@ -24,6 +24,7 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 
+from agentrig import __version__ as agentrig_version
 from agentrig.agent import Agent
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, ConfigError, Issue
@@ -31,8 +32,9 @@ from agentrig.ids import AgentId, agent_id
 from agentrig.kernel import Runtime
 from agentrig.llm import ImageBlock, TextBlock, ToolMessage
 from agentrig.tools import Tool, ToolReportedError
+from agentrig_mcp._access import AccessPolicy, bearer_of
 
-__all__ = ["build_server", "serve_http", "serve_stdio"]
+__all__ = ["AgentrigServer", "build_server", "serve_http", "serve_stdio"]
 
 _CLIENT: ContextVar[_ClientAgents | None] = ContextVar("agentrig_mcp_client", default=None)
 
@@ -94,12 +96,31 @@ class _ClientAgents:
                 await self._rt.agents.dispose(agent.id, cancel_running=True)
 
 
-class _PerClientServer(Server[Any, Any]):
+class AgentrigServer(Server[Any, Any]):
     """The SDK's server, giving each client session (one ``run``) its own agents."""
 
-    def __init__(self, rt: Runtime, name: str) -> None:
-        super().__init__(name)
+    def __init__(self, rt: Runtime, name: str, names: Sequence[str] = ()) -> None:
+        super().__init__(name, version=agentrig_version)  # not the SDK's version
         self._rt = rt
+        self._names = tuple(names)
+        #: what each authenticated caller may use (None: every caller may use every tool)
+        self.policy: AccessPolicy | None = None
+
+    def permits(self, tool: str) -> bool:
+        """May the caller of the request being handled use ``tool``?  Fails closed: with a
+        policy, a request without an HTTP caller to authenticate may use nothing."""
+        policy = self.policy
+        if policy is None:
+            return True
+        try:
+            request = self.request_context.request
+        except LookupError:
+            return False
+        return policy.permits(bearer_of(getattr(request, "headers", None)), tool)
+
+    def served_names(self) -> list[str]:
+        """The names this server lists to a caller with every grant."""
+        return list(self._names)
 
     async def run(self, *args: Any, **kwargs: Any) -> None:
         client = _ClientAgents(self._rt)
@@ -145,11 +166,17 @@ def _content(message: ToolMessage) -> list[types.ContentBlock]:
     return blocks
 
 
+def _coded(error: AgentrigError) -> str:
+    """``code: message``, without repeating a code the message starts with (``aborted:``)."""
+    text = str(error)
+    return text if text.startswith(f"{error.code}:") else f"{error.code}: {text}"
+
+
 def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
 
 
-def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any, Any]:
+def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> AgentrigServer:
     """An MCP server over ``rt``: the tools of ``agents`` (default: every agent) and an
     ``ask_<agent>`` tool per agent."""
     served = _agents(rt, agents)
@@ -168,7 +195,7 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any
                 )
             ]
         )
-    server: Server[Any, Any] = _PerClientServer(rt, "agentrig")
+    server = AgentrigServer(rt, "agentrig", [*owners, *askers])
     # (the SDK's handler decorators carry no annotations, hence the two ignores below)
 
     @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
@@ -190,11 +217,13 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any
             )
             for name, agent in askers.items()
         ]
-        return listed
+        return [tool for tool in listed if server.permits(tool.name)]
 
     @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         signal = CancelSignal()
+        if not server.permits(name):
+            return _error(f"mcp.not_granted: this caller may not use {name!r}")
         try:
             if name in askers:
                 prompt = arguments.get("prompt")
@@ -212,7 +241,7 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> Server[Any
         except ToolReportedError as exc:  # the tool's own error output, as the model sees it
             return _error(str(exc))
         except AgentrigError as exc:  # refused, invalid arguments, the tool failed
-            return _error(f"{exc.code}: {exc}")
+            return _error(_coded(exc))
         message = called.value
         return types.CallToolResult(content=_content(message), isError=message.status != "ok")
 
@@ -236,14 +265,19 @@ async def serve_http(
     keys: Sequence[str] = (),
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
+    policy: AccessPolicy | None = None,
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` (asyncio only: uvicorn).
 
     ``keys`` are the bearer keys a client must send (none: loopback only); a request's
     ``Host`` must name the listening address, a loopback name on loopback, or one of
     ``allowed_hosts``, and an ``Origin`` must be the server's own or one of
-    ``allowed_origins``.
+    ``allowed_origins``.  ``policy`` says which tools each key may list and call.
     """
+    if policy is not None:
+        if not isinstance(server, AgentrigServer):
+            raise TypeError("an access policy needs a server from build_server()")
+        server.policy = policy
     import uvicorn
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import (
@@ -293,7 +327,9 @@ async def serve_http(
                 expose_headers=["mcp-session-id"],
             )
         )
-    app = Starlette(routes=[Route("/mcp", guarded)], lifespan=lifespan, middleware=middleware)
+    # both spellings answer (no redirect from one to the other)
+    routes = [Route("/mcp", guarded), Route("/mcp/", guarded)]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     if on_listening is not None:
         shown = f"[{host}]" if ":" in host else host
         on_listening(f"http://{shown}:{bound}/mcp")

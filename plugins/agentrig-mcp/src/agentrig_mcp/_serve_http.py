@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import Runtime
+from agentrig_mcp._access import AccessPolicy
 from agentrig_mcp._config import ServeSettings
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "JsonDepthGuard",
     "check_bind",
     "host_names",
+    "resolve_access",
     "resolve_keys",
 ]
 
@@ -67,14 +69,30 @@ def host_names(host: str, port: int, allowed: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+async def resolve_access(rt: Runtime, settings: ServeSettings) -> tuple[list[str], AccessPolicy]:
+    """Every bearer key (``api_keys`` and ``clients``) and the policy of what each may use."""
+    keys = await resolve_keys(rt, settings)
+    references = [client.key for client in settings.clients]
+    paths = [("mcp", "serve", "clients", i, "key") for i in range(len(references))]
+    granted = await _resolved(rt, references, paths)
+    grants = [(key, client.tools) for key, client in zip(granted, settings.clients, strict=True)]
+    return [*keys, *granted], AccessPolicy(grants, keys)
+
+
 async def resolve_keys(rt: Runtime, settings: ServeSettings) -> list[str]:
     """The bearer keys behind ``[mcp.serve] api_keys`` (a config error names a bad one)."""
+    paths = [("mcp", "serve", "api_keys", i) for i in range(len(settings.api_keys))]
+    return await _resolved(rt, settings.api_keys, paths)
+
+
+async def _resolved(
+    rt: Runtime, references: Sequence[str], paths: Sequence[tuple[str | int, ...]]
+) -> list[str]:
     from agentrig_mcp._compose import resolve_reference
 
     keys: list[str] = []
     issues: list[Issue] = []
-    for index, reference in enumerate(settings.api_keys):
-        path = ("mcp", "serve", "api_keys", index)
+    for reference, path in zip(references, paths, strict=True):
         value, issue = await resolve_reference(rt, reference, path)
         if issue is not None:
             issues.append(issue)

@@ -218,7 +218,15 @@ class OpenAIProvider:
         if isinstance(error, Mapping) and not data.get("choices"):
             raise self._stream_error(error, request_id)
         message = message_from_body(data)
-        return ModelResponse(message=message, request_id=request_id, served_model=message.model)
+        answer_id = data.get("id")  # chatcmpl-...
+        if not isinstance(answer_id, str):
+            answer_id = None
+        return ModelResponse(
+            message=message,
+            request_id=request_id,
+            served_model=message.model,
+            response_id=answer_id,
+        )
 
     def _stream_error(
         self, error: Mapping[str, Any], request_id: str | None

@@ -489,6 +489,7 @@ class ChunkReader:
     def __init__(self) -> None:
         self.finish_reason: str | None = None
         self.model: str | None = None
+        self.response_id: str | None = None
         self.refused = False
         self.usage: Usage | None = None
         self._calls: dict[int, tuple[str, str]] = {}
@@ -515,6 +516,10 @@ class ChunkReader:
                     model = chunk.get("model")
                     if model and isinstance(model, str):
                         self.model = model
+                    if self.response_id is None:
+                        response_id = chunk.get("id")
+                        if response_id and isinstance(response_id, str):
+                            self.response_id = response_id
                     return text
         return None
 
@@ -532,6 +537,10 @@ class ChunkReader:
         model = chunk.get("model")
         if model and isinstance(model, str):
             self.model = model
+        if self.response_id is None:  # every chunk of a response carries its id
+            response_id = chunk.get("id")
+            if response_id and isinstance(response_id, str):
+                self.response_id = response_id
         if isinstance(choices, list):
             for choice in choices:
                 if isinstance(choice, dict) and choice.get("index", 0) == 0:
@@ -594,4 +603,5 @@ class ChunkReader:
             stop_reason=stop_reason(self.finish_reason, refused=self.refused),
             provider_stop_reason=self.finish_reason,
             model=self.model,
+            response_id=self.response_id,
         )

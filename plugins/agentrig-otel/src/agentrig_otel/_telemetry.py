@@ -102,8 +102,9 @@ class _Scope:
         self.ended = False
         self._hex: tuple[str, str] | None = None
         self._read = False  # whether _hex was read from the span
-        #: a turn's: (provider kind, requested model, response model) of its last model call
-        self.model: tuple[str, str, str | None] | None = None
+        #: a turn's: (provider kind, requested model, response model, finish reason) of its
+        #: last model call
+        self.model: tuple[str, str, str | None, str | None] | None = None
         self.parent = _LIVE.get()
         self._token = otel_context.attach(trace.set_span_in_context(span))
         self._live: Token[_Scope | None] = _LIVE.set(self)
@@ -228,16 +229,18 @@ class Telemetry:
             live = None
         if kind == "model_call" and live is not None and live.parent is not None:
             # the turn's span says which model it asked for and which answered
+            stop_reason = data.get("stop_reason")
             live.parent.model = (
                 _provider_name(data),
                 data.get("model") or "",
                 data.get("response_model"),
+                finish_reason(stop_reason) if stop_reason else None,
             )
         pending = self._pending_of(payload)
-        span = live.span if live is not None else None
-        if span is not None and not span.is_recording():
-            live.end()  # type: ignore[union-attr]  # sampled out: nothing to write
+        if live is not None and not live.span.is_recording():
+            live.end()  # sampled out: nothing to write
             return
+        span = live.span if live is not None else None
         if kind == "model_call":
             self._call(payload, span)
         elif kind == "tool_call":
@@ -325,23 +328,31 @@ class Telemetry:
         }
         model = scope.model if scope is not None else None
         if model is not None:
-            provider, requested, answered = model
+            provider, requested, answered, finished = model
             attributes["gen_ai.provider.name"] = provider
             attributes["gen_ai.request.model"] = requested
             if answered:
                 attributes["gen_ai.response.model"] = answered
+            if finished:
+                attributes["gen_ai.response.finish_reasons"] = (finished,)
         elif data.get("model"):  # no model call of ours seen: what the turn reports
             attributes["gen_ai.response.model"] = data["model"]
-        usage = data.get("usage")
-        if usage is not None:
-            attributes["gen_ai.usage.input_tokens"] = usage.prompt
-            attributes["gen_ai.usage.output_tokens"] = usage.completion
+        agent_object = self._agent(turn.agent_id)
+        description = _config_text(agent_object, "description")
+        if description:
+            attributes["gen_ai.agent.description"] = description
+        _usage(attributes, data.get("usage"))
         if self._capture:
             inputs, outputs = self._turn_content(turn)
             if inputs:
                 attributes["gen_ai.input.messages"] = inputs
             if outputs:
                 attributes["gen_ai.output.messages"] = outputs
+            instructions = _config_text(agent_object, "system_prompt")
+            if instructions:
+                attributes["gen_ai.system_instructions"] = _json(
+                    [{"type": "text", "content": instructions}]
+                )
         span = self._start(live, f"invoke_agent {agent}", SpanKind.INTERNAL, start, attributes)
         for name, event_attributes, when in pending or ():
             span.add_event(name, event_attributes, timestamp=_ns(when))
@@ -378,10 +389,11 @@ class Telemetry:
             attributes["gen_ai.response.finish_reasons"] = (finish_reason(stop_reason),)
         if (first := data.get("time_to_first_chunk_ms")) is not None:
             attributes["gen_ai.response.time_to_first_chunk"] = float(first) / 1000
-        usage = data.get("usage")
-        if usage is not None:
-            attributes["gen_ai.usage.input_tokens"] = usage.prompt
-            attributes["gen_ai.usage.output_tokens"] = usage.completion
+        if (max_tokens := data.get("max_tokens")) is not None:
+            attributes["gen_ai.request.max_tokens"] = max_tokens
+        if (temperature := data.get("temperature")) is not None:
+            attributes["gen_ai.request.temperature"] = temperature
+        _usage(attributes, data.get("usage"))
         start = float(data.get("started_at") or 0.0)
         span = self._start(live, f"chat {model}", SpanKind.CLIENT, start, attributes)
         outcome = data.get("outcome")
@@ -491,6 +503,26 @@ class Telemetry:
         inputs = input_messages(events)
         outputs = output_messages(events)
         return (_json(inputs) if inputs else None, _json(outputs) if outputs else None)
+
+
+def _usage(attributes: dict[str, Any], usage: Any) -> None:
+    """The token counts of ``usage`` (an ``agentrig.llm.Usage``) that were reported."""
+    if usage is None:
+        return
+    attributes["gen_ai.usage.input_tokens"] = usage.prompt
+    attributes["gen_ai.usage.output_tokens"] = usage.completion
+    if usage.cache_read is not None:
+        attributes["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read
+    if usage.cache_write is not None:
+        attributes["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write
+    if usage.reasoning is not None:
+        attributes["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning
+
+
+def _config_text(agent: Any, key: str) -> str | None:
+    """A text setting of an agent's configuration (its description, its system prompt)."""
+    value = getattr(getattr(agent, "config", None), key, None)
+    return value if isinstance(value, str) else None
 
 
 def _provider_name(data: Mapping[str, Any]) -> str:

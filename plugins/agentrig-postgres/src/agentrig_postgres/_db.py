@@ -6,19 +6,38 @@ the order they were made (anyio's lock is first-in, first-out, and it is the fir
 call waits for), so two tasks appending to one session commit in the order they called.  A
 call in flight is shielded from cancellation: it finishes, so a commit is never left
 half-sent, and the caller's cancellation is delivered right after it.
+
+A call that meets a transient failure (:mod:`agentrig_postgres._retry`: the server
+restarting, the connection lost, a serialization failure) reconnects and runs its work
+again, pausing between attempts, for up to ``retry_for`` seconds; the pauses can be
+cancelled.  Until a database was reached once, a server that does not answer is waited
+for at most ``connect_timeout`` seconds: a wrong address fails soon, a restart is waited
+out.  Work is therefore written to be run again: reads are, and writes check what a lost
+reply may already have committed.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio
+import psycopg
 from psycopg import sql
 
 from agentrig_postgres._aconn import AnyioConnection
+from agentrig_postgres._retry import Backoff, is_transient
 
-__all__ = ["CHANNEL", "Database", "ensure_schema", "table"]
+__all__ = [
+    "CHANNEL",
+    "Database",
+    "DatabaseUnavailable",
+    "ensure_schema",
+    "one_line",
+    "table",
+    "where",
+]
 
 _T = TypeVar("_T")
 
@@ -49,6 +68,21 @@ _TABLES = (
 )
 
 
+def one_line(exc: BaseException) -> str:
+    """A database error as one line (libpq's messages run over several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def where(dsn: str) -> str:
+    """The database a DSN names, as a message may show it (no password)."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return "the configured database"
+    host = info.get("host") or "localhost"
+    return f"database {info.get('dbname') or '?'} on {host}:{info.get('port') or 5432}"
+
+
 def table(schema: str, name: str) -> sql.Identifier:
     """``"schema"."agentrig_<name>"``, quoted."""
     return sql.Identifier(schema, f"agentrig_{name}")
@@ -70,14 +104,37 @@ async def ensure_schema(connection: AnyioConnection, schema: str) -> None:
             await connection.execute(sql.SQL(statement).format(**names))
 
 
-class Database:
-    """A connection opened lazily by DSN, used by one call at a time (see the module docs)."""
+class DatabaseUnavailable(psycopg.OperationalError):
+    """A transient failure that did not pass within the call's ``retry_for`` seconds."""
 
-    def __init__(self, dsn: str, *, connect_timeout: float) -> None:
+
+class Database:
+    """A connection opened lazily by DSN, used by one call at a time (see the module docs).
+
+    ``on_connect`` runs on every new connection before any work (a session writer takes
+    its lock there again after a reconnect); ``reached`` says the server answered before
+    (through another connection of the same store).
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        connect_timeout: float,
+        retry_for: float = 0.0,
+        on_connect: Callable[[AnyioConnection], Awaitable[None]] | None = None,
+        reached: bool = False,
+    ) -> None:
         self.dsn = dsn
+        self.retry_for = retry_for
         self._connect_timeout = connect_timeout
+        self._on_connect = on_connect
+        #: whether a connection of this database ever succeeded
+        self.reached = reached
         self._connection: AnyioConnection | None = None
         self._lock = anyio.Lock(fast_acquire=True)
+        #: how many times a call of this database reconnected after a transient failure
+        self.retries = 0
 
     @property
     def connected(self) -> bool:
@@ -89,13 +146,53 @@ class Database:
         return await AnyioConnection.open(self.dsn, connect_timeout=self._connect_timeout)
 
     async def run(self, work: Callable[[AnyioConnection], Awaitable[_T]]) -> _T:
-        """``await work(connection)`` holding the connection, shielded (see the module docs)."""
+        """``await work(connection)`` holding the connection, shielded, again after a
+        transient failure (see the module docs)."""
         with anyio.CancelScope(shield=True):
-            async with self._lock:
-                if self._connection is None or self._connection.closed:
-                    self._connection = await self.connect()
-                result = await work(self._connection)
-        return result
+            await self._lock.acquire()  # shielded: a call made is carried out (module docs)
+        try:
+            retry_for = (
+                self.retry_for if self.reached else min(self.retry_for, self._connect_timeout)
+            )
+            backoff = Backoff(retry_for)
+            while True:
+                try:
+                    with anyio.CancelScope(shield=True):
+                        if self._connection is None or self._connection.closed:
+                            self._connection = None
+                            connection = await self.connect()
+                            self.reached = True
+                            try:
+                                if self._on_connect is not None:
+                                    await self._on_connect(connection)
+                            except BaseException:
+                                await connection.close()
+                                raise
+                            self._connection = connection
+                        return await work(self._connection)
+                except psycopg.Error as exc:
+                    if not is_transient(exc):
+                        raise
+                    await self._drop()
+                    pause = backoff.next_pause(anyio.current_time())
+                    if pause is None:
+                        if retry_for <= 0:
+                            raise
+                        raise DatabaseUnavailable(
+                            f"{one_line(exc)} (still failing after {retry_for:g} s of retries)"
+                        ) from exc
+                    self.retries += 1
+                    wait: float = pause
+                await anyio.sleep(wait)  # cancellable: the failed attempt left nothing open
+        finally:
+            self._lock.release()
+
+    async def _drop(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None and not connection.closed:
+            with anyio.CancelScope(shield=True):
+                with contextlib.suppress(psycopg.Error, OSError):
+                    await connection.close()
 
     async def fetch(self, query: sql.SQL | sql.Composed, params: Sequence[Any] = ()) -> list[Any]:
         """All rows of one query."""

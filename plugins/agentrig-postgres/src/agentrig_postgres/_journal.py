@@ -7,6 +7,11 @@ record and nothing half-written.  ``UNIQUE (run_id, kind,
 key)`` makes a second write of the same record impossible, even from two processes.
 Bodies are what :func:`agentrig.journal.dump_record` writes (their version first) and are
 read through :func:`agentrig.journal.parse_record` (older versions migrated, newer refused).
+
+A transient failure (the server restarting, the connection lost) is retried inside the
+write or read that met it, for up to ``retry_for`` seconds, so a run outlives a database
+restart.  A write whose reply was lost may have committed: the retry finds the record
+already there and, when it is the same record, counts it as written.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from psycopg import sql
 from agentrig.journal import (
     ExecutionRecord,
     JournalError,
+    JournalWriteError,
     ModelIntent,
     ModelSettlement,
     RecordJournal,
@@ -25,7 +31,8 @@ from agentrig.journal import (
     dump_record,
     parse_record,
 )
-from agentrig_postgres._db import Database, ensure_schema, table
+from agentrig_postgres._aconn import AnyioConnection
+from agentrig_postgres._db import Database, ensure_schema, one_line, table, where
 
 __all__ = ["PostgresJournal"]
 
@@ -35,11 +42,18 @@ Record = ExecutionRecord | ModelIntent | ModelSettlement | ToolIntent | ToolSett
 class PostgresJournal(RecordJournal):
     """An execution journal in PostgreSQL (see the module docs)."""
 
-    def __init__(self, dsn: str, *, schema: str = "public", connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "public",
+        connect_timeout: float = 10.0,
+        retry_for: float = 60.0,
+    ) -> None:
         super().__init__()
         self.schema = schema
         self._table = table(schema, "journal")
-        self._db = Database(dsn, connect_timeout=connect_timeout)
+        self._db = Database(dsn, connect_timeout=connect_timeout, retry_for=retry_for)
         self._ready = False
 
     async def _conn(self) -> Database:
@@ -49,22 +63,55 @@ class PostgresJournal(RecordJournal):
                 await self._db.run(lambda connection: ensure_schema(connection, schema))
             except psycopg.Error as exc:
                 await self._db.aclose()
-                raise JournalError(f"cannot open the PostgreSQL journal: {exc}") from exc
+                raise JournalError(
+                    f"cannot open the journal in {where(self._db.dsn)}: {one_line(exc)}"
+                ) from exc
             self._ready = True
         return self._db
 
     async def _append(self, record: Record) -> None:
         db = await self._conn()
-        insert = sql.SQL("INSERT INTO {} (run_id, kind, key, body) VALUES (%s, %s, %s, %s)").format(
-            self._table
-        )
-        params = (record.run_id, record.kind, record.key, dump_record(record))
-        await db.execute(insert, params)
+        insert = sql.SQL(
+            "INSERT INTO {} (run_id, kind, key, body) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (run_id, kind, key) DO NOTHING RETURNING 1"
+        ).format(self._table)
+        existing = sql.SQL("SELECT body FROM {} WHERE run_id = %s AND kind = %s AND key = %s")
+        body = dump_record(record)
+        key = (record.run_id, record.kind, record.key)
 
-    async def _select(self, where: sql.SQL, params: tuple[str, ...]) -> list[Record]:
+        async def work(connection: AnyioConnection) -> None:
+            cursor = await connection.execute(insert, (*key, body))
+            if await cursor.fetchone() is not None:
+                return
+            cursor = await connection.execute(existing.format(self._table), key)
+            found = await cursor.fetchone()
+            if found is None or found[0] != body:  # another process wrote another record
+                raise JournalWriteError(
+                    f"journal already holds a different {record.kind} {record.run_id}/"
+                    f"{record.key} (written by another process)",
+                    record=f"{record.kind}:{record.run_id}/{record.key}",
+                )
+            # the same record: a retry of a write whose reply the lost connection dropped
+
+        try:
+            await db.run(work)
+        except psycopg.Error as exc:
+            raise JournalWriteError(
+                f"journal write of {record.kind} {record.run_id}/{record.key} to "
+                f"{where(db.dsn)} failed: {one_line(exc)}",
+                record=f"{record.kind}:{record.run_id}/{record.key}",
+                cause=exc,
+            ) from exc
+
+    async def _select(self, condition: sql.SQL, params: tuple[str, ...]) -> list[Record]:
         db = await self._conn()
-        query = sql.SQL("SELECT body FROM {} WHERE {} ORDER BY seq").format(self._table, where)
-        rows = await db.fetch(query, params)
+        query = sql.SQL("SELECT body FROM {} WHERE {} ORDER BY seq").format(self._table, condition)
+        try:
+            rows = await db.fetch(query, params)
+        except psycopg.Error as exc:
+            raise JournalError(
+                f"cannot read the journal in {where(db.dsn)}: {one_line(exc)}"
+            ) from exc
         return [parse_record(body) for (body,) in rows]
 
     async def _read(self, run_id: str) -> list[Record]:

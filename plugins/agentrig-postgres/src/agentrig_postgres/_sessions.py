@@ -18,6 +18,12 @@
   instead of polling.
 * Tasks sharing one writer commit in the order they called ``append`` (the connection is
   taken first-in, first-out), so ``seq`` grows in commit order.
+* A transient failure (the server restarting, the connection lost) is retried inside the
+  call that met it for up to ``retry_for`` seconds.  A writer whose connection was lost
+  takes the session's lock again on its new connection (refused with
+  ``session.writer_conflict`` if another writer took it meanwhile) and, before sending a
+  batch again, checks whether the lost reply was a commit: the same rows already stored
+  count as written.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from agentrig.session import (
     sequence_problems,
 )
 from agentrig_postgres._aconn import AnyioConnection
-from agentrig_postgres._db import CHANNEL, Database, ensure_schema, table
+from agentrig_postgres._db import CHANNEL, Database, ensure_schema, one_line, table, where
 
 __all__ = ["PostgresSessionStore", "PostgresStoreOptions", "SessionChanges", "factory"]
 
@@ -67,6 +73,13 @@ class PostgresStoreOptions(BaseModel):
     db_schema: str = Field("public", alias="schema", pattern=_IDENTIFIER.pattern)
     #: seconds to wait for a connection
     connect_timeout: float = Field(10.0, gt=0)
+    #: seconds a transient failure (server restarting, connection lost, serialization
+    #: failure, deadlock) is retried by the call that met it before it fails; 0: never
+    retry_for: float = Field(60.0, ge=0)
+
+
+async def _nothing(connection: AnyioConnection) -> None:
+    """No work: connecting (and ``on_connect``) is the point."""
 
 
 def _lock_key(schema: str, session_id: str) -> str:
@@ -83,7 +96,8 @@ class _PostgresWriter:
         self._broken: str | None = None
 
     async def append(self, events: Sequence[SessionEvent]) -> None:
-        if self._db is None:
+        db = self._db
+        if db is None:
             raise SessionStoreError("this session writer is closed")
         if self._broken is not None:
             raise BrokenWriterError(
@@ -96,11 +110,23 @@ class _PostgresWriter:
         bodies = [dump_event(event) for event in events]
         payload = f"{self._store.schema} {self._session_id} {seqs[-1]}"
         params = (self._session_id, seqs, bodies, CHANNEL, payload)
+        attempts = 0
+
+        async def work(connection: AnyioConnection) -> None:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1 and await self._stored(connection, seqs, bodies):
+                return  # the lost reply was a commit
+            await connection.execute(self._store.append_statement, params)
+
         try:
             # the first await: the connection is taken in the order appends were called
-            await self._db.execute(self._store.append_statement, params)
+            await db.run(work)
+        except SessionStoreError as exc:  # the lock went to another writer meanwhile
+            self._broken = str(exc)
+            raise
         except psycopg.Error as exc:
-            self._broken = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            self._broken = one_line(exc)
             # a refused statement stored nothing; a lost connection may have lost the reply
             # to a commit, so only a load can tell
             fate = (
@@ -109,9 +135,33 @@ class _PostgresWriter:
                 else "was not stored"
             )
             raise SessionStoreError(
-                f"cannot append to session {self._session_id!r}: {self._broken}; the batch of "
+                f"cannot append to session {self._session_id!r} in {self._store.where()}: "
+                f"{self._broken}; the batch of "
                 f"{len(events)} event(s) {fate}"
             ) from exc
+        except BaseException:
+            if attempts:  # cancelled while waiting to send it again: its fate is unknown
+                self._broken = "cancelled while waiting for the database to come back"
+            raise
+
+    async def _stored(
+        self, connection: AnyioConnection, seqs: list[int], bodies: list[str]
+    ) -> bool:
+        """Whether a batch sent before the connection was lost is stored (whole: one
+        transaction); rows of another body under its numbers are another writer's."""
+        query = sql.SQL(
+            "SELECT seq, body FROM {} WHERE session_id = %s AND seq = ANY(%s::bigint[])"
+        ).format(self._store.events_table)
+        cursor = await connection.execute(query, (self._session_id, seqs))
+        found: dict[int, str] = dict(await cursor.fetchall())
+        if not found:
+            return False
+        if found != dict(zip(seqs, bodies, strict=True)):
+            raise SessionStoreError(
+                f"session {self._session_id!r}: events {min(found)}-{max(found)} were "
+                "written by another writer while this one reconnected"
+            )
+        return True
 
     async def aclose(self) -> None:
         if self._db is not None:
@@ -159,12 +209,20 @@ class SessionChanges:
 class PostgresSessionStore:
     """Session logs in PostgreSQL (see the module docs)."""
 
-    def __init__(self, dsn: str, *, schema: str = "public", connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "public",
+        connect_timeout: float = 10.0,
+        retry_for: float = 60.0,
+    ) -> None:
         if not _IDENTIFIER.match(schema):
             raise SessionStoreError(f"schema {schema!r} is not a plain SQL identifier")
         self.dsn = dsn
         self.schema = schema
         self.connect_timeout = connect_timeout
+        self.retry_for = retry_for
         self.events_table = table(schema, "session_events")
         #: one batch: its rows and its NOTIFY, one statement and so one transaction
         self.append_statement = sql.SQL(
@@ -173,17 +231,12 @@ class PostgresSessionStore:
             "AS batch(seq, body) RETURNING 1) "
             "SELECT pg_notify(%s, %s) FROM (SELECT count(*) FROM written) AS done"
         ).format(self.events_table)
-        self._db = Database(dsn, connect_timeout=connect_timeout)
+        self._db = Database(dsn, connect_timeout=connect_timeout, retry_for=retry_for)
         self._ready = False
 
     def _where(self) -> str:
         """The database as an error message may name it (no password)."""
-        try:
-            info = psycopg.conninfo.conninfo_to_dict(self.dsn)
-        except psycopg.Error:
-            return "the configured database"
-        host = info.get("host") or "localhost"
-        return f"database {info.get('dbname') or '?'} on {host}:{info.get('port') or 5432}"
+        return where(self.dsn)
 
     async def _prepared(self, db: Database) -> None:
         schema = self.schema
@@ -195,26 +248,42 @@ class PostgresSessionStore:
                 await self._prepared(self._db)
             except psycopg.Error as exc:
                 await self._db.aclose()
-                raise SessionStoreError(f"cannot use {self._where()}: {exc}") from exc
+                raise SessionStoreError(f"cannot use {self._where()}: {one_line(exc)}") from exc
             self._ready = True
         return self._db
 
     async def open_writer(self, session_id: str) -> _PostgresWriter:
         check_session_id(session_id)
         await self._ensure()
-        db = Database(self.dsn, connect_timeout=self.connect_timeout)
-        lock = sql.SQL("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))")
+        key = _lock_key(self.schema, session_id)
+
+        async def take_lock(connection: AnyioConnection) -> None:
+            # on every connection of the writer: after a reconnect the lock is taken again
+            lock = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+            row = await (await connection.execute(lock, (key,))).fetchone()
+            if row is None or not row[0]:
+                raise WriterConflictError(
+                    f"session {session_id!r} in {self._where()} already has a writer "
+                    "(another process or runtime holds it); close that one first"
+                )
+
+        db = Database(
+            self.dsn,
+            connect_timeout=self.connect_timeout,
+            retry_for=self.retry_for,
+            on_connect=take_lock,
+            reached=True,  # the store's own connection reached the server
+        )
         try:
-            acquired = bool((await db.fetch(lock, (_lock_key(self.schema, session_id),)))[0][0])
+            await db.run(_nothing)
         except psycopg.Error as exc:
             await db.aclose()
-            raise SessionStoreError(f"cannot open session {session_id!r}: {exc}") from exc
-        if not acquired:
+            raise SessionStoreError(
+                f"cannot open session {session_id!r} in {self._where()}: {one_line(exc)}"
+            ) from exc
+        except BaseException:
             await db.aclose()
-            raise WriterConflictError(
-                f"session {session_id!r} in {self._where()} already has a writer "
-                "(another process or runtime holds it); close that one first"
-            )
+            raise
         return _PostgresWriter(self, session_id, db)
 
     async def _rows(self, session_id: str, after_seq: int = 0) -> list[Any]:
@@ -225,7 +294,9 @@ class PostgresSessionStore:
         try:
             return await db.fetch(query, (session_id, after_seq))
         except psycopg.Error as exc:
-            raise SessionStoreError(f"cannot read session {session_id!r}: {exc}") from exc
+            raise SessionStoreError(
+                f"cannot read session {session_id!r} in {self._where()}: {one_line(exc)}"
+            ) from exc
 
     async def load(self, session_id: str) -> LoadReport:
         check_session_id(session_id)
@@ -343,5 +414,8 @@ def factory(spec: dict[str, Any]) -> PostgresSessionStore:
     """Entry point ``postgres`` of ``agentrig.session_stores``."""
     options = PostgresStoreOptions.model_validate(spec.get("options", {}))
     return PostgresSessionStore(
-        options.dsn, schema=options.db_schema, connect_timeout=options.connect_timeout
+        options.dsn,
+        schema=options.db_schema,
+        connect_timeout=options.connect_timeout,
+        retry_for=options.retry_for,
     )
