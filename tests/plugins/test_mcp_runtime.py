@@ -400,7 +400,7 @@ async def test_a_cut_result_says_its_true_size_and_the_whole_is_kept(tmp_path: P
 async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:
     from _mcp_support import PNG
 
-    from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+    from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
     from agentrig.llm import ImageBlock, TextBlock, ToolMessage
 
     provider = ScriptedProvider(

@@ -121,6 +121,19 @@ def _project_servers(
     return approved, unapproved
 
 
+def _user_servers(rt: Runtime, settings: McpSettings) -> dict[str, Spec]:
+    """The servers of ``[mcp] user_files`` (the first file naming a server wins)."""
+    from agentrig_mcp._user_files import read_user_file
+
+    found: dict[str, Spec] = {}
+    for name in settings.user_files:
+        path = Path(name).expanduser()
+        path = path if path.is_absolute() else rt.loaded.base_dir / path
+        for server, spec in read_user_file(path, rt.loaded.base_dir, rt.resolver).items():
+            found.setdefault(server, spec)
+    return found
+
+
 def _rooted(spec: Spec, base: Path) -> Spec:
     """A stdio server runs in the config's directory (``cwd`` is relative to it)."""
     if isinstance(spec, StdioServerSpec):
@@ -225,8 +238,10 @@ async def compose_mcp(
     configured = table.specs() if table is not None else {}
     settings = found_settings or McpSettings()
     project, unapproved = _project_servers(rt, settings, configured)
+    users = _user_servers(rt, settings)
     every = {
-        name: _rooted(spec, rt.loaded.base_dir) for name, spec in {**configured, **project}.items()
+        name: _rooted(spec, rt.loaded.base_dir)
+        for name, spec in {**users, **configured, **project}.items()
     }
     active = {name: spec for name, spec in every.items() if spec.enabled}
     used = _used_servers(rt)

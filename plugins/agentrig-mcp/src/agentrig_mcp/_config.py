@@ -39,6 +39,7 @@ __all__ = [
     "expand_vars",
     "mcp_json_digests",
     "parse_mcp_json",
+    "named_servers",
     "read_project_servers",
     "parse_settings",
 ]
@@ -244,6 +245,10 @@ class McpSettings(_Strict):
     #: project-file servers allowed to start, by content: ``"<name>@sha256:<digest>"`` (the
     #: entry's digest, which ``agentrig mcp approve`` prints); a changed entry is not approved
     approved_project_servers: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: the user's own files to take servers from (``~/.claude.json``, ``~/.codex/config.toml``;
+    #: ``~`` is the home directory, a relative path the config's directory); no approval
+    #: needed, and servers of this config or the project file win over theirs
+    user_files: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: ``agentrig mcp serve --http``: keys and the names it answers to
     serve: ServeSettings = ServeSettings()
 
@@ -332,7 +337,7 @@ def _expand(value: object, resolver: SecretResolver | None, path: tuple[str | in
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-def _named(servers: dict[str, Any], source: str) -> dict[str, Any]:
+def named_servers(servers: dict[str, Any], source: str) -> dict[str, Any]:
     """Claude Code accepts any server name; agentrig's must make tool ids (``mcp__<name>__``):
     other characters become ``_`` (``my.server`` is ``my_server``).  A name that cannot be
     made valid, or that then collides, is left out with a warning -- not the whole file."""
@@ -385,7 +390,7 @@ def read_project_servers(path: Path) -> dict[str, Any]:
             [Issue("mcp.project_file", "expected an object with an 'mcpServers' object")],
             source=source,
         )
-    return _named(servers, source)
+    return named_servers(servers, source)
 
 
 def mcp_json_digests(path: Path) -> dict[str, str]:
