@@ -17,7 +17,7 @@ from agentloop_support import EnvFactory, check_invariant, events
 
 from agentrig import CancelSignal
 from agentrig.agent import DeadlineExceededError
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.errors import AgentrigError, ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel import load_config

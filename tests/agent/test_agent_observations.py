@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.kernel.payloads import Observation, SessionStart
 from agentrig.llm import Usage, error_from_status

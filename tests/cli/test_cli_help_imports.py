@@ -76,4 +76,4 @@ def test_help_loads_the_plugins_that_add_commands_and_not_the_core_steps() -> No
     assert "serve" in output  # agentrig-server's command
     assert "agentrig_server" in modules
     # the core's own listener entries (composition steps) never add a command
-    assert "agentrig.builtins.composition" not in modules
+    assert "agentrig.builtins._composition" not in modules

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from agentrig.agent import DelegationError, Lineage
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentrig.agent import DelegationError, Lineage
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.kernel import Runtime
 from agentrig.llm import TextDelta, ToolMessage, Usage, UserMessage

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig import hookimpl
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ExecutionControlError
 from agentrig.ids import SessionId
 from agentrig.kernel import MemorySource, Runtime, open_runtime

@@ -180,7 +180,7 @@ async def test_a_store_credential_in_a_header_reaches_the_server_and_no_log(
     import logging
 
     import agentrig
-    from agentrig.builtins.credential_file import FileCredentialStore
+    from agentrig.builtins._credential_file import FileCredentialStore
 
     secret = "Bearer mcp-secret-7f3a9c"
     vault = tmp_path / "vault" / "credentials.json"

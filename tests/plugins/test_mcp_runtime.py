@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _mcp_support import RAW, SERVER, alive, cancel_once, eventually, marked
+from _mcp_support import AGENTRIG, RAW, SERVER, alive, cancel_once, eventually, marked
 from agentrig_mcp import MCP, McpClient
 
 import agentrig
@@ -141,10 +141,36 @@ allow = ["mcp__proj__*"]
             pass
     assert info.value.issues[0].code == "mcp.not_approved"
     assert info.value.issues[0].location() == "agents.assistant.tools[0]"
+    # approval by name alone is refused: it names the content to approve
     toml.write_text(base + '\n[mcp]\napproved_project_servers = ["proj"]\n')
+    with pytest.raises(ConfigError) as info:
+        async with agentrig.open_runtime(toml, resolver=env.get):
+            pass
+    assert info.value.issues[0].code == "mcp.approval_by_name"
+    # `agentrig mcp approve` prints the approval of exactly this content
+    code, printed = await approve(toml)
+    assert code == 0
+    line = printed.splitlines()[-1]
+    assert line.startswith('approved_project_servers = ["proj@sha256:')
+    toml.write_text(base + "\n[mcp]\n" + line + "\n")
     async with agentrig.open_runtime(toml, resolver=env.get) as rt:
         await rt.agent(AgentId("assistant")).run("who?")
         assert tool_texts(rt)[0][2].endswith(" hello")
+    # a changed entry is not approved any more: it asks again, saying what changed
+    project = tmp_path / ".mcp.json"
+    changed = json.loads(project.read_text())
+    changed["mcpServers"]["proj"]["args"].append("--tools=1")
+    project.write_text(json.dumps(changed))
+    with pytest.raises(ConfigError) as info:
+        async with agentrig.open_runtime(toml, resolver=env.get):
+            pass
+    assert info.value.issues[0].code == "mcp.not_approved"
+    assert "changed since it was approved" in info.value.issues[0].message
+
+
+async def approve(toml: Path) -> tuple[int, str]:
+    done = await anyio.run_process([AGENTRIG, "mcp", "approve", "-c", str(toml)], check=False)
+    return done.returncode, done.stdout.decode()
 
 
 async def test_unknown_and_disabled_servers_are_refused() -> None:
@@ -374,7 +400,7 @@ async def test_a_cut_result_says_its_true_size_and_the_whole_is_kept(tmp_path: P
 async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:
     from _mcp_support import PNG
 
-    from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+    from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
     from agentrig.llm import ImageBlock, TextBlock, ToolMessage
 
     provider = ScriptedProvider(

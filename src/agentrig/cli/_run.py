@@ -322,7 +322,7 @@ def add_cli_tools(loaded: LoadedConfig, agent_id: AgentId, refs: list[str]) -> L
         return loaded
     import attrs
 
-    from agentrig.builtins.tool_refs import anchored, is_tool_ref
+    from agentrig.builtins import anchored, is_tool_ref
 
     for ref in refs:
         if not is_tool_ref(ref):

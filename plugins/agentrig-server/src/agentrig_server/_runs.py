@@ -239,6 +239,8 @@ class ActiveRun:
         self._start = 0
         self._emit: Emit | None = None
         self._closed = False
+        #: agents the run handed the conversation to (``handoffs``): disposed with the run
+        self._handoffs: list[AgentId] = []
         #: the W3C trace context the request came with (``traceparent``, ``tracestate``)
         self.inbound_trace: dict[str, str] = {}
 
@@ -305,10 +307,16 @@ class ActiveRun:
         try:
             if stream:
                 result = await self._streamed(emit, state)
+                if result is not None:
+                    for _streamed_already in self._handed_over(result):
+                        pass  # their words came through the stream; they are disposed
             else:
                 result = await self.agent.run(self.prompt.message, signal=self.signal)
                 for event in _session_events(self.agent.session.events[self._start :], state):
                     await emit(event)
+                for taken in self._handed_over(result):  # the agents that took over answer
+                    for event in _session_events(taken, state):
+                        await emit(event)
         except Exception as exc:
             if self.refusal is not None:
                 raise self.refusal from None
@@ -360,9 +368,23 @@ class ActiveRun:
             return
         self._closed = True
         self.service._model_slots[self.prompt.model].release(self.prompt.model)
-        if self.served is None:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            for taken in self._handoffs:
+                await self.service.rt.agents.dispose(taken, cancel_running=True)
+            if self.served is None:
                 await self.service.rt.agents.dispose(self.agent.id, cancel_running=True)
+
+    def _handed_over(self, result: RunResult[Any]) -> Iterator[Sequence[SessionEvent]]:
+        """The events each agent the run handed the conversation to wrote after it took
+        over (it is disposed with the run)."""
+        record = result.invocation.handoff
+        while record is not None:
+            agent = self.service.rt.agents.get(record.agent_id)
+            if agent is not None:
+                self._handoffs.append(agent.id)
+                point = agent.lineage.fork_point or 0
+                yield [event for event in agent.session.events if event.seq > point]
+            record = record.handoff
 
 
 @attrs.define(slots=True)
