@@ -344,6 +344,9 @@ KEYS = {
         "duration_ms",
         "error_type",
         "error_code",
+        "origin",
+        "parent_agent",
+        "parent_session",
     ],
     "permission": ["session_id", "tool", "call_id", "allowed", "reason"],
 }

@@ -183,3 +183,27 @@ async def test_a_stored_target_session_starts_with_the_conversation_and_its_line
         texts = [m.text for m in resumed.session.derive_messages() if m.role != "system"]
         assert texts[0] == "I was charged twice"
         assert texts[-1] == "Refunded."
+
+
+async def test_turn_observations_name_the_agent_that_handed_over(
+    agentrig_runtime: RuntimeFactory, agentrig_overrides: Overrides
+) -> None:
+    from agentrig import hookimpl
+
+    class Turns:
+        def __init__(self) -> None:
+            self.seen: list[dict[str, Any]] = []
+
+        @hookimpl
+        def observe(self, payload: Any) -> None:
+            if payload.kind == "turn":
+                self.seen.append(dict(payload.data))
+
+    turns = Turns()
+    agentrig_overrides.set("providers", "front", ScriptedProvider([_transfer()]))
+    agentrig_overrides.set("providers", "back", ScriptedProvider(["Refunded."]))
+    async with agentrig_runtime(_config(), plugins={"turns": turns}) as rt:
+        triage = rt.agent("triage")
+        await triage.run("I was charged twice")
+    lineages = [(t["origin"], t["parent_agent"], t["parent_session"]) for t in turns.seen]
+    assert lineages == [("created", None, None), ("handoff", "triage", triage.session_id)]
