@@ -207,3 +207,20 @@ async def test_turn_observations_name_the_agent_that_handed_over(
         await triage.run("I was charged twice")
     lineages = [(t["origin"], t["parent_agent"], t["parent_session"]) for t in turns.seen]
     assert lineages == [("created", None, None), ("handoff", "triage", triage.session_id)]
+
+
+async def test_a_queued_turn_hands_off_too_and_a_later_run_is_not_taken_over(
+    agentrig_runtime: RuntimeFactory, agentrig_overrides: Overrides
+) -> None:
+    front = ScriptedProvider(["Hello.", _transfer(), "Still me."])
+    back = ScriptedProvider(["Billing here."])
+    async with _runtime(agentrig_runtime, agentrig_overrides, front, back) as rt:
+        triage = rt.agent("triage")
+        await triage.run("Hi")
+        triage.followup("I was charged twice")  # a queued turn: it transfers
+        await triage.when_idle()
+        billing = rt.agents.get("billing-1")
+        assert billing is not None  # the target took over the queued turn's conversation
+        assert billing.session.derive_messages()[-1].text == "Billing here."
+        # the handoff was used up by the queued turn: the next run is triage's own
+        assert (await triage.run("Anyone there?")).value == "Still me."

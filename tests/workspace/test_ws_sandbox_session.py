@@ -86,6 +86,7 @@ async def test_git_files_made_since_setup_are_read_only_in_the_next_command(root
     assert _pool(space).started == 2  # the layout changed: a sandbox set up for it
 
 
+@pytest.mark.slow  # three CPU seconds burnt on purpose
 async def test_rlimits_hold_for_each_command_not_the_server(root: Path) -> None:
     space = sandboxed(root, backend="bubblewrap", limits={"cpu_seconds": 3, "open_files": 64})
     for _ in range(2):
