@@ -124,3 +124,19 @@ def test_the_emptying_skips_the_workspace_and_shown_paths() -> None:
     assert _scratch(["/tmp/"]) == ["/dev/shm"]
     assert _scratch(["/srv/ws", "/dev"]) == ["/tmp"]  # a read-only path above /dev/shm
     assert _scratch(["/"]) == []
+
+
+async def test_without_an_interpreter_for_the_server_each_command_gets_its_own(
+    root: Path,
+) -> None:
+    import attrs
+
+    space = sandboxed(root, backend="bubblewrap")
+    assert isinstance(space.backend, BubblewrapBackend)
+    alone = attrs.evolve(space, backend=attrs.evolve(space.backend, python=None))
+    assert alone.backend is not None
+    assert getattr(alone.backend, "pool", None) is None
+    out = await bash(alone, "echo x > /tmp/t; mkdir /new 2>&1; cat /tmp/t; echo ok > w")
+    assert "Read-only file system" in out
+    assert out.endswith("x\n")
+    assert (root / "w").read_text() == "ok\n"
