@@ -140,3 +140,16 @@ async def test_without_an_interpreter_for_the_server_each_command_gets_its_own(
     assert "Read-only file system" in out
     assert out.endswith("x\n")
     assert (root / "w").read_text() == "ok\n"
+
+
+async def test_signals_are_the_defaults_and_a_bad_command_is_an_error(root: Path) -> None:
+    space = sandboxed(root, backend="bubblewrap", limits={"file_size_bytes": 4096})
+    big = await bash(space, "head -c 10000 /dev/zero > big.bin")
+    assert isinstance(big, ToolOutput)
+    assert "File size limit exceeded" in big.content  # SIGXFSZ: its default, as with prlimit
+    assert (await bash(space, "yes | head -n 1")) == "y\n"  # SIGPIPE ends yes
+    nul = await bash(space, "echo a\x00b")
+    assert isinstance(nul, ToolOutput)
+    assert nul.is_error  # refused (exit 127), and the server goes on
+    assert await bash(space, "echo fine") == "fine\n"
+    assert _pool(space).started == 1
