@@ -56,6 +56,7 @@ from agentrig.session import (
     UserMessageEvent,
 )
 from agentrig_dbos._config import DbosSection
+from agentrig_dbos._database import check_reachable
 from agentrig_dbos._errors import (
     DurableError,
     DurableSetupError,
@@ -203,6 +204,8 @@ class Durable:
             "log_level": "WARNING",
         }
         config["executor_id"] = self.executor
+        url = self.system_database_url
+        await anyio.to_thread.run_sync(lambda: check_reachable(url))
         _ACTIVE = self
         try:
             DBOS(config=config)
@@ -771,7 +774,6 @@ def _open_turn(agent: Agent) -> tuple[str, bool] | None:
 
 
 def _client(url: str) -> DBOSClient:
-    from dbos import run_dbos_database_migrations
-
-    run_dbos_database_migrations(url)  # a client never creates the schema itself
+    check_reachable(url)  # one line naming the database, not DBOS's traceback and Exit
+    DBOS.migrate(url)  # a client never creates the schema itself
     return DBOSClient(system_database_url=url)
