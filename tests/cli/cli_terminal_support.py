@@ -21,6 +21,7 @@ import termios
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["ANSI", "Terminal", "agentrig_script", "command_env", "open_terminal", "scripted_config"]
 
@@ -66,11 +67,13 @@ def open_terminal(
     pythonpath: Sequence[Path] = (),
     env: Mapping[str, str] | None = None,
 ) -> Terminal:
-    """``agentrig ARGS...`` in a pseudo-terminal, in ``tmp_path``."""
+    """``agentrig ARGS...`` in a pseudo-terminal, in ``tmp_path`` (where the chat's history
+    is kept too, unless ``env`` names another ``XDG_STATE_HOME``)."""
+    state = {"XDG_STATE_HOME": str(tmp_path / "state"), **(env or {})}
     return Terminal(
         [agentrig_script(), *args],
         cwd=tmp_path,
-        env=command_env(env, pythonpath=pythonpath),
+        env=command_env(state, pythonpath=pythonpath),
     )
 
 
@@ -99,6 +102,7 @@ class Terminal:
         self.master = master
         self._raw = b""
         self._seen = 0
+        self._prompts = 0
         self._closed = False
 
     @property
@@ -110,12 +114,16 @@ class Terminal:
     def raw(self) -> str:
         return self._raw.decode("utf-8", "replace")
 
-    def screen(self) -> list[str]:
-        """The screen as a person sees it now (pyte emulates the terminal), blank lines cut."""
+    def _emulated(self) -> Any:
         import pyte
 
         screen = pyte.Screen(100, 40)
         pyte.Stream(screen).feed(self.raw.replace("\n", "\r\n").replace("\r\r\n", "\r\n"))
+        return screen
+
+    def screen(self) -> list[str]:
+        """The screen as a person sees it now (pyte emulates the terminal), blank lines cut."""
+        screen = self._emulated()
         lines = [line.rstrip() for line in screen.display]
         while lines and not lines[-1]:
             lines.pop()
@@ -133,6 +141,9 @@ class Terminal:
             self._closed = True
             return False
         self._raw += data
+        for _ in range(data.count(b"\x1b[6n")):  # a cursor position request, as a terminal
+            cursor = self._emulated().cursor  # answers it (a line editor asks on start)
+            os.write(self.master, f"\x1b[{cursor.y + 1};{cursor.x + 1}R".encode())
         return True
 
     def expect(self, wanted: str) -> None:
@@ -146,6 +157,20 @@ class Terminal:
             if self._closed or time.monotonic() > deadline:
                 raise AssertionError(f"{wanted!r} never appeared; the terminal shows:\n{self.text}")
             self._read(0.5)
+
+    def expect_prompt(self) -> None:
+        """Read until the line editor draws its next prompt (it reads the keys from then on).
+
+        prompt_toolkit switches bracketed paste on each time it starts reading a line; the
+        terminal is in raw mode by then, so what is sent next reaches the editor as keys.
+        """
+        deadline = time.monotonic() + HANG
+        while self._raw.count(b"\x1b[?2004h") <= self._prompts:
+            if self._closed or time.monotonic() > deadline:
+                raise AssertionError(f"no prompt appeared; the terminal shows:\n{self.text}")
+            self._read(0.5)
+        self._prompts += 1
+        self._seen = len(self.text)
 
     def send(self, text: str) -> None:
         os.write(self.master, text.encode())

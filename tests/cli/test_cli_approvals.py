@@ -104,16 +104,16 @@ def test_allow_for_the_session_is_not_asked_again_in_chat(tmp_path: Path, notes_
         [_call("one.txt"), '{ text = "First." }', _call("two.txt"), '{ text = "Second." }'],
     )
     with open_terminal(tmp_path, "chat", "-c", str(config), pythonpath=[notes_site]) as term:
-        term.expect("> ")
+        term.expect_prompt()
         term.send("write one\n")
         term.expect("Allow?")
         term.send("a\n")
         term.expect("allowed 'write_note' for this session")
         term.expect("First.")
-        term.expect("> ")
+        term.expect_prompt()
         term.send("write two\n")
         term.expect("Second.")
-        term.expect("> ")
+        term.expect_prompt()
         term.send("/exit\n")
         assert term.wait() == 0, term.text
     assert term.text.count("Allow?") == 1
@@ -254,15 +254,15 @@ def test_an_unknown_mode_is_a_usage_error(
 def test_ctrl_c_at_the_question_stops_the_turn_unrun(tmp_path: Path, notes_site: Path) -> None:
     config = _config(tmp_path, [*ONE_NOTE, '{ text = "Back again." }'])
     with open_terminal(tmp_path, "chat", "-c", str(config), pythonpath=[notes_site]) as term:
-        term.expect("> ")
+        term.expect_prompt()
         term.send("write it\n")
         term.expect("Allow?")
         term.send("\x03")
         term.expect("[interrupted]")
-        term.expect("> ")
+        term.expect_prompt()
         term.send("y\n")  # a line typed now is the next prompt, not a late answer
         term.expect("Done.")  # the script's next reply: the chat goes on
-        term.expect("> ")
+        term.expect_prompt()
         term.send("/exit\n")
         assert term.wait() == 0, term.text
     assert not (tmp_path / "note.txt").exists()

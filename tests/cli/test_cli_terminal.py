@@ -132,15 +132,15 @@ def test_ctrl_c_stops_the_answer_and_a_second_at_the_prompt_leaves(tmp_path: Pat
         store=True,
     )
     with open_terminal(tmp_path, "chat", "-c", str(config)) as term:
-        term.expect("> ")
+        term.expect_prompt()
         term.send("talk forever\n")
         term.expect("word word")  # the answer is streaming
         term.send("\x03")
         term.expect("[interrupted]")
-        term.expect("> ")
+        term.expect_prompt()
         term.send("and now?\n")
         term.expect("The second answer.")
-        term.expect("> ")
+        term.expect_prompt()
         term.send("\x03")
         assert term.wait() == 130, term.text
     assert "Traceback" not in term.text
@@ -150,10 +150,10 @@ def test_ctrl_c_stops_the_answer_and_a_second_at_the_prompt_leaves(tmp_path: Pat
 def test_ctrl_d_at_the_prompt_leaves_with_0(tmp_path: Path) -> None:
     config = _config(tmp_path, ['{ text = "Hi." }'])
     with open_terminal(tmp_path, "chat", "-c", str(config)) as term:
-        term.expect("> ")
+        term.expect_prompt()
         term.send("hello\n")
         term.expect("Hi.")
-        term.expect("> ")
+        term.expect_prompt()
         term.send("\x04")
         assert term.wait() == 0, term.text
 

@@ -11,7 +11,6 @@ import pytest
 from agentrig.kernel import EntryPointSource
 from agentrig.kernel._entry_points import (
     agentrig_entry_points,
-    canonical_name,
     parse_agentrig_sections,
 )
 
@@ -129,7 +128,3 @@ def test_an_earlier_distribution_without_agentrig_sections_shadows_a_later_one(
     found = agentrig_entry_points().get("agentrig.tools", ())
     assert [f for f in found if f.distribution == "Shadow.Dist"] == []
     assert list(metadata.entry_points(group="agentrig.tools", name="t")) == []
-
-
-def test_distribution_names_compare_normalized() -> None:
-    assert canonical_name("Shadow.Dist__x") == canonical_name("shadow-dist-x") == "shadow-dist-x"

@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import agentrig
+from agentrig.errors import ConfigError
 from agentrig.kernel import MemorySource, open_runtime
 
 pytestmark = pytest.mark.anyio
@@ -183,3 +184,28 @@ async def test_the_default_pipeline_drops_nothing_under_the_w_benchmarks_load() 
     assert total == 300 * (1 + 6 + 5)
     assert pipeline.drops.total == {}
     assert spans.exported == total
+
+
+def test_the_queue_size_comes_from_otel_bsp_max_queue_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "1")
+    held = Held()
+    pipeline = exporting_pipeline(held, None)
+    tracer = pipeline.tracer
+    for _ in range(4):  # one waits in the queue (the timer may take it); the rest are dropped
+        tracer.start_span("s").end()
+    dropped = pipeline.drops.total[("spans", "queue_full")]
+    assert dropped in (2, 3)
+    held.release.set()
+    pipeline.shutdown()
+    assert held.exported + dropped == 4
+
+
+@pytest.mark.parametrize("value", ["many", "0", "-5"])
+def test_an_otel_bsp_max_queue_size_that_is_no_size_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", value)
+    with pytest.raises(ConfigError, match="OTEL_BSP_MAX_QUEUE_SIZE"):
+        exporting_pipeline(Counting(), None)

@@ -17,10 +17,11 @@ was no terminal to ask, 130 left with Ctrl-C.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
+from contextlib import nullcontext
 from typing import IO, TYPE_CHECKING
 
+from agentrig.cli._chat_input import ChatInput, Interrupts, no_echo, open_chat_input
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -29,14 +30,12 @@ from agentrig.cli._common import (
     Subparsers,
 )
 from agentrig.cli._continue import add_session_arguments, attach, check_session_arguments
-from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, make_renderer, stream_turn
 from agentrig.cli._run import (
     CompositionError,
     add_cli_tools,
     add_common_arguments,
     attach_approver,
-    can_ask,
     choose_agent,
     exit_for_refusals,
     load_composition,
@@ -44,12 +43,10 @@ from agentrig.cli._run import (
     report_failure,
     report_hooks,
 )
+from agentrig.cli._slash import parse, tell
 
 if TYPE_CHECKING:
-    import anyio
-
     from agentrig.agent import Agent
-    from agentrig.cancel import CancelSignal
     from agentrig.ids import AgentId
     from agentrig.kernel import LoadedConfig, Runtime
 
@@ -59,13 +56,19 @@ EXIT_COMMAND = "/exit"
 CLEAR_COMMAND = "/clear"
 CONTEXT_COMMAND = "/context"
 COMPACT_COMMAND = "/compact"
+MULTILINE_COMMAND = "/multiline"
 
 _HELP = """\
-Chat with AGENT of FILE: every line you type is one turn; the answer streams as it
+Chat with AGENT of FILE: every message you send is one turn; the answer streams as it
 arrives.  Ctrl-C stops the answer and returns to the prompt.  Type /exit (or end the
-input, Ctrl-D, or Ctrl-C at the prompt) to leave, /clear to start a fresh session,
-/context to see how full the model's context window is, /compact [INSTRUCTIONS] to
-summarise the older part of the conversation now.
+input, Ctrl-D, or Ctrl-C at the prompt) to leave; /help lists the other commands
+(/model, /session, /tools, /context, /compact [INSTRUCTIONS], /multiline, /clear).  A
+/command is answered by the chat, never sent to the model ('//text' sends '/text').
+
+On a terminal the line can be edited (arrow keys, Up/Down for the history, kept owner-only
+in $XDG_STATE_HOME/agentrig/chat-history); a paste of several lines is one message;
+Alt-Enter adds a line break, and /multiline makes Enter add lines (Alt-Enter sends).
+Otherwise each line of stdin is one message.
 
 --session ID continues the stored session ID when the agent has a session store and the
 session exists; otherwise a new session is started under that id.  --continue continues
@@ -121,16 +124,16 @@ async def _chat(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespac
 
     out, err = sys.stdout, sys.stderr
     renderer = make_renderer(out, err)
+    keys = Interrupts()
     try:
         async with (
             open_agent_runtime(loaded, command="chat", err=err) as rt,
-            LineReader() as lines,
+            open_chat_input(keys, err) as messages,
         ):
-            keys = _Interrupts()
             approver = attach_approver(
                 rt,
                 args,
-                read_line=lines.next if can_ask(err) else None,
+                read_line=messages.ask,
                 err=err,
                 renderer=renderer,
                 turn_signal=lambda: keys.turn,
@@ -145,7 +148,7 @@ async def _chat(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespac
             async with anyio.create_task_group() as tg:
                 tg.start_soon(keys.watch)
                 try:
-                    code = await _converse(rt, agent, lines, renderer, keys, err)
+                    code = await _converse(rt, agent, messages, renderer, err)
                 except Exception as exc:  # raised after the watcher stops, not grouped
                     problem = exc
                 finally:
@@ -157,31 +160,6 @@ async def _chat(loaded: LoadedConfig, agent_id: AgentId, args: argparse.Namespac
     except CompositionError as exc:
         exc.report("chat", err)
         return EXIT_USAGE
-
-
-class _Interrupts:
-    """Ctrl-C in a chat: the first stops the running answer, one at the prompt leaves."""
-
-    def __init__(self) -> None:
-        self.turn: CancelSignal | None = None
-        self.prompt: anyio.CancelScope | None = None
-        self.leave = False
-
-    def leaving(self) -> bool:
-        """Did a Ctrl-C at the prompt (or before it) ask to leave?"""
-        return self.leave
-
-    async def watch(self) -> None:
-        import anyio
-
-        with anyio.open_signal_receiver(signal.SIGINT) as received:
-            async for _ in received:
-                if self.turn is not None and not self.turn.cancelled:
-                    self.turn.cancel("interrupted (Ctrl-C)")
-                    continue
-                self.leave = True
-                if self.prompt is not None:
-                    self.prompt.cancel()
 
 
 async def _compact(agent: Agent, instructions: str, err: IO[str]) -> bool:
@@ -200,63 +178,64 @@ async def _compact(agent: Agent, instructions: str, err: IO[str]) -> bool:
 async def _converse(
     rt: Runtime,
     agent: Agent,
-    lines: LineReader,
+    messages: ChatInput,
     renderer: Renderer,
-    keys: _Interrupts,
     err: IO[str],
 ) -> int:
-    """Read prompts and run turns until /exit, the end of input or a Ctrl-C at the prompt.
+    """Read messages and run turns until /exit, the end of input or a Ctrl-C at the prompt.
 
     Leaving ends the session with Claude Code's ``SessionEnd`` reason ``prompt_input_exit``;
-    ``/clear`` ends it with ``clear`` and goes on in a fresh session.
+    ``/clear`` ends it with ``clear`` and goes on in a fresh session.  Every other
+    ``/command`` is answered here (``_slash``) and never reaches the model.
     """
-    import anyio
-
     from agentrig.cancel import CancelSignal
 
-    interactive = sys.stdin.isatty()
+    keys = messages.keys
     failed = False
-    if interactive:
+    if messages.interactive:
         err.write(
-            f"agentrig chat: agent {agent.id}, session {agent.session_id} "
-            f"-- {EXIT_COMMAND}, Ctrl-D or Ctrl-C to leave; Ctrl-C stops an answer\n"
+            f"agentrig chat: agent {agent.id}, session {agent.session_id} -- /help for the "
+            f"commands; {EXIT_COMMAND}, Ctrl-D or Ctrl-C to leave; Ctrl-C stops an answer\n"
         )
     while True:
-        if interactive:
-            err.write("> ")
-            err.flush()
-        line: str | None = None
-        with anyio.CancelScope() as keys.prompt:
-            line = await lines.next()
-        keys.prompt = None
-        if keys.leaving():
+        line = await messages.message()
+        if keys.leave:
             err.write("\n")
             err.flush()
             await rt.agents.dispose(agent.id, reason="prompt_input_exit")
             return EXIT_INTERRUPTED
-        prompt = line.strip() if line is not None else EXIT_COMMAND
-        if prompt == EXIT_COMMAND:
+        parsed = parse(line.strip()) if line is not None else (EXIT_COMMAND, "")
+        if parsed == (EXIT_COMMAND, ""):
             # the person left the prompt: Claude Code's SessionEnd reason for it
             await rt.agents.dispose(agent.id, reason="prompt_input_exit")
             break
-        if prompt == CLEAR_COMMAND:
-            agent = await _clear(rt, agent)
-            if interactive:
-                err.write(f"cleared: new session {agent.session_id}\n")
+        if isinstance(parsed, tuple):
+            command, argument = parsed
+            if command == CLEAR_COMMAND and not argument:
+                agent = await _clear(rt, agent)
+                if messages.interactive:
+                    err.write(f"cleared: new session {agent.session_id}\n")
+            elif command == CONTEXT_COMMAND and not argument:
+                err.write(f"context: {agent.context.describe()}\n")
+            elif command == COMPACT_COMMAND:
+                failed = not await _compact(agent, argument, err) or failed
+            elif command == MULTILINE_COMMAND and not argument and messages.editor is not None:
+                messages.editor.multiline = not messages.editor.multiline
+                err.write(_multiline_note(messages.editor.multiline) + "\n")
+            elif command == MULTILINE_COMMAND and not argument:
+                err.write("/multiline: each line of a piped chat is one message\n")
+            else:
+                told = tell(command, argument, agent)
+                err.write(f"{told or f'{command} takes no argument here'}\n")
+            err.flush()
             continue
-        if prompt == CONTEXT_COMMAND:
-            err.write(f"context: {agent.context.describe()}\n")
-            continue
-        if prompt == COMPACT_COMMAND or prompt.startswith(COMPACT_COMMAND + " "):
-            failed = (
-                not await _compact(agent, prompt[len(COMPACT_COMMAND) :].strip(), err) or failed
-            )
-            continue
-        if not prompt:
+        prompt = parsed
+        if not prompt.strip():
             continue
         keys.turn = CancelSignal()
         try:
-            result = await stream_turn(agent, prompt, renderer, signal=keys.turn)
+            with no_echo() if messages.editor is not None else nullcontext():
+                result = await stream_turn(agent, prompt, renderer, signal=keys.turn)
         except Exception as exc:
             failed = True
             report_failure("chat", exc, err)
@@ -266,6 +245,12 @@ async def _converse(
         if result.interrupted:
             renderer.note("[interrupted] the answer was stopped (recorded as interrupted)")
         report_hooks(result, err)
-        if interactive:
+        if messages.interactive:
             err.write(f"context: {agent.context.describe()}\n")
     return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _multiline_note(on: bool) -> str:
+    if on:
+        return "multi-line mode on: Enter adds a line, Alt-Enter (or Esc, Enter) sends"
+    return "multi-line mode off: Enter sends, Alt-Enter (or Esc, Enter) adds a line"

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import importlib.metadata as metadata
 import os
-import re
 import sys
 from typing import NamedTuple, Protocol
+
+from agentrig.kernel._merge import normalize_distribution
 
 __all__ = [
     "FoundEntryPoint",
     "agentrig_entry_points",
-    "canonical_name",
     "installation_state",
     "parse_agentrig_sections",
 ]
@@ -101,7 +101,7 @@ def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
         name: str | None = about["Name"]
         version: str | None = about["Version"]
         if name is not None:
-            key = canonical_name(name)
+            key = normalize_distribution(name)
             if key in seen or not _first_of_its_name(dist, name, version):
                 continue  # shadowed, as entry_points() leaves it out
             seen.add(key)
@@ -109,14 +109,6 @@ def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
             entry = metadata.EntryPoint(name=entry_name, value=value, group=group)
             by_group.setdefault(group, []).append(FoundEntryPoint(entry, name, version))
     return {group: tuple(found) for group, found in by_group.items()}
-
-
-def canonical_name(name: str) -> str:
-    """A distribution name as the packaging specs compare them (PEP 503 normalization)."""
-    return _SEPARATORS.sub("-", name).lower()
-
-
-_SEPARATORS = re.compile(r"[-_.]+")
 
 
 class _Located(Protocol):
