@@ -463,3 +463,64 @@ async def test_a_failed_run_is_retried_from_its_journal_by_id(tmp_path: Path) ->
     done = agentrig_cli(config, "retry", "r1")
     assert "error [dbos.not_failed]" in done.stderr
     assert "SUCCESS" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_replacement_worker_recovers_the_runs_of_an_executor_that_is_gone(
+    tmp_path: Path,
+) -> None:
+    """A process with executor id ``local`` dies mid-run and never comes back; a worker
+    with another id puts the run back on its queue after ``recover_after`` and finishes
+    it from the journal."""
+    (tmp_path / "settings.json").write_text(json.dumps({"dbos": {"recover_after": 1}}))
+    crashed = child(tmp_path, "run", "r1", "before-model:2")
+    assert crashed.returncode == -9
+    async with (
+        child_process(str(tmp_path), "worker", "w2"),
+        durable_runtime(tmp_path) as rt,
+    ):
+        durable = rt.services.require(DURABLE)
+        with anyio.fail_after(120):
+            result = await durable.result("r1")
+    assert result.text == "done"
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
+    assert await stored_problems(tmp_path) == []
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_second_live_worker_with_the_same_executor_id_is_refused(tmp_path: Path) -> None:
+    config = host_config(tmp_path)
+    first = subprocess.Popen(
+        [AGENTRIG, "worker", "--executor-id", "w1", "-c", str(config)],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        assert first.stderr is not None
+        assert "executing durable runs (w1)" in first.stderr.readline()
+        second = agentrig_cli(config, "worker", "--executor-id", "w1")
+        assert second.returncode == 1
+        assert second.stderr.strip().splitlines() == [
+            "agentrig worker: error [dbos.setup]: executor id 'w1' is in use by a live worker "
+            "on this system database; give each worker its own --executor-id (or [dbos] "
+            "executor_id)"
+        ]
+    finally:
+        first.kill()
+        first.wait()
+    # the lease went with the process: the id is free again
+    again = subprocess.Popen(
+        [AGENTRIG, "worker", "--executor-id", "w1", "-c", str(config)],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        assert again.stderr is not None
+        assert "executing durable runs (w1)" in again.stderr.readline()
+    finally:
+        again.kill()
+        again.wait()

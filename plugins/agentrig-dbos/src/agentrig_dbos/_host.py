@@ -65,6 +65,8 @@ from agentrig_dbos._errors import (
     RunSuspended,
     UnknownRunError,
 )
+from agentrig_dbos._executors import ExecutorLease, Watcher
+from agentrig_dbos._executors import take as take_lease
 from agentrig_dbos._schemas import checked_output, read_input, versioned, workflow_input
 
 __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
@@ -164,6 +166,8 @@ class Durable:
         self._launched = False
         self._client: DBOSClient | None = None
         self._executor: str | None = None
+        self._lease: ExecutorLease | None = None
+        self._watcher: Watcher | None = None
         #: the answers each executing link (by workflow id) has not used yet
         self._decisions: dict[str, list[dict[str, Any]]] = {}
         #: the live agents executing durable runs (or their children), by their run's key
@@ -204,8 +208,10 @@ class Durable:
             "log_level": "WARNING",
         }
         config["executor_id"] = self.executor
-        url = self.system_database_url
+        url, app, executor = self.system_database_url, self.section.app_name, self.executor
         await anyio.to_thread.run_sync(lambda: check_reachable(url))
+        # one live worker per executor id (refused, saying so, before DBOS takes its runs)
+        self._lease = await anyio.to_thread.run_sync(lambda: take_lease(url, app, executor))
         _ACTIVE = self
         try:
             DBOS(config=config)
@@ -220,11 +226,34 @@ class Durable:
                     worker_concurrency=queue[1],
                     polling_interval_sec=0.1,
                 )
+            self._watcher = Watcher(
+                await self._client_of(),
+                url,
+                app,
+                executor,
+                self.section.recover_after,
+                self.section.default_queue,
+            )
+            self._watcher.start()
         except BaseException:
             _ACTIVE = None
             await anyio.to_thread.run_sync(DBOS.destroy)
+            await self._release()
             raise
         self._launched = True
+
+    async def _release(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            await anyio.to_thread.run_sync(watcher.stop)
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            await anyio.to_thread.run_sync(lease.release)
+
+    @property
+    def recovered(self) -> int:
+        """How many runs of gone executors this worker put back on their queues."""
+        return self._watcher.recovered if self._watcher is not None else 0
 
     def _queues(self) -> dict[str, tuple[int | None, int | None]]:
         queues = {n: (q.concurrency, q.worker_concurrency) for n, q in self.section.queues.items()}
@@ -234,6 +263,9 @@ class Durable:
     async def aclose(self) -> None:
         """Stop executing runs here (unfinished ones stay pending for the next launch)."""
         global _ACTIVE
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:  # before the client it uses is destroyed
+            await anyio.to_thread.run_sync(watcher.stop)
         client, self._client = self._client, None
         if client is not None:
             await anyio.to_thread.run_sync(client.destroy)
@@ -241,6 +273,7 @@ class Durable:
             self._launched = False
             _ACTIVE = None
             await anyio.to_thread.run_sync(DBOS.destroy)
+        await self._release()  # the id is free once DBOS stopped taking runs
 
     # ---- starting and awaiting runs ----------------------------------------------------------
     def _check_agent(self, agent: str) -> AgentConfig:
