@@ -67,6 +67,7 @@ from agentrig_dbos._errors import (
 )
 from agentrig_dbos._executors import ExecutorLease, Watcher
 from agentrig_dbos._executors import take as take_lease
+from agentrig_dbos._fingerprint import composition_fingerprint
 from agentrig_dbos._schemas import checked_output, read_input, versioned, workflow_input
 
 __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
@@ -167,6 +168,7 @@ class Durable:
         self._client: DBOSClient | None = None
         self._executor: str | None = None
         self._lease: ExecutorLease | None = None
+        self._fingerprint: str | None = None
         self._watcher: Watcher | None = None
         #: the answers each executing link (by workflow id) has not used yet
         self._decisions: dict[str, list[dict[str, Any]]] = {}
@@ -182,6 +184,14 @@ class Durable:
     def launched(self) -> bool:
         """Whether this process executes durable runs (after :meth:`launch`)."""
         return self._launched
+
+    @property
+    def fingerprint(self) -> str:
+        """The fingerprint of this runtime's composition: the runs it submits are taken
+        only by workers composed the same (see :mod:`agentrig_dbos._fingerprint`)."""
+        if self._fingerprint is None:
+            self._fingerprint = composition_fingerprint(self.rt)
+        return self._fingerprint
 
     @property
     def executor(self) -> str:
@@ -208,6 +218,7 @@ class Durable:
             "log_level": "WARNING",
         }
         config["executor_id"] = self.executor
+        config["application_version"] = self.fingerprint  # DBOS dequeues by version
         url, app, executor = self.system_database_url, self.section.app_name, self.executor
         await anyio.to_thread.run_sync(lambda: check_reachable(url))
         # one live worker per executor id (refused, saying so, before DBOS takes its runs)
@@ -326,7 +337,12 @@ class Durable:
         wid = run_id or _new_run_id()
         session_of(wid)
         client = await self._client_of()
-        options: Any = {"workflow_name": WORKFLOW, "queue_name": name, "workflow_id": wid}
+        options: Any = {
+            "workflow_name": WORKFLOW,
+            "queue_name": name,
+            "workflow_id": wid,
+            "app_version": self.fingerprint,  # only a worker composed the same takes it
+        }
         await client.enqueue_async(options, workflow_input(agent, prompt))
         return wid
 
@@ -664,7 +680,12 @@ class Durable:
         next_id = str(value["next"])
         link = int(next_id.rsplit(".a", 1)[1])
         client = await self._client_of()
-        options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": next_id}
+        options: Any = {
+            "workflow_name": WORKFLOW,
+            "queue_name": queue,
+            "workflow_id": next_id,
+            "app_version": origin.app_version or self.fingerprint,  # the run's composition
+        }
         # the id is derived from the run's: a second answer cannot start a second link
         envelope = workflow_input(value["agent"], "", origin=run_id, decisions=decisions, link=link)
         await client.enqueue_async(options, envelope)
@@ -705,7 +726,12 @@ class Durable:
             decisions=given.decisions,
             link=given.link,
         )
-        options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": retry_id}
+        options: Any = {
+            "workflow_name": WORKFLOW,
+            "queue_name": queue,
+            "workflow_id": retry_id,
+            "app_version": found.app_version or self.fingerprint,  # the run's composition
+        }
         await client.enqueue_async(options, envelope)
         return retry_id
 
