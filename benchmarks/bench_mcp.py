@@ -84,7 +84,8 @@ async def bench(calls: int, rounds: int, server_file: Path) -> tuple[float, floa
                 for _ in range(calls):
                     result = await agent.call_tool("mcp__bench__add", arguments)
                 rig_rounds.append((time.perf_counter_ns() - start) / calls / 1000)
-                assert result.value.text == "5", result.value
+                # the answer follows the untrusted-data label
+                assert result.value.text.endswith("\n5"), result.value
         await client.aclose()
         tg.cancel_scope.cancel()
     return median(rig_rounds), median(floor_rounds)

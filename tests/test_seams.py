@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentrig import host
-from agentrig._seams import core_seam, owner_only_files
+from agentrig._seams import core_seam, owner_only_files, seam_entry
 from agentrig.errors import PluginError
 from agentrig.journal import SqliteJournal
 from agentrig.permissions import PermissionContext, PermissionRules, canonical_path
@@ -51,3 +51,14 @@ async def test_the_sqlite_journal_opens_its_file_through_the_owner_only_store(
 def test_a_missing_seam_is_a_broken_install_named_not_a_fallback() -> None:
     with pytest.raises(PluginError, match=r"agentrig.seams:no-such-seam is missing"):
         core_seam("no-such-seam")
+
+
+def test_a_seam_is_found_once_the_importlib_metadata_backport_joined_the_finders() -> None:
+    # OpenTelemetry's API imports the backport, whose finder then answers importlib.metadata
+    # with its own EntryPoint class: a seam must load through either
+    import importlib_metadata
+
+    assert importlib_metadata.version("agentrig")
+    entry = seam_entry("path_resolver")
+    assert entry is not None
+    assert entry.load() is host.resolve_path

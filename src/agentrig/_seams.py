@@ -18,7 +18,14 @@ from typing import Any, Protocol, cast
 
 from agentrig.errors import PluginError
 
-__all__ = ["SEAMS_GROUP", "OwnerOnlyFiles", "core_seam", "owner_only_files", "seam_entry"]
+__all__ = [
+    "SEAMS_GROUP",
+    "OwnerOnlyFiles",
+    "SeamEntry",
+    "core_seam",
+    "owner_only_files",
+    "seam_entry",
+]
 
 SEAMS_GROUP = "agentrig.seams"
 """The core distribution's own entry points that hand a higher layer's function down."""
@@ -47,7 +54,15 @@ def core_seam(name: str) -> Any:
     return loaded
 
 
-def seam_entry(name: str) -> metadata.EntryPoint | None:
+class SeamEntry(Protocol):
+    """An entry point as ``importlib.metadata`` gives it: the standard library's, or the
+    ``importlib_metadata`` backport's once a library imported it (its finder joins
+    ``sys.meta_path``; OpenTelemetry's API does)."""
+
+    def load(self) -> Any: ...
+
+
+def seam_entry(name: str) -> SeamEntry | None:
     """agentrig's own ``agentrig.seams`` entry point ``name``, not loaded (None: missing)."""
     try:
         entries = metadata.distribution("agentrig").entry_points

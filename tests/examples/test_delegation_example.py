@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "delegation"
 pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
 
-def test_the_lead_delegates_the_review_and_the_child_session_names_its_parent(
-    tmp_path: Path,
-) -> None:
-    work = tmp_path / "delegation"
+def _command(work: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """A copy of the example in ``work`` and the real ``agentrig`` command run there."""
     shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns("sessions"))
     script = shutil.which("agentrig", path=str(Path(sys.executable).parent))
     assert script is not None, "the agentrig console script is not installed in this venv"
@@ -36,6 +35,15 @@ def test_the_lead_delegates_the_review_and_the_child_session_names_its_parent(
             timeout=120,
             check=False,
         )
+
+    return agentrig
+
+
+def test_the_lead_delegates_the_review_and_the_child_session_names_its_parent(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "delegation"
+    agentrig = _command(work)
 
     done = agentrig("run", "-c", "agentrig.toml", "-a", "lead", "Ship the parser fix")
     assert done.returncode == 0, done.stderr
@@ -64,3 +72,32 @@ def test_the_lead_delegates_the_review_and_the_child_session_names_its_parent(
     assert f"{child}  reviewer (local)" in shown.stdout
     up = agentrig("sessions", "show", "-c", "agentrig.toml", child)
     assert f"delegated by agent lead (session {parent}) as reviewer, depth 1" in up.stdout
+
+
+def test_the_front_hands_the_conversation_to_the_lead_which_delegates(tmp_path: Path) -> None:
+    work = tmp_path / "delegation"
+    agentrig = _command(work)
+
+    done = agentrig("run", "-c", "agentrig.toml", "-a", "front", "Ship the parser fix")
+    assert done.returncode == 0, done.stderr
+    # the lead answered the run (after its own delegation), not the front agent
+    assert done.stdout.strip().endswith("(one note: add a test for tabs). Shipping it.")
+    assert "[tool] transfer_to_lead" in done.stderr
+    logs = {log.stem: log for log in (work / "sessions").glob("*.jsonl")}
+    assert len(logs) == 3
+
+    def lineage(stem: str) -> dict[str, object] | None:
+        found = [
+            json.loads(line)["data"]
+            for line in logs[stem].read_text(encoding="utf-8").splitlines()
+            if '"session/lineage"' in line
+        ]
+        return found[-1] if found else None
+
+    handoff = next(s for s in logs if (x := lineage(s)) is not None and x["origin"] == "handoff")
+    front = str(lineage(handoff)["parent_session"])  # type: ignore[index]
+    assert lineage(front) is None  # the front agent was created by the caller
+    shown = agentrig("sessions", "show", "-c", "agentrig.toml", front)
+    assert f"{handoff}  lead handoff (local)" in shown.stdout
+    up = agentrig("sessions", "show", "-c", "agentrig.toml", handoff)
+    assert f"handed the conversation by agent front (session {front}) as lead, depth 1" in up.stdout

@@ -1,7 +1,8 @@
 """Crash child: runs one journaled agent and SIGKILLs itself at a named point.
 
-``python journal_child.py <tmp dir> <point> [two-rounds|repeat|compact]`` -- the point (also read
-from the environment variable ``JOURNAL_KILL_AT`` when no argument is given) is one of
+``python journal_child.py <tmp dir> <point> [SCRIPT]`` (``two-rounds``, ``repeat``,
+``compact``, ``compact-second``) -- the point (also read from the environment variable
+``JOURNAL_KILL_AT`` when no argument is given) is one of
 
 ``before-model-intent:<call>``  ``after-model-intent:<call>``  ``after-model-result:<call>``
 ``after-tool-intent``  ``after-effect``  ``after-tool-result``  ``none``
@@ -75,6 +76,8 @@ def script_of(name: str) -> list[Reply]:
     if name == "compact":  # round 1 calls the effect, then the summary, then the answer
         first, last = two_round_script()
         return [first, Reply(text="The user asked for the thing."), last]
+    if name == "compact-second":  # a first run; the second compacts in its first round
+        return [*two_round_script(), Reply(text="The user asked for the thing."), Reply(text="ok")]
     if name == "repeat":  # identical input twice (run with identical_input_limit=1)
         return [
             Reply(tool_calls=(ScriptedCall("effect", {"label": "one"}, id="call_a"),)),
@@ -91,9 +94,11 @@ async def main(tmp: Path, point: str, script: str) -> None:
     provider = ScriptedProvider(script_of(script))
     async with journaled(tmp, journal, provider, [tool]) as rt:
         limit = 1 if script == "repeat" else 3
-        if script == "compact":
+        if script.startswith("compact"):
             rt.models.register(ModelInfo(model="m1", context_window=COMPACT_WINDOW))
             agent = await create_agent(rt, compaction=COMPACTION)
+            if script == "compact-second":
+                await agent.run("do the thing")
             result = await agent.run(LONG_PROMPT)
         else:
             agent = await create_agent(rt, identical_input_limit=limit)

@@ -44,9 +44,9 @@ def is_summary_request(request: ModelRequest) -> bool:
     return first.role == "system" and first.text.startswith(SUMMARY_MARK)
 
 
-def crash(tmp: Path, point: str) -> None:
+def crash(tmp: Path, point: str, script: str = "compact") -> None:
     done = subprocess.run(
-        [sys.executable, str(CHILD), str(tmp), point, "compact"],
+        [sys.executable, str(CHILD), str(tmp), point, script],
         capture_output=True,
         text=True,
         timeout=60,
@@ -105,6 +105,42 @@ async def test_a_killed_run_continues_without_a_second_summary_call(
         ("m3", False),
     ]
     assert state.rounds_used() == 2  # the summary call is no round of the turn
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_run_killed_after_compacting_in_its_first_round_is_not_summarised_twice(
+    tmp_path: Path,
+) -> None:
+    """The common case: a new prompt pushes a long session past the threshold, so the run's
+    first model call is the summary -- its execution holds nothing else when it dies."""
+    crash(tmp_path, "after-model-result:c1", "compact-second")
+    journal = SqliteJournal(tmp_path / "private" / "journal.sqlite3")
+    provider = ScriptedProvider(["ok"])
+    try:
+        async with journaled(tmp_path, journal, provider, [effect_tool(tmp_path / "m")]) as rt:
+            rt.models.register(ModelInfo(model="m1", context_window=COMPACT_WINDOW))
+            result = await continue_execution(
+                rt,
+                journal,
+                agent_id=AGENT,
+                session_id=SESSION,
+                config=agent_config(compaction=COMPACTION),
+            )
+            view = result.agent.session.derive_messages()
+        _first, second = await journal.executions(
+            agent_id=AgentId(AGENT), session_id=SessionId(SESSION)
+        )
+        state = await journal.load(second.run_id)
+    finally:
+        await journal.aclose()
+    assert result.run_id == second.run_id
+    assert result.text == "ok"
+    assert [is_summary_request(r) for r in provider.requests] == [False]
+    assert getattr(view[0], "source", None) == "compaction-summary"
+    assert view[-2].text.startswith("do the thing x")  # the new prompt is kept
+    assert state is not None
+    assert [c.call_id for c in state.model_calls] == ["c1", "m2"]
 
 
 async def test_a_manual_compaction_between_runs_of_a_journaled_agent_is_not_journaled(

@@ -56,7 +56,10 @@ async def client_group() -> AsyncIterator[anyio.abc.TaskGroup]:
 async def test_served_over_stdio_to_agentrigs_own_client(
     config_file: Path, client_group: anyio.abc.TaskGroup
 ) -> None:
-    spec = StdioServerSpec(command=AGENTRIG, args=("mcp", "serve", "-c", str(config_file)))
+    # agentrig serving itself: its answers need no untrusted-data label
+    spec = StdioServerSpec(
+        command=AGENTRIG, args=("mcp", "serve", "-c", str(config_file)), trust_content=True
+    )
     client = McpClient({"rig": spec}, spawn=client_group.start_soon)
     try:
         tools = {t.id: t for t in await client.tools("rig")}

@@ -33,6 +33,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
 
 def stdio(*args: str, **options: Any) -> StdioServerSpec:
+    # the transport's behaviour, compared exactly: without the untrusted-data label
+    # (test_mcp_trust.py checks the label)
+    options.setdefault("trust_content", True)
     return StdioServerSpec(command=sys.executable, args=(SERVER, *args), **options)
 
 

@@ -38,11 +38,13 @@ VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def hostile(**options: Any) -> StdioServerSpec:
+    options.setdefault("trust_content", True)  # compared exactly: no untrusted-data label
     return StdioServerSpec(command=sys.executable, args=(HOSTILE,), **options)
 
 
 def raw(mode: str, **options: Any) -> StdioServerSpec:
     options.setdefault("restart_backoff", 0)
+    options.setdefault("trust_content", True)
     return StdioServerSpec(command=sys.executable, args=(RAW, mode), **options)
 
 

@@ -64,7 +64,10 @@ async def client_for() -> AsyncIterator[Callable[..., McpClient]]:
         made: list[McpClient] = []
 
         def make(url: str, **options: Any) -> McpClient:
-            client = McpClient({"web": HttpServerSpec(url=url, **options)}, spawn=tg.start_soon)
+            client = McpClient(
+                {"web": HttpServerSpec(url=url, **{"trust_content": True, **options})},
+                spawn=tg.start_soon,
+            )
             made.append(client)
             return client
 
@@ -152,7 +155,7 @@ def _web_config(
             "assistant": {"provider": "local", "model": "scripted-1", "tools": ["mcp__web"]}
         },
         "permissions": {"allow": ["mcp__web__*"]},
-        "mcp_servers": {"web": {"url": url, **options}},
+        "mcp_servers": {"web": {"url": url, "trust_content": True, **options}},
     }
 
 

@@ -26,7 +26,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
 
 def server(*args: str, **options: Any) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [SERVER, *args], **options}
+    # results compared exactly: without the untrusted-data label (test_mcp_trust.py has it)
+    return {"command": sys.executable, "args": [SERVER, *args], "trust_content": True, **options}
 
 
 def config(script: list[dict[str, Any]], tools: list[str], **extra: Any) -> dict[str, Any]:
@@ -313,8 +314,12 @@ async def test_a_model_lists_and_reads_resources_through_tools() -> None:
         mcp_servers={
             "demo": server(),
             # a server without resources is left out, one that cannot start says so
-            "tools_only": {"command": sys.executable, "args": [RAW, ""]},
-            "broken": {"command": sys.executable, "args": [RAW, "crash-at:initialize"]},
+            "tools_only": {"command": sys.executable, "args": [RAW, ""], "trust_content": True},
+            "broken": {
+                "command": sys.executable,
+                "args": [RAW, "crash-at:initialize"],
+                "trust_content": True,
+            },
         },
     )
     async with agentrig.open_runtime(cfg) as rt:

@@ -14,6 +14,7 @@ import httpx
 from _provider_fixtures import TrackingStream, provider_factory
 
 from agentrig.llm import ModelRegistry, Provider, ProviderConfig
+from agentrig.testing import MockReply, MockRequest
 from agentrig.testing.conformance_provider import (
     RETRY_AFTER,
     SLOW_FIRST_DELTA,
@@ -205,3 +206,46 @@ class TestOpenAICompatibleServerConformance(TestOpenAIConformance):
         "structured_output": "none",
     }
     expected_exemption: ClassVar[tuple[str, ...]] = ("127.0.0.1:11434",)
+
+
+def wire_reply(scenario: Scenario, body: Mapping[str, Any]) -> MockReply:
+    """The Chat Completions answer to ``body`` in ``scenario``, for the suite to serve."""
+    if scenario in _ERRORS:
+        status, kind, code = _ERRORS[scenario]
+        headers = {"retry-after": str(int(RETRY_AFTER))} if status == 429 else {}
+        error = {"error": {"message": f"conformance {status}", "type": kind, "code": code}}
+        return MockReply(status=status, body=error, headers=headers)
+    if not body.get("stream"):
+        return MockReply(body=complete_body(scenario))
+    if scenario is Scenario.SLOW_STREAM:
+        return MockReply(events=[_chunk({"role": "assistant", "content": SLOW_FIRST_DELTA})])
+    return MockReply(events=[*stream_events(scenario), "[DONE]"])
+
+
+class TestOpenAIServedConformance(ProviderConformance):
+    """The same provider against the suite's own server: ``text/event-stream`` with its
+    charset, chunked, cut into 5-byte writes, a keep-alive comment before every event."""
+
+    model = "gpt-4o"
+    capability_models: ClassVar[tuple[str, ...]] = ("gpt-4o",)
+
+    def wire_reply(self, scenario: Scenario, request: MockRequest) -> MockReply:
+        return wire_reply(scenario, request.body)
+
+    def make_provider(self, scenario: Scenario) -> Provider:
+        factory = provider_factory("openai")
+        options = {"base_url": self.base_url, "allow_private_base_url": True, "max_retries": 0}
+
+        def http(**kwargs: Any) -> httpx.AsyncClient:
+            return httpx.AsyncClient(timeout=kwargs.get("timeout"), trust_env=False)
+
+        config = ProviderConfig(
+            id="openai-served",
+            kind="openai",
+            options=options,
+            credentials={"api_key": "sk-conformance"},
+            http=http,
+            models=ModelRegistry(),
+        )
+        provider: Provider = factory(config)
+        return provider

@@ -581,3 +581,24 @@ async def test_a_delegated_childs_invoke_agent_span_is_a_child_of_the_delegation
 
 def parent_id(span: ReadableSpan) -> int | None:
     return span.parent.span_id if span.parent is not None else None
+
+
+async def test_a_sampled_out_trace_records_nothing_and_keeps_its_ids() -> None:
+    """The application's sampler decides (the SDK's own ``ALWAYS_OFF`` here): no span reaches
+    a processor, the run is as it would be, and session events still name the spans."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    telemetry = Telemetry(provider.get_tracer("agentrig"))
+    async with open_runtime(
+        config(SCRIPT), memory=memory(), plugins=[("otel-test", telemetry)], environ={}
+    ) as rt:
+        agent = rt.agent(AgentId("assistant"))
+        result = await agent.run("Weather in Lisbon?")
+        traced = [e.trace for e in agent.session.events if e.trace is not None]
+    assert result.value == "Sunny in Lisbon."
+    assert spans.get_finished_spans() == ()
+    assert traced  # the ids of the (unrecorded) spans still name the events
+    assert len({t.trace_id for t in traced}) == 1

@@ -142,8 +142,8 @@ async def test_spans_a_full_queue_drops_are_counted_measured_and_warned_about(
         total = len(ended.get_finished_spans())
         assert total == 3 * 4  # per run: the turn, two model calls, one tool call
         dropped = pipeline.drops.total[("spans", "queue_full")]
-        # 4 wait in the queue; 4 more if the batch processor's timer took those meanwhile
-        assert dropped in (total - 4, total - 8)
+        # 4 wait in the queue, and up to 4 more once the export thread took a batch
+        assert total - 8 <= dropped <= total - 4
         pipeline.meter_provider.force_flush()
         assert metrics.dropped() == {("spans", "queue_full"): dropped}
         held.release.set()

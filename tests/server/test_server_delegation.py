@@ -1,4 +1,4 @@
-"""Served agents that delegate: a real server on loopback, the official SDKs as clients.
+"""Served agents that delegate or hand off: a real server on loopback, the official SDKs.
 
 The served agent ``lead`` delegates to ``reviewer`` (a sub-agent the client never names); the
 answer is the lead's, and the usage the API reports is the lead's calls plus the reviewer's.
@@ -150,3 +150,59 @@ def test_a_sub_agents_question_reaches_the_served_run_it_works_for() -> None:
     assert caught.value.code == "approval_required"
     assert "'bump'" in str(caught.value)
     assert 'server.agents.lead.approvals = "refuse"' in str(caught.value)
+
+
+TRANSFER: dict[str, Any] = {
+    "tool_calls": [{"name": "transfer_to_billing", "arguments": {}}],
+    "usage": {"prompt": 8, "completion": 2},
+}
+REFUND: dict[str, Any] = {"text": "Refunded.", "usage": {"prompt": 12, "completion": 3}}
+
+
+@pytest.fixture(scope="module")
+def handoff_server() -> Iterator[RunningServer]:
+    def scripted(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"kind": "scripted", "options": {"rounds": rounds}}
+
+    config = {
+        # billing's first request already holds one assistant message: the front's transfer
+        "providers": {"front_llm": scripted([TRANSFER]), "billing_llm": scripted([REFUND] * 2)},
+        "agents": {
+            "front": {"provider": "front_llm", "model": "small", "handoffs": ["billing"]},
+            "billing": {"provider": "billing_llm", "model": "big", "description": "Billing."},
+        },
+    }
+    settings = {"api_keys": ["$ENV:SERVER_KEY"], "agents": {"front": {}}}
+    with RunningServer(config, settings, environ=ENV) as srv:
+        yield srv
+
+
+def test_a_served_handoff_answers_with_the_agent_that_took_over(
+    handoff_server: RunningServer,
+) -> None:
+    client = openai_client(handoff_server)
+    answer = client.chat.completions.create(model="front", messages=HI)  # type: ignore[arg-type]
+    assert answer.choices[0].message.content == "Refunded."
+    assert answer.usage is not None
+    assert answer.usage.total_tokens == 8 + 2 + 12 + 3
+    stream = client.chat.completions.create(
+        model="front",
+        messages=HI,  # type: ignore[arg-type]
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Refunded."
+    assert chunks[-1].usage is not None
+    assert chunks[-1].usage.total_tokens == 25
+    message = anthropic.Anthropic(
+        base_url=handoff_server.base_url, api_key=KEY, max_retries=0
+    ).messages.create(model="front", max_tokens=64, messages=HI)
+    block = message.content[0]
+    assert isinstance(block, TextBlock)
+    assert block.text == "Refunded."
+
+    async def left() -> list[object]:  # the agents that took over left with their requests
+        return [handoff_server.rt.agents.get(f"billing-{n}") for n in (1, 2, 3)]
+
+    assert handoff_server.call(left) == [None, None, None]

@@ -58,7 +58,7 @@ def test_a_request_with_traceparent_makes_the_run_its_child(stream: bool) -> Non
     ids = set()
     for span in spans.get_finished_spans():
         attributes = dict(span.attributes or {})
-        if span.name.startswith(("invoke_agent", "chat")):
+        if span.name.startswith("invoke_agent"):  # (chat spans leave the agent to it)
             assert attributes["gen_ai.agent.name"] == "assistant"
             assert str(attributes["gen_ai.agent.id"]).startswith("assistant.srv-")
             ids.add(attributes["gen_ai.agent.id"])

@@ -5,6 +5,7 @@ from agentrig.agent._child_runs import CHILD_RUNS, ChildRun, ChildRuns
 from agentrig.agent._context import ContextSource, ContextUsage, measure_context
 from agentrig.agent._delegation import DELEGATION_TOOL_PREFIX, Delegations, Lineage, Origin
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
+from agentrig.agent._handoff import HANDOFF_TOOL_PREFIX
 from agentrig.agent._inbox import Inbox, InboxError, InboxTarget
 from agentrig.agent._instructions import (
     PROJECT_INSTRUCTIONS,
@@ -38,6 +39,7 @@ __all__ = [
     "DELEGATION_TOOL_PREFIX",
     "FORCED_SUMMARY_FALLBACK",
     "FORCED_SUMMARY_INSTRUCTION",
+    "HANDOFF_TOOL_PREFIX",
     "PROJECT_INSTRUCTIONS",
     "RUN_QUEUE",
     "Agent",

@@ -23,13 +23,14 @@ from agentrig.agent._dispatch import CallOutcome, unknown_tool
 from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
 from agentrig.agent._invocation import ToolInvocation
+from agentrig.agent._model_call import failed_call_event
 from agentrig.agent._observations import observe_direct_tool_call
 from agentrig.agent._port import AgentPort
 from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
 from agentrig.agent._run_queue import RUN_QUEUE
 from agentrig.agent._runs import RunStream
-from agentrig.cancel import CancelSignal
+from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, SessionId, new_invocation_id
 from agentrig.kernel.contracts import ContractViolation
@@ -245,13 +246,18 @@ class Agent:
         """
         port = self._port
         port.ensure_alive()
+        signal = signal or CancelSignal()
         async with self._driver.slot_held():
-            return await port.compactor.compact(
-                self.context,
-                trigger="manual",
-                instructions=instructions,
-                signal=signal or CancelSignal(),
-            )
+            try:
+                return await port.compactor.compact(
+                    self.context, trigger="manual", instructions=instructions, signal=signal
+                )
+            except Exception as exc:
+                called = port.compactor.failed_call(exc)
+                if called is not None and not (signal.cancelled or is_abort(exc, signal)):
+                    # a failed summary call is logged like a failed round, then raised
+                    await port.append(failed_call_event(*called, 1, exc))
+                raise
 
     # ---- the log --------------------------------------------------------------------------
     async def flush(self) -> None:

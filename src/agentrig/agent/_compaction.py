@@ -128,10 +128,24 @@ def transcript(messages: Sequence[HistoryMessage]) -> str:
 class Compactor:
     """One agent's compactions: the waterfall, the built-in strategy, the event."""
 
-    __slots__ = ("_port",)
+    __slots__ = ("_failed", "_port")
 
     def __init__(self, port: AgentPort) -> None:
         self._port = port
+        #: the latest failed summary call: (provider, model, its error)
+        self._failed: tuple[str, str, BaseException] | None = None
+
+    def failed_call(self, error: BaseException) -> tuple[str, str] | None:
+        """``(provider, model)`` of the summary call that raised ``error``, or None when
+        ``error`` did not come from a summary call (its ``model/error`` event names them)."""
+        failed = self._failed
+        if failed is None or failed[2] is not error:
+            return None
+        return failed[0], failed[1]
+
+    def record_failure(self, provider: str, model: str, error: BaseException) -> None:
+        """The summary call to ``provider`` / ``model`` failed with ``error``."""
+        self._failed = (provider, model, error)
 
     async def compact(
         self,
@@ -239,7 +253,15 @@ class _Summarizer:
             messages=(SystemMessage(text=system), asked),
             max_tokens=settings.max_tokens,
         )
-        response = await provider.complete(request, signal=self.signal)
+        response = None
+        try:
+            with self.signal.scope():  # the run's signal stops it, like a round's call
+                response = await provider.complete(request, signal=self.signal)
+            self.signal.raise_if_cancelled()
+        except Exception as exc:
+            port.compactor.record_failure(provider_id, model, exc)
+            raise  # the call's own error: a round logs it as a model/error event
+        assert response is not None
         return response.message.text, response.message.usage
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "Lineage",
     "Origin",
     "check_subagents",
+    "delegation_chain",
     "delegation_tool",
     "run_delegation",
     "subagent_issues",
@@ -45,9 +46,10 @@ __all__ = [
 DELEGATION_TOOL_PREFIX = "delegate_"
 """A child ``reviewer`` is offered to its parent's model as the tool ``delegate_reviewer``."""
 
-Origin = Literal["created", "delegated", "forked"]
-"""How a session came to be: made by a caller, by a parent delegating to it, or copied from
-another session's log up to an event (a fork)."""
+Origin = Literal["created", "delegated", "forked", "handoff"]
+"""How a session came to be: made by a caller, by a parent delegating to it, copied from
+another session's log up to an event (a fork), or handed the conversation by another agent
+(a handoff: a copy of that agent's log, continued by the agent it was handed to)."""
 
 
 @final
@@ -94,15 +96,18 @@ class Lineage:
         return cls()
 
     def __attrs_post_init__(self) -> None:
-        delegated = self.origin == "delegated"
+        delegated = self.origin in ("delegated", "handoff")
         if delegated != (self.parent_agent is not None) or delegated != (self.depth > 0):
             raise ValueError(
-                "a delegated session names its parent and has a depth above 0; "
-                f"a created one has neither (got {self!r})"
+                "a delegated (or handed-off) session names its parent and has a depth above 0;"
+                f" a created one has neither (got {self!r})"
             )
-        forked = self.origin == "forked"
+        forked = self.origin in ("forked", "handoff")
         if forked != (self.fork_point is not None) or (forked and self.parent_session is None):
-            raise ValueError(f"a forked session names its parent session and fork point ({self!r})")
+            raise ValueError(
+                f"a forked (or handed-off) session names its parent session and fork point "
+                f"({self!r})"
+            )
 
 
 def _opt_agent(value: str | None) -> AgentId | None:
@@ -117,7 +122,7 @@ def _opt_session(value: str | None) -> SessionId | None:
 class Delegations:
     """One agent's side of delegation: its lineage and its children running now."""
 
-    __slots__ = ("active", "finished", "lineage", "running")
+    __slots__ = ("active", "finished", "handoff", "lineage", "running")
 
     def __init__(self, lineage: Lineage | None = None) -> None:
         self.lineage = lineage or Lineage()
@@ -128,6 +133,9 @@ class Delegations:
         #: records of the children the current run's delegation calls ran (its driver takes
         #: them into its own record: usage rolls up)
         self.finished: list[RunRecord] = []
+        #: the agent a ``transfer_to_<id>`` call of the current run handed the conversation
+        #: to (its run takes it over when this agent's turn ends)
+        self.handoff: AgentId | None = None
 
     def take_finished(self) -> tuple[RunRecord, ...]:
         finished, self.finished = tuple(self.finished), []
@@ -135,23 +143,31 @@ class Delegations:
 
 
 def subagent_issues(
-    agent_id: str, subagents: Sequence[str], configured: Mapping[AgentId, AgentConfig]
+    agent_id: str,
+    names: Sequence[str],
+    configured: Mapping[AgentId, AgentConfig],
+    field: Literal["subagents", "handoffs"] = "subagents",
 ) -> list[Issue]:
-    """One issue per ``subagents`` entry that names no configured agent (with a "did you
-    mean"), at the key path ``agents.<agent_id>.subagents.<n>``."""
+    """One issue per entry of ``[agents.<agent_id>] <field>`` that names no configured agent
+    (with a "did you mean"), at the key path ``agents.<agent_id>.<field>.<n>``."""
     issues: list[Issue] = []
     known = sorted(configured)
-    for index, name in enumerate(subagents):
+    code, verb = (
+        ("config.unknown_subagent", "delegate to")
+        if field == "subagents"
+        else ("config.unknown_handoff", "hand off to")
+    )
+    for index, name in enumerate(names):
         if name in configured:
             continue
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         issues.append(
             Issue(
-                "config.unknown_subagent",
-                f"no configured agent {name!r} to delegate to{hint} "
+                code,
+                f"no configured agent {name!r} to {verb}{hint} "
                 f"(agents: {', '.join(known) or 'none'})",
-                ("agents", agent_id, "subagents", index),
+                ("agents", agent_id, field, index),
             )
         )
     return issues
@@ -163,8 +179,10 @@ def check_subagents(
     configured: Mapping[AgentId, AgentConfig],
     source: str | None,
 ) -> None:
-    """Refuse an agent whose ``subagents`` names an agent the config does not declare."""
+    """Refuse an agent whose ``subagents`` or ``handoffs`` names an agent the config does
+    not declare."""
     issues = subagent_issues(agent_id, config.subagents, configured)
+    issues += subagent_issues(agent_id, config.handoffs, configured, "handoffs")
     if issues:
         raise ConfigError(issues, source=source)
 
@@ -198,7 +216,7 @@ def delegation_tool(child: AgentId, config: AgentConfig) -> FunctionTool:
     )(delegate)
 
 
-def _chain(parent: Agent) -> list[str]:
+def delegation_chain(parent: Agent) -> list[str]:
     """The configured names from the root down to ``parent`` (for a depth error)."""
     names: list[str] = []
     current: Agent | None = parent
@@ -224,7 +242,7 @@ def _admit(parent: Agent, state: Delegations, child: str) -> Lineage:
     limits = parent.runtime.config.delegation
     depth = state.lineage.depth + 1
     if depth > limits.max_depth:
-        chain = " -> ".join([*_chain(parent), child])
+        chain = " -> ".join([*delegation_chain(parent), child])
         raise DelegationError(
             f"delegation {chain} would be {depth} levels deep; [delegation] max_depth is "
             f"{limits.max_depth}",

@@ -21,7 +21,8 @@ import attrs
 from pydantic import BaseModel
 
 from agentrig.agent._deadline import with_deadline
-from agentrig.agent._results import RunRecord, RunResult, sum_usage
+from agentrig.agent._handoff import hand_off
+from agentrig.agent._results import RunResult
 from agentrig.agent._resume import Continuation
 from agentrig.agent._structured import finish_structured
 from agentrig.agent._turn import run_turn
@@ -29,7 +30,7 @@ from agentrig.agent._turn_state import Emit
 from agentrig.cancel import CancelSignal
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError
-from agentrig.ids import RunId, new_invocation_id, new_run_id
+from agentrig.ids import RunId, new_run_id
 from agentrig.kernel.config import parse_duration
 from agentrig.llm import UserMessage
 from agentrig.session import TurnTrigger
@@ -291,34 +292,33 @@ class RunDriver:
             port.delegations.take_finished()  # left by direct tool calls: not this run's
             try:
 
-                async def body(own: CancelSignal) -> tuple[Any, Any, int]:
+                async def body(own: CancelSignal) -> tuple[Any, Any, int, Any]:
                     outcome = await run_turn(port, (message,), "prompt", options, own, emit)
+                    handed = await hand_off(agent, options, own, emit)  # a transfer_to_ call
+                    if handed is not None:
+                        return outcome, handed.value, 0, handed
                     value, attempts = await finish_structured(port, outcome, options, own, emit)
-                    return outcome, value, attempts
+                    return outcome, value, attempts, None
 
-                outcome, value, attempts = await with_deadline(options.deadline, signal, body)
+                run = await with_deadline(options.deadline, signal, body)
+                outcome, value, attempts, handed = run
             finally:
                 self.current = None
                 self.stop_request = None
                 notices, self.notices = tuple(self.notices), []
-        record = RunRecord(
-            run_id=options.run_id,
-            invocation_id=new_invocation_id(),
-            agent_id=agent.id,
-            session_id=agent.session.id,
-            turn=port.turns,
-            started_at_ms=started_ms,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            outcome="interrupted" if outcome.interrupted else "completed",
-            rounds=outcome.rounds,
-            model=outcome.model,
-            usage=sum_usage(outcome.usages),
+        record = outcome.record(
+            options.run_id,
+            agent.id,
+            agent.session.id,
+            port.turns,
+            (started_ms, started),
             structured_attempts=attempts,
-            stop_reason=outcome.stop_reason,
             notices=notices,
             subagents=port.delegations.take_finished(),
+            handoff=handed.invocation if handed is not None else None,
         )
-        return RunResult(value=value, invocation=record, refused=tuple(outcome.refused))
+        refused = tuple(outcome.refused) + (handed.refused if handed is not None else ())
+        return RunResult(value=value, invocation=record, refused=refused)
 
 
 def _seconds(deadline: float | str) -> float:

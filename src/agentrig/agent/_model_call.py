@@ -44,7 +44,7 @@ from agentrig.llm import (
 from agentrig.session import AssistantMessageEvent, ModelError, RequestHeader
 from agentrig.tools import Tool
 
-__all__ = ["ModelRound", "model_error"]
+__all__ = ["ModelRound", "failed_call_event", "model_error"]
 
 
 class _Ask(NamedTuple):
@@ -115,8 +115,11 @@ class ModelRound:
             self._observe(cfg, started, attempt, "failure", None, exc)
             if await self._retry(exc, attempt):
                 return None
-            # its own event in the log (never words of the model), then raised as itself
-            await self.ctx.port.append(model_error(cfg, attempt, exc))
+            # its own event in the log (never words of the model), then raised as itself;
+            # a compaction's failed summary call names its own provider and model
+            port = self.ctx.port
+            called = port.compactor.failed_call(exc) or (cfg.provider, cfg.model)
+            await port.append(failed_call_event(*called, attempt, exc))
             raise
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
@@ -194,11 +197,23 @@ class ModelRound:
         settings = port.config.compaction
         if not settings.auto or usage.share < settings.at:
             return usage
-        done = await port.compactor.compact(
-            usage, trigger="auto", instructions=None, signal=self.ctx.signal
-        )
+        signal = self.ctx.signal
+        try:
+            done = await port.compactor.compact(
+                usage, trigger="auto", instructions=None, signal=signal
+            )
+        except ExecutionControlError:
+            raise  # a journal failure stays a failure, even when a cancellation races it
+        except Exception as exc:
+            if signal.cancelled or is_abort(exc, signal):
+                self.outcome.interrupted = True  # cancelled while summarising
+                raise Interrupted() from None
+            raise
         if done is None:
             return usage
+        # the summary call is the run's too: in its usage, and apart as the compaction's
+        self.outcome.usages.append(done.usage)
+        self.outcome.compaction_usages.append(done.usage)
         return measure_context(port.session, window, tool_chars=tool_chars, extra_chars=extra_chars)
 
     async def _receive(
@@ -321,10 +336,15 @@ def _raise_failure(check: StreamCheck, error: Exception, signal: CancelSignal) -
 
 def model_error(cfg: RequestConfig, attempt: int, error: BaseException) -> ModelError:
     """The ``model/error`` event of a failed call (``attempt`` counts from 1)."""
+    return failed_call_event(cfg.provider, cfg.model, attempt, error)
+
+
+def failed_call_event(provider: str, model: str, attempt: int, error: BaseException) -> ModelError:
+    """The ``model/error`` event of a failed call to ``provider`` / ``model``."""
     info = error_info(error)
     return ModelError(
-        provider=cfg.provider,
-        model=cfg.model,
+        provider=provider,
+        model=model,
         attempt=attempt,
         code=info.code,
         category=info.category,

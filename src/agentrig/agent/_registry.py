@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from agentrig.agent._agent import Agent
 from agentrig.agent._delegation import Delegations, Lineage, check_subagents, delegation_tool
 from agentrig.agent._dispatch import Gate
+from agentrig.agent._handoff import handoff_tool
 from agentrig.agent._port import AgentPort
 from agentrig.errors import (
     AgentrigError,
@@ -79,6 +80,7 @@ class AgentRegistry:
         self._tool_specs: dict[str, tuple[Tool, ToolSpec, int]] = {}
         # each configured child's delegation tool and child config, made once per config
         self._children: dict[AgentId, tuple[AgentConfig, Tool, AgentConfig]] = {}
+        self._handoffs: dict[AgentId, tuple[AgentConfig, Tool]] = {}
         self._child_count = 0
 
     def __iter__(self) -> Iterator[Agent]:
@@ -172,7 +174,16 @@ class AgentRegistry:
     def _delegation_tools(self, agent_id: AgentId, config: AgentConfig) -> list[Tool]:
         configured = self.runtime.config.agents
         check_subagents(agent_id, config, configured, self.runtime.loaded.source)
-        return [self._child(child)[0] for child in config.subagents]
+        tools = [self._child(child)[0] for child in config.subagents]
+        return tools + [self._handoff_tool(target) for target in config.handoffs]
+
+    def _handoff_tool(self, target: AgentId) -> Tool:
+        """``target``'s ``transfer_to_`` tool, built once per configured ``[agents.<id>]``."""
+        base = self.runtime.config.agents[target]
+        made = self._handoffs.get(target)
+        if made is None or made[0] is not base:
+            made = self._handoffs[target] = (base, handoff_tool(target, base))
+        return made[1]
 
     def _child_id(self, child: AgentId) -> AgentId:
         """A fresh id for a delegated ``child`` (``reviewer-3``): one agent per delegation."""
@@ -184,6 +195,19 @@ class AgentRegistry:
             if candidate not in self._agents:
                 return _check_agent_id(candidate)
 
+    def _configured(self, lineage: Lineage, verb: str) -> tuple[AgentId, AgentConfig]:
+        """The configured agent ``lineage`` names and the config its agents get."""
+        self.runtime.ensure_open()
+        name = lineage.configured_as
+        if name is None or name not in self.runtime.config.agents:
+            raise UnknownIdError(
+                f"no configured agent {name!r} to {verb}",
+                id=str(name),
+                known=tuple(self.runtime.config.agents),
+                suggestion=None,
+            )
+        return name, self._child(name)[1]
+
     async def create_child(
         self, lineage: Lineage, *, agent_id: str | None = None, session_id: str | None = None
     ) -> Agent:
@@ -193,16 +217,7 @@ class AgentRegistry:
         ``agent_id`` / ``session_id`` (default: ``<child>-<n>`` and a minted id) let a plugin
         that runs children durably name them after the call that made them.
         """
-        self.runtime.ensure_open()
-        child = lineage.configured_as
-        if child is None or child not in self.runtime.config.agents:
-            raise UnknownIdError(
-                f"no configured agent {child!r} to delegate to",
-                id=str(child),
-                known=tuple(self.runtime.config.agents),
-                suggestion=None,
-            )
-        _, config = self._child(child)
+        child, config = self._configured(lineage, "delegate to")
 
         async def record(port: AgentPort) -> None:
             await port.log(lineage.event())  # the session's first event, before setup's
@@ -215,6 +230,31 @@ class AgentRegistry:
             None,
             None,
             prepare=record,
+            delegations=Delegations(lineage),
+        )
+
+    async def create_handoff(self, parent: Agent, lineage: Lineage) -> Agent:
+        """The agent ``parent`` hands the conversation to (``lineage.configured_as``): a new
+        session that starts as a copy of ``parent``'s log, then records its lineage
+        (``handoff``); published like any other agent (see :mod:`agentrig.agent._handoff`)."""
+        target, config = self._configured(lineage, "hand off to")
+        events = list(parent.session.events)
+        session = Session(new_session_id())
+        session.load(events)
+
+        async def seed(port: AgentPort) -> None:
+            if port.writer is not None and events:
+                await port.writer.append(events)  # the conversation so far, as it was logged
+            await port.log(lineage.event())
+
+        return await self._publish(
+            self._child_id(target),
+            config,
+            session,
+            self._store(config),
+            None,
+            None,
+            prepare=seed,
             delegations=Delegations(lineage),
         )
 
@@ -449,7 +489,7 @@ class AgentRegistry:
         if refused:
             raise ConfigError(refused, source=self.runtime.loaded.source)
         agent_tools = self._given_tools(tools) if tools is not None else self._tools(config)
-        if config.subagents:
+        if config.subagents or config.handoffs:
             agent_tools += self._delegation_tools(agent_id, config)
         writer: SessionWriter | None = None
         if store is not None:

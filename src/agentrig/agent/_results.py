@@ -49,7 +49,11 @@ class RefusedCall:
 
 @attrs.frozen(slots=True)
 class RunRecord:
-    """The invocation record of one run: ids, timings, and usage when it was reported."""
+    """The invocation record of one run: ids, timings, and usage when it was reported.
+
+    ``usage`` is everything the run's model calls reported, the summary calls of its
+    compactions included; ``compaction_usage`` is that summarising part alone.
+    """
 
     run_id: RunId
     invocation_id: InvocationId
@@ -70,11 +74,28 @@ class RunRecord:
     notices: tuple[str, ...] = ()
     #: the records of the sub-agents its delegation calls ran, in the order they finished
     subagents: tuple[RunRecord, ...] = ()
+    #: the run of the agent it handed the conversation to (a ``transfer_to_<id>`` call),
+    #: which answered in its place
+    handoff: RunRecord | None = None
+    #: what the summary calls of the run's compactions reported (a part of ``usage``)
+    compaction_usage: Usage | None = None
 
     @property
     def total_usage(self) -> Usage | None:
-        """``usage`` plus every sub-agent's ``total_usage`` (None: nothing was reported)."""
-        return sum_usage([self.usage, *(child.total_usage for child in self.subagents)])
+        """``usage`` plus every sub-agent's and the handoff's ``total_usage`` (None:
+        nothing was reported)."""
+        more = [child.total_usage for child in self.subagents]
+        if self.handoff is not None:
+            more.append(self.handoff.total_usage)
+        return sum_usage([self.usage, *more])
+
+    @property
+    def final_agent(self) -> AgentId:
+        """The agent that answered: this run's, or the last one handed the conversation."""
+        record = self
+        while record.handoff is not None:
+            record = record.handoff
+        return record.agent_id
 
 
 @final

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, final
 
 from agentrig.agent._turn import run_turn
-from agentrig.agent._turn_state import TurnOutcome
+from agentrig.agent._turn_state import Emit, TurnOutcome
 from agentrig.cancel import CancelSignal
 from agentrig.session import SessionEvent
 
@@ -36,6 +36,7 @@ class Continuation:
         """Append one session event (a message, a tool call or result) and persist it."""
         return await self._port.log(data)
 
-    async def continue_turn(self, options: RunOptions) -> TurnOutcome:
-        """Run the rest of the turn through the loop, from the session as recorded so far."""
-        return await run_turn(self._port, (), "resume", options, self.signal, None)
+    async def continue_turn(self, options: RunOptions, emit: Emit | None = None) -> TurnOutcome:
+        """Run the rest of the turn through the loop, from the session as recorded so far
+        (``emit``: where a streamed run's chunks go)."""
+        return await run_turn(self._port, (), "resume", options, self.signal, emit)

@@ -100,6 +100,7 @@ async def finish_structured(
         )
         retry = await run_turn(port, (feedback,), "prompt", options, signal, emit)
         outcome.usages.extend(retry.usages)
+        outcome.compaction_usages.extend(retry.compaction_usages)
         outcome.rounds += retry.rounds
         outcome.final = retry.final
         outcome.interrupted = retry.interrupted

@@ -13,13 +13,14 @@ The turn (:mod:`._turn`) owns one of each and hands them to its model round
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, final
 
 from agentrig.agent._dispatch import INTERRUPTED_TEXT, CallOutcome, not_executed
-from agentrig.agent._results import RefusalCode, RefusedCall
+from agentrig.agent._results import RefusalCode, RefusedCall, RunRecord, sum_usage
 from agentrig.cancel import CancelSignal
-from agentrig.ids import AgentId, CallId, ProviderId
+from agentrig.ids import AgentId, CallId, ProviderId, RunId, SessionId, new_invocation_id
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
 from agentrig.session import ToolResultEvent, TurnTrigger
 from agentrig.tools import ToolRefusedError
@@ -43,6 +44,7 @@ class TurnOutcome:
     """What a finished turn produced."""
 
     __slots__ = (
+        "compaction_usages",
         "final",
         "interrupted",
         "model",
@@ -59,6 +61,7 @@ class TurnOutcome:
         self.stop_reason: str | None = None  # the turn was rejected or stopped: why
         self.rounds = 0
         self.usages: list[Usage | None] = []
+        self.compaction_usages: list[Usage | None] = []  # the summary calls' (in ``usages`` too)
         self.model: str | None = None
         self.tool_results = 0
         self.refused: list[RefusedCall] = []  # calls answered without running, in order
@@ -66,6 +69,34 @@ class TurnOutcome:
     @property
     def text(self) -> str:
         return self.final.text if self.final is not None else ""
+
+    def record(
+        self,
+        run_id: RunId,
+        agent_id: AgentId,
+        session_id: SessionId,
+        turn: int,
+        started: tuple[int, float],
+        **more: Any,
+    ) -> RunRecord:
+        """The record of the run this turn was (``started``: epoch ms and perf counter at
+        its start; ``more``: the record's other fields)."""
+        return RunRecord(
+            run_id=run_id,
+            invocation_id=new_invocation_id(),
+            agent_id=agent_id,
+            session_id=session_id,
+            turn=turn,
+            started_at_ms=started[0],
+            duration_ms=(time.perf_counter() - started[1]) * 1000,
+            outcome="interrupted" if self.interrupted else "completed",
+            rounds=self.rounds,
+            model=self.model,
+            usage=sum_usage(self.usages),
+            compaction_usage=sum_usage(self.compaction_usages),
+            stop_reason=self.stop_reason,
+            **more,
+        )
 
 
 @final

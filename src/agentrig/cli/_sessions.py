@@ -301,13 +301,16 @@ async def _tree(session: str, events: Any, stores: list[tuple[str, SessionStore]
     from agentrig.session import SessionLineage
 
     def lineage_of(log: Any) -> SessionLineage | None:
-        return next((e.data for e in log if isinstance(e.data, SessionLineage)), None)
+        # the last one: a handed-off session's log starts with a copy of its parent's
+        found = [e.data for e in log if isinstance(e.data, SessionLineage)]
+        return found[-1] if found else None
 
     lines: list[str] = []
     own = lineage_of(events)
-    if own is not None and own.origin == "delegated":
+    if own is not None and own.origin in ("delegated", "handoff"):
+        how = "delegated by" if own.origin == "delegated" else "handed the conversation by"
         lines.append(
-            f"delegated by agent {own.parent_agent} (session {own.parent_session}) as "
+            f"{how} agent {own.parent_agent} (session {own.parent_session}) as "
             f"{own.configured_as}, depth {own.depth}"
         )
     children: list[str] = []
@@ -317,7 +320,8 @@ async def _tree(session: str, events: Any, stores: list[tuple[str, SessionStore]
                 continue
             lineage = lineage_of((await store.load(other)).events)
             if lineage is not None and lineage.parent_session == session:
-                children.append(f"  {other}  {lineage.configured_as} ({store_id})")
+                mode = " handoff" if lineage.origin == "handoff" else ""
+                children.append(f"  {other}  {lineage.configured_as}{mode} ({store_id})")
     if children:
         lines.append(f"sub-agent sessions ({len(children)}):")
         lines.extend(sorted(children))

@@ -171,6 +171,9 @@ class AgentConfig(_Strict):
     tools: Seq[str] = ()  # tool ids, toolset names, code references
     #: configured agents this one may delegate to: each is offered as a ``delegate_<id>`` tool
     subagents: Seq[AgentId] = ()
+    #: configured agents this one may hand the conversation to: each is offered as a
+    #: ``transfer_to_<id>`` tool; the one called answers the rest of the run
+    handoffs: Seq[AgentId] = ()
     max_rounds: int = Field(default=25, ge=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None

@@ -29,40 +29,58 @@ __all__ = ["construct_shared", "install"]
 
 _M = TypeVar("_M", bound=BaseModel)
 
-# (class, the names given, in the caller's order) -> the fields-set every instance built from
-# those names shares (a frozen class), or ``None`` (a non-frozen one: a set of its own each).
-# A class is built from a few such lists, so this is one lookup instead of set algebra per
-# call.  Keyed by the class itself, held strongly: an entry cannot outlive what it describes.
-_SHARED: dict[tuple[type[BaseModel], tuple[str, ...]], set[str] | None] = {}
-_SHARED_MAX = 1024  # name lists remembered (cleared when full: a bound, not an eviction policy)
+# (class, the names given, in the caller's order) -> the fields-set of the instances built from
+# those names (``None``: model_construct's own), whether each instance needs a copy of it (a
+# non-frozen class: it may change), and the class's plain defaults.  A class is built from a
+# few such lists, so this is one lookup instead of set algebra per call.  Keyed by the class
+# itself, held strongly: an entry cannot outlive what it describes.
+_Plan = tuple[set[str] | None, bool, dict[str, Any]]
+_PLANS: dict[tuple[type[BaseModel], tuple[str, ...]], _Plan] = {}
+_PLANS_MAX = 1024  # name lists remembered (cleared when full: a bound, not an eviction policy)
 
 
 def construct_shared(cls: type[_M], values: dict[str, Any]) -> _M:
     """``cls.model_construct(**values)``, with a frozen class's fields-set shared.
 
     The caller vouches for the types; the fields set are the given names that are fields of
-    ``cls``, as ``model_construct`` sets them.
+    ``cls``, as ``model_construct`` sets them.  Defaults that are plain immutable values are
+    passed along with ``values`` (``model_construct`` would fetch each through the field's
+    ``get_default``); they are shared, as pydantic shares them, and not in the fields set.
     """
     key = (cls, tuple(values))
     try:
-        shared = _SHARED[key]
+        fields_set, copy, defaults = _PLANS[key]
     except KeyError:
-        shared = _shared_set(cls, key[1])
-        if len(_SHARED) >= _SHARED_MAX:
-            _SHARED.clear()
-        _SHARED[key] = shared
-    return cls.model_construct(shared, **values)
+        fields_set, copy, defaults = plan = _plan(cls, key[1])
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    if defaults:
+        values = {**defaults, **values}
+    return cls.model_construct(
+        set(fields_set) if copy and fields_set is not None else fields_set, **values
+    )
 
 
-def _shared_set(cls: type[BaseModel], names: tuple[str, ...]) -> set[str] | None:
-    if not cls.model_config.get("frozen"):
-        return None
+def _plan(cls: type[BaseModel], names: tuple[str, ...]) -> _Plan:
     fields = cls.model_fields
-    if any(
-        field.alias is not None or field.validation_alias is not None for field in fields.values()
-    ):
-        return None  # model_construct resolves aliases itself: leave the set to it
-    return {name for name in names if name in fields}
+    if any(f.alias is not None or f.validation_alias is not None for f in fields.values()):
+        return None, False, {}  # model_construct resolves aliases itself: leave it all to it
+    defaults = {
+        name: field.default
+        for name, field in fields.items()
+        if name not in names and field.default_factory is None and _immutable(field.default)
+    }
+    given = {name for name in names if name in fields}
+    return given, not cls.model_config.get("frozen"), defaults
+
+
+def _immutable(value: object) -> bool:
+    if value is None or isinstance(value, str | bytes | int | float | bool):
+        return True
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(item) for item in value)
+    return False  # no default (PydanticUndefined), or one pydantic would copy
 
 
 def install() -> None:

@@ -229,10 +229,11 @@ class Notice(SessionEventData):
 class SessionLineage(SessionEventData):
     """Where the session comes from: ``delegated`` sessions name the parent agent and session
     that delegated to them and how deep in the chain they are; ``forked`` ones the session
-    whose log they copied up to ``fork_point`` (its ``seq``)."""
+    whose log they copied up to ``fork_point`` (its ``seq``); ``handoff`` ones both: the agent
+    that handed the conversation over, and the copy of its log they continue."""
 
     type: Literal["session/lineage"] = "session/lineage"
-    origin: Literal["created", "delegated", "forked"]
+    origin: Literal["created", "delegated", "forked", "handoff"]
     parent_agent: str | None = None
     parent_session: str | None = None
     depth: int = Field(default=0, ge=0)

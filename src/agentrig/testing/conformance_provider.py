@@ -34,7 +34,18 @@ what a caller can observe through the :class:`~agentrig.llm.Provider` port:
 Optional hooks: :meth:`ProviderConformance.wire_requests` (the JSON bodies the provider sent
 -- enables the "on the wire" and "before any network activity" checks) and
 :meth:`ProviderConformance.stream_closed` (whether the cancelled stream's response body was
-closed).  Build providers with retries disabled: the suite checks the error mapping, not the
+closed).
+
+Served mode: a plugin that implements :meth:`ProviderConformance.wire_reply` (the vendor's
+answer to one request, as a :class:`~agentrig.testing.MockReply`) lets the suite serve the
+scenarios itself, over a real loopback server, as a model API does: with the media type of
+the stream (``text/event-stream; charset=utf-8`` or ``application/x-ndjson``, or the reply's
+own), chunked transfer encoding, the stream cut into writes of :data:`SERVED_SPLIT` bytes
+that cross event, line and UTF-8 character boundaries, and a ``: keep-alive`` comment before
+every server-sent event.  ``make_provider`` then points the provider at :attr:`base_url`;
+the wire and closing hooks are answered from what the server saw.
+
+Build providers with retries disabled: the suite checks the error mapping, not the
 retry policy, and :data:`RETRY_AFTER` would otherwise make it slow.
 
 The async tests carry ``pytest.mark.anyio``; they run on whatever ``anyio_backend`` the
@@ -45,7 +56,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar
 
@@ -79,12 +90,14 @@ from agentrig.llm import (
     UserMessage,
 )
 from agentrig.testing._diff import mismatch
+from agentrig.testing.mock_provider_server import MockProviderServer, MockReply, MockRequest
 
 __all__ = [
     "ABORT_DEADLINE",
     "ERROR_EXPECTATIONS",
     "RETRY_AFTER",
     "SCHEMA",
+    "SERVED_SPLIT",
     "SLOW_FIRST_DELTA",
     "STOP_DEADLINE",
     "TEXT",
@@ -171,6 +184,11 @@ STOP_DEADLINE = 2.0
 """Seconds after which a stream still running after its cancel fails as "did not stop"."""
 
 _CANCEL_DELAY = 0.05
+
+SERVED_SPLIT = 5
+"""In served mode, the bytes of each network write of a stream."""
+
+_SLOW_HOLD = 30.0  # a served SLOW_STREAM is held open this long at most (the test ends first)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -291,6 +309,10 @@ class ProviderConformance:
     model: ClassVar[str] = "conformance-model"
     capability_models: ClassVar[tuple[str, ...]] = ()
 
+    base_url: str = ""
+    """In served mode: the URL of the server answering the scenario of the provider that
+    :meth:`make_provider` is building (``http://127.0.0.1:PORT``)."""
+
     # ---- hooks -----------------------------------------------------------------------------
 
     def make_provider(self, scenario: Scenario) -> Provider:
@@ -299,26 +321,76 @@ class ProviderConformance:
             f"{type(self).__name__} must implement make_provider(scenario) -> Provider"
         )
 
+    def wire_reply(self, scenario: Scenario, request: MockRequest) -> MockReply:
+        """Served mode (optional): the vendor's answer to ``request`` in ``scenario``.
+
+        Implement it and the suite serves every scenario itself (see the module); the
+        provider :meth:`make_provider` builds must then talk to :attr:`base_url` (with
+        ``allow_private_base_url``).  A stream is the reply's ``events`` in its
+        ``stream_format``; for ``SLOW_STREAM`` give the first delta's events -- the suite
+        holds the stream open after them.
+        """
+        raise NotImplementedError
+
     def wire_requests(self) -> Sequence[Mapping[str, Any]] | None:
         """The request bodies sent by the providers this test built, in order.
 
         ``None`` (the default) means the plugin cannot tell; the checks that need the wire
-        then check only what the caller sees.
+        then check only what the caller sees.  In served mode: the bodies the server got.
         """
-        return None
+        if not self.__serves():
+            return None
+        return [r.body for server in self.__servers() for r in server.requests]
 
     def stream_closed(self) -> bool | None:
         """After a ``SLOW_STREAM`` was cancelled: was its response body closed?
 
-        ``None`` (the default) means the plugin cannot tell.
+        ``None`` (the default) means the plugin cannot tell.  In served mode: whether the
+        client hung up on the held stream (waited for at most :data:`STOP_DEADLINE`).
         """
-        return None
+        if not self.__serves():
+            return None
+        deadline = time.monotonic() + STOP_DEADLINE
+        while time.monotonic() < deadline:  # the server's thread notices the hang-up
+            if any(server.abandoned for server in self.__servers()):
+                return True
+            time.sleep(0.01)
+        return False
 
     # ---- plumbing --------------------------------------------------------------------------
+
+    def __serves(self) -> bool:
+        return type(self).wire_reply is not ProviderConformance.wire_reply
+
+    def __servers(self) -> list[MockProviderServer]:
+        servers: list[MockProviderServer] | None = self.__dict__.get("_ProviderConformance_served")
+        if servers is None:
+            servers = self.__dict__["_ProviderConformance_served"] = []
+        return servers
+
+    @pytest.fixture(autouse=True)
+    def __close_servers(self) -> Iterator[None]:
+        """Served mode: the test's servers stop when the test ends."""
+        yield
+        for server in self.__servers():
+            server.close()
+
+    def __serve(self, scenario: Scenario) -> None:
+        def answer(request: MockRequest) -> MockReply:
+            reply = self.wire_reply(scenario, request)
+            if scenario is Scenario.SLOW_STREAM and reply.events is not None:
+                reply = attrs.evolve(reply, hold_open=max(reply.hold_open, _SLOW_HOLD))
+            return reply
+
+        server = MockProviderServer(answer, split=SERVED_SPLIT, keep_alives=True).start()
+        self.__servers().append(server)
+        self.base_url = server.url
 
     @asynccontextmanager
     async def provider(self, scenario: Scenario) -> AsyncIterator[Provider]:
         """Build a provider for ``scenario`` and close it afterwards."""
+        if self.__serves():
+            self.__serve(scenario)
         built = self.make_provider(scenario)
         assert isinstance(built, Provider), (
             f"make_provider returned {type(built).__name__}, which does not implement the "

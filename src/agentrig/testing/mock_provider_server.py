@@ -9,12 +9,23 @@ restarts see the same conversation.  Every request is kept in :attr:`MockProvide
 The server runs in a thread of the test process (``with MockProviderServer(answer) as
 server:``); the provider talks to it over a real socket, through the runtime's HTTP client
 and egress policy (the provider's options need ``allow_private_base_url = true``).
+
+It answers as model APIs do: HTTP/1.1 on a kept-alive connection, a JSON body as
+``application/json; charset=utf-8`` with its length, a stream with chunked transfer encoding
+as ``text/event-stream; charset=utf-8`` (server-sent events) or ``application/x-ndjson``
+(one JSON object per line) -- a reply's own ``content-type`` header wins.  Two options make
+the stream harder, as networks and proxies do: ``split`` sends it in writes of that many
+bytes, cutting across events, lines and UTF-8 characters; ``keep_alives`` puts an SSE comment
+line (``: keep-alive``) before the first event and between events.
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -52,15 +63,31 @@ class MockReply:
 
 
 class MockProviderServer:
-    """``answer(request) -> MockReply`` served on ``127.0.0.1`` (a free port); see the module."""
+    """``answer(request) -> MockReply`` served on ``127.0.0.1`` (a free port); see the module.
 
-    def __init__(self, answer: Callable[[MockRequest], MockReply]) -> None:
+    :attr:`requests` are the requests received; :attr:`abandoned` counts the streams whose
+    client closed the connection while the server was holding them open (``hold_open``).
+    """
+
+    def __init__(
+        self,
+        answer: Callable[[MockRequest], MockReply],
+        *,
+        split: int | None = None,
+        keep_alives: bool = False,
+    ) -> None:
+        if split is not None and split < 1:
+            raise ValueError(f"split must be 1 or more bytes, not {split}")
         self.answer = answer
+        self.split = split
+        self.keep_alives = keep_alives
         self.requests: list[MockRequest] = []
+        self.abandoned = 0
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
+        self._server.block_on_close = False  # a kept-alive connection does not hold close()
         self._thread: threading.Thread | None = None
 
     @property
@@ -102,11 +129,50 @@ class MockProviderServer:
             self.requests.append(request)
         return self.answer(request)
 
+    def _abandoned(self) -> None:
+        with self._lock:
+            self.abandoned += 1
+
+
+_CONTENT_TYPES = {"sse": "text/event-stream; charset=utf-8", "ndjson": "application/x-ndjson"}
+
+
+def _stream_bytes(reply: MockReply, keep_alives: bool) -> bytes:
+    ndjson = reply.stream_format == "ndjson"
+    out = bytearray()
+    for event in reply.events or ():
+        if keep_alives and not ndjson:
+            out += b": keep-alive\n\n"
+        line = event if isinstance(event, str) else json.dumps(event, ensure_ascii=False)
+        out += (f"{line}\n" if ndjson else f"data: {line}\n\n").encode("utf-8")
+    return bytes(out)
+
+
+def _client_gone(connection: socket.socket, seconds: float, closed: threading.Event) -> bool:
+    """Wait up to ``seconds`` (or until the server closes); True when the client hung up."""
+    deadline = time.monotonic() + seconds
+    while not closed.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        readable, _, _ = select.select([connection], [], [], min(left, 0.05))
+        if readable:
+            try:
+                if not connection.recv(1, socket.MSG_PEEK):
+                    return True
+            except OSError:
+                return True
+    return False
+
 
 def _handler(server: MockProviderServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        # HTTP/1.0: the connection closes after each reply, which ends a stream's body
-        protocol_version = "HTTP/1.0"
+        protocol_version = "HTTP/1.1"  # kept-alive connections, chunked streams
+
+        def setup(self) -> None:
+            super().setup()
+            # each write its own packet: a split stream reaches the client in pieces
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_GET(self) -> None:
             self._serve()
@@ -126,26 +192,43 @@ def _handler(server: MockProviderServer) -> type[BaseHTTPRequestHandler]:
                 body = None
             headers = {k.lower(): v for k, v in self.headers.items()}
             reply = server._received(MockRequest(self.command, self.path, headers, body))
+            own = {k.lower(): v for k, v in reply.headers.items()}
             self.send_response(reply.status)
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             if reply.events is None:
                 payload = json.dumps(reply.body).encode("utf-8")
-                self.send_header("content-type", "application/json")
+                if "content-type" not in own:
+                    self.send_header("content-type", "application/json; charset=utf-8")
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
                 return
-            ndjson = reply.stream_format == "ndjson"
-            self.send_header(
-                "content-type", "application/x-ndjson" if ndjson else "text/event-stream"
-            )
+            if "content-type" not in own:
+                self.send_header("content-type", _CONTENT_TYPES[reply.stream_format])
+            self.send_header("transfer-encoding", "chunked")
+            self.send_header("cache-control", "no-cache")
             self.end_headers()
-            for event in reply.events:
-                line = event if isinstance(event, str) else json.dumps(event)
-                self.wfile.write((f"{line}\n" if ndjson else f"data: {line}\n\n").encode("utf-8"))
-                self.wfile.flush()
-            if reply.hold_open:
-                server._closed.wait(reply.hold_open)  # until then, or until the server closes
+            data = _stream_bytes(reply, server.keep_alives)
+            size = server.split or len(data) or 1
+            try:
+                for start in range(0, len(data), size):
+                    self._chunk(data[start : start + size])
+                    if server.split is not None:
+                        time.sleep(0.001)  # a separate network read for each piece
+                # held open: until then, the client's hang-up, or the server's close
+                if reply.hold_open and _client_gone(
+                    self.connection, reply.hold_open, server._closed
+                ):
+                    server._abandoned()
+                    self.close_connection = True
+                    return
+                self._chunk(b"")  # the last chunk: the stream ends
+            except OSError:  # the client went away mid-stream
+                self.close_connection = True
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
 
     return Handler

@@ -63,6 +63,9 @@ class _Common(_Strict):
     resident_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
+    #: show the server's descriptions, results and resources to the model without the label
+    #: that marks them as untrusted data (opt in for a server you control)
+    trust_content: bool = False
     #: progress notifications extend ``timeout``, up to this many seconds for one call
     max_call_time: float = Field(default=3600.0, gt=0)
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)

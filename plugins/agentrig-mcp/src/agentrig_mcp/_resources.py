@@ -12,7 +12,7 @@ import json
 from agentrig.tools import ToolContext, Toolset, tool
 from agentrig_mcp._errors import McpError
 from agentrig_mcp._service import client_of
-from agentrig_mcp._tools import block_text, truncate
+from agentrig_mcp._tools import block_text, truncate, untrusted_label
 
 __all__ = ["MCP_RESOURCE_TOOLS", "list_mcp_resources", "read_mcp_resource"]
 
@@ -48,13 +48,18 @@ async def list_mcp_resources(ctx: ToolContext, server: str | None = None) -> str
                     "description": resource.description,
                 }
             )
-    return json.dumps(listed, ensure_ascii=False)
+    text = json.dumps(listed, ensure_ascii=False)
+    servers = {str(entry["server"]) for entry in listed}
+    if all(client.connection(name).spec.trust_content for name in servers):
+        return text
+    return untrusted_label(", ".join(sorted(servers)), "resource listing") + text
 
 
 @tool(risk="inspect")
 async def read_mcp_resource(server: str, uri: str, ctx: ToolContext) -> str:
     """Read one resource of an MCP server by its URI."""
-    result = await client_of(ctx).read_resource(server, uri)
+    client = client_of(ctx)
+    result = await client.read_resource(server, uri)
     from mcp import types
 
     parts = []
@@ -63,7 +68,10 @@ async def read_mcp_resource(server: str, uri: str, ctx: ToolContext) -> str:
             parts.append(item.text)
         else:
             parts.append(block_text(types.EmbeddedResource(type="resource", resource=item)))
-    return truncate("\n".join(parts), _MAX_CHARS)
+    text = truncate("\n".join(parts), _MAX_CHARS)
+    if client.connection(server).spec.trust_content:
+        return text
+    return untrusted_label(server, f"resource {uri}") + text
 
 
 MCP_RESOURCE_TOOLS = Toolset((list_mcp_resources, read_mcp_resource))

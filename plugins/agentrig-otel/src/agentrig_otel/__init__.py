@@ -18,6 +18,7 @@ from agentrig.plugin import lazy_exports
 # name -> defining module, imported on first use (PEP 562): the autoloaded composition step
 # lives in this package, and an unconfigured install must not import the OpenTelemetry SDK
 _LAZY: dict[str, str] = {
+    "Drops": "agentrig_otel._drops",
     "OtelConfig": "agentrig_otel._config",
     "Pipeline": "agentrig_otel._setup",
     "Telemetry": "agentrig_otel._telemetry",
@@ -27,6 +28,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "Drops",
     "OtelConfig",
     "Pipeline",
     "Telemetry",
@@ -41,5 +43,6 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 if TYPE_CHECKING:
     from agentrig_otel._config import OtelConfig
+    from agentrig_otel._drops import Drops
     from agentrig_otel._setup import Pipeline, build_pipeline, exporting_pipeline
     from agentrig_otel._telemetry import Telemetry, redact

@@ -237,10 +237,10 @@ class Telemetry:
                 finish_reason(stop_reason) if stop_reason else None,
             )
         pending = self._pending_of(payload)
-        span = live.span if live is not None else None
-        if span is not None and not span.is_recording():
-            live.end()  # type: ignore[union-attr]  # sampled out: nothing to write
+        if live is not None and not live.span.is_recording():
+            live.end()  # sampled out: nothing to write
             return
+        span = live.span if live is not None else None
         if kind == "model_call":
             self._call(payload, span)
         elif kind == "tool_call":

@@ -27,7 +27,7 @@ from agentrig.llm import (
 )
 from agentrig_server._conversation import Conversation
 from agentrig_server._errors import ApiError
-from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextOut
+from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextOut, UsageOut
 from agentrig_server._runs import HistoryMessage, Prompt
 from agentrig_server._validate import (
     PartParser,
@@ -45,9 +45,10 @@ from agentrig_server._validate import (
     text_part,
 )
 
-__all__ = ["MessagesStream", "message_body", "parse_messages_request"]
+__all__ = ["MessagesStream", "message_body", "parse_count_request", "parse_messages_request"]
 
 _SUPPORTED = ("model", "messages", "max_tokens", "system", "stream", "temperature", "metadata")
+_COUNTED = ("model", "messages", "system")
 _TOOL_KEYS = ("tools", "tool_choice")
 _STOP = {"stop": "end_turn", "length": "max_tokens"}
 
@@ -73,14 +74,23 @@ def _source_block(block: Mapping[str, Any], at: str, kind: str) -> ContentBlock:
 
 def parse_messages_request(body: object) -> tuple[Prompt, bool]:
     """``(prompt, stream)`` from a request body, or a 400 naming the field."""
-    body = require_object(body, "body")
-    check_keys(body, "", _SUPPORTED, tools=_TOOL_KEYS)
+    return _parse(require_object(body, "body"), counting=False)
+
+
+def parse_count_request(body: object) -> Prompt:
+    """The prompt of ``POST /v1/messages/count_tokens`` (no ``max_tokens``, no stream)."""
+    prompt, _ = _parse(require_object(body, "body"), counting=True)
+    return prompt
+
+
+def _parse(body: Mapping[str, Any], *, counting: bool) -> tuple[Prompt, bool]:
+    check_keys(body, "", _COUNTED if counting else _SUPPORTED, tools=_TOOL_KEYS)
     model = require_str(body.get("model"), "model")
-    max_tokens = opt_int(body, "max_tokens")
-    if max_tokens is None:
+    max_tokens = None if counting else opt_int(body, "max_tokens")
+    if max_tokens is None and not counting:
         raise bad("max_tokens", "required")
-    temperature = opt_temperature(body, "temperature", 1.0)
-    stream = opt_bool(body, "stream")
+    temperature = None if counting else opt_temperature(body, "temperature", 1.0)
+    stream = False if counting else opt_bool(body, "stream")
     system = body.get("system")
     talk = Conversation([joined_text(system, "system")] if system is not None else [])
     for at, message in objects(body.get("messages"), "messages", empty=_NO_MESSAGES):
@@ -180,8 +190,10 @@ def _frame(event: str, data: dict[str, Any]) -> bytes:
 class MessagesStream:
     """Renders run events as Anthropic stream events (``message_start`` ... ``message_stop``)."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, estimate: int = 0) -> None:
         self._model = model
+        self._estimate = estimate
+        self._started = False
         self._open = False
         delta = {"type": "text_delta", "text": Template.hole()}
         self._text = Template(
@@ -191,6 +203,14 @@ class MessagesStream:
         )
 
     def start(self) -> list[bytes]:
+        # message_start waits for the first event: a provider that reports the input tokens
+        # before its answer (Anthropic's) gives the real number; otherwise the estimate
+        return []
+
+    def _message_start(self, input_tokens: int) -> list[bytes]:
+        if self._started:
+            return []
+        self._started = True
         message: dict[str, Any] = {
             "id": f"msg_{secrets.token_hex(12)}",
             "type": "message",
@@ -199,11 +219,16 @@ class MessagesStream:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
+            "usage": {"input_tokens": input_tokens, "output_tokens": 0},
         }
         return [_frame("message_start", {"type": "message_start", "message": message})]
 
     def event(self, event: RunEvent) -> list[bytes]:
+        if isinstance(event, UsageOut):
+            return self._message_start(event.usage.prompt)
+        return [*self._message_start(self._estimate), *self._event(event)]
+
+    def _event(self, event: RunEvent) -> list[bytes]:
         if isinstance(event, TextOut):
             frames = []
             if not self._open:

@@ -30,17 +30,25 @@ from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId
 from agentrig.llm import PROVIDERS, ProviderError, ReadinessCheck
 from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
-from agentrig_server._anthropic import MessagesStream, message_body, parse_messages_request
+from agentrig_server._anthropic import (
+    MessagesStream,
+    message_body,
+    parse_count_request,
+    parse_messages_request,
+)
 from agentrig_server._approvals import Approvals
 from agentrig_server._browser import BrowserGuard
 from agentrig_server._errors import ApiError, Dialect, error_response, internal_error
 from agentrig_server._events import Finished, RunEvent
 from agentrig_server._hooks import ServerHooks
 from agentrig_server._openai_chat import ChatStream, chat_completion, parse_chat_request
+from agentrig_server._request_id import RequestIdMiddleware
 from agentrig_server._responses import ResponseBuilder, parse_responses_request
 from agentrig_server._runs import ActiveRun, Prompt, RunService
 from agentrig_server._settings import ServerSettings, server_settings
+from agentrig_server._stored import StoredResponses
 from agentrig_server._streaming import EventStreamResponse, Renderer, run_to_end
+from agentrig_server._tokens import estimate_input_tokens
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
@@ -130,6 +138,7 @@ class ServerState:
         self.callers = Slots(settings.max_concurrent_per_key, "caller")
         self.runs = RunService(rt, settings)
         self.approvals = Approvals()
+        self.responses = StoredResponses(settings.max_stored_responses)
 
     def caller(self, request: Request) -> Caller:
         client = request.client.host if request.client is not None else "unknown"
@@ -292,6 +301,19 @@ _STATIC = {
 }
 
 
+def _model(name: str) -> dict[str, Any]:
+    """An exposed agent as a model object, in the shape both SDKs read."""
+    return {
+        "id": name,
+        "object": "model",
+        "created": 0,
+        "owned_by": "agentrig",
+        "type": "model",
+        "display_name": name,
+        "created_at": "1970-01-01T00:00:00Z",
+    }
+
+
 def _page_routes(page_token: str) -> list[Route]:
     """The chat page: three files shipped in the distribution (no build step, no CDN); the
     page carries this launch's token, which its API calls send back."""
@@ -329,9 +351,12 @@ _SUMMARIES = {
     "/health": "Liveness",
     "/ready": "Readiness, with each dependency's check",
     "/v1/models": "The exposed agents",
+    "/v1/models/{model_id}": "One exposed agent",
     "/v1/chat/completions": "OpenAI chat completions (plain and streamed)",
     "/v1/responses": "OpenAI Responses (plain and streamed; previous_response_id)",
+    "/v1/responses/{response_id}": "A stored response: read (GET) or delete (DELETE)",
     "/v1/messages": "Anthropic messages (plain and streamed)",
+    "/v1/messages/count_tokens": "Anthropic token count (an estimate; nothing runs)",
     "/v1/approvals": "Tool calls of your runs waiting for a person",
     "/v1/approvals/{approval_id}": "Answer a waiting call: allow or deny",
     "/v1/sessions": "Your kept conversations",
@@ -369,34 +394,36 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
             caller,
             prompt,
             stream,
-            lambda run: MessagesStream(prompt.model),
+            lambda run: MessagesStream(prompt.model, estimate_input_tokens(state.rt, prompt)),
             lambda _render, finished: message_body(finished),
         )
+
+    async def count_tokens(request: Request, caller: Caller, body: Any) -> Response:
+        prompt = parse_count_request(body)
+        state.runs.exposed(prompt.model)  # a 404 naming the known ones
+        return JSONResponse({"input_tokens": estimate_input_tokens(state.rt, prompt)})
 
     async def responses(request: Request, caller: Caller, body: Any) -> Response:
         prompt, stream, echo = parse_responses_request(body)
 
         def builder(run: ActiveRun) -> ResponseBuilder:
             session = run.session_id if run.served is not None else None
-            return ResponseBuilder(run.response_id, prompt.model, echo, session)
+            # the limit the run really has (clamped to the agent's max_output_tokens)
+            shown = {**echo, "max_output_tokens": run.agent.config.max_tokens}
+            keep = None
+            if echo["store"]:
+
+                def keep(body: dict[str, Any]) -> None:
+                    state.responses.keep(caller.identity, body)
+
+            return ResponseBuilder(run.response_id, prompt.model, shown, session, keep)
 
         return await _answer(
             state, request, caller, prompt, stream, builder, ResponseBuilder.final, events=True
         )
 
     async def models(request: Request, caller: Caller, body: None) -> Response:
-        data = [
-            {
-                "id": name,
-                "object": "model",
-                "created": 0,
-                "owned_by": "agentrig",
-                "type": "model",
-                "display_name": name,
-                "created_at": "1970-01-01T00:00:00Z",
-            }
-            for name in settings.agents
-        ]
+        data = [_model(name) for name in settings.agents]
         return JSONResponse(
             {
                 "object": "list",
@@ -406,6 +433,18 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
                 "last_id": data[-1]["id"] if data else None,
             }
         )
+
+    async def model(request: Request, caller: Caller, body: None) -> Response:
+        name = request.path_params["model_id"]
+        state.runs.exposed(name)  # a 404 naming the known ones
+        return JSONResponse(_model(name))
+
+    async def stored(request: Request, caller: Caller, body: None) -> Response:
+        response_id = request.path_params["response_id"]
+        if request.method == "DELETE":
+            state.responses.delete(response_id, caller.identity)
+            return JSONResponse({"id": response_id, "object": "response", "deleted": True})
+        return JSONResponse(state.responses.get(response_id, caller.identity))
 
     async def approvals(request: Request, caller: Caller, body: None) -> Response:
         pending = state.approvals.owned_by(caller.identity)
@@ -445,9 +484,16 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
         Route("/health", health, methods=["GET"]),
         get("/ready", ready),
         get("/v1/models", models),
+        get("/v1/models/{model_id}", model),
         post("/v1/chat/completions", chat),
         post("/v1/responses", responses),
+        Route(
+            "/v1/responses/{response_id}",
+            _guarded(state, "openai", stored, with_body=False),
+            methods=["GET", "DELETE"],
+        ),
         post("/v1/messages", messages, "anthropic"),
+        post("/v1/messages/count_tokens", count_tokens, "anthropic"),
         get("/v1/approvals", approvals),
         post("/v1/approvals/{approval_id}", answer),
         get("/v1/sessions", sessions),
@@ -466,6 +512,7 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(RequestIdMiddleware),  # outermost: refusals carry the id too
             Middleware(BrowserGuard, settings=settings, page_token=page_token),
             *_cors(settings),
         ],

@@ -21,6 +21,7 @@ __all__ = [
     "TextOut",
     "ToolCallOut",
     "ToolResultOut",
+    "UsageOut",
 ]
 
 FinishReason: TypeAlias = Literal["stop", "length"]
@@ -63,6 +64,14 @@ class ApprovalRequested:
 
 
 @attrs.frozen(slots=True)
+class UsageOut:
+    """The model reported its token use so far (a provider may report a call's input tokens
+    before its answer, as Anthropic's does)."""
+
+    usage: Usage
+
+
+@attrs.frozen(slots=True)
 class Finished:
     """The run ended: ``"length"`` when it was cut short (a budget, a limit, a cancel)."""
 
@@ -72,4 +81,6 @@ class Finished:
     model: str
 
 
-RunEvent: TypeAlias = TextOut | ToolCallOut | ToolResultOut | ApprovalRequested | Finished
+RunEvent: TypeAlias = (
+    TextOut | ToolCallOut | ToolResultOut | ApprovalRequested | UsageOut | Finished
+)

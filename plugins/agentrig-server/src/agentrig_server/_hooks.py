@@ -1,4 +1,5 @@
-"""The server's lifecycle listener: the token budget before each model call, and approvals.
+"""The server's lifecycle listener: the token budget before each model call (and after a
+compaction's summary call), and approvals.
 
 Registered on the runtime by :func:`~agentrig_server.create_app`.  It acts only on agents the
 server is running a request for; every other agent of the runtime is left alone (its
@@ -12,7 +13,12 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 import agentrig
-from agentrig.kernel import PermissionQuestion, RequestConfig
+from agentrig.kernel import (
+    CompactionPlan,
+    CompactionRequest,
+    PermissionQuestion,
+    RequestConfig,
+)
 from agentrig.permissions import Approval
 from agentrig_server._approvals import Approvals
 from agentrig_server._errors import ApiError
@@ -37,6 +43,19 @@ class ServerHooks:
         if run is not None:
             run.check_token_budget()  # spent: the signal is cancelled, no request goes out
         return await next(payload)
+
+    @agentrig.hookimpl
+    async def compaction(
+        self,
+        payload: CompactionRequest,
+        next: Callable[[CompactionRequest], Awaitable[CompactionPlan | None]],
+    ) -> CompactionPlan | None:
+        plan = await next(payload)
+        run = self.runs.active_run(payload.agent.id)
+        if run is not None and plan is not None and plan.usage is not None:
+            # the summary call spent tokens of the run's budget before its round is sent
+            run.check_token_budget(plan.usage.total)
+        return plan
 
     @agentrig.hookimpl
     async def permission_approver(self, payload: PermissionQuestion) -> Approval | None:

@@ -92,6 +92,8 @@ def parse_chat_request(body: object) -> tuple[Prompt, bool, bool]:
     options = body.get("stream_options")
     include_usage = False
     if options is not None:
+        if not stream:  # as OpenAI answers: the options have no stream to apply to
+            raise bad("stream_options", "only allowed when 'stream' is true")
         options = require_object(options, "stream_options")
         check_keys(options, "stream_options.", ("include_usage",))
         include_usage = opt_bool(options, "include_usage")

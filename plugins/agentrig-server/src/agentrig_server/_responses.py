@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentrig.llm import (
@@ -35,6 +35,7 @@ from agentrig_server._events import (
     TextOut,
     ToolCallOut,
     ToolResultOut,
+    UsageOut,
 )
 from agentrig_server._runs import STEP_SEPARATOR, Prompt
 from agentrig_server._validate import (
@@ -199,8 +200,10 @@ class ResponseBuilder:
         model: str,
         echo: Mapping[str, Any],
         session_id: str | None = None,
+        keep: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.response_id = response_id
+        self._keep = keep
         self.session_id = session_id
         self.model = model
         self.echo = dict(echo)
@@ -218,6 +221,13 @@ class ResponseBuilder:
         return self.response("incomplete" if finished.finish == "length" else "completed", finished)
 
     def response(self, status: str, finished: Finished | None = None) -> dict[str, Any]:
+        """The response object; a finished one is handed to ``keep`` (stored responses)."""
+        body = self._body(status, finished)
+        if finished is not None and self._keep is not None:
+            self._keep(body)
+        return body
+
+    def _body(self, status: str, finished: Finished | None) -> dict[str, Any]:
         incomplete = {"reason": "max_output_tokens"} if status == "incomplete" else None
         return {
             "id": self.response_id,
@@ -331,6 +341,8 @@ class ResponseBuilder:
                 self._event("response.output_item.added", output_index=index, item=approval),
                 self._event("response.output_item.done", output_index=index, item=approval),
             ]
+        if isinstance(event, UsageOut):
+            return []  # the response's usage is the run's, at its end
         if isinstance(event, Finished):
             frames = self._close_message()
             status = "incomplete" if event.finish == "length" else "completed"

@@ -34,11 +34,13 @@ from agentrig.llm import (
     ToolCallStart,
     ToolMessage,
     ToolResultChunk,
+    UsageChunk,
     UserMessage,
     parse_tool_arguments,
 )
 from agentrig.session import (
     AssistantMessageEvent,
+    ContextCompacted,
     SessionEvent,
     ToolResultEvent,
     UserMessageEvent,
@@ -51,6 +53,7 @@ from agentrig_server._events import (
     TextOut,
     ToolCallOut,
     ToolResultOut,
+    UsageOut,
 )
 from agentrig_server._sessions import ServedSession, Sessions
 from agentrig_server._settings import ExposedAgent, ServerSettings
@@ -236,6 +239,8 @@ class ActiveRun:
         self._start = 0
         self._emit: Emit | None = None
         self._closed = False
+        #: agents the run handed the conversation to (``handoffs``): disposed with the run
+        self._handoffs: list[AgentId] = []
         #: the W3C trace context the request came with (``traceparent``, ``tracestate``)
         self.inbound_trace: dict[str, str] = {}
 
@@ -248,13 +253,16 @@ class ActiveRun:
         if self._emit is not None:
             await self._emit(event)
 
-    def check_token_budget(self) -> None:
-        """Before a model call: stop the run once its calls so far used the token budget."""
-        used = 0
+    def check_token_budget(self, pending: int = 0) -> None:
+        """Before a model call: stop the run once its calls so far (and ``pending`` tokens
+        not logged yet) used the token budget."""
+        used = pending
         for event in self.agent.session.events[self._start :]:
             data = event.data
             if isinstance(data, AssistantMessageEvent) and data.message.usage is not None:
                 used += data.message.usage.total
+            elif isinstance(data, ContextCompacted) and data.usage is not None:
+                used += data.usage.total  # a compaction's summary call is the run's too
         for child in self.agent.delegations.finished:  # sub-agents the run delegated to
             total = child.total_usage
             used += total.total if total is not None else 0
@@ -299,10 +307,16 @@ class ActiveRun:
         try:
             if stream:
                 result = await self._streamed(emit, state)
+                if result is not None:
+                    for _streamed_already in self._handed_over(result):
+                        pass  # their words came through the stream; they are disposed
             else:
                 result = await self.agent.run(self.prompt.message, signal=self.signal)
                 for event in _session_events(self.agent.session.events[self._start :], state):
                     await emit(event)
+                for taken in self._handed_over(result):  # the agents that took over answer
+                    for event in _session_events(taken, state):
+                        await emit(event)
         except Exception as exc:
             if self.refusal is not None:
                 raise self.refusal from None
@@ -354,9 +368,23 @@ class ActiveRun:
             return
         self._closed = True
         self.service._model_slots[self.prompt.model].release(self.prompt.model)
-        if self.served is None:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            for taken in self._handoffs:
+                await self.service.rt.agents.dispose(taken, cancel_running=True)
+            if self.served is None:
                 await self.service.rt.agents.dispose(self.agent.id, cancel_running=True)
+
+    def _handed_over(self, result: RunResult[Any]) -> Iterator[Sequence[SessionEvent]]:
+        """The events each agent the run handed the conversation to wrote after it took
+        over (it is disposed with the run)."""
+        record = result.invocation.handoff
+        while record is not None:
+            agent = self.service.rt.agents.get(record.agent_id)
+            if agent is not None:
+                self._handoffs.append(agent.id)
+                point = agent.lineage.fork_point or 0
+                yield [event for event in agent.session.events if event.seq > point]
+            record = record.handoff
 
 
 @attrs.define(slots=True)
@@ -422,6 +450,8 @@ async def _translate(
             state.end_step(chunk.stop_reason)
         elif isinstance(chunk, ToolResultChunk):
             yield ToolResultOut(chunk.call_id, chunk.name, chunk.status, chunk.text)
+        elif isinstance(chunk, UsageChunk):
+            yield UsageOut(chunk.usage)
 
 
 async def _aclose(chunks: AsyncIterator[Any]) -> None:

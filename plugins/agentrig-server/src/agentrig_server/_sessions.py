@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ServedSession", "Sessions"]
 
+SUMMARY_SOURCE = "compaction-summary"
+"""The ``source`` of the message a compaction put in place of the turns it summarised."""
+
 
 @attrs.define(slots=True, eq=False)
 class ServedSession:
@@ -52,10 +55,14 @@ class ServedSession:
 
     def transcript(self) -> list[dict[str, Any]]:
         """The conversation as the chat page shows it: user and assistant text, tool calls
-        with their results."""
+        with their results; once compacted, the summary (``role: summary``) in place of the
+        turns it replaced -- what the model sees from then on."""
         out: list[dict[str, Any]] = []
         for message in self.agent.session.derive_messages():
-            if isinstance(message, UserMessage):
+            if isinstance(message, UserMessage) and message.source == SUMMARY_SOURCE:
+                # the conversation was compacted: what came before is this summary now
+                out.append({"role": "summary", "text": message.text})
+            elif isinstance(message, UserMessage):
                 out.append({"role": "user", "text": message.text})
             elif isinstance(message, AssistantMessage):
                 calls = [

@@ -79,6 +79,8 @@ class ServerSettings(_Strict):
     max_concurrent_per_key: int = Field(default=16, ge=1, le=100_000)
     #: Conversations kept for ``previous_response_id`` and the chat page (oldest dropped).
     max_sessions: int = Field(default=1000, ge=1, le=10**7)
+    #: Finished Responses kept for ``GET``/``DELETE /v1/responses/{id}`` (oldest dropped).
+    max_stored_responses: int = Field(default=1000, ge=1, le=10**7)
     #: Seconds ``GET /ready`` gives each dependency check.
     ready_timeout: float = Field(default=5.0, gt=0, le=600)
     #: Seconds a client has to send a request's head (request line and headers); a slower

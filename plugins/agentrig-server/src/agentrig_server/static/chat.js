@@ -112,6 +112,7 @@ async function openSession(id) {
   let current = null;
   for (const message of body.messages) {
     if (message.role === "user") { add("user", message.text); current = null; }
+    else if (message.role === "summary") { add("summary", message.text); current = null; }
     else if (message.role === "assistant") {
       current = current || add("assistant", "");
       if (message.text) current.appendChild(document.createTextNode(message.text));
