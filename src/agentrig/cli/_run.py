@@ -390,11 +390,13 @@ def warn_unloaded_listeners(rt: Runtime, command: str, err: IO[str]) -> None:
 
 def report_hooks(result: RunResult[Any], err: IO[str]) -> None:
     """What the run's hooks said to the user (``systemMessage`` ...) and why it stopped early
-    (a hook's ``stopReason``): one stderr line each, never mixed into the answer."""
+    (a hook's ``stopReason``, ``[timeout]`` for its deadline): one stderr line each, never
+    mixed into the answer."""
     for notice in result.invocation.notices:
         err.write(f"[hook] {short(notice, 500)}\n")
     if result.invocation.stop_reason:
-        err.write(f"[stopped] {result.invocation.stop_reason}\n")
+        label = "timeout" if result.timed_out else "stopped"
+        err.write(f"[{label}] {result.invocation.stop_reason}\n")
     err.flush()
 
 
