@@ -72,6 +72,9 @@ class _Common(_Strict):
     trust_content: bool = False
     #: progress notifications extend ``timeout``, up to this many seconds for one call
     max_call_time: float = Field(default=3600.0, gt=0)
+    #: directories the server may work in, told to it as MCP roots (relative to the config's
+    #: directory); unset: the config's directory; ``[]``: no roots are offered
+    roots: Annotated[tuple[str, ...] | None, Field(strict=False)] = None
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
     restart_backoff: float = Field(default=0.5, ge=0)
     #: a tool description longer than this is cut (with a note saying so)
