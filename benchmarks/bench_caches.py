@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_per_call_ns, emit, gc_paused
 
 import agentrig
-from agentrig.builtins.gate import tool_permissions
+from agentrig.builtins._gate import tool_permissions
 from agentrig.host import resolve_path
 from agentrig.kernel import _merge, dispatch
 from agentrig.kernel._listeners import listener_problems

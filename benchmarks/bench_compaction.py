@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import compare, gc_paused
 
 from agentrig.agent import Agent
-from agentrig.builtins.scripted import ScriptedProvider
 from agentrig.kernel import open_runtime
+from agentrig.testing import ScriptedProvider
 
 AGENT = {"provider": "p", "model": "bench-model"}
 CONFIG = {

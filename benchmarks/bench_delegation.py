@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import compare, gc_paused
 
 from agentrig.agent import Agent
-from agentrig.builtins.scripted import ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.kernel import Runtime, open_runtime
+from agentrig.testing import ScriptedProvider
 
 CONFIG = {
     "providers": {"p": {"kind": "scripted"}},

@@ -40,9 +40,9 @@ from agentrig_dbos import DURABLE
 from bench_loop import MODEL, NOOP, K, _memory, run_replies
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.journal import SqliteJournal, journaled_runtime
 from agentrig.llm import ModelRequest
+from agentrig.testing import Reply, ScriptedCall, ScriptedProvider
 
 TARGET = 3.0
 

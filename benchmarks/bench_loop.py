@@ -60,9 +60,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.llm import AssistantMessage, TextBlock, UserMessage
 from agentrig.session import AssistantMessageEvent, UserMessageEvent
+from agentrig.testing import Reply, ScriptedCall, ScriptedProvider
 from agentrig.tools import tool
 
 K = 5  # tool rounds per run

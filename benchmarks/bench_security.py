@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import best_per_call_ns, emit, gc_paused, median
 
-from agentrig.builtins.jsonl_store import JsonlSessionStore
+from agentrig.builtins._jsonl_store import JsonlSessionStore
 from agentrig.host import EgressPolicy, check_url, egress_client
 from agentrig.llm import AssistantMessage, TextBlock, UserMessage
 from agentrig.session import (

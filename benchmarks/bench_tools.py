@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_per_call_ns, compare, emit, gc_paused
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.permissions import (
     PermissionArg,
     PermissionCall,
@@ -40,6 +39,7 @@ from agentrig.permissions import (
     ToolPermissions,
     evaluate_permission,
 )
+from agentrig.testing import Reply, ScriptedCall, ScriptedProvider
 from agentrig.tools import tool
 
 
@@ -165,7 +165,7 @@ async def bench_parallel_tools(repeats: int) -> None:
 
 async def bench_command_hook(runs: int) -> None:
     try:
-        from agentrig.builtins.hook_command import factory
+        from agentrig.builtins._hook_command import factory
         from agentrig.hooks import HookEvent
     except ImportError:
         print('{"name": "command hook round trip", "skipped": "command strategy not installed"}')

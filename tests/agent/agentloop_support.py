@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from agentrig.agent import Agent
-from agentrig.builtins.scripted import Reply, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, Runtime
 from agentrig.llm import (

@@ -13,7 +13,7 @@ import pytest
 from agentloop_support import EnvFactory, check_invariant, events
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.llm import ToolMessage
 from agentrig.tools import tool

@@ -22,7 +22,7 @@ from agentloop_support import (
 
 import agentrig
 from agentrig import AbortError, CancelSignal, is_abort
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.llm import AssistantMessage, TextDelta
 from agentrig.session import INTERRUPTED_NOTE
 from agentrig.tools import ToolContext, tool

@@ -13,7 +13,7 @@ from agentloop_support import EnvFactory, WatchedProvider, check_invariant, even
 
 import agentrig
 from agentrig.agent import ContextWindowError
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.ids import SessionId

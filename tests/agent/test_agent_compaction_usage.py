@@ -11,7 +11,7 @@ import anyio
 import pytest
 from agentloop_support import EnvFactory, WatchedProvider, events
 
-from agentrig.builtins.scripted import Reply
+from agentrig.builtins._scripted import Reply
 from agentrig.cancel import CancelSignal
 from agentrig.llm import (
     AssistantMessage,

@@ -7,7 +7,7 @@ import pytest
 from agentloop_support import EnvFactory, events
 
 from agentrig.agent import ContextUsage, ContextWindowError, measure_context
-from agentrig.builtins.scripted import Reply
+from agentrig.builtins._scripted import Reply
 from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, ModelInfo, TextBlock, Usage, UserMessage
 from agentrig.session import AssistantMessageEvent, ContextCompacted, Session, UserMessageEvent

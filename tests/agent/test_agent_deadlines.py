@@ -1,6 +1,6 @@
-"""Deadlines: a run-level deadline ends the run ``interrupted`` with its reason; a per-tool
-timeout gives the model an error result and the run goes on; the caller's own cancellation
-still propagates.
+"""Deadlines: a run-level deadline ends the run ``timeout`` (its own outcome, not
+``interrupted``) with its reason; a per-tool timeout gives the model an error result and the
+run goes on; the caller's own cancellation still propagates and ends the run ``interrupted``.
 
 The waits here never end on their own (a reply that never arrives, a tool that never
 returns), so what ends them is the deadline under test; nothing is judged by elapsed time.
@@ -14,10 +14,11 @@ from typing import Any
 import anyio
 import pytest
 from agentloop_support import EnvFactory, check_invariant, events
+from pydantic import BaseModel
 
 from agentrig import CancelSignal
 from agentrig.agent import DeadlineExceededError
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.errors import AgentrigError, ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel import load_config
@@ -53,16 +54,18 @@ async def slow() -> str:
 # ---- the run-level deadline ---------------------------------------------------------------------
 
 
-async def test_a_per_call_deadline_ends_the_run_interrupted_with_the_reason(
+async def test_a_per_call_deadline_ends_the_run_as_timeout_with_the_reason(
     env: EnvFactory,
 ) -> None:
     async with env([NEVER]) as e:
         result = await e.agent.run("hi", deadline=0.05)
-        assert result.interrupted
+        assert result.invocation.outcome == "timeout"
+        assert result.timed_out
+        assert not result.interrupted  # no caller cancelled it
         reason = "the run passed its deadline of 0.05s"
         assert result.invocation.stop_reason == reason
         end = events(e.agent, "turn/end")[-1]
-        assert end.reason == "interrupted"
+        assert end.reason == "timeout"
         assert end.detail == reason
         assert events(e.agent, "assistant/message")[-1].message.interrupted is True
         assert e.agent.status == "idle"
@@ -75,8 +78,9 @@ async def test_the_config_deadline_reaches_a_running_tool_through_its_signal(
     script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("hang"),)), "unused"]
     async with env(script, tools=[hang], deadline="50ms") as e:
         result = await e.agent.run("go")
-        assert result.interrupted
+        assert result.timed_out
         assert result.invocation.stop_reason == "the run passed its deadline of 0.05s"
+        assert events(e.agent, "turn/end")[-1].reason == "timeout"
         (tool_result,) = events(e.agent, "tool/result")
         assert tool_result.message.text == "stopped: the run passed its deadline of 0.05s"
         check_invariant(e.agent)
@@ -87,7 +91,7 @@ async def test_a_streamed_run_takes_a_deadline_too(env: EnvFactory) -> None:
         stream = e.agent.stream("hi", deadline="50ms")
         async for _chunk in stream:
             pass
-        assert stream.result.interrupted
+        assert stream.result.invocation.outcome == "timeout"
         assert "deadline" in (stream.result.invocation.stop_reason or "")
 
 
@@ -95,7 +99,7 @@ async def test_a_run_that_finishes_in_time_is_untouched(env: EnvFactory) -> None
     async with env(["done"], deadline="1h") as e:
         result = await e.agent.run("hi")
         assert result.value == "done"
-        assert not result.interrupted
+        assert result.invocation.outcome == "completed"
         assert result.invocation.stop_reason is None
 
 
@@ -111,8 +115,10 @@ async def test_the_callers_signal_still_cancels_a_run_with_a_deadline(env: EnvFa
             tg.start_soon(run)
             await e.provider.received(1)
             assert e.agent.cancel("user pressed stop")
-        assert results[0].interrupted
-        assert results[0].invocation.stop_reason is None  # not the deadline's doing
+        assert results[0].invocation.outcome == "interrupted"  # not the deadline's doing
+        assert not results[0].timed_out
+        assert results[0].invocation.stop_reason is None
+        assert events(e.agent, "turn/end")[-1].reason == "interrupted"
         assert signal.reason == "user pressed stop"
 
 
@@ -138,7 +144,7 @@ async def test_a_queued_followup_turn_gets_the_config_deadline(env: EnvFactory) 
         e.agent.followup("later")
         await e.agent.when_idle()
         end = events(e.agent, "turn/end")[-1]
-        assert end.reason == "interrupted"
+        assert end.reason == "timeout"
         assert end.detail == "the run passed its deadline of 0.05s"
 
 
@@ -157,6 +163,20 @@ async def test_a_malformed_per_call_deadline_is_refused_naming_it(env: EnvFactor
             await e.agent.run("hi", deadline="soon")
         assert info.value.code == "loop.deadline_invalid"
         assert e.provider.requests == []
+
+
+async def test_a_deadline_during_structured_output_retries_ends_the_run_as_timeout(
+    env: EnvFactory,
+) -> None:
+    class Answer(BaseModel):
+        n: int
+
+    # the first answer does not validate; the retry never arrives and the deadline ends it
+    async with env(["not json", NEVER]) as e:
+        result = await e.agent.run("hi", output_type=Answer, deadline="50ms")
+        assert result.invocation.outcome == "timeout"
+        assert result.invocation.structured_attempts == 2
+        assert [end.reason for end in events(e.agent, "turn/end")] == ["completed", "timeout"]
 
 
 # ---- per-tool timeouts --------------------------------------------------------------------------

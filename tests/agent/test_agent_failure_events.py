@@ -13,7 +13,7 @@ from agentloop_support import EnvFactory, check_invariant, clock, echo, events, 
 
 import agentrig
 from agentrig.agent import FORCED_SUMMARY_FALLBACK, RefusedCall
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.ids import CallId
 from agentrig.kernel import Observation
 from agentrig.llm import ServerError

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from agentloop_support import EnvFactory, Gate, clock, echo
 
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.ids import AgentId
 from agentrig.kernel.config import AgentConfig
 

@@ -17,7 +17,7 @@ from agentloop_support import (
 )
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.kernel import (
     Enter,
     PreStep,

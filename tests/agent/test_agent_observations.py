@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.kernel.payloads import Observation, SessionStart
 from agentrig.llm import Usage, error_from_status
@@ -344,6 +344,9 @@ KEYS = {
         "duration_ms",
         "error_type",
         "error_code",
+        "origin",
+        "parent_agent",
+        "parent_session",
     ],
     "permission": ["session_id", "tool", "call_id", "allowed", "reason"],
 }

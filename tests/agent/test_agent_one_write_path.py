@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from agentloop_support import EnvFactory, echo, texts
 
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.session import SESSION_EVENTS, SessionEvent
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ import pytest
 from agentloop_support import EnvFactory, check_invariant, events
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.kernel import PermissionQuestion, ToolExecution
 from agentrig.llm import ToolMessage
 from agentrig.tools import ToolContext, tool

@@ -15,7 +15,7 @@ import pytest
 from agentloop_support import EnvFactory, WatchedProvider, check_invariant, echo, events
 
 from agentrig import CancelSignal
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.llm import ModelRequest, StreamChunk
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ from agentloop_support import EnvFactory, WatchedProvider, check_invariant, even
 
 import agentrig
 from agentrig.agent import Agent
-from agentrig.builtins.scripted import Reply
+from agentrig.builtins._scripted import Reply
 from agentrig.errors import ConfigError, DuplicateIdError, HookError
 from agentrig.ids import AgentId, EntryId, SessionId
 from agentrig.kernel import AgentCreated, AgentDisposed, AgentStatusChanged, SessionStart
@@ -308,7 +308,7 @@ async def test_a_disposed_agent_refuses_new_work(env: EnvFactory) -> None:
 async def test_disposal_keeps_pending_input_and_starts_no_new_turn(env: EnvFactory) -> None:
     from agentloop_support import Gate
 
-    from agentrig.builtins.scripted import ScriptedCall
+    from agentrig.builtins._scripted import ScriptedCall
 
     gate = Gate()
     script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("gate"),)), "unused", "unused"]
@@ -330,7 +330,7 @@ async def test_disposal_keeps_pending_input_and_starts_no_new_turn(env: EnvFacto
 async def test_closing_normally_awaits_the_running_turn(env: EnvFactory) -> None:
     from agentloop_support import Gate
 
-    from agentrig.builtins.scripted import ScriptedCall
+    from agentrig.builtins._scripted import ScriptedCall
 
     gate = Gate()
     script: list[Reply | str] = [

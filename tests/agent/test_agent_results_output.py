@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 import agentrig
 from agentrig.agent import RunResult, StructuredOutputError
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.kernel import RequestConfig
 from agentrig.llm import (
     Capabilities,

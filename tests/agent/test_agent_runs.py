@@ -30,7 +30,7 @@ from agentrig.agent import (
     IdenticalToolInputError,
     ToolChoiceViolationError,
 )
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.ids import AgentId
 from agentrig.llm import (
     AssistantMessage,

@@ -9,7 +9,7 @@ import pytest
 from agentloop_support import EnvFactory, check_invariant, events
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.errors import ExecutionSuspended
 from agentrig.kernel import PermissionQuestion
 from agentrig.tools import tool

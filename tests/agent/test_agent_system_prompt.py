@@ -10,7 +10,7 @@ import pytest
 from agentloop_support import EnvFactory, check_invariant, events, request_texts, texts
 
 from agentrig.agent import Agent
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.ids import AgentId
 from agentrig.llm import SystemMessage
 from agentrig.tools import ToolContext, tool

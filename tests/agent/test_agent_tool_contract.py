@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from agentloop_support import EnvFactory, check_invariant, events
 
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.kernel import ContractViolation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock
 from agentrig.tools import (

@@ -7,7 +7,7 @@ from typing import Any, cast
 import pytest
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.tools import tool
 
@@ -75,7 +75,7 @@ async def test_agents_with_the_same_tool_objects_share_the_plan_of_their_offer()
 async def test_a_shared_plan_withholds_what_a_fresh_one_withholds() -> None:
     # deferral on: every agent withholds the deferrable tools until it loads them, and one
     # agent loading a tool changes its own plan only
-    from agentrig.builtins.tool_search import tool_search
+    from agentrig.builtins._tool_search import tool_search
 
     always = tool(id="always", risk="inspect", deferred=False)(_lookup_v1)
     async with agentrig.open_runtime(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId, CallId
 from agentrig.kernel.payloads import PermissionQuestion

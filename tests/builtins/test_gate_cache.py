@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import agentrig
-from agentrig.builtins import gate as gate_module
-from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.builtins import _gate as gate_module
+from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.permissions import RiskClass
 from agentrig.tools import Tool, ToolContext, ToolRefusedError, tool

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import agentrig
 from agentrig.builtins._rule_targets import check_rule_targets
-from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.permissions import PermissionRules
 from agentrig.tools import tool

@@ -33,7 +33,7 @@ def _count_checkpoints(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 async def test_stream_yields_per_chunk_or_once_per_reply(
     monkeypatch: pytest.MonkeyPatch, checkpoint: Literal["chunk", "reply"], expected: int
 ) -> None:
-    from agentrig.builtins.scripted import Reply, ScriptedProvider
+    from agentrig.builtins._scripted import Reply, ScriptedProvider
     from agentrig.cancel import CancelSignal
     from agentrig.llm import TextDelta
 
@@ -47,7 +47,7 @@ async def test_stream_yields_per_chunk_or_once_per_reply(
 
 
 async def test_reply_mode_still_checks_the_signal_before_every_chunk() -> None:
-    from agentrig.builtins.scripted import Reply, ScriptedProvider
+    from agentrig.builtins._scripted import Reply, ScriptedProvider
     from agentrig.cancel import CancelSignal, is_abort
     from agentrig.errors import AbortError
 
@@ -70,7 +70,7 @@ async def test_reply_mode_still_checks_the_signal_before_every_chunk() -> None:
 async def test_other_tasks_run_between_chunks_only_in_chunk_mode(
     checkpoint: Literal["chunk", "reply"], interleaved: bool
 ) -> None:
-    from agentrig.builtins.scripted import Reply, ScriptedProvider
+    from agentrig.builtins._scripted import Reply, ScriptedProvider
     from agentrig.cancel import CancelSignal
 
     provider = ScriptedProvider([Reply(text="abcdef", chunk_size=1)], checkpoint=checkpoint)
@@ -94,7 +94,7 @@ def test_checkpoint_is_validated_and_configurable() -> None:
     from pydantic import ValidationError
     from typeguard import suppress_type_checks
 
-    from agentrig.builtins.scripted import ScriptedProvider, factory
+    from agentrig.builtins._scripted import ScriptedProvider, factory
     from agentrig.llm import ProviderConfig
 
     wrong: Any = "token"  # deliberately outside the Literal, as untyped callers may pass

@@ -12,7 +12,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.llm import FinishChunk, StreamChunk, ToolCallDelta, ToolCallStart, Usage
 
 

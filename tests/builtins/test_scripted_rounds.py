@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import agentrig
-from agentrig.builtins.scripted import (
+from agentrig.builtins._scripted import (
     Reply,
     Rule,
     ScriptedCall,

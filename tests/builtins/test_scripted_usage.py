@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.builtins.scripted import factory
+from agentrig.builtins._scripted import factory
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.kernel import open_runtime

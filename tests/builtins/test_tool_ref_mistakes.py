@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.kernel import MemorySource, open_runtime
 from agentrig.tools import tool

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.builtins import tool_refs
-from agentrig.builtins.tool_refs import ToolRefs
+from agentrig.builtins import _tool_refs as tool_refs
+from agentrig.builtins._tool_refs import ToolRefs
 
 _MODULE = '''\
 def first(a: int) -> int:

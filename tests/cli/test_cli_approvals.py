@@ -258,6 +258,7 @@ def test_ctrl_c_at_the_question_stops_the_turn_unrun(tmp_path: Path, notes_site:
         term.send("write it\n")
         term.expect("Allow?")
         term.send("\x03")
+        term.expect("(question withdrawn: the turn was interrupted)")
         term.expect("[interrupted]")
         term.expect_prompt()
         term.send("y\n")  # a line typed now is the next prompt, not a late answer

@@ -25,7 +25,7 @@ HEAVY = (
     "opentelemetry",
     "mcp",
     "agentrig.host._client",
-    "agentrig.builtins.egress_http",
+    "agentrig.builtins._egress_http",
 )
 
 CHILD = """
@@ -76,7 +76,7 @@ async def main():
         client = rt.http(timeout=1.0)
         import httpx
         print(json.dumps({"before": before, "client": isinstance(client, httpx.AsyncClient),
-                          "after": "agentrig.builtins.egress_http" in sys.modules}))
+                          "after": "agentrig.builtins._egress_http" in sys.modules}))
 anyio.run(main)
 """
     _, report = run_child(tmp_path, code)

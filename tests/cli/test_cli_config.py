@@ -28,8 +28,8 @@ def installed(install_dist: Any) -> None:
         },
         {
             "cli_cfg_mod": """
-                from agentrig.builtins.jsonl_store import factory as jsonl
-                from agentrig.builtins.scripted import factory as scripted
+                from agentrig.builtins._jsonl_store import factory as jsonl
+                from agentrig.builtins._scripted import factory as scripted
 
                 BUILT = []
 

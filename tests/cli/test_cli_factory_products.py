@@ -111,7 +111,7 @@ def test_a_factory_returning_none_is_named(
 
 
 BROKEN_PROVIDER = """
-    from agentrig.builtins.scripted import ScriptedProvider
+    from agentrig.builtins._scripted import ScriptedProvider
 
     class Chatty(ScriptedProvider):
         # streams plain strings instead of TextDelta chunks

@@ -68,6 +68,33 @@ def test_run_json_prints_value_invocation_usage_and_unknown_cost(
     assert invocation["cost_usd"] is None  # nobody published a price for this model
 
 
+SLOW = """\
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "too late", delay = 3600 }]
+
+[agents.assistant]
+provider = "local"
+model = "scripted-demo"
+deadline = "50ms"
+"""
+
+
+def test_a_run_past_its_deadline_reports_timeout_as_its_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _write(tmp_path, SLOW)
+
+    assert main(["run", "-c", str(config), "--json", "question"]) == 0
+    captured = capsys.readouterr()
+    invocation = json.loads(captured.out)["invocation"]
+    assert invocation["outcome"] == "timeout"
+    assert invocation["stop_reason"] == "the run passed its deadline of 0.05s"
+
+    assert main(["run", "-c", str(config), "question"]) == 0
+    assert "[timeout] the run passed its deadline of 0.05s\n" in capsys.readouterr().err
+
+
 PRICING_PLUGIN = """
 import agentrig
 from agentrig.llm import ModelInfo, Pricing

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.builtins import credential_file
+from agentrig.builtins import _credential_file as credential_file
 from agentrig.credentials import CredentialStore, CredentialStoreError
 from agentrig.host import PathEscapeError, UnsafeExistingError
 from agentrig.kernel.contracts import check_factory
@@ -48,7 +48,7 @@ class TestFileStoreConformance(CredentialStoreConformance):
     reason="root pyproject does not declare agentrig.credential_stores: file yet",
 )
 def test_file_entry_point_is_registered() -> None:
-    assert _EPS["file"].value == "agentrig.builtins.credential_file:factory"
+    assert _EPS["file"].value == "agentrig.builtins._credential_file:factory"
 
 
 def test_factory_contract_and_options() -> None:

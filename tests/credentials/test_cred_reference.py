@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.builtins.credential_file import FileCredentialStore
+from agentrig.builtins._credential_file import FileCredentialStore
 from agentrig.credentials import (
     CredentialReferenceError,
     CredentialStore,

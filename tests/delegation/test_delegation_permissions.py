@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.kernel import MemorySource
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.llm import ToolMessage

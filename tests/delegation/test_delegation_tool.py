@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from agentrig.agent import DelegationError, Lineage
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
@@ -322,3 +322,21 @@ async def test_cancelling_delegate_s_signal_interrupts_the_child_and_disposes_it
         assert child.cancelled == 1
         assert rt.agents.ids() == ("lead", "reviewer")
         assert rt.agent("lead").delegations.running == set()
+
+
+async def test_a_child_past_its_own_deadline_is_a_timeout_error_for_the_parent(
+    agentrig_runtime: RuntimeFactory, agentrig_overrides: Overrides
+) -> None:
+    lead = ScriptedProvider([_call("delegate_reviewer", prompt="review"), "went on"])
+    child = ScriptedProvider([Reply(text="never arrives", delay=3600)])
+    reviewer = {**REVIEWER, "deadline": "50ms"}
+    config = _config(lead=LEAD, reviewer=reviewer)
+    async with _runtime(agentrig_runtime, agentrig_overrides, lead, child, config) as rt:
+        with anyio.fail_after(10):
+            result = await rt.agent("lead").run("ship it")
+        assert result.value == "went on"
+        assert result.invocation.outcome == "completed"  # the parent's own run went on
+        (text,) = _tool_texts(lead.requests[1])
+        assert text.startswith("delegation.timeout: delegation to 'reviewer' ended timeout")
+        (child_record,) = result.invocation.subagents
+        assert child_record.outcome == "timeout"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentrig.agent import Lineage
-from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.errors import UnknownIdError
 from agentrig.llm import UserMessage
 from agentrig.session import SessionLineage

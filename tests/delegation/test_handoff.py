@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentrig.agent import DelegationError, Lineage
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.kernel import Runtime
 from agentrig.llm import TextDelta, ToolMessage, Usage, UserMessage
@@ -183,3 +183,44 @@ async def test_a_stored_target_session_starts_with_the_conversation_and_its_line
         texts = [m.text for m in resumed.session.derive_messages() if m.role != "system"]
         assert texts[0] == "I was charged twice"
         assert texts[-1] == "Refunded."
+
+
+async def test_turn_observations_name_the_agent_that_handed_over(
+    agentrig_runtime: RuntimeFactory, agentrig_overrides: Overrides
+) -> None:
+    from agentrig import hookimpl
+
+    class Turns:
+        def __init__(self) -> None:
+            self.seen: list[dict[str, Any]] = []
+
+        @hookimpl
+        def observe(self, payload: Any) -> None:
+            if payload.kind == "turn":
+                self.seen.append(dict(payload.data))
+
+    turns = Turns()
+    agentrig_overrides.set("providers", "front", ScriptedProvider([_transfer()]))
+    agentrig_overrides.set("providers", "back", ScriptedProvider(["Refunded."]))
+    async with agentrig_runtime(_config(), plugins={"turns": turns}) as rt:
+        triage = rt.agent("triage")
+        await triage.run("I was charged twice")
+    lineages = [(t["origin"], t["parent_agent"], t["parent_session"]) for t in turns.seen]
+    assert lineages == [("created", None, None), ("handoff", "triage", triage.session_id)]
+
+
+async def test_a_queued_turn_hands_off_too_and_a_later_run_is_not_taken_over(
+    agentrig_runtime: RuntimeFactory, agentrig_overrides: Overrides
+) -> None:
+    front = ScriptedProvider(["Hello.", _transfer(), "Still me."])
+    back = ScriptedProvider(["Billing here."])
+    async with _runtime(agentrig_runtime, agentrig_overrides, front, back) as rt:
+        triage = rt.agent("triage")
+        await triage.run("Hi")
+        triage.followup("I was charged twice")  # a queued turn: it transfers
+        await triage.when_idle()
+        billing = rt.agents.get("billing-1")
+        assert billing is not None  # the target took over the queued turn's conversation
+        assert billing.session.derive_messages()[-1].text == "Billing here."
+        # the handoff was used up by the queued turn: the next run is triage's own
+        assert (await triage.run("Anyone there?")).value == "Still me."

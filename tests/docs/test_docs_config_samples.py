@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from test_docs_samples import PAGES, ROOT, blocks
 
-from agentrig.builtins.compose import check_composition
+from agentrig.builtins._compose import check_composition
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import PluginIndex
 from agentrig.kernel.config import RuntimeConfig, installed_sections, load_config

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.kernel.config import load_config
 from agentrig.tools import tool

@@ -17,7 +17,7 @@ import pytest
 from lifecycle_support import hook, records
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel.config import load_config

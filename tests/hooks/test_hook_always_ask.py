@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from lifecycle_support import RAN, hook, run_agent
 
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.kernel.payloads import PermissionQuestion
 from agentrig.plugin import hookimpl
 

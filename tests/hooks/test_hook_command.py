@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agentrig.builtins.hook_command import CommandHook, CommandOptions, factory
+from agentrig.builtins._hook_command import CommandHook, CommandOptions, factory
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
 from agentrig.hooks import Allow, Deny, HookErrorOutcome, HookEvent, HookStrategy

@@ -13,7 +13,7 @@ import pytest
 from lifecycle_support import hook, records
 
 import agentrig
-from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.kernel.config import load_config
 from agentrig.llm import SystemMessage

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from lifecycle_support import RAN, run_agent
 
-from agentrig.builtins.hook_http import factory as http_factory
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._hook_http import factory as http_factory
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.errors import ConfigError
 from agentrig.hooks import Allow, decode_http_answer
 

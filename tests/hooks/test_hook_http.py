@@ -10,7 +10,7 @@ import anyio
 import httpx
 import pytest
 
-from agentrig.builtins.hook_http import HttpHook, HttpOptions, factory
+from agentrig.builtins._hook_http import HttpHook, HttpOptions, factory
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
 from agentrig.hooks import Allow, Deny, HookErrorOutcome, HookEvent, HookOutcome, HookStrategy

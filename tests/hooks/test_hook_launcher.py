@@ -26,7 +26,7 @@ import pytest
 from test_hook_command import same_dir, wait_gone
 from test_hook_reaping import _sleeper, _wait_for_pid
 
-from agentrig.builtins.hook_command import factory
+from agentrig.builtins._hook_command import factory
 from agentrig.cancel import CancelSignal
 from agentrig.hooks import Allow, Deny, HookErrorOutcome, HookEvent
 from agentrig.host import REAPING, _launching, end_tree, open_reaped
@@ -245,7 +245,7 @@ async def test_a_start_cancelled_at_once_leaves_nothing_running(fresh: None) -> 
 
 _PARENT = """
 import sys, anyio
-from agentrig.builtins.hook_command import factory
+from agentrig.builtins._hook_command import factory
 from agentrig.cancel import CancelSignal
 from agentrig.hooks import HookEvent
 from agentrig.host import _launching

@@ -13,7 +13,7 @@ import pytest
 from lifecycle_support import LANGUAGES, RAN, hook, records, run_agent
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.errors import ConfigError
 from agentrig.hooks import FIREABLE_EVENTS, NOT_FIRED, HookRunner, event_name_problem
 from agentrig.ids import AgentId
@@ -168,7 +168,7 @@ async def test_session_start_fires_once_per_session(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     provider_replies: list[Reply | str] = ["one", "two"]
     RAN.clear()
-    from agentrig.builtins.scripted import ScriptedProvider
+    from agentrig.builtins._scripted import ScriptedProvider
     from agentrig.kernel.config import LoadedConfig, RuntimeConfig
 
     provider = ScriptedProvider(provider_replies)
@@ -225,7 +225,7 @@ async def test_a_config_naming_an_unfireable_or_unknown_event_is_refused(
 async def test_a_resumed_session_starts_with_source_resume(tmp_path: Path) -> None:
     import attrs
 
-    from agentrig.builtins.scripted import ScriptedProvider
+    from agentrig.builtins._scripted import ScriptedProvider
     from agentrig.kernel.config import load_config
 
     log = tmp_path / "log.jsonl"

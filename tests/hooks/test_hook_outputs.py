@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from lifecycle_support import LANGUAGES, RAN, hook, records, run_agent
 
-from agentrig.builtins.scripted import Reply, ScriptedCall
+from agentrig.builtins._scripted import Reply, ScriptedCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 

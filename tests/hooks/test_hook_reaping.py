@@ -20,7 +20,7 @@ import anyio
 import pytest
 from test_hook_command import wait_gone
 
-from agentrig.builtins.hook_command import factory
+from agentrig.builtins._hook_command import factory
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
 from agentrig.hooks import Allow, Deny, HookErrorOutcome, HookEvent
@@ -166,7 +166,7 @@ async def test_end_tree_ends_a_running_command_and_its_setsid_descendant(tmp_pat
 
 _ORPHANING_PARENT = """
 import sys, anyio
-from agentrig.builtins.hook_command import factory
+from agentrig.builtins._hook_command import factory
 from agentrig.cancel import CancelSignal
 from agentrig.hooks import HookEvent
 

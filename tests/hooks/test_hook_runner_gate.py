@@ -13,8 +13,9 @@ import anyio
 import pytest
 
 from agentrig.agent import AgentRegistry, GateDecision
-from agentrig.builtins import hook_command, scripted
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins import _hook_command as hook_command
+from agentrig.builtins import _scripted as scripted
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, ConfigError
 from agentrig.hooks import (

@@ -10,7 +10,7 @@ import pytest
 from lifecycle_support import hook, records
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.kernel.config import load_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]

@@ -11,7 +11,7 @@ from typing import Any
 
 from agentrig import hookimpl
 from agentrig.agent import Agent
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId, SessionId
 from agentrig.journal import ExecutionJournal, attach_journal
 from agentrig.kernel import MemorySource, Runtime, open_runtime

@@ -9,7 +9,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from agentrig.builtins.scripted import factory as scripted_factory
+from agentrig.builtins._scripted import factory as scripted_factory
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, ModelId, ProviderId
 from agentrig.kernel import (

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import pytest
 from pydantic import BaseModel, RootModel
 
-from agentrig.builtins.scripted import ScriptedOptions
+from agentrig.builtins._scripted import ScriptedOptions
 from agentrig.errors import ConfigError
 from agentrig.kernel import open_runtime
 from agentrig.kernel.config import RuntimeConfig, known_keys

@@ -127,7 +127,7 @@ async def test_a_tools_fetch_through_the_runtime_client_carries_no_trace(
         return (await client.get(url)).text
 
     RT: list[Any] = []
-    from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+    from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 
     provider = ScriptedProvider(
         [Reply(tool_calls=(ScriptedCall("fetch", {"url": f"{a}/page"}),)), "done"]

@@ -17,7 +17,7 @@ import pytest
 from perm_support import EDIT, READ, TOOLS
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.permissions import (
     PermissionCall,

@@ -28,7 +28,9 @@ HUGE_SCHEMA: dict[str, Any] = {
 }
 #: an image's base64 (300 KB): it must reach the model once, as the image
 PHOTO = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(300_000)).decode()
-NAMES = ["read_file", "read.file", "a.b", "a:b", "", "x" * 100, "dup", "dup"]
+#: names no provider accepts, that collide, listed twice -- and one the registration scanner
+#: refuses (it impersonates a vendor)
+NAMES = ["read_file", "read.file", "a.b", "a:b", "", "x" * 100, "dup", "dup", "claude_helper"]
 
 
 def _mark(text: str) -> None:

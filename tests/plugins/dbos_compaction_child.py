@@ -28,7 +28,7 @@ from _durable_support import config, die, effect_tool
 from agentrig_dbos import DURABLE
 
 from agentrig import hookimpl
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.kernel import MemorySource, Runtime, open_runtime
 from agentrig.llm import ModelInfo, ModelRequest
 

@@ -12,9 +12,13 @@ DBOS's real SQLite system database.
 from __future__ import annotations
 
 import json
+import os
+import sys
+from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import anyio
 import pytest
 from _durable_support import (
     delegation_extra,
@@ -24,8 +28,12 @@ from _durable_support import (
     session_problems,
     wait_for_host,
 )
-from agentrig_dbos import DURABLE
-from test_dbos_durable import child, child_process
+from _postgres_server import PostgresServer, postgres_server
+from agentrig_dbos import DURABLE, UnknownRunError
+from test_dbos_durable import CHILD, child, child_process
+
+from agentrig.ids import EntryId
+from agentrig.plugin import SESSION_STORES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
@@ -131,3 +139,109 @@ async def test_an_undisturbed_delegating_run_names_its_child_after_the_call(
     problems, results = await stored(tmp_path)
     assert problems == {"ses-r1": [], "ses-r1.call_rev": []}
     assert results == ["done"]
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[PostgresServer]:
+    with postgres_server(tcp=True) as running:
+        yield running
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.parametrize("point", ["after-tool:c1", "child-stopping"])
+async def test_on_postgresql_a_killed_worker_continues_the_child_not_repeats_it(
+    tmp_path: Path, pg: PostgresServer, point: str
+) -> None:
+    dsn = pg.create_database(f"deleg{point.replace('-', '').replace(':', '')}{os.getpid()}")
+    extra = delegation_extra()
+    extra["session_stores"] = {"store": {"kind": "postgres", "options": {"dsn": dsn}}}
+    settings = {"delegation": True, "dbos": {"system_database_url": dsn}, "extra": extra}
+    (tmp_path / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    async with durable_runtime(tmp_path) as rt:
+        durable = rt.services.require(DURABLE)
+        await durable.submit("assistant", "do the thing", run_id="r1")
+        with anyio.fail_after(120):  # a queued run, taken by a worker that dies in the child
+            killed = await anyio.run_process(
+                [sys.executable, str(CHILD), str(tmp_path), "worker", "w1", point],
+                cwd=CHILD.parent,
+                check=False,
+            )
+        assert killed.returncode == -9, killed.stderr.decode()
+        first = set(child_requests(tmp_path))
+        async with child_process(str(tmp_path), "worker", "w1"):  # restarted, same executor
+            with anyio.fail_after(120):
+                result = await durable.result("r1")
+        assert result.text == "done: done"
+        assert marker_lines(tmp_path) == EFFECTS
+        calls = child_requests(tmp_path)
+        assert len(calls) == 3
+        if point == "child-stopping":
+            assert set(calls) == first
+        store = rt.catalog(SESSION_STORES).require(EntryId("store"))
+        for sid in ("ses-r1", "ses-r1.call_rev"):
+            assert await session_problems(store, sid) == [], sid
+        child_log = await store.load("ses-r1.call_rev")
+        lineage = [e.data for e in child_log.events if e.type == "session/lineage"]
+        assert [(x.origin, x.parent_session, x.depth) for x in lineage] == [
+            ("delegated", "ses-r1", 1)
+        ]
+
+
+async def test_a_childs_question_suspends_the_run_and_the_answer_continues_the_child(
+    tmp_path: Path,
+) -> None:
+    extra = delegation_extra()
+    extra["permissions"] = {"mode": "default", "ask": ["effect"]}
+    (tmp_path / "settings.json").write_text(
+        json.dumps({"delegation": True, "extra": extra}), encoding="utf-8"
+    )
+    async with durable_runtime(tmp_path) as rt, anyio.create_task_group() as tg:
+        durable = rt.services.require(DURABLE)
+        results: list[str] = []
+
+        async def run() -> None:
+            results.append((await durable.run("assistant", "go", run_id="r1")).text)
+
+        tg.start_soon(run)
+        asked: list[tuple[str, str]] = []
+        with anyio.fail_after(60):
+            while len(asked) < 2:  # the child's two effects, each asked about in its turn
+                try:
+                    question = await durable.question("r1")
+                except UnknownRunError:  # not started yet
+                    question = None
+                if question is None or (question["call_id"], question["tool"]) in asked:
+                    await anyio.sleep(0.1)
+                    continue
+                asked.append((question["call_id"], question["tool"]))
+                assert await durable.status("r1") == "WAITING"
+                await durable.approve("r1", question["call_id"], allow=True)
+        # leaving the task group awaits the run
+    assert asked == [("call_c1", "effect"), ("call_c2", "effect")]
+    assert results == ["done: done"]
+    assert marker_lines(tmp_path) == EFFECTS
+    problems, tool_results = await stored(tmp_path)
+    assert problems == {"ses-r1": [], "ses-r1.call_rev": []}
+    assert tool_results == ["done"]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_handoff_cut_off_by_a_crash_fails_the_run_rather_than_answer_wrongly(
+    tmp_path: Path,
+) -> None:
+    extra = delegation_extra()
+    extra["agents"]["assistant"] = {
+        **extra["agents"]["assistant"],
+        "subagents": [],
+        "handoffs": ["reviewer"],
+    }
+    settings = {"delegation": "handoff", "extra": extra}
+    (tmp_path / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    crashed = child(tmp_path, "run", "r1", "after-tool:c1")  # in the agent that took over
+    assert crashed.returncode == -9, crashed.stderr
+    resumed = child(tmp_path, "resume", "r1")
+    assert resumed.returncode != 0
+    assert "a handoff in a durable run is not recovered yet" in resumed.stderr
+    assert len(marker_lines(tmp_path)) == 1  # nothing repeated, nothing made up

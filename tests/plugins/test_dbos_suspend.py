@@ -19,7 +19,7 @@ from _durable_support import config, session_problems
 from agentrig_dbos import DURABLE, UnknownRunError
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import EntryId
 from agentrig.kernel import MemorySource, PermissionQuestion, open_runtime
 from agentrig.plugin import SESSION_STORES

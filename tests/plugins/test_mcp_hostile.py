@@ -138,7 +138,10 @@ async def test_descendants_end_with_the_server_and_closing_is_quick(
     await eventually(lambda: not alive(grandchild), 10)
 
 
-async def test_a_runtime_with_a_hostile_server_opens_and_its_agent_runs() -> None:
+async def test_a_runtime_with_a_hostile_server_opens_and_its_agent_runs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="agentrig.mcp")
     script = [
         {"tool_calls": [{"name": "mcp__h__read_file", "arguments": {}}]},
         {"text": "done"},
@@ -153,8 +156,14 @@ async def test_a_runtime_with_a_hostile_server_opens_and_its_agent_runs() -> Non
     async with agentrig.open_runtime(cfg) as rt:
         ids = [str(i) for i in rt.catalog(TOOLS).ids() if str(i).startswith("mcp__h__")]
         assert len(ids) == len(set(ids)) > 10
+        # the tool the registration scanner refuses is left out, not the runtime
+        assert "mcp__h__claude_helper" not in ids
         result = await rt.agent(AgentId("a")).run("go")
         assert result.value == "done"
+    assert any(
+        "mcp__h__claude_helper left out: refused by the registration scanner" in r.getMessage()
+        for r in caplog.records
+    )
 
 
 # ---- raw JSON-RPC abuse --------------------------------------------------------------------

@@ -12,8 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
-from _mcp_support import RAW, SERVER, alive, cancel_once, eventually, marked
-from agentrig_mcp import MCP, McpClient
+from _mcp_support import AGENTRIG, RAW, SERVER, alive, cancel_once, eventually, marked
+from agentrig_mcp import MCP, McpClient, McpError, StdioServerSpec
 
 import agentrig
 from agentrig.cancel import CancelSignal
@@ -141,10 +141,36 @@ allow = ["mcp__proj__*"]
             pass
     assert info.value.issues[0].code == "mcp.not_approved"
     assert info.value.issues[0].location() == "agents.assistant.tools[0]"
+    # approval by name alone is refused: it names the content to approve
     toml.write_text(base + '\n[mcp]\napproved_project_servers = ["proj"]\n')
+    with pytest.raises(ConfigError) as info:
+        async with agentrig.open_runtime(toml, resolver=env.get):
+            pass
+    assert info.value.issues[0].code == "mcp.approval_by_name"
+    # `agentrig mcp approve` prints the approval of exactly this content
+    code, printed = await approve(toml)
+    assert code == 0
+    line = printed.splitlines()[-1]
+    assert line.startswith('approved_project_servers = ["proj@sha256:')
+    toml.write_text(base + "\n[mcp]\n" + line + "\n")
     async with agentrig.open_runtime(toml, resolver=env.get) as rt:
         await rt.agent(AgentId("assistant")).run("who?")
         assert tool_texts(rt)[0][2].endswith(" hello")
+    # a changed entry is not approved any more: it asks again, saying what changed
+    project = tmp_path / ".mcp.json"
+    changed = json.loads(project.read_text())
+    changed["mcpServers"]["proj"]["args"].append("--tools=1")
+    project.write_text(json.dumps(changed))
+    with pytest.raises(ConfigError) as info:
+        async with agentrig.open_runtime(toml, resolver=env.get):
+            pass
+    assert info.value.issues[0].code == "mcp.not_approved"
+    assert "changed since it was approved" in info.value.issues[0].message
+
+
+async def approve(toml: Path) -> tuple[int, str]:
+    done = await anyio.run_process([AGENTRIG, "mcp", "approve", "-c", str(toml)], check=False)
+    return done.returncode, done.stdout.decode()
 
 
 async def test_unknown_and_disabled_servers_are_refused() -> None:
@@ -374,7 +400,7 @@ async def test_a_cut_result_says_its_true_size_and_the_whole_is_kept(tmp_path: P
 async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:
     from _mcp_support import PNG
 
-    from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+    from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
     from agentrig.llm import ImageBlock, TextBlock, ToolMessage
 
     provider = ScriptedProvider(
@@ -393,3 +419,38 @@ async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:
     assert [m.content for m in seen] == [
         (TextBlock(text="a tiny chart"), ImageBlock(media_type="image/png", data=PNG))
     ]
+
+
+async def test_servers_learn_their_roots_and_unoffered_features_are_named(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    cfg = config(
+        [call("mcp__demo__roots"), call("mcp__plain__roots"), {"text": "done"}],
+        ["mcp__demo__roots", "mcp__plain__roots"],
+        mcp_servers={"demo": server(roots=[str(work)]), "plain": server(roots=[])},
+        permissions={"allow": ["mcp__demo__*", "mcp__plain__*"]},
+    )
+    async with agentrig.open_runtime(cfg) as rt:
+        await rt.agent(AgentId("assistant")).run("where?")
+        (_, status, text), (_, plain_status, plain_text) = tool_texts(rt)
+        # a server without resources is told so, not sent a request it would refuse
+        client = rt.services.require(MCP)
+        raw = McpClient(
+            {"raw": StdioServerSpec(command=sys.executable, args=(RAW, ""))},
+            spawn=rt.spawn,
+        )
+        try:
+            with pytest.raises(McpError, match="does not offer resources") as info:
+                await raw.list_resources("raw")
+            assert info.value.code == "mcp.unsupported"
+            with pytest.raises(McpError, match="does not offer prompts"):
+                await raw.get_prompt("raw", "review")
+        finally:
+            await raw.aclose()
+        assert client.connection("demo").spec.roots == (str(work.resolve()),)
+    assert (status, text) == ("ok", work.resolve().as_uri())
+    # no roots configured: none advertised, and the server's request is refused
+    assert plain_status == "error"
+    assert "roots" in plain_text.lower() or "not supported" in plain_text.lower()

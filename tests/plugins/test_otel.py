@@ -248,6 +248,23 @@ async def test_an_interrupted_run_says_so() -> None:
     assert dict(chat.attributes or {})["error.type"] in {"interrupted", "AbortError"}
 
 
+async def test_a_run_past_its_deadline_says_timeout() -> None:
+    recorder = Recorder()
+    async with open_runtime(
+        config([{"text": "slow answer", "delay": 30}]),
+        memory=memory(),
+        plugins=[("otel-test", recorder.telemetry)],
+        environ={},
+    ) as rt:
+        await rt.agent(AgentId("assistant")).run("hi", deadline="50ms")
+    run = recorder.by_name()["invoke_agent assistant"]
+    attributes = dict(run.attributes or {})
+    assert attributes["agentrig.turn.reason"] == "timeout"
+    assert attributes["error.type"] == "timeout"
+    assert run.status.status_code is StatusCode.ERROR
+    assert [e.name for e in run.events] == ["agentrig.run.timeout"]
+
+
 class Waits:
     """An approver that suspends the run: the answer will come later (see journal.md)."""
 

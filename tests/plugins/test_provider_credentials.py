@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.builtins.scripted import factory as scripted_factory
+from agentrig.builtins._scripted import factory as scripted_factory
 from agentrig.cli import main
 from agentrig.errors import ConfigError, PluginLoadError
 from agentrig.kernel import MemorySource, open_runtime

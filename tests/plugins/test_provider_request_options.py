@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agentrig import open_runtime
-from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.cli import main
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, provider_id

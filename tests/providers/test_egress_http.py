@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from agentrig.builtins.egress_http import PolicyCheckedTransport, egress_policy, make_http_factory
+from agentrig.builtins._egress_http import PolicyCheckedTransport, egress_policy, make_http_factory
 from agentrig.cancel import CancelSignal
 from agentrig.host import EgressRejectedError
 from agentrig.kernel import Runtime, builtin_source, open_runtime

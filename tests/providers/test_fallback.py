@@ -10,14 +10,14 @@ import anyio
 import attrs
 import pytest
 
-from agentrig.builtins.fallback import (
+from agentrig.builtins._fallback import (
     Deployment,
     FallbackOptions,
     FallbackProvider,
     factory,
     peer_lookup,
 )
-from agentrig.builtins.scripted import Reply, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedProvider
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AbortError, ConfigError
 from agentrig.ids import AgentId

@@ -25,9 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentrig.builtins.credential_file import FileCredentialStore
-from agentrig.builtins.jsonl_store import JsonlSessionStore
-from agentrig.builtins.sqlite_store import SqliteSessionStore
+from agentrig.builtins._credential_file import FileCredentialStore
+from agentrig.builtins._jsonl_store import JsonlSessionStore
+from agentrig.builtins._sqlite_store import SqliteSessionStore
 from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
 from agentrig.journal import SqliteJournal
 from agentrig.journal._records import (

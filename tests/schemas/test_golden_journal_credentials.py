@@ -14,7 +14,7 @@ import pytest
 from _golden import copy_golden
 from make_golden import RUN, journal_records
 
-from agentrig.builtins.credential_file import FileCredentialStore
+from agentrig.builtins._credential_file import FileCredentialStore
 from agentrig.credentials import CredentialStoreError
 from agentrig.ids import RunId
 from agentrig.journal import SqliteJournal, dump_record, parse_record

@@ -15,8 +15,8 @@ import pytest
 from _golden import copy_golden
 from make_golden import SESSION, session_events
 
-from agentrig.builtins.jsonl_store import JsonlSessionStore
-from agentrig.builtins.sqlite_store import SqliteSessionStore
+from agentrig.builtins._jsonl_store import JsonlSessionStore
+from agentrig.builtins._sqlite_store import SqliteSessionStore
 from agentrig.schemas import SchemaTooNewError
 from agentrig.session import SESSION_EVENT_VERSION, SessionEvent, dump_event, parse_event
 

@@ -20,8 +20,8 @@ import pytest
 from _golden import copy_golden, counted_writes, fault_env
 from make_golden import SESSION, session_events
 
-from agentrig.builtins.jsonl_store import JsonlSessionStore
-from agentrig.builtins.sqlite_store import SqliteSessionStore
+from agentrig.builtins._jsonl_store import JsonlSessionStore
+from agentrig.builtins._sqlite_store import SqliteSessionStore
 from agentrig.session import SessionStore, stored_version
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "session"))

@@ -212,3 +212,24 @@ def test_the_command_reports_and_applies_the_dbos_journal(tmp_path: Path) -> Non
     nothing = _migrate(empty)
     assert nothing.returncode != 0
     assert "error [cli.no_session_store]" in nothing.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_doctor_reports_a_journal_holding_newer_records(tmp_path: Path) -> None:
+    path = _journal(tmp_path)
+    config = _config(tmp_path, '[dbos]\nstate_dir = "state"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
+    doctor = [AGENTRIG, "doctor", "--config", str(config)]
+    clean = subprocess.run(doctor, capture_output=True, text=True, timeout=120, env=env)
+    assert "journal" not in clean.stdout, clean.stdout  # current: nothing to say
+    with sqlite3.connect(path) as connection:
+        (seq, body) = connection.execute("SELECT seq, body FROM journal LIMIT 1").fetchone()
+        newer = json.dumps({**json.loads(body), "v": 4})
+        connection.execute("UPDATE journal SET body = ? WHERE seq = ?", (newer, seq))
+    found = subprocess.run(doctor, capture_output=True, text=True, timeout=120, env=env)
+    assert (
+        f"  NEWER journal: run(s) {RUN} hold agentrig.journal.record records newer than "
+        "version 1; upgrade agentrig to read them"
+    ) in found.stdout, found.stdout
+    assert found.returncode == 1

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import agentrig
-from agentrig.builtins import scripted
-from agentrig.builtins.credential_file import FileCredentialStore
+from agentrig.builtins import _scripted as scripted
+from agentrig.builtins._credential_file import FileCredentialStore
 from agentrig.cli._config import check_file
 from agentrig.errors import ConfigError
 from agentrig.ids import EntryId, ProviderId

@@ -13,7 +13,7 @@ import openai
 import pytest
 from server_support import KEY, RunningServer, scripted_config
 
-from agentrig.builtins.scripted import Reply, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedProvider
 from agentrig.kernel import compose_step
 from agentrig.llm import ModelInfo, ModelRequest, Usage
 

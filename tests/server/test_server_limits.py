@@ -375,7 +375,7 @@ class CheckedProvider:
     """A scripted provider with a readiness check that fails (or hangs) on demand."""
 
     def __init__(self, mode: str) -> None:
-        from agentrig.builtins.scripted import ScriptedProvider
+        from agentrig.builtins._scripted import ScriptedProvider
 
         self.inner = ScriptedProvider(["hi"], on_exhausted="repeat")
         self.mode = mode

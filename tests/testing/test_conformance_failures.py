@@ -15,7 +15,7 @@ import anyio
 import pytest
 import test_conformance_scripted as scripted
 
-from agentrig.builtins.scripted import ScriptedProvider
+from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.cancel import CancelSignal
 from agentrig.llm import (
     Capabilities,

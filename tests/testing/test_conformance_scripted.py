@@ -1,6 +1,6 @@
 """The built-in ``scripted`` provider passes the provider conformance suite.
 
-Each abstract scenario is mapped onto a :class:`~agentrig.builtins.scripted.Reply` that the
+Each abstract scenario is mapped onto a :class:`~agentrig.builtins._scripted.Reply` that the
 provider repeats for every request; the "wire" is the list of requests the provider kept.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.llm import Provider, error_from_status
 from agentrig.testing.conformance_provider import (
     RETRY_AFTER,

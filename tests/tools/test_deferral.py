@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.tools import FunctionTool, tool
 from agentrig.tools.deferral import DeferralError, DeferralPolicy, plan_offer

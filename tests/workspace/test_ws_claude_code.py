@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import agentrig
-from agentrig.builtins.scripted import Reply, ScriptedCall, ScriptedProvider
+from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.cli import main
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId

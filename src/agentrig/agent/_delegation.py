@@ -197,11 +197,12 @@ def delegation_tool(child: AgentId, config: AgentConfig) -> FunctionTool:
         # the call's id keys the child where a plugin runs children durably
         result = await run_delegation(parent, state, child, prompt, ctx.signal, ctx.call_id)
         parent.delegations.finished.append(result.invocation)  # the parent's run rolls it up
-        if result.interrupted:
+        if result.interrupted or result.timed_out:
+            ended = "interrupted" if result.interrupted else "timeout"
             raise DelegationError(
-                f"delegation to {child!r} was interrupted: "
+                f"delegation to {child!r} ended {ended}: "
                 f"{result.invocation.stop_reason or 'cancelled'}",
-                code="delegation.interrupted",
+                code=f"delegation.{ended}",
             )
         return result.value
 

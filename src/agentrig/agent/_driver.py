@@ -267,6 +267,9 @@ class RunDriver:
         signal: CancelSignal,
     ) -> None:
         await run_turn(self.port, batch, trigger, options, signal, None)
+        # a transfer_to_ call of a queued turn: the target takes over (nobody awaits it; it
+        # stays live with the conversation, as after any handoff)
+        await hand_off(self.agent, options, signal, None)
 
     # ---- a run ------------------------------------------------------------------------------
     async def run(
@@ -290,6 +293,7 @@ class RunDriver:
             self.current = signal
             self.notices = []
             port.delegations.take_finished()  # left by direct tool calls: not this run's
+            port.delegations.handoff = None  # asked for outside a run (a continuation): stale
             try:
 
                 async def body(own: CancelSignal) -> tuple[Any, Any, int, Any]:

@@ -175,6 +175,9 @@ def observe_turn(
         return
     started_at, started = state.started
     session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()
+    # where the agent comes from: a delegated child's (or a handoff target's) parent ids let
+    # an observer nest its turn under the parent's call
+    lineage = state.agent.lineage
     data = {
         "session_id": session_id,
         "agent_name": agent_name,
@@ -191,5 +194,8 @@ def observe_turn(
         "duration_ms": (time.perf_counter() - started) * 1000,
         "error_type": type(error).__name__ if error is not None else None,
         "error_code": code,
+        "origin": lineage.origin,
+        "parent_agent": lineage.parent_agent,
+        "parent_session": lineage.parent_session,
     }
     hooks.notify("observe", Observation("turn", agent_id, data))

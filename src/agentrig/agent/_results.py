@@ -28,7 +28,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-RunOutcome = Literal["completed", "interrupted"]
+#: how a run ended: ``completed``; ``interrupted`` (its caller cancelled it); ``timeout`` (its
+#: own deadline passed -- the only thing that ends a run so; a tool's or a provider's own
+#: timeout is an ordinary failure)
+RunOutcome = Literal["completed", "interrupted", "timeout"]
 #: why a model's tool call did not run: the gate (permission rules, hooks, an approver) or the
 #: tool's ``authorize`` refused it, no such tool exists, its arguments did not validate, or the
 #: loop settled it without running it (a stop, a cancellation, a guard, a spent budget)
@@ -105,7 +108,8 @@ class RunResult(Generic[T]):
 
     ``value`` is the final text, or the validated model when ``output_type`` was given.  A
     run cancelled while in flight still returns (``invocation.outcome == "interrupted"``) with
-    the partial text committed before the abort.  ``refused`` lists the tool calls the model
+    the partial text committed before the abort; one that ran past its deadline returns the
+    same way with ``outcome == "timeout"``.  ``refused`` lists the tool calls the model
     made that were refused, skipped or settled without running.
     """
 
@@ -116,7 +120,13 @@ class RunResult(Generic[T]):
 
     @property
     def interrupted(self) -> bool:
+        """Was the run cancelled by its caller (not: did its deadline pass)?"""
         return self.invocation.outcome == "interrupted"
+
+    @property
+    def timed_out(self) -> bool:
+        """Did the run's own deadline end it?"""
+        return self.invocation.outcome == "timeout"
 
 
 class StructuredOutputError(AgentrigError):
@@ -149,7 +159,7 @@ class IdenticalToolInputError(AgentrigError):
 
 
 class DeadlineExceededError(AbortError):
-    """A run went past its deadline: the reason its signal fired (the run ends interrupted)."""
+    """A run went past its deadline: the reason its signal fired (the run ends ``timeout``)."""
 
     code = "loop.deadline"
 

@@ -104,6 +104,7 @@ async def finish_structured(
         outcome.rounds += retry.rounds
         outcome.final = retry.final
         outcome.interrupted = retry.interrupted
+        outcome.timed_out = retry.timed_out
         outcome.refused.extend(retry.refused)
         if retry.interrupted:
             return outcome.text, attempts

@@ -326,6 +326,8 @@ class Turn:
         ctx, outcome = self.ctx, self.outcome
         deadline = ctx.signal.reason
         if reason == "interrupted" and isinstance(deadline, DeadlineExceededError):
+            reason = "timeout"  # the run's own deadline, not its caller, ended it
+            outcome.timed_out = True
             outcome.stop_reason = outcome.stop_reason or str(deadline)
         info = error_info(error) if error is not None else None
         await ctx.port.write(

@@ -18,7 +18,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, final
 
 from agentrig.agent._dispatch import INTERRUPTED_TEXT, CallOutcome, not_executed
-from agentrig.agent._results import RefusalCode, RefusedCall, RunRecord, sum_usage
+from agentrig.agent._results import RefusalCode, RefusedCall, RunOutcome, RunRecord, sum_usage
 from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId, CallId, ProviderId, RunId, SessionId, new_invocation_id
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
@@ -51,6 +51,7 @@ class TurnOutcome:
         "refused",
         "rounds",
         "stop_reason",
+        "timed_out",
         "tool_results",
         "usages",
     )
@@ -58,6 +59,7 @@ class TurnOutcome:
     def __init__(self) -> None:
         self.final: AssistantMessage | None = None
         self.interrupted = False
+        self.timed_out = False  # interrupted by the run's own deadline
         self.stop_reason: str | None = None  # the turn was rejected or stopped: why
         self.rounds = 0
         self.usages: list[Usage | None] = []
@@ -65,6 +67,12 @@ class TurnOutcome:
         self.model: str | None = None
         self.tool_results = 0
         self.refused: list[RefusedCall] = []  # calls answered without running, in order
+
+    def ended(self) -> RunOutcome:
+        """The run's outcome as its record says it."""
+        if self.timed_out:
+            return "timeout"
+        return "interrupted" if self.interrupted else "completed"
 
     @property
     def text(self) -> str:
@@ -89,7 +97,7 @@ class TurnOutcome:
             turn=turn,
             started_at_ms=started[0],
             duration_ms=(time.perf_counter() - started[1]) * 1000,
-            outcome="interrupted" if self.interrupted else "completed",
+            outcome=self.ended(),
             rounds=self.rounds,
             model=self.model,
             usage=sum_usage(self.usages),

@@ -2,4 +2,45 @@
 
 Every built-in contribution is registered through the core's own entry points (see
 ``pyproject.toml``), so it is listed, disabled and replaced like any third-party plugin.
+The modules are private; the names here are what the rest of agentrig (the ``agentrig``
+command, :mod:`agentrig.testing`) uses of them, imported on first use (PEP 562).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentrig._lazy import lazy_exports
+
+_LAZY: dict[str, str] = {
+    "Reply": "agentrig.builtins._scripted",
+    "Rule": "agentrig.builtins._scripted",
+    "ScriptedCall": "agentrig.builtins._scripted",
+    "ScriptedProvider": "agentrig.builtins._scripted",
+    "anchored": "agentrig.builtins._tool_refs",
+    "check_composition": "agentrig.builtins._compose",
+    "describe_skills": "agentrig.builtins._compose_skills",
+    "instruction_sources": "agentrig.builtins._instructions",
+    "is_tool_ref": "agentrig.builtins._tool_refs",
+}
+
+__all__ = [
+    "Reply",
+    "Rule",
+    "ScriptedCall",
+    "ScriptedProvider",
+    "anchored",
+    "check_composition",
+    "describe_skills",
+    "instruction_sources",
+    "is_tool_ref",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
+
+if TYPE_CHECKING:
+    from agentrig.builtins._compose import check_composition
+    from agentrig.builtins._compose_skills import describe_skills
+    from agentrig.builtins._instructions import instruction_sources
+    from agentrig.builtins._scripted import Reply, Rule, ScriptedCall, ScriptedProvider
+    from agentrig.builtins._tool_refs import anchored, is_tool_ref

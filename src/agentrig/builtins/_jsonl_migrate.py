@@ -28,7 +28,7 @@ from agentrig.session import (
 )
 
 if TYPE_CHECKING:
-    from agentrig.builtins.jsonl_store import JsonlSessionStore
+    from agentrig.builtins._jsonl_store import JsonlSessionStore
 
 __all__ = ["jsonl_migrate", "jsonl_migration_report"]
 
@@ -115,6 +115,6 @@ async def jsonl_migrate(store: JsonlSessionStore, backup: Path | None) -> Migrat
 
 
 def _sealer_of(appender: Appender) -> Callable[[bytes], str]:
-    from agentrig.builtins.jsonl_store import sealed_line
+    from agentrig.builtins._jsonl_store import sealed_line
 
     return lambda record: sealed_line(appender.seal_record(record))

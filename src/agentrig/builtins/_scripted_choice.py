@@ -17,7 +17,7 @@ from agentrig.errors import AgentrigError
 from agentrig.messages import AssistantMessage, ToolMessage, UserMessage
 
 if TYPE_CHECKING:
-    from agentrig.builtins.scripted import Reply
+    from agentrig.builtins._scripted import Reply
     from agentrig.llm import ModelRequest
 
 __all__ = [

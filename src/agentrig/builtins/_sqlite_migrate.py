@@ -28,7 +28,7 @@ from agentrig.session import (
 )
 
 if TYPE_CHECKING:
-    from agentrig.builtins.sqlite_store import SqliteSessionStore
+    from agentrig.builtins._sqlite_store import SqliteSessionStore
 
 __all__ = ["sqlite_migrate", "sqlite_migration_report"]
 

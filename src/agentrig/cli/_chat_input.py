@@ -124,7 +124,11 @@ class ChatInput:
         try:
             return await self.editor.answer()
         except KeyboardInterrupt:  # Ctrl-C while asked: as during the answer, stop the turn
+            import anyio.lowlevel
+
             self.keys.interrupt()
+            # the question's wait ends in the turn's cancellation: "withdrawn", not a "no"
+            await anyio.lowlevel.checkpoint()
             return None
 
 

@@ -108,7 +108,7 @@ def check_issues(path: Path) -> tuple[list[Issue], list[Issue]]:
     autoloaded listener plugin that fails to load (a problem instead when ``plugins.strict``
     is on) and a plugin name two distributions register that this file does not use.
     """
-    from agentrig.builtins.compose import check_composition
+    from agentrig.builtins import check_composition
     from agentrig.errors import ConfigError
     from agentrig.kernel import load_config
 

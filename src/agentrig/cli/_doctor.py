@@ -54,8 +54,7 @@ def _skills_and_instructions(out: TextIO, file: str | None) -> int:
     """Skill folders (entry-point skills are plugin rows above) and instruction files."""
     from pydantic import ValidationError
 
-    from agentrig.builtins.compose_skills import describe_skills
-    from agentrig.builtins.instructions import instruction_sources
+    from agentrig.builtins import describe_skills, instruction_sources
     from agentrig.kernel import load_config
 
     loaded = load_plugin_settings(file) or load_config(None)

@@ -143,51 +143,73 @@ def run(args: argparse.Namespace) -> int:
     return _with_stores(args, work, stores_needed=False)
 
 
-def doctor_lines(config: str) -> tuple[list[str], int]:
-    """``agentrig doctor``'s lines about FILE's session stores, and how many are problems.
+def _doctor_report(name: str, report: MigrationReport, apply: str) -> tuple[list[str], int]:
+    """Doctor's lines about one store's (or the journal's) report, and its problems."""
+    record = "event" if report.unit == "session" else "record"
+    lines: list[str] = []
+    problems = 0
+    if report.newer:
+        problems += 1
+        names = ", ".join(s.session_id for s in report.newer)
+        lines.append(
+            f"  NEWER {name}: {report.unit}(s) {names} hold {report.schema} {record}s "
+            f"newer than version {report.current}; upgrade agentrig to read them"
+        )
+    if report.outdated:
+        count = sum(s.outdated for s in report.outdated)
+        lines.append(
+            f"  MIGRATE {name}: {count} {record}(s) in {len(report.outdated)} "
+            f"{report.unit}(s) are older than {report.schema} version {report.current} "
+            f"(read as they are); '{apply}' rewrites them"
+        )
+    return lines, problems
 
-    A store holding older events is a note (it reads them; ``agentrig migrate`` rewrites
-    them); one holding events newer than this code, or that cannot be read, is a problem.
+
+def doctor_lines(config: str) -> tuple[list[str], int]:
+    """``agentrig doctor``'s lines about FILE's session stores and execution journal, and
+    how many are problems.
+
+    A store holding older records is a note (it reads them; ``agentrig migrate`` rewrites
+    them); one holding records newer than this code, or that cannot be read, is a problem.
     """
     import anyio
 
     from agentrig.cli._run import load_composition, open_agent_runtime
     from agentrig.cli._sessions import _load, _stores
     from agentrig.errors import AgentrigError
+    from agentrig.journal import JOURNAL, MigratableJournal
     from agentrig.session import MigratableStore
 
-    if not load_composition(config).config.session_stores:
-        return [], 0
-    loaded = _load(argparse.Namespace(config=config, store=None))
+    composition = load_composition(config)
+    if not composition.config.session_stores and not composition.sections:
+        return [], 0  # no store, and no plugin table that could bring a journal
+    loaded = _load(argparse.Namespace(config=config, store=None), stores_needed=False)
     lines: list[str] = []
     problems = 0
 
     async def main() -> None:
         nonlocal problems
         async with open_agent_runtime(loaded, command="doctor") as rt:
-            for sid, store in _stores(rt, None):
-                if not isinstance(store, MigratableStore):
-                    continue
+            checked: list[tuple[str, MigratableStore | MigratableJournal, str]] = [
+                (f"store {sid}", store, f"agentrig migrate -c {config} --apply")
+                for sid, store in _stores(rt, None)
+                if isinstance(store, MigratableStore)
+            ]
+            listener = rt.services.get(JOURNAL)
+            if listener is not None and isinstance(listener.journal, MigratableJournal):
+                apply = f"agentrig migrate -c {config} --journal --apply"
+                checked.append(("journal", listener.journal, apply))
+            for name, store, apply in checked:
                 try:
                     report = await store.migration_report()
                 except AgentrigError as exc:
                     problems += 1
-                    lines.append(f"  STORE {sid}: cannot be checked: [{exc.code}] {exc}")
+                    shown = name.removeprefix("store ")
+                    lines.append(f"  STORE {shown}: cannot be checked: [{exc.code}] {exc}")
                     continue
-                if report.newer:
-                    problems += 1
-                    names = ", ".join(s.session_id for s in report.newer)
-                    lines.append(
-                        f"  NEWER store {sid}: session(s) {names} hold {report.schema} events "
-                        f"newer than version {report.current}; upgrade agentrig to read them"
-                    )
-                if report.outdated:
-                    events = sum(s.outdated for s in report.outdated)
-                    lines.append(
-                        f"  MIGRATE store {sid}: {events} event(s) in {len(report.outdated)} "
-                        f"session(s) are older than {report.schema} version {report.current} "
-                        f"(read as they are); 'agentrig migrate -c {config} --apply' rewrites them"
-                    )
+                found, bad = _doctor_report(name, report, apply)
+                lines.extend(found)
+                problems += bad
 
     anyio.run(main)
     return lines, problems

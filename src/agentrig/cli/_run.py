@@ -26,17 +26,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from agentrig.cli._approve import (
-    EXIT_REFUSED,
-    MODES,
-    CliApprover,
-    denial_note,
-    refusal_message,
-)
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
+    MODES,
     Subparsers,
     UsageError,
     config_path,
@@ -51,6 +45,7 @@ from agentrig.cli._render import Renderer, ToolLines, make_renderer, short, stre
 if TYPE_CHECKING:
     from agentrig.agent import RunResult
     from agentrig.cancel import CancelSignal
+    from agentrig.cli._approve import CliApprover
     from agentrig.ids import AgentId
     from agentrig.kernel import LoadedConfig, Runtime
 
@@ -322,7 +317,7 @@ def add_cli_tools(loaded: LoadedConfig, agent_id: AgentId, refs: list[str]) -> L
         return loaded
     import attrs
 
-    from agentrig.builtins.tool_refs import anchored, is_tool_ref
+    from agentrig.builtins import anchored, is_tool_ref
 
     for ref in refs:
         if not is_tool_ref(ref):
@@ -395,11 +390,13 @@ def warn_unloaded_listeners(rt: Runtime, command: str, err: IO[str]) -> None:
 
 def report_hooks(result: RunResult[Any], err: IO[str]) -> None:
     """What the run's hooks said to the user (``systemMessage`` ...) and why it stopped early
-    (a hook's ``stopReason``): one stderr line each, never mixed into the answer."""
+    (a hook's ``stopReason``, ``[timeout]`` for its deadline): one stderr line each, never
+    mixed into the answer."""
     for notice in result.invocation.notices:
         err.write(f"[hook] {short(notice, 500)}\n")
     if result.invocation.stop_reason:
-        err.write(f"[stopped] {result.invocation.stop_reason}\n")
+        label = "timeout" if result.timed_out else "stopped"
+        err.write(f"[{label}] {result.invocation.stop_reason}\n")
     err.flush()
 
 
@@ -533,6 +530,8 @@ def attach_approver(
     turn_signal: Callable[[], CancelSignal | None] | None = None,
 ) -> CliApprover:
     """Register the command's approver (``--yes``, the terminal, or nobody) on ``rt``."""
+    from agentrig.cli._approve import CliApprover  # pluggy's marker: not on the --help path
+
     approver = CliApprover(
         consent=args.yes,
         read_line=read_line,
@@ -552,6 +551,8 @@ def exit_for_refusals(
     Calls refused otherwise (a rule, the mode, the person) keep exit code 0; unless the
     streamed output showed them (``shown``), one ``note:`` line names them.
     """
+    from agentrig.cli._approve import EXIT_REFUSED, denial_note, refusal_message
+
     if approver.refused:
         message = refusal_message(approver.refused, consent=approver.consent)
         err.write(f"agentrig {command}: {message}\n")

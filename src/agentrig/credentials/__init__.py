@@ -2,7 +2,7 @@
 
 * :class:`CredentialStore` -- the port: ``get`` / ``set`` / ``delete`` a secret string by
   ``(service, account)``, plus ``name`` and ``describe()``.  An owner-only file store is
-  built in (entry point ``file``, :mod:`agentrig.builtins.credential_file`); the OS keychain
+  built in (entry point ``file``, :mod:`agentrig.builtins._credential_file`); the OS keychain
   comes with the ``agentrig-keyring`` plugin (entry point ``keyring``).
 * :func:`resolve_store_reference` / :func:`parse_store_reference` -- provider credentials
   written as ``"$STORE:<store-id>:<service>/<account>"``.

@@ -11,7 +11,7 @@ event                  fired from                                               
                        session already had turns); after a compaction
                        (``compact``: its context follows the summary)
 ``UserPromptSubmit``   each step that enters a prompt, follow-up or steer         block, context
-``PreToolUse``         the tool gate (:mod:`agentrig.builtins.gate`)              verdict
+``PreToolUse``         the tool gate (:mod:`agentrig.builtins._gate`)              verdict
 ``PermissionRequest``  the tool gate, before the approver is asked               answers it
 ``Notification``       an approval is waiting (``permission_prompt``); the agent  advisory
                        went idle (``idle_prompt``)

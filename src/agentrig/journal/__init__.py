@@ -45,6 +45,7 @@ _LAZY: dict[str, str] = {
     "JournaledProvider": "agentrig.journal._provider",
     "MemoryJournal": "agentrig.journal._port",
     "MigratableJournal": "agentrig.journal._migrate",
+    "RecordCodec": "agentrig.journal._migrate",
     "journal_report": "agentrig.journal._migrate",
     "rewritten_record": "agentrig.journal._migrate",
     "ModelCall": "agentrig.journal._records",
@@ -90,6 +91,7 @@ __all__ = [
     "ModelIntent",
     "ModelSettlement",
     "ReconciliationRequired",
+    "RecordCodec",
     "RecordJournal",
     "SqliteJournal",
     "ToolEffect",
@@ -131,7 +133,12 @@ if TYPE_CHECKING:
         UnprovenKind,
     )
     from agentrig.journal._listener import JOURNAL, JournalListener
-    from agentrig.journal._migrate import MigratableJournal, journal_report, rewritten_record
+    from agentrig.journal._migrate import (
+        MigratableJournal,
+        RecordCodec,
+        journal_report,
+        rewritten_record,
+    )
     from agentrig.journal._port import ExecutionJournal, MemoryJournal, RecordJournal
     from agentrig.journal._provider import JournaledProvider
     from agentrig.journal._records import (

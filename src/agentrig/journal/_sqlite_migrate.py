@@ -50,7 +50,7 @@ def migrate_rows(
     report = report_rows(connection, codec)
     refuse_newer(report, str(path))
     if not report.outdated:
-        return _applied(report, None)
+        return report.done(None)
     target = backup or path.with_name(path.name + ".pre-migrate")
     try:
         if new_file(target):  # an existing copy is kept: made from the same old data
@@ -71,15 +71,4 @@ def migrate_rows(
             f"cannot migrate the journal {path}: {exc}; nothing was changed "
             f"(the copy at {target}, if made, is the data as it was)"
         ) from exc
-    return _applied(report, str(target))
-
-
-def _applied(report: MigrationReport, backup: str | None) -> MigrationReport:
-    return MigrationReport(
-        report.sessions,
-        applied=True,
-        backup=backup,
-        schema=report.schema,
-        current=report.current,
-        unit=report.unit,
-    )
+    return report.done(str(target))

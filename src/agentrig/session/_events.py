@@ -46,7 +46,9 @@ __all__ = [
 ]
 
 TurnTrigger = Literal["prompt", "followup", "steer", "resume"]
-TurnEndReason = Literal["completed", "interrupted", "failed", "rejected", "budget", "suspended"]
+TurnEndReason = Literal[
+    "completed", "interrupted", "timeout", "failed", "rejected", "budget", "suspended"
+]
 NoticeKind = Literal["message", "stop", "blocked", "output", "error"]
 CompactionTrigger = Literal["auto", "manual"]
 

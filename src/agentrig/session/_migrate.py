@@ -90,6 +90,10 @@ class MigrationReport:
     #: what one entry of ``sessions`` is: a session, or a run (the execution journal)
     unit: str = "session"
 
+    def done(self, backup: str | None = None) -> MigrationReport:
+        """This report as the result of a migration that kept its copy at ``backup``."""
+        return attrs.evolve(self, applied=True, backup=backup)
+
     @property
     def outdated(self) -> tuple[SessionVersions, ...]:
         """The sessions holding events older than the current version."""

@@ -21,11 +21,11 @@ _LAZY: dict[str, str] = {
     "MockReply": "agentrig.testing.mock_provider_server",
     "MockRequest": "agentrig.testing.mock_provider_server",
     "Overrides": "agentrig.testing.fixtures",
-    "Reply": "agentrig.builtins.scripted",
-    "Rule": "agentrig.builtins.scripted",
+    "Reply": "agentrig.builtins",
+    "Rule": "agentrig.builtins",
     "RuntimeFactory": "agentrig.testing.fixtures",
-    "ScriptedCall": "agentrig.builtins.scripted",
-    "ScriptedProvider": "agentrig.builtins.scripted",
+    "ScriptedCall": "agentrig.builtins",
+    "ScriptedProvider": "agentrig.builtins",
 }
 
 __all__ = [
@@ -58,6 +58,6 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from agentrig.builtins.scripted import Reply, Rule, ScriptedCall, ScriptedProvider
+    from agentrig.builtins import Reply, Rule, ScriptedCall, ScriptedProvider
     from agentrig.testing.fixtures import Overrides, RuntimeFactory
     from agentrig.testing.mock_provider_server import MockProviderServer, MockReply, MockRequest

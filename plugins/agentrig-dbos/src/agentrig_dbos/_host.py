@@ -55,6 +55,7 @@ from agentrig.session import (
     TurnStart,
     UserMessageEvent,
 )
+from agentrig_dbos._children import DurableChildren, handed_off
 from agentrig_dbos._config import DbosSection
 from agentrig_dbos._database import check_reachable
 from agentrig_dbos._errors import (
@@ -174,8 +175,6 @@ class Durable:
         self._decisions: dict[str, list[dict[str, Any]]] = {}
         #: the live agents executing durable runs (or their children), by their run's key
         self._keys: dict[AgentId, str] = {}
-        from agentrig_dbos._children import DurableChildren
-
         #: the runtime's CHILD_RUNS: a durable run's children are journaled steps of it
         self.children = DurableChildren(self)
 
@@ -642,6 +641,13 @@ class Durable:
                 if self.rt.agents.get(aid) is not None:
                     await self.rt.agents.dispose(aid)
                 continue
+            target = handed_off(result.agent)
+            if target is not None:  # its answer came from an agent no journal step keeps
+                raise DurableError(
+                    f"agent {aid!r} handed the conversation to {target!r} before the process "
+                    "stopped; a handoff in a durable run is not recovered yet, so the run "
+                    "cannot give the answer of the agent that took over"
+                )
             return result.text
 
     # ---- approvals (from any process) -------------------------------------------------------

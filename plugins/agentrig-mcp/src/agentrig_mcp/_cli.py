@@ -45,12 +45,66 @@ def add_subcommands(mcp: argparse.ArgumentParser) -> None:
     )
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio")
     serve.set_defaults(handler=serve_command)
+    approve = commands.add_parser(
+        "approve",
+        help="print the approvals of the project file's servers, by content",
+        description=(
+            "Show each server of the project file (.mcp.json) as written, with the "
+            "approved_project_servers entry that lets exactly that content start. Nothing "
+            "is written: review the entries, then copy the line into [mcp]."
+        ),
+    )
+    approve.add_argument("-c", "--config", default="agentrig.toml", help="the composition file")
+    approve.add_argument("names", nargs="*", metavar="NAME", help="only these servers")
+    approve.set_defaults(handler=approve_command)
 
 
 def usage(args: argparse.Namespace) -> int:
     """``agentrig mcp`` without a subcommand."""
-    print("usage: agentrig mcp serve [-c FILE] [--agent NAME] [--http HOST:PORT]", file=sys.stderr)
+    print(
+        "usage: agentrig mcp serve [-c FILE] [--agent NAME] [--http HOST:PORT]\n"
+        "       agentrig mcp approve [-c FILE] [NAME ...]",
+        file=sys.stderr,
+    )
     return 2
+
+
+def approve_command(args: argparse.Namespace) -> int:
+    """Print each project server's entry and the approval of exactly that content."""
+    import json
+    import tomllib
+    from pathlib import Path
+
+    from agentrig_mcp._config import mcp_json_digests, read_project_servers
+
+    config = Path(args.config)
+    try:
+        table = tomllib.loads(config.read_text(encoding="utf-8")).get("mcp", {})
+    except (OSError, ValueError) as exc:
+        raise ConfigError([Issue("config.unreadable", str(exc))], source=str(config)) from None
+    name = table.get("project_file", ".mcp.json") if isinstance(table, dict) else ".mcp.json"
+    if name is False:
+        print(f"agentrig {args.command}: [mcp] project_file = false: no project servers")
+        return 0
+    path = config.parent / str(name)
+    if not path.is_file():
+        print(f"agentrig {args.command}: no project file at {path}")
+        return 0
+    entries = read_project_servers(path)
+    digests = mcp_json_digests(path)
+    chosen = args.names or sorted(digests)
+    unknown = [n for n in chosen if n not in digests]
+    if unknown:
+        raise ConfigError(
+            [Issue("mcp.unknown_server", f"not in {path}: {', '.join(unknown)}")],
+            source=str(path),
+        )
+    for server in chosen:
+        print(f"# {server}: {json.dumps(entries[server], sort_keys=True)}")
+    approvals = ", ".join(f'"{n}@sha256:{digests[n]}"' for n in chosen)
+    print("[mcp]")
+    print(f"approved_project_servers = [{approvals}]")
+    return 0
 
 
 def _address(text: str) -> tuple[str, int] | None:

@@ -1,7 +1,8 @@
 """The composition step of agentrig-mcp (see :mod:`agentrig_mcp._plugin` for where it runs).
 
 1. validates ``[mcp_servers.*]`` and ``[mcp]``, reads the project file (``.mcp.json``) when
-   present and keeps only the servers ``[mcp] approved_project_servers`` names;
+   present and keeps only the servers whose content ``[mcp] approved_project_servers``
+   approves (``name@sha256:<digest>``);
 2. provides the runtime's :class:`~agentrig_mcp.McpClient` as the ``mcp`` service and stops
    its servers when the runtime closes;
 3. starts each server an agent uses (``tools = ["mcp__github"]`` or ``"mcp__github__<tool>"``)
@@ -34,6 +35,8 @@ from agentrig_mcp._config import (
     McpServers,
     McpSettings,
     StdioServerSpec,
+    approval_of,
+    mcp_json_digests,
     parse_mcp_json,
 )
 from agentrig_mcp._connection import Resolve
@@ -48,22 +51,45 @@ _PREFIX = "mcp__"
 
 def _project_servers(
     rt: Runtime, settings: McpSettings, configured: dict[str, Spec]
-) -> tuple[dict[str, Spec], set[str]]:
-    """(approved project servers, unapproved names) from the project file, if present."""
+) -> tuple[dict[str, Spec], dict[str, str]]:
+    """(approved project servers, unapproved ones with why) from the project file, if any.
+
+    An approval names the entry's content (``name@sha256:<digest>``): an entry changed since
+    it was approved is not approved any more.
+    """
     path = None if settings.project_file is False else rt.loaded.base_dir / settings.project_file
-    found = parse_mcp_json(path, rt.resolver) if path is not None and path.is_file() else {}
+    present = path is not None and path.is_file()
+    found = parse_mcp_json(path, rt.resolver) if path is not None and present else {}
+    digests = mcp_json_digests(path) if path is not None and present else {}
     issues: list[Issue] = []
-    for i, name in enumerate(settings.approved_project_servers):
+    approvals: dict[str, str] = {}
+    for i, entry in enumerate(settings.approved_project_servers):
+        where = ("mcp", "approved_project_servers", i)
+        approval = approval_of(entry)
+        if approval is None:
+            now = digests.get(entry)
+            hint = f"; its entry now is {entry}@sha256:{now}" if now else ""
+            issues.append(
+                Issue(
+                    "mcp.approval_by_name",
+                    f"{entry!r}: a project server is approved by its content, as "
+                    f"'<name>@sha256:<digest>' (`agentrig mcp approve` prints it){hint}",
+                    where,
+                )
+            )
+            continue
+        name, digest = approval
         if name not in found:
-            where = str(path) if path is not None else "no project file"
+            shown = str(path) if path is not None else "no project file"
             issues.append(
                 Issue(
                     "mcp.unknown_server",
-                    f"approved project server {name!r} is not in {where} "
+                    f"approved project server {name!r} is not in {shown} "
                     f"(its servers: {', '.join(sorted(found)) or 'none'})",
-                    ("mcp", "approved_project_servers", i),
+                    where,
                 )
             )
+        approvals[name] = digest
     for name in sorted(set(found) & set(configured)):
         issues.append(
             Issue(
@@ -74,15 +100,50 @@ def _project_servers(
         )
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
-    approved = {n: s for n, s in found.items() if n in settings.approved_project_servers}
-    return approved, set(found) - set(approved)
+    approved: dict[str, Spec] = {}
+    unapproved: dict[str, str] = {}
+    for name, spec in found.items():
+        granted = approvals.get(name)
+        if granted == digests[name]:
+            approved[name] = spec
+        elif granted is None:
+            unapproved[name] = (
+                f"comes from the project file and is not approved; approve its content with "
+                f'approved_project_servers = ["{name}@sha256:{digests[name]}"] in [mcp] '
+                "(`agentrig mcp approve` prints it)"
+            )
+        else:
+            unapproved[name] = (
+                f"comes from the project file and its entry changed since it was approved "
+                f"(approved sha256:{granted[:12]}..., now sha256:{digests[name][:12]}...); "
+                f"review it, then approve {name}@sha256:{digests[name]}"
+            )
+    return approved, unapproved
+
+
+def _user_servers(rt: Runtime, settings: McpSettings) -> dict[str, Spec]:
+    """The servers of ``[mcp] user_files`` (the first file naming a server wins)."""
+    from agentrig_mcp._user_files import read_user_file
+
+    found: dict[str, Spec] = {}
+    for name in settings.user_files:
+        path = Path(name).expanduser()
+        path = path if path.is_absolute() else rt.loaded.base_dir / path
+        for server, spec in read_user_file(path, rt.loaded.base_dir, rt.resolver).items():
+            found.setdefault(server, spec)
+    return found
 
 
 def _rooted(spec: Spec, base: Path) -> Spec:
-    """A stdio server runs in the config's directory (``cwd`` is relative to it)."""
+    """A stdio server runs in the config's directory (``cwd`` is relative to it); its roots
+    are absolute, the config's directory unless it names others."""
+    roots = tuple(
+        str((base / r).resolve()) for r in (spec.roots if spec.roots is not None else ".")
+    )
+    update: dict[str, object] = {"roots": roots}
     if isinstance(spec, StdioServerSpec):
-        return spec.model_copy(update={"cwd": str(base / (spec.cwd or "."))})
-    return spec
+        update["cwd"] = str(base / (spec.cwd or "."))
+    return spec.model_copy(update=update)
 
 
 async def resolve_reference(
@@ -182,8 +243,10 @@ async def compose_mcp(
     configured = table.specs() if table is not None else {}
     settings = found_settings or McpSettings()
     project, unapproved = _project_servers(rt, settings, configured)
+    users = _user_servers(rt, settings)
     every = {
-        name: _rooted(spec, rt.loaded.base_dir) for name, spec in {**configured, **project}.items()
+        name: _rooted(spec, rt.loaded.base_dir)
+        for name, spec in {**users, **configured, **project}.items()
     }
     active = {name: spec for name, spec in every.items() if spec.enabled}
     used = _used_servers(rt)
@@ -192,10 +255,7 @@ async def compose_mcp(
         if server in active:
             continue
         if server in unapproved:
-            message = (
-                f"MCP server {server!r} comes from the project file and is not approved; "
-                f"add it to [mcp] approved_project_servers to let it start"
-            )
+            message = f"MCP server {server!r} {unapproved[server]}"
             issues.append(Issue("mcp.not_approved", message, path))
         elif server in every:
             message = f"MCP server {server!r} is disabled (mcp_servers.{server}.enabled = false)"

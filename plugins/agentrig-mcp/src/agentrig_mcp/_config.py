@@ -35,8 +35,12 @@ __all__ = [
     "ServeClient",
     "ServerEntry",
     "StdioServerSpec",
+    "approval_of",
     "expand_vars",
+    "mcp_json_digests",
     "parse_mcp_json",
+    "named_servers",
+    "read_project_servers",
     "parse_settings",
 ]
 
@@ -68,6 +72,12 @@ class _Common(_Strict):
     trust_content: bool = False
     #: progress notifications extend ``timeout``, up to this many seconds for one call
     max_call_time: float = Field(default=3600.0, gt=0)
+    #: directories the server may work in, told to it as MCP roots (relative to the config's
+    #: directory); unset: the config's directory; ``[]``: no roots are offered
+    roots: Annotated[tuple[str, ...] | None, Field(strict=False)] = None
+    #: one message longer than this (a stdio line; an HTTP response body or stream event)
+    #: ends the connection with an error naming the limit
+    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
     restart_backoff: float = Field(default=0.5, ge=0)
     #: a tool description longer than this is cut (with a note saying so)
@@ -86,8 +96,6 @@ class StdioServerSpec(_Common):
     #: ``$ENV:NAME`` values resolve through the caller's resolver
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
-    #: one JSON-RPC message (one line) longer than this ends the connection with an error
-    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
 
 
 class HttpServerSpec(_Common):
@@ -103,7 +111,7 @@ class HttpServerSpec(_Common):
 
 ServerSpec = StdioServerSpec | HttpServerSpec
 
-_STDIO_ONLY = ("command", "args", "env", "cwd", "max_message_bytes")
+_STDIO_ONLY = ("command", "args", "env", "cwd")
 _HTTP_ONLY = ("url", "headers", "allow_private_url")
 
 
@@ -128,7 +136,6 @@ class ServerEntry(_Common):
     args: Annotated[tuple[str, ...], Field(strict=False)] = ()
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
-    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     url: str | None = Field(default=None, pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
     allow_private_url: bool = False
@@ -169,7 +176,6 @@ class ServerEntry(_Common):
                 args=self.args,
                 env=self.env,
                 cwd=self.cwd,
-                max_message_bytes=self.max_message_bytes,
                 **common,
             )
         assert self.url is not None
@@ -238,8 +244,13 @@ class McpSettings(_Strict):
     #: Claude Code's project file, relative to the config's directory (read when present);
     #: ``false`` reads none
     project_file: str | Literal[False] = ".mcp.json"
-    #: project-file servers allowed to start (nothing from a project file starts otherwise)
+    #: project-file servers allowed to start, by content: ``"<name>@sha256:<digest>"`` (the
+    #: entry's digest, which ``agentrig mcp approve`` prints); a changed entry is not approved
     approved_project_servers: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: the user's own files to take servers from (``~/.claude.json``, ``~/.codex/config.toml``;
+    #: ``~`` is the home directory, a relative path the config's directory); no approval
+    #: needed, and servers of this config or the project file win over theirs
+    user_files: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: ``agentrig mcp serve --http``: keys and the names it answers to
     serve: ServeSettings = ServeSettings()
 
@@ -328,7 +339,7 @@ def _expand(value: object, resolver: SecretResolver | None, path: tuple[str | in
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-def _named(servers: dict[str, Any], source: str) -> dict[str, Any]:
+def named_servers(servers: dict[str, Any], source: str) -> dict[str, Any]:
     """Claude Code accepts any server name; agentrig's must make tool ids (``mcp__<name>__``):
     other characters become ``_`` (``my.server`` is ``my_server``).  A name that cannot be
     made valid, or that then collides, is left out with a warning -- not the whole file."""
@@ -357,10 +368,17 @@ def _named(servers: dict[str, Any], source: str) -> dict[str, Any]:
     return named
 
 
-def parse_mcp_json(
-    path: Path, resolver: SecretResolver | None
-) -> dict[str, StdioServerSpec | HttpServerSpec]:
-    """Read Claude Code's ``.mcp.json`` (``{"mcpServers": {...}}``) verbatim."""
+_APPROVAL = re.compile(r"^(?P<name>[A-Za-z0-9_-]{1,48})@sha256:(?P<digest>[0-9a-f]{64})$")
+
+
+def approval_of(entry: str) -> tuple[str, str] | None:
+    """``(name, digest)`` of an ``approved_project_servers`` entry; None when malformed."""
+    found = _APPROVAL.match(entry)
+    return (found["name"], found["digest"]) if found else None
+
+
+def read_project_servers(path: Path) -> dict[str, Any]:
+    """The raw entries of a ``.mcp.json`` by (usable) server name, variables unexpanded."""
     source = str(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -374,7 +392,28 @@ def parse_mcp_json(
             [Issue("mcp.project_file", "expected an object with an 'mcpServers' object")],
             source=source,
         )
-    servers = _named(servers, source)
+    return named_servers(servers, source)
+
+
+def mcp_json_digests(path: Path) -> dict[str, str]:
+    """Each server of a ``.mcp.json`` with the SHA-256 of its entry as written (canonical
+    JSON, variables unexpanded): what an approval names, so any change asks again."""
+    import hashlib
+
+    return {
+        name: hashlib.sha256(
+            json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        ).hexdigest()
+        for name, entry in read_project_servers(path).items()
+    }
+
+
+def parse_mcp_json(
+    path: Path, resolver: SecretResolver | None
+) -> dict[str, StdioServerSpec | HttpServerSpec]:
+    """Read Claude Code's ``.mcp.json`` (``{"mcpServers": {...}}``) verbatim."""
+    source = str(path)
+    servers = read_project_servers(path)
     expanded, issues = _expand(servers, resolver, ("mcpServers",))
     table, problems = _validated(McpServers, expanded, ("mcpServers",))
     issues += problems

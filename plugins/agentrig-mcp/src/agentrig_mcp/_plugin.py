@@ -9,7 +9,7 @@ is cheap: the MCP SDK loads only when a runtime composes or the command runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, final
 
 from agentrig.ids import tool_id
@@ -49,9 +49,36 @@ def provide_client(rt: Runtime, client: McpClient) -> None:
     rt.add_plugin("mcp-refresh", ToolRefresher(client))
 
 
-def register_toolset(rt: Runtime, name: str, tools: Sequence[Tool]) -> None:
-    """Register ``tools`` in the runtime's catalog, and ``name`` as the toolset of them all."""
+def _registrable(rt: Runtime, tools: Sequence[Tool]) -> list[Tool]:
+    """The tools the composition would accept: one the registration scanner refuses (unless
+    ``[skills] scan_tools = false``), or whose id is already taken, is left out with a
+    warning -- a server's tool cannot stop the runtime."""
+    from agentrig.diagnostics import get_logger
+    from agentrig.skills import registration_of_tool, scan
+
+    skills = rt.loaded.sections.get("skills")
+    scanning = not (isinstance(skills, Mapping) and skills.get("scan_tools") is False)
     registry = rt.registry(TOOLS)
+    kept: list[Tool] = []
+    for tool in tools:
+        if registry.has(tool.id):
+            reason = "its id is already registered"
+        elif (
+            scanning and not (verdict := scan(registration_of_tool(tool, kind="mcp_tool"))).allowed
+        ):
+            reason = f"refused by the registration scanner: {verdict.describe()}"
+        else:
+            kept.append(tool)
+            continue
+        get_logger("mcp").warning("MCP tool %s left out: %s", tool.id, reason)
+    return kept
+
+
+def register_toolset(rt: Runtime, name: str, tools: Sequence[Tool]) -> None:
+    """Register ``tools`` in the runtime's catalog, and ``name`` as the toolset of them all
+    (a tool the composition would refuse is left out with a warning)."""
+    registry = rt.registry(TOOLS)
+    tools = _registrable(rt, tools)
     for tool in tools:
         registry.register(tool, id=tool.id, source=f"mcp:{name}")
     toolset = tuple(t.id for t in tools)

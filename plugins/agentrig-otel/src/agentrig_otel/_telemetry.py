@@ -360,10 +360,10 @@ class Telemetry:
         if reason == "failed":
             span.set_attribute("error.type", data.get("error_type") or "failed")
             span.set_status(Status(StatusCode.ERROR, data.get("error_code") or "failed"))
-        elif reason == "interrupted":
-            span.add_event("agentrig.run.interrupted")
-            span.set_attribute("error.type", "interrupted")
-            span.set_status(Status(StatusCode.ERROR, "interrupted"))
+        elif reason in ("interrupted", "timeout"):  # cancelled, or past the run's deadline
+            span.add_event(f"agentrig.run.{reason}")
+            span.set_attribute("error.type", reason)
+            span.set_status(Status(StatusCode.ERROR, reason))
         if live is None:
             span.end(end_time=_ns(end))
 

@@ -16,10 +16,14 @@ already there and, when it is the same record, counts it as written.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import psycopg
 from psycopg import sql
 
 from agentrig.journal import (
+    JOURNAL_RECORD_CODEC,
     ExecutionRecord,
     JournalError,
     JournalWriteError,
@@ -40,6 +44,10 @@ from agentrig_postgres._db import (
     table,
     where,
 )
+
+if TYPE_CHECKING:
+    from agentrig.journal import RecordCodec
+    from agentrig.session import MigrationReport
 
 __all__ = ["PostgresJournal"]
 
@@ -135,6 +143,34 @@ class PostgresJournal(RecordJournal):
     async def _read_executions(self) -> list[ExecutionRecord]:
         records = await self._select(sql.SQL("kind = %s"), ("execution",))
         return [record for record in records if isinstance(record, ExecutionRecord)]
+
+    # ---- agentrig migrate (agentrig.journal.MigratableJournal) ------------------------------
+    @property
+    def table(self) -> sql.Identifier:
+        """The journal's table (schema-qualified)."""
+        return self._table
+
+    async def database(self) -> Database:
+        """The journal's connection, its tables created."""
+        return await self._conn()
+
+    async def migration_report(
+        self, *, codec: RecordCodec = JOURNAL_RECORD_CODEC
+    ) -> MigrationReport:
+        """How many stored records are older than the current version, per run."""
+        from agentrig_postgres._journal_migrate import journal_migration_report
+
+        return await journal_migration_report(self, codec)
+
+    async def migrate(
+        self, *, backup: Path | None = None, codec: RecordCodec = JOURNAL_RECORD_CODEC
+    ) -> MigrationReport:
+        """Rewrite older records at the current version in one transaction, copying each
+        changed row to ``agentrig_journal_pre_migrate`` first (``backup`` must be None: the
+        copy is that table).  ``codec`` is how records are stored (a test passes a later one)."""
+        from agentrig_postgres._journal_migrate import journal_migrate
+
+        return await journal_migrate(self, backup, codec)
 
     async def _close(self) -> None:
         await self._db.aclose()

@@ -329,7 +329,7 @@ class ActiveRun:
             raise self.refusal
         truncated = (
             result is None
-            or result.interrupted
+            or result.invocation.outcome != "completed"  # interrupted, or past its deadline
             or self.over_budget
             or self.timed_out
             or state.last_stop == "length"

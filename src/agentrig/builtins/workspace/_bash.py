@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentrig.builtins.workspace._base import WorkspaceTool, workspace_of
 from agentrig.builtins.workspace._errors import SandboxError, SandboxUnavailableError
 from agentrig.builtins.workspace._git import refuse_git_with_filters
-from agentrig.builtins.workspace._sandbox import Backend
+from agentrig.builtins.workspace._sandbox import Backend, BubblewrapBackend
+from agentrig.builtins.workspace._sandbox_session import CommandResult
 from agentrig.builtins.workspace._space import Workspace
 from agentrig.errors import Issue
 from agentrig.host import end_tree, kill_tree_group, open_reaped
@@ -45,34 +46,13 @@ class BashInput(BaseModel):
     )
 
 
-class CommandResult:
-    """What one confined command did: exit code, kept output, bytes dropped, timed out."""
-
-    __slots__ = ("dropped", "exit_code", "output", "timed_out")
-
-    def __init__(self) -> None:
-        self.output = bytearray()
-        self.dropped = 0
-        self.exit_code: int | None = None
-        self.timed_out = False
-
-    def text(self) -> str:
-        out = self.output.decode("utf-8", "replace")
-        if self.dropped:
-            out += f"\n[output cut: {self.dropped} more bytes were not kept]"
-        return out
-
-
 async def _drain(stream: anyio.abc.ByteReceiveStream, result: CommandResult, limit: int) -> None:
     while True:
         try:
             chunk = await stream.receive(_CHUNK)
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
-        room = limit - len(result.output)
-        if room > 0:
-            result.output += chunk[:room]
-        result.dropped += max(0, len(chunk) - max(room, 0))
+        result.keep(chunk, limit)
 
 
 async def _end(process: anyio.abc.Process) -> None:
@@ -94,8 +74,12 @@ async def run_confined(
 ) -> CommandResult:
     """Run ``command`` through ``backend`` in the workspace root; the tree ends with it.
 
-    Cancellation (the run's, or a caller's deadline) ends the tree too and propagates.
+    Cancellation (the run's, or a caller's deadline) ends the tree too and propagates.  A
+    bubblewrap backend runs it in one of its persistent sandboxes (see ``_sandbox_session``).
     """
+    pool = backend.pool if isinstance(backend, BubblewrapBackend) else None
+    if pool is not None:
+        return await pool.run(command, seconds=seconds, limit=limit)
     try:
         process = await open_reaped(
             backend.argv(command, space.root),

@@ -6,13 +6,15 @@
   the network away, so it needs ``network = true`` -- an explicit acceptance.
 * ``bubblewrap``: Debian's ``bwrap`` -- new user, pid, ipc, uts, cgroup and (unless
   ``network = true``) network namespaces, every capability dropped, the system directories
-  read-only, ``/tmp`` empty, the workspace the one writable place (its ``.git``,
-  ``.gitattributes`` and ``.gitmodules`` stay read-only).
+  and the sandbox's own root read-only, ``/tmp`` empty, the workspace the one writable place
+  (its ``.git``, ``.gitattributes`` and ``.gitmodules`` stay read-only).
 
-Both run the command under the host's reaper (:func:`agentrig.host.open_reaped`), so a
-timeout or a cancellation ends the whole tree -- descendants that ignore SIGTERM or left
-the process group included -- and both get a minimal environment: the agent's own variables
-(API keys among them) never reach a command.
+``native`` runs each command under the host's reaper (:func:`agentrig.host.open_reaped`);
+``bubblewrap`` keeps a few sandboxes set up per workspace and runs each command in one
+(:mod:`._sandbox_session`), where its pid namespace is the reaper.  Either way a timeout or a
+cancellation ends the whole tree -- descendants that ignore SIGTERM or left the process
+group included -- and a command gets a minimal environment: the agent's own variables (API
+keys among them) never reach it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import resource
 import shutil
+import sys
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Protocol
 
@@ -28,6 +33,11 @@ import attrs
 
 from agentrig.builtins.workspace._config import Limits, SandboxConfig
 from agentrig.builtins.workspace._errors import SandboxUnavailableError
+from agentrig.builtins.workspace._sandbox_session import (
+    SandboxPool,
+    server_source,
+    settings_json,
+)
 
 __all__ = ["Backend", "BubblewrapBackend", "NativeBackend", "backend_for"]
 
@@ -40,6 +50,16 @@ _PRLIMIT = {
     "file_size_bytes": "--fsize",
     "open_files": "--nofile",
 }
+#: the same rlimits by number, as the sandbox's command server sets them per command
+_RLIMIT = {
+    "cpu_seconds": resource.RLIMIT_CPU,
+    "memory_bytes": resource.RLIMIT_AS,
+    "processes": resource.RLIMIT_NPROC,
+    "file_size_bytes": resource.RLIMIT_FSIZE,
+    "open_files": resource.RLIMIT_NOFILE,
+}
+#: what a process in the sandbox must never write: Git's own files in the workspace
+_GIT_FILES = (".git", ".gitattributes", ".gitmodules")
 
 
 class Backend(Protocol):
@@ -158,6 +178,29 @@ class NativeBackend:
         return _base_env(self.home)
 
 
+def _system() -> tuple[str, ...]:
+    """The read-only system directories, as found once (``/bin`` may be a link to usr)."""
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/etc", "/etc"]
+    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(name):
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    return tuple(args)
+
+
+def _server_python(shown: tuple[str, ...]) -> str | None:
+    """An interpreter the sandbox shows already (below ``/usr`` or a read-only path) to run
+    the command server; None when there is none (each command then sets up its own)."""
+    for candidate in (sys.executable, "/usr/bin/python3"):
+        real = os.path.realpath(candidate)
+        if os.access(real, os.X_OK) and any(
+            real.startswith(place.rstrip("/") + "/") for place in ("/usr", *shown)
+        ):
+            return real
+    return None
+
+
 @attrs.frozen(slots=True)
 class BubblewrapBackend:
     """The command runs in bwrap's namespaces: read-only system, writable workspace."""
@@ -168,6 +211,22 @@ class BubblewrapBackend:
     read_only: tuple[str, ...]
     limits: Limits
     name: str = "bubblewrap"
+    system: tuple[str, ...] = attrs.field(factory=_system, repr=False)
+    #: the interpreter of the command server (None: a sandbox per command)
+    python: str | None = attrs.field(default=None, repr=False)
+    #: the persistent sandboxes (None without an interpreter for their server)
+    pool: SandboxPool | None = attrs.field(init=False, default=None, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.python is not None:
+            limits = [
+                (number, value)
+                for field, number in _RLIMIT.items()
+                if (value := getattr(self.limits, field)) is not None
+            ]
+            settings = settings_json(self.root, self.env(), limits, self.read_only)
+            pool = SandboxPool(self.server_argv, self.layout, settings)
+            object.__setattr__(self, "pool", pool)  # attrs' way for a frozen class
 
     @classmethod
     def build(cls, config: SandboxConfig, root: Path) -> BubblewrapBackend:
@@ -186,26 +245,18 @@ class BubblewrapBackend:
         for path in config.read_only_paths:
             if not os.path.isabs(path):
                 raise SandboxUnavailableError(f"read_only_paths: {path!r} is not absolute")
+        read_only = tuple(config.read_only_paths)
         return cls(
             bwrap=bwrap,
             root=root,
             network=config.network,
-            read_only=tuple(config.read_only_paths),
+            read_only=read_only,
             limits=config.limits,
+            python=_server_python(read_only),
         )
 
-    def _system(self) -> list[str]:
-        args = ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/etc", "/etc"]
-        for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-            if os.path.islink(name):
-                args += ["--symlink", os.readlink(name), name]
-            elif os.path.isdir(name):
-                args += ["--ro-bind", name, name]
-        return args
-
-    def argv(self, command: str, cwd: Path) -> list[str]:
-        args = [
-            *_prlimit(self.limits),
+    def _namespaces(self) -> list[str]:
+        return [
             self.bwrap,
             "--die-with-parent",
             "--new-session",
@@ -215,7 +266,7 @@ class BubblewrapBackend:
             "--cap-drop",
             "ALL",
             *(["--share-net"] if self.network else []),
-            *self._system(),
+            *self.system,
             "--proc",
             "/proc",
             "--dev",
@@ -223,18 +274,69 @@ class BubblewrapBackend:
             "--tmpfs",
             "/tmp",
         ]
+
+    def _mounts(self) -> list[str]:
+        """The mounts that depend on what exists now: extra read-only paths, the workspace."""
+        args: list[str] = []
         for path in self.read_only:
             args += ["--ro-bind-try", path, path]
         root = str(self.root)
         args += ["--bind", root, root]
-        for name in (".git", ".gitattributes", ".gitmodules"):
+        for name in _GIT_FILES:
             # Git's own files stay read-only inside the workspace: a command cannot plant a
             # filter driver or a hook for the next git command (or for the person) to run
             path = os.path.join(root, name)
             if os.path.lexists(path) and not os.path.islink(path):
                 args += ["--ro-bind", path, path]
-        args += ["--chdir", str(cwd), "--", "/bin/sh", "-c", command]
-        return args
+        return [*args, "--remount-ro", "/"]
+
+    def layout(self) -> Hashable:
+        """What a sandbox set up now would mount, down to the inodes: a sandbox set up for
+        another layout is not reused (a ``.git`` made since must be read-only too)."""
+        found: list[tuple[str, int, int] | None] = []
+        for path in (
+            str(self.root),
+            *(os.path.join(self.root, n) for n in _GIT_FILES),
+            *self.read_only,
+        ):
+            try:
+                info = os.lstat(path)
+            except OSError:
+                found.append(None)
+                continue
+            found.append((path, info.st_dev, info.st_ino))
+        return (tuple(self._mounts()), tuple(found))
+
+    def argv(self, command: str, cwd: Path) -> list[str]:
+        """A sandbox of its own for ``command`` (the per-command form)."""
+        return [
+            *_prlimit(self.limits),
+            *self._namespaces(),
+            *self._mounts(),
+            "--chdir",
+            str(cwd),
+            "--",
+            "/bin/sh",
+            "-c",
+            command,
+        ]
+
+    def server_argv(self, settings: str) -> list[str]:
+        """A persistent sandbox running the command server (rlimits: set per command)."""
+        assert self.python is not None
+        return [
+            *self._namespaces(),
+            *self._mounts(),
+            "--chdir",
+            str(self.root),
+            "--",
+            self.python,
+            "-I",
+            "-S",
+            "-c",
+            server_source(),
+            settings,
+        ]
 
     def env(self) -> dict[str, str]:
         return _base_env(str(self.root))

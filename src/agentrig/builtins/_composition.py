@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import final
 
-from agentrig.builtins.compose import (
+from agentrig.builtins._compose import (
     check_ids,
     compose_agents,
     compose_egress,
@@ -19,9 +19,9 @@ from agentrig.builtins.compose import (
     compose_stores,
     compose_tools,
 )
-from agentrig.builtins.compose_security import compose_credentials, compose_sealers
-from agentrig.builtins.compose_skills import compose_skills, scan_tools
-from agentrig.builtins.instructions import compose_instructions
+from agentrig.builtins._compose_security import compose_credentials, compose_sealers
+from agentrig.builtins._compose_skills import compose_skills, scan_tools
+from agentrig.builtins._instructions import compose_instructions
 from agentrig.kernel.composition import Composition, Phase, compose_step
 from agentrig.kernel.runtime import Runtime
 

@@ -1,6 +1,6 @@
 """Composition steps: build a runtime's catalogs and services from its config.
 
-Each is wrapped as a ``compose`` plugin in :mod:`agentrig.builtins.composition`.  Each step
+Each is wrapped as a ``compose`` plugin in :mod:`agentrig.builtins._composition`.  Each step
 imports only the plugins the config names; an id already present in a catalog (a test
 override, or a plugin's earlier step) is not built again.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from agentrig.builtins._factory import call_factory
-from agentrig.builtins.tool_refs import ToolRefs, bare_file_issue, is_tool_ref, static_issue
+from agentrig.builtins._tool_refs import ToolRefs, bare_file_issue, is_tool_ref, static_issue
 from agentrig.credentials import (
     CREDENTIAL_STORES,
     STORE_PREFIX,
@@ -142,7 +142,7 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                 Issue(i.code, i.message, (name, *i.path))
                 for i in issues_from_validation(exc, model)
             ]
-    from agentrig.builtins.compose_security import security_issues  # imports this module
+    from agentrig.builtins._compose_security import security_issues  # imports this module
 
     issues += security_issues(loaded, index)
     for sid, store in config.session_stores.items():
@@ -233,7 +233,7 @@ async def compose_egress(rt: Runtime) -> None:
 
     def http(*, allow_private: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
         if not built:
-            from agentrig.builtins.egress_http import make_http_factory
+            from agentrig.builtins._egress_http import make_http_factory
 
             built.append(make_http_factory(rt))
         return built[0](allow_private=allow_private, **kwargs)
@@ -430,7 +430,7 @@ def _entry_label(rt: Runtime, source: str | None) -> str:
 async def compose_agents(rt: Runtime) -> None:
     """Provide ``rt.agents`` and create the agents declared in ``[agents.*]``."""
     from agentrig.agent import AgentRegistry
-    from agentrig.builtins.gate import compose_gate
+    from agentrig.builtins._gate import compose_gate
 
     _check_agent_tools(rt)
     registry = AgentRegistry(rt, gate=compose_gate(rt))

@@ -1,7 +1,7 @@
 """Composition steps for ``[credential_stores.<id>]`` and ``[sealers.<id>]``, and their checks.
 
 Both run before the providers and the session stores (see
-:mod:`agentrig.builtins.composition`): a provider credential written as
+:mod:`agentrig.builtins._composition`): a provider credential written as
 ``"$STORE:<store-id>:<service>/<account>"`` is resolved through the ``credential_stores``
 catalog while the providers are built, and a session store whose options say
 ``sealer = "<sealer-id>"`` receives the ``sealers`` catalog in its factory spec.
@@ -25,7 +25,7 @@ catalog while the providers are built, and a session store whose options say
     options = { sealer = "main" }
 
 :func:`security_issues` is what ``agentrig config check`` (through
-:func:`~agentrig.builtins.compose.check_composition`) reports for these tables without
+:func:`~agentrig.builtins._compose.check_composition`) reports for these tables without
 building anything or reading any secret: unknown, disabled or broken kinds, invalid options,
 malformed ``$STORE:`` references and references to store or sealer ids nobody configured.
 """
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from agentrig.builtins._compose import _entry_issue, _options_issues
 from agentrig.builtins._factory import call_factory
-from agentrig.builtins.compose import _entry_issue, _options_issues
 from agentrig.catalog import CatalogKey
 from agentrig.credentials import (
     CREDENTIAL_STORES,

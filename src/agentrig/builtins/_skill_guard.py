@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
-from agentrig.builtins.skills_config import GuardConfig, SkillsConfig
+from agentrig.builtins._skills_config import GuardConfig, SkillsConfig
 from agentrig.cancel import CancelSignal
 from agentrig.ids import provider_id
 from agentrig.kernel import hookimpl

@@ -19,10 +19,10 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentrig.builtins.skill_guard import GUARD_NAME
-from agentrig.builtins.skill_tools import TOOLSET, ReadSkillResource, SkillTool
-from agentrig.builtins.skill_trust import TrustStore
-from agentrig.builtins.skills_config import DEFAULT_ROOTS, SkillsConfig
+from agentrig.builtins._skill_guard import GUARD_NAME
+from agentrig.builtins._skill_tools import TOOLSET, ReadSkillResource, SkillTool
+from agentrig.builtins._skill_trust import TrustStore
+from agentrig.builtins._skills_config import DEFAULT_ROOTS, SkillsConfig
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ConfigError, Issue
 from agentrig.kernel.config import PlaceholderResolver

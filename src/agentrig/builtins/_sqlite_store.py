@@ -33,8 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agentrig.builtins._jsonl_store import SESSION_EVENT, sealer_option
 from agentrig.builtins._locks import WriterLock, fix_hint
-from agentrig.builtins.jsonl_store import SESSION_EVENT, sealer_option
 from agentrig.host import HostError, OwnerOnlyStore
 from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel import with_options
