@@ -224,3 +224,24 @@ async def test_a_childs_question_suspends_the_run_and_the_answer_continues_the_c
     problems, tool_results = await stored(tmp_path)
     assert problems == {"ses-r1": [], "ses-r1.call_rev": []}
     assert tool_results == ["done"]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_handoff_cut_off_by_a_crash_fails_the_run_rather_than_answer_wrongly(
+    tmp_path: Path,
+) -> None:
+    extra = delegation_extra()
+    extra["agents"]["assistant"] = {
+        **extra["agents"]["assistant"],
+        "subagents": [],
+        "handoffs": ["reviewer"],
+    }
+    settings = {"delegation": "handoff", "extra": extra}
+    (tmp_path / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    crashed = child(tmp_path, "run", "r1", "after-tool:c1")  # in the agent that took over
+    assert crashed.returncode == -9, crashed.stderr
+    resumed = child(tmp_path, "resume", "r1")
+    assert resumed.returncode != 0
+    assert "a handoff in a durable run is not recovered yet" in resumed.stderr
+    assert len(marker_lines(tmp_path)) == 1  # nothing repeated, nothing made up

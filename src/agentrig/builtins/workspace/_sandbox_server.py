@@ -82,6 +82,8 @@ def _limited(argv: list[str], env: dict[str, str], out: int, limits: list[list[i
             for number in _DEFAULTED:
                 signal.signal(number, signal.SIG_DFL)
             os.execve(argv[0], argv, env)
+        except BaseException as exc:  # said on the command's output, as the spawn path does
+            os.write(2, f"the sandbox could not start the command: {exc}\n".encode())
         finally:
             os._exit(127)
     return pid
