@@ -14,7 +14,8 @@ server should, except where MODE says otherwise:
 * ``garbage`` -- write lines that are not JSON-RPC before each answer;
 * ``unknown-block`` -- answer the call with a block of an unknown type between good ones;
 * ``endless-pages`` -- ``tools/list`` always has a next page;
-* ``bad-tool`` -- ``tools/list`` has one entry without a name among good ones.
+* ``bad-tool`` -- ``tools/list`` has one entry without a name among good ones;
+* ``no-tools`` -- advertise no tools at initialization (and crash if asked for them).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ def main() -> None:
         if KIND == "garbage":
             out.write(b'this is not json\n{"jsonrpc": "2.0"}\n')
             out.flush()
+        if method == "tools/list" and KIND == "no-tools":
+            sys.exit(5)  # asked for what it never offered
         if method == ARG and KIND == "crash-at":
             sys.stderr.write(f"giving up at {method}\n")
             sys.stderr.flush()
@@ -105,7 +108,7 @@ def main() -> None:
                 request_id,
                 {
                     "protocolVersion": message["params"]["protocolVersion"],
-                    "capabilities": {"tools": {}},
+                    "capabilities": {} if KIND == "no-tools" else {"tools": {}},
                     "serverInfo": {"name": "raw", "version": "1"},
                 },
             )

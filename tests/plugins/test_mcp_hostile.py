@@ -273,3 +273,10 @@ async def test_image_data_is_not_repeated_in_the_structured_content(client: Any)
     assert '"caption": "a photo"' in texts[-1]
     assert "[binary data: the image or audio block of this result]" in texts[-1]
     assert sum(len(t) for t in texts) < 300  # not 400,000 characters of base64
+
+
+async def test_a_server_that_offers_no_tools_is_not_asked_for_them(client: Any) -> None:
+    c = client(r=raw("no-tools"))
+    assert await c.tools("r") == ()
+    assert c.connection("r").starts == 1
+    assert c.connection("r").running  # it was never sent a request it would refuse

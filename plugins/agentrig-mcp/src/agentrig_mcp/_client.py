@@ -127,6 +127,12 @@ class McpClient:
             return cached
         connection = self.connection(server)
         self._stale.discard(server)
+        if (await connection.capabilities()).tools is None:
+            # it offers no tools (said at initialization): nothing to ask it for
+            self.skipped[server] = ()
+            self._versions[server] = self.version(server) + 1
+            self._tools[server] = ()
+            return ()
         listed, invalid = await connection.list_tools()
         naming = name_tools(server, [definition.name for definition in listed])
         skipped = [*invalid, *naming.skipped]
