@@ -86,11 +86,18 @@ class ByRound(ScriptedProvider):
 
 class Delegating(ScriptedProvider):
     """The parent of the delegation tests: delegates to ``reviewer`` once (call
-    ``call_rev``), then answers ``done: <the reviewer's answer>``."""
+    ``call_rev``), then answers ``done: <the reviewer's answer>``; ``handoff``: hands the
+    conversation to ``reviewer`` instead."""
+
+    def __init__(self, *, handoff: bool = False) -> None:
+        super().__init__()
+        self.handoff = handoff
 
     def _take(self, request: ModelRequest) -> Reply:
         self.requests.append(request)
         results = [m for m in request.messages if m.role == "tool"]
+        if self.handoff:
+            return Reply(tool_calls=(ScriptedCall("transfer_to_reviewer", {}, id="call_t"),))
         if not results:
             call = ScriptedCall("delegate_reviewer", {"prompt": "review it"}, id="call_rev")
             return Reply(tool_calls=(call,))
@@ -231,9 +238,10 @@ async def durable_runtime(
     overrides: list[tuple[str, str, object]] = [
         ("providers", "local", ByRound(kill_round, given.get("delay", 0.0)))
     ]
-    if given.get("delegation"):  # the parent delegates; the child writes the effects
+    if given.get("delegation"):  # the parent delegates (or hands off); the child's effects
         child = ByRound(kill_round, labels=("c1", "c2"), log=tmp / "child_requests.txt")
-        overrides = [("providers", "local", Delegating()), ("providers", "review", child)]
+        parent = Delegating(handoff=given.get("delegation") == "handoff")
+        overrides = [("providers", "local", parent), ("providers", "review", child)]
     async with open_runtime(
         settings,
         memory=memory,

@@ -110,6 +110,12 @@ def build(extra_tools: int) -> FastMCP:
         return "a credential arrived" if value else "no credential"
 
     @app.tool()
+    async def roots(ctx: Context) -> str:  # type: ignore[type-arg]
+        """The client's roots, as URIs, one a line."""
+        listed = await ctx.session.list_roots()
+        return "\n".join(str(root.uri) for root in listed.roots)
+
+    @app.tool()
     def whoami() -> str:
         """The pid and a value from the environment."""
         return f"{os.getpid()} {os.environ.get('MCP_TEST_GREETING', '-')}"

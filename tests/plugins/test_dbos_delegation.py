@@ -29,7 +29,7 @@ from _durable_support import (
     wait_for_host,
 )
 from _postgres_server import PostgresServer, postgres_server
-from agentrig_dbos import DURABLE
+from agentrig_dbos import DURABLE, UnknownRunError
 from test_dbos_durable import CHILD, child, child_process
 
 from agentrig.ids import EntryId
@@ -186,3 +186,62 @@ async def test_on_postgresql_a_killed_worker_continues_the_child_not_repeats_it(
         assert [(x.origin, x.parent_session, x.depth) for x in lineage] == [
             ("delegated", "ses-r1", 1)
         ]
+
+
+async def test_a_childs_question_suspends_the_run_and_the_answer_continues_the_child(
+    tmp_path: Path,
+) -> None:
+    extra = delegation_extra()
+    extra["permissions"] = {"mode": "default", "ask": ["effect"]}
+    (tmp_path / "settings.json").write_text(
+        json.dumps({"delegation": True, "extra": extra}), encoding="utf-8"
+    )
+    async with durable_runtime(tmp_path) as rt, anyio.create_task_group() as tg:
+        durable = rt.services.require(DURABLE)
+        results: list[str] = []
+
+        async def run() -> None:
+            results.append((await durable.run("assistant", "go", run_id="r1")).text)
+
+        tg.start_soon(run)
+        asked: list[tuple[str, str]] = []
+        with anyio.fail_after(60):
+            while len(asked) < 2:  # the child's two effects, each asked about in its turn
+                try:
+                    question = await durable.question("r1")
+                except UnknownRunError:  # not started yet
+                    question = None
+                if question is None or (question["call_id"], question["tool"]) in asked:
+                    await anyio.sleep(0.1)
+                    continue
+                asked.append((question["call_id"], question["tool"]))
+                assert await durable.status("r1") == "WAITING"
+                await durable.approve("r1", question["call_id"], allow=True)
+        # leaving the task group awaits the run
+    assert asked == [("call_c1", "effect"), ("call_c2", "effect")]
+    assert results == ["done: done"]
+    assert marker_lines(tmp_path) == EFFECTS
+    problems, tool_results = await stored(tmp_path)
+    assert problems == {"ses-r1": [], "ses-r1.call_rev": []}
+    assert tool_results == ["done"]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_handoff_cut_off_by_a_crash_fails_the_run_rather_than_answer_wrongly(
+    tmp_path: Path,
+) -> None:
+    extra = delegation_extra()
+    extra["agents"]["assistant"] = {
+        **extra["agents"]["assistant"],
+        "subagents": [],
+        "handoffs": ["reviewer"],
+    }
+    settings = {"delegation": "handoff", "extra": extra}
+    (tmp_path / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    crashed = child(tmp_path, "run", "r1", "after-tool:c1")  # in the agent that took over
+    assert crashed.returncode == -9, crashed.stderr
+    resumed = child(tmp_path, "resume", "r1")
+    assert resumed.returncode != 0
+    assert "a handoff in a durable run is not recovered yet" in resumed.stderr
+    assert len(marker_lines(tmp_path)) == 1  # nothing repeated, nothing made up

@@ -96,6 +96,19 @@ async def test_http_calls_errors_and_resources(
     assert content.text == "hello from a resource"
 
 
+async def test_a_response_over_the_limit_fails_the_call_bounded(
+    http_server: HttpServer, client_for: Callable[..., McpClient]
+) -> None:
+    client = client_for(http_server.url, max_message_bytes=1_000_000)
+    tools = {t.id: t for t in await client.tools("web")}
+    huge = tools[ToolId("mcp__web__huge")]
+    with anyio.fail_after(30), pytest.raises(McpServerUnavailable, match="over 1000000 bytes"):
+        await huge.execute({"size": 3_000_000}, ctx())
+    # within the limit, the connection (restarted) answers
+    add = {t.id: t for t in await client.tools("web")}[ToolId("mcp__web__add")]
+    assert (await add.execute({"a": 1, "b": 2}, ctx())).content == "3"
+
+
 async def test_http_cancellation_reaches_the_server(
     http_server: HttpServer, client_for: Callable[..., McpClient]
 ) -> None:

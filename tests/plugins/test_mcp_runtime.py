@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from _mcp_support import AGENTRIG, RAW, SERVER, alive, cancel_once, eventually, marked
-from agentrig_mcp import MCP, McpClient
+from agentrig_mcp import MCP, McpClient, McpError, StdioServerSpec
 
 import agentrig
 from agentrig.cancel import CancelSignal
@@ -419,3 +419,38 @@ async def test_an_image_result_reaches_the_model_as_an_image_block() -> None:
     assert [m.content for m in seen] == [
         (TextBlock(text="a tiny chart"), ImageBlock(media_type="image/png", data=PNG))
     ]
+
+
+async def test_servers_learn_their_roots_and_unoffered_features_are_named(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    cfg = config(
+        [call("mcp__demo__roots"), call("mcp__plain__roots"), {"text": "done"}],
+        ["mcp__demo__roots", "mcp__plain__roots"],
+        mcp_servers={"demo": server(roots=[str(work)]), "plain": server(roots=[])},
+        permissions={"allow": ["mcp__demo__*", "mcp__plain__*"]},
+    )
+    async with agentrig.open_runtime(cfg) as rt:
+        await rt.agent(AgentId("assistant")).run("where?")
+        (_, status, text), (_, plain_status, plain_text) = tool_texts(rt)
+        # a server without resources is told so, not sent a request it would refuse
+        client = rt.services.require(MCP)
+        raw = McpClient(
+            {"raw": StdioServerSpec(command=sys.executable, args=(RAW, ""))},
+            spawn=rt.spawn,
+        )
+        try:
+            with pytest.raises(McpError, match="does not offer resources") as info:
+                await raw.list_resources("raw")
+            assert info.value.code == "mcp.unsupported"
+            with pytest.raises(McpError, match="does not offer prompts"):
+                await raw.get_prompt("raw", "review")
+        finally:
+            await raw.aclose()
+        assert client.connection("demo").spec.roots == (str(work.resolve()),)
+    assert (status, text) == ("ok", work.resolve().as_uri())
+    # no roots configured: none advertised, and the server's request is refused
+    assert plain_status == "error"
+    assert "roots" in plain_text.lower() or "not supported" in plain_text.lower()

@@ -124,3 +124,32 @@ def test_the_emptying_skips_the_workspace_and_shown_paths() -> None:
     assert _scratch(["/tmp/"]) == ["/dev/shm"]
     assert _scratch(["/srv/ws", "/dev"]) == ["/tmp"]  # a read-only path above /dev/shm
     assert _scratch(["/"]) == []
+
+
+async def test_without_an_interpreter_for_the_server_each_command_gets_its_own(
+    root: Path,
+) -> None:
+    import attrs
+
+    space = sandboxed(root, backend="bubblewrap")
+    assert isinstance(space.backend, BubblewrapBackend)
+    alone = attrs.evolve(space, backend=attrs.evolve(space.backend, python=None))
+    assert alone.backend is not None
+    assert getattr(alone.backend, "pool", None) is None
+    out = await bash(alone, "echo x > /tmp/t; mkdir /new 2>&1; cat /tmp/t; echo ok > w")
+    assert "Read-only file system" in out
+    assert out.endswith("x\n")
+    assert (root / "w").read_text() == "ok\n"
+
+
+async def test_signals_are_the_defaults_and_a_bad_command_is_an_error(root: Path) -> None:
+    space = sandboxed(root, backend="bubblewrap", limits={"file_size_bytes": 4096})
+    big = await bash(space, "head -c 10000 /dev/zero > big.bin")
+    assert isinstance(big, ToolOutput)
+    assert "File size limit exceeded" in big.content  # SIGXFSZ: its default, as with prlimit
+    assert (await bash(space, "yes | head -n 1")) == "y\n"  # SIGPIPE ends yes
+    nul = await bash(space, "echo a\x00b")
+    assert isinstance(nul, ToolOutput)
+    assert nul.content.startswith("the sandbox could not start the command")  # goes on
+    assert await bash(space, "echo fine") == "fine\n"
+    assert _pool(space).started == 1

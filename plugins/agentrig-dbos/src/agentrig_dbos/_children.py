@@ -24,18 +24,25 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agentrig.agent import DELEGATION_TOOL_PREFIX, ChildRun, Lineage, RunResult
+from agentrig.agent import (
+    DELEGATION_TOOL_PREFIX,
+    HANDOFF_TOOL_PREFIX,
+    ChildRun,
+    Lineage,
+    RunResult,
+)
 from agentrig.errors import AgentrigError
 from agentrig.ids import AgentId, InvocationId, RunId, SessionId, agent_id, session_id
 from agentrig.journal import ReconciliationRequired, ToolIntent, reconcile_tool
 from agentrig.kernel import AgentConfig
 from agentrig.llm import ToolMessage
+from agentrig.session import ToolResultEvent, TurnStart
 from agentrig_dbos._errors import DurableError, RunSuspended
 
 if TYPE_CHECKING:
     from agentrig_dbos._host import Durable
 
-__all__ = ["DurableChildren", "child_key"]
+__all__ = ["DurableChildren", "child_key", "handed_off"]
 
 _PLAIN = re.compile(r"[A-Za-z0-9_\-]{1,40}")
 
@@ -46,6 +53,20 @@ def child_key(run_key: str, call_id: str) -> str:
     if _PLAIN.fullmatch(call_id) is None:
         call_id = "h" + hashlib.sha256(call_id.encode()).hexdigest()[:16]
     return f"{run_key}.{call_id}"
+
+
+def handed_off(agent: Any) -> str | None:
+    """The agent ``agent``'s last turn handed the conversation to (a settled
+    ``transfer_to_<id>`` call), or None."""
+    for event in reversed(agent.session.events):
+        data = event.data
+        if isinstance(data, TurnStart):
+            return None
+        if isinstance(data, ToolResultEvent) and data.message.status == "ok":
+            name = data.message.name
+            if name.startswith(HANDOFF_TOOL_PREFIX):
+                return str(name.removeprefix(HANDOFF_TOOL_PREFIX))
+    return None
 
 
 class DurableChildren:

@@ -19,6 +19,7 @@ from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._connection import Resolve, ServerConnection, Spawn, TraceHeaders
+from agentrig_mcp._errors import McpError
 from agentrig_mcp._names import name_tools
 from agentrig_mcp._tools import McpTool, block_text
 from agentrig_mcp._transport import HttpClientFactory
@@ -166,9 +167,21 @@ class McpClient:
         """Did the server advertise resources at initialization (starting it when needed)?"""
         return (await self.connection(server).capabilities()).resources is not None
 
+    async def _require(self, server: str, feature: str) -> ServerConnection:
+        """The server's connection, when it advertised ``feature`` at initialization: a
+        request it never offered is not sent (spec 002), the caller learns what is missing."""
+        connection = self.connection(server)
+        if getattr(await connection.capabilities(), feature) is None:
+            raise McpError(
+                f"MCP server {server!r} does not offer {feature} (it did not advertise them "
+                "at initialization)",
+                code="mcp.unsupported",
+            )
+        return connection
+
     async def list_resources(self, server: str) -> list[types.Resource]:
         """Every resource the server lists (all pages)."""
-        connection = self.connection(server)
+        connection = await self._require(server, "resources")
         resources: list[types.Resource] = []
         cursor: str | None = None
         while True:
@@ -194,11 +207,12 @@ class McpClient:
             result: types.ReadResourceResult = await session.read_resource(AnyUrl(uri))
             return result
 
-        return await self.connection(server).request(read, what=f"reading {uri!r}")
+        connection = await self._require(server, "resources")
+        return await connection.request(read, what=f"reading {uri!r}")
 
     async def list_prompts(self, server: str) -> list[types.Prompt]:
         """Every prompt the server lists (all pages)."""
-        connection = self.connection(server)
+        connection = await self._require(server, "prompts")
         prompts: list[types.Prompt] = []
         cursor: str | None = None
         while True:
@@ -225,7 +239,8 @@ class McpClient:
             result: types.GetPromptResult = await session.get_prompt(name, dict(arguments or {}))
             return result
 
-        return await self.connection(server).request(get, what=f"the prompt {name!r}")
+        connection = await self._require(server, "prompts")
+        return await connection.request(get, what=f"the prompt {name!r}")
 
     async def prompt_message(
         self, server: str, name: str, arguments: Mapping[str, str] | None = None

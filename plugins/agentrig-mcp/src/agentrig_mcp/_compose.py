@@ -135,10 +135,15 @@ def _user_servers(rt: Runtime, settings: McpSettings) -> dict[str, Spec]:
 
 
 def _rooted(spec: Spec, base: Path) -> Spec:
-    """A stdio server runs in the config's directory (``cwd`` is relative to it)."""
+    """A stdio server runs in the config's directory (``cwd`` is relative to it); its roots
+    are absolute, the config's directory unless it names others."""
+    roots = tuple(
+        str((base / r).resolve()) for r in (spec.roots if spec.roots is not None else ".")
+    )
+    update: dict[str, object] = {"roots": roots}
     if isinstance(spec, StdioServerSpec):
-        return spec.model_copy(update={"cwd": str(base / (spec.cwd or "."))})
-    return spec
+        update["cwd"] = str(base / (spec.cwd or "."))
+    return spec.model_copy(update=update)
 
 
 async def resolve_reference(

@@ -72,6 +72,12 @@ class _Common(_Strict):
     trust_content: bool = False
     #: progress notifications extend ``timeout``, up to this many seconds for one call
     max_call_time: float = Field(default=3600.0, gt=0)
+    #: directories the server may work in, told to it as MCP roots (relative to the config's
+    #: directory); unset: the config's directory; ``[]``: no roots are offered
+    roots: Annotated[tuple[str, ...] | None, Field(strict=False)] = None
+    #: one message longer than this (a stdio line; an HTTP response body or stream event)
+    #: ends the connection with an error naming the limit
+    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
     restart_backoff: float = Field(default=0.5, ge=0)
     #: a tool description longer than this is cut (with a note saying so)
@@ -90,8 +96,6 @@ class StdioServerSpec(_Common):
     #: ``$ENV:NAME`` values resolve through the caller's resolver
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
-    #: one JSON-RPC message (one line) longer than this ends the connection with an error
-    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
 
 
 class HttpServerSpec(_Common):
@@ -107,7 +111,7 @@ class HttpServerSpec(_Common):
 
 ServerSpec = StdioServerSpec | HttpServerSpec
 
-_STDIO_ONLY = ("command", "args", "env", "cwd", "max_message_bytes")
+_STDIO_ONLY = ("command", "args", "env", "cwd")
 _HTTP_ONLY = ("url", "headers", "allow_private_url")
 
 
@@ -132,7 +136,6 @@ class ServerEntry(_Common):
     args: Annotated[tuple[str, ...], Field(strict=False)] = ()
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
-    max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     url: str | None = Field(default=None, pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
     allow_private_url: bool = False
@@ -173,7 +176,6 @@ class ServerEntry(_Common):
                 args=self.args,
                 env=self.env,
                 cwd=self.cwd,
-                max_message_bytes=self.max_message_bytes,
                 **common,
             )
         assert self.url is not None

@@ -205,6 +205,8 @@ class ServerConnection:
                     outbound,
                     message_handler=self._handle_message,
                     client_info=_CLIENT_INFO,
+                    # roots are advertised only when there are some to tell
+                    list_roots_callback=self._roots if self.spec.roots else None,
                 ) as session:
                     with anyio.move_on_after(self.spec.startup_timeout) as starting:
                         await session.initialize()
@@ -282,6 +284,19 @@ class ServerConnection:
                     await write.send(message)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
+
+    async def _roots(self, context: Any) -> types.ListRootsResult:
+        """``roots/list``: the directories config lets the server work in (file URIs)."""
+        from pathlib import Path
+
+        from pydantic import FileUrl
+
+        return types.ListRootsResult(
+            roots=[
+                types.Root(uri=FileUrl(Path(root).as_uri()), name=Path(root).name or root)
+                for root in self.spec.roots or ()
+            ]
+        )
 
     async def _handle_message(
         self,

@@ -41,16 +41,32 @@ OnBroken = Callable[[BaseException], None]
 """Called with the error when an HTTP response stream from the server breaks."""
 
 
-class _WatchedBody(httpx.AsyncByteStream):
-    """A response body that reports a transport error while it is read, then re-raises it."""
+class MessageTooLarge(httpx.TransportError):
+    """A response body (or one event of a stream) over ``max_message_bytes``."""
 
-    def __init__(self, body: httpx.AsyncByteStream, on_broken: OnBroken) -> None:
+
+class _WatchedBody(httpx.AsyncByteStream):
+    """A response body that reports a transport error while it is read, then re-raises it;
+    one longer than ``limit`` bytes -- for an event stream, one event -- is such an error."""
+
+    def __init__(
+        self, body: httpx.AsyncByteStream, on_broken: OnBroken, limit: int, events: bool
+    ) -> None:
         self._body = body
         self._on_broken = on_broken
+        self._limit = limit
+        self._events = events
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
         try:
             async for chunk in self._body:
+                end = chunk.rfind(b"\n\n") if self._events else -1
+                size = len(chunk) - end - 2 if end >= 0 else size + len(chunk)
+                if size > self._limit:
+                    raise MessageTooLarge(
+                        f"the server sent a message over {self._limit} bytes (max_message_bytes)"
+                    )
                 yield chunk
         except httpx.TransportError as exc:
             self._on_broken(exc)
@@ -69,7 +85,9 @@ async def _http(
 ) -> AsyncIterator[Streams]:
     async def watch(response: httpx.Response) -> None:
         if on_broken is not None and isinstance(response.stream, httpx.AsyncByteStream):
-            response.stream = _WatchedBody(response.stream, on_broken)
+            events = response.headers.get("content-type", "").startswith("text/event-stream")
+            limit = spec.max_message_bytes
+            response.stream = _WatchedBody(response.stream, on_broken, limit, events)
 
     async with client(spec, headers) as http:
         http.event_hooks = {**http.event_hooks, "response": [*http.event_hooks["response"], watch]}

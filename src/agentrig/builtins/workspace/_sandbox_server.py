@@ -32,6 +32,9 @@ from typing import Any
 __all__: list[str] = []
 
 _FDS_SPACE = socket.CMSG_SPACE(4)
+#: what Python ignores at start and an exec would pass on ignored: a command gets the
+#: defaults (SIGPIPE ends a writer to a closed pipe; SIGXFSZ one past limits.file_size_bytes)
+_DEFAULTED = (signal.SIGPIPE, signal.SIGXFSZ)
 _IPC_RMID = 0
 
 
@@ -76,8 +79,11 @@ def _limited(argv: list[str], env: dict[str, str], out: int, limits: list[list[i
             os.dup2(out, 1)
             os.dup2(out, 2)
             os.close(out)
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            for number in _DEFAULTED:
+                signal.signal(number, signal.SIG_DFL)
             os.execve(argv[0], argv, env)
+        except BaseException as exc:  # said on the command's output, as the spawn path does
+            os.write(2, f"the sandbox could not start the command: {exc}\n".encode())
         finally:
             os._exit(127)
     return pid
@@ -94,7 +100,7 @@ def _spawn(command: str, env: dict[str, str], out: int, limits: list[list[int]])
         (os.POSIX_SPAWN_CLOSE, out),
     ]
     return os.posix_spawn(
-        argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=(signal.SIGPIPE,)
+        argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=_DEFAULTED
     )
 
 
@@ -207,7 +213,7 @@ def main(settings: dict[str, Any]) -> None:
         command, out = request
         try:
             pid = _spawn(command, env, out, limits)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
             os.write(out, f"the sandbox could not start the command: {exc}\n".encode())
             os.close(out)
             sock.sendall(b"127\n")
