@@ -76,6 +76,7 @@ message text::
      │   ├── ProviderStreamError                provider.stream                   provider
      │   ├── ProviderTimeoutError               provider.timeout                  provider
      │   ├── RateLimitError                     provider.rate_limit               provider
+     │   │   └── ModelCooldownError             provider.cooldown                 provider
      │   └── ServerError                        provider.server                   provider
      ├── ActionBlockedError                     permissions.action_blocked        user
      ├── PermissionRuleError                    permissions.invalid_rule          user

@@ -14,6 +14,7 @@ from agentrig.llm._capabilities import (
     capability,
     require_capability,
 )
+from agentrig.llm._cooldown import COOLDOWNS, ModelCooldownError, ModelCooldowns
 from agentrig.llm._errors import (
     AuthenticationError,
     CapabilityError,
@@ -94,6 +95,9 @@ from agentrig.messages import (
 )
 
 __all__ = [
+    "COOLDOWNS",
+    "ModelCooldownError",
+    "ModelCooldowns",
     # content blocks
     "CONTENT_BLOCKS",
     "ContentBlock",
