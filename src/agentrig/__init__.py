@@ -1,8 +1,8 @@
 """agentrig: a small plugin host for LLM agent runtimes.
 
-The public face.  Importing ``agentrig`` is cheap: it loads pluggy's marker and nothing
-else; every other name is imported on first attribute access (PEP 562), so a CLI start or a
-plugin's import does not pay for pydantic models it never uses.
+The public face.  Importing ``agentrig`` is cheap: it loads nothing; every name, pluggy's
+``hookimpl`` marker included, is imported on first attribute access (PEP 562), so a CLI start
+or a plugin's import does not pay for pydantic models (or pluggy) it never uses.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentrig._lazy import lazy_exports
-from agentrig._markers import hookimpl
 
 __version__ = "0.1.0"
 
@@ -19,6 +18,8 @@ __version__ = "0.1.0"
 # compose and run agents, declare tools, catch errors.  Plugin authors import from
 # agentrig.plugin; the layers' own packages (agentrig.kernel, agentrig.llm, ...) hold the rest.
 _LAZY: dict[str, str] = {
+    # the hook marker plugins decorate their hook implementations with
+    "hookimpl": "agentrig._markers",
     # composing and running
     "open_runtime": "agentrig.kernel",
     "Runtime": "agentrig.kernel",
@@ -97,6 +98,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:
+    from agentrig._markers import hookimpl
     from agentrig.agent import (
         Agent,
         ContextWindowError,

@@ -11,6 +11,7 @@ message text::
      ├── DelegationError                        delegation.refused                user
      ├── IdenticalToolInputError                loop.identical_tool_input         provider
      ├── InboxError                             inbox.invalid                     user
+     ├── ModelChoiceError                       model.invalid                     user
      ├── StructuredOutputError                  output.invalid                    provider
      ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
      ├── ScriptExhaustedError                   scripted.exhausted                user

@@ -19,6 +19,7 @@ import pytest
 # what composing or running needs and printing the usage does not
 HEAVY = (
     "pydantic",
+    "pluggy",
     "anyio",
     "agentrig.kernel",
     "agentrig.session",

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -105,6 +106,24 @@ def test_errors_are_one_line_with_a_code(tmp_path: Path) -> None:
     assert plain.returncode == 1
     assert "error [dbos.setup]" in plain.stderr
     assert "no [dbos] table" in plain.stderr
+
+
+def test_an_unreachable_system_database_is_one_line_naming_it(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://agentrig@127.0.0.1:{port}/runs"
+    (tmp_path / "agentrig.toml").write_text(
+        textwrap.dedent(CONFIG).replace("[dbos]", f'[dbos]\nsystem_database_url = "{url}"'),
+        encoding="utf-8",
+    )
+    for command in (["submit", "assistant", "hi"], ["worker"], ["result", "r1"]):
+        failed = cli(tmp_path, *command)
+        assert failed.returncode == 1, failed.stderr
+        assert failed.stdout == ""
+        assert failed.stderr.count("\n") == 1, failed.stderr
+        assert f"agentrig {command[0]}: error [dbos.database]" in failed.stderr
+        assert f"database runs on 127.0.0.1:{port}" in failed.stderr
 
 
 APPROVAL = """

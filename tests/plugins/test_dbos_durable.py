@@ -36,6 +36,7 @@ from agentrig_dbos import (
     NotWaitingError,
     UnknownRunError,
 )
+from dbos import DBOSClient
 
 from agentrig.errors import ConfigError, UnknownIdError
 from agentrig.ids import AgentId, EntryId
@@ -400,6 +401,19 @@ def host_config(tmp: Path) -> Path:
     return config
 
 
+def started_worker(config: Path, executor: str) -> subprocess.Popen[str]:
+    """``agentrig worker`` left running, once it said it executes runs."""
+    worker = subprocess.Popen(
+        [AGENTRIG, "worker", "--executor-id", executor, "-c", str(config)],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=config.parent,
+    )
+    assert worker.stderr is not None
+    assert f"executing durable runs ({executor})" in worker.stderr.readline()
+    return worker
+
+
 def agentrig_cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [AGENTRIG, *args, "-c", str(config)],
@@ -463,3 +477,88 @@ async def test_a_failed_run_is_retried_from_its_journal_by_id(tmp_path: Path) ->
     done = agentrig_cli(config, "retry", "r1")
     assert "error [dbos.not_failed]" in done.stderr
     assert "SUCCESS" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_replacement_worker_recovers_the_runs_of_an_executor_that_is_gone(
+    tmp_path: Path,
+) -> None:
+    """A process with executor id ``local`` dies mid-run and never comes back; a worker
+    with another id puts the run back on its queue after ``recover_after`` and finishes
+    it from the journal."""
+    (tmp_path / "settings.json").write_text(json.dumps({"dbos": {"recover_after": 1}}))
+    crashed = child(tmp_path, "run", "r1", "before-model:2")
+    assert crashed.returncode == -9
+    async with (
+        child_process(str(tmp_path), "worker", "w2"),
+        durable_runtime(tmp_path) as rt,
+    ):
+        durable = rt.services.require(DURABLE)
+        with anyio.fail_after(120):
+            result = await durable.result("r1")
+    assert result.text == "done"
+    assert marker_lines(tmp_path) == [f"{AGENT}:one", f"{AGENT}:two"]
+    assert await stored_problems(tmp_path) == []
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_second_live_worker_with_the_same_executor_id_is_refused(tmp_path: Path) -> None:
+    config = host_config(tmp_path)
+    first = started_worker(config, "w1")
+    try:
+        second = agentrig_cli(config, "worker", "--executor-id", "w1")
+        assert second.returncode == 1
+        assert second.stderr.strip().splitlines() == [
+            "agentrig worker: error [dbos.setup]: executor id 'w1' is in use by a live worker "
+            "on this system database; give each worker its own --executor-id (or [dbos] "
+            "executor_id)"
+        ]
+    finally:
+        first.kill()
+        first.wait()
+    # the lease went with the process: the id is free again
+    again = started_worker(config, "w1")
+    try:
+        assert again.poll() is None
+    finally:
+        again.kill()
+        again.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_a_worker_composed_differently_leaves_the_runs_to_one_that_can_serve_them(
+    tmp_path: Path,
+) -> None:
+    """Two workers on one queue: ``other`` lacks the agent the runs need.  The runs carry
+    the fingerprint of the composition that submitted them, so ``other`` takes none of
+    them (it would fail each), and ``w1`` runs them all."""
+    other_config = host_config(tmp_path).with_name("other.toml")
+    other_config.write_text(
+        (tmp_path / "agentrig.toml").read_text().replace("[agents.assistant]", "[agents.helper]")
+    )
+    other = started_worker(other_config, "other")
+    try:
+        async with durable_runtime(tmp_path) as rt:
+            durable = rt.services.require(DURABLE)
+            ids = [await durable.submit("assistant", "do it", run_id=f"f{n}") for n in range(4)]
+            await anyio.sleep(2)  # the other worker polls the queue meanwhile
+            assert set((await durable.statuses(ids)).values()) == {"ENQUEUED"}
+            async with child_process(str(tmp_path), "worker", "w1"):
+                with anyio.fail_after(120):
+                    results = [await durable.result(run_id) for run_id in ids]
+            client = await anyio.to_thread.run_sync(
+                lambda: DBOSClient(system_database_url=durable.system_database_url)
+            )
+            try:
+                rows = await client.list_workflows_async(workflow_ids=ids, load_input=False)
+            finally:
+                await anyio.to_thread.run_sync(client.destroy)
+    finally:
+        other.kill()
+        other.wait()
+    assert [r.text for r in results] == ["done"] * 4
+    assert {row.executor_id for row in rows} == {"w1"}
+    assert {row.app_version for row in rows} == {durable.fingerprint}

@@ -298,6 +298,42 @@ async def test_an_unreachable_server_is_a_clear_store_error() -> None:
     await unreachable.aclose()
 
 
+async def test_a_missing_database_is_created_when_the_role_may(server: PostgresServer) -> None:
+    from agentrig_postgres import PostgresJournal
+
+    name = f"made{os.getpid()}_{next(_databases)}"
+    store = build(server.dsn(name))
+    assert await store.list_sessions() == ()  # created, then its tables
+    await store.aclose()
+    journal = PostgresJournal(server.dsn(f"{name}_j"))
+    assert await journal.executions() == ()
+    await journal.aclose()
+    with psycopg.connect(server.dsn(), autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s ORDER BY 1", (f"{name}%",)
+        ).fetchall()
+    assert rows == [(name,), (f"{name}_j",)]
+
+
+async def test_a_missing_database_the_role_may_not_create_is_one_line_saying_how(
+    server: PostgresServer,
+) -> None:
+    role = f"plain{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(server.dsn(), autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN NOCREATEDB')
+    name = f"nothere{os.getpid()}"
+    dsn = server.dsn(name).replace("agentrig@", f"{role}@")
+    store = build(dsn)
+    with pytest.raises(SessionStoreError) as refused:
+        await store.list_sessions()
+    await store.aclose()
+    message = str(refused.value)
+    assert "\n" not in message
+    assert f"database {name} on" in message
+    assert "permission denied to create database" in message
+    assert f"createdb -O {role} {name}" in message
+
+
 # ---- composed from agentrig.toml -----------------------------------------------------------
 
 

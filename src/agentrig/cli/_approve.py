@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from agentrig._markers import hookimpl
+from agentrig.cli._common import MODES
 from agentrig.cli._render import Renderer, short
 
 if TYPE_CHECKING:
@@ -51,8 +52,6 @@ __all__ = [
 EXIT_REFUSED = 3
 """A tool call needed approval and nobody could give it (no terminal, no ``--yes``)."""
 
-MODES = ("default", "plan", "accept-edits", "bypass")
-"""The values of ``--mode``: the permission modes of ``[permissions] mode``."""
 
 _LONG_TEXT = 160
 _LONG_LIST = 20

@@ -22,6 +22,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "MODES",
     "Subparsers",
     "UsageError",
     "config_path",
@@ -38,6 +39,9 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+MODES = ("default", "plan", "accept-edits", "bypass")
+"""The values of ``--mode``: the permission modes of ``[permissions] mode``."""
 
 
 class UsageError(Exception):

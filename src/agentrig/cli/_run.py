@@ -26,17 +26,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from agentrig.cli._approve import (
-    EXIT_REFUSED,
-    MODES,
-    CliApprover,
-    denial_note,
-    refusal_message,
-)
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
+    MODES,
     Subparsers,
     UsageError,
     config_path,
@@ -51,6 +45,7 @@ from agentrig.cli._render import Renderer, ToolLines, make_renderer, short, stre
 if TYPE_CHECKING:
     from agentrig.agent import RunResult
     from agentrig.cancel import CancelSignal
+    from agentrig.cli._approve import CliApprover
     from agentrig.ids import AgentId
     from agentrig.kernel import LoadedConfig, Runtime
 
@@ -535,6 +530,8 @@ def attach_approver(
     turn_signal: Callable[[], CancelSignal | None] | None = None,
 ) -> CliApprover:
     """Register the command's approver (``--yes``, the terminal, or nobody) on ``rt``."""
+    from agentrig.cli._approve import CliApprover  # pluggy's marker: not on the --help path
+
     approver = CliApprover(
         consent=args.yes,
         read_line=read_line,
@@ -554,6 +551,8 @@ def exit_for_refusals(
     Calls refused otherwise (a rule, the mode, the person) keep exit code 0; unless the
     streamed output showed them (``shown``), one ``note:`` line names them.
     """
+    from agentrig.cli._approve import EXIT_REFUSED, denial_note, refusal_message
+
     if approver.refused:
         message = refusal_message(approver.refused, consent=approver.consent)
         err.write(f"agentrig {command}: {message}\n")

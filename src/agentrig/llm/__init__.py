@@ -43,6 +43,7 @@ from agentrig.llm._models import (
 from agentrig.llm._provider import (
     PROVIDERS,
     HttpClientFactory,
+    ModelListing,
     Provider,
     ProviderConfig,
     ProviderFactory,
@@ -139,6 +140,7 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderFactory",
+    "ModelListing",
     "ReadinessCheck",
     "BODY_FIELDS",
     "RequestOptionsCheck",

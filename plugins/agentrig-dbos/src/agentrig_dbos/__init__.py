@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agentrig_dbos._config import DbosSection, QueueSettings
 from agentrig_dbos._errors import (
     DurableBackendError,
+    DurableDatabaseError,
     DurableError,
     DurableSetupError,
     NotFailedError,
@@ -33,6 +34,7 @@ __all__ = [
     "DbosSection",
     "Durable",
     "DurableBackendError",
+    "DurableDatabaseError",
     "DurableError",
     "DurableResult",
     "DurableSetupError",

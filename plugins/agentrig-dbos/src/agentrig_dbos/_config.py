@@ -35,8 +35,12 @@ class DbosSection(BaseModel):
     state_dir: str = ".agentrig/durable"
     #: DBOS application name: 3-256 lowercase letters, digits, "-" or "_"
     app_name: str = Field(default="agentrig", pattern=r"^[a-z0-9_-]{3,256}$")
-    #: this process's executor id: a restarted worker with the same id resumes its runs
+    #: this process's executor id: a restarted worker with the same id resumes its runs;
+    #: a second live worker with the same id is refused
     executor_id: str | None = None
+    #: seconds a run may stay pending under an executor id no live worker holds before a
+    #: worker with another id puts it back on its queue
+    recover_after: float = Field(default=30.0, gt=0)
     #: the queue ``submit`` uses when none is named
     default_queue: str = DEFAULT_QUEUE
     queues: dict[str, QueueSettings] = Field(default_factory=dict)

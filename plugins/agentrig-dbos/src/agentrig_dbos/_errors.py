@@ -5,6 +5,7 @@
     AgentrigError
      └── DurableError                  dbos.error             system
           ├── DurableBackendError      dbos.asyncio_only      user    (opened on trio)
+          ├── DurableDatabaseError     dbos.database          system  (system database unreachable)
           ├── DurableSetupError        dbos.setup             user    (not usable as configured)
           ├── NotFailedError           dbos.not_failed        user    (nothing to retry)
           ├── NotWaitingError          dbos.not_waiting       user    (no question to answer)
@@ -22,6 +23,7 @@ from agentrig.errors import AgentrigError, ExecutionSuspended
 
 __all__ = [
     "DurableBackendError",
+    "DurableDatabaseError",
     "DurableError",
     "DurableSetupError",
     "NotFailedError",
@@ -37,6 +39,10 @@ class DurableError(AgentrigError, code="dbos.error"):
 
 class DurableBackendError(DurableError, code="dbos.asyncio_only", category="user"):
     """Durable runs need asyncio: DBOS runs its workflows on an asyncio event loop."""
+
+
+class DurableDatabaseError(DurableError, code="dbos.database"):
+    """The DBOS system database cannot be reached (names it, never its password)."""
 
 
 class DurableSetupError(DurableError, code="dbos.setup", category="user"):

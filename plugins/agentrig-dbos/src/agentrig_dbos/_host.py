@@ -57,6 +57,7 @@ from agentrig.session import (
 )
 from agentrig_dbos._children import DurableChildren, handed_off
 from agentrig_dbos._config import DbosSection
+from agentrig_dbos._database import check_reachable
 from agentrig_dbos._errors import (
     DurableError,
     DurableSetupError,
@@ -65,6 +66,9 @@ from agentrig_dbos._errors import (
     RunSuspended,
     UnknownRunError,
 )
+from agentrig_dbos._executors import ExecutorLease, Watcher
+from agentrig_dbos._executors import take as take_lease
+from agentrig_dbos._fingerprint import composition_fingerprint
 from agentrig_dbos._schemas import checked_output, read_input, versioned, workflow_input
 
 __all__ = ["WORKFLOW", "Durable", "DurableApprover", "DurableResult"]
@@ -164,6 +168,9 @@ class Durable:
         self._launched = False
         self._client: DBOSClient | None = None
         self._executor: str | None = None
+        self._lease: ExecutorLease | None = None
+        self._fingerprint: str | None = None
+        self._watcher: Watcher | None = None
         #: the answers each executing link (by workflow id) has not used yet
         self._decisions: dict[str, list[dict[str, Any]]] = {}
         #: the live agents executing durable runs (or their children), by their run's key
@@ -176,6 +183,14 @@ class Durable:
     def launched(self) -> bool:
         """Whether this process executes durable runs (after :meth:`launch`)."""
         return self._launched
+
+    @property
+    def fingerprint(self) -> str:
+        """The fingerprint of this runtime's composition: the runs it submits are taken
+        only by workers composed the same (see :mod:`agentrig_dbos._fingerprint`)."""
+        if self._fingerprint is None:
+            self._fingerprint = composition_fingerprint(self.rt)
+        return self._fingerprint
 
     @property
     def executor(self) -> str:
@@ -202,6 +217,11 @@ class Durable:
             "log_level": "WARNING",
         }
         config["executor_id"] = self.executor
+        config["application_version"] = self.fingerprint  # DBOS dequeues by version
+        url, app, executor = self.system_database_url, self.section.app_name, self.executor
+        await anyio.to_thread.run_sync(lambda: check_reachable(url))
+        # one live worker per executor id (refused, saying so, before DBOS takes its runs)
+        self._lease = await anyio.to_thread.run_sync(lambda: take_lease(url, app, executor))
         _ACTIVE = self
         try:
             DBOS(config=config)
@@ -216,11 +236,34 @@ class Durable:
                     worker_concurrency=queue[1],
                     polling_interval_sec=0.1,
                 )
+            self._watcher = Watcher(
+                await self._client_of(),
+                url,
+                app,
+                executor,
+                self.section.recover_after,
+                self.section.default_queue,
+            )
+            self._watcher.start()
         except BaseException:
             _ACTIVE = None
             await anyio.to_thread.run_sync(DBOS.destroy)
+            await self._release()
             raise
         self._launched = True
+
+    async def _release(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            await anyio.to_thread.run_sync(watcher.stop)
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            await anyio.to_thread.run_sync(lease.release)
+
+    @property
+    def recovered(self) -> int:
+        """How many runs of gone executors this worker put back on their queues."""
+        return self._watcher.recovered if self._watcher is not None else 0
 
     def _queues(self) -> dict[str, tuple[int | None, int | None]]:
         queues = {n: (q.concurrency, q.worker_concurrency) for n, q in self.section.queues.items()}
@@ -230,6 +273,9 @@ class Durable:
     async def aclose(self) -> None:
         """Stop executing runs here (unfinished ones stay pending for the next launch)."""
         global _ACTIVE
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:  # before the client it uses is destroyed
+            await anyio.to_thread.run_sync(watcher.stop)
         client, self._client = self._client, None
         if client is not None:
             await anyio.to_thread.run_sync(client.destroy)
@@ -237,6 +283,7 @@ class Durable:
             self._launched = False
             _ACTIVE = None
             await anyio.to_thread.run_sync(DBOS.destroy)
+        await self._release()  # the id is free once DBOS stopped taking runs
 
     # ---- starting and awaiting runs ----------------------------------------------------------
     def _check_agent(self, agent: str) -> AgentConfig:
@@ -289,7 +336,12 @@ class Durable:
         wid = run_id or _new_run_id()
         session_of(wid)
         client = await self._client_of()
-        options: Any = {"workflow_name": WORKFLOW, "queue_name": name, "workflow_id": wid}
+        options: Any = {
+            "workflow_name": WORKFLOW,
+            "queue_name": name,
+            "workflow_id": wid,
+            "app_version": self.fingerprint,  # only a worker composed the same takes it
+        }
         await client.enqueue_async(options, workflow_input(agent, prompt))
         return wid
 
@@ -634,7 +686,12 @@ class Durable:
         next_id = str(value["next"])
         link = int(next_id.rsplit(".a", 1)[1])
         client = await self._client_of()
-        options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": next_id}
+        options: Any = {
+            "workflow_name": WORKFLOW,
+            "queue_name": queue,
+            "workflow_id": next_id,
+            "app_version": origin.app_version or self.fingerprint,  # the run's composition
+        }
         # the id is derived from the run's: a second answer cannot start a second link
         envelope = workflow_input(value["agent"], "", origin=run_id, decisions=decisions, link=link)
         await client.enqueue_async(options, envelope)
@@ -675,7 +732,12 @@ class Durable:
             decisions=given.decisions,
             link=given.link,
         )
-        options: Any = {"workflow_name": WORKFLOW, "queue_name": queue, "workflow_id": retry_id}
+        options: Any = {
+            "workflow_name": WORKFLOW,
+            "queue_name": queue,
+            "workflow_id": retry_id,
+            "app_version": found.app_version or self.fingerprint,  # the run's composition
+        }
         await client.enqueue_async(options, envelope)
         return retry_id
 
@@ -777,7 +839,6 @@ def _open_turn(agent: Agent) -> tuple[str, bool] | None:
 
 
 def _client(url: str) -> DBOSClient:
-    from dbos import run_dbos_database_migrations
-
-    run_dbos_database_migrations(url)  # a client never creates the schema itself
+    check_reachable(url)  # one line naming the database, not DBOS's traceback and Exit
+    DBOS.migrate(url)  # a client never creates the schema itself
     return DBOSClient(system_database_url=url)

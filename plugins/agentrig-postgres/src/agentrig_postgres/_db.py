@@ -34,6 +34,7 @@ __all__ = [
     "Database",
     "DatabaseUnavailable",
     "ensure_schema",
+    "missing_database",
     "one_line",
     "table",
     "where",
@@ -81,6 +82,41 @@ def where(dsn: str) -> str:
         return "the configured database"
     host = info.get("host") or "localhost"
     return f"database {info.get('dbname') or '?'} on {host}:{info.get('port') or 5432}"
+
+
+def _missing(exc: BaseException) -> bool:
+    text = str(exc)
+    return "database" in text and "does not exist" in text
+
+
+async def missing_database(dsn: str, exc: BaseException, connect_timeout: float) -> str | None:
+    """After ``exc``: when it says the DSN's database does not exist, create it (as DBOS
+    creates its own) and return None -- or, when the role may not, a sentence saying how.
+    Any other failure: the failure, as one line."""
+    if not _missing(exc):
+        return one_line(exc)
+    info = psycopg.conninfo.conninfo_to_dict(dsn)
+    name = str(info.get("dbname") or "")
+    maintenance = psycopg.conninfo.make_conninfo(dsn, dbname="postgres")
+    try:
+        connection = await AnyioConnection.open(maintenance, connect_timeout=connect_timeout)
+    except psycopg.Error as failed:
+        reason = one_line(failed)
+    else:
+        try:
+            await connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            return None
+        except psycopg.errors.DuplicateDatabase:
+            return None  # another process created it first
+        except psycopg.Error as failed:
+            reason = one_line(failed)
+        finally:
+            await connection.close()
+    user = info.get("user") or "the connecting role"
+    return (
+        f"{where(dsn)} does not exist and could not be created ({reason}); create it "
+        f"(createdb -O {user} {name}) or let {user} create databases (CREATEDB)"
+    )
 
 
 def table(schema: str, name: str) -> sql.Identifier:

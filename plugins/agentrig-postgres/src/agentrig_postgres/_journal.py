@@ -36,7 +36,14 @@ from agentrig.journal import (
     parse_record,
 )
 from agentrig_postgres._aconn import AnyioConnection
-from agentrig_postgres._db import Database, ensure_schema, one_line, table, where
+from agentrig_postgres._db import (
+    Database,
+    ensure_schema,
+    missing_database,
+    one_line,
+    table,
+    where,
+)
 
 if TYPE_CHECKING:
     from agentrig.journal import RecordCodec
@@ -61,19 +68,27 @@ class PostgresJournal(RecordJournal):
         super().__init__()
         self.schema = schema
         self._table = table(schema, "journal")
+        self._connect_timeout = connect_timeout
         self._db = Database(dsn, connect_timeout=connect_timeout, retry_for=retry_for)
         self._ready = False
 
     async def _conn(self) -> Database:
         if not self._ready:
             schema = self.schema
+            dsn = self._db.dsn
             try:
                 await self._db.run(lambda connection: ensure_schema(connection, schema))
             except psycopg.Error as exc:
                 await self._db.aclose()
-                raise JournalError(
-                    f"cannot open the journal in {where(self._db.dsn)}: {one_line(exc)}"
-                ) from exc
+                why = await missing_database(dsn, exc, self._connect_timeout)
+                if why is not None:
+                    raise JournalError(f"cannot open the journal in {where(dsn)}: {why}") from exc
+                try:  # created it: once more
+                    await self._db.run(lambda connection: ensure_schema(connection, schema))
+                except psycopg.Error as again:
+                    raise JournalError(
+                        f"cannot open the journal in {where(dsn)}: {one_line(again)}"
+                    ) from again
             self._ready = True
         return self._db
 

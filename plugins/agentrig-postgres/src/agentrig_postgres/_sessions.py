@@ -54,7 +54,15 @@ from agentrig.session import (
     sequence_problems,
 )
 from agentrig_postgres._aconn import AnyioConnection
-from agentrig_postgres._db import CHANNEL, Database, ensure_schema, one_line, table, where
+from agentrig_postgres._db import (
+    CHANNEL,
+    Database,
+    ensure_schema,
+    missing_database,
+    one_line,
+    table,
+    where,
+)
 
 __all__ = ["PostgresSessionStore", "PostgresStoreOptions", "SessionChanges", "factory"]
 
@@ -248,7 +256,15 @@ class PostgresSessionStore:
                 await self._prepared(self._db)
             except psycopg.Error as exc:
                 await self._db.aclose()
-                raise SessionStoreError(f"cannot use {self._where()}: {one_line(exc)}") from exc
+                why = await missing_database(self.dsn, exc, self.connect_timeout)
+                if why is not None:
+                    raise SessionStoreError(f"cannot use {self._where()}: {why}") from exc
+                try:
+                    await self._prepared(self._db)  # created it: once more
+                except psycopg.Error as again:
+                    raise SessionStoreError(
+                        f"cannot use {self._where()}: {one_line(again)}"
+                    ) from again
             self._ready = True
         return self._db
 
