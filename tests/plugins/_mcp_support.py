@@ -4,6 +4,7 @@ process writes."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import sys
@@ -83,7 +84,8 @@ async def mcp_http_serve(
         assert found is not None, line
         yield process, found[1]
     finally:
-        process.terminate()
+        with contextlib.suppress(ProcessLookupError):  # the test may have ended it
+            process.terminate()
         with anyio.CancelScope(shield=True):
             await process.wait()
 

@@ -111,3 +111,20 @@ async def test_a_bad_grant_is_an_error(
     assert code == 1, err
     assert expected in err
     assert "ci-literal-9" not in err
+
+
+async def test_clients_closing_their_sessions_print_no_traceback(tmp_path: Path) -> None:
+    config = write(tmp_path, SERVE_CONFIG)
+    async with mcp_http_serve(config, env=env()) as (process, url):
+        for _ in range(2):
+            async with mcp_session(url, httpx.AsyncClient(timeout=30)) as session:
+                await session.call_tool("ask_assistant", {"prompt": "hi"})
+        await anyio.sleep(0.5)  # the server notices the closed streams
+        process.terminate()
+        assert process.stderr is not None
+        said = b""
+        with anyio.move_on_after(10):
+            async for chunk in process.stderr:
+                said += chunk
+    assert b"Traceback" not in said, said.decode()
+    assert b"Error in standalone SSE writer" not in said

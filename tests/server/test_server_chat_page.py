@@ -4,6 +4,7 @@ reopen conversations."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -133,3 +134,69 @@ def test_the_page_is_off_unless_enabled_and_ships_no_third_party_code() -> None:
         assert "https://" not in script
         assert "http://" not in script
         assert "/v1/chat/completions" in httpx.get(srv.base_url + "/openapi.json").json()["paths"]
+
+
+def look(place: str) -> str:
+    """Look somewhere (read-only)."""
+    return f"nothing at {place}"
+
+
+def test_phone_width_enter_budget_dates_and_agent_switch(page: Page) -> None:
+    script: list[dict[str, Any]] = [
+        {
+            "tool_calls": [{"name": "look", "arguments": {"place": "desk"}}],
+            "usage": {"prompt": 7, "completion": 3},
+        },
+        {"text": "Hello from the other agent."},
+    ]
+    model = {"provider": "local", "model": "m"}
+    config = scripted_config(
+        script, agents={"assistant": {**model, "tools": ["look"]}, "other": model}, repeat=False
+    )
+    # the assistant's run may use 5 tokens: its first model call already used 10
+    settings = {"ui": True, "agents": {"assistant": {"max_run_tokens": 5}, "other": {}}}
+    with RunningServer(config, settings, memory=tool_entries("inspect", look)) as srv:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(srv.base_url + "/")
+        expect(page.locator("body")).to_have_attribute("data-ready", "yes")
+        # one column at phone width: the sidebar above the conversation, nothing wider
+        sidebar = page.locator("#sidebar").bounding_box()
+        composer = page.locator("#composer").bounding_box()
+        assert sidebar is not None
+        assert composer is not None
+        assert sidebar["y"] + sidebar["height"] <= composer["y"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        # Shift+Enter is a new line, Enter sends
+        page.click("#prompt")
+        page.keyboard.type("first line")
+        page.keyboard.press("Shift+Enter")
+        page.keyboard.type("second line")
+        expect(page.locator("#transcript .turn")).to_have_count(0)
+        page.keyboard.press("Enter")
+        expect(page.locator(".turn.user")).to_have_text(["first line\nsecond line"])
+        # the run stopped by its budget says so
+        assistant = page.locator(".turn.assistant").last
+        expect(assistant).to_have_attribute("data-done", "incomplete")
+        expect(assistant.locator(".stopped")).to_contain_text("reached a limit")
+        # the conversation is listed with its title, agent and date
+        listed = page.locator("#sessions button")
+        expect(listed).to_have_count(1)
+        expect(listed.first.locator(".title")).to_have_text("first line\nsecond line")
+        expect(listed.first.locator(".meta")).to_contain_text("assistant")
+        expect(listed.first.locator(".meta")).to_contain_text(str(time.localtime().tm_year))
+        # choosing another agent starts a new conversation with it, not an error
+        page.select_option("#agent", "other")
+        expect(page.locator("#transcript .turn")).to_have_count(0)
+        expect(page.locator("#status")).to_have_text("New conversation with other.")
+        page.fill("#prompt", "hi")
+        page.keyboard.press("Enter")
+        expect(page.locator(".turn.assistant").last).to_contain_text("Hello from the other agent.")
+        expect(page.locator("#status")).to_have_text("")
+        expect(listed).to_have_count(2)
+        # at desktop width the sidebar sits beside the conversation
+        page.set_viewport_size({"width": 1280, "height": 800})
+        wide = page.locator("#sidebar").bounding_box()
+        main = page.locator("main").bounding_box()
+        assert wide is not None
+        assert main is not None
+        assert wide["x"] + wide["width"] <= main["x"]

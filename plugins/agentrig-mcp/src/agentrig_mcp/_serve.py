@@ -287,9 +287,16 @@ async def serve_http(
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    from agentrig_mcp._serve_http import BearerGuard, JsonDepthGuard, check_bind, host_names
+    from agentrig_mcp._serve_http import (
+        BearerGuard,
+        JsonDepthGuard,
+        check_bind,
+        host_names,
+        quiet_client_exits,
+    )
 
     check_bind(host, keys)
+    quiet_client_exits()
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))

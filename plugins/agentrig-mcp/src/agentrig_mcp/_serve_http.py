@@ -14,8 +14,10 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import logging
 from collections.abc import Sequence
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentrig.errors import ConfigError, Issue
@@ -26,9 +28,11 @@ from agentrig_mcp._config import ServeSettings
 __all__ = [
     "MAX_DEPTH",
     "BearerGuard",
+    "ClientGoneFilter",
     "JsonDepthGuard",
     "check_bind",
     "host_names",
+    "quiet_client_exits",
     "resolve_access",
     "resolve_keys",
 ]
@@ -103,6 +107,22 @@ async def _resolved(
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
     return keys
+
+
+class ClientGoneFilter(logging.Filter):
+    """Drop the SDK's error records for a client that closed its stream: a client going
+    away is how a session ends, not a server fault worth a traceback on stderr."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError)
+
+
+def quiet_client_exits() -> None:
+    """Attach :class:`ClientGoneFilter` to the SDK's streamable-HTTP logger (once)."""
+    logger = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, ClientGoneFilter) for f in logger.filters):
+        logger.addFilter(ClientGoneFilter())
 
 
 def _digest(value: str) -> bytes:

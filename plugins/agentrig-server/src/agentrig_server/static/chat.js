@@ -95,7 +95,13 @@ async function loadSessions() {
     const button = document.createElement("button");
     button.type = "button";
     button.dataset.session = session.id;
-    button.textContent = (session.title || "(untitled)") + " \u2014 " + session.model;
+    const title = document.createElement("span");
+    title.className = "title";
+    title.textContent = session.title || "(untitled)";
+    const meta = document.createElement("span");
+    meta.className = "meta";
+    meta.textContent = session.model + " \u00b7 " + new Date(session.updated * 1000).toLocaleString();
+    button.append(title, meta);
     button.addEventListener("click", () => openSession(session.id));
     li.appendChild(button);
     list.appendChild(li);
@@ -178,6 +184,14 @@ async function send(text) {
           state.previous = event.response.id;
           if (event.response.conversation) state.sessionId = event.response.conversation.id;
           turn.dataset.done = event.type === "response.completed" ? "completed" : "incomplete";
+          if (event.type === "response.incomplete") {
+            // cut short: say so, instead of an answer that just stops
+            const note = document.createElement("div");
+            note.className = "stopped";
+            note.textContent = "Stopped before the end: the run reached a limit " +
+              "(its token or time budget, or the output limit).";
+            turn.appendChild(note);
+          }
         } else if (event.type === "error") {
           status(event.message);
         }
@@ -198,8 +212,17 @@ window.addEventListener("DOMContentLoaded", async () => {
     sessionStorage.setItem("agentrig-key", $("key").value);
     start();
   });
-  $("new-session").addEventListener("click", () => {
-    state.previous = null; state.sessionId = null; $("transcript").textContent = "";
+  $("new-session").addEventListener("click", () => newConversation(""));
+  // a conversation belongs to one agent: choosing another starts a new one
+  $("agent").addEventListener("change", () => {
+    if (state.previous) newConversation("New conversation with " + $("agent").value + ".");
+  });
+  // Enter sends; Shift+Enter (or an input method composing text) makes a new line
+  $("prompt").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("composer").requestSubmit();
+    }
   });
   $("composer").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -210,6 +233,11 @@ window.addEventListener("DOMContentLoaded", async () => {
   });
   start();
 });
+
+function newConversation(message) {
+  state.previous = null; state.sessionId = null; $("transcript").textContent = "";
+  status(message);
+}
 
 async function start() {
   try {
