@@ -7,6 +7,8 @@ return values while the suite runs.  Async tests run on both anyio backends.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 
@@ -80,3 +82,15 @@ def session_storage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
 
         monkeypatch.setattr(log, "default_storage", ListStorage)
     return kind
+
+
+# ---- process-wide state ------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _no_model_cooldowns() -> Iterator[None]:
+    """Every test starts and ends without model cooldowns: they are process-wide by design
+    (agentrig.llm.COOLDOWNS), and one test's rate limit must not fail another's run."""
+    from agentrig.llm import COOLDOWNS  # imported late: after typeguard's import hook
+
+    COOLDOWNS.clear()
+    yield
+    COOLDOWNS.clear()

@@ -11,6 +11,7 @@ message text::
      ├── DelegationError                        delegation.refused                user
      ├── IdenticalToolInputError                loop.identical_tool_input         provider
      ├── InboxError                             inbox.invalid                     user
+     ├── ModelChoiceError                       model.invalid                     user
      ├── StructuredOutputError                  output.invalid                    provider
      ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
      ├── ScriptExhaustedError                   scripted.exhausted                user
@@ -75,6 +76,7 @@ message text::
      │   ├── ProviderStreamError                provider.stream                   provider
      │   ├── ProviderTimeoutError               provider.timeout                  provider
      │   ├── RateLimitError                     provider.rate_limit               provider
+     │   │   └── ModelCooldownError             provider.cooldown                 provider
      │   └── ServerError                        provider.server                   provider
      ├── ActionBlockedError                     permissions.action_blocked        user
      ├── PermissionRuleError                    permissions.invalid_rule          user

@@ -137,7 +137,8 @@ def test_commands_are_answered_locally_and_never_sent(tmp_path: Path) -> None:
     with chat(tmp_path, "--tools", "helpers.py:add") as term:
         say(term, "/help\r", "/multiline")
         say(term, "/model\r", "model scripted-cli (provider local)")
-        say(term, "/model bigger\r", "a chat keeps its agent's model")
+        say(term, "/model bigger\r", "model bigger (provider local)")
+        say(term, "/model other nowhere\r", "error [model.unknown_provider]")
         say(term, "/tools\r", "tools offered (1):")
         say(term, "/session\r", "0 turn(s), stored in files")
         say(term, "/compact\r", "nothing to compact")

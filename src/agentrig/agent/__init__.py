@@ -12,6 +12,7 @@ from agentrig.agent._instructions import (
     ProjectInstructions,
     with_instructions,
 )
+from agentrig.agent._model_choice import ModelChoiceError
 from agentrig.agent._registry import AgentRegistry, AgentSetup
 from agentrig.agent._results import (
     ContextWindowError,
@@ -54,6 +55,7 @@ __all__ = [
     "Continuation",
     "DeadlineExceededError",
     "DelegationError",
+    "ModelChoiceError",
     "Delegations",
     "Gate",
     "GateDecision",

@@ -24,6 +24,7 @@ from agentrig.agent._driver import RunDriver, RunOptions, user_message
 from agentrig.agent._inbox import Inbox
 from agentrig.agent._invocation import ToolInvocation
 from agentrig.agent._model_call import failed_call_event
+from agentrig.agent._model_choice import active_config, switch_model
 from agentrig.agent._observations import observe_direct_tool_call
 from agentrig.agent._port import AgentPort
 from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
@@ -32,7 +33,7 @@ from agentrig.agent._run_queue import RUN_QUEUE
 from agentrig.agent._runs import RunStream
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, UnknownIdError
-from agentrig.ids import AgentId, SessionId, new_invocation_id
+from agentrig.ids import AgentId, ProviderId, SessionId, new_invocation_id
 from agentrig.kernel.contracts import ContractViolation
 from agentrig.kernel.payloads import AgentStatus
 from agentrig.kernel.services import ServiceKey
@@ -116,6 +117,28 @@ class Agent:
         """Its delegation state: lineage, the children running now, and the records of the
         children its delegation tools ran during the current run (rolled up into its own)."""
         return self._port.delegations
+
+    # ---- the model ------------------------------------------------------------------------
+    @property
+    def model(self) -> str:
+        """The model the next round is sent to (before any ``request_config`` hook): the
+        configured one until :meth:`set_model` or a hook's choice replaced it."""
+        return active_config(self._port).model
+
+    @property
+    def provider_id(self) -> ProviderId:
+        """The provider (``[providers.<id>]``) the next round is sent to."""
+        return active_config(self._port).provider
+
+    def set_model(self, model: str, *, provider: str | None = None) -> None:
+        """Send this agent's next rounds to ``model`` (on ``provider``, default: the current
+        one), from the next model round on -- a run in progress included.
+
+        Checked first: :class:`ModelChoiceError` (``model.unknown_provider``,
+        ``model.unknown`` for a model a listing provider does not serve, ``model.incapable``
+        for one that lacks what the agent's requests need); a disposed agent refuses.
+        """
+        switch_model(self._port, model, provider)
 
     def __repr__(self) -> str:
         return f"<Agent {self._id!r} session={self.session.id!r} {self._port.status}>"
@@ -228,9 +251,7 @@ class Agent:
         """How full the model's context window is for the next request: the provider's latest
         report plus an estimate of what came since (see :class:`ContextUsage`)."""
         port = self._port
-        last = port.last_request_config
-        model = last.model if last is not None else self.config.model
-        window = self.runtime.models.context_window(model)
+        window = self.runtime.models.context_window(self.model)
         _, tool_chars = port.offer.request_specs(self.offered_tools())
         return measure_context(self.session, window, tool_chars=tool_chars)
 

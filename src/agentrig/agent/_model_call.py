@@ -29,6 +29,7 @@ from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, error_info
 from agentrig.kernel.payloads import RequestConfig, RequestError, Retry
 from agentrig.llm import (
+    COOLDOWNS,
     PROVIDERS,
     AssistantMessage,
     Capabilities,
@@ -112,6 +113,7 @@ class ModelRound:
         except (ContextWindowError, ExecutionControlError):
             raise
         except Exception as exc:
+            COOLDOWNS.note(cfg.provider, cfg.model, exc)  # a rate limit with its reset
             self._observe(cfg, started, attempt, "failure", None, exc)
             if await self._retry(exc, attempt):
                 return None
@@ -160,6 +162,7 @@ class ModelRound:
         ctx = self.ctx
         port, options = ctx.port, ctx.options
         provider = port.runtime.catalog(PROVIDERS).require(cfg.provider)
+        COOLDOWNS.check(cfg.provider, cfg.model)  # rate limited a moment ago: fail fast
         system_extra = structured_instruction(options, provider, cfg.model)
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)

@@ -20,6 +20,7 @@ from agentrig.llm import (
 )
 
 if TYPE_CHECKING:
+    from agentrig.agent._agent import Agent
     from agentrig.agent._context import ContextUsage
     from agentrig.agent._port import AgentPort
 
@@ -28,6 +29,7 @@ __all__ = [
     "CONTEXT_GUARD_TEXT",
     "build_request",
     "context_overflow",
+    "initial_config",
     "request_config",
 ]
 
@@ -49,17 +51,7 @@ async def request_config(port: AgentPort) -> RequestConfig:
     # configuration of its last logged request header afterwards.
     default = port.last_request_config
     if default is None:
-        cfg = agent.config
-        default = RequestConfig(
-            agent=agent,
-            provider=cfg.provider,
-            model=cfg.model,
-            max_tokens=cfg.max_tokens,
-            temperature=cfg.temperature,
-            # ``[agents.<id>] options``: extra fields of every request (a provider merges them
-            # into its request body); plain dicts and lists again, as the provider sends them
-            options=cfg.model_dump(include={"options"})["options"] if cfg.options else {},
-        )
+        default = initial_config(agent)
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("request_config"):
         port.last_request_config = default
@@ -67,6 +59,21 @@ async def request_config(port: AgentPort) -> RequestConfig:
     chosen = await hooks.waterfall("request_config", default, _keep_config)
     port.last_request_config = chosen
     return chosen
+
+
+def initial_config(agent: Agent) -> RequestConfig:
+    """The configuration of an agent's first request: its ``[agents.<id>]`` settings."""
+    cfg = agent.config
+    return RequestConfig(
+        agent=agent,
+        provider=cfg.provider,
+        model=cfg.model,
+        max_tokens=cfg.max_tokens,
+        temperature=cfg.temperature,
+        # ``[agents.<id>] options``: extra fields of every request (a provider merges them
+        # into its request body); plain dicts and lists again, as the provider sends them
+        options=cfg.model_dump(include={"options"})["options"] if cfg.options else {},
+    )
 
 
 async def _keep_config(payload: RequestConfig) -> RequestConfig:

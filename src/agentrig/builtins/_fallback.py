@@ -20,7 +20,10 @@ Rules (the taxonomy decides, never message text):
 * a stream moves on only before its first chunk was yielded; after that the failure is the
   caller's, since the chunks already delivered cannot be taken back;
 * when every deployment failed, the last failure is raised, with a note naming each earlier
-  one.
+  one;
+* a deployment whose model is cooling down after a rate limit (``agentrig.llm.COOLDOWNS``)
+  is skipped without a request, as if it had answered 429; a 429 with a reset deadline
+  starts that deployment's cooldown.
 
 The answer names the model that actually ran: ``ModelResponse.served_model`` (and the
 message's ``model`` / the stream's ``FinishChunk.model`` when the deployment did not say)
@@ -46,6 +49,7 @@ from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ConfigError, Issue, UnknownIdError
 from agentrig.kernel import with_options
 from agentrig.llm import (
+    COOLDOWNS,
     Capabilities,
     FinishChunk,
     ModelRequest,
@@ -280,8 +284,10 @@ class FallbackProvider:
                 request if model == request.model else request.model_copy(update={"model": model})
             )
             try:
+                COOLDOWNS.check(deployment.provider, model)
                 response = await peer.complete(routed, signal=signal)
             except ProviderError as exc:
+                COOLDOWNS.note(deployment.provider, model, exc)
                 if not _moves_on(exc, signal):
                     raise
                 self._moved(index, model, exc, failures)
@@ -311,6 +317,7 @@ class FallbackProvider:
             inner = peer.stream(routed, signal=signal)
             started = False
             try:
+                COOLDOWNS.check(deployment.provider, model)
                 async for chunk in inner:
                     if isinstance(chunk, FinishChunk) and chunk.model is None:
                         chunk = chunk.model_copy(update={"model": model})
@@ -318,6 +325,7 @@ class FallbackProvider:
                     yield chunk
                 return
             except ProviderError as exc:
+                COOLDOWNS.note(deployment.provider, model, exc)
                 if started or not _moves_on(exc, signal):
                     raise
                 self._moved(index, model, exc, failures)

@@ -216,6 +216,8 @@ class ScriptedOptions(BaseModel):
     on_exhausted: Literal["error", "repeat"] = "error"
     structured_output: Literal["native", "json_mode", "none"] | None = "native"
     checkpoint: Literal["chunk", "reply"] = "chunk"
+    #: the models it answers as (unset: any); ``agent.set_model`` refuses another
+    models: list[str] | None = None
 
     @model_validator(mode="after")
     def _one_way_to_answer(self) -> ScriptedOptions:
@@ -293,6 +295,7 @@ class ScriptedProvider:
         rounds: Iterable[Reply | str] | None = None,
         rules: Iterable[Rule] | None = None,
         name: str = "scripted",
+        models: Iterable[str] | None = None,
     ) -> None:
         if checkpoint not in ("chunk", "reply"):
             raise ValueError(f'checkpoint must be "chunk" or "reply", not {checkpoint!r}')
@@ -305,6 +308,8 @@ class ScriptedProvider:
         )
         self.rules: tuple[Rule, ...] | None = None if rules is None else tuple(rules)
         self.name = name
+        #: the models it answers as (None: any); a request for another fails with a 404
+        self.models: frozenset[str] | None = None if models is None else frozenset(models)
         self.on_exhausted = on_exhausted
         self.requests: list[ModelRequest] = []
         self._capabilities = capabilities or Capabilities(
@@ -331,8 +336,15 @@ class ScriptedProvider:
     def capabilities(self, model: str) -> Capabilities:
         return self._capabilities
 
+    def lists_model(self, model: str) -> bool:
+        """Does it answer as ``model`` (every model when no ``models`` were given)?"""
+        return self.models is None or model in self.models
+
     def _take(self, request: ModelRequest) -> Reply:
         self.requests.append(request)
+        if not self.lists_model(request.model):
+            body = {"error": {"type": "not_found_error", "message": f"no model {request.model}"}}
+            raise error_from_status(404, body, {}, provider=self.name)
         if self.rounds is not None:
             return choose_by_round(
                 self.rounds,
@@ -451,4 +463,5 @@ def factory(config: ProviderConfig) -> ScriptedProvider:
             vendor_endpoint=True,
         ),
         checkpoint=options.checkpoint,
+        models=options.models,
     )

@@ -19,7 +19,7 @@ __all__ = ["COMMANDS", "parse", "tell"]
 
 COMMANDS: dict[str, str] = {
     "/help": "this list",
-    "/model": "the agent's model and provider",
+    "/model": "[NAME [PROVIDER]] the agent's model and provider; NAME switches to it",
     "/session": "the session id and where it is stored",
     "/tools": "the tools the agent is offered (and the deferred ones)",
     "/context": "how full the model's context window is",
@@ -55,13 +55,7 @@ def tell(command: str, argument: str, agent: Agent) -> str | None:
         rows = [f"  {name:<{width}}  {what}" for name, what in COMMANDS.items()]
         return "\n".join(["commands:", *rows, _KEYS])
     if command == "/model":
-        config = agent.config
-        if argument:
-            return (
-                f"/model {argument}: a chat keeps its agent's model ({config.model}); "
-                f"change model in [agents.{agent.id}] of the composition file"
-            )
-        return f"model {config.model} (provider {config.provider})"
+        return _model(agent, argument)
     if command == "/session":
         store = agent.config.session_store
         where = f"stored in {store}" if store is not None else "not stored (no session store)"
@@ -72,6 +66,21 @@ def tell(command: str, argument: str, agent: Agent) -> str | None:
     if command not in COMMANDS:
         return f"unknown command {command} (not sent to the model); /help lists the commands"
     return None
+
+
+def _model(agent: Agent, argument: str) -> str:
+    """``/model`` shows the model; ``/model NAME [PROVIDER]`` switches to it (checked first)."""
+    from agentrig.errors import AgentrigError
+
+    words = argument.split()
+    if len(words) > 2:
+        return f"/model {argument}: give a model name and at most a provider id"
+    if words:
+        try:
+            agent.set_model(words[0], provider=words[1] if len(words) == 2 else None)
+        except AgentrigError as exc:
+            return f"/model {argument}: error [{exc.code}]: {exc}"
+    return f"model {agent.model} (provider {agent.provider_id})"
 
 
 def _tools(agent: Agent) -> str:

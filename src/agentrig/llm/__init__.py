@@ -14,6 +14,7 @@ from agentrig.llm._capabilities import (
     capability,
     require_capability,
 )
+from agentrig.llm._cooldown import COOLDOWNS, ModelCooldownError, ModelCooldowns
 from agentrig.llm._errors import (
     AuthenticationError,
     CapabilityError,
@@ -43,6 +44,7 @@ from agentrig.llm._models import (
 from agentrig.llm._provider import (
     PROVIDERS,
     HttpClientFactory,
+    ModelListing,
     Provider,
     ProviderConfig,
     ProviderFactory,
@@ -93,6 +95,9 @@ from agentrig.messages import (
 )
 
 __all__ = [
+    "COOLDOWNS",
+    "ModelCooldownError",
+    "ModelCooldowns",
     # content blocks
     "CONTENT_BLOCKS",
     "ContentBlock",
@@ -139,6 +144,7 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderFactory",
+    "ModelListing",
     "ReadinessCheck",
     "BODY_FIELDS",
     "RequestOptionsCheck",

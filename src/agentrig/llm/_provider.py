@@ -34,6 +34,7 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderFactory",
+    "ModelListing",
     "ReadinessCheck",
 ]
 
@@ -72,6 +73,18 @@ class ReadinessCheck(Protocol):
     """
 
     async def check_ready(self) -> None: ...
+
+
+@runtime_checkable
+class ModelListing(Protocol):
+    """A provider that knows which models it serves, without asking its endpoint.
+
+    Optional: switching an agent's model (``agent.set_model``) refuses a model such a
+    provider does not list.  A provider without it (an OpenAI-compatible endpoint serves
+    whatever its server loaded) is taken at its word when the request is sent.
+    """
+
+    def lists_model(self, model: str) -> bool: ...
 
 
 def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:

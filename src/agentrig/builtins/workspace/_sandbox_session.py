@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import weakref
@@ -144,9 +145,12 @@ class _Sandbox:
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL bwrap's process group: its monitor and the sandbox's init, whose death ends
+    every process of the sandbox (its pid namespace).  Not once it was reaped: the group's
+    id may be another's by then."""
     if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()  # bwrap's monitor: the sandbox's init follows (--die-with-parent)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # a new session: the group is bwrap's
 
 
 def _kill_all(processes: list[subprocess.Popen[bytes]]) -> None:
@@ -209,7 +213,10 @@ class SandboxPool:
         self._live.append(process)
         self.started += 1
         try:
-            await sandbox.ready()
+            # never abandoned half set up: bwrap ties the sandbox to its monitor only once
+            # its setup is done (a cancellation waits the few ms for it, then ends it)
+            with anyio.CancelScope(shield=True):
+                await sandbox.ready()
         except BaseException as exc:
             await self._discard(sandbox)
             if isinstance(exc, SandboxError | TimeoutError):
