@@ -36,9 +36,9 @@ def _text(model: str, text: str) -> MockReply:
 
 
 def answer(request: MockRequest) -> MockReply:
-    """``gpt-limited`` is over its rate limit for an hour; any other model answers."""
+    """``gpt-limited*`` are over their rate limit for an hour; any other model answers."""
     model = request.body["model"]
-    if model == LIMITED:
+    if model.startswith(LIMITED):
         body = {"error": {"type": "rate_limit_exceeded", "message": "Rate limit reached"}}
         return MockReply(status=429, body=body, headers={"retry-after": "3600"})
     return _text(model, f"answered by {model}")
@@ -115,6 +115,34 @@ async def test_the_fallback_provider_skips_a_cooling_deployment() -> None:
             assert second.invocation.model == "gpt-free"
 
 
+async def test_a_fallback_group_fails_fast_while_every_deployment_cools() -> None:
+    with MockProviderServer(answer) as server:
+        config = _config(server.url)
+        config["providers"]["backup"] = config["providers"]["main"]
+        config["providers"]["smart"] = {
+            "kind": "fallback",
+            "options": {
+                "deployments": ["main", "backup"],
+                "models": {"main": LIMITED, "backup": f"{LIMITED}-too"},
+            },
+        }
+        config["agents"] = {"assistant": {"provider": "smart", "model": "smart-model"}}
+        async with open_runtime(config, environ=ENV) as rt:
+            agent = rt.agent("assistant")
+            with pytest.raises(RateLimitError) as hit:
+                await agent.run("one")
+            assert hit.value.code == "provider.rate_limit"
+            assert _models(server) == [LIMITED, f"{LIMITED}-too"]
+            # the concrete models cool, not the group's name (each deployment has its own)
+            assert COOLDOWNS.remaining("main", LIMITED) is not None
+            assert COOLDOWNS.remaining("backup", f"{LIMITED}-too") is not None
+            assert COOLDOWNS.remaining("smart", "smart-model") is None
+            with pytest.raises(ModelCooldownError) as cooled:
+                await agent.run("two")
+            assert "'backup'" in str(cooled.value)
+            assert _models(server) == [LIMITED, f"{LIMITED}-too"]  # nothing sent
+
+
 def test_cooldowns_start_on_a_deadline_extend_to_the_later_and_expire() -> None:
     now = [100.0]
     cooldowns = ModelCooldowns(clock=lambda: now[0])
@@ -124,7 +152,11 @@ def test_cooldowns_start_on_a_deadline_extend_to_the_later_and_expire() -> None:
 
     assert not cooldowns.note("p", "m", limited(None))  # no deadline: nothing to wait for
     assert not cooldowns.note("p", "m", ProviderError("500", status=500, retry_after=5))
-    assert cooldowns.note("p", "m", limited(30))
+    first = limited(30)
+    assert cooldowns.note("p", "m", first)
+    assert first.cooldown_started
+    assert not cooldowns.note("p", "group", first)  # one failure, one cooldown
+    assert cooldowns.remaining("p", "group") is None
     assert not cooldowns.note("p", "m", ModelCooldownError("p", "m", 99))
     cooldowns.note("p", "m", limited(10))  # an earlier deadline does not shorten it
     assert cooldowns.remaining("p", "m") == 30

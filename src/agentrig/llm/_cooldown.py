@@ -73,16 +73,21 @@ class ModelCooldowns:
 
     def note(self, provider: str, model: str, error: BaseException) -> bool:
         """Start (or extend) the pair's cooldown when ``error`` is a rate limit with a reset
-        deadline; True when it did."""
+        deadline; True when it did.
+
+        An error that already started one (a ``fallback`` provider noted it for its
+        deployment, the concrete pair) starts no other for the same failure.
+        """
         if not isinstance(error, RateLimitError) or isinstance(error, ModelCooldownError):
             return False
         wait = error.retry_after
-        if wait is None or wait <= 0:
+        if wait is None or wait <= 0 or error.cooldown_started:
             return False
         key = (provider, model)
         with self._lock:
             until = self._clock() + wait
             self._until[key] = max(until, self._until.get(key, until))
+        error.cooldown_started = True
         return True
 
     def clear(self) -> None:

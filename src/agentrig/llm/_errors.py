@@ -109,6 +109,9 @@ class RateLimitError(ProviderError):
     code = "provider.rate_limit"
     _retryable = True
     _can_fallback = True
+    #: set once the error started a model cooldown (``agentrig.llm.COOLDOWNS``), so a layer
+    #: above (the loop over a ``fallback`` provider) does not cool a whole group for it
+    cooldown_started: bool = False
 
 
 class InvalidRequestError(ProviderError):
