@@ -6,6 +6,7 @@ with ``stream``."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -179,3 +180,24 @@ def test_message_start_has_the_providers_input_tokens() -> None:
     assert events[0].message.usage.input_tokens == 1234
     assert final.usage.output_tokens == 2
     assert final.content[0].type == "text"
+
+
+def test_the_access_log_has_one_line_per_request_and_no_content(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings = {"api_keys": ["$ENV:SERVER_KEY"], "agents": {"assistant": {}}, "access_log": True}
+    with caplog.at_level("INFO", logger="agentrig.server.access"):
+        with RunningServer(scripted_config(), settings, environ=ENV) as srv:
+            oa(srv).chat.completions.create(
+                model="assistant", messages=[{"role": "user", "content": "PURPLE-ELEPHANT"}]
+            )
+            refused = httpx.get(f"{srv.base_url}/v1/models?secret=QUERY-SECRET")
+            assert refused.status_code == 401
+        lines = [r.getMessage() for r in caplog.records if r.name == "agentrig.server.access"]
+    assert len(lines) == 2
+    assert re.fullmatch(
+        r"req_[0-9a-f]{24} 127\.0\.0\.1 POST /v1/chat/completions 200 [\d.]+ms", lines[0]
+    )
+    assert lines[1].split()[0] == refused.headers["x-request-id"]
+    assert " GET /v1/models 401 " in lines[1]
+    assert not any("PURPLE" in line or "SECRET" in line or KEY in line for line in lines)

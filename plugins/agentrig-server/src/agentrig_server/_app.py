@@ -512,7 +512,8 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
     app = Starlette(
         routes=routes,
         middleware=[
-            Middleware(RequestIdMiddleware),  # outermost: refusals carry the id too
+            # outermost: refusals carry the id too, and the access log sees every request
+            Middleware(RequestIdMiddleware, access_log=settings.access_log),
             Middleware(BrowserGuard, settings=settings, page_token=page_token),
             *_cors(settings),
         ],

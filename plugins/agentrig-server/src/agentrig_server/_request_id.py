@@ -3,13 +3,20 @@
 The OpenAI SDK exposes ``x-request-id`` (``response._request_id``), the Anthropic SDK
 ``request-id`` (``message._request_id``); operators quote it from client logs.  The id is
 made here for each request, refusals (401, 421, 429, ...) and streams included.
+
+With ``server.access_log`` the same wrapper writes the access log: one line per request on
+the ``agentrig.server.access`` logger -- its id, the client address, method, path, status
+and duration; never a header, a query or a body.
 """
 
 from __future__ import annotations
 
 import secrets
+import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentrig.diagnostics import get_logger
 
 __all__ = ["RequestIdMiddleware", "new_request_id"]
 
@@ -23,8 +30,13 @@ class RequestIdMiddleware:
     """ASGI middleware: ``x-request-id`` and ``request-id`` on every HTTP answer; the id is
     in ``scope["state"]["request_id"]`` for the handlers."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, access_log: bool = False) -> None:
         self.app = app
+        self._log = get_logger("server.access") if access_log else None
+        if self._log is not None:
+            import logging
+
+            self._log.setLevel(logging.INFO)  # the lines are wanted: above agentrig's level
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -33,9 +45,13 @@ class RequestIdMiddleware:
         request_id = new_request_id()
         scope.setdefault("state", {})["request_id"] = request_id
         value = request_id.encode()
+        started = time.perf_counter()
+        status = 0
 
         async def send_with_id(message: Message) -> None:
+            nonlocal status
             if message["type"] == "http.response.start":
+                status = int(message["status"])
                 headers = [
                     (k, v)
                     for k, v in message.get("headers", [])
@@ -45,4 +61,17 @@ class RequestIdMiddleware:
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            if self._log is not None:
+                client = scope.get("client")
+                self._log.info(
+                    "%s %s %s %s %d %.1fms",
+                    request_id,
+                    client[0] if client else "-",
+                    scope.get("method", "-"),
+                    scope.get("path", "-"),
+                    status,
+                    (time.perf_counter() - started) * 1000,
+                )

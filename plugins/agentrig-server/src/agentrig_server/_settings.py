@@ -79,6 +79,9 @@ class ServerSettings(_Strict):
     max_concurrent_per_key: int = Field(default=16, ge=1, le=100_000)
     #: Conversations kept for ``previous_response_id`` and the chat page (oldest dropped).
     max_sessions: int = Field(default=1000, ge=1, le=10**7)
+    #: One line per request on the ``agentrig.server.access`` logger (id, client, method,
+    #: path, status, duration; never content); ``agentrig serve`` prints them on stderr.
+    access_log: bool = False
     #: Finished Responses kept for ``GET``/``DELETE /v1/responses/{id}`` (oldest dropped).
     max_stored_responses: int = Field(default=1000, ge=1, le=10**7)
     #: Seconds ``GET /ready`` gives each dependency check.
