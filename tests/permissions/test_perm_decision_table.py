@@ -73,8 +73,13 @@ WITH_ALLOW = {
         "ro-cmd": ("allow", "read-only-command"),
     },
     "bypass": {k: ("allow", "bypass") for k in SUBJECTS},
-    # plan mode is read-only: an allow rule never turns it into editing or running
-    "plan": NO_RULES["plan"],
+    "plan": {
+        "inspect": ("allow", "mode-allows"),
+        "modify": ("allow", "allow-rule"),
+        "execute": ("allow", "allow-rule"),
+        "undeclared": ("allow", "allow-rule"),
+        "ro-cmd": ("allow", "read-only-command"),
+    },
 }
 # with a deny rule naming the tool: denied everywhere, bypass included
 WITH_DENY = {mode: {k: ("deny", "deny-rule") for k in SUBJECTS} for mode in MODES}
@@ -107,7 +112,7 @@ WITH_REMEMBERED = {
         "ro-cmd": ("allow", "read-only-command"),
     },
     "bypass": {k: ("allow", "bypass") for k in SUBJECTS},
-    "plan": NO_RULES["plan"],  # nothing lets a change proceed in plan mode
+    "plan": NO_RULES["plan"],  # only an explicit allow rule lets a change proceed in plan mode
 }
 
 MATRIX = []
@@ -245,8 +250,7 @@ ROWS = [
     # --- keyless tools and match-everything patterns -----------------------------------------
     ("keyless-star-deny", PING, {"host": "x"}, {"deny": ["Ping(*)"]}, "deny", "deny-rule"),
     ("keyless-star-allow", PING, {"host": "x"}, {"allow": ["Ping(*)"]}, "allow", "allow-rule"),
-    ("keyless-doublestar-allow-plan", PING, {"host": "x"}, {"allow": ["Ping(**)"], "mode": "plan"}, "deny", "plan-mode"),
-    ("keyless-doublestar-allow", PING, {"host": "x"}, {"allow": ["Ping(**)"]}, "allow", "allow-rule"),
+    ("keyless-doublestar-allow-plan", PING, {"host": "x"}, {"allow": ["Ping(**)"], "mode": "plan"}, "allow", "allow-rule"),
     ("keyless-pattern-deny", PING, {"host": "x"}, {"deny": ["Ping(example.com)"]}, "ask", "unevaluable-rule"),
     ("keyless-pattern-allow", PING, {"host": "x"}, {"allow": ["Ping(example.com)"]}, "ask", "mode-requires-approval"),
     ("star-allow-any-kind", BASH, {"command": "make"}, {"allow": ["Bash(*)"]}, "allow", "allow-rule"),

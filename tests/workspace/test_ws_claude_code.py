@@ -147,7 +147,7 @@ async def test_bash_offered_without_a_sandbox_is_a_config_error(tmp_path: Path) 
         await _run(project, [])
 
 
-#: explicit allow rules for every change the plan-mode runs below attempt: plan mode wins
+#: explicit allow rules for every change the plan-mode runs below attempt
 PLAN_ALLOW = '"Bash(git diff:*)", "Edit(src/**)", "Write", "Bash(touch:*)", "Bash(sh:*)"'
 #: every kind of change the toolset could make, each one allowed by a rule above
 PLAN_CHANGES = [
@@ -164,12 +164,13 @@ PLAN_READS = [
 ]
 
 
-def _plan_project(tmp_path: Path, mode: str = "default") -> tuple[Path, dict[Path, bytes]]:
+def _plan_project(
+    tmp_path: Path, mode: str = "default", allow: str = ""
+) -> tuple[Path, dict[Path, bytes]]:
+    """The project with ``allow`` as its only allow rules (none by default)."""
     project = _project(tmp_path, mode)
     settings = project / ".claude" / "settings.json"
-    settings.write_text(
-        settings.read_text().replace('"Bash(git diff:*)", "Edit(src/**)"', PLAN_ALLOW)
-    )
+    settings.write_text(settings.read_text().replace('"Bash(git diff:*)", "Edit(src/**)"', allow))
     return project, _files(project)
 
 
@@ -181,8 +182,7 @@ def _files(project: Path) -> dict[Path, bytes]:
 def test_run_in_plan_mode_is_read_only_end_to_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # plan mode wins over allow rules (as Claude Code's does): every change below is allowed
-    # by a rule, and none of them happens
+    # without an allow rule naming it, no change the toolset can make happens in plan mode
     project, before = _plan_project(tmp_path)
     calls = [{"name": n, "arguments": a} for n, a in PLAN_READS + PLAN_CHANGES]
     script = project / "script.json"
@@ -210,8 +210,11 @@ def test_run_in_plan_mode_is_read_only_end_to_end(
 
 @pytest.mark.anyio
 @pytest.mark.slow
-async def test_plan_mode_through_the_python_api_refuses_allowed_changes(tmp_path: Path) -> None:
-    project, before = _plan_project(tmp_path, mode="plan")  # [permissions] mode = "plan"
+@pytest.mark.parametrize("allowed", [False, True], ids=["no-allow-rules", "allow-rules"])
+async def test_plan_mode_through_the_python_api(tmp_path: Path, allowed: bool) -> None:
+    # plan mode asks about no change: it refuses each one, unless an explicit allow rule
+    # names the call -- then that change goes ahead (spec 000, docs/permissions.md)
+    project, before = _plan_project(tmp_path, mode="plan", allow=PLAN_ALLOW if allowed else "")
     calls = [
         ScriptedCall(name, args, id=str(i))
         for i, (name, args) in enumerate(PLAN_READS + PLAN_CHANGES)
@@ -227,9 +230,22 @@ async def test_plan_mode_through_the_python_api_refuses_allowed_changes(tmp_path
     assert "DEBUG = True" in reads[0]
     assert reads[1].endswith("src/app.py")
     assert reads[2] == "app.py\n"
-    assert all("plan mode refuses" in text for text in changes), changes
-    assert len(result.refused) == len(PLAN_CHANGES)
-    assert _files(project) == before
+    if not allowed:
+        assert all("plan mode refuses" in text for text in changes), changes
+        assert len(result.refused) == len(PLAN_CHANGES)
+        assert _files(project) == before
+        return
+    # each change a rule names goes ahead; ``sh -c '...'`` is judged by the command it wraps,
+    # which no rule names, so it is still refused
+    assert not any("plan mode refuses" in text for text in changes[:-1]), changes
+    assert "plan mode refuses" in changes[-1]
+    assert len(result.refused) == 1
+    assert (project / "src" / "app.py").read_text() == before[
+        project / "src" / "app.py"
+    ].decode().replace("True", "False")
+    assert (project / "new.txt").read_text() == "x"
+    assert (project / "src" / "new.py").read_text() == "x"
+    assert (project / "made.txt").is_file()
 
 
 @pytest.mark.anyio

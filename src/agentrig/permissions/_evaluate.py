@@ -12,9 +12,10 @@ same call can never be decided two ways depending on who made it.  The order:
    that is not ``inspect`` becomes a denial, these included.
 3. **Mode by risk class.**  A command call that only runs read-only commands inside the
    workspace counts as ``inspect``.  ``default`` allows inspect, ``accept-edits`` also
-   modify, ``bypass`` everything left; ``plan`` allows inspect and denies the rest, allow
-   rules and remembered consent included (plan mode is read-only end to end, as Claude
-   Code's is).  A tool with no declared risk class asks (is denied in plan).
+   modify, ``bypass`` everything left; ``plan`` allows inspect and denies the rest, unless
+   an allow rule names the call (remembered consent does not count there): without one,
+   plan mode is read-only end to end.  A tool with no declared risk class asks (is denied
+   in plan).
 4. **Allow rules, then remembered consent,** turn a remaining ask into an allow.
 
 The function reads nothing but its arguments: paths are canonicalised only through the
@@ -182,6 +183,8 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     allowed, _ = first(ctx.rules.allow, "grant")
     if allowed is not None:
         return _decision("allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}")
+    if ctx.mode == "plan":
+        return _plan_refusal(call, risk)
     remembered, _ = first(ctx.remembered, "grant")
     if remembered is not None:
         return _decision(
@@ -222,17 +225,18 @@ def _by_mode(
         return _decision("allow", why, call, None, f"{mode} mode allows inspect calls")
     if mode == "bypass":
         return _decision("allow", "bypass", call, None, "bypass mode")
-    if mode == "plan":
-        # plan mode is read-only whatever else is configured: an allow rule written for
-        # ordinary work (``Edit(src/**)``) must not turn planning into editing
-        if risk is None:
-            return _decision(
-                "deny", "plan-undeclared-risk", call, None, "plan mode refuses undeclared risk"
-            )
-        return _decision("deny", "plan-mode", call, None, f"plan mode refuses {risk} calls")
     if mode == "accept-edits" and risk == "modify":
         return _decision("allow", "mode-allows", call, None, "accept-edits mode allows modify")
     return None
+
+
+def _plan_refusal(call: PermissionCall, risk: RiskClass | None) -> PermissionDecision:
+    """Plan mode asks about no change: what no allow rule named is refused outright."""
+    if risk is None:
+        return _decision(
+            "deny", "plan-undeclared-risk", call, None, "plan mode refuses undeclared risk"
+        )
+    return _decision("deny", "plan-mode", call, None, f"plan mode refuses {risk} calls")
 
 
 def withheld_tools(tool_ids: Iterable[str], ctx: PermissionContext) -> tuple[str, ...]:
