@@ -101,3 +101,19 @@ def test_the_front_hands_the_conversation_to_the_lead_which_delegates(tmp_path: 
     assert f"{handoff}  lead handoff (local)" in shown.stdout
     up = agentrig("sessions", "show", "-c", "agentrig.toml", handoff)
     assert f"handed the conversation by agent front (session {front}) as lead, depth 1" in up.stdout
+
+
+def test_json_output_carries_the_handoff_and_its_sub_agent_records(tmp_path: Path) -> None:
+    agentrig = _command(tmp_path / "delegation")
+
+    done = agentrig("run", "--json", "-c", "agentrig.toml", "-a", "front", "Ship the parser fix")
+    assert done.returncode == 0, done.stderr
+    invocation = json.loads(done.stdout)["invocation"]
+    assert invocation["outcome"] == "completed"
+    handoff = invocation["handoff"]
+    assert handoff["agent_id"].startswith("lead")
+    (review,) = handoff["subagents"]
+    assert review["agent_id"].startswith("reviewer")
+    assert review["outcome"] == "completed"
+    assert review["handoff"] is None
+    assert "total_usage" in invocation

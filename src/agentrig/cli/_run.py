@@ -43,7 +43,7 @@ from agentrig.cli._input import LineReader
 from agentrig.cli._render import Renderer, ToolLines, make_renderer, short, stream_turn
 
 if TYPE_CHECKING:
-    from agentrig.agent import RunResult
+    from agentrig.agent import RunRecord, RunResult
     from agentrig.cancel import CancelSignal
     from agentrig.cli._approve import CliApprover
     from agentrig.ids import AgentId
@@ -425,19 +425,29 @@ def _jsonable(value: Any) -> Any:
 
 def result_to_dict(rt: Runtime, result: RunResult[Any]) -> dict[str, Any]:
     """The run result as JSON-ready data; ``cost_usd`` is None when usage or price is unknown."""
+    return {"value": _jsonable(result.value), "invocation": _record_to_dict(rt, result.invocation)}
+
+
+def _record_to_dict(rt: Runtime, record: RunRecord) -> dict[str, Any]:
+    """One run record as JSON-ready data, its sub-agents' and handoff's records included."""
     import attrs
 
-    record = result.invocation
-    invocation = attrs.asdict(record, recurse=False)
-    usage = record.usage
-    invocation["usage"] = usage.model_dump(mode="json") if usage is not None else None
+    data = attrs.asdict(record, recurse=False)
+    for name in ("usage", "compaction_usage"):
+        usage = getattr(record, name)
+        data[name] = usage.model_dump(mode="json") if usage is not None else None
+    total = record.total_usage
+    data["total_usage"] = total.model_dump(mode="json") if total is not None else None
     failure = record.response_failure
-    invocation["response_failure"] = attrs.asdict(failure) if failure is not None else None
+    data["response_failure"] = attrs.asdict(failure) if failure is not None else None
+    data["subagents"] = [_record_to_dict(rt, child) for child in record.subagents]
+    handoff = record.handoff
+    data["handoff"] = _record_to_dict(rt, handoff) if handoff is not None else None
     cost = None
     if record.model is not None:
-        cost = rt.models.cost(record.model, usage)
-    invocation["cost_usd"] = float(cost) if cost is not None else None
-    return {"value": _jsonable(result.value), "invocation": invocation}
+        cost = rt.models.cost(record.model, record.usage)
+    data["cost_usd"] = float(cost) if cost is not None else None
+    return data
 
 
 # ---- the command ---------------------------------------------------------------------------
