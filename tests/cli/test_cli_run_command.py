@@ -95,6 +95,36 @@ def test_a_run_past_its_deadline_reports_timeout_as_its_outcome(
     assert "[timeout] the run passed its deadline of 0.05s\n" in capsys.readouterr().err
 
 
+REFUSING = """\
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "I can't help with that.", stop_reason = "refusal" }]
+
+[agents.assistant]
+provider = "local"
+model = "scripted-demo"
+classify_model_responses = true
+"""
+
+
+def test_a_classified_refusal_is_the_outcome_and_a_stderr_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _write(tmp_path, REFUSING)
+
+    assert main(["run", "-c", str(config), "--json", "question"]) == 0
+    invocation = json.loads(capsys.readouterr().out)["invocation"]
+    assert invocation["outcome"] == "model_response_failure"
+    failure = invocation["response_failure"]
+    assert (failure["kind"], failure["text"]) == ("refusal", "I can't help with that.")
+
+    assert main(["run", "-c", str(config), "question"]) == 0
+    captured = capsys.readouterr()
+    assert "[refusal] the model's reply reported a refusal: I can't help with that.\n" in (
+        captured.err
+    )
+
+
 PRICING_PLUGIN = """
 import agentrig
 from agentrig.llm import ModelInfo, Pricing

@@ -16,8 +16,10 @@ __all__ = [
     "DeadlineExceededError",
     "DelegationError",
     "IdenticalToolInputError",
+    "ModelResponseFailure",
     "RefusalCode",
     "RefusedCall",
+    "ResponseFailureKind",
     "RunOutcome",
     "RunRecord",
     "RunResult",
@@ -30,8 +32,12 @@ __all__ = [
 T = TypeVar("T")
 #: how a run ended: ``completed``; ``interrupted`` (its caller cancelled it); ``timeout`` (its
 #: own deadline passed -- the only thing that ends a run so; a tool's or a provider's own
-#: timeout is an ordinary failure)
-RunOutcome = Literal["completed", "interrupted", "timeout"]
+#: timeout is an ordinary failure); ``model_response_failure`` (the agent classifies model
+#: replies and the model refused, was stopped by a content filter, or reported an error)
+RunOutcome = Literal["completed", "interrupted", "timeout", "model_response_failure"]
+#: what a classified reply reports: the model refused, the provider's content filter stopped
+#: it, or the provider reported an error as the reply's stop reason
+ResponseFailureKind = Literal["refusal", "content_filter", "error"]
 #: why a model's tool call did not run: the gate (permission rules, hooks, an approver) or the
 #: tool's ``authorize`` refused it, no such tool exists, its arguments did not validate, or the
 #: loop settled it without running it (a stop, a cancellation, a guard, a spent budget)
@@ -48,6 +54,24 @@ class RefusedCall:
     code: RefusalCode
     #: the result text the model was given for the call
     reason: str
+
+
+@attrs.frozen(slots=True)
+class ModelResponseFailure:
+    """A model reply that reports a failure instead of an answer.
+
+    Kept only when the agent classifies replies (``classify_model_responses``): without it a
+    refusal is an ordinary answer whose text the caller reads.  This says what the reply
+    itself reported; a raised error (a 429, a dropped stream) is still an exception.
+    """
+
+    kind: ResponseFailureKind
+    #: the vendor's own stop value (``content_filter``, ``refusal`` ...), unmapped
+    provider_stop_reason: str | None
+    #: the reply's text as the model or provider gave it (OpenAI's ``refusal`` text ...)
+    text: str
+    #: the model that answered, when the provider named it
+    model: str | None = None
 
 
 @attrs.frozen(slots=True)
@@ -82,6 +106,8 @@ class RunRecord:
     handoff: RunRecord | None = None
     #: what the summary calls of the run's compactions reported (a part of ``usage``)
     compaction_usage: Usage | None = None
+    #: the classified failure the last reply reported (outcome ``model_response_failure``)
+    response_failure: ModelResponseFailure | None = None
 
     @property
     def total_usage(self) -> Usage | None:
@@ -109,7 +135,9 @@ class RunResult(Generic[T]):
     ``value`` is the final text, or the validated model when ``output_type`` was given.  A
     run cancelled while in flight still returns (``invocation.outcome == "interrupted"``) with
     the partial text committed before the abort; one that ran past its deadline returns the
-    same way with ``outcome == "timeout"``.  ``refused`` lists the tool calls the model
+    same way with ``outcome == "timeout"``.  An agent that classifies replies ends a refused
+    or filtered one with ``outcome == "model_response_failure"`` and ``response_failure``
+    set; ``value`` is then the reply's text.  ``refused`` lists the tool calls the model
     made that were refused, skipped or settled without running.
     """
 
@@ -127,6 +155,12 @@ class RunResult(Generic[T]):
     def timed_out(self) -> bool:
         """Did the run's own deadline end it?"""
         return self.invocation.outcome == "timeout"
+
+    @property
+    def response_failure(self) -> ModelResponseFailure | None:
+        """The refusal, content-filter stop or reported error that ended the run, when the
+        agent classifies model replies (None: an ordinary answer, or classification off)."""
+        return self.invocation.response_failure
 
 
 class StructuredOutputError(AgentrigError):

@@ -75,7 +75,12 @@ async def finish_structured(
 ) -> tuple[Any, int]:
     from agentrig.agent._turn import run_turn  # the turn (its model call) imports this one
 
-    if options.output_type is None or outcome.interrupted or outcome.stop_reason:
+    if (
+        options.output_type is None
+        or outcome.interrupted
+        or outcome.stop_reason
+        or outcome.response_failure is not None  # a refusal is not an answer to validate
+    ):
         return outcome.text, 0
     model = options.output_type
     attempts = 1
@@ -105,8 +110,9 @@ async def finish_structured(
         outcome.final = retry.final
         outcome.interrupted = retry.interrupted
         outcome.timed_out = retry.timed_out
+        outcome.response_failure = retry.response_failure
         outcome.refused.extend(retry.refused)
-        if retry.interrupted:
+        if retry.interrupted or retry.response_failure is not None:
             return outcome.text, attempts
 
 

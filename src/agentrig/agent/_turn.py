@@ -30,7 +30,12 @@ import anyio
 
 from agentrig.agent._model_call import ModelRound
 from agentrig.agent._observations import observe_turn
-from agentrig.agent._results import DeadlineExceededError, ToolChoiceViolationError
+from agentrig.agent._results import (
+    DeadlineExceededError,
+    ModelResponseFailure,
+    ResponseFailureKind,
+    ToolChoiceViolationError,
+)
 from agentrig.agent._tool_round import ToolRound
 from agentrig.agent._turn_state import (
     Emit,
@@ -81,6 +86,14 @@ UNKNOWN_TOOL_ROUNDS_LIMIT = 2
 SUSPENDED_UNJOURNALED = (
     "not executed: the run suspended without an execution journal, so nothing can continue it"
 )
+
+CLASSIFIED_TEXT = "not executed: the model's reply was classified as a failure"
+#: the stop reasons a classifying agent ends a run on, and the failure each reports
+_CLASSIFIED: dict[str, ResponseFailureKind] = {
+    "refusal": "refusal",
+    "content_filter": "content_filter",
+    "error": "error",
+}
 
 Batch = tuple[UserMessage, ...]
 
@@ -147,6 +160,10 @@ class Turn:
             # re-read every round: a tool loaded in round N is offered in round N + 1
             tools = [] if tool_choice == "none" else ctx.agent.offered_tools()
             message = await self.model.run(tools=tools, tool_choice=tool_choice)
+            if self._classified(message):
+                await self.calls.settle(CLASSIFIED_TEXT)
+                await self._end_step()
+                return "model_response_failure"
             if message.tool_calls:
                 ended, batch = await self._after_calls(message, tools)
             else:
@@ -232,6 +249,19 @@ class Turn:
             return None, batch  # steering arrived: another step
         self._check_not_empty()
         return "completed", ()
+
+    def _classified(self, message: AssistantMessage) -> bool:
+        """Does ``message`` report a failure the agent classifies (kept on the outcome)?"""
+        kind = message.stop_reason
+        if not self.ctx.agent.config.classify_model_responses or kind not in _CLASSIFIED:
+            return False
+        self.outcome.response_failure = ModelResponseFailure(
+            kind=_CLASSIFIED[kind],
+            provider_stop_reason=message.provider_stop_reason,
+            text=message.text,
+            model=message.model,
+        )
+        return True
 
     def _ended(self) -> TurnEndReason | None:
         """After a step: the run's cancellation or a stop ends the turn here."""

@@ -18,7 +18,14 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, final
 
 from agentrig.agent._dispatch import INTERRUPTED_TEXT, CallOutcome, not_executed
-from agentrig.agent._results import RefusalCode, RefusedCall, RunOutcome, RunRecord, sum_usage
+from agentrig.agent._results import (
+    ModelResponseFailure,
+    RefusalCode,
+    RefusedCall,
+    RunOutcome,
+    RunRecord,
+    sum_usage,
+)
 from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId, CallId, ProviderId, RunId, SessionId, new_invocation_id
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
@@ -49,6 +56,7 @@ class TurnOutcome:
         "interrupted",
         "model",
         "refused",
+        "response_failure",
         "rounds",
         "stop_reason",
         "timed_out",
@@ -67,11 +75,14 @@ class TurnOutcome:
         self.model: str | None = None
         self.tool_results = 0
         self.refused: list[RefusedCall] = []  # calls answered without running, in order
+        self.response_failure: ModelResponseFailure | None = None  # a classified reply
 
     def ended(self) -> RunOutcome:
         """The run's outcome as its record says it."""
         if self.timed_out:
             return "timeout"
+        if self.response_failure is not None and not self.interrupted:
+            return "model_response_failure"
         return "interrupted" if self.interrupted else "completed"
 
     @property
@@ -103,6 +114,7 @@ class TurnOutcome:
             usage=sum_usage(self.usages),
             compaction_usage=sum_usage(self.compaction_usages),
             stop_reason=self.stop_reason,
+            response_failure=self.response_failure,
             **more,
         )
 

@@ -187,6 +187,9 @@ class _ReplyOptions(BaseModel):
     delay: float = 0.0
     chunk_size: int = 8
     error: dict[str, Any] | None = None  # {"status": 429, "message": "...", "type": "..."}
+    #: why the reply ends (default: ``tool_calls`` with calls, else ``end``); ``refusal`` or
+    #: ``content_filter`` script what an agent classifying replies ends on
+    stop_reason: StopReason | None = None
 
 
 class _WhenOptions(BaseModel):
@@ -277,6 +280,7 @@ def _reply(options: _ReplyOptions) -> Reply:
         delay=options.delay,
         chunk_size=options.chunk_size,
         error=error,
+        stop_reason=options.stop_reason,
     )
 
 

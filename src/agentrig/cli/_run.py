@@ -397,6 +397,10 @@ def report_hooks(result: RunResult[Any], err: IO[str]) -> None:
     if result.invocation.stop_reason:
         label = "timeout" if result.timed_out else "stopped"
         err.write(f"[{label}] {result.invocation.stop_reason}\n")
+    failure = result.response_failure
+    if failure is not None:  # the agent classifies replies: say this was no answer
+        said = f": {short(failure.text, 500)}" if failure.text else ""
+        err.write(f"[{failure.kind}] the model's reply reported a {failure.kind}{said}\n")
     err.flush()
 
 
@@ -427,6 +431,8 @@ def result_to_dict(rt: Runtime, result: RunResult[Any]) -> dict[str, Any]:
     invocation = attrs.asdict(record, recurse=False)
     usage = record.usage
     invocation["usage"] = usage.model_dump(mode="json") if usage is not None else None
+    failure = record.response_failure
+    invocation["response_failure"] = attrs.asdict(failure) if failure is not None else None
     cost = None
     if record.model is not None:
         cost = rt.models.cost(record.model, usage)

@@ -187,6 +187,9 @@ class AgentConfig(_Strict):
     parallel_tool_calls: bool = True
     #: a run still going after this long ends ``interrupted`` (``"30s"``, ``"2m"`` or seconds)
     deadline: Duration | None = None
+    #: a reply the model refused, or one a content filter or error stopped, ends the run
+    #: ``model_response_failure`` with ``RunResult.response_failure`` (off: an ordinary answer)
+    classify_model_responses: bool = False
     #: a tool result longer than this (UTF-8 bytes) is cut for the model; 0 keeps every result
     tool_result_max_bytes: int = Field(default=65536, ge=0)
     #: where full results of cut tool calls are kept (owner-only; relative to the config file)

@@ -47,7 +47,14 @@ __all__ = [
 
 TurnTrigger = Literal["prompt", "followup", "steer", "resume"]
 TurnEndReason = Literal[
-    "completed", "interrupted", "timeout", "failed", "rejected", "budget", "suspended"
+    "completed",
+    "interrupted",
+    "timeout",
+    "model_response_failure",
+    "failed",
+    "rejected",
+    "budget",
+    "suspended",
 ]
 NoticeKind = Literal["message", "stop", "blocked", "output", "error"]
 CompactionTrigger = Literal["auto", "manual"]
