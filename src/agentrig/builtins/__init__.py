@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from agentrig._lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
+    "FallbackProvider": "agentrig.builtins._fallback",
     "Reply": "agentrig.builtins._scripted",
     "Rule": "agentrig.builtins._scripted",
     "ScriptedCall": "agentrig.builtins._scripted",
@@ -25,6 +26,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "FallbackProvider",
     "Reply",
     "Rule",
     "ScriptedCall",
@@ -41,6 +43,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 if TYPE_CHECKING:
     from agentrig.builtins._compose import check_composition
     from agentrig.builtins._compose_skills import describe_skills
+    from agentrig.builtins._fallback import FallbackProvider
     from agentrig.builtins._instructions import instruction_sources
     from agentrig.builtins._scripted import Reply, Rule, ScriptedCall, ScriptedProvider
     from agentrig.builtins._tool_refs import anchored, is_tool_ref

@@ -43,6 +43,12 @@ then construct what it names (a factory that raises is a problem at its key path
 no network call, no autoloaded listener run and no secret read: $ENV: and $STORE:
 references are checked for syntax only and stand in as placeholders.
 
+With --online, a valid file is then opened for real (secrets from the environment) and
+each provider that can list its endpoint's models (GET /models for openai, GET /v1/models
+for anthropic) is asked once: every agent's model, and each fallback deployment's, that
+its endpoint does not list is a problem [model.not_listed]; a provider that cannot list
+its models is a warning [model.unchecked].
+
 Each problem is printed as 'agentrig config: error [code]: FILE: key.path: message'; a
 warning (what will not work as installed, on stderr) as 'agentrig config: warning [code]: ...'.
 Exit codes: 0 valid, 1 invalid, 2 usage error (e.g. FILE does not exist).
@@ -65,6 +71,12 @@ def register(subparsers: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("file", metavar="FILE", help="the composition file to check")
+    check.add_argument(
+        "--online",
+        action="store_true",
+        help="then open the runtime (secrets from the environment) and ask each provider's "
+        "endpoint for its models: one error per configured model it does not list",
+    )
     check.set_defaults(handler=run_check)
 
     def no_action(args: argparse.Namespace) -> int:
@@ -79,6 +91,13 @@ def register(subparsers: Subparsers) -> None:
 def run_check(args: argparse.Namespace) -> int:
     path = config_path(args.file)
     problems, notes = check_issues(path)
+    if args.online and not problems:  # only a valid composition is opened for real
+        from agentrig.cli._config_online import online_issues
+        from agentrig.kernel import load_config
+
+        more, more_notes = online_issues(load_config(path))
+        problems += more
+        notes += more_notes
     for note in notes:
         print(warning_line(args.command, note.code, f"{path}: {note}"), file=sys.stderr)
     for issue in problems:  # the shape every command's errors have, on stdout: the report

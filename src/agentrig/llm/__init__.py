@@ -43,6 +43,7 @@ from agentrig.llm._models import (
 )
 from agentrig.llm._provider import (
     PROVIDERS,
+    EndpointModelListing,
     HttpClientFactory,
     ModelListing,
     Provider,
@@ -144,6 +145,7 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderFactory",
+    "EndpointModelListing",
     "ModelListing",
     "ReadinessCheck",
     "BODY_FIELDS",

@@ -34,6 +34,7 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderFactory",
+    "EndpointModelListing",
     "ModelListing",
     "ReadinessCheck",
 ]
@@ -85,6 +86,18 @@ class ModelListing(Protocol):
     """
 
     def lists_model(self, model: str) -> bool: ...
+
+
+@runtime_checkable
+class EndpointModelListing(Protocol):
+    """A provider that can ask its endpoint which models it serves now.
+
+    Optional: ``agentrig config check --online`` asks it, once per provider, and reports each
+    configured model the endpoint does not list.  It raises the
+    :class:`~agentrig.llm.ProviderError` that says why the list could not be read.
+    """
+
+    async def endpoint_models(self) -> frozenset[str]: ...
 
 
 def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -28,7 +28,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentrig.cancel import CancelSignal
-from agentrig.llm._errors import ProviderError
+from agentrig.llm._errors import ProviderError, ProviderProtocolError
 from agentrig.llm._http_provider import HttpProvider, read_ndjson
 from agentrig.llm._http_retry import (
     RetryPolicy,
@@ -60,6 +60,7 @@ __all__ = [
     "error_from_transport",
     "event_json",
     "first_header",
+    "model_ids",
     "read_json_object",
     "read_ndjson",
     "read_sse",
@@ -304,15 +305,57 @@ class HttpSession:
         model call would (an invalid key is an :class:`AuthenticationError`), so a readiness
         report can say *why* a provider is not ready.
         """
+        await self._get(url, headers, None)
+
+    async def get_json(
+        self, url: str, *, headers: Mapping[str, str], params: Mapping[str, str] | None = None
+    ) -> Any:
+        """GET ``url`` once, without retries, and parse its JSON body (a model listing).
+
+        Fails as :meth:`probe` does; a body that is not JSON is a
+        :class:`~agentrig.llm.ProviderProtocolError`.
+        """
+        response = await self._get(url, headers, params)
+        try:
+            return response.json()
+        except ValueError:
+            raise ProviderProtocolError(
+                f"{self._provider}: GET {url} answered with a body that is not JSON: "
+                f"{response.text[:200]!r}",
+                status=response.status_code,
+                provider=self._provider,
+            ) from None
+
+    async def _get(
+        self, url: str, headers: Mapping[str, str], params: Mapping[str, str] | None
+    ) -> httpx.Response:
         timeout = self._timeout if self._timeout is not None else httpx.USE_CLIENT_DEFAULT
         try:
-            response = await self.client().get(url, headers=dict(headers), timeout=timeout)
+            response = await self.client().get(
+                url, headers=dict(headers), params=dict(params) if params else None, timeout=timeout
+            )
         except httpx.HTTPError as exc:
             raise error_from_transport(exc, provider=self._provider) from exc
         if not response.is_success:
             if self._classify is not None:
                 raise self._classify(response)
             raise error_from_response(response, provider=self._provider)
+        return response
+
+
+def model_ids(body: Any, url: str, *, provider: str) -> frozenset[str]:
+    """The model ids of a listing shaped ``{"data": [{"id": ...}, ...]}`` (OpenAI's and
+    Anthropic's ``/models``); any other shape is a :class:`~agentrig.llm.ProviderProtocolError`
+    naming ``url``."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise ProviderProtocolError(
+            f"{provider}: GET {url} did not answer a model list (no 'data' array)",
+            provider=provider,
+        )
+    return frozenset(
+        item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)
+    )
 
 
 ProviderT = TypeVar("ProviderT", bound=Provider)

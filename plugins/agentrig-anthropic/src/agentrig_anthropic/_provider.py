@@ -31,6 +31,7 @@ from agentrig.llm.http import (
     close_stream,
     event_json,
     first_header,
+    model_ids,
     read_json_object,
     read_sse_batches,
 )
@@ -333,6 +334,23 @@ class AnthropicProvider:
         await self._http.probe(
             self._options.endpoint("/v1/models"), headers=self._headers({}, stream=False)
         )
+
+    async def endpoint_models(self) -> frozenset[str]:
+        """The ids the Models API lists (``GET {base_url}/v1/models``, page by page with
+        ``after_id`` while ``has_more``; no retries): the
+        :class:`~agentrig.llm.EndpointModelListing` of ``config check --online``."""
+        url = self._options.endpoint("/v1/models")
+        headers = self._headers({}, stream=False)
+        ids: set[str] = set()
+        params = {"limit": "1000"}
+        while True:
+            body = await self._http.get_json(url, headers=headers, params=params)
+            page = model_ids(body, url, provider=self.id)
+            ids |= page
+            last = body.get("last_id")
+            if body.get("has_more") is not True or not isinstance(last, str) or not page:
+                return frozenset(ids)
+            params = {"limit": "1000", "after_id": last}
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -31,6 +31,7 @@ from agentrig.llm.http import (
     close_stream,
     event_json,
     first_header,
+    model_ids,
     read_json_object,
     read_sse_batches,
 )
@@ -310,6 +311,13 @@ class OpenAIProvider:
         await self._http.probe(
             self._options.endpoint("/models"), headers=self._headers(stream=False)
         )
+
+    async def endpoint_models(self) -> frozenset[str]:
+        """The ids the endpoint lists (``GET {base_url}/models``, once, no retries): the
+        :class:`~agentrig.llm.EndpointModelListing` of ``config check --online``."""
+        url = self._options.endpoint("/models")
+        body = await self._http.get_json(url, headers=self._headers(stream=False))
+        return model_ids(body, url, provider=self.id)
 
     async def aclose(self) -> None:
         await self._http.aclose()
