@@ -222,7 +222,7 @@ async def test_list_changed_marks_the_toolset_stale(make_client: Any) -> None:
 async def test_500_tools_are_listed_and_deferred_above_the_threshold(make_client: Any) -> None:
     c = make_client(many=stdio("--tools", "500", defer_above=50))
     tools = await c.client.tools("many")
-    assert len(tools) == 500 + 13  # the demo tools plus t0..t499
+    assert len(tools) == 500 + 14  # the demo tools plus t0..t499
     assert all(t.deferred is True for t in tools)
     t499 = {t.id: t for t in tools}["mcp__many__t499"]
     assert (await t499.execute({"x": 1}, ctx())).content == "500"

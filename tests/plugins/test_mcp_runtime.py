@@ -5,6 +5,7 @@ agent's runs (through permissions and hooks), ``.mcp.json`` approval, deferral, 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from _mcp_support import AGENTRIG, RAW, SERVER, alive, cancel_once, eventually, marked
-from agentrig_mcp import MCP, McpClient, McpError, StdioServerSpec
+from agentrig_mcp import MCP, McpClient, McpError, StdioServerSpec, name_tools
 
 import agentrig
 from agentrig.cancel import CancelSignal
@@ -278,6 +279,63 @@ async def test_list_changed_refreshes_the_tools_between_turns() -> None:
         assert "mcp__demo__sprout" in {t.id for t in agent.all_tools()}
         results = tool_texts(rt)
     assert results[-1] == ("mcp__demo__sprout", "ok", "sprout says hi")
+
+
+async def test_tools_added_later_pass_the_start_up_gate(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a server adds, after a first call, a tool the registration scanner refuses, one with a
+    # 200 KB description and two names that collide once made valid: the next turn sees each
+    # handled as at start-up, and a plain tool added alongside works
+    caplog.set_level(logging.WARNING, logger="agentrig.mcp")
+    dotted = name_tools("demo", ["sum_up", "sum.up"]).ids["sum.up"]
+    cfg = config(
+        [
+            call("mcp__demo__smuggle"),
+            {"text": "smuggled"},
+            call("mcp__demo__claude_helper"),
+            call("mcp__demo__sane"),
+            call("mcp__demo__sum_up"),
+            call(str(dotted)),
+            {"text": "called"},
+        ],
+        ["mcp__demo"],
+        # untrusted content (the default): descriptions carry the label, as at start-up
+        mcp_servers={
+            "demo": {"command": sys.executable, "args": [SERVER], "max_description_chars": 1000}
+        },
+        permissions={"allow": ["mcp__demo__*"]},
+    )
+    async with agentrig.open_runtime(cfg) as rt:
+        agent = rt.agent(AgentId("assistant"))
+        await agent.run("smuggle")
+        await eventually(lambda: rt.services.require(MCP).is_stale("demo"))
+        await agent.run("use them")
+        tools = {str(t.id): t for t in agent.all_tools()}
+        results = tool_texts(rt)[-4:]
+    # (a) refused with a warning, and a call to it is a call to no tool
+    assert "mcp__demo__claude_helper" not in tools
+    assert any(
+        "mcp__demo__claude_helper left out: refused by the registration scanner" in r.getMessage()
+        for r in caplog.records
+    )
+    name, status, text = results[0]
+    assert (name, status) == ("mcp__demo__claude_helper", "skipped")
+    assert "is not available" in text
+    # (b) capped, and labelled as the server's words
+    verbose = tools["mcp__demo__verbose"].description
+    assert verbose.startswith("[untrusted, from the MCP server 'demo'] ")
+    assert "[description cut by agentrig: 1000 of 200000 characters shown]" in verbose
+    assert len(verbose) < 1200
+    # (c) disambiguated: both names reach their own tool
+    assert str(dotted) != "mcp__demo__sum_up"
+    assert str(dotted) in tools
+    assert [(status, text.split("\n")[-1]) for _, status, text in results[1:]] == [
+        ("ok", "sane says hi"),
+        ("ok", "plain sum_up"),
+        ("ok", "dotted sum.up"),
+    ]
+    assert all(text.startswith("[data from the MCP server 'demo'") for *_, text in results[1:])
 
 
 async def test_claude_code_style_hooks_match_mcp_tool_names(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ is cheap: the MCP SDK loads only when a runtime composes or the command runs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, final
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar, final
 
 from agentrig.ids import tool_id
 from agentrig.plugin import TOOLS, TOOLSETS, Commands, Composition, compose_step, hookimpl
@@ -21,7 +22,16 @@ if TYPE_CHECKING:
     from agentrig_mcp._client import McpClient
     from agentrig_mcp._config import McpServers, McpSettings
 
-__all__ = ["PLUGIN", "McpPlugin", "config_sections", "provide_client", "register_toolset"]
+__all__ = [
+    "PLUGIN",
+    "McpPlugin",
+    "admit_tools",
+    "config_sections",
+    "provide_client",
+    "register_toolset",
+]
+
+_T = TypeVar("_T", bound="Tool")
 
 
 def config_sections(rt: Runtime) -> tuple[McpServers | None, McpSettings | None]:
@@ -46,22 +56,27 @@ def provide_client(rt: Runtime, client: McpClient) -> None:
 
     rt.services.provide(MCP, client, source="agentrig-mcp")
     rt.on_close("mcp", client.aclose)
-    rt.add_plugin("mcp-refresh", ToolRefresher(client))
+    rt.add_plugin("mcp-refresh", ToolRefresher(client, partial(admit_tools, rt)))
 
 
-def _registrable(rt: Runtime, tools: Sequence[Tool]) -> list[Tool]:
-    """The tools the composition would accept: one the registration scanner refuses (unless
-    ``[skills] scan_tools = false``), or whose id is already taken, is left out with a
-    warning -- a server's tool cannot stop the runtime."""
+def _source(toolset: str) -> str:
+    return f"mcp:{toolset}"
+
+
+def admit_tools(rt: Runtime, toolset: str, tools: Sequence[_T]) -> list[_T]:
+    """The tools of ``toolset`` the runtime accepts, at start-up and when a server's list
+    changes later alike (one gate, so a tool cannot slip in after start-up): one the
+    registration scanner refuses (unless ``[skills] scan_tools = false``), or whose id another
+    source registered, is left out with a warning -- a server's tool cannot stop the runtime."""
     from agentrig.diagnostics import get_logger
     from agentrig.skills import registration_of_tool, scan
 
     skills = rt.loaded.sections.get("skills")
     scanning = not (isinstance(skills, Mapping) and skills.get("scan_tools") is False)
     registry = rt.registry(TOOLS)
-    kept: list[Tool] = []
+    kept: list[_T] = []
     for tool in tools:
-        if registry.has(tool.id):
+        if registry.has(tool.id) and registry.source_of(tool.id) != _source(toolset):
             reason = "its id is already registered"
         elif (
             scanning and not (verdict := scan(registration_of_tool(tool, kind="mcp_tool"))).allowed
@@ -78,9 +93,9 @@ def register_toolset(rt: Runtime, name: str, tools: Sequence[Tool]) -> None:
     """Register ``tools`` in the runtime's catalog, and ``name`` as the toolset of them all
     (a tool the composition would refuse is left out with a warning)."""
     registry = rt.registry(TOOLS)
-    tools = _registrable(rt, tools)
+    tools = admit_tools(rt, name, tools)
     for tool in tools:
-        registry.register(tool, id=tool.id, source=f"mcp:{name}")
+        registry.register(tool, id=tool.id, source=_source(name))
     toolset = tuple(t.id for t in tools)
     rt.registry(TOOLSETS).register(toolset, id=tool_id(name), source="mcp")
 

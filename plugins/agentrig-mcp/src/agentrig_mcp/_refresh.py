@@ -5,11 +5,13 @@ A listener the composition step adds only to runtimes that have MCP servers (so 
 without them pays nothing).  It refreshes the references the agent's config makes:
 ``mcp__<server>`` (the whole toolset: tools may appear and disappear) and
 ``mcp__<server>__<tool>`` (that tool's new definition; gone if the server dropped it).
+A new listing passes the gate start-up's did (:func:`agentrig_mcp._plugin.admit_tools`):
+names made valid and distinct, descriptions and schemas capped, the registration scanner.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, final
 
 from agentrig.agent import Agent
@@ -20,6 +22,9 @@ from agentrig_mcp._tools import McpTool
 __all__ = ["ToolRefresher"]
 
 _PREFIX = "mcp__"
+
+#: (toolset, listed tools) -> the tools the runtime accepts
+Admit = Callable[[str, Sequence[McpTool]], list[McpTool]]
 
 
 def _references(agent: Agent) -> list[tuple[str, str]]:
@@ -35,8 +40,9 @@ def _references(agent: Agent) -> list[tuple[str, str]]:
 class ToolRefresher:
     """Listener: at the first step of each turn, bring an agent's MCP tools up to date."""
 
-    def __init__(self, client: McpClient) -> None:
+    def __init__(self, client: McpClient, admit: Admit) -> None:
         self.client = client
+        self._admit = admit
         self._seen: dict[tuple[str, str], int] = {}  # (agent id, server) -> listed version
 
     def _outdated(self, agent: Agent, servers: set[str]) -> set[str]:
@@ -72,7 +78,7 @@ class ToolRefresher:
         for server, name in references:
             if server not in outdated:
                 continue
-            listed = await self.client.tools(server)
+            listed = self._admit(f"{_PREFIX}{server}", await self.client.tools(server))
             whole = name == f"{_PREFIX}{server}"
             fresh.update((t.id, t) for t in listed if whole or t.id == name)
             self._seen[(agent.id, server)] = self.client.version(server)
