@@ -185,7 +185,7 @@ class AgentConfig(_Strict):
     deferral_max_resident: int = Field(default=20, ge=0)
     #: run the calls of one reply that may run alongside each other concurrently
     parallel_tool_calls: bool = True
-    #: a run still going after this long ends ``interrupted`` (``"30s"``, ``"2m"`` or seconds)
+    #: a run still going after this long ends ``timeout`` (``"30s"``, ``"2m"`` or seconds)
     deadline: Duration | None = None
     #: a reply the model refused, or one a content filter or error stopped, ends the run
     #: ``model_response_failure`` with ``RunResult.response_failure`` (off: an ordinary answer)
