@@ -13,6 +13,7 @@ from agentrig.errors import Issue
 from agentrig.llm import (
     Capabilities,
     CapabilityError,
+    EffortResolution,
     ImageBlock,
     ModelInfo,
     ModelRegistry,
@@ -23,7 +24,9 @@ from agentrig.llm import (
     StreamChunk,
     TextDelta,
     UserMessage,
+    report_effort,
     reserved_option_issues,
+    resolve_effort_level,
 )
 from agentrig.llm.http import (
     HttpProviderFactory,
@@ -43,7 +46,6 @@ from agentrig_openai._wire import (
     ChunkReader,
     build_body,
     message_from_body,
-    resolve_effort,
 )
 
 __all__ = ["OpenAIProvider", "factory"]
@@ -162,26 +164,30 @@ class OpenAIProvider:
     # -- requests ----------------------------------------------------------------------------
 
     def _body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        return self._prepare(request, stream=stream)[0]
+
+    def _prepare(
+        self, request: ModelRequest, *, stream: bool
+    ) -> tuple[dict[str, Any], EffortResolution]:
+        """The body to send and how it resolved the request's reasoning effort: the model's
+        level table clamps it; the body's ``reasoning_effort`` field is the native control."""
         caps = self._check(request)
-        effort = resolve_effort(request.reasoning_effort, caps.reasoning_effort)
-        if request.reasoning_effort not in (None, "auto") and effort is None:
-            logger.debug(
-                "reasoning_effort %r not applied: model %r declares %r",
-                request.reasoning_effort,
-                request.model,
-                caps.reasoning_effort,
-            )
+        effort = resolve_effort_level(request.reasoning_effort, caps.reasoning_effort)
+        level = effort.effective
+        if level is not None:
+            effort = effort.sent({"reasoning_effort": level})
         opts = self._options
-        return build_body(
+        body = build_body(
             request,
             stream=stream,
-            effort=effort,
+            effort=level,
             strict=opts.strict_tools,
             vendor=opts.vendor_endpoint,
             max_tokens_field=opts.max_tokens_field,
             system_role=opts.system_role,
             stream_usage=opts.stream_usage,
         )
+        return body, effort
 
     def _headers(self, *, stream: bool) -> dict[str, str]:
         headers = {
@@ -209,7 +215,8 @@ class OpenAIProvider:
         return self._body(request, stream=stream)
 
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
-        body = self._body(request, stream=False)
+        body, effort = self._prepare(request, stream=False)
+        report_effort(effort)  # the body goes out now
         response = await self._http.post_json(
             self._url, body, headers=self._headers(stream=False), signal=signal, stream=False
         )
@@ -245,7 +252,8 @@ class OpenAIProvider:
     async def stream(
         self, request: ModelRequest, *, signal: CancelSignal
     ) -> AsyncGenerator[StreamChunk, None]:
-        body = self._body(request, stream=True)
+        body, effort = self._prepare(request, stream=True)
+        report_effort(effort)  # the body goes out now
         response = await self._http.post_json(
             self._url, body, headers=self._headers(stream=True), signal=signal, stream=True
         )
