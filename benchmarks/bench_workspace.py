@@ -51,7 +51,7 @@ async def _bare_once(argv: list[str] | None = None) -> None:
 def _bash_once(space: Any) -> Callable[[], Awaitable[None]]:
     from agentrig.builtins.workspace import BASH, WORKSPACE
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel.services import Services
+    from agentrig.kernel import Services
     from agentrig.tools import ToolContext, check_input
 
     services = Services()
@@ -144,7 +144,7 @@ async def bench_bash(runs: int, root: Path, repeats: int) -> None:
 async def bench_read(runs: int, root: Path) -> None:
     from agentrig.builtins.workspace import READ, WORKSPACE, Workspace
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel.services import Services
+    from agentrig.kernel import Services
     from agentrig.tools import ToolContext, check_input
 
     services = Services()
