@@ -35,9 +35,7 @@ from agentrig.agent._selection import ModelPreset, ModelSelection
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, ProviderId, SessionId, new_invocation_id
-from agentrig.kernel.contracts import ContractViolation
-from agentrig.kernel.payloads import AgentStatus
-from agentrig.kernel.services import ServiceKey
+from agentrig.kernel import AgentStatus, ContractViolation, ServiceKey
 from agentrig.llm import (
     ReasoningEffort,
     ToolCallBlock,
