@@ -15,10 +15,8 @@ import attrs
 import pytest
 from agentloop_support import EnvFactory, WatchedProvider, check_invariant, clock, events
 
-import agentrig
 from agentrig import CancelSignal
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.kernel import RequestConfig
 from agentrig.llm import (
     Capabilities,
     CapabilityError,

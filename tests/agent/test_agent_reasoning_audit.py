@@ -19,7 +19,7 @@ from agentloop_support import EnvFactory, WatchedProvider
 import agentrig
 from agentrig.builtins._scripted import Reply
 from agentrig.errors import ConfigError, HookError
-from agentrig.kernel.payloads import RequestConfig
+from agentrig.kernel import RequestConfig
 from agentrig.llm import (
     Capabilities,
     EffortResolution,

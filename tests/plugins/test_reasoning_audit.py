@@ -12,8 +12,7 @@ import pytest
 
 import agentrig
 from agentrig.agent import ReasoningAudit
-from agentrig.kernel import open_runtime
-from agentrig.kernel.payloads import Observation
+from agentrig.kernel import Observation, open_runtime
 from agentrig.testing import MockProviderServer, MockReply, MockRequest
 
 pytestmark = pytest.mark.anyio

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentrig.errors import AgentrigError, ConfigError, Issue
 from agentrig.ids import ProviderId
-from agentrig.kernel.config import issues_from_validation
+from agentrig.kernel import issues_from_validation
 from agentrig.llm import PROVIDERS, ModelListing, ReasoningEffort
 
 if TYPE_CHECKING:
