@@ -48,6 +48,7 @@ logger = logging.getLogger("agentrig_openai")
 
 _text_delta = TextDelta.of
 _TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "error"})
+_HELD = frozenset({"response.completed", "response.incomplete"})  # a next request may chain
 # Error codes of the WebSocket mode after which the request is sent again with the whole
 # conversation: the connection's in-memory response is gone, or the connection is too old.
 _RESEND_WHOLE = frozenset({"previous_response_not_found"})
@@ -224,17 +225,18 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
         given_back = False
         try:
             event = first
-            while True:
+            while event.get("type") not in _TERMINAL:
                 yield event
-                kind = event.get("type")
-                if kind in _TERMINAL:
-                    response = event.get("response")
-                    if isinstance(response, Mapping) and isinstance(response.get("id"), str):
-                        socket.last_response_id = response["id"]
-                    given_back = True
-                    await self._pool.give_back(socket)
-                    return
                 event = await self._receive(socket, signal)
+            # The response is over: the connection is free again before its last event is
+            # read (an error event raises in the reader, and the connection stays usable).
+            response = event.get("response")
+            if event.get("type") in _HELD and isinstance(response, Mapping):
+                found = response.get("id")
+                socket.last_response_id = found if isinstance(found, str) else None
+            given_back = True
+            await self._pool.give_back(socket)
+            yield event
         finally:
             if not given_back:  # left mid-response: the connection's state is unknown
                 await socket.aclose()

@@ -203,10 +203,15 @@ async def open_socket(
             await response.aread()
             await response.aclose()
         error = error_from_response(response, provider=provider)
-        if response.status_code in (400, 404, 405, 426) and error.vendor_code is None:
-            error.message = (
-                f"{error.message} -- the endpoint has no Responses WebSocket mode; set "
-                'transport = "http" in the provider options'
+        if error.vendor_type is None and error.vendor_code is None:
+            # no API error object: a server that does not take WebSockets at this path (a
+            # Starlette app answers 403, others 404/405/426), not a refused key
+            raise ProviderProtocolError(
+                f"{provider}: {url} refused the WebSocket upgrade (HTTP "
+                f"{response.status_code}): the endpoint has no Responses WebSocket mode; set "
+                'transport = "http" in the provider options',
+                status=response.status_code,
+                provider=provider,
             )
         raise error
     stream = response.extensions.get("network_stream")
