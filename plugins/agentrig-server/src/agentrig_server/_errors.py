@@ -15,7 +15,14 @@ from starlette.responses import JSONResponse
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError
 
-__all__ = ["ApiError", "Dialect", "error_event", "error_response", "internal_error"]
+__all__ = [
+    "ApiError",
+    "Dialect",
+    "error_event",
+    "error_response",
+    "internal_error",
+    "reported_error",
+]
 
 _log = get_logger("server")
 
@@ -81,6 +88,16 @@ def internal_error(exc: BaseException) -> ApiError:
     _log.error("internal error %s: %r", error_id, exc, exc_info=exc)
     return ApiError(
         500, f"internal server error (error id {error_id})", code="internal_error", param=None
+    )
+
+
+def reported_error(wording: str) -> ApiError:
+    """A reply that reported an error as its stop reason (classified replies): a failed
+    upstream, as a provider error is."""
+    return ApiError(
+        502,
+        f"the agent's model reported an error instead of an answer ({wording})",
+        code="upstream_error",
     )
 
 

@@ -49,6 +49,7 @@ from agentrig_server._admission import Caller, Slots
 from agentrig_server._errors import ApiError, internal_error
 from agentrig_server._events import (
     Finished,
+    FinishReason,
     RunEvent,
     TextOut,
     ToolCallOut,
@@ -327,16 +328,9 @@ class ActiveRun:
             self.service._active.pop(self.agent.id, None)
         if self.refusal is not None:
             raise self.refusal
-        truncated = (
-            result is None
-            or result.invocation.outcome != "completed"  # interrupted, or past its deadline
-            or self.over_budget
-            or self.timed_out
-            or state.last_stop == "length"
-        )
         finished = Finished(
             text="".join(state.texts),
-            finish="length" if truncated else "stop",
+            finish=self._finish_reason(result, state),
             # the run's own calls and its sub-agents' (delegation rolls them up)
             usage=result.invocation.total_usage if result is not None else None,
             model=self.prompt.model,
@@ -345,6 +339,28 @@ class ActiveRun:
             self.service.sessions.answered(self.served, self.response_id, self.prompt, finished)
         await emit(finished)
         return finished
+
+    def _finish_reason(self, result: RunResult[Any] | None, state: _StepState) -> FinishReason:
+        """How the run ended: a classified reply's kind, its deadline, a truncation, or
+        ``stop``."""
+        if result is None:
+            return "timeout" if self.timed_out else "length"
+        record = result.invocation
+        while record.handoff is not None:  # the agent that answered last decides
+            record = record.handoff
+        failure = record.response_failure
+        if failure is not None and record.outcome == "model_response_failure":
+            return failure.kind
+        if self.timed_out or "timeout" in (record.outcome, result.invocation.outcome):
+            return "timeout"
+        if (
+            result.invocation.outcome != "completed"  # interrupted
+            or record.outcome != "completed"
+            or self.over_budget
+            or state.last_stop == "length"
+        ):
+            return "length"
+        return "stop"
 
     async def _streamed(self, emit: Emit, state: _StepState) -> RunResult[Any] | None:
         stream = self.agent.stream(self.prompt.message, signal=self.signal)
