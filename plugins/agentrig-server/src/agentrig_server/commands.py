@@ -72,6 +72,9 @@ class ServeCommand:
         parser.add_argument("--host", default=None, help="listen address (default: server.host)")
         parser.add_argument("--port", type=int, default=None, help="port (default: server.port)")
         parser.add_argument("--ui", action="store_true", help="serve the chat page at /")
+        from agentrig_server._keys_cli import add_keys_command  # light: no Starlette
+
+        add_keys_command(parser)
 
 
 plugin = ServeCommand()
