@@ -23,8 +23,12 @@ AGENT = "assistant"
 SESSION = "ses_journal_1"
 
 
-def effect_tool(marker: Path, *, before_effect: Any = None, after_effect: Any = None) -> Any:
-    """A tool whose effect is one line appended to ``marker``."""
+def effect_tool(
+    marker: Path, *, before_effect: Any = None, after_effect: Any = None, idempotent: bool = False
+) -> Any:
+    """A tool whose effect is one line appended to ``marker``: an ``inspect`` tool (it runs
+    alongside others), declared not idempotent -- its effect must happen exactly once --
+    unless ``idempotent`` (a crash mid-effect then runs it again)."""
 
     def effect(label: str, ctx: ToolContext) -> str:
         if before_effect is not None:
@@ -37,7 +41,7 @@ def effect_tool(marker: Path, *, before_effect: Any = None, after_effect: Any = 
         return f"wrote {label}"
 
     effect.__doc__ = "Append the label to the marker file."
-    return tool(id="effect", risk="inspect")(effect)
+    return tool(id="effect", risk="inspect", idempotent=idempotent)(effect)
 
 
 def marker_lines(marker: Path) -> list[str]:

@@ -65,6 +65,10 @@ class _Common(_Strict):
     defer_above: int | None = Field(default=None, ge=0)
     #: tools (the server's names) that stay resident when the others are deferred
     resident_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: only these of the server's tools (its names) are used; unset: all (Codex's allow list)
+    enabled_tools: Annotated[tuple[str, ...] | None, Field(strict=False)] = None
+    #: these of the server's tools are never used, applied after ``enabled_tools``
+    disabled_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
     #: show the server's descriptions, results and resources to the model without the label
