@@ -170,3 +170,15 @@ def test_a_confinement_the_caller_cannot_apply_does_not_start(tmp_path: Path) ->
     assert lines[0] == "root started", (done.stdout, done.stderr)
     assert lines[1].startswith("nobody refused: "), (done.stdout, done.stderr)
     assert "not permitted" in lines[1]
+
+
+@needs_root
+@pytest.mark.parametrize("limits", list(LIMITS))
+async def test_the_command_cannot_signal_its_reaper(path: str, limits: str) -> None:
+    # the reaper took back its own real uid: the confined command cannot end it (nor,
+    # through it, escape the tree's end)
+    probe = "cat >/dev/null; sleep 0.05; kill -KILL $PPID && echo killed || echo refused"
+    out, code, _ = await _run(["/bin/sh", "-c", probe], _nobody(LIMITS[limits]))
+    assert "refused" in out, out
+    assert "not permitted" in out
+    assert code == 0
