@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel import SecretResolver
+from agentrig.plugin import SecretResolver
 
 __all__ = [
     "HttpServerSpec",
@@ -263,7 +263,7 @@ class McpSettings(_Strict):
 def _issues(
     error: ValidationError, model: type[BaseModel], prefix: tuple[str | int, ...]
 ) -> list[Issue]:
-    from agentrig.kernel.config import issues_from_validation
+    from agentrig.plugin import issues_from_validation
 
     return [
         Issue(i.code, i.message, (*prefix, *(p for p in i.path if p != "[key]")))
