@@ -9,8 +9,9 @@ same run, alternated call by call with it, the floor: ``anyio.open_process(["/bi
 COMMAND])`` with its output read.  Best of N (and the medians) for both, repeated; the
 target is a ratio of at most 1.5.  For bubblewrap the round trip runs in the workspace's
 persistent sandbox (the default); further lines give the per-command sandbox (bwrap set up
-for each command) and bwrap's setup alone.  For native, a line compares the round trip with
-a bare spawn of the backend's own argv (``setpriv ...``): what the tool adds (the reaper).
+for each command) and bwrap's setup alone.  For native (the reaper confines the command
+between fork and exec), a line gives what the ``setpriv`` exec it used before (and
+``prlimit`` with limits) cost over the bare command.
 A ``Read`` of a 200-line file is reported too (information).
 """
 
@@ -51,7 +52,7 @@ async def _bare_once(argv: list[str] | None = None) -> None:
 def _bash_once(space: Any) -> Callable[[], Awaitable[None]]:
     from agentrig.builtins.workspace import BASH, WORKSPACE
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel.services import Services
+    from agentrig.kernel import Services
     from agentrig.tools import ToolContext, check_input
 
     services = Services()
@@ -133,18 +134,36 @@ async def bench_bash(runs: int, root: Path, repeats: int) -> None:
                 note="what bwrap's setup alone costs",
             )
         else:
-            argv = space.backend.argv(COMMAND, root)
+            argv = _exec_chain(space.backend)
             _line(
-                f"Bash round trip ({name}) vs a bare spawn of the sandbox's own argv",
-                await _paired(runs, _bash_once(space), lambda argv=argv: _bare_once(argv)),
-                note="what the tool adds (reaper, checks, bounded reading) over the sandbox",
+                "bare spawn of setpriv + sh (native's argv before) vs bare spawn of the command",
+                await _paired(runs, lambda argv=argv: _bare_once(argv), _bare_once),
+                note="the exec per command (two with limits) the reaper's confinement replaced",
             )
+
+
+def _exec_chain(backend: Any) -> list[str]:
+    """The argv native ran before its reaper confined commands itself (no limits set: no
+    ``prlimit`` in front)."""
+    return [
+        "/usr/bin/setpriv",
+        f"--reuid={backend.uid}",
+        f"--regid={backend.gid}",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+        "/bin/sh",
+        "-c",
+        COMMAND,
+    ]
 
 
 async def bench_read(runs: int, root: Path) -> None:
     from agentrig.builtins.workspace import READ, WORKSPACE, Workspace
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel.services import Services
+    from agentrig.kernel import Services
     from agentrig.tools import ToolContext, check_input
 
     services = Services()

@@ -128,12 +128,21 @@ async def test_native_runs_as_the_restricted_user_without_groups(shared_root: Pa
         backend="native",
         user="nobody",
         network=True,
-        limits={"open_files": 64, "file_size_bytes": 4096},
+        limits={"open_files": 64, "file_size_bytes": 4096, "cpu_seconds": 9},
     )
-    out = await bash(space, "id -u; id -g; id -G; ulimit -n; grep NoNewPrivs /proc/self/status")
+    out = await bash(
+        space,
+        "id -u; id -g; id -G; ulimit -n; ulimit -t; "
+        "grep -E '^(NoNewPrivs|CapInh|CapPrm|CapEff|CapBnd|CapAmb):' /proc/self/status",
+    )
     nobody = __import__("pwd").getpwnam("nobody")
-    assert out.split("\n")[:4] == [str(nobody.pw_uid), str(nobody.pw_gid), str(nobody.pw_gid), "64"]
+    lines = out.split("\n")
+    assert lines[:5] == [str(nobody.pw_uid), str(nobody.pw_gid), str(nobody.pw_gid), "64", "9"]
     assert "NoNewPrivs:\t1" in out
+    assert sum(line.startswith("Cap") for line in lines) == 5
+    for line in lines[5:]:
+        if line.startswith("Cap"):  # no capability, none to regain
+            assert int(line.split(":\t")[1], 16) == 0, line
     big = await bash(space, "head -c 10000 /dev/zero > big.bin")
     assert isinstance(big, ToolOutput)
     assert big.is_error  # SIGXFSZ / EFBIG past the file-size limit

@@ -13,7 +13,8 @@ import keeps those dependencies visible where they are used.
   :func:`inspect`, :class:`ProcessMarker`, judged by :func:`owner_state`.
 * **Children in their own process group** -- :func:`spawn_in_group`.
 * **Process trees that end with their command** -- :func:`open_reaped` / :func:`end_tree`
-  (a subreaper ends every descendant, ``setsid`` ones included; Linux).
+  (a subreaper ends every descendant, ``setsid`` ones included; Linux), optionally as a
+  restricted user under rlimits (:class:`Confinement`).
 
 What each guarantee does *not* cover is written down in ``docs/security.md``.
 """
@@ -31,6 +32,7 @@ _LAZY: dict[str, str] = {
     "AlreadyExistsError": "agentrig.host._errors",
     "CLOUD_METADATA_ADDRESSES": "agentrig.host._addresses",
     "ChildGroup": "agentrig.host._children",
+    "Confinement": "agentrig.host._confinement",
     "DEFAULT_BLOCKED_HOSTS": "agentrig.host._egress",
     "EgressAllowed": "agentrig.host._egress",
     "EgressClient": "agentrig.host._client",
@@ -98,6 +100,7 @@ __all__ = [
     "AddressVerdict",
     "AlreadyExistsError",
     "ChildGroup",
+    "Confinement",
     "EgressAllowed",
     "EgressClient",
     "EgressOutcome",
@@ -169,6 +172,7 @@ if TYPE_CHECKING:
     )
     from agentrig.host._children import ChildGroup, spawn_in_group
     from agentrig.host._client import EgressClient, egress_client, egress_request
+    from agentrig.host._confinement import Confinement
     from agentrig.host._egress import (
         DEFAULT_BLOCKED_HOSTS,
         EgressAllowed,

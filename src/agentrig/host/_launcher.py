@@ -17,10 +17,11 @@ Protocol (``SOCK_SEQPACKET``, one message per datagram):
 
 * CONTROL_FD: we send ``ready`` once armed, then ``S<pid>`` with our end of a waiting
   child's socket attached (``SCM_RIGHTS``) whenever the previous one was taken.  We receive
-  requests agentrig had no waiting child for: ``marshal`` of ``(argv, env, cwd)`` as bytes,
-  with four fds attached: the command's stdin, stdout, stderr and a per-command channel; we
-  fork a child for each.  A zero-length read (agentrig closed its end or died) ends this
-  process and every tree.
+  requests agentrig had no waiting child for: ``marshal`` of ``(argv, env, cwd)`` as bytes
+  (``(argv, env, cwd, confine)`` for a confined command: ``confine`` in the reaper's
+  ``--confine`` form), with four fds attached: the command's stdin, stdout, stderr and a
+  per-command channel; we fork a child for each.  A zero-length read (agentrig closed its
+  end or died) ends this process and every tree.
 * A waiting child's socket: the same request, from agentrig.  The child at once sends us
   ``T`` with the channel attached, so we can report its exit if it cannot.
 * On the per-command channel, from the reaper: ``R<pid>`` with a pidfd of itself attached
@@ -216,7 +217,8 @@ class Launcher:
             try:
                 if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
                     raise ValueError("truncated")
-                argv, env, cwd = marshal.loads(request)
+                argv, env, cwd, *rest = marshal.loads(request)
+                confine = self.reaper.parse_confine(rest[0]) if rest else None
             except (EOFError, ValueError, TypeError) as exc:
                 report(f"bad request to the reaper launcher: {exc}")
                 return
@@ -228,6 +230,8 @@ class Launcher:
                 env=env,
                 finished=finished,
                 armed=True,
+                confine=confine,
+                guarded=True,  # the launcher is a subreaper: it ends the tree if we die
             )
         finally:
             os._exit(code)

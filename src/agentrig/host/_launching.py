@@ -32,6 +32,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from agentrig.host._confinement import Confinement
 from agentrig.host._errors import HostError
 
 __all__ = ["LaunchedProcess", "LauncherStartError", "ReaperStartError", "launch"]
@@ -241,7 +242,10 @@ def _check(value: bytes, what: str) -> bytes:
 
 
 def _request(
-    command: Sequence[str], cwd: str | os.PathLike[str] | None, env: dict[str, str] | None
+    command: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+    env: dict[str, str] | None,
+    confine: Confinement | None = None,
 ) -> bytes:
     """The marshalled request; ValueError as :class:`subprocess.Popen` raises it.
 
@@ -261,6 +265,8 @@ def _request(
             environment[name] = _check(os.fsencode(value), f"environment variable {key!r}")
     # absolute: the launcher's working directory is this process's when it started
     where = _check(os.fsencode(os.path.abspath(os.getcwd() if cwd is None else cwd)), "cwd")
+    if confine is not None:
+        return marshal.dumps((argv, environment, where, confine.wire()))
     return marshal.dumps((argv, environment, where))
 
 
@@ -582,6 +588,7 @@ async def launch(
     stderr: _Std,
     cwd: str | os.PathLike[str] | None,
     env: dict[str, str] | None,
+    confine: Confinement | None = None,
 ) -> LaunchedProcess | None:
     """Start ``command`` through the launcher; None when it cannot (start the old way).
 
@@ -589,7 +596,7 @@ async def launch(
     :class:`ValueError` for an argv, env or cwd that no process can be given.
     """
     try:
-        request = _request(command, cwd, env)
+        request = _request(command, cwd, env, confine)
     except OSError:
         return None  # no working directory to name: the command inherits ours as it is
     launcher = _state.current

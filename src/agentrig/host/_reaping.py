@@ -27,9 +27,17 @@ from typing import IO, Any
 import anyio
 import anyio.abc
 
+from agentrig.host._confinement import Confinement
 from agentrig.host._launching import ReaperStartError, launch
 
-__all__ = ["REAPING", "ReaperStartError", "end_tree", "kill_tree_group", "open_reaped"]
+__all__ = [
+    "REAPING",
+    "Confinement",
+    "ReaperStartError",
+    "end_tree",
+    "kill_tree_group",
+    "open_reaped",
+]
 
 REAPING: bool = sys.platform.startswith("linux")
 """Whether commands run under the subreaper (Linux), rather than as plain group leaders."""
@@ -64,16 +72,21 @@ async def open_reaped(
     stderr: _Std,
     cwd: str | os.PathLike[str] | None = None,
     env: dict[str, str] | None = None,
+    confine: Confinement | None = None,
 ) -> anyio.abc.Process:
     """Start ``command`` (an argv) in a new session, under the reaper where there is one.
 
     Returns once the command runs; raises :class:`OSError` (:class:`ReaperStartError` when
     the reaper reports it) when it cannot start.  ``process.pid`` is the reaper's, which
-    leads the session and process group the command runs in.
+    leads the session and process group the command runs in.  With ``confine`` the reaper
+    starts the command as that user under those limits (:class:`Confinement`); without a
+    reaper (not Linux) a confined command is refused.
     """
+    if confine is not None and not REAPING:
+        raise ReaperStartError("a confined command needs the reaper (Linux)")
     if REAPING:
         launched = await launch(
-            command, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env
+            command, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env, confine=confine
         )
         if launched is not None:
             return launched
@@ -95,7 +108,9 @@ async def open_reaped(
     read_fd, write_fd = os.pipe()
     try:
         try:
-            process = await start([*_reaper_argv(write_fd), "--", *command], (write_fd,))
+            options = [f"--confine={confine.wire()}"] if confine is not None else []
+            argv = [*_reaper_argv(write_fd), *options, "--", *command]
+            process = await start(argv, (write_fd,))
         finally:
             os.close(write_fd)
         os.set_blocking(read_fd, False)

@@ -1,8 +1,10 @@
-"""agentrig-openai: the OpenAI Chat Completions provider plugin for agentrig.
+"""agentrig-openai: the OpenAI provider plugins for agentrig.
 
-Registered as ``openai`` in the ``agentrig.providers`` entry-point group.  Speaks
-``POST {base_url}/chat/completions`` with httpx (no vendor SDK), so it also serves
-OpenAI-compatible servers (Azure-compatible gateways, vLLM, Ollama, llama.cpp, Groq, ...).
+Registered in the ``agentrig.providers`` entry-point group as ``openai`` (Chat Completions,
+``POST {base_url}/chat/completions``, which OpenAI-compatible servers -- Azure-compatible
+gateways, vLLM, Ollama, llama.cpp, Groq, ... -- also speak) and ``openai-responses`` (the
+Responses API, ``{base_url}/responses`` over HTTP/SSE or its WebSocket mode).  httpx, no
+vendor SDK.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from agentrig_openai._models import CAPABILITIES, MODELS, find_capabilities, find_model
 from agentrig_openai._options import DEFAULT_BASE_URL, OpenAIOptions
 from agentrig_openai._provider import OpenAIProvider, factory
+from agentrig_openai._responses_options import ResponsesOptions
+from agentrig_openai._responses_provider import OpenAIResponsesProvider, responses_factory
 from agentrig_openai._wire import STOP_REASONS
 
 __all__ = [
@@ -19,7 +23,10 @@ __all__ = [
     "STOP_REASONS",
     "OpenAIOptions",
     "OpenAIProvider",
+    "OpenAIResponsesProvider",
+    "ResponsesOptions",
     "factory",
     "find_capabilities",
     "find_model",
+    "responses_factory",
 ]

@@ -6,13 +6,13 @@ from typing import ClassVar, Literal
 
 from agentrig.llm.http import HttpProviderOptions
 
-__all__ = ["DEFAULT_BASE_URL", "OpenAIOptions"]
+__all__ = ["DEFAULT_BASE_URL", "OpenAIEndpointOptions", "OpenAIOptions"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIOptions(HttpProviderOptions):
-    """Options of the OpenAI Chat Completions provider.
+class OpenAIEndpointOptions(HttpProviderOptions):
+    """What both OpenAI providers (Chat Completions and Responses) take.
 
     ``base_url`` may point at any OpenAI-compatible server; ``structured_output`` then
     overrides what the provider declares for every model (``None`` keeps the model table).
@@ -27,6 +27,11 @@ class OpenAIOptions(HttpProviderOptions):
     project: str | None = None
     structured_output: Literal["native", "json_mode", "none"] | None = None
     strict_tools: Literal["auto", "always", "never"] = "auto"
+
+
+class OpenAIOptions(OpenAIEndpointOptions):
+    """Options of the OpenAI Chat Completions provider (``kind = "openai"``)."""
+
     max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
     system_role: Literal["system", "developer"] = "system"
     stream_usage: bool = True

@@ -102,6 +102,9 @@ class ServerSettings(_Strict):
     trusted_proxies: tuple[str, ...] = ()
     #: Serve the OpenAPI document at ``/openapi.json`` (off unless enabled).
     docs: bool = False
+    #: Before listening, ask each provider's endpoint for its models and refuse to start
+    #: when a configured model is not listed (``agentrig serve --validate-models``).
+    validate_models: bool = False
     #: Serve the chat page at ``/`` (``agentrig serve --ui`` turns it on).
     ui: bool = False
 

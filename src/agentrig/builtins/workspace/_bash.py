@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentrig.builtins.workspace._base import WorkspaceTool, workspace_of
 from agentrig.builtins.workspace._errors import SandboxError, SandboxUnavailableError
 from agentrig.builtins.workspace._git import refuse_git_with_filters
-from agentrig.builtins.workspace._sandbox import Backend, BubblewrapBackend
+from agentrig.builtins.workspace._sandbox import Backend, BubblewrapBackend, NativeBackend
 from agentrig.builtins.workspace._sandbox_session import CommandResult
 from agentrig.builtins.workspace._space import Workspace
 from agentrig.errors import Issue
@@ -80,6 +80,7 @@ async def run_confined(
     pool = backend.pool if isinstance(backend, BubblewrapBackend) else None
     if pool is not None:
         return await pool.run(command, seconds=seconds, limit=limit)
+    confine = backend.confinement if isinstance(backend, NativeBackend) else None
     try:
         process = await open_reaped(
             backend.argv(command, space.root),
@@ -88,6 +89,7 @@ async def run_confined(
             stderr=subprocess.STDOUT,
             cwd=str(space.root),
             env=backend.env(),
+            confine=confine,
         )
     except OSError as exc:
         raise SandboxError(f"the command could not start in the sandbox: {exc}") from None

@@ -1,15 +1,17 @@
 """Sandbox backends for ``Bash``: how one command is wrapped, and what each can enforce.
 
-* ``native``: the command runs as a configured restricted user (``setpriv``: real and
-  effective uid and gid changed, supplementary groups cleared, no new privileges, every
-  capability dropped from the bounding set) under rlimits (``prlimit``).  It cannot take
+* ``native``: the command runs as a configured restricted user (real, effective and saved
+  uid and gid changed, supplementary groups cleared, no new privileges, the capability
+  bounding, inheritable and ambient sets emptied) under rlimits -- applied by the host's
+  reaper between its fork and the exec (:class:`agentrig.host.Confinement`).  It cannot take
   the network away, so it needs ``network = true`` -- an explicit acceptance.
 * ``bubblewrap``: Debian's ``bwrap`` -- new user, pid, ipc, uts, cgroup and (unless
   ``network = true``) network namespaces, every capability dropped, the system directories
   and the sandbox's own root read-only, ``/tmp`` empty, the workspace the one writable place
   (its ``.git``, ``.gitattributes`` and ``.gitmodules`` stay read-only).
 
-``native`` runs each command under the host's reaper (:func:`agentrig.host.open_reaped`);
+``native`` runs each command under the host's reaper (:func:`agentrig.host.open_reaped`,
+confined);
 ``bubblewrap`` keeps a few sandboxes set up per workspace and runs each command in one
 (:mod:`._sandbox_session`), where its pid namespace is the reaper.  Either way a timeout or a
 cancellation ends the whole tree -- descendants that ignore SIGTERM or left the process
@@ -38,11 +40,12 @@ from agentrig.builtins.workspace._sandbox_session import (
     server_source,
     settings_json,
 )
+from agentrig.host import REAPING, Confinement
 
 __all__ = ["Backend", "BubblewrapBackend", "NativeBackend", "backend_for"]
 
 _PATH = "/usr/local/bin:/usr/bin:/bin"
-#: rlimit options of prlimit(1), by ``Limits`` field
+#: rlimit options of prlimit(1), by ``Limits`` field (bubblewrap's per-command form)
 _PRLIMIT = {
     "cpu_seconds": "--cpu",
     "memory_bytes": "--as",
@@ -50,7 +53,8 @@ _PRLIMIT = {
     "file_size_bytes": "--fsize",
     "open_files": "--nofile",
 }
-#: the same rlimits by number, as the sandbox's command server sets them per command
+#: the same rlimits by number, as the sandbox's command server and the native backend's
+#: reaper set them per command
 _RLIMIT = {
     "cpu_seconds": resource.RLIMIT_CPU,
     "memory_bytes": resource.RLIMIT_AS,
@@ -117,6 +121,14 @@ def _gid_of(group: str | int) -> int:
         raise SandboxUnavailableError(f"no group named {group!r} on this machine") from None
 
 
+def _rlimits(limits: Limits) -> tuple[tuple[int, int], ...]:
+    return tuple(
+        (number, value)
+        for field, number in _RLIMIT.items()
+        if (value := getattr(limits, field)) is not None
+    )
+
+
 @attrs.frozen(slots=True)
 class NativeBackend:
     """The command runs as the restricted ``uid``/``gid``, no supplementary groups."""
@@ -126,6 +138,12 @@ class NativeBackend:
     home: str
     limits: Limits
     name: str = "native"
+    #: what the reaper applies to each command (identity, privileges, rlimits)
+    confinement: Confinement = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        confinement = Confinement(self.uid, self.gid, _rlimits(self.limits))
+        object.__setattr__(self, "confinement", confinement)  # attrs' way for a frozen class
 
     @classmethod
     def build(cls, config: SandboxConfig) -> NativeBackend:
@@ -153,26 +171,14 @@ class NativeBackend:
                 f"the native backend changes to uid {uid}, which needs root; run agentrig as "
                 "root or use backend = 'bubblewrap'"
             )
+        if not REAPING:
+            raise SandboxUnavailableError("the native backend needs Linux (its reaper)")
         home = "/" if isinstance(entry, int) else entry.pw_dir
-        _tool("setpriv")
-        _prlimit(config.limits)  # the tools are there
         return cls(uid=uid, gid=gid, home=home, limits=config.limits)
 
     def argv(self, command: str, cwd: Path) -> list[str]:
-        return [
-            *_prlimit(self.limits),
-            _tool("setpriv"),
-            f"--reuid={self.uid}",
-            f"--regid={self.gid}",
-            "--clear-groups",
-            "--no-new-privs",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--",
-            "/bin/sh",
-            "-c",
-            command,
-        ]
+        """The shell; the reaper confines it (:attr:`confinement`)."""
+        return ["/bin/sh", "-c", command]
 
     def env(self) -> dict[str, str]:
         return _base_env(self.home)
@@ -219,11 +225,7 @@ class BubblewrapBackend:
 
     def __attrs_post_init__(self) -> None:
         if self.python is not None:
-            limits = [
-                (number, value)
-                for field, number in _RLIMIT.items()
-                if (value := getattr(self.limits, field)) is not None
-            ]
+            limits = list(_rlimits(self.limits))
             settings = settings_json(self.root, self.env(), limits, self.read_only)
             pool = SandboxPool(self.server_argv, self.layout, settings)
             object.__setattr__(self, "pool", pool)  # attrs' way for a frozen class
