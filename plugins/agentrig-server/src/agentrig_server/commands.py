@@ -110,6 +110,9 @@ class ServeCommand:
             "to start when a configured model is not listed (one error line per model; "
             "default: server.validate_models)",
         )
+        from agentrig_server._keys_cli import add_keys_command  # light: no Starlette
+
+        add_keys_command(parser)
 
 
 plugin = ServeCommand()
