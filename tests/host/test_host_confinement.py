@@ -182,3 +182,15 @@ async def test_the_command_cannot_signal_its_reaper(path: str, limits: str) -> N
     assert "refused" in out, out
     assert "not permitted" in out
     assert code == 0
+
+
+@needs_root
+async def test_the_process_limit_holds_for_the_users_forks(path: str) -> None:
+    # RLIMIT_NPROC is one the reaper keeps itself (the spawn without a fork): the command's
+    # own forks past it fail
+    confine = Confinement(_nobody().uid, _nobody().gid, ((resource.RLIMIT_NPROC, 3),))
+    forks = "cat >/dev/null; for i in 1 2 3 4 5; do sleep 0.3 & done; wait; echo all"
+    out, code, _ = await _run(["/bin/sh", "-c", forks], confine)
+    assert "Cannot fork" in out, out
+    assert "all" not in out
+    assert code != 0
