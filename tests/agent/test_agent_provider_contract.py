@@ -18,7 +18,7 @@ from agentloop_support import EnvFactory, WatchedProvider, check_invariant, cloc
 import agentrig
 from agentrig import CancelSignal
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.kernel.payloads import RequestConfig
+from agentrig.kernel import RequestConfig
 from agentrig.llm import (
     Capabilities,
     CapabilityError,

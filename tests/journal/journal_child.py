@@ -1,8 +1,10 @@
 """Crash child: runs one journaled agent and SIGKILLs itself at a named point.
 
 ``python journal_child.py <tmp dir> <point> [SCRIPT]`` (``two-rounds``, ``repeat``,
-``compact``, ``compact-second``) -- the point (also read from the environment variable
-``JOURNAL_KILL_AT`` when no argument is given) is one of
+``compact``, ``compact-second``; ``idempotent``: two rounds with an idempotent tool;
+``idempotent-resume``: continues the crashed ``idempotent`` run instead) -- the point
+(also read from the environment variable ``JOURNAL_KILL_AT`` when no argument is given) is
+one of
 
 ``before-model-intent:<call>``  ``after-model-intent:<call>``  ``after-model-result:<call>``
 ``after-tool-intent``  ``after-effect``  ``after-tool-result``  ``none``
@@ -22,19 +24,29 @@ from pathlib import Path
 
 import anyio
 from journal_support import (
+    AGENT,
     COMPACT_WINDOW,
     COMPACTION,
     LONG_PROMPT,
+    SESSION,
     Reply,
     ScriptedCall,
     ScriptedProvider,
+    agent_config,
     create_agent,
     effect_tool,
     journaled,
     two_round_script,
 )
 
-from agentrig.journal import ModelIntent, ModelSettlement, SqliteJournal, ToolIntent, ToolSettlement
+from agentrig.journal import (
+    ModelIntent,
+    ModelSettlement,
+    SqliteJournal,
+    ToolIntent,
+    ToolSettlement,
+    continue_execution,
+)
 from agentrig.llm import ModelInfo
 
 
@@ -78,6 +90,8 @@ def script_of(name: str) -> list[Reply]:
         return [first, Reply(text="The user asked for the thing."), last]
     if name == "compact-second":  # a first run; the second compacts in its first round
         return [*two_round_script(), Reply(text="The user asked for the thing."), Reply(text="ok")]
+    if name == "idempotent-resume":  # the run's round 1 is journaled: only the answer
+        return [Reply(text="done after one")]
     if name == "repeat":  # identical input twice (run with identical_input_limit=1)
         return [
             Reply(tool_calls=(ScriptedCall("effect", {"label": "one"}, id="call_a"),)),
@@ -90,11 +104,20 @@ def script_of(name: str) -> list[Reply]:
 async def main(tmp: Path, point: str, script: str) -> None:
     journal = KillingJournal(tmp / "private" / "journal.sqlite3", point)
     marker = tmp / "marker.txt"
-    tool = effect_tool(marker, after_effect=die if point == "after-effect" else None)
+    tool = effect_tool(
+        marker,
+        after_effect=die if point == "after-effect" else None,
+        idempotent=script.startswith("idempotent"),  # two rounds, an idempotent tool
+    )
     provider = ScriptedProvider(script_of(script))
     async with journaled(tmp, journal, provider, [tool]) as rt:
         limit = 1 if script == "repeat" else 3
-        if script.startswith("compact"):
+        if script == "idempotent-resume":  # continue the crashed run (and crash again)
+            resumed = await continue_execution(
+                rt, journal, agent_id=AGENT, session_id=SESSION, config=agent_config()
+            )
+            result = resumed.outcome
+        elif script.startswith("compact"):
             rt.models.register(ModelInfo(model="m1", context_window=COMPACT_WINDOW))
             agent = await create_agent(rt, compaction=COMPACTION)
             if script == "compact-second":

@@ -14,8 +14,7 @@ from agentrig.agent import Agent
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId, SessionId
 from agentrig.journal import ExecutionJournal, attach_journal
-from agentrig.kernel import MemorySource, Runtime, open_runtime
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel import AgentConfig, MemorySource, Runtime, open_runtime
 from agentrig.llm import Provider, ToolMessage
 from agentrig.tools import ToolContext, tool
 
@@ -23,8 +22,12 @@ AGENT = "assistant"
 SESSION = "ses_journal_1"
 
 
-def effect_tool(marker: Path, *, before_effect: Any = None, after_effect: Any = None) -> Any:
-    """A tool whose effect is one line appended to ``marker``."""
+def effect_tool(
+    marker: Path, *, before_effect: Any = None, after_effect: Any = None, idempotent: bool = False
+) -> Any:
+    """A tool whose effect is one line appended to ``marker``: an ``inspect`` tool (it runs
+    alongside others), declared not idempotent -- its effect must happen exactly once --
+    unless ``idempotent`` (a crash mid-effect then runs it again)."""
 
     def effect(label: str, ctx: ToolContext) -> str:
         if before_effect is not None:
@@ -37,7 +40,7 @@ def effect_tool(marker: Path, *, before_effect: Any = None, after_effect: Any = 
         return f"wrote {label}"
 
     effect.__doc__ = "Append the label to the marker file."
-    return tool(id="effect", risk="inspect")(effect)
+    return tool(id="effect", risk="inspect", idempotent=idempotent)(effect)
 
 
 def marker_lines(marker: Path) -> list[str]:

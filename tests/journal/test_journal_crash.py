@@ -70,7 +70,7 @@ class Resumed:
     observed: list[str]  # what an observer plugin saw during the continuation
 
 
-async def resume(tmp: Path, replies: Sequence[Reply | str]) -> Resumed:
+async def resume(tmp: Path, replies: Sequence[Reply | str], *, idempotent: bool = False) -> Resumed:
     """Continue the crashed execution in a fresh runtime (a fresh process's view)."""
     marker = tmp / "marker.txt"
     provider = ScriptedProvider(replies)
@@ -78,7 +78,11 @@ async def resume(tmp: Path, replies: Sequence[Reply | str]) -> Resumed:
     observer = Observer()
     try:
         async with journaled(
-            tmp, journal, provider, [effect_tool(marker)], plugins=[("observer", observer)]
+            tmp,
+            journal,
+            provider,
+            [effect_tool(marker, idempotent=idempotent)],
+            plugins=[("observer", observer)],
         ) as rt:
             result = await continue_execution(
                 rt, journal, agent_id=AGENT, session_id=SESSION, config=agent_config()
@@ -168,6 +172,53 @@ async def test_killed_after_the_effect_is_refused_and_never_repeated(tmp_path: P
     assert r.result.dispatched == ()
     assert marker_lines(r.marker) == ["one"]
     assert r.results == ["wrote one (confirmed by the host)"]
+
+
+@pytest.mark.parametrize("point", ["after-tool-intent", "after-effect"])
+async def test_an_idempotent_effect_cut_off_by_the_crash_runs_again_as_its_next_attempt(
+    tmp_path: Path, point: str
+) -> None:
+    crash(tmp_path, point, "idempotent")
+    before = marker_lines(tmp_path / "marker.txt")
+    r = await resume(tmp_path, ["done after one"], idempotent=True)
+    assert r.result.rerun == ("m1/call_a",)
+    assert r.result.dispatched == ()
+    assert r.result.text == "done after one"
+    assert marker_lines(r.marker) == [*before, "one"]  # ran again: harmless, the tool says
+    assert r.results == ["wrote one"]  # one result in the history
+    notices = [e.data.text for e in r.result.agent.session.events if e.type == "notice"]
+    assert len(notices) == 1
+    assert "re-running effect (m1/call_a), attempt 2" in notices[0]
+    # the journal holds both starts, each under its own key, and one settlement
+    journal = journal_of(tmp_path)
+    try:
+        state = await journal.load(r.result.run_id)
+        assert state is not None
+        effect = state.effects["m1/call_a"]
+        assert effect.attempt == 2
+        assert [i.invocation_id for i in effect.reruns] == ["m1/call_a#2"]
+        assert effect.result is not None
+        assert effect.result.message.text == "wrote one"
+    finally:
+        await journal.aclose()
+    again = await resume(tmp_path, [])
+    assert again.result.status == "completed"  # nothing is run a third time
+    assert again.result.rerun == ()
+    assert marker_lines(r.marker) == [*before, "one"]
+
+
+async def test_a_second_crash_in_the_rerun_runs_it_a_third_time(tmp_path: Path) -> None:
+    crash(tmp_path, "after-effect", "idempotent")
+    crash(tmp_path, "after-effect", "idempotent-resume")
+    assert marker_lines(tmp_path / "marker.txt") == ["one", "one"]
+    r = await resume(tmp_path, ["done after one"], idempotent=True)
+    assert r.result.rerun == ("m1/call_a",)
+    assert marker_lines(r.marker) == ["one", "one", "one"]
+    notices = [e.data.text for e in r.result.agent.session.events if e.type == "notice"]
+    assert [n.split(":")[0] for n in notices] == [
+        "re-running effect (m1/call_a), attempt 2",
+        "re-running effect (m1/call_a), attempt 3",
+    ]
 
 
 async def test_killed_after_tool_result_restores_it_without_rerunning(tmp_path: Path) -> None:

@@ -192,3 +192,44 @@ async def test_a_closed_journal_refuses_writes(tmp_path: Path) -> None:
     await journal.aclose()  # idempotent
     with pytest.raises(JournalWriteError, match="closed"):
         await journal.begin_execution(execution())
+
+
+def intent(invocation_id: str) -> ToolIntent:
+    return ToolIntent(
+        run_id=RunId(RUN),
+        invocation_id=InvocationId(invocation_id),
+        model_call_id=InvocationId("m1"),
+        call_id=CallId("c"),
+        tool="effect",
+        arguments={"label": "x"},
+    )
+
+
+async def test_a_rerun_is_the_next_attempt_of_an_unsettled_effect_only(
+    journal: ExecutionJournal,
+) -> None:
+    await journal.begin_execution(execution())
+    with pytest.raises(JournalWriteError, match="no effect m1/c was journaled to run again"):
+        await journal.tool_intent(intent("m1/c#2"))
+    await journal.tool_intent(intent("m1/c"))
+    with pytest.raises(JournalWriteError, match="started 1 time"):
+        await journal.tool_intent(intent("m1/c#3"))  # attempt 2 comes first
+    await journal.tool_intent(intent("m1/c#2"))
+    with pytest.raises(JournalWriteError, match="started 2 time"):
+        await journal.tool_intent(intent("m1/c#2"))  # each attempt under its own key, once
+    message = ToolMessage.of("c", "effect", "wrote x")
+    await journal.tool_result(
+        ToolSettlement(run_id=RunId(RUN), invocation_id=InvocationId("m1/c"), message=message)
+    )
+    with pytest.raises(JournalWriteError, match="already settled: it is never run again"):
+        await journal.tool_intent(intent("m1/c#3"))
+    state = await journal.load(RunId(RUN))
+    assert state is not None
+    effect = state.effects["m1/c"]
+    assert (effect.attempt, effect.result is not None) == (2, True)
+    assert intent("m1/c#2").effect_id == "m1/c"
+    assert intent("m1/c#2").attempt == 2
+    assert intent("m1/c").attempt == 1
+    # a call id that itself ends like an attempt is its own effect, not a re-run
+    odd = intent("m1/c").model_copy(update={"call_id": "c#2", "invocation_id": "m1/c#2"})
+    assert (odd.attempt, odd.effect_id) == (1, "m1/c#2")

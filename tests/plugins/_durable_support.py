@@ -127,9 +127,11 @@ def delegation_extra() -> dict[str, Any]:
     }
 
 
-def effect_tool(marker: Path, *, die_after: str | None = None) -> Any:
+def effect_tool(marker: Path, *, die_after: str | None = None, idempotent: bool = False) -> Any:
     """A tool whose effect is one line in ``marker``; ``die_after`` kills the process right
-    after that label's effect, before its result is journaled."""
+    after that label's effect, before its result is journaled.  It is declared not
+    idempotent (its effect must happen exactly once) unless ``idempotent``: then a crash
+    mid-effect runs it again."""
 
     def effect(label: str, ctx: ToolContext) -> str:
         with marker.open("a", encoding="utf-8") as handle:
@@ -143,7 +145,7 @@ def effect_tool(marker: Path, *, die_after: str | None = None) -> Any:
         return f"wrote {label}"
 
     effect.__doc__ = "Append the label to the marker file."
-    return tool(id="effect", risk="inspect")(effect)
+    return tool(id="effect", risk="inspect", idempotent=idempotent)(effect)
 
 
 class Killer:
@@ -224,7 +226,6 @@ async def durable_runtime(
 ) -> AsyncIterator[Runtime]:
     memory = MemorySource()
     die_after = point.removeprefix("in-effect:") if point.startswith("in-effect:") else None
-    memory.add("tools", "effect", effect_tool(tmp / "marker.txt", die_after=die_after))
     kill_round = int(point.removeprefix("in-model:")) if point.startswith("in-model:") else None
     shared = tmp / "settings.json"  # what every process of one test shares (a database)
     given: dict[str, Any] = {}
@@ -232,6 +233,9 @@ async def durable_runtime(
         given = json.loads(shared.read_text(encoding="utf-8"))
         dbos = {**given.get("dbos", {}), **(dbos or {})}
         extra = {**given.get("extra", {}), **(extra or {})}
+    idempotent = bool(given.get("idempotent"))  # settings.json "idempotent": true
+    effect = effect_tool(tmp / "marker.txt", die_after=die_after, idempotent=idempotent)
+    memory.add("tools", "effect", effect)
     settings = config(tmp, dbos)
     for key, value in (extra or {}).items():
         settings[key] = {**settings.get(key, {}), **value}

@@ -90,6 +90,17 @@ async def mcp_http_serve(
             await process.wait()
 
 
+async def stderr_after_exit(process: Process, seconds: float = 10) -> bytes:
+    """End ``process`` and return what it still writes on stderr (up to ``seconds``)."""
+    process.terminate()
+    assert process.stderr is not None
+    said = b""
+    with anyio.move_on_after(seconds):
+        async for chunk in process.stderr:
+            said += chunk
+    return said
+
+
 SERVE_CONFIG = """
 [providers.local]
 kind = "scripted"

@@ -27,7 +27,7 @@ from agentrig.errors import AbortError, UnknownIdError
 from agentrig.ids import ToolId
 from agentrig.kernel import Observation
 from agentrig.llm import ImageBlock, TextBlock
-from agentrig.tools import ToolContext, ToolInputError, ToolOutput
+from agentrig.tools import ToolContext, ToolInputError, ToolOutput, is_idempotent
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
@@ -89,6 +89,9 @@ async def test_tools_are_named_typed_and_classified(make_client: Any) -> None:
     trusted = {t.id: t for t in await c.client.tools("trusted")}
     assert trusted["mcp__trusted__add"].risk == "inspect"
     assert trusted["mcp__trusted__remove"].risk == "execute"
+    # re-run after a crash only on a trusted read-only (or idempotentHint) annotation
+    assert [is_idempotent(t) for t in (add, trusted["mcp__trusted__add"])] == [False, True]
+    assert not is_idempotent(trusted["mcp__trusted__remove"])
 
 
 async def test_call_returns_text_and_validates_input(make_client: Any) -> None:

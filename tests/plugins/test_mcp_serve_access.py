@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from _mcp_support import SERVE_CONFIG, mcp_http_serve, mcp_session, run_cli
+from _mcp_support import SERVE_CONFIG, mcp_http_serve, mcp_session, run_cli, stderr_after_exit
 from mcp import types
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
@@ -120,11 +120,6 @@ async def test_clients_closing_their_sessions_print_no_traceback(tmp_path: Path)
             async with mcp_session(url, httpx.AsyncClient(timeout=30)) as session:
                 await session.call_tool("ask_assistant", {"prompt": "hi"})
         await anyio.sleep(0.5)  # the server notices the closed streams
-        process.terminate()
-        assert process.stderr is not None
-        said = b""
-        with anyio.move_on_after(10):
-            async for chunk in process.stderr:
-                said += chunk
+        said = await stderr_after_exit(process)
     assert b"Traceback" not in said, said.decode()
     assert b"Error in standalone SSE writer" not in said

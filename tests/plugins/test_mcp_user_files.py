@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from _mcp_support import SERVER
+from agentrig_mcp import MCP
 
 import agentrig
 from agentrig.errors import ConfigError
@@ -53,8 +54,14 @@ startup_timeout_sec = 20
 tool_timeout_sec = 30
 
 [mcp_servers.filtered]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(SERVER)}]
+enabled_tools = ["add", "whoami", "weather", "not_listed"]
+disabled_tools = ["weather"]
+
+[mcp_servers.unusable]
 command = "srv"
-enabled_tools = ["a"]
+default_tools_approval_mode = "prompt"
 """
     )
     return claude, codex
@@ -105,8 +112,32 @@ async def test_servers_from_claude_and_codex_files_run(
     assert [t.split(" ", 1)[1] for t in texts] == ["hi there", "hi there", "from codex"]
     warnings = [r.getMessage() for r in caplog.records]
     assert any("'old_sse' left out" in w and "SSE" in w for w in warnings)
-    assert any("'filtered' left out" in w and "enabled_tools" in w for w in warnings)
+    assert any("'unusable' left out" in w and "default_tools_approval_mode" in w for w in warnings)
     assert not any("not_here" in w for w in warnings)  # another project's: not read at all
+
+
+async def test_codex_tool_filters_choose_the_tools(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Codex's ``enabled_tools`` is an allow list and ``disabled_tools`` a deny list applied
+    after it: the server's other tools are not offered, and an agent naming one is refused."""
+    caplog.set_level(logging.WARNING, logger="agentrig.mcp")
+    project = tmp_path / "project"
+    project.mkdir()
+    claude, codex = write_files(tmp_path, project)
+    async with agentrig.open_runtime(
+        config(project, claude, codex, ["mcp__filtered"]), resolver=lambda name: "x"
+    ) as rt:
+        ids = {str(i) for i in rt.catalog(TOOLS).ids() if str(i).startswith("mcp__filtered__")}
+        assert ids == {"mcp__filtered__add", "mcp__filtered__whoami"}
+        (listed,) = (await rt.services.require(MCP).tools("filtered"),)
+        assert sorted(t.definition.name for t in listed) == ["add", "whoami"]
+    assert any("not_listed" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ConfigError, match="mcp__filtered__remove"):
+        async with agentrig.open_runtime(
+            config(project, claude, codex, ["mcp__filtered__remove"]), resolver=lambda name: "x"
+        ):
+            pass
 
 
 async def test_a_server_of_another_project_is_not_there(tmp_path: Path) -> None:

@@ -34,9 +34,7 @@ from agentrig.agent._runs import RunStream
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, ProviderId, SessionId, new_invocation_id
-from agentrig.kernel.contracts import ContractViolation
-from agentrig.kernel.payloads import AgentStatus
-from agentrig.kernel.services import ServiceKey
+from agentrig.kernel import AgentStatus, ContractViolation, ServiceKey
 from agentrig.llm import (
     ToolCallBlock,
     ToolSpec,

@@ -24,7 +24,7 @@ from agentrig.agent._results import DelegationError, RunRecord, RunResult
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, SessionId, agent_id, session_id
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel import AgentConfig
 from agentrig.session import Session, SessionLineage
 from agentrig.tools import FunctionTool, ToolContext, tool
 
@@ -214,6 +214,9 @@ def delegation_tool(child: AgentId, config: AgentConfig) -> FunctionTool:
         description=f"Delegate a task to a sub-agent and get its final answer: {what}",
         risk="inspect",  # it has no effect itself: the child's own calls are gated
         concurrent=True,  # separate agents: several calls of one reply run at once
+        # a crash mid-call leaves a child whose effects may have happened: never run it
+        # afresh (a durable host continues that child from its own journal instead)
+        idempotent=False,
     )(delegate)
 
 

@@ -16,7 +16,7 @@ import attrs
 from agentrig.agent._request import initial_config
 from agentrig.errors import AgentrigError
 from agentrig.ids import ProviderId
-from agentrig.kernel.payloads import RequestConfig
+from agentrig.kernel import RequestConfig
 from agentrig.llm import (
     PROVIDERS,
     CapabilityError,

@@ -13,14 +13,14 @@ from agentrig.agent._dispatch import CallOutcome
 from agentrig.agent._results import sum_usage
 from agentrig.errors import error_info
 from agentrig.ids import ProviderId
-from agentrig.kernel.payloads import Observation, RequestConfig
+from agentrig.kernel import Observation, RequestConfig
 from agentrig.llm import PROVIDERS, AssistantMessage, StopReason, ToolCallBlock, Usage
 from agentrig.session import TurnEndReason
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
     from agentrig.agent._turn_state import TurnContext, TurnOutcome
-    from agentrig.kernel.dispatch import HookDispatcher
+    from agentrig.kernel import HookDispatcher
 
 __all__ = ["observe_direct_tool_call", "observe_model_call", "observe_tool_call", "observe_turn"]
 

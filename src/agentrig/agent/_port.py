@@ -20,8 +20,7 @@ from agentrig.agent._dispatch import Gate
 from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
 from agentrig.errors import RuntimeClosedError
-from agentrig.kernel.config import AgentConfig
-from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
+from agentrig.kernel import AgentConfig, AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.llm import ToolSpec
 from agentrig.session import (
     InboxSpliced,
@@ -35,7 +34,7 @@ from agentrig.tools import Tool
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["AgentPort"]
 

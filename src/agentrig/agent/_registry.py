@@ -30,12 +30,13 @@ from agentrig.errors import (
 from agentrig.ids import AgentId, ToolId, new_session_id
 from agentrig.ids import agent_id as _check_agent_id
 from agentrig.ids import session_id as _check_session_id
-from agentrig.kernel.config import AgentConfig, issues_from_validation
-from agentrig.kernel.payloads import (
+from agentrig.kernel import (
     SESSION_END_REASONS,
+    AgentConfig,
     AgentCreated,
     AgentDisposed,
     SessionStart,
+    issues_from_validation,
 )
 from agentrig.llm import PROVIDERS, ToolSpec, request_option_issues
 from agentrig.session import (
@@ -50,7 +51,7 @@ from agentrig.tools import TOOLS, TOOLSETS, Tool, check_tool_contribution
 from agentrig.tools import tool as make_tool
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["AgentRegistry", "AgentSetup"]
 

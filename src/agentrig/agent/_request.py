@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentrig.kernel.payloads import RequestConfig
+from agentrig.kernel import RequestConfig
 from agentrig.llm import (
     Message,
     ModelRequest,

@@ -31,22 +31,24 @@ from agentrig.errors import (
     UnknownIdError,
 )
 from agentrig.ids import ToolId, provider_id
-from agentrig.kernel.config import (
+from agentrig.kernel import (
+    AGENTS,
+    HTTP,
+    MODELS,
+    HttpFactory,
     PlaceholderResolver,
+    PluginIndex,
     issues_from_validation,
     resolve_secret,
     unknown_key_message,
 )
-from agentrig.kernel.discovery import PluginIndex
-from agentrig.kernel.runtime import AGENTS, HTTP, MODELS, HttpFactory
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     import httpx
 
-    from agentrig.kernel.config import LoadedConfig
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import LoadedConfig, Runtime
 
 __all__ = [
     "check_composition",

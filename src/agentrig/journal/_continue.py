@@ -44,16 +44,18 @@ from agentrig.journal._records import (
     ModelSettlement,
     ToolSettlement,
 )
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel import AgentConfig
 from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage
 from agentrig.session import (
     AssistantMessageEvent,
+    Notice,
     SessionEvent,
     ToolCallEvent,
     ToolResultEvent,
     TurnEnd,
     TurnStart,
 )
+from agentrig.tools import is_idempotent
 
 __all__ = ["ContinuationResult", "continue_execution", "reconcile_model", "reconcile_tool"]
 
@@ -80,6 +82,7 @@ class ContinuationResult:
     dispatched: tuple[str, ...] = ()
     undispatched: tuple[str, ...] = ()
     outcome: Any = None
+    rerun: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -109,6 +112,10 @@ class _Plan:
     closed: bool = False
     # calls of the latest response whose tool/call event the live history already holds
     logged_calls: set[str] = attrs.field(factory=set)
+    # unsettled effects of idempotent tools -> the attempt a re-run would be
+    rerunnable: dict[str, int] = attrs.field(factory=dict)
+    # those of the latest response that run again now -> their attempt
+    reruns: dict[str, int] = attrs.field(factory=dict)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -189,7 +196,7 @@ def _check_state(record: ExecutionRecord, state: ExecutionState, agent: Agent, p
         plan.items.append(Unproven("runtime_state", record.agent_id, difference))
 
 
-def _check_journal(state: ExecutionState, plan: _Plan) -> None:
+def _check_journal(state: ExecutionState, agent: Agent, plan: _Plan) -> None:
     for call in state.unsettled_calls():
         plan.items.append(
             Unproven(
@@ -200,8 +207,13 @@ def _check_journal(state: ExecutionState, plan: _Plan) -> None:
                 "may have answered (and charged)",
             )
         )
+    tools: dict[str, Any] = {str(t.id): t for t in agent.all_tools()}
     for effect in state.unsettled_effects():
         intent = effect.intent
+        tool = tools.get(intent.tool)
+        if tool is not None and is_idempotent(tool):
+            plan.rerunnable[effect.invocation_id] = effect.attempt + 1  # if still the latest
+            continue
         plan.items.append(
             Unproven(
                 "tool_effect",
@@ -216,7 +228,7 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
     plan = _Plan()
     record = state.record
     _check_state(record, state, agent, plan)
-    _check_journal(state, plan)
+    _check_journal(state, agent, plan)
     segment = _segment(agent.session.events, record.run_id, plan)
 
     # the live rounds: each model response of this execution and the results that follow it
@@ -293,7 +305,10 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
             seen = (logged or {}).get(block.id)
             if effect is not None:
                 if effect.result is None:
-                    continue  # already unproven
+                    if invocation_id in plan.rerunnable and last and seen is None:
+                        plan.steps.append(("rerun", block, invocation_id, None))
+                        plan.reruns[invocation_id] = plan.rerunnable.pop(invocation_id)
+                    continue  # else unproven (below, when not already)
                 if seen is None:
                     if last:
                         plan.steps.append(("restore", block, invocation_id, effect.result.message))
@@ -330,6 +345,15 @@ def _plan(state: ExecutionState, agent: Agent) -> _Plan:
                 plan.steps.append(("dispatch", block, invocation_id, None))
             else:
                 plan.steps.append(("settle", block, invocation_id, None))
+    for left in plan.rerunnable:  # not the latest response's, or logged as settled
+        plan.items.append(
+            Unproven(
+                "tool_effect",
+                left,
+                "an idempotent effect that started with no recorded result, outside the "
+                "latest model response (or with a result only the live history holds)",
+            )
+        )
     return plan
 
 
@@ -453,7 +477,7 @@ async def continue_execution(
         and latest.result.message is not None
         and not latest.result.message.tool_calls
     )
-    if latest is not None and any(kind == "dispatch" for kind, _, _, _ in plan.steps):
+    if latest is not None and any(kind in ("dispatch", "rerun") for kind, _, _, _ in plan.steps):
         assert latest.result is not None
         assert latest.result.message is not None
         batch = latest.result.message.tool_calls
@@ -464,6 +488,7 @@ async def continue_execution(
         raise signal.abort_error()
     restored: list[str] = []
     dispatched: list[str] = []
+    reran: list[str] = []
     outcome: Any = None
     # The agent's public continuation seam: its FIFO run slot, its log, the loop's turn.
     async with agent.continue_run(signal) as run:
@@ -490,6 +515,14 @@ async def continue_execution(
                             )
                         )
                     )
+                elif kind == "rerun" and _stopped(signal):
+                    continue  # still unsettled in the journal: the next continuation re-runs it
+                elif kind == "rerun":
+                    assert latest is not None
+                    await run.record(_rerun_notice(block, invocation_id, plan.reruns))
+                    logged = block.id in plan.logged_calls
+                    await _dispatch(agent, run, block, latest.call_id, invocation_id, logged)
+                    reran.append(invocation_id)
                 elif kind == "dispatch":
                     assert latest is not None
                     logged = block.id in plan.logged_calls
@@ -518,6 +551,24 @@ async def continue_execution(
         dispatched=tuple(dispatched),
         undispatched=tuple(plan.undispatched),
         outcome=outcome,
+        rerun=tuple(reran),
+    )
+
+
+def _stopped(signal: CancelSignal) -> bool:
+    """Whether the run was cancelled meanwhile (read now: a call before may have seen it)."""
+    return signal.cancelled
+
+
+def _rerun_notice(block: ToolCallBlock, invocation_id: str, reruns: dict[str, int]) -> Notice:
+    """What the session log shows (never the model) before a cut-off effect runs again."""
+    return Notice(
+        source="journal",
+        text=(
+            f"re-running {block.name} ({invocation_id}), attempt {reruns[invocation_id]}: the "
+            "process stopped while it ran, before its result was recorded, and the tool is "
+            "idempotent"
+        ),
     )
 
 

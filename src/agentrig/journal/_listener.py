@@ -21,16 +21,18 @@ from agentrig.journal._errors import JournalError
 from agentrig.journal._guard import durable
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import ToolIntent, ToolSettlement, arguments_of
-from agentrig.kernel.composition import Composition, compose_step
-from agentrig.kernel.payloads import (
+from agentrig.kernel import (
     CompactionPlan,
     CompactionRequest,
+    Composition,
     RequestConfig,
+    ServiceKey,
     SessionStart,
     ToolExecution,
+    compose_step,
 )
-from agentrig.kernel.services import ServiceKey
 from agentrig.llm import ToolMessage
+from agentrig.tools import is_idempotent
 
 __all__ = ["JOURNAL", "JournalListener"]
 
@@ -45,6 +47,15 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def _attempt_id(state: Any, invocation_id: InvocationId, resumed: bool, tool: Any) -> InvocationId:
+    """The id the effect's intent is journaled under: its own, or -- when continuation runs
+    again an idempotent tool's effect a crash cut off -- ``<id>#<attempt>``."""
+    effect = state.effects.get(invocation_id) if resumed else None
+    if effect is None or effect.result is not None or tool is None or not is_idempotent(tool):
+        return invocation_id  # a second start of anything else is refused by the journal
+    return InvocationId(f"{invocation_id}#{effect.attempt + 1}")
+
+
 class JournalListener:
     """Listener plugin of one journal (register it with ``plugins=[("journal", it)]``).
 
@@ -53,7 +64,9 @@ class JournalListener:
     * ``tool_execution`` (innermost, so it sees the arguments other listeners rewrote): the
       ``tool/intent`` is durable before the tool starts, the ``tool/result`` after it settled.
       A failing tool's result is settled here as the error result the model sees, so the
-      journal holds exactly that message; a failed write raises
+      journal holds exactly that message.  Continuation running again an idempotent tool's
+      effect a crash cut off journals it as the next attempt (``<id>#<n>``), settled under
+      the effect's own id.  A failed write raises
       :class:`~agentrig.journal.JournalWriteError` and fails the run.
 
     * ``compaction`` (outermost): a model call made while the history is compacted is the
@@ -150,7 +163,7 @@ class JournalListener:
         name = payload.call.name
         intent = ToolIntent(
             run_id=run_id,
-            invocation_id=invocation_id,
+            invocation_id=_attempt_id(state, invocation_id, resumed is not None, payload.tool),
             model_call_id=model_call_id,
             call_id=call_id,
             tool=name,

@@ -171,8 +171,11 @@ class RecordJournal(abc.ABC):
             if call.result is not None:
                 raise self._refuse(record, "this model call already settled")
         elif isinstance(record, ToolIntent):
-            if record.invocation_id in state.effects:
-                raise self._refuse(record, "this effect was already journaled as started")
+            if record.attempt == 1:
+                if record.invocation_id in state.effects:
+                    raise self._refuse(record, "this effect was already journaled as started")
+            else:
+                self._check_rerun(state, record)
         else:
             effect = state.effects.get(record.invocation_id)
             if effect is None:
@@ -180,6 +183,18 @@ class RecordJournal(abc.ABC):
             if effect.result is not None:
                 raise self._refuse(record, "this effect already settled")
         return True
+
+    def _check_rerun(self, state: ExecutionState, record: ToolIntent) -> None:
+        """A re-run (attempt >= 2) follows the previous attempt of an unsettled effect."""
+        effect = state.effects.get(record.effect_id)
+        if effect is None:
+            raise self._refuse(record, f"no effect {record.effect_id} was journaled to run again")
+        if effect.result is not None:
+            raise self._refuse(record, "this effect already settled: it is never run again")
+        if record.attempt != effect.attempt + 1:
+            raise self._refuse(
+                record, f"the effect was started {effect.attempt} time(s), not {record.attempt - 1}"
+            )
 
     async def _write(self, record: JournalRecordType) -> None:
         if self._closed:

@@ -12,11 +12,17 @@ kind               key                     written
                                            or failed), joining a cancelled call
 ``tool/intent``    ``m<n>/<call id>``      before the effect starts, with the arguments
                                            the tool actually runs with
-``tool/result``    ``m<n>/<call id>``      after the effect settled
+``tool/intent``    ``m<n>/<call id>#<a>``  a re-run (attempt ``a`` >= 2) of an effect a crash
+                                           cut off, for an idempotent tool only
+``tool/result``    ``m<n>/<call id>``      after the effect settled (whichever attempt)
 =================  ======================  =============================================
 
 A key is written at most once per kind: a second write of the same record is refused, so
-no effect or model call can be journaled as started twice.
+no effect or model call can be journaled as started twice.  The one exception is explicit:
+an effect of an idempotent tool (declared ``idempotent``, or of ``inspect`` risk) that
+started and never settled may be journaled as started again, as the next attempt, before
+continuation runs it again -- each attempt under its own key, so two processes can never
+start the same attempt.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
-from agentrig.kernel.schemas import SCHEMAS
+from agentrig.kernel import SCHEMAS
 from agentrig.llm import AssistantMessage, ModelRequest, ToolMessage
 from agentrig.schemas import VersionedJson
 
@@ -140,6 +146,22 @@ class ToolIntent(BaseModel):
     def key(self) -> str:
         return self.invocation_id
 
+    @property
+    def effect_id(self) -> str:
+        """The effect this intent starts: its invocation id without an attempt suffix."""
+        if self.attempt == 1:
+            return self.invocation_id
+        return f"{self.model_call_id or 'direct'}/{self.call_id}"
+
+    @property
+    def attempt(self) -> int:
+        """1 for the first start; ``a`` for a re-run journaled as ``<effect id>#<a>``."""
+        base = f"{self.model_call_id or 'direct'}/{self.call_id}#"
+        suffix = self.invocation_id.removeprefix(base)
+        if suffix != self.invocation_id and suffix.isdigit() and int(suffix) >= 2:
+            return int(suffix)
+        return 1
+
 
 class ToolSettlement(BaseModel):
     """The settled result of an effect: the full message the model was (or will be) given."""
@@ -238,10 +260,17 @@ class ToolEffect:
 
     intent: ToolIntent
     result: ToolSettlement | None = None
+    #: the intents of its re-runs after crashes (attempts 2, 3, ...), in order
+    reruns: list[ToolIntent] = attrs.field(factory=list)
 
     @property
     def invocation_id(self) -> str:
         return self.intent.invocation_id
+
+    @property
+    def attempt(self) -> int:
+        """How many times the effect was journaled as started."""
+        return 1 + len(self.reruns)
 
 
 @attrs.define(slots=True)
@@ -312,7 +341,10 @@ class ExecutionState:
             if call is not None:
                 call.result = record
         elif isinstance(record, ToolIntent):
-            self.effects[record.invocation_id] = ToolEffect(record)
+            if record.attempt == 1:
+                self.effects[record.invocation_id] = ToolEffect(record)
+            elif (rerun := self.effects.get(record.effect_id)) is not None:
+                rerun.reruns.append(record)
         elif isinstance(record, ToolSettlement):
             effect = self.effects.get(record.invocation_id)
             if effect is not None:

@@ -18,6 +18,7 @@ from agentrig.tools._tool import (
     ToolTimeoutError,
     check_input,
     check_tool_contribution,
+    is_idempotent,
     render_output,
     tool,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "Toolset",
     "check_input",
     "check_tool_contribution",
+    "is_idempotent",
     "render_output",
     "tool",
 ]

@@ -35,7 +35,7 @@ from agentrig.catalog import CatalogKey
 from agentrig.errors import AgentrigError, CheckResult, Issue
 from agentrig.ids import ToolId
 from agentrig.ids import tool_id as _validate_tool_id
-from agentrig.kernel.services import Services
+from agentrig.kernel import Services
 from agentrig.tools._jsonschema import SchemaContractError, parse_with
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ __all__ = [
     "Toolset",
     "check_input",
     "check_tool_contribution",
+    "is_idempotent",
     "render_output",
     "tool",
 ]
@@ -210,6 +211,7 @@ class FunctionTool:
         authorize: Callable[[Any, ToolContext], Awaitable[None] | None] | None = None,
         concurrent: bool | None = None,
         timeout: float | None = None,
+        idempotent: bool | None = None,
     ) -> None:
         from agentrig.tools.schema import PydanticSchemaAdapter
 
@@ -230,6 +232,13 @@ class FunctionTool:
         self.deferred = deferred
         #: may run alongside the other calls of one reply (None: when ``risk="inspect"``)
         self.concurrent = concurrent
+        if idempotent is not None and not isinstance(idempotent, bool):
+            raise ToolDefinitionError(
+                f"tool {name!r}: idempotent must be True, False or None, got {idempotent!r}"
+            )
+        #: running it again with the same input changes nothing more (None: when
+        #: ``risk="inspect"``); a journal re-runs such a call cut off by a crash
+        self.idempotent = idempotent
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
         ):
@@ -348,6 +357,7 @@ def tool(
     deferred: bool | None = None,
     concurrent: bool | None = None,
     timeout: float | None = None,
+    idempotent: bool | None = None,
 ) -> Callable[[_F], FunctionTool]: ...
 
 
@@ -362,6 +372,7 @@ def tool(
     deferred: bool | None = None,
     concurrent: bool | None = None,
     timeout: float | None = None,
+    idempotent: bool | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Declare a tool from a typed function (sync or async).
 
@@ -374,7 +385,10 @@ def tool(
 
     ``concurrent=True`` lets the calls of one model reply run alongside each other (the
     default for ``risk="inspect"``; ``False`` opts an inspect tool out); ``timeout`` stops a
-    call after that many seconds and gives the model an error result.
+    call after that many seconds and gives the model an error result.  ``idempotent=True``
+    says a second run with the same input has no further effect: a journaled run cut off by
+    a crash while the call ran runs it again instead of waiting for the host (the default
+    for ``risk="inspect"``; ``False`` opts an inspect tool out).
     """
     arg = PermissionArg(*permission_arg) if isinstance(permission_arg, tuple) else permission_arg
 
@@ -388,6 +402,7 @@ def tool(
             deferred=deferred,
             concurrent=concurrent,
             timeout=timeout,
+            idempotent=idempotent,
         )
 
     if function is not None:
@@ -399,7 +414,7 @@ _RISKS = {"inspect", "modify", "execute", None}
 
 
 def _check_one(obj: object) -> Tool:
-    from agentrig.kernel.contracts import ContractViolation
+    from agentrig.kernel import ContractViolation
 
     if not isinstance(obj, Tool):
         missing = [
@@ -430,6 +445,11 @@ def _check_one(obj: object) -> Tool:
         raise ContractViolation(
             f"tool {obj.id!r}: risk must be inspect, modify, execute or None, got {obj.risk!r}"
         )
+    if getattr(obj, "idempotent", None) not in (True, False, None):
+        raise ContractViolation(
+            f"tool {obj.id!r}: idempotent must be True, False or None, "
+            f"got {getattr(obj, 'idempotent', None)!r}"
+        )
     parse = getattr(obj.input_schema, "parse", None)
     if inspect.iscoroutinefunction(parse) or inspect.isasyncgenfunction(parse):
         raise ContractViolation(
@@ -443,6 +463,16 @@ def _check_one(obj: object) -> Tool:
             "(wrap a single value in a model with one field)"
         )
     return obj
+
+
+def is_idempotent(tool: Tool) -> bool:
+    """Whether a call of ``tool`` cut off by a crash may simply run again: its declared
+    ``idempotent`` (an optional attribute, like ``concurrent``), else whether its risk is
+    ``inspect`` (reading changes nothing)."""
+    declared = getattr(tool, "idempotent", None)
+    if declared is None:
+        return tool.risk == "inspect"
+    return declared is True
 
 
 def check_input(tool: Tool, arguments: Mapping[str, Any]) -> CheckResult[Any]:
@@ -472,7 +502,7 @@ def check_tool_contribution(obj: object, name: str | None = None) -> tuple[Tool,
     must have the id ``name``.  A :class:`Toolset` (or a list of tools) declares the ids it
     brings -- its tools' ids, each once -- and its entry name stands for all of them.
     """
-    from agentrig.kernel.contracts import ContractViolation
+    from agentrig.kernel import ContractViolation
 
     single = False
     if isinstance(obj, Toolset):

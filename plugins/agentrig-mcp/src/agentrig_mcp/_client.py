@@ -39,6 +39,22 @@ def _plain_http(spec: HttpServerSpec, headers: dict[str, str]) -> httpx.AsyncCli
     )
 
 
+def _filtered(
+    server: str, spec: StdioServerSpec | HttpServerSpec, listed: list[types.Tool]
+) -> list[types.Tool]:
+    """The listed tools config lets through: ``enabled_tools`` (when set), then
+    ``disabled_tools``; a name in either that the server does not list is logged."""
+    names = {definition.name for definition in listed}
+    missing = sorted({*(spec.enabled_tools or ()), *spec.disabled_tools} - names)
+    if missing:
+        get_logger(f"mcp.{server}").warning(
+            "enabled_tools/disabled_tools name tools the server does not list: %s",
+            ", ".join(missing),
+        )
+    allowed = set(spec.enabled_tools) if spec.enabled_tools is not None else names
+    return [d for d in listed if d.name in allowed and d.name not in spec.disabled_tools]
+
+
 def _deferral(defer: bool, resident: bool) -> bool | None:
     # above the server's threshold every tool is deferred except the resident ones; below it
     # the agent's own deferral policy decides (None)
@@ -134,6 +150,7 @@ class McpClient:
             self._tools[server] = ()
             return ()
         listed, invalid = await connection.list_tools()
+        listed = _filtered(server, connection.spec, listed)
         naming = name_tools(server, [definition.name for definition in listed])
         skipped = [*invalid, *naming.skipped]
         for reason in skipped:

@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel import SecretResolver
+from agentrig.plugin import SecretResolver
 
 __all__ = [
     "HttpServerSpec",
@@ -65,6 +65,10 @@ class _Common(_Strict):
     defer_above: int | None = Field(default=None, ge=0)
     #: tools (the server's names) that stay resident when the others are deferred
     resident_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: only these of the server's tools (its names) are used; unset: all (Codex's allow list)
+    enabled_tools: Annotated[tuple[str, ...] | None, Field(strict=False)] = None
+    #: these of the server's tools are never used, applied after ``enabled_tools``
+    disabled_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
     #: show the server's descriptions, results and resources to the model without the label
@@ -258,7 +262,7 @@ class McpSettings(_Strict):
 def _issues(
     error: ValidationError, model: type[BaseModel], prefix: tuple[str | int, ...]
 ) -> list[Issue]:
-    from agentrig.kernel.config import issues_from_validation
+    from agentrig.plugin import issues_from_validation
 
     return [
         Issue(i.code, i.message, (*prefix, *(p for p in i.path if p != "[key]")))

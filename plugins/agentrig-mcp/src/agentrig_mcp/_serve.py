@@ -21,8 +21,10 @@ from contextvars import ContextVar
 from typing import Any
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import types
 from mcp.server.lowlevel import Server
+from mcp.shared.message import SessionMessage
 
 from agentrig import __version__ as agentrig_version
 from agentrig.agent import Agent
@@ -33,6 +35,7 @@ from agentrig.kernel import Runtime
 from agentrig.llm import ImageBlock, TextBlock, ToolMessage
 from agentrig.tools import Tool, ToolReportedError
 from agentrig_mcp._access import AccessPolicy, bearer_of
+from agentrig_mcp._unknown import answer_unknown_methods
 
 __all__ = ["AgentrigServer", "build_server", "serve_http", "serve_stdio"]
 
@@ -122,11 +125,21 @@ class AgentrigServer(Server[Any, Any]):
         """The names this server lists to a caller with every grant."""
         return list(self._names)
 
-    async def run(self, *args: Any, **kwargs: Any) -> None:
+    async def run(
+        self,
+        read_stream: MemoryObjectReceiveStream[SessionMessage | Exception],
+        write_stream: MemoryObjectSendStream[SessionMessage],
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
         client = _ClientAgents(self._rt)
         token = _CLIENT.set(client)  # the handlers' tasks start inside: they see it
+        inner_send, inner = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         try:
-            await super().run(*args, **kwargs)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(answer_unknown_methods, read_stream, inner_send, write_stream)
+                await super().run(inner, write_stream, *args, **kwargs)
+                tg.cancel_scope.cancel()
         finally:
             _CLIENT.reset(token)
             with anyio.CancelScope(shield=True):

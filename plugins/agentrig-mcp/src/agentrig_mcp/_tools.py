@@ -56,6 +56,15 @@ def risk_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -> Risk
     return "modify"
 
 
+def idempotent_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -> bool:
+    """Whether a call cut off by a crash may run again (a journaled run re-runs it instead
+    of waiting for the host): only a trusted server's tool that says so (``idempotentHint``)
+    or that only reads (``readOnlyHint``) -- an untrusted hint would loosen a guarantee."""
+    if annotations is None or not trusted:
+        return False
+    return annotations.idempotentHint is True or annotations.readOnlyHint is True
+
+
 def capped_definition(
     definition: types.Tool, server: str, *, max_description: int, max_schema: int
 ) -> tuple[str, Mapping[str, Any]]:
@@ -330,6 +339,10 @@ class McpTool:
             )
         self._input = JsonSchemaInput(schema, id)
         self._risk = risk_of(definition.annotations, trusted=connection.spec.trust_annotations)
+        #: re-run after a crash cut a call off (see :func:`idempotent_of`)
+        self.idempotent = idempotent_of(
+            definition.annotations, trusted=connection.spec.trust_annotations
+        )
 
     @property
     def id(self) -> ToolId:

@@ -9,7 +9,8 @@ approval.  Each file is read in its tool's shape:
   through the caller's resolver, as in ``.mcp.json``;
 * ``*.toml`` (Codex): ``[mcp_servers.<name>]`` with ``command``/``args``/``env``/``cwd`` or
   ``url`` (``bearer_token_env_var`` and ``http_headers`` become headers),
-  ``startup_timeout_sec``, ``tool_timeout_sec`` and ``enabled``.
+  ``startup_timeout_sec``, ``tool_timeout_sec``, ``enabled``, and the tool filters
+  ``enabled_tools`` (an allow list) and ``disabled_tools`` (a deny list applied after it).
 
 These files also configure their own tools, so one entry agentrig cannot use (an SSE
 server, a Codex key it does not know) is left out with a warning naming why -- the rest of
@@ -27,7 +28,7 @@ from pydantic import ValidationError
 
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel import SecretResolver
+from agentrig.plugin import SecretResolver
 from agentrig_mcp._config import ServerEntry, ServerSpec, expand_vars, named_servers
 
 __all__ = ["read_user_file"]
@@ -43,6 +44,8 @@ _CODEX_KEYS = {
     "startup_timeout_sec",
     "tool_timeout_sec",
     "enabled",
+    "enabled_tools",
+    "disabled_tools",
 }
 
 
@@ -63,7 +66,7 @@ def _codex_entry(raw: dict[str, Any], resolver: SecretResolver | None) -> dict[s
     unknown = sorted(set(raw) - _CODEX_KEYS)
     if unknown:
         raise ValueError(f"keys agentrig does not use: {', '.join(unknown)}")
-    kept = ("command", "args", "env", "cwd", "url", "enabled")
+    kept = ("command", "args", "env", "cwd", "url", "enabled", "enabled_tools", "disabled_tools")
     entry: dict[str, Any] = {k: raw[k] for k in kept if k in raw}
     if "startup_timeout_sec" in raw:
         entry["startup_timeout"] = float(raw["startup_timeout_sec"])

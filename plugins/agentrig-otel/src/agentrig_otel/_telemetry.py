@@ -1,7 +1,7 @@
 """Spans and metrics from agentrig's observations, named by the OpenTelemetry GenAI conventions.
 
 Composed into a runtime, :class:`Telemetry` is also its trace context
-(``agentrig.kernel.tracing``): the loop opens a scope around each turn, model call attempt and
+(``agentrig.plugin.TraceContext``): the loop opens a scope around each turn, model call attempt and
 tool call, and each scope is a span started by the tracer and made current in the task that
 does the work -- so an HTTP request, a hook, a delegated child agent or a session event inside
 it names that span, and W3C ``traceparent`` goes out with them.  The loop's observation of the
@@ -80,7 +80,7 @@ _LIVE: ContextVar[_Scope | None] = ContextVar("agentrig_otel_scope", default=Non
 
 
 class _Scope:
-    """A span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
+    """A span made current until :meth:`close` (see ``agentrig.plugin.TraceContext``)."""
 
     __slots__ = (
         "_hex",
@@ -168,7 +168,7 @@ class Telemetry:
         self._servers: dict[Any, dict[str, Any]] = {}
         self._tools: dict[tuple[Any, str], str | None] = {}
 
-    # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
+    # ---- the trace context (agentrig.plugin.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope:
         """A live span of ``kind``, current in this task until the scope closes."""
         name, span_kind = _OPENED.get(kind) or (f"invoke_agent {agent_id}", SpanKind.INTERNAL)

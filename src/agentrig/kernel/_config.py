@@ -446,7 +446,7 @@ def _read_file(path: Path) -> Mapping[str, Any]:
 
 def installed_sections() -> frozenset[str]:
     """The names of the config tables installed plugins own (``agentrig.config_sections``)."""
-    from agentrig.kernel.discovery import EntryPointSource
+    from agentrig.kernel._discovery import EntryPointSource
 
     return frozenset(e.name for e in EntryPointSource(["config_sections"]).entries())
 
@@ -465,8 +465,8 @@ def _import_foreign(data: Mapping[str, Any], base: Path) -> Mapping[str, Any]:
 
 @functools.cache
 def _core_importer(name: str) -> Callable[[Mapping[str, Any], Path], Mapping[str, Any]]:
+    from agentrig.kernel._discovery import CORE_DISTRIBUTION
     from agentrig.kernel._entry_points import agentrig_entry_points
-    from agentrig.kernel.discovery import CORE_DISTRIBUTION
 
     for found in agentrig_entry_points().get(IMPORTERS_GROUP, ()):
         if found.entry.name == name and found.distribution == CORE_DISTRIBUTION:

@@ -1,4 +1,4 @@
-"""Typed payloads of the lifecycle hooks (see :mod:`agentrig.kernel.hookspecs`).
+"""Typed payloads of the lifecycle hooks (see :mod:`agentrig.kernel._hookspecs`).
 
 Payloads are frozen attrs values: a listener that wants to change what flows through a
 waterfall returns a new value (``attrs.evolve(payload, ...)``), never mutates one.  Types
