@@ -24,8 +24,8 @@ from test_server_cli import agentrig_command, environment, listening_line
 
 import agentrig
 from agentrig.cancel import CancelSignal
-from agentrig.llm import ModelRequest, ProviderStateBlock, UserMessage
 from agentrig.ids import provider_id
+from agentrig.llm import ModelRequest, ProviderStateBlock, UserMessage
 from agentrig.plugin import PROVIDERS
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.integration]
