@@ -58,6 +58,7 @@ from agentrig.llm import (
     ProviderConfig,
     ProviderError,
     ReasoningDelta,
+    ReasoningEffort,
     StopReason,
     StreamAssembler,
     StreamChunk,
@@ -67,6 +68,8 @@ from agentrig.llm import (
     Usage,
     UsageChunk,
     error_from_status,
+    report_effort,
+    resolve_effort_level,
 )
 
 __all__ = [
@@ -221,6 +224,9 @@ class ScriptedOptions(BaseModel):
     checkpoint: Literal["chunk", "reply"] = "chunk"
     #: the models it answers as (unset: any); ``agent.set_model`` refuses another
     models: list[str] | None = None
+    #: the reasoning-effort levels it declares (unset: none declared); a request's level is
+    #: resolved against them and reported, as a real provider's would be
+    reasoning_effort: list[ReasoningEffort] | None = None
 
     @model_validator(mode="after")
     def _one_way_to_answer(self) -> ScriptedOptions:
@@ -346,6 +352,11 @@ class ScriptedProvider:
 
     def _take(self, request: ModelRequest) -> Reply:
         self.requests.append(request)
+        effort = resolve_effort_level(
+            request.reasoning_effort, self.capabilities(request.model).reasoning_effort
+        )
+        level = effort.effective
+        report_effort(effort.sent({"reasoning_effort": level}) if level is not None else effort)
         if not self.lists_model(request.model):
             body = {"error": {"type": "not_found_error", "message": f"no model {request.model}"}}
             raise error_from_status(404, body, {}, provider=self.name)
@@ -465,6 +476,9 @@ def factory(config: ProviderConfig) -> ScriptedProvider:
             parallel_tool_calls=True,
             streaming=True,
             vendor_endpoint=True,
+            reasoning_effort=(
+                None if options.reasoning_effort is None else tuple(options.reasoning_effort)
+            ),
         ),
         checkpoint=options.checkpoint,
         models=options.models,

@@ -15,6 +15,14 @@ from agentrig.llm._capabilities import (
     require_capability,
 )
 from agentrig.llm._cooldown import COOLDOWNS, ModelCooldownError, ModelCooldowns
+from agentrig.llm._effort import (
+    EFFORT_LEVELS,
+    EffortDisposition,
+    EffortResolution,
+    capture_efforts,
+    report_effort,
+    resolve_effort_level,
+)
 from agentrig.llm._errors import (
     AuthenticationError,
     CapabilityError,
@@ -137,6 +145,13 @@ __all__ = [
     "ModelResponse",
     "ReasoningEffort",
     "ResponseFormat",
+    # reasoning effort resolution
+    "EFFORT_LEVELS",
+    "EffortDisposition",
+    "EffortResolution",
+    "capture_efforts",
+    "report_effort",
+    "resolve_effort_level",
     "StopReason",
     "ToolSpec",
     # provider port

@@ -105,7 +105,9 @@ class StdioServerSpec(_Common):
 class HttpServerSpec(_Common):
     """A server reached over streamable HTTP."""
 
-    type: Literal["http", "streamable-http"] = "http"
+    #: ``sse``: the legacy HTTP+SSE transport (an event stream at ``url``, messages POSTed to
+    #: the endpoint it names); otherwise streamable HTTP
+    type: Literal["http", "streamable-http", "sse"] = "http"
     url: str = Field(pattern=r"^https?://")
     #: values may be ``$ENV:NAME`` or ``$STORE:<store>:<service>/<account>`` references
     headers: dict[str, str] = Field(default_factory=dict)
@@ -146,12 +148,7 @@ class ServerEntry(_Common):
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerEntry:
-        if self.type == "sse":
-            raise ValueError(
-                "the SSE transport is deprecated by MCP and not supported; use type = 'http' "
-                "(streamable HTTP)"
-            )
-        http = self.type in ("http", "streamable-http") or (self.type is None and self.url)
+        http = self.type in ("http", "streamable-http", "sse") or (self.type is None and self.url)
         if http:
             wrong = [k for k in _STDIO_ONLY if k in self.model_fields_set]
             if self.url is None:
@@ -184,7 +181,11 @@ class ServerEntry(_Common):
             )
         assert self.url is not None
         return HttpServerSpec(
-            url=self.url, headers=self.headers, allow_private_url=self.allow_private_url, **common
+            type="sse" if self.type == "sse" else "http",
+            url=self.url,
+            headers=self.headers,
+            allow_private_url=self.allow_private_url,
+            **common,
         )
 
 

@@ -31,6 +31,7 @@ from agentrig_server._errors import ApiError
 from agentrig_server._events import (
     ApprovalRequested,
     Finished,
+    FinishReason,
     RunEvent,
     TextOut,
     ToolCallOut,
@@ -212,6 +213,27 @@ def _usage(usage: Usage | None) -> dict[str, Any] | None:
     }
 
 
+#: the status each way a run ends gives a response: cut short is ``incomplete`` (with the
+#: reason when the API has one: ``max_output_tokens`` for a token budget or limit,
+#: ``content_filter`` for a refusal or a filtered reply, none for a deadline); a reply that
+#: reported an error is ``failed``
+_STATUS: dict[FinishReason, str] = {
+    "stop": "completed",
+    "length": "incomplete",
+    "timeout": "incomplete",
+    "refusal": "incomplete",
+    "content_filter": "incomplete",
+    "error": "failed",
+}
+_INCOMPLETE: dict[FinishReason, str | None] = {
+    "length": "max_output_tokens",
+    "timeout": None,
+    "refusal": "content_filter",
+    "content_filter": "content_filter",
+}
+_FAILED = "the agent's model reported an error instead of an answer"
+
+
 class ResponseBuilder:
     """Builds a response's output items from run events -- and, streamed, its events."""
 
@@ -239,7 +261,7 @@ class ResponseBuilder:
     # ---- the response object ---------------------------------------------------------------
     def final(self, finished: Finished) -> dict[str, Any]:
         """The finished response (the non-streamed answer)."""
-        return self.response("incomplete" if finished.finish == "length" else "completed", finished)
+        return self.response(_STATUS[finished.finish], finished)
 
     def response(self, status: str, finished: Finished | None = None) -> dict[str, Any]:
         """The response object; a finished one is handed to ``keep`` (stored responses)."""
@@ -249,13 +271,18 @@ class ResponseBuilder:
         return body
 
     def _body(self, status: str, finished: Finished | None) -> dict[str, Any]:
-        incomplete = {"reason": "max_output_tokens"} if status == "incomplete" else None
+        incomplete = None
+        error = None
+        if finished is not None and status == "incomplete":
+            incomplete = {"reason": _INCOMPLETE[finished.finish]}
+        elif status == "failed":
+            error = {"code": "server_error", "message": _FAILED}
         return {
             "id": self.response_id,
             "object": "response",
             "created_at": self.created,
             "status": status,
-            "error": None,
+            "error": error,
             "incomplete_details": incomplete,
             "model": self.model,
             "output": list(self.output) if status != "in_progress" else [],
@@ -366,8 +393,8 @@ class ResponseBuilder:
             return []  # the response's usage is the run's, at its end
         if isinstance(event, Finished):
             frames = self._close_message()
-            status = "incomplete" if event.finish == "length" else "completed"
-            kind = "response.incomplete" if status == "incomplete" else "response.completed"
+            status = _STATUS[event.finish]
+            kind = f"response.{status}"
             final = self.response(status, event)
             return [*frames, self._event(kind, response=final)]
         raise TypeError(f"not a run event: {event!r}")
