@@ -25,10 +25,9 @@ from _common import best_per_call_ns, emit, gc_paused
 import agentrig
 from agentrig.builtins._gate import tool_permissions
 from agentrig.host import resolve_path
-from agentrig.kernel import _merge, dispatch
+from agentrig.kernel import AgentConfig, EntrySpec, _merge
+from agentrig.kernel import _dispatch as dispatch
 from agentrig.kernel._listeners import listener_problems
-from agentrig.kernel.config import AgentConfig
-from agentrig.kernel.discovery import EntrySpec
 from agentrig.llm import ToolSpec
 from agentrig.permissions._risk import canonical_root
 from agentrig.permissions._shell import _split_text

@@ -52,7 +52,7 @@ async def _bare_once(argv: list[str] | None = None) -> None:
 def _bash_once(space: Any) -> Callable[[], Awaitable[None]]:
     from agentrig.builtins.workspace import BASH, WORKSPACE
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel.services import Services
+    from agentrig.kernel import Services
     from agentrig.tools import ToolContext, check_input
 
     services = Services()
@@ -163,7 +163,7 @@ def _exec_chain(backend: Any) -> list[str]:
 async def bench_read(runs: int, root: Path) -> None:
     from agentrig.builtins.workspace import READ, WORKSPACE, Workspace
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel.services import Services
+    from agentrig.kernel import Services
     from agentrig.tools import ToolContext, check_input
 
     services = Services()

@@ -204,7 +204,7 @@ def test_the_vocabulary_reaches_the_kernels_discovery_through_the_core_seam() ->
     # the core distribution's own entry point, not by importing the kernel
     import importlib.metadata as metadata
 
-    from agentrig.kernel.discovery import register_variants
+    from agentrig.kernel import register_variants
     from agentrig.variants import SEAMS_GROUP
 
     seams = [

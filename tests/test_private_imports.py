@@ -1,9 +1,19 @@
-"""No package reads another package's private modules; plugins use the public API only."""
+"""No package reads another package's private modules; plugins use the public API only.
+
+The kernel's modules are all private: everything outside ``agentrig.kernel`` (the other
+layers, the plugins, examples, benchmarks, docs and tests other than the kernel's own)
+imports kernel names from the faces ``agentrig``, ``agentrig.plugin`` and ``agentrig.kernel``.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import pkgutil
+import re
 from pathlib import Path
+
+import agentrig.kernel
 
 ROOT = Path(__file__).parents[1]
 
@@ -52,3 +62,49 @@ def test_first_party_plugins_import_only_the_public_api() -> None:
             if module.split(".")[0] == "agentrig" and _private_part(module) is not None:
                 problems.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     assert problems == []
+
+
+#: what may import the kernel's private modules besides the kernel: its own unit tests, and
+#: the benchmarks, which time its caches from the inside (``benchmarks/bench_caches.py``)
+INSIDERS = (ROOT / "tests" / "kernel", ROOT / "benchmarks", ROOT / "src" / "agentrig" / "kernel")
+
+
+def _outside_the_kernel() -> list[Path]:
+    paths = [
+        *(ROOT / "src" / "agentrig").rglob("*.py"),
+        *(ROOT / "plugins").rglob("*.py"),
+        *(ROOT / "tests").rglob("*.py"),
+        *(ROOT / "examples").rglob("*.py"),
+    ]
+    return sorted(p for p in paths if not any(p.is_relative_to(i) for i in INSIDERS))
+
+
+def test_only_the_kernel_and_its_tests_import_the_kernels_private_modules() -> None:
+    problems = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in _outside_the_kernel()
+        for line, module in _imports(path)
+        if module.startswith("agentrig.kernel._")
+    ]
+    assert problems == []
+
+
+def test_the_docs_samples_import_the_kernel_through_its_face() -> None:
+    pattern = re.compile(r"\bagentrig\.kernel\.[a-z_]+ import|import agentrig\.kernel\.")
+    problems = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in sorted([*(ROOT / "docs").rglob("*.md"), *ROOT.glob("*.md")])
+        for match in pattern.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert problems == []
+
+
+def test_the_kernel_package_has_no_public_submodule() -> None:
+    public = sorted(
+        info.name
+        for info in pkgutil.iter_modules(agentrig.kernel.__path__)
+        if not info.name.startswith("_")
+    )
+    assert public == []
+    for name in ("config", "runtime", "hookspecs", "payloads", "discovery", "contracts"):
+        assert importlib.util.find_spec(f"agentrig.kernel.{name}") is None, name

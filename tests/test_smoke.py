@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 import agentrig
-from agentrig.kernel import MemorySource, builtin_source
-from agentrig.kernel.payloads import RuntimeStarted
+from agentrig.kernel import MemorySource, RuntimeStarted, builtin_source
 
 
 class _Listener:

@@ -1,13 +1,13 @@
 """Everything a plugin author types, in one module: ``from agentrig.plugin import ...``.
 
-* listeners: :data:`hookimpl` and the payload of every hook (``agentrig.kernel.hookspecs``
-  documents when each fires and what it may return), the waterfall answers ``Enter``,
-  ``Reject``, ``Retry``;
+* listeners: :data:`hookimpl` and the payload of every hook (``docs/hooks.md`` and the
+  kernel's ``_hookspecs`` module say when each fires and what it may return), the
+  waterfall answers ``Enter``, ``Reject``, ``Retry``;
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
-  tracing plugin (``agentrig.kernel.tracing``); :data:`RUN_QUEUE` / :class:`RunQueue` for a
-  plugin that queues runs for workers (``agent.submit``; ``agentrig.agent``);
+  tracing plugin; :data:`RUN_QUEUE` / :class:`RunQueue` for a plugin that queues runs for
+  workers (``agent.submit``; ``agentrig.agent``);
   :data:`CHILD_RUNS` / :class:`ChildRuns` / :class:`ChildRun` for one that runs delegated
   children its own way (durably);
 * the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
@@ -17,7 +17,10 @@
   :class:`ReadinessCheck` and :class:`RequestOptionsCheck` (with
   :func:`reserved_option_issues`), the
   :class:`Tool` contract with :func:`tool` and :class:`Toolset`, :func:`with_options` for a
-  factory's options model, :class:`Variant` for union members, :class:`ContractViolation`;
+  factory's options model, :func:`resolve_secret` / :data:`SecretResolver` and
+  :func:`issues_from_validation` for a plugin's own config section,
+  :func:`protocol_problems` (what a factory's product lacks of its kind's protocol),
+  :class:`Variant` for union members, :class:`ContractViolation`;
 * a cheap package face: :func:`lazy_exports` (PEP 562), so a plugin package's entry-point
   module does not pull in its servers and SDKs on every command.
 
@@ -92,6 +95,12 @@ _LAZY: dict[str, str] = {
     "Variant": "agentrig.variants",
     "tool": "agentrig.tools",
     "with_options": "agentrig.kernel",
+    # a plugin's own config section: secrets by reference, pydantic errors as config issues
+    "SecretResolver": "agentrig.kernel",
+    "issues_from_validation": "agentrig.kernel",
+    "resolve_secret": "agentrig.kernel",
+    # what a factory's product lacks of its kind's protocol (the check composition makes)
+    "protocol_problems": "agentrig.kernel",
 }
 
 __all__ = [
@@ -151,6 +160,10 @@ __all__ = [
     "tool",
     "trace_env",
     "with_options",
+    "SecretResolver",
+    "issues_from_validation",
+    "protocol_problems",
+    "resolve_secret",
 ]
 
 
@@ -186,6 +199,7 @@ if TYPE_CHECKING:
         Runtime,
         RuntimeStarted,
         ScopeKind,
+        SecretResolver,
         ServiceKey,
         SessionStart,
         ToolExecution,
@@ -193,6 +207,9 @@ if TYPE_CHECKING:
         TraceScope,
         TurnStopping,
         compose_step,
+        issues_from_validation,
+        protocol_problems,
+        resolve_secret,
         trace_env,
         with_options,
     )

@@ -13,7 +13,7 @@ from agentloop_support import EnvFactory, Gate, clock, echo
 
 from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.ids import AgentId
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel import AgentConfig
 
 pytestmark = pytest.mark.anyio
 

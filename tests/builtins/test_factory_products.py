@@ -12,8 +12,7 @@ import pytest
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.hooks import HookEvent, HookOutcome, HookRunner, HookStrategy
-from agentrig.kernel import MemorySource, open_runtime
-from agentrig.kernel.contracts import protocol_problems
+from agentrig.kernel import MemorySource, open_runtime, protocol_problems
 from agentrig.session import LoadReport, SessionEvent, SessionStore, SessionWriter
 
 

@@ -15,7 +15,7 @@ import pytest
 from agentrig.builtins import _credential_file as credential_file
 from agentrig.credentials import CredentialStore, CredentialStoreError
 from agentrig.host import PathEscapeError, UnsafeExistingError
-from agentrig.kernel.contracts import check_factory
+from agentrig.kernel import check_factory
 from agentrig.testing.conformance_credentials import CredentialStoreConformance, assert_unreadable
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ import pytest
 from _memory_keyring import LockedKeyring, MemoryKeyring
 
 from agentrig.credentials import CredentialStore, CredentialStoreError
-from agentrig.kernel.contracts import check_factory
+from agentrig.kernel import check_factory
 from agentrig.testing.conformance_credentials import CredentialStoreConformance, assert_unreadable
 
 pytestmark = pytest.mark.anyio

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
-from agentrig.kernel import MemorySource
-from agentrig.kernel.payloads import PermissionQuestion
+from agentrig.kernel import MemorySource, PermissionQuestion
 from agentrig.llm import ToolMessage
 from agentrig.plugin import hookimpl
 from agentrig.testing import Overrides, RuntimeFactory

@@ -80,7 +80,7 @@ def _source_text() -> str:
 
 
 def test_every_accepted_key_is_read_by_some_code() -> None:
-    from agentrig.kernel.config import RuntimeConfig
+    from agentrig.kernel import RuntimeConfig
 
     source = _source_text()
     tables: list[tuple[str, str, type[BaseModel]]] = [("", "", RuntimeConfig), *_tables()]

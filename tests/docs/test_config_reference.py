@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, RootModel
 
-from agentrig.kernel.config import RuntimeConfig
+from agentrig.kernel import RuntimeConfig
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
 

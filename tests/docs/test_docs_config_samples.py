@@ -20,8 +20,7 @@ from test_docs_samples import PAGES, ROOT, blocks
 
 from agentrig.builtins._compose import check_composition
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel import PluginIndex
-from agentrig.kernel.config import RuntimeConfig, installed_sections, load_config
+from agentrig.kernel import PluginIndex, RuntimeConfig, installed_sections, load_config
 
 # what a piece of a larger file may lack: things defined outside the sample
 _ELSEWHERE = frozenset(

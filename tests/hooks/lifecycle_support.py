@@ -18,7 +18,7 @@ import attrs
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedProvider
 from agentrig.ids import AgentId
-from agentrig.kernel.config import load_config
+from agentrig.kernel import load_config
 from agentrig.tools import tool
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"

@@ -20,7 +20,7 @@ import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
-from agentrig.kernel.config import load_config
+from agentrig.kernel import load_config
 from agentrig.permissions import (
     PermissionCall,
     PermissionContext,

@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentrig.kernel.config import load_config
+from agentrig.kernel import load_config
 from agentrig.permissions import (
     PermissionArg,
     PermissionCall,

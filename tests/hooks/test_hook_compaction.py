@@ -15,7 +15,7 @@ from lifecycle_support import hook, records
 import agentrig
 from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.ids import AgentId
-from agentrig.kernel.config import load_config
+from agentrig.kernel import load_config
 from agentrig.llm import SystemMessage
 from agentrig.session import SessionEvent
 

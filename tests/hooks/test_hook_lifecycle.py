@@ -17,7 +17,7 @@ from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.errors import ConfigError
 from agentrig.hooks import FIREABLE_EVENTS, NOT_FIRED, HookRunner, event_name_problem
 from agentrig.ids import AgentId
-from agentrig.kernel.payloads import PermissionQuestion
+from agentrig.kernel import PermissionQuestion
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
@@ -169,7 +169,7 @@ async def test_session_start_fires_once_per_session(tmp_path: Path) -> None:
     provider_replies: list[Reply | str] = ["one", "two"]
     RAN.clear()
     from agentrig.builtins._scripted import ScriptedProvider
-    from agentrig.kernel.config import LoadedConfig, RuntimeConfig
+    from agentrig.kernel import LoadedConfig, RuntimeConfig
 
     provider = ScriptedProvider(provider_replies)
     config = {
@@ -226,7 +226,7 @@ async def test_a_resumed_session_starts_with_source_resume(tmp_path: Path) -> No
     import attrs
 
     from agentrig.builtins._scripted import ScriptedProvider
-    from agentrig.kernel.config import load_config
+    from agentrig.kernel import load_config
 
     log = tmp_path / "log.jsonl"
     config = {

@@ -31,8 +31,7 @@ from agentrig.hooks import (
     make_hook_gate,
 )
 from agentrig.ids import AgentId, PluginName
-from agentrig.kernel import MemorySource, builtin_source, open_runtime
-from agentrig.kernel.config import HookConfig
+from agentrig.kernel import HookConfig, MemorySource, builtin_source, open_runtime
 from agentrig.llm import ToolMessage
 from agentrig.plugin import TOOLS
 from agentrig.tools import tool

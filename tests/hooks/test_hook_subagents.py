@@ -11,7 +11,7 @@ from lifecycle_support import hook, records
 
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
-from agentrig.kernel.config import load_config
+from agentrig.kernel import load_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 

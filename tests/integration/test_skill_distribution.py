@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.kernel import EntryPointSource, open_runtime
-from agentrig.kernel.discovery import EntrySpec
+from agentrig.kernel import EntryPointSource, EntrySpec, open_runtime
 from agentrig.skills import SKILLS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.subprocess]

@@ -19,8 +19,8 @@ from agentrig.kernel import (
     env_resolver,
     load_config,
     open_runtime,
+    resolve_secret,
 )
-from agentrig.kernel.config import resolve_secret
 
 
 def write(tmp_path: Path, text: str, name: str = "agentrig.toml") -> Path:

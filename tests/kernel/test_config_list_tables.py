@@ -20,7 +20,7 @@ from pydantic import BaseModel, RootModel
 from agentrig.builtins._scripted import ScriptedOptions
 from agentrig.errors import ConfigError
 from agentrig.kernel import open_runtime
-from agentrig.kernel.config import RuntimeConfig, known_keys
+from agentrig.kernel._config import RuntimeConfig, known_keys
 
 
 def _unwrap(annotation: Any) -> Any:

@@ -14,7 +14,7 @@ import pytest
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, builtin_source, load_config, open_runtime
-from agentrig.kernel.config import known_keys
+from agentrig.kernel._config import known_keys
 
 
 def write(tmp_path: Path, text: str, name: str) -> Path:

@@ -6,7 +6,7 @@ import importlib.metadata
 import importlib.util
 
 from agentrig.kernel import stray_entry_points
-from agentrig.kernel.contracts import CONTRACTS_GROUP, check_tool
+from agentrig.kernel._contracts import CONTRACTS_GROUP, check_tool
 from agentrig.tools import check_tool_contribution, tool
 
 
@@ -29,7 +29,7 @@ def test_the_claude_code_importer_is_an_entry_point_of_the_core_distribution() -
     # the importer lives in the hooks layer; the kernel's config loader reaches it only
     # through the core distribution's own entry point
     from agentrig.hooks._claude_settings import apply_claude_code
-    from agentrig.kernel.config import IMPORTERS_GROUP
+    from agentrig.kernel._config import IMPORTERS_GROUP
 
     (entry,) = importlib.metadata.entry_points(group=IMPORTERS_GROUP, name="claude_code")
     assert entry.dist is not None

@@ -18,9 +18,9 @@ from agentrig.kernel import (
     MemorySource,
     PluginIndex,
     builtin_source,
+    env_plugin_settings,
     open_runtime,
 )
-from agentrig.kernel.discovery import env_plugin_settings
 from agentrig.plugin import SESSION_STORES, TOOLS
 
 EXPLODING = """

@@ -11,8 +11,15 @@ import pytest
 
 import agentrig
 from agentrig.errors import HookError
-from agentrig.kernel import HookDispatcher, Observation, builtin_source, hookspecs, open_runtime
-from agentrig.kernel.hookspecs import Mode, mode_of
+from agentrig.kernel import (
+    HookDispatcher,
+    Mode,
+    Observation,
+    builtin_source,
+    mode_of,
+    open_runtime,
+)
+from agentrig.kernel import _hookspecs as hookspecs
 
 
 async def wait_until(condition: Callable[[], bool]) -> None:

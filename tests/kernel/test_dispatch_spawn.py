@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from agentrig.hooks import HookLifecycle
-from agentrig.kernel.dispatch import HookDispatcher
+from agentrig.kernel import HookDispatcher
 
 pytestmark = pytest.mark.anyio
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentrig.kernel import _merge
+from agentrig.kernel import EntrySpec, _merge
 from agentrig.kernel._merge import merge_sources
-from agentrig.kernel.discovery import EntrySpec
 
 
 def _listing(distribution: str) -> tuple[EntrySpec, ...]:

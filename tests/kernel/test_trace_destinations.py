@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import agentrig
 from agentrig.ids import AgentId
-from agentrig.kernel.composition import compose_step
-from agentrig.kernel.tracing import TRACE_CONTEXT, trace_origin
+from agentrig.kernel import compose_step
+from agentrig.kernel._tracing import TRACE_CONTEXT, trace_origin
 from agentrig.plugin import Composition
 
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

@@ -8,8 +8,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 import agentrig.session  # noqa: F401  (defines agentrig.session.event)
-from agentrig.kernel import SCHEMAS, MemorySource, PluginIndex
-from agentrig.kernel.discovery import register_schemas
+from agentrig.kernel import SCHEMAS, MemorySource, PluginIndex, register_schemas
 from agentrig.schemas import (
     MigrationFailedError,
     SchemaDefinitionError,

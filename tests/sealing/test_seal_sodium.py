@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentrig.host import PathEscapeError, UnsafeExistingError
-from agentrig.kernel.contracts import check_factory
+from agentrig.kernel import check_factory
 from agentrig.sealing import (
     ArtifactKind,
     ArtifactKinds,

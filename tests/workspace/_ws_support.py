@@ -8,7 +8,7 @@ from typing import Any
 
 from agentrig.builtins.workspace import WORKSPACE, Workspace, WorkspaceConfig
 from agentrig.cancel import CancelSignal
-from agentrig.kernel.services import Services
+from agentrig.kernel import Services
 from agentrig.tools import Tool, ToolContext, check_input
 
 

@@ -29,7 +29,7 @@ from agentrig.builtins.workspace import (
 )
 from agentrig.cancel import CancelSignal
 from agentrig.host import EgressPolicy, egress_client
-from agentrig.kernel.services import Services
+from agentrig.kernel import Services
 from agentrig.testing.conformance_toolset import ToolsetConformance
 from agentrig.tools import Tool, ToolContext
 

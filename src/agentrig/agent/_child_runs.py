@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, final
 import attrs
 
 from agentrig.cancel import CancelSignal
-from agentrig.kernel.services import ServiceKey
+from agentrig.kernel import ServiceKey
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent

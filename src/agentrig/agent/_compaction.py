@@ -2,7 +2,7 @@
 
 :class:`Compactor` measures nothing itself: the model round asks it to compact when the
 context passed ``[agents.<id>] compaction.at`` of the window, :meth:`Agent.compact` when a
-caller asks.  It offers a :class:`~agentrig.kernel.payloads.CompactionRequest` to the
+caller asks.  It offers a :class:`~agentrig.kernel.CompactionRequest` to the
 ``compaction`` waterfall (a plugin's strategy, the ``PreCompact`` hooks); the innermost step
 is the built-in strategy:
 
@@ -29,7 +29,7 @@ import attrs
 from agentrig.agent._context import CHARS_PER_TOKEN, ContextUsage
 from agentrig.errors import AgentrigError
 from agentrig.ids import message_id
-from agentrig.kernel.payloads import CompactionPlan, CompactionRequest
+from agentrig.kernel import CompactionPlan, CompactionRequest
 from agentrig.llm import (
     PROVIDERS,
     AssistantMessage,

@@ -24,7 +24,7 @@ from agentrig.agent._results import DelegationError, RunRecord, RunResult
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, SessionId, agent_id, session_id
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel import AgentConfig
 from agentrig.session import Session, SessionLineage
 from agentrig.tools import FunctionTool, ToolContext, tool
 

@@ -31,7 +31,7 @@ from agentrig.cancel import CancelSignal
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError
 from agentrig.ids import RunId, new_run_id
-from agentrig.kernel.config import parse_duration
+from agentrig.kernel import parse_duration
 from agentrig.llm import UserMessage
 from agentrig.session import TurnTrigger
 

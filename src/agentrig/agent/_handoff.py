@@ -24,7 +24,7 @@ from agentrig.agent._results import DelegationError, RunResult
 from agentrig.agent._turn_state import Emit
 from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId, new_run_id
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel import AgentConfig
 from agentrig.session import SessionEvent, TurnStart
 from agentrig.tools import FunctionTool, ToolContext, ToolOutput, tool
 

@@ -12,7 +12,7 @@ from typing import final
 
 import attrs
 
-from agentrig.kernel.services import ServiceKey
+from agentrig.kernel import ServiceKey
 
 __all__ = ["PROJECT_INSTRUCTIONS", "ProjectInstructions", "with_instructions"]
 

@@ -13,13 +13,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, final
 
 from agentrig.agent._dispatch import Gate
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel import AgentConfig
 from agentrig.llm import ToolSpec
 from agentrig.tools import Tool
 from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["ToolOffer"]
 

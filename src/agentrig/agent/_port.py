@@ -20,8 +20,7 @@ from agentrig.agent._dispatch import Gate
 from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
 from agentrig.errors import RuntimeClosedError
-from agentrig.kernel.config import AgentConfig
-from agentrig.kernel.payloads import AgentStatus, AgentStatusChanged, Observation, RequestConfig
+from agentrig.kernel import AgentConfig, AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.llm import ToolSpec
 from agentrig.session import (
     InboxSpliced,
@@ -35,7 +34,7 @@ from agentrig.tools import Tool
 
 if TYPE_CHECKING:
     from agentrig.agent._agent import Agent
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["AgentPort"]
 
@@ -120,7 +119,11 @@ class AgentPort:
     async def write(self, cls: type[SessionEventData], /, **fields: Any) -> None:
         """:meth:`append` of ``cls(**fields)``: validated like every event, with or without
         a store (one write path: a test without a store runs what a deployment runs)."""
-        await self.append(cls(**fields))
+        data = cls(**fields)
+        if self.writer is None:
+            self.session.push(data)
+        else:
+            await self.log(data)
 
     def record_inbox(self, data: InboxSpliced) -> None:
         """Log an inbox splice made in sync code; it is persisted with the next write."""

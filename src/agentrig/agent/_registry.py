@@ -30,12 +30,13 @@ from agentrig.errors import (
 from agentrig.ids import AgentId, ToolId, new_session_id
 from agentrig.ids import agent_id as _check_agent_id
 from agentrig.ids import session_id as _check_session_id
-from agentrig.kernel.config import AgentConfig, issues_from_validation
-from agentrig.kernel.payloads import (
+from agentrig.kernel import (
     SESSION_END_REASONS,
+    AgentConfig,
     AgentCreated,
     AgentDisposed,
     SessionStart,
+    issues_from_validation,
 )
 from agentrig.llm import PROVIDERS, ToolSpec, request_option_issues
 from agentrig.session import (
@@ -50,7 +51,7 @@ from agentrig.tools import TOOLS, TOOLSETS, Tool, check_tool_contribution
 from agentrig.tools import tool as make_tool
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["AgentRegistry", "AgentSetup"]
 
@@ -218,6 +219,7 @@ class AgentRegistry:
         that runs children durably name them after the call that made them.
         """
         child, config = self._configured(lineage, "delegate to")
+        config = self._selected(config)
 
         async def record(port: AgentPort) -> None:
             await port.log(lineage.event())  # the session's first event, before setup's
@@ -249,6 +251,7 @@ class AgentRegistry:
         plugin that runs handoffs durably name the target after the call that asked for it.
         """
         target, config = self._configured(lineage, "hand off to")
+        config = self._selected(config)
         events = list(parent.session.events)
         session = Session(new_session_id() if session_id is None else _check_session_id(session_id))
         session.load(events)
@@ -295,7 +298,7 @@ class AgentRegistry:
         self.runtime.ensure_open()
         agent_id = _check_agent_id(agent_id)
         sid = _check_session_id(session_id) if session_id is not None else new_session_id()
-        resolved = self._config(agent_id, config, settings)
+        resolved = self._selected(self._config(agent_id, config, settings))
         store = self._store(resolved)
         if store is not None and await store.exists(sid):
             raise DuplicateIdError(
@@ -404,7 +407,7 @@ class AgentRegistry:
         """The config and session store of an agent ``what`` (resume, fork) rebuilds from a
         stored log; ``UnknownIdError`` when it has no store."""
         self.runtime.ensure_open()
-        resolved = self._config(agent_id, config, settings)
+        resolved = self._selected(self._config(agent_id, config, settings))
         store = self._store(resolved)
         if store is None:
             raise UnknownIdError(
@@ -429,6 +432,20 @@ class AgentRegistry:
         for data in cut.closing_events():
             await port.log(data)
         port.agent.cut_off = cut
+
+    def _selected(self, config: AgentConfig) -> AgentConfig:
+        """``config`` on the runtime's default model selection when it follows it
+        (``use_selection``) and one is selected now; checked like a saved one."""
+        if not config.use_selection:
+            return config
+        service = self.runtime.model_selection
+        found = service.lookup()
+        if found is None:
+            return config
+        selection = service.check(found[0])
+        effort = selection.reasoning_effort or config.reasoning_effort
+        update = {"provider": selection.provider, "model": selection.model}
+        return config.model_copy(update={**update, "reasoning_effort": effort})
 
     def _config(
         self, agent_id: AgentId, config: AgentConfig | None, settings: dict[str, Any]

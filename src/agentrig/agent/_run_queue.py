@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from agentrig.ids import AgentId
-from agentrig.kernel.services import ServiceKey
+from agentrig.kernel import ServiceKey
 
 __all__ = ["RUN_QUEUE", "RunQueue"]
 

@@ -17,7 +17,7 @@ import anyio
 from agentrig.agent._results import RunResult
 from agentrig.errors import AgentrigError
 from agentrig.ids import AgentId
-from agentrig.kernel.config import SecretResolver
+from agentrig.kernel import SecretResolver
 
 __all__ = ["run_sync"]
 

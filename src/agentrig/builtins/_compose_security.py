@@ -50,9 +50,7 @@ from agentrig.ids import EntryId
 from agentrig.sealing import SEALERS, Sealer
 
 if TYPE_CHECKING:
-    from agentrig.kernel.config import LoadedConfig, StoreConfig
-    from agentrig.kernel.discovery import PluginIndex
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import LoadedConfig, PluginIndex, Runtime, StoreConfig
 
 __all__ = ["compose_credentials", "compose_sealers", "security_issues"]
 

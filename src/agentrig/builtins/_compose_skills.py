@@ -25,8 +25,7 @@ from agentrig.builtins._skill_trust import TrustStore
 from agentrig.builtins._skills_config import DEFAULT_ROOTS, SkillsConfig
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ConfigError, Issue
-from agentrig.kernel.config import PlaceholderResolver
-from agentrig.kernel.payloads import RegistrationReview
+from agentrig.kernel import PlaceholderResolver, RegistrationReview
 from agentrig.skills import (
     SKILLS,
     Registration,
@@ -47,8 +46,7 @@ from agentrig.skills import (
 )
 
 if TYPE_CHECKING:
-    from agentrig.kernel.config import LoadedConfig
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import LoadedConfig, Runtime
 
 __all__ = ["compose_skills", "describe_skills", "scan_tools", "skill_roots", "skills_config"]
 

@@ -7,7 +7,7 @@ config has a ``[workspace]`` table or offers one of the workspace tools; the too
 
 from __future__ import annotations
 
-from agentrig.kernel.composition import Composition, compose_step
+from agentrig.kernel import Composition, compose_step
 
 __all__ = ["PLUGIN", "WorkspaceStep"]
 

@@ -3,7 +3,7 @@
 Each is an ``agentrig.plugins`` entry point of the core distribution (``compose-check``,
 ``compose-providers``, ...; see ``pyproject.toml``), so ``agentrig plugins`` lists them and
 ``plugins.disabled = ["compose-agents"]`` turns one off like any plugin.  Their phases
-(:mod:`agentrig.kernel.composition`) give their order; a third-party step joins a phase.
+(:data:`agentrig.kernel.PHASES`) give their order; a third-party step joins a phase.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from agentrig.builtins._compose import (
 from agentrig.builtins._compose_security import compose_credentials, compose_sealers
 from agentrig.builtins._compose_skills import compose_skills, scan_tools
 from agentrig.builtins._instructions import compose_instructions
-from agentrig.kernel.composition import Composition, Phase, compose_step
-from agentrig.kernel.runtime import Runtime
+from agentrig.kernel import Composition, Phase, Runtime, compose_step
 
 __all__ = [
     "AGENTS",

@@ -41,10 +41,10 @@ from agentrig.host import (
     check_url,
     egress_client,
 )
-from agentrig.kernel.tracing import add_trace_hook
+from agentrig.kernel import add_trace_hook
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["PolicyCheckedTransport", "egress_policy", "make_http_factory"]
 

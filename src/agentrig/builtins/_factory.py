@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel.contracts import protocol_problems
+from agentrig.kernel import protocol_problems
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["call_factory"]
 

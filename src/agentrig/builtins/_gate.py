@@ -29,7 +29,7 @@ import attrs
 from agentrig.builtins._rule_targets import check_rule_targets
 from agentrig.builtins._trust import composition_trust_paths
 from agentrig.ids import AgentId, CallId
-from agentrig.kernel.payloads import PermissionQuestion
+from agentrig.kernel import PermissionQuestion
 from agentrig.llm import ToolCallBlock
 from agentrig.permissions import (
     DEFAULT_BLOCK_RULES,
@@ -53,7 +53,7 @@ from agentrig.tools import TOOLS, GateDecision, Tool
 if TYPE_CHECKING:
     from agentrig.agent import Agent, Gate
     from agentrig.hooks import CombinedOutcome, HookLifecycle
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["ChainedGate", "PermissionGate", "compose_gate", "tool_permissions"]
 

@@ -27,8 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentrig.agent import PROJECT_INSTRUCTIONS, ProjectInstructions
 
 if TYPE_CHECKING:
-    from agentrig.kernel.config import LoadedConfig
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import LoadedConfig, Runtime
 
 __all__ = [
     "InstructionsConfig",

@@ -18,12 +18,11 @@ import anyio
 from agentrig.builtins._skills_config import GuardConfig, SkillsConfig
 from agentrig.cancel import CancelSignal
 from agentrig.ids import provider_id
-from agentrig.kernel import hookimpl
-from agentrig.kernel.payloads import RegistrationReview
+from agentrig.kernel import RegistrationReview, hookimpl
 from agentrig.skills import CATEGORIES, Finding, Registration, Verdict
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["GUARD", "GUARD_NAME", "SkillGuard", "guard_prompt"]
 

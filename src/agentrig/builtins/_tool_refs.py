@@ -116,7 +116,7 @@ class ToolRefs:
             return Issue(exc.code, f"tool reference {ref!r}: {exc}", path)
 
     def _load(self, ref: str) -> tuple[Tool, ...]:
-        from agentrig.kernel.contracts import ContractViolation
+        from agentrig.kernel import ContractViolation
         from agentrig.tools import Tool, Toolset, check_tool_contribution, tool
 
         target, _, attribute = ref.rpartition(":")

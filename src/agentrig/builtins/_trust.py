@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agentrig.permissions import DEFAULT_TRUST_WIDENING_PATHS, escape_glob
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["composition_trust_paths"]
 

@@ -8,7 +8,7 @@ failed plugin), ``2`` a usage error (unknown option, missing file), ``130`` inte
 The core's subcommands are modules listed in :data:`SUBCOMMANDS`; each exposes
 ``register(subparsers)``, which adds its parser and sets ``handler`` -- a function
 ``(args) -> int``.  Plugins add theirs through the ``register_commands`` hook
-(:class:`~agentrig.kernel.commands.Commands`); the installed listener plugins are loaded for
+(:class:`~agentrig.kernel.Commands`); the installed listener plugins are loaded for
 it with the environment's plugin switches, and ``--help`` lists their commands too.
 
 Subcommand modules import nothing heavy at module level, so ``agentrig --help`` stays fast.
@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, NoReturn, Protocol, cast
 
-from agentrig.cli import _chat, _config, _doctor, _migrate, _plugins, _run, _sessions
+from agentrig.cli import _chat, _config, _doctor, _migrate, _models, _plugins, _run, _sessions
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -51,6 +51,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     _chat,
     _sessions,
     _migrate,
+    _models,
     _plugins,
     _config,
     _doctor,

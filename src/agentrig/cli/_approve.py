@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import anyio
 
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel.payloads import Observation, PermissionQuestion
+    from agentrig.kernel import Observation, PermissionQuestion
 
 __all__ = [
     "EXIT_REFUSED",

@@ -145,8 +145,7 @@ def plugin_index(
     The CLI is a host: it reads the documented switches ``AGENTRIG_DISABLE_PLUGINS`` and
     ``AGENTRIG_DISABLE_PLUGIN_AUTOLOAD`` from the process environment.
     """
-    from agentrig.kernel import PluginIndex
-    from agentrig.kernel.discovery import env_plugin_settings
+    from agentrig.kernel import PluginIndex, env_plugin_settings
 
     disabled_env, autoload_env = env_plugin_settings(os.environ if environ is None else environ)
     if loaded is None:

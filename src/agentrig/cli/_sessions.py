@@ -382,7 +382,7 @@ def _compact(args: argparse.Namespace) -> int:
 def _window(rt: Runtime) -> Any:
     """A model's context window, when provider packages registered model metadata (the
     sessions commands compose no providers: otherwise unknown)."""
-    from agentrig.kernel.runtime import MODELS
+    from agentrig.kernel import MODELS
 
     models = rt.services.get(MODELS)
     return models.context_window if models is not None else None

@@ -30,7 +30,7 @@ from typing import Any
 
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel.config import read_json
+from agentrig.kernel import read_json
 from agentrig.permissions import escape_glob
 
 __all__ = ["IGNORED_KEYS", "PATH_TOOLS", "apply_claude_code", "read_settings_file"]

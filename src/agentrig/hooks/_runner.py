@@ -20,14 +20,10 @@ from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HOOK_STRATEGIES, HookStrategy, HookStrategyFactory
 from agentrig.ids import PluginName
-from agentrig.kernel.config import HookConfig
-from agentrig.kernel.contracts import protocol_problems
-from agentrig.kernel.payloads import Observation
-from agentrig.kernel.runtime import HTTP
-from agentrig.kernel.tracing import TraceContext
+from agentrig.kernel import HTTP, HookConfig, Observation, TraceContext, protocol_problems
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel import Runtime
 
 __all__ = ["ConfiguredHook", "HookRunner"]
 

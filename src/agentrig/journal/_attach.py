@@ -64,7 +64,7 @@ async def journaled_runtime(
 ) -> AsyncIterator[Any]:
     """``open_runtime`` with ``journal`` attached; ``providers`` maps each provider id of the
     config to the real provider to wrap (every provider an agent may use must be listed)."""
-    from agentrig.kernel.runtime import open_runtime
+    from agentrig.kernel import open_runtime
 
     attached = attach_journal(journal)
     async with open_runtime(

@@ -44,7 +44,7 @@ from agentrig.journal._records import (
     ModelSettlement,
     ToolSettlement,
 )
-from agentrig.kernel.config import AgentConfig
+from agentrig.kernel import AgentConfig
 from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage
 from agentrig.session import (
     AssistantMessageEvent,

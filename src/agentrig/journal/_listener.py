@@ -21,15 +21,16 @@ from agentrig.journal._errors import JournalError
 from agentrig.journal._guard import durable
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import ToolIntent, ToolSettlement, arguments_of
-from agentrig.kernel.composition import Composition, compose_step
-from agentrig.kernel.payloads import (
+from agentrig.kernel import (
     CompactionPlan,
     CompactionRequest,
+    Composition,
     RequestConfig,
+    ServiceKey,
     SessionStart,
     ToolExecution,
+    compose_step,
 )
-from agentrig.kernel.services import ServiceKey
 from agentrig.llm import ToolMessage
 from agentrig.tools import is_idempotent
 

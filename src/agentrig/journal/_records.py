@@ -37,7 +37,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
-from agentrig.kernel.schemas import SCHEMAS
+from agentrig.kernel import SCHEMAS
 from agentrig.llm import AssistantMessage, ModelRequest, ToolMessage
 from agentrig.schemas import VersionedJson
 

@@ -1,9 +1,8 @@
 """The kernel: hookspecs and dispatch, plugin discovery, config composition and the Runtime."""
 
-from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
-from agentrig.kernel.commands import CommandHandler, Commands
-from agentrig.kernel.composition import PHASES, Composition, Phase, compose_step
-from agentrig.kernel.config import (
+from agentrig.kernel._commands import CommandHandler, Commands
+from agentrig.kernel._composition import PHASES, Composition, Phase, compose_step
+from agentrig.kernel._config import (
     AgentConfig,
     HookConfig,
     LoadedConfig,
@@ -16,10 +15,19 @@ from agentrig.kernel.config import (
     StoreConfig,
     ToolConfig,
     env_resolver,
+    installed_sections,
+    issues_from_validation,
     load_config,
+    resolve_secret,
+    unknown_key_message,
 )
-from agentrig.kernel.contracts import ContractViolation, with_options
-from agentrig.kernel.discovery import (
+from agentrig.kernel._contracts import (
+    ContractViolation,
+    check_factory,
+    protocol_problems,
+    with_options,
+)
+from agentrig.kernel._discovery import (
     CORE_DISTRIBUTION,
     DISABLE_AUTOLOAD_ENV,
     DISABLE_PLUGINS_ENV,
@@ -31,13 +39,18 @@ from agentrig.kernel.discovery import (
     PluginSource,
     PluginStatus,
     builtin_source,
+    env_plugin_settings,
     register_schemas,
     register_variants,
 )
-from agentrig.kernel.dispatch import HookDispatcher, HookFailure, new_plugin_manager
-from agentrig.kernel.hookspecs import Mode, hookimpl, hookspec, mode_of
-from agentrig.kernel.kinds import KINDS, KindSpec
-from agentrig.kernel.payloads import (
+from agentrig.kernel._dispatch import HookDispatcher, HookFailure, new_plugin_manager
+from agentrig.kernel._duration import Duration, parse_duration
+from agentrig.kernel._formats import read_json
+from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
+from agentrig.kernel._hookspecs import Mode, hookimpl, hookspec, mode_of
+from agentrig.kernel._kinds import KINDS, KindSpec
+from agentrig.kernel._payloads import (
+    SESSION_END_REASONS,
     AgentCreated,
     AgentDisposed,
     AgentHandle,
@@ -60,24 +73,45 @@ from agentrig.kernel.payloads import (
     ToolExecution,
     TurnStopping,
 )
-from agentrig.kernel.runtime import (
+from agentrig.kernel._runtime import (
     AGENTS,
     CATALOG_KINDS,
     HTTP,
+    MODEL_SELECTION,
     MODELS,
     HttpFactory,
     Runtime,
     open_runtime,
 )
-from agentrig.kernel.schemas import SCHEMAS
-from agentrig.kernel.services import ServiceKey, Services
-from agentrig.kernel.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, TraceScope, trace_env
+from agentrig.kernel._schemas import SCHEMAS
+from agentrig.kernel._services import ServiceKey, Services
+from agentrig.kernel._tracing import (
+    TRACE_CONTEXT,
+    ScopeKind,
+    TraceContext,
+    TraceScope,
+    add_trace_hook,
+    trace_env,
+)
 
 __all__ = [
+    "SESSION_END_REASONS",
+    "Duration",
+    "add_trace_hook",
+    "check_factory",
+    "env_plugin_settings",
+    "installed_sections",
+    "issues_from_validation",
+    "parse_duration",
+    "protocol_problems",
+    "read_json",
+    "resolve_secret",
+    "unknown_key_message",
     "AGENTS",
     "CATALOG_KINDS",
     "CORE_DISTRIBUTION",
     "HTTP",
+    "MODEL_SELECTION",
     "MODELS",
     "PHASES",
     "CommandHandler",

@@ -13,9 +13,9 @@ from typing import Any
 
 import attrs
 
-from agentrig.kernel.config import IMPORTERS_GROUP
-from agentrig.kernel.contracts import CONTRACTS_GROUP
-from agentrig.kernel.kinds import KINDS
+from agentrig.kernel._config import IMPORTERS_GROUP
+from agentrig.kernel._contracts import CONTRACTS_GROUP
+from agentrig.kernel._kinds import KINDS
 from agentrig.variants import SEAMS_GROUP
 
 __all__ = ["StrayEntryPoint", "stray_entry_points"]

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from agentrig.errors import Issue, PluginConflictError
-from agentrig.kernel.kinds import KINDS
+from agentrig.kernel._kinds import KINDS
 
 if TYPE_CHECKING:
-    from agentrig.kernel.discovery import EntrySpec
+    from agentrig.kernel._discovery import EntrySpec
 
 __all__ = ["Merged", "conflict_error", "merge_sources", "normalize_distribution", "prefer_issues"]
 

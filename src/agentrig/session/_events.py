@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentrig.kernel.discovery import register_variants
+from agentrig.kernel import register_variants
 from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, Usage, UserMessage
 from agentrig.variants import Variant, VariantRegistry
 
@@ -297,7 +297,7 @@ class SessionEvent(BaseModel):
     """One log entry: ``seq`` (1-based, monotonic), ``time`` (unix seconds) and ``data``.
 
     ``trace`` names the span that produced it when a tracing plugin is active (see
-    ``agentrig.kernel.tracing``); without one it is absent, also from the stored form.
+    ``agentrig.kernel.TraceContext``); without one it is absent, also from the stored form.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

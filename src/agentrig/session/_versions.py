@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from agentrig.kernel.schemas import SCHEMAS
+from agentrig.kernel import SCHEMAS
 from agentrig.schemas import VersionedJson
 from agentrig.session._events import SessionEvent
 

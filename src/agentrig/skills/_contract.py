@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from agentrig.kernel.contracts import ContractViolation
+from agentrig.kernel import ContractViolation
 from agentrig.skills._errors import SkillError, SkillFormatError
 from agentrig.skills._format import Skill, SkillLimits, load_skill
 from agentrig.skills._scanner import registration_of_skill, scan

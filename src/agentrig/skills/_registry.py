@@ -23,7 +23,7 @@ from typing import final
 import attrs
 
 from agentrig.errors import AgentrigError
-from agentrig.kernel.services import ServiceKey
+from agentrig.kernel import ServiceKey
 from agentrig.skills._errors import SkillBlockedError, SkillError, SkillVersionError
 from agentrig.skills._format import SKILL_FILE, Skill, SkillLimits, load_skill
 from agentrig.skills._scanner import Verdict, registration_of_skill, scan

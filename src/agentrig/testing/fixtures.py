@@ -7,8 +7,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from agentrig.kernel import MemorySource, Runtime, open_runtime
-from agentrig.kernel.config import SecretResolver
+from agentrig.kernel import MemorySource, Runtime, SecretResolver, open_runtime
 
 if TYPE_CHECKING:
     import httpx

@@ -35,7 +35,7 @@ from agentrig.catalog import CatalogKey
 from agentrig.errors import AgentrigError, CheckResult, Issue
 from agentrig.ids import ToolId
 from agentrig.ids import tool_id as _validate_tool_id
-from agentrig.kernel.services import Services
+from agentrig.kernel import Services
 from agentrig.tools._jsonschema import SchemaContractError, parse_with
 
 if TYPE_CHECKING:
@@ -414,7 +414,7 @@ _RISKS = {"inspect", "modify", "execute", None}
 
 
 def _check_one(obj: object) -> Tool:
-    from agentrig.kernel.contracts import ContractViolation
+    from agentrig.kernel import ContractViolation
 
     if not isinstance(obj, Tool):
         missing = [
@@ -502,7 +502,7 @@ def check_tool_contribution(obj: object, name: str | None = None) -> tuple[Tool,
     must have the id ``name``.  A :class:`Toolset` (or a list of tools) declares the ids it
     brings -- its tools' ids, each once -- and its entry name stands for all of them.
     """
-    from agentrig.kernel.contracts import ContractViolation
+    from agentrig.kernel import ContractViolation
 
     single = False
     if isinstance(obj, Toolset):

@@ -27,8 +27,7 @@ from agentrig.credentials import (
 )
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import Runtime
-from agentrig.kernel.config import resolve_secret
-from agentrig.plugin import trace_env
+from agentrig.plugin import resolve_secret, trace_env
 from agentrig_mcp._client import McpClient
 from agentrig_mcp._config import (
     HttpServerSpec,

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel import SecretResolver
+from agentrig.plugin import SecretResolver
 from agentrig_mcp._config import ServerEntry, ServerSpec, expand_vars, named_servers
 
 __all__ = ["read_user_file"]

@@ -18,6 +18,8 @@ from agentrig.llm import (
     StreamAssembler,
     StreamChunk,
     TextDelta,
+    report_effort,
+    resolve_effort_level,
 )
 from agentrig.llm.http import (
     HttpProviderFactory,
@@ -40,7 +42,6 @@ from agentrig_openai._responses_wire import (
     response_chunks,
 )
 from agentrig_openai._responses_ws import ResponsesSocket, SocketDropped, SocketPool, open_socket
-from agentrig_openai._wire import resolve_effort
 
 __all__ = ["OpenAIResponsesProvider", "responses_factory"]
 
@@ -89,20 +90,20 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
 
     # -- requests ----------------------------------------------------------------------------
 
-    def _body(self, request: ModelRequest, previous: Continuation | None) -> dict[str, Any]:
+    def _body(
+        self, request: ModelRequest, previous: Continuation | None, *, sending: bool = True
+    ) -> dict[str, Any]:
+        """The request body; ``sending``: it goes out now, so how it resolved the request's
+        reasoning effort is reported (``reasoning.effort`` is the native control)."""
         caps = self._check(request)
-        effort = resolve_effort(request.reasoning_effort, caps.reasoning_effort)
-        if request.reasoning_effort not in (None, "auto") and effort is None:
-            logger.debug(
-                "reasoning_effort %r not applied: model %r declares %r",
-                request.reasoning_effort,
-                request.model,
-                caps.reasoning_effort,
-            )
+        effort = resolve_effort_level(request.reasoning_effort, caps.reasoning_effort)
+        level = effort.effective
+        if sending:
+            report_effort(effort.sent({"reasoning": {"effort": level}}) if level else effort)
         opts = self._options
         return build_body(
             request,
-            effort=effort,
+            effort=level,
             summary=opts.reasoning_summary,
             strict=opts.strict_tools,
             vendor=opts.vendor_endpoint,
@@ -118,7 +119,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
 
     def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
         """The HTTP request body this provider would send (capability checks included)."""
-        return {**self._body(request, self._chained(request)), "stream": stream}
+        return {**self._body(request, self._chained(request), sending=False), "stream": stream}
 
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
         if self._options.uses_websocket:
@@ -260,7 +261,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
         previous = continuation(request.messages, self._url)
         socket = self._pool.take(previous.response_id if previous is not None else None)
         whole = False
-        for _attempt in range(3):
+        for attempt in range(3):
             fresh = socket is None
             if socket is None:
                 socket = await self._pool.open(signal)
@@ -268,7 +269,8 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
             if previous is not None and not whole:
                 held = socket.last_response_id == previous.response_id
                 chain = previous if held or self._options.store else None
-            body = {"type": "response.create", **self._body(request, chain)}
+            # the effort is reported once: a resend carries the same control
+            body = {"type": "response.create", **self._body(request, chain, sending=not attempt)}
             try:
                 await socket.send(body, signal=signal)
                 event = await self._receive(socket, signal)

@@ -1,7 +1,7 @@
 """Spans and metrics from agentrig's observations, named by the OpenTelemetry GenAI conventions.
 
 Composed into a runtime, :class:`Telemetry` is also its trace context
-(``agentrig.kernel.tracing``): the loop opens a scope around each turn, model call attempt and
+(``agentrig.plugin.TraceContext``): the loop opens a scope around each turn, model call attempt and
 tool call, and each scope is a span started by the tracer and made current in the task that
 does the work -- so an HTTP request, a hook, a delegated child agent or a session event inside
 it names that span, and W3C ``traceparent`` goes out with them.  The loop's observation of the
@@ -58,12 +58,20 @@ def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
 
 
+#: the last trace id formatted, and its hex: every span of a run shares the run's trace id
+_last_trace: list[tuple[int, str]] = [(0, "0" * 32)]
+
+
 def _hex_ids(span: Span) -> tuple[str, str] | None:
     """``(trace_id, span_id)`` as hex; None for a span that records nothing (no-op tracer)."""
     ctx = span.get_span_context()
     if not ctx.is_valid:
         return None
-    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
+    trace_id = ctx.trace_id
+    last = _last_trace[0]
+    if last[0] != trace_id:
+        last = _last_trace[0] = (trace_id, format(trace_id, "032x"))
+    return last[1], format(ctx.span_id, "016x")
 
 
 #: the name and kind a call's span starts with (a turn's is named after its agent)
@@ -80,7 +88,7 @@ _LIVE: ContextVar[_Scope | None] = ContextVar("agentrig_otel_scope", default=Non
 
 
 class _Scope:
-    """A span made current until :meth:`close` (see ``agentrig.kernel.tracing``)."""
+    """A span made current until :meth:`close` (see ``agentrig.plugin.TraceContext``)."""
 
     __slots__ = (
         "_hex",
@@ -168,7 +176,7 @@ class Telemetry:
         self._servers: dict[Any, dict[str, Any]] = {}
         self._tools: dict[tuple[Any, str], str | None] = {}
 
-    # ---- the trace context (agentrig.kernel.tracing.TraceContext) -------------------------
+    # ---- the trace context (agentrig.plugin.TraceContext) -------------------------
     def open(self, kind: ScopeKind, agent_id: str) -> _Scope:
         """A live span of ``kind``, current in this task until the scope closes."""
         name, span_kind = _OPENED.get(kind) or (f"invoke_agent {agent_id}", SpanKind.INTERNAL)
@@ -267,8 +275,9 @@ class Telemetry:
             name = "agentrig.permission"
             attributes: dict[str, Any] = {
                 "agentrig.permission.outcome": "allow" if data.get("allowed") else "deny",
-                "agentrig.permission.reason": str(data.get("reason") or ""),
             }
+            if data.get("reason"):  # an allow by no rule at all has none
+                attributes["agentrig.permission.reason"] = str(data["reason"])
             when = time.time()
         else:
             name = f"agentrig.hook {data.get('event')}"

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agentrig.kernel.config import Duration
+from agentrig.kernel import Duration
 
 __all__ = ["FetchConfig", "FilesConfig", "Limits", "SandboxConfig", "WorkspaceConfig"]
 

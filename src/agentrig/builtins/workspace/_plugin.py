@@ -17,7 +17,7 @@ from agentrig.builtins.workspace._errors import SandboxUnavailableError
 from agentrig.builtins.workspace._sandbox import BubblewrapBackend, backend_for
 from agentrig.builtins.workspace._space import WORKSPACE, FetchClient, Workspace
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel.runtime import HTTP, Runtime
+from agentrig.kernel import HTTP, Runtime
 from agentrig.tools import TOOLS
 
 __all__ = ["compose_workspace", "workspace_root"]

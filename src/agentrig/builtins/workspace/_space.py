@@ -23,7 +23,7 @@ from agentrig.builtins.workspace._config import WorkspaceConfig
 from agentrig.builtins.workspace._errors import GitProtectedError, WorkspacePathError
 from agentrig.builtins.workspace._sandbox import Backend
 from agentrig.host import PathContainmentError, require_within
-from agentrig.kernel.services import ServiceKey
+from agentrig.kernel import ServiceKey
 
 if TYPE_CHECKING:
     import httpx

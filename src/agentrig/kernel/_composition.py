@@ -26,7 +26,7 @@ import attrs
 from agentrig._markers import hookimpl
 
 if TYPE_CHECKING:
-    from agentrig.kernel.runtime import Runtime
+    from agentrig.kernel._runtime import Runtime
 
 __all__ = ["DEFAULT_PHASE", "PHASES", "Composition", "Phase", "compose_step", "phase_of"]
 

@@ -7,13 +7,13 @@
 3. registers the listener plugins (``agentrig.plugins``) into the hook dispatcher -- among
    them the core's own composition steps,
 4. applies test overrides, then awaits the ``compose`` hook: the steps that build providers,
-   tools, stores and agents from the config, by phase (:mod:`agentrig.kernel.composition`),
+   tools, stores and agents from the config, by phase (:mod:`agentrig.kernel._composition`),
    importing only the plugins the config names,
 5. seals every catalog and the services and notifies ``runtime_started``.
 
 What composition built is reached through typed attributes (``rt.agents``, ``rt.models``,
 ``rt.http``, ``rt.spawn``) and, for services plugins add, typed keys
-(``rt.services.require(KEY)``, :mod:`agentrig.kernel.services`).
+(``rt.services.require(KEY)``, :mod:`agentrig.kernel._services`).
 
 Closing it is best-effort: every disposal step runs even when an earlier one fails, each
 failure is collected and returned (never raised from teardown), and closing twice is
@@ -43,15 +43,15 @@ from pydantic import BaseModel, ValidationError
 from agentrig.catalog import CatalogKey, ReadonlyCatalog, Registry
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, ErrorInfo, HookError, Issue, RuntimeClosedError, error_info
-from agentrig.kernel.composition import PHASES, Composition, phase_of
-from agentrig.kernel.config import (
+from agentrig.kernel._composition import PHASES, Composition, phase_of
+from agentrig.kernel._config import (
     LoadedConfig,
     RuntimeConfig,
     SecretResolver,
     issues_from_validation,
     load_config,
 )
-from agentrig.kernel.discovery import (
+from agentrig.kernel._discovery import (
     CORE_DISTRIBUTION,
     EntryPointSource,
     MemorySource,
@@ -60,15 +60,15 @@ from agentrig.kernel.discovery import (
     PluginSource,
     env_plugin_settings,
 )
-from agentrig.kernel.dispatch import HookDispatcher, HookFailure, Spawner
-from agentrig.kernel.payloads import RuntimeStarted
-from agentrig.kernel.services import ServiceKey, Services
-from agentrig.kernel.tracing import TRACE_CONTEXT, TraceContext, add_trace_hook
+from agentrig.kernel._dispatch import HookDispatcher, HookFailure, Spawner
+from agentrig.kernel._payloads import RuntimeStarted
+from agentrig.kernel._services import ServiceKey, Services
+from agentrig.kernel._tracing import TRACE_CONTEXT, TraceContext, add_trace_hook
 
 if TYPE_CHECKING:
     import httpx
 
-    from agentrig.agent import Agent, AgentRegistry
+    from agentrig.agent import Agent, AgentRegistry, ModelSelectionService
     from agentrig.llm import ModelRegistry
 
 __all__ = [
@@ -76,6 +76,7 @@ __all__ = [
     "CATALOG_KINDS",
     "HTTP",
     "MODELS",
+    "MODEL_SELECTION",
     "HttpFactory",
     "Runtime",
     "open_runtime",
@@ -117,6 +118,7 @@ class HttpFactory(Protocol):
 # The services behind the typed attributes; the compose steps that build them provide them.
 AGENTS: ServiceKey[AgentRegistry] = ServiceKey("agents")
 MODELS: ServiceKey[ModelRegistry] = ServiceKey("models")
+MODEL_SELECTION: ServiceKey[ModelSelectionService] = ServiceKey("model_selection")
 HTTP: ServiceKey[HttpFactory] = ServiceKey("http")
 
 
@@ -149,11 +151,11 @@ class Runtime:
         self._spawn = spawn
         self._sections: dict[str, BaseModel] = {}
         self.services = Services()
-        """Services plugins provide, by typed key (see :mod:`agentrig.kernel.services`)."""
+        """Services plugins provide, by typed key (see :mod:`agentrig.kernel._services`)."""
 
     @property
     def trace(self) -> TraceContext | None:
-        """The :data:`~agentrig.kernel.tracing.TRACE_CONTEXT` service (None: no tracing)."""
+        """The :data:`~agentrig.kernel._tracing.TRACE_CONTEXT` service (None: no tracing)."""
         return self.services.get(TRACE_CONTEXT)
 
     # ---- configuration ----------------------------------------------------------------------
@@ -224,6 +226,11 @@ class Runtime:
     def models(self) -> ModelRegistry:
         """Model metadata and prices (context windows, ...); there even without providers."""
         return self._built(MODELS, "compose-providers")
+
+    @property
+    def model_selection(self) -> ModelSelectionService:
+        """The default model selection (``current``, ``save``) and its ``presets``."""
+        return self._built(MODEL_SELECTION, "compose-agents")
 
     @property
     def http(self) -> HttpFactory:
@@ -297,7 +304,7 @@ class Runtime:
 
         Environment proxies are never used; tests pass ``http_transport`` to
         :func:`open_runtime` and every client built here uses it.  Trace headers go only to
-        the origins of ``trace_to`` (see :func:`~agentrig.kernel.tracing.add_trace_hook`).
+        the origins of ``trace_to`` (see :func:`~agentrig.kernel._tracing.add_trace_hook`).
         """
         import httpx
 

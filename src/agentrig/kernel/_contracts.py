@@ -93,7 +93,7 @@ def check_hook_plugin(obj: object, name: str | None = None) -> None:
         raise ContractViolation(
             "no @agentrig.hookimpl function found (a listener plugin needs one)"
         )
-    from agentrig.kernel.dispatch import listener_refusals
+    from agentrig.kernel._dispatch import listener_refusals
 
     problems = listener_refusals(obj)
     if problems:
@@ -172,8 +172,8 @@ def check_skill(obj: object, name: str | None = None) -> object:
 
 @functools.cache
 def _layer_contract(kind: str) -> Callable[[object, str | None], object]:
+    from agentrig.kernel._discovery import CORE_DISTRIBUTION
     from agentrig.kernel._entry_points import agentrig_entry_points
-    from agentrig.kernel.discovery import CORE_DISTRIBUTION
 
     for found in agentrig_entry_points().get(CONTRACTS_GROUP, ()):
         if found.entry.name == kind and found.distribution == CORE_DISTRIBUTION:

@@ -4,7 +4,7 @@
 
 Implement any of them in a plugin with ``@agentrig.hookimpl`` (sync or ``async def``);
 ``tryfirst=True`` / ``trylast=True`` order an implementation as in pluggy.  The mode decides
-how the kernel drives the implementations (see :mod:`agentrig.kernel.dispatch`):
+how the kernel drives the implementations (see :mod:`agentrig.kernel._dispatch`):
 
 ``notify``
     Every listener runs; a failure is recorded and reported, never changes the outcome.
@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentrig._markers import PROJECT, hookimpl, hookspec
-from agentrig.kernel.payloads import (
+from agentrig.kernel._payloads import (
     AgentCreated,
     AgentDisposed,
     AgentStatusChanged,
@@ -51,8 +51,8 @@ from agentrig.kernel.payloads import (
 )
 
 if TYPE_CHECKING:
-    from agentrig.kernel.commands import Commands
-    from agentrig.kernel.composition import Composition
+    from agentrig.kernel._commands import Commands
+    from agentrig.kernel._composition import Composition
     from agentrig.messages import ToolMessage
 
 __all__ = ["PROJECT", "Mode", "hookimpl", "hookspec", "mode_of"]
@@ -97,7 +97,7 @@ def mode_of(hook: str) -> Mode | None:
 def compose(payload: Composition) -> Awaitable[None] | None:
     """Build part of a runtime: register catalog entries, provide services, add listeners.
 
-    Ordered: implementations run by phase (:data:`agentrig.kernel.composition.PHASES`; mark
+    Ordered: implementations run by phase (:data:`agentrig.kernel._composition.PHASES`; mark
     one with ``@compose_step(phase)``, default ``"tools"``), then in pluggy's order.  A step's
     exception fails the composition: the runtime is disposed and the error re-raised.
     """

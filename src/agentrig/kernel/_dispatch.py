@@ -22,10 +22,10 @@ import pluggy
 
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
-from agentrig.kernel import hookspecs
+from agentrig.kernel import _hookspecs as hookspecs
+from agentrig.kernel._hookspecs import Mode, mode_of
 from agentrig.kernel._identity import IdentityCache
 from agentrig.kernel._listeners import listener_problems
-from agentrig.kernel.hookspecs import Mode, mode_of
 
 __all__ = ["HookDispatcher", "HookFailure", "Spawner", "listener_refusals", "new_plugin_manager"]
 

@@ -1,4 +1,4 @@
-"""Typed payloads of the lifecycle hooks (see :mod:`agentrig.kernel.hookspecs`).
+"""Typed payloads of the lifecycle hooks (see :mod:`agentrig.kernel._hookspecs`).
 
 Payloads are frozen attrs values: a listener that wants to change what flows through a
 waterfall returns a new value (``attrs.evolve(payload, ...)``), never mutates one.  Types
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from agentrig.messages import (
         AssistantMessage,
+        ReasoningEffort,
         ToolCallBlock,
         ToolMessage,
         Usage,
@@ -204,7 +205,9 @@ class RequestConfig:
     model: str
     max_tokens: int | None = None
     temperature: float | None = None
-    reasoning_effort: str | None = None
+    #: the level to ask for (``none`` ... ``max``, ``auto``); the provider resolves it and the
+    #: run records how (``RunRecord.reasoning``)
+    reasoning_effort: ReasoningEffort | None = None
     options: Mapping[str, Any] = attrs.field(factory=dict)
 
 

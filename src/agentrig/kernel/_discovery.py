@@ -41,10 +41,10 @@ from agentrig.errors import (
     PluginLoadError,
     UnknownIdError,
 )
+from agentrig.kernel._contracts import ContractViolation, run_check
 from agentrig.kernel._entry_points import agentrig_entry_points, installation_state
+from agentrig.kernel._kinds import KINDS
 from agentrig.kernel._merge import Merged, conflict_error, merge_sources, prefer_issues
-from agentrig.kernel.contracts import ContractViolation, run_check
-from agentrig.kernel.kinds import KINDS
 
 if TYPE_CHECKING:
     from agentrig.schemas import SchemaRegistry

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from agentrig.kernel.services import ServiceKey
+from agentrig.kernel._services import ServiceKey
 
 if TYPE_CHECKING:
     import httpx

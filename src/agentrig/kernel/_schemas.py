@@ -7,7 +7,7 @@ are read the first time a schema nobody defined is looked up (:func:`register_sc
 
 from __future__ import annotations
 
-from agentrig.kernel.discovery import register_schemas
+from agentrig.kernel._discovery import register_schemas
 from agentrig.schemas import SchemaRegistry
 
 __all__ = ["SCHEMAS"]
