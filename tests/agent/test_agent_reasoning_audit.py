@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -146,3 +148,22 @@ def test_reports_outside_a_capture_cost_nothing_and_captures_nest() -> None:
             report_effort(EffortResolution("high", "applied", "high"))
     assert [r.requested for r in outer] == ["low"]
     assert [r.requested for r in inner] == ["high"]
+
+
+def test_run_json_prints_the_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentrig.cli import main
+
+    config = tmp_path / "agentrig.toml"
+    config.write_text(
+        '[providers.local]\nkind = "scripted"\n'
+        'options = { script = [{ text = "done" }], reasoning_effort = ["low", "high"] }\n'
+        '[agents.assistant]\nprovider = "local"\nmodel = "m"\nreasoning_effort = "medium"\n'
+    )
+    assert main(["run", "-c", str(config), "--json", "think"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (audit,) = data["invocation"]["reasoning"]
+    assert audit["requested"] == "medium"
+    assert audit["disposition"] == "clamped"
+    assert audit["native"] == {"reasoning_effort": "low"}
+    assert audit["native_sent"] is True
+    assert audit["dispatched"] is True

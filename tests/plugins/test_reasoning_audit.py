@@ -167,3 +167,33 @@ async def test_anthropic_model_without_thinking_is_not_applied() -> None:
     assert "thinking" not in body
     assert audit.disposition == "not_applied"
     assert audit.native == {}
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+async def test_openai_responses_records_the_reasoning_effort_it_sent(transport: str) -> None:
+    """The Responses provider (HTTP and its WebSocket mode) reports ``reasoning.effort``."""
+    from _responses_server import KEY, ResponsesServer
+
+    with ResponsesServer() as server:
+        config = {
+            "providers": {
+                "main": {
+                    "kind": "openai-responses",
+                    "credentials": {"api_key": "$ENV:OPENAI_KEY"},
+                    "options": {"base_url": server.base_url, "allow_private_base_url": True,
+                                "max_retries": 0, "transport": transport},
+                }
+            },
+            "agents": {"assistant": {"provider": "main", "model": "gpt-5-mini",
+                                     "reasoning_effort": "max"}},
+        }  # fmt: skip
+        resolver = agentrig.env_resolver({"OPENAI_KEY": KEY})
+        async with open_runtime(config, resolver=resolver, environ={}) as rt:
+            result = await rt.agent("assistant").run("hello")
+        (seen,) = server.seen
+    assert seen.transport == transport
+    assert seen.body["reasoning"]["effort"] == "high"  # gpt-5-mini: minimal ... high
+    (audit,) = result.invocation.reasoning
+    assert (audit.disposition, audit.effective) == ("clamped", "high")
+    assert audit.native == {"reasoning": {"effort": "high"}}
+    assert audit.native_sent

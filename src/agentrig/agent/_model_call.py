@@ -33,6 +33,7 @@ from agentrig.llm import (
     PROVIDERS,
     AssistantMessage,
     Capabilities,
+    ModelDeployment,
     ModelRequest,
     ModelResponse,
     Provider,
@@ -123,7 +124,7 @@ class ModelRound:
         except (ContextWindowError, ExecutionControlError):
             raise
         except Exception as exc:
-            COOLDOWNS.note(cfg.provider, cfg.model, exc)  # a rate limit with its reset
+            self._cool(cfg, exc)  # a rate limit with its reset
             self._observe(cfg, started, attempt, "failure", None, exc)
             if await self._retry(exc, attempt):
                 return None
@@ -165,6 +166,13 @@ class ModelRound:
                 self.audit = audit
                 self.outcome.reasoning.append(audit)
 
+    def _cool(self, cfg: RequestConfig, error: Exception) -> None:
+        """Start the cooldown of the deployment ``cfg`` sends to, when ``error`` is a rate
+        limit with a deadline that no lower layer (the HTTP retries) started already."""
+        provider = self.ctx.port.runtime.catalog(PROVIDERS).get(cfg.provider)
+        if provider is not None:
+            COOLDOWNS.note(ModelDeployment.of(provider, cfg.provider, cfg.model), error)
+
     async def _retry(self, error: Exception, attempt: int) -> bool:
         """Does a ``request_error`` listener want the failed call sent again?"""
         ctx = self.ctx
@@ -195,7 +203,10 @@ class ModelRound:
         ctx = self.ctx
         port, options = ctx.port, ctx.options
         provider = port.runtime.catalog(PROVIDERS).require(cfg.provider)
-        COOLDOWNS.check(cfg.provider, cfg.model)  # rate limited a moment ago: fail fast
+        # its deployment was rate limited a moment ago: fail fast
+        COOLDOWNS.check(
+            ModelDeployment.of(provider, cfg.provider, cfg.model), provider=cfg.provider
+        )
         system_extra = structured_instruction(options, provider, cfg.model)
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)

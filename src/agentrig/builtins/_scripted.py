@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
@@ -111,14 +111,14 @@ class Reply:
     def chunks(self, call_index_start: int = 0) -> list[StreamChunk]:
         out: list[StreamChunk] = []
         if self.reasoning:
-            out.append(ReasoningDelta.of(self.reasoning))
+            out.append(ReasoningDelta(text=self.reasoning))
         size = max(1, self.chunk_size)
         for start in range(0, len(self.text), size):
-            out.append(TextDelta.of(self.text[start : start + size]))
+            out.append(TextDelta(text=self.text[start : start + size]))
         for offset, call in enumerate(self.tool_calls):
             index = call_index_start + offset
             call_id = call.id if call.id is not None else f"call_{index}"
-            out.append(_tool_call_start(offset, call_id, call.name))
+            out.append(ToolCallStart(index=offset, id=call_id, name=call.name))
             raw = call.raw_arguments
             if raw is None:
                 arguments = call.arguments
@@ -127,35 +127,17 @@ class Reply:
                 else:
                     raw = ""
             if raw:
-                out.append(ToolCallDelta.of(offset, raw))
+                out.append(ToolCallDelta(index=offset, arguments=raw))
         if self.usage is not None:
             usage = self.usage
-            out.append(UsageChunk.of(usage))
+            out.append(UsageChunk(usage=usage))
         stop = self.stop_reason or ("tool_calls" if self.tool_calls else "end")
-        out.append(_finish(stop))
+        # the vendor's own value is the scripted one, as a real adapter passes its vendor's
+        out.append(FinishChunk(stop_reason=stop, provider_stop_reason=stop))
         return out
 
 
-# A test double answers every request of a benchmark: its own plain values (checked by type
-# or by the literal's members) skip pydantic's validation; anything else takes the validated
-# path and its clear error.
 _dumps = json.JSONEncoder().encode  # json.dumps with its defaults, without the argument walk
-
-
-_STOP_REASONS = frozenset(get_args(StopReason))
-
-
-def _tool_call_start(index: int, call_id: object, name: object) -> ToolCallStart:
-    if type(call_id) is str and type(name) is str:
-        return ToolCallStart.of(index, call_id, name)
-    return ToolCallStart.model_validate({"index": index, "id": call_id, "name": name})
-
-
-def _finish(stop: object) -> FinishChunk:
-    # the vendor's own value is the scripted one, as a real adapter passes its vendor's
-    if type(stop) is str and stop in _STOP_REASONS:
-        return FinishChunk.of(cast("StopReason", stop), provider_stop_reason=stop)
-    return FinishChunk.model_validate({"stop_reason": stop, "provider_stop_reason": stop})
 
 
 class _ScriptedCallOptions(BaseModel):

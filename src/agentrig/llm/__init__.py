@@ -14,7 +14,13 @@ from agentrig.llm._capabilities import (
     capability,
     require_capability,
 )
-from agentrig.llm._cooldown import COOLDOWNS, ModelCooldownError, ModelCooldowns
+from agentrig.llm._cooldown import (
+    COOLDOWNS,
+    ModelCooldownError,
+    ModelCooldowns,
+    ModelDeployment,
+    ServedFrom,
+)
 from agentrig.llm._effort import (
     EFFORT_LEVELS,
     EffortDisposition,
@@ -107,6 +113,8 @@ __all__ = [
     "COOLDOWNS",
     "ModelCooldownError",
     "ModelCooldowns",
+    "ModelDeployment",
+    "ServedFrom",
     # content blocks
     "CONTENT_BLOCKS",
     "ContentBlock",

@@ -98,6 +98,12 @@ class AnthropicProvider:
         )
         self._url = self._options.endpoint("/v1/messages")
 
+    @property
+    def base_url(self) -> str:
+        """The endpoint it sends to (``agentrig.llm.ServedFrom``): a rate limit cools this
+        endpoint's model for every provider id that reaches it."""
+        return str(self._options.base_url)
+
     def __repr__(self) -> str:
         return f"<AnthropicProvider id={self.id!r} base_url={self._options.base_url!r}>"
 

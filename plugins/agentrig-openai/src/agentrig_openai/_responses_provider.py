@@ -261,7 +261,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
         previous = continuation(request.messages, self._url)
         socket = self._pool.take(previous.response_id if previous is not None else None)
         whole = False
-        for _attempt in range(3):
+        for attempt in range(3):
             fresh = socket is None
             if socket is None:
                 socket = await self._pool.open(signal)
@@ -269,7 +269,8 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
             if previous is not None and not whole:
                 held = socket.last_response_id == previous.response_id
                 chain = previous if held or self._options.store else None
-            body = {"type": "response.create", **self._body(request, chain)}
+            # the effort is reported once: a resend carries the same control
+            body = {"type": "response.create", **self._body(request, chain, sending=not attempt)}
             try:
                 await socket.send(body, signal=signal)
                 event = await self._receive(socket, signal)
