@@ -111,6 +111,7 @@ class KeyFile:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._path = str(root / KEYS_FILE)  # stat on every request: built once
         self._store: OwnerOnlyStore | None = None
 
     def store(self) -> OwnerOnlyStore:
@@ -121,7 +122,7 @@ class KeyFile:
     def signature(self) -> tuple[int, int, int] | None:
         """What changes when the file is replaced (None: there is none)."""
         try:
-            info = os.stat(self.root / KEYS_FILE)
+            info = os.stat(self._path)
         except OSError:
             return None
         return (info.st_ino, info.st_mtime_ns, info.st_size)

@@ -62,6 +62,7 @@ __all__ = ["ResponseBuilder", "parse_responses_request"]
 _SUPPORTED = (
     "model",
     "input",
+    "include",
     "instructions",
     "previous_response_id",
     "stream",
@@ -83,6 +84,7 @@ def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]
     store = body.get("store", True)
     if not isinstance(store, bool):
         raise bad("store", f"expected true or false, got {store!r}")
+    _check_include(body.get("include"))
     instructions = body.get("instructions")
     if instructions is not None:
         require_str(instructions, "instructions")
@@ -115,6 +117,25 @@ def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]
         "max_output_tokens": prompt.max_tokens,
     }
     return prompt, stream, echo
+
+
+# What ``include`` may name: the agents' reasoning is not sent out, so a stateless client's
+# request for it encrypted (OpenAI's ``store: false`` pattern) has nothing to add.
+_INCLUDABLE = ("reasoning.encrypted_content",)
+
+
+def _check_include(raw: object) -> None:
+    if raw is None:
+        return
+    if not isinstance(raw, list) or not all(isinstance(value, str) for value in raw):
+        raise bad("include", "expected a list of strings")
+    for at, value in enumerate(raw):
+        if value not in _INCLUDABLE:
+            raise bad(
+                f"include[{at}]",
+                f"{value!r} cannot be included by this server (supported: "
+                f"{', '.join(_INCLUDABLE)})",
+            )
 
 
 def _items(raw: object, talk: Conversation) -> None:

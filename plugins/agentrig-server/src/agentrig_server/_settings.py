@@ -8,6 +8,7 @@ are off.  The model is strict: an unknown key is an error naming ``server.<key>`
 from __future__ import annotations
 
 import difflib
+import functools
 import ipaddress
 import re
 from collections.abc import Mapping
@@ -87,6 +88,7 @@ def check_key_id(key_id: str) -> str:
     return key_id
 
 
+@functools.lru_cache(maxsize=64)
 def period_seconds(period: str) -> int:
     """Seconds of a budget period (``30s``, ``15m``, ``24h``, ``30d``)."""
     match = _PERIOD.fullmatch(period)

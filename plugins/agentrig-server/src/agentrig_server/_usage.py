@@ -84,6 +84,7 @@ class Ledger:
         self._store: OwnerOnlyStore | None = None
         self.totals: dict[str, KeyTotals] = {}
         self._minute: dict[str, collections.deque[tuple[float, int]]] = {}
+        self._minute_used: dict[str, int] = {}  # the tokens in each key's window
         self._dirty = False
         if root is not None and (root / USAGE_FILE).exists():
             self._load()
@@ -149,9 +150,10 @@ class Ledger:
         window = self._minute.get(key_id)
         if not window:
             return
-        while window and window[0][0] <= now - 60:
-            window.popleft()
-        used = sum(tokens for _, tokens in window)
+        used = self._minute_used[key_id]
+        while window and window[0][0] <= now - 60:  # each run leaves the window once
+            used -= window.popleft()[1]
+        self._minute_used[key_id] = used
         if used < limit:
             return
         # the wait until enough of the last minute's tokens are a minute old
@@ -189,6 +191,7 @@ class Ledger:
         totals.period_tokens += tokens
         if policy.limits.tpm_limit is not None and tokens:
             self._minute.setdefault(policy.key_id, collections.deque()).append((now, tokens))
+            self._minute_used[policy.key_id] = self._minute_used.get(policy.key_id, 0) + tokens
         self._dirty = True
 
     # ---- persistence -------------------------------------------------------------------------
