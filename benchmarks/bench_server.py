@@ -76,8 +76,22 @@ def config() -> dict[str, Any]:
     }
 
 
+# the client's key is a named key with every rule of its own on (models, requests and tokens
+# per minute, parallel requests, a token budget per period), so each request pays for the
+# key checks and the spend ledger; the totals go to a temporary state directory
 SETTINGS = {
-    "api_keys": ["$ENV:BENCH_KEY"],
+    "api_keys": ["$ENV:OTHER_KEY"],
+    "keys": {
+        "bench": {
+            "key": "$ENV:BENCH_KEY",
+            "models": ["short", "long"],
+            "rpm_limit": 10_000_000,
+            "tpm_limit": 10**12,
+            "max_parallel_requests": 1000,
+            "max_budget_tokens": 10**15,
+            "budget_duration": "30d",
+        }
+    },
     "rate_limit_per_minute": 10_000_000,
     "agents": {"short": {}, "long": {}},
 }
@@ -85,14 +99,23 @@ SETTINGS = {
 
 async def serve() -> None:
     """The server process: the runtime, the app with the bare endpoints added, uvicorn."""
+    import tempfile
+
+    from agentrig_server import parse_settings
+
+    resolver = agentrig.env_resolver({"BENCH_KEY": KEY, "OTHER_KEY": KEY + "-other"})
+    with tempfile.TemporaryDirectory(prefix="bench-server-") as state:
+        settings = parse_settings({**SETTINGS, "state_dir": state})
+        await _serve(resolver, settings)
+
+
+async def _serve(resolver: Any, settings: Any) -> None:
     import uvicorn
-    from agentrig_server import create_app, parse_settings
+    from agentrig_server import create_app
     from agentrig_server._serve import _Server
 
-    async with agentrig.open_runtime(
-        config(), resolver=agentrig.env_resolver({"BENCH_KEY": KEY}), environ={}
-    ) as rt:
-        app = await create_app(rt, parse_settings(SETTINGS))
+    async with agentrig.open_runtime(config(), resolver=resolver, environ={}) as rt:
+        app = await create_app(rt, settings)
         bare: dict[str, Any] = {}
 
         async def learn(request: Request) -> Response:

@@ -320,6 +320,7 @@ KEYS = {
         "response_id",
         "max_tokens",
         "temperature",
+        "reasoning",
     ],
     "tool_call": [
         *IDS,

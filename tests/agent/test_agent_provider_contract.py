@@ -15,10 +15,8 @@ import attrs
 import pytest
 from agentloop_support import EnvFactory, WatchedProvider, check_invariant, clock, events
 
-import agentrig
 from agentrig import CancelSignal
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.kernel import RequestConfig
 from agentrig.llm import (
     Capabilities,
     CapabilityError,
@@ -114,18 +112,6 @@ async def test_a_tool_choice_the_model_lacks_is_refused_before_the_call(env: Env
     )
     assert "'tool_choice'" in message
     assert "tool_choice='required'" in message
-
-
-async def test_a_reasoning_effort_the_model_lacks_is_refused(env: EnvFactory) -> None:
-    class High:
-        @agentrig.hookimpl
-        def request_config(self, payload: RequestConfig) -> RequestConfig:
-            return attrs.evolve(payload, reasoning_effort="max")
-
-    provider = _provider(reasoning_effort=("low",))
-    message = await _refused(env, provider, lambda a: a.run("hi"), plugins={"high": High()})
-    assert "'reasoning_effort'" in message
-    assert "'max'" in message
 
 
 async def test_an_image_for_a_model_without_vision_is_refused(env: EnvFactory) -> None:

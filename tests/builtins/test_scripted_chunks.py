@@ -1,6 +1,6 @@
-"""The scripted provider builds its own plain chunks without pydantic's validation (it
-answers every request of a benchmark): each is equal, fields set included, to the chunk the
-validated path builds, and a value that is not plain still takes the validated path."""
+"""The scripted provider's chunks: each is equal, fields set included, to the chunk built by
+validating the same values, and a value a script should not hold fails with pydantic's error
+naming the field."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_tool_call_usage_and_finish_chunks_equal_the_validated_ones(stop: Any) -
     assert finish.stop_reason == (stop or "tool_calls")
 
 
-def test_values_that_are_not_plain_take_the_validated_path_and_its_error() -> None:
+def test_values_that_are_not_plain_fail_with_the_validation_error() -> None:
     # what a script read without checks may hold (typed Any: the annotations exclude it)
     finished: Any = "finished"
     seven: Any = 7

@@ -170,3 +170,27 @@ def test_a_confinement_the_caller_cannot_apply_does_not_start(tmp_path: Path) ->
     assert lines[0] == "root started", (done.stdout, done.stderr)
     assert lines[1].startswith("nobody refused: "), (done.stdout, done.stderr)
     assert "not permitted" in lines[1]
+
+
+@needs_root
+@pytest.mark.parametrize("limits", list(LIMITS))
+async def test_the_command_cannot_signal_its_reaper(path: str, limits: str) -> None:
+    # the reaper took back its own real uid: the confined command cannot end it (nor,
+    # through it, escape the tree's end)
+    probe = "cat >/dev/null; sleep 0.05; kill -KILL $PPID && echo killed || echo refused"
+    out, code, _ = await _run(["/bin/sh", "-c", probe], _nobody(LIMITS[limits]))
+    assert "refused" in out, out
+    assert "not permitted" in out
+    assert code == 0
+
+
+@needs_root
+async def test_the_process_limit_holds_for_the_users_forks(path: str) -> None:
+    # RLIMIT_NPROC is one the reaper keeps itself (the spawn without a fork): the command's
+    # own forks past it fail
+    confine = Confinement(_nobody().uid, _nobody().gid, ((resource.RLIMIT_NPROC, 3),))
+    forks = "cat >/dev/null; for i in 1 2 3 4 5; do sleep 0.3 & done; wait; echo all"
+    out, code, _ = await _run(["/bin/sh", "-c", forks], confine)
+    assert "Cannot fork" in out, out
+    assert "all" not in out
+    assert code != 0

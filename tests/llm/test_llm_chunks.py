@@ -248,7 +248,7 @@ def test_per_token_constructors_equal_the_validated_ones(
 
 
 def test_a_copy_of_a_per_token_delta_does_not_change_the_others() -> None:
-    # deltas built by ``of`` share one fields set; pydantic gives a copy its own
+    # a copy records the field it changed; the deltas it was made from keep their own sets
     first, second = TextDelta.of("a"), ReasoningDelta.of("b")
     copied = first.model_copy(update={"type": "text_delta"})
     assert copied.model_fields_set == {"text", "type"}

@@ -1,9 +1,10 @@
 """A real MCP server for the tests, written with the SDK's server API (FastMCP).
 
-    python _mcp_server.py [--tools N] [--crash-at-start] [--http]
+    python _mcp_server.py [--tools N] [--crash-at-start] [--http | --sse]
 
-Over stdio by default; ``--http`` serves streamable HTTP on 127.0.0.1 at a free port and
-prints ``PORT <n>`` on stdout once listening.  ``MCP_TEST_MARKER`` names a file where the
+Over stdio by default; ``--http`` serves streamable HTTP (at ``/mcp``), ``--sse`` the legacy
+HTTP+SSE transport (events at ``/sse``, messages to ``/messages/``), on 127.0.0.1 at a free
+port, and prints ``PORT <n>`` on stdout once listening.  ``MCP_TEST_MARKER`` names a file where the
 ``hang`` tool writes ``started`` and, when the client cancels it, ``cancelled``.
 """
 
@@ -167,12 +168,13 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--crash-at-start", action="store_true")
     parser.add_argument("--http", action="store_true")
+    parser.add_argument("--sse", action="store_true", help="the legacy HTTP+SSE transport")
     args = parser.parse_args()
     if args.crash_at_start:
         sys.stderr.write("refusing to start\n")
         raise SystemExit(2)
     app = build(args.tools)
-    if not args.http:
+    if not (args.http or args.sse):
         app.run("stdio")
         return
     import uvicorn
@@ -181,7 +183,8 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections queue from now on, before uvicorn starts accepting
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
+    web = app.sse_app() if args.sse else app.streamable_http_app()
+    config = uvicorn.Config(web, log_level="warning")
     anyio.run(uvicorn.Server(config).serve, [sock])
 
 

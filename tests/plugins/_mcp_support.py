@@ -11,14 +11,17 @@ import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
+from agentrig_mcp import HttpServerSpec, McpClient
 from anyio.abc import Process
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from agentrig.cancel import CancelSignal
+from agentrig.tools import ToolContext
 
 SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 """The FastMCP test server (``python _mcp_server.py --help``)."""
@@ -31,6 +34,59 @@ AGENTRIG = str(Path(sys.executable).with_name("agentrig"))
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 """The image the test server's ``picture`` tool returns (the same bytes as there)."""
+
+
+class HttpServer:
+    """The test server (:data:`SERVER`) serving HTTP on loopback, as a process."""
+
+    def __init__(self, process: Process, port: int, marker: Path, path: str = "/mcp") -> None:
+        self.process = process
+        self.url = f"http://127.0.0.1:{port}{path}"
+        self.marker = marker
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+        with anyio.CancelScope(shield=True):
+            await self.process.wait()
+
+
+async def start_http_server(marker: Path, *, sse: bool = False) -> HttpServer:
+    """Start the test server over streamable HTTP (``/mcp``) or, with ``sse``, the legacy
+    HTTP+SSE transport (``/sse``); ``marker`` is its ``MCP_TEST_MARKER`` file."""
+    process = await anyio.open_process(
+        [sys.executable, SERVER, "--sse" if sse else "--http"],
+        env={"MCP_TEST_MARKER": str(marker)},
+    )
+    assert process.stdout is not None
+    with anyio.fail_after(30):
+        line = b""
+        while not line.endswith(b"\n"):
+            line += await process.stdout.receive(1)
+    return HttpServer(process, int(line.split()[1]), marker, "/sse" if sse else "/mcp")
+
+
+@asynccontextmanager
+async def http_clients(server: str, **defaults: Any) -> AsyncIterator[Callable[..., McpClient]]:
+    """``make(url, **options)``: an :class:`McpClient` of one HTTP server named ``server``
+    (``trust_content`` on, then ``defaults``, then ``options``), each closed at the end."""
+    async with anyio.create_task_group() as tg:
+        made: list[McpClient] = []
+
+        def make(url: str, **options: Any) -> McpClient:
+            spec = HttpServerSpec(url=url, **{"trust_content": True, **defaults, **options})
+            client = McpClient({server: spec}, spawn=tg.start_soon)
+            made.append(client)
+            return client
+
+        yield make
+        for client in made:
+            await client.aclose()
+
+
+def tool_ctx(signal: CancelSignal | None = None) -> ToolContext:
+    """A tool context for calling an MCP tool's ``execute`` directly."""
+    return ToolContext(signal=signal or CancelSignal(), tool_id="t", call_id="c", invocation_id="i")
 
 
 def alive(pid: int) -> bool:

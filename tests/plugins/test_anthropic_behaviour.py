@@ -192,7 +192,8 @@ async def test_reasoning_effort_becomes_a_thinking_budget_where_the_model_has_it
     assert clamped["thinking"] == {"type": "enabled", "budget_tokens": 4095}
     assert "thinking" not in await sent_body(hello(reasoning_effort="high", max_tokens=1000))
     assert "thinking" not in await sent_body(hello("claude-sonnet-5", reasoning_effort="high"))
-    assert "thinking" not in await sent_body(hello(reasoning_effort="none"))
+    none = await sent_body(hello(reasoning_effort="none"))
+    assert none["thinking"] == {"type": "disabled"}  # thinking off, said on the wire
 
 
 @pytest.mark.anyio

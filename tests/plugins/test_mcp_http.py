@@ -1,52 +1,33 @@
-"""The MCP client over streamable HTTP: a real FastMCP server under uvicorn on 127.0.0.1 (a
+"""The MCP client over streamable HTTP and the legacy HTTP+SSE transport (``type = "sse"``):
+a real FastMCP server (``streamable_http_app`` / ``sse_app``) under uvicorn on 127.0.0.1 (a
 free port), started and stopped by the test."""
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from _mcp_support import SERVER, cancel_once, eventually, marked
-from agentrig_mcp import HttpServerSpec, McpClient, McpServerUnavailable
-from anyio.abc import Process
+from _mcp_support import (
+    HttpServer,
+    cancel_once,
+    eventually,
+    http_clients,
+    marked,
+    start_http_server,
+    tool_ctx,
+)
+from agentrig_mcp import HttpServerSpec, McpClient, McpServerUnavailable, parse_mcp_json
 from mcp import types
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
 from agentrig.ids import AgentId, ToolId
-from agentrig.tools import ToolContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
-
-
-class HttpServer:
-    def __init__(self, process: Process, port: int, marker: Path) -> None:
-        self.process = process
-        self.url = f"http://127.0.0.1:{port}/mcp"
-        self.marker = marker
-
-    async def stop(self) -> None:
-        if self.process.returncode is None:
-            self.process.kill()
-        with anyio.CancelScope(shield=True):
-            await self.process.wait()
-
-
-async def start_http_server(marker: Path) -> HttpServer:
-    process = await anyio.open_process(
-        [sys.executable, SERVER, "--http"], env={"MCP_TEST_MARKER": str(marker)}
-    )
-    assert process.stdout is not None
-    with anyio.fail_after(30):
-        line = b""
-        while not line.endswith(b"\n"):
-            line += await process.stdout.receive(1)
-    return HttpServer(process, int(line.split()[1]), marker)
 
 
 @pytest.fixture
@@ -59,25 +40,28 @@ async def http_server(tmp_path: Path) -> AsyncIterator[HttpServer]:
 
 
 @pytest.fixture
+async def sse_server(tmp_path: Path) -> AsyncIterator[HttpServer]:
+    """The test server on the legacy HTTP+SSE transport (FastMCP's ``sse_app``)."""
+    server = await start_http_server(tmp_path / "marker", sse=True)
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
 async def client_for() -> AsyncIterator[Callable[..., McpClient]]:
-    async with anyio.create_task_group() as tg:
-        made: list[McpClient] = []
-
-        def make(url: str, **options: Any) -> McpClient:
-            client = McpClient(
-                {"web": HttpServerSpec(url=url, **{"trust_content": True, **options})},
-                spawn=tg.start_soon,
-            )
-            made.append(client)
-            return client
-
+    async with http_clients("web") as make:
         yield make
-        for client in made:
-            await client.aclose()
 
 
-def ctx(signal: CancelSignal | None = None) -> ToolContext:
-    return ToolContext(signal=signal or CancelSignal(), tool_id="t", call_id="c", invocation_id="i")
+@pytest.fixture
+async def sse_client_for() -> AsyncIterator[Callable[..., McpClient]]:
+    async with http_clients("old", type="sse") as make:
+        yield make
+
+
+ctx = tool_ctx
 
 
 async def test_http_calls_errors_and_resources(
@@ -219,3 +203,102 @@ async def test_a_store_credential_in_a_header_reaches_the_server_and_no_log(
     assert secret not in caplog.text
     assert "mcp-secret" not in recorded
     assert any(r.name == "agentrig.mcp.web" for r in caplog.records)  # the logs were seen
+
+
+# ---- the legacy HTTP+SSE transport (type = "sse") ----------------------------------------
+
+
+async def test_sse_calls_errors_resources_and_cancellation(
+    sse_server: HttpServer, sse_client_for: Callable[..., McpClient]
+) -> None:
+    client = sse_client_for(sse_server.url)
+    tools = {t.id: t for t in await client.tools("old")}
+    assert (await tools[ToolId("mcp__old__add")].execute({"a": 20, "b": 22}, ctx())).content == (
+        "42"
+    )
+    failed = await tools[ToolId("mcp__old__fail")].execute({"message": "nope"}, ctx())
+    assert failed.is_error
+    assert "nope" in failed.content
+    (content,) = (await client.read_resource("old", "note://hello")).contents
+    assert isinstance(content, types.TextResourceContents)
+    assert content.text == "hello from a resource"
+    # a cancelled call is cancelled on the server too
+    signal = CancelSignal()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cancel_once, sse_server.marker, "started", signal, "stop")
+        with pytest.raises(AbortError):
+            await tools[ToolId("mcp__old__hang")].execute({}, ctx(signal))
+    await eventually(marked(sse_server.marker, "cancelled"))
+
+
+async def test_an_sse_server_gone_mid_call_fails_the_call_at_once(
+    sse_server: HttpServer, sse_client_for: Callable[..., McpClient]
+) -> None:
+    client = sse_client_for(sse_server.url, timeout=600, restart_backoff=0)
+    tools = {t.id: t for t in await client.tools("old")}
+
+    async def kill_once_started() -> None:
+        await eventually(marked(sse_server.marker, "started"))
+        await sse_server.stop()
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(kill_once_started)
+            with pytest.raises(McpServerUnavailable) as info:
+                await tools[ToolId("mcp__old__hang")].execute({}, ctx())
+    assert info.value.code == "mcp.unavailable"
+
+
+async def test_an_sse_server_from_mcp_json_with_a_store_credential(
+    sse_server: HttpServer, tmp_path: Path
+) -> None:
+    from agentrig.builtins._credential_file import FileCredentialStore
+
+    secret = "Bearer sse-secret-41c2"
+    vault = tmp_path / "vault" / "credentials.json"
+    await FileCredentialStore(vault).set("mcp", "old", secret)
+    # Claude Code's shape: "type": "sse"
+    project = tmp_path / ".mcp.json"
+    project.write_text(json.dumps({"mcpServers": {"old": {"type": "sse", "url": sse_server.url}}}))
+    servers = parse_mcp_json(project, None)
+    assert servers["old"] == HttpServerSpec(type="sse", url=sse_server.url)
+    config: dict[str, Any] = {
+        "providers": {
+            "local": {
+                "kind": "scripted",
+                "options": {
+                    "script": [
+                        {"tool_calls": [{"name": "mcp__old__credential", "arguments": {}}]},
+                        {"text": "ok"},
+                    ]
+                },
+            }
+        },
+        "agents": {"a": {"provider": "local", "model": "scripted-1", "tools": ["mcp__old"]}},
+        "permissions": {"allow": ["mcp__old__*"]},
+        "credential_stores": {"vault": {"kind": "file", "options": {"path": str(vault)}}},
+        "mcp_servers": {
+            "old": {
+                "type": "sse",
+                "url": sse_server.url,
+                "headers": {"Authorization": "$STORE:vault:mcp/old"},
+                "trust_content": True,
+                "allow_private_url": True,  # loopback: the egress policy needs consent
+            }
+        },
+    }
+    import agentrig
+
+    async with agentrig.open_runtime(config) as rt:
+        await rt.agent(AgentId("a")).run("go")
+        session = rt.agent(AgentId("a")).session
+        texts = [m.text for m in session.derive_messages() if m.role == "tool"]
+        recorded = json.dumps([e.model_dump(mode="json") for e in session.events])
+    assert texts == ["a credential arrived"]
+    assert marked(sse_server.marker, f"authorization={secret}")()
+    assert "sse-secret" not in recorded
+    # without the consent, the egress policy refuses the loopback server
+    del config["mcp_servers"]["old"]["allow_private_url"]
+    with pytest.raises(McpServerUnavailable, match="'old' is not available"):
+        async with agentrig.open_runtime(config):
+            pass

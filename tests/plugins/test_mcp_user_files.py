@@ -32,6 +32,7 @@ def write_files(tmp_path: Path, project: Path) -> tuple[Path, Path]:
                 "mcpServers": {
                     "user_scope": stdio,
                     "old_sse": {"type": "sse", "url": "https://example.com/sse"},
+                    "socket": {"type": "ws", "url": "wss://example.com/ws"},
                 },
                 "projects": {
                     str(project.resolve()): {"mcpServers": {"local_scope": stdio}},
@@ -111,7 +112,8 @@ async def test_servers_from_claude_and_codex_files_run(
     texts = [m.text.split("\n")[-1] for m in messages if m.role == "tool"]
     assert [t.split(" ", 1)[1] for t in texts] == ["hi there", "hi there", "from codex"]
     warnings = [r.getMessage() for r in caplog.records]
-    assert any("'old_sse' left out" in w and "SSE" in w for w in warnings)
+    assert any("'socket' left out" in w for w in warnings)
+    assert not any("old_sse" in w for w in warnings)  # the legacy SSE transport is read
     assert any("'unusable' left out" in w and "default_tools_approval_mode" in w for w in warnings)
     assert not any("not_here" in w for w in warnings)  # another project's: not read at all
 

@@ -1,11 +1,14 @@
 """Cooldowns per concrete model, against a loopback server answering as OpenAI's chat
-completions API does: a 429 with ``retry-after`` cools that (provider, model) pair for the
-whole process; other runs fail fast without a request, or the fallback provider skips it."""
+completions API does: a 429 with ``retry-after`` cools that deployment (provider kind,
+endpoint, model) for the whole process, from the moment the 429 arrives; other runs fail
+fast without a request, or the fallback provider skips it."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+import anyio
 import pytest
 
 from agentrig.errors import AgentrigError
@@ -14,6 +17,7 @@ from agentrig.llm import (
     COOLDOWNS,
     ModelCooldownError,
     ModelCooldowns,
+    ModelDeployment,
     ProviderError,
     RateLimitError,
 )
@@ -60,6 +64,11 @@ def _models(server: MockProviderServer) -> list[str]:
     return [r.body["model"] for r in server.requests]
 
 
+def _at(server: MockProviderServer, model: str) -> ModelDeployment:
+    """The deployment a model of the configured ``main`` provider is sent to."""
+    return ModelDeployment("openai", f"{server.url}/v1", model)
+
+
 async def test_a_rate_limit_cools_the_model_and_other_runs_fail_fast() -> None:
     with MockProviderServer(answer) as server:
         async with open_runtime(_config(server.url), environ=ENV) as rt:
@@ -67,7 +76,7 @@ async def test_a_rate_limit_cools_the_model_and_other_runs_fail_fast() -> None:
                 await rt.agent("first").run("hi")
             assert hit.value.code == "provider.rate_limit"
             assert _models(server) == [LIMITED]
-            left = COOLDOWNS.remaining("main", LIMITED)
+            left = COOLDOWNS.remaining(_at(server, LIMITED))
             assert left is not None
             assert 3500 < left <= 3600
 
@@ -134,9 +143,9 @@ async def test_a_fallback_group_fails_fast_while_every_deployment_cools() -> Non
             assert hit.value.code == "provider.rate_limit"
             assert _models(server) == [LIMITED, f"{LIMITED}-too"]
             # the concrete models cool, not the group's name (each deployment has its own)
-            assert COOLDOWNS.remaining("main", LIMITED) is not None
-            assert COOLDOWNS.remaining("backup", f"{LIMITED}-too") is not None
-            assert COOLDOWNS.remaining("smart", "smart-model") is None
+            assert COOLDOWNS.remaining(_at(server, LIMITED)) is not None
+            assert COOLDOWNS.remaining(_at(server, f"{LIMITED}-too")) is not None
+            assert COOLDOWNS.remaining(ModelDeployment("fallback", "smart", "smart-model")) is None
             with pytest.raises(ModelCooldownError) as cooled:
                 await agent.run("two")
             assert "'backup'" in str(cooled.value)
@@ -146,28 +155,82 @@ async def test_a_fallback_group_fails_fast_while_every_deployment_cools() -> Non
 def test_cooldowns_start_on_a_deadline_extend_to_the_later_and_expire() -> None:
     now = [100.0]
     cooldowns = ModelCooldowns(clock=lambda: now[0])
+    m, group = ModelDeployment("k", "https://e", "m"), ModelDeployment("k", "https://e", "g")
 
     def limited(after: float | None) -> RateLimitError:
         return RateLimitError("429", status=429, retry_after=after, provider="p")
 
-    assert not cooldowns.note("p", "m", limited(None))  # no deadline: nothing to wait for
-    assert not cooldowns.note("p", "m", ProviderError("500", status=500, retry_after=5))
+    assert not cooldowns.note(m, limited(None))  # no deadline: nothing to wait for
+    assert not cooldowns.note(m, ProviderError("500", status=500, retry_after=5))
     first = limited(30)
-    assert cooldowns.note("p", "m", first)
+    assert cooldowns.note(m, first)
     assert first.cooldown_started
-    assert not cooldowns.note("p", "group", first)  # one failure, one cooldown
-    assert cooldowns.remaining("p", "group") is None
-    assert not cooldowns.note("p", "m", ModelCooldownError("p", "m", 99))
-    cooldowns.note("p", "m", limited(10))  # an earlier deadline does not shorten it
-    assert cooldowns.remaining("p", "m") == 30
-    assert cooldowns.remaining("p", "other") is None
+    assert not cooldowns.note(group, first)  # one failure, one cooldown
+    assert cooldowns.remaining(group) is None
+    assert not cooldowns.note(m, ModelCooldownError("p", "m", 99))
+    cooldowns.note(m, limited(10))  # an earlier deadline does not shorten it
+    assert cooldowns.remaining(m) == 30
+    assert cooldowns.remaining(ModelDeployment("k", "https://other", "m")) is None
     now[0] = 120.0
     with pytest.raises(ModelCooldownError) as info:
-        cooldowns.check("p", "m")
+        cooldowns.check(m, provider="main")
     assert info.value.retry_after == 10
+    assert "provider 'main', model 'm'" in str(info.value)
     assert not info.value.retryable
     assert info.value.can_fallback
     assert isinstance(info.value, AgentrigError)
     now[0] = 130.0
-    cooldowns.check("p", "m")  # the deadline passed: sent again
-    assert cooldowns.remaining("p", "m") is None
+    cooldowns.check(m)  # the deadline passed: sent again
+    assert cooldowns.remaining(m) is None
+
+
+SLOW = "gpt-briefly-limited"
+
+
+class OnceLimited:
+    """``gpt-briefly-limited`` answers its first request with a 429 asking for a 2 s wait,
+    then answers; the test is told when the 429 went out."""
+
+    def __init__(self) -> None:
+        self.limited = threading.Event()
+
+    def __call__(self, request: MockRequest) -> MockReply:
+        model = request.body["model"]
+        if model == SLOW and not self.limited.is_set():
+            self.limited.set()
+            body = {"error": {"type": "rate_limit_exceeded", "message": "Rate limit reached"}}
+            return MockReply(status=429, body=body, headers={"retry-after": "2"})
+        return _text(model, f"answered by {model}")
+
+
+async def test_a_429_cools_the_deployment_while_its_own_run_waits_to_retry() -> None:
+    """The run that met the 429 waits out ``Retry-After`` in its retry; meanwhile a run
+    through another provider id reaching the same endpoint and model fails fast, without a
+    request -- the cooldown started at the 429, not after the retries."""
+    answer = OnceLimited()
+    with MockProviderServer(answer) as server:
+        config = _config(server.url)
+        retrying = {**config["providers"]["main"]["options"], "max_retries": 1}
+        config["providers"]["main"]["options"] = retrying
+        config["providers"]["alias"] = {"kind": "openai", "options": dict(retrying)}
+        config["agents"] = {
+            "first": {"provider": "main", "model": SLOW},
+            "second": {"provider": "alias", "model": SLOW},
+        }
+        async with open_runtime(config, environ=ENV) as rt:
+            results: list[str] = []
+
+            async def first() -> None:
+                results.append((await rt.agent("first").run("hi")).value)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(first)
+                with anyio.fail_after(30):  # until the first run's client met the 429
+                    while COOLDOWNS.remaining(_at(server, SLOW)) is None:  # noqa: ASYNC110
+                        await anyio.sleep(0.01)
+                with pytest.raises(ModelCooldownError) as cooled:
+                    await rt.agent("second").run("hi")
+                assert "provider 'alias'" in str(cooled.value)
+                assert _models(server) == [SLOW]  # the second run sent nothing
+            assert results == [f"answered by {SLOW}"]  # the first retried after its wait
+            assert _models(server) == [SLOW, SLOW]

@@ -30,6 +30,7 @@ from agentrig.llm import (
     ToolMessage,
     ToolSpec,
     UserMessage,
+    capture_efforts,
 )
 from agentrig.tools import tool
 
@@ -171,10 +172,13 @@ async def test_stored_tool_loop_continues_with_previous_response_id(
 @pytest.mark.parametrize("transport", ["http", "websocket"])
 async def test_reasoning_usage_and_effort(server: ResponsesServer, transport: str) -> None:
     async with _provider(server, transport=transport, reasoning_summary="auto") as provider:
-        message, _chunks = await run_stream(provider, _request(reasoning_effort="high"))
-        whole = await provider.complete(_request(reasoning_effort="high"), signal=CancelSignal())
-    assert message.content == whole.message.content or [b.type for b in message.content] == [
-        b.type for b in whole.message.content
+        with capture_efforts() as reports:
+            message, _chunks = await run_stream(provider, _request(reasoning_effort="high"))
+            whole = await provider.complete(_request(reasoning_effort="max"), signal=CancelSignal())
+    assert [b.type for b in whole.message.content] == [b.type for b in message.content]
+    assert [(r.disposition, r.effective, dict(r.native)) for r in reports] == [
+        ("applied", "high", {"reasoning": {"effort": "high"}}),
+        ("clamped", "high", {"reasoning": {"effort": "high"}}),
     ]
     assert [b.type for b in message.content] == [
         "reasoning",
@@ -249,7 +253,9 @@ async def test_a_dropped_connection_is_replaced_and_the_whole_conversation_sent(
     async with _provider(server, transport="websocket") as provider:
         follow, _ = await _tool_round(provider)
         server.drop_next_on = 1
-        answer, _ = await run_stream(provider, follow)
+        with capture_efforts() as reports:
+            answer, _ = await run_stream(provider, follow)
+    assert len(reports) == 1  # sent twice (a new connection), reported once
     assert answer.text == "It is sunny."
     assert server.connections == 2
     last = server.seen[-1]

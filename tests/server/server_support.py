@@ -80,6 +80,7 @@ class RunningServer:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._server: Any = None
+        self._temp: Any = None
         self._thread = threading.Thread(target=self._main, daemon=True, name="agentrig-server")
 
     @property
@@ -103,7 +104,10 @@ class RunningServer:
         config: Mapping[str, Any] | Path = self.config
         if self.settings is not None:  # the [server] table of a composition given as a mapping
             assert isinstance(self.config, Mapping)
-            config = {**self.config, "server": dict(self.settings)}
+            table = dict(self.settings)
+            # key totals go to a directory of the test's own, never the checkout's
+            table.setdefault("state_dir", self._state_dir())
+            config = {**self.config, "server": table}
         async with agentrig.open_runtime(
             config,
             resolver=resolver,
@@ -122,6 +126,12 @@ class RunningServer:
                 self._ready.set()
 
             await server.run(on_started=started)
+
+    def _state_dir(self) -> str:
+        import tempfile
+
+        self._temp = tempfile.TemporaryDirectory(prefix="agentrig-server-state-")
+        return self._temp.name
 
     def call(self, make: Callable[[], Awaitable[_T]]) -> _T:
         """Run a coroutine on the server's loop (to look at the runtime) and return its value."""
@@ -148,5 +158,7 @@ class RunningServer:
         if self._server is not None and self.loop is not None:
             self.loop.call_soon_threadsafe(self._server.stop)
         self._thread.join(timeout=30)
+        if self._temp is not None:
+            self._temp.cleanup()
         if self._error is not None and exc is None:
             raise self._error

@@ -127,3 +127,16 @@ def test_request_defined_tools_are_refused(server: RunningServer) -> None:
             tools=[REQUEST_TOOL],
         )
     assert "tools" in str(info.value)
+
+
+def test_include_takes_encrypted_reasoning_and_names_anything_else(server: RunningServer) -> None:
+    stateless = client(server).responses.create(
+        model="assistant", input="Hi", store=False, include=["reasoning.encrypted_content"]
+    )
+    assert stateless.output_text == "Hello there!"
+    with pytest.raises(openai.BadRequestError) as info:
+        client(server).responses.create(
+            model="assistant", input="Hi", include=["message.output_text.logprobs"]
+        )
+    assert "include[0]" in str(info.value)
+    assert "message.output_text.logprobs" in str(info.value)

@@ -20,6 +20,7 @@ from agentrig.agent._results import (
     DelegationError,
     IdenticalToolInputError,
     ModelResponseFailure,
+    ReasoningAudit,
     RefusalCode,
     RefusedCall,
     ResponseFailureKind,
@@ -34,6 +35,13 @@ from agentrig.agent._results import (
 from agentrig.agent._resume import Continuation
 from agentrig.agent._run_queue import RUN_QUEUE, RunQueue
 from agentrig.agent._runs import RunStream
+from agentrig.agent._selection import (
+    ModelPreset,
+    ModelSelection,
+    ModelSelectionError,
+    ModelSelectionService,
+    Presets,
+)
 from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
@@ -69,7 +77,13 @@ __all__ = [
     "Origin",
     "ProjectInstructions",
     "RefusalCode",
+    "ModelPreset",
     "ModelResponseFailure",
+    "ModelSelection",
+    "ModelSelectionError",
+    "ModelSelectionService",
+    "Presets",
+    "ReasoningAudit",
     "RefusedCall",
     "ResponseFailureKind",
     "RunOptions",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar, final, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, final, overload
 
 import anyio
 from pydantic import BaseModel
@@ -31,11 +31,13 @@ from agentrig.agent._results import RunResult, ToolCallRecord, ToolResult
 from agentrig.agent._resume import Continuation
 from agentrig.agent._run_queue import RUN_QUEUE
 from agentrig.agent._runs import RunStream
+from agentrig.agent._selection import ModelPreset, ModelSelection
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, ProviderId, SessionId, new_invocation_id
 from agentrig.kernel import AgentStatus, ContractViolation, ServiceKey
 from agentrig.llm import (
+    ReasoningEffort,
     ToolCallBlock,
     ToolSpec,
     UserMessage,
@@ -128,15 +130,45 @@ class Agent:
         """The provider (``[providers.<id>]``) the next round is sent to."""
         return active_config(self._port).provider
 
-    def set_model(self, model: str, *, provider: str | None = None) -> None:
+    def set_model(
+        self,
+        model: str,
+        *,
+        provider: str | None = None,
+        reasoning_effort: ReasoningEffort | Literal["keep"] | None = "keep",
+    ) -> None:
         """Send this agent's next rounds to ``model`` (on ``provider``, default: the current
-        one), from the next model round on -- a run in progress included.
+        one), from the next model round on -- a run in progress included; ``reasoning_effort``
+        replaces the agent's effort too (``"keep"``: unchanged).
 
         Checked first: :class:`ModelChoiceError` (``model.unknown_provider``,
         ``model.unknown`` for a model a listing provider does not serve, ``model.incapable``
         for one that lacks what the agent's requests need); a disposed agent refuses.
         """
-        switch_model(self._port, model, provider)
+        if reasoning_effort == "keep":
+            switch_model(self._port, model, provider)
+        else:
+            switch_model(self._port, model, provider, reasoning_effort)
+
+    @property
+    def selection(self) -> ModelSelection:
+        """The provider, model and reasoning effort of the next round (a detached value)."""
+        config = active_config(self._port)
+        return ModelSelection(config.provider, config.model, config.reasoning_effort)
+
+    def select(self, choice: ModelSelection | ModelPreset | str) -> ModelSelection:
+        """Switch to a selection, a preset, or a preset by name (read from its file now);
+        checked as :meth:`set_model` is.  A selection without an effort keeps the agent's."""
+        if isinstance(choice, str):
+            choice = self._port.runtime.model_selection.presets.resolve(choice)
+        if isinstance(choice, ModelPreset):
+            choice = choice.selection
+        effort = choice.reasoning_effort
+        if effort is None:
+            switch_model(self._port, choice.model, choice.provider)
+        else:
+            switch_model(self._port, choice.model, choice.provider, effort)
+        return self.selection
 
     def __repr__(self) -> str:
         return f"<Agent {self._id!r} session={self.session.id!r} {self._port.status}>"

@@ -22,7 +22,7 @@ from agentrig.agent._request import (
     request_config,
     request_messages,
 )
-from agentrig.agent._results import ContextWindowError
+from agentrig.agent._results import ContextWindowError, ReasoningAudit
 from agentrig.agent._structured import structured_instruction, structured_transport
 from agentrig.agent._turn_state import Interrupted, OpenCalls, TurnContext, TurnOutcome
 from agentrig.cancel import CancelSignal, is_abort
@@ -33,12 +33,14 @@ from agentrig.llm import (
     PROVIDERS,
     AssistantMessage,
     Capabilities,
+    ModelDeployment,
     ModelRequest,
     ModelResponse,
     Provider,
     StreamAssembler,
     StreamCheck,
     StreamChunk,
+    capture_efforts,
     message_chunks,
     require_capabilities,
 )
@@ -61,7 +63,15 @@ class _Ask(NamedTuple):
 class ModelRound:
     """The model rounds of one turn: each sends the history and commits the reply."""
 
-    __slots__ = ("calls", "ctx", "first_chunk", "outcome", "response_id", "scope_class")
+    __slots__ = (
+        "audit",
+        "calls",
+        "ctx",
+        "first_chunk",
+        "outcome",
+        "response_id",
+        "scope_class",
+    )
 
     def __init__(self, ctx: TurnContext, outcome: TurnOutcome, calls: OpenCalls) -> None:
         self.ctx = ctx
@@ -69,6 +79,7 @@ class ModelRound:
         self.calls = calls
         self.first_chunk = 0.0  # when the current call's first chunk arrived
         self.response_id: str | None = None  # the provider's id of the current call's response
+        self.audit: ReasoningAudit | None = None  # the current call's reasoning effort
         #: the class of the anyio cancel scope of the turn's first provider call (the turn
         #: runs in one task on one event loop; anyio looks the library up per scope otherwise)
         self.scope_class: type[anyio.CancelScope] | None = None
@@ -103,17 +114,17 @@ class ModelRound:
         """One attempt: its message, or None when a listener said retry."""
         started = (time.time(), time.perf_counter())
         self.first_chunk = 0.0
+        self.audit = None
         try:
             request, provider, declared = await self._request(cfg, attempt, ask)
-            check = StreamCheck(cfg.provider)
-            message = await self._receive(provider, request, declared, cfg.model, check)
+            message = await self._call(provider, request, declared, cfg, attempt)
         except Interrupted:
             self._observe(cfg, started, attempt, "interrupted", self.outcome.final)
             raise
         except (ContextWindowError, ExecutionControlError):
             raise
         except Exception as exc:
-            COOLDOWNS.note(cfg.provider, cfg.model, exc)  # a rate limit with its reset
+            self._cool(cfg, exc)  # a rate limit with its reset
             self._observe(cfg, started, attempt, "failure", None, exc)
             if await self._retry(exc, attempt):
                 return None
@@ -131,6 +142,36 @@ class ModelRound:
         self._observe(cfg, started, attempt, "success", message)
         await self.commit(message)
         return message
+
+    async def _call(
+        self,
+        provider: Provider,
+        request: ModelRequest,
+        declared: Capabilities,
+        cfg: RequestConfig,
+        attempt: int,
+    ) -> AssistantMessage:
+        """Call the provider, recording how it resolved the request's reasoning effort
+        (what it reported while it was called: see :func:`agentrig.llm.report_effort`)."""
+        position = (self.outcome.rounds + 1, attempt)
+        with capture_efforts() as reports:
+            try:
+                return await self._receive(
+                    provider, request, declared, cfg.model, StreamCheck(cfg.provider)
+                )
+            finally:
+                audit = ReasoningAudit.of(
+                    cfg.provider, cfg.model, position, request.reasoning_effort, reports
+                )
+                self.audit = audit
+                self.outcome.reasoning.append(audit)
+
+    def _cool(self, cfg: RequestConfig, error: Exception) -> None:
+        """Start the cooldown of the deployment ``cfg`` sends to, when ``error`` is a rate
+        limit with a deadline that no lower layer (the HTTP retries) started already."""
+        provider = self.ctx.port.runtime.catalog(PROVIDERS).get(cfg.provider)
+        if provider is not None:
+            COOLDOWNS.note(ModelDeployment.of(provider, cfg.provider, cfg.model), error)
 
     async def _retry(self, error: Exception, attempt: int) -> bool:
         """Does a ``request_error`` listener want the failed call sent again?"""
@@ -151,7 +192,7 @@ class ModelRound:
         ctx, first = self.ctx, self.first_chunk
         observe_model_call(
             ctx, self.outcome, cfg, started, first, attempt, result, message, error,
-            response_id=self.response_id,
+            response_id=self.response_id, reasoning=self.audit,
         )  # fmt: skip
 
     async def _request(
@@ -162,7 +203,10 @@ class ModelRound:
         ctx = self.ctx
         port, options = ctx.port, ctx.options
         provider = port.runtime.catalog(PROVIDERS).require(cfg.provider)
-        COOLDOWNS.check(cfg.provider, cfg.model)  # rate limited a moment ago: fail fast
+        # its deployment was rate limited a moment ago: fail fast
+        COOLDOWNS.check(
+            ModelDeployment.of(provider, cfg.provider, cfg.model), provider=cfg.provider
+        )
         system_extra = structured_instruction(options, provider, cfg.model)
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)

@@ -9,7 +9,7 @@ from the next model round (a round in flight keeps the model it was sent to).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -18,6 +18,7 @@ from agentrig.errors import AgentrigError
 from agentrig.ids import ProviderId
 from agentrig.kernel import RequestConfig
 from agentrig.llm import (
+    EFFORT_LEVELS,
     PROVIDERS,
     CapabilityError,
     ModelListing,
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from agentrig.agent._port import AgentPort
 
 __all__ = ["ModelChoiceError", "active_config", "switch_model"]
+
+
+_EFFORTS = (*EFFORT_LEVELS, "auto", None)
 
 
 class ModelChoiceError(AgentrigError):
@@ -48,9 +52,20 @@ def active_config(port: AgentPort) -> RequestConfig:
     return last if last is not None else initial_config(port.agent)
 
 
-def switch_model(port: AgentPort, model: str, provider: str | None) -> RequestConfig:
-    """Check ``model`` (on ``provider``, default: the current one) and make it the agent's."""
+_KEEP: Any = object()
+
+
+def switch_model(
+    port: AgentPort, model: str, provider: str | None, reasoning_effort: Any = _KEEP
+) -> RequestConfig:
+    """Check ``model`` (on ``provider``, default: the current one) and make it the agent's;
+    ``reasoning_effort`` replaces the agent's when given (None: ask for none)."""
     port.ensure_alive()
+    if reasoning_effort is not _KEEP and reasoning_effort not in _EFFORTS:
+        raise ModelChoiceError(
+            f"reasoning_effort is one of {', '.join(map(str, _EFFORTS[:-1]))} or None, "
+            f"not {reasoning_effort!r}"
+        )
     if not isinstance(model, str) or not model.strip():
         raise ModelChoiceError(f"a model is a non-empty name, not {model!r}")
     current = active_config(port)
@@ -67,6 +82,8 @@ def switch_model(port: AgentPort, model: str, provider: str | None) -> RequestCo
         raise ModelChoiceError(f"{where} does not serve the model {model!r}", code="model.unknown")
     _require_fit(port, instance, model, current, where)
     chosen = attrs.evolve(current, provider=target, model=model)
+    if reasoning_effort is not _KEEP:
+        chosen = attrs.evolve(chosen, reasoning_effort=reasoning_effort)
     port.last_request_config = chosen
     return chosen
 

@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentrig.agent._dispatch import CallOutcome
-from agentrig.agent._results import sum_usage
+from agentrig.agent._results import ReasoningAudit, sum_usage
 from agentrig.errors import error_info
 from agentrig.ids import ProviderId
 from agentrig.kernel import Observation, RequestConfig
@@ -37,10 +37,12 @@ def observe_model_call(
     error: BaseException | None = None,
     *,
     response_id: str | None = None,
+    reasoning: ReasoningAudit | None = None,
 ) -> None:
     """One observation per attempted provider round (forced summary too); ``attempt``
     counts from 1, ``first`` is when the first chunk arrived (0: none), ``response_id`` the
-    provider's id of the response.
+    provider's id of the response, ``reasoning`` how its reasoning effort was resolved (None:
+    the provider was not called).
 
     It describes the call boundary, not proof of a network request.
     """
@@ -79,6 +81,7 @@ def observe_model_call(
         "response_id": response_id,
         "max_tokens": cfg.max_tokens,
         "temperature": cfg.temperature,
+        "reasoning": reasoning.to_dict() if reasoning is not None else None,
     }
     hooks.notify("observe", Observation("model_call", agent_id, data))
 

@@ -119,7 +119,11 @@ class AgentPort:
     async def write(self, cls: type[SessionEventData], /, **fields: Any) -> None:
         """:meth:`append` of ``cls(**fields)``: validated like every event, with or without
         a store (one write path: a test without a store runs what a deployment runs)."""
-        await self.append(cls(**fields))
+        data = cls(**fields)
+        if self.writer is None:
+            self.session.push(data)
+        else:
+            await self.log(data)
 
     def record_inbox(self, data: InboxSpliced) -> None:
         """Log an inbox splice made in sync code; it is persisted with the next write."""

@@ -219,6 +219,7 @@ class AgentRegistry:
         that runs children durably name them after the call that made them.
         """
         child, config = self._configured(lineage, "delegate to")
+        config = self._selected(config)
 
         async def record(port: AgentPort) -> None:
             await port.log(lineage.event())  # the session's first event, before setup's
@@ -239,6 +240,7 @@ class AgentRegistry:
         session that starts as a copy of ``parent``'s log, then records its lineage
         (``handoff``); published like any other agent (see :mod:`agentrig.agent._handoff`)."""
         target, config = self._configured(lineage, "hand off to")
+        config = self._selected(config)
         events = list(parent.session.events)
         session = Session(new_session_id())
         session.load(events)
@@ -285,7 +287,7 @@ class AgentRegistry:
         self.runtime.ensure_open()
         agent_id = _check_agent_id(agent_id)
         sid = _check_session_id(session_id) if session_id is not None else new_session_id()
-        resolved = self._config(agent_id, config, settings)
+        resolved = self._selected(self._config(agent_id, config, settings))
         store = self._store(resolved)
         if store is not None and await store.exists(sid):
             raise DuplicateIdError(
@@ -394,7 +396,7 @@ class AgentRegistry:
         """The config and session store of an agent ``what`` (resume, fork) rebuilds from a
         stored log; ``UnknownIdError`` when it has no store."""
         self.runtime.ensure_open()
-        resolved = self._config(agent_id, config, settings)
+        resolved = self._selected(self._config(agent_id, config, settings))
         store = self._store(resolved)
         if store is None:
             raise UnknownIdError(
@@ -419,6 +421,20 @@ class AgentRegistry:
         for data in cut.closing_events():
             await port.log(data)
         port.agent.cut_off = cut
+
+    def _selected(self, config: AgentConfig) -> AgentConfig:
+        """``config`` on the runtime's default model selection when it follows it
+        (``use_selection``) and one is selected now; checked like a saved one."""
+        if not config.use_selection:
+            return config
+        service = self.runtime.model_selection
+        found = service.lookup()
+        if found is None:
+            return config
+        selection = service.check(found[0])
+        effort = selection.reasoning_effort or config.reasoning_effort
+        update = {"provider": selection.provider, "model": selection.model}
+        return config.model_copy(update={**update, "reasoning_effort": effort})
 
     def _config(
         self, agent_id: AgentId, config: AgentConfig | None, settings: dict[str, Any]

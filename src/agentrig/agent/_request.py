@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from agentrig.errors import HookError
 from agentrig.kernel import RequestConfig
 from agentrig.llm import (
+    EFFORT_LEVELS,
     Message,
     ModelRequest,
     ResponseFormat,
@@ -44,6 +46,9 @@ CONTEXT_GUARD_TEXT = (
 replaces it."""
 
 
+_EFFORTS = (*EFFORT_LEVELS, "auto")
+
+
 async def request_config(port: AgentPort) -> RequestConfig:
     """The ``request_config`` waterfall's choice for the next request (remembered)."""
     agent = port.agent
@@ -57,6 +62,11 @@ async def request_config(port: AgentPort) -> RequestConfig:
         port.last_request_config = default
         return default  # what the waterfall's end gives, without a coroutine
     chosen = await hooks.waterfall("request_config", default, _keep_config)
+    if chosen.reasoning_effort is not None and chosen.reasoning_effort not in _EFFORTS:
+        raise HookError(
+            f"a request_config listener set reasoning_effort={chosen.reasoning_effort!r}; "
+            f"it is one of {', '.join(_EFFORTS)} or None"
+        )
     port.last_request_config = chosen
     return chosen
 
@@ -70,6 +80,7 @@ def initial_config(agent: Agent) -> RequestConfig:
         model=cfg.model,
         max_tokens=cfg.max_tokens,
         temperature=cfg.temperature,
+        reasoning_effort=cfg.reasoning_effort,
         # ``[agents.<id>] options``: extra fields of every request (a provider merges them
         # into its request body); plain dicts and lists again, as the provider sends them
         options=cfg.model_dump(include={"options"})["options"] if cfg.options else {},

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Generic, Literal, TypeVar, final
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic, Literal, TypeVar, final
 
 import attrs
 
 from agentrig.errors import AbortError, AgentrigError, Issue
 from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
-from agentrig.llm import ToolMessage, Usage
+from agentrig.llm import EffortDisposition, EffortResolution, ReasoningEffort, ToolMessage, Usage
 
 __all__ = [
     "ContextWindowError",
@@ -17,6 +17,7 @@ __all__ = [
     "DelegationError",
     "IdenticalToolInputError",
     "ModelResponseFailure",
+    "ReasoningAudit",
     "RefusalCode",
     "RefusedCall",
     "ResponseFailureKind",
@@ -74,6 +75,82 @@ class ModelResponseFailure:
     model: str | None = None
 
 
+@final
+@attrs.frozen(slots=True)
+class ReasoningAudit:
+    """What became of one model request's reasoning effort: what was asked, how the provider
+    resolved it, and whether a native control really went out.
+
+    ``dispatched`` is true only when the provider reported sending the request (see
+    :func:`agentrig.llm.report_effort`); a provider that did not report, or a call refused
+    before it was sent, is recorded ``not_applied`` with nothing sent -- so the record never
+    claims a control that is not known to have been on the wire.
+    """
+
+    provider: str
+    model: str
+    #: the model round of the run (from 1) and the attempt of that round (from 1)
+    round: int
+    attempt: int
+    requested: ReasoningEffort | None
+    disposition: EffortDisposition
+    #: the level in effect (the request's, or the one it was clamped to); None: the model's own
+    effective: ReasoningEffort | None
+    #: the request body fields that carried the control (empty: none was sent)
+    native: Mapping[str, Any]
+    reason: str | None
+    dispatched: bool
+
+    @property
+    def native_sent(self) -> bool:
+        """Did a native effort control go out with a dispatched request?"""
+        return self.dispatched and bool(self.native)
+
+    @classmethod
+    def of(
+        cls,
+        provider: str,
+        model: str,
+        position: tuple[int, int],
+        requested: ReasoningEffort | None,
+        reports: Sequence[EffortResolution],
+    ) -> ReasoningAudit:
+        """The audit of a request at ``position`` (round, attempt) from what its provider
+        reported while it was called (the last report is the request that answered)."""
+        reported = reports[-1] if reports else None
+        if reported is None:
+            reported = EffortResolution(
+                requested, "not_applied", reason="the provider reported no effort resolution"
+            )
+        return cls(
+            provider=provider,
+            model=model,
+            round=position[0],
+            attempt=position[1],
+            requested=reported.requested,
+            disposition=reported.disposition,
+            effective=reported.effective,
+            native=reported.native,
+            reason=reported.reason,
+            dispatched=bool(reports),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (``native`` as plain dicts and lists)."""
+        data = {name: getattr(self, name) for name in attrs.fields_dict(type(self))}
+        data["native"] = _thaw(self.native)
+        data["native_sent"] = self.native_sent
+        return data
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _thaw(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(item) for item in value]
+    return value
+
+
 @attrs.frozen(slots=True)
 class RunRecord:
     """The invocation record of one run: ids, timings, and usage when it was reported.
@@ -108,6 +185,8 @@ class RunRecord:
     compaction_usage: Usage | None = None
     #: the classified failure the last reply reported (outcome ``model_response_failure``)
     response_failure: ModelResponseFailure | None = None
+    #: how each model request of the run resolved its reasoning effort, in order
+    reasoning: tuple[ReasoningAudit, ...] = ()
 
     @property
     def total_usage(self) -> Usage | None:

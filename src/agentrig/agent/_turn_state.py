@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, final
 from agentrig.agent._dispatch import INTERRUPTED_TEXT, CallOutcome, not_executed
 from agentrig.agent._results import (
     ModelResponseFailure,
+    ReasoningAudit,
     RefusalCode,
     RefusedCall,
     RunOutcome,
@@ -55,6 +56,7 @@ class TurnOutcome:
         "final",
         "interrupted",
         "model",
+        "reasoning",
         "refused",
         "response_failure",
         "rounds",
@@ -73,6 +75,7 @@ class TurnOutcome:
         self.usages: list[Usage | None] = []
         self.compaction_usages: list[Usage | None] = []  # the summary calls' (in ``usages`` too)
         self.model: str | None = None
+        self.reasoning: list[ReasoningAudit] = []  # each provider call's effort, in order
         self.tool_results = 0
         self.refused: list[RefusedCall] = []  # calls answered without running, in order
         self.response_failure: ModelResponseFailure | None = None  # a classified reply
@@ -115,6 +118,7 @@ class TurnOutcome:
             compaction_usage=sum_usage(self.compaction_usages),
             stop_reason=self.stop_reason,
             response_failure=self.response_failure,
+            reasoning=tuple(self.reasoning),
             **more,
         )
 

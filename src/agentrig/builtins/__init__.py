@@ -18,6 +18,8 @@ _LAZY: dict[str, str] = {
     "Rule": "agentrig.builtins._scripted",
     "ScriptedCall": "agentrig.builtins._scripted",
     "ScriptedProvider": "agentrig.builtins._scripted",
+    "ModelListingReport": "agentrig.builtins._model_check",
+    "check_listed_models": "agentrig.builtins._model_check",
     "anchored": "agentrig.builtins._tool_refs",
     "check_composition": "agentrig.builtins._compose",
     "describe_skills": "agentrig.builtins._compose_skills",
@@ -27,12 +29,14 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "FallbackProvider",
+    "ModelListingReport",
     "Reply",
     "Rule",
     "ScriptedCall",
     "ScriptedProvider",
     "anchored",
     "check_composition",
+    "check_listed_models",
     "describe_skills",
     "instruction_sources",
     "is_tool_ref",
@@ -45,5 +49,6 @@ if TYPE_CHECKING:
     from agentrig.builtins._compose_skills import describe_skills
     from agentrig.builtins._fallback import FallbackProvider
     from agentrig.builtins._instructions import instruction_sources
+    from agentrig.builtins._model_check import ModelListingReport, check_listed_models
     from agentrig.builtins._scripted import Reply, Rule, ScriptedCall, ScriptedProvider
     from agentrig.builtins._tool_refs import anchored, is_tool_ref

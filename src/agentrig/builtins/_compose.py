@@ -185,6 +185,16 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                     ("agents", aid, "session_store"),
                 )
             )
+    chosen = config.model_selection.provider
+    if chosen is not None and chosen not in config.providers:
+        known = ", ".join(sorted(config.providers)) or "none"
+        issues.append(
+            Issue(
+                "config.unknown_id",
+                f"unknown provider {chosen!r} (configured providers: {known})",
+                ("model_selection", "provider"),
+            )
+        )
     from agentrig.hooks import event_name_problem, matcher_problem
 
     for event, entries in config.hooks.items():
@@ -431,10 +441,14 @@ def _entry_label(rt: Runtime, source: str | None) -> str:
 
 async def compose_agents(rt: Runtime) -> None:
     """Provide ``rt.agents`` and create the agents declared in ``[agents.*]``."""
-    from agentrig.agent import AgentRegistry
+    from agentrig.agent import AgentRegistry, ModelSelectionService
     from agentrig.builtins._gate import compose_gate
+    from agentrig.kernel import MODEL_SELECTION
 
     _check_agent_tools(rt)
+    if rt.services.get(MODEL_SELECTION) is None:
+        selection = ModelSelectionService.from_config(rt)
+        rt.services.provide(MODEL_SELECTION, selection, source="compose-agents")
     registry = AgentRegistry(rt, gate=compose_gate(rt))
     rt.services.provide(AGENTS, registry, source="compose-agents")
     rt.on_close("agents", registry.aclose)

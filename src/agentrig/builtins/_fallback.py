@@ -52,6 +52,7 @@ from agentrig.llm import (
     COOLDOWNS,
     Capabilities,
     FinishChunk,
+    ModelDeployment,
     ModelRequest,
     ModelResponse,
     Provider,
@@ -284,10 +285,13 @@ class FallbackProvider:
                 request if model == request.model else request.model_copy(update={"model": model})
             )
             try:
-                COOLDOWNS.check(deployment.provider, model)
+                COOLDOWNS.check(
+                    ModelDeployment.of(peer, deployment.provider, model),
+                    provider=deployment.provider,
+                )
                 response = await peer.complete(routed, signal=signal)
             except ProviderError as exc:
-                COOLDOWNS.note(deployment.provider, model, exc)
+                COOLDOWNS.note(ModelDeployment.of(peer, deployment.provider, model), exc)
                 if not _moves_on(exc, signal):
                     raise
                 self._moved(index, model, exc, failures)
@@ -317,7 +321,10 @@ class FallbackProvider:
             inner = peer.stream(routed, signal=signal)
             started = False
             try:
-                COOLDOWNS.check(deployment.provider, model)
+                COOLDOWNS.check(
+                    ModelDeployment.of(peer, deployment.provider, model),
+                    provider=deployment.provider,
+                )
                 async for chunk in inner:
                     if isinstance(chunk, FinishChunk) and chunk.model is None:
                         chunk = chunk.model_copy(update={"model": model})
@@ -325,7 +332,7 @@ class FallbackProvider:
                     yield chunk
                 return
             except ProviderError as exc:
-                COOLDOWNS.note(deployment.provider, model, exc)
+                COOLDOWNS.note(ModelDeployment.of(peer, deployment.provider, model), exc)
                 if started or not _moves_on(exc, signal):
                     raise
                 self._moved(index, model, exc, failures)

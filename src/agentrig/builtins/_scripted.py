@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
@@ -58,6 +58,7 @@ from agentrig.llm import (
     ProviderConfig,
     ProviderError,
     ReasoningDelta,
+    ReasoningEffort,
     StopReason,
     StreamAssembler,
     StreamChunk,
@@ -67,6 +68,8 @@ from agentrig.llm import (
     Usage,
     UsageChunk,
     error_from_status,
+    report_effort,
+    resolve_effort_level,
 )
 
 __all__ = [
@@ -108,14 +111,14 @@ class Reply:
     def chunks(self, call_index_start: int = 0) -> list[StreamChunk]:
         out: list[StreamChunk] = []
         if self.reasoning:
-            out.append(ReasoningDelta.of(self.reasoning))
+            out.append(ReasoningDelta(text=self.reasoning))
         size = max(1, self.chunk_size)
         for start in range(0, len(self.text), size):
-            out.append(TextDelta.of(self.text[start : start + size]))
+            out.append(TextDelta(text=self.text[start : start + size]))
         for offset, call in enumerate(self.tool_calls):
             index = call_index_start + offset
             call_id = call.id if call.id is not None else f"call_{index}"
-            out.append(_tool_call_start(offset, call_id, call.name))
+            out.append(ToolCallStart(index=offset, id=call_id, name=call.name))
             raw = call.raw_arguments
             if raw is None:
                 arguments = call.arguments
@@ -124,35 +127,17 @@ class Reply:
                 else:
                     raw = ""
             if raw:
-                out.append(ToolCallDelta.of(offset, raw))
+                out.append(ToolCallDelta(index=offset, arguments=raw))
         if self.usage is not None:
             usage = self.usage
-            out.append(UsageChunk.of(usage))
+            out.append(UsageChunk(usage=usage))
         stop = self.stop_reason or ("tool_calls" if self.tool_calls else "end")
-        out.append(_finish(stop))
+        # the vendor's own value is the scripted one, as a real adapter passes its vendor's
+        out.append(FinishChunk(stop_reason=stop, provider_stop_reason=stop))
         return out
 
 
-# A test double answers every request of a benchmark: its own plain values (checked by type
-# or by the literal's members) skip pydantic's validation; anything else takes the validated
-# path and its clear error.
 _dumps = json.JSONEncoder().encode  # json.dumps with its defaults, without the argument walk
-
-
-_STOP_REASONS = frozenset(get_args(StopReason))
-
-
-def _tool_call_start(index: int, call_id: object, name: object) -> ToolCallStart:
-    if type(call_id) is str and type(name) is str:
-        return ToolCallStart.of(index, call_id, name)
-    return ToolCallStart.model_validate({"index": index, "id": call_id, "name": name})
-
-
-def _finish(stop: object) -> FinishChunk:
-    # the vendor's own value is the scripted one, as a real adapter passes its vendor's
-    if type(stop) is str and stop in _STOP_REASONS:
-        return FinishChunk.of(cast("StopReason", stop), provider_stop_reason=stop)
-    return FinishChunk.model_validate({"stop_reason": stop, "provider_stop_reason": stop})
 
 
 class _ScriptedCallOptions(BaseModel):
@@ -221,6 +206,9 @@ class ScriptedOptions(BaseModel):
     checkpoint: Literal["chunk", "reply"] = "chunk"
     #: the models it answers as (unset: any); ``agent.set_model`` refuses another
     models: list[str] | None = None
+    #: the reasoning-effort levels it declares (unset: none declared); a request's level is
+    #: resolved against them and reported, as a real provider's would be
+    reasoning_effort: list[ReasoningEffort] | None = None
 
     @model_validator(mode="after")
     def _one_way_to_answer(self) -> ScriptedOptions:
@@ -346,6 +334,11 @@ class ScriptedProvider:
 
     def _take(self, request: ModelRequest) -> Reply:
         self.requests.append(request)
+        effort = resolve_effort_level(
+            request.reasoning_effort, self.capabilities(request.model).reasoning_effort
+        )
+        level = effort.effective
+        report_effort(effort.sent({"reasoning_effort": level}) if level is not None else effort)
         if not self.lists_model(request.model):
             body = {"error": {"type": "not_found_error", "message": f"no model {request.model}"}}
             raise error_from_status(404, body, {}, provider=self.name)
@@ -465,6 +458,9 @@ def factory(config: ProviderConfig) -> ScriptedProvider:
             parallel_tool_calls=True,
             streaming=True,
             vendor_endpoint=True,
+            reasoning_effort=(
+                None if options.reasoning_effort is None else tuple(options.reasoning_effort)
+            ),
         ),
         checkpoint=options.checkpoint,
         models=options.models,

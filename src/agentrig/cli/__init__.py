@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, NoReturn, Protocol, cast
 
-from agentrig.cli import _chat, _config, _doctor, _migrate, _plugins, _run, _sessions
+from agentrig.cli import _chat, _config, _doctor, _migrate, _models, _plugins, _run, _sessions
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -51,6 +51,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     _chat,
     _sessions,
     _migrate,
+    _models,
     _plugins,
     _config,
     _doctor,

@@ -440,6 +440,7 @@ def _record_to_dict(rt: Runtime, record: RunRecord) -> dict[str, Any]:
     data["total_usage"] = total.model_dump(mode="json") if total is not None else None
     failure = record.response_failure
     data["response_failure"] = attrs.asdict(failure) if failure is not None else None
+    data["reasoning"] = [audit.to_dict() for audit in record.reasoning]
     data["subagents"] = [_record_to_dict(rt, child) for child in record.subagents]
     handoff = record.handoff
     data["handoff"] = _record_to_dict(rt, handoff) if handoff is not None else None

@@ -19,7 +19,8 @@ __all__ = ["COMMANDS", "parse", "tell"]
 
 COMMANDS: dict[str, str] = {
     "/help": "this list",
-    "/model": "[NAME [PROVIDER]] the agent's model and provider; NAME switches to it",
+    "/model": "[NAME [PROVIDER]] the agent's model, provider and presets; NAME (a preset "
+    "or a model) switches to it",
     "/session": "the session id and where it is stored",
     "/tools": "the tools the agent is offered (and the deferred ones)",
     "/context": "how full the model's context window is",
@@ -69,18 +70,30 @@ def tell(command: str, argument: str, agent: Agent) -> str | None:
 
 
 def _model(agent: Agent, argument: str) -> str:
-    """``/model`` shows the model; ``/model NAME [PROVIDER]`` switches to it (checked first)."""
+    """``/model`` shows the model and the presets; ``/model NAME`` switches to the preset
+    NAME, or else to the model NAME; ``/model NAME PROVIDER`` to a model of a provider
+    (each checked first)."""
     from agentrig.errors import AgentrigError
 
     words = argument.split()
     if len(words) > 2:
-        return f"/model {argument}: give a model name and at most a provider id"
-    if words:
-        try:
+        return f"/model {argument}: give a preset, or a model name and at most a provider id"
+    presets = agent.runtime.model_selection.presets
+    try:
+        preset = presets.find(words[0]) if len(words) == 1 else None
+        if preset is not None:
+            agent.select(preset)
+        elif words:
             agent.set_model(words[0], provider=words[1] if len(words) == 2 else None)
-        except AgentrigError as exc:
-            return f"/model {argument}: error [{exc.code}]: {exc}"
-    return f"model {agent.model} (provider {agent.provider_id})"
+        names = presets.names()
+    except AgentrigError as exc:
+        return f"/model {argument}: error [{exc.code}]: {exc}"
+    chosen = agent.selection
+    effort = f", reasoning effort {chosen.reasoning_effort}" if chosen.reasoning_effort else ""
+    line = f"model {chosen.model} (provider {chosen.provider}{effort})"
+    if preset is not None:
+        line += f" from preset {preset.name}"
+    return line + (f"\npresets: {', '.join(names)}" if names else "")
 
 
 def _tools(agent: Agent) -> str:

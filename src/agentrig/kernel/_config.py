@@ -35,6 +35,7 @@ from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, EntryId, ModelId, PluginName, ProviderId, ToolId
 from agentrig.kernel._duration import Duration, parse_duration
 from agentrig.kernel._formats import read_json, read_yaml
+from agentrig.messages import ReasoningEffort
 
 __all__ = [
     "AgentConfig",
@@ -43,6 +44,7 @@ __all__ = [
     "Duration",
     "HookConfig",
     "LoadedConfig",
+    "ModelSelectionConfig",
     "PlaceholderResolver",
     "PermissionsConfig",
     "PluginsConfig",
@@ -177,6 +179,9 @@ class AgentConfig(_Strict):
     max_rounds: int = Field(default=25, ge=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
+    #: the reasoning effort every request asks for (``none`` ... ``max``, or ``auto``: the
+    #: model's own); the provider resolves it per model and ``RunRecord.reasoning`` says how
+    reasoning_effort: ReasoningEffort | None = None
     tool_only_completion: bool = False
     identical_input_limit: int = Field(default=3, ge=0)
     structured_output_retries: int = Field(default=2, ge=0)
@@ -185,6 +190,9 @@ class AgentConfig(_Strict):
     deferral_max_resident: int = Field(default=20, ge=0)
     #: run the calls of one reply that may run alongside each other concurrently
     parallel_tool_calls: bool = True
+    #: start on the runtime's default model selection (``rt.model_selection``, read when the
+    #: agent is created) instead of ``provider`` / ``model``, when one is selected
+    use_selection: bool = False
     #: a run still going after this long ends ``timeout`` (``"30s"``, ``"2m"`` or seconds)
     deadline: Duration | None = None
     #: a reply the model refused, or one a content filter or error stopped, ends the run
@@ -262,6 +270,35 @@ class DelegationConfig(_Strict):
     max_children: int = Field(default=8, ge=1, le=256)
 
 
+class ModelSelectionConfig(_Strict):
+    """``[model_selection]``: the runtime's default model selection and its presets
+    (``rt.model_selection``, ``agentrig models``, ``/model`` in chat)."""
+
+    #: the default selection when the settings file holds none (both or neither)
+    provider: ProviderId | None = None
+    model: ModelId | None = None
+    reasoning_effort: ReasoningEffort | None = None
+    #: the user's settings file (TOML, relative to the config file): a saved selection lives
+    #: there, and it is read again on every call
+    settings: str | None = Field(default=None, min_length=1)
+    #: directories of preset files (``<name>.toml``), read again on every list and resolve;
+    #: the first directory that has a name wins
+    presets: Seq[str] = ()
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> ModelSelectionConfig:
+        if (self.provider is None) != (self.model is None):
+            missing = "model" if self.model is None else "provider"
+            raise ValueError(
+                f"a default selection names a provider and a model ({missing} is missing)"
+            )
+        if self.reasoning_effort is not None and self.model is None:
+            raise ValueError(
+                "reasoning_effort belongs to a default selection: set provider and model"
+            )
+        return self
+
+
 class ClaudeCodeConfig(_Strict):
     """``[claude_code]``: Claude Code settings files and plugins whose hooks/rules apply."""
 
@@ -283,6 +320,7 @@ class RuntimeConfig(_Strict):
     sealers: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
+    model_selection: ModelSelectionConfig = Field(default_factory=ModelSelectionConfig)
     hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
     #: Claude Code files read verbatim into ``hooks`` and ``permissions`` (see
     #: :mod:`agentrig.hooks._claude_settings`, handed over as an importer)

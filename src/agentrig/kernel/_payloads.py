@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from agentrig.messages import (
         AssistantMessage,
+        ReasoningEffort,
         ToolCallBlock,
         ToolMessage,
         Usage,
@@ -204,7 +205,9 @@ class RequestConfig:
     model: str
     max_tokens: int | None = None
     temperature: float | None = None
-    reasoning_effort: str | None = None
+    #: the level to ask for (``none`` ... ``max``, ``auto``); the provider resolves it and the
+    #: run records how (``RunRecord.reasoning``)
+    reasoning_effort: ReasoningEffort | None = None
     options: Mapping[str, Any] = attrs.field(factory=dict)
 
 

@@ -68,7 +68,7 @@ from agentrig.kernel._tracing import TRACE_CONTEXT, TraceContext, add_trace_hook
 if TYPE_CHECKING:
     import httpx
 
-    from agentrig.agent import Agent, AgentRegistry
+    from agentrig.agent import Agent, AgentRegistry, ModelSelectionService
     from agentrig.llm import ModelRegistry
 
 __all__ = [
@@ -76,6 +76,7 @@ __all__ = [
     "CATALOG_KINDS",
     "HTTP",
     "MODELS",
+    "MODEL_SELECTION",
     "HttpFactory",
     "Runtime",
     "open_runtime",
@@ -117,6 +118,7 @@ class HttpFactory(Protocol):
 # The services behind the typed attributes; the compose steps that build them provide them.
 AGENTS: ServiceKey[AgentRegistry] = ServiceKey("agents")
 MODELS: ServiceKey[ModelRegistry] = ServiceKey("models")
+MODEL_SELECTION: ServiceKey[ModelSelectionService] = ServiceKey("model_selection")
 HTTP: ServiceKey[HttpFactory] = ServiceKey("http")
 
 
@@ -224,6 +226,11 @@ class Runtime:
     def models(self) -> ModelRegistry:
         """Model metadata and prices (context windows, ...); there even without providers."""
         return self._built(MODELS, "compose-providers")
+
+    @property
+    def model_selection(self) -> ModelSelectionService:
+        """The default model selection (``current``, ``save``) and its ``presets``."""
+        return self._built(MODEL_SELECTION, "compose-agents")
 
     @property
     def http(self) -> HttpFactory:

@@ -14,7 +14,21 @@ from agentrig.llm._capabilities import (
     capability,
     require_capability,
 )
-from agentrig.llm._cooldown import COOLDOWNS, ModelCooldownError, ModelCooldowns
+from agentrig.llm._cooldown import (
+    COOLDOWNS,
+    ModelCooldownError,
+    ModelCooldowns,
+    ModelDeployment,
+    ServedFrom,
+)
+from agentrig.llm._effort import (
+    EFFORT_LEVELS,
+    EffortDisposition,
+    EffortResolution,
+    capture_efforts,
+    report_effort,
+    resolve_effort_level,
+)
 from agentrig.llm._errors import (
     AuthenticationError,
     CapabilityError,
@@ -99,6 +113,8 @@ __all__ = [
     "COOLDOWNS",
     "ModelCooldownError",
     "ModelCooldowns",
+    "ModelDeployment",
+    "ServedFrom",
     # content blocks
     "CONTENT_BLOCKS",
     "ContentBlock",
@@ -137,6 +153,13 @@ __all__ = [
     "ModelResponse",
     "ReasoningEffort",
     "ResponseFormat",
+    # reasoning effort resolution
+    "EFFORT_LEVELS",
+    "EffortDisposition",
+    "EffortResolution",
+    "capture_efforts",
+    "report_effort",
+    "resolve_effort_level",
     "StopReason",
     "ToolSpec",
     # provider port

@@ -1,11 +1,14 @@
 """Cooldowns per concrete model: after a rate limit with a reset deadline, wait -- by failing.
 
-A provider's 429 that says when to come back (``Retry-After``) puts that (provider, model)
-pair in a cooldown shared by the whole process until then: every run that would send to it
-meanwhile fails at once with :class:`ModelCooldownError` (or a fallback provider moves on to
-its next deployment) instead of each hitting the limit again.  Nobody sleeps while holding a
-worker: the wait is the caller's to schedule.  A rate limit without a deadline starts no
-cooldown -- there is nothing to wait for that would not be a guess.
+A provider's 429 that says when to come back (``Retry-After``) puts that concrete deployment
+-- provider kind, endpoint and model (:class:`ModelDeployment`) -- in a cooldown shared by the
+whole process until then: every run that would send to it meanwhile fails at once with
+:class:`ModelCooldownError` (or a fallback provider moves on to its next deployment) instead
+of each hitting the limit again.  The HTTP layer starts it the moment the 429 arrives, before
+its own retry waits, so other runs do not queue behind one that is waiting.  Two configured
+provider ids that reach the same endpoint and model share one cooldown; one id's two models
+do not.  A rate limit without a deadline starts no cooldown -- there is nothing to wait for
+that would not be a guess.
 """
 
 from __future__ import annotations
@@ -13,11 +16,46 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import final
+from typing import Protocol, final, runtime_checkable
+
+import attrs
 
 from agentrig.llm._errors import RateLimitError
 
-__all__ = ["COOLDOWNS", "ModelCooldownError", "ModelCooldowns"]
+__all__ = ["COOLDOWNS", "ModelCooldownError", "ModelCooldowns", "ModelDeployment", "ServedFrom"]
+
+
+@runtime_checkable
+class ServedFrom(Protocol):
+    """A provider that says which endpoint it sends to (its ``base_url``): rate limits, and
+    so cooldowns, belong to the endpoint and model, not to a configured name."""
+
+    @property
+    def base_url(self) -> str: ...
+
+
+@final
+@attrs.frozen(slots=True)
+class ModelDeployment:
+    """What a rate limit is about: a provider kind, the endpoint it sends to, and a model.
+
+    ``endpoint`` is the provider's ``base_url`` (:class:`ServedFrom`); a provider without
+    one is told apart by its configured id (``"provider:<id>"``).
+    """
+
+    kind: str
+    endpoint: str
+    model: str
+
+    @classmethod
+    def of(cls, provider: object, provider_id: str, model: str) -> ModelDeployment:
+        """The deployment ``model`` of the configured ``provider_id`` is sent to."""
+        kind = getattr(provider, "kind", None)
+        if isinstance(provider, ServedFrom):
+            endpoint = provider.base_url.rstrip("/")
+        else:
+            endpoint = f"provider:{provider_id}"
+        return cls(kind if isinstance(kind, str) else provider_id, endpoint, model)
 
 
 class ModelCooldownError(RateLimitError):
@@ -33,7 +71,8 @@ class ModelCooldownError(RateLimitError):
     def __init__(self, provider: str, model: str, remaining: float) -> None:
         super().__init__(
             f"provider {provider!r}, model {model!r} is cooling down after a rate limit for "
-            f"another {remaining:.1f}s; the request was not sent",
+            f"another {remaining:.1f}s (at its endpoint, whichever provider id sent there); "
+            "the request was not sent",
             retry_after=remaining,
             provider=provider,
         )
@@ -42,19 +81,19 @@ class ModelCooldownError(RateLimitError):
 
 @final
 class ModelCooldowns:
-    """The cooldown deadlines of (provider id, model) pairs; thread-safe.
+    """The cooldown deadlines of deployments (:class:`ModelDeployment`); thread-safe.
 
     ``clock`` is a monotonic clock in seconds (``time.monotonic``).
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._until: dict[tuple[str, str], float] = {}
+        self._until: dict[ModelDeployment, float] = {}
         self._lock = threading.Lock()
 
-    def remaining(self, provider: str, model: str) -> float | None:
-        """Seconds the pair still cools down (None: it may be sent to)."""
-        key = (provider, model)
+    def remaining(self, deployment: ModelDeployment) -> float | None:
+        """Seconds the deployment still cools down (None: it may be sent to)."""
+        key = deployment
         with self._lock:
             until = self._until.get(key)
             if until is None:
@@ -65,15 +104,16 @@ class ModelCooldowns:
                 return None
             return left
 
-    def check(self, provider: str, model: str) -> None:
-        """Raise :class:`ModelCooldownError` while the pair cools down."""
-        left = self.remaining(provider, model)
+    def check(self, deployment: ModelDeployment, *, provider: str | None = None) -> None:
+        """Raise :class:`ModelCooldownError` while the deployment cools down (the error
+        names ``provider``, the configured id the caller sends through, when given)."""
+        left = self.remaining(deployment)
         if left is not None:
-            raise ModelCooldownError(provider, model, left)
+            raise ModelCooldownError(provider or deployment.kind, deployment.model, left)
 
-    def note(self, provider: str, model: str, error: BaseException) -> bool:
-        """Start (or extend) the pair's cooldown when ``error`` is a rate limit with a reset
-        deadline; True when it did.
+    def note(self, deployment: ModelDeployment, error: BaseException) -> bool:
+        """Start (or extend) the deployment's cooldown when ``error`` is a rate limit with a
+        reset deadline; True when it did.
 
         An error that already started one (a ``fallback`` provider noted it for its
         deployment, the concrete pair) starts no other for the same failure.
@@ -83,7 +123,7 @@ class ModelCooldowns:
         wait = error.retry_after
         if wait is None or wait <= 0 or error.cooldown_started:
             return False
-        key = (provider, model)
+        key = deployment
         with self._lock:
             until = self._clock() + wait
             self._until[key] = max(until, self._until.get(key, until))

@@ -198,6 +198,12 @@ class HttpProvider(abc.ABC):
                 continue
             yield _json_object(text, self.kind)
 
+    @property
+    def base_url(self) -> str:
+        """The endpoint it sends to (:class:`~agentrig.llm.ServedFrom`: cooldowns are keyed
+        by it)."""
+        return str(self.options.base_url)
+
     async def aclose(self) -> None:
         await self._session.aclose()
 

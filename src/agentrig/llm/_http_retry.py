@@ -152,6 +152,7 @@ async def send_with_retries(
     classify: Callable[[httpx.Response], ProviderError] | None = None,
     retry_if: Callable[[ProviderError], bool] | None = None,
     stream_types: tuple[str, ...] = ("text/event-stream",),
+    on_failure: Callable[[ProviderError], object] | None = None,
 ) -> httpx.Response:
     """Send the request ``build()`` makes, retrying; return the 2xx response.
 
@@ -166,7 +167,9 @@ async def send_with_retries(
     true (default: the taxonomy's ``retryable``, which honours ``x-should-retry``), at most
     ``policy.max_retries`` times.  ``classify`` maps a failed response (body read) to an
     error, by default :func:`error_from_response`.  Each wait is ``policy.delay(...)``
-    (honouring a capped ``Retry-After``).
+    (honouring a capped ``Retry-After``).  ``on_failure(error)`` is told of each failed
+    attempt at once, before any wait (it starts a rate-limited model's cooldown, so other
+    runs need not wait behind this one's retry).
 
     Cancellation: the signal is checked before each attempt, each send runs inside its scope
     and so does each wait -- when it fires the response in hand is closed and
@@ -184,6 +187,8 @@ async def send_with_retries(
         sent = await _send_once(get_client(), request, signal, provider, streamed, classify)
         if isinstance(sent, httpx.Response):
             return sent
+        if on_failure is not None:
+            on_failure(sent)
         _raise_unless_retried(sent, attempt, policy, retry_if)
         wait = policy.delay(attempt, sent.retry_after)
         with signal.scope():

@@ -4,7 +4,9 @@ Each provider plugin would otherwise repeat these checks (or forget one and send
 the vendor rejects, or silently ignores).  Only an explicit ``False`` (or a declared set that
 lacks the value) refuses: an undeclared capability is silence, and the request goes out.
 Streaming is not checked here: the loop drives a ``streaming=False`` provider through its
-non-streaming call instead.
+non-streaming call instead; nor is reasoning effort, a preference each provider resolves
+against its model's levels (applied, clamped, fell back, not applied) and reports
+(:func:`~agentrig.llm.report_effort`).
 """
 
 from __future__ import annotations
@@ -46,10 +48,6 @@ def _absent(request: ModelRequest, declared: Capabilities) -> tuple[str, str] | 
         return "tool_choice", f"tool_choice={choice!r}"
     if declared.parallel_tool_calls is False and request.parallel_tool_calls is not None:
         return "parallel_tool_calls", f"parallel_tool_calls={request.parallel_tool_calls!r}"
-    effort = request.reasoning_effort
-    levels = declared.reasoning_effort
-    if effort is not None and levels is not None and effort not in levels:
-        return "reasoning_effort", f"reasoning_effort={effort!r}"
     if declared.vision is False:
         for position, message in enumerate(request.messages):
             if not isinstance(message, UserMessage):

@@ -28,6 +28,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentrig.cancel import CancelSignal
+from agentrig.llm._cooldown import COOLDOWNS, ModelDeployment
 from agentrig.llm._errors import ProviderError, ProviderProtocolError
 from agentrig.llm._http_provider import HttpProvider, read_ndjson
 from agentrig.llm._http_retry import (
@@ -170,6 +171,7 @@ class HttpSession:
         "_classify",
         "_client",
         "_closed",
+        "_endpoint",
         "_factory",
         "_owned",
         "_policy",
@@ -190,8 +192,11 @@ class HttpSession:
         classify: Callable[[httpx.Response], ProviderError] | None = None,
         retry_if: Callable[[ProviderError], bool] | None = None,
         stream_types: tuple[str, ...] = ("text/event-stream",),
+        endpoint: str | None = None,
     ) -> None:
         self._provider = provider
+        #: the base URL: with it a rate-limited model's cooldown starts at the 429 itself
+        self._endpoint = endpoint.rstrip("/") if endpoint else None
         self._stream_types = stream_types
         self._policy = policy if policy is not None else RetryPolicy()
         self._timeout = timeout
@@ -237,6 +242,7 @@ class HttpSession:
             classify=classify,
             retry_if=retry_if,
             stream_types=stream_types,
+            endpoint=options.base_url,
         )
 
     @property
@@ -262,9 +268,23 @@ class HttpSession:
             await client.aclose()
 
     async def send(
-        self, build: Callable[[], httpx.Request], *, signal: CancelSignal, stream: bool
+        self,
+        build: Callable[[], httpx.Request],
+        *,
+        signal: CancelSignal,
+        stream: bool,
+        model: str | None = None,
     ) -> httpx.Response:
-        """:func:`send_with_retries` on this session's client, policy and hooks."""
+        """:func:`send_with_retries` on this session's client, policy and hooks; a request
+        for ``model`` that is rate limited with a deadline starts the cooldown of its
+        deployment (this provider kind, endpoint and model) at once, before any retry wait."""
+        on_failure = None
+        if model is not None and self._endpoint is not None:
+            deployment = ModelDeployment(self._provider, self._endpoint, model)
+
+            def on_failure(error: ProviderError) -> None:
+                COOLDOWNS.note(deployment, error)
+
         return await send_with_retries(
             self.client,
             build,
@@ -275,6 +295,7 @@ class HttpSession:
             classify=self._classify,
             retry_if=self._retry_if,
             stream_types=self._stream_types,
+            on_failure=on_failure,
         )
 
     async def post_json(
@@ -296,7 +317,9 @@ class HttpSession:
                 "POST", url, content=content, headers=request_headers, timeout=timeout
             )
 
-        return await self.send(build, signal=signal, stream=stream)
+        model = body.get("model")
+        chosen = model if isinstance(model, str) else None
+        return await self.send(build, signal=signal, stream=stream, model=chosen)
 
     async def probe(self, url: str, *, headers: Mapping[str, str]) -> None:
         """GET ``url`` once, without retries: a readiness check, not a model call.

@@ -36,7 +36,9 @@ def _info(
         pricing=pricing,
         capabilities=Capabilities(
             streaming=True,
-            reasoning_effort=("minimal", "low", "medium", "high", "max") if thinking else (),
+            reasoning_effort=("none", "minimal", "low", "medium", "high", "max")
+            if thinking
+            else (),
             vision=vision,
         ),
         source=f"{_PAGE.format(page)} ({_READ})",

@@ -14,6 +14,7 @@ from agentrig.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     Capabilities,
     CapabilityError,
+    EffortResolution,
     ImageBlock,
     ModelInfo,
     ModelRegistry,
@@ -23,7 +24,9 @@ from agentrig.llm import (
     ProviderStreamError,
     StreamChunk,
     UserMessage,
+    report_effort,
     reserved_option_issues,
+    resolve_effort_level,
 )
 from agentrig.llm.http import (
     HttpProviderFactory,
@@ -94,6 +97,12 @@ class AnthropicProvider:
             self._options, provider=self.kind, http=http, client=client
         )
         self._url = self._options.endpoint("/v1/messages")
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint it sends to (``agentrig.llm.ServedFrom``): a rate limit cools this
+        endpoint's model for every provider id that reaches it."""
+        return str(self._options.base_url)
 
     def __repr__(self) -> str:
         return f"<AnthropicProvider id={self.id!r} base_url={self._options.base_url!r}>"
@@ -179,42 +188,52 @@ class AnthropicProvider:
 
     def _thinking(
         self, request: ModelRequest, caps: Capabilities, max_tokens: int
-    ) -> dict[str, Any] | None:
-        """Extended thinking for ``reasoning_effort`` (``None``: the model's default, off).
-
-        Applied only where the model table lists the level; the budget is clamped below
-        ``max_tokens`` and dropped when that leaves less than the API's 1024 minimum.
-        """
+    ) -> EffortResolution:
+        """Extended thinking for ``reasoning_effort``: a level of the model's table becomes a
+        ``budget_tokens`` (``thinking_budgets``) cut below ``max_tokens``, ``none`` turns
+        thinking off; the native control is the body's ``thinking`` field."""
         effort = request.reasoning_effort
-        if effort in (None, "auto", "none") or "thinking" in request.options:
-            return None
-        supported = caps.reasoning_effort or ()
-        if effort not in supported:
-            logger.debug(
-                "reasoning_effort %r not applied: model %r declares %r",
+        if "thinking" in request.options:  # the request's own options decide
+            return EffortResolution(
                 effort,
-                request.model,
-                caps.reasoning_effort,
+                "not_applied",
+                native={"thinking": request.options["thinking"]},
+                reason="the request's options set thinking themselves",
             )
-            return None
-        budget = next((v for k, v in self._options.thinking_budgets.items() if k == effort), None)
+        resolved = resolve_effort_level(effort, caps.reasoning_effort)
+        level = resolved.effective
+        if level is None:
+            return resolved
+        if level == "none":
+            return resolved.sent({"thinking": {"type": "disabled"}})
+        budget = next((v for k, v in self._options.thinking_budgets.items() if k == level), None)
         if budget is None:
-            return None
+            return resolved.dropped(f"thinking_budgets has no budget for {level!r}")
         budget = min(int(budget), max_tokens - 1)
         if budget < 1024:
-            logger.debug("thinking not applied: max_tokens %d leaves no budget", max_tokens)
-            return None
-        return {"type": "enabled", "budget_tokens": budget}
+            return resolved.dropped(
+                f"max_tokens {max_tokens} leaves no room for a thinking budget (at least 1024)"
+            )
+        return resolved.sent({"thinking": {"type": "enabled", "budget_tokens": budget}})
 
     def _body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        return self._prepare(request, stream=stream)[0]
+
+    def _prepare(
+        self, request: ModelRequest, *, stream: bool
+    ) -> tuple[dict[str, Any], EffortResolution]:
+        """The body to send and how it resolved the request's reasoning effort."""
         caps = self._check(request)
         max_tokens = self._max_tokens(request)
-        return build_body(
+        effort = self._thinking(request, caps, max_tokens)
+        thinking = effort.native.get("thinking") if "thinking" not in request.options else None
+        body = build_body(
             request,
             stream=stream,
             max_tokens=max_tokens,
-            thinking=self._thinking(request, caps, max_tokens),
+            thinking=_plain(thinking) if thinking is not None else None,
         )
+        return body, effort
 
     def check_request_options(
         self, options: Mapping[str, Any], *, where: tuple[str | int, ...]
@@ -244,7 +263,8 @@ class AnthropicProvider:
         return headers
 
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
-        body = self._body(request, stream=False)
+        body, effort = self._prepare(request, stream=False)
+        report_effort(effort)  # the body goes out now
         response = await self._http.post_json(
             self._url, body, headers=self._headers(body, stream=False), signal=signal, stream=False
         )
@@ -280,7 +300,8 @@ class AnthropicProvider:
     async def stream(
         self, request: ModelRequest, *, signal: CancelSignal
     ) -> AsyncGenerator[StreamChunk, None]:
-        body = self._body(request, stream=True)
+        body, effort = self._prepare(request, stream=True)
+        report_effort(effort)  # the body goes out now
         response = await self._http.post_json(
             self._url, body, headers=self._headers(body, stream=True), signal=signal, stream=True
         )
@@ -363,3 +384,10 @@ factory = HttpProviderFactory(
     name="agentrig_anthropic.factory",
 )
 """The provider factory registered under ``agentrig.providers`` as ``anthropic``."""
+
+
+def _plain(value: Any) -> Any:
+    """A read-only native control as the plain dicts the JSON body is made of."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    return value

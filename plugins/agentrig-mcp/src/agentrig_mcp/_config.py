@@ -69,6 +69,9 @@ class _Common(_Strict):
     enabled_tools: Annotated[tuple[str, ...] | None, Field(strict=False)] = None
     #: these of the server's tools are never used, applied after ``enabled_tools``
     disabled_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: resource URIs to subscribe to once the server starts (``resources/subscribe``); a
+    #: server that did not advertise subscriptions is told nothing (a warning says so)
+    subscribe: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
     #: show the server's descriptions, results and resources to the model without the label
@@ -105,7 +108,9 @@ class StdioServerSpec(_Common):
 class HttpServerSpec(_Common):
     """A server reached over streamable HTTP."""
 
-    type: Literal["http", "streamable-http"] = "http"
+    #: ``sse``: the legacy HTTP+SSE transport (an event stream at ``url``, messages POSTed to
+    #: the endpoint it names); otherwise streamable HTTP
+    type: Literal["http", "streamable-http", "sse"] = "http"
     url: str = Field(pattern=r"^https?://")
     #: values may be ``$ENV:NAME`` or ``$STORE:<store>:<service>/<account>`` references
     headers: dict[str, str] = Field(default_factory=dict)
@@ -146,12 +151,7 @@ class ServerEntry(_Common):
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerEntry:
-        if self.type == "sse":
-            raise ValueError(
-                "the SSE transport is deprecated by MCP and not supported; use type = 'http' "
-                "(streamable HTTP)"
-            )
-        http = self.type in ("http", "streamable-http") or (self.type is None and self.url)
+        http = self.type in ("http", "streamable-http", "sse") or (self.type is None and self.url)
         if http:
             wrong = [k for k in _STDIO_ONLY if k in self.model_fields_set]
             if self.url is None:
@@ -184,7 +184,11 @@ class ServerEntry(_Common):
             )
         assert self.url is not None
         return HttpServerSpec(
-            url=self.url, headers=self.headers, allow_private_url=self.allow_private_url, **common
+            type="sse" if self.type == "sse" else "http",
+            url=self.url,
+            headers=self.headers,
+            allow_private_url=self.allow_private_url,
+            **common,
         )
 
 

@@ -1,4 +1,4 @@
-"""Opening a server's transport: a stdio subprocess or streamable HTTP.
+"""Opening a server's transport: a stdio subprocess, streamable HTTP or legacy HTTP+SSE.
 
 Both yield the SDK's stream pair.  A subprocess runs as a reaped process tree
 (:mod:`agentrig_mcp._stdio`): its stderr is logged line by line under
@@ -76,6 +76,18 @@ class _WatchedBody(httpx.AsyncByteStream):
         await self._body.aclose()
 
 
+def _watched(http: httpx.AsyncClient, spec: HttpServerSpec, on_broken: OnBroken | None) -> None:
+    """Make every response body of ``http`` report a break (and an oversized message)."""
+
+    async def watch(response: httpx.Response) -> None:
+        if on_broken is not None and isinstance(response.stream, httpx.AsyncByteStream):
+            events = response.headers.get("content-type", "").startswith("text/event-stream")
+            limit = spec.max_message_bytes
+            response.stream = _WatchedBody(response.stream, on_broken, limit, events)
+
+    http.event_hooks = {**http.event_hooks, "response": [*http.event_hooks["response"], watch]}
+
+
 @contextlib.asynccontextmanager
 async def _http(
     spec: HttpServerSpec,
@@ -83,16 +95,29 @@ async def _http(
     client: HttpClientFactory,
     on_broken: OnBroken | None,
 ) -> AsyncIterator[Streams]:
-    async def watch(response: httpx.Response) -> None:
-        if on_broken is not None and isinstance(response.stream, httpx.AsyncByteStream):
-            events = response.headers.get("content-type", "").startswith("text/event-stream")
-            limit = spec.max_message_bytes
-            response.stream = _WatchedBody(response.stream, on_broken, limit, events)
+    """Streamable HTTP or, with ``type = "sse"``, the legacy HTTP+SSE transport: both through
+    the same HTTP client (egress policy, headers, watched bodies)."""
 
-    async with client(spec, headers) as http:
-        http.event_hooks = {**http.event_hooks, "response": [*http.event_hooks["response"], watch]}
-        async with streamable_http_client(spec.url, http_client=http) as (read, write, _id):
+    def made(
+        headers: dict[str, str] | None = None,
+        timeout: httpx.Timeout | None = None,
+        auth: httpx.Auth | None = None,
+    ) -> httpx.AsyncClient:
+        # the SDK's headers and timeouts are not taken: the spec's client has its own (no
+        # read timeout, so an event stream stays open between messages)
+        http = client(spec, resolved)
+        _watched(http, spec, on_broken)
+        return http
+
+    resolved = headers
+    if spec.type == "sse":
+        from mcp.client.sse import sse_client
+
+        async with sse_client(spec.url, httpx_client_factory=made) as (read, write):
             yield read, write
+        return
+    async with made() as http, streamable_http_client(spec.url, http_client=http) as streams:
+        yield streams[0], streams[1]
 
 
 def open_transport(

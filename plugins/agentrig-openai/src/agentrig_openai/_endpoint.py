@@ -67,6 +67,12 @@ class OpenAIEndpoint(Generic[OptionsT]):
     def options(self) -> OptionsT:
         return self._options
 
+    @property
+    def base_url(self) -> str:
+        """The endpoint it sends to (``agentrig.llm.ServedFrom``): a rate limit cools this
+        endpoint's model for every provider id that reaches it."""
+        return str(self._options.base_url)
+
     # -- capabilities ------------------------------------------------------------------------
 
     def _model_info(self, model: str) -> ModelInfo | None:

@@ -10,6 +10,7 @@ import httpx
 
 from agentrig.cancel import CancelSignal
 from agentrig.llm import (
+    EffortResolution,
     ModelRegistry,
     ModelRequest,
     ModelResponse,
@@ -17,6 +18,8 @@ from agentrig.llm import (
     ProviderStreamError,
     StreamChunk,
     TextDelta,
+    report_effort,
+    resolve_effort_level,
 )
 from agentrig.llm.http import (
     HttpProviderFactory,
@@ -34,7 +37,6 @@ from agentrig_openai._wire import (
     ChunkReader,
     build_body,
     message_from_body,
-    resolve_effort,
 )
 
 __all__ = ["OpenAIProvider", "factory"]
@@ -80,33 +82,38 @@ class OpenAIProvider(OpenAIEndpoint[OpenAIOptions]):
     # -- requests ----------------------------------------------------------------------------
 
     def _body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        return self._prepare(request, stream=stream)[0]
+
+    def _prepare(
+        self, request: ModelRequest, *, stream: bool
+    ) -> tuple[dict[str, Any], EffortResolution]:
+        """The body to send and how it resolved the request's reasoning effort: the model's
+        level table clamps it; the body's ``reasoning_effort`` field is the native control."""
         caps = self._check(request)
-        effort = resolve_effort(request.reasoning_effort, caps.reasoning_effort)
-        if request.reasoning_effort not in (None, "auto") and effort is None:
-            logger.debug(
-                "reasoning_effort %r not applied: model %r declares %r",
-                request.reasoning_effort,
-                request.model,
-                caps.reasoning_effort,
-            )
+        effort = resolve_effort_level(request.reasoning_effort, caps.reasoning_effort)
+        level = effort.effective
+        if level is not None:
+            effort = effort.sent({"reasoning_effort": level})
         opts = self._options
-        return build_body(
+        body = build_body(
             request,
             stream=stream,
-            effort=effort,
+            effort=level,
             strict=opts.strict_tools,
             vendor=opts.vendor_endpoint,
             max_tokens_field=opts.max_tokens_field,
             system_role=opts.system_role,
             stream_usage=opts.stream_usage,
         )
+        return body, effort
 
     def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
         """The request body this provider would send (capability checks included)."""
         return self._body(request, stream=stream)
 
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
-        body = self._body(request, stream=False)
+        body, effort = self._prepare(request, stream=False)
+        report_effort(effort)  # the body goes out now
         response = await self._http.post_json(
             self._url, body, headers=self._headers(stream=False), signal=signal, stream=False
         )
@@ -129,7 +136,8 @@ class OpenAIProvider(OpenAIEndpoint[OpenAIOptions]):
     async def stream(
         self, request: ModelRequest, *, signal: CancelSignal
     ) -> AsyncGenerator[StreamChunk, None]:
-        body = self._body(request, stream=True)
+        body, effort = self._prepare(request, stream=True)
+        report_effort(effort)  # the body goes out now
         response = await self._http.post_json(
             self._url, body, headers=self._headers(stream=True), signal=signal, stream=True
         )

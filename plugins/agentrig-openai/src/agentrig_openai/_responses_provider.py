@@ -18,6 +18,8 @@ from agentrig.llm import (
     StreamAssembler,
     StreamChunk,
     TextDelta,
+    report_effort,
+    resolve_effort_level,
 )
 from agentrig.llm.http import (
     HttpProviderFactory,
@@ -40,7 +42,6 @@ from agentrig_openai._responses_wire import (
     response_chunks,
 )
 from agentrig_openai._responses_ws import ResponsesSocket, SocketDropped, SocketPool, open_socket
-from agentrig_openai._wire import resolve_effort
 
 __all__ = ["OpenAIResponsesProvider", "responses_factory"]
 
@@ -89,20 +90,20 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
 
     # -- requests ----------------------------------------------------------------------------
 
-    def _body(self, request: ModelRequest, previous: Continuation | None) -> dict[str, Any]:
+    def _body(
+        self, request: ModelRequest, previous: Continuation | None, *, sending: bool = True
+    ) -> dict[str, Any]:
+        """The request body; ``sending``: it goes out now, so how it resolved the request's
+        reasoning effort is reported (``reasoning.effort`` is the native control)."""
         caps = self._check(request)
-        effort = resolve_effort(request.reasoning_effort, caps.reasoning_effort)
-        if request.reasoning_effort not in (None, "auto") and effort is None:
-            logger.debug(
-                "reasoning_effort %r not applied: model %r declares %r",
-                request.reasoning_effort,
-                request.model,
-                caps.reasoning_effort,
-            )
+        effort = resolve_effort_level(request.reasoning_effort, caps.reasoning_effort)
+        level = effort.effective
+        if sending:
+            report_effort(effort.sent({"reasoning": {"effort": level}}) if level else effort)
         opts = self._options
         return build_body(
             request,
-            effort=effort,
+            effort=level,
             summary=opts.reasoning_summary,
             strict=opts.strict_tools,
             vendor=opts.vendor_endpoint,
@@ -118,7 +119,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
 
     def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
         """The HTTP request body this provider would send (capability checks included)."""
-        return {**self._body(request, self._chained(request)), "stream": stream}
+        return {**self._body(request, self._chained(request), sending=False), "stream": stream}
 
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
         if self._options.uses_websocket:
@@ -162,16 +163,19 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
             events = self._sse_events(response, signal)
             reader = EventReader(self._url, request_id=request_id)
         try:
-            async for event in events:
-                if signal.cancelled:
-                    signal.raise_if_cancelled()
-                text = reader.text_of(event)
-                if text is not None:  # the common event: no list, no loop per token
-                    if text:
-                        yield _text_delta(text)
-                    continue
-                for chunk in reader.feed(event):
-                    yield chunk
+            # Events come a network read (or a WebSocket message) at a time; the signal is
+            # checked before each one, since the loop runs between them.
+            async for batch in events:
+                for event in batch:
+                    if signal.cancelled:
+                        signal.raise_if_cancelled()
+                    text = reader.text_of(event)
+                    if text is not None:  # the common event: no list, no loop per token
+                        if text:
+                            yield _text_delta(text)
+                        continue
+                    for chunk in reader.feed(event):
+                        yield chunk
         finally:
             await events.aclose()
         if reader.response is None:
@@ -184,10 +188,12 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
 
     async def _sse_events(
         self, response: httpx.Response, signal: CancelSignal
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[list[dict[str, Any]], None]:
+        """The JSON events of each network read, as a list (one hand-over per read)."""
         batches = read_sse_batches(response, signal=signal, provider=self.kind)
         try:
             async for batch in batches:
+                events: list[dict[str, Any]] = []
                 for event in batch:
                     data = event.data
                     if data[:1] != "{" and data.strip() in ("", "[DONE]"):
@@ -199,8 +205,10 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
                             f"{self.kind}: malformed stream event: {data.strip()[:200]!r}",
                             provider=self.kind,
                         ) from exc
-                    if isinstance(payload, dict):
-                        yield payload
+                    if type(payload) is dict:
+                        events.append(payload)
+                if events:
+                    yield events
         finally:
             await close_stream(batches, response)
 
@@ -219,14 +227,14 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
 
     async def _socket_events(
         self, request: ModelRequest, signal: CancelSignal
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[list[dict[str, Any]], None]:
         """The events of one response over a pooled connection (see :meth:`_first_event`)."""
         socket, first = await self._first_event(request, signal)
         given_back = False
         try:
             event = first
             while event.get("type") not in _TERMINAL:
-                yield event
+                yield [event]
                 event = await self._receive(socket, signal)
             # The response is over: the connection is free again before its last event is
             # read (an error event raises in the reader, and the connection stays usable).
@@ -236,7 +244,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
                 socket.last_response_id = found if isinstance(found, str) else None
             given_back = True
             await self._pool.give_back(socket)
-            yield event
+            yield [event]
         finally:
             if not given_back:  # left mid-response: the connection's state is unknown
                 await socket.aclose()
@@ -260,7 +268,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
         previous = continuation(request.messages, self._url)
         socket = self._pool.take(previous.response_id if previous is not None else None)
         whole = False
-        for _attempt in range(3):
+        for attempt in range(3):
             fresh = socket is None
             if socket is None:
                 socket = await self._pool.open(signal)
@@ -268,7 +276,8 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
             if previous is not None and not whole:
                 held = socket.last_response_id == previous.response_id
                 chain = previous if held or self._options.store else None
-            body = {"type": "response.create", **self._body(request, chain)}
+            # the effort is reported once: a resend carries the same control
+            body = {"type": "response.create", **self._body(request, chain, sending=not attempt)}
             try:
                 await socket.send(body, signal=signal)
                 event = await self._receive(socket, signal)

@@ -26,7 +26,6 @@ from agentrig.llm import (
     ProviderStateBlock,
     ReasoningBlock,
     ReasoningDelta,
-    ReasoningEffort,
     StopReason,
     StreamChunk,
     SystemMessage,
@@ -59,7 +58,6 @@ __all__ = [
     "build_body",
     "message_from_body",
     "project_tool_schema",
-    "resolve_effort",
     "stop_reason",
     "usage_from",
 ]
@@ -76,8 +74,6 @@ STOP_REASONS: Mapping[str, StopReason] = {
     "content_filter": "content_filter",
 }
 """``finish_reason`` -> :data:`~agentrig.llm.StopReason`; anything else is ``"other"``."""
-
-_EFFORT_ORDER: tuple[ReasoningEffort, ...] = ("none", "minimal", "low", "medium", "high", "max")
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -141,26 +137,6 @@ def usage_from(raw: object) -> Usage | None:
         reasoning=reasoning,
         partial=partial,
     )
-
-
-def resolve_effort(
-    requested: ReasoningEffort | None, supported: tuple[ReasoningEffort, ...] | None
-) -> str | None:
-    """The ``reasoning_effort`` value to send, or ``None`` to send nothing.
-
-    Exact when the model supports the level; otherwise clamped down to the highest supported
-    level below it; ``"auto"``, an undeclared or empty table, or nothing below the request
-    leaves the model's own default (nothing is sent).
-    """
-    if requested is None or requested == "auto" or not supported:
-        return None
-    if requested in supported:
-        return requested
-    rank = _EFFORT_ORDER.index(requested)
-    for level in reversed(_EFFORT_ORDER[:rank]):
-        if level in supported:
-            return level
-    return None
 
 
 def project_tool_schema(

@@ -58,12 +58,20 @@ def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
 
 
+#: the last trace id formatted, and its hex: every span of a run shares the run's trace id
+_last_trace: list[tuple[int, str]] = [(0, "0" * 32)]
+
+
 def _hex_ids(span: Span) -> tuple[str, str] | None:
     """``(trace_id, span_id)`` as hex; None for a span that records nothing (no-op tracer)."""
     ctx = span.get_span_context()
     if not ctx.is_valid:
         return None
-    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
+    trace_id = ctx.trace_id
+    last = _last_trace[0]
+    if last[0] != trace_id:
+        last = _last_trace[0] = (trace_id, format(trace_id, "032x"))
+    return last[1], format(ctx.span_id, "016x")
 
 
 #: the name and kind a call's span starts with (a turn's is named after its agent)
@@ -267,8 +275,9 @@ class Telemetry:
             name = "agentrig.permission"
             attributes: dict[str, Any] = {
                 "agentrig.permission.outcome": "allow" if data.get("allowed") else "deny",
-                "agentrig.permission.reason": str(data.get("reason") or ""),
             }
+            if data.get("reason"):  # an allow by no rule at all has none
+                attributes["agentrig.permission.reason"] = str(data["reason"])
             when = time.time()
         else:
             name = f"agentrig.hook {data.get('event')}"

@@ -26,8 +26,15 @@ from agentrig.llm import (
     UserMessage,
 )
 from agentrig_server._conversation import Conversation
-from agentrig_server._errors import ApiError
-from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextOut, UsageOut
+from agentrig_server._errors import ApiError, reported_error
+from agentrig_server._events import (
+    ApprovalRequested,
+    Finished,
+    FinishReason,
+    RunEvent,
+    TextOut,
+    UsageOut,
+)
 from agentrig_server._runs import HistoryMessage, Prompt
 from agentrig_server._validate import (
     PartParser,
@@ -50,7 +57,16 @@ __all__ = ["MessagesStream", "message_body", "parse_count_request", "parse_messa
 _SUPPORTED = ("model", "messages", "max_tokens", "system", "stream", "temperature", "metadata")
 _COUNTED = ("model", "messages", "system")
 _TOOL_KEYS = ("tools", "tool_choice")
-_STOP = {"stop": "end_turn", "length": "max_tokens"}
+#: how messages word each way a run ends: ``refusal`` is the API's stop reason for a reply its
+#: safety systems stopped (a refusal or a content filter); it has none for a deadline, so a run
+#: that passed it is cut short like one that ran out of tokens
+_STOP: dict[FinishReason, str] = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "timeout": "max_tokens",
+    "refusal": "refusal",
+    "content_filter": "refusal",
+}
 
 
 def _source_block(block: Mapping[str, Any], at: str, kind: str) -> ContentBlock:
@@ -170,6 +186,8 @@ def _usage(usage: Usage | None) -> dict[str, int]:
 
 def message_body(finished: Finished) -> dict[str, Any]:
     """The non-streamed answer."""
+    if finished.finish == "error":
+        raise reported_error("stop_reason error")
     content = [{"type": "text", "text": finished.text}] if finished.text else []
     return {
         "id": f"msg_{secrets.token_hex(12)}",
@@ -248,6 +266,8 @@ class MessagesStream:
         if isinstance(event, ApprovalRequested):
             return [f": approval pending {event.approval_id} ({event.tool})\n\n".encode()]
         if isinstance(event, Finished):
+            if event.finish == "error":
+                return self.error(reported_error("stop_reason error"))
             frames = []
             if self._open:
                 frames.append(

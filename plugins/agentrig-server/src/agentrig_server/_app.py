@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,14 +41,17 @@ from agentrig_server._browser import BrowserGuard
 from agentrig_server._errors import ApiError, Dialect, error_response, internal_error
 from agentrig_server._events import Finished, RunEvent
 from agentrig_server._hooks import ServerHooks
+from agentrig_server._key_info import key_info_body
+from agentrig_server._keys import KeyFile, KeyPolicy, state_root
 from agentrig_server._openai_chat import ChatStream, chat_completion, parse_chat_request
 from agentrig_server._request_id import RequestIdMiddleware
 from agentrig_server._responses import ResponseBuilder, parse_responses_request
 from agentrig_server._runs import ActiveRun, Prompt, RunService
-from agentrig_server._settings import ServerSettings, server_settings
+from agentrig_server._settings import KeyLimits, ServerSettings, server_settings
 from agentrig_server._stored import StoredResponses
 from agentrig_server._streaming import EventStreamResponse, Renderer, run_to_end
 from agentrig_server._tokens import estimate_input_tokens
+from agentrig_server._usage import Ledger
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
@@ -63,33 +66,52 @@ Handler = Callable[[Request, Caller, Any], Awaitable[Response]]
 MAX_JSON_DEPTH = 64
 
 
+async def _resolve(
+    rt: Runtime, reference: str, where: tuple[str | int, ...], issues: list[Issue]
+) -> str | None:
+    stores: dict[str, CredentialStore] = dict(rt.catalog(CREDENTIAL_STORES).entries())
+    try:
+        if reference.startswith("$ENV:"):
+            name = reference[len("$ENV:") :]
+            value = rt.resolver(name) if rt.resolver is not None else None
+            if not value:
+                issues.append(
+                    Issue("server.secret_missing", f"{reference}: not set (or no resolver)", where)
+                )
+                return None
+            return value
+        return await resolve_store_reference(reference, stores)
+    except Exception as exc:
+        issues.append(Issue("server.secret", str(exc), where))
+        return None
+
+
 async def resolve_keys(rt: Runtime, settings: ServerSettings) -> list[str]:
     """The API keys behind the settings' secret references (a config error names a bad one)."""
-    stores: dict[str, CredentialStore] = dict(rt.catalog(CREDENTIAL_STORES).entries())
     keys: list[str] = []
     issues: list[Issue] = []
     for i, reference in enumerate(settings.api_keys):
-        where = ("server", "api_keys", i)
-        try:
-            if reference.startswith("$ENV:"):
-                name = reference[len("$ENV:") :]
-                value = rt.resolver(name) if rt.resolver is not None else None
-                if not value:
-                    issues.append(
-                        Issue(
-                            "server.secret_missing", f"{reference}: not set (or no resolver)", where
-                        )
-                    )
-                    continue
-            else:
-                value = await resolve_store_reference(reference, stores)
-        except Exception as exc:
-            issues.append(Issue("server.secret", str(exc), where))
-            continue
-        keys.append(value)
+        value = await _resolve(rt, reference, ("server", "api_keys", i), issues)
+        if value is not None:
+            keys.append(value)
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
     return keys
+
+
+async def _named_keys(rt: Runtime, settings: ServerSettings) -> list[tuple[str, KeyPolicy]]:
+    """``[server.keys.<id>]``: each key's secret and its limits."""
+    named: list[tuple[str, KeyPolicy]] = []
+    issues: list[Issue] = []
+    for key_id, entry in settings.keys.items():
+        where = ("server", "keys", key_id, "key")
+        value = await _resolve(rt, entry.key, where, issues)
+        if value is not None:
+            limits = KeyLimits.model_validate(entry.model_dump(exclude={"key"}))
+            named.append((value, KeyPolicy(key_id, "config", limits)))
+    if issues:
+        raise ConfigError(issues, source=rt.loaded.source)
+    return named
 
 
 def _check_agents(rt: Runtime, settings: ServerSettings) -> None:
@@ -108,6 +130,18 @@ def _check_agents(rt: Runtime, settings: ServerSettings) -> None:
                     ("server", "agents", name),
                 )
             )
+    for key_id, entry in settings.keys.items():
+        for model in entry.models or ():
+            if model not in settings.agents:
+                close = difflib.get_close_matches(model, list(settings.agents), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                issues.append(
+                    Issue(
+                        "server.unknown_model",
+                        f"key {key_id!r} names model {model!r}, which is not exposed{hint}",
+                        ("server", "keys", key_id, "models"),
+                    )
+                )
     if not settings.agents:
         issues.append(
             Issue(
@@ -130,18 +164,27 @@ def _is_loopback(host: str) -> bool:
 class ServerState:
     """What the routes share: the runtime, the limits and the run service."""
 
-    def __init__(self, rt: Runtime, settings: ServerSettings, keys: list[str]) -> None:
+    def __init__(
+        self,
+        rt: Runtime,
+        settings: ServerSettings,
+        keys: list[str],
+        named: Sequence[tuple[str, KeyPolicy]] = (),
+    ) -> None:
         self.rt = rt
         self.settings = settings
-        self.keys = KeyChecker(keys)
+        root = state_root(settings, rt.loaded.base_dir)
+        self.keys = KeyChecker(keys, named, KeyFile(root))
+        self.ledger = Ledger(root)
         self.rate = RateLimiter(settings.rate_limit_per_minute)
         self.callers = Slots(settings.max_concurrent_per_key, "caller")
-        self.runs = RunService(rt, settings)
+        self.runs = RunService(rt, settings, self.ledger)
         self.approvals = Approvals()
         self.responses = StoredResponses(settings.max_stored_responses)
 
     def caller(self, request: Request) -> Caller:
         client = request.client.host if request.client is not None else "unknown"
+        self.keys.refresh()  # a key added or revoked by 'agentrig serve keys' counts now
         if not self.keys.enabled and not _is_loopback(client):
             # no keys: loopback callers only, whatever address the server was bound to
             raise ApiError(403, "this server has no API keys configured and serves loopback only")
@@ -149,7 +192,15 @@ class ServerState:
         presented = auth[7:].strip() if auth[:7].lower() == "bearer " else None
         presented = presented or request.headers.get("x-api-key")
         caller = self.keys.verify(presented, client)
-        self.rate.take(caller.identity)
+        key = caller.key
+        if key is None:
+            self.rate.take(caller.identity)
+            return caller
+        request.scope["state"]["key_id"] = key.key_id  # for the error log (never the key)
+        self.rate.take(caller.identity, key.limits.rpm_limit)
+        # what runs a model (or counts for one) is held to the key's tokens and budget; its
+        # own info and the lists stay readable once they are spent
+        self.ledger.admit(key, check=request.method == "POST")
         return caller
 
     async def body(self, request: Request) -> Any:
@@ -221,9 +272,10 @@ def _guarded(
             caller = state.caller(request)
             # the whole body first: a client stalling it must not hold one of its slots
             body = await state.body(request) if with_body else None
-            state.callers.acquire(caller.identity)
+            parallel = caller.key.limits.max_parallel_requests if caller.key else None
+            state.callers.acquire(caller.identity, parallel)
         except ApiError as exc:
-            return error_response(exc, dialect)
+            return failed(request, exc, dialect)
 
         def release() -> None:
             state.callers.release(caller.identity)
@@ -232,11 +284,11 @@ def _guarded(
             response = await handler(request, caller, body)
         except ApiError as exc:
             release()
-            return error_response(exc, dialect)
+            return failed(request, exc, dialect)
         except BaseException as exc:
             release()
             if isinstance(exc, Exception):
-                return error_response(internal_error(exc), dialect)
+                return failed(request, internal_error(exc), dialect)
             raise
         if isinstance(response, EventStreamResponse):
             response.on_done = release  # a stream holds the caller's slot until it ends
@@ -245,6 +297,12 @@ def _guarded(
         return response
 
     return endpoint
+
+
+def failed(request: Request, error: ApiError, dialect: Dialect) -> Response:
+    """The error answer; its code is noted for the error log."""
+    request.scope["state"]["error_code"] = error.api_code
+    return error_response(error, dialect)
 
 
 R = TypeVar("R", bound=Renderer)
@@ -361,6 +419,8 @@ _SUMMARIES = {
     "/v1/approvals/{approval_id}": "Answer a waiting call: allow or deny",
     "/v1/sessions": "Your kept conversations",
     "/v1/sessions/{session_id}": "One kept conversation",
+    "/key/info": "The calling key: its models, limits, spend and usage",
+    "/v1/key/info": "The calling key: its models, limits, spend and usage",
 }
 
 
@@ -371,8 +431,9 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
         settings = server_settings(rt)
     _check_agents(rt, settings)
     keys = await resolve_keys(rt, settings)
-    state = ServerState(rt, settings, keys)
+    state = ServerState(rt, settings, keys, await _named_keys(rt, settings))
     rt.add_plugin("agentrig-server", ServerHooks(state.runs, state.approvals))
+    rt.spawn(state.ledger.keep_flushed)  # totals written while serving, and at the end
 
     async def chat(request: Request, caller: Caller, body: Any) -> Response:
         prompt, stream, include_usage = parse_chat_request(body)
@@ -400,7 +461,7 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
 
     async def count_tokens(request: Request, caller: Caller, body: Any) -> Response:
         prompt = parse_count_request(body)
-        state.runs.exposed(prompt.model)  # a 404 naming the known ones
+        state.runs.allowed(prompt.model, caller)  # a 404 naming the known ones, or a 403
         return JSONResponse({"input_tokens": estimate_input_tokens(state.rt, prompt)})
 
     async def responses(request: Request, caller: Caller, body: Any) -> Response:
@@ -423,7 +484,8 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
         )
 
     async def models(request: Request, caller: Caller, body: None) -> Response:
-        data = [_model(name) for name in settings.agents]
+        key = caller.key
+        data = [_model(name) for name in settings.agents if key is None or key.allows(name)]
         return JSONResponse(
             {
                 "object": "list",
@@ -436,7 +498,7 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
 
     async def model(request: Request, caller: Caller, body: None) -> Response:
         name = request.path_params["model_id"]
-        state.runs.exposed(name)  # a 404 naming the known ones
+        state.runs.allowed(name, caller)  # a 404 naming the known ones, or a 403
         return JSONResponse(_model(name))
 
     async def stored(request: Request, caller: Caller, body: None) -> Response:
@@ -462,6 +524,11 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
     async def session(request: Request, caller: Caller, body: None) -> Response:
         kept = state.runs.sessions.get(request.path_params["session_id"], caller.identity)
         return JSONResponse({**kept.summary(), "messages": kept.transcript()})
+
+    async def key_info(request: Request, caller: Caller, body: None) -> Response:
+        if caller.key is None:
+            raise ApiError(404, "this server has no API keys: there is no key to describe")
+        return JSONResponse(key_info_body(caller.key, state.ledger))
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -498,6 +565,9 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
         post("/v1/approvals/{approval_id}", answer),
         get("/v1/sessions", sessions),
         get("/v1/sessions/{session_id}", session),
+        # the calling key's limits, spend and usage (LiteLLM's path, and under /v1)
+        get("/key/info", key_info),
+        get("/v1/key/info", key_info),
     ]
     if settings.docs:
         document = _openapi(routes)
@@ -513,7 +583,11 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
         routes=routes,
         middleware=[
             # outermost: refusals carry the id too, and the access log sees every request
-            Middleware(RequestIdMiddleware, access_log=settings.access_log),
+            Middleware(
+                RequestIdMiddleware,
+                access_log=settings.access_log,
+                error_log=settings.error_log,
+            ),
             Middleware(BrowserGuard, settings=settings, page_token=page_token),
             *_cors(settings),
         ],

@@ -15,7 +15,14 @@ from starlette.responses import JSONResponse
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError
 
-__all__ = ["ApiError", "Dialect", "error_event", "error_response", "internal_error"]
+__all__ = [
+    "ApiError",
+    "Dialect",
+    "error_event",
+    "error_response",
+    "internal_error",
+    "reported_error",
+]
 
 _log = get_logger("server")
 
@@ -25,6 +32,7 @@ Dialect = Literal["openai", "anthropic"]
 _TYPES: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "invalid_request_error"),
     401: ("invalid_request_error", "authentication_error"),
+    402: ("insufficient_quota", "billing_error"),
     403: ("permission_error", "permission_error"),
     404: ("invalid_request_error", "not_found_error"),
     408: ("invalid_request_error", "timeout_error"),
@@ -54,15 +62,28 @@ class ApiError(AgentrigError):
         code: str = "invalid_request",
         param: str | None = None,
         retry_after: int | None = None,
+        retry: bool | None = None,
     ) -> None:
         super().__init__(message, code=f"server.{code}")
         self.status = status
         self.api_code = code
         self.param = param
         self.retry_after = retry_after
+        #: False: tell the SDKs not to retry (``x-should-retry: false``), as for a spent budget
+        self.retry = retry
+
+    def status_for(self, dialect: Dialect) -> int:
+        """The status in ``dialect``: a spent budget is Anthropic's 402 ``billing_error``
+        (its SDK's ``PaymentRequiredError``) and a 429 for OpenAI clients (as OpenAI answers
+        a spent quota, and LiteLLM a spent budget)."""
+        if self.api_code == "budget_exceeded" and dialect == "anthropic":
+            return 402
+        return self.status
 
     def body(self, dialect: Dialect) -> dict[str, Any]:
-        openai_type, anthropic_type = _TYPES.get(self.status, _TYPES[500])
+        openai_type, anthropic_type = _TYPES.get(self.status_for(dialect), _TYPES[500])
+        if self.api_code == "budget_exceeded":
+            openai_type = "budget_exceeded"  # LiteLLM's type for it
         if dialect == "anthropic":
             return {"type": "error", "error": {"type": anthropic_type, "message": self.message}}
         return {
@@ -84,11 +105,24 @@ def internal_error(exc: BaseException) -> ApiError:
     )
 
 
+def reported_error(wording: str) -> ApiError:
+    """A reply that reported an error as its stop reason (classified replies): a failed
+    upstream, as a provider error is."""
+    return ApiError(
+        502,
+        f"the agent's model reported an error instead of an answer ({wording})",
+        code="upstream_error",
+    )
+
+
 def error_response(error: ApiError, dialect: Dialect) -> JSONResponse:
     headers = {"retry-after": str(error.retry_after)} if error.retry_after is not None else {}
+    if error.retry is False:
+        headers["x-should-retry"] = "false"
     if error.status in (408, 413):  # the body was not read whole: the connection is spent
         headers["connection"] = "close"
-    return JSONResponse(error.body(dialect), status_code=error.status, headers=headers)
+    status = error.status_for(dialect)
+    return JSONResponse(error.body(dialect), status_code=status, headers=headers)
 
 
 def error_event(error: ApiError, dialect: Dialect) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from agentrig.llm import Usage
 
 __all__ = [
     "ApprovalRequested",
+    "FinishReason",
     "Finished",
     "RunEvent",
     "TextOut",
@@ -24,7 +25,11 @@ __all__ = [
     "UsageOut",
 ]
 
-FinishReason: TypeAlias = Literal["stop", "length"]
+#: how a run ended, before each API words it: ``stop`` (answered), ``length`` (cut short by a
+#: token budget, a limit or a cancel), ``timeout`` (its deadline passed: the agent's
+#: ``deadline`` or the server's ``max_run_seconds``), and -- for an agent that classifies
+#: replies -- ``refusal``, ``content_filter`` or ``error`` (what the model's reply reported)
+FinishReason: TypeAlias = Literal["stop", "length", "timeout", "refusal", "content_filter", "error"]
 
 
 @attrs.frozen(slots=True)
@@ -73,7 +78,7 @@ class UsageOut:
 
 @attrs.frozen(slots=True)
 class Finished:
-    """The run ended: ``"length"`` when it was cut short (a budget, a limit, a cancel)."""
+    """The run ended, and how (see :data:`FinishReason`)."""
 
     text: str
     finish: FinishReason

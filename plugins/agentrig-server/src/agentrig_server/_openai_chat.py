@@ -23,8 +23,8 @@ from agentrig.llm import (
     UserMessage,
 )
 from agentrig_server._conversation import Conversation
-from agentrig_server._errors import ApiError
-from agentrig_server._events import ApprovalRequested, Finished, RunEvent, TextOut
+from agentrig_server._errors import ApiError, reported_error
+from agentrig_server._events import ApprovalRequested, Finished, FinishReason, RunEvent, TextOut
 from agentrig_server._runs import Prompt
 from agentrig_server._validate import (
     PartParser,
@@ -159,8 +159,23 @@ def _usage(usage: Usage | None) -> dict[str, int] | None:
     }
 
 
+#: how chat completions word each way a run ends: the API has no reason for a deadline, so
+#: a run that passed it is a truncation; a refusal is a content-filter stop, as OpenAI's own
+#: moderation ends a reply
+_FINISH: dict[FinishReason, str] = {
+    "stop": "stop",
+    "length": "length",
+    "timeout": "length",
+    "refusal": "content_filter",
+    "content_filter": "content_filter",
+}
+
+
 def chat_completion(finished: Finished) -> dict[str, Any]:
     """The non-streamed answer."""
+    if finished.finish == "error":
+        raise reported_error("finish_reason error")
+    refusal = finished.text if finished.finish == "refusal" else None
     body: dict[str, Any] = {
         "id": f"chatcmpl-{secrets.token_hex(12)}",
         "object": "chat.completion",
@@ -169,8 +184,8 @@ def chat_completion(finished: Finished) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": finished.text, "refusal": None},
-                "finish_reason": finished.finish,
+                "message": {"role": "assistant", "content": finished.text, "refusal": refusal},
+                "finish_reason": _FINISH[finished.finish],
                 "logprobs": None,
             }
         ],
@@ -217,7 +232,9 @@ class ChatStream:
             # an SSE comment: clients skip it; a person answers at /v1/approvals/{id}
             return [f": approval pending {event.approval_id} ({event.tool})\n\n".encode()]
         if isinstance(event, Finished):
-            frames = [self._chunk({}, event.finish)]
+            if event.finish == "error":
+                return self.error(reported_error("finish_reason error"))
+            frames = [self._chunk({}, _FINISH[event.finish])]
             if self._include_usage:
                 body = {
                     "id": self._id,

@@ -6,11 +6,16 @@ made here for each request, refusals (401, 421, 429, ...) and streams included.
 
 With ``server.access_log`` the same wrapper writes the access log: one line per request on
 the ``agentrig.server.access`` logger -- its id, the client address, method, path, status
-and duration; never a header, a query or a body.
+and duration; never a header, a query or a body.  With ``server.error_log`` (on by default)
+it writes one line per failed request on ``agentrig.server.errors``: the time, the request
+id, the key's id (never the key), method, route, status and error code -- also for a stream
+that failed after its 200.
 """
 
 from __future__ import annotations
 
+import datetime
+import logging
 import secrets
 import time
 
@@ -19,6 +24,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentrig.diagnostics import get_logger
 
 __all__ = ["RequestIdMiddleware", "new_request_id"]
+
+#: the code of a refusal made before any route (the browser rules, an unknown path)
+_CODES = {
+    403: "forbidden_origin",
+    404: "not_found",
+    405: "method_not_allowed",
+    421: "misdirected_host",
+}
 
 
 def new_request_id() -> str:
@@ -30,13 +43,13 @@ class RequestIdMiddleware:
     """ASGI middleware: ``x-request-id`` and ``request-id`` on every HTTP answer; the id is
     in ``scope["state"]["request_id"]`` for the handlers."""
 
-    def __init__(self, app: ASGIApp, access_log: bool = False) -> None:
+    def __init__(self, app: ASGIApp, access_log: bool = False, error_log: bool = False) -> None:
         self.app = app
         self._log = get_logger("server.access") if access_log else None
-        if self._log is not None:
-            import logging
-
-            self._log.setLevel(logging.INFO)  # the lines are wanted: above agentrig's level
+        self._errors = get_logger("server.errors") if error_log else None
+        for log in (self._log, self._errors):
+            if log is not None:
+                log.setLevel(logging.INFO)  # the lines are wanted: above agentrig's level
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -64,6 +77,19 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
+            state = scope["state"]
+            failed = status >= 400 or "error_code" in state  # a stream can fail after its 200
+            if self._errors is not None and failed:
+                self._errors.info(
+                    "%s %s key=%s %s %s %d %s",
+                    datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
+                    request_id,
+                    state.get("key_id", "-"),
+                    scope.get("method", "-"),
+                    scope.get("path", "-"),
+                    status,
+                    state.get("error_code") or _CODES.get(status, f"http_{status}"),
+                )
             if self._log is not None:
                 client = scope.get("client")
                 self._log.info(

@@ -31,6 +31,7 @@ from agentrig_server._errors import ApiError
 from agentrig_server._events import (
     ApprovalRequested,
     Finished,
+    FinishReason,
     RunEvent,
     TextOut,
     ToolCallOut,
@@ -61,6 +62,7 @@ __all__ = ["ResponseBuilder", "parse_responses_request"]
 _SUPPORTED = (
     "model",
     "input",
+    "include",
     "instructions",
     "previous_response_id",
     "stream",
@@ -82,6 +84,7 @@ def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]
     store = body.get("store", True)
     if not isinstance(store, bool):
         raise bad("store", f"expected true or false, got {store!r}")
+    _check_include(body.get("include"))
     instructions = body.get("instructions")
     if instructions is not None:
         require_str(instructions, "instructions")
@@ -114,6 +117,25 @@ def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]
         "max_output_tokens": prompt.max_tokens,
     }
     return prompt, stream, echo
+
+
+# What ``include`` may name: the agents' reasoning is not sent out, so a stateless client's
+# request for it encrypted (OpenAI's ``store: false`` pattern) has nothing to add.
+_INCLUDABLE = ("reasoning.encrypted_content",)
+
+
+def _check_include(raw: object) -> None:
+    if raw is None:
+        return
+    if not isinstance(raw, list) or not all(isinstance(value, str) for value in raw):
+        raise bad("include", "expected a list of strings")
+    for at, value in enumerate(raw):
+        if value not in _INCLUDABLE:
+            raise bad(
+                f"include[{at}]",
+                f"{value!r} cannot be included by this server (supported: "
+                f"{', '.join(_INCLUDABLE)})",
+            )
 
 
 def _items(raw: object, talk: Conversation) -> None:
@@ -191,6 +213,27 @@ def _usage(usage: Usage | None) -> dict[str, Any] | None:
     }
 
 
+#: the status each way a run ends gives a response: cut short is ``incomplete`` (with the
+#: reason when the API has one: ``max_output_tokens`` for a token budget or limit,
+#: ``content_filter`` for a refusal or a filtered reply, none for a deadline); a reply that
+#: reported an error is ``failed``
+_STATUS: dict[FinishReason, str] = {
+    "stop": "completed",
+    "length": "incomplete",
+    "timeout": "incomplete",
+    "refusal": "incomplete",
+    "content_filter": "incomplete",
+    "error": "failed",
+}
+_INCOMPLETE: dict[FinishReason, str | None] = {
+    "length": "max_output_tokens",
+    "timeout": None,
+    "refusal": "content_filter",
+    "content_filter": "content_filter",
+}
+_FAILED = "the agent's model reported an error instead of an answer"
+
+
 class ResponseBuilder:
     """Builds a response's output items from run events -- and, streamed, its events."""
 
@@ -218,7 +261,7 @@ class ResponseBuilder:
     # ---- the response object ---------------------------------------------------------------
     def final(self, finished: Finished) -> dict[str, Any]:
         """The finished response (the non-streamed answer)."""
-        return self.response("incomplete" if finished.finish == "length" else "completed", finished)
+        return self.response(_STATUS[finished.finish], finished)
 
     def response(self, status: str, finished: Finished | None = None) -> dict[str, Any]:
         """The response object; a finished one is handed to ``keep`` (stored responses)."""
@@ -228,13 +271,18 @@ class ResponseBuilder:
         return body
 
     def _body(self, status: str, finished: Finished | None) -> dict[str, Any]:
-        incomplete = {"reason": "max_output_tokens"} if status == "incomplete" else None
+        incomplete = None
+        error = None
+        if finished is not None and status == "incomplete":
+            incomplete = {"reason": _INCOMPLETE[finished.finish]}
+        elif status == "failed":
+            error = {"code": "server_error", "message": _FAILED}
         return {
             "id": self.response_id,
             "object": "response",
             "created_at": self.created,
             "status": status,
-            "error": None,
+            "error": error,
             "incomplete_details": incomplete,
             "model": self.model,
             "output": list(self.output) if status != "in_progress" else [],
@@ -345,8 +393,8 @@ class ResponseBuilder:
             return []  # the response's usage is the run's, at its end
         if isinstance(event, Finished):
             frames = self._close_message()
-            status = "incomplete" if event.finish == "length" else "completed"
-            kind = "response.incomplete" if status == "incomplete" else "response.completed"
+            status = _STATUS[event.finish]
+            kind = f"response.{status}"
             final = self.response(status, event)
             return [*frames, self._event(kind, response=final)]
         raise TypeError(f"not a run event: {event!r}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -49,6 +50,7 @@ from agentrig_server._admission import Caller, Slots
 from agentrig_server._errors import ApiError, internal_error
 from agentrig_server._events import (
     Finished,
+    FinishReason,
     RunEvent,
     TextOut,
     ToolCallOut,
@@ -59,12 +61,20 @@ from agentrig_server._sessions import ServedSession, Sessions
 from agentrig_server._settings import ExposedAgent, ServerSettings
 
 if TYPE_CHECKING:
-    from agentrig.agent import Agent, RunResult
+    from agentrig.agent import Agent, RunRecord, RunResult
     from agentrig.kernel import Runtime
+    from agentrig_server._usage import Ledger
 
 _log = get_logger("server")
 
-__all__ = ["STEP_SEPARATOR", "ActiveRun", "HistoryMessage", "Prompt", "RunService"]
+__all__ = [
+    "STEP_SEPARATOR",
+    "ActiveRun",
+    "HistoryMessage",
+    "Prompt",
+    "RunService",
+    "run_cost",
+]
 
 HistoryMessage = UserMessage | AssistantMessage | ToolMessage
 
@@ -92,9 +102,10 @@ class Prompt:
 class RunService:
     """Admits, runs and settles served runs for one runtime."""
 
-    def __init__(self, rt: Runtime, settings: ServerSettings) -> None:
+    def __init__(self, rt: Runtime, settings: ServerSettings, ledger: Ledger | None = None) -> None:
         self.rt = rt
         self.settings = settings
+        self.ledger = ledger
         self.sessions = Sessions(settings.max_sessions)
         self._model_slots = {
             name: Slots(exposed.max_concurrent, "model")
@@ -120,6 +131,53 @@ class RunService:
             )
         return exposed
 
+    def allowed(self, model: object, caller: Caller) -> ExposedAgent:
+        """The exposed agent ``model`` if the caller's key may call it (a 403 otherwise)."""
+        exposed = self.exposed(model)
+        key = caller.key
+        if key is not None and not key.allows(str(model)):
+            raise ApiError(
+                403,
+                f"key {key.key_id!r} may not call model {model!r} (its models: "
+                f"{', '.join(key.limits.models or ())})",
+                code="model_not_allowed",
+                param="model",
+            )
+        if key is not None and key.limits.max_budget is not None:
+            unpriced = self._unpriced(str(model))
+            if unpriced is not None:
+                # a spend that cannot be counted cannot be held to a budget: refuse
+                agent, agent_model = unpriced
+                raise ApiError(
+                    403,
+                    f"key {key.key_id!r} has a USD budget, but model {agent_model!r} (of agent "
+                    f"{agent!r}, which model {model!r} runs or delegates to) has no price, so "
+                    "its spend cannot be counted; use max_budget_tokens for it",
+                    code="budget_unpriced",
+                    param="model",
+                )
+        return exposed
+
+    def _unpriced(self, model: str) -> tuple[str, str] | None:
+        """The first agent (and its model) without a price among the exposed agent and every
+        agent it can delegate or hand off to."""
+        agents = self.rt.config.agents
+        seen: set[str] = set()
+        pending = [model]
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            config = agents.get(AgentId(name))
+            if config is None:
+                continue
+            info = self.rt.models.lookup(config.model)
+            if info is None or info.pricing is None:
+                return name, config.model
+            pending.extend(str(a) for a in (*config.subagents, *config.handoffs))
+        return None
+
     def active_run(self, agent_id: str | None) -> ActiveRun | None:
         """The served run ``agent_id`` works for: its own, or -- for a sub-agent it
         delegated to, at any depth -- the run of the served agent at the root of its chain
@@ -139,7 +197,7 @@ class RunService:
     async def open(self, prompt: Prompt, caller: Caller) -> ActiveRun:
         """Admit ``prompt`` and make its agent ready; every refusal happens here, before any
         response (or stream) starts."""
-        exposed = self.exposed(prompt.model)
+        exposed = self.allowed(prompt.model, caller)
         served: ServedSession | None = None
         if prompt.previous_response is not None:
             served = self.sessions.continuing(prompt.previous_response, caller.identity)
@@ -236,6 +294,8 @@ class ActiveRun:
         self.response_id = f"resp_{secrets.token_hex(12)}"
         self.over_budget = False
         self.timed_out = False
+        #: the finished run's record (its usage and cost go to the caller's key)
+        self.record: RunRecord | None = None
         self._start = 0
         self._emit: Emit | None = None
         self._closed = False
@@ -325,18 +385,12 @@ class ActiveRun:
         finally:
             self._emit = None
             self.service._active.pop(self.agent.id, None)
+        self.record = result.invocation if result is not None else None
         if self.refusal is not None:
             raise self.refusal
-        truncated = (
-            result is None
-            or result.invocation.outcome != "completed"  # interrupted, or past its deadline
-            or self.over_budget
-            or self.timed_out
-            or state.last_stop == "length"
-        )
         finished = Finished(
             text="".join(state.texts),
-            finish="length" if truncated else "stop",
+            finish=self._finish_reason(result, state),
             # the run's own calls and its sub-agents' (delegation rolls them up)
             usage=result.invocation.total_usage if result is not None else None,
             model=self.prompt.model,
@@ -345,6 +399,28 @@ class ActiveRun:
             self.service.sessions.answered(self.served, self.response_id, self.prompt, finished)
         await emit(finished)
         return finished
+
+    def _finish_reason(self, result: RunResult[Any] | None, state: _StepState) -> FinishReason:
+        """How the run ended: a classified reply's kind, its deadline, a truncation, or
+        ``stop``."""
+        if result is None:
+            return "timeout" if self.timed_out else "length"
+        record = result.invocation
+        while record.handoff is not None:  # the agent that answered last decides
+            record = record.handoff
+        failure = record.response_failure
+        if failure is not None and record.outcome == "model_response_failure":
+            return failure.kind
+        if self.timed_out or "timeout" in (record.outcome, result.invocation.outcome):
+            return "timeout"
+        if (
+            result.invocation.outcome != "completed"  # interrupted
+            or record.outcome != "completed"
+            or self.over_budget
+            or state.last_stop == "length"
+        ):
+            return "length"
+        return "stop"
 
     async def _streamed(self, emit: Emit, state: _StepState) -> RunResult[Any] | None:
         stream = self.agent.stream(self.prompt.message, signal=self.signal)
@@ -368,6 +444,9 @@ class ActiveRun:
             return
         self._closed = True
         self.service._model_slots[self.prompt.model].release(self.prompt.model)
+        ledger, key, record = self.service.ledger, self.caller.key, self.record
+        if ledger is not None and key is not None and record is not None:
+            ledger.record(key, record.total_usage, run_cost(self.service.rt, record))
         with anyio.CancelScope(shield=True):
             for taken in self._handoffs:
                 await self.service.rt.agents.dispose(taken, cancel_running=True)
@@ -458,6 +537,23 @@ async def _aclose(chunks: AsyncIterator[Any]) -> None:
     aclose = getattr(chunks, "aclose", None)
     if aclose is not None:
         await aclose()
+
+
+def run_cost(rt: Runtime, record: RunRecord) -> Decimal | None:
+    """USD cost of a run: each of its model calls, its sub-agents' and a handoff's, at their
+    models' prices (None when none of them is priced)."""
+    total: Decimal | None = None
+    pending = [record]
+    while pending:
+        item = pending.pop()
+        if item.model is not None:
+            cost = rt.models.cost(item.model, item.usage)
+            if cost is not None:
+                total = cost if total is None else total + cost
+        pending.extend(item.subagents)
+        if item.handoff is not None:
+            pending.append(item.handoff)
+    return total
 
 
 def _client_error(exc: Exception) -> ApiError:

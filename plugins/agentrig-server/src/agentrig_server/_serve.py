@@ -15,6 +15,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agentrig.errors import ConfigError, Issue
 from agentrig_server._app import _is_loopback, create_app
+from agentrig_server._keys import KeyFile, state_root
 from agentrig_server._settings import ServerSettings, server_settings
 
 if TYPE_CHECKING:
@@ -23,15 +24,18 @@ if TYPE_CHECKING:
 __all__ = ["AgentServer", "check_bind"]
 
 
-def check_bind(settings: ServerSettings, host: str) -> None:
-    """Refuse a non-loopback bind when no API key is configured."""
-    if not settings.api_keys and not _is_loopback(host):
+def check_bind(settings: ServerSettings, host: str, *, stored_keys: bool = False) -> None:
+    """Refuse a non-loopback bind when no API key is configured (``stored_keys``: keys made
+    by ``agentrig serve keys`` count too)."""
+    keyed = bool(settings.api_keys or settings.keys) or stored_keys
+    if not keyed and not _is_loopback(host):
         raise ConfigError(
             [
                 Issue(
                     "server.unauthenticated_bind",
                     f"refusing to listen on {host!r} without authentication: configure "
-                    "server.api_keys (secret references) or bind 127.0.0.1",
+                    "server.api_keys or server.keys (secret references), or add a key with "
+                    "'agentrig serve keys add', or bind 127.0.0.1",
                     ("server", "host"),
                 )
             ]
@@ -113,7 +117,9 @@ class AgentServer:
         self.settings = settings
         self.host = host if host is not None else settings.host
         self.port = port if port is not None else settings.port
-        check_bind(settings, self.host)
+        stored = KeyFile(state_root(settings, rt.loaded.base_dir)).load()
+        active = any(key.revoked_at is None for key in stored.values())
+        check_bind(settings, self.host, stored_keys=active)
         self._server: _Server | None = None
 
     async def run(

@@ -8,7 +8,9 @@ are off.  The model is strict: an unknown key is an error naming ``server.<key>`
 from __future__ import annotations
 
 import difflib
+import functools
 import ipaddress
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,7 +21,16 @@ from agentrig.errors import ConfigError, Issue
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
 
-__all__ = ["ExposedAgent", "ServerSettings", "parse_settings", "server_settings"]
+__all__ = [
+    "ExposedAgent",
+    "KeyLimits",
+    "NamedKey",
+    "ServerSettings",
+    "check_key_id",
+    "parse_settings",
+    "period_seconds",
+    "server_settings",
+]
 
 _SECRET_PREFIXES = ("$ENV:", "$STORE:")
 
@@ -62,6 +73,97 @@ class ExposedAgent(_Strict):
         return self
 
 
+_KEY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_PERIOD = re.compile(r"([1-9][0-9]{0,5})(s|m|h|d)")
+_PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def check_key_id(key_id: str) -> str:
+    """A key's id: letters, digits, ``_ . -`` (64 at most), as it appears in logs."""
+    if not _KEY_ID.fullmatch(key_id):
+        raise ValueError(
+            f"{key_id!r} is not a key id (letters, digits, '_', '.', '-'; at most 64, "
+            "starting with a letter or digit)"
+        )
+    return key_id
+
+
+@functools.lru_cache(maxsize=64)
+def period_seconds(period: str) -> int:
+    """Seconds of a budget period (``30s``, ``15m``, ``24h``, ``30d``)."""
+    match = _PERIOD.fullmatch(period)
+    if match is None:
+        raise ValueError(
+            f"{period!r} is not a budget period: write a whole number and a unit, s, m, h "
+            "or d (30s, 15m, 24h, 30d)"
+        )
+    return int(match.group(1)) * _PERIOD_SECONDS[match.group(2)]
+
+
+class KeyLimits(_Strict):
+    """What one API key may do: its models, rate and token limits, and budget (each unset
+    one is not limited beyond the server's own limits)."""
+
+    #: the exposed agents (models) the key may call; unset: every exposed one
+    models: tuple[str, ...] | None = None
+    #: requests per minute (replaces ``rate_limit_per_minute`` for this key); past it 429
+    rpm_limit: int | None = Field(default=None, ge=1, le=10**7)
+    #: tokens (prompt + completion) per minute; a request once the last minute's runs used
+    #: it is refused with 429 until enough of them are a minute old
+    tpm_limit: int | None = Field(default=None, ge=1, le=10**12)
+    #: requests in progress at once (replaces ``max_concurrent_per_key`` for this key)
+    max_parallel_requests: int | None = Field(default=None, ge=1, le=100_000)
+    #: USD the key may spend (per ``budget_duration`` when set, else in all); priced by the
+    #: models' metadata -- a model without a price cannot be counted, so it is refused
+    max_budget: float | None = Field(default=None, ge=0, le=10**9)
+    #: tokens the key may use (per ``budget_duration`` when set, else in all)
+    max_budget_tokens: int | None = Field(default=None, ge=0, le=10**15)
+    #: how often spend and tokens counted against the budgets start again (30s, 15m, 24h, 30d)
+    budget_duration: str | None = None
+
+    @field_validator("budget_duration")
+    @classmethod
+    def _period(cls, period: str | None) -> str | None:
+        if period is not None:
+            period_seconds(period)
+        return period
+
+    @field_validator("models")
+    @classmethod
+    def _some_models(cls, models: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if models is not None and not models:
+            raise ValueError("an empty model list allows nothing: name models or leave it out")
+        return models
+
+    @model_validator(mode="after")
+    def _period_needs_budget(self) -> KeyLimits:
+        if self.budget_duration is not None and (
+            self.max_budget is None and self.max_budget_tokens is None
+        ):
+            raise ValueError(
+                "budget_duration has no effect without max_budget or max_budget_tokens"
+            )
+        return self
+
+
+class NamedKey(KeyLimits):
+    """``[server.keys.<id>]``: a key from a secret reference, with its own limits."""
+
+    #: the key, as a secret reference (``$ENV:NAME`` or ``$STORE:...``), never a literal
+    key: str
+
+    @field_validator("key")
+    @classmethod
+    def _reference(cls, key: str) -> str:
+        if not key.startswith(_SECRET_PREFIXES):
+            # never echo the value: a key typed in by mistake must not reach a log
+            raise ValueError(
+                "must be a secret reference ($ENV:NAME or $STORE:<store>:<service>/<account>), "
+                "never a literal in the config file"
+            )
+        return key
+
+
 class ServerSettings(_Strict):
     """``[server]``: the inbound API's settings (see docs/server.md)."""
 
@@ -71,6 +173,12 @@ class ServerSettings(_Strict):
     #: Without any, the server binds loopback only.
     api_keys: tuple[str, ...] = ()
     agents: dict[str, ExposedAgent] = Field(default_factory=dict)
+    #: named keys with their own models, limits and budgets (``[server.keys.<id>]``); more
+    #: are added with ``agentrig serve keys add`` into ``state_dir``
+    keys: dict[str, NamedKey] = Field(default_factory=dict)
+    #: where keys made by ``agentrig serve keys`` and every key's spend and usage totals are
+    #: kept (owner-only; relative to the config file's directory)
+    state_dir: str = ".agentrig/server"
     #: Largest request body in bytes (larger: 413).
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1, le=1024**3)
     #: Requests per minute per verified key (or per client address without auth); 429 past it.
@@ -82,6 +190,9 @@ class ServerSettings(_Strict):
     #: One line per request on the ``agentrig.server.access`` logger (id, client, method,
     #: path, status, duration; never content); ``agentrig serve`` prints them on stderr.
     access_log: bool = False
+    #: One line per failed request on the ``agentrig.server.errors`` logger (time, key id,
+    #: route, status, error code; never the key, a header or a body).
+    error_log: bool = True
     #: Finished Responses kept for ``GET``/``DELETE /v1/responses/{id}`` (oldest dropped).
     max_stored_responses: int = Field(default=1000, ge=1, le=10**7)
     #: Seconds ``GET /ready`` gives each dependency check.
@@ -102,6 +213,9 @@ class ServerSettings(_Strict):
     trusted_proxies: tuple[str, ...] = ()
     #: Serve the OpenAPI document at ``/openapi.json`` (off unless enabled).
     docs: bool = False
+    #: Before listening, ask each provider's endpoint for its models and refuse to start
+    #: when a configured model is not listed (``agentrig serve --validate-models``).
+    validate_models: bool = False
     #: Serve the chat page at ``/`` (``agentrig serve --ui`` turns it on).
     ui: bool = False
 
@@ -153,6 +267,13 @@ class ServerSettings(_Strict):
                 ) from None
         return tuple(normal)
 
+    @field_validator("keys")
+    @classmethod
+    def _key_ids(cls, keys: dict[str, NamedKey]) -> dict[str, NamedKey]:
+        for key_id in keys:
+            check_key_id(key_id)
+        return keys
+
     @model_validator(mode="after")
     def _references_only(self) -> ServerSettings:
         # checked on the whole table, so an error never echoes the value: a key typed in
@@ -167,7 +288,9 @@ class ServerSettings(_Strict):
 
 
 def _did_you_mean(loc: tuple[str | int, ...]) -> str:
-    model: type[BaseModel] = ExposedAgent if len(loc) == 4 else ServerSettings
+    model: type[BaseModel] = ServerSettings
+    if len(loc) == 4:
+        model = NamedKey if loc[1] == "keys" else ExposedAgent
     close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -96,7 +96,11 @@ class EventStreamResponse(Response):
             for frame in frames:
                 await send({"type": "http.response.body", "body": frame, "more_body": True})
 
+        state = scope.setdefault("state", {})
+
         async def emit(event: RunEvent) -> None:
+            if isinstance(event, Finished) and event.finish == "error":
+                state["error_code"] = "upstream_error"  # for the error log: failed after 200
             await write(self.renderer.event(event))
 
         try:
@@ -115,9 +119,12 @@ class EventStreamResponse(Response):
             try:
                 await run_to_end(self.run, receive, emit, stream=True)
             except ApiError as exc:
+                state["error_code"] = exc.api_code
                 await write(self.renderer.error(exc))
             except Exception as exc:
-                await write(self.renderer.error(internal_error(exc)))
+                error = internal_error(exc)
+                state["error_code"] = error.api_code
+                await write(self.renderer.error(error))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             try:

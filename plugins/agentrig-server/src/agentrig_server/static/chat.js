@@ -180,16 +180,21 @@ async function send(text) {
         } else if (event.type === "response.output_item.added" && event.item.type === "mcp_approval_request") {
           approvalBox(turn, event.item);
           textNode = null;
-        } else if (event.type === "response.completed" || event.type === "response.incomplete") {
+        } else if (["response.completed", "response.incomplete", "response.failed"].includes(event.type)) {
           state.previous = event.response.id;
           if (event.response.conversation) state.sessionId = event.response.conversation.id;
-          turn.dataset.done = event.type === "response.completed" ? "completed" : "incomplete";
-          if (event.type === "response.incomplete") {
-            // cut short: say so, instead of an answer that just stops
+          turn.dataset.done = event.response.status;
+          if (event.type !== "response.completed") {
+            // cut short, filtered or failed: say so, instead of an answer that just stops
+            const reason = (event.response.incomplete_details || {}).reason;
             const note = document.createElement("div");
             note.className = "stopped";
-            note.textContent = "Stopped before the end: the run reached a limit " +
-              "(its token or time budget, or the output limit).";
+            note.textContent = event.type === "response.failed"
+              ? "The model reported an error instead of an answer."
+              : reason === "content_filter"
+                ? "Stopped: the model refused, or a content filter stopped the answer."
+                : "Stopped before the end: the run reached a limit " +
+                  "(its token or time budget, or the output limit).";
             turn.appendChild(note);
           }
         } else if (event.type === "error") {
