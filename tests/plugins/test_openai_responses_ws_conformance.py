@@ -56,6 +56,12 @@ class ScenarioSocketServer(ResponsesServer):
 
 
 class TestOpenAIResponsesWebSocketConformance(ProviderConformance):
+    @pytest.fixture
+    def anyio_backend(self) -> str:
+        """asyncio only: the transport tests run this transport on trio too, and the suite
+        is the slowest of the provider's tests (the CI budget)."""
+        return "asyncio"
+
     model = "gpt-5-mini"
     capability_models: ClassVar[tuple[str, ...]] = ("gpt-5-mini", "gpt-4o")
 
