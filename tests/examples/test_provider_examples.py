@@ -29,6 +29,7 @@ def _ollama_running() -> bool:
     ("example", "needs"),
     [
         ("openai", "OPENAI_API_KEY is not set"),
+        ("openai-responses", "OPENAI_API_KEY is not set"),
         ("anthropic", "ANTHROPIC_API_KEY is not set"),
         ("local-openai-compatible", "no OpenAI-compatible server answers on"),
     ],
@@ -63,3 +64,28 @@ async def test_each_example_config_composes(example: str) -> None:
     ) as rt:
         assert rt.agent(AgentId("assistant")) is not None
         assert len(rt.catalog(PROVIDERS).ids()) == 1
+
+
+@pytest.mark.anyio
+async def test_the_responses_example_composes_with_its_tool() -> None:
+    import importlib.util
+
+    from agentrig import open_runtime
+
+    spec = importlib.util.spec_from_file_location(
+        "responses_example", EXAMPLES / "openai-responses" / "run.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    async with open_runtime(
+        EXAMPLES / "openai-responses" / "agentrig.toml",
+        resolver=lambda _name: "sk-test",
+        memory=example.tools(),
+        environ={},
+    ) as rt:
+        agent = rt.agent(AgentId("assistant"))
+        assert [t.id for t in agent.offered_tools()] == ["add"]
+        provider = rt.catalog(PROVIDERS).require(agent.provider_id)
+        assert provider.kind == "openai-responses"

@@ -9,14 +9,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _durable_support import marker_lines, session_problems
-from _postgres_server import PostgresServer, postgres_server
+from _postgres_server import PostgresServer
 
 from agentrig.ids import SessionId
 from agentrig.session import ContextCompacted, Session
@@ -32,10 +31,9 @@ def anyio_backend() -> str:
     return "asyncio"  # durable runs are asyncio-only (DBOS)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[PostgresServer]:
-    with postgres_server() as running:
-        yield running
+@pytest.fixture
+def server(pg_cluster: PostgresServer) -> PostgresServer:
+    return pg_cluster  # the session's server (conftest.py)
 
 
 def child(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:

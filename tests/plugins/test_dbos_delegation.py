@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from _durable_support import (
     session_problems,
     wait_for_host,
 )
-from _postgres_server import PostgresServer, postgres_server
+from _postgres_server import PostgresServer
 from agentrig_dbos import DURABLE, UnknownRunError
 from test_dbos_durable import CHILD, child, child_process
 
@@ -141,10 +140,9 @@ async def test_an_undisturbed_delegating_run_names_its_child_after_the_call(
     assert results == ["done"]
 
 
-@pytest.fixture(scope="module")
-def pg() -> Iterator[PostgresServer]:
-    with postgres_server(tcp=True) as running:
-        yield running
+@pytest.fixture
+def pg(pg_cluster: PostgresServer) -> PostgresServer:
+    return pg_cluster  # the session's server (conftest.py)
 
 
 @pytest.mark.slow
@@ -228,9 +226,20 @@ async def test_a_childs_question_suspends_the_run_and_the_answer_continues_the_c
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-async def test_a_handoff_cut_off_by_a_crash_fails_the_run_rather_than_answer_wrongly(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "point",
+    [
+        "after-tool:c1",  # in the agent that took over, between its effects
+        "before-model:2",  # the handoff settled; the target asked nothing yet
+    ],
+)
+async def test_a_handoff_cut_off_by_a_crash_is_continued_by_the_agent_handed_to(
+    tmp_path: Path, point: str
 ) -> None:
+    """The handoff's target is named after the transfer call (``reviewer.r1.call_t`` on
+    ``ses-r1.call_t``): a restarted process finds it and lets it answer -- from its journal,
+    or from its session when the crash came before its first model call -- never the first
+    agent, and no effect of the target twice."""
     extra = delegation_extra()
     extra["agents"]["assistant"] = {
         **extra["agents"]["assistant"],
@@ -239,9 +248,23 @@ async def test_a_handoff_cut_off_by_a_crash_fails_the_run_rather_than_answer_wro
     }
     settings = {"delegation": "handoff", "extra": extra}
     (tmp_path / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-    crashed = child(tmp_path, "run", "r1", "after-tool:c1")  # in the agent that took over
+    crashed = child(tmp_path, "run", "r1", point)
     assert crashed.returncode == -9, crashed.stderr
     resumed = child(tmp_path, "resume", "r1")
-    assert resumed.returncode != 0
-    assert "a handoff in a durable run is not recovered yet" in resumed.stderr
-    assert len(marker_lines(tmp_path)) == 1  # nothing repeated, nothing made up
+    assert resumed.returncode == 0, resumed.stderr
+    assert "finished: done" in resumed.stdout  # the reviewer's answer
+    target = "reviewer.r1.call_t"
+    assert marker_lines(tmp_path) == [f"{target}:c1", f"{target}:c2"]
+    factory = entry_points(group="agentrig.session_stores")["jsonl"].load()
+    store = factory({"id": "store", "options": {"directory": str(tmp_path / "sessions")}})
+    try:
+        handed = await store.load("ses-r1.call_t")
+        lineage = [e.data for e in handed.events if e.type == "session/lineage"]
+        assert [(x.origin, x.parent_session, x.configured_as) for x in lineage] == [
+            ("handoff", "ses-r1", "reviewer")
+        ]
+        results = [e.data.message.text for e in handed.events if e.type == "tool/result"]
+        assert results.count("wrote c1") == 1
+        assert results.count("wrote c2") == 1
+    finally:
+        await store.aclose()

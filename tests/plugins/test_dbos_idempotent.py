@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import anyio
 import pytest
 from _durable_support import durable_runtime, marker_lines, session_problems
-from _postgres_server import PostgresServer, postgres_server
+from _postgres_server import PostgresServer
 from agentrig_dbos import DURABLE
 
 from agentrig.ids import EntryId
@@ -75,10 +74,9 @@ async def test_on_sqlite_a_killed_runs_idempotent_effect_runs_again(tmp_path: Pa
         await store.aclose()
 
 
-@pytest.fixture(scope="module")
-def pg() -> Iterator[PostgresServer]:
-    with postgres_server() as running:
-        yield running
+@pytest.fixture
+def pg(pg_cluster: PostgresServer) -> PostgresServer:
+    return pg_cluster  # the session's server (conftest.py)
 
 
 async def test_on_postgresql_a_killed_workers_idempotent_effect_runs_again(

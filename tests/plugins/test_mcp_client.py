@@ -265,3 +265,38 @@ async def test_servers_start_lazily_and_stop_on_close(make_client: Any) -> None:
     assert not alive(pid)
     with pytest.raises(McpServerUnavailable, match="closed"):
         await whoami.execute({}, ctx())
+
+
+SUBSCRIBER = str(Path(__file__).with_name("_mcp_subscribe_server.py"))
+
+
+async def test_resource_subscriptions_are_honoured(make_client: Any) -> None:
+    made = make_client(
+        sub=StdioServerSpec(command=sys.executable, args=(SUBSCRIBER,), trust_content=True),
+        plain=stdio(),
+    )
+    client: McpClient = made.client
+    # FastMCP does not advertise resources.subscribe: nothing is sent, the lack is named
+    with pytest.raises(McpError, match="does not offer resource subscriptions") as info:
+        await client.subscribe_resource("plain", "note://hello")
+    assert info.value.code == "mcp.unsupported"
+    await client.subscribe_resource("sub", "note://counter")
+    bump = await made.tool("sub", "bump")
+    out = await bump.execute({}, ctx())
+    assert out.content == "subscribed=['note://counter']"  # the server got the subscription
+    await eventually(lambda: "note://counter" in client.updated_resources("sub"), 10)
+    updates = [o for o in made.observed if o.kind == "mcp/notifications/resources/updated"]
+    assert [o.data["uri"] for o in updates] == ["note://counter"]  # not the unasked note://other
+    assert client.updated_resources("sub") == {"note://counter"}
+    (read,) = (await client.read_resource("sub", "note://counter")).contents
+    assert isinstance(read, types.TextResourceContents)
+    assert read.text == "count=1"
+    assert client.updated_resources("sub") == frozenset()  # read: seen again
+    # a server that crashed is subscribed again once restarted
+    with pytest.raises(McpServerUnavailable):
+        await bump.execute({"crash": True}, ctx())
+    out = await bump.execute({}, ctx())
+    assert out.content == "subscribed=['note://counter']"
+    await client.unsubscribe_resource("sub", "note://counter")
+    out = await bump.execute({}, ctx())
+    assert out.content == "subscribed=[]"

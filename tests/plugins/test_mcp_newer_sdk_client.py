@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _mcp_support import AGENTRIG, SERVE_CONFIG, mcp_http_serve, stderr_after_exit
+from _mcp_support import AGENTRIG, SERVE_CONFIG, mcp_http_serve, stderr_after_exit, tool_ctx
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.subprocess]
 
@@ -94,3 +94,26 @@ async def test_a_newer_sdk_client_over_http(tmp_path: Path, newer_sdk: dict[str,
         rest = await stderr_after_exit(process)
     assert b"validation error" not in rest
     assert b"Failed to validate" not in rest
+
+
+async def test_a_newer_sdk_server_runs_as_a_stdio_server(newer_sdk: dict[str, str]) -> None:
+    """A server written with the 2.x SDK, in an environment of its own, is a toolset."""
+    from agentrig_mcp import McpClient, StdioServerSpec
+
+    server = str(Path(__file__).with_name("_mcp_newer_server.py"))
+    spec = StdioServerSpec(
+        command=sys.executable,
+        args=(server,),
+        env={"PYTHONPATH": newer_sdk["PYTHONPATH"]},
+        trust_content=True,
+    )
+    ctx = tool_ctx()
+    async with anyio.create_task_group() as tg:
+        client = McpClient({"newer": spec}, spawn=tg.start_soon)
+        try:
+            tools = {str(t.id): t for t in await client.tools("newer")}
+            assert sorted(tools) == ["mcp__newer__add", "mcp__newer__sdk"]
+            assert (await tools["mcp__newer__sdk"].execute({}, ctx)).content == NEWER_SDK
+            assert (await tools["mcp__newer__add"].execute({"a": 2, "b": 3}, ctx)).content == "5"
+        finally:
+            await client.aclose()

@@ -512,3 +512,52 @@ async def test_servers_learn_their_roots_and_unoffered_features_are_named(
     # no roots configured: none advertised, and the server's request is refused
     assert plain_status == "error"
     assert "roots" in plain_text.lower() or "not supported" in plain_text.lower()
+
+
+async def test_configured_subscriptions_show_the_model_what_changed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``subscribe`` URIs are subscribed once the server starts; a changed one is marked
+    ``updated`` in ``list_mcp_resources`` until the model reads it.  A server that did not
+    advertise subscriptions is told nothing, and a warning names what it lacks."""
+    caplog.set_level(logging.WARNING, logger="agentrig.mcp")
+    subscriber = str(Path(__file__).with_name("_mcp_subscribe_server.py"))
+    listing = call("list_mcp_resources", server="sub")
+    cfg = config(
+        [
+            call("mcp__sub__bump"),
+            listing,
+            call("read_mcp_resource", server="sub", uri="note://counter"),
+            listing,
+            call("mcp__plain__add", a=1, b=1),
+            {"text": "done"},
+        ],
+        ["mcp__sub", "mcp__plain__add", "mcp_resources"],
+        mcp_servers={
+            "sub": {
+                "command": sys.executable,
+                "args": [subscriber],
+                "trust_content": True,
+                "subscribe": ["note://counter"],
+            },
+            "plain": server(subscribe=["note://hello"]),
+        },
+        permissions={"allow": ["mcp__sub__*", "mcp__plain__*"]},
+    )
+    async with agentrig.open_runtime(cfg) as rt:
+        await rt.agent(AgentId("assistant")).run("go")
+        texts = [text for _name, _status, text in tool_texts(rt)]
+    assert texts[0] == "subscribed=['note://counter']"
+    before, after = json.loads(texts[1]), json.loads(texts[3])
+    assert [(e["uri"], e.get("updated")) for e in before] == [
+        ("note://counter", True),
+        ("note://other", None),  # announced by the server, never subscribed: not marked
+    ]
+    assert texts[2] == "count=1"
+    assert [e.get("updated") for e in after] == [None, None]  # read since
+    assert texts[4] == "2"
+    assert any(
+        "does not offer resource subscriptions" in r.getMessage()
+        and "note://hello" in r.getMessage()
+        for r in caplog.records
+    )

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import httpx
+import pytest
 from _provider_fixtures import provider_factory
 from _responses_reference import function_call, message, response_object, stream_events
 
@@ -92,6 +93,12 @@ def _with_deltas(events: list[dict[str, Any]], deltas: tuple[str, ...]) -> list[
 
 class TestOpenAIResponsesServedConformance(ProviderConformance):
     """Over HTTP/SSE against the suite's server (5-byte writes, keep-alive comments)."""
+
+    @pytest.fixture
+    def anyio_backend(self) -> str:
+        """asyncio only: the transport tests run this transport on trio too, and the suite
+        is the slowest of the provider's tests (the CI budget)."""
+        return "asyncio"
 
     model = "gpt-5-mini"
     capability_models: ClassVar[tuple[str, ...]] = ("gpt-5-mini", "gpt-4o", "o3-mini")

@@ -439,7 +439,7 @@ def deploy(target: str) -> str:
 
 
 @pytest.mark.subprocess
-async def test_hook_executions_and_permission_decisions_are_span_events() -> None:
+async def test_hook_executions_are_span_events_and_decisions_tool_span_attributes() -> None:
     recorder = Recorder()
     script = [
         {
@@ -468,11 +468,14 @@ async def test_hook_executions_and_permission_decisions_are_span_events() -> Non
     hook = lookup_events["agentrig.hook PreToolUse"]
     assert hook["agentrig.hook.strategy"] == "command"
     assert hook["agentrig.hook.outcome"] == "allow"
-    assert lookup_events["agentrig.permission"]["agentrig.permission.outcome"] == "allow"
+    lookup_attributes = dict(spans["execute_tool lookup"].attributes or {})
+    assert lookup_attributes["agentrig.permission.outcome"] == "allow"
+    assert "agentrig.permission" not in lookup_events  # a property of the call, not an event
     deploy_span = spans["execute_tool deploy"]
-    (permission,) = [e for e in deploy_span.events if e.name == "agentrig.permission"]
-    assert dict(permission.attributes or {})["agentrig.permission.outcome"] == "deny"
-    assert dict(permission.attributes or {})["agentrig.permission.reason"]
+    deploy_attributes = dict(deploy_span.attributes or {})
+    assert deploy_attributes["agentrig.permission.outcome"] == "deny"
+    assert deploy_attributes["agentrig.permission.reason"]
+    assert not [e for e in deploy_span.events if e.name == "agentrig.permission"]
     assert deploy_span.status.status_code is StatusCode.ERROR
 
 

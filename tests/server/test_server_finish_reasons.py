@@ -10,6 +10,7 @@ reported an error is a failed response (a 502 elsewhere).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anthropic
@@ -128,6 +129,25 @@ def test_a_token_limit_still_names_max_output_tokens() -> None:
 
 
 def test_a_reply_that_reported_an_error_fails_the_request() -> None:
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    keep = Keep()
+    errors = logging.getLogger("agentrig.server.errors")
+    errors.addHandler(keep)
+    try:
+        _fails_in_each_api()
+    finally:
+        errors.removeHandler(keep)
+    # the error log has each: a stream that failed after its 200 too
+    assert any(" 502 upstream_error" in line for line in lines)
+    assert any("/v1/chat/completions 200 upstream_error" in line for line in lines)
+
+
+def _fails_in_each_api() -> None:
     with RunningServer(_refusing("error"), SETTINGS, environ=ENV) as srv:
         oa, an = _clients(srv)
         hi: Any = [{"role": "user", "content": "Hi"}]

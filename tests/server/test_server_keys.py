@@ -377,3 +377,24 @@ def test_key_settings_are_checked_when_read() -> None:
     ):
         pass
     assert "did you mean 'assistant'" in str(unknown.value)
+
+
+def test_a_usd_budget_needs_a_price_for_every_agent_the_run_can_reach() -> None:
+    config = scripted_config(
+        agents={
+            "assistant": {"provider": "local", "model": "scripted-1", "subagents": ["helper"]},
+            "helper": {
+                "provider": "local",
+                "model": "scripted-2",
+                "description": "Helps with sums.",
+            },
+        }
+    )
+    table = settings(max_budget=100.0)
+    table["agents"] = {"assistant": {}}
+    with RunningServer(config, table, environ=ENV) as srv:
+        priced(srv, 0.1)  # scripted-1 only: the helper's model has no price
+        with pytest.raises(openai.PermissionDeniedError) as unpriced:
+            oa(srv).chat.completions.create(model="assistant", messages=HI)
+    assert unpriced.value.code == "budget_unpriced"
+    assert "'scripted-2' (of agent 'helper'" in str(unpriced.value)

@@ -46,5 +46,10 @@ class ChildRuns(Protocol):
         to the runtime (it runs the child in this process)."""
         ...
 
+    # Optional, looked up with getattr (a provider without it keeps minted names):
+    # ``handoff_identity(parent, target, call_id) -> (agent_id, session_id) | None`` names
+    # the agent a ``transfer_to_<target>`` call hands the conversation to, so a durable
+    # host finds it again after a crash.
+
 
 CHILD_RUNS: ServiceKey[ChildRuns] = ServiceKey("agentrig.child_runs")

@@ -122,7 +122,7 @@ def _opt_session(value: str | None) -> SessionId | None:
 class Delegations:
     """One agent's side of delegation: its lineage and its children running now."""
 
-    __slots__ = ("active", "finished", "handoff", "lineage", "running")
+    __slots__ = ("active", "finished", "handoff", "handoff_call", "lineage", "running")
 
     def __init__(self, lineage: Lineage | None = None) -> None:
         self.lineage = lineage or Lineage()
@@ -136,6 +136,8 @@ class Delegations:
         #: the agent a ``transfer_to_<id>`` call of the current run handed the conversation
         #: to (its run takes it over when this agent's turn ends)
         self.handoff: AgentId | None = None
+        #: the id of that ``transfer_to_<id>`` call (a durable host names the target by it)
+        self.handoff_call: str | None = None
 
     def take_finished(self) -> tuple[RunRecord, ...]:
         finished, self.finished = tuple(self.finished), []

@@ -294,6 +294,7 @@ class RunDriver:
             self.notices = []
             port.delegations.take_finished()  # left by direct tool calls: not this run's
             port.delegations.handoff = None  # asked for outside a run (a continuation): stale
+            port.delegations.handoff_call = None
             try:
 
                 async def body(own: CancelSignal) -> tuple[Any, Any, int, Any]:

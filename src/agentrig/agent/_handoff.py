@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from agentrig.agent._child_runs import CHILD_RUNS
 from agentrig.agent._delegation import Delegations, Lineage, delegation_chain
 from agentrig.agent._results import DelegationError, RunResult
 from agentrig.agent._turn_state import Emit
@@ -50,7 +51,7 @@ def handoff_tool(target: AgentId, config: AgentConfig) -> FunctionTool:
                 code="delegation.handoff_taken",
             )
         _admit(ctx.agent, state, target)  # too deep: refused now, while the model can go on
-        state.handoff = target
+        state.handoff, state.handoff_call = target, ctx.call_id
         text = f"Transferred to {target}; it answers from here."
         return ToolOutput(text, concludes_turn=True)
 
@@ -94,6 +95,7 @@ async def hand_off(
     over in turn, as ``invocation.handoff``)."""
     state = parent.delegations
     target, state.handoff = state.handoff, None
+    call_id, state.handoff_call = state.handoff_call, None
     if target is None:
         return None
     if options.output_type is not None:
@@ -103,7 +105,10 @@ async def hand_off(
             code="delegation.handoff_structured",
         )
     lineage = _admit(parent, state, target)
-    agent = await parent.runtime.agents.create_handoff(parent, lineage)
+    agent_id, session_id = _named(parent, target, call_id)
+    agent = await parent.runtime.agents.create_handoff(
+        parent, lineage, agent_id=agent_id, session_id=session_id
+    )
     started_ms, started = int(time.time() * 1000), time.perf_counter()
     config = agent.config
     # the target's own limits; the run's signal (and with it its deadline) stays in force
@@ -129,6 +134,18 @@ async def hand_off(
     value = further.value if further is not None else outcome.text
     refused = tuple(outcome.refused) + (further.refused if further is not None else ())
     return RunResult(value=value, invocation=record, refused=refused)
+
+
+def _named(parent: Agent, target: AgentId, call_id: str | None) -> tuple[str | None, str | None]:
+    """The target's agent and session ids from the runtime's :data:`CHILD_RUNS` service
+    when it names handoffs (its optional ``handoff_identity``: a durable host names the
+    target after the call, so a restarted process finds it); else (None, None): minted."""
+    runner = parent.runtime.services.get(CHILD_RUNS)
+    name = getattr(runner, "handoff_identity", None)
+    if name is None or call_id is None:
+        return None, None
+    named: tuple[str, str] | None = name(parent, target, call_id)
+    return named if named is not None else (None, None)
 
 
 def _turns(events: Sequence[SessionEvent]) -> int:

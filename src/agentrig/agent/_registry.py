@@ -235,14 +235,25 @@ class AgentRegistry:
             delegations=Delegations(lineage),
         )
 
-    async def create_handoff(self, parent: Agent, lineage: Lineage) -> Agent:
+    async def create_handoff(
+        self,
+        parent: Agent,
+        lineage: Lineage,
+        *,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+    ) -> Agent:
         """The agent ``parent`` hands the conversation to (``lineage.configured_as``): a new
         session that starts as a copy of ``parent``'s log, then records its lineage
-        (``handoff``); published like any other agent (see :mod:`agentrig.agent._handoff`)."""
+        (``handoff``); published like any other agent (see :mod:`agentrig.agent._handoff`).
+
+        ``agent_id`` / ``session_id`` (default: ``<target>-<n>`` and a minted id) let a
+        plugin that runs handoffs durably name the target after the call that asked for it.
+        """
         target, config = self._configured(lineage, "hand off to")
         config = self._selected(config)
         events = list(parent.session.events)
-        session = Session(new_session_id())
+        session = Session(new_session_id() if session_id is None else _check_session_id(session_id))
         session.load(events)
 
         async def seed(port: AgentPort) -> None:
@@ -251,7 +262,7 @@ class AgentRegistry:
             await port.log(lineage.event())
 
         return await self._publish(
-            self._child_id(target),
+            self._child_id(target) if agent_id is None else _check_agent_id(agent_id),
             config,
             session,
             self._store(config),

@@ -75,6 +75,11 @@ class ModelResponseFailure:
     model: str | None = None
 
 
+_NO_REPORT = "the provider reported no effort resolution"
+#: the (frozen, shared) body fields of a request that sent no effort control
+_NOTHING_SENT: Mapping[str, Any] = EffortResolution(None, "not_applied").native
+
+
 @final
 @attrs.frozen(slots=True)
 class ReasoningAudit:
@@ -117,22 +122,22 @@ class ReasoningAudit:
     ) -> ReasoningAudit:
         """The audit of a request at ``position`` (round, attempt) from what its provider
         reported while it was called (the last report is the request that answered)."""
-        reported = reports[-1] if reports else None
-        if reported is None:
-            reported = EffortResolution(
-                requested, "not_applied", reason="the provider reported no effort resolution"
-            )
+        round, attempt = position
+        if not reports:  # nothing is known to have gone out
+            return cls(provider, model, round, attempt, requested, "not_applied", None,
+                       _NOTHING_SENT, _NO_REPORT, False)  # fmt: skip
+        reported = reports[-1]
         return cls(
             provider=provider,
             model=model,
-            round=position[0],
-            attempt=position[1],
+            round=round,
+            attempt=attempt,
             requested=reported.requested,
             disposition=reported.disposition,
             effective=reported.effective,
             native=reported.native,
             reason=reported.reason,
-            dispatched=bool(reports),
+            dispatched=True,
         )
 
     def to_dict(self) -> dict[str, Any]:

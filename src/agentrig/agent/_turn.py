@@ -177,14 +177,14 @@ class Turn:
         port = ctx.port
         if port.runtime.hooks.has_listeners("pre_step"):
             decision = await self._pre_step(batch)
-        else:  # what the waterfall's end gives, without a payload
-            decision = Enter(messages=batch)
-        if isinstance(decision, Reject):
-            ctx.step -= 1
-            self.outcome.stop_reason = decision.reason
-            return False
+            if isinstance(decision, Reject):
+                ctx.step -= 1
+                self.outcome.stop_reason = decision.reason
+                return False
+            batch = decision.messages
+        # (without a listener the batch enters as it is: what the waterfall's end gives)
         await port.write(StepStart, turn=ctx.turn, step=ctx.step)
-        for entered in decision.messages:
+        for entered in batch:
             if entered.source == "steer":
                 await port.append(SteeringMessage(message=entered))
             else:

@@ -73,6 +73,16 @@ def build_parser(
     stderr) in one line; the other commands still work.  ``plugin_commands=False`` leaves
     the plugins unloaded (what running a core command does: it needs none of theirs).
     """
+    return _build(plugin_commands=plugin_commands, environ=environ, err=err)[0]
+
+
+def _build(
+    *,
+    plugin_commands: bool = True,
+    environ: Mapping[str, str] | None = None,
+    err: IO[str] | None = None,
+) -> tuple[argparse.ArgumentParser, Subparsers]:
+    """:func:`build_parser`, and the subparsers its commands hang from."""
     parser = _Parser(
         prog="agentrig",
         description=(
@@ -96,7 +106,7 @@ def build_parser(
         command.register(subparsers)
     if plugin_commands:
         _add_plugin_commands(subparsers, os.environ if environ is None else environ, err)
-    return parser
+    return parser, subparsers
 
 
 class _Parser(argparse.ArgumentParser):
@@ -108,15 +118,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error [cli.usage]: {message}\n")
 
 
-def _core_command(argv: Sequence[str]) -> bool:
-    """Does ``argv`` run one of the core's own subcommands?"""
+def _core_command(argv: Sequence[str], core: Sequence[str]) -> bool:
+    """Does ``argv`` run one of the core's own subcommands (named in ``core``)?"""
     first = next((a for a in argv if not a.startswith("-")), None)
-    if first is None:
-        return False
-    subparsers = argparse.ArgumentParser().add_subparsers()
-    for command in SUBCOMMANDS:
-        command.register(subparsers)
-    return first in subparsers.choices
+    return first is not None and first in core
 
 
 def _command_plugins(environ: Mapping[str, str]) -> frozenset[str]:
@@ -181,7 +186,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments == ["--version"]:  # no plugin can change the answer: none is loaded
         print(version_text())
         return 0
-    parser = build_parser(plugin_commands=not _core_command(arguments))
+    # the core's parser first: a core command (a cold `agentrig run`) needs no plugin and
+    # registers the subcommands once; anything else is parsed with the plugins' commands too
+    parser, core = _build(plugin_commands=False)
+    if not _core_command(arguments, list(core.choices)):
+        parser = build_parser()
     try:
         args = parser.parse_args(arguments)
     except SystemExit as exc:  # --help, --version and usage errors: argparse chose the code

@@ -1,98 +1,112 @@
-"""The kernel: hookspecs and dispatch, plugin discovery, config composition and the Runtime."""
+"""The kernel: hookspecs and dispatch, plugin discovery, config composition and the Runtime.
 
-from agentrig.kernel._commands import CommandHandler, Commands
-from agentrig.kernel._composition import PHASES, Composition, Phase, compose_step
-from agentrig.kernel._config import (
-    AgentConfig,
-    HookConfig,
-    LoadedConfig,
-    PermissionsConfig,
-    PlaceholderResolver,
-    PluginsConfig,
-    ProviderConfigEntry,
-    RuntimeConfig,
-    SecretResolver,
-    StoreConfig,
-    ToolConfig,
-    env_resolver,
-    installed_sections,
-    issues_from_validation,
-    load_config,
-    resolve_secret,
-    unknown_key_message,
-)
-from agentrig.kernel._contracts import (
-    ContractViolation,
-    check_factory,
-    protocol_problems,
-    with_options,
-)
-from agentrig.kernel._discovery import (
-    CORE_DISTRIBUTION,
-    DISABLE_AUTOLOAD_ENV,
-    DISABLE_PLUGINS_ENV,
-    EntryPointSource,
-    EntrySpec,
-    MemorySource,
-    PluginIndex,
-    PluginRow,
-    PluginSource,
-    PluginStatus,
-    builtin_source,
-    env_plugin_settings,
-    register_schemas,
-    register_variants,
-)
-from agentrig.kernel._dispatch import HookDispatcher, HookFailure, new_plugin_manager
-from agentrig.kernel._duration import Duration, parse_duration
-from agentrig.kernel._formats import read_json
-from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
-from agentrig.kernel._hookspecs import Mode, hookimpl, hookspec, mode_of
-from agentrig.kernel._kinds import KINDS, KindSpec
-from agentrig.kernel._payloads import (
-    SESSION_END_REASONS,
-    AgentCreated,
-    AgentDisposed,
-    AgentHandle,
-    AgentStatus,
-    AgentStatusChanged,
-    CompactionPlan,
-    CompactionRequest,
-    Enter,
-    Observation,
-    PermissionQuestion,
-    PreStep,
-    PreStepDecision,
-    RegistrationReview,
-    Reject,
-    RequestConfig,
-    RequestError,
-    Retry,
-    RuntimeStarted,
-    SessionStart,
-    ToolExecution,
-    TurnStopping,
-)
-from agentrig.kernel._runtime import (
-    AGENTS,
-    CATALOG_KINDS,
-    HTTP,
-    MODEL_SELECTION,
-    MODELS,
-    HttpFactory,
-    Runtime,
-    open_runtime,
-)
-from agentrig.kernel._schemas import SCHEMAS
-from agentrig.kernel._services import ServiceKey, Services
-from agentrig.kernel._tracing import (
-    TRACE_CONTEXT,
-    ScopeKind,
-    TraceContext,
-    TraceScope,
-    add_trace_hook,
-    trace_env,
-)
+The face of the kernel's private modules.  Every name is imported on first use (PEP 562):
+``from agentrig.kernel import open_runtime`` loads the runtime and what it needs, not the
+whole kernel, so a command or a layer pays only for the kernel names it touches.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentrig._lazy import lazy_exports
+
+_LAZY: dict[str, str] = {
+    "CommandHandler": "agentrig.kernel._commands",
+    "Commands": "agentrig.kernel._commands",
+    "Composition": "agentrig.kernel._composition",
+    "PHASES": "agentrig.kernel._composition",
+    "Phase": "agentrig.kernel._composition",
+    "compose_step": "agentrig.kernel._composition",
+    "AgentConfig": "agentrig.kernel._config",
+    "HookConfig": "agentrig.kernel._config",
+    "LoadedConfig": "agentrig.kernel._config",
+    "PermissionsConfig": "agentrig.kernel._config",
+    "PlaceholderResolver": "agentrig.kernel._config",
+    "PluginsConfig": "agentrig.kernel._config",
+    "ProviderConfigEntry": "agentrig.kernel._config",
+    "RuntimeConfig": "agentrig.kernel._config",
+    "SecretResolver": "agentrig.kernel._config",
+    "StoreConfig": "agentrig.kernel._config",
+    "ToolConfig": "agentrig.kernel._config",
+    "env_resolver": "agentrig.kernel._config",
+    "installed_sections": "agentrig.kernel._config",
+    "issues_from_validation": "agentrig.kernel._config",
+    "load_config": "agentrig.kernel._config",
+    "resolve_secret": "agentrig.kernel._config",
+    "unknown_key_message": "agentrig.kernel._config",
+    "ContractViolation": "agentrig.kernel._contracts",
+    "check_factory": "agentrig.kernel._contracts",
+    "protocol_problems": "agentrig.kernel._contracts",
+    "with_options": "agentrig.kernel._contracts",
+    "CORE_DISTRIBUTION": "agentrig.kernel._discovery",
+    "DISABLE_AUTOLOAD_ENV": "agentrig.kernel._discovery",
+    "DISABLE_PLUGINS_ENV": "agentrig.kernel._discovery",
+    "EntryPointSource": "agentrig.kernel._discovery",
+    "EntrySpec": "agentrig.kernel._discovery",
+    "MemorySource": "agentrig.kernel._discovery",
+    "PluginIndex": "agentrig.kernel._discovery",
+    "PluginRow": "agentrig.kernel._discovery",
+    "PluginSource": "agentrig.kernel._discovery",
+    "PluginStatus": "agentrig.kernel._discovery",
+    "builtin_source": "agentrig.kernel._discovery",
+    "env_plugin_settings": "agentrig.kernel._discovery",
+    "register_schemas": "agentrig.kernel._discovery",
+    "register_variants": "agentrig.kernel._discovery",
+    "HookDispatcher": "agentrig.kernel._dispatch",
+    "HookFailure": "agentrig.kernel._dispatch",
+    "new_plugin_manager": "agentrig.kernel._dispatch",
+    "Duration": "agentrig.kernel._duration",
+    "parse_duration": "agentrig.kernel._duration",
+    "read_json": "agentrig.kernel._formats",
+    "StrayEntryPoint": "agentrig.kernel._groups",
+    "stray_entry_points": "agentrig.kernel._groups",
+    "Mode": "agentrig.kernel._hookspecs",
+    "hookimpl": "agentrig.kernel._hookspecs",
+    "hookspec": "agentrig.kernel._hookspecs",
+    "mode_of": "agentrig.kernel._hookspecs",
+    "KINDS": "agentrig.kernel._kinds",
+    "KindSpec": "agentrig.kernel._kinds",
+    "AgentCreated": "agentrig.kernel._payloads",
+    "AgentDisposed": "agentrig.kernel._payloads",
+    "AgentHandle": "agentrig.kernel._payloads",
+    "AgentStatus": "agentrig.kernel._payloads",
+    "AgentStatusChanged": "agentrig.kernel._payloads",
+    "CompactionPlan": "agentrig.kernel._payloads",
+    "CompactionRequest": "agentrig.kernel._payloads",
+    "Enter": "agentrig.kernel._payloads",
+    "Observation": "agentrig.kernel._payloads",
+    "PermissionQuestion": "agentrig.kernel._payloads",
+    "PreStep": "agentrig.kernel._payloads",
+    "PreStepDecision": "agentrig.kernel._payloads",
+    "RegistrationReview": "agentrig.kernel._payloads",
+    "Reject": "agentrig.kernel._payloads",
+    "RequestConfig": "agentrig.kernel._payloads",
+    "RequestError": "agentrig.kernel._payloads",
+    "Retry": "agentrig.kernel._payloads",
+    "RuntimeStarted": "agentrig.kernel._payloads",
+    "SESSION_END_REASONS": "agentrig.kernel._payloads",
+    "SessionStart": "agentrig.kernel._payloads",
+    "ToolExecution": "agentrig.kernel._payloads",
+    "TurnStopping": "agentrig.kernel._payloads",
+    "AGENTS": "agentrig.kernel._runtime",
+    "CATALOG_KINDS": "agentrig.kernel._runtime",
+    "HTTP": "agentrig.kernel._runtime",
+    "HttpFactory": "agentrig.kernel._runtime",
+    "MODEL_SELECTION": "agentrig.kernel._runtime",
+    "MODELS": "agentrig.kernel._runtime",
+    "Runtime": "agentrig.kernel._runtime",
+    "open_runtime": "agentrig.kernel._runtime",
+    "SCHEMAS": "agentrig.kernel._schemas",
+    "ServiceKey": "agentrig.kernel._services",
+    "Services": "agentrig.kernel._services",
+    "ScopeKind": "agentrig.kernel._tracing",
+    "TRACE_CONTEXT": "agentrig.kernel._tracing",
+    "TraceContext": "agentrig.kernel._tracing",
+    "TraceScope": "agentrig.kernel._tracing",
+    "add_trace_hook": "agentrig.kernel._tracing",
+    "trace_env": "agentrig.kernel._tracing",
+}
 
 __all__ = [
     "SESSION_END_REASONS",
@@ -190,3 +204,100 @@ __all__ = [
     "trace_env",
     "with_options",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
+
+if TYPE_CHECKING:
+    from agentrig.kernel._commands import CommandHandler, Commands
+    from agentrig.kernel._composition import PHASES, Composition, Phase, compose_step
+    from agentrig.kernel._config import (
+        AgentConfig,
+        HookConfig,
+        LoadedConfig,
+        PermissionsConfig,
+        PlaceholderResolver,
+        PluginsConfig,
+        ProviderConfigEntry,
+        RuntimeConfig,
+        SecretResolver,
+        StoreConfig,
+        ToolConfig,
+        env_resolver,
+        installed_sections,
+        issues_from_validation,
+        load_config,
+        resolve_secret,
+        unknown_key_message,
+    )
+    from agentrig.kernel._contracts import (
+        ContractViolation,
+        check_factory,
+        protocol_problems,
+        with_options,
+    )
+    from agentrig.kernel._discovery import (
+        CORE_DISTRIBUTION,
+        DISABLE_AUTOLOAD_ENV,
+        DISABLE_PLUGINS_ENV,
+        EntryPointSource,
+        EntrySpec,
+        MemorySource,
+        PluginIndex,
+        PluginRow,
+        PluginSource,
+        PluginStatus,
+        builtin_source,
+        env_plugin_settings,
+        register_schemas,
+        register_variants,
+    )
+    from agentrig.kernel._dispatch import HookDispatcher, HookFailure, new_plugin_manager
+    from agentrig.kernel._duration import Duration, parse_duration
+    from agentrig.kernel._formats import read_json
+    from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
+    from agentrig.kernel._hookspecs import Mode, hookimpl, hookspec, mode_of
+    from agentrig.kernel._kinds import KINDS, KindSpec
+    from agentrig.kernel._payloads import (
+        SESSION_END_REASONS,
+        AgentCreated,
+        AgentDisposed,
+        AgentHandle,
+        AgentStatus,
+        AgentStatusChanged,
+        CompactionPlan,
+        CompactionRequest,
+        Enter,
+        Observation,
+        PermissionQuestion,
+        PreStep,
+        PreStepDecision,
+        RegistrationReview,
+        Reject,
+        RequestConfig,
+        RequestError,
+        Retry,
+        RuntimeStarted,
+        SessionStart,
+        ToolExecution,
+        TurnStopping,
+    )
+    from agentrig.kernel._runtime import (
+        AGENTS,
+        CATALOG_KINDS,
+        HTTP,
+        MODEL_SELECTION,
+        MODELS,
+        HttpFactory,
+        Runtime,
+        open_runtime,
+    )
+    from agentrig.kernel._schemas import SCHEMAS
+    from agentrig.kernel._services import ServiceKey, Services
+    from agentrig.kernel._tracing import (
+        TRACE_CONTEXT,
+        ScopeKind,
+        TraceContext,
+        TraceScope,
+        add_trace_hook,
+        trace_env,
+    )

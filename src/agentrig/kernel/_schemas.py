@@ -12,5 +12,5 @@ from agentrig.schemas import SchemaRegistry
 
 __all__ = ["SCHEMAS"]
 
-SCHEMAS = SchemaRegistry(loader=register_schemas)
+SCHEMAS: SchemaRegistry = SchemaRegistry(loader=register_schemas)
 """Every persisted schema this process reads and writes, by name."""

@@ -51,10 +51,10 @@ class ModelDeployment:
     def of(cls, provider: object, provider_id: str, model: str) -> ModelDeployment:
         """The deployment ``model`` of the configured ``provider_id`` is sent to."""
         kind = getattr(provider, "kind", None)
-        if isinstance(provider, ServedFrom):
-            endpoint = provider.base_url.rstrip("/")
-        else:
-            endpoint = f"provider:{provider_id}"
+        # read as ``ServedFrom`` says, without isinstance on the runtime-checkable protocol:
+        # that walks the protocol's members each time (tens of microseconds per model call)
+        base_url: object = getattr(provider, "base_url", None)
+        endpoint = base_url.rstrip("/") if isinstance(base_url, str) else f"provider:{provider_id}"
         return cls(kind if isinstance(kind, str) else provider_id, endpoint, model)
 
 

@@ -12,7 +12,7 @@ sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, Literal, TypeAlias, final
 
@@ -115,17 +115,25 @@ def report_effort(resolution: EffortResolution) -> None:
         reports.append(resolution)
 
 
-@contextlib.contextmanager
-def capture_efforts() -> Iterator[list[EffortResolution]]:
+def capture_efforts() -> contextlib.AbstractContextManager[list[EffortResolution]]:
     """Collect the :func:`report_effort` calls made inside the block, in order.
 
     A provider call reports once per request it sends (a retried request again); a provider
     that delegates (a fallback chain) reports each attempt -- the last is the one that
     answered.
     """
-    reports: list[EffortResolution] = []
-    token = _REPORTS.set(reports)
-    try:
-        yield reports
-    finally:
-        _REPORTS.reset(token)
+    return _Capture()
+
+
+class _Capture:
+    # A class rather than @contextmanager: the loop enters one per model call, and a
+    # generator-based manager costs several times as much.
+    __slots__ = ("reports", "token")
+
+    def __enter__(self) -> list[EffortResolution]:
+        self.reports: list[EffortResolution] = []
+        self.token = _REPORTS.set(self.reports)
+        return self.reports
+
+    def __exit__(self, *exc: object) -> None:
+        _REPORTS.reset(self.token)

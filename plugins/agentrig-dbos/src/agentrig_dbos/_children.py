@@ -55,9 +55,9 @@ def child_key(run_key: str, call_id: str) -> str:
     return f"{run_key}.{call_id}"
 
 
-def handed_off(agent: Any) -> str | None:
-    """The agent ``agent``'s last turn handed the conversation to (a settled
-    ``transfer_to_<id>`` call), or None."""
+def handed_off(agent: Any) -> tuple[str, str] | None:
+    """The agent ``agent``'s last turn handed the conversation to and the id of the
+    settled ``transfer_to_<id>`` call that did, or None."""
     for event in reversed(agent.session.events):
         data = event.data
         if isinstance(data, TurnStart):
@@ -65,7 +65,7 @@ def handed_off(agent: Any) -> str | None:
         if isinstance(data, ToolResultEvent) and data.message.status == "ok":
             name = data.message.name
             if name.startswith(HANDOFF_TOOL_PREFIX):
-                return str(name.removeprefix(HANDOFF_TOOL_PREFIX))
+                return str(name.removeprefix(HANDOFF_TOOL_PREFIX)), data.message.call_id
     return None
 
 
@@ -79,6 +79,44 @@ class DurableChildren:
         base = self.host.rt.config.agents[AgentId(child)]  # a subagent: checked by the config
         config = base if base.name is not None else base.model_copy(update={"name": child})
         return agent_id(f"{child}.{key}"), session_id(f"ses-{key}"), config
+
+    # ---- handoffs: named after the call, so a restarted process finds the target ---------------
+    def handoff_identity(self, parent: Any, target: str, call_id: str) -> tuple[str, str] | None:
+        """The agent and session a durable run's ``transfer_to_<target>`` call ``call_id``
+        hands the conversation to: ``<target>.<run key>.<call>`` on ``ses-<run key>.<call>``
+        (None for a parent outside durable runs: the runtime mints them)."""
+        key = self.host.run_key(parent.id)
+        if key is None:
+            return None
+        ckey = child_key(key, call_id)
+        aid, sid, _config = self._identity(ckey, target)
+        self.host.adopt(aid, ckey)  # its own delegations and handoffs are the run's too
+        return str(aid), str(sid)
+
+    async def continue_handoff(self, parent: Any, target: str, call_id: str) -> str:
+        """After a crash: the answer of the agent ``parent`` handed the conversation to --
+        continued from its journal, or from its session, or (when the crash came before it
+        existed) created and run now."""
+        key = self.host.run_key(parent.id)
+        if key is None:
+            raise DurableError(f"agent {parent.id!r} executes no durable run")
+        ckey = child_key(key, call_id)
+        aid, sid, config = self._identity(ckey, target)
+        self.host.adopt(aid, ckey)
+        rt = self.host.rt
+
+        async def create() -> Any:
+            lineage = Lineage(
+                origin="handoff",
+                parent_agent=parent.id,
+                parent_session=parent.session_id,
+                depth=parent.lineage.depth + 1,
+                configured_as=AgentId(target),
+                fork_point=parent.session.events[-1].seq if parent.session.events else 0,
+            )
+            return await rt.agents.create_handoff(parent, lineage, agent_id=aid, session_id=sid)
+
+        return await self.host.execute_agent(aid, sid, config, "", create, handoff=True)
 
     # ---- the first time: the parent's delegation call ------------------------------------------
     async def run_child(self, request: ChildRun) -> RunResult[Any] | None:

@@ -42,6 +42,11 @@ class ExecutorLease(Protocol):
         """Give it back (idempotent)."""
         ...
 
+    def renew(self) -> bool:
+        """Hold it still: take it again when it was lost (a restarted database server ends
+        the session that held it); False when another process took it meanwhile."""
+        ...
+
 
 class _FileLease:
     def __init__(self, directory: Path, executor: str) -> None:
@@ -62,6 +67,9 @@ class _FileLease:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)  # closing releases the lock
+
+    def renew(self) -> bool:
+        return self._fd is not None  # a lock on an open descriptor is never lost
 
 
 class _PostgresLease:
@@ -88,6 +96,17 @@ class _PostgresLease:
         if connection is not None:
             with contextlib.suppress(Exception):
                 connection.close()  # the server releases the lock with the session
+
+    def renew(self) -> bool:
+        connection = self._connection
+        if connection is not None and not connection.closed:
+            try:
+                connection.execute("SELECT 1")
+                return True
+            except Exception:  # the session is gone, and the lock with it
+                pass
+        self.release()
+        return self.acquire()
 
 
 def lease_for(url: str, app: str, executor: str) -> ExecutorLease:
@@ -119,8 +138,12 @@ class Watcher:
         mine: str,
         recover_after: float,
         default_queue: str,
+        own: ExecutorLease | None = None,
     ) -> None:
         self._client = client
+        #: this worker's own lease: renewed each look (a database restart ends its session;
+        #: unrenewed, other workers would take this live worker for gone)
+        self._own = own
         self._url, self._app, self._mine = url, app, mine
         self._recover_after = recover_after
         self._default_queue = default_queue
@@ -140,7 +163,13 @@ class Watcher:
         interval = min(max(self._recover_after / 2, 0.5), 5.0)
         while not self._stop.wait(interval):
             with contextlib.suppress(Exception):  # the database may be restarting: next time
+                self.keep()
                 self.sweep()
+
+    def keep(self) -> None:
+        """Renew this worker's own lease (taken again after the database restarted)."""
+        if self._own is not None and not self._own.renew():
+            raise DurableSetupError(f"executor id {self._mine!r} was taken by another worker")
 
     def sweep(self) -> int:
         """One look: put back the runs of every executor that is gone; how many."""

@@ -33,7 +33,7 @@ from dbos import error as dbos_error
 from agentrig.agent import Agent, RunOptions
 from agentrig.cancel import CancelSignal
 from agentrig.errors import UnknownIdError
-from agentrig.ids import AgentId, EntryId, InvocationId, RunId, SessionId, agent_id
+from agentrig.ids import AgentId, EntryId, InvocationId, RunId, SessionId, agent_id, new_run_id
 from agentrig.ids import session_id as check_session_id
 from agentrig.journal import (
     ExecutionJournal,
@@ -175,6 +175,8 @@ class Durable:
         self._decisions: dict[str, list[dict[str, Any]]] = {}
         #: the live agents executing durable runs (or their children), by their run's key
         self._keys: dict[AgentId, str] = {}
+        #: handoff targets of the runs executing here (disposed when the run's link ends)
+        self._adopted: dict[AgentId, str] = {}
         #: the runtime's CHILD_RUNS: a durable run's children are journaled steps of it
         self.children = DurableChildren(self)
 
@@ -243,6 +245,7 @@ class Durable:
                 executor,
                 self.section.recover_after,
                 self.section.default_queue,
+                own=self._lease,
             )
             self._watcher.start()
         except BaseException:
@@ -530,6 +533,7 @@ class Durable:
             )
         finally:
             self._decisions.pop(workflow_id, None)
+            await self._dispose_adopted(run_id)
             if self.rt.agents.get(aid) is not None:
                 await self.rt.agents.dispose(aid)
         return versioned({"agent": agent, "session_id": sid, "text": text})
@@ -548,6 +552,20 @@ class Durable:
         """The key of the durable run (or run's child) live agent ``aid`` executes, or None
         when it executes none."""
         return self._keys.get(aid)
+
+    def adopt(self, aid: AgentId, key: str) -> None:
+        """Live agent ``aid`` -- a handoff's target -- executes the durable run ``key`` until
+        the run's link ends (then it is disposed)."""
+        self._keys[aid] = key
+        self._adopted[aid] = key
+
+    async def _dispose_adopted(self, run_id: str) -> None:
+        for aid, key in list(self._adopted.items()):
+            if key == run_id or key.startswith(run_id + "."):
+                del self._adopted[aid]
+                self._keys.pop(aid, None)
+                if self.rt.agents.get(aid) is not None:
+                    await self.rt.agents.dispose(aid)
 
     @contextlib.contextmanager
     def running(self, aid: AgentId, key: str) -> Iterator[None]:
@@ -574,9 +592,12 @@ class Durable:
         config: AgentConfig,
         prompt: str,
         create: Callable[[], Awaitable[Agent]] | None = None,
+        *,
+        handoff: bool = False,
     ) -> str:
         """Run ``aid`` on ``prompt``, or go on with what the journal and its session hold
-        of that run (``create``: how a fresh agent is made; default a plain one)."""
+        of that run (``create``: how a fresh agent is made; default a plain one;
+        ``handoff``: a handoff's target, which continues its conversation: no prompt)."""
         executions = await self.journal.executions(agent_id=aid, session_id=sid)
         if executions:
             if isinstance(self.journal, RecordJournal):
@@ -585,6 +606,13 @@ class Durable:
                 for record in executions:
                     self.journal.forget(record.run_id)
             return await self._continue(aid, sid, config)
+        if handoff:
+            if await self._store_of(config).exists(sid):
+                target = await self.rt.agents.resume(sid, agent_id=aid, config=config)
+            else:
+                assert create is not None
+                target = await create()
+            return await self._taken_over(target, config)
         if await self._store_of(config).exists(sid):
             return await self._started(aid, sid, config, prompt)
         if create is None:
@@ -618,6 +646,22 @@ class Durable:
             outcome = await run.continue_turn(options)
         return str(outcome.text)
 
+    async def _taken_over(self, agent: Agent, config: AgentConfig) -> str:
+        """A handoff's target whose journal holds nothing yet (the crash came before its
+        first model call): it answers now, in the turn it had opened or a new one."""
+        found = _open_turn(agent)
+        options = RunOptions(
+            run_id=RunId(found[0]) if found is not None else new_run_id(),
+            max_rounds=config.max_rounds,
+            tool_only_completion=config.tool_only_completion,
+        )
+        async with agent.continue_run(CancelSignal()) as run:
+            outcome = await run.continue_turn(options)
+        further = handed_off(agent)
+        if further is not None:  # it handed the conversation on in turn
+            return await self.children.continue_handoff(agent, *further)
+        return str(outcome.text)
+
     async def _continue(self, aid: AgentId, sid: SessionId, config: AgentConfig) -> str:
         while True:
             try:
@@ -641,13 +685,9 @@ class Durable:
                 if self.rt.agents.get(aid) is not None:
                     await self.rt.agents.dispose(aid)
                 continue
-            target = handed_off(result.agent)
-            if target is not None:  # its answer came from an agent no journal step keeps
-                raise DurableError(
-                    f"agent {aid!r} handed the conversation to {target!r} before the process "
-                    "stopped; a handoff in a durable run is not recovered yet, so the run "
-                    "cannot give the answer of the agent that took over"
-                )
+            found = handed_off(result.agent)
+            if found is not None:  # the answer is the agent's it handed the conversation to
+                return await self.children.continue_handoff(result.agent, *found)
             return result.text
 
     # ---- approvals (from any process) -------------------------------------------------------

@@ -18,13 +18,11 @@ Without a ``[dbos]`` table it does nothing: installing the distribution changes 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import final
+from typing import TYPE_CHECKING, final
 
 import sniffio
 
 from agentrig.errors import ConfigError, Issue
-from agentrig.host import OwnerOnlyStore
-from agentrig.journal import ExecutionJournal, JournaledProvider, attach_journal
 from agentrig.plugin import (
     CHILD_RUNS,
     PROVIDERS,
@@ -40,10 +38,16 @@ from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import DurableBackendError
 from agentrig_dbos._keys import DURABLE
 
+if TYPE_CHECKING:
+    # the journal and the host's store are imported by a [dbos] composition only: every
+    # `agentrig` command autoloads this plugin, and most compositions have no [dbos] table
+    from agentrig.journal import ExecutionJournal
+
 __all__ = ["DbosPlugin", "plugin"]
 
 
 def _journal(rt: Runtime, section: DbosSection) -> tuple[str, ExecutionJournal]:
+    from agentrig.host import OwnerOnlyStore
     from agentrig.journal import SqliteJournal  # sqlite3: only when [dbos] is configured
 
     url = section.system_database_url
@@ -118,6 +122,8 @@ class DbosPlugin:
                 f"durable runs ([dbos]) run on asyncio only (DBOS runs its workflows on an "
                 f"asyncio event loop); this runtime was opened on {backend}"
             )
+        from agentrig.journal import JournaledProvider, attach_journal
+
         url, journal = _journal(rt, section)
         attached = attach_journal(journal)
         providers = rt.registry(PROVIDERS)

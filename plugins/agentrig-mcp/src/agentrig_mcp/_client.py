@@ -82,6 +82,7 @@ class McpClient:
         self._stale: set[str] = set()
         self._tools: dict[str, tuple[McpTool, ...]] = {}
         self._versions: dict[str, int] = {}
+        self._updated: dict[str, set[str]] = {}
         self.connections: dict[str, ServerConnection] = {
             name: ServerConnection(
                 name,
@@ -123,9 +124,15 @@ class McpClient:
             self._stale.add(server)
         if isinstance(message.root, types.ProgressNotification):
             return  # the call it belongs to reports it (mcp/progress), once
+        data: dict[str, Any] = {"server": server}
+        if isinstance(message.root, types.ResourceUpdatedNotification):
+            uri = str(message.root.params.uri)
+            if uri not in self.connection(server).subscriptions:
+                return  # not asked for: a server cannot flood the observers with them
+            self._updated.setdefault(server, set()).add(uri)
+            data["uri"] = uri
         if self._notify is not None:
-            kind = message.root.method
-            self._notify(Observation(f"mcp/{kind}", None, {"server": server}))
+            self._notify(Observation(f"mcp/{message.root.method}", None, data))
 
     def is_stale(self, server: str) -> bool:
         """Has the server said its tool list changed since :meth:`tools` last listed it?"""
@@ -231,7 +238,53 @@ class McpClient:
             return result
 
         connection = await self._require(server, "resources")
-        return await connection.request(read, what=f"reading {uri!r}")
+        result = await connection.request(read, what=f"reading {uri!r}")
+        self._updated.get(server, set()).discard(uri)
+        return result
+
+    async def subscribe_resource(self, server: str, uri: str) -> None:
+        """Ask the server to say when ``uri`` changes (``resources/subscribe``).
+
+        Only a server that advertised ``resources.subscribe`` at initialization is asked; for
+        any other, :class:`McpError` ``mcp.unsupported`` says which feature it lacks.  Each
+        ``notifications/resources/updated`` then marks the URI in :meth:`updated_resources`
+        (until it is read again) and is observed as ``mcp/notifications/resources/updated``
+        with its ``uri``.  A restarted server is subscribed again once it has started.
+        """
+        from pydantic import AnyUrl
+
+        connection = await self._require(server, "resources")
+        resources = (await connection.capabilities()).resources
+        if resources is None or not resources.subscribe:
+            raise McpError(
+                f"MCP server {server!r} does not offer resource subscriptions (it did not "
+                "advertise resources.subscribe at initialization)",
+                code="mcp.unsupported",
+            )
+
+        async def subscribe(session: Any, meta: dict[str, Any]) -> None:
+            await session.subscribe_resource(AnyUrl(uri))
+
+        await connection.request(subscribe, what=f"subscribing to {uri!r}")
+        connection.subscriptions.add(uri)
+
+    async def unsubscribe_resource(self, server: str, uri: str) -> None:
+        """Stop the updates of :meth:`subscribe_resource` (``resources/unsubscribe``)."""
+        from pydantic import AnyUrl
+
+        connection = self.connection(server)
+        if uri not in connection.subscriptions:
+            return
+        connection.subscriptions.discard(uri)
+
+        async def unsubscribe(session: Any, meta: dict[str, Any]) -> None:
+            await session.unsubscribe_resource(AnyUrl(uri))
+
+        await connection.request(unsubscribe, what=f"unsubscribing from {uri!r}")
+
+    def updated_resources(self, server: str) -> frozenset[str]:
+        """The subscribed URIs the server said changed since they were last read."""
+        return frozenset(self._updated.get(server, ()))
 
     async def list_prompts(self, server: str) -> list[types.Prompt]:
         """Every prompt the server lists (all pages)."""

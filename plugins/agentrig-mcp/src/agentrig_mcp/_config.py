@@ -69,6 +69,9 @@ class _Common(_Strict):
     enabled_tools: Annotated[tuple[str, ...] | None, Field(strict=False)] = None
     #: these of the server's tools are never used, applied after ``enabled_tools``
     disabled_tools: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    #: resource URIs to subscribe to once the server starts (``resources/subscribe``); a
+    #: server that did not advertise subscriptions is told nothing (a warning says so)
+    subscribe: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: take the server's annotations (read-only, destructive) as risk classes
     trust_annotations: bool = False
     #: show the server's descriptions, results and resources to the model without the label

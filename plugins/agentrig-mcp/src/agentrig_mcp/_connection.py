@@ -124,6 +124,8 @@ class ServerConnection:
         self._closed = False
         #: how many times the server was started (observable in tests and diagnostics)
         self.starts = 0
+        #: resource URIs subscribed to (``resources/subscribe``), again after each restart
+        self.subscriptions: set[str] = set(spec.subscribe)
 
     # ---- lifecycle ------------------------------------------------------------------------
     @property
@@ -216,6 +218,7 @@ class ServerConnection:
                             f"{self.spec.startup_timeout:g}s (startup_timeout)",
                             code="mcp.timeout",
                         )
+                    await self._resubscribe(session)
                     run.session = session
                     self._log.info("started")
                     run.ready.set()
@@ -237,6 +240,25 @@ class ServerConnection:
             run.ready.set()
             run.done.set()
             self._log.info("stopped")
+
+    async def _resubscribe(self, session: ClientSession) -> None:
+        """Subscribe to the configured URIs (and, after a restart, to those asked for since):
+        a new server process knows none of them."""
+        from pydantic import AnyUrl
+
+        if not self.subscriptions:
+            return
+        resources = (session.get_server_capabilities() or types.ServerCapabilities()).resources
+        if resources is None or not resources.subscribe:
+            self._log.warning(
+                "subscribe: the server does not offer resource subscriptions (it did not "
+                "advertise resources.subscribe); not subscribed to %s",
+                ", ".join(sorted(self.subscriptions)),
+            )
+            return
+        for uri in sorted(self.subscriptions):
+            with anyio.fail_after(self.spec.timeout):
+                await session.subscribe_resource(AnyUrl(uri))
 
     def _broken(self, run: _Run, error: BaseException) -> None:
         """A response stream from the server broke: it went away (or the network did)."""

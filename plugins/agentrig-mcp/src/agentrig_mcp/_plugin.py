@@ -33,6 +33,9 @@ __all__ = [
 
 _T = TypeVar("_T", bound="Tool")
 
+#: the config tables this plugin owns (its agentrig.config_sections entry points)
+_SECTIONS = frozenset({"mcp_servers", "mcp"})
+
 
 def config_sections(rt: Runtime) -> tuple[McpServers | None, McpSettings | None]:
     """The validated ``[mcp_servers]`` and ``[mcp]`` tables (None when absent)."""
@@ -107,9 +110,9 @@ class McpPlugin:
     @compose_step("tools")
     async def compose(self, payload: Composition) -> None:
         rt = payload.runtime
+        if not _SECTIONS & rt.loaded.sections.keys() and not _mentions_mcp(rt):
+            return  # nothing to do: do not even import the config models or the MCP SDK
         servers, settings = config_sections(rt)
-        if servers is None and settings is None and not _mentions_mcp(rt):
-            return  # nothing to do: do not even import the MCP SDK
         from agentrig_mcp._compose import compose_mcp
 
         await compose_mcp(rt, servers, settings)

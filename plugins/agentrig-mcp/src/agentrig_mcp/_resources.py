@@ -21,7 +21,8 @@ _MAX_CHARS = 100_000
 
 @tool(risk="inspect")
 async def list_mcp_resources(ctx: ToolContext, server: str | None = None) -> str:
-    """List the resources of the MCP servers (or of one server): uri, name, type, description.
+    """List the resources of the MCP servers (or of one server): uri, name, type, description;
+    ``updated: true`` marks a subscribed resource that changed since it was last read.
 
     Servers that offer no resources are left out; one that fails is listed with its error.
     """
@@ -38,16 +39,18 @@ async def list_mcp_resources(ctx: ToolContext, server: str | None = None) -> str
                 raise
             listed.append({"server": name, "error": str(exc)})
             continue
+        updated = client.updated_resources(name)
         for resource in resources:
-            listed.append(
-                {
-                    "server": name,
-                    "uri": str(resource.uri),
-                    "name": resource.name,
-                    "mimeType": resource.mimeType,
-                    "description": resource.description,
-                }
-            )
+            entry: dict[str, object] = {
+                "server": name,
+                "uri": str(resource.uri),
+                "name": resource.name,
+                "mimeType": resource.mimeType,
+                "description": resource.description,
+            }
+            if str(resource.uri) in updated:  # subscribed, and changed since it was read
+                entry["updated"] = True
+            listed.append(entry)
     text = json.dumps(listed, ensure_ascii=False)
     servers = {str(entry["server"]) for entry in listed}
     if all(client.connection(name).spec.trust_content for name in servers):

@@ -163,16 +163,19 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
             events = self._sse_events(response, signal)
             reader = EventReader(self._url, request_id=request_id)
         try:
-            async for event in events:
-                if signal.cancelled:
-                    signal.raise_if_cancelled()
-                text = reader.text_of(event)
-                if text is not None:  # the common event: no list, no loop per token
-                    if text:
-                        yield _text_delta(text)
-                    continue
-                for chunk in reader.feed(event):
-                    yield chunk
+            # Events come a network read (or a WebSocket message) at a time; the signal is
+            # checked before each one, since the loop runs between them.
+            async for batch in events:
+                for event in batch:
+                    if signal.cancelled:
+                        signal.raise_if_cancelled()
+                    text = reader.text_of(event)
+                    if text is not None:  # the common event: no list, no loop per token
+                        if text:
+                            yield _text_delta(text)
+                        continue
+                    for chunk in reader.feed(event):
+                        yield chunk
         finally:
             await events.aclose()
         if reader.response is None:
@@ -185,10 +188,12 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
 
     async def _sse_events(
         self, response: httpx.Response, signal: CancelSignal
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[list[dict[str, Any]], None]:
+        """The JSON events of each network read, as a list (one hand-over per read)."""
         batches = read_sse_batches(response, signal=signal, provider=self.kind)
         try:
             async for batch in batches:
+                events: list[dict[str, Any]] = []
                 for event in batch:
                     data = event.data
                     if data[:1] != "{" and data.strip() in ("", "[DONE]"):
@@ -200,8 +205,10 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
                             f"{self.kind}: malformed stream event: {data.strip()[:200]!r}",
                             provider=self.kind,
                         ) from exc
-                    if isinstance(payload, dict):
-                        yield payload
+                    if type(payload) is dict:
+                        events.append(payload)
+                if events:
+                    yield events
         finally:
             await close_stream(batches, response)
 
@@ -220,14 +227,14 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
 
     async def _socket_events(
         self, request: ModelRequest, signal: CancelSignal
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[list[dict[str, Any]], None]:
         """The events of one response over a pooled connection (see :meth:`_first_event`)."""
         socket, first = await self._first_event(request, signal)
         given_back = False
         try:
             event = first
             while event.get("type") not in _TERMINAL:
-                yield event
+                yield [event]
                 event = await self._receive(socket, signal)
             # The response is over: the connection is free again before its last event is
             # read (an error event raises in the reader, and the connection stays usable).
@@ -237,7 +244,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
                 socket.last_response_id = found if isinstance(found, str) else None
             given_back = True
             await self._pool.give_back(socket)
-            yield event
+            yield [event]
         finally:
             if not given_back:  # left mid-response: the connection's state is unknown
                 await socket.aclose()

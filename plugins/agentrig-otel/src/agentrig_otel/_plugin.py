@@ -10,7 +10,6 @@ from __future__ import annotations
 import anyio.to_thread
 
 from agentrig.plugin import Composition, compose_step
-from agentrig_otel._config import OtelConfig
 
 __all__ = ["compose_otel"]
 
@@ -19,6 +18,10 @@ __all__ = ["compose_otel"]
 def compose_otel(payload: Composition) -> None:
     """Attach the telemetry listener when ``[otel]`` enables it."""
     rt = payload.runtime
+    if "otel" not in rt.loaded.sections:
+        return  # not even the config model is imported without an [otel] table
+    from agentrig_otel._config import OtelConfig
+
     config = rt.config_section("otel", OtelConfig)
     if config is None or not config.enabled:
         return

@@ -80,8 +80,23 @@ _OPENED: dict[str, tuple[str, SpanKind]] = {
     "tool_call": ("execute_tool", SpanKind.INTERNAL),
 }
 
-#: events (name, attributes, unix time) waiting for the span they belong to
+#: events (name, attributes, unix time) waiting for the span they belong to; a permission
+#: decision waits as ``_DECISION`` (its attributes go on the tool call's span)
 _Pending = list[tuple[str, Mapping[str, Any], float]]
+_DECISION = "agentrig.permission"
+
+#: a permission decision's attributes by (allowed, reason), built once each (bounded)
+_DECISIONS: dict[tuple[bool, str | None], Mapping[str, Any]] = {}
+
+
+def _decision_attributes(allowed: bool, reason: Any) -> Mapping[str, Any]:
+    attributes: dict[str, Any] = {"agentrig.permission.outcome": "allow" if allowed else "deny"}
+    if reason:  # an allow by no rule at all has none
+        attributes["agentrig.permission.reason"] = str(reason)
+    if len(_DECISIONS) < 256:
+        _DECISIONS[(allowed, reason or None)] = attributes
+    return attributes
+
 
 #: the scope of ours current in this context; None inside an inbound trace context
 _LIVE: ContextVar[_Scope | None] = ContextVar("agentrig_otel_scope", default=None)
@@ -95,6 +110,7 @@ class _Scope:
         "_live",
         "_read",
         "_token",
+        "decision",
         "ended",
         "model",
         "owner",
@@ -113,6 +129,8 @@ class _Scope:
         #: a turn's: (provider kind, requested model, response model, finish reason) of its
         #: last model call
         self.model: tuple[str, str, str | None, str | None] | None = None
+        #: a tool call's: the permission decision's attributes, set with the span's own
+        self.decision: Mapping[str, Any] | None = None
         self.parent = _LIVE.get()
         self._token = otel_context.attach(trace.set_span_in_context(span))
         self._live: Token[_Scope | None] = _LIVE.set(self)
@@ -252,7 +270,7 @@ class Telemetry:
         if kind == "model_call":
             self._call(payload, span)
         elif kind == "tool_call":
-            self._tool(payload, pending, span)
+            self._tool(payload, pending, span, live.decision if live is not None else None)
         else:
             self._turn(payload, pending, span, live)
         if live is not None:
@@ -268,29 +286,23 @@ class Telemetry:
         return None
 
     def _event(self, payload: Observation) -> None:
-        """A permission decision or hook execution: an event on the current span of ours,
-        else kept for the span it belongs to."""
+        """A hook execution (or a permission decision, see :meth:`_decision`): an event on the
+        current span of ours, else kept for the span it belongs to."""
         data = payload.data
         if payload.kind == "permission":
-            name = "agentrig.permission"
-            attributes: dict[str, Any] = {
-                "agentrig.permission.outcome": "allow" if data.get("allowed") else "deny",
-            }
-            if data.get("reason"):  # an allow by no rule at all has none
-                attributes["agentrig.permission.reason"] = str(data["reason"])
-            when = time.time()
-        else:
-            name = f"agentrig.hook {data.get('event')}"
-            attributes = {
-                "agentrig.hook.event": str(data.get("event") or ""),
-                "agentrig.hook.name": str(data.get("hook") or ""),
-                "agentrig.hook.strategy": str(data.get("strategy") or ""),
-                "agentrig.hook.outcome": str(data.get("outcome") or ""),
-                "agentrig.hook.duration_ms": float(data.get("duration_ms") or 0.0),
-            }
-            if data.get("reason"):
-                attributes["agentrig.hook.reason"] = str(data["reason"])
-            when = float(data.get("started_at") or time.time())
+            self._decision(data)
+            return
+        name = f"agentrig.hook {data.get('event')}"
+        attributes: dict[str, Any] = {
+            "agentrig.hook.event": str(data.get("event") or ""),
+            "agentrig.hook.name": str(data.get("hook") or ""),
+            "agentrig.hook.strategy": str(data.get("strategy") or ""),
+            "agentrig.hook.outcome": str(data.get("outcome") or ""),
+            "agentrig.hook.duration_ms": float(data.get("duration_ms") or 0.0),
+        }
+        if data.get("reason"):
+            attributes["agentrig.hook.reason"] = str(data["reason"])
+        when = float(data.get("started_at") or time.time())
         live = _LIVE.get()
         if live is not None and live.owner is self and not live.ended:
             live.span.add_event(name, attributes, _ns(when))
@@ -303,6 +315,23 @@ class Telemetry:
         pending.setdefault(key, []).append((name, attributes, when))
         if len(pending) > MAX_PENDING:
             pending.popitem(last=False)
+
+    def _decision(self, data: Mapping[str, Any]) -> None:
+        """A permission decision: attributes of its tool call's span, set with the span's own
+        (one decision per call, made as it starts -- a property of the call, not an event)."""
+        attributes = _DECISIONS.get((bool(data.get("allowed")), data.get("reason") or None))
+        if attributes is None:
+            attributes = _decision_attributes(bool(data.get("allowed")), data.get("reason"))
+        live = _LIVE.get()
+        if live is not None and live.owner is self and live.scope_kind == "tool_call":
+            if not live.ended:
+                live.decision = attributes
+            return
+        call_id = data.get("call_id")
+        if call_id:  # a call outside a scope of ours: kept for the span its observation writes
+            self._by_call.setdefault(call_id, []).append((_DECISION, attributes, 0.0))
+            if len(self._by_call) > MAX_PENDING:
+                self._by_call.popitem(last=False)
 
     def _start(
         self, live: Span | None, name: str, kind: SpanKind, start: float, attributes: dict[str, Any]
@@ -412,7 +441,13 @@ class Telemetry:
         if live is None:
             span.end(end_time=_ns(float(data.get("ended_at") or start)))
 
-    def _tool(self, call: Observation, pending: _Pending | None, live: Span | None) -> None:
+    def _tool(
+        self,
+        call: Observation,
+        pending: _Pending | None,
+        live: Span | None,
+        decision: Mapping[str, Any] | None,
+    ) -> None:
         data = call.data
         tool = str(data.get("tool") or "tool")
         call_id = data.get("call_id") or ""
@@ -427,6 +462,13 @@ class Telemetry:
         description = self._tool_description(call.agent_id, tool)
         if description:
             attributes["gen_ai.tool.description"] = description
+        if pending:  # what came outside its scope: the decision is attributes, the rest events
+            for name, event_attributes, _ in pending:
+                if name == _DECISION:
+                    decision = event_attributes
+            pending = [event for event in pending if event[0] != _DECISION]
+        if decision is not None:
+            attributes.update(decision)
         if self._capture:
             captured = self._tool_content(call, call_id)
             if "arguments" in captured:

@@ -144,19 +144,39 @@ class RunService:
                 param="model",
             )
         if key is not None and key.limits.max_budget is not None:
-            agent_model = self.rt.config.agents[AgentId(str(model))].model
-            info = self.rt.models.lookup(agent_model)
-            if info is None or info.pricing is None:
+            unpriced = self._unpriced(str(model))
+            if unpriced is not None:
                 # a spend that cannot be counted cannot be held to a budget: refuse
+                agent, agent_model = unpriced
                 raise ApiError(
                     403,
                     f"key {key.key_id!r} has a USD budget, but model {agent_model!r} (of agent "
-                    f"{model!r}) has no price, so its spend cannot be counted; use "
-                    "max_budget_tokens for it",
+                    f"{agent!r}, which model {model!r} runs or delegates to) has no price, so "
+                    "its spend cannot be counted; use max_budget_tokens for it",
                     code="budget_unpriced",
                     param="model",
                 )
         return exposed
+
+    def _unpriced(self, model: str) -> tuple[str, str] | None:
+        """The first agent (and its model) without a price among the exposed agent and every
+        agent it can delegate or hand off to."""
+        agents = self.rt.config.agents
+        seen: set[str] = set()
+        pending = [model]
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            config = agents.get(AgentId(name))
+            if config is None:
+                continue
+            info = self.rt.models.lookup(config.model)
+            if info is None or info.pricing is None:
+                return name, config.model
+            pending.extend(str(a) for a in (*config.subagents, *config.handoffs))
+        return None
 
     def active_run(self, agent_id: str | None) -> ActiveRun | None:
         """The served run ``agent_id`` works for: its own, or -- for a sub-agent it

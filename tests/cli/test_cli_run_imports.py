@@ -1,0 +1,86 @@
+"""A one-shot ``agentrig run`` imports what the run needs, not what is merely installed
+(issue 37 point 6).
+
+Checked in a fresh interpreter through ``sys.modules`` -- never by time (the ratio is the
+``agentrig_run_scripted_one_reply_cold`` line of ``benchmarks/bench_import.py``).  Every
+installed plugin is autoloaded, as for a user who installed them all; a composition without
+their tables must not pay for their config models, the execution journal or their SDKs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CONFIG = """
+[providers.local]
+kind = "scripted"
+options.script = [{ text = "hello" }]
+
+[agents.main]
+provider = "local"
+model = "m"
+"""
+
+CHILD = """
+import json, sys
+from agentrig.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+# what a run of the composition above never uses, though the plugins are installed
+NOT_NEEDED = (
+    "agentrig.journal",  # agentrig-dbos without a [dbos] table
+    "agentrig_dbos._host",
+    "dbos",
+    "agentrig_mcp._config",  # agentrig-mcp without [mcp] / [mcp_servers]
+    "agentrig_mcp._compose",
+    "mcp",
+    "agentrig_otel._config",  # agentrig-otel without [otel]
+    "opentelemetry",
+    "agentrig.testing",
+    "httpx",  # the scripted provider talks to no server
+)
+
+
+def _loaded(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+def test_a_one_shot_run_imports_no_unused_plugin_part(tmp_path: Path) -> None:
+    (tmp_path / "agentrig.toml").write_text(CONFIG, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_DISABLE_PLUGIN")}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, "run", "-c", "agentrig.toml", "hi"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    *output, last = done.stdout.strip().splitlines()
+    report = json.loads(last)
+    assert report["code"] == 0, done.stderr
+    assert output == ["hello"]
+    modules = set(report["modules"])
+    assert "agentrig_dbos._plugin" in modules  # the plugins were autoloaded
+    assert "agentrig_mcp._plugin" in modules
+    assert _loaded(modules, NOT_NEEDED) == []
+
+
+def test_the_kernel_face_imports_a_name_with_its_own_module_only() -> None:
+    code = (
+        "import json, sys, agentrig.kernel as k\n"
+        "first = sorted(m for m in sys.modules if m.startswith('agentrig.kernel.'))\n"
+        "k.Services\n"
+        "then = sorted(m for m in sys.modules if m.startswith('agentrig.kernel.'))\n"
+        "print(json.dumps([first, then]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, then = json.loads(done.stdout)
+    assert first == []
+    assert then == ["agentrig.kernel._services"]
