@@ -113,7 +113,7 @@ async def test_refused_switches_name_their_reason_and_change_nothing(
     assert isinstance(main, ModelListing)
     blind = ScriptedProvider(capabilities=Capabilities(vision=False))
     async with _agent(agentrig_runtime, agentrig_overrides, main, blind) as agent:
-        cases = [
+        cases: list[tuple[dict[str, Any], str]] = [
             ({"model": ""}, "model.invalid"),
             ({"model": "large", "provider": "nowhere"}, "model.unknown_provider"),
             ({"model": "huge"}, "model.unknown"),
