@@ -12,6 +12,7 @@ message text::
      ├── IdenticalToolInputError                loop.identical_tool_input         provider
      ├── InboxError                             inbox.invalid                     user
      ├── ModelChoiceError                       model.invalid                     user
+     ├── ModelSelectionError                    selection.invalid                 user
      ├── StructuredOutputError                  output.invalid                    provider
      ├── ToolChoiceViolationError               loop.tool_choice_violation        provider
      ├── ScriptExhaustedError                   scripted.exhausted                user
