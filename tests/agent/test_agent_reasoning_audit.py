@@ -121,7 +121,7 @@ async def test_a_listener_s_unknown_level_is_refused_by_name(env: EnvFactory) ->
 async def test_an_unknown_configured_level_names_its_key(env: EnvFactory) -> None:
     with pytest.raises(ConfigError) as caught:
         async with env(["ok"], reasoning_effort="extreme"):
-            pass
+            pytest.fail("the runtime opened with reasoning_effort='extreme'")
     assert "agents.assistant.reasoning_effort" in str(caught.value)
 
 
