@@ -29,7 +29,9 @@ CHILD = """
 import json, sys
 from agentrig.cli import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+from agentrig.skills._rules import name_rules, text_rules
+compiled = text_rules.cache_info().currsize + name_rules.cache_info().currsize
+print(json.dumps({"code": code, "modules": sorted(sys.modules), "compiled": compiled}))
 """
 
 # what a run of the composition above never uses, though the plugins are installed
@@ -44,6 +46,7 @@ NOT_NEEDED = (
     "opentelemetry",
     "agentrig.testing",
     "httpx",  # the scripted provider talks to no server
+    "agentrig.hooks",  # no [hooks]: neither their checks nor their runner
 )
 
 
@@ -70,6 +73,8 @@ def test_a_one_shot_run_imports_no_unused_plugin_part(tmp_path: Path) -> None:
     assert "agentrig_dbos._plugin" in modules  # the plugins were autoloaded
     assert "agentrig_mcp._plugin" in modules
     assert _loaded(modules, NOT_NEEDED) == []
+    # the only tools are the skill tools listing no skill: the scanner had nothing to read
+    assert report["compiled"] == 0
 
 
 def test_the_kernel_face_imports_a_name_with_its_own_module_only() -> None:
