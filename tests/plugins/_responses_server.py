@@ -62,8 +62,12 @@ class _Refused(Exception):
     def __init__(self, status: int, code: str, message: str, param: str | None = None) -> None:
         super().__init__(message)
         self.status = status
-        self.error = {"type": "invalid_request_error", "code": code, "message": message}
-        self.error["param"] = param  # type: ignore[assignment]
+        self.error: dict[str, str | None] = {
+            "type": "invalid_request_error",
+            "code": code,
+            "message": message,
+            "param": param,
+        }
 
 
 class ResponsesServer:
