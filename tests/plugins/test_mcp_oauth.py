@@ -283,3 +283,43 @@ async def test_a_runtime_signs_in_through_config(
             messages = rt.agent(AgentId("assistant")).session.derive_messages()
     assert [m.text for m in messages if m.role == "tool"] == [next(iter(server.provider.clients))]
     assert kept(tmp_path / "state")["tokens"]["access_token"] in server.provider.access
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+async def test_login_and_logout_commands(server: AuthServer, tmp_path: Path) -> None:
+    """``agentrig mcp login NAME`` signs in (the address on its stderr), ``logout`` forgets."""
+    from _mcp_support import AGENTRIG
+
+    config = tmp_path / "agentrig.toml"
+    config.write_text(
+        "[mcp_servers.secure]\n"
+        f'url = "{server.url}"\n'
+        "allow_private_url = true\n"
+        "oauth = { open_browser = false }\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
+    login = await anyio.open_process(
+        [AGENTRIG, "mcp", "login", "-c", str(config), "secure"], env=env
+    )
+    async with login, httpx.AsyncClient(trust_env=False) as http:
+        assert login.stderr is not None
+        assert login.stdout is not None
+        printed = b""
+        with anyio.fail_after(60):
+            while b"open:\n" not in printed or not printed.endswith(b"\n"):
+                printed += await login.stderr.receive()
+            url = printed.decode().split("open:\n", 1)[1].split()[0]
+            answer = await http.get(url)
+            await http.get(answer.headers["location"])
+            assert await login.wait() == 0
+        out = (await login.stdout.receive()).decode()
+    kept_file = tmp_path / ".agentrig" / "mcp" / "oauth" / "secure.json"
+    assert f"signed in to 'secure' (kept in {kept_file})" in out
+    assert kept(tmp_path / ".agentrig" / "mcp")["tokens"]["access_token"] in server.provider.access
+    logout = [AGENTRIG, "mcp", "logout", "-c", str(config), "secure"]
+    done = await anyio.run_process(logout, env=env)
+    assert b"signed out of 'secure'" in done.stdout
+    assert not kept_file.exists()
+    again = await anyio.run_process(logout, env=env)
+    assert b"no sign-in kept for 'secure'" in again.stdout

@@ -23,7 +23,7 @@ import openai
 import pytest
 from anthropic.types import MessageParam
 from openai.types.chat import ChatCompletionMessageParam
-from server_support import KEY, RunningServer, scripted_config
+from server_support import KEY, RunningServer, held_run, scripted_config
 
 from agentrig.cli import main
 from agentrig.llm import ModelInfo, Pricing
@@ -154,16 +154,11 @@ def test_parallel_requests_are_the_keys_own() -> None:
     table["agents"] = {"assistant": {}}
     with (
         RunningServer(slow, table, environ=ENV) as srv,
-        httpx.Client(base_url=srv.base_url, timeout=30) as http,
+        held_run(srv.base_url, CI_KEY, "assistant", HI),  # it holds the key's one slot
     ):
-        body = {"model": "assistant", "messages": HI, "stream": True}
-        headers = {"authorization": f"Bearer {CI_KEY}"}
-        with http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as held:
-            lines = held.iter_lines()
-            next(lines)  # the run holds the key's one slot
-            with pytest.raises(openai.RateLimitError):
-                oa(srv).chat.completions.create(model="assistant", messages=HI)
-            oa(srv, OTHER_KEY).chat.completions.create(model="assistant", messages=HI)
+        with pytest.raises(openai.RateLimitError):
+            oa(srv).chat.completions.create(model="assistant", messages=HI)
+        oa(srv, OTHER_KEY).chat.completions.create(model="assistant", messages=HI)
 
 
 def test_a_spent_usd_budget_refuses_in_each_sdks_terms_without_retries() -> None:

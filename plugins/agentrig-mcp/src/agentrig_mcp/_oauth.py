@@ -101,6 +101,10 @@ class OAuthStore:
     def _store(self) -> OwnerOnlyStore:
         return OwnerOnlyStore(self._root)
 
+    def path(self) -> Path:
+        """The file (which may not exist yet)."""
+        return self._root / self._file
+
     def read(self) -> dict[str, Any]:
         """What is kept for this server's URL (``{}``: nothing)."""
         store = self._store()
