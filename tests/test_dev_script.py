@@ -101,15 +101,8 @@ def test_the_tests_run_in_parallel_workers_and_extra_arguments_come_last(
     monkeypatch.setattr(module.os, "cpu_count", lambda: 2)
     module.test(module._python(), ["-n", "0", "tests/kernel"])
     (pytest_run,) = [c for c in ran if c[1:3] == ["-m", "pytest"]]
-    assert pytest_run[3:] == [
-        "-n",
-        "4",
-        "--dist",
-        "worksteal",
-        "-n",
-        "0",
-        "tests/kernel",
-    ]  # the caller's -n wins
+    workers = ["-n", "4", "--dist", "worksteal"]  # two per core
+    assert pytest_run[3:] == [*workers, "-n", "0", "tests/kernel"]  # the caller's -n wins
     monkeypatch.setattr(module.os, "cpu_count", lambda: 64)
     assert module.worker_count() == 8
     monkeypatch.setattr(module.os, "cpu_count", lambda: None)
