@@ -7,13 +7,13 @@ scenario is answered in the Chat Completions wire format through ``httpx.MockTra
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import httpx
-from _provider_fixtures import TrackingStream, provider_factory
+from _provider_fixtures import MockTransportConformance, TrackingStream, served_provider
 
-from agentrig.llm import ModelRegistry, Provider, ProviderConfig
+from agentrig.llm import Provider
 from agentrig.testing import MockReply, MockRequest
 from agentrig.testing.conformance_provider import (
     RETRY_AFTER,
@@ -29,7 +29,7 @@ from agentrig.testing.conformance_provider import (
 )
 
 MODEL_ANSWERING = "gpt-4o-2024-08-06"
-_ERRORS = {
+ERRORS = {
     Scenario.ERROR_429: (429, "requests", "rate_limit_exceeded"),
     Scenario.ERROR_500: (500, "server_error", None),
     Scenario.ERROR_400: (400, "invalid_request_error", "invalid_value"),
@@ -135,11 +135,9 @@ class OpenAIScenarioServer:
         body = json.loads(request.content)
         self.bodies.append(body)
         scenario = self.scenario
-        if scenario in _ERRORS:
-            status, kind, code = _ERRORS[scenario]
-            headers = {"retry-after": str(int(RETRY_AFTER))} if status == 429 else {}
-            error = {"error": {"message": f"conformance {status}", "type": kind, "code": code}}
-            return httpx.Response(status, headers=headers, json=error)
+        failed = error_reply(scenario)
+        if failed is not None:
+            return httpx.Response(failed.status, headers=failed.headers, json=failed.body)
         if not body.get("stream"):
             return httpx.Response(200, json=complete_body(scenario))
         sse = {"content-type": "text/event-stream"}
@@ -153,46 +151,13 @@ class OpenAIScenarioServer:
         )
 
 
-class TestOpenAIConformance(ProviderConformance):
+class TestOpenAIConformance(MockTransportConformance):
+    kind = "openai"
     model = "gpt-4o"
     capability_models: ClassVar[tuple[str, ...]] = ("gpt-4o", "gpt-5-mini", "o3-mini")
-    options: ClassVar[dict[str, Any]] = {}
-    expected_exemption: ClassVar[tuple[str, ...]] = ()
 
-    def make_provider(self, scenario: Scenario) -> Provider:
-        server = OpenAIScenarioServer(scenario)
-        self.__dict__.setdefault("servers", []).append(server)
-        factory = provider_factory("openai")
-        options = {"max_retries": 0, **self.options}
-
-        def http(*, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
-            # the runtime's factory takes ``trace_to`` (where trace headers may go); none here
-            # The exemption a private base_url asks of the runtime's egress policy.
-            exempt = kwargs.pop("allow_private", ())
-            assert tuple(exempt) == self.expected_exemption
-            return httpx.AsyncClient(transport=httpx.MockTransport(server.handle), **kwargs)
-
-        config = ProviderConfig(
-            id="openai-conformance",
-            kind="openai",
-            options=factory.options_model.model_validate(options).model_dump(exclude_unset=True),
-            credentials={"api_key": "sk-conformance"},
-            http=http,
-            models=ModelRegistry(),
-        )
-        provider: Provider = factory(config)
-        return provider
-
-    def _servers(self) -> list[OpenAIScenarioServer]:
-        servers: list[OpenAIScenarioServer] = self.__dict__.get("servers", [])
-        return servers
-
-    def wire_requests(self) -> Sequence[Mapping[str, Any]] | None:
-        return [body for server in self._servers() for body in server.bodies]
-
-    def stream_closed(self) -> bool | None:
-        slow = [stream for server in self._servers() for stream in server.slow]
-        return bool(slow) and all(stream.closed for stream in slow)
+    def scenario_server(self, scenario: Scenario) -> OpenAIScenarioServer:
+        return OpenAIScenarioServer(scenario)
 
 
 class TestOpenAICompatibleServerConformance(TestOpenAIConformance):
@@ -208,13 +173,21 @@ class TestOpenAICompatibleServerConformance(TestOpenAIConformance):
     expected_exemption: ClassVar[tuple[str, ...]] = ("127.0.0.1:11434",)
 
 
+def error_reply(scenario: Scenario) -> MockReply | None:
+    """An error scenario's answer as OpenAI's APIs give it (``None``: not an error)."""
+    if scenario not in ERRORS:
+        return None
+    status, kind, code = ERRORS[scenario]
+    headers = {"retry-after": str(int(RETRY_AFTER))} if status == 429 else {}
+    error = {"error": {"message": f"conformance {status}", "type": kind, "code": code}}
+    return MockReply(status=status, body=error, headers=headers)
+
+
 def wire_reply(scenario: Scenario, body: Mapping[str, Any]) -> MockReply:
     """The Chat Completions answer to ``body`` in ``scenario``, for the suite to serve."""
-    if scenario in _ERRORS:
-        status, kind, code = _ERRORS[scenario]
-        headers = {"retry-after": str(int(RETRY_AFTER))} if status == 429 else {}
-        error = {"error": {"message": f"conformance {status}", "type": kind, "code": code}}
-        return MockReply(status=status, body=error, headers=headers)
+    failed = error_reply(scenario)
+    if failed is not None:
+        return failed
     if not body.get("stream"):
         return MockReply(body=complete_body(scenario))
     if scenario is Scenario.SLOW_STREAM:
@@ -233,19 +206,4 @@ class TestOpenAIServedConformance(ProviderConformance):
         return wire_reply(scenario, request.body)
 
     def make_provider(self, scenario: Scenario) -> Provider:
-        factory = provider_factory("openai")
-        options = {"base_url": self.base_url, "allow_private_base_url": True, "max_retries": 0}
-
-        def http(**kwargs: Any) -> httpx.AsyncClient:
-            return httpx.AsyncClient(timeout=kwargs.get("timeout"), trust_env=False)
-
-        config = ProviderConfig(
-            id="openai-served",
-            kind="openai",
-            options=options,
-            credentials={"api_key": "sk-conformance"},
-            http=http,
-            models=ModelRegistry(),
-        )
-        provider: Provider = factory(config)
-        return provider
+        return served_provider("openai", "openai-served", self.base_url)

@@ -195,9 +195,16 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                 ("model_selection", "provider"),
             )
         )
+    if config.hooks:  # the hooks layer is imported only for a config that has some
+        issues += _hook_issues(loaded, index)
+    return issues
+
+
+def _hook_issues(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
     from agentrig.hooks import event_name_problem, matcher_problem
 
-    for event, entries in config.hooks.items():
+    issues: list[Issue] = []
+    for event, entries in loaded.config.hooks.items():
         problem = event_name_problem(event)
         if problem is not None:  # a hook for an event agentrig never fires would never run
             issues.append(Issue("config.hook_event", problem, ("hooks", event)))

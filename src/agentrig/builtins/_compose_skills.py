@@ -16,6 +16,7 @@ catalog before the agents are built; a tool it blocks refuses the composition.
 from __future__ import annotations
 
 import contextlib
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -179,6 +180,8 @@ async def scan_tools(rt: Runtime) -> None:
             registration = registration_of_tool(tool, kind=kind)
         except AttributeError:  # a test's stand-in without a schema: nothing a model reads
             continue
+        if registration in _core_registrations():
+            continue
         verdict = scan(registration)
         if not verdict.allowed:
             issues.append(
@@ -191,6 +194,15 @@ async def scan_tools(rt: Runtime) -> None:
             )
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
+
+
+@functools.cache
+def _core_registrations() -> frozenset[Registration]:
+    """The skill tools as they read with no skill to list: the core's own text, which the
+    scanner allows (a test checks it).  Recognised by value, so a runtime without skills
+    compiles none of the scanner's rules, and a tool saying anything else is scanned."""
+    empty = SkillRegistry()
+    return frozenset(registration_of_tool(t) for t in (SkillTool(empty), ReadSkillResource(empty)))
 
 
 def describe_skills(loaded: LoadedConfig) -> tuple[list[str], int]:

@@ -8,7 +8,7 @@ observations go.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from mcp import types
@@ -17,12 +17,16 @@ from agentrig.diagnostics import get_logger
 from agentrig.errors import UnknownIdError
 from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
+from agentrig_mcp._answers import Answers
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._connection import Resolve, ServerConnection, Spawn, TraceHeaders
 from agentrig_mcp._errors import McpError
 from agentrig_mcp._names import name_tools
 from agentrig_mcp._tools import McpTool, block_text
 from agentrig_mcp._transport import HttpClientFactory
+
+if TYPE_CHECKING:
+    from agentrig_mcp._oauth import OAuthFor
 
 __all__ = ["McpClient"]
 
@@ -76,6 +80,8 @@ class McpClient:
         notify: Notify | None = None,
         max_output_chars: int = 100_000,
         trace: TraceHeaders | None = None,
+        answers: Answers | None = None,
+        oauth: OAuthFor | None = None,
     ) -> None:
         self._notify = notify
         self._max_chars = max_output_chars
@@ -92,6 +98,8 @@ class McpClient:
                 http_client=http_client,
                 on_notification=self._notification,
                 trace=trace,
+                answers=answers,
+                oauth=oauth,
             )
             for name, spec in servers.items()
         }

@@ -14,7 +14,7 @@ import contextlib
 import functools
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import attrs
@@ -27,11 +27,16 @@ from mcp.shared.session import ProgressFnT, RequestResponder
 from agentrig import __version__ as agentrig_version
 from agentrig.cancel import CancelSignal
 from agentrig.diagnostics import get_logger
+from agentrig_mcp._answers import Answers, SessionCallbacks
+from agentrig_mcp._callers import Callers
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
-from agentrig_mcp._errors import McpError, McpServerUnavailable
+from agentrig_mcp._errors import McpAuthError, McpError, McpServerUnavailable
 from agentrig_mcp._lenient import RawCallResult, RawToolList, call_result, listed_tools
 from agentrig_mcp._stdio import ProcessState
 from agentrig_mcp._transport import HttpClientFactory, open_transport
+
+if TYPE_CHECKING:
+    from agentrig_mcp._oauth import OAuthFor, OAuthLogin
 
 __all__ = ["ServerConnection", "Spawn"]
 
@@ -108,8 +113,16 @@ class ServerConnection:
         http_client: HttpClientFactory,
         on_notification: Callable[[str, types.ServerNotification], None] | None = None,
         trace: TraceHeaders | None = None,
+        answers: Answers | None = None,
+        oauth: OAuthFor | None = None,
     ) -> None:
         self.name = name
+        self._answers = answers
+        #: the tool calls in flight: whose a sampling or elicitation request is
+        self.callers = Callers()
+        self._oauth = oauth
+        #: the server's OAuth sign-in (``oauth`` configured), made at its first start
+        self.login: OAuthLogin | None = None
         self._trace = trace
         self.spec = spec
         self._spawn = spawn
@@ -182,9 +195,25 @@ class ServerConnection:
             )
         return run, run.session
 
+    async def _login(self) -> OAuthLogin | None:
+        """The server's OAuth sign-in when ``oauth`` is configured (made at the first start,
+        kept across restarts)."""
+        spec = self.spec
+        if not isinstance(spec, HttpServerSpec) or spec.oauth is None:
+            return None
+        if self.login is None:
+            if self._oauth is None:
+                raise McpAuthError(
+                    f"MCP server {self.name!r} has oauth configured, but this client was made "
+                    "without oauth= (where its tokens are kept)"
+                )
+            self.login = await self._oauth(self.name, spec)
+        return self.login
+
     async def _supervise(self, run: _Run) -> None:
         try:
             resolved = await self._resolve(self.name, self.spec)
+            login = await self._login()
             async with (
                 open_transport(
                     self.spec,
@@ -193,6 +222,7 @@ class ServerConnection:
                     http_client=self._http_client,
                     on_broken=functools.partial(self._broken, run),
                     state=run.process,
+                    login=login,
                 ) as (read, write),
                 anyio.create_task_group() as tg,
             ):
@@ -202,6 +232,8 @@ class ServerConnection:
                 outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
                 tg.start_soon(self._forward_in, run, read, inbound_send)
                 tg.start_soon(self._forward_out, run, outbound_receive, write)
+                # sampling and elicitation are advertised only when offered (their callbacks)
+                answers = self._answers(self) if self._answers else SessionCallbacks()
                 async with ClientSession(
                     inbound,
                     outbound,
@@ -209,6 +241,8 @@ class ServerConnection:
                     client_info=_CLIENT_INFO,
                     # roots are advertised only when there are some to tell
                     list_roots_callback=self._roots if self.spec.roots else None,
+                    sampling_callback=answers.sampling,
+                    elicitation_callback=answers.elicitation,
                 ) as session:
                     with anyio.move_on_after(self.spec.startup_timeout) as starting:
                         await session.initialize()
