@@ -25,6 +25,7 @@ from agentrig.builtins._skill_trust import TrustStore
 from agentrig.builtins._skills_config import DEFAULT_ROOTS, SkillsConfig
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ConfigError, Issue
+from agentrig.hooks import claude_code_config
 from agentrig.kernel import PlaceholderResolver, RegistrationReview
 from agentrig.skills import (
     SKILLS,
@@ -73,7 +74,7 @@ def skill_roots(loaded: LoadedConfig, config: SkillsConfig) -> list[tuple[str, P
         if label != "project_agentrig" and isinstance(path, str):
             roots.append((label, _resolve(path, base)))
     roots += [(f"extra_roots[{i}]", _resolve(p, base)) for i, p in enumerate(config.extra_roots)]
-    for i, plugin in enumerate(loaded.config.claude_code.plugins):
+    for i, plugin in enumerate(claude_code_config(loaded).plugins):
         roots.append((f"claude_code.plugins[{i}]", _resolve(plugin, base) / "skills"))
     last = chosen["project_agentrig"]
     if isinstance(last, str):
