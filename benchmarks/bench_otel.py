@@ -21,6 +21,11 @@
   ``observe`` that does nothing (what the loop spends building observations for any
   listener).  (The row without metrics is gone: ``exporter = "none"`` measures none.)
 
+Each line's ``value`` / ``floor`` / ``ratio`` are the best passes of variant and floor; the
+medians of the same passes are beside them (``median_value``, ``median_floor``,
+``median_ratio``): on a loaded machine the best pass flatters whichever variant happened to
+meet a quiet moment, the median says how the passes went.
+
 Prints one JSON object per line (DESIGN §10); ``--quick`` finishes in well under a minute.
 """
 
@@ -42,7 +47,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import compare
+from _common import compare, median
 from bench_loop import MODEL, NOOP, AgentrigW, K, _config, _memory
 
 import agentrig
@@ -124,8 +129,8 @@ async def bench(runs: int, repeats: int, cpu: bool) -> None:
     calls = runs * (K + 1)
     with ExitStack() as pipelines:
         variants = _variants(cpu, pipelines)
-        best = await _measure(variants, runs, repeats, cpu)
-    report(best, runs, calls, cpu)
+        passes = await _measure(variants, runs, repeats, cpu)
+    report(passes, runs, calls, cpu)
 
 
 async def _measure(
@@ -133,9 +138,9 @@ async def _measure(
     runs: int,
     repeats: int,
     cpu: bool,
-) -> dict[str, float]:
-    """The best pass of each variant, in seconds (interleaved: all see the same machine)."""
-    best = dict.fromkeys(variants, float("inf"))
+) -> dict[str, list[float]]:
+    """Every timed pass of each variant, in seconds (interleaved: all see the same machine)."""
+    passes: dict[str, list[float]] = {name: [] for name in variants}
     async with AsyncExitStack() as stack:
         loops: dict[str, tuple[Any, AgentrigW]] = {}
         for name, (extra, plugins) in variants.items():
@@ -158,50 +163,44 @@ async def _measure(
             await w.one_pass(rt, min(runs, 20))
         for _ in range(repeats):  # interleaved: all see the same machine state
             for name, (rt, w) in loops.items():
-                best[name] = min(best[name], await w.one_pass(rt, runs))
-    return best
+                passes[name].append(await w.one_pass(rt, runs))
+    return passes
 
 
-def report(best: dict[str, float], runs: int, calls: int, cpu: bool) -> None:
-    """One JSON line per target (and informational) comparison."""
-    per_call = {name: seconds / calls * 1e6 for name, seconds in best.items()}
+def report(passes: dict[str, list[float]], runs: int, calls: int, cpu: bool) -> None:
+    """One JSON line per target (and informational) comparison: best of the passes, and
+    their medians beside."""
+    best = {name: min(each) / calls * 1e6 for name, each in passes.items()}
+    middle = {name: median(each) / calls * 1e6 for name, each in passes.items()}
     clock = "process CPU time" if cpu else "wall clock"
     common = {"runs": runs, "rounds": K, "model": MODEL, "tool": NOOP.id, "clock": clock}
+    common["passes"] = len(passes["plain"])
     common["load_average"] = [round(x, 2) for x in os.getloadavg()]
-    floor_name = "same W runs, plugin installed but not enabled"
+    common["floor_name"] = "same W runs, plugin installed but not enabled"
     suffix = "_cpu" if cpu else ""
-    compare(
-        f"w_otel_enabled_noop_exporter{suffix}",
-        per_call["otel"],
-        per_call["plain"],
-        "us/model-call",
-        TARGET,
-        floor_name=floor_name,
-        **common,
-    )
-    compare(
-        f"w_otel_dropping_exporters{suffix}",
-        per_call["otel_dropping_exporters"],
-        per_call["plain"],
-        "us/model-call",
-        TARGET,
-        floor_name=floor_name,
-        informational=True,  # the SDK's export machinery, see the module docstring
-        **common,
-        **DROPS,
-    )
-    for name in ("observe_listener",):
-        if name in per_call:
-            compare(
-                f"w_{name}{suffix}",
-                per_call[name],
-                per_call["plain"],
-                "us/model-call",
-                TARGET,
-                floor_name=floor_name,
-                informational=True,
-                **common,
-            )
+    reported = {"informational": True}  # no target: information beside the target line
+    lines: list[tuple[str, str, dict[str, Any]]] = [
+        (f"w_otel_enabled_noop_exporter{suffix}", "otel", {}),
+        # the SDK's export machinery, see the module docstring
+        (f"w_otel_dropping_exporters{suffix}", "otel_dropping_exporters", reported | DROPS),
+        (f"w_observe_listener{suffix}", "observe_listener", reported),
+    ]
+    for line, name, extra in lines:
+        if name not in best:
+            continue
+        compare(
+            line,
+            best[name],
+            best["plain"],
+            "us/model-call",
+            TARGET,
+            statistic="best",
+            median_value=round(middle[name], 3),
+            median_floor=round(middle["plain"], 3),
+            median_ratio=round(middle[name] / middle["plain"], 3),
+            **common,
+            **extra,
+        )
 
 
 def main() -> None:

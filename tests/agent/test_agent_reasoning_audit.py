@@ -108,6 +108,7 @@ async def test_a_listener_s_unknown_level_is_refused_by_name(env: EnvFactory) ->
     class Bad:
         @agentrig.hookimpl
         def request_config(self, payload: RequestConfig) -> RequestConfig:
+            # not a ReasoningEffort on purpose: a listener's bad level must be refused by name
             return attrs.evolve(payload, reasoning_effort="extreme")  # type: ignore[arg-type]
 
     provider = _provider(["ok"])
@@ -120,7 +121,7 @@ async def test_a_listener_s_unknown_level_is_refused_by_name(env: EnvFactory) ->
 async def test_an_unknown_configured_level_names_its_key(env: EnvFactory) -> None:
     with pytest.raises(ConfigError) as caught:
         async with env(["ok"], reasoning_effort="extreme"):
-            pass
+            pytest.fail("the runtime opened with reasoning_effort='extreme'")
     assert "agents.assistant.reasoning_effort" in str(caught.value)
 
 
@@ -136,7 +137,7 @@ def test_the_public_resolution_rules() -> None:
     assert resolve_effort_level("high", None).disposition == "not_applied"
     sent = clamped.sent({"x": {"y": [1]}})
     with pytest.raises(TypeError):
-        sent.native["x"]["z"] = 1  # type: ignore[index]
+        sent.native["x"]["z"] = 1
     assert sent.dropped("no room").native == {}
 
 

@@ -159,7 +159,7 @@ async def test_config_keys_are_checked_by_name(
 ) -> None:
     with pytest.raises(ConfigError) as caught:
         async with _runtime(agentrig_runtime, agentrig_overrides, selection):
-            pass
+            pytest.fail(f"the runtime opened with a bad {key}")
     assert key in str(caught.value)
 
 

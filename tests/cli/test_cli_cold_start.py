@@ -7,10 +7,9 @@ listener plugins and config sections on every command).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from cli_child_support import run_reporting, scripted_config
 
 # what a one-reply scripted run never uses: the egress client stack (httpx, httpcore and,
 # through it, trio), sqlite, rich, and the plugins' servers and SDKs
@@ -35,28 +34,12 @@ code = main()
 print(json.dumps({"code": code, "loaded": [m for m in HEAVY if m in sys.modules]}))
 """
 
-CONFIG = """
-[providers.local]
-kind = "scripted"
-options.script = [{ text = "hello from the script" }]
-
-[agents.main]
-provider = "local"
-model = "m"
-"""
+CONFIG = scripted_config("hello from the script")
 
 
 def run_child(tmp_path: Path, code: str, *args: str) -> tuple[str, dict[str, object]]:
-    source = f"HEAVY = {HEAVY!r}\n{code}"
-    done = subprocess.run(
-        [sys.executable, "-c", source, *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-    )
-    *output, last = done.stdout.strip().splitlines()
-    return "\n".join(output), json.loads(last)
+    output, report, _ = run_reporting(f"HEAVY = {HEAVY!r}\n{code}", *args, cwd=tmp_path)
+    return "\n".join(output), report
 
 
 def test_scripted_run_imports_no_network_stack(tmp_path: Path) -> None:

@@ -9,12 +9,8 @@ imports the plugins that could add a command and not the core's composition step
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
+from cli_child_support import MAIN_REPORTING_MODULES, plugin_env, run_reporting
 
 # what composing or running needs and printing the usage does not
 HEAVY = (
@@ -32,28 +28,12 @@ HEAVY = (
 # the first-party plugins installed in this checkout's environment
 PLUGIN_MODULES = ("agentrig_server", "agentrig_mcp", "agentrig_otel", "agentrig_dbos")
 
-CHILD = """
-import json, sys
-from agentrig.cli import main
-code = main(sys.argv[1:])
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
-"""
-
 
 def run_child(*args: str, autoload: bool) -> tuple[str, set[str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_DISABLE_PLUGIN")}
-    if not autoload:
-        env["AGENTRIG_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
+    output, report, stderr = run_reporting(
+        MAIN_REPORTING_MODULES, *args, env=plugin_env(autoload=autoload)
     )
-    *output, last = done.stdout.strip().splitlines()
-    report = json.loads(last)
-    assert report["code"] == 0, done.stderr
+    assert report["code"] == 0, stderr
     return "\n".join(output), set(report["modules"])
 
 

@@ -9,28 +9,11 @@ their tables must not pay for their config models, the execution journal or thei
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-CONFIG = """
-[providers.local]
-kind = "scripted"
-options.script = [{ text = "hello" }]
+from cli_child_support import MAIN_REPORTING_MODULES, plugin_env, run_reporting, scripted_config
 
-[agents.main]
-provider = "local"
-model = "m"
-"""
-
-CHILD = """
-import json, sys
-from agentrig.cli import main
-code = main(sys.argv[1:])
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
-"""
+CONFIG = scripted_config("hello")
 
 # what a run of the composition above never uses, though the plugins are installed
 NOT_NEEDED = (
@@ -53,18 +36,13 @@ def _loaded(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
 
 def test_a_one_shot_run_imports_no_unused_plugin_part(tmp_path: Path) -> None:
     (tmp_path / "agentrig.toml").write_text(CONFIG, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_DISABLE_PLUGIN")}
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, "run", "-c", "agentrig.toml", "hi"],
-        capture_output=True,
-        text=True,
-        check=True,
+    output, report, stderr = run_reporting(
+        MAIN_REPORTING_MODULES,
+        *("run", "-c", "agentrig.toml", "hi"),
         cwd=tmp_path,
-        env=env,
+        env=plugin_env(autoload=True),
     )
-    *output, last = done.stdout.strip().splitlines()
-    report = json.loads(last)
-    assert report["code"] == 0, done.stderr
+    assert report["code"] == 0, stderr
     assert output == ["hello"]
     modules = set(report["modules"])
     assert "agentrig_dbos._plugin" in modules  # the plugins were autoloaded
@@ -80,7 +58,6 @@ def test_the_kernel_face_imports_a_name_with_its_own_module_only() -> None:
         "then = sorted(m for m in sys.modules if m.startswith('agentrig.kernel.'))\n"
         "print(json.dumps([first, then]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    first, then = json.loads(done.stdout)
+    _, (first, then), _ = run_reporting(code)
     assert first == []
     assert then == ["agentrig.kernel._services"]

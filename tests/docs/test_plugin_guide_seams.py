@@ -103,7 +103,9 @@ def test_the_tracing_sample_sees_the_loops_scopes_and_event_ids(
     namespace: dict[str, object] = {"__name__": "guide_tracing_sample"}
     exec(compile(sample, str(GUIDE), "exec"), namespace)
     printed = capsys.readouterr().out.strip()
-    assert printed == "['turn', 'model_call', '/model_call', '/turn'] turn/end b7ad6b7169203331"
+    assert printed == (
+        "['turn assistant', 'model_call m', '/model_call', '/turn'] turn/end b7ad6b7169203331"
+    )
     assert printed in GUIDE.read_text(encoding="utf-8")
 
 

@@ -87,11 +87,11 @@ async def _run(command: list[str], confine: Confinement) -> tuple[str, int, int]
         await process.stdin.aclose()
         data = b""
         with anyio.fail_after(30):
-            try:
-                while True:
+            while True:
+                try:
                     data += await process.stdout.receive()
-            except anyio.EndOfStream:
-                pass
+                except anyio.EndOfStream:
+                    break
             code = await process.wait()
     return data.decode(), code, parent
 

@@ -34,7 +34,7 @@ class _Scope:
 class FixedTrace:
     """A trace context whose current headers never change (a stand-in tracer)."""
 
-    def open(self, kind: str, agent_id: str) -> _Scope:
+    def open(self, kind: str, agent_id: str, subject: str, provider: str | None = None) -> _Scope:
         return _Scope()
 
     def headers(self) -> dict[str, str]:

@@ -187,3 +187,24 @@ async def mcp_session(url: str, http: httpx.AsyncClient) -> AsyncIterator[Client
         with anyio.fail_after(30):
             await session.initialize()
         yield session
+
+
+def one_call_config(server: str, tool: str, **server_options: Any) -> dict[str, Any]:
+    """A runtime config whose agent ``assistant`` (a scripted model) calls the MCP tool
+    ``mcp__<server>__<tool>`` once, allowed, with ``server_options`` as the server's table."""
+    name = f"mcp__{server}__{tool}"
+    return {
+        "providers": {
+            "local": {
+                "kind": "scripted",
+                "options": {
+                    "script": [{"tool_calls": [{"name": name, "arguments": {}}]}, {"text": "ok"}]
+                },
+            }
+        },
+        "agents": {
+            "assistant": {"provider": "local", "model": "scripted-1", "tools": [f"mcp__{server}"]}
+        },
+        "permissions": {"allow": [f"mcp__{server}__*"]},
+        "mcp_servers": {server: server_options},
+    }

@@ -152,6 +152,30 @@ def make_provider(
     return provider
 
 
+def loopback_http(**kwargs: Any) -> httpx.AsyncClient:
+    """The runtime's client factory for a suite server on loopback: its timeout, no proxy
+    from the environment, the rest (``trace_to``, the egress exemption) not needed here."""
+    return httpx.AsyncClient(timeout=kwargs.get("timeout"), trust_env=False)
+
+
+def served_provider(
+    kind: str, instance_id: str, base_url: str, *, api_key: str = "sk-conformance", **options: Any
+) -> Provider:
+    """The installed ``kind`` provider aimed at a loopback server at ``base_url``: a private
+    base URL allowed, no retries (a scenario's error must reach the suite once)."""
+    factory = provider_factory(kind)
+    config = ProviderConfig(
+        id=instance_id,
+        kind=kind,
+        options={"base_url": base_url, "allow_private_base_url": True, "max_retries": 0, **options},
+        credentials={"api_key": api_key},
+        http=loopback_http,
+        models=ModelRegistry(),
+    )
+    provider: Provider = factory(config)
+    return provider
+
+
 async def run_stream(
     provider: Provider, request: ModelRequest, signal: CancelSignal | None = None
 ) -> tuple[AssistantMessage, list[StreamChunk]]:

@@ -32,24 +32,22 @@ def _id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
 
 
-def message(text: str) -> dict[str, Any]:
+def _assistant(part: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "message",
         "id": _id("msg"),
         "status": "completed",
         "role": "assistant",
-        "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+        "content": [part],
     }
+
+
+def message(text: str) -> dict[str, Any]:
+    return _assistant({"type": "output_text", "text": text, "annotations": [], "logprobs": []})
 
 
 def refusal(text: str) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": _id("msg"),
-        "status": "completed",
-        "role": "assistant",
-        "content": [{"type": "refusal", "refusal": text}],
-    }
+    return _assistant({"type": "refusal", "refusal": text})
 
 
 def function_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:

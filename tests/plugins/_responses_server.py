@@ -23,7 +23,7 @@ import json
 import secrets
 import threading
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 import uvicorn
@@ -42,10 +42,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-__all__ = ["KEY", "ResponsesServer", "Seen"]
+__all__ = ["KEY", "Held", "ResponsesServer", "Seen"]
 
 KEY = "sk-loopback"
 MODEL = "gpt-5-mini-2025-08-07"
+Held: TypeAlias = tuple[str, list[dict[str, Any]]] | None
+"""What a WebSocket connection keeps: its last response's id and the conversation after it."""
 
 
 @attrs.frozen
@@ -62,8 +64,12 @@ class _Refused(Exception):
     def __init__(self, status: int, code: str, message: str, param: str | None = None) -> None:
         super().__init__(message)
         self.status = status
-        self.error = {"type": "invalid_request_error", "code": code, "message": message}
-        self.error["param"] = param  # type: ignore[assignment]
+        self.error: dict[str, str | None] = {
+            "type": "invalid_request_error",
+            "code": code,
+            "message": message,
+            "param": param,
+        }
 
 
 class ResponsesServer:
@@ -91,9 +97,7 @@ class ResponsesServer:
 
     # ---- the model ---------------------------------------------------------------------------
 
-    def _conversation(
-        self, body: Mapping[str, Any], held: tuple[str, list[dict[str, Any]]] | None
-    ) -> list[dict[str, Any]]:
+    def _conversation(self, body: Mapping[str, Any], held: Held) -> list[dict[str, Any]]:
         previous = body.get("previous_response_id")
         history: list[dict[str, Any]] = []
         if previous is not None:
@@ -169,7 +173,7 @@ class ResponsesServer:
         self,
         body: Mapping[str, Any],
         transport: str,
-        held: tuple[str, list[dict[str, Any]]] | None = None,
+        held: Held = None,
         connection: int | None = None,
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The response to ``body`` and the whole conversation after it."""
@@ -228,7 +232,7 @@ class ResponsesServer:
         await ws.accept()
         self.connections += 1
         number = self.connections
-        held: tuple[str, list[dict[str, Any]]] | None = None
+        held: Held = None
         try:
             while True:
                 body = json.loads(await ws.receive_text())
@@ -240,13 +244,7 @@ class ResponsesServer:
         except WebSocketDisconnect:
             return
 
-    async def _turn(
-        self,
-        ws: WebSocket,
-        body: dict[str, Any],
-        held: tuple[str, list[dict[str, Any]]] | None,
-        number: int,
-    ) -> tuple[str, list[dict[str, Any]]] | None:
+    async def _turn(self, ws: WebSocket, body: dict[str, Any], held: Held, number: int) -> Held:
         assert body.pop("type") == "response.create"
         assert "stream" not in body, "stream is implicit over a WebSocket"
         if self.limit_next_on == number:

@@ -301,4 +301,4 @@ async def test_an_sse_server_from_mcp_json_with_a_store_credential(
     del config["mcp_servers"]["old"]["allow_private_url"]
     with pytest.raises(McpServerUnavailable, match="'old' is not available"):
         async with agentrig.open_runtime(config):
-            pass
+            pytest.fail("the runtime opened with a loopback server and no consent")

@@ -139,7 +139,7 @@ async def test_codex_tool_filters_choose_the_tools(
         async with agentrig.open_runtime(
             config(project, claude, codex, ["mcp__filtered__remove"]), resolver=lambda name: "x"
         ):
-            pass
+            pytest.fail("the runtime opened with a tool its server filters out")
 
 
 async def test_a_server_of_another_project_is_not_there(tmp_path: Path) -> None:

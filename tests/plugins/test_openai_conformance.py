@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import httpx
-from _provider_fixtures import TrackingStream, provider_factory
+from _provider_fixtures import TrackingStream, provider_factory, served_provider
 
 from agentrig.llm import ModelRegistry, Provider, ProviderConfig
 from agentrig.testing import MockReply, MockRequest
@@ -29,7 +29,7 @@ from agentrig.testing.conformance_provider import (
 )
 
 MODEL_ANSWERING = "gpt-4o-2024-08-06"
-_ERRORS = {
+ERRORS = {
     Scenario.ERROR_429: (429, "requests", "rate_limit_exceeded"),
     Scenario.ERROR_500: (500, "server_error", None),
     Scenario.ERROR_400: (400, "invalid_request_error", "invalid_value"),
@@ -135,11 +135,9 @@ class OpenAIScenarioServer:
         body = json.loads(request.content)
         self.bodies.append(body)
         scenario = self.scenario
-        if scenario in _ERRORS:
-            status, kind, code = _ERRORS[scenario]
-            headers = {"retry-after": str(int(RETRY_AFTER))} if status == 429 else {}
-            error = {"error": {"message": f"conformance {status}", "type": kind, "code": code}}
-            return httpx.Response(status, headers=headers, json=error)
+        failed = error_reply(scenario)
+        if failed is not None:
+            return httpx.Response(failed.status, headers=failed.headers, json=failed.body)
         if not body.get("stream"):
             return httpx.Response(200, json=complete_body(scenario))
         sse = {"content-type": "text/event-stream"}
@@ -208,13 +206,21 @@ class TestOpenAICompatibleServerConformance(TestOpenAIConformance):
     expected_exemption: ClassVar[tuple[str, ...]] = ("127.0.0.1:11434",)
 
 
+def error_reply(scenario: Scenario) -> MockReply | None:
+    """An error scenario's answer as OpenAI's APIs give it (``None``: not an error)."""
+    if scenario not in ERRORS:
+        return None
+    status, kind, code = ERRORS[scenario]
+    headers = {"retry-after": str(int(RETRY_AFTER))} if status == 429 else {}
+    error = {"error": {"message": f"conformance {status}", "type": kind, "code": code}}
+    return MockReply(status=status, body=error, headers=headers)
+
+
 def wire_reply(scenario: Scenario, body: Mapping[str, Any]) -> MockReply:
     """The Chat Completions answer to ``body`` in ``scenario``, for the suite to serve."""
-    if scenario in _ERRORS:
-        status, kind, code = _ERRORS[scenario]
-        headers = {"retry-after": str(int(RETRY_AFTER))} if status == 429 else {}
-        error = {"error": {"message": f"conformance {status}", "type": kind, "code": code}}
-        return MockReply(status=status, body=error, headers=headers)
+    failed = error_reply(scenario)
+    if failed is not None:
+        return failed
     if not body.get("stream"):
         return MockReply(body=complete_body(scenario))
     if scenario is Scenario.SLOW_STREAM:
@@ -233,19 +239,4 @@ class TestOpenAIServedConformance(ProviderConformance):
         return wire_reply(scenario, request.body)
 
     def make_provider(self, scenario: Scenario) -> Provider:
-        factory = provider_factory("openai")
-        options = {"base_url": self.base_url, "allow_private_base_url": True, "max_retries": 0}
-
-        def http(**kwargs: Any) -> httpx.AsyncClient:
-            return httpx.AsyncClient(timeout=kwargs.get("timeout"), trust_env=False)
-
-        config = ProviderConfig(
-            id="openai-served",
-            kind="openai",
-            options=options,
-            credentials={"api_key": "sk-conformance"},
-            http=http,
-            models=ModelRegistry(),
-        )
-        provider: Provider = factory(config)
-        return provider
+        return served_provider("openai", "openai-served", self.base_url)

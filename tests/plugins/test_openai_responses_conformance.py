@@ -10,15 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import httpx
 import pytest
-from _provider_fixtures import provider_factory
+from _provider_fixtures import served_provider
 from _responses_reference import function_call, message, response_object, stream_events
+from test_openai_conformance import ERRORS, error_reply
 
-from agentrig.llm import ModelRegistry, Provider, ProviderConfig, Usage
+from agentrig.llm import Provider, Usage
 from agentrig.testing import MockReply, MockRequest
 from agentrig.testing.conformance_provider import (
-    RETRY_AFTER,
     SLOW_FIRST_DELTA,
     TEXT,
     TEXT_DELTAS,
@@ -29,13 +28,9 @@ from agentrig.testing.conformance_provider import (
     Scenario,
 )
 
+__all__ = ["ERRORS", "ResponsesConformance", "wire_reply"]
+
 MODEL_ANSWERING = "gpt-5-mini-2025-08-07"
-_ERRORS = {
-    Scenario.ERROR_429: (429, "requests", "rate_limit_exceeded"),
-    Scenario.ERROR_500: (500, "server_error", None),
-    Scenario.ERROR_400: (400, "invalid_request_error", "invalid_value"),
-    Scenario.ERROR_401: (401, "invalid_request_error", "invalid_api_key"),
-}
 
 
 def _usage(scenario: Scenario) -> dict[str, Any] | None:
@@ -60,12 +55,11 @@ def scenario_response(scenario: Scenario) -> dict[str, Any]:
 
 
 def wire_reply(scenario: Scenario, body: Mapping[str, Any]) -> MockReply:
-    """The Responses answer to ``body`` in ``scenario``, for the suite to serve."""
-    if scenario in _ERRORS:
-        status, kind, code = _ERRORS[scenario]
-        headers = {"retry-after": str(int(RETRY_AFTER))} if status == 429 else {}
-        error = {"error": {"message": f"conformance {status}", "type": kind, "code": code}}
-        return MockReply(status=status, body=error, headers=headers)
+    """The Responses answer to ``body`` in ``scenario``, for the suite to serve (errors as
+    Chat Completions gives them: the same shape and codes)."""
+    failed = error_reply(scenario)
+    if failed is not None:
+        return failed
     final = scenario_response(scenario)
     if not body.get("stream"):
         return MockReply(body=final)
@@ -91,8 +85,10 @@ def _with_deltas(events: list[dict[str, Any]], deltas: tuple[str, ...]) -> list[
     return [{**event, "sequence_number": n} for n, event in enumerate(out)]
 
 
-class TestOpenAIResponsesServedConformance(ProviderConformance):
-    """Over HTTP/SSE against the suite's server (5-byte writes, keep-alive comments)."""
+class ResponsesConformance(ProviderConformance):
+    """What the suite over either transport shares: the model, and asyncio only."""
+
+    model = "gpt-5-mini"
 
     @pytest.fixture
     def anyio_backend(self) -> str:
@@ -100,7 +96,10 @@ class TestOpenAIResponsesServedConformance(ProviderConformance):
         is the slowest of the provider's tests (the CI budget)."""
         return "asyncio"
 
-    model = "gpt-5-mini"
+
+class TestOpenAIResponsesServedConformance(ResponsesConformance):
+    """Over HTTP/SSE against the suite's server (5-byte writes, keep-alive comments)."""
+
     capability_models: ClassVar[tuple[str, ...]] = ("gpt-5-mini", "gpt-4o", "o3-mini")
     options: ClassVar[dict[str, Any]] = {"transport": "http"}
 
@@ -109,24 +108,6 @@ class TestOpenAIResponsesServedConformance(ProviderConformance):
         return wire_reply(scenario, request.body)
 
     def make_provider(self, scenario: Scenario) -> Provider:
-        factory = provider_factory("openai-responses")
-        options = {
-            "base_url": self.base_url,
-            "allow_private_base_url": True,
-            "max_retries": 0,
-            **self.options,
-        }
-
-        def http(**kwargs: Any) -> httpx.AsyncClient:
-            return httpx.AsyncClient(timeout=kwargs.get("timeout"), trust_env=False)
-
-        config = ProviderConfig(
-            id="openai-responses-served",
-            kind="openai-responses",
-            options=options,
-            credentials={"api_key": "sk-conformance"},
-            http=http,
-            models=ModelRegistry(),
+        return served_provider(
+            "openai-responses", "openai-responses-served", self.base_url, **self.options
         )
-        provider: Provider = factory(config)
-        return provider

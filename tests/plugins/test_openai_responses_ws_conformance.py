@@ -9,15 +9,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-import httpx
 import pytest
-from _provider_fixtures import provider_factory
-from _responses_server import KEY, ResponsesServer
+from _provider_fixtures import served_provider
+from _responses_server import KEY, Held, ResponsesServer
 from starlette.websockets import WebSocket
-from test_openai_responses_conformance import _ERRORS, wire_reply
+from test_openai_responses_conformance import ERRORS, ResponsesConformance, wire_reply
 
-from agentrig.llm import ModelRegistry, Provider, ProviderConfig
-from agentrig.testing.conformance_provider import RETRY_AFTER, ProviderConformance, Scenario
+from agentrig.llm import Provider
+from agentrig.testing.conformance_provider import RETRY_AFTER, Scenario
 
 pytestmark = pytest.mark.integration
 
@@ -30,17 +29,11 @@ class ScenarioSocketServer(ResponsesServer):
         self.scenario = scenario
         self.bodies: list[dict[str, Any]] = []
 
-    async def _turn(
-        self,
-        ws: WebSocket,
-        body: dict[str, Any],
-        held: tuple[str, list[dict[str, Any]]] | None,
-        number: int,
-    ) -> tuple[str, list[dict[str, Any]]] | None:
+    async def _turn(self, ws: WebSocket, body: dict[str, Any], held: Held, number: int) -> Held:
         assert body.pop("type") == "response.create"
         self.bodies.append(body)
-        if self.scenario in _ERRORS:
-            status, kind, code = _ERRORS[self.scenario]
+        if self.scenario in ERRORS:
+            status, kind, code = ERRORS[self.scenario]
             error = {"type": kind, "code": code, "message": f"conformance {status}"}
             event: dict[str, Any] = {"type": "error", "status": status, "error": error}
             if status == 429:
@@ -55,40 +48,19 @@ class ScenarioSocketServer(ResponsesServer):
         return held
 
 
-class TestOpenAIResponsesWebSocketConformance(ProviderConformance):
-    @pytest.fixture
-    def anyio_backend(self) -> str:
-        """asyncio only: the transport tests run this transport on trio too, and the suite
-        is the slowest of the provider's tests (the CI budget)."""
-        return "asyncio"
-
-    model = "gpt-5-mini"
+class TestOpenAIResponsesWebSocketConformance(ResponsesConformance):
     capability_models: ClassVar[tuple[str, ...]] = ("gpt-5-mini", "gpt-4o")
 
     def make_provider(self, scenario: Scenario) -> Provider:
         server = ScenarioSocketServer(scenario).__enter__()
         self.__dict__.setdefault("servers", []).append(server)
-        factory = provider_factory("openai-responses")
-        options = {
-            "base_url": server.base_url,
-            "allow_private_base_url": True,
-            "max_retries": 0,
-            "transport": "websocket",
-        }
-
-        def http(**kwargs: Any) -> httpx.AsyncClient:
-            return httpx.AsyncClient(timeout=kwargs.get("timeout"), trust_env=False)
-
-        config = ProviderConfig(
-            id="openai-responses-ws",
-            kind="openai-responses",
-            options=options,
-            credentials={"api_key": KEY},
-            http=http,
-            models=ModelRegistry(),
+        return served_provider(
+            "openai-responses",
+            "openai-responses-ws",
+            server.base_url,
+            api_key=KEY,
+            transport="websocket",
         )
-        provider: Provider = factory(config)
-        return provider
 
     @pytest.fixture(autouse=True)
     def _stop_servers(self) -> Any:

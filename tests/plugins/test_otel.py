@@ -18,13 +18,16 @@ from typing import Any
 
 import pytest
 from agentrig_otel import Telemetry, redact
+from opentelemetry.context import Context
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.sdk.trace.sampling import DEFAULT_ON, Sampler, SamplingResult
+from opentelemetry.trace import Link, SpanKind, StatusCode, TraceState
+from opentelemetry.util.types import Attributes
 
 import agentrig
 from agentrig.errors import ConfigError, ExecutionSuspended
@@ -168,6 +171,65 @@ async def test_model_call_spans_carry_the_genai_attributes() -> None:
     assert attributes["gen_ai.conversation.id"] == result.invocation.session_id
     assert "gen_ai.agent.name" not in attributes  # the parent invoke_agent span's
     assert dict(second.attributes or {})["gen_ai.response.finish_reasons"] == ("stop",)
+
+
+class SeenBySampler(Sampler):
+    """The SDK's default sampler, remembering what each span showed it at creation."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: TraceState | None = None,
+    ) -> SamplingResult:
+        self.seen.append((name, dict(attributes or {})))
+        return DEFAULT_ON.should_sample(
+            parent_context, trace_id, name, kind, attributes, links, trace_state
+        )
+
+    def get_description(self) -> str:
+        return "SeenBySampler"
+
+
+async def test_spans_start_named_with_the_attributes_a_sampler_decides_on() -> None:
+    """The GenAI conventions want the operation, provider, model and server at creation: the
+    sampler sees each span's final name and those attributes."""
+    sampler = SeenBySampler()
+    telemetry = Telemetry(TracerProvider(sampler=sampler).get_tracer("agentrig"))
+    async with open_runtime(
+        config(SCRIPT), memory=memory(), plugins=[("otel-test", telemetry)], environ={}
+    ) as rt:
+        await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
+    seen = dict(sampler.seen)
+    names = [name for name, _ in sampler.seen]
+    assert names[:2] == ["invoke_agent assistant", "chat scripted-1"]
+    # the two tool calls run side by side: either may start first
+    assert sorted(names[2:4]) == ["execute_tool explode", "execute_tool lookup"]
+    assert names[4:] == ["chat scripted-1"]
+    assert seen["invoke_agent assistant"] == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "assistant",
+        "gen_ai.agent.id": "assistant",
+    }
+    assert seen["chat scripted-1"] == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "scripted",
+        "gen_ai.request.model": "scripted-1",
+        "agentrig.provider.id": "local",
+    }
+    assert seen["execute_tool lookup"] == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "lookup",
+        "gen_ai.tool.type": "function",
+        "gen_ai.tool.description": "Look a city's weather up.",
+    }
 
 
 async def test_tool_spans_say_which_call_and_whether_it_failed() -> None:

@@ -8,8 +8,9 @@ anyio backend.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -17,6 +18,23 @@ from typing import Any, TypeVar
 _T = TypeVar("_T")
 
 KEY = "sk-test-key-0123456789"
+
+
+@contextlib.contextmanager
+def held_run(base_url: str, key: str, model: str, messages: Sequence[Any]) -> Iterator[None]:
+    """A streamed chat run on ``model`` with ``key``, held open from its first line until the
+    block ends: it keeps whatever slot it took (the key's, the caller's, the model's) busy."""
+    import httpx  # here: most users of this module never stream by hand
+
+    body = {"model": model, "messages": list(messages), "stream": True}
+    headers = {"authorization": f"Bearer {key}"}
+    with (
+        httpx.Client(base_url=base_url, timeout=30) as http,
+        http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as held,
+    ):
+        lines = held.iter_lines()  # kept: dropping it would make httpx drain the body
+        next(lines)  # the run has started
+        yield
 
 
 def scripted_config(

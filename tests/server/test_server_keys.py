@@ -21,8 +21,9 @@ import anthropic
 import httpx
 import openai
 import pytest
+from anthropic.types import MessageParam
 from openai.types.chat import ChatCompletionMessageParam
-from server_support import KEY, RunningServer, scripted_config
+from server_support import KEY, RunningServer, held_run, scripted_config
 
 from agentrig.cli import main
 from agentrig.llm import ModelInfo, Pricing
@@ -33,6 +34,7 @@ CI_KEY = "sk-ci-key-0123456789abcdef"
 OTHER_KEY = "sk-other-key-0123456789abcdef"
 ENV = {"SERVER_KEY": KEY, "CI_KEY": CI_KEY, "OTHER_KEY": OTHER_KEY}
 HI: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hi"}]
+AN_HI: list[MessageParam] = [{"role": "user", "content": "Hi"}]  # the same, in Anthropic's terms
 # every run: 7 prompt + 3 completion tokens
 CONFIG = scripted_config(
     agents={
@@ -109,7 +111,7 @@ def test_a_key_calls_only_its_models(errors: list[str]) -> None:
         with pytest.raises(openai.PermissionDeniedError) as chat:
             oa(srv).chat.completions.create(model="writer", messages=HI)
         with pytest.raises(anthropic.PermissionDeniedError):
-            an(srv).messages.create(model="writer", max_tokens=64, messages=[HI[0]])  # type: ignore[list-item]
+            an(srv).messages.create(model="writer", max_tokens=64, messages=AN_HI)
         with pytest.raises(openai.PermissionDeniedError):
             oa(srv).models.retrieve("writer")
         # another key is not limited by it
@@ -141,7 +143,7 @@ def test_tokens_per_minute_are_counted_from_finished_runs() -> None:
         with pytest.raises(openai.RateLimitError) as limited:
             oa(srv).chat.completions.create(model="assistant", messages=HI)
         with pytest.raises(anthropic.RateLimitError):
-            an(srv).messages.create(model="assistant", max_tokens=64, messages=[HI[0]])  # type: ignore[list-item]
+            an(srv).messages.create(model="assistant", max_tokens=64, messages=AN_HI)
     assert "token rate limit" in str(limited.value)
     assert 1 <= int(limited.value.response.headers["retry-after"]) <= 60
 
@@ -152,16 +154,11 @@ def test_parallel_requests_are_the_keys_own() -> None:
     table["agents"] = {"assistant": {}}
     with (
         RunningServer(slow, table, environ=ENV) as srv,
-        httpx.Client(base_url=srv.base_url, timeout=30) as http,
+        held_run(srv.base_url, CI_KEY, "assistant", HI),  # it holds the key's one slot
     ):
-        body = {"model": "assistant", "messages": HI, "stream": True}
-        headers = {"authorization": f"Bearer {CI_KEY}"}
-        with http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as held:
-            lines = held.iter_lines()
-            next(lines)  # the run holds the key's one slot
-            with pytest.raises(openai.RateLimitError):
-                oa(srv).chat.completions.create(model="assistant", messages=HI)
-            oa(srv, OTHER_KEY).chat.completions.create(model="assistant", messages=HI)
+        with pytest.raises(openai.RateLimitError):
+            oa(srv).chat.completions.create(model="assistant", messages=HI)
+        oa(srv, OTHER_KEY).chat.completions.create(model="assistant", messages=HI)
 
 
 def test_a_spent_usd_budget_refuses_in_each_sdks_terms_without_retries() -> None:
@@ -177,14 +174,16 @@ def test_a_spent_usd_budget_refuses_in_each_sdks_terms_without_retries() -> None
         with pytest.raises(openai.RateLimitError) as spent:
             retrying.chat.completions.create(model="assistant", messages=HI)
         with pytest.raises(anthropic.PaymentRequiredError) as billing:
-            an(srv).messages.create(model="assistant", max_tokens=64, messages=[HI[0]])  # type: ignore[list-item]
+            an(srv).messages.create(model="assistant", max_tokens=64, messages=AN_HI)
         described = info(srv)
     assert len(sent) == 1  # x-should-retry: false -- the SDK does not retry a spent budget
     assert spent.value.code == "budget_exceeded"
     assert spent.value.type == "budget_exceeded"
     assert "spent $2 of its $1.5 budget" in str(spent.value)
     assert billing.value.status_code == 402
-    assert billing.value.body["error"]["type"] == "billing_error"  # type: ignore[index]
+    body = billing.value.body  # the SDK types it as object: the parsed JSON of the answer
+    assert isinstance(body, dict)
+    assert body["error"]["type"] == "billing_error"
     assert described["key"] == "ci"
     assert described["info"]["spend"] == pytest.approx(2.0)
     assert described["info"]["max_budget"] == 1.5
@@ -375,7 +374,7 @@ def test_key_settings_are_checked_when_read() -> None:
         pytest.raises(agentrig.ConfigError) as unknown,
         RunningServer(CONFIG, settings(models=["asistant"]), environ=ENV),
     ):
-        pass
+        pytest.fail("the server started with an unknown model 'asistant'")
     assert "did you mean 'assistant'" in str(unknown.value)
 
 

@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
-from server_support import KEY, RunningServer, scripted_config, tool_entries
+from server_support import KEY, RunningServer, held_run, scripted_config, tool_entries
 
 import agentrig
 from agentrig.plugin import PROVIDERS
@@ -128,19 +128,14 @@ def test_a_caller_over_its_concurrency_limit_gets_429_others_do_not() -> None:
     env = {**ENV, "OTHER_KEY": other_key}
     with (
         RunningServer(config, keyed, environ=env) as srv,
-        httpx.Client(base_url=srv.base_url, timeout=30) as http,
+        held_run(srv.base_url, KEY, "assistant", HI),
     ):
-        body = {"model": "assistant", "messages": HI, "stream": True}
-        headers = {"authorization": f"Bearer {KEY}"}
-        with http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as held:
-            lines = held.iter_lines()  # kept: dropping it would make httpx drain the body
-            next(lines)
-            with pytest.raises(openai.RateLimitError) as busy:
-                client(srv).chat.completions.create(model="assistant", messages=HI)
-            assert "caller" in str(busy.value)
-            other = openai.OpenAI(base_url=f"{srv.base_url}/v1", api_key=other_key, max_retries=0)
-            models = other.models.list()
-            assert [m.id for m in models] == ["assistant"]
+        with pytest.raises(openai.RateLimitError) as busy:
+            client(srv).chat.completions.create(model="assistant", messages=HI)
+        assert "caller" in str(busy.value)
+        other = openai.OpenAI(base_url=f"{srv.base_url}/v1", api_key=other_key, max_retries=0)
+        models = other.models.list()
+        assert [m.id for m in models] == ["assistant"]
 
 
 def test_a_busy_model_refuses_more_runs_without_blocking_other_models() -> None:
@@ -158,18 +153,13 @@ def test_a_busy_model_refuses_more_runs_without_blocking_other_models() -> None:
     }
     with (
         RunningServer(config, settings(slow={"max_concurrent": 1}, fast={}), environ=ENV) as srv,
-        httpx.Client(base_url=srv.base_url, timeout=30) as http,
+        held_run(srv.base_url, KEY, "slow", HI),  # it holds the model's slot
     ):
-        headers = {"authorization": f"Bearer {KEY}"}
-        body = {"model": "slow", "messages": HI, "stream": True}
-        with http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as held:
-            lines = held.iter_lines()  # kept: dropping it would make httpx drain the body
-            next(lines)  # the slow run has started and holds the model's slot
-            with pytest.raises(openai.RateLimitError) as busy:
-                client(srv).chat.completions.create(model="slow", messages=HI)
-            assert "concurrent" in str(busy.value)
-            other = client(srv).chat.completions.create(model="fast", messages=HI)
-            assert other.choices[0].message.content == "quick"
+        with pytest.raises(openai.RateLimitError) as busy:
+            client(srv).chat.completions.create(model="slow", messages=HI)
+        assert "concurrent" in str(busy.value)
+        other = client(srv).chat.completions.create(model="fast", messages=HI)
+        assert other.choices[0].message.content == "quick"
 
 
 def test_time_budget_ends_the_run_as_a_truncation() -> None:

@@ -98,7 +98,11 @@ class ModelRound:
         attempt = 1
         while True:
             trace = ctx.trace
-            scope = trace.open("model_call", ctx.agent.id) if trace is not None else None
+            scope = (
+                trace.open("model_call", ctx.agent.id, cfg.model, cfg.provider)
+                if trace is not None
+                else None
+            )
             try:
                 message = await self._attempt(cfg, attempt, ask)
             finally:

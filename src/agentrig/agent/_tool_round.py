@@ -107,7 +107,8 @@ class ToolRound:
         self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
     ) -> bool:
         trace = self.ctx.trace
-        scope = trace.open("tool_call", self.ctx.agent.id) if trace is not None else None
+        agent_id = self.ctx.agent.id
+        scope = trace.open("tool_call", agent_id, call.name) if trace is not None else None
         try:
             return await self._run_one(index, call, tool, offered)
         finally:
@@ -248,7 +249,9 @@ class _Group:
 
     async def _traced(self, index: int, group: anyio.abc.TaskGroup) -> None:
         ctx = self.round.ctx
-        scope = ctx.trace.open("tool_call", ctx.agent.id) if ctx.trace is not None else None
+        trace = ctx.trace
+        name = self.calls[index].name
+        scope = trace.open("tool_call", ctx.agent.id, name) if trace is not None else None
         try:
             await self._one(index)
         except ExecutionSuspended as exc:

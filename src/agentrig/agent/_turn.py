@@ -118,7 +118,8 @@ class Turn:
         trace = self.ctx.trace
         if trace is None:
             return await self._run(first, trigger)
-        scope = trace.open("turn", self.ctx.agent.id)
+        agent = self.ctx.agent
+        scope = trace.open("turn", agent.id, agent.config.name or agent.id)
         try:
             return await self._run(first, trigger)
         finally:

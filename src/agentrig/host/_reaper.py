@@ -207,10 +207,20 @@ def _program_paths(
     if isinstance(program, bytes):
         if b"/" in program:
             return [program]
-        return [os.path.join(os.fsencode(d), program) for d in os.get_exec_path(env)]  # type: ignore[arg-type]
+        return [os.path.join(os.fsencode(d), program) for d in _exec_path(env)]
     if "/" in program:
         return [program]
-    return [os.path.join(d, program) for d in os.get_exec_path(env)]  # type: ignore[arg-type]
+    return [os.path.join(d, program) for d in _exec_path(env)]
+
+
+def _exec_path(env: Mapping[bytes, bytes] | Mapping[str, str]) -> list[str]:
+    """``os.get_exec_path`` of either kind of environment.
+
+    The function reads a bytes ``PATH`` too, but its stubs take only a str environment, so
+    the one entry it needs is decoded here first (no ``PATH``: the default search path).
+    """
+    path = next((os.fsdecode(v) for k, v in env.items() if os.fsdecode(k) == "PATH"), None)
+    return os.get_exec_path({} if path is None else {"PATH": path})
 
 
 def _exec_first(

@@ -5,8 +5,9 @@ step -- in the ``check`` phase, so that what later steps start (MCP servers) is 
 With it provided:
 
 * the loop opens a scope around each turn, each model call attempt and each tool call
-  (``open(kind, agent_id)`` ... ``scope.close()``), in the task that does the work, so the
-  plugin can make its span the current one;
+  (``open(kind, agent_id, subject, provider)`` ... ``scope.close()``), in the task that does
+  the work, so the plugin can make its span the current one -- named, and with what a sampler
+  may look at, from the start;
 * requests to destinations that opted in carry ``headers()`` -- the W3C ``traceparent`` /
   ``tracestate`` of the current scope: a provider's base URL (``rt.http(trace_to=...)``),
   an HTTP hook's URL, an MCP server's; a URL a tool fetches never does.  Command hooks and
@@ -53,10 +54,16 @@ class TraceScope(Protocol):
 class TraceContext(Protocol):
     """What a tracing plugin provides as :data:`TRACE_CONTEXT` (all calls synchronous)."""
 
-    def open(self, kind: ScopeKind, agent_id: str) -> TraceScope:
+    def open(
+        self, kind: ScopeKind, agent_id: str, subject: str, provider: str | None = None
+    ) -> TraceScope:
         """Make a new span of ``kind`` current in this task until the scope is closed.
 
-        The loop's observation of the same operation (``observe``) arrives while it is open.
+        ``subject`` is what the operation is about, known before it starts: the agent's
+        configured name (``turn``), the requested model (``model_call``), the called tool's
+        name (``tool_call``); ``provider`` is the id of the provider a model call goes to
+        (None for the other kinds).  The loop's observation of the same operation
+        (``observe``) arrives while the scope is open, with the rest.
         """
         ...
 

@@ -13,7 +13,9 @@ failure is raised to the ``agentrig`` command, which prints it as it prints ever
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentrig.errors import ConfigError, Issue
@@ -21,7 +23,7 @@ from agentrig.errors import ConfigError, Issue
 if TYPE_CHECKING:
     from agentrig_mcp._config import ServeSettings
 
-__all__ = ["add_subcommands", "serve_command", "usage"]
+__all__ = ["add_subcommands", "login_command", "logout_command", "serve_command", "usage"]
 
 
 def add_subcommands(mcp: argparse.ArgumentParser) -> None:
@@ -57,32 +59,49 @@ def add_subcommands(mcp: argparse.ArgumentParser) -> None:
     approve.add_argument("-c", "--config", default="agentrig.toml", help="the composition file")
     approve.add_argument("names", nargs="*", metavar="NAME", help="only these servers")
     approve.set_defaults(handler=approve_command)
+    sign_in = (
+        ("login", "sign in to an HTTP server with OAuth now (its oauth table)", login_command),
+        ("logout", "forget a server's kept OAuth registration and tokens", logout_command),
+    )
+    for name, summary, handler in sign_in:
+        command = commands.add_parser(name, help=summary, description=handler.__doc__)
+        command.add_argument("-c", "--config", default="agentrig.toml", help="the config file")
+        command.add_argument("name", metavar="NAME", help="the server")
+        command.set_defaults(handler=handler)
 
 
 def usage(args: argparse.Namespace) -> int:
     """``agentrig mcp`` without a subcommand."""
     print(
         "usage: agentrig mcp serve [-c FILE] [--agent NAME] [--http HOST:PORT]\n"
-        "       agentrig mcp approve [-c FILE] [NAME ...]",
+        "       agentrig mcp approve [-c FILE] [NAME ...]\n"
+        "       agentrig mcp login [-c FILE] NAME\n"
+        "       agentrig mcp logout [-c FILE] NAME",
         file=sys.stderr,
     )
     return 2
 
 
-def approve_command(args: argparse.Namespace) -> int:
-    """Print each project server's entry and the approval of exactly that content."""
-    import json
+def _mcp_table(config: Path) -> dict[str, object]:
+    """The config file's ``[mcp]`` table as written (read without composing a runtime)."""
     import tomllib
-    from pathlib import Path
 
-    from agentrig_mcp._config import mcp_json_digests, read_project_servers
-
-    config = Path(args.config)
     try:
         table = tomllib.loads(config.read_text(encoding="utf-8")).get("mcp", {})
     except (OSError, ValueError) as exc:
         raise ConfigError([Issue("config.unreadable", str(exc))], source=str(config)) from None
-    name = table.get("project_file", ".mcp.json") if isinstance(table, dict) else ".mcp.json"
+    return table if isinstance(table, dict) else {}
+
+
+def approve_command(args: argparse.Namespace) -> int:
+    """Print each project server's entry and the approval of exactly that content."""
+    import json
+
+    from agentrig_mcp._config import mcp_json_digests, read_project_servers
+
+    config = Path(args.config)
+    table = _mcp_table(config)
+    name = table.get("project_file", ".mcp.json")
     if name is False:
         print(f"agentrig {args.command}: [mcp] project_file = false: no project servers")
         return 0
@@ -104,6 +123,51 @@ def approve_command(args: argparse.Namespace) -> int:
     approvals = ", ".join(f'"{n}@sha256:{digests[n]}"' for n in chosen)
     print("[mcp]")
     print(f"approved_project_servers = [{approvals}]")
+    return 0
+
+
+def login_command(args: argparse.Namespace) -> int:
+    """Start the server, signing in when no usable token is kept: the sign-in address is
+    printed (and opened in the browser unless oauth.open_browser = false)."""
+    import anyio
+
+    async def main() -> None:
+        from agentrig.kernel import env_resolver, open_runtime
+        from agentrig_mcp._config import HttpServerSpec
+        from agentrig_mcp._service import MCP
+
+        async with open_runtime(args.config, resolver=env_resolver()) as rt:
+            connection = rt.services.require(MCP).connection(args.name)
+            if not isinstance(connection.spec, HttpServerSpec) or connection.spec.oauth is None:
+                raise ConfigError(
+                    [Issue("mcp.no_oauth", f"server {args.name!r} has no oauth table")],
+                    source=rt.loaded.source,
+                )
+            await connection.start()
+            login = connection.login
+            where = login.store.path() if login is not None else "?"
+            print(f"agentrig {args.command}: signed in to {args.name!r} (kept in {where})")
+
+    anyio.run(main)  # a failure propagates: the core prints it in one line, with its code
+    return 0
+
+
+def logout_command(args: argparse.Namespace) -> int:
+    """Remove <[mcp] state_dir>/oauth/NAME.json, so the next use signs in again (nothing is
+    started). The authorization server is not told: revoke the grant there if it must end
+    now."""
+    from agentrig_mcp._config import McpSettings
+    from agentrig_mcp._oauth import OAuthStore
+
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,48}", args.name):
+        raise ConfigError([Issue("mcp.unknown_server", f"{args.name!r} is not a server name")])
+    config = Path(args.config)
+    state_dir = Path(str(_mcp_table(config).get("state_dir", McpSettings().state_dir)))
+    root = config.parent / state_dir.expanduser() / "oauth"
+    if not root.is_dir() or not OAuthStore(root, args.name, "").forget():
+        print(f"agentrig {args.command}: no sign-in kept for {args.name!r} in {root}")
+        return 0
+    print(f"agentrig {args.command}: signed out of {args.name!r} (removed from {root})")
     return 0
 
 

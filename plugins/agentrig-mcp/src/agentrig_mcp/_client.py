@@ -8,7 +8,7 @@ observations go.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from mcp import types
@@ -23,6 +23,9 @@ from agentrig_mcp._errors import McpError
 from agentrig_mcp._names import name_tools
 from agentrig_mcp._tools import McpTool, block_text
 from agentrig_mcp._transport import HttpClientFactory
+
+if TYPE_CHECKING:
+    from agentrig_mcp._oauth import OAuthFor
 
 __all__ = ["McpClient"]
 
@@ -76,6 +79,7 @@ class McpClient:
         notify: Notify | None = None,
         max_output_chars: int = 100_000,
         trace: TraceHeaders | None = None,
+        oauth: OAuthFor | None = None,
     ) -> None:
         self._notify = notify
         self._max_chars = max_output_chars
@@ -92,6 +96,7 @@ class McpClient:
                 http_client=http_client,
                 on_notification=self._notification,
                 trace=trace,
+                oauth=oauth,
             )
             for name, spec in servers.items()
         }

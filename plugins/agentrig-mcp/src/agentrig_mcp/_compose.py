@@ -40,6 +40,7 @@ from agentrig_mcp._config import (
     parse_mcp_json,
 )
 from agentrig_mcp._connection import Resolve
+from agentrig_mcp._oauth import OAuthFor
 from agentrig_mcp._plugin import provide_client, register_toolset
 from agentrig_mcp._transport import HttpClientFactory
 
@@ -206,6 +207,22 @@ async def _trace_of_message(request: httpx.Request) -> None:
             request.headers[name] = value
 
 
+def _oauth(rt: Runtime, settings: McpSettings) -> OAuthFor:
+    """Each server's OAuth sign-in, kept in ``[mcp] state_dir`` (relative to the config)."""
+    from agentrig_mcp._oauth import oauth_logins
+
+    state_dir = Path(settings.state_dir).expanduser()
+
+    async def secret(server: str, reference: str) -> str:
+        path = ("mcp_servers", server, "oauth", "client_secret")
+        value, issue = await resolve_reference(rt, reference, path)
+        if issue is not None or value is None:
+            raise ConfigError([issue] if issue is not None else [], source=rt.loaded.source)
+        return value
+
+    return oauth_logins(rt.loaded.base_dir / state_dir, resolve=secret)
+
+
 def _http_client(rt: Runtime) -> HttpClientFactory:
     def build(spec: HttpServerSpec, headers: dict[str, str]) -> httpx.AsyncClient:
         allow: list[str] = []
@@ -283,6 +300,7 @@ async def compose_mcp(
         http_client=_http_client(rt),
         notify=lambda observation: rt.hooks.notify("observe", observation),
         trace=lambda: _trace_headers(rt),
+        oauth=_oauth(rt, settings),
     )
     provide_client(rt, client)
     starting = [name for name, spec in active.items() if name in used or spec.startup == "open"]

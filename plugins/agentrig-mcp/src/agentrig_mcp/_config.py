@@ -29,6 +29,7 @@ from agentrig.plugin import SecretResolver
 
 __all__ = [
     "HttpServerSpec",
+    "OAuthSettings",
     "McpSettings",
     "ServerSpec",
     "McpServers",
@@ -105,6 +106,37 @@ class StdioServerSpec(_Common):
     cwd: str | None = None
 
 
+class OAuthSettings(_Strict):
+    """``[mcp_servers.NAME.oauth]``: sign in to an HTTP server with OAuth 2.1 (the MCP
+    authorization flow: discovery, registration, authorization code with PKCE, refresh)."""
+
+    #: a client registered with the authorization server beforehand; unset: the client
+    #: registers itself (dynamic client registration) and keeps what it was given
+    client_id: str | None = Field(default=None, min_length=1)
+    #: the registered client's secret, a secret reference (``$ENV:``/``$STORE:``); needs
+    #: ``client_id``
+    client_secret: str | None = None
+    #: the loopback port the authorization server redirects the browser to
+    #: (``http://127.0.0.1:<port>/callback``); 0: one is chosen at the first sign-in and kept
+    callback_port: int = Field(default=0, ge=0, le=65535)
+    #: open the sign-in page in the browser (the address is printed either way)
+    open_browser: bool = True
+    #: seconds to wait for the browser to come back to the loopback address
+    login_timeout: float = Field(default=300.0, gt=0)
+
+    @model_validator(mode="after")
+    def _secret(self) -> OAuthSettings:
+        if self.client_secret is not None:
+            if self.client_id is None:
+                raise ValueError("client_secret needs client_id (the client it belongs to)")
+            if not self.client_secret.startswith(("$ENV:", "$STORE:")):  # never echoed
+                raise ValueError(
+                    "client_secret must be a secret reference ($ENV:NAME or "
+                    "$STORE:<store>:<service>/<account>), never a literal in the config file"
+                )
+        return self
+
+
 class HttpServerSpec(_Common):
     """A server reached over streamable HTTP."""
 
@@ -116,12 +148,14 @@ class HttpServerSpec(_Common):
     headers: dict[str, str] = Field(default_factory=dict)
     #: consent to a loopback / private address: exempts exactly the url's host and port
     allow_private_url: bool = False
+    #: sign in with OAuth (``oauth = {}`` for the defaults); unset: no OAuth
+    oauth: OAuthSettings | None = None
 
 
 ServerSpec = StdioServerSpec | HttpServerSpec
 
 _STDIO_ONLY = ("command", "args", "env", "cwd")
-_HTTP_ONLY = ("url", "headers", "allow_private_url")
+_HTTP_ONLY = ("url", "headers", "allow_private_url", "oauth")
 
 
 def _server_name(name: str) -> str:
@@ -148,6 +182,7 @@ class ServerEntry(_Common):
     url: str | None = Field(default=None, pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
     allow_private_url: bool = False
+    oauth: OAuthSettings | None = None
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerEntry:
@@ -188,6 +223,7 @@ class ServerEntry(_Common):
             url=self.url,
             headers=self.headers,
             allow_private_url=self.allow_private_url,
+            oauth=self.oauth,
             **common,
         )
 
@@ -261,6 +297,9 @@ class McpSettings(_Strict):
     user_files: Annotated[tuple[str, ...], Field(strict=False)] = ()
     #: ``agentrig mcp serve --http``: keys and the names it answers to
     serve: ServeSettings = ServeSettings()
+    #: where the client keeps its own state, owner-only (OAuth registrations and tokens
+    #: under ``oauth/``), relative to the config's directory
+    state_dir: str = Field(default=".agentrig/mcp", min_length=1)
 
 
 def _issues(

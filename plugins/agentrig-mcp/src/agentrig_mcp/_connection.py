@@ -14,7 +14,7 @@ import contextlib
 import functools
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import attrs
@@ -28,10 +28,13 @@ from agentrig import __version__ as agentrig_version
 from agentrig.cancel import CancelSignal
 from agentrig.diagnostics import get_logger
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
-from agentrig_mcp._errors import McpError, McpServerUnavailable
+from agentrig_mcp._errors import McpAuthError, McpError, McpServerUnavailable
 from agentrig_mcp._lenient import RawCallResult, RawToolList, call_result, listed_tools
 from agentrig_mcp._stdio import ProcessState
 from agentrig_mcp._transport import HttpClientFactory, open_transport
+
+if TYPE_CHECKING:
+    from agentrig_mcp._oauth import OAuthFor, OAuthLogin
 
 __all__ = ["ServerConnection", "Spawn"]
 
@@ -108,8 +111,12 @@ class ServerConnection:
         http_client: HttpClientFactory,
         on_notification: Callable[[str, types.ServerNotification], None] | None = None,
         trace: TraceHeaders | None = None,
+        oauth: OAuthFor | None = None,
     ) -> None:
         self.name = name
+        self._oauth = oauth
+        #: the server's OAuth sign-in (``oauth`` configured), made at its first start
+        self.login: OAuthLogin | None = None
         self._trace = trace
         self.spec = spec
         self._spawn = spawn
@@ -182,9 +189,25 @@ class ServerConnection:
             )
         return run, run.session
 
+    async def _login(self) -> OAuthLogin | None:
+        """The server's OAuth sign-in when ``oauth`` is configured (made at the first start,
+        kept across restarts)."""
+        spec = self.spec
+        if not isinstance(spec, HttpServerSpec) or spec.oauth is None:
+            return None
+        if self.login is None:
+            if self._oauth is None:
+                raise McpAuthError(
+                    f"MCP server {self.name!r} has oauth configured, but this client was made "
+                    "without oauth= (where its tokens are kept)"
+                )
+            self.login = await self._oauth(self.name, spec)
+        return self.login
+
     async def _supervise(self, run: _Run) -> None:
         try:
             resolved = await self._resolve(self.name, self.spec)
+            login = await self._login()
             async with (
                 open_transport(
                     self.spec,
@@ -193,6 +216,7 @@ class ServerConnection:
                     http_client=self._http_client,
                     on_broken=functools.partial(self._broken, run),
                     state=run.process,
+                    login=login,
                 ) as (read, write),
                 anyio.create_task_group() as tg,
             ):

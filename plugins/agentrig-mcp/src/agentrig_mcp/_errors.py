@@ -4,6 +4,7 @@
 
     AgentrigError
      └── McpError                      mcp.error            provider
+          ├── McpAuthError             mcp.auth             user      (OAuth sign-in failed)
           ├── McpServerUnavailable     mcp.unavailable      provider  (did not start / crashed)
           └── McpServerNotApproved     mcp.not_approved     user      (project file, no approval)
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from agentrig.errors import AgentrigError, Category
 
-__all__ = ["McpError", "McpServerNotApproved", "McpServerUnavailable"]
+__all__ = ["McpAuthError", "McpError", "McpServerNotApproved", "McpServerUnavailable"]
 
 
 class McpError(AgentrigError):
@@ -20,6 +21,13 @@ class McpError(AgentrigError):
 
     code = "mcp.error"
     category: Category = "provider"
+
+
+class McpAuthError(McpError):
+    """Signing in to an HTTP server with OAuth failed (refused, timed out, misconfigured)."""
+
+    code = "mcp.auth"
+    category = "user"
 
 
 class McpServerUnavailable(McpError):

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp.shared.message import SessionMessage
 
+    from agentrig_mcp._oauth import OAuthLogin
+
 __all__ = ["OnBroken", "Streams", "open_transport"]
 
 Streams = tuple[
@@ -94,9 +96,10 @@ async def _http(
     headers: dict[str, str],
     client: HttpClientFactory,
     on_broken: OnBroken | None,
+    login: OAuthLogin | None,
 ) -> AsyncIterator[Streams]:
     """Streamable HTTP or, with ``type = "sse"``, the legacy HTTP+SSE transport: both through
-    the same HTTP client (egress policy, headers, watched bodies)."""
+    the same HTTP client (egress policy, headers, watched bodies, OAuth when configured)."""
 
     def made(
         headers: dict[str, str] | None = None,
@@ -107,9 +110,15 @@ async def _http(
         # read timeout, so an event stream stays open between messages)
         http = client(spec, resolved)
         _watched(http, spec, on_broken)
+        if login is not None:
+            http.auth = login.auth
         return http
 
     resolved = headers
+    if login is not None:
+        # a sign-in that waits for the user happens here, not within startup_timeout
+        async with made() as http:
+            await login.sign_in(http, spec.url)
     if spec.type == "sse":
         from mcp.client.sse import sse_client
 
@@ -128,9 +137,10 @@ def open_transport(
     http_client: HttpClientFactory,
     on_broken: OnBroken | None = None,
     state: ProcessState | None = None,
+    login: OAuthLogin | None = None,
 ) -> contextlib.AbstractAsyncContextManager[Any]:
     """The stream pair of ``spec``; ``resolved`` is its env (stdio) or headers (HTTP);
-    ``state`` learns a stdio server's stderr and exit."""
+    ``state`` learns a stdio server's stderr and exit; ``login`` signs in to an HTTP server."""
     if isinstance(spec, StdioServerSpec):
         return stdio_transport(spec, resolved, log, state or ProcessState())
-    return _http(spec, resolved, http_client, on_broken)
+    return _http(spec, resolved, http_client, on_broken, login)

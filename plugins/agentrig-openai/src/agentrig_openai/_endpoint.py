@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
+from agentrig.cancel import CancelSignal
 from agentrig.errors import Issue
 from agentrig.llm import (
     Capabilities,
@@ -19,7 +20,7 @@ from agentrig.llm import (
     UserMessage,
     reserved_option_issues,
 )
-from agentrig.llm.http import HttpSession, model_ids
+from agentrig.llm.http import HttpSession, first_header, model_ids, read_json_object
 from agentrig_openai._http import retryable
 from agentrig_openai._models import find_capabilities, find_model
 from agentrig_openai._options import OpenAIEndpointOptions
@@ -40,25 +41,33 @@ class OpenAIEndpoint(Generic[OptionsT]):
     """
 
     kind: str
+    #: where requests go, below ``base_url``
+    path: ClassVar[str]
     reserved_options: ClassVar[Mapping[str, str]]
 
     def __init__(
         self,
         *,
-        options: OptionsT,
+        options: OptionsT | None = None,
         api_key: str | None = None,
         http: Callable[..., httpx.AsyncClient] | None = None,
         client: httpx.AsyncClient | None = None,
         models: ModelRegistry | None = None,
-        instance_id: str,
+        instance_id: str | None = None,
     ) -> None:
-        self._options = options
+        self._options = options if options is not None else self._default_options()
         self._api_key = api_key
         self._models = models
-        self.id = instance_id
+        self.id = instance_id if instance_id is not None else self.kind
         self._http = HttpSession.from_options(
             self._options, provider=self.kind, http=http, client=client, retry_if=retryable
         )
+        self._url = self._options.endpoint(self.path)
+
+    @classmethod
+    def _default_options(cls) -> OptionsT:
+        """The options a provider built without any has (each provider's defaults)."""
+        raise NotImplementedError(f"{cls.__name__} names no default options")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.id!r} base_url={self._options.base_url!r}>"
@@ -153,6 +162,23 @@ class OpenAIEndpoint(Generic[OptionsT]):
             headers["openai-project"] = self._options.project
         headers.update(self._options.extra_headers)
         return headers
+
+    async def _send(
+        self, body: Mapping[str, Any], *, stream: bool, signal: CancelSignal
+    ) -> tuple[httpx.Response, str | None]:
+        """POST ``body`` to the endpoint: the response (its body still unread when
+        ``stream``) and the request id it carries."""
+        response = await self._http.post_json(
+            self._url, body, headers=self._headers(stream=stream), signal=signal, stream=stream
+        )
+        return response, first_header(response.headers, *REQUEST_ID_HEADERS)
+
+    async def _answer(
+        self, body: Mapping[str, Any], *, signal: CancelSignal
+    ) -> tuple[dict[str, Any], str | None]:
+        """POST a non-streaming ``body``: the JSON object answered and its request id."""
+        response, request_id = await self._send(body, stream=False, signal=signal)
+        return read_json_object(response, provider=self.kind, request_id=request_id), request_id
 
     def check_request_options(
         self, options: Mapping[str, Any], *, where: tuple[str | int, ...]

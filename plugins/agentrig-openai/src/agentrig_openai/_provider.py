@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
-
-import httpx
 
 from agentrig.cancel import CancelSignal
 from agentrig.llm import (
     EffortResolution,
-    ModelRegistry,
     ModelRequest,
     ModelResponse,
     ProviderConnectionError,
@@ -25,11 +22,9 @@ from agentrig.llm.http import (
     HttpProviderFactory,
     close_stream,
     event_json,
-    first_header,
-    read_json_object,
     read_sse_batches,
 )
-from agentrig_openai._endpoint import REQUEST_ID_HEADERS, OpenAIEndpoint
+from agentrig_openai._endpoint import OpenAIEndpoint
 from agentrig_openai._models import MODELS
 from agentrig_openai._options import OpenAIOptions
 from agentrig_openai._wire import (
@@ -57,27 +52,12 @@ class OpenAIProvider(OpenAIEndpoint[OpenAIOptions]):
     """
 
     kind = "openai"
+    path = "/chat/completions"
     reserved_options = RESERVED_OPTIONS
 
-    def __init__(
-        self,
-        *,
-        options: OpenAIOptions | None = None,
-        api_key: str | None = None,
-        http: Callable[..., httpx.AsyncClient] | None = None,
-        client: httpx.AsyncClient | None = None,
-        models: ModelRegistry | None = None,
-        instance_id: str = "openai",
-    ) -> None:
-        super().__init__(
-            options=options if options is not None else OpenAIOptions(),
-            api_key=api_key,
-            http=http,
-            client=client,
-            models=models,
-            instance_id=instance_id,
-        )
-        self._url = self._options.endpoint("/chat/completions")
+    @classmethod
+    def _default_options(cls) -> OpenAIOptions:
+        return OpenAIOptions()
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -114,11 +94,7 @@ class OpenAIProvider(OpenAIEndpoint[OpenAIOptions]):
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
         body, effort = self._prepare(request, stream=False)
         report_effort(effort)  # the body goes out now
-        response = await self._http.post_json(
-            self._url, body, headers=self._headers(stream=False), signal=signal, stream=False
-        )
-        request_id = first_header(response.headers, *REQUEST_ID_HEADERS)
-        data = read_json_object(response, provider=self.kind, request_id=request_id)
+        data, request_id = await self._answer(body, signal=signal)
         error = data.get("error")
         if isinstance(error, Mapping) and not data.get("choices"):
             raise self._stream_error(error, request_id)
@@ -138,10 +114,7 @@ class OpenAIProvider(OpenAIEndpoint[OpenAIOptions]):
     ) -> AsyncGenerator[StreamChunk, None]:
         body, effort = self._prepare(request, stream=True)
         report_effort(effort)  # the body goes out now
-        response = await self._http.post_json(
-            self._url, body, headers=self._headers(stream=True), signal=signal, stream=True
-        )
-        request_id = first_header(response.headers, *REQUEST_ID_HEADERS)
+        response, request_id = await self._send(body, stream=True, signal=signal)
         reader = ChunkReader()
         events = read_sse_batches(response, signal=signal, provider=self.kind)
         done = False

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Mapping
+from functools import cached_property
 from typing import Any
 
 import httpx
 
 from agentrig.cancel import CancelSignal
 from agentrig.llm import (
-    ModelRegistry,
     ModelRequest,
     ModelResponse,
     ProviderConnectionError,
@@ -25,11 +25,9 @@ from agentrig.llm.http import (
     HttpProviderFactory,
     close_stream,
     event_json,
-    first_header,
-    read_json_object,
     read_sse_batches,
 )
-from agentrig_openai._endpoint import REQUEST_ID_HEADERS, OpenAIEndpoint
+from agentrig_openai._endpoint import OpenAIEndpoint
 from agentrig_openai._models import MODELS
 from agentrig_openai._responses_options import ResponsesOptions
 from agentrig_openai._responses_wire import (
@@ -65,28 +63,17 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
     """
 
     kind = KIND
+    path = "/responses"
     reserved_options = RESERVED_OPTIONS
 
-    def __init__(
-        self,
-        *,
-        options: ResponsesOptions | None = None,
-        api_key: str | None = None,
-        http: Callable[..., httpx.AsyncClient] | None = None,
-        client: httpx.AsyncClient | None = None,
-        models: ModelRegistry | None = None,
-        instance_id: str = KIND,
-    ) -> None:
-        super().__init__(
-            options=options if options is not None else ResponsesOptions(),
-            api_key=api_key,
-            http=http,
-            client=client,
-            models=models,
-            instance_id=instance_id,
-        )
-        self._url = self._options.endpoint("/responses")
-        self._pool = SocketPool(self._open_socket, size=self._options.websocket_pool)
+    @classmethod
+    def _default_options(cls) -> ResponsesOptions:
+        return ResponsesOptions()
+
+    @cached_property
+    def _pool(self) -> SocketPool:
+        """The WebSocket connections, made on first use (the HTTP transport has none)."""
+        return SocketPool(self._open_socket, size=self._options.websocket_pool)
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -131,11 +118,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
                 message=message, served_model=message.model, response_id=assembler.response_id
             )
         body = {**self._body(request, self._chained(request)), "stream": False}
-        response = await self._http.post_json(
-            self._url, body, headers=self._headers(stream=False), signal=signal, stream=False
-        )
-        request_id = first_header(response.headers, *REQUEST_ID_HEADERS)
-        data = read_json_object(response, provider=self.kind, request_id=request_id)
+        data, request_id = await self._answer(body, signal=signal)
         chunks, finish = response_chunks(data, self._url, request_id=request_id)
         assembler = StreamAssembler()
         for chunk in (*chunks, finish):
@@ -156,10 +139,7 @@ class OpenAIResponsesProvider(OpenAIEndpoint[ResponsesOptions]):
             reader = EventReader(self._url)
         else:
             body = {**self._body(request, self._chained(request)), "stream": True}
-            response = await self._http.post_json(
-                self._url, body, headers=self._headers(stream=True), signal=signal, stream=True
-            )
-            request_id = first_header(response.headers, *REQUEST_ID_HEADERS)
+            response, request_id = await self._send(body, stream=True, signal=signal)
             events = self._sse_events(response, signal)
             reader = EventReader(self._url, request_id=request_id)
         try:

@@ -16,7 +16,6 @@ request can continue it with ``previous_response_id`` and send only what came af
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -53,7 +52,14 @@ from agentrig.llm import (
     UsageChunk,
     UserMessage,
     error_from_status,
-    reserved_option_error,
+)
+from agentrig_openai._body_fields import (
+    add_controls,
+    add_options,
+    as_int,
+    compact_json,
+    data_url,
+    usage_of,
 )
 from agentrig_openai._wire import project_tool_schema, schema_instruction
 
@@ -93,19 +99,7 @@ RESERVED_OPTIONS: Mapping[str, str] = {
 """Body fields :func:`build_body` sets itself, each with what to use instead."""
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 # -- request ---------------------------------------------------------------------------------
-
-
-def _data_url(media_type: str, data: str) -> str:
-    return f"data:{media_type};base64,{data}"
 
 
 def _input_part(block: ContentBlock) -> dict[str, Any] | None:
@@ -115,7 +109,7 @@ def _input_part(block: ContentBlock) -> dict[str, Any] | None:
         if block.url is not None:
             return {"type": "input_image", "image_url": block.url, "detail": "auto"}
         if block.data is not None:
-            url = _data_url(block.media_type, block.data)
+            url = data_url(block.media_type, block.data)
             return {"type": "input_image", "image_url": url, "detail": "auto"}
         raise CapabilityError("an image block needs data or url", provider=KIND)
     if isinstance(block, FileBlock):
@@ -125,7 +119,7 @@ def _input_part(block: ContentBlock) -> dict[str, Any] | None:
             raise CapabilityError("a file block needs data or url", provider=KIND)
         part: dict[str, Any] = {
             "type": "input_file",
-            "file_data": _data_url(block.media_type, block.data),
+            "file_data": data_url(block.media_type, block.data),
         }
         if block.name is not None:
             part["filename"] = block.name
@@ -177,7 +171,7 @@ def _assistant_items(message: AssistantMessage) -> Iterator[dict[str, Any]]:
                 "type": "function_call",
                 "call_id": block.id,
                 "name": block.name,
-                "arguments": arguments if arguments is not None else _dumps(block.arguments),
+                "arguments": arguments if arguments is not None else compact_json(block.arguments),
             }
     yield from flush()
 
@@ -310,16 +304,13 @@ def build_body(
         body["previous_response_id"] = previous.response_id
     if not store:
         body["include"] = ["reasoning.encrypted_content"]
-    if request.tools and request.tool_choice != "none":
-        body["tools"] = [_tool(t, strict=strict, vendor=vendor) for t in request.tools]
-    if request.tool_choice is not None and (request.tools or request.tool_choice == "none"):
-        body["tool_choice"] = _tool_choice(request.tool_choice)
-    if request.parallel_tool_calls is not None and request.tools:
-        body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.max_tokens is not None:
-        body["max_output_tokens"] = request.max_tokens
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
+    add_controls(
+        body,
+        request,
+        tool=lambda spec: _tool(spec, strict=strict, vendor=vendor),
+        tool_choice=_tool_choice,
+        max_tokens_field="max_output_tokens",
+    )
     text = _text_format(request)
     if text is not None:
         body["text"] = text
@@ -330,10 +321,7 @@ def build_body(
         if summary is not None:
             reasoning["summary"] = summary
         body["reasoning"] = reasoning
-    for key, value in request.options.items():
-        if key in RESERVED_OPTIONS:  # a request_config listener's options: never dropped
-            raise reserved_option_error(key, RESERVED_OPTIONS, provider=KIND)
-        body[key] = value
+    add_options(body, request, RESERVED_OPTIONS, provider=KIND)
     return body
 
 
@@ -342,31 +330,7 @@ def build_body(
 
 def usage_from(raw: object) -> Usage | None:
     """The usage triple of a response's ``usage`` object (``None`` when absent)."""
-    if not isinstance(raw, Mapping):
-        return None
-    prompt = _int(raw.get("input_tokens"))
-    completion = _int(raw.get("output_tokens"))
-    if prompt is None and completion is None:
-        return None
-    partial = prompt is None or completion is None
-    prompt = prompt or 0
-    completion = completion or 0
-    input_details = raw.get("input_tokens_details")
-    output_details = raw.get("output_tokens_details")
-    cache_read = reasoning = None
-    if isinstance(input_details, Mapping):
-        cache_read = _int(input_details.get("cached_tokens"))
-    if isinstance(output_details, Mapping):
-        reasoning = _int(output_details.get("reasoning_tokens"))
-    return Usage.of(
-        prompt,
-        completion,
-        total=_int(raw.get("total_tokens")),
-        cache_read=cache_read,
-        uncached_input=max(prompt - cache_read, 0) if cache_read is not None else None,
-        reasoning=reasoning,
-        partial=partial,
-    )
+    return usage_of(raw, prompt="input", completion="output")
 
 
 _INCOMPLETE: Mapping[str, StopReason] = {
@@ -434,7 +398,7 @@ def event_error(event: Mapping[str, Any], *, request_id: str | None) -> Provider
     perhaps ``headers``): classified as that status would be (a rate limit with its retry
     hints, authentication, context length ...); the stream's carry a ``code``."""
     error = event.get("error")
-    status = _int(event.get("status"))
+    status = as_int(event.get("status"))
     if status is not None and status >= 400:
         headers = event.get("headers")
         return error_from_status(
@@ -556,7 +520,7 @@ class EventReader:
         if not isinstance(delta, str) or not delta:
             return
         item_id = str(event.get("item_id") or "")
-        part = _int(event.get("summary_index")) or 0
+        part = as_int(event.get("summary_index")) or 0
         key = (item_id, part)
         if key not in self._summaries:
             if any(seen[0] == item_id for seen in self._summaries):

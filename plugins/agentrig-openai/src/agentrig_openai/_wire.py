@@ -8,7 +8,6 @@ counts as text, see :func:`stop_reason`), then tool calls in index order.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
@@ -39,7 +38,6 @@ from agentrig.llm import (
     Usage,
     UsageChunk,
     UserMessage,
-    reserved_option_error,
 )
 from agentrig.tools.schema import (
     OPENAI,
@@ -49,6 +47,14 @@ from agentrig.tools.schema import (
     Rejected,
     describe_with_note,
     project_schema,
+)
+from agentrig_openai._body_fields import (
+    add_controls,
+    add_options,
+    as_int,
+    compact_json,
+    data_url,
+    usage_of,
 )
 
 __all__ = [
@@ -79,14 +85,6 @@ STOP_REASONS: Mapping[str, StopReason] = {
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def stop_reason(finish_reason: str | None, *, refused: bool) -> StopReason:
     """Map ``finish_reason``; a refusal (``message.refusal`` text) ends as ``"refusal"``.
 
@@ -107,36 +105,7 @@ def usage_from(raw: object) -> Usage | None:
     ``completion_tokens_details.reasoning_tokens`` the reasoning part of the completion; the
     provider's ``total_tokens`` is kept as given, even when it is not prompt + completion.
     """
-    if not isinstance(raw, Mapping):
-        return None
-    prompt = _int(raw.get("prompt_tokens"))
-    completion = _int(raw.get("completion_tokens"))
-    if prompt is None and completion is None:
-        return None
-    partial = prompt is None or completion is None
-    prompt = prompt or 0
-    completion = completion or 0
-    prompt_details = raw.get("prompt_tokens_details")
-    completion_details = raw.get("completion_tokens_details")
-    cache_read = cache_write = reasoning = None
-    if isinstance(prompt_details, Mapping):
-        cache_read = _int(prompt_details.get("cached_tokens"))
-        cache_write = _int(prompt_details.get("cache_write_tokens"))
-    if isinstance(completion_details, Mapping):
-        reasoning = _int(completion_details.get("reasoning_tokens"))
-    uncached = None
-    if cache_read is not None:
-        uncached = max(prompt - cache_read - (cache_write or 0), 0)
-    return Usage.of(
-        prompt,
-        completion,
-        total=_int(raw.get("total_tokens")),
-        cache_read=cache_read,
-        cache_write=cache_write,
-        uncached_input=uncached,
-        reasoning=reasoning,
-        partial=partial,
-    )
+    return usage_of(raw, prompt="prompt", completion="completion")
 
 
 def project_tool_schema(
@@ -180,10 +149,6 @@ def project_tool_schema(
 # -- request ---------------------------------------------------------------------------------
 
 
-def _data_url(media_type: str, data: str) -> str:
-    return f"data:{media_type};base64,{data}"
-
-
 def _user_part(block: ContentBlock) -> dict[str, Any] | None:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
@@ -191,7 +156,7 @@ def _user_part(block: ContentBlock) -> dict[str, Any] | None:
         if block.url is not None:
             url = block.url
         elif block.data is not None:
-            url = _data_url(block.media_type, block.data)
+            url = data_url(block.media_type, block.data)
         else:
             raise CapabilityError("an image block needs data or url", provider=KIND)
         return {"type": "image_url", "image_url": {"url": url}}
@@ -201,7 +166,7 @@ def _user_part(block: ContentBlock) -> dict[str, Any] | None:
                 "OpenAI Chat Completions takes files as inline data only (no file URLs)",
                 provider=KIND,
             )
-        file: dict[str, Any] = {"file_data": _data_url(block.media_type, block.data)}
+        file: dict[str, Any] = {"file_data": data_url(block.media_type, block.data)}
         if block.name is not None:
             file["filename"] = block.name
         return {"type": "file", "file": file}
@@ -287,7 +252,7 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
                 "name": b.name,
                 "arguments": b.raw_arguments
                 if b.raw_arguments is not None
-                else _dumps(b.arguments),
+                else compact_json(b.arguments),
             },
         }
         for b in message.content
@@ -325,7 +290,7 @@ def schema_instruction(name: str, schema: Mapping[str, Any]) -> str:
     """The system-prompt text that states a response schema (the ``"prompt"`` transport)."""
     return (
         f"Reply with a single JSON value named {name!r} that validates against this JSON "
-        f"Schema, and nothing else (no prose, no code fences):\n{_dumps(schema)}"
+        f"Schema, and nothing else (no prose, no code fences):\n{compact_json(schema)}"
     )
 
 
@@ -370,16 +335,13 @@ def build_body(
     }
     if stream and stream_usage:
         body["stream_options"] = {"include_usage": True}
-    if request.tools and request.tool_choice != "none":
-        body["tools"] = [_tool(t, strict=strict, vendor=vendor) for t in request.tools]
-    if request.tool_choice is not None and (request.tools or request.tool_choice == "none"):
-        body["tool_choice"] = _tool_choice(request.tool_choice)
-    if request.parallel_tool_calls is not None and request.tools:
-        body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.max_tokens is not None:
-        body[max_tokens_field] = request.max_tokens
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
+    add_controls(
+        body,
+        request,
+        tool=lambda spec: _tool(spec, strict=strict, vendor=vendor),
+        tool_choice=_tool_choice,
+        max_tokens_field=max_tokens_field,
+    )
     if request.stop:
         body["stop"] = list(request.stop)
     if mode == "native" and fmt is not None:
@@ -391,10 +353,7 @@ def build_body(
         body["response_format"] = {"type": "json_object"}
     if effort is not None:
         body["reasoning_effort"] = effort
-    for key, value in request.options.items():
-        if key in RESERVED_OPTIONS:  # a request_config listener's options: never dropped
-            raise reserved_option_error(key, RESERVED_OPTIONS, provider=KIND)
-        body[key] = value
+    add_options(body, request, RESERVED_OPTIONS, provider=KIND)
     return body
 
 
@@ -440,7 +399,7 @@ def message_from_body(body: Mapping[str, Any]) -> AssistantMessage:
                 ToolCallBlock.from_json(
                     str(call.get("id") or ""),
                     str(function.get("name") or ""),
-                    arguments if isinstance(arguments, str) else _dumps(arguments or {}),
+                    arguments if isinstance(arguments, str) else compact_json(arguments or {}),
                 )
             )
     finish = choice.get("finish_reason")
@@ -553,7 +512,7 @@ class ChunkReader:
             self.finish_reason = finish
 
     def _call(self, position: int, call: Mapping[str, Any]) -> Iterator[StreamChunk]:
-        index = _int(call.get("index"))
+        index = as_int(call.get("index"))
         if index is None:
             index = position
         function = call.get("function")
@@ -572,7 +531,7 @@ class ChunkReader:
         if isinstance(arguments, str) and arguments:
             yield ToolCallDelta.of(index, arguments)
         elif isinstance(arguments, Mapping) and arguments:
-            yield ToolCallDelta.of(index, _dumps(arguments))
+            yield ToolCallDelta.of(index, compact_json(arguments))
 
     def finish(self) -> FinishChunk:
         return FinishChunk(

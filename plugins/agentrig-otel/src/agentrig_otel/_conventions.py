@@ -7,7 +7,14 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["FINISH_REASONS", "finish_reason", "input_messages", "output_messages", "server_of"]
+__all__ = [
+    "FINISH_REASONS",
+    "finish_reason",
+    "input_messages",
+    "output_messages",
+    "provider_kind",
+    "server_of",
+]
 
 #: agentrig's stop reason -> the conventions' finish reason (their ``FinishReason`` values)
 FINISH_REASONS: dict[str, str] = {
@@ -80,14 +87,25 @@ def output_messages(events: Iterable[Any]) -> list[dict[str, Any]]:
     return messages
 
 
+def _provider(runtime: Any, provider_id: Any) -> Any:
+    """The configured provider ``provider_id`` of ``runtime`` (None: unknown)."""
+    if runtime is None or not provider_id:
+        return None
+    from agentrig.llm import PROVIDERS
+
+    return runtime.catalog(PROVIDERS).get(provider_id)
+
+
+def provider_kind(runtime: Any, provider_id: Any) -> str | None:
+    """The kind (entry-point name) of a configured provider: ``gen_ai.provider.name``."""
+    kind = getattr(_provider(runtime, provider_id), "kind", None)
+    return kind if isinstance(kind, str) else None
+
+
 def server_of(runtime: Any, provider_id: Any) -> dict[str, Any]:
     """``server.address`` and ``server.port`` of a provider that sends HTTP to a base URL
     (an :class:`agentrig.llm.http.HttpProvider`'s ``options.base_url``); empty otherwise."""
-    if runtime is None or not provider_id:
-        return {}
-    from agentrig.llm import PROVIDERS
-
-    provider = runtime.catalog(PROVIDERS).get(provider_id)
+    provider = _provider(runtime, provider_id)
     base_url = getattr(getattr(provider, "options", None), "base_url", None)
     if not isinstance(base_url, str):
         return {}

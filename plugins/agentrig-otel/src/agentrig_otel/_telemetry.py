@@ -4,15 +4,17 @@ Composed into a runtime, :class:`Telemetry` is also its trace context
 (``agentrig.plugin.TraceContext``): the loop opens a scope around each turn, model call attempt and
 tool call, and each scope is a span started by the tracer and made current in the task that
 does the work -- so an HTTP request, a hook, a delegated child agent or a session event inside
-it names that span, and W3C ``traceparent`` goes out with them.  The loop's observation of the
-operation (``observe``) arrives while its scope is open; it names the span (``chat {model}``),
-sets the GenAI attributes and ends it.  An observation without a scope of ours (a direct
-``agent.call_tool()``, or another plugin providing the trace context) becomes a span written
-from the observation's own timings.
+it names that span, and W3C ``traceparent`` goes out with them.  The scope says what the
+operation is about (the agent, the requested model and its provider, the tool), so the span
+starts with its final name (``chat {model}``) and the attributes the GenAI conventions want at
+creation (a sampler sees them); the loop's observation of the operation (``observe``) arrives
+while the scope is open, adds the rest in one ``set_attributes`` and ends the span.  An
+observation without a scope of ours (a direct ``agent.call_tool()``, or another plugin
+providing the trace context) becomes a span written from the observation's own timings.
 
 Only OpenTelemetry's public API is used: ``Tracer.start_span``, the context API,
-``Span.set_attributes`` / ``update_name`` / ``add_event`` / ``set_status`` / ``end`` and the
-meter's histograms.  Whatever tracer or meter provider is behind them works the same way.
+``Span.set_attributes`` / ``add_event`` / ``set_status`` / ``end`` and the meter's
+histograms.  Whatever tracer or meter provider is behind them works the same way.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from agentrig_otel._conventions import (
     finish_reason,
     input_messages,
     output_messages,
+    provider_kind,
     server_of,
 )
 from agentrig_otel._instruments import Instruments
@@ -74,11 +77,10 @@ def _hex_ids(span: Span) -> tuple[str, str] | None:
     return last[1], format(ctx.span_id, "016x")
 
 
-#: the name and kind a call's span starts with (a turn's is named after its agent)
-_OPENED: dict[str, tuple[str, SpanKind]] = {
-    "model_call": ("chat", SpanKind.CLIENT),
-    "tool_call": ("execute_tool", SpanKind.INTERNAL),
-}
+#: how a span starts: its name, its kind and the attributes known before the operation runs
+_Start = tuple[str, SpanKind, Mapping[str, Any]]
+#: starts kept at most, by what a scope is about (cleared beyond it: they are rebuilt)
+MAX_STARTS = 1024
 
 #: events (name, attributes, unix time) waiting for the span they belong to; a permission
 #: decision waits as ``_DECISION`` (its attributes go on the tool call's span)
@@ -112,9 +114,10 @@ class _Scope:
         "_token",
         "decision",
         "ended",
-        "model",
+        "last_call",
         "owner",
         "parent",
+        "recording",
         "scope_kind",
         "span",
     )
@@ -124,11 +127,12 @@ class _Scope:
         self.scope_kind = kind
         self.span = span
         self.ended = False
+        self.recording = span.is_recording()  # False: sampled out, nothing to write
         self._hex: tuple[str, str] | None = None
         self._read = False  # whether _hex was read from the span
-        #: a turn's: (provider kind, requested model, response model, finish reason) of its
-        #: last model call
-        self.model: tuple[str, str, str | None, str | None] | None = None
+        #: a turn's: the observation data of its last model call (which model it asked for,
+        #: which answered, why it stopped)
+        self.last_call: Mapping[str, Any] | None = None
         #: a tool call's: the permission decision's attributes, set with the span's own
         self.decision: Mapping[str, Any] | None = None
         self.parent = _LIVE.get()
@@ -190,15 +194,18 @@ class Telemetry:
         self._by_call: OrderedDict[str, _Pending] = OrderedDict()
         self._by_session: OrderedDict[str, _Pending] = OrderedDict()
         self._metrics = Instruments(meter) if meter is not None else None
-        # what the runtime says of a provider (its server) and a tool (its description)
-        self._servers: dict[Any, dict[str, Any]] = {}
-        self._tools: dict[tuple[Any, str], str | None] = {}
+        #: how a span about (kind, agent or provider, subject) starts (see :meth:`_start_of`)
+        self._starts: dict[tuple[str, str | None, str], _Start] = {}
 
     # ---- the trace context (agentrig.plugin.TraceContext) -------------------------
-    def open(self, kind: ScopeKind, agent_id: str) -> _Scope:
-        """A live span of ``kind``, current in this task until the scope closes."""
-        name, span_kind = _OPENED.get(kind) or (f"invoke_agent {agent_id}", SpanKind.INTERNAL)
-        return _Scope(self, kind, self._tracer.start_span(name, kind=span_kind))
+    def open(
+        self, kind: ScopeKind, agent_id: str, subject: str, provider: str | None = None
+    ) -> _Scope:
+        """A live span of ``kind`` about ``subject``, current in this task until the scope
+        closes; it starts with its name and the attributes known before the operation."""
+        name, span_kind, attributes = self._start(kind, agent_id, subject, provider)
+        span = self._tracer.start_span(name, kind=span_kind, attributes=attributes)
+        return _Scope(self, kind, span)
 
     def headers(self) -> dict[str, str]:
         """``traceparent`` (and ``tracestate``) of the current context."""
@@ -221,6 +228,8 @@ class Telemetry:
     @compose_step("check")
     def provide_trace_context(self, payload: Composition) -> None:
         """Be the runtime's trace context (unless another plugin already is)."""
+        if self.runtime is None:  # what the spans' start attributes are looked up in
+            self.runtime = payload.runtime
         services = payload.runtime.services
         if not services.has(TRACE_CONTEXT):
             services.provide(TRACE_CONTEXT, self, source="agentrig-otel")
@@ -253,17 +262,10 @@ class Telemetry:
         live = _LIVE.get()
         if live is None or live.owner is not self or live.scope_kind != kind or live.ended:
             live = None
-        if kind == "model_call" and live is not None and live.parent is not None:
-            # the turn's span says which model it asked for and which answered
-            stop_reason = data.get("stop_reason")
-            live.parent.model = (
-                _provider_name(data),
-                data.get("model") or "",
-                data.get("response_model"),
-                finish_reason(stop_reason) if stop_reason else None,
-            )
+        elif kind == "model_call" and live.parent is not None:
+            live.parent.last_call = data  # the turn's span says which model was asked, answered
         pending = self._pending_of(payload)
-        if live is not None and not live.span.is_recording():
+        if live is not None and not live.recording:
             live.end()  # sampled out: nothing to write
             return
         span = live.span if live is not None else None
@@ -278,11 +280,12 @@ class Telemetry:
 
     def _pending_of(self, payload: Observation) -> _Pending | None:
         """The events kept for the span of a tool call (by call id) or a turn (by session)."""
-        data = payload.data
-        if payload.kind == "tool_call":
-            return self._by_call.pop(data.get("call_id") or "", None)
-        if payload.kind == "turn":
-            return self._by_session.pop(data.get("session_id") or "", None)
+        kind = payload.kind
+        if kind == "tool_call":
+            if self._by_call:
+                return self._by_call.pop(payload.data.get("call_id") or "", None)
+        elif kind == "turn" and self._by_session:
+            return self._by_session.pop(payload.data.get("session_id") or "", None)
         return None
 
     def _event(self, payload: Observation) -> None:
@@ -333,89 +336,131 @@ class Telemetry:
             if len(self._by_call) > MAX_PENDING:
                 self._by_call.popitem(last=False)
 
-    def _start(
-        self, live: Span | None, name: str, kind: SpanKind, start: float, attributes: dict[str, Any]
+    # ---- how spans start (looked up once per subject) -------------------------------------
+    def _start(self, kind: ScopeKind, agent_id: str, subject: str, provider: str | None) -> _Start:
+        """How a span about ``subject`` starts (kept: a model call's by provider, the others'
+        by agent, since the agent's configuration says what its tools and it are)."""
+        key = (kind, provider if kind == "model_call" else agent_id, subject)
+        start = self._starts.get(key)
+        if start is None:
+            if len(self._starts) >= MAX_STARTS:
+                self._starts.clear()
+            start = self._starts[key] = self._start_of(kind, agent_id, subject, provider)
+        return start
+
+    def _start_of(
+        self, kind: ScopeKind, agent_id: str, subject: str, provider: str | None
+    ) -> _Start:
+        """A span's final name, its kind, and the attributes the GenAI conventions want at
+        its creation (what a sampler may decide on) that do not change between operations."""
+        attributes: dict[str, Any]
+        if kind == "model_call":
+            attributes = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": provider_kind(self.runtime, provider) or provider or "",
+                "gen_ai.request.model": subject,
+                "agentrig.provider.id": provider or "",
+            }
+            attributes.update(server_of(self.runtime, provider))
+            return f"chat {subject}", SpanKind.CLIENT, attributes
+        if kind == "tool_call":
+            attributes = {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": subject,
+                "gen_ai.tool.type": TOOL_TYPE,
+            }
+            description = self._tool_description(agent_id, subject)
+            if description:
+                attributes["gen_ai.tool.description"] = description
+            return f"execute_tool {subject}", SpanKind.INTERNAL, attributes
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": subject,
+            "gen_ai.agent.id": agent_id,
+        }
+        description = _config_text(self._agent(agent_id), "description")
+        if description:
+            attributes["gen_ai.agent.description"] = description
+        return f"invoke_agent {subject}", SpanKind.INTERNAL, attributes
+
+    def _write(
+        self,
+        live: Span | None,
+        about: tuple[ScopeKind, str, str, str | None],
+        start: float,
+        attributes: dict[str, Any],
     ) -> Span:
-        """The live span, named and given its attributes; without one, a span started at the
-        observation's own start time (its caller ends it)."""
-        if live is None:
-            return self._tracer.start_span(
-                name, kind=kind, start_time=_ns(start), attributes=attributes
-            )
-        live.update_name(name)
-        live.set_attributes(attributes)
-        return live
+        """The live span, given the observation's ``attributes`` in one call; without one, a
+        span ``about`` (kind, agent, subject, provider) with its start attributes and these,
+        started at the observation's own start time (its caller ends it)."""
+        if live is not None:
+            live.set_attributes(attributes)
+            return live
+        name, kind, first = self._start(*about)
+        return self._tracer.start_span(
+            name, kind=kind, start_time=_ns(start), attributes={**first, **attributes}
+        )
 
     # ---- spans ---------------------------------------------------------------------------
     def _turn(
         self, turn: Observation, pending: _Pending | None, live: Span | None, scope: _Scope | None
     ) -> None:
         data = turn.data
-        agent = data.get("agent_name") or turn.agent_id or "agent"  # the configured name
+        agent_id = turn.agent_id or ""
         start = float(data.get("started_at") or 0.0)
-        end = start + float(data.get("duration_ms") or 0.0) / 1000
+        reason = data.get("reason")
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": agent,
-            "gen_ai.agent.id": turn.agent_id or "",
             "gen_ai.conversation.id": data.get("session_id") or "",
             "agentrig.run.id": data.get("run_id") or "",
             "agentrig.turn": data.get("turn") or 0,
             "agentrig.turn.trigger": data.get("trigger") or "",
-            "agentrig.turn.reason": data.get("reason") or "",
+            "agentrig.turn.reason": reason or "",
         }
-        model = scope.model if scope is not None else None
-        if model is not None:
-            provider, requested, answered, finished = model
-            attributes["gen_ai.provider.name"] = provider
-            attributes["gen_ai.request.model"] = requested
-            if answered:
+        call = scope.last_call if scope is not None else None
+        if call is not None:  # its last model call: which model it asked for, which answered
+            attributes["gen_ai.provider.name"] = _provider_name(call)
+            attributes["gen_ai.request.model"] = call.get("model") or ""
+            if answered := call.get("response_model"):
                 attributes["gen_ai.response.model"] = answered
-            if finished:
-                attributes["gen_ai.response.finish_reasons"] = (finished,)
+            if stop_reason := call.get("stop_reason"):
+                attributes["gen_ai.response.finish_reasons"] = (finish_reason(stop_reason),)
         elif data.get("model"):  # no model call of ours seen: what the turn reports
             attributes["gen_ai.response.model"] = data["model"]
-        agent_object = self._agent(turn.agent_id)
-        description = _config_text(agent_object, "description")
-        if description:
-            attributes["gen_ai.agent.description"] = description
         _usage(attributes, data.get("usage"))
         if self._capture:
-            inputs, outputs = self._turn_content(turn)
-            if inputs:
-                attributes["gen_ai.input.messages"] = inputs
-            if outputs:
-                attributes["gen_ai.output.messages"] = outputs
-            instructions = _config_text(agent_object, "system_prompt")
-            if instructions:
-                attributes["gen_ai.system_instructions"] = _json(
-                    [{"type": "text", "content": instructions}]
-                )
-        span = self._start(live, f"invoke_agent {agent}", SpanKind.INTERNAL, start, attributes)
+            self._turn_captured(turn, attributes)
+        if reason == "failed":
+            attributes["error.type"] = data.get("error_type") or "failed"
+        elif reason in ("interrupted", "timeout"):  # cancelled, or past the run's deadline
+            attributes["error.type"] = reason
+        agent = data.get("agent_name") or agent_id or "agent"  # the configured name
+        span = self._write(live, ("turn", agent_id, agent, None), start, attributes)
         for name, event_attributes, when in pending or ():
             span.add_event(name, event_attributes, timestamp=_ns(when))
-        reason = data.get("reason")
         if reason == "failed":
-            span.set_attribute("error.type", data.get("error_type") or "failed")
             span.set_status(Status(StatusCode.ERROR, data.get("error_code") or "failed"))
-        elif reason in ("interrupted", "timeout"):  # cancelled, or past the run's deadline
+        elif reason in ("interrupted", "timeout"):
             span.add_event(f"agentrig.run.{reason}")
-            span.set_attribute("error.type", reason)
             span.set_status(Status(StatusCode.ERROR, reason))
         if live is None:
-            span.end(end_time=_ns(end))
+            span.end(end_time=_ns(start + float(data.get("duration_ms") or 0.0) / 1000))
+
+    def _turn_captured(self, turn: Observation, attributes: dict[str, Any]) -> None:
+        """The turn's messages and its agent's instructions (content capture is on)."""
+        inputs, outputs = self._turn_content(turn)
+        if inputs:
+            attributes["gen_ai.input.messages"] = inputs
+        if outputs:
+            attributes["gen_ai.output.messages"] = outputs
+        instructions = _config_text(self._agent(turn.agent_id), "system_prompt")
+        if instructions:
+            attributes["gen_ai.system_instructions"] = _json(
+                [{"type": "text", "content": instructions}]
+            )
 
     def _call(self, call: Observation, live: Span | None) -> None:
         data = call.data
-        model = data.get("model") or "model"
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": _provider_name(data),
-            "gen_ai.request.model": model,
-            "gen_ai.conversation.id": data.get("session_id") or "",
-            "agentrig.provider.id": data.get("provider") or "",
-        }
-        attributes.update(self._server(data.get("provider")))
+        attributes: dict[str, Any] = {"gen_ai.conversation.id": data.get("session_id") or ""}
         attempt = data.get("attempt")
         if attempt and attempt > 1:  # a retry of the same round
             attributes["agentrig.attempt"] = attempt
@@ -432,11 +477,13 @@ class Telemetry:
         if (temperature := data.get("temperature")) is not None:
             attributes["gen_ai.request.temperature"] = temperature
         _usage(attributes, data.get("usage"))
-        start = float(data.get("started_at") or 0.0)
-        span = self._start(live, f"chat {model}", SpanKind.CLIENT, start, attributes)
         outcome = data.get("outcome")
         if outcome != "success":
-            span.set_attribute("error.type", data.get("error_type") or str(outcome))
+            attributes["error.type"] = data.get("error_type") or str(outcome)
+        start = float(data.get("started_at") or 0.0)
+        model, provider = data.get("model") or "model", data.get("provider") or None
+        span = self._write(live, ("model_call", "", model, provider), start, attributes)
+        if outcome != "success":
             span.set_status(Status(StatusCode.ERROR, data.get("error_code") or str(outcome)))
         if live is None:
             span.end(end_time=_ns(float(data.get("ended_at") or start)))
@@ -449,19 +496,12 @@ class Telemetry:
         decision: Mapping[str, Any] | None,
     ) -> None:
         data = call.data
-        tool = str(data.get("tool") or "tool")
         call_id = data.get("call_id") or ""
         status = data.get("status") or "ok"
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": tool,
-            "gen_ai.tool.type": TOOL_TYPE,
             "gen_ai.tool.call.id": call_id,
             "agentrig.tool.status": status,
         }
-        description = self._tool_description(call.agent_id, tool)
-        if description:
-            attributes["gen_ai.tool.description"] = description
         if pending:  # what came outside its scope: the decision is attributes, the rest events
             for name, event_attributes, _ in pending:
                 if name == _DECISION:
@@ -475,13 +515,15 @@ class Telemetry:
                 attributes["gen_ai.tool.call.arguments"] = captured["arguments"]
             if "result" in captured:
                 attributes["gen_ai.tool.call.result"] = captured["result"]
+        error_type = None if status == "ok" else data.get("error_type") or status
+        if error_type is not None:
+            attributes["error.type"] = error_type
         start = float(data.get("started_at") or 0.0)
-        span = self._start(live, f"execute_tool {tool}", SpanKind.INTERNAL, start, attributes)
+        tool = str(data.get("tool") or "tool")
+        span = self._write(live, ("tool_call", call.agent_id or "", tool, None), start, attributes)
         for name, event_attributes, when in pending or ():
             span.add_event(name, event_attributes, timestamp=_ns(when))
-        if status != "ok":
-            error_type = data.get("error_type") or status
-            span.set_attribute("error.type", error_type)
+        if error_type is not None:
             if not data.get("executed"):
                 # refused before it ran: a permission rule, a hook, invalid arguments ...
                 span.add_event(
@@ -493,27 +535,14 @@ class Telemetry:
         if live is None:
             span.end(end_time=_ns(start + float(data.get("duration_ms") or 0.0) / 1000))
 
-    # ---- what the runtime says of providers and tools (looked up once each) --------------
-    def _server(self, provider_id: Any) -> dict[str, Any]:
-        """``server.address`` / ``server.port`` of a provider that talks HTTP to a base URL."""
-        known = self._servers.get(provider_id)
-        if known is None:
-            known = self._servers[provider_id] = server_of(self.runtime, provider_id)
-        return known
-
+    # ---- what the runtime says of agents and their tools -------------------------------
     def _tool_description(self, agent_id: Any, tool: str) -> str | None:
-        key = (agent_id, tool)
-        if key in self._tools:
-            return self._tools[key]
         agent = self._agent(agent_id)
-        found = None
         if agent is not None:
             for each in agent.all_tools():
                 if str(each.id) == tool:
-                    found = each.description or None
-                    break
-        self._tools[key] = found
-        return found
+                    return each.description or None
+        return None
 
     def _agent(self, agent_id: Any) -> Any:
         agents = getattr(self.runtime, "agents", None)
