@@ -24,6 +24,7 @@ HEAVY = (
     "agentrig.messages",
     "agentrig.tools",
     "agentrig.builtins",
+    "platform",  # what `agentrig doctor` prints (attrs imports it too, for a run)
 )
 # the first-party plugins installed in this checkout's environment
 PLUGIN_MODULES = ("agentrig_server", "agentrig_mcp", "agentrig_otel", "agentrig_dbos")

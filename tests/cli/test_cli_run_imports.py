@@ -11,9 +11,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli_child_support import MAIN_REPORTING_MODULES, plugin_env, run_reporting, scripted_config
+from cli_child_support import plugin_env, run_reporting, scripted_config
 
 CONFIG = scripted_config("hello")
+
+# `agentrig <args>` reporting its modules, and how many of the scanner's rules it compiled
+CHILD = """
+import json, sys
+from agentrig.cli import main
+code = main(sys.argv[1:])
+from agentrig.skills._rules import name_rules, text_rules
+compiled = text_rules.cache_info().currsize + name_rules.cache_info().currsize
+print(json.dumps({"code": code, "modules": sorted(sys.modules), "compiled": compiled}))
+"""
 
 # what a run of the composition above never uses, though the plugins are installed
 NOT_NEEDED = (
@@ -27,6 +37,7 @@ NOT_NEEDED = (
     "opentelemetry",
     "agentrig.testing",
     "httpx",  # the scripted provider talks to no server
+    "agentrig.hooks",  # no [hooks]: neither their checks nor their runner
 )
 
 
@@ -37,7 +48,7 @@ def _loaded(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
 def test_a_one_shot_run_imports_no_unused_plugin_part(tmp_path: Path) -> None:
     (tmp_path / "agentrig.toml").write_text(CONFIG, encoding="utf-8")
     output, report, stderr = run_reporting(
-        MAIN_REPORTING_MODULES,
+        CHILD,
         *("run", "-c", "agentrig.toml", "hi"),
         cwd=tmp_path,
         env=plugin_env(autoload=True),
@@ -48,6 +59,8 @@ def test_a_one_shot_run_imports_no_unused_plugin_part(tmp_path: Path) -> None:
     assert "agentrig_dbos._plugin" in modules  # the plugins were autoloaded
     assert "agentrig_mcp._plugin" in modules
     assert _loaded(modules, NOT_NEEDED) == []
+    # the only tools are the skill tools listing no skill: the scanner had nothing to read
+    assert report["compiled"] == 0
 
 
 def test_the_kernel_face_imports_a_name_with_its_own_module_only() -> None:

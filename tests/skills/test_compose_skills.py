@@ -233,6 +233,17 @@ async def test_tool_registrations_are_scanned(project: Path) -> None:
     assert info.value.issues[0].code == "registration.blocked"
 
 
+def test_the_skill_tools_listing_no_skill_pass_the_scanner() -> None:
+    # the tool scan skips these registrations by value (a runtime without skills compiles
+    # none of the scanner's rules); that loses nothing only while the scanner allows them
+    from agentrig.builtins._compose_skills import _core_registrations
+    from agentrig.skills import scan
+
+    own = _core_registrations()
+    assert sorted(r.name for r in own) == ["read_skill_resource", "skill"]
+    assert all(scan(r).allowed for r in own)
+
+
 async def test_a_trust_file_newer_than_this_code_is_refused_by_name(project: Path) -> None:
     copy("commit-messages", project / ".claude" / "skills")
     state = project / ".agentrig" / "state"

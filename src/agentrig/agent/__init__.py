@@ -52,6 +52,7 @@ from agentrig.agent._selection import (
     ModelSelectionService,
     Presets,
 )
+from agentrig.agent._side_call import SideCall
 from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
@@ -63,6 +64,7 @@ __all__ = [
     "HANDOFF_TOOL_PREFIX",
     "PROJECT_INSTRUCTIONS",
     "RUN_QUEUE",
+    "SideCall",
     "Agent",
     "AgentConfig",
     "AgentsConfig",

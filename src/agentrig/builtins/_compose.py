@@ -196,8 +196,15 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                 ("model_selection", "provider"),
             )
         )
+    if loaded.sections.get("hooks"):  # the hooks layer is imported only for a config that has some
+        issues += _hook_issues(loaded, index)
+    return issues
+
+
+def _hook_issues(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
     from agentrig.hooks import event_name_problem, hooks_config, matcher_problem
 
+    issues: list[Issue] = []
     for event, entries in hooks_config(loaded).items():
         problem = event_name_problem(event)
         if problem is not None:  # a hook for an event agentrig never fires would never run

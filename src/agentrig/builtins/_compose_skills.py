@@ -16,6 +16,7 @@ catalog before the agents are built; a tool it blocks refuses the composition.
 from __future__ import annotations
 
 import contextlib
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,6 @@ from agentrig.builtins._skill_trust import TrustStore
 from agentrig.builtins._skills_config import DEFAULT_ROOTS, SkillsConfig
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ConfigError, Issue
-from agentrig.hooks import claude_code_config
 from agentrig.kernel import PlaceholderResolver, RegistrationReview
 from agentrig.skills import (
     SKILLS,
@@ -74,8 +74,11 @@ def skill_roots(loaded: LoadedConfig, config: SkillsConfig) -> list[tuple[str, P
         if label != "project_agentrig" and isinstance(path, str):
             roots.append((label, _resolve(path, base)))
     roots += [(f"extra_roots[{i}]", _resolve(p, base)) for i, p in enumerate(config.extra_roots)]
-    for i, plugin in enumerate(claude_code_config(loaded).plugins):
-        roots.append((f"claude_code.plugins[{i}]", _resolve(plugin, base) / "skills"))
+    if "claude_code" in loaded.sections:  # the hooks layer only when the table is there
+        from agentrig.hooks import claude_code_config
+
+        for i, plugin in enumerate(claude_code_config(loaded).plugins):
+            roots.append((f"claude_code.plugins[{i}]", _resolve(plugin, base) / "skills"))
     last = chosen["project_agentrig"]
     if isinstance(last, str):
         roots.append(("project_agentrig", _resolve(last, base)))
@@ -180,6 +183,8 @@ async def scan_tools(rt: Runtime) -> None:
             registration = registration_of_tool(tool, kind=kind)
         except AttributeError:  # a test's stand-in without a schema: nothing a model reads
             continue
+        if registration in _core_registrations():
+            continue
         verdict = scan(registration)
         if not verdict.allowed:
             issues.append(
@@ -192,6 +197,15 @@ async def scan_tools(rt: Runtime) -> None:
             )
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
+
+
+@functools.cache
+def _core_registrations() -> frozenset[Registration]:
+    """The skill tools as they read with no skill to list: the core's own text, which the
+    scanner allows (a test checks it).  Recognised by value, so a runtime without skills
+    compiles none of the scanner's rules, and a tool saying anything else is scanned."""
+    empty = SkillRegistry()
+    return frozenset(registration_of_tool(t) for t in (SkillTool(empty), ReadSkillResource(empty)))
 
 
 def describe_skills(loaded: LoadedConfig) -> tuple[list[str], int]:

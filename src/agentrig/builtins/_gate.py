@@ -29,7 +29,6 @@ import attrs
 from agentrig.agent import agent_configs
 from agentrig.builtins._rule_targets import check_rule_targets
 from agentrig.builtins._trust import composition_trust_paths
-from agentrig.hooks import hooks_config
 from agentrig.ids import AgentId, CallId
 from agentrig.kernel import PermissionQuestion
 from agentrig.llm import ToolCallBlock
@@ -295,7 +294,7 @@ class ChainedGate:
 def compose_gate(rt: Runtime) -> Gate:
     """Build the runtime's gate: ``[permissions]`` and ``PreToolUse`` hooks as one decision."""
     hooks: HookLifecycle | None = None
-    if any(hooks_config(rt.loaded).values()):
+    if any((rt.loaded.sections.get("hooks") or {}).values()):  # the layer only when used
         from agentrig.hooks import HookLifecycle, HookRunner
 
         runner = HookRunner.from_runtime(rt)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 from typing import TextIO
 
@@ -72,6 +71,8 @@ def _skills_and_instructions(out: TextIO, file: str | None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    import platform  # here, not at the top: every command imports this module
+
     from agentrig import __version__
     from agentrig.kernel import DISABLE_AUTOLOAD_ENV, DISABLE_PLUGINS_ENV, stray_entry_points
 

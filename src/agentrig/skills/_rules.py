@@ -9,12 +9,13 @@ lower-case ASCII.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal, final
 
 import attrs
 
-__all__ = ["CATEGORIES", "NAME_RULES", "TEXT_RULES", "Category", "Rule"]
+__all__ = ["CATEGORIES", "Category", "Rule", "name_rules", "text_rules"]
 
 Category = Literal["injection", "authority", "promotion", "malware", "privileged_name"]
 CATEGORIES: tuple[Category, ...] = (
@@ -36,8 +37,12 @@ class Rule:
     pattern: re.Pattern[str]
 
 
-def _rule(rule_id: str, category: Category, pattern: str) -> Rule:
-    return Rule(rule_id, category, re.compile(pattern))
+#: ``(id, category, pattern)``: a rule before its pattern is compiled
+_Source = tuple[str, Category, str]
+
+
+def _rule(rule_id: str, category: Category, pattern: str) -> _Source:
+    return rule_id, category, pattern
 
 
 _PRIOR = (
@@ -59,7 +64,7 @@ _SECRETS = (
 )
 _SEND = r"(?:send|upload|post|exfiltrate|transmit|forward|email|leak|copy|curl|wget)"
 
-TEXT_RULES: tuple[Rule, ...] = (
+_TEXT_RULES: tuple[_Source, ...] = (
     # ---- prompt injection: orders aimed at the model's other instructions
     _rule(
         "ignore-instructions",
@@ -228,7 +233,7 @@ _PRIVILEGED_WORDS = (
     "system",
     "kernel",
 )
-NAME_RULES: tuple[Rule, ...] = (
+_NAME_RULES: tuple[_Source, ...] = (
     _rule(
         "privileged-name",
         "privileged_name",
@@ -239,3 +244,21 @@ NAME_RULES: tuple[Rule, ...] = (
         + r")(?:$|[-_. ])|^system[-_. ]?(?:prompt|override|update|message|instructions?)",
     ),
 )
+
+
+# Compiled on first use: the patterns are long, and a runtime with nothing to scan (no skill,
+# no tool but the core's own) never reads them.
+@functools.cache
+def text_rules() -> tuple[Rule, ...]:
+    """The rules over every text field, compiled."""
+    return _compiled(_TEXT_RULES)
+
+
+@functools.cache
+def name_rules() -> tuple[Rule, ...]:
+    """The rules over a registration's name, compiled."""
+    return _compiled(_NAME_RULES)
+
+
+def _compiled(sources: tuple[_Source, ...]) -> tuple[Rule, ...]:
+    return tuple(Rule(rule_id, category, re.compile(p)) for rule_id, category, p in sources)

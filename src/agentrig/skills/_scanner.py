@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, final
 import attrs
 
 from agentrig.skills._fold import fold, has_hidden_characters
-from agentrig.skills._rules import NAME_RULES, TEXT_RULES, Category
+from agentrig.skills._rules import Category, name_rules, text_rules
 
 if TYPE_CHECKING:
     from agentrig.skills._format import Skill
@@ -141,7 +141,7 @@ def _excerpt(text: str, start: int, end: int) -> str:
 
 def _text_findings(where: str, text: str) -> Iterator[Finding]:
     folded = fold(text)
-    for rule in TEXT_RULES:
+    for rule in text_rules():
         match = rule.pattern.search(folded)
         if match is not None:
             yield Finding(rule.category, rule.id, where, _excerpt(folded, *match.span()))
@@ -166,7 +166,7 @@ def _scan(registration: Registration) -> Verdict:
     findings: list[Finding] = []
     name = registration.name
     folded_name = fold(name)
-    for rule in NAME_RULES:
+    for rule in name_rules():
         if rule.pattern.search(folded_name):
             findings.append(Finding(rule.category, rule.id, "name", folded_name))
     if folded_name != name.casefold() or has_hidden_characters(name):
