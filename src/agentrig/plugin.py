@@ -9,7 +9,9 @@
   tracing plugin; :data:`RUN_QUEUE` / :class:`RunQueue` for a plugin that queues runs for
   workers (``agent.submit``; ``agentrig.agent``);
   :data:`CHILD_RUNS` / :class:`ChildRuns` / :class:`ChildRun` for one that runs delegated
-  children its own way (durably);
+  children its own way (durably); :class:`SideCall` for one that asks an agent's model
+  something apart from its conversation (``agent.complete_aside``: an MCP server's sampling),
+  under the agent's provider, limits, signal and budget;
 * the runtime's catalogs by typed key (:class:`CatalogKey`): ``rt.catalog(TOOLS)``,
   ``rt.registry(TOOLSETS)``, ``PROVIDERS``, ``SESSION_STORES``, ``SEALERS``,
   ``CREDENTIAL_STORES``, ``HOOK_STRATEGIES``;
@@ -44,6 +46,8 @@ _LAZY: dict[str, str] = {
     "Enter": "agentrig.kernel",
     "Observation": "agentrig.kernel",
     "PermissionQuestion": "agentrig.kernel",
+    "ElicitationAnswer": "agentrig.kernel",
+    "ElicitationQuestion": "agentrig.kernel",
     "RegistrationReview": "agentrig.kernel",
     "PreStep": "agentrig.kernel",
     "Reject": "agentrig.kernel",
@@ -64,6 +68,8 @@ _LAZY: dict[str, str] = {
     "RUN_QUEUE": "agentrig.agent",
     "RunQueue": "agentrig.agent",
     "CHILD_RUNS": "agentrig.agent",
+    # a model call for an agent outside its conversation (agent.complete_aside)
+    "SideCall": "agentrig.agent",
     "ChildRun": "agentrig.agent",
     "ChildRuns": "agentrig.agent",
     "ServiceKey": "agentrig.kernel",
@@ -125,6 +131,8 @@ __all__ = [
     "Enter",
     "Observation",
     "PermissionQuestion",
+    "ElicitationAnswer",
+    "ElicitationQuestion",
     "RegistrationReview",
     "Phase",
     "PreStep",
@@ -147,6 +155,7 @@ __all__ = [
     "RuntimeStarted",
     "ServiceKey",
     "SessionStart",
+    "SideCall",
     "ScopeKind",
     "Tool",
     "ToolExecution",
@@ -171,7 +180,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:
-    from agentrig.agent import CHILD_RUNS, RUN_QUEUE, ChildRun, ChildRuns, RunQueue
+    from agentrig.agent import CHILD_RUNS, RUN_QUEUE, ChildRun, ChildRuns, RunQueue, SideCall
     from agentrig.catalog import CatalogKey
     from agentrig.credentials import CREDENTIAL_STORES
     from agentrig.hooks import HOOK_STRATEGIES
@@ -186,6 +195,8 @@ if TYPE_CHECKING:
         CompactionRequest,
         Composition,
         ContractViolation,
+        ElicitationAnswer,
+        ElicitationQuestion,
         Enter,
         Observation,
         PermissionQuestion,

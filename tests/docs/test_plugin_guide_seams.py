@@ -112,7 +112,7 @@ def test_the_tracing_sample_sees_the_loops_scopes_and_event_ids(
 def test_the_run_queue_sample_hands_the_run_to_the_plugin(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    sample, _children = _samples(RUN_QUEUE, PERSISTED)
+    sample, _children, _aside = _samples(RUN_QUEUE, PERSISTED)
     exec(compile(sample, str(GUIDE), "exec"), {"__name__": "guide_queue"})
     assert capsys.readouterr().out == "run-1 [('assistant', 'summarise the report')]\n"
 
@@ -120,11 +120,21 @@ def test_the_run_queue_sample_hands_the_run_to_the_plugin(
 def test_the_child_runs_sample_sees_each_delegation_with_its_call(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _queue, sample = _samples(RUN_QUEUE, PERSISTED)
+    _queue, sample, _aside = _samples(RUN_QUEUE, PERSISTED)
     exec(compile(sample, str(GUIDE), "exec"), {"__name__": "guide_children"})
     printed = capsys.readouterr().out
     assert printed == "Reviewed. [('reviewer', 'c1')]\n"
     assert printed.strip() in GUIDE.read_text(encoding="utf-8")
+
+
+def test_the_side_call_sample_counts_the_call_in_the_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _queue, _children, sample = _samples(RUN_QUEUE, PERSISTED)
+    exec(compile(sample, str(GUIDE), "exec"), {"__name__": "guide_aside"})
+    printed = capsys.readouterr().out
+    assert printed == "20 16 48\n"
+    assert f"prints `{printed.strip()}`" in GUIDE.read_text(encoding="utf-8")
 
 
 def test_the_schema_sample_migrates_and_refuses_newer_data(

@@ -10,6 +10,7 @@ tokens in memory, consents at once (the user who clicks "allow"), and counts wha
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import socket
 import threading
@@ -25,15 +26,19 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    ProviderTokenVerifier,
     RefreshToken,
     construct_redirect_uri,
 )
+from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.fastmcp import FastMCP
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
-__all__ = ["AuthServer", "Provider", "oauth_server"]
+__all__ = ["AuthServer", "Provider", "bound", "oauth_server"]
 
 
 @dataclass
@@ -143,18 +148,20 @@ class AuthServer:
     provider: Provider
 
 
-def _app(port: int, provider: Provider) -> FastMCP:
-    base = f"http://127.0.0.1:{port}"
-    app = FastMCP(
-        "secure",
-        auth_server_provider=provider,
-        auth=AuthSettings(
-            issuer_url=AnyHttpUrl(base),
-            resource_server_url=AnyHttpUrl(f"{base}/mcp"),
-            client_registration_options=ClientRegistrationOptions(enabled=True),
-            validate_token_resource=False,
-        ),
+def _app(resource: str, provider: Provider, issuer: str | None) -> FastMCP:
+    """The MCP server at ``resource``; its own authorization server too unless ``issuer``
+    names another."""
+    base = resource.rsplit("/", 1)[0]
+    settings = AuthSettings(
+        issuer_url=AnyHttpUrl(issuer or base),
+        resource_server_url=AnyHttpUrl(resource),
+        client_registration_options=ClientRegistrationOptions(enabled=True),
+        validate_token_resource=False,
     )
+    if issuer is None:
+        app = FastMCP("secure", auth_server_provider=provider, auth=settings)
+    else:
+        app = FastMCP("secure", token_verifier=ProviderTokenVerifier(provider), auth=settings)
 
     @app.tool()
     def whoami() -> str:
@@ -166,12 +173,8 @@ def _app(port: int, provider: Provider) -> FastMCP:
 
 
 @contextmanager
-def oauth_server(provider: Provider) -> Iterator[AuthServer]:
-    """Serve the protected MCP server (``/mcp``) and its authorization server on loopback."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = _app(port, provider).streamable_http_app()
+def _serving(app: ASGIApp, sock: socket.socket) -> Iterator[None]:
+    """Serve ``app`` with uvicorn on the bound ``sock`` (in a thread of its own)."""
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -180,8 +183,38 @@ def oauth_server(provider: Provider) -> Iterator[AuthServer]:
         while not server.started and thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.01)  # uvicorn says it is serving by a flag only
         assert server.started, "the OAuth test server did not start"
-        yield AuthServer(f"http://127.0.0.1:{port}/mcp", provider)
+        yield
     finally:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def bound() -> tuple[socket.socket, str]:
+    """A socket bound to a free loopback port, and its base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock, f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@contextmanager
+def oauth_server(
+    provider: Provider, *, separate: bool = False, sse: bool = False
+) -> Iterator[AuthServer]:
+    """Serve the protected MCP server (``/mcp``; with ``sse``, the legacy transport at
+    ``/sse``) on loopback with its authorization server: in the same app, or with
+    ``separate`` on an origin of its own (another port)."""
+    with contextlib.ExitStack() as stack:
+        issuer = None
+        if separate:
+            as_sock, issuer = bound()
+            registration = ClientRegistrationOptions(enabled=True)
+            routes = create_auth_routes(
+                provider, AnyHttpUrl(issuer), client_registration_options=registration
+            )
+            stack.enter_context(_serving(Starlette(routes=routes), as_sock))
+        sock, base = bound()
+        url = f"{base}/sse" if sse else f"{base}/mcp"
+        mcp = _app(url, provider, issuer)
+        stack.enter_context(_serving(mcp.sse_app() if sse else mcp.streamable_http_app(), sock))
+        yield AuthServer(url, provider)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import anyio
 import httpx
@@ -27,6 +27,7 @@ from agentrig.llm import (
     StreamAssembler,
     StreamChunk,
 )
+from agentrig.testing.conformance_provider import ProviderConformance, Scenario
 
 MISSING = "__fixtures_missing__"
 
@@ -152,6 +153,67 @@ def make_provider(
     return provider
 
 
+class ScenarioServer(Protocol):
+    """Answers every request with one conformance scenario and keeps what was sent."""
+
+    bodies: list[dict[str, Any]]
+    slow: list[TrackingStream]  # the held streams of a SLOW_STREAM scenario
+
+    def handle(self, request: httpx.Request) -> httpx.Response: ...
+
+
+class MockTransportConformance(ProviderConformance):
+    """The conformance suite for the installed ``kind`` provider, each scenario answered by
+    :meth:`scenario_server` through ``httpx.MockTransport``.
+
+    Set ``kind``, ``api_key``, ``options`` and ``expected_exemption`` (the private hosts the
+    provider must ask the runtime's egress policy to allow).
+    """
+
+    kind: ClassVar[str]
+    api_key: ClassVar[str] = "sk-conformance"
+    options: ClassVar[dict[str, Any]] = {}
+    expected_exemption: ClassVar[tuple[str, ...]] = ()
+
+    def scenario_server(self, scenario: Scenario) -> ScenarioServer:
+        raise NotImplementedError
+
+    def make_provider(self, scenario: Scenario) -> Provider:
+        server = self.scenario_server(scenario)
+        self.__dict__.setdefault("servers", []).append(server)
+        factory = provider_factory(self.kind)
+        options = {"max_retries": 0, **self.options}
+
+        def http(*, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
+            # the runtime's factory takes ``trace_to`` (where trace headers may go); none here
+            # The exemption a private base_url asks of the runtime's egress policy.
+            exempt = kwargs.pop("allow_private", ())
+            assert tuple(exempt) == self.expected_exemption
+            return httpx.AsyncClient(transport=httpx.MockTransport(server.handle), **kwargs)
+
+        config = ProviderConfig(
+            id=f"{self.kind}-conformance",
+            kind=self.kind,
+            options=factory.options_model.model_validate(options).model_dump(exclude_unset=True),
+            credentials={"api_key": self.api_key},
+            http=http,
+            models=ModelRegistry(),
+        )
+        provider: Provider = factory(config)
+        return provider
+
+    def _servers(self) -> list[ScenarioServer]:
+        servers: list[ScenarioServer] = self.__dict__.get("servers", [])
+        return servers
+
+    def wire_requests(self) -> Sequence[Mapping[str, Any]] | None:
+        return [body for server in self._servers() for body in server.bodies]
+
+    def stream_closed(self) -> bool | None:
+        slow = [stream for server in self._servers() for stream in server.slow]
+        return bool(slow) and all(stream.closed for stream in slow)
+
+
 def loopback_http(**kwargs: Any) -> httpx.AsyncClient:
     """The runtime's client factory for a suite server on loopback: its timeout, no proxy
     from the environment, the rest (``trace_to``, the egress exemption) not needed here."""
@@ -174,6 +236,22 @@ def served_provider(
     )
     provider: Provider = factory(config)
     return provider
+
+
+async def body_sent(
+    kind: str,
+    request: ModelRequest,
+    answer: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON body the installed ``kind`` provider sends for ``request`` through
+    ``complete()`` (the mock server answers ``answer``)."""
+    server = MockServer(lambda _r: httpx.Response(200, json=dict(answer)))
+    provider = make_provider(kind, server, options=options)
+    await provider.complete(request, signal=CancelSignal())
+    await provider.aclose()
+    body: dict[str, Any] = server.bodies()[0]
+    return body
 
 
 async def run_stream(

@@ -7,13 +7,12 @@ the Messages wire format (SSE events for streams) through ``httpx.MockTransport`
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import httpx
-from _provider_fixtures import TrackingStream, provider_factory
+from _provider_fixtures import MockTransportConformance, TrackingStream
 
-from agentrig.llm import ModelRegistry, Provider, ProviderConfig
 from agentrig.testing.conformance_provider import (
     RETRY_AFTER,
     SLOW_FIRST_DELTA,
@@ -22,7 +21,6 @@ from agentrig.testing.conformance_provider import (
     TEXT_USAGE,
     TOOL_CALLS,
     TOOL_USAGE,
-    ProviderConformance,
     Scenario,
 )
 
@@ -155,42 +153,14 @@ class AnthropicScenarioServer:
         return httpx.Response(200, headers=sse, stream=TrackingStream(stream_events(scenario)))
 
 
-class TestAnthropicConformance(ProviderConformance):
+class TestAnthropicConformance(MockTransportConformance):
+    kind = "anthropic"
+    api_key = "sk-ant-conformance"
     model = "claude-sonnet-4-5"
     capability_models: ClassVar[tuple[str, ...]] = ("claude-sonnet-4-5", "claude-haiku-4-5")
-    options: ClassVar[dict[str, Any]] = {}
 
-    def make_provider(self, scenario: Scenario) -> Provider:
-        server = AnthropicScenarioServer(scenario)
-        self.__dict__.setdefault("servers", []).append(server)
-        factory = provider_factory("anthropic")
-        options = {"max_retries": 0, **self.options}
-
-        def http(*, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
-            # the runtime's factory takes ``trace_to`` (where trace headers may go); none here
-            return httpx.AsyncClient(transport=httpx.MockTransport(server.handle), **kwargs)
-
-        config = ProviderConfig(
-            id="anthropic-conformance",
-            kind="anthropic",
-            options=factory.options_model.model_validate(options).model_dump(exclude_unset=True),
-            credentials={"api_key": "sk-ant-conformance"},
-            http=http,
-            models=ModelRegistry(),
-        )
-        provider: Provider = factory(config)
-        return provider
-
-    def _servers(self) -> list[AnthropicScenarioServer]:
-        servers: list[AnthropicScenarioServer] = self.__dict__.get("servers", [])
-        return servers
-
-    def wire_requests(self) -> Sequence[Mapping[str, Any]] | None:
-        return [body for server in self._servers() for body in server.bodies]
-
-    def stream_closed(self) -> bool | None:
-        slow = [stream for server in self._servers() for stream in server.slow]
-        return bool(slow) and all(stream.closed for stream in slow)
+    def scenario_server(self, scenario: Scenario) -> AnthropicScenarioServer:
+        return AnthropicScenarioServer(scenario)
 
 
 class TestAnthropicNativeSchemaConformance(TestAnthropicConformance):

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from _mcp_oauth import AuthServer, Provider, oauth_server
+from _mcp_oauth import AuthServer, Provider, bound, oauth_server
 from _mcp_support import one_call_config, tool_ctx
 from agentrig_mcp import (
     HttpServerSpec,
@@ -40,10 +40,12 @@ pytestmark = [pytest.mark.anyio]
 
 
 class Browser:
-    """Where the client sent the user, and a browser that goes there when asked."""
+    """Where the client sent the user, and a browser that goes there when asked (after a
+    wrong callback first, with ``detour``)."""
 
-    def __init__(self, *, follow: bool = True) -> None:
+    def __init__(self, *, follow: bool = True, detour: bool = False) -> None:
         self.follow = follow
+        self.detour = detour
         self.urls: list[str] = []
         self.pages: list[tuple[int, str]] = []
         self._send, self._receive = anyio.create_memory_object_stream[str](10)
@@ -54,9 +56,9 @@ class Browser:
         self.urls.append(url)
         self._send.send_nowait(url)
 
-    async def run(self, *, detour: bool = False) -> None:
+    async def run(self) -> None:
         """Open each sign-in address: the authorization server consents and redirects to the
-        callback, which the browser then loads (after a wrong callback, with ``detour``)."""
+        callback, which the browser then loads."""
         async with httpx.AsyncClient(trust_env=False) as http:
             async for url in self._receive:
                 if not self.follow:
@@ -64,7 +66,7 @@ class Browser:
                 answer = await http.get(url)
                 assert answer.status_code in (302, 307), answer.text
                 callback = answer.headers["location"]
-                if detour:
+                if self.detour:
                     wrong = await http.get(callback.replace("state=", "state=x"))
                     self.pages.append((wrong.status_code, wrong.text))
                 page = await http.get(callback)
@@ -72,18 +74,26 @@ class Browser:
 
 
 @pytest.fixture
-def server() -> Iterator[AuthServer]:
-    with oauth_server(Provider()) as running:
+def server(request: pytest.FixtureRequest) -> Iterator[AuthServer]:
+    """The protected server; parametrized ``True``, its authorization server is on another
+    origin."""
+    with oauth_server(Provider(), separate=getattr(request, "param", False)) as running:
         yield running
 
 
 @asynccontextmanager
 async def signed_in(
-    url: str, state: Path, browser: Browser, **oauth: Any
+    url: str, state: Path, browser: Browser, *, sse: bool = False, **oauth: Any
 ) -> AsyncIterator[McpClient]:
     """A client of the server ``secure`` with OAuth, the browser answering its sign-ins."""
     settings = OAuthSettings(open_browser=False, **oauth)
-    spec = HttpServerSpec(url=url, oauth=settings, trust_content=True, startup_timeout=5)
+    spec = HttpServerSpec(
+        type="sse" if sse else "http",
+        url=url,
+        oauth=settings,
+        trust_content=True,
+        startup_timeout=5,
+    )
 
     async def secret(server: str, reference: str) -> str:
         assert reference == "$ENV:SECURE_SECRET"
@@ -139,9 +149,12 @@ async def test_sign_in_registers_keeps_tokens_owner_only_and_reuses_them(
     assert (provider.registrations, provider.authorizations, again.urls) == (1, 1, [])
 
 
+@pytest.mark.parametrize("server", [False, True], ids=["same-origin", "separate"], indirect=True)
 async def test_an_expired_token_is_refreshed_without_the_user(
     server: AuthServer, tmp_path: Path
 ) -> None:
+    """A restarted client refreshes at the authorization server that issued the token (kept
+    with it: the resource server's origin may not be it)."""
     provider = server.provider
     provider.rotate = False  # the refresh token outlives a refresh that issues none
     async with signed_in(server.url, tmp_path, Browser()) as client:
@@ -181,20 +194,18 @@ async def test_a_refresh_without_a_new_refresh_token_keeps_the_old_one(
 async def test_a_stray_callback_is_refused_and_the_real_one_taken(
     server: AuthServer, tmp_path: Path
 ) -> None:
-    browser = Browser()
-    settings = OAuthSettings(open_browser=False)
-    spec = HttpServerSpec(url=server.url, oauth=settings, trust_content=True)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: browser.run(detour=True))
-        logins = oauth_logins(tmp_path, present=browser.present)
-        client = McpClient({"secure": spec}, spawn=tg.start_soon, oauth=logins)
-        try:
-            assert await whoami(client) in server.provider.clients
-        finally:
-            await client.aclose()
-            tg.cancel_scope.cancel()
+    browser = Browser(detour=True)
+    async with signed_in(server.url, tmp_path, browser) as client:
+        assert await whoami(client) in server.provider.clients
     (wrong, _), (right, _) = browser.pages
     assert (wrong, right) == (404, 200)
+
+
+async def test_sign_in_over_the_legacy_sse_transport(tmp_path: Path) -> None:
+    with oauth_server(Provider(), sse=True) as server:
+        async with signed_in(server.url, tmp_path, Browser(), sse=True) as client:
+            assert await whoami(client) in server.provider.clients
+    assert server.provider.authorizations == 1
 
 
 async def test_a_refused_sign_in_says_why(server: AuthServer, tmp_path: Path) -> None:
@@ -211,20 +222,23 @@ async def test_no_sign_in_within_login_timeout(server: AuthServer, tmp_path: Pat
 
 
 async def test_a_registered_client_with_its_secret(server: AuthServer, tmp_path: Path) -> None:
-    port = 0
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    sock, _ = bound()
+    port = sock.getsockname()[1]
+    sock.close()  # the port the client's registration names
     server.provider.clients["agentrig-ci"] = OAuthClientInformationFull(
         client_id="agentrig-ci",
         client_secret="s3cret",
         redirect_uris=[AnyUrl(f"http://127.0.0.1:{port}/callback")],
         token_endpoint_auth_method="client_secret_post",
     )
-    options = {"client_id": "agentrig-ci", "client_secret": "$ENV:SECURE_SECRET"}
-    async with signed_in(server.url, tmp_path, Browser(), callback_port=port, **options) as client:
+    async with signed_in(
+        server.url,
+        tmp_path,
+        Browser(),
+        callback_port=port,
+        client_id="agentrig-ci",
+        client_secret="$ENV:SECURE_SECRET",
+    ) as client:
         assert await whoami(client) == "agentrig-ci"
     assert server.provider.registrations == 0
 
@@ -287,6 +301,7 @@ async def test_a_runtime_signs_in_through_config(
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the commands run in their own process
 async def test_login_and_logout_commands(server: AuthServer, tmp_path: Path) -> None:
     """``agentrig mcp login NAME`` signs in (the address on its stderr), ``logout`` forgets."""
     from _mcp_support import AGENTRIG

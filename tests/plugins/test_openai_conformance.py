@@ -7,13 +7,13 @@ scenario is answered in the Chat Completions wire format through ``httpx.MockTra
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import httpx
-from _provider_fixtures import TrackingStream, provider_factory, served_provider
+from _provider_fixtures import MockTransportConformance, TrackingStream, served_provider
 
-from agentrig.llm import ModelRegistry, Provider, ProviderConfig
+from agentrig.llm import Provider
 from agentrig.testing import MockReply, MockRequest
 from agentrig.testing.conformance_provider import (
     RETRY_AFTER,
@@ -151,46 +151,13 @@ class OpenAIScenarioServer:
         )
 
 
-class TestOpenAIConformance(ProviderConformance):
+class TestOpenAIConformance(MockTransportConformance):
+    kind = "openai"
     model = "gpt-4o"
     capability_models: ClassVar[tuple[str, ...]] = ("gpt-4o", "gpt-5-mini", "o3-mini")
-    options: ClassVar[dict[str, Any]] = {}
-    expected_exemption: ClassVar[tuple[str, ...]] = ()
 
-    def make_provider(self, scenario: Scenario) -> Provider:
-        server = OpenAIScenarioServer(scenario)
-        self.__dict__.setdefault("servers", []).append(server)
-        factory = provider_factory("openai")
-        options = {"max_retries": 0, **self.options}
-
-        def http(*, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
-            # the runtime's factory takes ``trace_to`` (where trace headers may go); none here
-            # The exemption a private base_url asks of the runtime's egress policy.
-            exempt = kwargs.pop("allow_private", ())
-            assert tuple(exempt) == self.expected_exemption
-            return httpx.AsyncClient(transport=httpx.MockTransport(server.handle), **kwargs)
-
-        config = ProviderConfig(
-            id="openai-conformance",
-            kind="openai",
-            options=factory.options_model.model_validate(options).model_dump(exclude_unset=True),
-            credentials={"api_key": "sk-conformance"},
-            http=http,
-            models=ModelRegistry(),
-        )
-        provider: Provider = factory(config)
-        return provider
-
-    def _servers(self) -> list[OpenAIScenarioServer]:
-        servers: list[OpenAIScenarioServer] = self.__dict__.get("servers", [])
-        return servers
-
-    def wire_requests(self) -> Sequence[Mapping[str, Any]] | None:
-        return [body for server in self._servers() for body in server.bodies]
-
-    def stream_closed(self) -> bool | None:
-        slow = [stream for server in self._servers() for stream in server.slow]
-        return bool(slow) and all(stream.closed for stream in slow)
+    def scenario_server(self, scenario: Scenario) -> OpenAIScenarioServer:
+        return OpenAIScenarioServer(scenario)
 
 
 class TestOpenAICompatibleServerConformance(TestOpenAIConformance):

@@ -232,6 +232,26 @@ async def test_spans_start_named_with_the_attributes_a_sampler_decides_on() -> N
     }
 
 
+async def test_an_agent_created_again_under_a_disposed_ones_id_gets_its_own_description() -> None:
+    """How an agent's spans start is kept per agent, and forgotten when the agent goes."""
+    recorder = Recorder()
+    async with open_runtime(
+        config(SCRIPT + SCRIPT), memory=memory(), plugins=[("otel-test", recorder.telemetry)]
+    ) as rt:
+        for description in ("The first one.", "The second one."):
+            agent = await rt.agents.create(
+                "helper", provider="local", model="scripted-1", description=description
+            )
+            await agent.run("Weather in Lisbon?")
+            await rt.agents.dispose(agent.id)
+    described = [
+        dict(span.attributes or {}).get("gen_ai.agent.description")
+        for span in recorder.spans.get_finished_spans()
+        if span.name == "invoke_agent helper"
+    ]
+    assert described == ["The first one.", "The second one."]
+
+
 async def test_tool_spans_say_which_call_and_whether_it_failed() -> None:
     recorder = Recorder()
     await run_once(recorder)

@@ -42,6 +42,7 @@ from agentrig.agent._selection import (
     ModelSelectionService,
     Presets,
 )
+from agentrig.agent._side_call import SideCall
 from agentrig.agent._sync import run_sync
 from agentrig.agent._turn import FORCED_SUMMARY_FALLBACK, FORCED_SUMMARY_INSTRUCTION
 
@@ -53,6 +54,7 @@ __all__ = [
     "HANDOFF_TOOL_PREFIX",
     "PROJECT_INSTRUCTIONS",
     "RUN_QUEUE",
+    "SideCall",
     "Agent",
     "AgentRegistry",
     "AgentSetup",

@@ -32,11 +32,13 @@ from agentrig.agent._resume import Continuation
 from agentrig.agent._run_queue import RUN_QUEUE
 from agentrig.agent._runs import RunStream
 from agentrig.agent._selection import ModelPreset, ModelSelection
+from agentrig.agent._side_call import SideCall, complete_aside
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, ProviderId, SessionId, new_invocation_id
 from agentrig.kernel import AgentStatus, ContractViolation, ServiceKey
 from agentrig.llm import (
+    ModelResponse,
     ReasoningEffort,
     ToolCallBlock,
     ToolSpec,
@@ -284,6 +286,21 @@ class Agent:
         window = self.runtime.models.context_window(self.model)
         _, tool_chars = port.offer.request_specs(self.offered_tools())
         return measure_context(self.session, window, tool_chars=tool_chars)
+
+    async def complete_aside(
+        self, call: SideCall, *, signal: CancelSignal | None = None
+    ) -> ModelResponse:
+        """Ask the agent's model ``call``, apart from its conversation (a plugin's seam: an
+        MCP server's sampling request).
+
+        The call gets the agent's rules: its provider and model through the
+        ``request_config`` waterfall (a listener that stops the run there stops this call),
+        its output limit as a ceiling, the run's signal (``signal`` by default: the run in
+        progress), and its usage logged (``model/side-call``) and counted in the run's
+        record (``side_usage``, a part of ``usage``).  Neither the messages nor the reply
+        enter the history.  Who may ask, and when, is the caller's decision.
+        """
+        return await complete_aside(self._port, call, signal)
 
     async def compact(
         self, instructions: str | None = None, *, signal: CancelSignal | None = None

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from agentrig.agent._deadline import with_deadline
 from agentrig.agent._handoff import hand_off
-from agentrig.agent._results import RunResult
+from agentrig.agent._results import RunResult, sum_usage
 from agentrig.agent._resume import Continuation
 from agentrig.agent._structured import finish_structured
 from agentrig.agent._turn import run_turn
@@ -293,6 +293,7 @@ class RunDriver:
             self.current = signal
             self.notices = []
             port.delegations.take_finished()  # left by direct tool calls: not this run's
+            port.side_usages.clear()  # likewise
             port.delegations.handoff = None  # asked for outside a run (a continuation): stale
             port.delegations.handoff_call = None
             try:
@@ -311,6 +312,8 @@ class RunDriver:
                 self.current = None
                 self.stop_request = None
                 notices, self.notices = tuple(self.notices), []
+                side, port.side_usages = port.side_usages, []
+        outcome.usages.extend(side)  # the side calls are the run's too
         record = outcome.record(
             options.run_id,
             agent.id,
@@ -320,6 +323,7 @@ class RunDriver:
             structured_attempts=attempts,
             notices=notices,
             subagents=port.delegations.take_finished(),
+            side_usage=sum_usage(side),
             handoff=handed.invocation if handed is not None else None,
         )
         refused = tuple(outcome.refused) + (handed.refused if handed is not None else ())

@@ -21,7 +21,7 @@ from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
 from agentrig.errors import RuntimeClosedError
 from agentrig.kernel import AgentConfig, AgentStatus, AgentStatusChanged, Observation, RequestConfig
-from agentrig.llm import ToolSpec
+from agentrig.llm import ToolSpec, Usage
 from agentrig.session import (
     InboxSpliced,
     Session,
@@ -56,6 +56,7 @@ class AgentPort:
         "pending",
         "runtime",
         "session",
+        "side_usages",
         "status",
         "system_prompt",
         "turns",
@@ -95,6 +96,8 @@ class AgentPort:
         )
         #: the configuration of the last request (the ``request_config`` waterfall's start)
         self.last_request_config: RequestConfig | None = None
+        #: what the side calls made since the current run began reported (``complete_aside``)
+        self.side_usages: list[Usage | None] = []
         self.agent: Agent  # the handle, set by it when it is made
         #: shortens the history (automatically past ``compaction.at``, or when asked)
         self.compactor = Compactor(self)

@@ -49,8 +49,9 @@ replaces it."""
 _EFFORTS = (*EFFORT_LEVELS, "auto")
 
 
-async def request_config(port: AgentPort) -> RequestConfig:
-    """The ``request_config`` waterfall's choice for the next request (remembered)."""
+async def request_config(port: AgentPort, *, remember: bool = True) -> RequestConfig:
+    """The ``request_config`` waterfall's choice for the next request (remembered as the
+    start of the next one unless ``remember`` is false: a side call's choice is its own)."""
     agent = port.agent
     # What the machine would use: the agent's options on its first request, the
     # configuration of its last logged request header afterwards.
@@ -59,7 +60,8 @@ async def request_config(port: AgentPort) -> RequestConfig:
         default = initial_config(agent)
     hooks = agent.runtime.hooks
     if not hooks.has_listeners("request_config"):
-        port.last_request_config = default
+        if remember:
+            port.last_request_config = default
         return default  # what the waterfall's end gives, without a coroutine
     chosen = await hooks.waterfall("request_config", default, _keep_config)
     if chosen.reasoning_effort is not None and chosen.reasoning_effort not in _EFFORTS:
@@ -67,7 +69,8 @@ async def request_config(port: AgentPort) -> RequestConfig:
             f"a request_config listener set reasoning_effort={chosen.reasoning_effort!r}; "
             f"it is one of {', '.join(_EFFORTS)} or None"
         )
-    port.last_request_config = chosen
+    if remember:
+        port.last_request_config = chosen
     return chosen
 
 

@@ -161,7 +161,8 @@ class RunRecord:
     """The invocation record of one run: ids, timings, and usage when it was reported.
 
     ``usage`` is everything the run's model calls reported, the summary calls of its
-    compactions included; ``compaction_usage`` is that summarising part alone.
+    compactions and its side calls (an MCP server's sampling) included; ``compaction_usage``
+    and ``side_usage`` are those parts alone.
     """
 
     run_id: RunId
@@ -188,6 +189,9 @@ class RunRecord:
     handoff: RunRecord | None = None
     #: what the summary calls of the run's compactions reported (a part of ``usage``)
     compaction_usage: Usage | None = None
+    #: what the side calls made for the run reported (``Agent.complete_aside``: an MCP
+    #: server's sampling requests; a part of ``usage``)
+    side_usage: Usage | None = None
     #: the classified failure the last reply reported (outcome ``model_response_failure``)
     response_failure: ModelResponseFailure | None = None
     #: how each model request of the run resolved its reasoning effort, in order

@@ -17,6 +17,10 @@ command line:
 * otherwise nobody can answer: the call is refused, and the command reports it afterwards
   and exits with :data:`EXIT_REFUSED` naming ``--yes`` and ``--mode``.
 
+The same listener answers ``elicitation`` (an MCP server asking the person for input): on a
+terminal the form is filled in (:mod:`agentrig.cli._elicit`); without one it is declined,
+with a note on stderr.  ``--yes`` types no input for anyone.
+
 Questions are asked one at a time even when tool calls run concurrently.  The listener
 also watches the gate's ``permission`` observations, so a call refused by a rule, a mode or
 the person is mentioned when the command's output did not show it -- a refused call never
@@ -37,7 +41,12 @@ if TYPE_CHECKING:
     import anyio
 
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel import Observation, PermissionQuestion
+    from agentrig.kernel import (
+        ElicitationAnswer,
+        ElicitationQuestion,
+        Observation,
+        PermissionQuestion,
+    )
 
 __all__ = [
     "EXIT_REFUSED",
@@ -167,6 +176,29 @@ class CliApprover:
         """Keep every call the gate refused: ``(tool, reason)``."""
         if payload.kind == "permission" and not payload.data.get("allowed", True):
             self.denied.append((str(payload.data.get("tool")), str(payload.data.get("reason"))))
+
+    @hookimpl(trylast=True)
+    async def elicitation(self, payload: ElicitationQuestion) -> ElicitationAnswer:
+        """An MCP server asks for input: the person answers on a terminal; without one the
+        request is declined (and the command says so)."""
+        from agentrig.cli._elicit import ask_elicitation
+        from agentrig.kernel import ElicitationAnswer
+
+        if self.read_line is None:
+            self.err.write(
+                f"note: {payload.source} asked for input ({payload.message!r}) and there is "
+                "no terminal to answer: declined\n"
+            )
+            self.err.flush()
+            return ElicitationAnswer.decline()
+
+        async def read() -> str | None:
+            line = await self._answer()
+            return None if line is _WITHDRAWN else line
+
+        async with self._one_at_a_time:
+            with self.renderer.paused():
+                return await ask_elicitation(payload, read, self.err)
 
     @hookimpl(trylast=True)
     async def permission_approver(self, payload: PermissionQuestion) -> Answer:

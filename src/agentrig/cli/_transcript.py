@@ -26,17 +26,11 @@ FORMATS: tuple[Format, ...] = ("text", "markdown", "json")
 
 def total_usage(events: Sequence[SessionEvent]) -> Usage | None:
     """The usage the provider reported over the whole session, compactions' summary calls
-    included (None when it reported none)."""
+    and side calls included (None when it reported none)."""
     from agentrig.llm import Usage
-    from agentrig.session import AssistantMessageEvent, ContextCompacted
+    from agentrig.session import event_usage
 
-    found: list[Usage] = []
-    for e in events:
-        data = e.data
-        if isinstance(data, AssistantMessageEvent) and data.message.usage is not None:
-            found.append(data.message.usage)
-        elif isinstance(data, ContextCompacted) and data.usage is not None:
-            found.append(data.usage)
+    found = [u for u in (event_usage(e.data) for e in events) if u is not None]
     if not found:
         return None
     return Usage.of(

@@ -36,6 +36,7 @@ from agentrig.kernel._payloads import (
     AgentStatusChanged,
     CompactionPlan,
     CompactionRequest,
+    ElicitationQuestion,
     Observation,
     PermissionQuestion,
     PreStep,
@@ -237,6 +238,17 @@ def permission_approver(payload: PermissionQuestion) -> Any:
     """Answer a permission question: ``"allow"``, ``"deny"`` or ``("allow", "remember")``.
 
     First result: the first non-None answer wins; no answer at all means deny.
+    """
+
+
+@_spec(Mode.FIRST_RESULT, firstresult=True)
+def elicitation(payload: ElicitationQuestion) -> Any:
+    """Ask the person for the input an MCP server (or another source) requests.
+
+    First result: the first :class:`ElicitationAnswer` wins.  No answer at all -- no person
+    to ask (a script, a served request) -- is a ``decline``; the asker validates an accepted
+    form against its schema before it uses it.  The ``run`` and ``chat`` commands answer on
+    a terminal.
     """
 
 

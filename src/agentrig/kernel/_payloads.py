@@ -36,6 +36,8 @@ __all__ = [
     "AgentStatusChanged",
     "CompactionPlan",
     "CompactionRequest",
+    "ElicitationAnswer",
+    "ElicitationQuestion",
     "Enter",
     "Observation",
     "PermissionQuestion",
@@ -331,6 +333,57 @@ class PermissionQuestion:
     rule: str | None = None
     call_id: CallId | None = None
     always_ask: bool = False
+
+
+# ---- elicitation -----------------------------------------------------------------------------
+
+
+@final
+@attrs.frozen(slots=True)
+class ElicitationQuestion:
+    """Something other than the model asks the person for input (an MCP server's
+    elicitation), usually in the middle of a tool call.
+
+    ``source`` names the asker (``mcp:<server>``) so the person can tell who wants to know.
+    In form mode ``schema`` is the flat JSON object schema the answer must match (each
+    property a string, number, integer, boolean or enum); in URL mode ``url`` is a page the
+    person is asked to open, and ``schema`` is None.  ``agent_id`` is the agent whose tool
+    call the question belongs to, when known.
+    """
+
+    agent_id: AgentId | None
+    source: str
+    message: str
+    schema: Mapping[str, Any] | None = None
+    url: str | None = None
+
+    @property
+    def mode(self) -> Literal["form", "url"]:
+        return "url" if self.url is not None else "form"
+
+
+@final
+@attrs.frozen(slots=True)
+class ElicitationAnswer:
+    """The person's answer: ``accept`` (with ``content`` in form mode), ``decline`` (an
+    explicit no) or ``cancel`` (dismissed without choosing)."""
+
+    action: Literal["accept", "decline", "cancel"] = attrs.field(
+        validator=attrs.validators.in_(("accept", "decline", "cancel"))
+    )
+    content: Mapping[str, Any] | None = None
+
+    @classmethod
+    def accept(cls, content: Mapping[str, Any] | None = None) -> ElicitationAnswer:
+        return cls("accept", content)
+
+    @classmethod
+    def decline(cls) -> ElicitationAnswer:
+        return cls("decline")
+
+    @classmethod
+    def cancel(cls) -> ElicitationAnswer:
+        return cls("cancel")
 
 
 # ---- registration_guard ----------------------------------------------------------------------

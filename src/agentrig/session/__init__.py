@@ -10,6 +10,7 @@ from agentrig.session._events import (
     ContextCompacted,
     InboxSpliced,
     ModelError,
+    ModelSideCall,
     Notice,
     NoticeKind,
     RequestHeader,
@@ -29,6 +30,7 @@ from agentrig.session._events import (
     TurnStart,
     TurnTrigger,
     UserMessageEvent,
+    event_usage,
 )
 from agentrig.session._log import (
     INTERRUPTED_NOTE,
@@ -75,6 +77,7 @@ __all__ = [
     "INTERRUPTED_NOTE",
     "InboxSpliced",
     "ModelError",
+    "ModelSideCall",
     "ListStorage",
     "LoadReport",
     "MessagesView",
@@ -107,6 +110,7 @@ __all__ = [
     "UserMessageEvent",
     "WriterConflictError",
     "dump_event",
+    "event_usage",
     "find_cut_off_turn",
     "message_chars",
     "parse_event",

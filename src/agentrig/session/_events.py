@@ -24,6 +24,7 @@ __all__ = [
     "CompactionTrigger",
     "InboxSpliced",
     "ModelError",
+    "ModelSideCall",
     "Notice",
     "NoticeKind",
     "RequestHeader",
@@ -43,6 +44,7 @@ __all__ = [
     "TurnStart",
     "TurnTrigger",
     "UserMessageEvent",
+    "event_usage",
 ]
 
 TurnTrigger = Literal["prompt", "followup", "steer", "resume"]
@@ -177,6 +179,24 @@ class ModelError(SessionEventData):
     message: str
 
 
+class ModelSideCall(SessionEventData):
+    """A model call made for the agent outside its conversation (an MCP server's sampling
+    request, through :meth:`agentrig.agent.Agent.complete_aside`).
+
+    What was asked and answered stays with whoever asked (``source``); the log keeps who
+    asked, which model answered and what it cost, so the call counts in the run's usage and
+    in every budget read from the log.  The projection to messages skips it.
+    """
+
+    type: Literal["model/side-call"] = "model/side-call"
+    #: who asked (``mcp:<server>``)
+    source: str
+    provider: str
+    model: str
+    usage: Usage | None = None
+    stop_reason: str | None = None
+
+
 class ContextCompacted(SessionEventData):
     """The history the model sees was shortened: ``messages`` replace the first ``replaced``
     messages derived so far (the system head is not among them).
@@ -270,6 +290,7 @@ SESSION_EVENTS.register_all(
         ToolResultStored,
         RequestHeader,
         ModelError,
+        ModelSideCall,
         ContextCompacted,
         SystemPrompt,
         InboxSpliced,
@@ -278,6 +299,20 @@ SESSION_EVENTS.register_all(
     ),
     source="agentrig",
 )
+
+
+def event_usage(data: SessionEventData) -> Usage | None:
+    """The usage a model call recorded in ``data``: an assistant reply's, a compaction's
+    summary call's, a side call's (None for every other event, or when none was reported).
+
+    Every sum of a session's spending reads events through this one function, so a new kind
+    of model call cannot be left out of one budget and counted in another.
+    """
+    if isinstance(data, AssistantMessageEvent):
+        return data.message.usage
+    if isinstance(data, ContextCompacted | ModelSideCall):
+        return data.usage
+    return None
 
 
 class TraceIds(BaseModel):

@@ -17,6 +17,7 @@ from agentrig.diagnostics import get_logger
 from agentrig.errors import UnknownIdError
 from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
+from agentrig_mcp._answers import Answers
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._connection import Resolve, ServerConnection, Spawn, TraceHeaders
 from agentrig_mcp._errors import McpError
@@ -79,6 +80,7 @@ class McpClient:
         notify: Notify | None = None,
         max_output_chars: int = 100_000,
         trace: TraceHeaders | None = None,
+        answers: Answers | None = None,
         oauth: OAuthFor | None = None,
     ) -> None:
         self._notify = notify
@@ -96,6 +98,7 @@ class McpClient:
                 http_client=http_client,
                 on_notification=self._notification,
                 trace=trace,
+                answers=answers,
                 oauth=oauth,
             )
             for name, spec in servers.items()

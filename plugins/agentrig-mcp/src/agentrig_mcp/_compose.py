@@ -28,6 +28,7 @@ from agentrig.credentials import (
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import Runtime
 from agentrig.plugin import resolve_secret, trace_env
+from agentrig_mcp._answers import session_callbacks
 from agentrig_mcp._client import McpClient
 from agentrig_mcp._config import (
     HttpServerSpec,
@@ -299,6 +300,7 @@ async def compose_mcp(
         http_client=_http_client(rt),
         notify=lambda observation: rt.hooks.notify("observe", observation),
         trace=lambda: _trace_headers(rt),
+        answers=session_callbacks(rt.hooks),
         oauth=_oauth(rt, settings),
     )
     provide_client(rt, client)

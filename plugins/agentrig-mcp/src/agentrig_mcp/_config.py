@@ -88,6 +88,15 @@ class _Common(_Strict):
     max_message_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     #: first restart delay after a crash (doubles per consecutive failure, up to 30 s)
     restart_backoff: float = Field(default=0.5, ge=0)
+    #: may the server ask the agent's model (MCP sampling)?  ``off``: not offered; ``ask``:
+    #: the approver answers each request; ``allow``.  Always under the agent's provider,
+    #: limits and budget, and only while one of its tool calls runs
+    sampling: Literal["off", "ask", "allow"] = "off"
+    #: the most output tokens one sampling request gets (the agent's own limit still caps it)
+    sampling_max_tokens: int = Field(default=4096, gt=0)
+    #: may the server ask the person for input (MCP elicitation)?  The approver answers (the
+    #: CLI prompt); where nobody can, the request is declined
+    elicitation: bool = True
     #: a tool description longer than this is cut (with a note saying so)
     max_description_chars: int = Field(default=2048, ge=64)
     #: an input schema whose JSON is longer than this is replaced by ``{"type": "object"}``

@@ -27,6 +27,8 @@ from mcp.shared.session import ProgressFnT, RequestResponder
 from agentrig import __version__ as agentrig_version
 from agentrig.cancel import CancelSignal
 from agentrig.diagnostics import get_logger
+from agentrig_mcp._answers import Answers, SessionCallbacks
+from agentrig_mcp._callers import Callers
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._errors import McpAuthError, McpError, McpServerUnavailable
 from agentrig_mcp._lenient import RawCallResult, RawToolList, call_result, listed_tools
@@ -111,9 +113,13 @@ class ServerConnection:
         http_client: HttpClientFactory,
         on_notification: Callable[[str, types.ServerNotification], None] | None = None,
         trace: TraceHeaders | None = None,
+        answers: Answers | None = None,
         oauth: OAuthFor | None = None,
     ) -> None:
         self.name = name
+        self._answers = answers
+        #: the tool calls in flight: whose a sampling or elicitation request is
+        self.callers = Callers()
         self._oauth = oauth
         #: the server's OAuth sign-in (``oauth`` configured), made at its first start
         self.login: OAuthLogin | None = None
@@ -226,6 +232,8 @@ class ServerConnection:
                 outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
                 tg.start_soon(self._forward_in, run, read, inbound_send)
                 tg.start_soon(self._forward_out, run, outbound_receive, write)
+                # sampling and elicitation are advertised only when offered (their callbacks)
+                answers = self._answers(self) if self._answers else SessionCallbacks()
                 async with ClientSession(
                     inbound,
                     outbound,
@@ -233,6 +241,8 @@ class ServerConnection:
                     client_info=_CLIENT_INFO,
                     # roots are advertised only when there are some to tell
                     list_roots_callback=self._roots if self.spec.roots else None,
+                    sampling_callback=answers.sampling,
+                    elicitation_callback=answers.elicitation,
                 ) as session:
                     with anyio.move_on_after(self.spec.startup_timeout) as starting:
                         await session.initialize()

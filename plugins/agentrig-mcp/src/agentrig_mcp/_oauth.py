@@ -361,12 +361,16 @@ class OAuthLogin:
     async def _returned(self) -> tuple[str, str | None]:
         return await self._callback.wait()
 
-    async def sign_in(self, http: httpx.AsyncClient, url: str) -> None:
-        """Make sure the client holds a token the server takes, signing in if needed."""
-        ping = {"jsonrpc": "2.0", "id": "agentrig-sign-in", "method": "ping"}
-        headers = {"accept": "application/json, text/event-stream"}
+    async def sign_in(self, http: httpx.AsyncClient, url: str, *, sse: bool = False) -> None:
+        """Make sure the client holds a token the server takes, signing in if needed: one
+        request the endpoint answers -- a JSON-RPC ping POSTed (streamable HTTP), or the
+        event stream's GET, closed once its status is known (legacy SSE)."""
+        headers = {"accept": "text/event-stream" if sse else "application/json, text/event-stream"}
+        ping = None if sse else {"jsonrpc": "2.0", "id": "agentrig-sign-in", "method": "ping"}
+        method = "GET" if sse else "POST"
         try:
-            response = await http.post(url, json=ping, headers=headers, auth=self.auth)
+            async with http.stream(method, url, json=ping, headers=headers, auth=self.auth) as r:
+                response = r
         except (httpx.HTTPError, OAuthFlowError, ValidationError) as exc:
             raise McpAuthError(
                 f"MCP server {self.server!r}: sign-in failed: {type(exc).__name__}: {exc}"

@@ -8,6 +8,7 @@ A result's images (image content, embedded image resources) reach the model as i
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,6 +21,7 @@ from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock
 from agentrig.tools import PermissionArg, RiskClass, ToolContext, ToolInputError, ToolOutput
 from agentrig.tools.schema import check_bounds, validate_json
+from agentrig_mcp._callers import Caller
 from agentrig_mcp._connection import ServerConnection
 
 __all__ = [
@@ -380,12 +382,18 @@ class McpTool:
                 }
                 notify(Observation("mcp/progress", agent_id, data))
 
-        result = await self.connection.call_tool(
-            self.definition.name, input, signal=ctx.signal, progress=progress
-        )
+        agent = ctx.agent
+        # a sampling or elicitation request the server sends meanwhile is this agent's
+        with (
+            self.connection.callers.calling(Caller(agent, ctx.signal, ctx.call_id))
+            if isinstance(agent, Agent)
+            else contextlib.nullcontext()
+        ):
+            result = await self.connection.call_tool(
+                self.definition.name, input, signal=ctx.signal, progress=progress
+            )
         # an agent that cuts big results keeps the whole one on disk and says so truthfully:
         # cutting here first would make its note describe an already-cut text as the whole
-        agent = ctx.agent
         spills = isinstance(agent, Agent) and agent.config.tool_result_max_bytes > 0
         content = result_content(result, max_chars=None if spills else self._max_chars)
         if not self.connection.spec.trust_content:

@@ -118,7 +118,7 @@ async def _http(
     if login is not None:
         # a sign-in that waits for the user happens here, not within startup_timeout
         async with made() as http:
-            await login.sign_in(http, spec.url)
+            await login.sign_in(http, spec.url, sse=spec.type == "sse")
     if spec.type == "sse":
         from mcp.client.sse import sse_client
 

@@ -33,6 +33,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from agentrig.plugin import (
     TRACE_CONTEXT,
+    AgentDisposed,
     Composition,
     Observation,
     ScopeKind,
@@ -238,6 +239,14 @@ class Telemetry:
     def session_start(self, payload: Any) -> None:
         if self.runtime is None:
             self.runtime = payload.runtime
+
+    @hookimpl
+    def agent_disposed(self, payload: AgentDisposed) -> None:
+        """Forget how the agent's spans start: an agent created later under the same id may
+        have another description and other tools."""
+        gone = payload.agent_id
+        for key in [k for k in self._starts if k[0] != "model_call" and k[1] == gone]:
+            del self._starts[key]
 
     @hookimpl
     def observe(self, payload: Observation) -> None:

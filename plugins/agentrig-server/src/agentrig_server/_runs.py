@@ -41,10 +41,10 @@ from agentrig.llm import (
 )
 from agentrig.session import (
     AssistantMessageEvent,
-    ContextCompacted,
     SessionEvent,
     ToolResultEvent,
     UserMessageEvent,
+    event_usage,
 )
 from agentrig_server._admission import Caller, Slots
 from agentrig_server._errors import ApiError, internal_error
@@ -318,11 +318,9 @@ class ActiveRun:
         not logged yet) used the token budget."""
         used = pending
         for event in self.agent.session.events[self._start :]:
-            data = event.data
-            if isinstance(data, AssistantMessageEvent) and data.message.usage is not None:
-                used += data.message.usage.total
-            elif isinstance(data, ContextCompacted) and data.usage is not None:
-                used += data.usage.total  # a compaction's summary call is the run's too
+            # replies, a compaction's summary call, side calls (MCP sampling): all the run's
+            usage = event_usage(event.data)
+            used += usage.total if usage is not None else 0
         for child in self.agent.delegations.finished:  # sub-agents the run delegated to
             total = child.total_usage
             used += total.total if total is not None else 0
