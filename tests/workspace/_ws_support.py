@@ -62,3 +62,20 @@ async def bash(
     checked = check_input(BASH, arguments)
     assert checked.passed, checked.issues
     return await BASH.execute(checked.value, context(space, BASH, signal))
+
+
+def processes_naming(root: Path) -> list[int]:
+    """Live (not zombie) processes whose command line names ``root``: its sandboxes or
+    command servers."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(root).encode() in cmdline and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
-from _ws_support import bash, sandboxed
+from _ws_support import bash, processes_naming, sandboxed
 
 from agentrig.builtins.workspace import Workspace
 from agentrig.cancel import AbortError, CancelSignal
@@ -25,17 +23,6 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="native changes the ui
 STUBBORN = (
     "setsid sh -c 'trap \"\" TERM; while true; do date +%s%N > beat; sleep 0.05; done' & sleep 300"
 )
-
-
-@pytest.fixture
-def shared_root() -> Iterator[Path]:
-    """A workspace the restricted user (nobody) can write: outside pytest's 0700 tmp dirs."""
-    path = Path(tempfile.mkdtemp(prefix="agentrig-ws-"))
-    path.chmod(0o777)
-    try:
-        yield path.resolve()
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(params=["bubblewrap", "native"])
@@ -175,3 +162,17 @@ async def test_bubblewrap_shows_the_system_read_only(shared_root: Path) -> None:
     assert "cannot access '/root'" in out  # not shown at all
     assert (shared_root / "w").read_text() == "ok\n"
     assert not Path("/usr/x").exists()  # noqa: ASYNC240
+
+
+async def test_a_cancel_while_a_sandbox_starts_leaves_no_process(space: Workspace) -> None:
+    """A persistent sandbox or command server is never left half set up."""
+    assert space.backend is not None
+    pool = space.backend.pool
+    assert pool is not None, "no interpreter for the command server here"
+    for delay in (0.0, 0.005, 0.02):
+        with anyio.move_on_after(delay):
+            await bash(space, "echo hi")
+    await pool.aclose()
+    with anyio.fail_after(10):
+        while processes_naming(space.root):  # noqa: ASYNC110 - processes, not an event
+            await anyio.sleep(0.05)

@@ -15,7 +15,6 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import pytest
 from _ws_support import bash, sandboxed
 
@@ -154,30 +153,3 @@ async def test_signals_are_the_defaults_and_a_bad_command_is_an_error(root: Path
     assert nul.content.startswith("the sandbox could not start the command")  # goes on
     assert await bash(space, "echo fine") == "fine\n"
     assert _pool(space).started == 1
-
-
-def _sandbox_processes(root: Path) -> list[int]:
-    """Live (not zombie) processes whose command line names ``root``: its sandboxes."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if str(root).encode() in cmdline and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
-
-
-async def test_a_cancel_while_a_sandbox_starts_leaves_no_process(root: Path) -> None:
-    space = sandboxed(root, backend="bubblewrap")
-    for delay in (0.0, 0.005, 0.02):
-        with anyio.move_on_after(delay):
-            await bash(space, "echo hi")
-    await _pool(space).aclose()
-    with anyio.fail_after(10):
-        while _sandbox_processes(root):  # noqa: ASYNC110 - processes, not an event
-            await anyio.sleep(0.05)

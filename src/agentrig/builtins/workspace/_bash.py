@@ -10,7 +10,6 @@ with the output, so the turn goes on.
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 from typing import Any
 
@@ -21,17 +20,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentrig.builtins.workspace._base import WorkspaceTool, workspace_of
 from agentrig.builtins.workspace._errors import SandboxError, SandboxUnavailableError
 from agentrig.builtins.workspace._git import refuse_git_with_filters
-from agentrig.builtins.workspace._sandbox import Backend, BubblewrapBackend, NativeBackend
-from agentrig.builtins.workspace._sandbox_session import CommandResult
+from agentrig.builtins.workspace._sandbox import Backend, NativeBackend
+from agentrig.builtins.workspace._sandbox_session import CommandResult, end_reaped
 from agentrig.builtins.workspace._space import Workspace
 from agentrig.errors import Issue
-from agentrig.host import end_tree, kill_tree_group, open_reaped
+from agentrig.host import open_reaped
 from agentrig.tools import PermissionArg, ToolContext, ToolOutput
 
 __all__ = ["BashInput", "BashTool", "CommandResult", "run_confined"]
 
 _CHUNK = 65536
-_REAP_TIMEOUT = 5.0
 
 
 class BashInput(BaseModel):
@@ -55,31 +53,18 @@ async def _drain(stream: anyio.abc.ByteReceiveStream, result: CommandResult, lim
         result.keep(chunk, limit)
 
 
-async def _end(process: anyio.abc.Process) -> None:
-    """End the tree (the reaper SIGKILLs every descendant), then reap; never cancelled."""
-    with anyio.CancelScope(shield=True):
-        end_tree(process)
-        with anyio.move_on_after(_REAP_TIMEOUT):
-            await process.wait()
-        if process.returncode is None:  # the reaper did not answer: kill its group
-            kill_tree_group(process.pid)
-            with anyio.move_on_after(_REAP_TIMEOUT):
-                await process.wait()
-        with anyio.move_on_after(_REAP_TIMEOUT), contextlib.suppress(Exception):
-            await process.aclose()
-
-
 async def run_confined(
     backend: Backend, command: str, space: Workspace, *, seconds: float, limit: int
 ) -> CommandResult:
     """Run ``command`` through ``backend`` in the workspace root; the tree ends with it.
 
     Cancellation (the run's, or a caller's deadline) ends the tree too and propagates.  A
-    bubblewrap backend runs it in one of its persistent sandboxes (see ``_sandbox_session``).
+    backend with persistent sandboxes (both, where an interpreter for their command server
+    is at hand) runs it in one of them (see ``_sandbox_session``); otherwise it starts
+    alone under the host's reaper.
     """
-    pool = backend.pool if isinstance(backend, BubblewrapBackend) else None
-    if pool is not None:
-        return await pool.run(command, seconds=seconds, limit=limit)
+    if backend.pool is not None:
+        return await backend.pool.run(command, seconds=seconds, limit=limit)
     confine = backend.confinement if isinstance(backend, NativeBackend) else None
     try:
         process = await open_reaped(
@@ -101,7 +86,7 @@ async def run_confined(
             await process.wait()
         result.timed_out = deadline.cancelled_caught
     finally:
-        await _end(process)
+        await end_reaped(process)
     result.exit_code = process.returncode
     return result
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from agentrig.builtins.workspace._base import WorkspaceTool
 from agentrig.builtins.workspace._config import WorkspaceConfig
 from agentrig.builtins.workspace._errors import SandboxUnavailableError
-from agentrig.builtins.workspace._sandbox import BubblewrapBackend, backend_for
+from agentrig.builtins.workspace._sandbox import backend_for
 from agentrig.builtins.workspace._space import WORKSPACE, FetchClient, Workspace
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import HTTP, Runtime
@@ -45,9 +45,8 @@ def compose_workspace(rt: Runtime) -> None:
     if issues:
         raise ConfigError(issues, source=rt.loaded.source)
     rt.services.provide(WORKSPACE, space, source="compose-workspace")
-    pool = backend.pool if isinstance(backend, BubblewrapBackend) else None
-    if pool is not None:
-        rt.on_close("workspace-sandboxes", pool.aclose)  # its idle sandboxes end with it
+    if backend is not None and backend.pool is not None:
+        rt.on_close("workspace-sandboxes", backend.pool.aclose)  # idle sandboxes end with it
 
 
 def _offered_tool_issues(rt: Runtime, space: Workspace) -> list[Issue]:

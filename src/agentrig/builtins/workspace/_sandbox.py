@@ -2,26 +2,29 @@
 
 * ``native``: the command runs as a configured restricted user (real, effective and saved
   uid and gid changed, supplementary groups cleared, no new privileges, the capability
-  bounding, inheritable and ambient sets emptied) under rlimits -- applied by the host's
-  reaper between its fork and the exec (:class:`agentrig.host.Confinement`).  It cannot take
-  the network away, so it needs ``network = true`` -- an explicit acceptance.
+  bounding, inheritable and ambient sets emptied) under rlimits -- applied by its command
+  server as it starts the command.  It cannot take the network away, so it needs
+  ``network = true`` -- an explicit acceptance.
 * ``bubblewrap``: Debian's ``bwrap`` -- new user, pid, ipc, uts, cgroup and (unless
   ``network = true``) network namespaces, every capability dropped, the system directories
   and the sandbox's own root read-only, ``/tmp`` empty, the workspace the one writable place
   (its ``.git``, ``.gitattributes`` and ``.gitmodules`` stay read-only).
 
-``native`` runs each command under the host's reaper (:func:`agentrig.host.open_reaped`,
-confined);
-``bubblewrap`` keeps a few sandboxes set up per workspace and runs each command in one
-(:mod:`._sandbox_session`), where its pid namespace is the reaper.  Either way a timeout or a
-cancellation ends the whole tree -- descendants that ignore SIGTERM or left the process
-group included -- and a command gets a minimal environment: the agent's own variables (API
-keys among them) never reach it.
+Both keep a few command servers per workspace and run each command through one
+(:mod:`._sandbox_session`): ``native``'s run as root under the host's reaper
+(:func:`agentrig.host.open_reaped`) and are the reapers of their commands
+(:mod:`._native_server`); ``bubblewrap``'s run in a sandbox each, whose pid namespace is
+the reaper.  Without an interpreter for a server, ``native`` starts each command under a
+reaper of its own (confined by it) and ``bubblewrap`` sets up a sandbox per command.
+Either way a timeout or a cancellation ends the whole tree -- descendants that ignore
+SIGTERM or left the process group included -- and a command gets a minimal environment: the
+agent's own variables (API keys among them) never reach it.
 """
 
 from __future__ import annotations
 
 import grp
+import json
 import os
 import pwd
 import resource
@@ -36,6 +39,8 @@ import attrs
 from agentrig.builtins.workspace._config import Limits, SandboxConfig
 from agentrig.builtins.workspace._errors import SandboxUnavailableError
 from agentrig.builtins.workspace._sandbox_session import (
+    BwrapProcess,
+    ReapedProcess,
     SandboxPool,
     server_source,
     settings_json,
@@ -53,8 +58,8 @@ _PRLIMIT = {
     "file_size_bytes": "--fsize",
     "open_files": "--nofile",
 }
-#: the same rlimits by number, as the sandbox's command server and the native backend's
-#: reaper set them per command
+#: the same rlimits by number, as both backends' command servers (and the reaper of a native
+#: command without one) set them per command
 _RLIMIT = {
     "cpu_seconds": resource.RLIMIT_CPU,
     "memory_bytes": resource.RLIMIT_AS,
@@ -64,6 +69,8 @@ _RLIMIT = {
 }
 #: what a process in the sandbox must never write: Git's own files in the workspace
 _GIT_FILES = (".git", ".gitattributes", ".gitmodules")
+#: the native backend's command server (run by path: it is never imported)
+NATIVE_SERVER = Path(__file__).with_name("_native_server.py")
 
 
 class Backend(Protocol):
@@ -80,6 +87,11 @@ class Backend(Protocol):
 
     def env(self) -> dict[str, str]:
         """The whole environment the command gets."""
+        ...
+
+    @property
+    def pool(self) -> SandboxPool | None:
+        """The persistent command servers (None: each command is started alone)."""
         ...
 
 
@@ -129,6 +141,30 @@ def _rlimits(limits: Limits) -> tuple[tuple[int, int], ...]:
     )
 
 
+def _confinement(backend: NativeBackend) -> Confinement:
+    return Confinement(backend.uid, backend.gid, _rlimits(backend.limits))
+
+
+def _native_pool(backend: NativeBackend) -> SandboxPool | None:
+    if backend.python is None:
+        return None
+    settings = {
+        "cwd": str(backend.root),
+        "env": backend.env(),
+        "uid": backend.uid,
+        "gid": backend.gid,
+        "limits": [list(pair) for pair in _rlimits(backend.limits)],
+    }
+    argv = [backend.python, "-I", "-S", str(NATIVE_SERVER), json.dumps(settings)]
+    start = ReapedProcess.starter(argv, "/", _base_env("/"))
+    return SandboxPool(start, _same_layout)
+
+
+def _same_layout() -> Hashable:
+    """A native server mounts nothing: any one serves (it finds the root per command)."""
+    return None
+
+
 @attrs.frozen(slots=True)
 class NativeBackend:
     """The command runs as the restricted ``uid``/``gid``, no supplementary groups."""
@@ -137,16 +173,22 @@ class NativeBackend:
     gid: int
     home: str
     limits: Limits
+    #: the workspace root, where each command starts
+    root: Path
     name: str = "native"
-    #: what the reaper applies to each command (identity, privileges, rlimits)
-    confinement: Confinement = attrs.field(init=False, eq=False, repr=False)
-
-    def __attrs_post_init__(self) -> None:
-        confinement = Confinement(self.uid, self.gid, _rlimits(self.limits))
-        object.__setattr__(self, "confinement", confinement)  # attrs' way for a frozen class
+    #: the interpreter of the command servers (None: a reaper of the host per command)
+    python: str | None = attrs.field(default=sys.executable or None, repr=False)
+    #: what the host's reaper applies to a command it starts (identity, privileges, rlimits)
+    confinement: Confinement = attrs.field(
+        init=False, default=attrs.Factory(_confinement, takes_self=True), eq=False, repr=False
+    )
+    #: the persistent command servers (None without an interpreter for them)
+    pool: SandboxPool | None = attrs.field(
+        init=False, default=attrs.Factory(_native_pool, takes_self=True), eq=False, repr=False
+    )
 
     @classmethod
-    def build(cls, config: SandboxConfig) -> NativeBackend:
+    def build(cls, config: SandboxConfig, root: Path) -> NativeBackend:
         assert config.user is not None  # the config refuses native without a user
         entry = _uid_of(config.user)
         uid = entry if isinstance(entry, int) else entry.pw_uid
@@ -174,7 +216,7 @@ class NativeBackend:
         if not REAPING:
             raise SandboxUnavailableError("the native backend needs Linux (its reaper)")
         home = "/" if isinstance(entry, int) else entry.pw_dir
-        return cls(uid=uid, gid=gid, home=home, limits=config.limits)
+        return cls(uid=uid, gid=gid, home=home, limits=config.limits, root=root)
 
     def argv(self, command: str, cwd: Path) -> list[str]:
         """The shell; the reaper confines it (:attr:`confinement`)."""
@@ -207,6 +249,15 @@ def _server_python(shown: tuple[str, ...]) -> str | None:
     return None
 
 
+def _bwrap_pool(backend: BubblewrapBackend) -> SandboxPool | None:
+    if backend.python is None:
+        return None
+    limits = list(_rlimits(backend.limits))
+    settings = settings_json(backend.root, backend.env(), limits, backend.read_only)
+    start = BwrapProcess.starter(lambda: backend.server_argv(settings))
+    return SandboxPool(start, backend.layout)
+
+
 @attrs.frozen(slots=True)
 class BubblewrapBackend:
     """The command runs in bwrap's namespaces: read-only system, writable workspace."""
@@ -221,14 +272,9 @@ class BubblewrapBackend:
     #: the interpreter of the command server (None: a sandbox per command)
     python: str | None = attrs.field(default=None, repr=False)
     #: the persistent sandboxes (None without an interpreter for their server)
-    pool: SandboxPool | None = attrs.field(init=False, default=None, eq=False, repr=False)
-
-    def __attrs_post_init__(self) -> None:
-        if self.python is not None:
-            limits = list(_rlimits(self.limits))
-            settings = settings_json(self.root, self.env(), limits, self.read_only)
-            pool = SandboxPool(self.server_argv, self.layout, settings)
-            object.__setattr__(self, "pool", pool)  # attrs' way for a frozen class
+    pool: SandboxPool | None = attrs.field(
+        init=False, default=attrs.Factory(_bwrap_pool, takes_self=True), eq=False, repr=False
+    )
 
     @classmethod
     def build(cls, config: SandboxConfig, root: Path) -> BubblewrapBackend:
@@ -347,7 +393,7 @@ class BubblewrapBackend:
 def backend_for(config: SandboxConfig, root: Path) -> Backend:
     """The configured backend, or :class:`SandboxUnavailableError` saying why not."""
     if config.backend == "native":
-        return NativeBackend.build(config)
+        return NativeBackend.build(config, root)
     if config.backend == "bubblewrap":
         return BubblewrapBackend.build(config, root)
     raise SandboxUnavailableError(f"unknown sandbox backend {config.backend!r}")  # pragma: no cover

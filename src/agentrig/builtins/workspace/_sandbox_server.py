@@ -27,6 +27,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 __all__: list[str] = []
@@ -64,8 +65,18 @@ def _receive(sock: socket.socket) -> tuple[str, int] | None:
     return body.decode("utf-8"), fd
 
 
-def _limited(argv: list[str], env: dict[str, str], out: int, limits: list[list[int]]) -> int:
-    """Fork, set the rlimits in the child only (they would accumulate in the server), exec."""
+def _limited(
+    argv: list[str],
+    env: dict[str, str],
+    out: int,
+    limits: list[list[int]],
+    ids: tuple[int, int] | None = None,
+) -> int:
+    """Fork, set the rlimits in the child only (they would accumulate in the server), exec.
+
+    ``ids``: the uid and gid the child takes as real, effective and saved ids before its
+    exec (the native backend's server; its groups and exec privileges are gone already).
+    """
     import resource
 
     pid = os.fork()
@@ -81,6 +92,9 @@ def _limited(argv: list[str], env: dict[str, str], out: int, limits: list[list[i
             os.close(out)
             for number in _DEFAULTED:
                 signal.signal(number, signal.SIG_DFL)
+            if ids is not None:
+                os.setresgid(ids[1], ids[1], ids[1])
+                os.setresuid(ids[0], ids[0], ids[0])
             os.execve(argv[0], argv, env)
         except BaseException as exc:  # said on the command's output, as the spawn path does
             os.write(2, f"the sandbox could not start the command: {exc}\n".encode())
@@ -206,27 +220,35 @@ def main(settings: dict[str, Any]) -> None:
     mounts = _mount_points()  # fixed: nothing in the sandbox may mount (no capabilities)
     scratch = _scratch([settings["cwd"], *settings["kept"]])
     sock.sendall(b"ready\n")
-    while True:
-        request = _receive(sock)
-        if request is None:
-            return
-        command, out = request
-        try:
-            pid = _spawn(command, env, out, limits)
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
-            os.write(out, f"the sandbox could not start the command: {exc}\n".encode())
-            os.close(out)
-            sock.sendall(b"127\n")
-            continue
-        os.close(out)
-        _pid, status = os.waitpid(pid, 0)
-        _end_the_rest()  # the output pipe's last writers: the host's read ends with them
-        sock.sendall(b"%d\n" % os.waitstatus_to_exitcode(status))
+    while serve_one(sock, lambda command, out: _spawn(command, env, out, limits), _end_the_rest):
         # the next request waits in the socket until this is done: no command sees the
-        # last one's files, and the answer above did not wait for it
+        # last one's files, and the answer did not wait for it
         for directory in scratch:
             _empty(directory, mounts)
         _remove_ipc()
+
+
+def serve_one(
+    sock: socket.socket, spawn: Callable[[str, int], int], end: Callable[[], None]
+) -> bool:
+    """Serve one request: ``spawn(command, out)``, wait for it, ``end()`` what it left,
+    answer its exit code.  False at end of input (the host closed its end, or died)."""
+    request = _receive(sock)
+    if request is None:
+        return False
+    command, out = request
+    try:
+        pid = spawn(command, out)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
+        os.write(out, f"the sandbox could not start the command: {exc}\n".encode())
+        os.close(out)
+        sock.sendall(b"127\n")
+        return True
+    os.close(out)
+    _pid, status = os.waitpid(pid, 0)
+    end()  # the output pipe's last writers: the host's read ends with them
+    sock.sendall(b"%d\n" % os.waitstatus_to_exitcode(status))
+    return True
 
 
 if __name__ == "__main__":

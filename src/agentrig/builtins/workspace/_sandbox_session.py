@@ -1,4 +1,4 @@
-"""Persistent bubblewrap sandboxes: set up once per workspace, one command at a time each.
+"""Persistent sandboxes: set up once per workspace, one command at a time each.
 
 Setting up a sandbox (namespaces, a dozen mounts) costs bwrap 10-20 ms, several times a
 command's own cost, so a workspace keeps its sandboxes: each runs the command server
@@ -11,6 +11,10 @@ A sandbox serves one command at a time (a pool keeps a few idle ones).  It is th
 and with it every process in it, when a command times out or is cancelled, when anything
 goes wrong talking to it, and when the layout it was set up for changed (the workspace root
 or Git's files appeared, vanished or were replaced, since they are mounted as found).
+
+The native backend keeps its command servers the same way (:mod:`._native_server`, root,
+each under a reaper of the host, :class:`ReapedProcess`): there a server is the reaper of
+its commands, and ending its reaper ends it and everything it started.
 """
 
 from __future__ import annotations
@@ -21,15 +25,28 @@ import signal
 import socket
 import subprocess
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from pathlib import Path
+from typing import Protocol
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 
 from agentrig.builtins.workspace._errors import SandboxError
+from agentrig.host import end_tree, kill_tree_group, open_reaped
 
-__all__ = ["MAX_COMMAND", "CommandResult", "SandboxPool", "server_source", "settings_json"]
+__all__ = [
+    "MAX_COMMAND",
+    "BwrapProcess",
+    "CommandResult",
+    "ReapedProcess",
+    "SandboxPool",
+    "ServerProcess",
+    "server_source",
+    "end_reaped",
+    "settings_json",
+]
 
 _CHUNK = 65536
 _READY_TIMEOUT = 30.0
@@ -74,11 +91,30 @@ async def _read_some(fd: int) -> bytes:
             continue
 
 
-class _Sandbox:
-    """One running sandbox and the host's end of its server's socket."""
+class ServerProcess(Protocol):
+    """A command server's process as a pool sees it (bwrap's, or a native server's reaper)."""
 
-    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket, layout: Hashable):
-        # a plain Popen, not an event loop's process: an idle sandbox belongs to no loop
+    def running(self) -> bool:
+        """Whether it has not ended yet."""
+        ...
+
+    def end_now(self) -> None:
+        """End it and every process it started, synchronously (a dropped pool's finalizer)."""
+        ...
+
+    async def ended(self) -> None:
+        """End it and every process it started; return once they are gone (bounded)."""
+        ...
+
+    def why(self) -> str:
+        """What it said on its way out, or how it ended."""
+        ...
+
+
+class _Sandbox:
+    """One running command server and the host's end of its socket."""
+
+    def __init__(self, process: ServerProcess, sock: socket.socket, layout: Hashable):
         self.process = process
         self.sock = sock
         self.layout = layout
@@ -111,10 +147,11 @@ class _Sandbox:
             except BlockingIOError:
                 continue
 
-    async def ready(self) -> None:
+    async def ready(self) -> str | None:
+        """None once the server is ready; else its own words on why it cannot serve."""
         with anyio.fail_after(_READY_TIMEOUT):
-            if await self._line() != b"ready":
-                raise SandboxError("the sandbox's command server did not start")
+            line = await self._line()
+        return None if line == b"ready" else line.decode("utf-8", "replace") or "no answer"
 
     async def run(self, command: str, result: CommandResult, limit: int) -> None:
         """Run ``command``; its output into ``result``, then its exit code."""
@@ -133,81 +170,173 @@ class _Sandbox:
         result.exit_code = int(await self._line())
 
     async def kill(self) -> None:
-        """End the sandbox and every process in it (bwrap's pid namespace goes with it)."""
+        """End the server and every process it started."""
         with anyio.CancelScope(shield=True):
             with contextlib.suppress(OSError):
                 self.sock.close()
-            _kill(self.process)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                await anyio.to_thread.run_sync(self.process.wait, _REAP_TIMEOUT)
-            if self.process.stderr is not None:
-                self.process.stderr.close()
+            await self.process.ended()
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL bwrap's process group: its monitor and the sandbox's init, whose death ends
-    every process of the sandbox (its pid namespace).  Not once it was reaped: the group's
-    id may be another's by then."""
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)  # a new session: the group is bwrap's
+class BwrapProcess:
+    """bwrap running a command server: a plain Popen, not an event loop's process (an idle
+    sandbox belongs to no loop)."""
 
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
 
-def _kill_all(processes: list[subprocess.Popen[bytes]]) -> None:
-    for process in processes:
-        _kill(process)
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def _kill(self) -> None:
+        """SIGKILL bwrap's process group: its monitor and the sandbox's init, whose death
+        ends every process of the sandbox (its pid namespace).  Not once it was reaped: the
+        group's id may be another's by then."""
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.popen.pid, signal.SIGKILL)  # a new session: bwrap's group
+
+    def end_now(self) -> None:
+        self._kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(_REAP_TIMEOUT)
-        if process.stderr is not None:
-            process.stderr.close()
+            self.popen.wait(_REAP_TIMEOUT)
+        if self.popen.stderr is not None:
+            self.popen.stderr.close()
+
+    async def ended(self) -> None:
+        with anyio.CancelScope(shield=True):
+            self._kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                await anyio.to_thread.run_sync(self.popen.wait, _REAP_TIMEOUT)
+            if self.popen.stderr is not None:
+                self.popen.stderr.close()
+
+    def why(self) -> str:
+        """What bwrap said on its way out (its stderr, once it is gone), or its status."""
+        text = ""
+        stream = self.popen.stderr
+        if stream is not None and not stream.closed:
+            with contextlib.suppress(OSError, ValueError):
+                text = stream.read(4096).decode("utf-8", "replace").strip()
+        return text or f"bwrap exited with status {self.popen.returncode}"
+
+    @classmethod
+    def starter(cls, argv: Callable[[], list[str]]) -> Callable[[int], Awaitable[BwrapProcess]]:
+        """Start ``argv()`` (made at each start: the mounts are those found then) with
+        ``stdin`` as its standard input, in a session of its own."""
+
+        async def start(stdin: int) -> BwrapProcess:
+            # started on the event loop's own thread, never a worker thread: bwrap's
+            # --die-with-parent is the kernel's parent-death signal, which fires when the
+            # *thread* that started it ends (a worker thread idles out in seconds)
+            popen = subprocess.Popen(  # noqa: ASYNC220 - see above; once per sandbox
+                argv(),
+                stdin=stdin,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            return cls(popen)
+
+        return start
+
+
+class ReapedProcess:
+    """A native command server under the host's reaper (:func:`agentrig.host.open_reaped`):
+    ending the reaper ends the server and every process below it, ``setsid`` ones included."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+
+    def running(self) -> bool:
+        return self.process.returncode is None
+
+    def end_now(self) -> None:
+        end_tree(self.process)
+
+    async def ended(self) -> None:
+        await end_reaped(self.process)
+
+    def why(self) -> str:
+        return f"the command server exited with status {self.process.returncode}"
+
+    @classmethod
+    def starter(
+        cls, argv: list[str], cwd: str, env: dict[str, str]
+    ) -> Callable[[int], Awaitable[ReapedProcess]]:
+        """Start ``argv`` (unconfined: it confines its commands) with ``stdin`` as its input."""
+
+        async def start(stdin: int) -> ReapedProcess:
+            process = await open_reaped(
+                argv,
+                stdin=stdin,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=cwd,
+                env=env,
+            )
+            return cls(process)
+
+        return start
+
+
+async def end_reaped(process: anyio.abc.Process) -> None:
+    """End a reaped tree (the reaper SIGKILLs every descendant), then reap; never cancelled."""
+    with anyio.CancelScope(shield=True):
+        end_tree(process)
+        with anyio.move_on_after(_REAP_TIMEOUT):
+            await process.wait()
+        if process.returncode is None:  # the reaper did not answer: kill its group
+            kill_tree_group(process.pid)
+            with anyio.move_on_after(_REAP_TIMEOUT):
+                await process.wait()
+        with anyio.move_on_after(_REAP_TIMEOUT), contextlib.suppress(Exception):
+            await process.aclose()
+
+
+def _end_all(processes: list[ServerProcess]) -> None:
+    for process in processes:
+        process.end_now()
 
 
 class SandboxPool:
-    """The persistent sandboxes of one bubblewrap backend (see the module docs).
+    """The persistent sandboxes of one backend (see the module docs).
 
-    ``argv(settings)`` is the bwrap command line that runs the server with ``settings``;
-    ``layout()`` says what the sandbox would mount now (compared before every command).
+    ``start(fd)`` starts a command server with ``fd`` (its end of a Unix socket) as its
+    standard input; ``layout()`` says what a sandbox set up now would be (compared before
+    every command: one set up for another layout is not reused).
     """
 
     def __init__(
         self,
-        argv: Callable[[str], list[str]],
+        start: Callable[[int], Awaitable[ServerProcess]],
         layout: Callable[[], Hashable],
-        settings: str,
         *,
         idle: int = 2,
     ) -> None:
-        self._argv = argv
+        self._start_server = start
         self._layout = layout
-        self._settings = settings
         self._idle: list[_Sandbox] = []
         self._most_idle = idle
-        self._live: list[subprocess.Popen[bytes]] = []
-        #: how many sandboxes were set up (each costs bwrap's setup once)
+        self._live: list[ServerProcess] = []
+        #: how many sandboxes were set up (each costs the backend's setup once)
         self.started = 0
         self._closed = False
         # a pool dropped without aclose (a test, a script) still ends its sandboxes
-        weakref.finalize(self, _kill_all, self._live)
+        weakref.finalize(self, _end_all, self._live)
 
     async def _start(self, layout: Hashable) -> _Sandbox:
         host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             try:
-                # started on the event loop's own thread, never a worker thread: bwrap's
-                # --die-with-parent is the kernel's parent-death signal, which fires when
-                # the *thread* that started it ends (a worker thread idles out in seconds)
-                process = subprocess.Popen(  # noqa: ASYNC220 - see above; once per sandbox
-                    self._argv(self._settings),
-                    stdin=child.fileno(),
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                )
+                process = await self._start_server(child.fileno())
             finally:
                 child.close()
         except OSError as exc:
             host.close()
             raise SandboxError(f"the sandbox could not start: {exc}") from None
+        except BaseException:
+            host.close()
+            raise
         host.setblocking(False)
         sandbox = _Sandbox(process, host, layout)
         self._live.append(process)
@@ -216,12 +345,15 @@ class SandboxPool:
             # never abandoned half set up: bwrap ties the sandbox to its monitor only once
             # its setup is done (a cancellation waits the few ms for it, then ends it)
             with anyio.CancelScope(shield=True):
-                await sandbox.ready()
+                refusal = await sandbox.ready()
         except BaseException as exc:
             await self._discard(sandbox)
             if isinstance(exc, SandboxError | TimeoutError):
-                raise SandboxError(f"the sandbox could not start: {_why(process)}") from None
+                raise SandboxError(f"the sandbox could not start: {process.why()}") from None
             raise
+        if refusal is not None:
+            await self._discard(sandbox)
+            raise SandboxError(f"the sandbox could not start: {refusal}")
         return sandbox
 
     async def _discard(self, sandbox: _Sandbox) -> None:
@@ -233,7 +365,7 @@ class SandboxPool:
         layout = self._layout()
         while self._idle:
             sandbox = self._idle.pop()
-            if sandbox.layout == layout and sandbox.process.poll() is None:
+            if sandbox.layout == layout and sandbox.process.running():
                 return sandbox
             await self._discard(sandbox)  # set up for another layout, or gone
         return await self._start(layout)
@@ -271,16 +403,6 @@ class SandboxPool:
         idle, self._idle = self._idle, []
         for sandbox in idle:
             await self._discard(sandbox)
-
-
-def _why(process: subprocess.Popen[bytes]) -> str:
-    """What bwrap said on its way out (its stderr, once it is gone), or its exit status."""
-    text = ""
-    stream = process.stderr
-    if stream is not None and not stream.closed:
-        with contextlib.suppress(OSError, ValueError):
-            text = stream.read(4096).decode("utf-8", "replace").strip()
-    return text or f"bwrap exited with status {process.returncode}"
 
 
 def settings_json(
