@@ -238,6 +238,22 @@ def served_provider(
     return provider
 
 
+async def body_sent(
+    kind: str,
+    request: ModelRequest,
+    answer: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON body the installed ``kind`` provider sends for ``request`` through
+    ``complete()`` (the mock server answers ``answer``)."""
+    server = MockServer(lambda _r: httpx.Response(200, json=dict(answer)))
+    provider = make_provider(kind, server, options=options)
+    await provider.complete(request, signal=CancelSignal())
+    await provider.aclose()
+    body: dict[str, Any] = server.bodies()[0]
+    return body
+
+
 async def run_stream(
     provider: Provider, request: ModelRequest, signal: CancelSignal | None = None
 ) -> tuple[AssistantMessage, list[StreamChunk]]:

@@ -12,6 +12,7 @@ import pytest
 from _provider_fixtures import (
     MockServer,
     TrackingStream,
+    body_sent,
     fixture_response,
     load_fixture,
     make_provider,
@@ -72,12 +73,7 @@ START = (
 
 
 async def sent_body(request: ModelRequest, options: dict[str, Any] | None = None) -> dict[str, Any]:
-    server = MockServer(lambda _r: httpx.Response(200, json=OK_BODY))
-    provider = make_provider("anthropic", server, options=options)
-    await provider.complete(request, signal=CancelSignal())
-    await provider.aclose()
-    body: dict[str, Any] = server.bodies()[0]
-    return body
+    return await body_sent("anthropic", request, OK_BODY, options)
 
 
 # -- thinking replay and history ------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from _provider_fixtures import (
     MockServer,
     TrackingStream,
+    body_sent,
     make_provider,
     provider_factory,
     run_stream,
@@ -471,12 +472,7 @@ async def test_non_json_arguments_are_kept_raw() -> None:
 
 
 async def sent_body(request: ModelRequest, options: dict[str, Any] | None = None) -> dict[str, Any]:
-    server = MockServer(lambda _r: httpx.Response(200, json=OK_BODY))
-    provider = make_provider("openai", server, options=options)
-    await provider.complete(request, signal=CancelSignal())
-    await provider.aclose()
-    body: dict[str, Any] = server.bodies()[0]
-    return body
+    return await body_sent("openai", request, OK_BODY, options)
 
 
 @pytest.mark.anyio
