@@ -62,7 +62,7 @@ def _pool(space: Workspace) -> SandboxPool:
 def _left_alive(root: Path) -> bool:
     """Whether the grandchild left behind still runs (a zombie does not)."""
     try:
-        pid = (root / "left").read_text().strip()
+        pid = int((root / "left").read_text())  # empty: killed before it wrote its pid
         stat = Path(f"/proc/{pid}/stat").read_text()
     except (OSError, ValueError):
         return False  # never started, or gone
