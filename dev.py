@@ -153,6 +153,18 @@ def demo(python: Path) -> None:
     _run(python, ROOT / "examples" / "quickstart" / "run.py")
 
 
+def worker_count() -> int:
+    """How many pytest-xdist workers run the tests: twice the cores, at least 2, at most 8.
+
+    Most tests wait on real servers and subprocesses (PostgreSQL, MCP servers, a browser, the
+    CLI) rather than compute, so two workers per core keep the cores busy, and an idle worker
+    takes tests queued on a busy one (``--dist worksteal``: a few slow files would otherwise
+    keep one worker going long after the others). ``-n 0`` after ``dev.py test`` runs the
+    suite in one process.
+    """
+    return max(2, min(8, 2 * (os.cpu_count() or 1)))
+
+
 def test(python: Path, extra: list[str]) -> None:
     _run(python, "-m", "ruff", "check", ".")
     _run(python, "-m", "ruff", "format", "--check", ".")
@@ -166,7 +178,7 @@ def test(python: Path, extra: list[str]) -> None:
     plugin_src = [str(p / "src") for p in _plugin_dirs()]
     if plugin_src:
         _run(python, "-m", "mypy", "--strict", *plugin_src)
-    _run(python, "-m", "pytest", *extra)
+    _run(python, "-m", "pytest", "-n", str(worker_count()), "--dist", "worksteal", *extra)
 
 
 def main(argv: list[str]) -> None:

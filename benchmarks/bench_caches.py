@@ -23,9 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_per_call_ns, emit, gc_paused
 
 import agentrig
+from agentrig.agent import AgentConfig
 from agentrig.builtins._gate import tool_permissions
 from agentrig.host import resolve_path
-from agentrig.kernel import AgentConfig, EntrySpec, _merge
+from agentrig.kernel import EntrySpec, _merge
 from agentrig.kernel import _dispatch as dispatch
 from agentrig.kernel._listeners import listener_problems
 from agentrig.llm import ToolSpec

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import compare, gc_paused
 
-from agentrig.agent import Agent
+from agentrig.agent import Agent, agent_configs
 from agentrig.ids import AgentId
 from agentrig.kernel import Runtime, open_runtime
 from agentrig.testing import ScriptedProvider
@@ -45,7 +45,7 @@ async def delegated_us(lead: Agent, calls: int) -> float:
 
 
 async def direct_us(rt: Runtime, calls: int, counter: list[int]) -> float:
-    config = rt.config.agents[AgentId("reviewer")]
+    config = agent_configs(rt.loaded)[AgentId("reviewer")]
     start = time.perf_counter_ns()
     for _ in range(calls):
         counter[0] += 1

@@ -40,6 +40,7 @@ from agentrig_dbos import DURABLE
 from bench_loop import MODEL, NOOP, K, _memory, run_replies
 
 import agentrig
+from agentrig.agent import agent_configs
 from agentrig.journal import SqliteJournal, journaled_runtime
 from agentrig.llm import ModelRequest
 from agentrig.testing import Reply, ScriptedCall, ScriptedProvider
@@ -90,6 +91,8 @@ async def bench(runs: int, repeats: int) -> None:
             durable = rt_durable.services.require(DURABLE)
             await durable.launch()
 
+            plain_config = agent_configs(rt_plain.loaded)["w"]
+
             async def journaled_pass(n: int) -> float:
                 nonlocal passes
                 passes += 1
@@ -97,7 +100,9 @@ async def bench(runs: int, repeats: int) -> None:
                     plain_provider.add(*run_replies())
                 agents = [
                     await rt_plain.agents.create(
-                        f"p{passes}-{i}", rt_plain.config.agents["w"], session_id=f"s{passes}-{i}"
+                        f"p{passes}-{i}",
+                        plain_config,
+                        session_id=f"s{passes}-{i}",
                     )
                     for i in range(n)
                 ]

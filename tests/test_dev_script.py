@@ -92,3 +92,18 @@ def test_an_unknown_command_prints_the_usage(
     assert exited.value.code == 2
     assert "dev.py demo" in capsys.readouterr().out
     assert ran == []
+
+
+def test_the_tests_run_in_parallel_workers_and_extra_arguments_come_last(
+    dev: tuple[ModuleType, list[list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module, ran = dev
+    monkeypatch.setattr(module.os, "cpu_count", lambda: 2)
+    module.test(module._python(), ["-n", "0", "tests/kernel"])
+    (pytest_run,) = [c for c in ran if c[1:3] == ["-m", "pytest"]]
+    workers = ["-n", "4", "--dist", "worksteal"]  # two per core
+    assert pytest_run[3:] == [*workers, "-n", "0", "tests/kernel"]  # the caller's -n wins
+    monkeypatch.setattr(module.os, "cpu_count", lambda: 64)
+    assert module.worker_count() == 8
+    monkeypatch.setattr(module.os, "cpu_count", lambda: None)
+    assert module.worker_count() == 2

@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 
 import agentrig
+from agentrig.agent import agent_configs
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,7 +43,7 @@ async def main() -> None:
         print(describe(await agent.run("think hard")))
         selection.save(selection.presets.resolve("deep"))
         print("saved the default:", selection.current())
-        second = await rt.agents.create("second", config=rt.config.agents["assistant"])
+        second = await rt.agents.create("second", config=agent_configs(rt.loaded)["assistant"])
         print("a new agent starts on", second.selection.model)
 
 

@@ -17,7 +17,7 @@ from agentloop_support import EnvFactory, check_invariant, events
 from pydantic import BaseModel
 
 from agentrig import CancelSignal
-from agentrig.agent import DeadlineExceededError
+from agentrig.agent import DeadlineExceededError, agent_configs
 from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.errors import AgentrigError, ConfigError
 from agentrig.ids import AgentId
@@ -272,7 +272,7 @@ def test_durations_read_as_seconds(value: object, seconds: float) -> None:
         "providers": {"p": {"kind": "k"}},
         "agents": {"a": {"provider": "p", "model": "m", "deadline": value}},
     }
-    assert load_config(data).config.agents[AgentId("a")].deadline == seconds
+    assert agent_configs(load_config(data))[AgentId("a")].deadline == seconds
 
 
 # ---- synchronous tools: a timeout abandons the worker thread -----------------------------------

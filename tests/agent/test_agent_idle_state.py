@@ -11,9 +11,9 @@ import anyio
 import pytest
 from agentloop_support import EnvFactory, Gate, clock, echo
 
+from agentrig.agent import AgentConfig
 from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.ids import AgentId
-from agentrig.kernel import AgentConfig
 
 pytestmark = pytest.mark.anyio
 

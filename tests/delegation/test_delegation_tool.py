@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agentrig.agent import DelegationError, Lineage
+from agentrig.agent import DelegationError, Lineage, agent_configs
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
@@ -241,7 +241,7 @@ async def test_a_childs_session_records_its_lineage_and_resume_restores_it(
         resumed = await rt.agents.resume(
             done.invocation.session_id,
             agent_id="again",
-            config=rt.config.agents[AgentId("reviewer")],
+            config=agent_configs(rt.loaded)[AgentId("reviewer")],
         )
         first = resumed.session.events[0].data
         assert isinstance(first, SessionLineage)

@@ -19,6 +19,7 @@ from lifecycle_support import hook, records
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
+from agentrig.hooks import hooks_config
 from agentrig.ids import AgentId
 from agentrig.kernel import load_config
 from agentrig.permissions import (
@@ -27,6 +28,7 @@ from agentrig.permissions import (
     PermissionRules,
     ToolPermissions,
     evaluate_permission,
+    permissions_config,
 )
 from agentrig.tools import tool
 
@@ -98,7 +100,7 @@ async def _run(config: Path, calls: list[ScriptedCall]) -> list[str]:
 
 def test_the_documented_settings_json_loads_into_permissions(tmp_path: Path) -> None:
     config = _project(tmp_path, '[claude_code]\nsettings = [".claude/settings.json"]\n')
-    permissions = load_config(config).config.permissions
+    permissions = permissions_config(load_config(config))
     assert list(permissions.allow) == [
         "Bash(npm run lint)",
         "Bash(npm run test *)",
@@ -186,7 +188,7 @@ def test_default_mode_does_not_override_the_toml_and_additional_directories_reso
         '[claude_code]\nsettings = [".claude/settings.json"]\n',
         settings,
     )
-    permissions = load_config(config).config.permissions
+    permissions = permissions_config(load_config(config))
     assert permissions.mode == "accept-edits"
     assert list(permissions.additional_directories) == [
         str(config.parent / "../shared"),
@@ -258,7 +260,7 @@ def async_free_compose(config: Path) -> None:
     from agentrig.hooks import event_name_problem
 
     loaded = load_config(config)
-    for event in loaded.config.hooks:
+    for event in hooks_config(loaded):
         problem = event_name_problem(event)
         if problem is not None:
             raise ConfigError([agentrig.errors.Issue("config.hook_event", problem)])
@@ -267,7 +269,7 @@ def async_free_compose(config: Path) -> None:
 def test_a_json_config_file_is_read_as_json(tmp_path: Path) -> None:
     path = tmp_path / "agentrig.json"
     path.write_text(json.dumps({"permissions": {"mode": "plan", "deny": ["Bash(rm:*)"]}}))
-    permissions = load_config(path).config.permissions
+    permissions = permissions_config(load_config(path))
     assert (permissions.mode, list(permissions.deny)) == ("plan", ["Bash(rm:*)"])
 
 
@@ -322,7 +324,7 @@ def test_mcp_server_and_tool_rules(
     # (tests/builtins/test_rule_targets.py), and the MCP double here joins after composition
     settings = _settings(tmp_path, {"permissions": {"defaultMode": "bypassPermissions", **rules}})
     config = _project(tmp_path, '[claude_code]\nsettings = [".claude/settings.json"]\n', settings)
-    loaded = load_config(config).config.permissions
+    loaded = permissions_config(load_config(config))
     issue = ToolPermissions("mcp__github__create_issue", "modify", None, {"title"})
     ctx = PermissionContext(
         workspace_root=str(tmp_path),
@@ -346,7 +348,7 @@ def test_a_root_anchored_file_rule_is_anchored_at_the_project(tmp_path: Path) ->
         tmp_path, {"permissions": {"deny": ["Read(/src/**)", "Read(//etc/shadow)", "Bash(/x)"]}}
     )
     config = _project(tmp_path, '[claude_code]\nsettings = [".claude/settings.json"]\n', settings)
-    deny = list(load_config(config).config.permissions.deny)
+    deny = list(permissions_config(load_config(config)).deny)
     assert deny == [
         f"Read(/{config.parent.resolve().as_posix()}/src/**)",
         "Read(//etc/shadow)",
@@ -361,6 +363,6 @@ def test_pre_and_post_compact_hooks_of_settings_are_taken(tmp_path: Path) -> Non
         tmp_path, '[claude_code]\nsettings = [".claude/settings.json"]\n', _settings(tmp_path, body)
     )
     async_free_compose(config)  # fired events: no problem to report
-    hooks = load_config(config).config.hooks
+    hooks = hooks_config(load_config(config))
     assert {"PreCompact", "PostCompact"} <= set(hooks)
     assert hooks["PreCompact"][0].matcher == "auto"

@@ -28,6 +28,7 @@ from agentrig.permissions import (
     escape_glob,
     evaluate_permission,
     match_path,
+    permissions_config,
 )
 
 READ = ToolPermissions("Read", "inspect", PermissionArg("file_path", "path"), {"file_path"})
@@ -43,7 +44,7 @@ def _loaded_rules(project: Path) -> tuple[str, ...]:
         json.dumps({"permissions": {"deny": ["Read(/secrets/**)", "Read(./private/**)"]}})
     )
     config = {"claude_code": {"settings": [str(project / ".claude" / "settings.json")]}}
-    return tuple(load_config(config).config.permissions.deny)
+    return tuple(permissions_config(load_config(config)).deny)
 
 
 def _decide(project: Path, deny: tuple[str, ...], path: Path) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from lifecycle_support import LANGUAGES, RAN, hook, records, run_agent
 
@@ -169,7 +170,7 @@ async def test_session_start_fires_once_per_session(tmp_path: Path) -> None:
     provider_replies: list[Reply | str] = ["one", "two"]
     RAN.clear()
     from agentrig.builtins._scripted import ScriptedProvider
-    from agentrig.kernel import LoadedConfig, RuntimeConfig
+    from agentrig.kernel import load_config
 
     provider = ScriptedProvider(provider_replies)
     config = {
@@ -177,7 +178,7 @@ async def test_session_start_fires_once_per_session(tmp_path: Path) -> None:
         "agents": {"a": {"provider": "local", "model": "m"}},
         "hooks": {"SessionStart": [hook(log)], "UserPromptSubmit": [hook(log, "bash")]},
     }
-    loaded = LoadedConfig(RuntimeConfig.model_validate(config), None, tmp_path)
+    loaded = attrs.evolve(load_config(config), base_dir=tmp_path)
     async with agentrig.open_runtime(
         loaded, overrides=[("providers", "local", provider)], environ={}
     ) as rt:

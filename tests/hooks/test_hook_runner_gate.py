@@ -23,6 +23,7 @@ from agentrig.hooks import (
     ApprovalRequest,
     Decision,
     Deny,
+    HookConfig,
     HookErrorOutcome,
     HookEvent,
     HookGateDecision,
@@ -31,7 +32,7 @@ from agentrig.hooks import (
     make_hook_gate,
 )
 from agentrig.ids import AgentId, PluginName
-from agentrig.kernel import HookConfig, MemorySource, builtin_source, open_runtime
+from agentrig.kernel import MemorySource, builtin_source, open_runtime
 from agentrig.llm import ToolMessage
 from agentrig.plugin import TOOLS
 from agentrig.tools import tool

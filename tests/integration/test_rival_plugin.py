@@ -9,8 +9,6 @@ chooses one.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pip_target import installed_into
 
 from agentrig.errors import ConfigError
 from agentrig.ids import ToolId
@@ -35,36 +34,25 @@ AGENTRIG = Path(sys.executable).parent / ("agentrig.exe" if os.name == "nt" else
 MODULES = ("agentrig_example_greeter", "agentrig_example_rival")
 
 
-def pip(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
-        check=True,
-        timeout=600,
-    )
-
-
-def forget_modules() -> None:
-    for name in [m for m in sys.modules if m.startswith(MODULES)]:
-        del sys.modules[name]
-    importlib.invalidate_caches()
+#: The environment of the CLI subprocesses while both are installed (their PYTHONPATH).
+ENVIRON: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
-def both_installed() -> Iterator[None]:
-    isolation = [] if importlib.util.find_spec("hatchling") is None else ["--no-build-isolation"]
-    pip("install", "--no-deps", *isolation, str(GREETER[1]), str(RIVAL[1]))
-    forget_modules()
-    try:
-        yield
-    finally:
-        pip("uninstall", "-y", GREETER[0], RIVAL[0])
-        forget_modules()
+def both_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """pip-install both examples (into a directory of this run only, see ``_pip_target``)."""
+    target = tmp_path_factory.mktemp("site")
+    with installed_into(target, GREETER[1], RIVAL[1], modules=MODULES) as environ:
+        ENVIRON.update(environ)
+        try:
+            yield
+        finally:
+            ENVIRON.clear()
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
     return subprocess.run(
-        [str(AGENTRIG), *args], capture_output=True, text=True, env=env, timeout=120
+        [str(AGENTRIG), *args], capture_output=True, text=True, env=ENVIRON, timeout=120
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from _pip_target import installed_into
 
 from agentrig.kernel import EntryPointSource, EntrySpec, open_runtime
 from agentrig.skills import SKILLS
@@ -29,36 +30,21 @@ DISTRIBUTION = "agentrig-example-skills"
 AGENTRIG = Path(sys.executable).parent / ("agentrig.exe" if os.name == "nt" else "agentrig")
 
 
-def pip(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
-        check=True,
-        timeout=600,
-    )
-
-
-def forget() -> None:
-    for name in [m for m in sys.modules if m.startswith("agentrig_example_skills")]:
-        del sys.modules[name]
-    importlib.invalidate_caches()
-
-
 @pytest.fixture(scope="module")
-def installed() -> Iterator[None]:
-    isolation = [] if importlib.util.find_spec("hatchling") is None else ["--no-build-isolation"]
-    pip("install", "--no-deps", *isolation, str(PACKAGE))
-    forget()
-    try:
-        yield
-    finally:
-        pip("uninstall", "-y", DISTRIBUTION)
-        forget()
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """pip-install the package (into a directory of this run only, see ``_pip_target``)."""
+    target = tmp_path_factory.mktemp("site")
+    with installed_into(target, PACKAGE, modules=("agentrig_example_skills",)) as environ:
+        yield environ
 
 
-def test_plugins_lists_the_skill(installed: None) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
+def test_plugins_lists_the_skill(installed: dict[str, str]) -> None:
     done = subprocess.run(
-        [str(AGENTRIG), "plugins", "--json"], capture_output=True, text=True, env=env, timeout=120
+        [str(AGENTRIG), "plugins", "--json"],
+        capture_output=True,
+        text=True,
+        env=installed,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     rows = [r for r in json.loads(done.stdout) if r["kind"] == "skills"]
@@ -68,7 +54,7 @@ def test_plugins_lists_the_skill(installed: None) -> None:
 
 
 @pytest.mark.anyio
-async def test_the_skill_joins_the_registry(installed: None, tmp_path: Path) -> None:
+async def test_the_skill_joins_the_registry(installed: dict[str, str], tmp_path: Path) -> None:
     config = {
         "skills": {"roots": {"home_claude": False, "home_codex": False, "home_agents": False}}
     }
@@ -80,7 +66,7 @@ async def test_the_skill_joins_the_registry(installed: None, tmp_path: Path) -> 
 
 
 @pytest.mark.anyio
-async def test_a_second_distribution_of_the_name_is_a_conflict(installed: None) -> None:
+async def test_a_second_distribution_of_the_name_is_a_conflict(installed: dict[str, str]) -> None:
     package = importlib.import_module("agentrig_example_skills.changelog")
 
     class WithRival:  # the installed entries, plus a second distribution of the same name

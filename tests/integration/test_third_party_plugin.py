@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pip_target import installed_into
 
 from agentrig.errors import ConfigError
 from agentrig.ids import ToolId
@@ -32,40 +33,28 @@ DIST = "agentrig-example-greeter"
 AGENTRIG = Path(sys.executable).parent / ("agentrig.exe" if os.name == "nt" else "agentrig")
 
 
-def pip(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
-        check=True,
-        timeout=600,
-    )
-
-
-def forget_example_modules() -> None:
-    for name in [m for m in sys.modules if m.startswith("agentrig_example_greeter")]:
-        del sys.modules[name]
-    importlib.invalidate_caches()
+#: The environment of the CLI subprocesses while the example is installed (its PYTHONPATH).
+ENVIRON: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
-def greeter_installed() -> Iterator[None]:
-    """pip-install the example into this very environment; uninstall it afterwards."""
-    isolation = [] if importlib.util.find_spec("hatchling") is None else ["--no-build-isolation"]
-    pip("install", "--no-deps", *isolation, str(EXAMPLE))
-    forget_example_modules()
-    try:
-        yield
-    finally:
-        pip("uninstall", "-y", DIST)
-        forget_example_modules()
+def greeter_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """pip-install the example (into a directory of this run only, see ``_pip_target``)."""
+    target = tmp_path_factory.mktemp("site")
+    with installed_into(target, EXAMPLE, modules=("agentrig_example_greeter",)) as environ:
+        ENVIRON.update(environ)
+        try:
+            yield
+        finally:
+            ENVIRON.clear()
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
     return subprocess.run(
         [str(AGENTRIG), *args],
         capture_output=True,
         text=True,
-        env={**base, **(env or {})},
+        env={**ENVIRON, **(env or {})},
         timeout=120,
     )
 

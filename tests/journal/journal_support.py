@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from agentrig import hookimpl
-from agentrig.agent import Agent
+from agentrig.agent import Agent, AgentConfig
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId, SessionId
 from agentrig.journal import ExecutionJournal, attach_journal
-from agentrig.kernel import AgentConfig, MemorySource, Runtime, open_runtime
+from agentrig.kernel import MemorySource, Runtime, open_runtime
 from agentrig.llm import Provider, ToolMessage
 from agentrig.tools import ToolContext, tool
 

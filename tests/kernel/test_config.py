@@ -9,8 +9,10 @@ from typing import Any
 import pydantic
 import pytest
 
+from agentrig.agent import agent_configs
 from agentrig.builtins._scripted import factory as scripted_factory
 from agentrig.errors import ConfigError, Issue
+from agentrig.hooks import hooks_config
 from agentrig.ids import AgentId, ModelId, ProviderId
 from agentrig.kernel import (
     MemorySource,
@@ -21,6 +23,7 @@ from agentrig.kernel import (
     open_runtime,
     resolve_secret,
 )
+from agentrig.permissions import permissions_config
 
 
 def write(tmp_path: Path, text: str, name: str = "agentrig.toml") -> Path:
@@ -89,21 +92,25 @@ def test_a_valid_file_loads_into_the_model(tmp_path: Path) -> None:
     assert loaded.base_dir == tmp_path.resolve()
     assert config.plugins.disabled == ("noisy",)
     assert config.providers[ProviderId("main")].credentials == {"api_key": "$ENV:FAKE_KEY"}
-    assert config.agents[AgentId("assistant")].tools == ("echo",)
-    assert config.agents[AgentId("assistant")].max_rounds == 5
-    assert config.permissions.mode == "plan"
-    assert config.hooks["PreToolUse"][0].strategy == "command"
-    # a mapping gives the same model
-    assert load_config(config.model_dump()).config == config
+    agents = agent_configs(loaded)
+    assert agents[AgentId("assistant")].tools == ("echo",)
+    assert agents[AgentId("assistant")].max_rounds == 5
+    assert permissions_config(loaded).mode == "plan"
+    assert hooks_config(loaded)["PreToolUse"][0].strategy == "command"
+    # a mapping gives the same model and the same layer tables
+    again = load_config({**config.model_dump(), **loaded.sections})
+    assert again.config == config
+    assert agent_configs(again) == agents
     with pytest.raises(pydantic.ValidationError):
-        config.agents[AgentId("assistant")].model = ModelId("other")  # type: ignore[misc]  # frozen
+        agents[AgentId("assistant")].model = ModelId("other")  # type: ignore[misc]  # frozen
 
 
 def test_defaults() -> None:
-    config = load_config(None).config
-    assert config == RuntimeConfig()
-    assert config.plugins.autoload is True
-    assert config.permissions.mode == "default"
+    loaded = load_config(None)
+    assert loaded.config == RuntimeConfig()
+    assert loaded.config.plugins.autoload is True
+    assert permissions_config(loaded).mode == "default"
+    assert agent_configs(loaded) == {}
 
 
 @pytest.mark.parametrize(
@@ -197,9 +204,9 @@ def test_yaml_is_accepted_when_pyyaml_is_installed(tmp_path: Path) -> None:
         """,
         "agentrig.yaml",
     )
-    config = load_config(good).config
-    assert config.plugins.disabled == ("noisy",)
-    assert config.agents[AgentId("a")].tools == ("echo",)
+    loaded = load_config(good)
+    assert loaded.config.plugins.disabled == ("noisy",)
+    assert agent_configs(loaded)[AgentId("a")].tools == ("echo",)
     bad = write(tmp_path, "agents:\n  a: {provider: main, model: m, tool: [x]}\n", "bad.yml")
     with pytest.raises(ConfigError) as info:
         load_config(bad)

@@ -17,10 +17,13 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import pytest
 from pydantic import BaseModel, RootModel
 
+from agentrig.agent import AgentsConfig, DelegationConfig, ModelSelectionConfig
 from agentrig.builtins._scripted import ScriptedOptions
 from agentrig.errors import ConfigError
+from agentrig.hooks import ClaudeCodeConfig, HooksConfig
 from agentrig.kernel import open_runtime
 from agentrig.kernel._config import RuntimeConfig, known_keys
+from agentrig.permissions import PermissionsConfig
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -63,7 +66,7 @@ class _Named(RootModel[dict[str, _Item]]):
         (_Shapes, ("as_frozenset", 0), []),
         (_Named, ("any",), ["name", "weight"]),
         (_Named, (), []),  # the names of a root mapping are free
-        (RuntimeConfig, ("hooks", "PreToolUse", 0), ["strategy", "matcher", "options", "on_error"]),
+        (HooksConfig, ("PreToolUse", 0), ["strategy", "matcher", "options", "on_error"]),
         (ScriptedOptions, ("script", 0, "tool_calls", 2), ["name", "arguments", "id"]),
     ],
 )
@@ -73,11 +76,26 @@ def test_known_keys_steps_through_lists_tuples_and_root_models(
     assert known_keys(model, path) == expected
 
 
-def test_every_list_of_tables_of_the_core_config_is_followed() -> None:
-    """Walk the core models: every array whose items are tables has its keys known."""
+@pytest.mark.parametrize(
+    "top",
+    [
+        RuntimeConfig,
+        AgentsConfig,
+        ClaudeCodeConfig,
+        DelegationConfig,
+        HooksConfig,
+        ModelSelectionConfig,
+        PermissionsConfig,
+    ],
+)
+def test_every_list_of_tables_of_the_core_config_is_followed(top: type[BaseModel]) -> None:
+    """Walk the core's models: every array whose items are tables has its keys known."""
     found: list[tuple[str | int, ...]] = []
 
     def walk(model: type[BaseModel], path: tuple[str | int, ...]) -> None:
+        if issubclass(model, RootModel):  # a root model's location does not name ``root``
+            visit(model.model_fields["root"].annotation, path)
+            return
         for name, field in model.model_fields.items():
             visit(field.annotation, (*path, name))
 
@@ -94,11 +112,12 @@ def test_every_list_of_tables_of_the_core_config_is_followed() -> None:
             item = _unwrap(args[0])
             if isinstance(item, type) and issubclass(item, BaseModel):
                 found.append((*path, 0))
-                assert known_keys(RuntimeConfig, (*path, 0)) == list(item.model_fields)
+                assert known_keys(top, (*path, 0)) == list(item.model_fields)
             visit(args[0], (*path, 0))
 
-    walk(RuntimeConfig, ())
-    assert ("hooks", "k", 0) in found
+    walk(top, ())
+    if top is HooksConfig:
+        assert ("k", 0) in found
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -106,8 +106,10 @@ async def test_a_table_whose_owner_is_disabled_is_refused(greeting: list[Any]) -
 
 
 def test_load_config_keeps_owned_tables_apart() -> None:
-    loaded = load_config({"agents": {}, "mine": {"a": 1}}, sections=["mine"])
+    loaded = load_config({"plugins": {}, "mine": {"a": 1}}, sections=["mine"])
     assert dict(loaded.sections) == {"mine": {"a": 1}}
+    # the core's own tables are sections of their layers, known whatever ``sections`` says
+    assert dict(load_config({"agents": {}}, sections=[]).sections) == {"agents": {}}
     with pytest.raises(ConfigError, match="unknown key 'mine'"):
         load_config({"mine": {}}, sections=[])
 

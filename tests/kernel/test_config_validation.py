@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentrig.agent import agent_configs
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, builtin_source, load_config, open_runtime
@@ -63,10 +64,12 @@ def test_unknown_keys_get_a_did_you_mean(
 
 
 def test_known_keys_walks_tables_maps_and_arrays() -> None:
+    from agentrig.agent import AgentsConfig
+    from agentrig.hooks import HooksConfig
     from agentrig.kernel import RuntimeConfig
 
-    assert "max_rounds" in known_keys(RuntimeConfig, ("agents", "any"))
-    assert "strategy" in known_keys(RuntimeConfig, ("hooks", "PreToolUse", 0))
+    assert "max_rounds" in known_keys(AgentsConfig, ("any",))
+    assert "strategy" in known_keys(HooksConfig, ("PreToolUse", 0))
     assert "prefer" in known_keys(RuntimeConfig, ("plugins",))
     assert known_keys(RuntimeConfig, ("agents", "any", "options")) == []  # free-form
     assert known_keys(RuntimeConfig, ("nope",)) == []
@@ -158,8 +161,8 @@ def test_yaml_anchors_and_merge_keys_are_not_duplicates(tmp_path: Path) -> None:
         "providers:\n  local: &p {kind: scripted}\n"
         "agents:\n  a: &a {provider: local, model: m}\n  b:\n    <<: *a\n    model: n\n"
     )
-    config = load_config(write(tmp_path, text, "agentrig.yaml")).config
-    assert config.agents[AgentId("b")].model == "n"
+    loaded = load_config(write(tmp_path, text, "agentrig.yaml"))
+    assert agent_configs(loaded)[AgentId("b")].model == "n"
 
 
 def test_json_refuses_a_name_defined_twice(tmp_path: Path) -> None:
@@ -176,7 +179,7 @@ def test_json_refuses_a_name_defined_twice(tmp_path: Path) -> None:
         "agents": {"a": {"provider": "local", "model": "m"}},
     }
     loaded = load_config(write(tmp_path, json.dumps(good), "ok.json"))
-    assert loaded.config.agents[AgentId("a")].model == "m"
+    assert agent_configs(loaded)[AgentId("a")].model == "m"
 
 
 def test_toml_refuses_a_name_defined_twice(tmp_path: Path) -> None:

@@ -29,12 +29,12 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 ASKING = str(Path(__file__).with_name("_mcp_asking_server.py"))
 
 
-def config() -> dict[str, Any]:
+def config(**server: Any) -> dict[str, Any]:
     return {
         "providers": {"local": {"kind": "scripted"}},
         "agents": {"assistant": {"provider": "local", "model": "m", "tools": ["mcp__asking"]}},
         "mcp_servers": {
-            "asking": {"command": sys.executable, "args": [ASKING], "trust_content": True}
+            "asking": {"command": sys.executable, "args": [ASKING], "trust_content": True, **server}
         },
         "permissions": {"allow": ["mcp__asking__*"]},
     }
@@ -53,9 +53,10 @@ class Person:
         return self.answer
 
 
-async def run_tool(tool: str, person: Person | None) -> str:
+async def run_tool(tool: str, person: object | None, **server: Any) -> str:
     provider = ScriptedProvider([Reply(tool_calls=(ScriptedCall(tool, {}),)), "done"])
-    async with agentrig.open_runtime(config(), overrides=[("providers", "local", provider)]) as rt:
+    overrides = [("providers", "local", provider)]
+    async with agentrig.open_runtime(config(**server), overrides=overrides) as rt:
         if person is not None:
             rt.add_plugin("person", person)
         agent = rt.agent(AgentId("assistant"))
@@ -97,6 +98,31 @@ async def test_without_anyone_to_answer_the_server_gets_decline() -> None:
     assert await run_tool("mcp__asking__book", None) == "not booked: decline"
     # an answer that is not an ElicitationAnswer is nobody's answer either
     assert await run_tool("mcp__asking__book", Person("yes")) == "not booked: decline"
+
+
+class SlowPerson:
+    """Takes longer to answer than the call's ``timeout``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    @agentrig.hookimpl
+    async def elicitation(self, payload: ElicitationQuestion) -> ElicitationAnswer:
+        # what is tested is time passing beyond the call's timeout while a person answers:
+        # there is no event to wait for, so the clock is polled in short steps
+        until = anyio.current_time() + self.seconds
+        while anyio.current_time() < until:  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+        return ElicitationAnswer.accept({"name": "Ada", "guests": 2})
+
+
+async def test_the_calls_timeout_waits_while_the_person_answers() -> None:
+    # timeout = 1 s; the person takes 1.5 s: the server was waiting for us, not stuck
+    result = await run_tool("mcp__asking__book", SlowPerson(1.5), timeout=1.0)
+    assert result == "booked Ada x2 vegetarian=False"
+    # max_call_time still bounds the whole call
+    late = await run_tool("mcp__asking__book", SlowPerson(1.5), timeout=1.0, max_call_time=1.2)
+    assert "did not answer the call to 'book' within 1s" in late
 
 
 async def test_a_nested_form_is_refused_with_the_property_named() -> None:

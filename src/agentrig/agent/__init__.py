@@ -2,6 +2,16 @@
 
 from agentrig.agent._agent import Agent, RunOptions
 from agentrig.agent._child_runs import CHILD_RUNS, ChildRun, ChildRuns
+from agentrig.agent._config import (
+    AgentConfig,
+    AgentsConfig,
+    CompactionConfig,
+    DelegationConfig,
+    ModelSelectionConfig,
+    agent_configs,
+    delegation_config,
+    model_selection_config,
+)
 from agentrig.agent._context import ContextSource, ContextUsage, measure_context
 from agentrig.agent._delegation import DELEGATION_TOOL_PREFIX, Delegations, Lineage, Origin
 from agentrig.agent._dispatch import CallOutcome, Gate, GateDecision
@@ -56,6 +66,11 @@ __all__ = [
     "RUN_QUEUE",
     "SideCall",
     "Agent",
+    "AgentConfig",
+    "AgentsConfig",
+    "CompactionConfig",
+    "DelegationConfig",
+    "ModelSelectionConfig",
     "AgentRegistry",
     "AgentSetup",
     "CallOutcome",
@@ -98,7 +113,10 @@ __all__ = [
     "ToolCallRecord",
     "ToolChoiceViolationError",
     "ToolResult",
+    "agent_configs",
+    "delegation_config",
     "measure_context",
+    "model_selection_config",
     "run_sync",
     "with_instructions",
 ]

@@ -20,11 +20,11 @@ import attrs
 from pydantic import Field
 
 from agentrig.agent._child_runs import CHILD_RUNS, ChildRun
+from agentrig.agent._config import AgentConfig, delegation_config
 from agentrig.agent._results import DelegationError, RunRecord, RunResult
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId, SessionId, agent_id, session_id
-from agentrig.kernel import AgentConfig
 from agentrig.session import Session, SessionLineage
 from agentrig.tools import FunctionTool, ToolContext, tool
 
@@ -245,7 +245,7 @@ def _admit(parent: Agent, state: Delegations, child: str) -> Lineage:
             f"(its [agents] subagents: {', '.join(subagents) or 'none'})",
             code="delegation.unknown_subagent",
         )
-    limits = parent.runtime.config.delegation
+    limits = delegation_config(parent.runtime.loaded)
     depth = state.lineage.depth + 1
     if depth > limits.max_depth:
         chain = " -> ".join([*delegation_chain(parent), child])

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 import attrs
 
 from agentrig.agent._child_runs import CHILD_RUNS
+from agentrig.agent._config import AgentConfig, delegation_config
 from agentrig.agent._delegation import Delegations, Lineage, delegation_chain
 from agentrig.agent._results import DelegationError, RunResult
 from agentrig.agent._turn_state import Emit
 from agentrig.cancel import CancelSignal
 from agentrig.ids import AgentId, new_run_id
-from agentrig.kernel import AgentConfig
 from agentrig.session import SessionEvent, TurnStart
 from agentrig.tools import FunctionTool, ToolContext, ToolOutput, tool
 
@@ -67,7 +67,7 @@ def handoff_tool(target: AgentId, config: AgentConfig) -> FunctionTool:
 
 
 def _admit(parent: Agent, state: Delegations, target: AgentId) -> Lineage:
-    limits = parent.runtime.config.delegation
+    limits = delegation_config(parent.runtime.loaded)
     depth = state.lineage.depth + 1
     if depth > limits.max_depth:
         chain = " -> ".join([*delegation_chain(parent), target])

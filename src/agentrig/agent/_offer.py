@@ -12,8 +12,8 @@ import operator
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, final
 
+from agentrig.agent._config import AgentConfig
 from agentrig.agent._dispatch import Gate
-from agentrig.kernel import AgentConfig
 from agentrig.llm import ToolSpec
 from agentrig.tools import Tool
 from agentrig.tools.deferral import DeferralPolicy, OfferPlan, plan_offer

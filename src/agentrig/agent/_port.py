@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any, final
 import anyio
 
 from agentrig.agent._compaction import Compactor
+from agentrig.agent._config import AgentConfig
 from agentrig.agent._delegation import Delegations
 from agentrig.agent._dispatch import Gate
 from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
 from agentrig.errors import RuntimeClosedError
-from agentrig.kernel import AgentConfig, AgentStatus, AgentStatusChanged, Observation, RequestConfig
+from agentrig.kernel import AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.llm import ToolSpec, Usage
 from agentrig.session import (
     InboxSpliced,

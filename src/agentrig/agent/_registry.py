@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, final
 from pydantic import ValidationError
 
 from agentrig.agent._agent import Agent
+from agentrig.agent._config import AgentConfig, agent_configs
 from agentrig.agent._delegation import Delegations, Lineage, check_subagents, delegation_tool
 from agentrig.agent._dispatch import Gate
 from agentrig.agent._handoff import handoff_tool
@@ -32,7 +33,6 @@ from agentrig.ids import agent_id as _check_agent_id
 from agentrig.ids import session_id as _check_session_id
 from agentrig.kernel import (
     SESSION_END_REASONS,
-    AgentConfig,
     AgentCreated,
     AgentDisposed,
     SessionStart,
@@ -165,7 +165,7 @@ class AgentRegistry:
     def _child(self, child: AgentId) -> tuple[Tool, AgentConfig]:
         """``child``'s delegation tool and the config its delegated agents get (named as
         the configured agent they are), built once per configured ``[agents.<child>]``."""
-        base = self.runtime.config.agents[child]
+        base = agent_configs(self.runtime.loaded)[child]
         made = self._children.get(child)
         if made is None or made[0] is not base:
             config = base if base.name is not None else base.model_copy(update={"name": child})
@@ -173,14 +173,14 @@ class AgentRegistry:
         return made[1], made[2]
 
     def _delegation_tools(self, agent_id: AgentId, config: AgentConfig) -> list[Tool]:
-        configured = self.runtime.config.agents
+        configured = agent_configs(self.runtime.loaded)
         check_subagents(agent_id, config, configured, self.runtime.loaded.source)
         tools = [self._child(child)[0] for child in config.subagents]
         return tools + [self._handoff_tool(target) for target in config.handoffs]
 
     def _handoff_tool(self, target: AgentId) -> Tool:
         """``target``'s ``transfer_to_`` tool, built once per configured ``[agents.<id>]``."""
-        base = self.runtime.config.agents[target]
+        base = agent_configs(self.runtime.loaded)[target]
         made = self._handoffs.get(target)
         if made is None or made[0] is not base:
             made = self._handoffs[target] = (base, handoff_tool(target, base))
@@ -200,11 +200,11 @@ class AgentRegistry:
         """The configured agent ``lineage`` names and the config its agents get."""
         self.runtime.ensure_open()
         name = lineage.configured_as
-        if name is None or name not in self.runtime.config.agents:
+        if name is None or name not in agent_configs(self.runtime.loaded):
             raise UnknownIdError(
                 f"no configured agent {name!r} to {verb}",
                 id=str(name),
-                known=tuple(self.runtime.config.agents),
+                known=tuple(agent_configs(self.runtime.loaded)),
                 suggestion=None,
             )
         return name, self._child(name)[1]
@@ -453,13 +453,13 @@ class AgentRegistry:
         _check_agent_id(agent_id)
         if agent_id in self._agents:
             raise DuplicateIdError(f"an agent named {agent_id!r} already exists in this runtime")
-        base = config or self.runtime.config.agents.get(agent_id)
+        base = config or agent_configs(self.runtime.loaded).get(agent_id)
         if base is None:
             if not settings:
                 raise UnknownIdError(
                     f"no [agents.{agent_id}] in the config and no settings given",
                     id=agent_id,
-                    known=tuple(self.runtime.config.agents),
+                    known=tuple(agent_configs(self.runtime.loaded)),
                     suggestion=None,
                 )
             return self._built(agent_id, None, settings)

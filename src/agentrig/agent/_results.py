@@ -7,6 +7,7 @@ from typing import Any, Generic, Literal, TypeVar, final
 
 import attrs
 
+from agentrig.agent._config import thaw
 from agentrig.errors import AbortError, AgentrigError, Issue
 from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
 from agentrig.llm import EffortDisposition, EffortResolution, ReasoningEffort, ToolMessage, Usage
@@ -143,17 +144,9 @@ class ReasoningAudit:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (``native`` as plain dicts and lists)."""
         data = {name: getattr(self, name) for name in attrs.fields_dict(type(self))}
-        data["native"] = _thaw(self.native)
+        data["native"] = thaw(self.native)
         data["native_sent"] = self.native_sent
         return data
-
-
-def _thaw(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _thaw(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [_thaw(item) for item in value]
-    return value
 
 
 @attrs.frozen(slots=True)

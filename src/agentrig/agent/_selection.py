@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, final
 import attrs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentrig.agent._config import model_selection_config
 from agentrig.errors import AgentrigError, ConfigError, Issue
 from agentrig.ids import ProviderId
 from agentrig.kernel import issues_from_validation
@@ -202,7 +203,7 @@ class ModelSelectionService:
     @classmethod
     def from_config(cls, rt: Runtime) -> ModelSelectionService:
         """Built from ``[model_selection]`` (paths relative to the config file)."""
-        section = rt.config.model_selection
+        section = model_selection_config(rt.loaded)
         base = rt.loaded.base_dir
 
         def where(path: str) -> Path:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentrig.agent import agent_configs, model_selection_config
 from agentrig.builtins._factory import call_factory
 from agentrig.builtins._tool_refs import ToolRefs, bare_file_issue, is_tool_ref, static_issue
 from agentrig.credentials import (
@@ -158,7 +159,7 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
         issue = _entry_issue(index, "tools", tid, ("tools", tid))
         if issue:
             issues.append(issue)
-    for aid, agent in config.agents.items():
+    for aid, agent in agent_configs(loaded).items():
         if agent.provider not in config.providers:
             known = ", ".join(sorted(config.providers)) or "none"
             issues.append(
@@ -185,7 +186,7 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                     ("agents", aid, "session_store"),
                 )
             )
-    chosen = config.model_selection.provider
+    chosen = model_selection_config(loaded).provider
     if chosen is not None and chosen not in config.providers:
         known = ", ".join(sorted(config.providers)) or "none"
         issues.append(
@@ -195,16 +196,16 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                 ("model_selection", "provider"),
             )
         )
-    if config.hooks:  # the hooks layer is imported only for a config that has some
+    if loaded.sections.get("hooks"):  # the hooks layer is imported only for a config that has some
         issues += _hook_issues(loaded, index)
     return issues
 
 
 def _hook_issues(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
-    from agentrig.hooks import event_name_problem, matcher_problem
+    from agentrig.hooks import event_name_problem, hooks_config, matcher_problem
 
     issues: list[Issue] = []
-    for event, entries in loaded.config.hooks.items():
+    for event, entries in hooks_config(loaded).items():
         problem = event_name_problem(event)
         if problem is not None:  # a hook for an event agentrig never fires would never run
             issues.append(Issue("config.hook_event", problem, ("hooks", event)))
@@ -356,7 +357,7 @@ async def compose_tools(rt: Runtime) -> None:
     of an id is the one deliberate replacement.
     """
     wanted: dict[str, Path] = {name: ("tools", name) for name in rt.config.tools}
-    for aid, agent in rt.config.agents.items():
+    for aid, agent in agent_configs(rt.loaded).items():
         for i, name in enumerate(agent.tools):
             wanted.setdefault(name, ("agents", aid, "tools", i))
     if not wanted:
@@ -459,7 +460,7 @@ async def compose_agents(rt: Runtime) -> None:
     registry = AgentRegistry(rt, gate=compose_gate(rt))
     rt.services.provide(AGENTS, registry, source="compose-agents")
     rt.on_close("agents", registry.aclose)
-    for agent_id in rt.config.agents:
+    for agent_id in agent_configs(rt.loaded):
         await registry.create(agent_id)
 
 
@@ -470,7 +471,7 @@ def _check_agent_tools(rt: Runtime) -> None:
     tools, toolsets = rt.catalog(TOOLS), rt.catalog(TOOLSETS)
     known = sorted({*tools.ids(), *toolsets.ids(), *rt.index.names("tools")})
     issues: list[Issue] = []
-    for aid, agent in rt.config.agents.items():
+    for aid, agent in agent_configs(rt.loaded).items():
         for i, name in enumerate(agent.tools):
             if tools.has(ToolId(name)) or toolsets.has(name):  # a lookup, not a claim
                 continue

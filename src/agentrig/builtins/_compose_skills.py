@@ -74,8 +74,11 @@ def skill_roots(loaded: LoadedConfig, config: SkillsConfig) -> list[tuple[str, P
         if label != "project_agentrig" and isinstance(path, str):
             roots.append((label, _resolve(path, base)))
     roots += [(f"extra_roots[{i}]", _resolve(p, base)) for i, p in enumerate(config.extra_roots)]
-    for i, plugin in enumerate(loaded.config.claude_code.plugins):
-        roots.append((f"claude_code.plugins[{i}]", _resolve(plugin, base) / "skills"))
+    if "claude_code" in loaded.sections:  # the hooks layer only when the table is there
+        from agentrig.hooks import claude_code_config
+
+        for i, plugin in enumerate(claude_code_config(loaded).plugins):
+            roots.append((f"claude_code.plugins[{i}]", _resolve(plugin, base) / "skills"))
     last = chosen["project_agentrig"]
     if isinstance(last, str):
         roots.append(("project_agentrig", _resolve(last, base)))

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentrig.agent import agent_configs
 from agentrig.builtins._rule_targets import check_rule_targets
 from agentrig.builtins._trust import composition_trust_paths
 from agentrig.ids import AgentId, CallId
@@ -45,6 +46,7 @@ from agentrig.permissions import (
     ToolPermissions,
     evaluate_permission,
     first_block,
+    permissions_config,
     resolve,
     withheld_tools,
 )
@@ -292,14 +294,14 @@ class ChainedGate:
 def compose_gate(rt: Runtime) -> Gate:
     """Build the runtime's gate: ``[permissions]`` and ``PreToolUse`` hooks as one decision."""
     hooks: HookLifecycle | None = None
-    if any(rt.config.hooks.values()):
+    if any((rt.loaded.sections.get("hooks") or {}).values()):  # the layer only when used
         from agentrig.hooks import HookLifecycle, HookRunner
 
         runner = HookRunner.from_runtime(rt)
         hooks = HookLifecycle(
             runner,
             project_dir=rt.loaded.base_dir,
-            permission_mode=rt.config.permissions.mode,
+            permission_mode=permissions_config(rt.loaded).mode,
             dispatcher=rt.hooks,
         )
         rt.hooks.register(hooks, HookLifecycle.PLUGIN_NAME)
@@ -308,7 +310,7 @@ def compose_gate(rt: Runtime) -> Gate:
 
 
 def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> PermissionGate:
-    config = rt.config.permissions
+    config = permissions_config(rt.loaded)
     tools: dict[str, ToolPermissions] = {
         # a test override may put a non-tool in the catalog: it declares no permissions
         tid: tool_permissions(t)
@@ -317,10 +319,10 @@ def _permission_gate(rt: Runtime, hooks: HookLifecycle | None = None) -> Permiss
     }
     rules = PermissionRules.parse(allow=config.allow, deny=config.deny, ask=config.ask, tools=tools)
     rules.check_anchors(str(rt.loaded.base_dir), tools)
-    if rt.config.agents:
+    if agent_configs(rt.loaded):
         # the config declares its agents, so it names every tool a rule can mean; a runtime
         # whose agents are created in code gets their tools there, after composition
-        declared = {name for agent in rt.config.agents.values() for name in agent.tools}
+        declared = {name for agent in agent_configs(rt.loaded).values() for name in agent.tools}
         check_rule_targets(
             rules, {*tools, *declared, *rt.index.names("tools")}, source=rt.loaded.source
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from agentrig.agent import agent_configs, model_selection_config
 from agentrig.errors import Issue
 
 if TYPE_CHECKING:
@@ -87,9 +88,9 @@ def _configured(rt: Runtime) -> list[tuple[str, str, tuple[PathPart, ...]]]:
     selection's."""
     named: list[tuple[str, str, tuple[PathPart, ...]]] = [
         (str(agent.provider), str(agent.model), ("agents", agent_id, "model"))
-        for agent_id, agent in rt.config.agents.items()
+        for agent_id, agent in agent_configs(rt.loaded).items()
     ]
-    chosen = rt.config.model_selection
+    chosen = model_selection_config(rt.loaded)
     if chosen.provider is not None and chosen.model is not None:
         named.append((str(chosen.provider), str(chosen.model), ("model_selection", "model")))
     return named

@@ -68,10 +68,13 @@ def composition_trust_paths(rt: Runtime) -> tuple[str, ...]:
     files: set[Path] = set()
     if rt.loaded.source is not None:
         files.add(Path(rt.loaded.source).resolve())
-    claude = rt.config.claude_code
-    for name in (*claude.settings, *claude.plugins):
-        path = Path(name).expanduser()
-        files.add(path if path.is_absolute() else base / path)
-    files |= _hook_files(rt.config.hooks, base)
+    if {"claude_code", "hooks"} & rt.loaded.sections.keys():  # the hooks layer only when used
+        from agentrig.hooks import claude_code_config, hooks_config
+
+        claude = claude_code_config(rt.loaded)
+        for name in (*claude.settings, *claude.plugins):
+            path = Path(name).expanduser()
+            files.add(path if path.is_absolute() else base / path)
+        files |= _hook_files(hooks_config(rt.loaded), base)
     own = sorted({_pattern(p if p.is_absolute() else base / p) for p in files})
     return (*DEFAULT_TRUST_WIDENING_PATHS, *own)

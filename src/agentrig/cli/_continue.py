@@ -51,7 +51,9 @@ def check_session_arguments(
             session_id(args.session)
         except InvalidIdError as exc:
             raise UsageError(str(exc), code="cli.session_id") from None
-    if args.continue_latest and loaded.config.agents[agent_id].session_store is None:
+    from agentrig.agent import agent_configs
+
+    if args.continue_latest and agent_configs(loaded)[agent_id].session_store is None:
         raise UsageError(
             f"--continue: agent {agent_id} has no session store, so no earlier session was "
             "kept; name one as session_store in its [agents.<name>] table",
@@ -88,9 +90,10 @@ async def attach(
 
 
 def _store(rt: Runtime, agent_id: AgentId) -> SessionStore | None:
+    from agentrig.agent import agent_configs
     from agentrig.session import SESSION_STORES
 
-    store_id = rt.config.agents[agent_id].session_store
+    store_id = agent_configs(rt.loaded)[agent_id].session_store
     return rt.catalog(SESSION_STORES).require(store_id) if store_id is not None else None
 
 

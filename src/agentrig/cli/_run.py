@@ -264,28 +264,31 @@ def load_composition(
         loaded = load_config(path, claude_settings=extra)
     except ConfigError as exc:
         raise CompositionError(_issue_lines(file, exc), exc) from None
-    config = loaded.config
-    update: dict[str, object] = {}
     if strict_plugins:
-        update["plugins"] = config.plugins.model_copy(update={"strict": True})
+        plugins = loaded.config.plugins.model_copy(update={"strict": True})
+        config = loaded.config.model_copy(update={"plugins": plugins})
+        loaded = attrs.evolve(loaded, config=config)
     if mode is not None:
-        if mode == "bypass" and config.permissions.disable_bypass:
+        from agentrig.permissions import permissions_config
+
+        if mode == "bypass" and permissions_config(loaded).disable_bypass:
             raise UsageError(
                 f"--mode bypass is refused: {file} sets [permissions] disable_bypass",
                 code="cli.bypass_disabled",
             )
-        update["permissions"] = config.permissions.model_copy(update={"mode": mode})
-    if not update:
-        return loaded
-    return attrs.evolve(loaded, config=config.model_copy(update=update))
+        table = {**loaded.sections.get("permissions", {}), "mode": mode}
+        loaded = attrs.evolve(loaded, sections={**loaded.sections, "permissions": table})
+    return loaded
 
 
 def choose_agent(loaded: LoadedConfig, requested: str | None) -> AgentId:
     """The agent to use: ``requested`` if declared, else the only declared agent."""
-    agents = sorted(loaded.config.agents)
+    from agentrig.agent import agent_configs
+
+    agents = sorted(agent_configs(loaded))
     source = loaded.source or "the config"
     if requested is not None:
-        if requested not in loaded.config.agents:
+        if requested not in agents:
             import difflib
 
             known = ", ".join(agents) or "none"
@@ -331,12 +334,10 @@ def add_cli_tools(loaded: LoadedConfig, agent_id: AgentId, refs: list[str]) -> L
         here = str(Path.cwd())
         if here not in sys.path:
             sys.path.insert(0, here)
-    config = loaded.config
-    agent = config.agents[agent_id]
-    agent = agent.model_copy(update={"tools": (*agent.tools, *added)})
-    agents = dict(config.agents)
-    agents[agent_id] = agent
-    return attrs.evolve(loaded, config=config.model_copy(update={"agents": agents}))
+    agents = dict(loaded.sections["agents"])  # the agent was chosen from them
+    table = agents[agent_id]
+    agents[agent_id] = {**table, "tools": [*table.get("tools", ()), *added]}
+    return attrs.evolve(loaded, sections={**loaded.sections, "agents": agents})
 
 
 def _issue_lines(file: str, exc: Exception) -> list[str]:

@@ -332,6 +332,7 @@ def _compact(args: argparse.Namespace) -> int:
     """Resume the session with its agent and compact it now."""
     import anyio
 
+    from agentrig.agent import agent_configs
     from agentrig.cli._run import (
         CompositionError,
         choose_agent,
@@ -347,7 +348,7 @@ def _compact(args: argparse.Namespace) -> int:
         exc.report("sessions", sys.stderr)
         return EXIT_USAGE
     agent_id = choose_agent(loaded, args.agent)
-    store_id = loaded.config.agents[agent_id].session_store
+    store_id = agent_configs(loaded)[agent_id].session_store
 
     async def main() -> int:
         from agentrig.session import SESSION_STORES

@@ -15,6 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentrig.hooks._combine import CombinedOutcome, combine
+from agentrig.hooks._config import (
+    ClaudeCodeConfig,
+    HookConfig,
+    HooksConfig,
+    claude_code_config,
+    hooks_config,
+)
 from agentrig.hooks._enforcement import ENFORCEMENT, EventPosture, enforces, posture
 from agentrig.hooks._events import (
     FIREABLE_EVENTS,
@@ -55,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Allow",
     "ApprovalRequest",
+    "ClaudeCodeConfig",
     "CombinedOutcome",
     "ConfiguredHook",
     "Decision",
@@ -66,6 +74,8 @@ __all__ = [
     "FIRED_EVENTS",
     "HOOK_STRATEGIES",
     "HookApprover",
+    "HookConfig",
+    "HooksConfig",
     "HookErrorOutcome",
     "HookEvent",
     "HookGate",
@@ -81,12 +91,14 @@ __all__ = [
     "PERMISSIONS",
     "PERMISSION_MODES",
     "Permission",
+    "claude_code_config",
     "combine",
     "compile_matcher",
     "decode_answer",
     "decode_http_answer",
     "enforces",
     "event_name_problem",
+    "hooks_config",
     "invalid_input",
     "make_hook_gate",
     "matcher_problem",

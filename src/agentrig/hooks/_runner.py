@@ -15,12 +15,13 @@ import attrs
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ConfigError, Issue
 from agentrig.hooks._combine import CombinedOutcome, combine
+from agentrig.hooks._config import HookConfig, hooks_config
 from agentrig.hooks._events import HookEvent, event_name_problem
 from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HOOK_STRATEGIES, HookStrategy, HookStrategyFactory
 from agentrig.ids import PluginName
-from agentrig.kernel import HTTP, HookConfig, Observation, TraceContext, protocol_problems
+from agentrig.kernel import HTTP, Observation, TraceContext, protocol_problems
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
@@ -164,7 +165,7 @@ class HookRunner:
         if base_dir is None and loaded is not None:
             base_dir = loaded.base_dir
         return cls(
-            rt.config.hooks,
+            hooks_config(rt.loaded),
             lookup,
             services={"http": rt.services.get(HTTP) or rt.http_client},
             base_dir=base_dir,

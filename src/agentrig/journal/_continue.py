@@ -19,6 +19,7 @@ import attrs
 from agentrig.agent import (
     FORCED_SUMMARY_FALLBACK,
     Agent,
+    AgentConfig,
     Continuation,
     IdenticalToolInputError,
     RunOptions,
@@ -44,7 +45,6 @@ from agentrig.journal._records import (
     ModelSettlement,
     ToolSettlement,
 )
-from agentrig.kernel import AgentConfig
 from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage
 from agentrig.session import (
     AssistantMessageEvent,

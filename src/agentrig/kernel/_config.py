@@ -1,6 +1,8 @@
-"""The composition config (``agentrig.toml``): a strict pydantic model.
+"""The composition config (``agentrig.toml``): a strict pydantic model of the kernel's tables.
 
-An unknown key, a wrong type or an unknown ID is a :class:`~agentrig.errors.ConfigError`
+The layers' tables (``[agents]``, ``[permissions]``, ``[hooks]``, ...) are contributed like a
+plugin's, as ``agentrig.config_sections`` entry points; :meth:`LoadedConfig.section` reads
+one.  An unknown key, a wrong type or an unknown ID is a :class:`~agentrig.errors.ConfigError`
 whose issues name the file and the key path (``agents.assistant.max_rounds``).  Secret
 references (``"$ENV:NAME"``) are resolved only through a resolver the caller passes; the
 library never reads the environment for them on its own.
@@ -14,39 +16,25 @@ import os
 import tomllib
 from collections import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from types import MappingProxyType, UnionType
-from typing import Annotated, Any, Literal, TypeVar, Union, final, get_args, get_origin
+from typing import Annotated, Any, TypeVar, Union, final, get_args, get_origin
 
 import attrs
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    RootModel,
-    ValidationError,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
-from agentrig.catalog import freeze_data
 from agentrig.errors import ConfigError, Issue
-from agentrig.ids import AgentId, EntryId, ModelId, PluginName, ProviderId, ToolId
+from agentrig.ids import EntryId, PluginName, ProviderId, ToolId
 from agentrig.kernel._duration import Duration, parse_duration
 from agentrig.kernel._formats import read_json, read_yaml
-from agentrig.messages import ReasoningEffort
 
 __all__ = [
-    "AgentConfig",
-    "CompactionConfig",
-    "DelegationConfig",
+    "ConfigSeq",
+    "ConfigTable",
     "Duration",
-    "HookConfig",
     "LoadedConfig",
-    "ModelSelectionConfig",
     "PlaceholderResolver",
-    "PermissionsConfig",
     "PluginsConfig",
     "ProviderConfigEntry",
     "RuntimeConfig",
@@ -72,40 +60,25 @@ SecretResolver = Callable[[str], str | None]
 
 
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
 
 # TOML, YAML and Python mappings all give arrays as lists; strict mode would refuse a list
 # for a tuple field, so the sequence itself is lax while its items stay strict.
-Seq = Annotated[tuple[_T, ...], Field(strict=False)]
+ConfigSeq = Annotated[tuple[_T, ...], Field(strict=False)]
 
 
-def _thaw(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [_thaw(v) for v in value]
-    return value
+class ConfigTable(BaseModel):
+    """The base of a config table: an unknown key, a wrong type or a change is an error."""
 
-
-# A frozen config can be shared (agents with equal settings share one), so its free-form
-# table is a deep read-only copy; it serialises back to plain dicts and lists.
-FrozenTable = Annotated[
-    Mapping[str, Any],
-    AfterValidator(freeze_data),
-    PlainSerializer(_thaw),
-    Field(default_factory=dict, validate_default=True),
-]
-
-
-class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class PluginsConfig(_Strict):
+class PluginsConfig(ConfigTable):
     """``[plugins]``: which listener plugins load, and which distribution wins a conflict."""
 
     autoload: bool = True
-    disabled: Seq[str] = ()
-    enabled: Seq[str] = ()
+    disabled: ConfigSeq[str] = ()
+    enabled: ConfigSeq[str] = ()
     #: ``"<kind>:<name>" = "<distribution>"``: the entry that wins when several distributions
     #: register the same kind and name (otherwise using that ID is an error)
     prefer: dict[str, str] = Field(default_factory=dict)
@@ -113,7 +86,7 @@ class PluginsConfig(_Strict):
     strict: bool = False
 
 
-class ProviderConfigEntry(_Strict):
+class ProviderConfigEntry(ConfigTable):
     """``[providers.<id>]``: a provider instance built by the factory named ``kind``."""
 
     kind: PluginName
@@ -121,94 +94,7 @@ class ProviderConfigEntry(_Strict):
     credentials: dict[str, str] = Field(default_factory=dict)
 
 
-def _guard_text(value: str | None) -> str | None:
-    if value is None:
-        return value
-    try:
-        value.format(tokens=0, percent=0, window=0, model="")
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ValueError(
-            f"guard_text: {exc!r} is not a placeholder it knows "
-            "(placeholders: {tokens}, {percent}, {window}, {model})"
-        ) from None
-    return value
-
-
-class CompactionConfig(_Strict):
-    """``[agents.<id>] compaction``: when and how the history is shortened."""
-
-    #: compact automatically once the context passes ``at`` of the window (``false``: only
-    #: when asked -- ``agent.compact()``, ``/compact``, ``agentrig sessions compact``)
-    auto: bool = True
-    #: the share of the context window past which the history is compacted before a request
-    at: float = Field(default=0.8, gt=0.0, le=1.0)
-    #: the newest messages kept as they are (extended back so a tool result keeps its call)
-    keep_last: int = Field(default=6, ge=0)
-    #: clear older tool results first; summarise only when that is not enough
-    clear_tool_results: bool = True
-    #: the summary's model (default: the agent's) and provider (default: the agent's)
-    model: ModelId | None = None
-    provider: ProviderId | None = None
-    #: the summary call's output limit in tokens (default: the provider's)
-    max_tokens: int | None = Field(default=None, gt=0)
-    #: standing instructions for every summary of this agent
-    instructions: str | None = None
-    #: the pre-send guard's diagnostic, replacing the neutral default; placeholders
-    #: ``{tokens}``, ``{percent}``, ``{window}``, ``{model}``
-    guard_text: Annotated[str | None, AfterValidator(_guard_text)] = None
-
-
-class AgentConfig(_Strict):
-    """``[agents.<id>]``: an agent declared in config."""
-
-    provider: ProviderId
-    model: ModelId
-    #: what the agent reports as (``agent_name`` of its observations); default: its id.  A
-    #: server's per-request agent carries the name of the configured agent it runs
-    name: str | None = Field(default=None, min_length=1)
-    #: what the agent is for, in a sentence: a parent offers it as its delegation tool's
-    #: description (see ``subagents``)
-    description: str | None = Field(default=None, min_length=1)
-    system_prompt: str | None = None
-    tools: Seq[str] = ()  # tool ids, toolset names, code references
-    #: configured agents this one may delegate to: each is offered as a ``delegate_<id>`` tool
-    subagents: Seq[AgentId] = ()
-    #: configured agents this one may hand the conversation to: each is offered as a
-    #: ``transfer_to_<id>`` tool; the one called answers the rest of the run
-    handoffs: Seq[AgentId] = ()
-    max_rounds: int = Field(default=25, ge=0)
-    max_tokens: int | None = Field(default=None, gt=0)
-    temperature: float | None = None
-    #: the reasoning effort every request asks for (``none`` ... ``max``, or ``auto``: the
-    #: model's own); the provider resolves it per model and ``RunRecord.reasoning`` says how
-    reasoning_effort: ReasoningEffort | None = None
-    tool_only_completion: bool = False
-    identical_input_limit: int = Field(default=3, ge=0)
-    structured_output_retries: int = Field(default=2, ge=0)
-    session_store: EntryId | None = None
-    deferral: Literal["auto", "on", "off"] = "auto"
-    deferral_max_resident: int = Field(default=20, ge=0)
-    #: run the calls of one reply that may run alongside each other concurrently
-    parallel_tool_calls: bool = True
-    #: start on the runtime's default model selection (``rt.model_selection``, read when the
-    #: agent is created) instead of ``provider`` / ``model``, when one is selected
-    use_selection: bool = False
-    #: a run still going after this long ends ``timeout`` (``"30s"``, ``"2m"`` or seconds)
-    deadline: Duration | None = None
-    #: a reply the model refused, or one a content filter or error stopped, ends the run
-    #: ``model_response_failure`` with ``RunResult.response_failure`` (off: an ordinary answer)
-    classify_model_responses: bool = False
-    #: a tool result longer than this (UTF-8 bytes) is cut for the model; 0 keeps every result
-    tool_result_max_bytes: int = Field(default=65536, ge=0)
-    #: where full results of cut tool calls are kept (owner-only; relative to the config file)
-    state_dir: str = ".agentrig/state"
-    #: when and how the history is shortened (see docs/compaction.md)
-    compaction: CompactionConfig = CompactionConfig()
-    #: read-only (nested tables too): the config may be shared by several agents
-    options: FrozenTable
-
-
-class ToolConfig(_Strict):
+class ToolConfig(ConfigTable):
     """``[tools.<id>]``: how the runtime offers and runs one tool entry.
 
     There is no ``options`` table: a tool is an object its entry point gives, not built by a
@@ -220,7 +106,7 @@ class ToolConfig(_Strict):
     timeout: Duration | None = None
 
 
-class StoreConfig(_Strict):
+class StoreConfig(ConfigTable):
     """``[session_stores.<id>]``, ``[credential_stores.<id>]``, ``[sealers.<id>]``: an object
     built by the factory named ``kind`` with its ``options``."""
 
@@ -228,103 +114,17 @@ class StoreConfig(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class PermissionsConfig(_Strict):
-    """``[permissions]``: rules and mode."""
-
-    mode: Literal["default", "plan", "accept-edits", "bypass"] = "default"
-    allow: Seq[str] = ()
-    deny: Seq[str] = ()
-    ask: Seq[str] = ()
-    workspace: str = "."
-    #: more workspace roots (Claude Code's ``additionalDirectories``): a read-only command
-    #: naming paths inside one counts as ``inspect``; removing one is catastrophic
-    additional_directories: Seq[str] = ()
-    #: refuse ``mode = "bypass"`` (Claude Code's ``disableBypassPermissionsMode``)
-    disable_bypass: bool = False
-    action_blockers: Literal["default", "off"] | Seq[str] = "default"
-
-    @model_validator(mode="after")
-    def _bypass_allowed(self) -> PermissionsConfig:
-        if self.disable_bypass and self.mode == "bypass":
-            raise ValueError("mode 'bypass' is refused: disable_bypass is set")
-        return self
-
-
-class HookConfig(_Strict):
-    """One ``[[hooks.<Event>]]`` entry: a strategy (entry name) with its options."""
-
-    strategy: PluginName
-    matcher: str | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
-    #: what a hook that gave no verdict (crash, timeout, missing program) does: ``block``
-    #: fails closed on ``PreToolUse``; ``proceed`` is Claude Code's non-blocking error
-    on_error: Literal["block", "proceed"] = "block"
-
-
-class DelegationConfig(_Strict):
-    """``[delegation]``: the limits every delegation of the runtime stays within."""
-
-    #: how deep a chain of delegations may go (a root agent's children are at depth 1)
-    max_depth: int = Field(default=3, ge=1, le=32)
-    #: how many children one agent may have running at once
-    max_children: int = Field(default=8, ge=1, le=256)
-
-
-class ModelSelectionConfig(_Strict):
-    """``[model_selection]``: the runtime's default model selection and its presets
-    (``rt.model_selection``, ``agentrig models``, ``/model`` in chat)."""
-
-    #: the default selection when the settings file holds none (both or neither)
-    provider: ProviderId | None = None
-    model: ModelId | None = None
-    reasoning_effort: ReasoningEffort | None = None
-    #: the user's settings file (TOML, relative to the config file): a saved selection lives
-    #: there, and it is read again on every call
-    settings: str | None = Field(default=None, min_length=1)
-    #: directories of preset files (``<name>.toml``), read again on every list and resolve;
-    #: the first directory that has a name wins
-    presets: Seq[str] = ()
-
-    @model_validator(mode="after")
-    def _both_or_neither(self) -> ModelSelectionConfig:
-        if (self.provider is None) != (self.model is None):
-            missing = "model" if self.model is None else "provider"
-            raise ValueError(
-                f"a default selection names a provider and a model ({missing} is missing)"
-            )
-        if self.reasoning_effort is not None and self.model is None:
-            raise ValueError(
-                "reasoning_effort belongs to a default selection: set provider and model"
-            )
-        return self
-
-
-class ClaudeCodeConfig(_Strict):
-    """``[claude_code]``: Claude Code settings files and plugins whose hooks/rules apply."""
-
-    settings: Seq[str] = ()  # .claude/settings.json, .claude/settings.local.json, ...
-    plugins: Seq[str] = ()  # plugin directories: their hooks/hooks.json
-
-
-class RuntimeConfig(_Strict):
+class RuntimeConfig(ConfigTable):
     """The whole composition."""
 
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     providers: dict[ProviderId, ProviderConfigEntry] = Field(default_factory=dict)
-    agents: dict[AgentId, AgentConfig] = Field(default_factory=dict)
     tools: dict[ToolId, ToolConfig] = Field(default_factory=dict)
     session_stores: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     #: ``[credential_stores.<id>]``: where ``$STORE:<id>:<service>/<account>`` secrets live
     credential_stores: dict[EntryId, StoreConfig] = Field(default_factory=dict)
     #: ``[sealers.<id>]``: artifact sealers (a session store names one with ``sealer = "<id>"``)
     sealers: dict[EntryId, StoreConfig] = Field(default_factory=dict)
-    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
-    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
-    model_selection: ModelSelectionConfig = Field(default_factory=ModelSelectionConfig)
-    hooks: dict[str, Seq[HookConfig]] = Field(default_factory=dict)
-    #: Claude Code files read verbatim into ``hooks`` and ``permissions`` (see
-    #: :mod:`agentrig.hooks._claude_settings`, handed over as an importer)
-    claude_code: ClaudeCodeConfig = Field(default_factory=lambda: ClaudeCodeConfig())
 
 
 def _read_only(tables: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -339,9 +139,30 @@ class LoadedConfig:
     config: RuntimeConfig
     source: str | None
     base_dir: Path
-    #: the top-level tables plugins own (``agentrig.config_sections``), not yet validated:
-    #: the owner's model validates one when it is read (``Runtime.config_section``)
+    #: the top-level tables the layers and plugins own (``agentrig.config_sections``) as
+    #: read: the owner's model validates one when it is read (:meth:`section`)
     sections: Mapping[str, Any] = attrs.field(factory=dict, converter=_read_only)
+    _validated: dict[str, BaseModel] = attrs.field(factory=dict, init=False, repr=False, eq=False)
+
+    def section(self, name: str, model: type[_M]) -> _M:
+        """The table ``[name]`` validated by its owner's ``model`` (its defaults when absent).
+
+        An invalid table is a :class:`~agentrig.errors.ConfigError` at its key path.
+        """
+        cached = self._validated.get(name)
+        if isinstance(cached, model):
+            return cached
+        try:
+            value = model.model_validate(self.sections.get(name, {}))
+        except ValidationError as exc:
+            issues = issues_from_validation(exc, model)
+            raise ConfigError(_under(name, issues), source=self.source) from None
+        self._validated[name] = value
+        return value
+
+
+def _under(name: str, issues: Iterable[Issue]) -> list[Issue]:
+    return [Issue(i.code, i.message, (name, *i.path)) for i in issues]
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -554,17 +375,41 @@ def load_config(
         section = dict(data.get("claude_code") or {})
         section["settings"] = [*section.get("settings", ()), *claude_settings]
         data = {**data, "claude_code": section}
-    data = _import_foreign(data, base)
-    owned = (installed_sections() if sections is None else frozenset(sections)) - set(
-        RuntimeConfig.model_fields
-    )
-    core = {k: v for k, v in data.items() if k not in owned}
+    return _validate(_import_foreign(data, base), name, base, sections)
+
+
+def _validate(
+    data: Mapping[str, Any], name: str | None, base: Path, sections: Iterable[str] | None
+) -> LoadedConfig:
+    """The kernel's tables validated, the core's own sections too, the plugins' kept as read."""
+    core = _core_sections()
+    owned = (installed_sections() if sections is None else frozenset(sections)) | core.keys()
+    owned -= set(RuntimeConfig.model_fields)
+    issues: list[Issue] = []
     try:
-        config = RuntimeConfig.model_validate(core)
+        config = RuntimeConfig.model_validate({k: v for k, v in data.items() if k not in owned})
     except ValidationError as exc:
-        issues = issues_from_validation(exc, RuntimeConfig, owned)
-        raise ConfigError(issues, source=name) from None
-    return LoadedConfig(config, name, base, {k: v for k, v in data.items() if k in owned})
+        config = RuntimeConfig()
+        issues += issues_from_validation(exc, RuntimeConfig, owned)
+    loaded = LoadedConfig(config, name, base, {k: v for k, v in data.items() if k in owned})
+    for table in sorted(core.keys() & loaded.sections.keys()):
+        try:
+            loaded.section(table, core[table].load())
+        except ConfigError as exc:
+            issues += exc.issues
+    if issues:
+        raise ConfigError(issues, source=name)
+    return loaded
+
+
+def _core_sections() -> dict[str, EntryPoint]:
+    """The core distribution's own tables (``[agents]``, ``[permissions]``, ...): validated
+    as the file is loaded, so a mistake in them is reported before anything starts."""
+    from agentrig.kernel._discovery import CORE_DISTRIBUTION
+    from agentrig.kernel._entry_points import agentrig_entry_points
+
+    found = agentrig_entry_points().get("agentrig.config_sections", ())
+    return {f.entry.name: f.entry for f in found if f.distribution == CORE_DISTRIBUTION}
 
 
 def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:

@@ -3,24 +3,10 @@
 """The agentrig lifecycle hooks: one function per hook, each with its dispatch mode.
 
 Implement any of them in a plugin with ``@agentrig.hookimpl`` (sync or ``async def``);
-``tryfirst=True`` / ``trylast=True`` order an implementation as in pluggy.  The mode decides
-how the kernel drives the implementations (see :mod:`agentrig.kernel._dispatch`):
-
-``notify``
-    Every listener runs; a failure is recorded and reported, never changes the outcome.
-    Async listeners run out of band on the runtime's task group.
-``waterfall``
-    Listeners form a chain ``hook(payload, next)``: ``await next(payload)`` delegates (maybe
-    with a changed payload); returning without calling ``next`` replaces the result.  A listener
-    that does not take ``next`` delegates when it returns ``None``.  The innermost ``next`` is
-    the default behaviour.  A listener's exception propagates to the caller.
-``awaited``
-    Every listener is awaited in order before the caller proceeds; failures are recorded.
-``first_result``
-    Listeners are asked in order; the first non-``None`` answer wins.
-``ordered``
-    Every implementation is awaited in order; the first exception stops the sequence and
-    propagates to the caller (composition steps: a failed step fails the composition).
+``tryfirst=True`` / ``trylast=True`` order an implementation as in pluggy.  What each
+:class:`Mode` does with the implementations (``notify``, ``waterfall``, ``awaited``,
+``first_result``, ``ordered``) is the table of ``docs/hooks.md`` and of DESIGN §4.4; the
+kernel drives them in :mod:`agentrig.kernel._dispatch`.
 """
 
 from __future__ import annotations

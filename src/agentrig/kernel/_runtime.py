@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, final
 
 import anyio
 import anyio.abc
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from agentrig.catalog import CatalogKey, ReadonlyCatalog, Registry
 from agentrig.diagnostics import get_logger
@@ -48,7 +48,6 @@ from agentrig.kernel._config import (
     LoadedConfig,
     RuntimeConfig,
     SecretResolver,
-    issues_from_validation,
     load_config,
 )
 from agentrig.kernel._discovery import (
@@ -58,6 +57,7 @@ from agentrig.kernel._discovery import (
     PluginIndex,
     PluginRow,
     PluginSource,
+    builtin_source,
     env_plugin_settings,
 )
 from agentrig.kernel._dispatch import HookDispatcher, HookFailure, Spawner
@@ -149,7 +149,6 @@ class Runtime:
         self._cancel_running = False
         self._close_report: tuple[ErrorInfo, ...] | None = None
         self._spawn = spawn
-        self._sections: dict[str, BaseModel] = {}
         self.services = Services()
         """Services plugins provide, by typed key (see :mod:`agentrig.kernel._services`)."""
 
@@ -169,21 +168,9 @@ class Runtime:
         The table's owner declares it with an ``agentrig.config_sections`` entry point (name =
         table name, value = ``model``); an invalid table is a ConfigError at its key path.
         """
-        raw = self.loaded.sections.get(name)
-        if raw is None:
+        if name not in self.loaded.sections:
             return None
-        cached = self._sections.get(name)
-        if not isinstance(cached, model):
-            try:
-                cached = model.model_validate(raw)
-            except ValidationError as exc:
-                issues = [
-                    Issue(i.code, i.message, (name, *i.path))
-                    for i in issues_from_validation(exc, model)
-                ]
-                raise ConfigError(issues, source=self.loaded.source) from None
-            self._sections[name] = cached
-        return cached
+        return self.loaded.section(name, model)
 
     # ---- catalogs -------------------------------------------------------------------------------
     def catalog(self, key: CatalogKey[_K, _V]) -> ReadonlyCatalog[_K, _V]:
@@ -503,8 +490,11 @@ def _index(
 ) -> tuple[LoadedConfig, PluginIndex]:
     """The loaded config and the plugin index it and the environment's switches select."""
     disabled_env, autoload_env = env_plugin_settings(os.environ if environ is None else environ)
+    # the core's own tables ([agents], [permissions], ...) are known whatever the sources
     plugin_sources: list[PluginSource] = (
-        list(sources) if sources is not None else [EntryPointSource()]
+        [builtin_source(["config_sections"]), *sources]
+        if sources is not None
+        else [EntryPointSource()]
     )
     if memory is not None:
         plugin_sources.append(memory)

@@ -25,6 +25,7 @@ from agentrig.permissions._blockers import (
     RuleBasedActionBlocker,
     first_block,
 )
+from agentrig.permissions._config import PermissionsConfig, permissions_config
 from agentrig.permissions._edge import canonical_path, match_path, match_rule
 from agentrig.permissions._evaluate import evaluate_permission, withheld_tools
 from agentrig.permissions._glob import escape_glob
@@ -79,6 +80,7 @@ __all__ = [
     "PermissionDecision",
     "PermissionRule",
     "PermissionRuleError",
+    "PermissionsConfig",
     "PermissionRules",
     "ReasonCode",
     "Resolution",
@@ -99,6 +101,7 @@ __all__ = [
     "match_url",
     "parse_rule",
     "parse_rules",
+    "permissions_config",
     "resolve",
     "split_command",
     "withheld_tools",

@@ -27,14 +27,15 @@ import anyio
 from agentrig.agent import (
     DELEGATION_TOOL_PREFIX,
     HANDOFF_TOOL_PREFIX,
+    AgentConfig,
     ChildRun,
     Lineage,
     RunResult,
+    agent_configs,
 )
 from agentrig.errors import AgentrigError
 from agentrig.ids import AgentId, InvocationId, RunId, SessionId, agent_id, session_id
 from agentrig.journal import ReconciliationRequired, ToolIntent, reconcile_tool
-from agentrig.kernel import AgentConfig
 from agentrig.llm import ToolMessage
 from agentrig.session import ToolResultEvent, TurnStart
 from agentrig_dbos._errors import DurableError, RunSuspended
@@ -76,7 +77,9 @@ class DurableChildren:
         self.host = host
 
     def _identity(self, key: str, child: str) -> tuple[AgentId, SessionId, AgentConfig]:
-        base = self.host.rt.config.agents[AgentId(child)]  # a subagent: checked by the config
+        base = agent_configs(self.host.rt.loaded)[
+            AgentId(child)
+        ]  # a subagent: checked by the config
         config = base if base.name is not None else base.model_copy(update={"name": child})
         return agent_id(f"{child}.{key}"), session_id(f"ses-{key}"), config
 

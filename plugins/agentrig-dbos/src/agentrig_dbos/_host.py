@@ -30,7 +30,7 @@ import anyio
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
 from dbos import error as dbos_error
 
-from agentrig.agent import Agent, RunOptions
+from agentrig.agent import Agent, AgentConfig, RunOptions, agent_configs
 from agentrig.cancel import CancelSignal
 from agentrig.errors import UnknownIdError
 from agentrig.ids import AgentId, EntryId, InvocationId, RunId, SessionId, agent_id, new_run_id
@@ -44,7 +44,6 @@ from agentrig.journal import (
     reconcile_model,
     reconcile_tool,
 )
-from agentrig.kernel import AgentConfig
 from agentrig.llm import ToolMessage, UserMessage
 from agentrig.plugin import PermissionQuestion, Runtime, hookimpl
 from agentrig.session import (
@@ -290,9 +289,11 @@ class Durable:
 
     # ---- starting and awaiting runs ----------------------------------------------------------
     def _check_agent(self, agent: str) -> AgentConfig:
-        config = self.rt.config.agents.get(AgentId(agent))  # a lookup: a miss is refused below
+        config = agent_configs(self.rt.loaded).get(
+            AgentId(agent)
+        )  # a lookup: a miss is refused below
         if config is None:
-            known = tuple(sorted(self.rt.config.agents))
+            known = tuple(sorted(agent_configs(self.rt.loaded)))
             close = difflib.get_close_matches(agent, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise UnknownIdError(
@@ -452,7 +453,7 @@ class Durable:
         sid = session_of(run_id)
         stores = {
             str(config.session_store)
-            for config in self.rt.config.agents.values()
+            for config in agent_configs(self.rt.loaded).values()
             if config.session_store is not None
         }
         catalog = self.rt.catalog(SESSION_STORES)

@@ -9,10 +9,12 @@ of theirs), there is no agent to charge: sampling is refused rather than guessed
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import anyio
 import attrs
 
 if TYPE_CHECKING:
@@ -22,13 +24,35 @@ if TYPE_CHECKING:
 __all__ = ["Caller", "Callers"]
 
 
-@attrs.frozen(eq=False)
+@attrs.define(eq=False)
 class Caller:
-    """One tool call in flight: its agent, the run's signal, the call's id."""
+    """One tool call in flight: its agent, the run's signal, the call's id, and what bounds
+    the call in time (its ``timeout`` scopes, and ``limit``: when ``max_call_time`` ends)."""
 
     agent: Agent
     signal: CancelSignal
     call_id: str
+    timeout: float = math.inf
+    limit: float = math.inf
+    scopes: list[anyio.CancelScope] = attrs.Factory(list)
+    _answering: int = 0
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """While the client answers the server (a person typing, the model generating), the
+        call's ``timeout`` is suspended -- the server is waiting for us, not stuck -- and only
+        ``max_call_time`` bounds it; the timeout starts again when the answer is sent."""
+        self._answering += 1
+        for scope in self.scopes:
+            scope.deadline = self.limit
+        try:
+            yield
+        finally:
+            self._answering -= 1
+            if not self._answering:
+                restart = min(anyio.current_time() + self.timeout, self.limit)
+                for scope in self.scopes:
+                    scope.deadline = restart
 
 
 class Callers:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from agentrig.agent import agent_configs
 from agentrig.credentials import (
     CREDENTIAL_STORES,
     STORE_PREFIX,
@@ -243,7 +244,7 @@ def _http_client(rt: Runtime) -> HttpClientFactory:
 def _used_servers(rt: Runtime) -> dict[str, tuple[str | int, ...]]:
     """Server name -> where config first uses it (an agent's tool list or ``[tools.*]``)."""
     used: dict[str, tuple[str | int, ...]] = {}
-    for aid, agent in rt.config.agents.items():
+    for aid, agent in agent_configs(rt.loaded).items():
         for i, name in enumerate(agent.tools):
             if name.startswith(_PREFIX):
                 used.setdefault(name[len(_PREFIX) :].split("__", 1)[0], ("agents", aid, "tools", i))

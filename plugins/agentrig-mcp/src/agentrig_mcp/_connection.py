@@ -462,12 +462,14 @@ class ServerConnection:
         *,
         signal: CancelSignal | None = None,
         progress: ProgressFnT | None = None,
+        timer: Callable[[anyio.CancelScope], None] | None = None,
     ) -> types.CallToolResult:
         """Call ``tool``; ``progress(progress, total, message)`` gets progress notifications.
 
         Each progress notification moves the timeout ``timeout`` seconds past it, up to
-        ``max_call_time`` after the call started.  The result keeps every valid content block
-        (see :mod:`agentrig_mcp._lenient`).
+        ``max_call_time`` after the call started; ``timer`` gets the timeout's scope too (a
+        caller that answers the server meanwhile suspends it).  The result keeps every
+        valid content block (see :mod:`agentrig_mcp._lenient`).
         """
         scopes: list[anyio.CancelScope] = []
         limit = anyio.current_time() + self.spec.max_call_time
@@ -488,8 +490,13 @@ class ServerConnection:
             )
             return call_result(raw)
 
+        def timed(scope: anyio.CancelScope) -> None:
+            scopes.append(scope)
+            if timer is not None:
+                timer(scope)
+
         what = f"the call to {tool!r}"
-        return await self.request(call, what=what, signal=signal, timer=scopes.append)
+        return await self.request(call, what=what, signal=signal, timer=timed)
 
     async def list_tools(self) -> tuple[list[types.Tool], list[str]]:
         """Every valid tool the server offers (all pages, up to 100), and why others are not."""

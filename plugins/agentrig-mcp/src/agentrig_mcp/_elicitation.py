@@ -76,7 +76,9 @@ async def _ask(hooks: HookDispatcher, question: ElicitationQuestion, caller: Cal
     if caller is None:
         return await hooks.first_result("elicitation", question)
     answer: Any = None
-    with caller.signal.scope():  # the run stopped: the question is withdrawn (cancel)
+    # the run stopped: the question is withdrawn (cancel); while the person answers, the
+    # call's timeout is suspended (the server waits for them, it is not stuck)
+    with caller.signal.scope(), caller.answering():
         answer = await hooks.first_result("elicitation", question)
     return answer if not caller.signal.cancelled else ElicitationAnswer.cancel()
 

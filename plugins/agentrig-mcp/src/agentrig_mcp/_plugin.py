@@ -45,7 +45,9 @@ def config_sections(rt: Runtime) -> tuple[McpServers | None, McpSettings | None]
 
 
 def _mentions_mcp(rt: Runtime) -> bool:
-    agents = rt.config.agents.values()
+    from agentrig.agent import agent_configs
+
+    agents = agent_configs(rt.loaded).values()
     return any(name.startswith("mcp__") for agent in agents for name in agent.tools) or any(
         name.startswith("mcp__") for name in rt.config.tools
     )

@@ -148,11 +148,12 @@ async def answer_sampling(
             f"model, limits and budget apply); {callers.why_none()}"
         )
     call = side_call(server, spec, params)
-    if spec.sampling == "ask" and not await _approved(server, caller, call):
-        raise Refused("the user did not approve the sampling request", code=-1)
-    try:
-        response = await caller.agent.complete_aside(call, signal=caller.signal)
-    except AgentrigError as exc:
-        get_logger(f"mcp.{server}").warning("a sampling request failed: %s", exc)
-        raise Refused(f"the model call failed: {exc}") from None
+    with caller.answering():  # the server waits for us: its call's timeout is suspended
+        if spec.sampling == "ask" and not await _approved(server, caller, call):
+            raise Refused("the user did not approve the sampling request", code=-1)
+        try:
+            response = await caller.agent.complete_aside(call, signal=caller.signal)
+        except AgentrigError as exc:
+            get_logger(f"mcp.{server}").warning("a sampling request failed: %s", exc)
+            raise Refused(f"the model call failed: {exc}") from None
     return _result(response)

@@ -27,7 +27,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
 from agentrig import __version__ as agentrig_version
-from agentrig.agent import Agent
+from agentrig.agent import Agent, agent_configs
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, ConfigError, Issue
 from agentrig.ids import AgentId, agent_id
@@ -84,7 +84,7 @@ class _ClientAgents:
         async with self._lock:
             agent = self._agents.get(served.id)
             if agent is None:
-                config = self._rt.config.agents[served.id]  # served: a configured agent
+                config = agent_configs(self._rt.loaded)[served.id]  # served: a configured agent
                 # it reports as the agent it serves (its id is per client session)
                 config = config.model_copy(update={"name": config.name or str(served.id)})
                 name = agent_id(f"{str(served.id)[:100]}.mcp-{secrets.token_hex(6)}")

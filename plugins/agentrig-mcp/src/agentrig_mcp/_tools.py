@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import anyio
 from mcp import types
 
 from agentrig.agent import Agent
@@ -384,13 +385,26 @@ class McpTool:
 
         agent = ctx.agent
         # a sampling or elicitation request the server sends meanwhile is this agent's
-        with (
-            self.connection.callers.calling(Caller(agent, ctx.signal, ctx.call_id))
+        spec = self.connection.spec
+        caller = (
+            Caller(
+                agent,
+                ctx.signal,
+                ctx.call_id,
+                timeout=spec.timeout,
+                limit=anyio.current_time() + spec.max_call_time,
+            )
             if isinstance(agent, Agent)
-            else contextlib.nullcontext()
-        ):
+            else None
+        )
+        callers = self.connection.callers
+        with callers.calling(caller) if caller is not None else contextlib.nullcontext():
             result = await self.connection.call_tool(
-                self.definition.name, input, signal=ctx.signal, progress=progress
+                self.definition.name,
+                input,
+                signal=ctx.signal,
+                progress=progress,
+                timer=caller.scopes.append if caller is not None else None,
             )
         # an agent that cuts big results keeps the whole one on disk and says so truthfully:
         # cutting here first would make its note describe an already-cut text as the whole

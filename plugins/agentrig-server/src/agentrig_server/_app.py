@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from agentrig.agent import agent_configs
 from agentrig.credentials import CREDENTIAL_STORES, CredentialStore, resolve_store_reference
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import AgentId
@@ -117,10 +118,10 @@ async def _named_keys(rt: Runtime, settings: ServerSettings) -> list[tuple[str, 
 def _check_agents(rt: Runtime, settings: ServerSettings) -> None:
     import difflib
 
-    known = sorted(rt.config.agents)
+    known = sorted(agent_configs(rt.loaded))
     issues = []
     for name in settings.agents:
-        if name not in rt.config.agents:
+        if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             issues.append(
@@ -620,7 +621,7 @@ async def _ready_checks(state: ServerState) -> dict[str, dict[str, str]]:
     rt = state.rt
     checks: dict[str, dict[str, str]] = {"runtime": {"status": "failed" if rt.closed else "ok"}}
     for name in state.settings.agents:
-        provider_id = rt.config.agents[AgentId(name)].provider  # exposed: a declared agent
+        provider_id = agent_configs(rt.loaded)[AgentId(name)].provider  # exposed: a declared agent
         key = f"provider:{provider_id}"
         if key in checks:
             continue

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
+from agentrig.agent import AgentConfig, agent_configs
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ExecutionSuspended
 from agentrig.ids import AgentId, agent_id
-from agentrig.kernel import AgentConfig
 from agentrig.llm import (
     AssistantMessage,
     ContextLengthError,
@@ -161,7 +161,7 @@ class RunService:
     def _unpriced(self, model: str) -> tuple[str, str] | None:
         """The first agent (and its model) without a price among the exposed agent and every
         agent it can delegate or hand off to."""
-        agents = self.rt.config.agents
+        agents = agent_configs(self.rt.loaded)
         seen: set[str] = set()
         pending = [model]
         while pending:
@@ -233,7 +233,7 @@ class RunService:
         return ActiveRun(self, prompt, exposed, agent, caller, served)
 
     async def _new_agent(self, prompt: Prompt, exposed: ExposedAgent) -> Agent:
-        base = self.rt.config.agents[AgentId(prompt.model)]  # an exposed agent (checked)
+        base = agent_configs(self.rt.loaded)[AgentId(prompt.model)]  # an exposed agent (checked)
         system = base.system_prompt
         if prompt.system:
             system = f"{system}\n\n{prompt.system}" if system else prompt.system

@@ -12,6 +12,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
+from agentrig.agent import agent_configs
 from agentrig.ids import AgentId, ToolId
 from agentrig.llm import FileBlock, ImageBlock
 from agentrig.plugin import TOOLS
@@ -29,7 +30,7 @@ _ATTACHMENT_TOKENS = 1_600
 
 def estimate_input_tokens(rt: Runtime, prompt: Prompt) -> int:
     """The estimate for ``prompt`` sent to its (exposed, declared) agent."""
-    agent = rt.config.agents[AgentId(prompt.model)]
+    agent = agent_configs(rt.loaded)[AgentId(prompt.model)]
     chars = len(agent.system_prompt or "") + len(prompt.system or "")
     tools = rt.catalog(TOOLS)
     for name in agent.tools:

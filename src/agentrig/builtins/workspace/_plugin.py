@@ -18,6 +18,7 @@ from agentrig.builtins.workspace._sandbox import backend_for
 from agentrig.builtins.workspace._space import WORKSPACE, FetchClient, Workspace
 from agentrig.errors import ConfigError, Issue
 from agentrig.kernel import HTTP, Runtime
+from agentrig.permissions import permissions_config
 from agentrig.tools import TOOLS
 
 __all__ = ["compose_workspace", "workspace_root"]
@@ -31,7 +32,7 @@ def workspace_root(base_dir: Path, configured: str) -> Path:
 def compose_workspace(rt: Runtime) -> None:
     """Provide ``rt``'s workspace; a workspace tool that could not work is a ConfigError."""
     config = rt.config_section("workspace", WorkspaceConfig) or WorkspaceConfig()
-    root = workspace_root(rt.loaded.base_dir, rt.config.permissions.workspace)
+    root = workspace_root(rt.loaded.base_dir, permissions_config(rt.loaded).workspace)
     backend, problem = None, None
     if config.sandbox is not None:
         try:
