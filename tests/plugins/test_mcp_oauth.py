@@ -250,6 +250,12 @@ def test_oauth_keys_are_checked() -> None:
     assert isinstance(spec, HttpServerSpec)
     assert spec.oauth is not None
     assert (spec.oauth.client_id, settings.state_dir) == ("c", "state")
+    # Claude Code's spelling in .mcp.json
+    oauth = {"clientId": "c", "callbackPort": 8765}
+    claude: dict[str, Any] = {"s": {"type": "http", "url": "https://x.example/mcp", "oauth": oauth}}
+    spec = parse_settings(claude, {}, source=None)[0]["s"]
+    assert isinstance(spec, HttpServerSpec)
+    assert spec.oauth == OAuthSettings(client_id="c", callback_port=8765)
     bad: list[dict[str, Any]] = [
         {"url": "https://x.example/mcp", "oauth": {"client_secret": "$ENV:S"}},
         {"url": "https://x.example/mcp", "oauth": {"client_id": "c", "client_secret": "literal"}},
