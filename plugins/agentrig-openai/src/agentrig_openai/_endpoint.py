@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -32,7 +33,7 @@ REQUEST_ID_HEADERS = ("x-request-id", "request-id")
 OptionsT = TypeVar("OptionsT", bound=OpenAIEndpointOptions)
 
 
-class OpenAIEndpoint(Generic[OptionsT]):
+class OpenAIEndpoint(abc.ABC, Generic[OptionsT]):
     """The base of the ``openai`` and ``openai-responses`` providers (not a provider itself).
 
     ``client`` (a ready httpx client) is used as given and never closed here; otherwise the
@@ -65,9 +66,9 @@ class OpenAIEndpoint(Generic[OptionsT]):
         self._url = self._options.endpoint(self.path)
 
     @classmethod
+    @abc.abstractmethod
     def _default_options(cls) -> OptionsT:
         """The options a provider built without any has (each provider's defaults)."""
-        raise NotImplementedError(f"{cls.__name__} names no default options")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.id!r} base_url={self._options.base_url!r}>"
