@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import anyio
@@ -30,11 +29,14 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="native changes the uid: needs root"),
 ]
 
-#: a beating grandchild in a session of its own that ignores SIGTERM, left behind
+#: a grandchild in a session of its own that ignores SIGTERM, left behind (its pid in
+#: ``left``), and the wait until it runs
 LEFT_BEHIND = (
-    "setsid sh -c 'trap \"\" TERM; while true; do date +%s%N > beat; sleep 0.05; done' "
-    ">/dev/null 2>&1 &"
+    "setsid sh -c 'trap \"\" TERM; echo $$ > left; while true; do sleep 0.05; done' "
+    ">/dev/null 2>&1 & while [ ! -s left ]; do sleep 0.01; done;"
 )
+#: the wait until the command's server has its own real uid (root's) back
+ID_BACK = "until [ \"$(awk '/^Uid:/ {print $2}' /proc/$PPID/status)\" = 0 ]; do sleep 0.01; done;"
 IDENTITY = (
     "id -u; id -g; id -G; "
     "grep -E '^(NoNewPrivs|CapInh|CapPrm|CapEff|CapBnd|CapAmb):' /proc/self/status; "
@@ -57,20 +59,19 @@ def _pool(space: Workspace) -> SandboxPool:
     return space.backend.pool
 
 
-def _stopped(beat: Path) -> bool:
-    """Whether the beating grandchild is gone (or never began): its file stays as it is."""
-    first = beat.read_text() if beat.exists() else None
-    time.sleep(0.3)
-    return (beat.read_text() if beat.exists() else None) == first
+def _left_alive(root: Path) -> bool:
+    """Whether the grandchild left behind still runs (a zombie does not)."""
+    try:
+        pid = int((root / "left").read_text())  # empty: killed before it wrote its pid
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return False  # never started, or gone
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-def _beats(beat: Path) -> bool:
-    return beat.exists() and bool(beat.read_text())
-
-
-async def _beating(beat: Path) -> None:
+async def _started(root: Path) -> None:
     with anyio.fail_after(10):
-        while not _beats(beat):  # noqa: ASYNC110 - a file, no event
+        while not _left_alive(root):  # noqa: ASYNC110 - a process, no event
             await anyio.sleep(0.02)
 
 
@@ -114,35 +115,34 @@ async def test_a_command_that_signals_its_server_ends_with_it(root: Path) -> Non
     space = _native(root)
     for _ in range(3):
         try:
-            out = await bash(space, LEFT_BEHIND + " kill -KILL $PPID; sleep 0.3; echo still")
+            out = await bash(space, "kill -KILL $PPID; " + LEFT_BEHIND + " echo still")
         except SandboxError as exc:  # it was killed: the call fails, the tree ends
             killed = exc.message
             assert "ended unexpectedly" in killed
         else:  # too late: the server had its own ids back
             assert out.startswith("/bin/sh: 1: kill: Operation not permitted\n")
             assert out.endswith("still\n")
-        assert _stopped(root / "beat")
+        assert not _left_alive(root)
         assert await bash(space, "echo next") == "next\n"
-    late = await bash(space, "sleep 0.2; kill -KILL $PPID; kill -STOP $PPID; echo still")
+    late = await bash(space, ID_BACK + " kill -KILL $PPID; kill -STOP $PPID; echo still")
     assert late.count("Operation not permitted") == 2
     assert late.endswith("still\n")
 
 
 async def test_nothing_a_command_leaves_running_outlives_its_call(root: Path) -> None:
     space = _native(root)
-    assert await bash(space, LEFT_BEHIND + " sleep 0.3; echo done") == "done\n"
-    assert _stopped(root / "beat")
+    assert await bash(space, LEFT_BEHIND + " echo done") == "done\n"
+    assert not _left_alive(root)
     assert await bash(space, "echo next") == "next\n"
     assert _pool(space).started == 1
 
 
-@pytest.mark.slow
 async def test_a_killed_server_takes_its_whole_tree_along(root: Path) -> None:
     space = _native(root)
     assert await bash(space, "echo warm") == "warm\n"
 
     async def kill_the_server() -> None:
-        await _beating(root / "beat")
+        await _started(root)
         os.kill(int((root / "server").read_text()), signal.SIGKILL)
 
     with anyio.fail_after(20):
@@ -150,7 +150,7 @@ async def test_a_killed_server_takes_its_whole_tree_along(root: Path) -> None:
             tg.start_soon(kill_the_server)
             with pytest.raises(SandboxError, match="ended unexpectedly"):
                 await bash(space, "echo $PPID > server; " + LEFT_BEHIND + " sleep 300")
-    assert _stopped(root / "beat")
+    assert not _left_alive(root)
     assert await bash(space, "echo next") == "next\n"
     assert _pool(space).started == 2
 
@@ -160,7 +160,7 @@ async def test_a_timeout_throws_the_server_away(root: Path) -> None:
     out = await bash(space, LEFT_BEHIND + " sleep 30", timeout_ms=400)
     assert isinstance(out, ToolOutput)
     assert "timeout" in out.content
-    assert _stopped(root / "beat")
+    assert not _left_alive(root)
     assert await bash(space, "echo two") == "two\n"
     assert _pool(space).started == 2
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -120,14 +121,20 @@ class OAuthSettings(_Strict):
     authorization flow: discovery, registration, authorization code with PKCE, refresh)."""
 
     #: a client registered with the authorization server beforehand; unset: the client
-    #: registers itself (dynamic client registration) and keeps what it was given
-    client_id: str | None = Field(default=None, min_length=1)
+    #: registers itself (dynamic client registration) and keeps what it was given.
+    #: ``clientId`` (Claude Code's spelling in ``.mcp.json``) is the same key
+    client_id: str | None = Field(
+        default=None, min_length=1, validation_alias=AliasChoices("client_id", "clientId")
+    )
     #: the registered client's secret, a secret reference (``$ENV:``/``$STORE:``); needs
     #: ``client_id``
     client_secret: str | None = None
     #: the loopback port the authorization server redirects the browser to
-    #: (``http://127.0.0.1:<port>/callback``); 0: one is chosen at the first sign-in and kept
-    callback_port: int = Field(default=0, ge=0, le=65535)
+    #: (``http://127.0.0.1:<port>/callback``); 0: one is chosen at the first sign-in and kept.
+    #: ``callbackPort`` (Claude Code's spelling) is the same key
+    callback_port: int = Field(
+        default=0, ge=0, le=65535, validation_alias=AliasChoices("callback_port", "callbackPort")
+    )
     #: open the sign-in page in the browser (the address is printed either way)
     open_browser: bool = True
     #: seconds to wait for the browser to come back to the loopback address
