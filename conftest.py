@@ -94,3 +94,35 @@ def _no_model_cooldowns() -> Iterator[None]:
     COOLDOWNS.clear()
     yield
     COOLDOWNS.clear()
+
+
+# ---- a stale editable install ---------------------------------------------------------------
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop at once when the installed core declares other entry points than pyproject.toml.
+
+    An editable install keeps the entry points of the day it was installed; after a merge that
+    adds one (a config table, a composition step) the suite would fail far from the cause.
+    """
+    import tomllib
+    from importlib import metadata
+    from pathlib import Path
+
+    declared = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text("utf-8"))
+    wanted = {
+        (group, name, value)
+        for group, entries in declared["project"].get("entry-points", {}).items()
+        if group.startswith("agentrig.")
+        for name, value in entries.items()
+    }
+    try:
+        installed = metadata.distribution("agentrig").entry_points
+    except metadata.PackageNotFoundError:
+        return
+    have = {(e.group, e.name, e.value) for e in installed if e.group.startswith("agentrig.")}
+    if wanted != have:
+        changed = sorted({f"{g}:{n}" for g, n, _ in wanted ^ have})
+        pytest.exit(
+            "the installed agentrig declares other entry points than pyproject.toml "
+            f"({', '.join(changed)}); reinstall it: python3 dev.py setup",
+            returncode=4,
+        )

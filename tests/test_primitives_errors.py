@@ -10,7 +10,6 @@ import pytest
 from agentrig.errors import (
     AbortError,
     AgentrigError,
-    CheckResult,
     ConfigError,
     ErrorInfo,
     Issue,
@@ -19,6 +18,7 @@ from agentrig.errors import (
     UnknownIdError,
     error_info,
 )
+from agentrig.tools import CheckResult
 
 
 def test_base_carries_code_category_recoverable_with_class_defaults() -> None:

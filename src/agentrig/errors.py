@@ -1,18 +1,18 @@
-"""The agentrig error tree, check results and the error-info normaliser.
+"""The error base, the kernel's and the primitives' errors, and the error-info normaliser.
 
 Every error agentrig raises derives from :class:`AgentrigError`, which carries a
 machine-readable ``code``, a ``category`` (who must act: ``user``, ``provider`` or
 ``system``) and whether the failure is ``recoverable``.  Callers branch on those, never on
 message text.  The tree of every error class, grouped by the package that defines it, is drawn
 in ``docs/errors.md`` (``tests/test_error_tree.py`` keeps it true); this module holds the base,
-the kernel's and the primitives' errors, check results and :func:`error_info`.
+the kernel's and the primitives' errors and :func:`error_info`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar, get_args
+from typing import Any, Literal, get_args
 
 import attrs
 
@@ -21,8 +21,6 @@ __all__ = [
     "AgentrigError",
     "CatalogError",
     "Category",
-    "CheckResult",
-    "CheckStatus",
     "ConfigError",
     "DuplicateIdError",
     "ErrorInfo",
@@ -43,10 +41,8 @@ __all__ = [
 ]
 
 Category = Literal["user", "provider", "system"]
-CheckStatus = Literal["passed", "failed", "unavailable", "not-run"]
 PathPart = str | int
 
-_V = TypeVar("_V")
 _CODE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
 _CATEGORIES = frozenset(get_args(Category))
 
@@ -70,52 +66,6 @@ class Issue:
     def __str__(self) -> str:
         where = self.location()
         return f"{where}: {self.message}" if where else self.message
-
-
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-MISSING: Any = _Missing()
-
-
-@attrs.frozen(slots=True)
-class CheckResult(Generic[_V]):
-    """The report of a ``check_*`` function.
-
-    ``passed`` has no issues and ``failed`` at least one; ``unavailable`` and ``not-run`` are
-    never a pass.  ``value`` replaces the checked input only when :attr:`has_value` says it
-    was provided (``None`` is a legitimate value), never by truthiness.
-    """
-
-    status: CheckStatus
-    issues: tuple[Issue, ...] = ()
-    value: Any = MISSING
-
-    def __attrs_post_init__(self) -> None:
-        if self.status == "passed" and self.issues:
-            raise ValueError("a passed CheckResult cannot carry issues")
-        if self.status == "failed" and not self.issues:
-            raise ValueError("a failed CheckResult needs at least one issue")
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
-
-    @property
-    def has_value(self) -> bool:
-        return self.value is not MISSING
-
-    @classmethod
-    def ok(cls, value: Any = MISSING) -> CheckResult[Any]:
-        return cls("passed", (), value)
-
-    @classmethod
-    def fail(cls, *issues: Issue) -> CheckResult[Any]:
-        return cls("failed", tuple(issues))
 
 
 class AgentrigError(Exception):

@@ -29,6 +29,7 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules), "compiled": comp
 NOT_NEEDED = (
     "agentrig.journal",  # agentrig-dbos without a [dbos] table
     "agentrig_dbos._host",
+    "agentrig_dbos._config",
     "dbos",
     "agentrig_mcp._config",  # agentrig-mcp without [mcp] / [mcp_servers]
     "agentrig_mcp._compose",
@@ -38,6 +39,7 @@ NOT_NEEDED = (
     "agentrig.testing",
     "httpx",  # the scripted provider talks to no server
     "agentrig.hooks",  # no [hooks]: neither their checks nor their runner
+    "agentrig.tools._projection",  # a provider projects tool schemas; the scripted one has none
 )
 
 

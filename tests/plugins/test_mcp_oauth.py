@@ -308,35 +308,30 @@ async def test_a_runtime_signs_in_through_config(
 @pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the commands run in their own process
-async def test_login_and_logout_commands(server: AuthServer, tmp_path: Path) -> None:
-    """``agentrig mcp login NAME`` signs in (the address on its stderr), ``logout`` forgets."""
+async def test_login_opens_the_browser_and_logout_forgets(
+    server: AuthServer, tmp_path: Path
+) -> None:
+    """``agentrig mcp login NAME`` prints the address and opens the browser (``BROWSER``
+    names a stand-in that consents and follows the redirect); ``logout`` forgets."""
+    import sys
+
     from _mcp_support import AGENTRIG
 
     config = tmp_path / "agentrig.toml"
     config.write_text(
-        "[mcp_servers.secure]\n"
-        f'url = "{server.url}"\n'
-        "allow_private_url = true\n"
-        "oauth = { open_browser = false }\n"
+        f'[mcp_servers.secure]\nurl = "{server.url}"\nallow_private_url = true\noauth = {{}}\n'
     )
+    browser = Path(__file__).with_name("_mcp_browser.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRIG_")}
-    login = await anyio.open_process(
-        [AGENTRIG, "mcp", "login", "-c", str(config), "secure"], env=env
-    )
-    async with login, httpx.AsyncClient(trust_env=False) as http:
-        assert login.stderr is not None
-        assert login.stdout is not None
-        printed = b""
-        with anyio.fail_after(60):
-            while b"open:\n" not in printed or not printed.endswith(b"\n"):
-                printed += await login.stderr.receive()
-            url = printed.decode().split("open:\n", 1)[1].split()[0]
-            answer = await http.get(url)
-            await http.get(answer.headers["location"])
-            assert await login.wait() == 0
-        out = (await login.stdout.receive()).decode()
+    env["BROWSER"] = f"{sys.executable} {browser} %s"
+    with anyio.fail_after(120):
+        login = await anyio.run_process(
+            [AGENTRIG, "mcp", "login", "-c", str(config), "secure"], env=env, check=False
+        )
+    assert login.returncode == 0, login.stderr.decode()[-2000:]
+    assert b"asks you to sign in; open:\n  " + server.url.rsplit("/", 1)[0].encode() in login.stderr
     kept_file = tmp_path / ".agentrig" / "mcp" / "oauth" / "secure.json"
-    assert f"signed in to 'secure' (kept in {kept_file})" in out
+    assert f"signed in to 'secure' (kept in {kept_file})".encode() in login.stdout
     assert kept(tmp_path / ".agentrig" / "mcp")["tokens"]["access_token"] in server.provider.access
     logout = [AGENTRIG, "mcp", "logout", "-c", str(config), "secure"]
     done = await anyio.run_process(logout, env=env)

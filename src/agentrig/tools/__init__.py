@@ -1,5 +1,6 @@
 """Tools: the contract, the ``@tool`` decorator, schemas and their validation."""
 
+from agentrig.tools._check import CheckResult, CheckStatus
 from agentrig.tools._gate import GateDecision
 from agentrig.tools._tool import (
     TOOLS,
@@ -24,6 +25,8 @@ from agentrig.tools._tool import (
 )
 
 __all__ = [
+    "CheckResult",
+    "CheckStatus",
     "FunctionTool",
     "GateDecision",
     "PermissionArg",

@@ -32,10 +32,11 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.catalog import CatalogKey
-from agentrig.errors import AgentrigError, CheckResult, Issue
+from agentrig.errors import AgentrigError, Issue
 from agentrig.ids import ToolId
 from agentrig.ids import tool_id as _validate_tool_id
 from agentrig.kernel import Services
+from agentrig.tools._check import CheckResult
 from agentrig.tools._jsonschema import SchemaContractError, parse_with
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ Add a ``[dbos]`` table to a composition and its runs can be durable::
 Durable runs are asyncio-only.  See ``docs/durable.md``.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from agentrig_dbos._config import DbosSection, QueueSettings
+from agentrig.plugin import lazy_exports
 from agentrig_dbos._errors import (
     DurableBackendError,
     DurableDatabaseError,
@@ -26,8 +26,14 @@ from agentrig_dbos._errors import (
 )
 from agentrig_dbos._keys import DURABLE
 
-if TYPE_CHECKING:
-    from agentrig_dbos._host import Durable, DurableResult
+# on first use, not by ``import agentrig_dbos`` (which every autoloaded run does): DBOS,
+# and the [dbos] table's models
+_LAZY: dict[str, str] = {
+    "DbosSection": "agentrig_dbos._config",
+    "QueueSettings": "agentrig_dbos._config",
+    "Durable": "agentrig_dbos._host",
+    "DurableResult": "agentrig_dbos._host",
+}
 
 __all__ = [
     "DURABLE",
@@ -44,11 +50,8 @@ __all__ = [
     "UnknownRunError",
 ]
 
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
-def __getattr__(name: str) -> Any:
-    # DBOS is imported on first use of these, not by ``import agentrig_dbos``
-    if name in ("Durable", "DurableResult"):
-        from agentrig_dbos import _host
-
-        return getattr(_host, name)
-    raise AttributeError(f"module 'agentrig_dbos' has no attribute {name!r}")
+if TYPE_CHECKING:
+    from agentrig_dbos._config import DbosSection, QueueSettings
+    from agentrig_dbos._host import Durable, DurableResult

@@ -34,7 +34,6 @@ from agentrig.plugin import (
     hookimpl,
 )
 from agentrig_dbos import _cli
-from agentrig_dbos._config import DbosSection
 from agentrig_dbos._errors import DurableBackendError
 from agentrig_dbos._keys import DURABLE
 
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     # the journal and the host's store are imported by a [dbos] composition only: every
     # `agentrig` command autoloads this plugin, and most compositions have no [dbos] table
     from agentrig.journal import ExecutionJournal
+    from agentrig_dbos._config import DbosSection
 
 __all__ = ["DbosPlugin", "plugin"]
 
@@ -110,6 +110,10 @@ class DbosPlugin:
     @compose_step("stores")
     def compose(self, payload: Composition) -> None:
         rt = payload.runtime
+        if "dbos" not in rt.loaded.sections:  # the section's model too is for [dbos] only
+            return
+        from agentrig_dbos._config import DbosSection
+
         section = rt.config_section("dbos", DbosSection)
         if section is None:
             return

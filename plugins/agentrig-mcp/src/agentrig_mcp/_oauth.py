@@ -75,9 +75,12 @@ def print_sign_in(server: str, url: str, open_browser: bool) -> None:
         flush=True,
     )
     if open_browser:
+        import threading
         import webbrowser
 
-        webbrowser.open(url)
+        # not waited for: a browser command may only return once the page is loaded, and
+        # the page is this process's callback, answered after the address is presented
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
 
 
 class OAuthStore:
