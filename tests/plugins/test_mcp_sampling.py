@@ -193,6 +193,17 @@ async def test_ask_goes_to_the_approver_and_no_answer_denies() -> None:
     assert refused.startswith("refused: the user did not approve")
 
 
+async def test_allow_for_the_session_is_kept_for_the_agent() -> None:
+    approver = Approver(("allow", "remember", "mcp__asking__sampling"))  # the CLI's `a`
+    provider = ScriptedProvider([summarize(), "first", summarize(), "second", "done"])
+    async with opened(provider, sampling="ask") as rt:
+        rt.add_plugin("approver", approver)
+        await rt.agent(AgentId("assistant")).run("go")
+        answers = tool_results(rt)
+    assert [a.rsplit("=", 1)[-1] for a in answers] == ["first", "second"]
+    assert len(approver.questions) == 1  # not asked again
+
+
 async def test_off_is_refused_and_outside_an_agents_call_there_is_nobody_to_charge() -> None:
     provider = ScriptedProvider([summarize(), "done"])
     async with opened(provider) as rt:

@@ -60,6 +60,9 @@ class Callers:
 
     def __init__(self) -> None:
         self._calls: list[Caller] = []
+        #: agents a person allowed to be asked by this server for the rest of the runtime
+        #: (``sampling = "ask"`` answered "allow for the session")
+        self.sampling_allowed: set[str] = set()
 
     @contextmanager
     def calling(self, caller: Caller) -> Iterator[None]:

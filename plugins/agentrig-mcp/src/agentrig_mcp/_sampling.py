@@ -100,13 +100,18 @@ def _allowed(answer: object, call_id: CallId) -> bool:
     return answer == "allow"
 
 
-async def _approved(server: str, caller: Caller, call: SideCall) -> bool:
+async def _approved(server: str, callers: Callers, caller: Caller, call: SideCall) -> bool:
+    """Ask the approver; an "allow for the session" answer (the CLI's ``a``) is kept for
+    the agent, so it is not asked again while the runtime lives."""
+    agent_id = AgentId(caller.agent.id)
+    if agent_id in callers.sampling_allowed:
+        return True
     hooks = caller.agent.runtime.hooks
     if not hooks.has_listeners("permission_approver"):
         return False
     call_id = CallId(caller.call_id)
     question = PermissionQuestion(
-        agent_id=AgentId(caller.agent.id),
+        agent_id=agent_id,
         tool=f"mcp__{server}__sampling",
         arguments={
             "system": call.system,
@@ -117,7 +122,10 @@ async def _approved(server: str, caller: Caller, call: SideCall) -> bool:
         f"(mcp_servers.{server}.sampling = 'ask')",
         call_id=call_id,
     )
-    return _allowed(await hooks.first_result("permission_approver", question), call_id)
+    answer = await hooks.first_result("permission_approver", question)
+    if isinstance(answer, tuple) and answer[:2] == ("allow", "remember"):
+        callers.sampling_allowed.add(agent_id)
+    return _allowed(answer, call_id)
 
 
 def _result(response: ModelResponse) -> types.CreateMessageResult:
@@ -149,7 +157,7 @@ async def answer_sampling(
         )
     call = side_call(server, spec, params)
     with caller.answering():  # the server waits for us: its call's timeout is suspended
-        if spec.sampling == "ask" and not await _approved(server, caller, call):
+        if spec.sampling == "ask" and not await _approved(server, callers, caller, call):
             raise Refused("the user did not approve the sampling request", code=-1)
         try:
             response = await caller.agent.complete_aside(call, signal=caller.signal)
