@@ -10,7 +10,8 @@ trusted; a review that passes records it.  A refused skill is kept with its reas
 (``agentrig doctor`` lists it) and never registered.
 
 The ``compose-tool-scan`` step runs the same scanner over every tool in the runtime's
-catalog before the agents are built; a tool it blocks refuses the composition.
+catalog before the agents are built; a tool it blocks refuses the composition.  The skill
+tools listing no skill read as the core's own text, known to pass: they are not rescanned.
 """
 
 from __future__ import annotations
