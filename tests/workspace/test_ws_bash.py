@@ -19,9 +19,11 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="native changes the uid: needs root")
 
-# a grandchild that ignores SIGTERM, leaves the process group, and beats into a file
+# a grandchild that ignores SIGTERM, leaves the process group, and beats into a file; its
+# $0 is the workspace's name, so the test finds it in /proc (and no other test's)
 STUBBORN = (
-    "setsid sh -c 'trap \"\" TERM; while true; do date +%s%N > beat; sleep 0.05; done' & sleep 300"
+    "setsid sh -c 'trap \"\" TERM; while true; do date +%s%N > beat; sleep 0.05; done' "
+    '"$(basename "$PWD")" & sleep 300'
 )
 
 
@@ -36,9 +38,25 @@ def space(request: pytest.FixtureRequest, shared_root: Path) -> Workspace:
     return sandboxed(shared_root, backend="native", user="nobody", network=True)
 
 
+def _still_running(root: Path) -> list[int]:
+    """The processes of this test's grandchild (its ``$0`` is the workspace's name)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if root.name.encode() in argv:
+                found.append(int(name))
+    return found
+
+
 def _beats_stopped(root: Path) -> bool:
     beat = root / "beat"
     assert beat.exists(), "the grandchild never started"
+    # gone when the call returned, not some time later
+    assert _still_running(root) == [], "the grandchild outlived the call"
     first = beat.read_text()
     import time
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -187,28 +188,39 @@ class BwrapProcess:
     def running(self) -> bool:
         return self.popen.poll() is None
 
-    def _kill(self) -> None:
+    def _kill(self) -> list[int]:
         """SIGKILL bwrap's process group: its monitor and the sandbox's init, whose death
         ends every process of the sandbox (its pid namespace).  Not once it was reaped: the
-        group's id may be another's by then."""
-        if self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.popen.pid, signal.SIGKILL)  # a new session: bwrap's group
+        group's id may be another's by then.  Returns pidfds of the sandbox's init (see
+        :func:`_init_pidfds`) for :meth:`_reap` to wait on."""
+        if self.popen.poll() is not None:
+            return []
+        inits = _init_pidfds(self.popen.pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)  # a new session: bwrap's group
+        return inits
+
+    def _reap(self, inits: list[int]) -> None:
+        """Wait for the monitor, then for the sandbox's init: only its exit says every
+        process of the sandbox is gone (the monitor can be reaped before that)."""
+        try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(_REAP_TIMEOUT)
+            for fd in inits:
+                select.select([fd], [], [], _REAP_TIMEOUT)  # readable once it has exited
+        finally:
+            for fd in inits:
+                os.close(fd)
+            if self.popen.stderr is not None:
+                self.popen.stderr.close()
 
     def end_now(self) -> None:
-        self._kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(_REAP_TIMEOUT)
-        if self.popen.stderr is not None:
-            self.popen.stderr.close()
+        self._reap(self._kill())
 
     async def ended(self) -> None:
         with anyio.CancelScope(shield=True):
-            self._kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                await anyio.to_thread.run_sync(self.popen.wait, _REAP_TIMEOUT)
-            if self.popen.stderr is not None:
-                self.popen.stderr.close()
+            inits = self._kill()
+            await anyio.to_thread.run_sync(self._reap, inits)
 
     def why(self) -> str:
         """What bwrap said on its way out (its stderr, once it is gone), or its status."""
@@ -238,6 +250,24 @@ class BwrapProcess:
             return cls(popen)
 
         return start
+
+
+def _init_pidfds(monitor: int) -> list[int]:
+    """Pidfds of bwrap's children -- the init of the sandbox's pid namespace.  The kernel
+    ends and reaps every other process of the namespace before that init's exit completes,
+    so a pidfd of it turning readable means the sandbox is empty.  Opened while the monitor
+    lives, which reaps its children: a pid it reaped in between and that was reused at once
+    only makes the wait longer (bounded); none where ``/proc`` does not list children (then
+    the monitor's exit is all there is to wait for)."""
+    try:
+        children = Path(f"/proc/{monitor}/task/{monitor}/children").read_text().split()
+    except OSError:
+        return []
+    fds: list[int] = []
+    for child in children:
+        with contextlib.suppress(OSError):  # already gone
+            fds.append(os.pidfd_open(int(child)))
+    return fds
 
 
 class ReapedProcess:
