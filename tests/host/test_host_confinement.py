@@ -51,6 +51,17 @@ def _nobody(limits: tuple[tuple[int, int], ...] = LIMITS["open files"]) -> Confi
     return Confinement(entry.pw_uid, entry.pw_gid, limits)
 
 
+def _unused_uid() -> int:
+    """A user id no account has and no other test process uses (one per test process)."""
+    uid = 200_000 + os.getpid() % 100_000
+    while True:
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid
+        uid += 1
+
+
 @pytest.fixture(params=["launcher", "own reaper"])
 def path(request: pytest.FixtureRequest) -> Iterator[str]:
     """Through the launcher's waiting child, or a reaper started for the command."""
@@ -187,8 +198,9 @@ async def test_the_command_cannot_signal_its_reaper(path: str, limits: str) -> N
 @needs_root
 async def test_the_process_limit_holds_for_the_users_forks(path: str) -> None:
     # RLIMIT_NPROC is one the reaper keeps itself (the spawn without a fork): the command's
-    # own forks past it fail
-    confine = Confinement(_nobody().uid, _nobody().gid, ((resource.RLIMIT_NPROC, 3),))
+    # own forks past it fail.  The kernel counts every process of the user, so the command
+    # runs as a user id nobody else has: other tests run commands as "nobody" meanwhile
+    confine = Confinement(_unused_uid(), _nobody().gid, ((resource.RLIMIT_NPROC, 3),))
     forks = "cat >/dev/null; for i in 1 2 3 4 5; do sleep 0.3 & done; wait; echo all"
     out, code, _ = await _run(["/bin/sh", "-c", forks], confine)
     assert "Cannot fork" in out, out
