@@ -6,15 +6,18 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import pytest
 
-from agentrig.errors import DuplicateIdError, SealedCatalogError, UnknownIdError
+from agentrig.errors import DuplicateIdError, PluginError, SealedCatalogError, UnknownIdError
 from agentrig.ids import AgentId
 from agentrig.kernel import (
+    TRACE_CONTEXT,
     Composition,
     ServiceKey,
     Services,
@@ -118,3 +121,52 @@ def test_mypy_checks_service_lookups_and_runtime_attributes(tmp_path: Path) -> N
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
     assert [line.split(":")[1] for line in errors] == ["8", "9", "11"], done.stdout
     assert '"list[int]", variable has type "str"' in errors[0]
+
+
+class _Scope:
+    def close(self) -> None:
+        return None
+
+
+class _OlderTrace:
+    """A trace context written for an older release: ``open`` without ``subject``."""
+
+    def open(self, kind: str, agent_id: str) -> _Scope:
+        return _Scope()
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def ids(self) -> tuple[str, str] | None:
+        return None
+
+    def continue_from(self, headers: Mapping[str, str]) -> _Scope:
+        return _Scope()
+
+
+class _CurrentTrace(_OlderTrace):
+    def open(  # type: ignore[override]  # the current signature, which the older one lacks
+        self, kind: str, agent_id: str, subject: str, provider: str | None = None
+    ) -> _Scope:
+        return _Scope()
+
+
+def test_a_service_that_breaks_its_keys_protocol_is_refused_when_provided() -> None:
+    services = Services()
+    older: Any = _OlderTrace()  # what a plugin built against the older protocol hands over
+    not_a_tracer: Any = _Scope()
+    with pytest.raises(PluginError) as caught:
+        services.provide(TRACE_CONTEXT, older, source="old-tracer")
+    message = str(caught.value)
+    assert caught.value.code == "plugin.error"
+    assert "'agentrig.trace_context' provided by old-tracer is not a TraceContext" in message
+    assert "open" in message
+    assert "subject" in message
+    assert not services.has(TRACE_CONTEXT)  # nothing half-provided
+    with pytest.raises(PluginError, match="missing continue_from"):
+        services.provide(TRACE_CONTEXT, not_a_tracer, source="not-a-tracer")
+    current = _CurrentTrace()
+    services.provide(TRACE_CONTEXT, current, source="tracer")
+    assert services.require(TRACE_CONTEXT) is current
+    # a key without a protocol takes any value of its type, as before
+    services.provide(COUNTER, [1])

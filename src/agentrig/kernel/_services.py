@@ -8,6 +8,10 @@ provides the value while the runtime is composed (``rt.services.provide(CACHE, c
 reads it back anywhere (``rt.services.require(CACHE)``) -- mypy checks both ends, so a
 lookup is never a guess.  Services are sealed with the catalogs: a late ``provide`` is an
 error, not a race.  A key's name is its identity; two keys of one name are the same service.
+
+A key may name the protocol its value must follow (``ServiceKey(name, protocol=P)``): a value
+that lacks a member of ``P`` or takes other parameters is refused when it is provided, naming
+what is wrong -- not later, at the first call the runtime makes of it.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from typing import Any, Generic, TypeVar, final
 
 import attrs
 
-from agentrig.errors import DuplicateIdError, SealedCatalogError, UnknownIdError
+from agentrig.errors import DuplicateIdError, PluginError, SealedCatalogError, UnknownIdError
+from agentrig.kernel._contracts import protocol_problems
 
 __all__ = ["ServiceKey", "Services"]
 
@@ -27,9 +32,11 @@ T = TypeVar("T")
 @final
 @attrs.frozen(slots=True)
 class ServiceKey(Generic[T]):
-    """The typed name of one runtime service (declare it with its type as annotation)."""
+    """The typed name of one runtime service (declare it with its type as annotation);
+    ``protocol``, when given, is checked against every value provided for it."""
 
     name: str
+    protocol: type | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
 
     def __str__(self) -> str:
         return self.name
@@ -54,6 +61,11 @@ class Services:
             raise SealedCatalogError(
                 f"service {key.name!r} provided after the runtime was composed; "
                 "provide services from a compose step"
+            )
+        if key.protocol is not None and (problems := protocol_problems(value, key.protocol)):
+            raise PluginError(
+                f"service {key.name!r} provided by {source or 'an unnamed provider'} is not a "
+                f"{key.protocol.__name__}: {'; '.join(problems)}"
             )
         if key.name in self._values and not replace:
             raise DuplicateIdError(

@@ -80,7 +80,11 @@ class TraceContext(Protocol):
         ...
 
 
-TRACE_CONTEXT: ServiceKey[TraceContext] = ServiceKey("agentrig.trace_context")
+#: Checked when provided: a trace context whose methods take other parameters (``open``
+#: of an older release, without ``subject``) is refused then, not at the first turn.
+TRACE_CONTEXT: ServiceKey[TraceContext] = ServiceKey(
+    "agentrig.trace_context", protocol=TraceContext
+)
 
 _ENV = {"traceparent": "TRACEPARENT", "tracestate": "TRACESTATE"}
 
