@@ -7,6 +7,7 @@ with the dead tool's class -- an ``execute`` tool after an ``inspect`` one ran u
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from typing import Any
@@ -104,10 +105,17 @@ async def test_a_tool_reborn_at_a_dead_tools_id_is_judged_by_its_own_declaration
         agent.replace_tools([])
         del old  # the last reference: the inspect tool is freed here
         # CPython's allocator hands out every free block of a size before taking new memory:
-        # new tools, all kept alive, sooner or later fill the dead tool's block
+        # new tools, all kept alive, sooner or later fill the dead tool's block -- unless
+        # another thread (pytest-xdist's worker has one) allocates meanwhile, so the
+        # interpreter stays on this thread while it allocates
         born: list[Tool] = []
-        while id(born[-1] if born else None) != address and len(born) < 1_000_000:
-            born.append(_declared("execute"))
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(60.0)
+        try:
+            while id(born[-1] if born else None) != address and len(born) < 1_000_000:
+                born.append(_declared("execute"))
+        finally:
+            sys.setswitchinterval(interval)
         reborn = born.pop()
         assert id(reborn) == address, "no new tool landed at the dead tool's address"
         agent.replace_tools([reborn])

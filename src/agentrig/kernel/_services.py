@@ -22,7 +22,6 @@ from typing import Any, Generic, TypeVar, final
 import attrs
 
 from agentrig.errors import DuplicateIdError, PluginError, SealedCatalogError, UnknownIdError
-from agentrig.kernel._contracts import protocol_problems
 
 __all__ = ["ServiceKey", "Services"]
 
@@ -62,11 +61,8 @@ class Services:
                 f"service {key.name!r} provided after the runtime was composed; "
                 "provide services from a compose step"
             )
-        if key.protocol is not None and (problems := protocol_problems(value, key.protocol)):
-            raise PluginError(
-                f"service {key.name!r} provided by {source or 'an unnamed provider'} is not a "
-                f"{key.protocol.__name__}: {'; '.join(problems)}"
-            )
+        if key.protocol is not None:
+            self._check(key, key.protocol, value, source)
         if key.name in self._values and not replace:
             raise DuplicateIdError(
                 f"service {key.name!r} is already provided"
@@ -75,6 +71,19 @@ class Services:
             )
         self._values[key.name] = value
         self._sources[key.name] = source
+
+    @staticmethod
+    def _check(key: ServiceKey[Any], protocol: type, value: object, source: str | None) -> None:
+        # imported here: looking a service up (the kernel face binding ``Services``) must not
+        # load the contract checks
+        from agentrig.kernel._contracts import protocol_problems
+
+        problems = protocol_problems(value, protocol)
+        if problems:
+            raise PluginError(
+                f"service {key.name!r} provided by {source or 'an unnamed provider'} is not a "
+                f"{protocol.__name__}: {'; '.join(problems)}"
+            )
 
     def get(self, key: ServiceKey[T]) -> T | None:
         """The service ``key``, or None when nobody provided it."""
