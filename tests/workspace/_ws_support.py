@@ -64,9 +64,8 @@ async def bash(
     return await BASH.execute(checked.value, context(space, BASH, signal))
 
 
-def processes_naming(root: Path) -> list[int]:
-    """Live (not zombie) processes whose command line names ``root``: its sandboxes or
-    command servers."""
+def _live_processes() -> list[tuple[int, bytes]]:
+    """``(pid, command line)`` of every live (not zombie) process."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -76,6 +75,17 @@ def processes_naming(root: Path) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if str(root).encode() in cmdline and state not in ("Z", "X"):
-            found.append(int(entry.name))
+        if state not in ("Z", "X"):
+            found.append((int(entry.name), cmdline))
     return found
+
+
+def processes_naming(root: Path) -> list[int]:
+    """Live processes whose command line names ``root``: its sandboxes or command servers."""
+    return [pid for pid, cmdline in _live_processes() if str(root).encode() in cmdline]
+
+
+def processes_with_argument(argument: str) -> list[int]:
+    """Live processes with ``argument`` as one of their command-line arguments."""
+    wanted = argument.encode()
+    return [pid for pid, cmdline in _live_processes() if wanted in cmdline.split(b"\0")]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _ws_support import bash, processes_naming, sandboxed
+from _ws_support import bash, processes_naming, processes_with_argument, sandboxed
 
 from agentrig.builtins.workspace import Workspace
 from agentrig.cancel import AbortError, CancelSignal
@@ -38,25 +38,11 @@ def space(request: pytest.FixtureRequest, shared_root: Path) -> Workspace:
     return sandboxed(shared_root, backend="native", user="nobody", network=True)
 
 
-def _still_running(root: Path) -> list[int]:
-    """The processes of this test's grandchild (its ``$0`` is the workspace's name)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if root.name.encode() in argv:
-                found.append(int(name))
-    return found
-
-
 def _beats_stopped(root: Path) -> bool:
     beat = root / "beat"
     assert beat.exists(), "the grandchild never started"
     # gone when the call returned, not some time later
-    assert _still_running(root) == [], "the grandchild outlived the call"
+    assert processes_with_argument(root.name) == [], "the grandchild outlived the call"
     first = beat.read_text()
     import time
 
