@@ -128,11 +128,8 @@ class _Scope:
         return None
 
 
-class _OlderTrace:
-    """A trace context written for an older release: ``open`` without ``subject``."""
-
-    def open(self, kind: str, agent_id: str) -> _Scope:
-        return _Scope()
+class _TraceParts:
+    """What both trace contexts below have alike."""
 
     def headers(self) -> dict[str, str]:
         return {}
@@ -144,10 +141,15 @@ class _OlderTrace:
         return _Scope()
 
 
-class _CurrentTrace(_OlderTrace):
-    def open(  # type: ignore[override]  # the current signature, which the older one lacks
-        self, kind: str, agent_id: str, subject: str, provider: str | None = None
-    ) -> _Scope:
+class _OlderTrace(_TraceParts):
+    """A trace context written for an older release: ``open`` without ``subject``."""
+
+    def open(self, kind: str, agent_id: str) -> _Scope:
+        return _Scope()
+
+
+class _CurrentTrace(_TraceParts):
+    def open(self, kind: str, agent_id: str, subject: str, provider: str | None = None) -> _Scope:
         return _Scope()
 
 

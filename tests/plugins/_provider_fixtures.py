@@ -6,6 +6,7 @@ The recorded traffic lives in ``shared/fixtures/provider-traffic`` beside the cl
 
 from __future__ import annotations
 
+import abc
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -162,7 +163,7 @@ class ScenarioServer(Protocol):
     def handle(self, request: httpx.Request) -> httpx.Response: ...
 
 
-class MockTransportConformance(ProviderConformance):
+class MockTransportConformance(ProviderConformance, abc.ABC):
     """The conformance suite for the installed ``kind`` provider, each scenario answered by
     :meth:`scenario_server` through ``httpx.MockTransport``.
 
@@ -175,8 +176,9 @@ class MockTransportConformance(ProviderConformance):
     options: ClassVar[dict[str, Any]] = {}
     expected_exemption: ClassVar[tuple[str, ...]] = ()
 
+    @abc.abstractmethod
     def scenario_server(self, scenario: Scenario) -> ScenarioServer:
-        raise NotImplementedError
+        """The server that answers ``scenario`` the way the provider's API does."""
 
     def make_provider(self, scenario: Scenario) -> Provider:
         server = self.scenario_server(scenario)
