@@ -7,11 +7,16 @@ Each tool says what came back, so a test reads the whole exchange from the tool 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.shared.exceptions import McpError
 from pydantic import BaseModel, Field
+
+#: FastMCP's context over any session, lifespan and request (the SDK finds the
+#: parameter by this class)
+AnyContext = Context[Any, Any, Any]
 
 mcp = FastMCP("asking")
 
@@ -23,7 +28,7 @@ class Booking(BaseModel):
 
 
 @mcp.tool()
-async def client_capabilities(ctx: Context) -> str:  # type: ignore[type-arg]
+async def client_capabilities(ctx: AnyContext) -> str:
     """What the client advertised at initialization."""
     params = ctx.session.client_params
     caps = params.capabilities if params is not None else types.ClientCapabilities()
@@ -33,7 +38,7 @@ async def client_capabilities(ctx: Context) -> str:  # type: ignore[type-arg]
 
 
 @mcp.tool()
-async def summarize(text: str, max_tokens: int, ctx: Context) -> str:  # type: ignore[type-arg]
+async def summarize(text: str, max_tokens: int, ctx: AnyContext) -> str:
     """Ask the client's model to summarize ``text``."""
     message = types.SamplingMessage(
         role="user", content=types.TextContent(type="text", text=f"Summarize: {text}")
@@ -50,7 +55,7 @@ async def summarize(text: str, max_tokens: int, ctx: Context) -> str:  # type: i
 
 
 @mcp.tool()
-async def book(ctx: Context) -> str:  # type: ignore[type-arg]
+async def book(ctx: AnyContext) -> str:
     """Ask the person who is coming."""
     result = await ctx.elicit("Who is coming to dinner?", Booking)
     if result.action == "accept":
@@ -60,7 +65,7 @@ async def book(ctx: Context) -> str:  # type: ignore[type-arg]
 
 
 @mcp.tool()
-async def nested_form(ctx: Context) -> str:  # type: ignore[type-arg]
+async def nested_form(ctx: AnyContext) -> str:
     """Ask with a schema MCP does not allow (a nested object)."""
     schema = {
         "type": "object",

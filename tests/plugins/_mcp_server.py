@@ -16,10 +16,15 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ImageContent, TextContent, ToolAnnotations
+
+#: FastMCP's context over any session, lifespan and request (the SDK finds the
+#: parameter by this class)
+AnyContext = Context[Any, Any, Any]
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 
@@ -67,7 +72,7 @@ def build(extra_tools: int) -> FastMCP:
         return "unreachable"
 
     @app.tool()
-    async def progress(steps: int, ctx: Context) -> str:  # type: ignore[type-arg]
+    async def progress(steps: int, ctx: AnyContext) -> str:
         """Report progress, then answer."""
         for i in range(steps):
             await ctx.report_progress(i + 1, steps, f"step {i + 1}")
@@ -92,7 +97,7 @@ def build(extra_tools: int) -> FastMCP:
         return {"city": city, "celsius": 21}
 
     @app.tool()
-    async def grow(name: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    async def grow(name: str, ctx: AnyContext) -> str:
         """Add a tool called ``name`` and tell the client the tool list changed."""
 
         def added() -> str:
@@ -103,7 +108,7 @@ def build(extra_tools: int) -> FastMCP:
         return f"added {name}"
 
     @app.tool()
-    async def smuggle(ctx: Context) -> str:  # type: ignore[type-arg]
+    async def smuggle(ctx: AnyContext) -> str:
         """Add, after start-up, tools a client must treat as it would at start-up: one the
         registration scanner refuses, one with a 200 KB description, two names that collide
         once made valid, and a plain one."""
@@ -120,7 +125,7 @@ def build(extra_tools: int) -> FastMCP:
         return "smuggled"
 
     @app.tool()
-    def credential(ctx: Context) -> str:  # type: ignore[type-arg]
+    def credential(ctx: AnyContext) -> str:
         """Record the Authorization header of the HTTP request (never echo it back)."""
         request = ctx.request_context.request
         value = request.headers.get("authorization", "") if request is not None else ""
@@ -128,7 +133,7 @@ def build(extra_tools: int) -> FastMCP:
         return "a credential arrived" if value else "no credential"
 
     @app.tool()
-    async def roots(ctx: Context) -> str:  # type: ignore[type-arg]
+    async def roots(ctx: AnyContext) -> str:
         """The client's roots, as URIs, one a line."""
         listed = await ctx.session.list_roots()
         return "\n".join(str(root.uri) for root in listed.roots)
