@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, final, overload
+from typing import Any, Literal, TypeVar, final, overload
 
 import anyio
 from pydantic import BaseModel
@@ -54,9 +54,6 @@ from agentrig.session import (
 )
 from agentrig.tools import Tool, ToolDefinitionError, check_tool_contribution
 from agentrig.tools.deferral import DeferralPolicy
-
-if TYPE_CHECKING:
-    pass
 
 # Provided by agentrig.journal's listener (that package imports this one, so the key of the
 # service is named here too; a key's name is its identity).
