@@ -72,14 +72,14 @@ RunId = NewType("RunId", str)
 InvocationId = NewType("InvocationId", str)
 """Identity of one model or tool invocation, minted by agentrig."""
 
-# Names people type into config files and entry points: lower-case start, then letters,
+# Names people type into config files and entry points: a letter, then letters,
 # digits, ``_``, ``-`` and ``.``; at most 128 characters.
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,127}")
 # Minted and caller-supplied opaque ids: URL- and file-name-safe, at most 128 characters.
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
 # Tool names as all major providers accept them.
 _TOOL = re.compile(r"[A-Za-z0-9_\-.]{1,128}")
-# Model names as providers spell them: anything printable, at most 256 characters.
+# Model names as providers spell them: 1-256 characters, none a control character.
 _MODEL = re.compile(r"[^\x00-\x1f]{1,256}")
 
 
