@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from agentrig.errors import Issue, PluginConflictError
-from agentrig.kernel._kinds import KINDS
+from agentrig.kernel._contracts import KINDS
 
 if TYPE_CHECKING:
     from agentrig.kernel._discovery import EntrySpec
