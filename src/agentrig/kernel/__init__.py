@@ -59,16 +59,13 @@ _LAZY: dict[str, str] = {
     "Duration": "agentrig.kernel._duration",
     "parse_duration": "agentrig.kernel._duration",
     "read_json": "agentrig.kernel._formats",
-    "StrayEntryPoint": "agentrig.kernel._groups",
-    "stray_entry_points": "agentrig.kernel._groups",
+    "stray_entry_points": "agentrig.kernel._discovery",
     "Mode": "agentrig.kernel._hookspecs",
     "RegistrationReview": "agentrig.kernel._hookspecs",
     "RuntimeStarted": "agentrig.kernel._hookspecs",
     "declare_hook": "agentrig.kernel._hookspecs",
     "hookimpl": "agentrig.kernel._hookspecs",
     "hookspec": "agentrig.kernel._hookspecs",
-    "KINDS": "agentrig.kernel._kinds",
-    "KindSpec": "agentrig.kernel._kinds",
     "AGENTS": "agentrig.kernel._runtime",
     "CATALOG_KINDS": "agentrig.kernel._runtime",
     "HTTP": "agentrig.kernel._runtime",
@@ -123,13 +120,11 @@ __all__ = [
     "compose_step",
     "DISABLE_AUTOLOAD_ENV",
     "DISABLE_PLUGINS_ENV",
-    "KINDS",
     "ContractViolation",
     "EntryPointSource",
     "EntrySpec",
     "HookDispatcher",
     "HookFailure",
-    "KindSpec",
     "ConfigSeq",
     "ConfigTable",
     "LoadedConfig",
@@ -148,7 +143,6 @@ __all__ = [
     "RuntimeStarted",
     "SecretResolver",
     "StoreConfig",
-    "StrayEntryPoint",
     "ToolConfig",
     "declare_hook",
     "env_resolver",
@@ -209,11 +203,11 @@ if TYPE_CHECKING:
         env_plugin_settings,
         register_schemas,
         register_variants,
+        stray_entry_points,
     )
     from agentrig.kernel._dispatch import HookDispatcher, HookFailure, mode_of, new_plugin_manager
     from agentrig.kernel._duration import Duration, parse_duration
     from agentrig.kernel._formats import read_json
-    from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
     from agentrig.kernel._hookspecs import (
         Mode,
         RegistrationReview,
@@ -222,7 +216,6 @@ if TYPE_CHECKING:
         hookimpl,
         hookspec,
     )
-    from agentrig.kernel._kinds import KINDS, KindSpec
     from agentrig.kernel._runtime import (
         AGENTS,
         CATALOG_KINDS,
