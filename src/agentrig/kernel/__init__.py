@@ -58,14 +58,11 @@ _LAZY: dict[str, str] = {
     "Duration": "agentrig.kernel._duration",
     "parse_duration": "agentrig.kernel._duration",
     "read_json": "agentrig.kernel._formats",
-    "StrayEntryPoint": "agentrig.kernel._groups",
-    "stray_entry_points": "agentrig.kernel._groups",
+    "stray_entry_points": "agentrig.kernel._discovery",
     "Mode": "agentrig.kernel._hookspecs",
     "hookimpl": "agentrig.kernel._hookspecs",
     "hookspec": "agentrig.kernel._hookspecs",
     "mode_of": "agentrig.kernel._hookspecs",
-    "KINDS": "agentrig.kernel._kinds",
-    "KindSpec": "agentrig.kernel._kinds",
     "AgentCreated": "agentrig.kernel._payloads",
     "AgentDisposed": "agentrig.kernel._payloads",
     "AgentHandle": "agentrig.kernel._payloads",
@@ -145,7 +142,6 @@ __all__ = [
     "compose_step",
     "DISABLE_AUTOLOAD_ENV",
     "DISABLE_PLUGINS_ENV",
-    "KINDS",
     "AgentCreated",
     "AgentDisposed",
     "AgentHandle",
@@ -157,7 +153,6 @@ __all__ = [
     "EntrySpec",
     "HookDispatcher",
     "HookFailure",
-    "KindSpec",
     "ConfigSeq",
     "ConfigTable",
     "LoadedConfig",
@@ -189,7 +184,6 @@ __all__ = [
     "SecretResolver",
     "SessionStart",
     "StoreConfig",
-    "StrayEntryPoint",
     "ToolConfig",
     "ToolExecution",
     "TurnStopping",
@@ -251,13 +245,12 @@ if TYPE_CHECKING:
         env_plugin_settings,
         register_schemas,
         register_variants,
+        stray_entry_points,
     )
     from agentrig.kernel._dispatch import HookDispatcher, HookFailure, new_plugin_manager
     from agentrig.kernel._duration import Duration, parse_duration
     from agentrig.kernel._formats import read_json
-    from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
     from agentrig.kernel._hookspecs import Mode, hookimpl, hookspec, mode_of
-    from agentrig.kernel._kinds import KINDS, KindSpec
     from agentrig.kernel._payloads import (
         SESSION_END_REASONS,
         AgentCreated,
