@@ -51,7 +51,6 @@ class Issue:
     code: str
     message: str
     path: tuple[PathPart, ...] = ()
-    check_id: str | None = None
 
     def location(self) -> str:
         """The path as ``a.b[0].c`` (empty for the root)."""
