@@ -12,7 +12,7 @@ from agentrig.builtins._gate_choice import DeferredGate
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId, CallId
-from agentrig.kernel import PermissionQuestion
+from agentrig.lifecycle import PermissionQuestion
 from agentrig.permissions import Approval, PermissionRuleError
 from agentrig.tools import tool
 
