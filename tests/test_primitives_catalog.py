@@ -186,14 +186,3 @@ def test_internal_mapping_is_never_exposed() -> None:
     public = [getattr(reg, n) for n in dir(reg) if not n.startswith("_")]
     assert not any(isinstance(v, dict) for v in public)
     assert all(not isinstance(v, dict) for v in (reg.ids(), reg.replacements()))
-
-
-def test_copy_unsealed_is_independent() -> None:
-    reg: Registry[str, Tool] = Registry("tool")
-    reg.register(Tool("a"))
-    reg.seal()
-    copy = reg.copy_unsealed()
-    copy.register(Tool("b"))
-    assert reg.ids() == ("a",)
-    assert copy.ids() == ("a", "b")
-    assert copy.require("a") is reg.require("a")

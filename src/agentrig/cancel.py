@@ -1,12 +1,8 @@
 """Cancellation signals and the one abort classifier.
 
-A run's :class:`CancelSignal` is the only source of cancellation for that run: it carries a
-reason, reaches every provider call and tool (``ctx.signal``), and works on asyncio and trio
-alike.  Code that blocks uses :meth:`CancelSignal.scope` (an anyio cancel scope cancelled
-when the signal fires) or polls :meth:`CancelSignal.raise_if_cancelled`.
-
-:func:`is_abort` decides whether a failure was an abort from the signal and the exception's
-type -- never from message text.
+A run's :class:`CancelSignal` is its only source of cancellation: it carries a reason, reaches
+every provider call and tool (``ctx.signal``) and works on asyncio and trio alike.
+:func:`is_abort` judges a failure by the signal and the exception's type, never its message.
 """
 
 from __future__ import annotations
@@ -97,14 +93,12 @@ class CancelSignal:
     def scope(
         self, cancel_scope: anyio.CancelScope | None = None
     ) -> contextlib.AbstractContextManager[anyio.CancelScope]:
-        """An anyio cancel scope that is cancelled when this signal fires.
+        """An anyio cancel scope, cancelled when this signal fires; after the block,
+        :meth:`raise_if_cancelled` turns the swallowed cancellation into an AbortError.
 
-        Code inside the block is interrupted at its next checkpoint; after the block, call
-        :meth:`raise_if_cancelled` to turn the swallowed cancellation into an
-        :class:`~agentrig.errors.AbortError`.  ``with signal.scope() as cancel_scope:``
-        gives the anyio scope.  ``cancel_scope``: a fresh, unentered scope to use (made here
-        when omitted) -- a caller entering many in one task can make each from the class of
-        its first, without anyio looking the event loop's library up every time.
+        ``cancel_scope`` is a fresh, unentered scope to use: a caller entering many in one task
+        makes each from the class of its first, so anyio does not look the event loop's
+        library up every time.
         """
         return _SignalScope(self, cancel_scope)
 

@@ -1,16 +1,10 @@
-"""Read-only catalogs and sealable registries keyed by branded IDs.
+"""Read-only catalogs and sealable registries keyed by branded IDs (DESIGN §4.2).
 
-A :class:`Registry` collects definitions until :meth:`Registry.seal`; after that it is a
-stable, read-only :class:`ReadonlyCatalog`.  The rules:
-
-* a duplicate id is refused unless the registration says ``replace=True``; every
-  replacement is recorded (who replaced whom), so shadowing is visible;
-* ``register_all`` does not seal; a registration after ``seal()`` raises;
-* ``require(id)`` on a missing id raises :class:`~agentrig.errors.UnknownIdError` listing the
-  known ids and the closest match;
-* pure-data definitions (mappings, sequences, pydantic models) are copied and frozen;
-  objects with behaviour are stored exactly as given, never copied;
-* the internal mapping is never handed out.
+A :class:`Registry` collects definitions until :meth:`Registry.seal`, then stays a stable
+:class:`ReadonlyCatalog`.  A duplicate id needs ``replace=True`` and every replacement is
+recorded, so shadowing is visible; ``require`` names the known ids and the closest match;
+pure data is copied and frozen, objects with behaviour are stored as given; the internal
+mapping is never handed out.
 """
 
 from __future__ import annotations
@@ -202,11 +196,3 @@ class Registry(ReadonlyCatalog[K, V]):
 
     def replacements(self) -> tuple[Replacement, ...]:
         return tuple(self._replacements)
-
-    def copy_unsealed(self) -> Registry[K, V]:
-        """A fresh, unsealed registry with the same entries (for composing a derived runtime)."""
-        other: Registry[K, V] = Registry(self._kind, id_of=self._id_of)
-        other._items = dict(self._items)
-        other._sources = dict(self._sources)
-        other._replacements = list(self._replacements)
-        return other

@@ -1,11 +1,8 @@
-"""The error base, the kernel's and the primitives' errors, and the error-info normaliser.
+"""The error base, the kernel's and the primitives' errors, and :func:`error_info`.
 
-Every error agentrig raises derives from :class:`AgentrigError`, which carries a
-machine-readable ``code``, a ``category`` (who must act: ``user``, ``provider`` or
-``system``) and whether the failure is ``recoverable``.  Callers branch on those, never on
-message text.  The tree of every error class, grouped by the package that defines it, is drawn
-in ``docs/errors.md`` (``tests/test_error_tree.py`` keeps it true); this module holds the base,
-the kernel's and the primitives' errors and :func:`error_info`.
+Callers branch on an error's ``code``, ``category`` (who must act: ``user``, ``provider`` or
+``system``) and ``recoverable``, never on its message.  ``docs/errors.md`` draws the whole tree
+by defining package (``tests/test_error_tree.py`` keeps it true).
 """
 
 from __future__ import annotations
@@ -54,7 +51,6 @@ class Issue:
     code: str
     message: str
     path: tuple[PathPart, ...] = ()
-    check_id: str | None = None
 
     def location(self) -> str:
         """The path as ``a.b[0].c`` (empty for the root)."""
@@ -236,27 +232,16 @@ class ExecutionControlError(AgentrigError, code="execution.control"):
 
 
 class ExecutionSuspended(ExecutionControlError, code="execution.suspended", category="user"):
-    """A call saved a request for an outside answer before its effect started, and the run
-    stops until that answer comes (raise it from an approver or a ``tool_execution``
-    listener).
-
-    Neither a completion nor a failure: the loop lets the calls already running beside the
-    waiting one finish and keeps their results, leaves the waiting call and the calls not
-    started yet without a result (continuation runs them), ends the turn ``suspended`` and
-    raises this to the run's caller -- the host that owns the answer.  A persistence or
-    reconciliation failure in the same round wins over it; the caller's cancellation
-    interrupts everything as usual.  Without an execution journal nothing can continue the
-    run, so its pending calls are settled "not executed" instead.
-    """
+    """Raised from an approver or a ``tool_execution`` listener that saved a request for an
+    outside answer before the call's effect started: the run ends its turn ``suspended`` and
+    raises this to the host that owns the answer (``docs/journal.md`` says what the loop
+    keeps, settles and continues)."""
 
 
 class AbortError(AgentrigError, code="aborted", category="user"):
-    """A run was cancelled before or while it ran.
+    """A run was cancelled before or while it ran; ``reason`` is what the canceller gave."""
 
-    Recognisable from the error alone: its ``name`` is ``"AbortError"`` and ``reason`` holds
-    what the canceller gave.
-    """
-
+    #: how foreign code recognises an abort without importing this class (``is_abort``)
     name = "AbortError"
 
     def __init__(self, message: str = "the run was aborted", *, reason: object = None) -> None:
@@ -266,10 +251,7 @@ class AbortError(AgentrigError, code="aborted", category="user"):
 
 @attrs.frozen(slots=True)
 class ErrorInfo:
-    """A normalised view of any exception (see :func:`error_info`).
-
-    ``cause`` is the original exception, identity preserved.
-    """
+    """A normalised view of any exception (:func:`error_info`); ``cause`` is the exception."""
 
     code: str
     codes: tuple[str, ...]
@@ -296,24 +278,16 @@ class ErrorInfo:
         }
 
 
-def _issues_from_errors_array(errors: object) -> tuple[Issue, ...]:
-    # pydantic's ValidationError.errors() and similar "errors arrays" of external libraries.
-    out: list[Issue] = []
-    if isinstance(errors, Sequence) and not isinstance(errors, str | bytes):
-        for item in errors:
-            if isinstance(item, Mapping):
-                loc = item.get("loc", item.get("path", ()))
-                path = tuple(p for p in loc if isinstance(p, str | int)) if loc else ()
-                out.append(
-                    Issue(
-                        code=str(item.get("type", item.get("code", "invalid"))),
-                        message=str(item.get("msg", item.get("message", item))),
-                        path=path,
-                    )
-                )
-            else:
-                out.append(Issue(code="invalid", message=str(item)))
-    return tuple(out)
+def _issue_of(item: object) -> Issue:
+    # one entry of an external "errors array" (pydantic's ValidationError.errors(), ...)
+    if not isinstance(item, Mapping):
+        return Issue("invalid", str(item))
+    location = item.get("loc", item.get("path")) or ()
+    return Issue(
+        str(item.get("type", item.get("code", "invalid"))),
+        str(item.get("msg", item.get("message", item))),
+        tuple(part for part in location if isinstance(part, str | int)),
+    )
 
 
 def error_info(error: BaseException, *, stage_id: str | None = None) -> ErrorInfo:
@@ -336,17 +310,14 @@ def error_info(error: BaseException, *, stage_id: str | None = None) -> ErrorInf
             cause=error,
         )
     if isinstance(error, BaseExceptionGroup):
-        members = [error_info(e) for e in error.exceptions]
-        codes = tuple(dict.fromkeys(c for m in members for c in m.codes))
-        member_issues = tuple(i for m in members for i in m.issues)
-        first = members[0] if members else None
+        members = [error_info(e) for e in error.exceptions]  # a group is never empty
         return ErrorInfo(
-            code=first.code if first else "python.ExceptionGroup",
-            codes=codes,
+            code=members[0].code,
+            codes=tuple(dict.fromkeys(c for m in members for c in m.codes)),
             message=str(error),
-            category=first.category if first else "system",
-            issues=member_issues,
-            is_retryable=all(m.is_retryable for m in members) if members else None,
+            category=members[0].category,
+            issues=tuple(i for m in members for i in m.issues),
+            is_retryable=all(m.is_retryable for m in members),
             stage_id=stage_id,
             cause=error,
         )
@@ -360,15 +331,14 @@ def error_info(error: BaseException, *, stage_id: str | None = None) -> ErrorInf
             stage_id=stage_id,
             cause=error,
         )
+    errors = getattr(error, "errors", None)
+    try:
+        items = errors() if callable(errors) else errors
+    except Exception:  # an external errors() that fails gives no issues, not a crash
+        items = ()
     issues: tuple[Issue, ...] = ()
-    errors_attr = getattr(error, "errors", None)
-    if callable(errors_attr):
-        try:
-            issues = _issues_from_errors_array(errors_attr())
-        except Exception:  # an external errors() that fails gives no issues, not a crash
-            issues = ()
-    elif errors_attr is not None:
-        issues = _issues_from_errors_array(errors_attr)
+    if isinstance(items, Sequence) and not isinstance(items, str | bytes):
+        issues = tuple(_issue_of(item) for item in items)
     code = f"python.{name}"
     return ErrorInfo(
         code=code,

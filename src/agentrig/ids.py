@@ -72,13 +72,15 @@ RunId = NewType("RunId", str)
 InvocationId = NewType("InvocationId", str)
 """Identity of one model or tool invocation, minted by agentrig."""
 
-# Names people type into config files and entry points: lower-case start, then letters,
+# Names people type into config files and entry points: a letter, then letters,
 # digits, ``_``, ``-`` and ``.``; at most 128 characters.
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,127}")
 # Minted and caller-supplied opaque ids: URL- and file-name-safe, at most 128 characters.
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
 # Tool names as all major providers accept them.
 _TOOL = re.compile(r"[A-Za-z0-9_\-.]{1,128}")
+# Model names as providers spell them: 1-256 characters, none a control character.
+_MODEL = re.compile(r"[^\x00-\x1f]{1,256}")
 
 
 def _check(kind: str, value: str, pattern: re.Pattern[str], rule: str) -> str:
@@ -127,16 +129,9 @@ def provider_id(value: str) -> ProviderId:
 
 def model_id(value: str) -> ModelId:
     """Validate a model name: any non-empty string without control characters."""
-    if not isinstance(value, str):
-        raise InvalidIdError(
-            f"ModelId must be a string, got {type(value).__name__}", kind="ModelId"
-        )
-    if not value or len(value) > 256 or any(ord(c) < 32 for c in value):
-        raise InvalidIdError(
-            f"invalid ModelId {value!r}: expected 1-256 characters, no control characters",
-            kind="ModelId",
-        )
-    return ModelId(value)
+    return ModelId(
+        _check("ModelId", value, _MODEL, "expected 1-256 characters, no control characters")
+    )
 
 
 def plugin_name(value: str) -> PluginName:

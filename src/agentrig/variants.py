@@ -101,7 +101,7 @@ def _make_unknown(base: type[_B]) -> type[_B]:
     namespace: dict[str, Any] = {
         "__annotations__": {"type": str, "raw": dict[str, Any]},
         "__module__": base.__module__,
-        "__doc__": f"A {base.family or base.__name__} record with a tag no installed plugin knows.",
+        "__doc__": f"A {base.family} record with a tag no installed plugin knows.",
         "model_config": ConfigDict(frozen=True, extra="forbid"),
         "raw": Field(default_factory=dict),
         "_wrap_raw": model_validator(mode="before")(classmethod(_wrap)),  # type: ignore[arg-type]
@@ -113,10 +113,8 @@ def _make_unknown(base: type[_B]) -> type[_B]:
 
 @final
 class VariantRegistry(Generic[_B]):
-    """The members of one tagged-union family.
+    """The members of one tagged-union family, fixed by ``seal`` (or the first ``parse``).
 
-    ``register`` adds members until ``seal``; after that the family is fixed and
-    ``parse``/``dump`` use the compiled discriminated union.  ``parse`` seals on first use.
     A duplicate tag is refused unless ``replace=True`` (and the replacement is recorded).
     """
 
@@ -134,19 +132,17 @@ class VariantRegistry(Generic[_B]):
         self._members: dict[str, type[_B]] = {}
         self._sources: dict[str, str | None] = {}
         self._replacements: list[tuple[str, str | None, str | None]] = []
-        self._adapter: TypeAdapter[Any] | None = None
-        self._many: TypeAdapter[Any] | None = None
+        #: the compiled union for one member and for a tuple of members (set by ``seal``)
+        self._compiled: tuple[TypeAdapter[Any], TypeAdapter[Any]] | None = None
         self._loader = loader
         self._lock = threading.Lock()
-        #: ``(entry point, error)`` for contributions that could not be loaded at seal time
-        self.load_errors: list[tuple[str, str]] = []
 
     # registration -----------------------------------------------------------------
     def register(
         self, model: type[_B], *, replace: bool = False, source: str | None = None
     ) -> type[_B]:
         """Add a member; returns the model so it can be used as a class decorator."""
-        if self._adapter is not None:
+        if self._compiled is not None:
             raise SealedCatalogError(
                 f"variant family {self.family!r} is sealed; register {model.__qualname__} "
                 "before the first parse (or through the agentrig.variants entry points)"
@@ -174,11 +170,11 @@ class VariantRegistry(Generic[_B]):
 
     @property
     def sealed(self) -> bool:
-        return self._adapter is not None
+        return self._compiled is not None
 
     def seal(self) -> None:
         """Fix the family and compile the discriminated union (idempotent)."""
-        if self._adapter is not None:
+        if self._compiled is not None:
             return
         with self._lock:
             if self.sealed:  # another thread sealed it while we waited
@@ -201,8 +197,7 @@ class VariantRegistry(Generic[_B]):
             choices = [Annotated[m, Tag(t)] for t, m in members.items()]
             choices.append(Annotated[self.unknown_type, Tag(UNKNOWN_TAG)])
             union: Any = Annotated[typing.Union[tuple(choices)], Discriminator(discriminate)]  # noqa: UP007
-            self._many = TypeAdapter(tuple[union, ...])
-            self._adapter = TypeAdapter(union)
+            self._compiled = (TypeAdapter(union), TypeAdapter(tuple[union, ...]))
 
     # queries ----------------------------------------------------------------------
     def tags(self) -> tuple[str, ...]:
@@ -216,26 +211,24 @@ class VariantRegistry(Generic[_B]):
         return tuple(self._replacements)
 
     # parsing ----------------------------------------------------------------------
+    def _adapters(self) -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
+        """The compiled unions, sealing the family on first use."""
+        if self._compiled is None:
+            self.seal()
+        assert self._compiled is not None
+        return self._compiled
+
     def parse(self, data: Any) -> _B:
         """Parse one record; an unregistered tag gives the opaque unknown member."""
         if isinstance(data, self.base):
             return data
-        if self._adapter is None:
-            self.seal()
-        assert self._adapter is not None
-        return cast(_B, self._adapter.validate_python(data))
+        return cast(_B, (self._compiled or self._adapters())[0].validate_python(data))
 
     def parse_json(self, raw: str | bytes) -> _B:
-        if self._adapter is None:
-            self.seal()
-        assert self._adapter is not None
-        return cast(_B, self._adapter.validate_json(raw))
+        return cast(_B, self._adapters()[0].validate_json(raw))
 
     def parse_many(self, items: Iterable[Any]) -> tuple[_B, ...]:
-        if self._many is None:
-            self.seal()
-        assert self._many is not None
-        return cast(tuple[_B, ...], self._many.validate_python(tuple(items)))
+        return cast(tuple[_B, ...], self._adapters()[1].validate_python(tuple(items)))
 
     def dump(self, value: _B) -> dict[str, Any]:
         """JSON-ready dict of a member; an unknown member gives back its raw data unchanged."""
@@ -244,16 +237,13 @@ class VariantRegistry(Generic[_B]):
     def annotation(self) -> Any:
         """A field annotation for one member of this family (parsed through this registry)."""
         member: Any = _serialize_as_any(self.base)
-        return Annotated[member, BeforeValidator(self._coerce)]
+        return Annotated[member, BeforeValidator(self.parse)]
 
     def many_annotation(self) -> Any:
         """A field annotation for a tuple of members of this family."""
         member: Any = _serialize_as_any(self.base)
         many: Any = tuple.__class_getitem__((member, ...))
         return Annotated[many, BeforeValidator(self._coerce_many)]
-
-    def _coerce(self, value: Any) -> Any:
-        return self.parse(value)
 
     def _coerce_many(self, value: Any) -> Any:
         if isinstance(value, list | tuple):

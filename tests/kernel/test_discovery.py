@@ -13,7 +13,6 @@ from agentrig.ids import EntryId, ToolId
 from agentrig.kernel import (
     DISABLE_AUTOLOAD_ENV,
     DISABLE_PLUGINS_ENV,
-    KINDS,
     EntryPointSource,
     MemorySource,
     PluginIndex,
@@ -21,6 +20,7 @@ from agentrig.kernel import (
     env_plugin_settings,
     open_runtime,
 )
+from agentrig.kernel._contracts import KINDS, group_of
 from agentrig.plugin import SESSION_STORES, TOOLS
 
 EXPLODING = """
@@ -79,10 +79,9 @@ class TinyStore:
         return None
 
 
-def test_one_entry_point_group_per_kind() -> None:
-    groups = [spec.group for spec in KINDS.values()]
-    assert len(set(groups)) == len(groups)
-    assert all(spec.group == f"agentrig.{name}" for name, spec in KINDS.items())
+def test_one_entry_point_group_per_kind_each_with_its_check() -> None:
+    assert group_of("session_stores") == "agentrig.session_stores"
+    assert all(callable(check) for check in KINDS.values())
     assert set(KINDS) >= {
         "plugins",
         "providers",

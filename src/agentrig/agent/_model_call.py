@@ -207,10 +207,9 @@ class ModelRound:
         ctx = self.ctx
         port, options = ctx.port, ctx.options
         provider = port.runtime.catalog(PROVIDERS).require(cfg.provider)
-        # its deployment was rate limited a moment ago: fail fast
-        COOLDOWNS.check(
-            ModelDeployment.of(provider, cfg.provider, cfg.model), provider=cfg.provider
-        )
+        if COOLDOWNS.cooling:  # its deployment was rate limited a moment ago: fail fast
+            deployment = ModelDeployment.of(provider, cfg.provider, cfg.model)
+            COOLDOWNS.check(deployment, provider=cfg.provider)
         system_extra = structured_instruction(options, provider, cfg.model)
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)

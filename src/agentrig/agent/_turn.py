@@ -47,7 +47,13 @@ from agentrig.agent._turn_state import (
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, ExecutionSuspended, error_info
 from agentrig.kernel import Enter, PreStep, PreStepDecision, Reject, TurnStopping
-from agentrig.llm import AssistantMessage, EmptyCompletionError, TextBlock, UserMessage
+from agentrig.llm import (
+    AssistantMessage,
+    EmptyCompletionError,
+    TextBlock,
+    ToolCallBlock,
+    UserMessage,
+)
 from agentrig.session import (
     AssistantMessageEvent,
     SteeringMessage,
@@ -165,8 +171,9 @@ class Turn:
                 await self.calls.settle(CLASSIFIED_TEXT)
                 await self._end_step()
                 return "model_response_failure"
-            if message.tool_calls:
-                ended, batch = await self._after_calls(message, tools)
+            calls = message.tool_calls
+            if calls:
+                ended, batch = await self._after_calls(calls, tools)
             else:
                 ended, batch = await self._after_answer(message)
             if ended is not None:
@@ -211,7 +218,7 @@ class Turn:
         return "budget"
 
     async def _after_calls(
-        self, message: AssistantMessage, tools: Sequence[Tool]
+        self, calls: Sequence[ToolCallBlock], tools: Sequence[Tool]
     ) -> tuple[TurnEndReason | None, Batch]:
         """Run the reply's calls, close the step; the turn's end, or the next step's input."""
         ctx = self.ctx
@@ -220,7 +227,7 @@ class Turn:
             raise ToolChoiceViolationError(
                 "the model called a tool although tool_choice='none' was requested"
             )
-        concludes = await self.tools.run(message.tool_calls, tools)
+        concludes = await self.tools.run(calls, tools)
         await self._end_step()
         ended = self._ended()
         if ended is not None:

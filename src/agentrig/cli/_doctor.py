@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         )
     for stray in stray_entry_points():
         problems += 1
-        out.write(f"  UNKNOWN GROUP {stray.describe()}\n")
+        out.write(f"  UNKNOWN GROUP {stray}\n")
     problems += _skills_and_instructions(out, args.config)
     if args.config is not None:
         from agentrig.cli._migrate import doctor_lines

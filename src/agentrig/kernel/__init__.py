@@ -1,8 +1,10 @@
 """The kernel: hookspecs and dispatch, plugin discovery, config composition and the Runtime.
 
-The face of the kernel's private modules.  Every name is imported on first use (PEP 562):
+The face of the kernel's private modules, for the layers above it and behind the ``agentrig``
+and ``agentrig.plugin`` faces.  Every name is imported on first use (PEP 562):
 ``from agentrig.kernel import open_runtime`` loads the runtime and what it needs, not the
-whole kernel, so a command or a layer pays only for the kernel names it touches.
+whole kernel.  Each name is stated twice: in the table below (what runs) and in the
+``TYPE_CHECKING`` imports (what type checkers read); a test keeps the two equal.
 """
 
 from __future__ import annotations
@@ -11,296 +13,121 @@ from typing import TYPE_CHECKING
 
 from agentrig._lazy import lazy_exports
 
-_LAZY: dict[str, str] = {
-    "CommandHandler": "agentrig.kernel._commands",
-    "Commands": "agentrig.kernel._commands",
-    "Composition": "agentrig.kernel._composition",
-    "PHASES": "agentrig.kernel._composition",
-    "Phase": "agentrig.kernel._composition",
-    "compose_step": "agentrig.kernel._composition",
-    "ConfigSeq": "agentrig.kernel._config",
-    "ConfigTable": "agentrig.kernel._config",
-    "LoadedConfig": "agentrig.kernel._config",
-    "PlaceholderResolver": "agentrig.kernel._config",
-    "PluginsConfig": "agentrig.kernel._config",
-    "ProviderConfigEntry": "agentrig.kernel._config",
-    "RuntimeConfig": "agentrig.kernel._config",
-    "SecretResolver": "agentrig.kernel._config",
-    "StoreConfig": "agentrig.kernel._config",
-    "ToolConfig": "agentrig.kernel._config",
-    "env_resolver": "agentrig.kernel._config",
-    "installed_sections": "agentrig.kernel._config",
-    "issues_from_validation": "agentrig.kernel._config",
-    "load_config": "agentrig.kernel._config",
-    "resolve_secret": "agentrig.kernel._config",
-    "unknown_key_message": "agentrig.kernel._config",
-    "ContractViolation": "agentrig.kernel._contracts",
-    "check_factory": "agentrig.kernel._contracts",
-    "protocol_problems": "agentrig.kernel._contracts",
-    "with_options": "agentrig.kernel._contracts",
-    "CORE_DISTRIBUTION": "agentrig.kernel._discovery",
-    "DISABLE_AUTOLOAD_ENV": "agentrig.kernel._discovery",
-    "DISABLE_PLUGINS_ENV": "agentrig.kernel._discovery",
-    "EntryPointSource": "agentrig.kernel._discovery",
-    "EntrySpec": "agentrig.kernel._discovery",
-    "MemorySource": "agentrig.kernel._discovery",
-    "PluginIndex": "agentrig.kernel._discovery",
-    "PluginRow": "agentrig.kernel._discovery",
-    "PluginSource": "agentrig.kernel._discovery",
-    "PluginStatus": "agentrig.kernel._discovery",
-    "builtin_source": "agentrig.kernel._discovery",
-    "env_plugin_settings": "agentrig.kernel._discovery",
-    "register_schemas": "agentrig.kernel._discovery",
-    "register_variants": "agentrig.kernel._discovery",
-    "HookDispatcher": "agentrig.kernel._dispatch",
-    "HookFailure": "agentrig.kernel._dispatch",
-    "new_plugin_manager": "agentrig.kernel._dispatch",
-    "Duration": "agentrig.kernel._duration",
-    "parse_duration": "agentrig.kernel._duration",
-    "read_json": "agentrig.kernel._formats",
-    "StrayEntryPoint": "agentrig.kernel._groups",
-    "stray_entry_points": "agentrig.kernel._groups",
-    "Mode": "agentrig.kernel._hookspecs",
-    "hookimpl": "agentrig.kernel._hookspecs",
-    "hookspec": "agentrig.kernel._hookspecs",
-    "mode_of": "agentrig.kernel._hookspecs",
-    "KINDS": "agentrig.kernel._kinds",
-    "KindSpec": "agentrig.kernel._kinds",
-    "AgentCreated": "agentrig.kernel._payloads",
-    "AgentDisposed": "agentrig.kernel._payloads",
-    "AgentHandle": "agentrig.kernel._payloads",
-    "AgentStatus": "agentrig.kernel._payloads",
-    "AgentStatusChanged": "agentrig.kernel._payloads",
-    "CompactionPlan": "agentrig.kernel._payloads",
-    "CompactionRequest": "agentrig.kernel._payloads",
-    "Enter": "agentrig.kernel._payloads",
-    "Observation": "agentrig.kernel._payloads",
-    "PermissionQuestion": "agentrig.kernel._payloads",
-    "ElicitationAnswer": "agentrig.kernel._payloads",
-    "ElicitationQuestion": "agentrig.kernel._payloads",
-    "PreStep": "agentrig.kernel._payloads",
-    "PreStepDecision": "agentrig.kernel._payloads",
-    "RegistrationReview": "agentrig.kernel._payloads",
-    "Reject": "agentrig.kernel._payloads",
-    "RequestConfig": "agentrig.kernel._payloads",
-    "RequestError": "agentrig.kernel._payloads",
-    "Retry": "agentrig.kernel._payloads",
-    "RuntimeStarted": "agentrig.kernel._payloads",
-    "SESSION_END_REASONS": "agentrig.kernel._payloads",
-    "SessionStart": "agentrig.kernel._payloads",
-    "ToolExecution": "agentrig.kernel._payloads",
-    "TurnStopping": "agentrig.kernel._payloads",
-    "AGENTS": "agentrig.kernel._runtime",
-    "CATALOG_KINDS": "agentrig.kernel._runtime",
-    "HTTP": "agentrig.kernel._runtime",
-    "HttpFactory": "agentrig.kernel._runtime",
-    "MODEL_SELECTION": "agentrig.kernel._runtime",
-    "MODELS": "agentrig.kernel._runtime",
-    "Runtime": "agentrig.kernel._runtime",
-    "open_runtime": "agentrig.kernel._runtime",
-    "SCHEMAS": "agentrig.kernel._schemas",
-    "ServiceKey": "agentrig.kernel._services",
-    "Services": "agentrig.kernel._services",
-    "ScopeKind": "agentrig.kernel._tracing",
-    "TRACE_CONTEXT": "agentrig.kernel._tracing",
-    "TraceContext": "agentrig.kernel._tracing",
-    "TraceScope": "agentrig.kernel._tracing",
-    "add_trace_hook": "agentrig.kernel._tracing",
-    "trace_env": "agentrig.kernel._tracing",
+# private module -> the names the face takes from it (space-separated)
+_NAMES = {
+    "_commands": "Commands",
+    "_composition": "PHASES Composition Phase compose_step",
+    "_config": (
+        "ConfigSeq ConfigTable LoadedConfig PlaceholderResolver RuntimeConfig SecretResolver "
+        "StoreConfig env_resolver installed_sections issues_from_validation load_config "
+        "resolve_secret unknown_key_message"
+    ),
+    "_contracts": "ContractViolation check_factory protocol_problems with_options",
+    "_discovery": (
+        "DISABLE_AUTOLOAD_ENV DISABLE_PLUGINS_ENV EntryPointSource EntrySpec MemorySource "
+        "PluginIndex PluginRow builtin_source env_plugin_settings register_schemas "
+        "register_variants stray_entry_points"
+    ),
+    "_dispatch": "HookDispatcher new_plugin_manager",
+    "_duration": "Duration parse_duration",
+    "_formats": "read_json",
+    "_hookspecs": "Mode hookimpl mode_of",
+    "_payloads": (
+        "SESSION_END_REASONS AgentCreated AgentDisposed AgentHandle AgentStatus "
+        "AgentStatusChanged CompactionPlan CompactionRequest ElicitationAnswer "
+        "ElicitationQuestion Enter Observation PermissionQuestion PreStep PreStepDecision "
+        "RegistrationReview Reject RequestConfig RequestError Retry RuntimeStarted SessionStart "
+        "ToolExecution TurnStopping"
+    ),
+    "_runtime": "AGENTS HTTP MODELS MODEL_SELECTION HttpFactory Runtime open_runtime",
+    "_schemas": "SCHEMAS",
+    "_services": "ServiceKey Services",
+    "_tracing": "TRACE_CONTEXT ScopeKind TraceContext TraceScope add_trace_hook trace_env",
 }
-
-__all__ = [
-    "SESSION_END_REASONS",
-    "Duration",
-    "add_trace_hook",
-    "check_factory",
-    "env_plugin_settings",
-    "installed_sections",
-    "issues_from_validation",
-    "parse_duration",
-    "protocol_problems",
-    "read_json",
-    "resolve_secret",
-    "unknown_key_message",
-    "AGENTS",
-    "CATALOG_KINDS",
-    "CORE_DISTRIBUTION",
-    "HTTP",
-    "MODEL_SELECTION",
-    "MODELS",
-    "PHASES",
-    "CommandHandler",
-    "Commands",
-    "Composition",
-    "HttpFactory",
-    "Phase",
-    "SCHEMAS",
-    "ServiceKey",
-    "Services",
-    "TRACE_CONTEXT",
-    "ScopeKind",
-    "TraceContext",
-    "TraceScope",
-    "builtin_source",
-    "compose_step",
-    "DISABLE_AUTOLOAD_ENV",
-    "DISABLE_PLUGINS_ENV",
-    "KINDS",
-    "AgentCreated",
-    "AgentDisposed",
-    "AgentHandle",
-    "AgentStatus",
-    "AgentStatusChanged",
-    "ContractViolation",
-    "Enter",
-    "EntryPointSource",
-    "EntrySpec",
-    "HookDispatcher",
-    "HookFailure",
-    "KindSpec",
-    "ConfigSeq",
-    "ConfigTable",
-    "LoadedConfig",
-    "MemorySource",
-    "Mode",
-    "Observation",
-    "PermissionQuestion",
-    "ElicitationAnswer",
-    "ElicitationQuestion",
-    "RegistrationReview",
-    "PlaceholderResolver",
-    "PluginIndex",
-    "PluginRow",
-    "PluginSource",
-    "PluginStatus",
-    "PluginsConfig",
-    "PreStep",
-    "PreStepDecision",
-    "ProviderConfigEntry",
-    "Reject",
-    "RequestConfig",
-    "RequestError",
-    "CompactionPlan",
-    "CompactionRequest",
-    "Retry",
-    "Runtime",
-    "RuntimeConfig",
-    "RuntimeStarted",
-    "SecretResolver",
-    "SessionStart",
-    "StoreConfig",
-    "StrayEntryPoint",
-    "ToolConfig",
-    "ToolExecution",
-    "TurnStopping",
-    "env_resolver",
-    "hookimpl",
-    "hookspec",
-    "load_config",
-    "mode_of",
-    "new_plugin_manager",
-    "open_runtime",
-    "register_schemas",
-    "register_variants",
-    "stray_entry_points",
-    "trace_env",
-    "with_options",
-]
-
+_LAZY = {name: f"{__name__}.{module}" for module, names in _NAMES.items() for name in names.split()}
+__all__ = list(_LAZY)
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 if TYPE_CHECKING:
-    from agentrig.kernel._commands import CommandHandler, Commands
-    from agentrig.kernel._composition import PHASES, Composition, Phase, compose_step
-    from agentrig.kernel._config import (
-        ConfigSeq,
-        ConfigTable,
-        LoadedConfig,
-        PlaceholderResolver,
-        PluginsConfig,
-        ProviderConfigEntry,
-        RuntimeConfig,
-        SecretResolver,
-        StoreConfig,
-        ToolConfig,
-        env_resolver,
-        installed_sections,
-        issues_from_validation,
-        load_config,
-        resolve_secret,
-        unknown_key_message,
-    )
-    from agentrig.kernel._contracts import (
-        ContractViolation,
-        check_factory,
-        protocol_problems,
-        with_options,
-    )
-    from agentrig.kernel._discovery import (
-        CORE_DISTRIBUTION,
-        DISABLE_AUTOLOAD_ENV,
-        DISABLE_PLUGINS_ENV,
-        EntryPointSource,
-        EntrySpec,
-        MemorySource,
-        PluginIndex,
-        PluginRow,
-        PluginSource,
-        PluginStatus,
-        builtin_source,
-        env_plugin_settings,
-        register_schemas,
-        register_variants,
-    )
-    from agentrig.kernel._dispatch import HookDispatcher, HookFailure, new_plugin_manager
-    from agentrig.kernel._duration import Duration, parse_duration
-    from agentrig.kernel._formats import read_json
-    from agentrig.kernel._groups import StrayEntryPoint, stray_entry_points
-    from agentrig.kernel._hookspecs import Mode, hookimpl, hookspec, mode_of
-    from agentrig.kernel._kinds import KINDS, KindSpec
-    from agentrig.kernel._payloads import (
-        SESSION_END_REASONS,
-        AgentCreated,
-        AgentDisposed,
-        AgentHandle,
-        AgentStatus,
-        AgentStatusChanged,
-        CompactionPlan,
-        CompactionRequest,
-        ElicitationAnswer,
-        ElicitationQuestion,
-        Enter,
-        Observation,
-        PermissionQuestion,
-        PreStep,
-        PreStepDecision,
-        RegistrationReview,
-        Reject,
-        RequestConfig,
-        RequestError,
-        Retry,
-        RuntimeStarted,
-        SessionStart,
-        ToolExecution,
-        TurnStopping,
-    )
-    from agentrig.kernel._runtime import (
-        AGENTS,
-        CATALOG_KINDS,
-        HTTP,
-        MODEL_SELECTION,
-        MODELS,
-        HttpFactory,
-        Runtime,
-        open_runtime,
-    )
-    from agentrig.kernel._schemas import SCHEMAS
-    from agentrig.kernel._services import ServiceKey, Services
-    from agentrig.kernel._tracing import (
-        TRACE_CONTEXT,
-        ScopeKind,
-        TraceContext,
-        TraceScope,
-        add_trace_hook,
-        trace_env,
-    )
+    from agentrig.kernel._commands import Commands as Commands
+    from agentrig.kernel._composition import PHASES as PHASES
+    from agentrig.kernel._composition import Composition as Composition
+    from agentrig.kernel._composition import Phase as Phase
+    from agentrig.kernel._composition import compose_step as compose_step
+    from agentrig.kernel._config import ConfigSeq as ConfigSeq
+    from agentrig.kernel._config import ConfigTable as ConfigTable
+    from agentrig.kernel._config import LoadedConfig as LoadedConfig
+    from agentrig.kernel._config import PlaceholderResolver as PlaceholderResolver
+    from agentrig.kernel._config import RuntimeConfig as RuntimeConfig
+    from agentrig.kernel._config import SecretResolver as SecretResolver
+    from agentrig.kernel._config import StoreConfig as StoreConfig
+    from agentrig.kernel._config import env_resolver as env_resolver
+    from agentrig.kernel._config import installed_sections as installed_sections
+    from agentrig.kernel._config import issues_from_validation as issues_from_validation
+    from agentrig.kernel._config import load_config as load_config
+    from agentrig.kernel._config import resolve_secret as resolve_secret
+    from agentrig.kernel._config import unknown_key_message as unknown_key_message
+    from agentrig.kernel._contracts import ContractViolation as ContractViolation
+    from agentrig.kernel._contracts import check_factory as check_factory
+    from agentrig.kernel._contracts import protocol_problems as protocol_problems
+    from agentrig.kernel._contracts import with_options as with_options
+    from agentrig.kernel._discovery import DISABLE_AUTOLOAD_ENV as DISABLE_AUTOLOAD_ENV
+    from agentrig.kernel._discovery import DISABLE_PLUGINS_ENV as DISABLE_PLUGINS_ENV
+    from agentrig.kernel._discovery import EntryPointSource as EntryPointSource
+    from agentrig.kernel._discovery import EntrySpec as EntrySpec
+    from agentrig.kernel._discovery import MemorySource as MemorySource
+    from agentrig.kernel._discovery import PluginIndex as PluginIndex
+    from agentrig.kernel._discovery import PluginRow as PluginRow
+    from agentrig.kernel._discovery import builtin_source as builtin_source
+    from agentrig.kernel._discovery import env_plugin_settings as env_plugin_settings
+    from agentrig.kernel._discovery import register_schemas as register_schemas
+    from agentrig.kernel._discovery import register_variants as register_variants
+    from agentrig.kernel._discovery import stray_entry_points as stray_entry_points
+    from agentrig.kernel._dispatch import HookDispatcher as HookDispatcher
+    from agentrig.kernel._dispatch import new_plugin_manager as new_plugin_manager
+    from agentrig.kernel._duration import Duration as Duration
+    from agentrig.kernel._duration import parse_duration as parse_duration
+    from agentrig.kernel._formats import read_json as read_json
+    from agentrig.kernel._hookspecs import Mode as Mode
+    from agentrig.kernel._hookspecs import hookimpl as hookimpl
+    from agentrig.kernel._hookspecs import mode_of as mode_of
+    from agentrig.kernel._payloads import SESSION_END_REASONS as SESSION_END_REASONS
+    from agentrig.kernel._payloads import AgentCreated as AgentCreated
+    from agentrig.kernel._payloads import AgentDisposed as AgentDisposed
+    from agentrig.kernel._payloads import AgentHandle as AgentHandle
+    from agentrig.kernel._payloads import AgentStatus as AgentStatus
+    from agentrig.kernel._payloads import AgentStatusChanged as AgentStatusChanged
+    from agentrig.kernel._payloads import CompactionPlan as CompactionPlan
+    from agentrig.kernel._payloads import CompactionRequest as CompactionRequest
+    from agentrig.kernel._payloads import ElicitationAnswer as ElicitationAnswer
+    from agentrig.kernel._payloads import ElicitationQuestion as ElicitationQuestion
+    from agentrig.kernel._payloads import Enter as Enter
+    from agentrig.kernel._payloads import Observation as Observation
+    from agentrig.kernel._payloads import PermissionQuestion as PermissionQuestion
+    from agentrig.kernel._payloads import PreStep as PreStep
+    from agentrig.kernel._payloads import PreStepDecision as PreStepDecision
+    from agentrig.kernel._payloads import RegistrationReview as RegistrationReview
+    from agentrig.kernel._payloads import Reject as Reject
+    from agentrig.kernel._payloads import RequestConfig as RequestConfig
+    from agentrig.kernel._payloads import RequestError as RequestError
+    from agentrig.kernel._payloads import Retry as Retry
+    from agentrig.kernel._payloads import RuntimeStarted as RuntimeStarted
+    from agentrig.kernel._payloads import SessionStart as SessionStart
+    from agentrig.kernel._payloads import ToolExecution as ToolExecution
+    from agentrig.kernel._payloads import TurnStopping as TurnStopping
+    from agentrig.kernel._runtime import AGENTS as AGENTS
+    from agentrig.kernel._runtime import HTTP as HTTP
+    from agentrig.kernel._runtime import MODEL_SELECTION as MODEL_SELECTION
+    from agentrig.kernel._runtime import MODELS as MODELS
+    from agentrig.kernel._runtime import HttpFactory as HttpFactory
+    from agentrig.kernel._runtime import Runtime as Runtime
+    from agentrig.kernel._runtime import open_runtime as open_runtime
+    from agentrig.kernel._schemas import SCHEMAS as SCHEMAS
+    from agentrig.kernel._services import ServiceKey as ServiceKey
+    from agentrig.kernel._services import Services as Services
+    from agentrig.kernel._tracing import TRACE_CONTEXT as TRACE_CONTEXT
+    from agentrig.kernel._tracing import ScopeKind as ScopeKind
+    from agentrig.kernel._tracing import TraceContext as TraceContext
+    from agentrig.kernel._tracing import TraceScope as TraceScope
+    from agentrig.kernel._tracing import add_trace_hook as add_trace_hook
+    from agentrig.kernel._tracing import trace_env as trace_env

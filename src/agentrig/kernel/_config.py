@@ -11,12 +11,10 @@ library never reads the environment for them on its own.
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import tomllib
 from collections import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from types import MappingProxyType, UnionType
 from typing import Annotated, Any, TypeVar, Union, final, get_args, get_origin
@@ -26,13 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
 from agentrig.errors import ConfigError, Issue
 from agentrig.ids import EntryId, PluginName, ProviderId, ToolId
-from agentrig.kernel._duration import Duration, parse_duration
+from agentrig.kernel._duration import Duration
+from agentrig.kernel._entry_points import IMPORTERS_GROUP, core_entry_points
 from agentrig.kernel._formats import read_json, read_yaml
 
 __all__ = [
     "ConfigSeq",
     "ConfigTable",
-    "Duration",
     "LoadedConfig",
     "PlaceholderResolver",
     "PluginsConfig",
@@ -43,12 +41,9 @@ __all__ = [
     "ToolConfig",
     "env_resolver",
     "installed_sections",
-    "IMPORTERS_GROUP",
     "issues_from_validation",
     "known_keys",
     "load_config",
-    "parse_duration",
-    "read_json",
     "resolve_secret",
     "unknown_key_message",
 ]
@@ -263,44 +258,41 @@ def issues_from_validation(
     return issues
 
 
+def _file_error(path: Path, code: str, message: str) -> ConfigError:
+    return ConfigError([Issue(code, message)], source=str(path))
+
+
 def _read_file(path: Path) -> Mapping[str, Any]:
     text = path.read_bytes()
     suffix = path.suffix.lower()
     duplicates: list[Issue] = []
-    if suffix in {".yaml", ".yml"}:
-        try:
-            import yaml
-        except ImportError:
-            raise ConfigError(
-                [
-                    Issue(
-                        "config.yaml_unavailable", "YAML needs PyYAML: pip install 'agentrig[yaml]'"
-                    )
-                ],
-                source=str(path),
-            ) from None
-        try:
-            data, duplicates = read_yaml(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError([Issue("config.syntax", str(exc))], source=str(path)) from None
-        data = {} if data is None else data
-    elif suffix == ".json":
-        try:
+    try:
+        if suffix in {".yaml", ".yml"}:
+            data, duplicates = _read_yaml(path, text)
+        elif suffix == ".json":
             data, duplicates = read_json(text.decode("utf-8-sig"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ConfigError([Issue("config.syntax", str(exc))], source=str(path)) from None
-    else:
-        try:
+        else:
             data = tomllib.loads(text.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError([Issue("config.syntax", str(exc))], source=str(path)) from None
+    except (ValueError, UnicodeDecodeError) as exc:  # TOML's and JSON's errors are ValueErrors
+        raise _file_error(path, "config.syntax", str(exc)) from None
     if duplicates:  # a name defined twice: the first definition would be lost silently
         raise ConfigError(duplicates, source=str(path))
     if not isinstance(data, Mapping):
-        raise ConfigError(
-            [Issue("config.syntax", "the top level must be a table")], source=str(path)
-        )
+        raise _file_error(path, "config.syntax", "the top level must be a table")
     return data
+
+
+def _read_yaml(path: Path, text: bytes) -> tuple[Any, list[Issue]]:
+    try:
+        import yaml
+    except ImportError:
+        message = "YAML needs PyYAML: pip install 'agentrig[yaml]'"
+        raise _file_error(path, "config.yaml_unavailable", message) from None
+    try:
+        data, duplicates = read_yaml(text)
+    except yaml.YAMLError as exc:
+        raise _file_error(path, "config.syntax", str(exc)) from None
+    return {} if data is None else data, duplicates
 
 
 def installed_sections() -> frozenset[str]:
@@ -310,37 +302,20 @@ def installed_sections() -> frozenset[str]:
     return frozenset(e.name for e in EntryPointSource(["config_sections"]).entries())
 
 
-#: Where the core distribution hands the kernel the readers of another program's config files
-#: (``claude_code``: Claude Code settings, in the hooks layer, which the kernel cannot import).
-IMPORTERS_GROUP = "agentrig.config_importers"
-
-
 def _import_foreign(data: Mapping[str, Any], base: Path) -> Mapping[str, Any]:
-    """``data`` with the files of its ``[claude_code]`` table folded in."""
+    """``data`` with the files of its ``[claude_code]`` table folded in (by the hooks layer's
+    importer, which the core distribution hands over as an entry point)."""
     if not isinstance(data.get("claude_code"), Mapping):
         return data
-    return _core_importer("claude_code")(data, base)
-
-
-@functools.cache
-def _core_importer(name: str) -> Callable[[Mapping[str, Any], Path], Mapping[str, Any]]:
-    from agentrig.kernel._discovery import CORE_DISTRIBUTION
-    from agentrig.kernel._entry_points import agentrig_entry_points
-
-    for found in agentrig_entry_points().get(IMPORTERS_GROUP, ()):
-        if found.entry.name == name and found.distribution == CORE_DISTRIBUTION:
-            importer: Callable[[Mapping[str, Any], Path], Mapping[str, Any]] = found.entry.load()
-            return importer
-    raise ConfigError(
-        [
-            Issue(
-                "config.importer_missing",
-                f"the core distribution declares no {IMPORTERS_GROUP} entry point {name!r}, so "
-                f"[{name}] cannot be read; reinstall agentrig (python3 dev.py setup)",
-                (name,),
-            )
-        ]
-    )
+    entry = core_entry_points(IMPORTERS_GROUP).get("claude_code")
+    if entry is None:
+        message = (
+            f"the core distribution declares no {IMPORTERS_GROUP} entry point 'claude_code', "
+            "so [claude_code] cannot be read; reinstall agentrig (python3 dev.py setup)"
+        )
+        raise ConfigError([Issue("config.importer_missing", message, ("claude_code",))])
+    importer: Callable[[Mapping[str, Any], Path], Mapping[str, Any]] = entry.load()
+    return importer(data, base)
 
 
 def load_config(
@@ -367,9 +342,7 @@ def load_config(
     else:
         path = Path(source)
         if not path.is_file():
-            raise ConfigError(
-                [Issue("config.not_found", f"no config file at {str(path)!r}")], source=str(path)
-            )
+            raise _file_error(path, "config.not_found", f"no config file at {str(path)!r}")
         data, name, base = _read_file(path), str(path), path.resolve().parent
     if claude_settings:
         section = dict(data.get("claude_code") or {})
@@ -381,8 +354,9 @@ def load_config(
 def _validate(
     data: Mapping[str, Any], name: str | None, base: Path, sections: Iterable[str] | None
 ) -> LoadedConfig:
-    """The kernel's tables validated, the core's own sections too, the plugins' kept as read."""
-    core = _core_sections()
+    """The kernel's tables validated, the core's own sections too (a mistake in them is reported
+    before anything starts), the plugins' kept as read."""
+    core = core_entry_points("agentrig.config_sections")
     owned = (installed_sections() if sections is None else frozenset(sections)) | core.keys()
     owned -= set(RuntimeConfig.model_fields)
     issues: list[Issue] = []
@@ -400,16 +374,6 @@ def _validate(
     if issues:
         raise ConfigError(issues, source=name)
     return loaded
-
-
-def _core_sections() -> dict[str, EntryPoint]:
-    """The core distribution's own tables (``[agents]``, ``[permissions]``, ...): validated
-    as the file is loaded, so a mistake in them is reported before anything starts."""
-    from agentrig.kernel._discovery import CORE_DISTRIBUTION
-    from agentrig.kernel._entry_points import agentrig_entry_points
-
-    found = agentrig_entry_points().get("agentrig.config_sections", ())
-    return {f.entry.name: f.entry for f in found if f.distribution == CORE_DISTRIBUTION}
 
 
 def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:

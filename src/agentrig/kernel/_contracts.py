@@ -1,16 +1,14 @@
-"""Registration-time contract checks, one per plugin kind.
+"""The plugin kinds and the contract each kind's contributions are checked against.
 
 A check receives the loaded object and raises :class:`ContractViolation` naming the broken
 rule; discovery turns that into a :class:`~agentrig.errors.PluginLoadError` that also names
-the distribution and entry point.  Checks are structural (attributes, callables,
-runtime-checkable protocols): they run before the object is used, so a broken plugin fails at
+the distribution and entry point.  Checks are structural, so a broken plugin fails at
 registration with a precise message instead of deep inside a run.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
@@ -18,25 +16,22 @@ from typing import Any, Protocol, TypeVar
 from agentrig.kernel._identity import IdentityCache
 
 __all__ = [
+    "KINDS",
     "ContractViolation",
-    "with_options",
-    "check_config_section",
+    "Check",
     "check_factory",
-    "check_hook_plugin",
-    "check_provider_factory",
-    "check_skill",
     "check_tool",
-    "check_schema_registrar",
-    "check_variants",
+    "group_of",
     "protocol_problems",
-    "run_check",
+    "with_options",
 ]
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-#: Where the core distribution hands the kernel the contract checks of the layers above it.
-CONTRACTS_GROUP = "agentrig.contracts"
+Check = Callable[[object, str | None], object]
+"""``check(obj, entry_name)``: raises :class:`ContractViolation`, or returns the object to
+register (None: ``obj`` itself)."""
 
 
 def with_options(options_model: type[Any]) -> Callable[[_F], _F]:
@@ -62,15 +57,6 @@ class ContractViolation(Exception):
     def __init__(self, rule: str) -> None:
         super().__init__(rule)
         self.rule = rule
-
-
-def run_check(check: str, obj: object, name: str | None = None) -> object:
-    """Resolve ``"module:function"`` and run it on ``obj``, loaded from entry point ``name``;
-    returns the (possibly normalised) object."""
-    module_name, _, func_name = check.partition(":")
-    func = getattr(importlib.import_module(module_name), func_name)
-    result = func(obj, name)
-    return obj if result is None else result
 
 
 # listener plugins that passed check_hook_plugin (each runtime's index loads them again)
@@ -171,14 +157,13 @@ def check_skill(obj: object, name: str | None = None) -> object:
 
 
 @functools.cache
-def _layer_contract(kind: str) -> Callable[[object, str | None], object]:
-    from agentrig.kernel._discovery import CORE_DISTRIBUTION
-    from agentrig.kernel._entry_points import agentrig_entry_points
+def _layer_contract(kind: str) -> Check:
+    from agentrig.kernel._entry_points import CONTRACTS_GROUP, core_entry_points
 
-    for found in agentrig_entry_points().get(CONTRACTS_GROUP, ()):
-        if found.entry.name == kind and found.distribution == CORE_DISTRIBUTION:
-            check: Callable[[object, str | None], object] = found.entry.load()
-            return check
+    entry = core_entry_points(CONTRACTS_GROUP).get(kind)
+    if entry is not None:
+        check: Check = entry.load()
+        return check
     raise ContractViolation(
         f"the core distribution declares no {CONTRACTS_GROUP} entry point {kind!r}, so a "
         f"{kind} contribution cannot be checked; reinstall agentrig (python3 dev.py setup)"
@@ -320,3 +305,25 @@ def protocol_problems(obj: object, protocol: type) -> list[str]:
         if problem is not None:
             problems.append(problem)
     return problems
+
+
+#: Each plugin kind (entry-point group ``agentrig.<kind>``, the entry point's name being the
+#: ID) and the check its contributions pass when they load.
+KINDS: dict[str, Check] = {
+    "plugins": check_hook_plugin,  # modules or objects with @agentrig.hookimpl listeners
+    "providers": check_provider_factory,  # factory(ProviderConfig) -> Provider
+    "tools": check_tool,  # a tool or a toolset
+    "hook_strategies": check_factory,  # hook executors (command, http, ...)
+    "sealers": check_factory,
+    "credential_stores": check_factory,
+    "session_stores": check_factory,
+    "skills": check_skill,  # a package folder holding SKILL.md; the entry's name is the skill
+    "config_sections": check_config_section,  # a pydantic model validating a top-level table
+    "variants": check_variants,  # tagged-union members (session events, stream chunks, ...)
+    "schemas": check_schema_registrar,  # register(registry): persisted-payload versions
+}
+
+
+def group_of(kind: str) -> str:
+    """The entry-point group of plugin kind ``kind``."""
+    return f"agentrig.{kind}"

@@ -1,21 +1,16 @@
 """Plugin discovery: list entry points without importing them, import on first use.
 
-A :class:`PluginIndex` merges entries from its sources -- installed entry points
-(:class:`EntryPointSource`) and, for tests, in-memory entries (:class:`MemorySource`);
-a later source's entry with the same kind and name replaces an earlier one, and the
-replacement is recorded.  Two distributions of one source registering the same kind and
-name are a *conflict* (status ``conflict``, an error naming both wherever the ID is used)
-until ``[plugins.prefer]`` says which one wins (the other becomes ``overridden``).
-:meth:`PluginIndex.load` imports an entry the first time a composition needs it, checks it
-against its kind's contract, and caches the result; a failure is remembered as a report row
-(distribution, version, group, name, error) and raised as a
-:class:`~agentrig.errors.PluginLoadError` wherever the entry is required -- so a broken
-plugin breaks only the compositions that use it.
+A :class:`PluginIndex` merges its sources' entries; a later source's entry with the same kind
+and name replaces an earlier one, and the replacement is recorded.  Two distributions of one
+source registering the same kind and name are a *conflict* (an error wherever the ID is used)
+until ``[plugins.prefer]`` says which one wins.  A load failure is remembered as a report row
+and raised wherever the entry is required, so a broken plugin breaks only the compositions
+that use it.
 
 Disabling: by name (``"openai"``, any kind) or kind-qualified (``"providers:openai"``), from
-config or from the ``AGENTRIG_DISABLE_PLUGINS`` environment variable (comma-separated).
-``AGENTRIG_DISABLE_PLUGIN_AUTOLOAD=1`` (or ``plugins.autoload = false``) turns autoloading
-of listener plugins off: then only those named in ``plugins.enabled`` load.
+config or from ``AGENTRIG_DISABLE_PLUGINS`` (comma-separated).  With autoloading off
+(``AGENTRIG_DISABLE_PLUGIN_AUTOLOAD=1`` or ``plugins.autoload = false``) only the core's and
+the ``plugins.enabled`` listener plugins load.
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, final
 
 import attrs
@@ -34,6 +29,7 @@ from agentrig._plugin_env import (
     DISABLE_PLUGINS_ENV,
     env_plugin_settings,
 )
+from agentrig._seams import SEAMS_GROUP
 from agentrig.errors import (
     Issue,
     PluginConflictError,
@@ -41,9 +37,13 @@ from agentrig.errors import (
     PluginLoadError,
     UnknownIdError,
 )
-from agentrig.kernel._contracts import ContractViolation, run_check
-from agentrig.kernel._entry_points import agentrig_entry_points, installation_state
-from agentrig.kernel._kinds import KINDS
+from agentrig.kernel._contracts import KINDS, ContractViolation, group_of
+from agentrig.kernel._entry_points import (
+    CONTRACTS_GROUP,
+    IMPORTERS_GROUP,
+    agentrig_entry_points,
+    installation_state,
+)
 from agentrig.kernel._merge import Merged, conflict_error, merge_sources, prefer_issues
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ __all__ = [
     "env_plugin_settings",
     "register_schemas",
     "register_variants",
+    "stray_entry_points",
 ]
 
 PluginStatus = Literal["loaded", "available", "disabled", "failed", "conflict", "overridden"]
@@ -87,7 +88,7 @@ class EntrySpec:
 
     @property
     def group(self) -> str:
-        return KINDS[self.kind].group
+        return group_of(self.kind)
 
     def describe(self) -> str:
         dist = f"{self.distribution} {self.version or ''}".strip() if self.distribution else "?"
@@ -139,7 +140,7 @@ class EntryPointSource:
                 load=found.entry.load,
             )
             for kind in self._kinds
-            for found in installed.get(KINDS[kind].group, ())
+            for found in installed.get(group_of(kind), ())
         )
 
 
@@ -259,9 +260,6 @@ class PluginIndex:
             self._merged = merge_sources(listings, self.prefer)
         return self._merged
 
-    def _all(self) -> dict[tuple[str, str], EntrySpec]:
-        return self._merge().chosen
-
     def conflicts(self) -> dict[tuple[str, str], tuple[EntrySpec, ...]]:
         """Every (kind, name) that two distributions register and the config did not settle."""
         return dict(self._merge().conflicts)
@@ -299,7 +297,8 @@ class PluginIndex:
         """Entries (of one kind, or all), without importing anything."""
         found = self._by_kind.get(kind)
         if found is None:
-            found = tuple(e for e in self._all().values() if kind is None or e.kind == kind)
+            chosen = self._merge().chosen.values()
+            found = tuple(e for e in chosen if kind is None or e.kind == kind)
             self._by_kind[kind] = found
         return found
 
@@ -307,7 +306,7 @@ class PluginIndex:
         return tuple(e.name for e in self.entries(kind))
 
     def find(self, kind: str, name: str) -> EntrySpec | None:
-        return self._all().get((kind, name))
+        return self._merge().chosen.get((kind, name))
 
     def is_disabled(self, kind: str, name: str) -> bool:
         return name in self.disabled or f"{kind}:{name}" in self.disabled
@@ -317,12 +316,11 @@ class PluginIndex:
         entry = self.find(kind, name)
         if entry is None:
             known = sorted(self.names(kind))
-
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise UnknownIdError(
                 f"no {kind} plugin named {name!r} is installed{hint} "
-                f"(installed: {', '.join(known) or 'none'}; entry-point group {KINDS[kind].group})",
+                f"(installed: {', '.join(known) or 'none'}; entry-point group {group_of(kind)})",
                 id=name,
                 known=known,
                 suggestion=close[0] if close else None,
@@ -351,14 +349,14 @@ class PluginIndex:
             error = self._fail(entry, f"import failed: {type(exc).__name__}: {exc}")
             raise error from exc
         try:
-            checked = run_check(KINDS[kind].check, obj, name)
+            checked = KINDS[kind](obj, name)
         except ContractViolation as exc:
             raise self._fail(entry, exc.rule) from None
         except Exception as exc:
             error = self._fail(entry, f"contract check crashed: {type(exc).__name__}: {exc}")
             raise error from exc
-        self._loaded[key] = checked
-        return checked
+        self._loaded[key] = obj if checked is None else checked
+        return self._loaded[key]
 
     def fail(self, kind: str, name: str, rule: str) -> PluginLoadError:
         """Record a failure found after loading (e.g. a factory producing a broken object)."""
@@ -473,32 +471,33 @@ def _row(
     )
 
 
-def default_environ() -> Mapping[str, str]:
-    return os.environ
+def _usable_entries(kind: str, index: PluginIndex | None) -> Iterator[tuple[EntrySpec, Any]]:
+    """The loaded enabled entries of ``kind``; a broken one is logged (and recorded in
+    ``index``'s report by :meth:`PluginIndex.load`) and skipped.  ``index`` defaults to the
+    installed entry points with the environment's plugin switches."""
+    from agentrig.diagnostics import get_logger
+
+    if index is None:
+        index = PluginIndex(disabled=env_plugin_settings(os.environ)[0])
+    for entry in index.entries(kind):
+        if index.is_disabled(entry.kind, entry.name):
+            continue
+        try:
+            loaded = index.load(entry.kind, entry.name)
+        except Exception as exc:
+            get_logger("plugins").warning("%s entry %s was not loaded: %s", kind, entry.name, exc)
+            continue
+        yield entry, loaded
 
 
 def register_variants(registry: VariantRegistry[Any], index: PluginIndex | None = None) -> None:
     """Register the members of ``registry``'s family contributed by ``agentrig.variants`` entries.
 
     Pass it as a family's ``loader`` (``VariantRegistry(Base, loader=register_variants)``): it
-    runs once, when the family is sealed.  Disabled entries are skipped; a broken entry is
-    recorded in ``index``'s report and breaks nothing else; members of other families are
-    left to their own family.  ``index`` defaults to the installed entry points with the
-    environment's plugin switches.
+    runs once, when the family is sealed.  A broken entry breaks nothing else; members of other
+    families are left to their own family.
     """
-    from agentrig.diagnostics import get_logger
-
-    if index is None:
-        disabled, _autoload = env_plugin_settings(default_environ())
-        index = PluginIndex(disabled=disabled)
-    for entry in index.entries("variants"):
-        if index.is_disabled(entry.kind, entry.name):
-            continue
-        try:
-            members: Any = index.load(entry.kind, entry.name)
-        except Exception as exc:  # recorded in the report by load()
-            get_logger("plugins").warning("variant entry %s was not loaded: %s", entry.name, exc)
-            continue
+    for entry, members in _usable_entries("variants", index):
         for member in members:
             if member.family == registry.family:
                 registry.register(member, source=entry.describe())
@@ -509,20 +508,33 @@ def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None)
 
     An entry is a function ``register(registry)`` that calls ``registry.define`` and
     ``registry.add_migration``.  It is ``registry``'s loader (``agentrig.kernel.SCHEMAS``):
-    it runs once, when a schema nobody defined is looked up or the names are listed.
-    Disabled entries are skipped; a broken entry is recorded in ``index``'s report and
-    logged, and breaks nothing else.
+    it runs once, when a schema nobody defined is looked up or the names are listed.  A
+    broken entry breaks nothing else.
     """
     from agentrig.diagnostics import get_logger
 
-    if index is None:
-        disabled, _autoload = env_plugin_settings(default_environ())
-        index = PluginIndex(disabled=disabled)
-    for entry in index.entries("schemas"):
-        if index.is_disabled(entry.kind, entry.name):
-            continue
+    for entry, register in _usable_entries("schemas", index):
         try:
-            register: Any = index.load(entry.kind, entry.name)
             register(registry)
-        except Exception as exc:  # a load failure is recorded in the report by load()
-            get_logger("plugins").warning("schema entry %s was not loaded: %s", entry.name, exc)
+        except Exception as exc:
+            get_logger("plugins").warning("schemas entry %s failed: %s", entry.name, exc)
+
+
+def stray_entry_points() -> tuple[str, ...]:
+    """Every installed entry point in an ``agentrig.*`` group agentrig does not read (a
+    misspelt group: the plugin would silently never load), described with the closest known
+    group, sorted by group (``agentrig doctor`` lists them)."""
+    known = [group_of(kind) for kind in KINDS]
+    read = {*known, CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP}
+    stray = []
+    for group, found in sorted(agentrig_entry_points().items()):
+        if group in read:
+            continue
+        close = difflib.get_close_matches(group, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        for entry, distribution, _version in sorted(found, key=lambda f: f.entry.name):
+            stray.append(
+                f"{distribution or '?'}: entry point {group}:{entry.name} = {entry.value} is in "
+                f"a group agentrig does not read{hint} (known groups: {', '.join(known)})"
+            )
+    return tuple(stray)

@@ -20,9 +20,7 @@ _PATTERN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h)\s*")
 
 def parse_duration(value: object) -> float:
     """Seconds for ``value`` (a number of seconds or ``"<number><ms|s|m|h>"``)."""
-    if isinstance(value, bool):
-        raise ValueError(f"a duration is a number of seconds or a string like '30s', not {value}")
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
     elif isinstance(value, str):
         match = _PATTERN.fullmatch(value)

@@ -1,16 +1,11 @@
 """A lean reader of the installed ``agentrig.*`` entry points, read once per process state.
 
-``importlib.metadata.entry_points()`` parses every installed distribution's
-``entry_points.txt`` into ``EntryPoint`` objects and sorts them all by group, and each
-``dist.name``/``dist.version`` re-parses METADATA with the email parser; the first
-``open_runtime`` of a process paid that for every distribution and every group.  This reader
-reads each file's text, skips those without an ``[agentrig`` section, and parses only the
-``agentrig.*`` sections with ``importlib.metadata``'s own rules (stripped lines, ``#``
-comments, ``[group]`` headers, ``name = value`` split at the first ``=``, a value's extras
-kept verbatim).  A distribution shadowed by an earlier one of the same normalized name is
-left out as ``entry_points()`` leaves it (the first on ``sys.path`` wins), found through
-the public ``importlib.metadata.distribution``; the entries are real ``EntryPoint``
-objects, so loading is unchanged.
+``importlib.metadata.entry_points()`` parses every installed distribution's entry points and
+METADATA; the first ``open_runtime`` of a process paid that for every distribution.  This
+reader skips the files without an ``[agentrig`` section and parses only the ``agentrig.*``
+sections, with ``importlib.metadata``'s own rules.  A distribution shadowed by an earlier one
+of the same name is left out as ``entry_points()`` leaves it; the entries are real
+``EntryPoint`` objects, so loading is unchanged.
 """
 
 from __future__ import annotations
@@ -20,16 +15,25 @@ import os
 import sys
 from typing import NamedTuple, Protocol
 
+from agentrig._plugin_env import CORE_DISTRIBUTION
 from agentrig.kernel._merge import normalize_distribution
 
 __all__ = [
+    "CONTRACTS_GROUP",
+    "IMPORTERS_GROUP",
     "FoundEntryPoint",
     "agentrig_entry_points",
+    "core_entry_points",
     "installation_state",
     "parse_agentrig_sections",
 ]
 
 PREFIX = "agentrig."
+#: Where the core distribution hands the kernel the contract checks of the layers above it.
+CONTRACTS_GROUP = "agentrig.contracts"
+#: Where the core distribution hands the kernel the readers of another program's config files
+#: (``claude_code``: Claude Code settings, in the hooks layer).
+IMPORTERS_GROUP = "agentrig.config_importers"
 
 
 class FoundEntryPoint(NamedTuple):
@@ -109,6 +113,16 @@ def _read() -> dict[str, tuple[FoundEntryPoint, ...]]:
             entry = metadata.EntryPoint(name=entry_name, value=value, group=group)
             by_group.setdefault(group, []).append(FoundEntryPoint(entry, name, version))
     return {group: tuple(found) for group, found in by_group.items()}
+
+
+def core_entry_points(group: str) -> dict[str, metadata.EntryPoint]:
+    """The core distribution's own entry points of ``group``, by name.
+
+    The kernel imports nothing above it; what it needs from a higher layer of the core (a
+    contract check, a config table, an importer) reaches it this way, as a plugin's would.
+    """
+    found = agentrig_entry_points().get(group, ())
+    return {f.entry.name: f.entry for f in found if f.distribution == CORE_DISTRIBUTION}
 
 
 class _Located(Protocol):

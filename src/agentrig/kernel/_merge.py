@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from agentrig.errors import Issue, PluginConflictError
-from agentrig.kernel._kinds import KINDS
+from agentrig.kernel._contracts import KINDS
 
 if TYPE_CHECKING:
     from agentrig.kernel._discovery import EntrySpec
@@ -135,43 +135,30 @@ def prefer_issues(prefer: Mapping[str, str], entries: Iterable[EntrySpec]) -> li
         by_key.setdefault((entry.kind, entry.name), []).append(entry)
     issues: list[Issue] = []
     for key, wanted in prefer.items():
-        path = ("plugins", "prefer", key)
-        kind, sep, name = key.partition(":")
-        if not sep or kind not in KINDS or not name:
-            close = difflib.get_close_matches(kind, list(KINDS), n=1)
-            hint = f"; did you mean {close[0]}:{name}?" if close and sep and name else ""
-            issues.append(
-                Issue(
-                    "config.plugin_prefer",
-                    f"expected '<kind>:<name>' with a kind among {', '.join(KINDS)}, "
-                    f"got {key!r}{hint}",
-                    path,
-                )
-            )
-            continue
-        found = by_key.get((kind, name), [])
-        if not found:
-            known = sorted({n for (k, n) in by_key if k == kind})
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {kind}:{close[0]}?" if close else ""
-            issues.append(
-                Issue(
-                    "config.plugin_prefer",
-                    f"no installed distribution registers {kind} plugin {name!r}{hint}",
-                    path,
-                )
-            )
-            continue
-        dists = [e.distribution for e in found if e.distribution is not None]
-        if normalize_distribution(wanted) not in {normalize_distribution(d) for d in dists}:
-            close = difflib.get_close_matches(wanted, dists, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            issues.append(
-                Issue(
-                    "config.plugin_prefer",
-                    f"distribution {wanted!r} does not register {kind} plugin {name!r} "
-                    f"(registered by: {', '.join(dists) or 'no named distribution'}){hint}",
-                    path,
-                )
-            )
+        problem = _prefer_problem(key, wanted, by_key)
+        if problem is not None:
+            issues.append(Issue("config.plugin_prefer", problem, ("plugins", "prefer", key)))
     return issues
+
+
+def _prefer_problem(key: str, wanted: str, by_key: Mapping[Key, list[EntrySpec]]) -> str | None:
+    kind, sep, name = key.partition(":")
+    if not sep or kind not in KINDS or not name:
+        close = difflib.get_close_matches(kind, list(KINDS), n=1)
+        hint = f"; did you mean {close[0]}:{name}?" if close and sep and name else ""
+        return f"expected '<kind>:<name>' with a kind among {', '.join(KINDS)}, got {key!r}{hint}"
+    found = by_key.get((kind, name), [])
+    if not found:
+        known = sorted({n for (k, n) in by_key if k == kind})
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {kind}:{close[0]}?" if close else ""
+        return f"no installed distribution registers {kind} plugin {name!r}{hint}"
+    dists = [e.distribution for e in found if e.distribution is not None]
+    if normalize_distribution(wanted) in {normalize_distribution(d) for d in dists}:
+        return None
+    close = difflib.get_close_matches(wanted, dists, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return (
+        f"distribution {wanted!r} does not register {kind} plugin {name!r} "
+        f"(registered by: {', '.join(dists) or 'no named distribution'}){hint}"
+    )

@@ -1,23 +1,12 @@
 """The Runtime: a composition of plugins with sealed catalogs, and its disposal contract.
 
-``open_runtime(config)`` is an async context manager.  Composing a runtime
-
-1. validates the config (file and key path in every error),
-2. indexes the installed plugins without importing them,
-3. registers the listener plugins (``agentrig.plugins``) into the hook dispatcher -- among
-   them the core's own composition steps,
-4. applies test overrides, then awaits the ``compose`` hook: the steps that build providers,
-   tools, stores and agents from the config, by phase (:mod:`agentrig.kernel._composition`),
-   importing only the plugins the config names,
-5. seals every catalog and the services and notifies ``runtime_started``.
-
-What composition built is reached through typed attributes (``rt.agents``, ``rt.models``,
-``rt.http``, ``rt.spawn``) and, for services plugins add, typed keys
-(``rt.services.require(KEY)``, :mod:`agentrig.kernel._services`).
-
-Closing it is best-effort: every disposal step runs even when an earlier one fails, each
-failure is collected and returned (never raised from teardown), and closing twice is
-harmless.  A closed runtime refuses new work with :class:`~agentrig.errors.RuntimeClosedError`.
+Composing validates the config, indexes the installed plugins without importing them,
+registers the listener plugins (among them the core's composition steps) and the test
+overrides, awaits the ``compose`` hook by phase (importing only the plugins the config
+names), then seals every catalog and the services.  What composition built is reached
+through typed attributes (``rt.agents``, ``rt.models``) and typed service keys.  Closing is
+best-effort: every disposal step runs even when an earlier one fails, and the failures are
+returned, never raised from teardown.
 """
 
 from __future__ import annotations
@@ -88,6 +77,7 @@ _OVERRIDE = "override"  # the source of entries the caller passed in (and closes
 _M = TypeVar("_M", bound=BaseModel)
 _K = TypeVar("_K", bound=Hashable)
 _V = TypeVar("_V")
+_BY_KEY = "a catalog is named by its typed key (e.g. agentrig.tools.TOOLS)"
 
 #: The catalogs every runtime has (keyed by the config's ids); each layer declares the typed
 #: :class:`~agentrig.catalog.CatalogKey` of its own (``agentrig.tools.TOOLS``, ...).
@@ -179,30 +169,15 @@ class Runtime:
 
     def registry(self, key: CatalogKey[_K, _V]) -> Registry[_K, _V]:
         """The writable registry ``key`` names -- for composers, until the runtime is sealed."""
-        if not isinstance(key, CatalogKey):
-            raise ConfigError(
-                [
-                    Issue(
-                        "runtime.unknown_catalog",
-                        f"a catalog is named by its typed key (e.g. agentrig.tools.TOOLS), "
-                        f"not by {key!r}",
-                    )
-                ]
-            )
+        if not isinstance(key, CatalogKey):  # a plain name ("tools"), as older code passed
+            raise ConfigError([Issue("runtime.unknown_catalog", f"{_BY_KEY}, not by {key!r}")])
         return self._named(key.name)
 
     def _named(self, kind: str) -> Registry[Any, Any]:
-        try:
-            return self._catalogs[kind]
-        except KeyError:
-            raise ConfigError(
-                [
-                    Issue(
-                        "runtime.unknown_catalog",
-                        f"no catalog {kind!r}; known: {', '.join(CATALOG_KINDS)}",
-                    )
-                ]
-            ) from None
+        if kind not in self._catalogs:
+            message = f"no catalog {kind!r}; known: {', '.join(CATALOG_KINDS)}"
+            raise ConfigError([Issue("runtime.unknown_catalog", message)])
+        return self._catalogs[kind]
 
     @property
     def agents(self) -> AgentRegistry:
@@ -234,16 +209,11 @@ class Runtime:
     def _built(self, key: ServiceKey[_T], step: str) -> _T:
         value = self.services.get(key)
         if value is None:
-            raise ConfigError(
-                [
-                    Issue(
-                        "runtime.not_composed",
-                        f"this runtime has no {key.name}: the {step!r} composition step did "
-                        "not run (is it in plugins.disabled?)",
-                    )
-                ],
-                source=self.loaded.source,
+            message = (
+                f"this runtime has no {key.name}: the {step!r} composition step did not run "
+                "(is it in plugins.disabled?)"
             )
+            raise ConfigError([Issue("runtime.not_composed", message)], source=self.loaded.source)
         return value
 
     def agent(self, agent_id: str) -> Agent:
@@ -373,11 +343,6 @@ class Runtime:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"<Runtime {state} source={self.loaded.source!r}>"
-
-
-async def _compose(rt: Runtime) -> None:
-    """Await the ``compose`` steps by phase, pluggy's order within a phase."""
-    await rt.hooks.ordered("compose", Composition(rt), rank=lambda fn: PHASES.index(phase_of(fn)))
 
 
 def _load_listeners(rt: Runtime) -> None:
@@ -522,6 +487,7 @@ async def _start(
     # overridden provider is never built (its credentials are never needed).
     for kind, entry_id, obj in overrides:
         rt._named(kind).register(obj, id=entry_id, replace=True, source=_OVERRIDE)
-    await _compose(rt)
+    # the compose steps by phase, pluggy's order within a phase
+    await rt.hooks.ordered("compose", Composition(rt), rank=lambda fn: PHASES.index(phase_of(fn)))
     rt.seal()
     rt.hooks.notify("runtime_started", RuntimeStarted(rt))

@@ -1,17 +1,10 @@
 """Typed runtime services: what a plugin adds to a runtime, found again by a typed key.
 
-A plugin declares a key once, with the type of its value as the annotation::
-
-    CACHE: ServiceKey[MyCache] = ServiceKey("my-plugin.cache")
-
-provides the value while the runtime is composed (``rt.services.provide(CACHE, cache)``) and
-reads it back anywhere (``rt.services.require(CACHE)``) -- mypy checks both ends, so a
-lookup is never a guess.  Services are sealed with the catalogs: a late ``provide`` is an
-error, not a race.  A key's name is its identity; two keys of one name are the same service.
-
-A key may name the protocol its value must follow (``ServiceKey(name, protocol=P)``): a value
-that lacks a member of ``P`` or takes other parameters is refused when it is provided, naming
-what is wrong -- not later, at the first call the runtime makes of it.
+A plugin declares ``CACHE: ServiceKey[MyCache] = ServiceKey("my-plugin.cache")``, provides
+the value from a compose step (``rt.services.provide(CACHE, cache)``) and reads it anywhere
+(``rt.services.require(CACHE)``): mypy checks both ends.  A key's name is its identity.
+Services are sealed with the catalogs; a key naming a protocol refuses, when provided, a
+value that lacks one of its members or takes other parameters.
 """
 
 from __future__ import annotations
@@ -31,8 +24,7 @@ T = TypeVar("T")
 @final
 @attrs.frozen(slots=True)
 class ServiceKey(Generic[T]):
-    """The typed name of one runtime service (declare it with its type as annotation);
-    ``protocol``, when given, is checked against every value provided for it."""
+    """The typed name of one runtime service; ``protocol`` is checked on every value provided."""
 
     name: str
     protocol: type | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)

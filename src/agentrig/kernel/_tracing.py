@@ -1,24 +1,10 @@
 """Trace context: the one seam a tracing plugin fills; agentrig itself knows no tracer.
 
-A plugin that traces (``agentrig-otel``) provides :data:`TRACE_CONTEXT` from a compose
-step -- in the ``check`` phase, so that what later steps start (MCP servers) is traced too.
-With it provided:
-
-* the loop opens a scope around each turn, each model call attempt and each tool call
-  (``open(kind, agent_id, subject, provider)`` ... ``scope.close()``), in the task that does
-  the work, so the plugin can make its span the current one -- named, and with what a sampler
-  may look at, from the start;
-* requests to destinations that opted in carry ``headers()`` -- the W3C ``traceparent`` /
-  ``tracestate`` of the current scope: a provider's base URL (``rt.http(trace_to=...)``),
-  an HTTP hook's URL, an MCP server's; a URL a tool fetches never does.  Command hooks and
-  stdio MCP servers get them as ``TRACEPARENT`` / ``TRACESTATE`` (:func:`trace_env`);
-* each session event carries ``ids()`` -- the trace id and span id that produced it;
-* a server hands an inbound request's headers to ``continue_from(headers)`` around the run,
-  so the run continues the caller's trace.
-
-Without the service none of this runs: the loop checks one attribute (``rt.trace``) and
-sends, logs and spawns exactly what it would otherwise.  Headers are the currency, so the
-kernel needs no tracing library.
+A tracing plugin (``agentrig-otel``) provides :data:`TRACE_CONTEXT`; the loop opens a scope
+around each turn, model call attempt and tool call, events carry the span's ids, and requests
+to destinations that opted in carry its W3C headers (``docs/plugin-guide.md`` §10).  Headers
+are the currency, so the kernel needs no tracing library; without the service nothing here
+runs.
 """
 
 from __future__ import annotations
@@ -59,11 +45,9 @@ class TraceContext(Protocol):
     ) -> TraceScope:
         """Make a new span of ``kind`` current in this task until the scope is closed.
 
-        ``subject`` is what the operation is about, known before it starts: the agent's
-        configured name (``turn``), the requested model (``model_call``), the called tool's
-        name (``tool_call``); ``provider`` is the id of the provider a model call goes to
-        (None for the other kinds).  The loop's observation of the same operation
-        (``observe``) arrives while the scope is open, with the rest.
+        ``subject`` is known before the operation starts (the agent's name, the requested
+        model, the called tool's name), so a span gets its final name and what a sampler
+        looks at from the start; ``provider`` is a model call's provider id.
         """
         ...
 
@@ -117,13 +101,10 @@ def trace_origin(url: object) -> tuple[str, str, int] | None:
 
 def add_trace_hook(kwargs: dict[str, Any], runtime: _Traced, trace_to: Iterable[str] = ()) -> None:
     """Add to httpx client ``kwargs`` a request hook sending ``runtime.trace``'s headers to
-    the destinations that opted in: ``trace_to`` lists their URLs (a provider's base URL,
-    an MCP server's), and only a request to one of those exact origins (scheme, host, port)
-    carries them.  Any other request the client makes -- a URL a tool fetches, a redirect to
-    another origin -- carries no trace identifiers.
-
-    Read per request: a client built during composition traces once a plugin provided
-    :data:`TRACE_CONTEXT`; without one the hook adds nothing.  Headers the caller set win.
+    the exact origins (scheme, host, port) of ``trace_to`` only: a URL a tool fetches or a
+    redirect elsewhere carries no trace identifiers.  ``runtime.trace`` is read per request,
+    so a client built during composition traces once a plugin provided it; headers the
+    caller set win.
     """
     origins = frozenset(o for o in (trace_origin(u) for u in trace_to) if o is not None)
     if not origins:

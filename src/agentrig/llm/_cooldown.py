@@ -91,6 +91,12 @@ class ModelCooldowns:
         self._until: dict[ModelDeployment, float] = {}
         self._lock = threading.Lock()
 
+    @property
+    def cooling(self) -> bool:
+        """Does any deployment cool down now (or did one, not asked about since it ended)?
+        False in the common case: a caller has no deployment to build and check."""
+        return bool(self._until)
+
     def remaining(self, deployment: ModelDeployment) -> float | None:
         """Seconds the deployment still cools down (None: it may be sent to)."""
         key = deployment

@@ -82,9 +82,9 @@ def resolve_effort_level(
     it has below; nothing sent for ``auto``, no request, or nothing at or below.  The native
     control is the provider's to add (:meth:`EffortResolution.sent`)."""
     if requested is None:
-        return EffortResolution(None, "fell_back", reason="no effort asked for")
+        return _NOT_ASKED
     if requested == "auto":
-        return EffortResolution(requested, "fell_back", reason="auto: the model's own default")
+        return _AUTO
     if not supported:
         what = "declares no effort levels" if supported is None else "has no effort control"
         return EffortResolution(requested, "not_applied", reason=f"the model {what}")
@@ -98,6 +98,10 @@ def resolve_effort_level(
     reason = f"no level at or below {requested!r} (the model has: {declared})"
     return EffortResolution(requested, "fell_back", reason=reason)
 
+
+# the two resolutions that depend on nothing but the request (frozen: one of each serves all)
+_NOT_ASKED = EffortResolution(None, "fell_back", reason="no effort asked for")
+_AUTO = EffortResolution("auto", "fell_back", reason="auto: the model's own default")
 
 _REPORTS: ContextVar[list[EffortResolution] | None] = ContextVar(
     "agentrig_effort_reports", default=None

@@ -154,12 +154,14 @@ class MessagesView(Sequence[Message]):
         return f"<MessagesView {len(self)} messages>"
 
 
-def _is_assistant(message: Message) -> bool:
+def _as_assistant(message: Message) -> AssistantMessage | None:
+    """``message`` when it is an assistant message (else None)."""
     # exact classes first: isinstance on pydantic's ABC-based metaclass is slow when false
-    kind = type(message)
-    if kind is AssistantMessage:
-        return True
-    return kind not in _CONVERSATION and isinstance(message, AssistantMessage)
+    if type(message) is AssistantMessage:
+        return message
+    if type(message) in _CONVERSATION or not isinstance(message, AssistantMessage):
+        return None
+    return message
 
 
 def _annotate(message: AssistantMessage, note: str) -> AssistantMessage:
@@ -296,16 +298,14 @@ class Session:
                     messages, chars = self._compacted(item)
                     continue
             message = cast("Message", item)
-            reply = _is_assistant(message)  # an assistant message: its usage may be the report
-            if reply and cast("AssistantMessage", item).interrupted:
-                message = _annotate(cast("AssistantMessage", item), note)
+            reply = _as_assistant(message)  # an assistant message: its usage may be the report
+            if reply is not None and reply.interrupted:
+                message = _annotate(reply, note)
             messages.append(message)
             chars += message_chars(message)
-            if reply:
-                usage = cast("AssistantMessage", item).usage
-                if usage is not None and not cast("AssistantMessage", item).interrupted:
-                    # the provider's count at a completed response: what the history held then
-                    self._report = (usage.total, chars)
+            if reply is not None and reply.usage is not None and not reply.interrupted:
+                # the provider's count at a completed response: what the history held then
+                self._report = (reply.usage.total, chars)
         self._chars = chars
         self._projected = end
 
