@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_per_call_ns, compare, emit, gc_paused
 
 import agentrig
-from agentrig.kernel import HookDispatcher, Observation, new_plugin_manager
+from agentrig.kernel import HookDispatcher, new_plugin_manager
+from agentrig.lifecycle import Observation
 
 
 def observer() -> object:

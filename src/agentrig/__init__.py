@@ -37,9 +37,9 @@ _LAZY: dict[str, str] = {
     "tool": "agentrig.tools",
     "Tool": "agentrig.tools",
     # hook answers
-    "Enter": "agentrig.kernel",
-    "Reject": "agentrig.kernel",
-    "Retry": "agentrig.kernel",
+    "Enter": "agentrig.lifecycle",
+    "Reject": "agentrig.lifecycle",
+    "Retry": "agentrig.lifecycle",
     # errors (the tree is drawn in agentrig.errors)
     "AgentrigError": "agentrig.errors",
     "AbortError": "agentrig.errors",
@@ -121,15 +121,13 @@ if TYPE_CHECKING:
         error_info,
     )
     from agentrig.kernel import (
-        Enter,
         MemorySource,
-        Reject,
-        Retry,
         Runtime,
         RuntimeConfig,
         env_resolver,
         load_config,
         open_runtime,
     )
+    from agentrig.lifecycle import Enter, Reject, Retry
     from agentrig.llm import ProviderError
     from agentrig.tools import Tool, ToolInputError, tool

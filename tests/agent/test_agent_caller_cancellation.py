@@ -23,7 +23,7 @@ from agentloop_support import EnvFactory, WatchedProvider, check_invariant, cloc
 import agentrig
 from agentrig import CancelSignal
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.kernel import Observation
+from agentrig.lifecycle import Observation
 from agentrig.llm import ModelRequest, StreamChunk, TextDelta
 from agentrig.tools import ToolContext, tool
 

@@ -20,7 +20,7 @@ import agentrig
 from agentrig.agent import Agent
 from agentrig.errors import RuntimeClosedError
 from agentrig.ids import AgentId, SessionId
-from agentrig.kernel import SessionStart
+from agentrig.lifecycle import SessionStart
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.ids import SessionId
-from agentrig.kernel import CompactionPlan, CompactionRequest
+from agentrig.lifecycle import CompactionPlan, CompactionRequest
 from agentrig.llm import AssistantMessage as Assistant
 from agentrig.llm import (
     ModelInfo,

@@ -15,7 +15,7 @@ import agentrig
 from agentrig.agent import FORCED_SUMMARY_FALLBACK, RefusedCall
 from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.ids import CallId
-from agentrig.kernel import Observation
+from agentrig.lifecycle import Observation
 from agentrig.llm import ServerError
 from agentrig.session import ModelError, SessionEvent, dump_event, parse_event
 

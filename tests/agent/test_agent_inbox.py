@@ -21,7 +21,7 @@ from agentloop_support import (
 import agentrig
 from agentrig.agent import Agent, Inbox, InboxError
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptExhaustedError
-from agentrig.kernel import TurnStopping
+from agentrig.lifecycle import TurnStopping
 from agentrig.llm import UserMessage
 from agentrig.session import InboxSpliced
 

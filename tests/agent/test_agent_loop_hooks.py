@@ -18,7 +18,7 @@ from agentloop_support import (
 
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.kernel import (
+from agentrig.lifecycle import (
     Enter,
     PreStep,
     PreStepDecision,

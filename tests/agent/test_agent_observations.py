@@ -12,7 +12,7 @@ import pytest
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
-from agentrig.kernel import Observation, SessionStart
+from agentrig.lifecycle import Observation, SessionStart
 from agentrig.llm import Usage, error_from_status
 from agentrig.tools import tool
 

@@ -17,7 +17,7 @@ from agentloop_support import EnvFactory, check_invariant, events
 
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.kernel import PermissionQuestion, ToolExecution
+from agentrig.lifecycle import PermissionQuestion, ToolExecution
 from agentrig.llm import ToolMessage
 from agentrig.tools import ToolContext, tool
 

@@ -21,7 +21,7 @@ from agentloop_support import EnvFactory, WatchedProvider
 import agentrig
 from agentrig.builtins._scripted import Reply
 from agentrig.errors import ConfigError, HookError
-from agentrig.kernel import RequestConfig
+from agentrig.lifecycle import RequestConfig
 from agentrig.llm import (
     Capabilities,
     EffortResolution,

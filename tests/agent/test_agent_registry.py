@@ -15,7 +15,7 @@ from agentrig.agent import Agent
 from agentrig.builtins._scripted import Reply
 from agentrig.errors import ConfigError, DuplicateIdError, HookError
 from agentrig.ids import AgentId, EntryId, SessionId
-from agentrig.kernel import AgentCreated, AgentDisposed, AgentStatusChanged, SessionStart
+from agentrig.lifecycle import AgentCreated, AgentDisposed, AgentStatusChanged, SessionStart
 from agentrig.plugin import SESSION_STORES
 
 pytestmark = pytest.mark.anyio

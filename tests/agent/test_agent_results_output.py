@@ -22,7 +22,7 @@ from pydantic import BaseModel
 import agentrig
 from agentrig.agent import RunResult, StructuredOutputError
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.kernel import RequestConfig
+from agentrig.lifecycle import RequestConfig
 from agentrig.llm import (
     Capabilities,
     FinishChunk,

@@ -20,7 +20,7 @@ import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AbortError
-from agentrig.kernel import RequestConfig
+from agentrig.lifecycle import RequestConfig
 from agentrig.llm import TextBlock, Usage, UserMessage
 from agentrig.plugin import SideCall
 from agentrig.session import event_usage

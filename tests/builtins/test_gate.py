@@ -10,7 +10,7 @@ import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId, CallId
-from agentrig.kernel import PermissionQuestion
+from agentrig.lifecycle import PermissionQuestion
 from agentrig.permissions import Approval
 from agentrig.tools import tool
 

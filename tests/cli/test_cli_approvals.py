@@ -300,7 +300,7 @@ def test_an_installed_approver_plugin_answers_before_the_command(
 
 def test_the_question_shortens_long_strings_long_lists_and_deep_values() -> None:
     from agentrig.cli._approve import describe_call
-    from agentrig.kernel import PermissionQuestion
+    from agentrig.lifecycle import PermissionQuestion
 
     deep: dict[str, Any] = {"leaf": 1}
     for _ in range(8):

@@ -16,7 +16,7 @@ import pytest
 from agentrig.cli._approve import CliApprover
 from agentrig.cli._elicit import ask_elicitation
 from agentrig.ids import AgentId
-from agentrig.kernel import ElicitationAnswer, ElicitationQuestion
+from agentrig.lifecycle import ElicitationAnswer, ElicitationQuestion
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
-from agentrig.kernel import MemorySource, PermissionQuestion
+from agentrig.kernel import MemorySource
+from agentrig.lifecycle import PermissionQuestion
 from agentrig.llm import ToolMessage
 from agentrig.plugin import hookimpl
 from agentrig.testing import Overrides, RuntimeFactory

@@ -16,7 +16,7 @@ import pytest
 from lifecycle_support import RAN, hook, run_agent
 
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.kernel import PermissionQuestion
+from agentrig.lifecycle import PermissionQuestion
 from agentrig.plugin import hookimpl
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]

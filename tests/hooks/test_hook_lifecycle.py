@@ -18,7 +18,7 @@ from agentrig.builtins._scripted import Reply, ScriptedCall
 from agentrig.errors import ConfigError
 from agentrig.hooks import FIREABLE_EVENTS, NOT_FIRED, HookRunner, event_name_problem
 from agentrig.ids import AgentId
-from agentrig.kernel import PermissionQuestion
+from agentrig.lifecycle import PermissionQuestion
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 

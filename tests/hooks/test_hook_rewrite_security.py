@@ -19,7 +19,7 @@ import pytest
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import AgentId
-from agentrig.kernel import PermissionQuestion
+from agentrig.lifecycle import PermissionQuestion
 from agentrig.tools import tool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]

@@ -32,7 +32,7 @@ from agentrig.agent import Agent
 from agentrig.errors import ExecutionSuspended
 from agentrig.ids import RunId
 from agentrig.journal import JournalWriteError, SqliteJournal, continue_execution
-from agentrig.kernel import PermissionQuestion
+from agentrig.lifecycle import PermissionQuestion
 from agentrig.tools import RiskClass, ToolContext, tool
 
 pytestmark = pytest.mark.anyio

@@ -14,12 +14,12 @@ from agentrig.errors import HookError
 from agentrig.kernel import (
     HookDispatcher,
     Mode,
-    Observation,
     builtin_source,
     mode_of,
+    new_plugin_manager,
     open_runtime,
 )
-from agentrig.kernel import _hookspecs as hookspecs
+from agentrig.lifecycle import Observation
 
 
 async def wait_until(condition: Callable[[], bool]) -> None:
@@ -70,15 +70,41 @@ def test_every_hook_has_exactly_one_mode() -> None:
 
 
 def test_the_mode_is_data_on_the_spec_function_pluggy_sees() -> None:
-    from agentrig.kernel import new_plugin_manager
-
-    pm = new_plugin_manager()
-    for caller in pm.hook.__dict__.values():
+    declared_in: dict[str, set[str]] = {}
+    for caller in new_plugin_manager().hook.__dict__.values():
         spec = caller.spec
         assert spec is not None
-        assert spec.function is getattr(hookspecs, caller.name)
         assert spec.function.agentrig_mode is mode_of(caller.name)
         assert spec.opts["firstresult"] == (mode_of(caller.name) is Mode.FIRST_RESULT)
+        # the two listener shapes registration accepts are exactly what pluggy validates
+        waterfall = mode_of(caller.name) is Mode.WATERFALL
+        assert spec.argnames == (("payload", "next") if waterfall else ("payload",))
+        declared_in.setdefault(spec.function.__module__, set()).add(caller.name)
+    # the kernel declares the hooks of building and running the runtime; the agent
+    # lifecycle's hooks are declared above it, by the layer that fires them
+    assert declared_in == {
+        "agentrig.kernel._hookspecs": {
+            "compose",
+            "register_commands",
+            "runtime_started",
+            "registration_guard",
+        },
+        "agentrig.lifecycle._hookspecs": {
+            "agent_created",
+            "agent_disposed",
+            "agent_status",
+            "session_start",
+            "observe",
+            "pre_step",
+            "request_config",
+            "compaction",
+            "request_error",
+            "tool_execution",
+            "turn_stopping",
+            "permission_approver",
+            "elicitation",
+        },
+    }
 
 
 def test_hook_wrappers_are_refused() -> None:
@@ -107,7 +133,10 @@ def test_unknown_hook_implementation_is_refused() -> None:
 
     hooks = HookDispatcher()
     plugin = Typo()
-    with pytest.raises(HookError, match="obsreve"):
+    # the hint comes from every declared hook, the lifecycle's as well as the kernel's
+    with pytest.raises(
+        HookError, match="'obsreve' is not an agentrig hook; did you mean 'observe'"
+    ):
         hooks.register(plugin, "typo")
     assert not hooks.pm.is_registered(plugin)
 

@@ -21,7 +21,8 @@ from agentrig_dbos import DURABLE, UnknownRunError
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.ids import EntryId
-from agentrig.kernel import MemorySource, PermissionQuestion, open_runtime
+from agentrig.kernel import MemorySource, open_runtime
+from agentrig.lifecycle import PermissionQuestion
 from agentrig.plugin import SESSION_STORES
 from agentrig.tools import tool
 

@@ -25,7 +25,7 @@ from mcp import types
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError, UnknownIdError
 from agentrig.ids import ToolId
-from agentrig.kernel import Observation
+from agentrig.lifecycle import Observation
 from agentrig.llm import ImageBlock, TextBlock
 from agentrig.tools import ToolContext, ToolInputError, ToolOutput, is_idempotent
 

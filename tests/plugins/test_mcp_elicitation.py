@@ -21,7 +21,7 @@ from _mcp_support import AGENTRIG
 
 import agentrig
 from agentrig.ids import AgentId
-from agentrig.kernel import ElicitationAnswer, ElicitationQuestion
+from agentrig.lifecycle import ElicitationAnswer, ElicitationQuestion
 from agentrig.testing import Reply, ScriptedCall, ScriptedProvider
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]

@@ -20,7 +20,7 @@ import agentrig
 from agentrig.cancel import CancelSignal
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
-from agentrig.kernel import Observation
+from agentrig.lifecycle import Observation
 from agentrig.plugin import TOOLS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]

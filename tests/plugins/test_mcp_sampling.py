@@ -22,7 +22,7 @@ from agentrig_mcp import MCP
 import agentrig
 from agentrig.agent import Agent
 from agentrig.ids import AgentId
-from agentrig.kernel import PermissionQuestion, RequestConfig
+from agentrig.lifecycle import PermissionQuestion, RequestConfig
 from agentrig.llm import Usage
 from agentrig.session import event_usage
 from agentrig.testing import Reply, ScriptedCall, ScriptedProvider

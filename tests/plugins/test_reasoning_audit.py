@@ -12,7 +12,8 @@ import pytest
 
 import agentrig
 from agentrig.agent import ReasoningAudit
-from agentrig.kernel import Observation, open_runtime
+from agentrig.kernel import open_runtime
+from agentrig.lifecycle import Observation
 from agentrig.testing import MockProviderServer, MockReply, MockRequest
 
 pytestmark = pytest.mark.anyio

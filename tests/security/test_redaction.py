@@ -23,7 +23,7 @@ from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.diagnostics import get_logger
 from agentrig.hooks import HookEvent
 from agentrig.ids import AgentId
-from agentrig.kernel import Observation
+from agentrig.lifecycle import Observation
 from agentrig.redaction import REDACTED, SECRET_SUFFIXES, is_secret_key, redact
 
 SECRET = "s3cr3t-value-0xdeadbeef"

@@ -14,7 +14,7 @@ from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
 from agentrig.errors import ExecutionSuspended
-from agentrig.kernel import ToolExecution
+from agentrig.lifecycle import ToolExecution
 
 pytestmark = pytest.mark.integration
 

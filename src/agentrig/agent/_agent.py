@@ -36,7 +36,8 @@ from agentrig.agent._side_call import SideCall, complete_aside
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, UnknownIdError
 from agentrig.ids import AgentId, ProviderId, SessionId, new_invocation_id
-from agentrig.kernel import AgentStatus, ContractViolation, ServiceKey
+from agentrig.kernel import ContractViolation, ServiceKey
+from agentrig.lifecycle import AgentStatus
 from agentrig.llm import (
     ModelResponse,
     ReasoningEffort,

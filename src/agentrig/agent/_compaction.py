@@ -29,7 +29,7 @@ import attrs
 from agentrig.agent._context import CHARS_PER_TOKEN, ContextUsage
 from agentrig.errors import AgentrigError
 from agentrig.ids import message_id
-from agentrig.kernel import CompactionPlan, CompactionRequest
+from agentrig.lifecycle import CompactionPlan, CompactionRequest
 from agentrig.llm import (
     PROVIDERS,
     AssistantMessage,

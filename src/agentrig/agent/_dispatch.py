@@ -18,7 +18,7 @@ import attrs
 
 from agentrig.errors import AgentrigError
 from agentrig.ids import InvocationId
-from agentrig.kernel import Observation
+from agentrig.lifecycle import Observation
 from agentrig.llm import FileBlock, ImageBlock, TextBlock, ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
     GateDecision,

@@ -29,7 +29,7 @@ from agentrig.agent._dispatch import (
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError, ExecutionControlError
 from agentrig.ids import new_invocation_id
-from agentrig.kernel import ToolExecution
+from agentrig.lifecycle import ToolExecution
 from agentrig.llm import ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
     Tool,

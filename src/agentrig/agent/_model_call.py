@@ -27,7 +27,7 @@ from agentrig.agent._structured import structured_instruction, structured_transp
 from agentrig.agent._turn_state import Interrupted, OpenCalls, TurnContext, TurnOutcome
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, error_info
-from agentrig.kernel import RequestConfig, RequestError, Retry
+from agentrig.lifecycle import RequestConfig, RequestError, Retry
 from agentrig.llm import (
     COOLDOWNS,
     PROVIDERS,

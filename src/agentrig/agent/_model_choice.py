@@ -16,7 +16,7 @@ import attrs
 from agentrig.agent._request import initial_config
 from agentrig.errors import AgentrigError
 from agentrig.ids import ProviderId
-from agentrig.kernel import RequestConfig
+from agentrig.lifecycle import RequestConfig
 from agentrig.llm import (
     EFFORT_LEVELS,
     PROVIDERS,

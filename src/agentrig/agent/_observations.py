@@ -13,7 +13,7 @@ from agentrig.agent._dispatch import CallOutcome
 from agentrig.agent._results import ReasoningAudit, sum_usage
 from agentrig.errors import error_info
 from agentrig.ids import ProviderId
-from agentrig.kernel import Observation, RequestConfig
+from agentrig.lifecycle import Observation, RequestConfig
 from agentrig.llm import PROVIDERS, AssistantMessage, StopReason, ToolCallBlock, Usage
 from agentrig.session import TurnEndReason
 

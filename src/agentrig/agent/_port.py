@@ -21,7 +21,7 @@ from agentrig.agent._dispatch import Gate
 from agentrig.agent._instructions import PROJECT_INSTRUCTIONS, with_instructions
 from agentrig.agent._offer import ToolOffer
 from agentrig.errors import RuntimeClosedError
-from agentrig.kernel import AgentStatus, AgentStatusChanged, Observation, RequestConfig
+from agentrig.lifecycle import AgentStatus, AgentStatusChanged, Observation, RequestConfig
 from agentrig.llm import ToolSpec, Usage
 from agentrig.session import (
     InboxSpliced,

@@ -31,13 +31,8 @@ from agentrig.errors import (
 from agentrig.ids import AgentId, ToolId, new_session_id
 from agentrig.ids import agent_id as _check_agent_id
 from agentrig.ids import session_id as _check_session_id
-from agentrig.kernel import (
-    SESSION_END_REASONS,
-    AgentCreated,
-    AgentDisposed,
-    SessionStart,
-    issues_from_validation,
-)
+from agentrig.kernel import issues_from_validation
+from agentrig.lifecycle import SESSION_END_REASONS, AgentCreated, AgentDisposed, SessionStart
 from agentrig.llm import PROVIDERS, ToolSpec, request_option_issues
 from agentrig.session import (
     SESSION_STORES,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agentrig.errors import HookError
-from agentrig.kernel import RequestConfig
+from agentrig.lifecycle import RequestConfig
 from agentrig.llm import (
     EFFORT_LEVELS,
     Message,

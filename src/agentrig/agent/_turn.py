@@ -46,7 +46,7 @@ from agentrig.agent._turn_state import (
 )
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import ExecutionControlError, ExecutionSuspended, error_info
-from agentrig.kernel import Enter, PreStep, PreStepDecision, Reject, TurnStopping
+from agentrig.lifecycle import Enter, PreStep, PreStepDecision, Reject, TurnStopping
 from agentrig.llm import (
     AssistantMessage,
     EmptyCompletionError,

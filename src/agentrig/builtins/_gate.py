@@ -30,7 +30,7 @@ from agentrig.agent import agent_configs
 from agentrig.builtins._rule_targets import check_rule_targets
 from agentrig.builtins._trust import composition_trust_paths
 from agentrig.ids import AgentId, CallId
-from agentrig.kernel import PermissionQuestion
+from agentrig.lifecycle import PermissionQuestion
 from agentrig.llm import ToolCallBlock
 from agentrig.permissions import (
     DEFAULT_BLOCK_RULES,

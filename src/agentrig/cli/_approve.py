@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import anyio
 
     from agentrig.cancel import CancelSignal
-    from agentrig.kernel import (
+    from agentrig.lifecycle import (
         ElicitationAnswer,
         ElicitationQuestion,
         Observation,
@@ -182,7 +182,7 @@ class CliApprover:
         """An MCP server asks for input: the person answers on a terminal; without one the
         request is declined (and the command says so)."""
         from agentrig.cli._elicit import ask_elicitation
-        from agentrig.kernel import ElicitationAnswer
+        from agentrig.lifecycle import ElicitationAnswer
 
         if self.read_line is None:
             self.err.write(

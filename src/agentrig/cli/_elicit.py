@@ -13,7 +13,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import IO, Any
 
-from agentrig.kernel import ElicitationAnswer, ElicitationQuestion
+from agentrig.lifecycle import ElicitationAnswer, ElicitationQuestion
 
 __all__ = ["ask_elicitation"]
 

@@ -54,12 +54,12 @@ from agentrig.hooks._events import PERMISSION_MODES, HookEvent
 from agentrig.hooks._outcome import Allow
 from agentrig.hooks._runner import HookRunner
 from agentrig.hooks._transcript import TranscriptWriter
-from agentrig.kernel import (
+from agentrig.kernel import HookDispatcher
+from agentrig.lifecycle import (
     AgentDisposed,
     AgentStatusChanged,
     CompactionPlan,
     CompactionRequest,
-    HookDispatcher,
     PreStep,
     PreStepDecision,
     Reject,

@@ -21,7 +21,8 @@ from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HOOK_STRATEGIES, HookStrategy, HookStrategyFactory
 from agentrig.ids import PluginName
-from agentrig.kernel import HTTP, Observation, TraceContext, protocol_problems
+from agentrig.kernel import HTTP, TraceContext, protocol_problems
+from agentrig.lifecycle import Observation
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime

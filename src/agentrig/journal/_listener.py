@@ -21,15 +21,13 @@ from agentrig.journal._errors import JournalError
 from agentrig.journal._guard import durable
 from agentrig.journal._port import ExecutionJournal
 from agentrig.journal._records import ToolIntent, ToolSettlement, arguments_of
-from agentrig.kernel import (
+from agentrig.kernel import Composition, ServiceKey, compose_step
+from agentrig.lifecycle import (
     CompactionPlan,
     CompactionRequest,
-    Composition,
     RequestConfig,
-    ServiceKey,
     SessionStart,
     ToolExecution,
-    compose_step,
 )
 from agentrig.llm import ToolMessage
 from agentrig.tools import is_idempotent

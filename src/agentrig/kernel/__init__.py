@@ -28,17 +28,10 @@ _NAMES = {
         "PluginIndex PluginRow builtin_source env_plugin_settings register_schemas "
         "register_variants stray_entry_points"
     ),
-    "_dispatch": "HookDispatcher new_plugin_manager",
+    "_dispatch": "HookDispatcher mode_of new_plugin_manager",
     "_duration": "Duration parse_duration",
     "_formats": "read_json",
-    "_hookspecs": "Mode hookimpl mode_of",
-    "_payloads": (
-        "SESSION_END_REASONS AgentCreated AgentDisposed AgentHandle AgentStatus "
-        "AgentStatusChanged CompactionPlan CompactionRequest ElicitationAnswer "
-        "ElicitationQuestion Enter Observation PermissionQuestion PreStep PreStepDecision "
-        "RegistrationReview Reject RequestConfig RequestError Retry RuntimeStarted SessionStart "
-        "ToolExecution TurnStopping"
-    ),
+    "_hookspecs": "Mode RegistrationReview RuntimeStarted declare_hook hookimpl",
     "_runtime": "AGENTS HTTP MODELS MODEL_SELECTION HttpFactory Runtime open_runtime",
     "_schemas": "SCHEMAS",
     "_services": "ServiceKey Services",
@@ -84,37 +77,16 @@ if TYPE_CHECKING:
     from agentrig.kernel._discovery import register_variants as register_variants
     from agentrig.kernel._discovery import stray_entry_points as stray_entry_points
     from agentrig.kernel._dispatch import HookDispatcher as HookDispatcher
+    from agentrig.kernel._dispatch import mode_of as mode_of
     from agentrig.kernel._dispatch import new_plugin_manager as new_plugin_manager
     from agentrig.kernel._duration import Duration as Duration
     from agentrig.kernel._duration import parse_duration as parse_duration
     from agentrig.kernel._formats import read_json as read_json
     from agentrig.kernel._hookspecs import Mode as Mode
+    from agentrig.kernel._hookspecs import RegistrationReview as RegistrationReview
+    from agentrig.kernel._hookspecs import RuntimeStarted as RuntimeStarted
+    from agentrig.kernel._hookspecs import declare_hook as declare_hook
     from agentrig.kernel._hookspecs import hookimpl as hookimpl
-    from agentrig.kernel._hookspecs import mode_of as mode_of
-    from agentrig.kernel._payloads import SESSION_END_REASONS as SESSION_END_REASONS
-    from agentrig.kernel._payloads import AgentCreated as AgentCreated
-    from agentrig.kernel._payloads import AgentDisposed as AgentDisposed
-    from agentrig.kernel._payloads import AgentHandle as AgentHandle
-    from agentrig.kernel._payloads import AgentStatus as AgentStatus
-    from agentrig.kernel._payloads import AgentStatusChanged as AgentStatusChanged
-    from agentrig.kernel._payloads import CompactionPlan as CompactionPlan
-    from agentrig.kernel._payloads import CompactionRequest as CompactionRequest
-    from agentrig.kernel._payloads import ElicitationAnswer as ElicitationAnswer
-    from agentrig.kernel._payloads import ElicitationQuestion as ElicitationQuestion
-    from agentrig.kernel._payloads import Enter as Enter
-    from agentrig.kernel._payloads import Observation as Observation
-    from agentrig.kernel._payloads import PermissionQuestion as PermissionQuestion
-    from agentrig.kernel._payloads import PreStep as PreStep
-    from agentrig.kernel._payloads import PreStepDecision as PreStepDecision
-    from agentrig.kernel._payloads import RegistrationReview as RegistrationReview
-    from agentrig.kernel._payloads import Reject as Reject
-    from agentrig.kernel._payloads import RequestConfig as RequestConfig
-    from agentrig.kernel._payloads import RequestError as RequestError
-    from agentrig.kernel._payloads import Retry as Retry
-    from agentrig.kernel._payloads import RuntimeStarted as RuntimeStarted
-    from agentrig.kernel._payloads import SessionStart as SessionStart
-    from agentrig.kernel._payloads import ToolExecution as ToolExecution
-    from agentrig.kernel._payloads import TurnStopping as TurnStopping
     from agentrig.kernel._runtime import AGENTS as AGENTS
     from agentrig.kernel._runtime import HTTP as HTTP
     from agentrig.kernel._runtime import MODEL_SELECTION as MODEL_SELECTION

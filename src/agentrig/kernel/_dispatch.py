@@ -6,6 +6,9 @@ ordered implementations (``HookCaller.get_hookimpls()``, public pluggy API) once
 compact call plan per hook, and drives it itself -- awaiting async implementations, chaining
 waterfalls and isolating notify failures.  The plan is rebuilt whenever a plugin is
 registered or removed through :class:`HookDispatcher`.
+
+Every manager holds every hook (:func:`spec_modules`) before a plugin registers, so a
+listener is judged against the whole set when it arrives.
 """
 
 from __future__ import annotations
@@ -20,14 +23,23 @@ from typing import Any, TypeVar, cast, final
 import attrs
 import pluggy
 
+from agentrig._seams import core_seam
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
-from agentrig.kernel import _hookspecs as hookspecs
-from agentrig.kernel._hookspecs import Mode, mode_of
+from agentrig.kernel import _hookspecs as kernel_hookspecs
+from agentrig.kernel._hookspecs import PROJECT, Mode, modes_in
 from agentrig.kernel._identity import IdentityCache
 from agentrig.kernel._listeners import listener_problems
 
-__all__ = ["HookDispatcher", "HookFailure", "Spawner", "listener_refusals", "new_plugin_manager"]
+__all__ = [
+    "HookDispatcher",
+    "HookFailure",
+    "Spawner",
+    "listener_refusals",
+    "mode_of",
+    "new_plugin_manager",
+    "spec_modules",
+]
 
 _log = get_logger("hooks")
 _R = TypeVar("_R")
@@ -35,6 +47,34 @@ _P = TypeVar("_P")
 
 Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Starts a coroutine function out of band (the runtime passes its task group's start_soon)."""
+
+
+@functools.cache
+def spec_modules() -> tuple[types.ModuleType, ...]:
+    """The modules whose hookspecs every manager holds: the kernel's, then the lifecycle's.
+
+    The lifecycle's module sits above the kernel, so it arrives through agentrig's own
+    ``agentrig.seams`` entry point ``lifecycle_hookspecs`` (a missing one is a broken
+    install, reported by :func:`agentrig._seams.core_seam`).
+    """
+    lifecycle = cast(types.ModuleType, core_seam("lifecycle_hookspecs"))
+    return (kernel_hookspecs, lifecycle)
+
+
+@functools.cache
+def _modes() -> dict[str, Mode]:
+    return {hook: mode for module in spec_modules() for hook, mode in modes_in(module).items()}
+
+
+def mode_of(hook: str) -> Mode | None:
+    """The dispatch mode of agentrig hook ``hook`` (None: no such hook)."""
+    return _modes().get(hook)
+
+
+def _add_specs(pm: pluggy.PluginManager) -> pluggy.PluginManager:
+    for module in spec_modules():
+        pm.add_hookspecs(module)
+    return pm
 
 
 @final
@@ -51,15 +91,14 @@ class _Impl:
     """One registered listener: ``fn(payload)`` or, on a waterfall hook, ``fn(payload, next)``
     (the only two shapes registration accepts)."""
 
-    __slots__ = ("fast", "fn", "is_async", "plugin", "takes_next")
+    __slots__ = ("fast", "fn", "plugin", "takes_next")
 
     def __init__(self, impl: pluggy.HookImpl) -> None:
         self.fn: Callable[..., Any] = impl.function
         self.plugin = impl.plugin_name
-        self.is_async = inspect.iscoroutinefunction(impl.function)
         self.takes_next = tuple(impl.argnames) == ("payload", "next")
         # an ``async def hook(payload, next)`` waterfall listener: the chain's fast path
-        self.fast = self.is_async and self.takes_next
+        self.fast = self.takes_next and inspect.iscoroutinefunction(impl.function)
 
     def call(self, payload: Any, nxt: Any) -> Any:
         return self.fn(payload, nxt) if self.takes_next else self.fn(payload)
@@ -96,9 +135,7 @@ def _spec_manager() -> pluggy.PluginManager:
     A plain pluggy manager: it reads every attribute, so a dunder-named implementation is
     refused (as no agentrig hook) rather than skipped.
     """
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    return pm
+    return _add_specs(pluggy.PluginManager(PROJECT))
 
 
 # per plugin (or hookspec namespace) object: the attribute names that carry a marker
@@ -149,25 +186,16 @@ def _skip(
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
-    """A pluggy manager for project ``agentrig`` with the lifecycle hookspecs added."""
-    pm = _Manager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    return pm
+    """A pluggy manager for project ``agentrig`` holding every agentrig hook's spec."""
+    return _add_specs(_Manager(PROJECT))
 
 
 @final
 class HookDispatcher:
     """Dispatches the agentrig hooks of one plugin manager in their declared modes."""
 
-    def __init__(
-        self,
-        pm: pluggy.PluginManager | None = None,
-        *,
-        spawner: Spawner | None = None,
-        max_failures: int = 1000,
-    ) -> None:
-        self.pm = pm if pm is not None else new_plugin_manager()
-        self._own_specs = pm is None  # only the lifecycle hookspecs: refusals are cached
+    def __init__(self, *, spawner: Spawner | None = None, max_failures: int = 1000) -> None:
+        self.pm = new_plugin_manager()
         self.spawner = spawner
         self._plans: dict[str, tuple[_Impl, ...]] = {}
         self._failures: collections.deque[HookFailure] = collections.deque(maxlen=max_failures)
@@ -180,32 +208,17 @@ class HookDispatcher:
         Refused, with every reason (:func:`listener_problems`): implementations of unknown
         hooks (with a "did you mean"), hook wrappers (agentrig drives its hooks itself, so a
         pluggy wrapper would silently never run), and any signature other than ``(payload)``
-        or, on a waterfall hook, ``(payload, next)``.
+        or, on a waterfall hook, ``(payload, next)``.  pluggy's own validation then has
+        nothing left to refuse: every spec takes ``(payload)``, a waterfall's ``(payload,
+        next)`` (``tests/kernel/test_dispatch.py`` holds the specs to that).
         """
-        if self._own_specs:
-            problems = listener_refusals(plugin)
-        else:
-            problems = listener_problems(self.pm, plugin, _takes_next)
+        problems = listener_refusals(plugin)
         if problems:
             raise HookError(f"plugin {name or plugin!r}: " + "; ".join(problems))
-        try:
-            registered = self.pm.register(plugin, name)
-        except pluggy.PluginValidationError as exc:
-            # e.g. a 'next' argument on a hook whose spec has none: same error type as below.
-            # pluggy leaves a half-registered plugin behind; remove it so nothing of it runs.
-            if self.pm.is_registered(plugin):
-                self.pm.unregister(plugin)
-            self._plans.clear()
-            raise HookError(f"plugin {name or plugin!r}: {exc}") from exc
+        registered = self.pm.register(plugin, name)
         if registered is None:
             raise HookError(f"plugin {name or plugin!r} is blocked or already registered")
-        try:
-            self.pm.check_pending()
-        except pluggy.PluginValidationError as exc:
-            self.pm.unregister(plugin)
-            raise HookError(f"plugin {registered!r}: {exc}") from exc
-        finally:
-            self._plans.clear()
+        self._plans.clear()
         return registered
 
     def unregister(self, plugin: object) -> None:
@@ -275,24 +288,17 @@ class HookDispatcher:
     # ---- modes -------------------------------------------------------------------------------
     def notify(self, hook: str, payload: object) -> None:
         """Run every listener; failures are recorded, async listeners run out of band."""
-        plan = self._plans.get(hook)
-        if plan is None:
-            plan = self.plan(hook)
-        for impl in plan:
-            try:
-                result = impl.fn(payload)  # non-waterfall listeners take (payload)
-            except Exception as exc:
-                self._record(hook, impl.plugin, exc)
-                continue
-            if result is not None and inspect.iscoroutine(result):
-                self._spawn(hook, impl, result)
+        self.notify_vetoable(hook, payload)
 
     def notify_vetoable(self, hook: str, payload: object) -> BaseException | None:
         """Like :meth:`notify`, but returns the first *synchronous* failure (a veto)."""
+        plan = self._plans.get(hook)
+        if plan is None:
+            plan = self.plan(hook)
         veto: BaseException | None = None
-        for impl in self.plan(hook):
+        for impl in plan:
             try:
-                result = impl.fn(payload)
+                result = impl.fn(payload)  # non-waterfall listeners take (payload)
             except Exception as exc:
                 self._record(hook, impl.plugin, exc)
                 veto = veto or exc

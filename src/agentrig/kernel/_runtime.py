@@ -50,7 +50,7 @@ from agentrig.kernel._discovery import (
     env_plugin_settings,
 )
 from agentrig.kernel._dispatch import HookDispatcher, HookFailure, Spawner
-from agentrig.kernel._payloads import RuntimeStarted
+from agentrig.kernel._hookspecs import RuntimeStarted
 from agentrig.kernel._services import ServiceKey, Services
 from agentrig.kernel._tracing import TRACE_CONTEXT, TraceContext, add_trace_hook
 

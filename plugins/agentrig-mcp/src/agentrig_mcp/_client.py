@@ -15,8 +15,8 @@ from mcp import types
 
 from agentrig.diagnostics import get_logger
 from agentrig.errors import UnknownIdError
-from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
+from agentrig.plugin import Observation
 from agentrig_mcp._answers import Answers
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._connection import Resolve, ServerConnection, Spawn, TraceHeaders

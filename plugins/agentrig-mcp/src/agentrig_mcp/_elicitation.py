@@ -18,7 +18,7 @@ from mcp import types
 
 from agentrig.diagnostics import get_logger
 from agentrig.ids import AgentId
-from agentrig.kernel import ElicitationAnswer, ElicitationQuestion
+from agentrig.plugin import ElicitationAnswer, ElicitationQuestion
 from agentrig.tools.schema import validate_json
 
 if TYPE_CHECKING:

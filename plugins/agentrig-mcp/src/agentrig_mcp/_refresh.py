@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, final
 
 from agentrig.agent import Agent
-from agentrig.kernel import PreStep, PreStepDecision, hookimpl
+from agentrig.kernel import hookimpl
+from agentrig.lifecycle import PreStep, PreStepDecision
 from agentrig_mcp._client import McpClient
 from agentrig_mcp._tools import McpTool
 

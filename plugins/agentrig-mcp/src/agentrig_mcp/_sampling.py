@@ -21,10 +21,9 @@ from mcp import types
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError
 from agentrig.ids import AgentId, CallId
-from agentrig.kernel import PermissionQuestion
 from agentrig.llm import AssistantMessage, ContentBlock, ImageBlock, TextBlock, UserMessage
 from agentrig.permissions import Approval
-from agentrig.plugin import SideCall
+from agentrig.plugin import PermissionQuestion, SideCall
 
 if TYPE_CHECKING:
     from agentrig.llm import ModelResponse

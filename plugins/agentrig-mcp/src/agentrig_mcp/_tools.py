@@ -18,8 +18,8 @@ from mcp import types
 
 from agentrig.agent import Agent
 from agentrig.ids import ToolId
-from agentrig.kernel import Observation
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock
+from agentrig.plugin import Observation
 from agentrig.tools import PermissionArg, RiskClass, ToolContext, ToolInputError, ToolOutput
 from agentrig.tools.schema import check_bounds, validate_json
 from agentrig_mcp._callers import Caller

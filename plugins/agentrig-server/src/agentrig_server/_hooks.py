@@ -13,13 +13,8 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 import agentrig
-from agentrig.kernel import (
-    CompactionPlan,
-    CompactionRequest,
-    PermissionQuestion,
-    RequestConfig,
-)
 from agentrig.permissions import Approval
+from agentrig.plugin import CompactionPlan, CompactionRequest, PermissionQuestion, RequestConfig
 from agentrig_server._approvals import Approvals
 from agentrig_server._errors import ApiError
 from agentrig_server._events import ApprovalRequested

@@ -1,9 +1,10 @@
-"""Typed payloads of the lifecycle hooks (see :mod:`agentrig.kernel._hookspecs`).
+"""Typed payloads of the agent lifecycle hooks (see :mod:`agentrig.lifecycle._hookspecs`).
 
 Payloads are frozen attrs values: a listener that wants to change what flows through a
-waterfall returns a new value (``attrs.evolve(payload, ...)``), never mutates one.  Types
-from higher layers (messages, tools, agents) are referenced for type checking only, so the
-kernel imports none of them at runtime.
+waterfall returns a new value (``attrs.evolve(payload, ...)``), never mutates one.  They carry
+primitives only (ids, the message vocabulary, the cancel signal); what lives higher up (the
+agent, its tools, the runtime) is typed here as a protocol or ``Any``, so every layer from the
+contracts up may import them.
 """
 
 from __future__ import annotations
@@ -43,13 +44,11 @@ __all__ = [
     "PermissionQuestion",
     "PreStep",
     "PreStepDecision",
-    "RegistrationReview",
     "Reject",
     "RequestConfig",
     "RequestError",
     "Retry",
     "SESSION_END_REASONS",
-    "RuntimeStarted",
     "SessionStart",
     "ToolExecution",
     "TurnStopping",
@@ -85,14 +84,6 @@ class AgentHandle(Protocol):
 
 
 # ---- notifications -----------------------------------------------------------------------
-
-
-@final
-@attrs.frozen(slots=True)
-class RuntimeStarted:
-    """The runtime finished composing; its catalogs are sealed."""
-
-    runtime: Any
 
 
 SESSION_END_REASONS: frozenset[str] = frozenset(
@@ -384,20 +375,3 @@ class ElicitationAnswer:
     @classmethod
     def cancel(cls) -> ElicitationAnswer:
         return cls("cancel")
-
-
-# ---- registration_guard ----------------------------------------------------------------------
-
-
-@final
-@attrs.frozen(slots=True)
-class RegistrationReview:
-    """Something about to be registered from outside the code (a skill folder): judge it.
-
-    ``registration`` is an :class:`agentrig.skills.Registration` (kind, name, every text field
-    a model would read, the SHA-256 of a skill's files); ``runtime`` is the runtime being
-    composed (its providers are built).  Answer an :class:`agentrig.skills.Verdict`.
-    """
-
-    registration: Any
-    runtime: Any
