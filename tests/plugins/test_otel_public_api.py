@@ -28,7 +28,8 @@ SOURCES = sorted((PLUGIN / "src" / "agentrig_otel").glob("*.py"))
 #: the otel test files run again on the lowest supported SDK
 OTEL_TESTS = ["tests/plugins/test_otel.py", "tests/plugins/test_otel_context.py",
               "tests/plugins/test_otel_config.py", "tests/plugins/test_otel_drops.py",
-              "tests/plugins/test_otel_conventions.py"]  # fmt: skip
+              "tests/plugins/test_otel_conventions.py",
+              "tests/plugins/test_otel_sampler.py"]  # fmt: skip
 
 
 def _private(name: str) -> bool:

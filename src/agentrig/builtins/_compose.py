@@ -450,14 +450,14 @@ def _entry_label(rt: Runtime, source: str | None) -> str:
 async def compose_agents(rt: Runtime) -> None:
     """Provide ``rt.agents`` and create the agents declared in ``[agents.*]``."""
     from agentrig.agent import AgentRegistry, ModelSelectionService
-    from agentrig.builtins._gate import compose_gate
+    from agentrig.builtins._gate_choice import gate_for
     from agentrig.kernel import MODEL_SELECTION
 
     _check_agent_tools(rt)
     if rt.services.get(MODEL_SELECTION) is None:
         selection = ModelSelectionService.from_config(rt)
         rt.services.provide(MODEL_SELECTION, selection, source="compose-agents")
-    registry = AgentRegistry(rt, gate=compose_gate(rt))
+    registry = AgentRegistry(rt, gate=gate_for(rt))
     rt.services.provide(AGENTS, registry, source="compose-agents")
     rt.on_close("agents", registry.aclose)
     for agent_id in agent_configs(rt.loaded):

@@ -28,6 +28,7 @@ from opentelemetry.trace import Tracer
 from agentrig.errors import ConfigError, Issue
 from agentrig_otel._config import OtelConfig
 from agentrig_otel._drops import BoundedSpanProcessor, Drops
+from agentrig_otel._sampler import default_sampler
 
 __all__ = ["OtelSetupError", "Pipeline", "build_pipeline", "exporting_pipeline"]
 
@@ -147,7 +148,9 @@ def exporting_pipeline(
     ``span_exporter`` goes behind the SDK's ``BatchSpanProcessor`` (None: spans are recorded,
     not exported) with a queue of ``span_queue_size`` spans (default: ``OTEL_BSP_MAX_QUEUE_SIZE``,
     else :data:`SPAN_QUEUE_SIZE`); a span that finds it full is dropped, counted and reported
-    (``_drops``).  ``metric_exporter`` goes behind a ``PeriodicExportingMetricReader``.
+    (``_drops``).  Spans are sampled as ``OTEL_TRACES_SAMPLER`` says, by default as the
+    SDK's ``ParentBased(ALWAYS_ON)`` decides (``_sampler``).  ``metric_exporter`` goes behind
+    a ``PeriodicExportingMetricReader``.
     Without a metric exporter there is no meter at all: no reader could ever read a
     measurement.
     """
@@ -163,7 +166,7 @@ def exporting_pipeline(
         meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
         meter = meter_provider.get_meter(INSTRUMENTATION)
         drops.measure(meter)
-    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider = TracerProvider(sampler=default_sampler(), resource=resource)
     if span_exporter is not None:
         queue = span_queue_size or _env_queue_size() or SPAN_QUEUE_SIZE
         processor = BoundedSpanProcessor(span_exporter, drops, max_queue_size=queue)

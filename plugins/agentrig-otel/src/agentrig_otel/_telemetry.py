@@ -109,41 +109,36 @@ class _Scope:
     """A span made current until :meth:`close` (see ``agentrig.plugin.TraceContext``)."""
 
     __slots__ = (
-        "_hex",
         "_live",
-        "_read",
         "_token",
         "decision",
         "ended",
+        "hex_ids",
         "last_call",
         "owner",
         "parent",
-        "recording",
         "scope_kind",
         "span",
     )
 
-    def __init__(self, owner: Telemetry, kind: ScopeKind, span: Span) -> None:
+    def __init__(
+        self, owner: Telemetry, kind: ScopeKind, span: Span, context: otel_context.Context
+    ) -> None:
         self.owner = owner
         self.scope_kind = kind
         self.span = span
         self.ended = False
-        self.recording = span.is_recording()  # False: sampled out, nothing to write
-        self._hex: tuple[str, str] | None = None
-        self._read = False  # whether _hex was read from the span
+        #: what each session event appended in the scope carries (most scopes append some)
+        self.hex_ids = _hex_ids(span)
         #: a turn's: the observation data of its last model call (which model it asked for,
         #: which answered, why it stopped)
         self.last_call: Mapping[str, Any] | None = None
         #: a tool call's: the permission decision's attributes, set with the span's own
         self.decision: Mapping[str, Any] | None = None
         self.parent = _LIVE.get()
-        self._token = otel_context.attach(trace.set_span_in_context(span))
+        # ``context`` is the current one, read once by open() (the tracer asked it too)
+        self._token = otel_context.attach(trace.set_span_in_context(span, context))
         self._live: Token[_Scope | None] = _LIVE.set(self)
-
-    def ids(self) -> tuple[str, str] | None:
-        if not self._read:
-            self._hex, self._read = _hex_ids(self.span), True
-        return self._hex
 
     def end(self) -> None:
         self.ended = True
@@ -204,9 +199,13 @@ class Telemetry:
     ) -> _Scope:
         """A live span of ``kind`` about ``subject``, current in this task until the scope
         closes; it starts with its name and the attributes known before the operation."""
-        name, span_kind, attributes = self._start(kind, agent_id, subject, provider)
-        span = self._tracer.start_span(name, kind=span_kind, attributes=attributes)
-        return _Scope(self, kind, span)
+        start = self._starts.get((kind, provider if kind == "model_call" else agent_id, subject))
+        if start is None:
+            start = self._start(kind, agent_id, subject, provider)
+        # the current context, read once: the tracer's parent and the scope's base
+        context = otel_context.get_current()
+        span = self._tracer.start_span(start[0], context, start[1], start[2])
+        return _Scope(self, kind, span, context)
 
     def headers(self) -> dict[str, str]:
         """``traceparent`` (and ``tracestate``) of the current context."""
@@ -218,7 +217,7 @@ class Telemetry:
         """The current span's trace id and span id (hex), or None outside a span."""
         live = _LIVE.get()
         if live is not None:
-            return live.ids()
+            return live.hex_ids
         return _hex_ids(trace.get_current_span())
 
     def continue_from(self, headers: Mapping[str, str]) -> _Continued:
@@ -250,18 +249,15 @@ class Telemetry:
 
     @hookimpl
     def observe(self, payload: Observation) -> None:
+        """An operation's observation: its metrics, then its span (the live one if open);
+        a permission decision or a hook execution goes to the span it belongs to."""
         kind = payload.kind
-        if kind == "model_call":
-            self._observed(payload, "model_call")
-        elif kind == "tool_call":
-            self._observed(payload, "tool_call")
-        elif kind == "turn":
-            self._observed(payload, "turn")
-        elif kind == "permission" or kind == "hook":
-            self._event(payload)
-
-    def _observed(self, payload: Observation, kind: ScopeKind) -> None:
-        """An operation's observation: its metrics, then its span (the live one if open)."""
+        if kind != "model_call" and kind != "tool_call" and kind != "turn":
+            if kind == "permission":
+                self._decision(payload.data)
+            elif kind == "hook":
+                self._event(payload)
+            return
         data = payload.data
         if self._metrics is not None:
             if kind == "model_call":
@@ -273,11 +269,13 @@ class Telemetry:
             live = None
         elif kind == "model_call" and live.parent is not None:
             live.parent.last_call = data  # the turn's span says which model was asked, answered
-        pending = self._pending_of(payload)
-        if live is not None and not live.recording:
-            live.end()  # sampled out: nothing to write
-            return
-        span = live.span if live is not None else None
+        pending = self._pending_of(kind, data) if self._by_call or self._by_session else None
+        span = None
+        if live is not None:
+            span = live.span
+            if not span.is_recording():
+                live.end()  # sampled out: nothing to write
+                return
         if kind == "model_call":
             self._call(payload, span)
         elif kind == "tool_call":
@@ -287,23 +285,18 @@ class Telemetry:
         if live is not None:
             live.end()
 
-    def _pending_of(self, payload: Observation) -> _Pending | None:
+    def _pending_of(self, kind: str, data: Mapping[str, Any]) -> _Pending | None:
         """The events kept for the span of a tool call (by call id) or a turn (by session)."""
-        kind = payload.kind
         if kind == "tool_call":
-            if self._by_call:
-                return self._by_call.pop(payload.data.get("call_id") or "", None)
-        elif kind == "turn" and self._by_session:
-            return self._by_session.pop(payload.data.get("session_id") or "", None)
+            return self._by_call.pop(data.get("call_id") or "", None)
+        if kind == "turn":
+            return self._by_session.pop(data.get("session_id") or "", None)
         return None
 
     def _event(self, payload: Observation) -> None:
-        """A hook execution (or a permission decision, see :meth:`_decision`): an event on the
-        current span of ours, else kept for the span it belongs to."""
+        """A hook execution: an event on the current span of ours, else kept for the span it
+        belongs to."""
         data = payload.data
-        if payload.kind == "permission":
-            self._decision(data)
-            return
         name = f"agentrig.hook {data.get('event')}"
         attributes: dict[str, Any] = {
             "agentrig.hook.event": str(data.get("event") or ""),
