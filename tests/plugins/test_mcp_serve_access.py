@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from _mcp_support import SERVE_CONFIG, mcp_http_serve, mcp_session, run_cli, stderr_after_exit
 from mcp import types
@@ -54,7 +54,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 async def as_caller(url: str, key: str) -> tuple[set[str], list[types.CallToolResult]]:
-    http = httpx.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=30)
+    http = httpx2.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=30)
     async with mcp_session(url, http) as session:
         with anyio.fail_after(30):
             names = {t.name for t in (await session.list_tools()).tools}
@@ -73,14 +73,14 @@ async def test_a_grant_constrains_what_its_caller_lists_and_calls(tmp_path: Path
     async with mcp_http_serve(write(tmp_path, CONFIG), env=env()) as (_process, url):
         names, (mine, theirs) = await as_caller(url, CI)
         assert names == {"ask_assistant"}
-        assert not mine.isError
-        assert theirs.isError
+        assert not mine.is_error
+        assert theirs.is_error
         assert text(theirs) == "mcp.not_granted: this caller may not use 'ask_other'"
         # a key from api_keys has every tool
         names, (mine, theirs) = await as_caller(url, ADMIN)
         assert names == {"ask_assistant", "ask_other"}
-        assert not mine.isError
-        assert not theirs.isError
+        assert not mine.is_error
+        assert not theirs.is_error
 
 
 async def test_a_grant_without_an_authenticated_caller_is_an_error(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ async def test_clients_closing_their_sessions_print_no_traceback(tmp_path: Path)
     config = write(tmp_path, SERVE_CONFIG)
     async with mcp_http_serve(config, env=env()) as (process, url):
         for _ in range(2):
-            async with mcp_session(url, httpx.AsyncClient(timeout=30)) as session:
+            async with mcp_session(url, httpx2.AsyncClient(timeout=30)) as session:
                 await session.call_tool("ask_assistant", {"prompt": "hi"})
         await anyio.sleep(0.5)  # the server notices the closed streams
         said = await stderr_after_exit(process)
