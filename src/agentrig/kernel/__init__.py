@@ -18,7 +18,7 @@ _NAMES = {
     "_commands": "Commands",
     "_composition": "PHASES Composition Phase compose_step",
     "_config": (
-        "ConfigSeq ConfigTable LoadedConfig PlaceholderResolver RuntimeConfig SecretResolver "
+        "ConfigSeq ConfigTable LoadedConfig RuntimeConfig SecretResolver "
         "StoreConfig env_resolver installed_sections issues_from_validation load_config "
         "resolve_secret unknown_key_message"
     ),
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from agentrig.kernel._config import ConfigSeq as ConfigSeq
     from agentrig.kernel._config import ConfigTable as ConfigTable
     from agentrig.kernel._config import LoadedConfig as LoadedConfig
-    from agentrig.kernel._config import PlaceholderResolver as PlaceholderResolver
     from agentrig.kernel._config import RuntimeConfig as RuntimeConfig
     from agentrig.kernel._config import SecretResolver as SecretResolver
     from agentrig.kernel._config import StoreConfig as StoreConfig
