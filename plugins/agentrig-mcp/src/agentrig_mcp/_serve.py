@@ -75,7 +75,8 @@ def _agents(rt: Runtime, names: Sequence[str] | None) -> list[Agent]:
 
 
 class AgentrigServer(Server[Any]):
-    """The SDK's server, giving each client session (one ``run``) its own agents."""
+    """The SDK's server, giving each client session its own agents (one ``run``; over
+    HTTP, each MCP session: :class:`~agentrig_mcp._serve_clients.PerSessionAgents`)."""
 
     def __init__(
         self,
