@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from agentrig.agent import agent_configs, model_selection_config
+from agentrig.builtins._dry_run import PlaceholderResolver
 from agentrig.builtins._factory import call_factory
 from agentrig.builtins._tool_refs import ToolRefs, bare_file_issue, is_tool_ref, static_issue
 from agentrig.credentials import (
@@ -37,7 +38,6 @@ from agentrig.kernel import (
     HTTP,
     MODELS,
     HttpFactory,
-    PlaceholderResolver,
     PluginIndex,
     issues_from_validation,
     resolve_secret,
