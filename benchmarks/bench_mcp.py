@@ -2,7 +2,7 @@
 
     python benchmarks/bench_mcp.py [--quick]
 
-Both sides talk to their own copy of the same server program (the SDK's FastMCP with one
+Both sides talk to their own copy of the same server program (the SDK's MCPServer with one
 ``add`` tool, in a subprocess over stdio).  The agentrig side calls the tool through
 ``agent.call_tool`` -- argument validation, the permission gate, ``tool_execution`` hooks,
 the MCP client's connection supervision, timeout and cancellation bookkeeping.  The floor is
@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import compare, gc_paused, median
 
 SERVER = """
-from mcp.server.fastmcp import FastMCP
+from mcp.server.mcpserver import MCPServer
 
-app = FastMCP("bench", log_level="WARNING")
+app = MCPServer("bench", log_level="WARNING")
 
 
 @app.tool()

@@ -1,18 +1,18 @@
-"""A small MCP server (the SDK's FastMCP, over stdio) that the example's agent uses.
+"""A small MCP server (the SDK's MCPServer, over stdio) that the example's agent uses.
 
 Any MCP server works the same way -- one from PyPI or npm, configured in ``.mcp.json`` or
 ``agentrig.toml``.  This one is offline: its forecast is made up.
 """
 
-from mcp.server.fastmcp import FastMCP
+from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
-app = FastMCP("weather", log_level="WARNING")
+app = MCPServer("weather", log_level="WARNING")
 
 FORECASTS = {"lisbon": "21 °C and sunny", "oslo": "4 °C and sleet"}
 
 
-@app.tool(annotations=ToolAnnotations(readOnlyHint=True))
+@app.tool(annotations=ToolAnnotations(read_only_hint=True))
 def forecast(city: str) -> str:
     """Today's forecast for a city."""
     return FORECASTS.get(city.lower(), "no forecast for that city")

@@ -7,11 +7,13 @@ from typing import Any
 import pytest
 
 import agentrig
+from agentrig.builtins._gate import PermissionGate
+from agentrig.builtins._gate_choice import DeferredGate
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId, CallId
 from agentrig.lifecycle import PermissionQuestion
-from agentrig.permissions import Approval
+from agentrig.permissions import Approval, PermissionRuleError
 from agentrig.tools import tool
 
 
@@ -237,3 +239,57 @@ async def test_an_http_hook_to_a_metadata_address_is_refused_when_the_runtime_is
     with pytest.raises(ConfigError) as caught:
         await _run(config, [ScriptedCall("look", {"path": "a"})])
     assert "cloud-metadata" in str(caught.value)
+
+
+# Without [permissions], [hooks] or [claude_code] the gate holds only the defaults and is
+# built on first use (whether the permission layer then stays unimported for an agent with
+# no tool is checked in a fresh interpreter, tests/cli/test_cli_run_imports.py).
+
+
+def _no_gate_tables() -> dict[str, Any]:
+    config = _config()
+    del config["permissions"]
+    return config
+
+
+async def _gate_of(config: dict[str, Any]) -> object:
+    memory = agentrig.MemorySource()
+    for t in (look, write, shell):
+        memory.add("tools", t.id, t)
+    async with agentrig.open_runtime(config, memory=memory, environ={}) as rt:
+        return rt.agents.gate
+
+
+@pytest.mark.anyio
+async def test_without_gate_tables_the_defaults_decide_each_call() -> None:
+    approver = Approver()
+    calls = [
+        ScriptedCall("look", {"path": "a"}),
+        ScriptedCall("write", {"path": "b", "text": "x"}),
+        ScriptedCall("shell", {"command": "git push"}),
+    ]
+    results, provider = await _run(_no_gate_tables(), calls, plugins=(approver,))
+    assert [spec.name for spec in provider.requests[0].tools] == ["look", "write", "shell"]
+    assert results[:2] == ["read a", "wrote b"]
+    assert [q.tool for q in approver.questions] == ["write"]  # the default mode asks
+    assert results[2].startswith("The call was refused: blocked by action rule git push")
+
+
+@pytest.mark.anyio
+async def test_without_gate_tables_or_an_approver_an_ask_is_refused() -> None:
+    results, _ = await _run(_no_gate_tables(), [ScriptedCall("write", {"path": "b", "text": "x"})])
+    assert results[0].startswith("The call was refused: permission no-approver")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("table", [None, "permissions", "hooks", "claude_code"])
+async def test_a_gate_table_builds_the_gate_at_composition(table: str | None) -> None:
+    config = _no_gate_tables() if table is None else {**_no_gate_tables(), table: {}}
+    gate = await _gate_of(config)
+    assert isinstance(gate, DeferredGate if table is None else PermissionGate)
+
+
+@pytest.mark.anyio
+async def test_a_bad_rule_still_fails_the_composition() -> None:
+    with pytest.raises(PermissionRuleError, match="'look\\('"):
+        await _gate_of(_config(deny=["look("]))

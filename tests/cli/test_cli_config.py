@@ -74,7 +74,7 @@ def test_valid_file_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str
     path = write(tmp_path, VALID)
     assert main(["config", "check", str(path)]) == 0
     # what the file names was constructed -- with a placeholder, the variable was never read
-    from agentrig.kernel import PlaceholderResolver
+    from agentrig.builtins import PlaceholderResolver
 
     built = importlib.import_module("cli_cfg_mod").BUILT
     assert ("provider", {"api_key": PlaceholderResolver().value}) in built

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
 from agentrig import __version__
 from agentrig.cli import SUBCOMMANDS, build_parser, main
+from agentrig.cli._common import Subparsers
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,26 +55,39 @@ def test_usage_errors_exit_two(argv: list[str], capsys: pytest.CaptureFixture[st
     assert "usage:" in err
 
 
-def test_subcommand_registry_is_open_for_extension(capsys: pytest.CaptureFixture[str]) -> None:
-    # What `run` / `chat` will do: a module with register(subparsers) setting a handler.
-    class Hello:
-        @staticmethod
-        def register(subparsers: object) -> None:
-            parser = subparsers.add_parser("hello", help="say hello")  # type: ignore[attr-defined]
-            parser.set_defaults(handler=lambda args: print("hello") or 0)
+def test_subcommand_registry_is_open_for_extension(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What `run` / `chat` do: a module with register(subparsers) setting a handler.
+    hello = types.ModuleType("agentrig_test_hello_command")
 
+    def register(subparsers: Subparsers) -> None:
+        parser = subparsers.add_parser("hello", help="say hello")
+        parser.set_defaults(handler=lambda args: print("hello") or 0)
+
+    vars(hello)["register"] = register
+    monkeypatch.setitem(sys.modules, hello.__name__, hello)
     parser = build_parser()
-    assert all(hasattr(command, "register") for command in SUBCOMMANDS)
+    assert "hello" not in parser.format_help()
     import agentrig.cli as cli
 
-    original = cli.SUBCOMMANDS
-    cli.SUBCOMMANDS = (*original, Hello)  # type: ignore[assignment]
-    try:
-        assert main(["hello"]) == 0
-    finally:
-        cli.SUBCOMMANDS = original
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {**SUBCOMMANDS, "hello": hello.__name__})
+    assert main(["hello"]) == 0
     assert capsys.readouterr().out == "hello\n"
-    assert parser.prog == "agentrig"
+    main(["--help"])
+    assert "say hello" in capsys.readouterr().out
+
+
+def test_a_core_command_builds_its_own_parser_only(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the other commands' modules are not even imported: a broken one cannot get in the way
+    import agentrig.cli as cli
+
+    broken = {name: "agentrig_test_no_such_module" for name in SUBCOMMANDS if name != "doctor"}
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {**broken, "doctor": SUBCOMMANDS["doctor"]})
+    assert main(["doctor", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: agentrig doctor")
 
 
 @pytest.mark.subprocess

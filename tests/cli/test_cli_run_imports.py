@@ -40,6 +40,8 @@ NOT_NEEDED = (
     "httpx",  # the scripted provider talks to no server
     "agentrig.hooks",  # no [hooks]: neither their checks nor their runner
     "agentrig.tools._projection",  # a provider projects tool schemas; the scripted one has none
+    "agentrig.permissions",  # no tool and no [permissions]: the gate is built on first use
+    "agentrig.builtins._gate",
 )
 
 

@@ -1,4 +1,4 @@
-"""A FastMCP server that asks its client things: the agent's model (sampling) and the
+"""A MCPServer server that asks its client things: the agent's model (sampling) and the
 person (elicitation).  Run over stdio by the sampling and elicitation tests.
 
 Each tool says what came back, so a test reads the whole exchange from the tool result.
@@ -10,15 +10,15 @@ import json
 from typing import Any
 
 from mcp import types
-from mcp.server.fastmcp import Context, FastMCP
-from mcp.shared.exceptions import McpError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
-#: FastMCP's context over any session, lifespan and request (the SDK finds the
+#: MCPServer's context over any session, lifespan and request (the SDK finds the
 #: parameter by this class)
-AnyContext = Context[Any, Any, Any]
+AnyContext = Context[Any, Any]
 
-mcp = FastMCP("asking")
+mcp = MCPServer("asking")
 
 
 class Booking(BaseModel):
@@ -47,11 +47,11 @@ async def summarize(text: str, max_tokens: int, ctx: AnyContext) -> str:
         result = await ctx.session.create_message(
             [message], max_tokens=max_tokens, system_prompt="You summarize.", temperature=0.2
         )
-    except McpError as exc:
+    except MCPError as exc:
         return f"refused: {exc.error.message} (code {exc.error.code})"
     content = result.content
     said = content.text if isinstance(content, types.TextContent) else content.type
-    return f"model={result.model} stop={result.stopReason} text={said}"
+    return f"model={result.model} stop={result.stop_reason} text={said}"
 
 
 @mcp.tool()
@@ -73,7 +73,7 @@ async def nested_form(ctx: AnyContext) -> str:
     }
     try:
         result = await ctx.session.elicit("Where?", schema)
-    except McpError as exc:
+    except MCPError as exc:
         return f"refused: {exc.error.message}"
     return f"answered: {result.action}"
 

@@ -2,7 +2,9 @@
 hostile to a client: names no provider accepts and that collide, a name listed twice, a
 200 KB description, a 5 MB input schema, a result whose text differs from its structured
 content, and tools that leave processes behind (a ``setsid`` grandchild; one that keeps the
-server's stdout open).  ``MCP_TEST_MARKER`` names a file where those write their pids.
+server's stdout open).  (An input schema whose root is not an object, which the SDK's server
+refuses to send, is in ``_mcp_raw.py``.)  ``MCP_TEST_MARKER`` names a file where those
+write their pids.
 
     python _mcp_hostile.py
 """
@@ -19,7 +21,7 @@ from typing import Any
 import anyio
 import mcp.server.stdio
 from mcp import types
-from mcp.server.lowlevel import Server
+from mcp.server import Server, ServerRequestContext
 
 OPEN: dict[str, Any] = {"type": "object", "properties": {}}
 HUGE_SCHEMA: dict[str, Any] = {
@@ -51,40 +53,44 @@ def _sleeper(*, hold_stdout: bool) -> int:
     return child.pid
 
 
-server: Server[Any, Any] = Server("hostile")
+def _tool(name: str, description: str, schema: dict[str, Any] = OPEN) -> types.Tool:
+    return types.Tool(name=name, description=description, input_schema=schema)
 
 
-@server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
-async def list_tools() -> list[types.Tool]:
-    tools = [
-        types.Tool(name=name, description=f"tool {name!r}", inputSchema=OPEN) for name in NAMES
-    ]
-    tools.append(types.Tool(name="verbose", description="v" * 200_000, inputSchema=OPEN))
-    tools.append(types.Tool(name="bloated", description="Bloated.", inputSchema=HUGE_SCHEMA))
-    tools.append(
-        types.Tool(name="scalar", description="Scalar root.", inputSchema={"type": "string"})
-    )
+async def list_tools(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    tools = [_tool(name, f"tool {name!r}") for name in NAMES]
+    tools.append(_tool("verbose", "v" * 200_000))
+    tools.append(_tool("bloated", "Bloated.", HUGE_SCHEMA))
     for name in ("mixed", "spawn", "hold", "photo"):
-        tools.append(types.Tool(name=name, description=f"The {name} tool.", inputSchema=OPEN))
-    return tools
+        tools.append(_tool(name, f"The {name} tool."))
+    return types.ListToolsResult(tools=tools)
 
 
-@server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
+async def call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    name = params.name
     if name == "mixed":
-        text = [types.TextContent(type="text", text="a summary for people")]
-        return text, {"answer": 42}
+        summary = "a summary for people"
+        text: list[types.ContentBlock] = [types.TextContent(type="text", text=summary)]
+        return types.CallToolResult(content=text, structured_content={"answer": 42})
     if name == "photo":
-        blocks = [
+        blocks: list[types.ContentBlock] = [
             types.TextContent(type="text", text="a photo"),
-            types.ImageContent(type="image", data=PHOTO, mimeType="image/png"),
+            types.ImageContent(type="image", data=PHOTO, mime_type="image/png"),
         ]
-        return blocks, {"caption": "a photo", "png": PHOTO}
+        structured = {"caption": "a photo", "png": PHOTO}
+        return types.CallToolResult(content=blocks, structured_content=structured)
     if name in ("spawn", "hold"):
         pid = _sleeper(hold_stdout=name == "hold")
         _mark(f"{name} {pid}")
-        return [types.TextContent(type="text", text=str(pid))]
-    return [types.TextContent(type="text", text=f"called {name!r}")]
+        return types.CallToolResult(content=[types.TextContent(type="text", text=str(pid))])
+    return types.CallToolResult(content=[types.TextContent(type="text", text=f"called {name!r}")])
+
+
+server: Server[Any] = Server("hostile", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 async def main() -> None:

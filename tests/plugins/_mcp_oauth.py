@@ -1,7 +1,7 @@
 """A real OAuth-protected MCP server for the tests, on loopback in a thread of this process
 (its own asyncio loop, so the tests run on either anyio backend).
 
-The official SDK's server side: a FastMCP server whose ``auth_server_provider`` makes it its
+The official SDK's server side: a MCPServer server whose ``auth_server_provider`` makes it its
 own authorization server (``mcp.server.auth``: RFC 8414 metadata, RFC 7591 registration,
 ``/authorize`` and ``/token`` with PKCE, RFC 9728 protected-resource metadata, bearer
 checks).  The provider below is the part an operator writes: it keeps clients, codes and
@@ -26,13 +26,14 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    OAuthAuthorizationServerProvider,
     ProviderTokenVerifier,
     RefreshToken,
     construct_redirect_uri,
 )
 from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
-from mcp.server.fastmcp import FastMCP
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
@@ -42,8 +43,9 @@ __all__ = ["AuthServer", "Provider", "bound", "oauth_server"]
 
 
 @dataclass
-class Provider:
-    """An in-memory authorization server (what ``mcp.server.auth`` asks an operator for)."""
+class Provider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
+    """An in-memory authorization server (what ``mcp.server.auth`` asks an operator for; the
+    grants it does not offer, such as identity assertions, keep the SDK's refusal)."""
 
     #: seconds an access token lives, as told to the client (``expires_in``)
     lifetime: int = 3600
@@ -148,7 +150,7 @@ class AuthServer:
     provider: Provider
 
 
-def _app(resource: str, provider: Provider, issuer: str | None) -> FastMCP:
+def _app(resource: str, provider: Provider, issuer: str | None) -> MCPServer:
     """The MCP server at ``resource``; its own authorization server too unless ``issuer``
     names another."""
     base = resource.rsplit("/", 1)[0]
@@ -159,9 +161,9 @@ def _app(resource: str, provider: Provider, issuer: str | None) -> FastMCP:
         validate_token_resource=False,
     )
     if issuer is None:
-        app = FastMCP("secure", auth_server_provider=provider, auth=settings)
+        app = MCPServer("secure", auth_server_provider=provider, auth=settings)
     else:
-        app = FastMCP("secure", token_verifier=ProviderTokenVerifier(provider), auth=settings)
+        app = MCPServer("secure", token_verifier=ProviderTokenVerifier(provider), auth=settings)
 
     @app.tool()
     def whoami() -> str:

@@ -15,6 +15,7 @@ server should, except where MODE says otherwise:
 * ``unknown-block`` -- answer the call with a block of an unknown type between good ones;
 * ``endless-pages`` -- ``tools/list`` always has a next page;
 * ``bad-tool`` -- ``tools/list`` has one entry without a name among good ones;
+* ``scalar-schema`` -- ``tools/list`` has a tool ``scalar`` whose input schema is a string;
 * ``no-tools`` -- advertise no tools at initialization (and crash if asked for them).
 """
 
@@ -115,6 +116,13 @@ def main() -> None:
         elif method == "tools/list":
             if KIND == "endless-pages":
                 answer(request_id, {"tools": [PROBE], "nextCursor": f"c{request_id}"})
+            elif KIND == "scalar-schema":
+                scalar = {
+                    "name": "scalar",
+                    "description": "Scalar root.",
+                    "inputSchema": {"type": "string"},
+                }
+                answer(request_id, {"tools": [PROBE, scalar]})
             elif KIND == "bad-tool":
                 answer(request_id, {"tools": [PROBE, {"description": "no name"}]})
             else:

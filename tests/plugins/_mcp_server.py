@@ -1,4 +1,4 @@
-"""A real MCP server for the tests, written with the SDK's server API (FastMCP).
+"""A real MCP server for the tests, written with the SDK's server API (MCPServer).
 
     python _mcp_server.py [--tools N] [--crash-at-start] [--http | --sse]
 
@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent, ToolAnnotations
 
-#: FastMCP's context over any session, lifespan and request (the SDK finds the
+#: MCPServer's context over any lifespan and request (the SDK finds the
 #: parameter by this class)
-AnyContext = Context[Any, Any, Any]
+AnyContext = Context[Any, Any]
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 
@@ -36,23 +37,23 @@ def _mark(text: str) -> None:
             f.write(text + "\n")
 
 
-def build(extra_tools: int) -> FastMCP:
-    app = FastMCP("agentrig-test")
+def build(extra_tools: int) -> MCPServer:
+    app = MCPServer("agentrig-test")
 
-    @app.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    @app.tool(annotations=ToolAnnotations(read_only_hint=True))
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
 
-    @app.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
+    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     def remove(path: str) -> str:
         """Pretend to delete a file."""
         return f"removed {path}"
 
     @app.tool()
     def fail(message: str) -> str:
-        """Always fails with the given message."""
-        raise ValueError(message)
+        """Always fails with the given message (a tool error: the client sees its text)."""
+        raise ToolError(message)
 
     @app.tool()
     def crash() -> str:
@@ -88,7 +89,7 @@ def build(extra_tools: int) -> FastMCP:
         """Return a caption and an image."""
         return [
             TextContent(type="text", text="a tiny chart"),
-            ImageContent(type="image", data=PNG, mimeType="image/png"),
+            ImageContent(type="image", data=PNG, mime_type="image/png"),
         ]
 
     @app.tool()

@@ -1,8 +1,8 @@
 """An MCP server offering resource subscriptions, written with the SDK's low-level ``Server``
 (stdio): ``python _mcp_subscribe_server.py``.
 
-The SDK's servers advertise ``resources.subscribe`` only when told to (its
-``get_capabilities`` leaves it off), so this one says so itself.  ``note://counter`` reads
+The SDK's low-level server advertises ``resources.subscribe`` because it has a subscribe
+handler.  ``note://counter`` reads
 the counter; the tool ``bump`` adds one (``{"crash": true}``: exits instead) and tells
 subscribers ``notifications/resources/updated``; ``note://other`` is announced as updated
 too, though nobody subscribed to it.
@@ -15,71 +15,77 @@ from typing import Any
 
 import anyio
 from mcp import types
-from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
-from pydantic import AnyUrl
 
 COUNTER = "note://counter"
 OTHER = "note://other"
 
 
-class SubscribingServer(Server[Any, Any]):
-    def get_capabilities(
-        self,
-        notification_options: NotificationOptions,
-        experimental_capabilities: dict[str, dict[str, Any]],
-    ) -> types.ServerCapabilities:
-        found = super().get_capabilities(notification_options, experimental_capabilities)
-        if found.resources is not None:
-            found.resources.subscribe = True
-        return found
+Context = ServerRequestContext[Any, Any]
 
 
-def build() -> SubscribingServer:
-    server = SubscribingServer("subscribing")
+def _text(text: str) -> types.TextContent:
+    return types.TextContent(type="text", text=text)
+
+
+def build() -> Server[Any]:
     state = {"count": 0}
     subscribed: set[str] = set()
 
-    # The low-level Server's decorator factories (mcp 1.x) carry no annotations: mypy calls
-    # them untyped (no-untyped-call) and so the functions they wrap (untyped-decorator);
-    # every "type: ignore" below is for that and nothing else.
-    @server.list_resources()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def list_resources() -> list[types.Resource]:
-        return [
-            types.Resource(uri=AnyUrl(COUNTER), name="counter", mimeType="text/plain"),
-            types.Resource(uri=AnyUrl(OTHER), name="other", mimeType="text/plain"),
-        ]
+    async def list_resources(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=COUNTER, name="counter", mime_type="text/plain"),
+                types.Resource(uri=OTHER, name="other", mime_type="text/plain"),
+            ]
+        )
 
-    @server.read_resource()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def read_resource(uri: AnyUrl) -> str:
-        return f"count={state['count']}" if str(uri) == COUNTER else "other"
+    async def read_resource(
+        ctx: Context, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        text = f"count={state['count']}" if params.uri == COUNTER else "other"
+        contents = types.TextResourceContents(uri=params.uri, text=text, mime_type="text/plain")
+        return types.ReadResourceResult(contents=[contents])
 
-    @server.subscribe_resource()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def subscribe(uri: AnyUrl) -> None:
-        subscribed.add(str(uri))
+    async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        subscribed.add(params.uri)
+        return types.EmptyResult()
 
-    @server.unsubscribe_resource()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def unsubscribe(uri: AnyUrl) -> None:
-        subscribed.discard(str(uri))
+    async def unsubscribe(
+        ctx: Context, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        subscribed.discard(params.uri)
+        return types.EmptyResult()
 
-    @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def list_tools() -> list[types.Tool]:
+    async def list_tools(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         schema = {"type": "object", "properties": {"crash": {"type": "boolean"}}}
-        return [types.Tool(name="bump", description="Count one up.", inputSchema=schema)]
+        bump = types.Tool(name="bump", description="Count one up.", input_schema=schema)
+        return types.ListToolsResult(tools=[bump])
 
-    @server.call_tool()  # type: ignore[untyped-decorator]
-    async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
-        if arguments.get("crash"):
+    async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if (params.arguments or {}).get("crash"):
             os._exit(3)  # gone mid-call: a restart has forgotten every subscription
         state["count"] += 1
-        session = server.request_context.session
         # the other resource's update goes out unasked: a client drops what it did not ask for
-        await session.send_resource_updated(AnyUrl(OTHER))
+        await ctx.session.send_resource_updated(OTHER)
         if COUNTER in subscribed:
-            await session.send_resource_updated(AnyUrl(COUNTER))
-        return [types.TextContent(type="text", text=f"subscribed={sorted(subscribed)}")]
+            await ctx.session.send_resource_updated(COUNTER)
+        return types.CallToolResult(content=[_text(f"subscribed={sorted(subscribed)}")])
 
-    return server
+    return Server(
+        "subscribing",
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
 
 
 async def main() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 from agentrig_mcp import HttpServerSpec, McpClient
 from anyio.abc import Process
 from mcp import ClientSession
@@ -177,11 +177,11 @@ async def run_cli(*args: str, environ: Mapping[str, str]) -> tuple[int, str]:
 
 
 @asynccontextmanager
-async def mcp_session(url: str, http: httpx.AsyncClient) -> AsyncIterator[ClientSession]:
+async def mcp_session(url: str, http: httpx2.AsyncClient) -> AsyncIterator[ClientSession]:
     """The SDK's client session over ``http`` to ``url``, initialised (closes ``http``)."""
     async with (
         http,
-        streamable_http_client(url, http_client=http) as (read, write, _),
+        streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):
         with anyio.fail_after(30):

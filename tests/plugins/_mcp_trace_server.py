@@ -8,15 +8,14 @@ import os
 from typing import Any
 
 import _mcp_server
-from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.mcpserver import Context, MCPServer
 
 _build = _mcp_server.build
 
 
-def trace(ctx: Context[Any, Any, Any]) -> str:
+def trace(ctx: Context[Any, Any]) -> str:
     """The trace context this server got: env, request _meta, HTTP header ('-' when none)."""
-    meta: Any = ctx.request_context.meta
-    extra = dict(meta.model_extra or {}) if meta is not None else {}
+    extra: dict[str, Any] = dict(ctx.request_context.meta or {})
     request: Any = ctx.request_context.request
     header = request.headers.get("traceparent") if request is not None else None
     return " ".join(
@@ -24,7 +23,7 @@ def trace(ctx: Context[Any, Any, Any]) -> str:
     )
 
 
-def build(extra_tools: int) -> FastMCP:
+def build(extra_tools: int) -> MCPServer:
     app = _build(extra_tools)
     app.add_tool(trace, name="trace")
     return app

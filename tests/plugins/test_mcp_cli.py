@@ -1,5 +1,6 @@
 """``agentrig mcp serve`` as a real process: consumed by agentrig's own MCP client over stdio
-and by the SDK's client over streamable HTTP; usage and config errors; the plugin is listed."""
+and by the SDK's clients (its session over streamable HTTP, its high-level client in the
+newer revision over both); usage and config errors; the plugin is listed."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import anyio
 import pytest
 from _mcp_support import AGENTRIG, SERVER, cancel_once, eventually, marked, mcp_http_serve
 from agentrig_mcp import McpClient, StdioServerSpec
-from mcp import ClientSession, types
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types.version import LATEST_MODERN_VERSION
 
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AbortError
@@ -74,7 +77,7 @@ async def test_served_over_stdio_to_agentrigs_own_client(
         # served tools keep their risk: the resource tools are inspect (readOnlyHint)
         annotations = tools[ToolId("mcp__rig__list_mcp_resources")].definition.annotations
         assert annotations is not None
-        assert annotations.readOnlyHint
+        assert annotations.read_only_hint
     finally:
         await client.aclose()
 
@@ -83,16 +86,43 @@ async def test_served_over_http_to_the_sdk_client(config_file: Path) -> None:
     async with mcp_http_serve(config_file) as (_process, url):
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
         async with (
-            streamable_http_client(url) as (read, write, _),
+            streamable_http_client(url) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            names = {t.name for t in (await session.list_tools()).tools}
-            assert "ask_assistant" in names
-            result = await session.call_tool("ask_assistant", {"prompt": "hi"})
-            assert not result.isError
-            assert isinstance(result.content[0], types.TextContent)
-            assert result.content[0].text == "Hello from the agent."
+            await asks_the_assistant(session)
+
+
+async def asks_the_assistant(client: ClientSession | Client) -> None:
+    """The served tools hold ``ask_assistant``, which answers as scripted."""
+    names = {t.name for t in (await client.list_tools()).tools}
+    assert "ask_assistant" in names
+    result = await client.call_tool("ask_assistant", {"prompt": "hi"})
+    assert not result.is_error
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == "Hello from the agent."
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_served_to_the_sdks_client_in_its_default_mode(
+    config_file: Path, transport: str
+) -> None:
+    """The SDK's high-level client opens with ``server/discover`` (the 2026-07-28 revision)
+    and gets it, over stdio and HTTP; its asks answer as over the handshake."""
+
+    async def use(target: str | StdioServerParameters) -> None:
+        with anyio.fail_after(60):
+            async with Client(target) as client:
+                assert client.protocol_version == LATEST_MODERN_VERSION
+                await asks_the_assistant(client)
+
+    if transport == "stdio":
+        await use(
+            StdioServerParameters(command=AGENTRIG, args=["mcp", "serve", "-c", str(config_file)])
+        )
+        return
+    async with mcp_http_serve(config_file) as (_process, url):
+        await use(url)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -109,11 +109,17 @@ async def test_descriptions_and_schemas_are_capped_with_a_note(client: Any) -> N
     bloated = tools["bloated"]
     assert bloated.input_schema.json_schema == {"type": "object", "properties": {}}
     assert "input schema omitted by agentrig: its JSON is" in bloated.description
-    scalar = tools["scalar"]
-    assert scalar.input_schema.json_schema == {"type": "object", "properties": {}}
-    assert "its root type is 'string'" in scalar.description
     # still callable: the server checks the arguments
     assert (await bloated.execute({"p1": "x"}, ctx())).content == "called 'bloated'"
+
+
+async def test_an_input_schema_whose_root_is_no_object_is_replaced_with_a_note(
+    client: Any,
+) -> None:
+    c = client(r=raw("scalar-schema"))
+    scalar = (await by_name(c, "r"))["scalar"]
+    assert scalar.input_schema.json_schema == {"type": "object", "properties": {}}
+    assert "its root type is 'string'" in scalar.description
 
 
 async def test_structured_content_that_differs_from_the_text_is_kept(client: Any) -> None:

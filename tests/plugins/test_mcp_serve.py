@@ -4,12 +4,13 @@ tools through the same permissions, agents as ``ask_<agent>`` tools."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 from agentrig_mcp._serve import build_server
 from mcp import ClientSession, types
-from mcp.shared.memory import create_connected_server_and_client_session
+from mcp.client import Client
 
 import agentrig
 from agentrig.cancel import CancelSignal
@@ -61,8 +62,13 @@ async def runtime() -> AsyncIterator[agentrig.Runtime]:
         yield rt
 
 
-async def session_for(rt: agentrig.Runtime, agents: list[str] | None = None) -> Any:
-    return create_connected_server_and_client_session(build_server(rt, agents))
+@asynccontextmanager
+async def session_for(
+    rt: agentrig.Runtime, agents: list[str] | None = None
+) -> AsyncIterator[ClientSession]:
+    """The SDK's client session to the server in memory, over JSON-RPC (the handshake era)."""
+    async with Client(build_server(rt, agents), mode="legacy") as client:
+        yield client.session
 
 
 def text(result: types.CallToolResult) -> str:
@@ -70,36 +76,36 @@ def text(result: types.CallToolResult) -> str:
 
 
 async def test_tools_and_agents_are_listed(runtime: agentrig.Runtime) -> None:
-    async with await session_for(runtime) as session:
+    async with session_for(runtime) as session:
         assert isinstance(session, ClientSession)
         listed = {t.name: t for t in (await session.list_tools()).tools}
     assert set(listed) == {"add", "wipe", "stop", "ask_assistant", "ask_other"}
     assert listed["add"].annotations is not None
-    assert listed["add"].annotations.readOnlyHint is True
+    assert listed["add"].annotations.read_only_hint is True
     assert listed["wipe"].annotations is not None
-    assert listed["wipe"].annotations.destructiveHint is True
-    assert listed["add"].inputSchema["properties"].keys() == {"a", "b"}
-    assert listed["ask_assistant"].inputSchema["required"] == ["prompt"]
+    assert listed["wipe"].annotations.destructive_hint is True
+    assert listed["add"].input_schema["properties"].keys() == {"a", "b"}
+    assert listed["ask_assistant"].input_schema["required"] == ["prompt"]
 
 
 async def test_tool_calls_go_through_permissions(runtime: agentrig.Runtime) -> None:
-    async with await session_for(runtime) as session:
+    async with session_for(runtime) as session:
         added = await session.call_tool("add", {"a": 2, "b": 3})
-        assert not added.isError
+        assert not added.is_error
         assert text(added) == "5"
         denied = await session.call_tool("wipe", {"path": "/"})
-        assert denied.isError
+        assert denied.is_error
         assert "wiped" not in text(denied)
         invalid = await session.call_tool("add", {"a": "two"})
-        assert invalid.isError
+        assert invalid.is_error
 
 
 async def test_ask_tool_runs_the_agent(runtime: agentrig.Runtime) -> None:
-    async with await session_for(runtime, ["assistant"]) as session:
+    async with session_for(runtime, ["assistant"]) as session:
         names = {t.name for t in (await session.list_tools()).tools}
         assert names == {"add", "wipe", "stop", "ask_assistant"}
         answer = await session.call_tool("ask_assistant", {"prompt": "What is 6 x 7?"})
-    assert not answer.isError
+    assert not answer.is_error
     assert text(answer) == "The answer is 42."
 
 
@@ -114,7 +120,7 @@ async def test_the_server_says_agentrigs_version(runtime: agentrig.Runtime) -> N
 
 
 async def test_a_cancelled_tool_says_aborted_once(runtime: agentrig.Runtime) -> None:
-    async with await session_for(runtime, ["assistant"]) as session:
+    async with session_for(runtime, ["assistant"]) as session:
         stopped = await session.call_tool("stop", {})
-    assert stopped.isError
+    assert stopped.is_error
     assert text(stopped) == "aborted: the user pressed stop"

@@ -2,19 +2,24 @@
 
 A grant constrains which tool names an authenticated caller lists and calls; a grant
 without a caller to authenticate (stdio) is an error, and so is a pattern that names no
-served tool.  A real ``agentrig mcp serve --http`` process, the SDK's own client.
+served tool.  A real ``agentrig mcp serve --http`` process, the SDK's own clients (the
+handshake era and the 2026-07-28 revision).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from _mcp_support import SERVE_CONFIG, mcp_http_serve, mcp_session, run_cli, stderr_after_exit
-from mcp import types
+from mcp import ClientSession, types
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types.version import LATEST_MODERN_VERSION
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.slow]
 
@@ -53,13 +58,24 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-async def as_caller(url: str, key: str) -> tuple[set[str], list[types.CallToolResult]]:
-    http = httpx.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=30)
-    async with mcp_session(url, http) as session:
+async def as_caller(
+    url: str, key: str, era: str = "handshake"
+) -> tuple[set[str], list[types.CallToolResult]]:
+    """What the caller with ``key`` lists and gets from both ask tools: with the SDK's session
+    (the ``initialize`` handshake) or its high-level client in the newer revision."""
+    http = httpx2.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=30)
+    async with contextlib.AsyncExitStack() as stack:
+        if era == "handshake":
+            client: ClientSession | Client = await stack.enter_async_context(mcp_session(url, http))
+        else:
+            await stack.enter_async_context(http)
+            transport = streamable_http_client(url, http_client=http)
+            client = await stack.enter_async_context(Client(transport))
+            assert client.protocol_version == LATEST_MODERN_VERSION
         with anyio.fail_after(30):
-            names = {t.name for t in (await session.list_tools()).tools}
+            names = {t.name for t in (await client.list_tools()).tools}
             calls = [
-                await session.call_tool(name, {"prompt": "hi"})
+                await client.call_tool(name, {"prompt": "hi"})
                 for name in ("ask_assistant", "ask_other")
             ]
     return names, calls
@@ -69,18 +85,19 @@ def text(result: types.CallToolResult) -> str:
     return "".join(b.text for b in result.content if isinstance(b, types.TextContent))
 
 
-async def test_a_grant_constrains_what_its_caller_lists_and_calls(tmp_path: Path) -> None:
+@pytest.mark.parametrize("era", ["handshake", "2026"])
+async def test_a_grant_constrains_what_its_caller_lists_and_calls(tmp_path: Path, era: str) -> None:
     async with mcp_http_serve(write(tmp_path, CONFIG), env=env()) as (_process, url):
-        names, (mine, theirs) = await as_caller(url, CI)
+        names, (mine, theirs) = await as_caller(url, CI, era)
         assert names == {"ask_assistant"}
-        assert not mine.isError
-        assert theirs.isError
+        assert not mine.is_error
+        assert theirs.is_error
         assert text(theirs) == "mcp.not_granted: this caller may not use 'ask_other'"
         # a key from api_keys has every tool
-        names, (mine, theirs) = await as_caller(url, ADMIN)
+        names, (mine, theirs) = await as_caller(url, ADMIN, era)
         assert names == {"ask_assistant", "ask_other"}
-        assert not mine.isError
-        assert not theirs.isError
+        assert not mine.is_error
+        assert not theirs.is_error
 
 
 async def test_a_grant_without_an_authenticated_caller_is_an_error(tmp_path: Path) -> None:
@@ -117,7 +134,7 @@ async def test_clients_closing_their_sessions_print_no_traceback(tmp_path: Path)
     config = write(tmp_path, SERVE_CONFIG)
     async with mcp_http_serve(config, env=env()) as (process, url):
         for _ in range(2):
-            async with mcp_session(url, httpx.AsyncClient(timeout=30)) as session:
+            async with mcp_session(url, httpx2.AsyncClient(timeout=30)) as session:
                 await session.call_tool("ask_assistant", {"prompt": "hi"})
         await anyio.sleep(0.5)  # the server notices the closed streams
         said = await stderr_after_exit(process)

@@ -73,8 +73,6 @@ async def finish_structured(
     signal: CancelSignal,
     emit: Emit | None,
 ) -> tuple[Any, int]:
-    from agentrig.agent._turn import run_turn  # the turn (its model call) imports this one
-
     if (
         options.output_type is None
         or outcome.interrupted
@@ -82,6 +80,8 @@ async def finish_structured(
         or outcome.response_failure is not None  # a refusal is not an answer to validate
     ):
         return outcome.text, 0
+    from agentrig.agent._turn import run_turn  # the turn (its model call) imports this one
+
     model = options.output_type
     attempts = 1
     while True:

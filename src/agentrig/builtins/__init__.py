@@ -14,6 +14,7 @@ from agentrig._lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
     "FallbackProvider": "agentrig.builtins._fallback",
+    "PlaceholderResolver": "agentrig.builtins._dry_run",
     "Reply": "agentrig.builtins._scripted",
     "Rule": "agentrig.builtins._scripted",
     "ScriptedCall": "agentrig.builtins._scripted",
@@ -30,6 +31,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "FallbackProvider",
     "ModelListingReport",
+    "PlaceholderResolver",
     "Reply",
     "Rule",
     "ScriptedCall",
@@ -47,6 +49,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 if TYPE_CHECKING:
     from agentrig.builtins._compose import check_composition
     from agentrig.builtins._compose_skills import describe_skills
+    from agentrig.builtins._dry_run import PlaceholderResolver
     from agentrig.builtins._fallback import FallbackProvider
     from agentrig.builtins._instructions import instruction_sources
     from agentrig.builtins._model_check import ModelListingReport, check_listed_models

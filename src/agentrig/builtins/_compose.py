@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from agentrig.agent import agent_configs, model_selection_config
+from agentrig.builtins._dry_run import PlaceholderResolver
 from agentrig.builtins._factory import call_factory
 from agentrig.builtins._tool_refs import ToolRefs, bare_file_issue, is_tool_ref, static_issue
 from agentrig.credentials import (
@@ -37,7 +38,6 @@ from agentrig.kernel import (
     HTTP,
     MODELS,
     HttpFactory,
-    PlaceholderResolver,
     PluginIndex,
     issues_from_validation,
     resolve_secret,
@@ -450,14 +450,14 @@ def _entry_label(rt: Runtime, source: str | None) -> str:
 async def compose_agents(rt: Runtime) -> None:
     """Provide ``rt.agents`` and create the agents declared in ``[agents.*]``."""
     from agentrig.agent import AgentRegistry, ModelSelectionService
-    from agentrig.builtins._gate import compose_gate
+    from agentrig.builtins._gate_choice import gate_for
     from agentrig.kernel import MODEL_SELECTION
 
     _check_agent_tools(rt)
     if rt.services.get(MODEL_SELECTION) is None:
         selection = ModelSelectionService.from_config(rt)
         rt.services.provide(MODEL_SELECTION, selection, source="compose-agents")
-    registry = AgentRegistry(rt, gate=compose_gate(rt))
+    registry = AgentRegistry(rt, gate=gate_for(rt))
     rt.services.provide(AGENTS, registry, source="compose-agents")
     rt.on_close("agents", registry.aclose)
     for agent_id in agent_configs(rt.loaded):

@@ -21,13 +21,14 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentrig.builtins._dry_run import PlaceholderResolver
 from agentrig.builtins._skill_guard import GUARD_NAME
 from agentrig.builtins._skill_tools import TOOLSET, ReadSkillResource, SkillTool
 from agentrig.builtins._skill_trust import TrustStore
 from agentrig.builtins._skills_config import DEFAULT_ROOTS, SkillsConfig
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ConfigError, Issue
-from agentrig.kernel import PlaceholderResolver, RegistrationReview
+from agentrig.kernel import RegistrationReview
 from agentrig.skills import (
     SKILLS,
     Registration,

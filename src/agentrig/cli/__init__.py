@@ -5,11 +5,13 @@ calls :func:`sys.exit`; the console-script wrapper does).  Exit codes follow the
 convention: ``0`` success, ``1`` the command ran and found a problem (an invalid config, a
 failed plugin), ``2`` a usage error (unknown option, missing file), ``130`` interrupted.
 
-The core's subcommands are modules listed in :data:`SUBCOMMANDS`; each exposes
+The core's subcommands are modules named in :data:`SUBCOMMANDS`; each exposes
 ``register(subparsers)``, which adds its parser and sets ``handler`` -- a function
-``(args) -> int``.  Plugins add theirs through the ``register_commands`` hook
-(:class:`~agentrig.kernel.Commands`); the installed listener plugins are loaded for
-it with the environment's plugin switches, and ``--help`` lists their commands too.
+``(args) -> int``.  Running a core command imports and registers that command's module
+only; ``--help`` (or any other first word) registers them all.  Plugins add theirs through
+the ``register_commands`` hook (:class:`~agentrig.kernel.Commands`); the installed listener
+plugins are loaded for it with the environment's plugin switches, and ``--help`` lists
+their commands too.
 
 Subcommand modules import nothing heavy at module level, so ``agentrig --help`` stays fast.
 """
@@ -17,12 +19,12 @@ Subcommand modules import nothing heavy at module level, so ``agentrig --help`` 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, NoReturn, Protocol, cast
 
-from agentrig.cli import _chat, _config, _doctor, _migrate, _models, _plugins, _run, _sessions
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -46,17 +48,18 @@ class Subcommand(Protocol):
         ...
 
 
-SUBCOMMANDS: tuple[Subcommand, ...] = (
-    _run,
-    _chat,
-    _sessions,
-    _migrate,
-    _models,
-    _plugins,
-    _config,
-    _doctor,
-)
-"""The subcommands, in ``--help`` order."""
+SUBCOMMANDS: dict[str, str] = {
+    "run": "agentrig.cli._run",
+    "chat": "agentrig.cli._chat",
+    "sessions": "agentrig.cli._sessions",
+    "migrate": "agentrig.cli._migrate",
+    "models": "agentrig.cli._models",
+    "plugins": "agentrig.cli._plugins",
+    "config": "agentrig.cli._config",
+    "doctor": "agentrig.cli._doctor",
+}
+"""The core's subcommands in ``--help`` order: each name and its module (a
+:class:`Subcommand`), imported when its parser is built."""
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -73,7 +76,7 @@ def build_parser(
     stderr) in one line; the other commands still work.  ``plugin_commands=False`` leaves
     the plugins unloaded (what running a core command does: it needs none of theirs).
     """
-    return _build(plugin_commands=plugin_commands, environ=environ, err=err)[0]
+    return _build(plugin_commands=plugin_commands, environ=environ, err=err)
 
 
 def _build(
@@ -81,8 +84,10 @@ def _build(
     plugin_commands: bool = True,
     environ: Mapping[str, str] | None = None,
     err: IO[str] | None = None,
-) -> tuple[argparse.ArgumentParser, Subparsers]:
-    """:func:`build_parser`, and the subparsers its commands hang from."""
+    command: str | None = None,
+) -> argparse.ArgumentParser:
+    """:func:`build_parser`; with ``command`` (a core command's name), that command's
+    parser only -- what running it needs, without the other modules or any plugin."""
     parser = _Parser(
         prog="agentrig",
         description=(
@@ -102,11 +107,12 @@ def _build(
     subparsers = cast(
         Subparsers, parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
     )
-    for command in SUBCOMMANDS:
-        command.register(subparsers)
+    for name, module in SUBCOMMANDS.items():
+        if command is None or name == command:
+            cast(Subcommand, importlib.import_module(module)).register(subparsers)
     if plugin_commands:
         _add_plugin_commands(subparsers, os.environ if environ is None else environ, err)
-    return parser, subparsers
+    return parser
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,12 +122,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error [cli.usage]: {message}\n")
-
-
-def _core_command(argv: Sequence[str], core: Sequence[str]) -> bool:
-    """Does ``argv`` run one of the core's own subcommands (named in ``core``)?"""
-    first = next((a for a in argv if not a.startswith("-")), None)
-    return first is not None and first in core
 
 
 def _command_plugins(environ: Mapping[str, str]) -> frozenset[str]:
@@ -186,10 +186,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments == ["--version"]:  # no plugin can change the answer: none is loaded
         print(version_text())
         return 0
-    # the core's parser first: a core command (a cold `agentrig run`) needs no plugin and
-    # registers the subcommands once; anything else is parsed with the plugins' commands too
-    parser, core = _build(plugin_commands=False)
-    if not _core_command(arguments, list(core.choices)):
+    # a core command (a cold `agentrig run`) needs no plugin and no other command's parser;
+    # anything else (--help, a plugin's command, a mistake) is parsed with every command
+    first = next((a for a in arguments if not a.startswith("-")), None)
+    if first is not None and first in SUBCOMMANDS:
+        parser = _build(plugin_commands=False, command=first)
+    else:
         parser = build_parser()
     try:
         args = parser.parse_args(arguments)

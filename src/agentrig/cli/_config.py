@@ -154,8 +154,9 @@ def construction_issues(loaded: LoadedConfig) -> list[Issue]:
     import anyio
     import httpx
 
+    from agentrig.builtins import PlaceholderResolver
     from agentrig.errors import AgentrigError, ConfigError, Issue
-    from agentrig.kernel import DISABLE_AUTOLOAD_ENV, PlaceholderResolver, open_runtime
+    from agentrig.kernel import DISABLE_AUTOLOAD_ENV, open_runtime
 
     def no_network(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("agentrig config check makes no network calls", request=request)

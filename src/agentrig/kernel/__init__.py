@@ -18,9 +18,8 @@ _NAMES = {
     "_commands": "Commands",
     "_composition": "PHASES Composition Phase compose_step",
     "_config": (
-        "ConfigSeq ConfigTable LoadedConfig PlaceholderResolver RuntimeConfig SecretResolver "
-        "StoreConfig env_resolver installed_sections issues_from_validation load_config "
-        "resolve_secret unknown_key_message"
+        "ConfigSeq ConfigTable LoadedConfig RuntimeConfig SecretResolver StoreConfig env_resolver "
+        "installed_sections issues_from_validation load_config resolve_secret unknown_key_message"
     ),
     "_contracts": "ContractViolation check_factory protocol_problems with_options",
     "_discovery": (
@@ -50,7 +49,6 @@ if TYPE_CHECKING:
     from agentrig.kernel._config import ConfigSeq as ConfigSeq
     from agentrig.kernel._config import ConfigTable as ConfigTable
     from agentrig.kernel._config import LoadedConfig as LoadedConfig
-    from agentrig.kernel._config import PlaceholderResolver as PlaceholderResolver
     from agentrig.kernel._config import RuntimeConfig as RuntimeConfig
     from agentrig.kernel._config import SecretResolver as SecretResolver
     from agentrig.kernel._config import StoreConfig as StoreConfig

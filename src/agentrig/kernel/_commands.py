@@ -1,12 +1,5 @@
 """The payload of ``register_commands``: how a plugin adds ``agentrig`` subcommands.
 
-::
-
-    @agentrig.hookimpl
-    def register_commands(payload: Commands) -> None:
-        parser = payload.add("serve", help="serve the agents over HTTP", handler=serve)
-        parser.add_argument("--port", type=int, default=8000)
-
 ``handler(args) -> int`` runs the command and returns its exit code; an
 :class:`~agentrig.errors.AgentrigError` it raises is shown as one ``error [code]: ...`` line.
 """
@@ -29,14 +22,13 @@ CommandHandler = Callable[[argparse.Namespace], int]
 class Commands:
     """Adds subcommands to the ``agentrig`` parser; a name can be taken only once."""
 
-    __slots__ = ("_add_parser", "_added", "_taken")
+    __slots__ = ("_add_parser", "_taken")
 
     def __init__(
         self, add_parser: Callable[..., argparse.ArgumentParser], taken: Iterable[str]
     ) -> None:
         self._add_parser = add_parser
         self._taken = set(taken)
-        self._added: list[str] = []
 
     def add(
         self,
@@ -54,10 +46,4 @@ class Commands:
         parser = self._add_parser(name, help=help, description=description or help)
         parser.set_defaults(handler=handler)
         self._taken.add(name)
-        self._added.append(name)
         return parser
-
-    @property
-    def added(self) -> tuple[str, ...]:
-        """The commands plugins added, in order."""
-        return tuple(self._added)

@@ -1,11 +1,8 @@
 """The composition config (``agentrig.toml``): a strict pydantic model of the kernel's tables.
 
-The layers' tables (``[agents]``, ``[permissions]``, ``[hooks]``, ...) are contributed like a
-plugin's, as ``agentrig.config_sections`` entry points; :meth:`LoadedConfig.section` reads
-one.  An unknown key, a wrong type or an unknown ID is a :class:`~agentrig.errors.ConfigError`
-whose issues name the file and the key path (``agents.assistant.max_rounds``).  Secret
-references (``"$ENV:NAME"``) are resolved only through a resolver the caller passes; the
-library never reads the environment for them on its own.
+The layers' tables (``[agents]``, ``[hooks]``, ...) are contributed like a plugin's, as
+``agentrig.config_sections`` entry points.  Every error names the file and the key path.
+Secret references (``"$ENV:NAME"``) are resolved only through a resolver the caller passes.
 """
 
 from __future__ import annotations
@@ -32,7 +29,6 @@ __all__ = [
     "ConfigSeq",
     "ConfigTable",
     "LoadedConfig",
-    "PlaceholderResolver",
     "PluginsConfig",
     "ProviderConfigEntry",
     "RuntimeConfig",
@@ -150,14 +146,11 @@ class LoadedConfig:
         try:
             value = model.model_validate(self.sections.get(name, {}))
         except ValidationError as exc:
-            issues = issues_from_validation(exc, model)
-            raise ConfigError(_under(name, issues), source=self.source) from None
+            found = issues_from_validation(exc, model)
+            issues = [Issue(i.code, i.message, (name, *i.path)) for i in found]
+            raise ConfigError(issues, source=self.source) from None
         self._validated[name] = value
         return value
-
-
-def _under(name: str, issues: Iterable[Issue]) -> list[Issue]:
-    return [Issue(i.code, i.message, (name, *i.path)) for i in issues]
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -203,9 +196,8 @@ def _step(current: Any, part: str | int) -> Any:
 def known_keys(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
     """The keys the table at ``path`` of ``model`` accepts (empty when not a fixed table).
 
-    ``path`` is a validation error's location: it steps through model fields, mapping keys
-    and list/tuple indexes (arrays of tables, ``[[hooks.PreToolUse]]``), and into a
-    ``RootModel``'s value.
+    ``path`` is a validation error's location: model fields, mapping keys, list/tuple indexes
+    (``[[hooks.PreToolUse]]``) and a ``RootModel``'s value.
     """
     current: Any = model
     for part in path:
@@ -378,23 +370,7 @@ def _validate(
 
 def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:
     """A resolver over the process environment (what the CLI passes)."""
-    env = os.environ if environ is None else environ
-    return env.get
-
-
-@attrs.frozen(slots=True)
-class PlaceholderResolver:
-    """Resolves every secret reference to a placeholder and reads no secret at all.
-
-    ``agentrig config check`` composes with it: every factory is constructed (so one that
-    raises is found) while no environment variable and no credential store is read --
-    ``$STORE:`` references get the placeholder too.
-    """
-
-    value: str = "<placeholder: secrets are not read here>"
-
-    def __call__(self, name: str) -> str:
-        return self.value
+    return (os.environ if environ is None else environ).get
 
 
 def resolve_secret(

@@ -87,34 +87,34 @@ def check_hook_plugin(obj: object, name: str | None = None) -> None:
     _HOOK_PLUGINS_OK.put(obj, True)
 
 
-def _check_options_model(obj: object) -> None:
-    options_model = getattr(obj, "options_model", None)
-    if options_model is None:
-        return
+def _is_model_class(obj: object) -> bool:
     from pydantic import BaseModel
 
-    if not (isinstance(options_model, type) and issubclass(options_model, BaseModel)):
-        raise ContractViolation(
-            f"options_model must be a pydantic BaseModel subclass, got {options_model!r}"
-        )
+    return isinstance(obj, type) and issubclass(obj, BaseModel)
+
+
+def _takes_one_argument(obj: Callable[..., Any], rule: str) -> None:
+    """Refuse ``obj`` when its signature is known and cannot bind one positional argument."""
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # no signature to read (some builtins): not judged here
+        return
+    try:
+        signature.bind(object())
+    except TypeError as exc:
+        raise ContractViolation(f"{rule}: {exc}") from None
 
 
 def check_factory(obj: object, name: str | None = None) -> None:
     """A factory kind: a callable taking one configuration argument."""
     if not callable(obj):
         raise ContractViolation(f"expected a callable factory, got {type(obj).__name__}")
-    try:
-        signature = inspect.signature(obj)
-    except (TypeError, ValueError):
-        signature = None
-    if signature is not None:
-        try:
-            signature.bind(object())
-        except TypeError as exc:
-            raise ContractViolation(
-                f"factory must accept exactly one positional config argument: {exc}"
-            ) from None
-    _check_options_model(obj)
+    _takes_one_argument(obj, "factory must accept exactly one positional config argument")
+    options_model = getattr(obj, "options_model", None)
+    if options_model is not None and not _is_model_class(options_model):
+        raise ContractViolation(
+            f"options_model must be a pydantic BaseModel subclass, got {options_model!r}"
+        )
 
 
 def check_provider_factory(obj: object, name: str | None = None) -> None:
@@ -132,27 +132,21 @@ def check_provider_factory(obj: object, name: str | None = None) -> None:
 
 def check_config_section(obj: object, name: str | None = None) -> None:
     """A pydantic model class: it validates the whole ``[<name>]`` table of the config."""
-    from pydantic import BaseModel
-
-    if not (isinstance(obj, type) and issubclass(obj, BaseModel)):
+    if not _is_model_class(obj):
         raise ContractViolation(
             f"expected a pydantic BaseModel subclass for the table, got {obj!r}"
         )
 
 
 def check_tool(obj: object, name: str | None = None) -> object:
-    """A tool (or toolset) as the tools layer defines it; a single tool's id is the entry
-    point's ``name``.
-
-    The kernel imports nothing above it: the core distribution hands the tools layer's check
-    over through its own ``agentrig.contracts`` entry point ``tools``, as a plugin would.
-    """
+    """A tool (or toolset) as the tools layer defines it (its check, handed over through the
+    core's ``agentrig.contracts`` entry point ``tools``); a single tool's id is the entry's name."""
     return _layer_contract("tools")(obj, name)
 
 
 def check_skill(obj: object, name: str | None = None) -> object:
-    """A package holding a SKILL.md skill, as the skills layer defines it (handed over, like
-    :func:`check_tool`, through the core's ``agentrig.contracts`` entry point ``skills``)."""
+    """A package holding a SKILL.md skill, as the skills layer defines it (like
+    :func:`check_tool`, through the ``agentrig.contracts`` entry point ``skills``)."""
     return _layer_contract("skills")(obj, name)
 
 
@@ -174,12 +168,7 @@ def check_schema_registrar(obj: object, name: str | None = None) -> None:
     """A function taking the schema registry: ``register(registry) -> None``."""
     if not callable(obj) or isinstance(obj, type):
         raise ContractViolation(f"expected a function register(registry), got {type(obj).__name__}")
-    try:
-        inspect.signature(obj).bind(object())
-    except TypeError as exc:
-        raise ContractViolation(f"register(registry) must take one argument: {exc}") from None
-    except ValueError:
-        pass
+    _takes_one_argument(obj, "register(registry) must take one argument")
 
 
 def check_variants(obj: object, name: str | None = None) -> tuple[Any, ...]:

@@ -84,7 +84,6 @@ class EntrySpec:
     distribution: str | None
     version: str | None
     load: Callable[[], object] = attrs.field(eq=False, repr=False)
-    origin: Literal["entry-point", "memory"] = "entry-point"
 
     @property
     def group(self) -> str:
@@ -103,11 +102,8 @@ class PluginSource(Protocol):
 
 @final
 class EntryPointSource:
-    """Installed distributions' entry points, one group per kind (read once, lazily).
-
-    ``distributions`` keeps only the entry points of those distributions
-    (:func:`builtin_source` is the core's own).
-    """
+    """Installed distributions' entry points, one group per kind (read once, lazily), of
+    ``distributions`` only when given (:func:`builtin_source` is the core's own)."""
 
     def __init__(
         self, kinds: Iterable[str] | None = None, *, distributions: Iterable[str] | None = None
@@ -152,9 +148,7 @@ _LISTINGS: dict[tuple[tuple[str, ...], tuple[tuple[str, int], ...]], tuple[Entry
 def builtin_source(kinds: Iterable[str] | None = None) -> EntryPointSource:
     """The core distribution's own entry points (of ``kinds``; default all): no third party.
 
-    Tests pass ``sources=[builtin_source()]`` to compose from the built-ins alone, and
-    ``builtin_source(["plugins"])`` for the built-in composition steps without the
-    built-in providers, tools and stores.
+    Tests compose from the built-ins alone with ``sources=[builtin_source()]``.
     """
     return EntryPointSource(kinds, distributions=(CORE_DISTRIBUTION,))
 
@@ -196,9 +190,7 @@ class MemorySource:
                 known=tuple(KINDS),
                 suggestion=None,
             )
-        self._entries[(kind, name)] = EntrySpec(
-            kind, name, value, distribution, version, load, origin="memory"
-        )
+        self._entries[(kind, name)] = EntrySpec(kind, name, value, distribution, version, load)
 
     def remove(self, kind: str, name: str) -> None:
         self._entries.pop((kind, name), None)
@@ -404,12 +396,9 @@ class PluginIndex:
         return "available"
 
     def report(self) -> tuple[PluginRow, ...]:
-        """One row per discovered entry, sorted by kind then id.
-
-        A conflict shows every candidate (status ``conflict``); a conflict the config
-        settled shows the winner (``replaces`` names the others) and the others
-        (``overridden``).
-        """
+        """One row per discovered entry, sorted by kind then id: every candidate of a conflict;
+        for a conflict the config settled, the winner (``replaces`` names the others) and the
+        others (``overridden``)."""
         merged = self._merge()
         rows = []
         for key, entry in sorted(merged.chosen.items()):
@@ -493,9 +482,8 @@ def _usable_entries(kind: str, index: PluginIndex | None) -> Iterator[tuple[Entr
 def register_variants(registry: VariantRegistry[Any], index: PluginIndex | None = None) -> None:
     """Register the members of ``registry``'s family contributed by ``agentrig.variants`` entries.
 
-    Pass it as a family's ``loader`` (``VariantRegistry(Base, loader=register_variants)``): it
-    runs once, when the family is sealed.  A broken entry breaks nothing else; members of other
-    families are left to their own family.
+    A family's ``loader`` (``VariantRegistry(Base, loader=register_variants)``): it runs once,
+    when the family is sealed.
     """
     for entry, members in _usable_entries("variants", index):
         for member in members:
@@ -504,13 +492,9 @@ def register_variants(registry: VariantRegistry[Any], index: PluginIndex | None 
 
 
 def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None) -> None:
-    """Let every ``agentrig.schemas`` entry define its persisted schemas in ``registry``.
-
-    An entry is a function ``register(registry)`` that calls ``registry.define`` and
-    ``registry.add_migration``.  It is ``registry``'s loader (``agentrig.kernel.SCHEMAS``):
-    it runs once, when a schema nobody defined is looked up or the names are listed.  A
-    broken entry breaks nothing else.
-    """
+    """Let every ``agentrig.schemas`` entry (``register(registry)``) define its persisted
+    schemas in ``registry``: the loader of ``agentrig.kernel.SCHEMAS``, run once, when a schema
+    nobody defined is looked up or the names are listed."""
     from agentrig.diagnostics import get_logger
 
     for entry, register in _usable_entries("schemas", index):

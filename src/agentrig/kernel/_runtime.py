@@ -153,11 +153,8 @@ class Runtime:
         return self.loaded.config
 
     def config_section(self, name: str, model: type[_M]) -> _M | None:
-        """The plugin-owned table ``[name]`` validated by ``model`` (None when absent).
-
-        The table's owner declares it with an ``agentrig.config_sections`` entry point (name =
-        table name, value = ``model``); an invalid table is a ConfigError at its key path.
-        """
+        """The plugin-owned table ``[name]`` (an ``agentrig.config_sections`` entry) validated by
+        ``model``; None when absent."""
         if name not in self.loaded.sections:
             return None
         return self.loaded.section(name, model)
@@ -217,11 +214,8 @@ class Runtime:
         return value
 
     def agent(self, agent_id: str) -> Agent:
-        """The agent named ``agent_id`` (declared in ``[agents.*]`` or created since).
-
-        A plain string is accepted and validated as an agent name (``InvalidIdError`` names
-        a malformed one); the agent's ``id`` is the branded :class:`~agentrig.ids.AgentId`.
-        """
+        """The agent named ``agent_id`` (declared in ``[agents.*]`` or created since); a plain
+        string is validated as an agent name (``InvalidIdError`` names a malformed one)."""
         self.ensure_open()
         return self.agents.require(agent_id)
 
@@ -257,12 +251,9 @@ class Runtime:
         return self._http_transport
 
     def http_client(self, *, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
-        """An httpx client owned by this runtime (closed on disposal).
-
-        Environment proxies are never used; tests pass ``http_transport`` to
-        :func:`open_runtime` and every client built here uses it.  Trace headers go only to
-        the origins of ``trace_to`` (see :func:`~agentrig.kernel._tracing.add_trace_hook`).
-        """
+        """An httpx client owned by this runtime (closed on disposal), never using environment
+        proxies, on the tests' ``http_transport`` when given; trace headers go only to the
+        origins of ``trace_to``."""
         import httpx
 
         self.ensure_open()
@@ -298,8 +289,7 @@ class Runtime:
     async def aclose(self, *, cancel_running: bool = False) -> tuple[ErrorInfo, ...]:
         """Dispose everything; returns the failures (empty when all went well). Idempotent.
 
-        Running turns are awaited first -- or cancelled, with ``cancel_running=True`` (what
-        leaving ``open_runtime`` through an exception does).
+        Running turns are awaited first, or cancelled with ``cancel_running=True``.
         """
         if self._close_report is not None:
             return self._close_report
@@ -421,28 +411,17 @@ async def open_runtime(
             http_transport=http_transport,
             spawn=tg.start_soon,
         )
+        left_cleanly = False
         try:
             await _start(rt, plugins, overrides)
+            yield rt
+            left_cleanly = True
         except Exception as exc:
             error = exc
-        except BaseException:
-            await rt.aclose(cancel_running=True)
+        finally:
+            # leaving normally awaits running turns; a failed start or an error cancels them
+            await rt.aclose(cancel_running=not left_cleanly)
             tg.cancel_scope.cancel()
-            raise
-        if error is not None:
-            await rt.aclose(cancel_running=True)
-            tg.cancel_scope.cancel()
-        else:
-            left_cleanly = False
-            try:
-                yield rt
-                left_cleanly = True
-            except Exception as exc:
-                error = exc
-            finally:
-                # leaving normally awaits running turns; leaving through an error cancels them
-                await rt.aclose(cancel_running=not left_cleanly)
-                tg.cancel_scope.cancel()
     if error is not None:
         raise error
 

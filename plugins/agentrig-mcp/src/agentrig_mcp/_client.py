@@ -128,19 +128,19 @@ class McpClient:
         return found
 
     def _notification(self, server: str, message: types.ServerNotification) -> None:
-        if isinstance(message.root, types.ToolListChangedNotification):
+        if isinstance(message, types.ToolListChangedNotification):
             self._stale.add(server)
-        if isinstance(message.root, types.ProgressNotification):
+        if isinstance(message, types.ProgressNotification):
             return  # the call it belongs to reports it (mcp/progress), once
         data: dict[str, Any] = {"server": server}
-        if isinstance(message.root, types.ResourceUpdatedNotification):
-            uri = str(message.root.params.uri)
+        if isinstance(message, types.ResourceUpdatedNotification):
+            uri = message.params.uri
             if uri not in self.connection(server).subscriptions:
                 return  # not asked for: a server cannot flood the observers with them
             self._updated.setdefault(server, set()).add(uri)
             data["uri"] = uri
         if self._notify is not None:
-            self._notify(Observation(f"mcp/{message.root.method}", None, data))
+            self._notify(Observation(f"mcp/{message.method}", None, data))
 
     def is_stale(self, server: str) -> bool:
         """Has the server said its tool list changed since :meth:`tools` last listed it?"""
@@ -233,16 +233,15 @@ class McpClient:
 
             result = await connection.request(page, what="resources/list")
             resources += result.resources
-            cursor = result.nextCursor
+            cursor = result.next_cursor
             if not cursor:
                 return resources
 
     async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
         """Read one resource by URI."""
-        from pydantic import AnyUrl
 
         async def read(session: Any, meta: dict[str, Any]) -> types.ReadResourceResult:
-            result: types.ReadResourceResult = await session.read_resource(AnyUrl(uri))
+            result: types.ReadResourceResult = await session.read_resource(uri)
             return result
 
         connection = await self._require(server, "resources")
@@ -259,8 +258,6 @@ class McpClient:
         (until it is read again) and is observed as ``mcp/notifications/resources/updated``
         with its ``uri``.  A restarted server is subscribed again once it has started.
         """
-        from pydantic import AnyUrl
-
         connection = await self._require(server, "resources")
         resources = (await connection.capabilities()).resources
         if resources is None or not resources.subscribe:
@@ -271,22 +268,20 @@ class McpClient:
             )
 
         async def subscribe(session: Any, meta: dict[str, Any]) -> None:
-            await session.subscribe_resource(AnyUrl(uri))
+            await connection.raw_request(session, "resources/subscribe", {"uri": uri})
 
         await connection.request(subscribe, what=f"subscribing to {uri!r}")
         connection.subscriptions.add(uri)
 
     async def unsubscribe_resource(self, server: str, uri: str) -> None:
         """Stop the updates of :meth:`subscribe_resource` (``resources/unsubscribe``)."""
-        from pydantic import AnyUrl
-
         connection = self.connection(server)
         if uri not in connection.subscriptions:
             return
         connection.subscriptions.discard(uri)
 
         async def unsubscribe(session: Any, meta: dict[str, Any]) -> None:
-            await session.unsubscribe_resource(AnyUrl(uri))
+            await connection.raw_request(session, "resources/unsubscribe", {"uri": uri})
 
         await connection.request(unsubscribe, what=f"unsubscribing from {uri!r}")
 
@@ -310,7 +305,7 @@ class McpClient:
 
             result = await connection.request(page, what="prompts/list")
             prompts += result.prompts
-            cursor = result.nextCursor
+            cursor = result.next_cursor
             if not cursor:
                 return prompts
 
@@ -339,7 +334,7 @@ class McpClient:
         for message in rendered.messages:
             content = message.content
             if isinstance(content, types.ImageContent):
-                blocks.append(ImageBlock(media_type=content.mimeType, data=content.data))
+                blocks.append(ImageBlock(media_type=content.mime_type, data=content.data))
             else:
                 blocks.append(TextBlock(text=block_text(content)))
         if not blocks:

@@ -1,28 +1,31 @@
 """One MCP server's life: started when first needed, restarted with backoff, stopped on close.
 
 A connection runs a supervisor task (on the task group its owner hands it) that holds the
-transport and the SDK's ``ClientSession``.  Two small forwarders sit between them: inbound,
-to notice the moment the server goes away (its in-flight requests then fail with an error,
-and the next request restarts it after a backoff); outbound, to learn the JSON-RPC id of each
-tool call so a cancelled or timed-out call can be cancelled on the server with the
-protocol's ``notifications/cancelled``.
+transport and the SDK's ``ClientSession`` over its JSON-RPC dispatcher.  Two small
+forwarders sit between them; the inbound one notices the moment the server goes away (its
+in-flight requests then fail with an error, and the next request restarts it after a
+backoff).  A cancelled or timed-out request is cancelled on the server by the SDK
+(``notifications/cancelled``).  ``tools/list`` and ``tools/call`` go through the dispatcher
+as raw requests, so their answers are read entry by entry (:mod:`agentrig_mcp._lenient`)
+instead of failing whole on one bad entry.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import uuid
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import ClientSession, types
-from mcp.shared.exceptions import McpError as SdkMcpError
+from mcp.client import IncomingMessage
+from mcp.shared.dispatcher import CallOptions, ProgressFnT
+from mcp.shared.exceptions import MCPError as SdkMcpError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
-from mcp.shared.session import ProgressFnT, RequestResponder
 
 from agentrig import __version__ as agentrig_version
 from agentrig.cancel import CancelSignal
@@ -33,7 +36,7 @@ from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._errors import McpAuthError, McpError, McpServerUnavailable
 from agentrig_mcp._lenient import RawCallResult, RawToolList, call_result, listed_tools
 from agentrig_mcp._stdio import ProcessState
-from agentrig_mcp._transport import HttpClientFactory, open_transport
+from agentrig_mcp._transport import HttpClientFactory, Sender, open_transport
 
 if TYPE_CHECKING:
     from agentrig_mcp._oauth import OAuthFor, OAuthLogin
@@ -41,7 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["ServerConnection", "Spawn"]
 
 _T = TypeVar("_T")
-_MARKER = "agentrig/call"
 _MAX_BACKOFF = 30.0
 _CLOSE_GRACE = 10.0
 _CLIENT_INFO = types.Implementation(name="agentrig", version=agentrig_version)
@@ -65,11 +67,11 @@ class _Run:
     stop: anyio.Event = attrs.Factory(anyio.Event)
     done: anyio.Event = attrs.Factory(anyio.Event)
     session: ClientSession | None = None
+    dispatcher: JSONRPCDispatcher | None = None
     error: BaseException | None = None
     ended: bool = False
     crashed: bool = False
     cause: str = "exited"  # what ended the run, for the error of the calls it interrupted
-    requests: dict[str, types.RequestId] = attrs.Factory(dict)
     inflight: set[anyio.CancelScope] = attrs.Factory(set)
     process: ProcessState = attrs.Factory(ProcessState)
 
@@ -153,7 +155,7 @@ class ServerConnection:
     async def capabilities(self) -> types.ServerCapabilities:
         """What the server advertised at initialization (starting it when needed)."""
         _, session = await self._ensure()
-        return session.get_server_capabilities() or types.ServerCapabilities()
+        return session.server_capabilities or types.ServerCapabilities()
 
     async def aclose(self) -> None:
         """Stop the server and wait until its process is gone. Idempotent."""
@@ -234,9 +236,9 @@ class ServerConnection:
                 tg.start_soon(self._forward_out, run, outbound_receive, write)
                 # sampling and elicitation are advertised only when offered (their callbacks)
                 answers = self._answers(self) if self._answers else SessionCallbacks()
+                run.dispatcher = JSONRPCDispatcher(inbound, outbound)
                 async with ClientSession(
-                    inbound,
-                    outbound,
+                    dispatcher=run.dispatcher,
                     message_handler=self._handle_message,
                     client_info=_CLIENT_INFO,
                     # roots are advertised only when there are some to tell
@@ -278,11 +280,9 @@ class ServerConnection:
     async def _resubscribe(self, session: ClientSession) -> None:
         """Subscribe to the configured URIs (and, after a restart, to those asked for since):
         a new server process knows none of them."""
-        from pydantic import AnyUrl
-
         if not self.subscriptions:
             return
-        resources = (session.get_server_capabilities() or types.ServerCapabilities()).resources
+        resources = (session.server_capabilities or types.ServerCapabilities()).resources
         if resources is None or not resources.subscribe:
             self._log.warning(
                 "subscribe: the server does not offer resource subscriptions (it did not "
@@ -292,7 +292,7 @@ class ServerConnection:
             return
         for uri in sorted(self.subscriptions):
             with anyio.fail_after(self.spec.timeout):
-                await session.subscribe_resource(AnyUrl(uri))
+                await self.raw_request(session, "resources/subscribe", {"uri": uri})
 
     def _broken(self, run: _Run, error: BaseException) -> None:
         """A response stream from the server broke: it went away (or the network did)."""
@@ -305,7 +305,7 @@ class ServerConnection:
     async def _forward_in(
         self,
         run: _Run,
-        read: MemoryObjectReceiveStream[SessionMessage | Exception],
+        read: AsyncIterable[SessionMessage | Exception],
         into: MemoryObjectSendStream[SessionMessage | Exception],
     ) -> None:
         async with into:
@@ -327,16 +327,11 @@ class ServerConnection:
         self,
         run: _Run,
         outbound: MemoryObjectReceiveStream[SessionMessage],
-        write: MemoryObjectSendStream[SessionMessage],
+        write: Sender,
     ) -> None:
         async with outbound:
             try:
                 async for message in outbound:
-                    root = message.message.root
-                    if isinstance(root, types.JSONRPCRequest) and root.params:
-                        meta = root.params.get("_meta")
-                        if isinstance(meta, dict) and isinstance(meta.get(_MARKER), str):
-                            run.requests[meta[_MARKER]] = root.id
                     await write.send(message)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
@@ -354,20 +349,13 @@ class ServerConnection:
             ]
         )
 
-    async def _handle_message(
-        self,
-        message: RequestResponder[types.ServerRequest, types.ClientResult]
-        | types.ServerNotification
-        | Exception,
-    ) -> None:
+    async def _handle_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):
             self._log.warning("transport error: %s", describe(message))
-        elif isinstance(message, types.ServerNotification):
-            root = message.root
-            if isinstance(root, types.LoggingMessageNotification):
-                self._log.info("server log (%s): %s", root.params.level, root.params.data)
-            elif self._on_notification is not None:
-                self._on_notification(self.name, message)
+        elif isinstance(message, types.LoggingMessageNotification):
+            self._log.info("server log (%s): %s", message.params.level, message.params.data)
+        elif self._on_notification is not None:
+            self._on_notification(self.name, message)
 
     # ---- requests -------------------------------------------------------------------------
     async def request(
@@ -380,18 +368,17 @@ class ServerConnection:
     ) -> _T:
         """Run ``operation(session, meta)`` bounded by the server's timeout and ``signal``.
 
-        A timed-out or cancelled request is cancelled on the server too; a server that went
-        away fails the request with :class:`McpServerUnavailable` and is restarted on the next
-        request.  ``meta`` must be passed as the request's ``_meta``; it carries the caller's
-        trace context (``traceparent``, ``tracestate``) when the runtime traces.  ``timer``
-        gets the scope of the timeout, whose deadline the operation may move (progress).
+        A timed-out or cancelled request is cancelled on the server too (by the SDK); a server
+        that went away fails the request with :class:`McpServerUnavailable` and is restarted
+        on the next request.  ``meta`` must be passed as the request's ``_meta``; it carries
+        the caller's trace context (``traceparent``, ``tracestate``) when the runtime traces.
+        ``timer`` gets the scope of the timeout, whose deadline the operation may move.
         """
         signal = signal or CancelSignal()
         with signal.scope():
             run, session = await self._ensure()
         signal.raise_if_cancelled()
-        marker = uuid.uuid4().hex
-        meta: dict[str, Any] = {_MARKER: marker}
+        meta: dict[str, Any] = {}
         if self._trace is not None:
             meta.update(self._trace())  # read here, in the caller's task: the caller's span
         gone = anyio.CancelScope()
@@ -416,10 +403,6 @@ class ServerConnection:
             run.fail()
         finally:
             run.inflight.discard(gone)
-            if not done and not run.crashed:
-                reason = signal.reason if signal.cancelled else "timed out"
-                await self._cancel_on_server(run, session, marker, reason)
-            run.requests.pop(marker, None)
         if run.crashed and (not done or result is None):
             raise McpServerUnavailable(
                 f"MCP server {self.name!r}: {run.cause} during {what}; it restarts on the next call"
@@ -437,23 +420,26 @@ class ServerConnection:
         answer: _T = result
         return answer
 
-    async def _cancel_on_server(
-        self, run: _Run, session: ClientSession, marker: str, reason: object
-    ) -> None:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-            await anyio.lowlevel.checkpoint()  # let the forwarder record the request id
-            request_id = run.requests.get(marker)
-            if request_id is None or run.ended:
-                return
-            notification = types.ClientNotification(
-                types.CancelledNotification(
-                    params=types.CancelledNotificationParams(
-                        requestId=request_id, reason=str(reason)
-                    )
-                )
-            )
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                await session.send_notification(notification)
+    async def raw_request(
+        self,
+        session: ClientSession,
+        method: str,
+        params: dict[str, Any] | None,
+        progress: ProgressFnT | None = None,
+    ) -> dict[str, Any]:
+        """Send ``method`` as ``session`` would, on its dispatcher, and return the result
+        unvalidated (the caller reads it entry by entry).  Also how requests of the
+        handshake era are sent whose SDK helpers warn that a later revision removed them
+        (``resources/subscribe``): this connection negotiated the handshake era."""
+        run = self._run
+        if run is None or run.dispatcher is None or run.ended:
+            raise McpServerUnavailable(f"MCP server {self.name!r}: the session has ended")
+        options: CallOptions = {}
+        if session.protocol_version is not None:
+            options["headers"] = {MCP_PROTOCOL_VERSION_HEADER: session.protocol_version}
+        if progress is not None:
+            options["on_progress"] = progress
+        return await run.dispatcher.send_raw_request(method, params, options)
 
     async def call_tool(
         self,
@@ -474,21 +460,18 @@ class ServerConnection:
         scopes: list[anyio.CancelScope] = []
         limit = anyio.current_time() + self.spec.max_call_time
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        report = progress
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             for scope in scopes:
                 scope.deadline = min(anyio.current_time() + self.spec.timeout, limit)
-            if progress is not None:
-                await progress(done, total, message)
+            if report is not None:
+                await report(progress, total, message)
 
         async def call(session: ClientSession, meta: dict[str, Any]) -> types.CallToolResult:
-            params = types.CallToolRequestParams(
-                name=tool, arguments=arguments, _meta=types.RequestParams.Meta(**meta)
-            )
-            request = types.ClientRequest(types.CallToolRequest(params=params))
-            raw = await session.send_request(
-                request, RawCallResult, progress_callback=cast("ProgressFnT", on_progress)
-            )
-            return call_result(raw)
+            params = {"name": tool, "arguments": arguments, "_meta": meta}
+            raw = await self.raw_request(session, "tools/call", params, on_progress)
+            return call_result(RawCallResult.model_validate(raw))
 
         def timed(scope: anyio.CancelScope) -> None:
             scopes.append(scope)
@@ -509,15 +492,15 @@ class ServerConnection:
             async def page(
                 session: ClientSession, meta: dict[str, Any], cursor: str | None = cursor
             ) -> RawToolList:
-                params = types.PaginatedRequestParams(cursor=cursor)
-                request = types.ClientRequest(types.ListToolsRequest(params=params))
-                return await session.send_request(request, RawToolList)
+                params = {"cursor": cursor} if cursor else None
+                raw = await self.raw_request(session, "tools/list", params)
+                return RawToolList.model_validate(raw)
 
             result = await self.request(page, what="tools/list")
             valid, invalid = listed_tools(result)
             tools += valid
             bad += invalid
-            cursor = result.nextCursor
+            cursor = result.next_cursor
             if not cursor or cursor in seen:
                 return tools, bad
             seen.add(cursor)

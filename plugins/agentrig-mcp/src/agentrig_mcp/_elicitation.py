@@ -63,7 +63,7 @@ def _question(
     source = f"MCP server {server!r}"
     if isinstance(params, types.ElicitRequestURLParams):
         return ElicitationQuestion(agent_id, source, params.message, url=params.url)
-    schema: dict[str, Any] = params.requestedSchema
+    schema: dict[str, Any] = params.requested_schema
     problem = form_problem(schema)
     if problem is not None:
         raise BadSchema(problem)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp import types
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 __all__ = ["RawCallResult", "RawToolList", "call_result", "listed_tools"]
 
@@ -24,7 +24,7 @@ class RawToolList(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     tools: list[Any] = []
-    nextCursor: str | None = None
+    next_cursor: str | None = Field(default=None, alias="nextCursor")
 
 
 class RawCallResult(BaseModel):
@@ -32,8 +32,8 @@ class RawCallResult(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     content: list[Any] = []
-    structuredContent: Any = None
-    isError: Any = False
+    structured_content: Any = Field(default=None, alias="structuredContent")
+    is_error: Any = Field(default=False, alias="isError")
 
 
 def _label(raw: object) -> str:
@@ -73,7 +73,7 @@ def call_result(raw: RawCallResult) -> types.CallToolResult:
             blocks.append(_BLOCK.validate_python(entry))
         except ValidationError:
             dropped.append(_label(entry))
-    structured = raw.structuredContent
+    structured = raw.structured_content
     if structured is not None and not isinstance(structured, dict):
         dropped.append(f"structured content ({type(structured).__name__}, not an object)")
         structured = None
@@ -84,5 +84,5 @@ def call_result(raw: RawCallResult) -> types.CallToolResult:
         note = f"[agentrig: dropped {len(dropped)} part(s) of the result it cannot read: {shown}]"
         blocks.append(types.TextContent(type="text", text=note))
     return types.CallToolResult(
-        content=blocks, structuredContent=structured, isError=raw.isError is True
+        content=blocks, structured_content=structured, is_error=raw.is_error is True
     )

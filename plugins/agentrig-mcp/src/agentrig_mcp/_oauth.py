@@ -1,6 +1,6 @@
 """OAuth sign-in for HTTP servers (``[mcp_servers.NAME.oauth]``), on the SDK's client.
 
-The SDK's :class:`~mcp.client.auth.OAuthClientProvider` (an ``httpx.Auth`` on the server's
+The SDK's :class:`~mcp.client.auth.OAuthClientProvider` (an ``httpx2.Auth`` on the server's
 HTTP client) runs the MCP authorization flow: on a 401 it discovers the protected resource
 and its authorization server (RFC 9728, RFC 8414), registers a client when none is
 configured (RFC 7591), sends the user to the authorization endpoint with PKCE, exchanges the
@@ -29,9 +29,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
-import httpx
+import httpx2
 from anyio.abc import SocketListener, SocketStream
-from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthFlowError
 from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import (
     OAuthClientInformationFull,
@@ -245,8 +245,9 @@ class _Callback:
             await self._listener.aclose()
             self._listener = None
 
-    async def _one(self, listener: SocketListener) -> tuple[str, str] | None:
-        """Take one request: ``(code, state)`` when it is the callback of this sign-in."""
+    async def _one(self, listener: SocketListener) -> AuthorizationCodeResult | None:
+        """Take one request: its code, state and issuer when it is the callback of this
+        sign-in."""
         async with await listener.accept() as stream:
             try:
                 params = _callback_params(await _read_request(stream))
@@ -263,10 +264,12 @@ class _Callback:
                     f"sign-in: {why}"
                 )
             await _answer(stream, "200 OK", f"Signed in to MCP server {self._server!r}.")
-            return params.get("code", ""), params["state"]
+            return AuthorizationCodeResult(
+                code=params.get("code", ""), state=params["state"], iss=params.get("iss")
+            )
 
-    async def wait(self) -> tuple[str, str | None]:
-        """The authorization code and state the browser brings back (within
+    async def wait(self) -> AuthorizationCodeResult:
+        """The authorization code, state and issuer the browser brings back (within
         ``login_timeout``)."""
         listener = self._listener
         assert listener is not None, "listen() comes first (the redirect handler calls it)"
@@ -330,7 +333,6 @@ class OAuthLogin:
             self.store,
             redirect_handler=self._redirect,
             callback_handler=self._returned,
-            timeout=settings.login_timeout,
         )
         self.store.context = self.auth.context
         self._restore()
@@ -361,10 +363,10 @@ class OAuthLogin:
             self.store.keep_port(self._callback.port)
         self._present(self.server, url, self._settings.open_browser)
 
-    async def _returned(self) -> tuple[str, str | None]:
+    async def _returned(self) -> AuthorizationCodeResult:
         return await self._callback.wait()
 
-    async def sign_in(self, http: httpx.AsyncClient, url: str, *, sse: bool = False) -> None:
+    async def sign_in(self, http: httpx2.AsyncClient, url: str, *, sse: bool = False) -> None:
         """Make sure the client holds a token the server takes, signing in if needed: one
         request the endpoint answers -- a JSON-RPC ping POSTed (streamable HTTP), or the
         event stream's GET, closed once its status is known (legacy SSE)."""
@@ -374,7 +376,7 @@ class OAuthLogin:
         try:
             async with http.stream(method, url, json=ping, headers=headers, auth=self.auth) as r:
                 response = r
-        except (httpx.HTTPError, OAuthFlowError, ValidationError) as exc:
+        except (httpx2.HTTPError, OAuthFlowError, ValidationError) as exc:
             raise McpAuthError(
                 f"MCP server {self.server!r}: sign-in failed: {type(exc).__name__}: {exc}"
             ) from None

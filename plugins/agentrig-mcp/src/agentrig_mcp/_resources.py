@@ -45,7 +45,7 @@ async def list_mcp_resources(ctx: ToolContext, server: str | None = None) -> str
                 "server": name,
                 "uri": str(resource.uri),
                 "name": resource.name,
-                "mimeType": resource.mimeType,
+                "mimeType": resource.mime_type,
                 "description": resource.description,
             }
             if str(resource.uri) in updated:  # subscribed, and changed since it was read

@@ -55,7 +55,7 @@ def _blocks(message: types.SamplingMessage, index: int) -> tuple[ContentBlock, .
         if isinstance(block, types.TextContent):
             blocks.append(TextBlock(text=block.text))
         elif isinstance(block, types.ImageContent) and message.role == "user":
-            blocks.append(ImageBlock(media_type=block.mimeType, data=block.data))
+            blocks.append(ImageBlock(media_type=block.mime_type, data=block.data))
         else:
             kind = getattr(block, "type", type(block).__name__)
             raise Refused(
@@ -82,10 +82,10 @@ def side_call(server: str, spec: Any, params: types.CreateMessageRequestParams) 
     return SideCall(
         messages=tuple(messages),
         source=f"mcp:{server}",
-        system=params.systemPrompt,
-        max_tokens=min(params.maxTokens, spec.sampling_max_tokens),
+        system=params.system_prompt,
+        max_tokens=min(params.max_tokens, spec.sampling_max_tokens),
         temperature=params.temperature,
-        stop=tuple(params.stopSequences or ()),
+        stop=tuple(params.stop_sequences or ()),
     )
 
 
@@ -134,7 +134,7 @@ def _result(response: ModelResponse) -> types.CreateMessageResult:
         role="assistant",
         content=types.TextContent(type="text", text=message.text),
         model=response.served_model or "",
-        stopReason=_STOP.get(stop, stop) if stop is not None else None,
+        stop_reason=_STOP.get(stop, stop) if stop is not None else None,
     )
 
 

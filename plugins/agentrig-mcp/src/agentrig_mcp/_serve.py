@@ -3,8 +3,10 @@
 Each served agent contributes its tools (called through ``agent.call_tool``: the same
 permission gate, hooks and validation as a model's call) and one ``ask_<agent>`` tool (a
 prompt in, the run's answer out).  Each MCP client session asks its own session of the agent
-(made on its first ask, disposed when the client session ends), so no client sees another's
-conversation and clients do not wait for each other.  Built on the SDK's low-level ``Server``.
+(:mod:`agentrig_mcp._serve_clients`), so no client sees another's conversation and clients
+do not wait for each other.  Built on the SDK's low-level ``Server``, which also answers a
+method it does not know with "method not found" and serves the newer protocol revision
+(``server/discover``) to the clients that ask for it.
 
 Over HTTP the SDK's transport security checks ``Host`` and ``Origin`` (DNS rebinding), and
 bearer keys from ``[mcp.serve] api_keys`` guard the endpoint; a non-loopback address is
@@ -14,32 +16,32 @@ refused without keys.
 from __future__ import annotations
 
 import contextlib
-import secrets
 import socket
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import types
-from mcp.server.lowlevel import Server
-from mcp.shared.message import SessionMessage
+from mcp.server import InitializationOptions, Server, ServerRequestContext
 
 from agentrig import __version__ as agentrig_version
-from agentrig.agent import Agent, agent_configs
+from agentrig.agent import Agent
 from agentrig.cancel import CancelSignal
 from agentrig.errors import AgentrigError, ConfigError, Issue
-from agentrig.ids import AgentId, agent_id
+from agentrig.ids import AgentId
 from agentrig.kernel import Runtime
 from agentrig.llm import ImageBlock, TextBlock, ToolMessage
 from agentrig.tools import Tool, ToolReportedError
 from agentrig_mcp._access import AccessPolicy, bearer_of
-from agentrig_mcp._unknown import answer_unknown_methods
+from agentrig_mcp._serve_clients import ask, client_session
 
 __all__ = ["AgentrigServer", "build_server", "serve_http", "serve_stdio"]
 
-_CLIENT: ContextVar[_ClientAgents | None] = ContextVar("agentrig_mcp_client", default=None)
+Context = ServerRequestContext[Any, Any]
+ListTools = Callable[
+    [Context, types.PaginatedRequestParams | None], Awaitable[types.ListToolsResult]
+]
+CallTool = Callable[[Context, types.CallToolRequestParams], Awaitable[types.CallToolResult]]
 
 _ASK_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -72,52 +74,35 @@ def _agents(rt: Runtime, names: Sequence[str] | None) -> list[Agent]:
     return [rt.agent(AgentId(name)) for name in names]  # each one checked as known above
 
 
-class _ClientAgents:
-    """One MCP client session's own agents: a fresh session of each agent it asks."""
+class AgentrigServer(Server[Any]):
+    """The SDK's server, giving each client session its own agents (one ``run``; over
+    HTTP, each MCP session: :class:`~agentrig_mcp._serve_clients.PerSessionAgents`)."""
 
-    def __init__(self, rt: Runtime) -> None:
-        self._rt = rt
-        self._agents: dict[AgentId, Agent] = {}
-        self._lock = anyio.Lock()
-
-    async def of(self, served: Agent) -> Agent:
-        async with self._lock:
-            agent = self._agents.get(served.id)
-            if agent is None:
-                config = agent_configs(self._rt.loaded)[served.id]  # served: a configured agent
-                # it reports as the agent it serves (its id is per client session)
-                config = config.model_copy(update={"name": config.name or str(served.id)})
-                name = agent_id(f"{str(served.id)[:100]}.mcp-{secrets.token_hex(6)}")
-                agent = await self._rt.agents.create(name, config=config)
-                self._agents[served.id] = agent
-            return agent
-
-    async def aclose(self) -> None:
-        agents, self._agents = list(self._agents.values()), {}
-        for agent in agents:
-            if not self._rt.closed:
-                await self._rt.agents.dispose(agent.id, cancel_running=True)
-
-
-class AgentrigServer(Server[Any, Any]):
-    """The SDK's server, giving each client session (one ``run``) its own agents."""
-
-    def __init__(self, rt: Runtime, name: str, names: Sequence[str] = ()) -> None:
-        super().__init__(name, version=agentrig_version)  # not the SDK's version
-        self._rt = rt
+    def __init__(
+        self,
+        rt: Runtime,
+        name: str,
+        names: Sequence[str] = (),
+        *,
+        on_list_tools: ListTools | None = None,
+        on_call_tool: CallTool | None = None,
+    ) -> None:
+        super().__init__(  # the version is agentrig's, not the SDK's
+            name, version=agentrig_version, on_list_tools=on_list_tools, on_call_tool=on_call_tool
+        )
+        self.runtime = rt
         self._names = tuple(names)
         #: what each authenticated caller may use (None: every caller may use every tool)
         self.policy: AccessPolicy | None = None
 
-    def permits(self, tool: str) -> bool:
-        """May the caller of the request being handled use ``tool``?  Fails closed: with a
-        policy, a request without an HTTP caller to authenticate may use nothing."""
+    def permits(self, ctx: Context, tool: str) -> bool:
+        """May the caller of the request ``ctx`` use ``tool``?  Fails closed: with a policy,
+        a request without an HTTP caller to authenticate may use nothing."""
         policy = self.policy
         if policy is None:
             return True
-        try:
-            request = self.request_context.request
-        except LookupError:
+        request = ctx.request
+        if request is None:
             return False
         return policy.permits(bearer_of(getattr(request, "headers", None)), tool)
 
@@ -127,43 +112,19 @@ class AgentrigServer(Server[Any, Any]):
 
     async def run(
         self,
-        read_stream: MemoryObjectReceiveStream[SessionMessage | Exception],
-        write_stream: MemoryObjectSendStream[SessionMessage],
-        *args: Any,
-        **kwargs: Any,
+        read_stream: Any,  # the SDK's stream protocols (private names): any stream pair
+        write_stream: Any,
+        initialization_options: InitializationOptions,
+        raise_exceptions: bool = False,
     ) -> None:
-        client = _ClientAgents(self._rt)
-        token = _CLIENT.set(client)  # the handlers' tasks start inside: they see it
-        inner_send, inner = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(answer_unknown_methods, read_stream, inner_send, write_stream)
-                await super().run(inner, write_stream, *args, **kwargs)
-                tg.cancel_scope.cancel()
-        finally:
-            _CLIENT.reset(token)
-            with anyio.CancelScope(shield=True):
-                await client.aclose()
-
-
-async def _ask(rt: Runtime, served: Agent, prompt: str, signal: CancelSignal) -> str:
-    client = _CLIENT.get()
-    one_off = client is None  # outside a client session: a session for this call alone
-    if client is None:
-        client = _ClientAgents(rt)
-    try:
-        agent = await client.of(served)
-        return str((await agent.run(prompt, signal=signal)).value)
-    finally:
-        if one_off:
-            with anyio.CancelScope(shield=True):
-                await client.aclose()
+        async with client_session(self.runtime):  # the handlers' tasks start inside: they see it
+            await super().run(read_stream, write_stream, initialization_options, raise_exceptions)
 
 
 def _annotations(tool: Tool) -> types.ToolAnnotations:
     return types.ToolAnnotations(
-        readOnlyHint=tool.risk == "inspect",
-        destructiveHint=tool.risk == "execute",
+        read_only_hint=tool.risk == "inspect",
+        destructive_hint=tool.risk == "execute",
     )
 
 
@@ -172,7 +133,7 @@ def _content(message: ToolMessage) -> list[types.ContentBlock]:
     for block in message.content:
         if isinstance(block, ImageBlock) and block.data is not None:
             blocks.append(
-                types.ImageContent(type="image", data=block.data, mimeType=block.media_type)
+                types.ImageContent(type="image", data=block.data, mime_type=block.media_type)
             )
         elif isinstance(block, TextBlock):
             blocks.append(types.TextContent(type="text", text=block.text))
@@ -186,7 +147,7 @@ def _coded(error: AgentrigError) -> str:
 
 
 def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
 def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> AgentrigServer:
@@ -208,16 +169,15 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> AgentrigSe
                 )
             ]
         )
-    server = AgentrigServer(rt, "agentrig", [*owners, *askers])
-    # (the SDK's handler decorators carry no annotations, hence the two ignores below)
 
-    @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def list_tools() -> list[types.Tool]:
+    async def list_tools(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         listed = [
             types.Tool(
                 name=tool_id,
                 description=tool.description,
-                inputSchema=dict(tool.input_schema.json_schema),
+                input_schema=dict(tool.input_schema.json_schema),
                 annotations=_annotations(tool),
             )
             for tool_id, (_agent, tool) in owners.items()
@@ -226,23 +186,24 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> AgentrigSe
             types.Tool(
                 name=name,
                 description=f"Ask the agent {agent.id!r}: a prompt in, its answer out.",
-                inputSchema=_ASK_SCHEMA,
+                input_schema=_ASK_SCHEMA,
             )
             for name, agent in askers.items()
         ]
-        return [tool for tool in listed if server.permits(tool.name)]
+        return types.ListToolsResult(tools=[t for t in listed if server.permits(ctx, t.name)])
 
-    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        # (no schema check here: the agent's call validates the arguments, as a model's)
+        name, arguments = params.name, params.arguments or {}
         signal = CancelSignal()
-        if not server.permits(name):
+        if not server.permits(ctx, name):
             return _error(f"mcp.not_granted: this caller may not use {name!r}")
         try:
             if name in askers:
                 prompt = arguments.get("prompt")
                 if not isinstance(prompt, str) or len(arguments) != 1:
                     return _error("ask tools take one string argument, 'prompt'")
-                answer = await _ask(rt, askers[name], prompt, signal)
+                answer = await ask(rt, askers[name], prompt, signal)
                 return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
             owner = owners.get(name)
             if owner is None:
@@ -256,12 +217,15 @@ def build_server(rt: Runtime, agents: Sequence[str] | None = None) -> AgentrigSe
         except AgentrigError as exc:  # refused, invalid arguments, the tool failed
             return _error(_coded(exc))
         message = called.value
-        return types.CallToolResult(content=_content(message), isError=message.status != "ok")
+        return types.CallToolResult(content=_content(message), is_error=message.status != "ok")
 
+    server = AgentrigServer(
+        rt, "agentrig", [*owners, *askers], on_list_tools=list_tools, on_call_tool=call_tool
+    )
     return server
 
 
-async def serve_stdio(server: Server[Any, Any]) -> None:
+async def serve_stdio(server: Server[Any]) -> None:
     """Serve over this process's stdin/stdout until the client closes them."""
     from mcp.server.stdio import stdio_server
 
@@ -270,7 +234,7 @@ async def serve_stdio(server: Server[Any, Any]) -> None:
 
 
 async def serve_http(
-    server: Server[Any, Any],
+    server: Server[Any],
     host: str,
     port: int,
     *,
@@ -300,6 +264,7 @@ async def serve_http(
     from starlette.applications import Starlette
     from starlette.routing import Route
 
+    from agentrig_mcp._serve_clients import PerSessionAgents
     from agentrig_mcp._serve_http import (
         BearerGuard,
         JsonDepthGuard,
@@ -325,14 +290,22 @@ async def serve_http(
         ],
     )
     manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    endpoint = manager.handle_request
+    sessions = (
+        PerSessionAgents(endpoint, server.runtime) if isinstance(server, AgentrigServer) else None
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
+        try:
+            async with manager.run():
+                yield
+        finally:
+            if sessions is not None:
+                await sessions.aclose()
 
     limit = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own bound on a body
-    guarded = BearerGuard(JsonDepthGuard(manager.handle_request, limit), keys)
+    guarded = BearerGuard(JsonDepthGuard(sessions or endpoint, limit), keys)
     middleware = []
     if allowed_origins:  # a browser client on another origin needs CORS answers to call
         from starlette.middleware import Middleware

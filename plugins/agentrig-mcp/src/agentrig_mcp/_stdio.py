@@ -138,7 +138,7 @@ async def _read_stdout(
 def _parse(line: bytes) -> SessionMessage | Exception:
     text = line.decode("utf-8", "replace")  # one bad byte must not end the session
     try:
-        return SessionMessage(types.JSONRPCMessage.model_validate_json(text))
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(text))
     except Exception as exc:  # not JSON-RPC: the session reports it, the connection stays
         shown = text if len(text) <= 200 else text[:200] + "..."
         return ValueError(f"not a JSON-RPC message ({type(exc).__name__}): {shown}")

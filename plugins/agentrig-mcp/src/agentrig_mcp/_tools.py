@@ -52,9 +52,9 @@ def risk_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -> Risk
     """
     if annotations is None:
         return "modify"
-    if annotations.readOnlyHint is True and trusted:
+    if annotations.read_only_hint is True and trusted:
         return "inspect"
-    if annotations.readOnlyHint is not True and annotations.destructiveHint is True:
+    if annotations.read_only_hint is not True and annotations.destructive_hint is True:
         return "execute"
     return "modify"
 
@@ -65,7 +65,7 @@ def idempotent_of(annotations: types.ToolAnnotations | None, *, trusted: bool) -
     or that only reads (``readOnlyHint``) -- an untrusted hint would loosen a guarantee."""
     if annotations is None or not trusted:
         return False
-    return annotations.idempotentHint is True or annotations.readOnlyHint is True
+    return annotations.idempotent_hint is True or annotations.read_only_hint is True
 
 
 def capped_definition(
@@ -90,7 +90,7 @@ def capped_definition(
             "characters shown]"
         )
         description = description[:max_description]
-    schema: Mapping[str, Any] = definition.inputSchema
+    schema: Mapping[str, Any] = definition.input_schema
     size = len(json.dumps(schema, separators=(",", ":"), default=str))
     problem = None
     if size > max_schema:
@@ -154,7 +154,7 @@ class JsonSchemaInput:
 
 def _blob_text(resource: types.BlobResourceContents) -> str | None:
     """The text of a blob resource whose type says it is text (``text/*``, JSON, XML)."""
-    mime = (resource.mimeType or "").split(";")[0].strip().lower()
+    mime = (resource.mime_type or "").split(";")[0].strip().lower()
     if not (mime.startswith("text/") or mime.endswith(("json", "xml", "yaml"))):
         return None
     import base64
@@ -173,7 +173,7 @@ def block_text(block: types.ContentBlock) -> str:
     if isinstance(block, types.ImageContent | types.AudioContent):
         kind = "image" if isinstance(block, types.ImageContent) else "audio"
         size = len(block.data) * 3 // 4
-        return f"[{kind} {block.mimeType}, about {size} bytes]"
+        return f"[{kind} {block.mime_type}, about {size} bytes]"
     if isinstance(block, types.EmbeddedResource):
         resource = block.resource
         if isinstance(resource, types.TextResourceContents):
@@ -182,17 +182,17 @@ def block_text(block: types.ContentBlock) -> str:
         if text is not None:
             return f"[resource {resource.uri}]\n{text}"
         size = len(resource.blob) * 3 // 4
-        return f"[resource {resource.uri} ({resource.mimeType or 'binary'}), about {size} bytes]"
+        return f"[resource {resource.uri} ({resource.mime_type or 'binary'}), about {size} bytes]"
     return f"[resource link {block.uri}: {block.name}]"
 
 
 def _image(block: types.ContentBlock) -> ImageBlock | None:
     """An image the model can see: image content, or an embedded image resource."""
     if isinstance(block, types.ImageContent):
-        return ImageBlock(media_type=block.mimeType, data=block.data)
+        return ImageBlock(media_type=block.mime_type, data=block.data)
     if isinstance(block, types.EmbeddedResource):
         resource = block.resource
-        mime = resource.mimeType or ""
+        mime = resource.mime_type or ""
         if isinstance(resource, types.BlobResourceContents) and mime.startswith("image/"):
             return ImageBlock(media_type=mime, data=resource.blob)
     return None
@@ -273,7 +273,7 @@ def structured_text(result: types.CallToolResult) -> str | None:
 
     Binary data the result's blocks already carry (an image's base64) is not repeated.
     """
-    value = result.structuredContent
+    value = result.structured_content
     if value is None:
         return None
     if any(isinstance(b, types.TextContent) and _carries(b.text, value) for b in result.content):
@@ -412,7 +412,7 @@ class McpTool:
         content = result_content(result, max_chars=None if spills else self._max_chars)
         if not self.connection.spec.trust_content:
             content = labelled(content, self.connection.name, f"tool {self.definition.name!r}")
-        return ToolOutput(content, is_error=result.isError)
+        return ToolOutput(content, is_error=result.is_error)
 
     def parse_output(self, value: Any) -> Any:
         return value

@@ -1,41 +1,47 @@
 """Opening a server's transport: a stdio subprocess, streamable HTTP or legacy HTTP+SSE.
 
-Both yield the SDK's stream pair.  A subprocess runs as a reaped process tree
-(:mod:`agentrig_mcp._stdio`): its stderr is logged line by line under
-``agentrig.mcp.<server>`` and its last lines kept for the error of a failed start.
+Each yields a stream pair the SDK's ``ClientSession`` can be fed from.  A subprocess runs
+as a reaped process tree (:mod:`agentrig_mcp._stdio`): its stderr is logged line by line
+under ``agentrig.mcp.<server>`` and its last lines kept for the error of a failed start.
 
-Over HTTP, the SDK swallows a response stream that breaks (it only logs it), so a call whose
-server died would wait for its timeout.  Every response body is therefore watched: a
-transport error while reading it (the peer closed the connection mid-body, a reset) calls
-``on_broken`` at once, which fails the calls in flight.
+Over HTTP the SDK's ``httpx2`` client sends through the runtime's ``httpx`` client
+(:mod:`agentrig_mcp._bridge`).  The SDK swallows a response stream that breaks (it only
+logs it), so a call whose server died would wait for its timeout.  Every response body is
+therefore watched: a transport error while reading it (the peer closed the connection
+mid-body, a reset) calls ``on_broken`` at once, which fails the calls in flight.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
+import httpx2
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
 
+from agentrig_mcp._bridge import bridged
 from agentrig_mcp._config import HttpServerSpec, StdioServerSpec
 from agentrig_mcp._stdio import ProcessState, stdio_transport
 
 if TYPE_CHECKING:
     import logging
 
-    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-    from mcp.shared.message import SessionMessage
-
     from agentrig_mcp._oauth import OAuthLogin
 
-__all__ = ["OnBroken", "Streams", "open_transport"]
+__all__ = ["OnBroken", "Sender", "Streams", "open_transport"]
 
-Streams = tuple[
-    "MemoryObjectReceiveStream[SessionMessage | Exception]",
-    "MemoryObjectSendStream[SessionMessage]",
-]
+
+class Sender(Protocol):
+    """Where the connection writes the messages to the server."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
+Streams = tuple[AsyncIterable[SessionMessage | Exception], Sender]
+"""What a transport yields: the server's messages (or errors reading them), and the sink."""
 
 HttpClientFactory = Callable[[HttpServerSpec, dict[str, str]], "httpx.AsyncClient"]
 
@@ -103,16 +109,17 @@ async def _http(
 
     def made(
         headers: dict[str, str] | None = None,
-        timeout: httpx.Timeout | None = None,
-        auth: httpx.Auth | None = None,
-    ) -> httpx.AsyncClient:
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
         # the SDK's headers and timeouts are not taken: the spec's client has its own (no
         # read timeout, so an event stream stays open between messages)
         http = client(spec, resolved)
         _watched(http, spec, on_broken)
+        sdk = bridged(http)
         if login is not None:
-            http.auth = login.auth
-        return http
+            sdk.auth = login.auth
+        return sdk
 
     resolved = headers
     if login is not None:

@@ -1,16 +1,16 @@
 # mypy: ignore-errors
-# (written against the newer SDK generation, which runs it in an environment of its own; the
+# (written against the older SDK generation, which runs it in an environment of its own; the
 # suite's mypy sees the SDK the plugin is installed with)
-"""An MCP server written with the newer official SDK (``mcp`` 2.x, its ``MCPServer``), over
-stdio: ``python _mcp_newer_server.py``."""
+"""An MCP server written with the older official SDK (``mcp`` 1.x, its ``FastMCP``), over
+stdio: ``python _mcp_older_server.py``."""
 
 from __future__ import annotations
 
 from importlib import metadata
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.fastmcp import FastMCP
 
-app = MCPServer("newer")
+app = FastMCP("older")
 
 
 @app.tool()
