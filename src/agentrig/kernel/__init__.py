@@ -18,9 +18,8 @@ _NAMES = {
     "_commands": "Commands",
     "_composition": "PHASES Composition Phase compose_step",
     "_config": (
-        "ConfigSeq ConfigTable LoadedConfig RuntimeConfig SecretResolver "
-        "StoreConfig env_resolver installed_sections issues_from_validation load_config "
-        "resolve_secret unknown_key_message"
+        "ConfigSeq ConfigTable LoadedConfig RuntimeConfig SecretResolver StoreConfig env_resolver "
+        "installed_sections issues_from_validation load_config resolve_secret unknown_key_message"
     ),
     "_contracts": "ContractViolation check_factory protocol_problems with_options",
     "_discovery": (

@@ -1,12 +1,5 @@
 """The payload of ``register_commands``: how a plugin adds ``agentrig`` subcommands.
 
-::
-
-    @agentrig.hookimpl
-    def register_commands(payload: Commands) -> None:
-        parser = payload.add("serve", help="serve the agents over HTTP", handler=serve)
-        parser.add_argument("--port", type=int, default=8000)
-
 ``handler(args) -> int`` runs the command and returns its exit code; an
 :class:`~agentrig.errors.AgentrigError` it raises is shown as one ``error [code]: ...`` line.
 """

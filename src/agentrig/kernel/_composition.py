@@ -1,19 +1,9 @@
 """Composition as a plugin point: the ``compose`` hook, its phases and its payload.
 
-A runtime is built by the implementations of the ``compose`` hook, awaited one after the
-other.  Every implementation belongs to one *phase*; phases run in the order of
-:data:`PHASES`, and within a phase pluggy's order applies (``tryfirst`` / ``trylast``, then
-the last registered first).  The core's own steps are ordinary plugins of the
-``agentrig.plugins`` entry-point group (``compose-check``, ``compose-providers``, ...), so
-they are listed, disabled and replaced like any third-party plugin.
-
-A plugin adds a step with :func:`compose_step`::
-
-    @compose_step("tools")
-    def add_my_tools(payload: Composition) -> None:
-        payload.runtime.registry(TOOLS).register(my_tool, id=my_tool.id)
-
-A plain ``@hookimpl def compose(payload)`` runs in the ``"tools"`` phase.
+A runtime is built by the ``compose`` implementations, awaited one after the other: by
+phase (the order of :data:`PHASES`), pluggy's order within a phase.  The core's own steps
+are ordinary ``agentrig.plugins`` entries, listed, disabled and replaced like any other;
+a plain ``@hookimpl def compose(payload)`` runs in the ``"tools"`` phase.
 """
 
 from __future__ import annotations
