@@ -20,6 +20,12 @@
   to other processes on a shared machine) and adds an informational row: a listener of
   ``observe`` that does nothing (what the loop spends building observations for any
   listener).  (The row without metrics is gone: ``exporter = "none"`` measures none.)
+* ``--instructions`` counts instructions instead (valgrind's callgrind, ``_instructions.py``):
+  one W pass of 30 runs per variant, each in a child process, counting only the timed
+  section; repeatable to about 0.5 % however loaded the machine is.  Beside the target line
+  it reports the do-nothing ``observe`` listener and the plugin over OpenTelemetry's no-op
+  tracer (its scopes and the context API without the SDK's spans); the dropping exporters'
+  line is left out (its export thread would be counted with the loop).
 
 Each line's ``value`` / ``floor`` / ``ratio`` are the best passes of variant and floor; the
 medians of the same passes are beside them (``median_value``, ``median_floor``,
@@ -35,8 +41,9 @@ import argparse
 import asyncio
 import os
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from pathlib import Path
 from typing import Any
@@ -48,6 +55,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import compare, median
+from _instructions import CountingClock, build_helper, count
 from bench_loop import MODEL, NOOP, AgentrigW, K, _config, _memory
 
 import agentrig
@@ -111,18 +119,31 @@ class NullListener:
         return None
 
 
-def _variants(
-    cpu: bool, stack: ExitStack
-) -> dict[str, tuple[dict[str, Any], list[tuple[str, object]]]]:
-    """name -> (extra config, plugins); the first is the floor."""
-    variants: dict[str, tuple[dict[str, Any], list[tuple[str, object]]]] = {
-        "plain": ({}, []),
-        "otel": ({"otel": {"exporter": "none"}}, []),
-        "otel_dropping_exporters": ({}, [("otel-dropping", _dropping_telemetry(stack))]),
+Variant = tuple[dict[str, Any], list[tuple[str, object]]]
+
+
+def _noop_telemetry() -> Any:
+    """agentrig-otel over OpenTelemetry's no-op tracer: its scopes, no SDK span."""
+    from agentrig_otel import Telemetry
+    from opentelemetry import trace
+
+    return Telemetry(trace.NoOpTracer())
+
+
+def _variants(cpu: bool, stack: ExitStack, names: Sequence[str] = ()) -> dict[str, Variant]:
+    """name -> (extra config, plugins), the first the floor: ``names``, or the timed lines'."""
+    made: dict[str, Callable[[], Variant]] = {
+        "plain": lambda: ({}, []),
+        "otel": lambda: ({"otel": {"exporter": "none"}}, []),
+        "otel_dropping_exporters": lambda: (
+            {},
+            [("otel-dropping", _dropping_telemetry(stack))],
+        ),
+        "observe_listener": lambda: ({}, [("null-listener", NullListener())]),
+        "otel_noop_tracer": lambda: ({}, [("otel-noop", _noop_telemetry())]),
     }
-    if cpu:
-        variants["observe_listener"] = ({}, [("null-listener", NullListener())])
-    return variants
+    timed = ["plain", "otel", "otel_dropping_exporters", *(["observe_listener"] if cpu else [])]
+    return {name: made[name]() for name in names or timed}
 
 
 async def bench(runs: int, repeats: int, cpu: bool) -> None:
@@ -134,7 +155,7 @@ async def bench(runs: int, repeats: int, cpu: bool) -> None:
 
 
 async def _measure(
-    variants: dict[str, tuple[dict[str, Any], list[tuple[str, object]]]],
+    variants: dict[str, Variant],
     runs: int,
     repeats: int,
     cpu: bool,
@@ -165,6 +186,53 @@ async def _measure(
             for name, (rt, w) in loops.items():
                 passes[name].append(await w.one_pass(rt, runs))
     return passes
+
+
+#: the variants counted by ``--instructions``, the floor first
+COUNTED = ("plain", "observe_listener", "otel_noop_tracer", "otel")
+COUNTED_RUNS = 30
+
+
+async def counted_pass(name: str, runs: int) -> None:
+    """One W pass of variant ``name`` with its runs counted (a child under callgrind)."""
+    with ExitStack() as pipelines:
+        extra, plugins = _variants(True, pipelines, [name])[name]
+        w = AgentrigW()
+        async with agentrig.open_runtime(
+            {**_config(), **extra},
+            memory=_memory(),
+            overrides=[("providers", "local", w.provider)],
+            plugins=plugins,
+            environ={},
+        ) as rt:
+            for _ in range(2):  # warm-up, not counted
+                await w.one_pass(rt, 20)
+            w.clock = CountingClock()
+            await w.one_pass(rt, runs)
+
+
+def instructions(runs: int) -> None:
+    """The lines in instructions per model call, each variant counted in a child."""
+    calls = runs * (K + 1)
+    per_call: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        helper = build_helper(Path(tmp))
+        for name in COUNTED:
+            child = [sys.executable, __file__, "--count", name, "--runs", str(runs)]
+            per_call[name] = count(child, helper, Path(tmp), name)[-1] / calls / 1000
+    common = {"runs": runs, "rounds": K, "model": MODEL, "tool": NOOP.id}
+    common["clock"] = "instructions (callgrind), one pass"
+    common["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    common["floor_name"] = "same W runs, plugin installed but not enabled"
+    reported = {"informational": True}
+    lines = [
+        ("w_otel_enabled_noop_exporter_instructions", "otel", {}),
+        ("w_observe_listener_instructions", "observe_listener", reported),
+        ("w_otel_noop_tracer_instructions", "otel_noop_tracer", reported),
+    ]
+    for line, name, extra in lines:
+        value, floor = per_call[name], per_call["plain"]
+        compare(line, value, floor, "k instructions/model-call", TARGET, **common, **extra)
 
 
 def report(passes: dict[str, list[float]], runs: int, calls: int, cpu: bool) -> None:
@@ -209,7 +277,18 @@ def main() -> None:
     parser.add_argument(
         "--cpu", action="store_true", help="time with process CPU time (a shared machine)"
     )
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions (valgrind's callgrind)"
+    )
+    parser.add_argument("--count", help=argparse.SUPPRESS)  # a child of --instructions
+    parser.add_argument("--runs", type=int, default=COUNTED_RUNS, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.count:
+        asyncio.run(counted_pass(args.count, args.runs))
+        return
+    if args.instructions:
+        instructions(args.runs)
+        return
     runs, repeats = (50, 3) if args.quick else (200, 7)
     if args.cpu:
         runs, repeats = (60, 5) if args.quick else (60, 15)

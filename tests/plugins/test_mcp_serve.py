@@ -124,3 +124,53 @@ async def test_a_cancelled_tool_says_aborted_once(runtime: agentrig.Runtime) -> 
         stopped = await session.call_tool("stop", {})
     assert stopped.is_error
     assert text(stopped) == "aborted: the user pressed stop"
+
+
+async def test_an_http_sessions_agents_end_after_the_sdks_idle_timeout() -> None:
+    """Over HTTP each MCP session asks its own agents; a session the SDK ended for being
+    idle has its agents disposed by the next request (and every one on the stop)."""
+    import httpx
+    from agentrig_mcp._serve_clients import PerSessionAgents, ask
+
+    script = {"script": [{"text": "one"}, {"text": "two"}, {"text": "three"}, {"text": "4"}]}
+    config = {
+        "providers": {"local": {"kind": "scripted", "options": script}},
+        "agents": {"assistant": {"provider": "local", "model": "scripted-1"}},
+    }
+    async with agentrig.open_runtime(config) as rt:
+        opened: list[str] = []
+
+        async def sdk(scope: Any, receive: Any, send: Any) -> None:
+            # the SDK's part: a request without a session opens one; each asks the agent
+            session = dict(scope["headers"]).get(b"mcp-session-id", b"").decode()
+            if not session:
+                session = f"s{len(opened)}"
+                opened.append(session)
+            await ask(rt, rt.agent("assistant"), "hi", CancelSignal())
+            headers = [(b"mcp-session-id", session.encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+
+        def per_session() -> list[str]:
+            return [a for a in rt.agents.ids() if ".mcp-" in a]
+
+        async def requests(sessions: PerSessionAgents, *asked: str) -> None:
+            transport = httpx.ASGITransport(app=sessions)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+                for session in asked:
+                    headers = {"mcp-session-id": session} if session else {}
+                    assert (await http.post("/mcp", headers=headers)).status_code == 200
+
+        kept = PerSessionAgents(sdk, rt, idle=3600.0)
+        await requests(kept, "", "s0")  # s0 opened, then asked again
+        (first,) = per_session()  # one session, one agent, asked twice
+        await kept.aclose()  # the server stops: every session's agents end
+        assert per_session() == []
+        expiring = PerSessionAgents(sdk, rt, idle=0.0)  # every session is past the timeout
+        await requests(expiring, "")  # s1
+        (second,) = per_session()
+        await requests(expiring, "")  # s2: s1 was idle, its agents end
+        (third,) = per_session()
+        assert len({first, second, third}) == 3
+        await expiring.aclose()
+        assert per_session() == []

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, NoReturn, Protocol, cast
 
+from agentrig.cli import _collector
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -180,15 +181,29 @@ def _not_loaded(name: str, exc: Exception) -> str:
     return warning_line(None, "plugin.load_failed", f"plugin {name!r} not loaded: {exc}") + "\n"
 
 
+#: the commands that compose an agent runtime first (``open_agent_runtime`` resumes the
+#: collector once it is composed)
+_COMPOSING = ("run", "chat")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``agentrig`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments == ["--version"]:  # no plugin can change the answer: none is loaded
         print(version_text())
         return 0
+    first = next((a for a in arguments if not a.startswith("-")), None)
+    if argv is None and first in _COMPOSING:  # the program: see _collector
+        _collector.pause()
+    try:
+        return _main(arguments, first)
+    finally:
+        _collector.resume()
+
+
+def _main(arguments: list[str], first: str | None) -> int:
     # a core command (a cold `agentrig run`) needs no plugin and no other command's parser;
     # anything else (--help, a plugin's command, a mistake) is parsed with every command
-    first = next((a for a in arguments if not a.startswith("-")), None)
     if first is not None and first in SUBCOMMANDS:
         parser = _build(plugin_commands=False, command=first)
     else:

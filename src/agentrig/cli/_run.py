@@ -26,6 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from agentrig.cli import _collector
 from agentrig.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -367,6 +368,7 @@ async def open_agent_runtime(
     try:
         async with agentrig.open_runtime(loaded, resolver=agentrig.env_resolver()) as rt:
             opened = True
+            _collector.resume()  # start-up is over: what it made is frozen, the rest collected
             warn_unloaded_listeners(rt, command, sys.stderr if err is None else err)
             yield rt
     except Exception as exc:

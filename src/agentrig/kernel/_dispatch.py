@@ -23,11 +23,12 @@ from typing import Any, TypeVar, cast, final
 import attrs
 import pluggy
 
+from agentrig._markers import PROJECT
 from agentrig._seams import core_seam
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import _hookspecs as kernel_hookspecs
-from agentrig.kernel._hookspecs import PROJECT, Mode, modes_in
+from agentrig.kernel._hookspecs import Mode, modes_in
 from agentrig.kernel._identity import IdentityCache
 from agentrig.kernel._listeners import listener_problems
 

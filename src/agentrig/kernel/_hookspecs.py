@@ -20,22 +20,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
 import attrs
 
-from agentrig._markers import PROJECT, hookimpl, hookspec
+from agentrig._markers import hookimpl, hookspec
 
 if TYPE_CHECKING:
     from agentrig.kernel._commands import Commands
     from agentrig.kernel._composition import Composition
 
-__all__ = [
-    "PROJECT",
-    "Mode",
-    "RegistrationReview",
-    "RuntimeStarted",
-    "declare_hook",
-    "hookimpl",
-    "hookspec",
-    "modes_in",
-]
+__all__ = ["Mode", "RegistrationReview", "RuntimeStarted", "declare_hook", "hookimpl", "modes_in"]
 
 
 class Mode(enum.Enum):

@@ -256,7 +256,10 @@ async def serve_http(
             raise TypeError("an access policy needs a server from build_server()")
         server.policy = policy
     import uvicorn
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.streamable_http_manager import (
+        DEFAULT_SESSION_IDLE_TIMEOUT,
+        StreamableHTTPSessionManager,
+    )
     from mcp.server.transport_security import (
         DEFAULT_MAX_REQUEST_BODY_SIZE,
         TransportSecuritySettings,
@@ -289,11 +292,14 @@ async def serve_http(
             *allowed_origins,
         ],
     )
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
-    endpoint = manager.handle_request
-    sessions = (
-        PerSessionAgents(endpoint, server.runtime) if isinstance(server, AgentrigServer) else None
+    idle = DEFAULT_SESSION_IDLE_TIMEOUT  # the SDK's; our record of a session ends with it
+    manager = StreamableHTTPSessionManager(
+        server, security_settings=security, session_idle_timeout=idle
     )
+    endpoint = manager.handle_request
+    sessions = None
+    if isinstance(server, AgentrigServer):
+        sessions = PerSessionAgents(endpoint, server.runtime, idle=idle)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

@@ -4,8 +4,9 @@ A client session's agents are made on its first ask and disposed when the sessio
 handlers find them in a context variable: set around ``Server.run`` (stdio, in-memory),
 whose tasks inherit it, and over HTTP around each request of an MCP session (the SDK runs
 a message's handler in the context of the request that carried it, and starts the session's
-own task from the request that opened it).  :class:`PerSessionAgents` ends them with the session: a
-``DELETE``, a 404 for an expired session, or the server stopping.  A request that opens no
+own task from the request that opened it).  :class:`PerSessionAgents` ends them with the
+session: a ``DELETE``, a 404 for an expired session, the SDK's idle timeout, or the server
+stopping.  A request that opens no
 session (a stateless 2026-era call) gets agents for itself alone.
 """
 
@@ -38,6 +39,9 @@ class _ClientAgents:
         self._rt = rt
         self._agents: dict[AgentId, Agent] = {}
         self._lock = anyio.Lock()
+        #: HTTP requests of the session in flight, and when the last one ended
+        self.busy = 0
+        self.last = 0.0
 
     async def of(self, served: Agent) -> Agent:
         async with self._lock:
@@ -93,11 +97,15 @@ def _session_of(headers: list[tuple[bytes, bytes]]) -> str | None:
 
 
 class PerSessionAgents:
-    """ASGI: the streamable-HTTP endpoint, each MCP session with its own agents."""
+    """ASGI: the streamable-HTTP endpoint, each MCP session with its own agents.
 
-    def __init__(self, app: ASGIApp, rt: Runtime) -> None:
+    ``idle`` is the SDK's session idle timeout: a session without a request in flight for
+    that long has ended there, and its agents end with the next request (or the stop)."""
+
+    def __init__(self, app: ASGIApp, rt: Runtime, *, idle: float) -> None:
         self._app = app
         self._rt = rt
+        self._idle = idle
         self._open: dict[str, _ClientAgents] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -113,12 +121,19 @@ class PerSessionAgents:
                 answer["session"] = asked or _session_of(list(message.get("headers", [])))
             await send(message)
 
+        await self._expire()
         if asked is not None:  # a request of an open session: its messages ask its agents
-            token = _CLIENT.set(self._open.get(asked))
+            own = self._open.get(asked)
+            token = _CLIENT.set(own)
+            if own is not None:
+                own.busy += 1
             try:
                 await self._app(scope, receive, watch)
             finally:
                 _CLIENT.reset(token)
+                if own is not None:
+                    own.busy -= 1
+                    own.last = anyio.current_time()
             if scope["method"] == "DELETE" or answer["status"] == 404:
                 await self._end(asked)
             return
@@ -130,9 +145,16 @@ class PerSessionAgents:
             _CLIENT.reset(token)
             opened = answer["session"]
             if isinstance(opened, str) and answer["status"] < 400:
+                client.last = anyio.current_time()
                 self._open[opened] = client
             else:
                 await client.aclose()
+
+    async def _expire(self) -> None:
+        now = anyio.current_time()
+        for session, client in list(self._open.items()):
+            if client.busy == 0 and now - client.last > self._idle:
+                await self._end(session)
 
     async def _end(self, session: str) -> None:
         client = self._open.pop(session, None)
