@@ -60,6 +60,14 @@ def _forget_launcher() -> None:
         _launching._state.script = _launching._LAUNCHER
 
 
+def _held(pidfile: Path, go: Path) -> list[str]:
+    """A command that starts a setsid sleeper, then waits for ``go`` before it says done: the
+    test reads the command's parent while it is certainly alive (a command that finished at
+    once could be reaped before /proc was read)."""
+    wait = f"while [ ! -e {go} ]; do sleep 0.01; done"
+    return ["/bin/sh", "-c", f"{_sleeper(pidfile, 'setsid')}\n{wait}\necho done"]
+
+
 @pytest.fixture
 def fresh() -> Iterator[None]:
     _forget_launcher()
@@ -123,10 +131,11 @@ async def test_many_concurrent_commands_each_get_their_own_answer(fresh: None) -
 async def test_a_setsid_descendant_ends_with_its_launched_command(
     fresh: None, tmp_path: Path
 ) -> None:
-    pidfile = tmp_path / "sleeper.pid"
-    process = await _start(["/bin/sh", "-c", f"{_sleeper(pidfile, 'setsid')}\necho done"])
+    pidfile, go = tmp_path / "sleeper.pid", tmp_path / "go"
+    process = await _start(_held(pidfile, go))
     async with process:
         assert _parent_of(process.pid) == _launcher_pid()
+        go.touch()
         assert process.stdout is not None
         assert await process.stdout.receive() == b"done\n"
         assert await process.wait() == 0
@@ -183,10 +192,11 @@ async def test_a_launcher_that_cannot_start_leaves_each_command_its_own_reaper(
     fresh: None, tmp_path: Path
 ) -> None:
     _launching._state.script = tmp_path / "missing-launcher.py"
-    pidfile = tmp_path / "sleeper.pid"
-    process = await _start(["/bin/sh", "-c", f"{_sleeper(pidfile, 'setsid')}\necho done"])
+    pidfile, go = tmp_path / "sleeper.pid", tmp_path / "go"
+    process = await _start(_held(pidfile, go))
     async with process:
         assert _parent_of(process.pid) == os.getpid()  # a reaper of our own, as before
+        go.touch()
         assert await process.wait() == 0
     assert await wait_gone(await _wait_for_pid(pidfile))
     assert _launching._state.current is None

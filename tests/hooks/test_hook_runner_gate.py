@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
 import os
 import sys
 import textwrap
+import threading
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -284,6 +286,44 @@ async def test_runner_from_a_runtime_config_with_the_command_strategy(tmp_path: 
         bash = await runner.run(pre("Bash"))
         assert bash.denied
         await runner.aclose()
+
+
+@pytest.mark.anyio
+async def test_an_http_hook_without_the_egress_step_sends_nothing(tmp_path: Path) -> None:
+    """The http strategy gets its clients from the runtime's egress-checked factory only: with
+    the ``compose-egress`` step disabled the hook fails (naming the step), and the loopback
+    server it names, which the policy would refuse, receives no request."""
+    received: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    config = {
+        "plugins": {"disabled": ["compose-egress"]},
+        "hooks": {
+            "PreToolUse": [{"strategy": "http", "options": {"url": url, "allow_private_url": True}}]
+        },
+    }
+    try:
+        async with open_runtime(config, sources=[builtin_source()], environ={}) as rt:
+            runner = HookRunner.from_runtime(rt, base_dir=tmp_path)
+            result = await runner.run(pre("Read"))
+            await runner.aclose()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert received == []
+    assert not result.outputs
+    assert any("compose-egress" in str(error) for error in result.errors)
 
 
 # ---- the gate, directly ----------------------------------------------------------------------

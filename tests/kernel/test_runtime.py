@@ -319,7 +319,7 @@ async def test_closed_runtime_refuses_new_work_saying_it_was_closed() -> None:
     for action in (
         rt.ensure_open,
         lambda: rt.add_plugin("late", Disposable([], "late")),
-        rt.http_client,
+        lambda: rt.http(),
     ):
         with pytest.raises(RuntimeClosedError, match="was closed") as info:
             action()
@@ -363,7 +363,7 @@ async def test_cancellation_of_the_body_closes_the_runtime() -> None:
 
 
 @pytest.mark.anyio
-async def test_http_client_is_owned_and_closed_at_disposal() -> None:
+async def test_http_clients_are_owned_and_closed_at_disposal() -> None:
     requests: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -373,9 +373,20 @@ async def test_http_client_is_owned_and_closed_at_disposal() -> None:
     async with open_runtime(
         {}, sources=[builtin_source()], environ={}, http_transport=httpx.MockTransport(handler)
     ) as rt:
-        client = rt.http_client()
-        response = await client.get("http://example.invalid/x")
+        client = rt.http()
+        response = await client.get("https://example.com/x")
         assert response.json() == {"ok": True}
         assert not client.is_closed
     assert requests  # the test transport was used: no network
     assert client.is_closed
+
+
+@pytest.mark.anyio
+async def test_without_the_egress_step_there_is_no_http_client_that_skips_the_policy() -> None:
+    """Every client of a runtime goes through the egress policy: with the step that builds
+    them disabled, asking for one fails naming the step instead of handing out a plain one."""
+    config = {"plugins": {"disabled": ["compose-egress"]}}
+    async with open_runtime(config, sources=[builtin_source()], environ={}) as rt:
+        with pytest.raises(ConfigError, match="compose-egress") as info:
+            rt.http()
+    assert info.value.issues[0].code == "runtime.not_composed"

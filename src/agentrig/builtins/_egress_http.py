@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -41,12 +41,17 @@ from agentrig.host import (
     check_url,
     egress_client,
 )
-from agentrig.kernel import add_trace_hook
 
 if TYPE_CHECKING:
-    from agentrig.kernel import Runtime
+    from agentrig.kernel import Runtime, TraceContext
 
-__all__ = ["PolicyCheckedTransport", "egress_policy", "make_http_factory"]
+__all__ = [
+    "PolicyCheckedTransport",
+    "add_trace_hook",
+    "egress_policy",
+    "make_http_factory",
+    "trace_origin",
+]
 
 _log = get_logger("egress_http")
 
@@ -108,6 +113,49 @@ class PolicyCheckedTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         # The inner transport belongs to whoever passed it to the runtime.
         return None
+
+
+class _Traced(Protocol):
+    """What the trace hook reads: the runtime's trace context, per request."""
+
+    @property
+    def trace(self) -> TraceContext | None: ...
+
+
+def trace_origin(url: object) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of ``url`` (a string or ``httpx.URL``), the default port
+    filled in; None for what is not an absolute http(s) URL."""
+    try:
+        parsed = url if isinstance(url, httpx.URL) else httpx.URL(str(url))
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return None
+    scheme = parsed.scheme.lower()
+    if scheme not in ("http", "https") or not parsed.host:
+        return None
+    port = parsed.port or (443 if scheme == "https" else 80)
+    return scheme, parsed.host.lower(), port
+
+
+def add_trace_hook(kwargs: dict[str, Any], runtime: _Traced, trace_to: Iterable[str] = ()) -> None:
+    """Add to httpx client ``kwargs`` a request hook sending ``runtime.trace``'s headers to
+    the exact origins (scheme, host, port) of ``trace_to`` only: a URL a tool fetches or a
+    redirect elsewhere carries no trace identifiers.  ``runtime.trace`` is read per request,
+    so a client built during composition traces once a plugin provided it; headers the
+    caller set win.
+    """
+    origins = frozenset(o for o in (trace_origin(u) for u in trace_to) if o is not None)
+    if not origins:
+        return  # nothing opted in: the client sends no trace headers at all
+
+    async def inject(request: httpx.Request) -> None:
+        trace = runtime.trace
+        if trace is not None and trace_origin(request.url) in origins:
+            for name, value in trace.headers().items():
+                request.headers.setdefault(name, value)
+
+    hooks = dict(kwargs.get("event_hooks") or {})
+    hooks["request"] = [inject, *hooks.get("request", ())]
+    kwargs["event_hooks"] = hooks
 
 
 def _test_transport(runtime: Runtime) -> httpx.AsyncBaseTransport | None:

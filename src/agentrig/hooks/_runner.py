@@ -21,7 +21,7 @@ from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HOOK_STRATEGIES, HookStrategy, HookStrategyFactory
 from agentrig.ids import PluginName
-from agentrig.kernel import HTTP, TraceContext, protocol_problems
+from agentrig.kernel import TraceContext, protocol_problems
 from agentrig.lifecycle import Observation
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class HookRunner:
         return cls(
             hooks_config(rt.loaded),
             lookup,
-            services={"http": rt.services.get(HTTP) or rt.http_client},
+            services={"http": lambda **options: rt.http(**options)},
             base_dir=base_dir,
             source=getattr(loaded, "source", None),
             observe=lambda data: _notify_hook(rt, data),

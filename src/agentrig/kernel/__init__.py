@@ -34,7 +34,7 @@ _NAMES = {
     "_runtime": "AGENTS HTTP MODELS MODEL_SELECTION HttpFactory Runtime open_runtime",
     "_schemas": "SCHEMAS",
     "_services": "ServiceKey Services",
-    "_tracing": "TRACE_CONTEXT ScopeKind TraceContext TraceScope add_trace_hook trace_env",
+    "_tracing": "TRACE_CONTEXT ScopeKind TraceContext TraceScope trace_env",
 }
 _LAZY = {name: f"{__name__}.{module}" for module, names in _NAMES.items() for name in names.split()}
 __all__ = list(_LAZY)
@@ -99,5 +99,4 @@ if TYPE_CHECKING:
     from agentrig.kernel._tracing import ScopeKind as ScopeKind
     from agentrig.kernel._tracing import TraceContext as TraceContext
     from agentrig.kernel._tracing import TraceScope as TraceScope
-    from agentrig.kernel._tracing import add_trace_hook as add_trace_hook
     from agentrig.kernel._tracing import trace_env as trace_env

@@ -52,7 +52,7 @@ from agentrig.kernel._discovery import (
 from agentrig.kernel._dispatch import HookDispatcher, HookFailure, Spawner
 from agentrig.kernel._hookspecs import RuntimeStarted
 from agentrig.kernel._services import ServiceKey, Services
-from agentrig.kernel._tracing import TRACE_CONTEXT, TraceContext, add_trace_hook
+from agentrig.kernel._tracing import TRACE_CONTEXT, TraceContext
 
 if TYPE_CHECKING:
     import httpx
@@ -249,21 +249,6 @@ class Runtime:
     def http_transport(self) -> httpx.AsyncBaseTransport | None:
         """The transport tests passed to :func:`open_runtime` (None in production)."""
         return self._http_transport
-
-    def http_client(self, *, trace_to: Iterable[str] = (), **kwargs: Any) -> httpx.AsyncClient:
-        """An httpx client owned by this runtime (closed on disposal), never using environment
-        proxies, on the tests' ``http_transport`` when given; trace headers go only to the
-        origins of ``trace_to``."""
-        import httpx
-
-        self.ensure_open()
-        if self._http_transport is not None:
-            kwargs.setdefault("transport", self._http_transport)
-        kwargs.setdefault("trust_env", False)
-        add_trace_hook(kwargs, self, trace_to)
-        client = httpx.AsyncClient(**kwargs)
-        self.own("http-client", client)
-        return client
 
     # ---- lifecycle ----------------------------------------------------------------------------
     @property
