@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from agentrig.agent._results import ReasoningAudit
 from agentrig.llm import EffortResolution, ModelDeployment, capture_efforts, report_effort
 
@@ -73,3 +75,22 @@ def test_the_last_report_is_the_request_that_answered() -> None:
     )
     assert audit.dispatched
     assert audit.native_sent
+
+
+def test_an_audit_as_data_carries_every_field_in_order_and_native_as_plain_data() -> None:
+    nested = EffortResolution("high", "applied", "high").sent({"thinking": {"budget": [1, 2]}})
+    for audit in (
+        ReasoningAudit.of("local", "m", (2, 1), "high", []),
+        ReasoningAudit.of("chain", "m", (1, 3), "high", [nested]),
+    ):
+        data = audit.to_dict()
+        assert list(data) == [*attrs.fields_dict(ReasoningAudit), "native_sent"]
+        for name in attrs.fields_dict(ReasoningAudit):
+            if name != "native":
+                assert data[name] == getattr(audit, name)
+        assert data["native_sent"] is audit.native_sent
+    assert data["native"] == {"thinking": {"budget": [1, 2]}}
+    assert type(data["native"]) is dict
+    assert type(data["native"]["thinking"]) is dict
+    assert type(data["native"]["thinking"]["budget"]) is list
+    assert ReasoningAudit.of("local", "m", (2, 1), "high", []).to_dict()["native"] == {}
