@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _otel_global import global_spans
 from agentrig_otel import Telemetry, redact
 from opentelemetry.context import Context
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -588,23 +589,8 @@ async def test_exporter_none_records_without_exporting() -> None:
     assert result.value == "Sunny in Lisbon."
 
 
-_GLOBAL: list[InMemorySpanExporter] = []
-
-
-def _global_spans() -> InMemorySpanExporter:
-    """The process-wide tracer provider (OpenTelemetry lets it be set once), recording."""
-    if not _GLOBAL:
-        from opentelemetry import trace
-
-        provider = TracerProvider()
-        _GLOBAL.append(InMemorySpanExporter())
-        provider.add_span_processor(SimpleSpanProcessor(_GLOBAL[0]))
-        trace.set_tracer_provider(provider)
-    return _GLOBAL[0]
-
-
 async def test_exporter_global_uses_the_applications_tracer_provider() -> None:
-    spans = _global_spans()
+    spans = global_spans()
     spans.clear()
     otel = {"exporter": "global", "metrics": False}
     async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
