@@ -90,3 +90,19 @@ def test_both_storages_read_back_the_same_log() -> None:
         again.append(StepStart(turn=2, step=1))
         assert [e.seq for e in again.events] == [*range(2, 25, 2), 25]
         assert list(again.derive_messages()) == list(plain[0].derive_messages())
+
+
+def test_a_shared_payload_keeps_the_fields_its_writer_set() -> None:
+    """Equal payloads are shared between logs, but only with the same fields set: one parsed
+    from JSON (``type`` set) and one built in code read back as they were written, whichever
+    the process stored first."""
+    parsed = StepStart.model_validate({"type": "step/start", "turn": 7, "step": 3})
+    built = StepStart(turn=7, step=3)
+    assert parsed == built
+    assert parsed.model_fields_set != built.model_fields_set
+    for first, second in ((parsed, built), (built, parsed)):
+        logs = [Session(SessionId(f"s{i}"), storage=CompactStorage()) for i in range(2)]
+        logs[0].append(first)
+        logs[1].append(second)
+        assert logs[0].events[0].data.model_fields_set == first.model_fields_set
+        assert logs[1].events[0].data.model_fields_set == second.model_fields_set

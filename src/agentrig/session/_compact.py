@@ -45,7 +45,8 @@ __all__ = ["CompactStorage", "envelope"]
 _ENVELOPE_FIELDS: set[str] = {"seq", "time", "data"}
 _TRACED_FIELDS: set[str] = {"seq", "time", "data", "trace"}
 
-# payloads repeated verbatim across steps, runs and agents: equal ones are shared
+# payloads repeated verbatim across steps, runs and agents: equal ones are shared (equal
+# values and the same fields set: a parsed payload that set ``type`` is not a built one)
 _INTERNED_TYPES = frozenset((StepStart, StepEnd, RequestHeader, TurnEnd, SystemPrompt))
 _INTERNED: dict[tuple[Any, ...], SessionEventData] = {}
 _INTERNED_MAX = 4096
@@ -99,7 +100,7 @@ def _store(data: SessionEventData) -> Stored:
     cls = type(data)
     if cls in _INTERNED_TYPES:
         try:
-            key = (cls, *data.__dict__.values())
+            key = (cls, frozenset(data.model_fields_set), *data.__dict__.values())
             shared = _INTERNED.get(key)
         except TypeError:  # an unhashable value (an error dict): kept as it is
             return data
