@@ -190,7 +190,9 @@ async def test_a_store_credential_in_a_header_reaches_the_server_and_no_log(
         headers={"Authorization": "$STORE:vault:mcp/web"},
     )
     cfg["credential_stores"] = {"vault": {"kind": "file", "options": {"path": str(vault)}}}
-    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG)  # every library's records, the SDK's and httpx's too
+    # agentrig's own level as well: a test earlier in the process may have left it higher
+    caplog.set_level(logging.DEBUG, logger="agentrig")
     async with agentrig.open_runtime(cfg) as rt:
         await rt.agent(AgentId("assistant")).run("who am I")
         session = rt.agent(AgentId("assistant")).session

@@ -174,3 +174,24 @@ def test_a_5xx_error_id_is_logged_with_its_exception_on_stderr(tmp_path: Path) -
     (entry,) = [line for line in logged.splitlines() if found[1] in line]
     assert entry.startswith("ERROR agentrig.server: internal error " + found[1])
     assert "upstream detail 7f3a" in logged  # the exception, under that id
+
+
+def test_serve_in_process_leaves_the_hosts_logging_level(tmp_path: Path) -> None:
+    """``agentrig serve`` shows warnings on stderr while it runs; called in-process (an
+    embedding host, a test) it puts back the agentrig logger's level with its handler."""
+    import logging
+
+    import agentrig.diagnostics  # noqa: F401 -- its NullHandler is the logger's own, not serve's
+    from agentrig.cli import main
+
+    logger = logging.getLogger("agentrig")
+    before = (logger.level, list(logger.handlers))
+    logger.setLevel(logging.DEBUG)
+    try:
+        config = tmp_path / "agentrig.toml"
+        config.write_text("[agents.assistant]\nprovider = 'missing'\nmodel = 'm'\n")
+        assert main(["serve", "-c", str(config), "--port", "0"]) != 0  # refuses to start
+        assert logger.level == logging.DEBUG
+        assert logger.handlers == before[1]
+    finally:
+        logger.setLevel(before[0])

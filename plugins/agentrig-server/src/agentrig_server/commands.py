@@ -44,11 +44,14 @@ async def _serve(config: str, options: _Start) -> int:
 
     # warnings and errors on stderr: an internal error's id, shown to the client, leads to
     # its exception here
+    logger = logging.getLogger("agentrig")
+    level = logger.level  # restored with the handler: an embedding host keeps its own setting
     handler = enable_diagnostics(logging.WARNING)
     try:
         served = await _run(config, options)
     finally:
-        logging.getLogger("agentrig").removeHandler(handler)
+        logger.removeHandler(handler)
+        logger.setLevel(level)
     if not served:
         return 1
     print("agentrig serve: stopped", file=sys.stderr, flush=True)
