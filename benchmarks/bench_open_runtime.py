@@ -35,7 +35,13 @@ GROUPS = ("agentrig.tools", "agentrig.providers", "agentrig.session_stores", "ag
 UNUSED = 200
 OPEN_TARGET = 100.0  # one open within 100x validating the config model alone
 
-CONFIG = {"session_stores": {"main": {"kind": "bench_store"}}, "plugins": {"disabled": []}}
+# the built-in JSONL store: composition builds and checks it; the bench writes no session, so
+# its directory is never created
+_SESSIONS = str(Path(tempfile.gettempdir()) / "agentrig-bench-open-runtime-sessions")
+CONFIG = {
+    "session_stores": {"main": {"kind": "jsonl", "options": {"directory": _SESSIONS}}},
+    "plugins": {"disabled": []},
+}
 
 
 def write_unused_dist(root: Path) -> None:
@@ -59,9 +65,8 @@ def write_unused_dist(root: Path) -> None:
 
 
 def memory() -> MemorySource:
-    source = MemorySource()
-    source.add("session_stores", "bench_store", lambda config: object())
-    return source
+    """An in-memory source beside the installed plugins (empty: the store is the built-in)."""
+    return MemorySource()
 
 
 async def open_once(expect_unused: bool) -> float:
