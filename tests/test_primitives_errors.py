@@ -204,3 +204,31 @@ def test_check_result_rules() -> None:
         CheckResult("passed", (Issue("x", "y"),))
     with pytest.raises(ValueError, match="failed"):
         CheckResult("failed", ())
+
+
+def test_error_info_and_is_abort_agree_on_what_an_abort_is() -> None:
+    """One rule decides a cancellation (DESIGN §4.8): the backend's own exception or a
+    subclass of it, recognised by module and name; a foreign class that merely shares the
+    name (``concurrent.futures.CancelledError``, a thread pool's) is not an abort."""
+    import asyncio
+    import concurrent.futures
+
+    from agentrig.cancel import is_abort
+    from agentrig.errors import AbortError, error_info, is_cancellation
+
+    class Subclassed(asyncio.CancelledError):
+        pass
+
+    class Named(Exception):
+        name = "AbortError"
+
+    aborts = [asyncio.CancelledError(), Subclassed(), AbortError(), Named()]
+    others = [concurrent.futures.CancelledError(), type("CancelledError", (Exception,), {})()]
+    for error in aborts:
+        assert is_abort(error), error
+        assert error_info(error).code == "aborted", error
+    for error in others:
+        assert not is_abort(error), error
+        assert error_info(error).code != "aborted", error
+    assert is_cancellation(Subclassed())
+    assert not is_cancellation(AbortError())

@@ -14,7 +14,7 @@ from typing import final
 
 import anyio
 
-from agentrig.errors import AbortError
+from agentrig.errors import AbortError, is_cancellation
 
 __all__ = ["CancelSignal", "is_abort"]
 
@@ -150,15 +150,6 @@ def is_abort(error: BaseException, signal: CancelSignal | None = None) -> bool:
     """
     if isinstance(error, AbortError) or getattr(error, "name", None) == "AbortError":
         return True
-    if _is_backend_cancellation(error):
+    if is_cancellation(error):
         return True
     return signal is not None and signal.cancelled and signal.reason is error
-
-
-def _is_backend_cancellation(error: BaseException) -> bool:
-    # asyncio.CancelledError / trio.Cancelled, checked by type so no backend is imported.
-    return any(
-        (cls.__module__, cls.__name__)
-        in {("asyncio.exceptions", "CancelledError"), ("trio", "Cancelled")}
-        for cls in type(error).__mro__
-    )

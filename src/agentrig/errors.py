@@ -35,6 +35,7 @@ __all__ = [
     "UnknownIdError",
     "VariantError",
     "error_info",
+    "is_cancellation",
 ]
 
 Category = Literal["user", "provider", "system"]
@@ -322,7 +323,7 @@ def error_info(error: BaseException, *, stage_id: str | None = None) -> ErrorInf
             cause=error,
         )
     name = type(error).__name__
-    if name in {"CancelledError", "Cancelled"} or getattr(error, "name", None) == "AbortError":
+    if is_cancellation(error) or getattr(error, "name", None) == "AbortError":
         return ErrorInfo(
             code="aborted",
             codes=("aborted",),
@@ -348,4 +349,15 @@ def error_info(error: BaseException, *, stage_id: str | None = None) -> ErrorInf
         issues=issues,
         stage_id=stage_id,
         cause=error,
+    )
+
+
+def is_cancellation(error: BaseException) -> bool:
+    """Is ``error`` the async backend's cancellation (asyncio's ``CancelledError``, trio's
+    ``Cancelled``, or a subclass)?  Checked by module and name, so no backend is imported;
+    :func:`agentrig.cancel.is_abort` and :func:`error_info` share this one rule."""
+    return any(
+        (cls.__module__, cls.__name__)
+        in {("asyncio.exceptions", "CancelledError"), ("trio", "Cancelled")}
+        for cls in type(error).__mro__
     )
