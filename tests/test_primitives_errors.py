@@ -217,7 +217,7 @@ def test_error_info_and_is_abort_agree_on_what_an_abort_is() -> None:
     from agentrig.errors import AbortError, error_info, is_cancellation
 
     class Subclassed(asyncio.CancelledError):
-        pass
+        """A library's own cancellation, derived from the backend's."""
 
     class Named(Exception):
         name = "AbortError"

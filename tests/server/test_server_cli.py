@@ -179,10 +179,12 @@ def test_a_5xx_error_id_is_logged_with_its_exception_on_stderr(tmp_path: Path) -
 def test_serve_in_process_leaves_the_hosts_logging_level(tmp_path: Path) -> None:
     """``agentrig serve`` shows warnings on stderr while it runs; called in-process (an
     embedding host, a test) it puts back the agentrig logger's level with its handler."""
+    import importlib
     import logging
 
-    import agentrig.diagnostics  # noqa: F401 -- its NullHandler is the logger's own, not serve's
     from agentrig.cli import main
+
+    importlib.import_module("agentrig.diagnostics")  # its NullHandler is the logger's own
 
     logger = logging.getLogger("agentrig")
     before = (logger.level, list(logger.handlers))

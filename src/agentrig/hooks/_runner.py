@@ -168,6 +168,8 @@ class HookRunner:
         return cls(
             hooks_config(rt.loaded),
             lookup,
+            # rt.http is looked up when a strategy builds a client: a runtime without the
+            # egress step fails there, naming it, instead of handing out an unchecked client
             services={"http": lambda **options: rt.http(**options)},
             base_dir=base_dir,
             source=getattr(loaded, "source", None),

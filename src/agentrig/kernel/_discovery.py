@@ -473,7 +473,7 @@ def _usable_entries(kind: str, index: PluginIndex | None) -> Iterator[tuple[Entr
             continue
         try:
             loaded = index.load(entry.kind, entry.name)
-        except Exception as exc:
+        except Exception as exc:  # load() recorded it in the report; the others still load
             get_logger("plugins").warning("%s entry %s was not loaded: %s", kind, entry.name, exc)
             continue
         yield entry, loaded
@@ -500,7 +500,7 @@ def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None)
     for entry, register in _usable_entries("schemas", index):
         try:
             register(registry)
-        except Exception as exc:
+        except Exception as exc:  # one plugin's broken registrar leaves the others' schemas
             get_logger("plugins").warning("schemas entry %s failed: %s", entry.name, exc)
 
 
