@@ -94,8 +94,14 @@ class _PostgresLease:
     def release(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
+            # unlocked before the session closes: a backend ends after close() returns, so
+            # without it another worker could still find the id held just after a release
             with contextlib.suppress(Exception):
-                connection.close()  # the server releases the lock with the session
+                connection.execute(
+                    "SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (self._key,)
+                )
+            with contextlib.suppress(Exception):
+                connection.close()  # a broken session's lock went with the session
 
     def renew(self) -> bool:
         connection = self._connection
