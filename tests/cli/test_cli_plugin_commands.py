@@ -16,6 +16,10 @@ from agentrig.errors import ConfigError, Issue
 def greet(args):
     if args.name == "nobody":
         raise ConfigError([Issue("greet.nobody", "cannot greet nobody")])
+    if args.name == "server":
+        raise agentrig.AgentrigError("the server said:\\n  no\\n  never")
+    if args.name == "crash":
+        raise ValueError("first line\\nsecond line")
     print(f"hello {args.name}")
     return 0
 
@@ -76,6 +80,23 @@ def test_a_plugin_commands_error_is_one_line(capsys: pytest.CaptureFixture[str])
     assert err.startswith("agentrig greet: error [greet.nobody]:")  # the issue's own code
     assert "cannot greet nobody" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.usefixtures("greeter")
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("server", "agentrig greet: error [agentrig.error]: the server said: no never"),
+        ("crash", "agentrig greet: error [internal]: ValueError: first line second line"),
+    ],
+)
+def test_a_multi_line_message_is_still_one_error_line(
+    name: str, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["greet", name]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err  # scripts read one line per failure
+    assert err.startswith(line)
 
 
 @pytest.mark.usefixtures("greeter")

@@ -245,19 +245,19 @@ def _report(command: str, exc: BaseException) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     if isinstance(exc, UsageError):
-        print(f"{prefix} [{exc.code}]: {exc}", file=sys.stderr)
+        print(f"{prefix} [{exc.code}]: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     if isinstance(exc, ConfigError) and exc.issues:  # one line per problem, at its key path
         source = f"{exc.source}: " if exc.source else ""
         for issue in exc.issues:
-            print(f"{prefix} [{issue.code}]: {source}{issue}", file=sys.stderr)
+            print(f"{prefix} [{issue.code}]: {_one_line(f'{source}{issue}')}", file=sys.stderr)
         return EXIT_FAILURE
     if isinstance(exc, AgentrigError):  # a plugin command's failure: one line, no traceback
-        print(f"{prefix} [{exc.code}]: {exc}", file=sys.stderr)
+        print(f"{prefix} [{exc.code}]: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_FAILURE
     cause = exc.__context__ if isinstance(exc, SystemExit) else None
     shown = cause if isinstance(cause, Exception) else exc
-    message = " ".join(str(shown).split()) or type(shown).__name__
+    message = _one_line(str(shown)) or type(shown).__name__
     if isinstance(shown, OSError):  # the environment said no: a port in use, a full disk ...
         import errno
 
@@ -270,3 +270,7 @@ def _report(command: str, exc: BaseException) -> int:
         file=sys.stderr,
     )
     return EXIT_FAILURE
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
