@@ -7,7 +7,6 @@ Secret references (``"$ENV:NAME"``) are resolved only through a resolver the cal
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections import abc
@@ -19,7 +18,7 @@ from typing import Annotated, Any, TypeVar, Union, final, get_args, get_origin
 import attrs
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig.ids import EntryId, PluginName, ProviderId, ToolId
 from agentrig.kernel._duration import Duration
 from agentrig.kernel._entry_points import IMPORTERS_GROUP, core_entry_points
@@ -215,9 +214,9 @@ def known_keys(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]
 
 def unknown_key_message(key: str | int, known: Sequence[str]) -> str:
     """``unknown key 'x'`` with the closest of ``known`` ("did you mean"), else the list."""
-    close = difflib.get_close_matches(str(key), known, n=1) if known else []
-    if close:
-        return f"unknown key {key!r}; did you mean {close[0]!r}?"
+    hint = did_you_mean(str(key), known)
+    if hint:
+        return f"unknown key {key!r}{hint}"
     if known:
         return f"unknown key {key!r} (known keys: {', '.join(known)})"
     return f"unknown key {key!r}"
