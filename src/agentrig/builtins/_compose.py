@@ -133,6 +133,8 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                     )
                 )
     for name, table in loaded.sections.items():
+        if name in loaded.imported:
+            continue  # its importer read and validated it as the file was loaded
         issue = _entry_issue(index, "config_sections", name, (name,))
         if issue:
             issues.append(issue)
