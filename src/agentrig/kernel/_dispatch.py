@@ -14,10 +14,11 @@ listener is judged against the whole set when it arrives.
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import inspect
 import types
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from typing import Any, TypeVar, cast, final
 
 import attrs
@@ -29,7 +30,6 @@ from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import _hookspecs as kernel_hookspecs
 from agentrig.kernel._hookspecs import Mode, modes_in
-from agentrig.kernel._identity import IdentityCache
 from agentrig.kernel._listeners import listener_problems
 
 __all__ = [
@@ -111,22 +111,52 @@ def _takes_next(hook: str) -> bool | None:
     return None if mode is None else mode is Mode.WATERFALL
 
 
-# every runtime registers the same installed listener objects, and reading their
-# implementations was most of a registration
-_REFUSALS: IdentityCache[tuple[str, ...]] = IdentityCache()
+_MARKS = {"impl": f"{PROJECT}_impl", "spec": f"{PROJECT}_spec"}
+_HOOKABLE = (types.FunctionType, types.MethodType, staticmethod, classmethod)
+
+
+def _marked(obj: object, mark: str) -> dict[str, tuple[object, ...]]:
+    """The attributes of ``obj`` that may carry pluggy marker ``mark``, with every value
+    found under each name -- read straight from the dictionaries (and slots) pluggy's static
+    lookup reads, so no descriptor runs.  A superset: pluggy still judges each name.
+    """
+    instance = not isinstance(obj, type | types.ModuleType)
+    spaces: list[Mapping[str, object]] = [] if instance else [vars(obj)]
+    if instance:
+        with contextlib.suppress(AttributeError):
+            spaces.append(object.__getattribute__(obj, "__dict__"))
+    classes = obj.__mro__[1:] if isinstance(obj, type) else ()
+    spaces += [vars(c) for c in (*classes, *type(obj).__mro__) if c not in (object, type)]
+    found: dict[str, tuple[object, ...]] = {}
+    for space in spaces:
+        for name, value in space.items():
+            if instance and isinstance(value, types.MemberDescriptorType):
+                with contextlib.suppress(AttributeError):  # a slot's value (no user code)
+                    value = value.__get__(obj, type(obj))
+            if isinstance(value, _HOOKABLE) and (
+                getattr(value, mark, None) is not None
+                or getattr(getattr(value, "__func__", None), mark, None) is not None
+            ):
+                found[name] = (*found.get(name, ()), value)
+    return found
+
+
+# verdicts by what they depend on: how the plugin binds its functions, and the functions it
+# may mark (a reloaded or changed plugin brings new ones); bounded, never by identity alone
+_REFUSALS: dict[tuple[object, ...], tuple[str, ...]] = {}
 
 
 def listener_refusals(plugin: object) -> list[str]:
-    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them).
-
-    Computed once per live plugin object (its implementations are fixed when it is made).
-    """
-    known = _REFUSALS.get(plugin)
-    if known is not None:
-        return list(known)
-    problems = listener_problems(_spec_manager(), plugin, _takes_next)
-    _REFUSALS.put(plugin, tuple(problems))
-    return problems
+    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them)."""
+    binding = (isinstance(plugin, types.ModuleType), isinstance(plugin, type))
+    key = (binding, *_marked(plugin, _MARKS["impl"]).items())
+    known = _REFUSALS.get(key)
+    if known is None:
+        known = tuple(listener_problems(_spec_manager(), plugin, _takes_next))
+        if len(_REFUSALS) >= 512:
+            _REFUSALS.clear()
+        _REFUSALS[key] = known
+    return list(known)
 
 
 @functools.cache
@@ -139,51 +169,42 @@ def _spec_manager() -> pluggy.PluginManager:
     return _add_specs(pluggy.PluginManager(PROJECT))
 
 
-# per plugin (or hookspec namespace) object: the attribute names that carry a marker
-_IMPL_NAMES: IdentityCache[frozenset[str]] = IdentityCache()
-_SPEC_NAMES: IdentityCache[frozenset[str]] = IdentityCache()
-
-
 class _Manager(pluggy.PluginManager):
-    """pluggy's manager, reading each object's marked attributes once per process.
+    """pluggy's manager, judging only the attributes that may carry a marker.
 
-    pluggy inspects every attribute of a plugin (``inspect.getattr_static``) at each
-    registration; every runtime registers the same installed listener objects, so the names
-    that carry a marker are remembered per object and the others skipped.  Dunder names are
-    never read: no agentrig hook has one, and a plugin naming one is refused before it is
-    registered (:func:`listener_refusals` reads every attribute).
+    pluggy reads every attribute of a plugin (``inspect.getattr_static``) at registration;
+    :func:`_marked` finds the few that may be marked in one pass over the plugin's
+    dictionaries, and the others are skipped.  Nothing is remembered between registrations.
     """
 
+    _only: Collection[str] | None = None
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        return self._reading(plugin, "impl", lambda: super(_Manager, self).register(plugin, name))
+
+    def add_hookspecs(self, module_or_class: types.ModuleType | type) -> None:
+        self._reading(
+            module_or_class, "spec", lambda: super(_Manager, self).add_hookspecs(module_or_class)
+        )
+
+    def _reading(self, obj: object, kind: str, action: Callable[[], _R]) -> _R:
+        previous, self._only = self._only, _marked(obj, _MARKS[kind]).keys()
+        try:
+            return action()
+        finally:
+            self._only = previous
+
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        parse = super().parse_hookimpl_opts
-        if _skip(_IMPL_NAMES, plugin, name, parse):
+        if self._only is not None and name not in self._only:
             return None
-        return parse(plugin, name)
+        return super().parse_hookimpl_opts(plugin, name)
 
     def parse_hookspec_opts(
         self, module_or_class: types.ModuleType | type, name: str
     ) -> pluggy.HookspecOpts | None:
-        parse = super().parse_hookspec_opts
-        if _skip(_SPEC_NAMES, module_or_class, name, parse):
+        if self._only is not None and name not in self._only:
             return None
-        return parse(module_or_class, name)
-
-
-def _skip(
-    cache: IdentityCache[frozenset[str]],
-    obj: object,
-    name: str,
-    parse: Callable[[Any, str], object],
-) -> bool:
-    """Is ``name`` of ``obj`` certainly unmarked (a dunder, or not among its marked names)?"""
-    if name.startswith("__"):
-        return True
-    names = cache.get(obj)
-    if names is None:
-        names = frozenset(n for n in dir(obj) if not n.startswith("__") and parse(obj, n))
-        if not cache.put(obj, names):  # not cacheable: pluggy's own per-name reading
-            return False
-    return name not in names
+        return super().parse_hookspec_opts(module_or_class, name)
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
