@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 import pytest
 
+import agentrig
 from agentrig.cli import main
+from agentrig.kernel import open_runtime
+from agentrig.plugin import Commands, RuntimeStarted
 
 GREETER = """
 import agentrig
@@ -135,3 +139,35 @@ def test_a_broken_plugin_is_reported_and_the_others_still_work(
     assert captured.out == "hello you\n"
     assert "agentrig: warning [plugin.load_failed]: plugin 'broken' not loaded:" in captured.err
     assert "cannot import me" in captured.err
+
+
+def _both_handler(args: argparse.Namespace) -> int:
+    return 7
+
+
+@pytest.mark.anyio
+async def test_a_commands_listener_also_registers_in_a_runtime() -> None:
+    # register_commands is declared by the CLI, yet every plugin manager holds it: a plugin
+    # that adds commands and listens to the runtime is one listener object, accepted by both
+    class Both:
+        def __init__(self) -> None:
+            self.started = 0
+
+        @agentrig.hookimpl
+        def register_commands(self, payload: Commands) -> None:
+            payload.add("both", help="a plugin that also listens", handler=_both_handler)
+
+        @agentrig.hookimpl
+        def runtime_started(self, payload: RuntimeStarted) -> None:
+            self.started += 1
+
+    plugin = Both()
+    parser = argparse.ArgumentParser(prog="agentrig")
+    sub = parser.add_subparsers()
+    async with open_runtime(plugins=[("both", plugin)]) as rt:
+        assert rt.hooks.pm.is_registered(plugin)
+        rt.hooks.notify("register_commands", Commands(sub.add_parser, taken=()))
+        assert not rt.hooks.failures()
+    assert plugin.started == 1
+    args = parser.parse_args(["both"])
+    assert args.handler(args) == 7

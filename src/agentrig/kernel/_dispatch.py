@@ -25,7 +25,7 @@ import attrs
 import pluggy
 
 from agentrig._markers import PROJECT
-from agentrig._seams import core_seam
+from agentrig._seams import core_seam, seam_names
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import _hookspecs as kernel_hookspecs
@@ -52,14 +52,14 @@ Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 
 @functools.cache
 def spec_modules() -> tuple[types.ModuleType, ...]:
-    """The modules whose hookspecs every manager holds: the kernel's, then the lifecycle's.
+    """The modules whose hookspecs every manager holds: the kernel's, then the layers' above.
 
-    The lifecycle's module sits above the kernel, so it arrives through agentrig's own
-    ``agentrig.seams`` entry point ``lifecycle_hookspecs`` (a missing one is a broken
-    install, reported by :func:`agentrig._seams.core_seam`).
+    A layer above the kernel declares the hooks it fires in its own module and hands it down
+    through one of agentrig's own ``agentrig.seams`` entry points named ``*_hookspecs``
+    (the lifecycle's, the skills', the CLI's): the kernel names none of them.
     """
-    lifecycle = cast(types.ModuleType, core_seam("lifecycle_hookspecs"))
-    return (kernel_hookspecs, lifecycle)
+    above = [core_seam(name) for name in seam_names() if name.endswith("_hookspecs")]
+    return (kernel_hookspecs, *cast(list[types.ModuleType], above))
 
 
 @functools.cache
