@@ -1,20 +1,22 @@
 """Driving pluggy's ordered hook implementations in the four dispatch modes.
 
-pluggy owns registration, signature validation, ordering (``tryfirst``/``trylast``,
-last-registered-first) and blocking.  Its call loop is synchronous, so the kernel reads the
+pluggy owns registration, ordering (``tryfirst``/``trylast``, last-registered-first) and
+blocking.  Its call loop is synchronous, so the kernel reads the
 ordered implementations (``HookCaller.get_hookimpls()``, public pluggy API) once, caches a
 compact call plan per hook, and drives it itself -- awaiting async implementations, chaining
 waterfalls and isolating notify failures.  The plan is rebuilt whenever a plugin is
 registered or removed through :class:`HookDispatcher`.
 
-Every manager holds every hook (:func:`spec_modules`) before a plugin registers, so a
-listener is judged against the whole set when it arrives.
+One manager per process holds every hook's spec (:func:`spec_modules`); each listener is
+judged against the whole set when it arrives (:func:`listener_refusals`), before a runtime's
+manager registers it.  A runtime's manager holds no specs: agentrig calls the hooks itself,
+so a copy of the 17 specs per runtime would only repeat that judgement (most of an open's
+dispatch cost, ``benchmarks/README.md``).
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import inspect
 import types
@@ -72,12 +74,6 @@ def mode_of(hook: str) -> Mode | None:
     return _modes().get(hook)
 
 
-def _add_specs(pm: pluggy.PluginManager) -> pluggy.PluginManager:
-    for module in spec_modules():
-        pm.add_hookspecs(module)
-    return pm
-
-
 @final
 @attrs.frozen(slots=True)
 class HookFailure:
@@ -111,45 +107,54 @@ def _takes_next(hook: str) -> bool | None:
     return None if mode is None else mode is Mode.WATERFALL
 
 
-_MARKS = {"impl": f"{PROJECT}_impl", "spec": f"{PROJECT}_spec"}
-_HOOKABLE = (types.FunctionType, types.MethodType, staticmethod, classmethod)
+_MARK = f"{PROJECT}_impl"
+_WRAPPED = (types.MethodType, staticmethod, classmethod)
+_BUILTIN = (object, type, types.ModuleType)
 
 
-def _marked(obj: object, mark: str) -> dict[str, tuple[object, ...]]:
-    """The attributes of ``obj`` that may carry pluggy marker ``mark``, with every value
-    found under each name -- read straight from the dictionaries (and slots) pluggy's static
-    lookup reads, so no descriptor runs.  A superset: pluggy still judges each name.
+def _marked(obj: object) -> dict[str, tuple[object, ...]]:
+    """The attributes of ``obj`` that may carry a hookimpl marker, with every value found
+    under each name -- read straight from the dictionaries (and slots) pluggy's static
+    lookup reads, so no descriptor runs.  A superset (a wrapped function always counts):
+    pluggy still judges each name.
     """
-    instance = not isinstance(obj, type | types.ModuleType)
-    spaces: list[Mapping[str, object]] = [] if instance else [vars(obj)]
-    if instance:
-        with contextlib.suppress(AttributeError):
-            spaces.append(object.__getattribute__(obj, "__dict__"))
-    classes = obj.__mro__[1:] if isinstance(obj, type) else ()
-    spaces += [vars(c) for c in (*classes, *type(obj).__mro__) if c not in (object, type)]
+    instance = not isinstance(obj, type) and not isinstance(obj, types.ModuleType)
+    classes = type(obj).__mro__ + (obj.__mro__ if isinstance(obj, type) else ())
+    spaces: list[Mapping[str, object]] = [vars(c) for c in classes if c not in _BUILTIN]
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+        spaces += [own] if isinstance(own, dict) and not isinstance(obj, type) else []
+    except AttributeError:
+        pass
     found: dict[str, tuple[object, ...]] = {}
     for space in spaces:
         for name, value in space.items():
-            if instance and isinstance(value, types.MemberDescriptorType):
-                with contextlib.suppress(AttributeError):  # a slot's value (no user code)
+            if instance and type(value) is types.MemberDescriptorType:
+                try:  # a slot's value (reading one runs no user code)
                     value = value.__get__(obj, type(obj))
-            if isinstance(value, _HOOKABLE) and (
-                getattr(value, mark, None) is not None
-                or getattr(getattr(value, "__func__", None), mark, None) is not None
+                except AttributeError:
+                    continue
+            if (type(value) is types.FunctionType and _MARK in value.__dict__) or isinstance(
+                value, _WRAPPED
             ):
                 found[name] = (*found.get(name, ()), value)
     return found
 
 
-# verdicts by what they depend on: how the plugin binds its functions, and the functions it
-# may mark (a reloaded or changed plugin brings new ones); bounded, never by identity alone
+# verdicts keyed by what they depend on: how the plugin binds its functions, and the
+# functions it may mark (a reloaded or changed plugin brings new ones); bounded
 _REFUSALS: dict[tuple[object, ...], tuple[str, ...]] = {}
 
 
-def listener_refusals(plugin: object) -> list[str]:
-    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them)."""
+def listener_refusals(
+    plugin: object, marked: dict[str, tuple[object, ...]] | None = None
+) -> list[str]:
+    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them).
+
+    ``marked`` is :func:`_marked` of ``plugin`` when the caller has it already.
+    """
     binding = (isinstance(plugin, types.ModuleType), isinstance(plugin, type))
-    key = (binding, *_marked(plugin, _MARKS["impl"]).items())
+    key = (binding, *(_marked(plugin) if marked is None else marked).items())
     known = _REFUSALS.get(key)
     if known is None:
         known = tuple(listener_problems(_spec_manager(), plugin, _takes_next))
@@ -161,55 +166,42 @@ def listener_refusals(plugin: object) -> list[str]:
 
 @functools.cache
 def _spec_manager() -> pluggy.PluginManager:
-    """A manager holding only the hookspecs (never a plugin): what refusals are judged by.
-
-    A plain pluggy manager: it reads every attribute, so a dunder-named implementation is
-    refused (as no agentrig hook) rather than skipped.
-    """
-    return _add_specs(pluggy.PluginManager(PROJECT))
+    """The process's manager holding every hookspec (never a plugin): what listeners are
+    judged by.  It reads every attribute, so a dunder-named implementation is refused."""
+    return new_plugin_manager()
 
 
 class _Manager(pluggy.PluginManager):
-    """pluggy's manager, judging only the attributes that may carry a marker.
+    """A runtime's manager: pluggy's, skipping the attributes :func:`_marked` ruled out.
 
-    pluggy reads every attribute of a plugin (``inspect.getattr_static``) at registration;
-    :func:`_marked` finds the few that may be marked in one pass over the plugin's
-    dictionaries, and the others are skipped.  Nothing is remembered between registrations.
+    pluggy reads every attribute of a plugin (``inspect.getattr_static``) when it registers
+    it; the few that may carry a marker are known from one pass over the plugin's
+    dictionaries, made for each registration (nothing is remembered between them).
     """
 
     _only: Collection[str] | None = None
 
-    def register(self, plugin: object, name: str | None = None) -> str | None:
-        return self._reading(plugin, "impl", lambda: super(_Manager, self).register(plugin, name))
-
-    def add_hookspecs(self, module_or_class: types.ModuleType | type) -> None:
-        self._reading(
-            module_or_class, "spec", lambda: super(_Manager, self).add_hookspecs(module_or_class)
-        )
-
-    def _reading(self, obj: object, kind: str, action: Callable[[], _R]) -> _R:
-        previous, self._only = self._only, _marked(obj, _MARKS[kind]).keys()
+    def register_marked(
+        self, plugin: object, name: str | None, marked: Collection[str]
+    ) -> str | None:
+        self._only = marked
         try:
-            return action()
+            return self.register(plugin, name)
         finally:
-            self._only = previous
+            self._only = None
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
         if self._only is not None and name not in self._only:
             return None
         return super().parse_hookimpl_opts(plugin, name)
 
-    def parse_hookspec_opts(
-        self, module_or_class: types.ModuleType | type, name: str
-    ) -> pluggy.HookspecOpts | None:
-        if self._only is not None and name not in self._only:
-            return None
-        return super().parse_hookspec_opts(module_or_class, name)
-
 
 def new_plugin_manager() -> pluggy.PluginManager:
     """A pluggy manager for project ``agentrig`` holding every agentrig hook's spec."""
-    return _add_specs(_Manager(PROJECT))
+    pm = pluggy.PluginManager(PROJECT)
+    for module in spec_modules():
+        pm.add_hookspecs(module)
+    return pm
 
 
 @final
@@ -217,7 +209,7 @@ class HookDispatcher:
     """Dispatches the agentrig hooks of one plugin manager in their declared modes."""
 
     def __init__(self, *, spawner: Spawner | None = None, max_failures: int = 1000) -> None:
-        self.pm = new_plugin_manager()
+        self.pm = _Manager(PROJECT)  # judged against the specs by listener_refusals
         self.spawner = spawner
         self._plans: dict[str, tuple[_Impl, ...]] = {}
         self._failures: collections.deque[HookFailure] = collections.deque(maxlen=max_failures)
@@ -234,10 +226,11 @@ class HookDispatcher:
         nothing left to refuse: every spec takes ``(payload)``, a waterfall's ``(payload,
         next)`` (``tests/kernel/test_dispatch.py`` holds the specs to that).
         """
-        problems = listener_refusals(plugin)
+        marked = _marked(plugin)
+        problems = listener_refusals(plugin, marked)
         if problems:
             raise HookError(f"plugin {name or plugin!r}: " + "; ".join(problems))
-        registered = self.pm.register(plugin, name)
+        registered = self.pm.register_marked(plugin, name, marked.keys())
         if registered is None:
             raise HookError(f"plugin {name or plugin!r} is blocked or already registered")
         self._plans.clear()
@@ -251,11 +244,12 @@ class HookDispatcher:
         """The implementations of ``hook`` in call order (first called first)."""
         plan = self._plans.get(hook)
         if plan is None:
-            caller: pluggy.HookCaller | None = getattr(self.pm.hook, hook, None)
-            if caller is None or mode_of(hook) is None:
+            if mode_of(hook) is None:
                 raise HookError(f"unknown agentrig hook {hook!r}")
+            caller: pluggy.HookCaller | None = getattr(self.pm.hook, hook, None)
             # pluggy stores implementations in reverse call order.
-            plan = tuple(_Impl(i) for i in reversed(caller.get_hookimpls()))
+            impls = reversed(caller.get_hookimpls()) if caller is not None else ()
+            plan = tuple(_Impl(i) for i in impls)
             self._plans[hook] = plan
         return plan
 
