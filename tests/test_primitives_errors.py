@@ -16,6 +16,8 @@ from agentrig.errors import (
     PluginLoadError,
     RuntimeClosedError,
     UnknownIdError,
+    closest_match,
+    did_you_mean,
     error_info,
 )
 from agentrig.tools import CheckResult
@@ -232,3 +234,17 @@ def test_error_info_and_is_abort_agree_on_what_an_abort_is() -> None:
         assert error_info(error).code != "aborted", error
     assert is_cancellation(Subclassed())
     assert not is_cancellation(AbortError())
+
+
+def test_did_you_mean_names_the_nearest_choice_or_says_nothing() -> None:
+    choices = {"assistant": 1, "reviewer": 2}  # any iterable of names: a dict's keys here
+    assert closest_match("asistant", choices) == "assistant"
+    assert did_you_mean("asistant", choices) == "; did you mean 'assistant'?"
+    assert closest_match("zzz", choices) is None
+    assert did_you_mean("zzz", choices) == ""
+    assert did_you_mean("x", []) == ""
+    # how the suggestion is shown is the caller's (a qualified name, or without quotes)
+    assert (
+        did_you_mean("tols", ["tools"], show=lambda k: f"{k}:echo") == "; did you mean tools:echo?"
+    )
+    assert did_you_mean("tols", ("tools",), show=str) == "; did you mean tools?"

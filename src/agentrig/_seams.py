@@ -25,6 +25,7 @@ __all__ = [
     "core_seam",
     "owner_only_files",
     "seam_entry",
+    "seam_names",
 ]
 
 SEAMS_GROUP = "agentrig.seams"
@@ -70,6 +71,16 @@ def seam_entry(name: str) -> SeamEntry | None:
         return None
     found = [e for e in entries if e.group == SEAMS_GROUP and e.name == name]
     return found[0] if found else None
+
+
+def seam_names() -> tuple[str, ...]:
+    """The names of agentrig's own ``agentrig.seams`` entry points, as declared (none: not
+    installed)."""
+    try:
+        entries = metadata.distribution("agentrig").entry_points
+    except metadata.PackageNotFoundError:
+        return ()
+    return tuple(e.name for e in entries if e.group == SEAMS_GROUP)
 
 
 class OwnerOnlyFiles(Protocol):

@@ -9,14 +9,19 @@ mapping is never handed out.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar, cast, final
 
 import attrs
 
-from agentrig.errors import DuplicateIdError, SealedCatalogError, UnknownIdError
+from agentrig.errors import (
+    DuplicateIdError,
+    SealedCatalogError,
+    UnknownIdError,
+    closest_match,
+    did_you_mean,
+)
 
 __all__ = ["CatalogKey", "ReadonlyCatalog", "Registry", "Replacement", "freeze_data"]
 
@@ -111,15 +116,12 @@ class ReadonlyCatalog(Generic[K, V]):
             return self._items[id]
         except KeyError:
             known = sorted(str(k) for k in self._items)
-            close = difflib.get_close_matches(str(id), known, n=1)
-            suggestion = close[0] if close else None
-            hint = f"; did you mean {suggestion!r}?" if suggestion else ""
             listing = ", ".join(repr(k) for k in known) if known else "none"
             raise UnknownIdError(
-                f"unknown {self._kind} id {id!r}{hint} (known: {listing})",
+                f"unknown {self._kind} id {id!r}{did_you_mean(str(id), known)} (known: {listing})",
                 id=str(id),
                 known=known,
-                suggestion=suggestion,
+                suggestion=closest_match(str(id), known),
             ) from None
 
     def __len__(self) -> int:

@@ -1,4 +1,5 @@
-"""The error base, the kernel's and the primitives' errors, and :func:`error_info`.
+"""The error base, the kernel's and the primitives' errors, :func:`error_info`, and the
+"did you mean" of every unknown-name message (:func:`did_you_mean`).
 
 Callers branch on an error's ``code``, ``category`` (who must act: ``user``, ``provider`` or
 ``system``) and ``recoverable``, never on its message.  ``docs/errors.md`` draws the whole tree
@@ -8,7 +9,7 @@ by defining package (``tests/test_error_tree.py`` keeps it true).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
 import attrs
@@ -34,6 +35,8 @@ __all__ = [
     "SealedCatalogError",
     "UnknownIdError",
     "VariantError",
+    "closest_match",
+    "did_you_mean",
     "error_info",
     "is_cancellation",
 ]
@@ -350,6 +353,20 @@ def error_info(error: BaseException, *, stage_id: str | None = None) -> ErrorInf
         stage_id=stage_id,
         cause=error,
     )
+
+
+def closest_match(word: str, choices: Iterable[str]) -> str | None:
+    """The choice nearest a misspelt ``word`` (difflib's ratio of at least 0.6), or None."""
+    import difflib  # only when a name is unknown: keeps it off every import
+
+    return next(iter(difflib.get_close_matches(word, choices, n=1)), None)
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, show: Callable[[str], str] = repr) -> str:
+    """``"; did you mean 'x'?"`` for the choice nearest ``word``, else ``""``: the tail of an
+    "unknown name" message, so every such message suggests the same way."""
+    close = closest_match(word, choices)
+    return f"; did you mean {show(close)}?" if close is not None else ""
 
 
 def is_cancellation(error: BaseException) -> bool:

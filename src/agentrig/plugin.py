@@ -1,8 +1,9 @@
 """Everything a plugin author types, in one module: ``from agentrig.plugin import ...``.
 
 * listeners: :data:`hookimpl` and the payload of every hook (``docs/hooks.md`` and the
-  ``_hookspecs`` modules of :mod:`agentrig.lifecycle` and of the kernel say when each fires
-  and what it may return), the waterfall answers ``Enter``, ``Reject``, ``Retry``;
+  ``_hookspecs`` modules of the kernel, :mod:`agentrig.lifecycle`, :mod:`agentrig.skills` and
+  :mod:`agentrig.cli` say when each fires and what it may return), the waterfall answers
+  ``Enter``, ``Reject``, ``Retry``;
 * adding to a runtime: :func:`compose_step` / :class:`Composition` (a composition step),
   :class:`ServiceKey` (a typed service), :class:`Commands` (``agentrig`` subcommands), and
   :class:`Runtime` for annotations; :data:`TRACE_CONTEXT` / :class:`TraceContext` for a
@@ -48,7 +49,7 @@ _LAZY: dict[str, str] = {
     "PermissionQuestion": "agentrig.lifecycle",
     "ElicitationAnswer": "agentrig.lifecycle",
     "ElicitationQuestion": "agentrig.lifecycle",
-    "RegistrationReview": "agentrig.kernel",
+    "RegistrationReview": "agentrig.skills",
     "PreStep": "agentrig.lifecycle",
     "Reject": "agentrig.lifecycle",
     "RequestConfig": "agentrig.lifecycle",
@@ -61,7 +62,7 @@ _LAZY: dict[str, str] = {
     "ToolExecution": "agentrig.lifecycle",
     "TurnStopping": "agentrig.lifecycle",
     # adding to a runtime
-    "Commands": "agentrig.kernel",
+    "Commands": "agentrig.cli",
     "Composition": "agentrig.kernel",
     "Phase": "agentrig.kernel",
     "Runtime": "agentrig.kernel",
@@ -182,15 +183,14 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 if TYPE_CHECKING:
     from agentrig.agent import CHILD_RUNS, RUN_QUEUE, ChildRun, ChildRuns, RunQueue, SideCall
     from agentrig.catalog import CatalogKey
+    from agentrig.cli import Commands
     from agentrig.credentials import CREDENTIAL_STORES
     from agentrig.hooks import HOOK_STRATEGIES
     from agentrig.kernel import (
         TRACE_CONTEXT,
-        Commands,
         Composition,
         ContractViolation,
         Phase,
-        RegistrationReview,
         Runtime,
         RuntimeStarted,
         ScopeKind,
@@ -236,5 +236,6 @@ if TYPE_CHECKING:
     )
     from agentrig.sealing import SEALERS
     from agentrig.session import SESSION_STORES
+    from agentrig.skills import RegistrationReview
     from agentrig.tools import TOOLS, TOOLSETS, Tool, Toolset, tool
     from agentrig.variants import Variant

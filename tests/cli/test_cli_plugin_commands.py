@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 import pytest
 
+import agentrig
 from agentrig.cli import main
+from agentrig.kernel import open_runtime
+from agentrig.plugin import Commands, RuntimeStarted
 
 GREETER = """
 import agentrig
@@ -16,6 +20,10 @@ from agentrig.errors import ConfigError, Issue
 def greet(args):
     if args.name == "nobody":
         raise ConfigError([Issue("greet.nobody", "cannot greet nobody")])
+    if args.name == "server":
+        raise agentrig.AgentrigError("the server said:\\n  no\\n  never")
+    if args.name == "crash":
+        raise ValueError("first line\\nsecond line")
     print(f"hello {args.name}")
     return 0
 
@@ -79,6 +87,23 @@ def test_a_plugin_commands_error_is_one_line(capsys: pytest.CaptureFixture[str])
 
 
 @pytest.mark.usefixtures("greeter")
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("server", "agentrig greet: error [agentrig.error]: the server said: no never"),
+        ("crash", "agentrig greet: error [internal]: ValueError: first line second line"),
+    ],
+)
+def test_a_multi_line_message_is_still_one_error_line(
+    name: str, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["greet", name]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err  # scripts read one line per failure
+    assert err.startswith(line)
+
+
+@pytest.mark.usefixtures("greeter")
 def test_a_disabled_plugin_adds_no_command(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -114,3 +139,35 @@ def test_a_broken_plugin_is_reported_and_the_others_still_work(
     assert captured.out == "hello you\n"
     assert "agentrig: warning [plugin.load_failed]: plugin 'broken' not loaded:" in captured.err
     assert "cannot import me" in captured.err
+
+
+def _both_handler(args: argparse.Namespace) -> int:
+    return 7
+
+
+@pytest.mark.anyio
+async def test_a_commands_listener_also_registers_in_a_runtime() -> None:
+    # register_commands is declared by the CLI, yet every plugin manager holds it: a plugin
+    # that adds commands and listens to the runtime is one listener object, accepted by both
+    class Both:
+        def __init__(self) -> None:
+            self.started = 0
+
+        @agentrig.hookimpl
+        def register_commands(self, payload: Commands) -> None:
+            payload.add("both", help="a plugin that also listens", handler=_both_handler)
+
+        @agentrig.hookimpl
+        def runtime_started(self, payload: RuntimeStarted) -> None:
+            self.started += 1
+
+    plugin = Both()
+    parser = argparse.ArgumentParser(prog="agentrig")
+    sub = parser.add_subparsers()
+    async with open_runtime(plugins=[("both", plugin)]) as rt:
+        assert rt.hooks.pm.is_registered(plugin)
+        rt.hooks.notify("register_commands", Commands(sub.add_parser, taken=()))
+        assert not rt.hooks.failures()
+    assert plugin.started == 1
+    args = parser.parse_args(["both"])
+    assert args.handler(args) == 7

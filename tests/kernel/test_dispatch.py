@@ -80,15 +80,12 @@ def test_the_mode_is_data_on_the_spec_function_pluggy_sees() -> None:
         waterfall = mode_of(caller.name) is Mode.WATERFALL
         assert spec.argnames == (("payload", "next") if waterfall else ("payload",))
         declared_in.setdefault(spec.function.__module__, set()).add(caller.name)
-    # the kernel declares the hooks of building and running the runtime; the agent
-    # lifecycle's hooks are declared above it, by the layer that fires them
+    # the kernel declares the hooks of building and running the runtime; every other hook is
+    # declared above it, by the layer that fires it
     assert declared_in == {
-        "agentrig.kernel._hookspecs": {
-            "compose",
-            "register_commands",
-            "runtime_started",
-            "registration_guard",
-        },
+        "agentrig.kernel._hookspecs": {"compose", "runtime_started"},
+        "agentrig.skills._hookspecs": {"registration_guard"},
+        "agentrig.cli._hookspecs": {"register_commands"},
         "agentrig.lifecycle._hookspecs": {
             "agent_created",
             "agent_disposed",
@@ -323,6 +320,9 @@ def _notify_with_next(self: object, payload: object, next: object) -> None: ...
         ("pre_step", _star_args, "*args"),
         ("observe", _notify_with_next, "observe is not a waterfall hook"),
         ("runtime_startd", _no_payload, "did you mean 'runtime_started'?"),
+        # the hooks declared above the kernel give the same hint: every manager holds them
+        ("registraton_guard", _no_payload, "did you mean 'registration_guard'?"),
+        ("register_comands", _no_payload, "did you mean 'register_commands'?"),
     ],
 )
 def test_listeners_of_any_other_shape_are_refused_with_the_reason(

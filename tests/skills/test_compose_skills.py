@@ -15,7 +15,8 @@ from agentrig.errors import AgentrigError, ConfigError
 from agentrig.ids import AgentId, provider_id
 from agentrig.kernel import open_runtime
 from agentrig.llm import PROVIDERS, ToolMessage
-from agentrig.skills import SKILLS
+from agentrig.plugin import RegistrationReview, hookimpl
+from agentrig.skills import SKILLS, Verdict
 from agentrig.tools import tool
 
 pytestmark = pytest.mark.anyio
@@ -271,3 +272,30 @@ async def test_a_trusted_skill_changed_into_a_hostile_one_loses_its_trust(projec
         assert rt.services.require(SKILLS).names() == ()
         assert guard_requests(rt) == 0  # the scanner refused it first
     assert str(skill) not in json.loads(trust_file.read_text())["skills"]
+
+
+async def test_a_plugins_registration_guard_judges_a_folder_skill(project: Path) -> None:
+    # registration_guard is declared by the skills layer; a plugin's listener registers in
+    # every runtime and its verdict decides, with no [skills.guard] model configured
+    copy("commit-messages", project / ".claude" / "skills")
+    copy("pdf-processing", project / ".claude" / "skills")
+    asked: list[RegistrationReview] = []
+
+    class TeamPolicy:
+        @hookimpl
+        def registration_guard(self, payload: RegistrationReview) -> Verdict:
+            asked.append(payload)
+            allowed = payload.registration.name == "commit-messages"
+            return Verdict(allowed, "team policy", reason="" if allowed else "not ours")
+
+    plugins = [("team-policy", TeamPolicy())]
+    async with open_runtime(write_config(project), environ={}, plugins=plugins) as rt:
+        registry = rt.services.require(SKILLS)
+        assert registry.names() == ("commit-messages",)
+        [refusal] = registry.refused()
+        assert "not ours" in refusal.describe()
+        assert all(review.runtime is rt for review in asked)
+    assert sorted(review.registration.name for review in asked) == [
+        "commit-messages",
+        "pdf-processing",
+    ]

@@ -11,7 +11,6 @@ children one agent runs at once, so a recursion (A -> B -> A) ends with an error
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Literal, final
 
@@ -23,7 +22,7 @@ from agentrig.agent._child_runs import CHILD_RUNS, ChildRun
 from agentrig.agent._config import AgentConfig, delegation_config
 from agentrig.agent._results import DelegationError, RunRecord, RunResult
 from agentrig.cancel import CancelSignal
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig.ids import AgentId, SessionId, agent_id, session_id
 from agentrig.session import Session, SessionLineage
 from agentrig.tools import FunctionTool, ToolContext, tool
@@ -162,8 +161,7 @@ def subagent_issues(
     for index, name in enumerate(names):
         if name in configured:
             continue
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, known)
         issues.append(
             Issue(
                 code,
@@ -238,8 +236,7 @@ def _admit(parent: Agent, state: Delegations, child: str) -> Lineage:
     """The child's lineage, or a :class:`DelegationError` saying which limit refuses it."""
     subagents = parent.config.subagents
     if child not in subagents:
-        close = difflib.get_close_matches(child, list(subagents), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(child, subagents)
         raise DelegationError(
             f"agent {parent.id!r} cannot delegate to {child!r}{hint} "
             f"(its [agents] subagents: {', '.join(subagents) or 'none'})",

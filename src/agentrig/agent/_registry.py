@@ -27,6 +27,8 @@ from agentrig.errors import (
     DuplicateIdError,
     HookError,
     UnknownIdError,
+    closest_match,
+    did_you_mean,
 )
 from agentrig.ids import AgentId, ToolId, new_session_id
 from agentrig.ids import agent_id as _check_agent_id
@@ -98,16 +100,13 @@ class AgentRegistry:
         agent_id = _check_agent_id(agent_id)
         agent = self._agents.get(agent_id)
         if agent is None:
-            import difflib
-
             known = sorted(self._agents)
-            close = difflib.get_close_matches(agent_id, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(agent_id, known)
             raise UnknownIdError(
                 f"no agent {agent_id!r}{hint} (agents: {', '.join(known) or 'none'})",
                 id=agent_id,
                 known=known,
-                suggestion=close[0] if close else None,
+                suggestion=closest_match(agent_id, known),
             )
         return agent
 

@@ -7,7 +7,6 @@ override, or a plugin's earlier step) is not built again.
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -31,6 +30,7 @@ from agentrig.errors import (
     PluginConflictError,
     PluginDisabledError,
     UnknownIdError,
+    did_you_mean,
 )
 from agentrig.ids import ToolId, provider_id
 from agentrig.kernel import (
@@ -133,6 +133,8 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
                     )
                 )
     for name, table in loaded.sections.items():
+        if name in loaded.imported:
+            continue  # its importer read and validated it as the file was loaded
         issue = _entry_issue(index, "config_sections", name, (name,))
         if issue:
             issues.append(issue)
@@ -487,11 +489,10 @@ def _check_agent_tools(rt: Runtime) -> None:
             if issue is None:  # installed and loadable, but no step registered it
                 message = f"tool {name!r} was not composed (is compose-tools disabled?)"
             else:
-                close = difflib.get_close_matches(name, known, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
                 message = (
                     f"no tools plugin named {name!r} is installed and no compose step "
-                    f"registered it{hint} (known: {', '.join(known) or 'none'})"
+                    f"registered it{did_you_mean(name, known)} "
+                    f"(known: {', '.join(known) or 'none'})"
                 )
             issues.append(Issue("config.unknown_id", message, path))
     if issues:

@@ -28,11 +28,11 @@ from agentrig.builtins._skill_trust import TrustStore
 from agentrig.builtins._skills_config import DEFAULT_ROOTS, SkillsConfig
 from agentrig.diagnostics import get_logger
 from agentrig.errors import AgentrigError, ConfigError, Issue
-from agentrig.kernel import RegistrationReview
 from agentrig.skills import (
     SKILLS,
     Registration,
     RegistrationKind,
+    RegistrationReview,
     Skill,
     SkillBlockedError,
     SkillError,

@@ -16,10 +16,9 @@ not checked against them.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig.permissions import PermissionRules
 
 __all__ = ["CLAUDE_CODE_TOOLS", "check_rule_targets"]
@@ -46,12 +45,7 @@ def check_rule_targets(
                 continue
             if any(rule.names_tool(tid, loose=True) for tid in known):
                 continue
-            close = difflib.get_close_matches(rule.tool, known, n=1)
-            hint = (
-                f"; did you mean {close[0]!r}?"
-                if close
-                else f" (known tools: {', '.join(known) or 'none'})"
-            )
+            hint = did_you_mean(rule.tool, known) or f" (known tools: {', '.join(known) or 'none'})"
             issues.append(
                 Issue(
                     "config.unknown_tool",

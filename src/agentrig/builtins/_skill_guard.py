@@ -18,8 +18,8 @@ import anyio
 from agentrig.builtins._skills_config import GuardConfig, SkillsConfig
 from agentrig.cancel import CancelSignal
 from agentrig.ids import provider_id
-from agentrig.kernel import RegistrationReview, hookimpl
-from agentrig.skills import CATEGORIES, Finding, Registration, Verdict
+from agentrig.kernel import hookimpl
+from agentrig.skills import CATEGORIES, Finding, Registration, RegistrationReview, Verdict
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime

@@ -13,7 +13,6 @@ may be a tool, a toolset or list of tools, or a plain function, which becomes a 
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -22,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentrig.errors import Issue
+from agentrig.errors import Issue, did_you_mean
 
 if TYPE_CHECKING:
     from agentrig.tools import Tool
@@ -127,8 +126,7 @@ class ToolRefs:
         for part in attribute.split("."):
             if not hasattr(obj, part):
                 names = [n for n in dir(obj) if not n.startswith("_")]
-                close = difflib.get_close_matches(part, names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(part, names)
                 raise _RefError(
                     "config.tool_ref_attribute", f"{target} has no attribute {part!r}{hint}"
                 )

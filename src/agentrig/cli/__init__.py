@@ -9,7 +9,8 @@ The core's subcommands are modules named in :data:`SUBCOMMANDS`; each exposes
 ``register(subparsers)``, which adds its parser and sets ``handler`` -- a function
 ``(args) -> int``.  Running a core command imports and registers that command's module
 only; ``--help`` (or any other first word) registers them all.  Plugins add theirs through
-the ``register_commands`` hook (:class:`~agentrig.kernel.Commands`); the installed listener
+the ``register_commands`` hook (:class:`Commands`, declared here: the CLI is the only layer
+that fires it); the installed listener
 plugins are loaded for it with the environment's plugin switches, and ``--help`` lists
 their commands too.
 
@@ -23,8 +24,9 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, NoReturn, Protocol, cast
+from typing import IO, TYPE_CHECKING, NoReturn, Protocol, cast
 
+from agentrig._lazy import lazy_exports
 from agentrig.cli import _collector
 from agentrig.cli._common import (
     EXIT_FAILURE,
@@ -38,7 +40,14 @@ from agentrig.cli._common import (
     warning_line,
 )
 
-__all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "main"]
+if TYPE_CHECKING:
+    from agentrig.cli._commands import Commands as Commands
+
+__all__ = ["SUBCOMMANDS", "Commands", "Subcommand", "build_parser", "main"]
+
+# the payload of register_commands, for plugins (``agentrig.plugin`` re-exports it); imported
+# on first use, so ``agentrig --help`` loads neither it nor the error tree it raises from
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {"Commands": "agentrig.cli._commands"})
 
 
 class Subcommand(Protocol):
@@ -153,9 +162,10 @@ def _add_plugin_commands(
     candidates = _command_plugins(environ)
     if not candidates:
         return
+    from agentrig.cli._commands import Commands
     from agentrig.cli._common import plugin_index
     from agentrig.errors import HookError
-    from agentrig.kernel import Commands, HookDispatcher
+    from agentrig.kernel import HookDispatcher
 
     out = sys.stderr if err is None else err
     index = plugin_index(environ=environ)
@@ -245,19 +255,19 @@ def _report(command: str, exc: BaseException) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     if isinstance(exc, UsageError):
-        print(f"{prefix} [{exc.code}]: {exc}", file=sys.stderr)
+        print(f"{prefix} [{exc.code}]: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     if isinstance(exc, ConfigError) and exc.issues:  # one line per problem, at its key path
         source = f"{exc.source}: " if exc.source else ""
         for issue in exc.issues:
-            print(f"{prefix} [{issue.code}]: {source}{issue}", file=sys.stderr)
+            print(f"{prefix} [{issue.code}]: {_one_line(f'{source}{issue}')}", file=sys.stderr)
         return EXIT_FAILURE
     if isinstance(exc, AgentrigError):  # a plugin command's failure: one line, no traceback
-        print(f"{prefix} [{exc.code}]: {exc}", file=sys.stderr)
+        print(f"{prefix} [{exc.code}]: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_FAILURE
     cause = exc.__context__ if isinstance(exc, SystemExit) else None
     shown = cause if isinstance(cause, Exception) else exc
-    message = " ".join(str(shown).split()) or type(shown).__name__
+    message = _one_line(str(shown)) or type(shown).__name__
     if isinstance(shown, OSError):  # the environment said no: a port in use, a full disk ...
         import errno
 
@@ -270,3 +280,7 @@ def _report(command: str, exc: BaseException) -> int:
         file=sys.stderr,
     )
     return EXIT_FAILURE
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

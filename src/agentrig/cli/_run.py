@@ -262,7 +262,7 @@ def load_composition(
                 code="cli.no_claude_settings",
             )
     try:
-        loaded = load_config(path, claude_settings=extra)
+        loaded = load_config(path, extend={"claude_code": {"settings": extra}})
     except ConfigError as exc:
         raise CompositionError(_issue_lines(file, exc), exc) from None
     if strict_plugins:
@@ -290,11 +290,10 @@ def choose_agent(loaded: LoadedConfig, requested: str | None) -> AgentId:
     source = loaded.source or "the config"
     if requested is not None:
         if requested not in agents:
-            import difflib
+            from agentrig.errors import did_you_mean
 
             known = ", ".join(agents) or "none"
-            close = difflib.get_close_matches(requested, agents, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(requested, agents)
             raise UsageError(
                 f"{source} declares no agent {requested!r}{hint} (agents: {known})",
                 code="cli.unknown_agent",

@@ -390,10 +390,9 @@ def _window(rt: Runtime) -> Any:
 
 
 def _unknown(session: str, stores: list[str], known: list[str]) -> UsageError:
-    import difflib
+    from agentrig.errors import did_you_mean
 
-    close = difflib.get_close_matches(session, known, n=1)
-    hint = f"; did you mean {close[0]}?" if close else ""
+    hint = did_you_mean(session, known, show=str)
     where = ", ".join(stores)
     return UsageError(
         f"no session {session} in store(s) {where}{hint} ('agentrig sessions list' shows them)",

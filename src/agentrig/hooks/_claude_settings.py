@@ -24,13 +24,16 @@ cannot honour is refused with its path -- never accepted silently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, Issue
-from agentrig.kernel import read_json
+from agentrig.hooks._config import ClaudeCodeConfig
+from agentrig.kernel import issues_from_validation, read_json
 from agentrig.permissions import escape_glob
 
 __all__ = ["IGNORED_KEYS", "PATH_TOOLS", "apply_claude_code", "read_settings_file"]
@@ -244,24 +247,18 @@ def read_settings_file(
     return _Reader(source, project, plugin_root), data
 
 
-def _paths(value: object, where: tuple[str | int, ...]) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise ConfigError([Issue("config.claude_settings", "must be a list of paths", where)])
-
-
 def apply_claude_code(data: Mapping[str, Any], base: Path) -> Mapping[str, Any]:
-    """``data`` with its ``[claude_code]`` files folded in (unchanged when there are none)."""
-    section = data.get("claude_code")
-    if not isinstance(section, Mapping):
-        return data
+    """``data`` with its ``[claude_code]`` files folded in: the core's importer of that table
+    (its ``agentrig.config_importers`` entry point), so it validates the table too."""
+    try:
+        table = ClaudeCodeConfig.model_validate(data.get("claude_code"))
+    except ValidationError as exc:
+        found = issues_from_validation(exc, ClaudeCodeConfig)
+        issues = [Issue(i.code, i.message, ("claude_code", *i.path)) for i in found]
+        raise ConfigError(issues) from None
     readers: list[_Reader] = []
-    for key, hooks_only in (("settings", False), ("plugins", True)):
-        for name in _paths(section.get(key), ("claude_code", key)):
+    for names, hooks_only in ((table.settings, False), (table.plugins, True)):
+        for name in names:
             path = Path(name).expanduser()
             path = path if path.is_absolute() else base / path
             if hooks_only:

@@ -1,8 +1,10 @@
 """The hook layer's config tables: ``[[hooks.<Event>]]`` and ``[claude_code]``.
 
-The core distribution contributes them as ``agentrig.config_sections`` entry points.  The
-files ``[claude_code]`` names are folded into ``hooks`` and ``permissions`` while the config
-is loaded (:mod:`agentrig.hooks._claude_settings`, the kernel's ``claude_code`` importer).
+The core distribution contributes ``[hooks]`` as an ``agentrig.config_sections`` entry point
+and ``[claude_code]`` as the table of its ``claude_code`` config importer: the files it names
+are folded into ``hooks`` and ``permissions`` while the config is loaded
+(:mod:`agentrig.hooks._claude_settings`, which validates the table with
+:class:`ClaudeCodeConfig`).
 """
 
 from __future__ import annotations

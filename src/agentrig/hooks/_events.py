@@ -7,7 +7,6 @@ refused with the reason, an unknown name with a "did you mean").
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from collections.abc import Mapping
@@ -16,6 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
+from agentrig.errors import did_you_mean
 from agentrig.redaction import redact
 
 __all__ = [
@@ -100,10 +100,8 @@ def event_name_problem(name: str) -> str | None:
         return f"{name}: {reason} (events agentrig fires: {fired})"
     candidates = sorted(FIRED_EVENTS | KNOWN_EVENTS)
     lowered = {c.lower(): c for c in candidates}
-    close = lowered.get(name.lower()) or next(
-        iter(difflib.get_close_matches(name, candidates, n=1)), None
-    )
-    hint = f"; did you mean {close!r}?" if close else ""
+    case_only = lowered.get(name.lower())
+    hint = f"; did you mean {case_only!r}?" if case_only else did_you_mean(name, candidates)
     return f"unknown hook event {name!r}{hint} (events agentrig fires: {fired})"
 
 

@@ -15,7 +15,6 @@ from agentrig._lazy import lazy_exports
 
 # private module -> the names the face takes from it (space-separated)
 _NAMES = {
-    "_commands": "Commands",
     "_composition": "PHASES Composition Phase compose_step",
     "_config": (
         "ConfigSeq ConfigTable LoadedConfig RuntimeConfig SecretResolver StoreConfig env_resolver "
@@ -30,7 +29,7 @@ _NAMES = {
     "_dispatch": "HookDispatcher mode_of new_plugin_manager",
     "_duration": "Duration parse_duration",
     "_formats": "read_json",
-    "_hookspecs": "Mode RegistrationReview RuntimeStarted declare_hook hookimpl",
+    "_hookspecs": "Mode RuntimeStarted declare_hook hookimpl",
     "_runtime": "AGENTS HTTP MODELS MODEL_SELECTION HttpFactory Runtime open_runtime",
     "_schemas": "SCHEMAS",
     "_services": "ServiceKey Services",
@@ -41,7 +40,6 @@ __all__ = list(_LAZY)
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 if TYPE_CHECKING:
-    from agentrig.kernel._commands import Commands as Commands
     from agentrig.kernel._composition import PHASES as PHASES
     from agentrig.kernel._composition import Composition as Composition
     from agentrig.kernel._composition import Phase as Phase
@@ -81,7 +79,6 @@ if TYPE_CHECKING:
     from agentrig.kernel._duration import parse_duration as parse_duration
     from agentrig.kernel._formats import read_json as read_json
     from agentrig.kernel._hookspecs import Mode as Mode
-    from agentrig.kernel._hookspecs import RegistrationReview as RegistrationReview
     from agentrig.kernel._hookspecs import RuntimeStarted as RuntimeStarted
     from agentrig.kernel._hookspecs import declare_hook as declare_hook
     from agentrig.kernel._hookspecs import hookimpl as hookimpl

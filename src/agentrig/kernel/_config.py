@@ -7,7 +7,6 @@ Secret references (``"$ENV:NAME"``) are resolved only through a resolver the cal
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections import abc
@@ -19,7 +18,7 @@ from typing import Annotated, Any, TypeVar, Union, final, get_args, get_origin
 import attrs
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig.ids import EntryId, PluginName, ProviderId, ToolId
 from agentrig.kernel._duration import Duration
 from agentrig.kernel._entry_points import IMPORTERS_GROUP, core_entry_points
@@ -130,9 +129,12 @@ class LoadedConfig:
     config: RuntimeConfig
     source: str | None
     base_dir: Path
-    #: the top-level tables the layers and plugins own (``agentrig.config_sections``) as
-    #: read: the owner's model validates one when it is read (:meth:`section`)
+    #: the top-level tables the layers and plugins own (``agentrig.config_sections``) and
+    #: those an importer read, as read: the owner's model validates one when it is read
+    #: (:meth:`section`)
     sections: Mapping[str, Any] = attrs.field(factory=dict, converter=_read_only)
+    #: which of :attr:`sections` an importer read and validated as the file was loaded
+    imported: frozenset[str] = frozenset()
     _validated: dict[str, BaseModel] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     def section(self, name: str, model: type[_M]) -> _M:
@@ -212,9 +214,9 @@ def known_keys(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]
 
 def unknown_key_message(key: str | int, known: Sequence[str]) -> str:
     """``unknown key 'x'`` with the closest of ``known`` ("did you mean"), else the list."""
-    close = difflib.get_close_matches(str(key), known, n=1) if known else []
-    if close:
-        return f"unknown key {key!r}; did you mean {close[0]!r}?"
+    hint = did_you_mean(str(key), known)
+    if hint:
+        return f"unknown key {key!r}{hint}"
     if known:
         return f"unknown key {key!r} (known keys: {', '.join(known)})"
     return f"unknown key {key!r}"
@@ -294,34 +296,38 @@ def installed_sections() -> frozenset[str]:
     return frozenset(e.name for e in EntryPointSource(["config_sections"]).entries())
 
 
-def _import_foreign(data: Mapping[str, Any], base: Path) -> Mapping[str, Any]:
-    """``data`` with the files of its ``[claude_code]`` table folded in (by the hooks layer's
-    importer, which the core distribution hands over as an entry point)."""
-    if not isinstance(data.get("claude_code"), Mapping):
-        return data
-    entry = core_entry_points(IMPORTERS_GROUP).get("claude_code")
-    if entry is None:
-        message = (
-            f"the core distribution declares no {IMPORTERS_GROUP} entry point 'claude_code', "
-            "so [claude_code] cannot be read; reinstall agentrig (python3 dev.py setup)"
-        )
-        raise ConfigError([Issue("config.importer_missing", message, ("claude_code",))])
-    importer: Callable[[Mapping[str, Any], Path], Mapping[str, Any]] = entry.load()
-    return importer(data, base)
+Importer = Callable[[Mapping[str, Any], Path], Mapping[str, Any]]
+"""Reads the table it is named after and returns the config with it folded in (``base``: the
+directory relative paths start from)."""
+
+
+def _import_tables(data: Mapping[str, Any], base: Path) -> Mapping[str, Any]:
+    """``data`` with every table an importer is installed for folded in by that importer.
+
+    Importers are the core distribution's ``agentrig.config_importers`` entry points, each
+    named after the top-level table it reads; a table without one is left for validation,
+    which refuses it as unknown (a broken install never ignores it silently).
+    """
+    importers = core_entry_points(IMPORTERS_GROUP)
+    for table in sorted(importers.keys() & data.keys()):
+        importer: Importer = importers[table].load()
+        data = importer(data, base)
+    return data
 
 
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig | LoadedConfig | None,
     *,
     sections: Iterable[str] | None = None,
-    claude_settings: Sequence[str] = (),
+    extend: Mapping[str, Mapping[str, Sequence[Any]]] | None = None,
 ) -> LoadedConfig:
     """Parse and validate a config from a file path, a mapping or a model.
 
     A top-level table named in ``sections`` (default: :func:`installed_sections`) belongs to
     a plugin: it is kept in :attr:`LoadedConfig.sections` for its owner to validate.  Any
-    other unknown key is an error.  ``claude_settings`` adds Claude Code settings files to
-    ``[claude_code] settings`` (the CLI's ``--claude-settings``).
+    other unknown key is an error.  ``extend`` appends items to arrays of top-level tables
+    before the importers run (the CLI's ``--claude-settings`` adds files to ``[claude_code]
+    settings`` this way).
     """
     if isinstance(source, LoadedConfig):
         return source
@@ -336,28 +342,31 @@ def load_config(
         if not path.is_file():
             raise _file_error(path, "config.not_found", f"no config file at {str(path)!r}")
         data, name, base = _read_file(path), str(path), path.resolve().parent
-    if claude_settings:
-        section = dict(data.get("claude_code") or {})
-        section["settings"] = [*section.get("settings", ()), *claude_settings]
-        data = {**data, "claude_code": section}
-    return _validate(_import_foreign(data, base), name, base, sections)
+    for table, arrays in (extend or {}).items():
+        section = dict(data.get(table) or {})
+        for key, items in arrays.items():
+            section[key] = [*section.get(key, ()), *items]
+        data = {**data, table: section}
+    return _validate(_import_tables(data, base), name, base, sections)
 
 
 def _validate(
     data: Mapping[str, Any], name: str | None, base: Path, sections: Iterable[str] | None
 ) -> LoadedConfig:
     """The kernel's tables validated, the core's own sections too (a mistake in them is reported
-    before anything starts), the plugins' kept as read."""
+    before anything starts), the plugins' and the imported ones kept as read."""
     core = core_entry_points("agentrig.config_sections")
+    importers = core_entry_points(IMPORTERS_GROUP).keys()
     owned = (installed_sections() if sections is None else frozenset(sections)) | core.keys()
-    owned -= set(RuntimeConfig.model_fields)
+    owned = (owned | importers) - set(RuntimeConfig.model_fields)
     issues: list[Issue] = []
     try:
         config = RuntimeConfig.model_validate({k: v for k, v in data.items() if k not in owned})
     except ValidationError as exc:
         config = RuntimeConfig()
         issues += issues_from_validation(exc, RuntimeConfig, owned)
-    loaded = LoadedConfig(config, name, base, {k: v for k, v in data.items() if k in owned})
+    tables = {k: v for k, v in data.items() if k in owned}
+    loaded = LoadedConfig(config, name, base, tables, frozenset(importers & tables.keys()))
     for table in sorted(core.keys() & loaded.sections.keys()):
         try:
             loaded.section(table, core[table].load())

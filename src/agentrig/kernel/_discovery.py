@@ -16,7 +16,6 @@ the ``plugins.enabled`` listener plugins load.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, final
@@ -36,6 +35,8 @@ from agentrig.errors import (
     PluginDisabledError,
     PluginLoadError,
     UnknownIdError,
+    closest_match,
+    did_you_mean,
 )
 from agentrig.kernel._contracts import KINDS, ContractViolation, group_of
 from agentrig.kernel._entry_points import (
@@ -273,8 +274,7 @@ class PluginIndex:
             found = any(e.name == name and (not sep or e.kind == kind) for e in self._listing)
             if found:
                 continue
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, names)
             issues.append(
                 Issue(
                     "config.plugin_unknown",
@@ -308,14 +308,13 @@ class PluginIndex:
         entry = self.find(kind, name)
         if entry is None:
             known = sorted(self.names(kind))
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, known)
             raise UnknownIdError(
                 f"no {kind} plugin named {name!r} is installed{hint} "
                 f"(installed: {', '.join(known) or 'none'}; entry-point group {group_of(kind)})",
                 id=name,
                 known=known,
-                suggestion=close[0] if close else None,
+                suggestion=closest_match(name, known),
             )
         return entry
 
@@ -514,8 +513,7 @@ def stray_entry_points() -> tuple[str, ...]:
     for group, found in sorted(agentrig_entry_points().items()):
         if group in read:
             continue
-        close = difflib.get_close_matches(group, known, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]}?" if close else ""
+        hint = did_you_mean(group, known, show=str)
         for entry, distribution, _version in sorted(found, key=lambda f: f.entry.name):
             stray.append(
                 f"{distribution or '?'}: entry point {group}:{entry.name} = {entry.value} is in "

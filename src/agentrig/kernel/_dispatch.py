@@ -24,7 +24,7 @@ import attrs
 import pluggy
 
 from agentrig._markers import PROJECT
-from agentrig._seams import core_seam
+from agentrig._seams import core_seam, seam_names
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import _hookspecs as kernel_hookspecs
@@ -52,14 +52,14 @@ Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 
 @functools.cache
 def spec_modules() -> tuple[types.ModuleType, ...]:
-    """The modules whose hookspecs every manager holds: the kernel's, then the lifecycle's.
+    """The modules whose hookspecs every manager holds: the kernel's, then the layers' above.
 
-    The lifecycle's module sits above the kernel, so it arrives through agentrig's own
-    ``agentrig.seams`` entry point ``lifecycle_hookspecs`` (a missing one is a broken
-    install, reported by :func:`agentrig._seams.core_seam`).
+    A layer above the kernel declares the hooks it fires in its own module and hands it down
+    through one of agentrig's own ``agentrig.seams`` entry points named ``*_hookspecs``
+    (the lifecycle's, the skills', the CLI's): the kernel names none of them.
     """
-    lifecycle = cast(types.ModuleType, core_seam("lifecycle_hookspecs"))
-    return (kernel_hookspecs, lifecycle)
+    above = [core_seam(name) for name in seam_names() if name.endswith("_hookspecs")]
+    return (kernel_hookspecs, *cast(list[types.ModuleType], above))
 
 
 @functools.cache
@@ -364,34 +364,46 @@ class HookDispatcher:
         # Build the chain innermost-first.  The common listener -- ``async def hook(payload,
         # next)`` -- gets a plain step that returns the listener's own coroutine, so a level
         # costs one coroutine plus a small closure: close to a hand-written chain of the same
-        # awaits (benchmarks/bench_hooks.py).
+        # awaits (benchmarks/bench_hooks.py).  No ``cast`` here: it is a call that builds
+        # ``Awaitable[_R]`` anew each time, more than a listener's own coroutine costs.
         inner: Callable[[Any], Awaitable[Any]] = default
-        for index in range(len(plan) - 1, 0, -1):
-            impl = plan[index]
-            if impl.fast:
-
-                def step(
-                    payload: Any,
-                    _fn: Callable[..., Awaitable[Any]] = impl.fn,
-                    _inner: Callable[[Any], Awaitable[Any]] = inner,
-                ) -> Awaitable[Any]:
-                    def nxt(new_payload: Any = payload) -> Awaitable[Any]:
-                        return _inner(new_payload)
-
-                    return _fn(payload, nxt)
-
-                inner = step
-            else:
-                inner = _generic_step(impl, inner)
+        if len(plan) > 1:
+            inner = _chain(plan, inner)
         first = plan[0]
+        outer: Awaitable[_R]
         if first.fast:  # the outermost listener is called directly, without a step
 
             def nxt(new_payload: Any = payload) -> Awaitable[Any]:
                 return inner(new_payload)
 
-            return cast(Awaitable[_R], first.fn(payload, nxt))
-        inner = _generic_step(first, inner)
-        return cast(Awaitable[_R], inner(payload))
+            outer = first.fn(payload, nxt)
+        else:
+            outer = _generic_step(first, inner)(payload)
+        return outer
+
+
+def _chain(
+    plan: tuple[_Impl, ...], inner: Callable[[Any], Awaitable[Any]]
+) -> Callable[[Any], Awaitable[Any]]:
+    """The steps of every listener but the outermost, wrapped around ``inner``."""
+    for index in range(len(plan) - 1, 0, -1):
+        impl = plan[index]
+        if impl.fast:
+
+            def step(
+                payload: Any,
+                _fn: Callable[..., Awaitable[Any]] = impl.fn,
+                _inner: Callable[[Any], Awaitable[Any]] = inner,
+            ) -> Awaitable[Any]:
+                def nxt(new_payload: Any = payload) -> Awaitable[Any]:
+                    return _inner(new_payload)
+
+                return _fn(payload, nxt)
+
+            inner = step
+        else:
+            inner = _generic_step(impl, inner)
+    return inner
 
 
 def _generic_step(

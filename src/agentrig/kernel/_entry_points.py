@@ -31,8 +31,8 @@ __all__ = [
 PREFIX = "agentrig."
 #: Where the core distribution hands the kernel the contract checks of the layers above it.
 CONTRACTS_GROUP = "agentrig.contracts"
-#: Where the core distribution hands the kernel the readers of another program's config files
-#: (``claude_code``: Claude Code settings, in the hooks layer).
+#: Where the core distribution hands the kernel the readers of another program's config files,
+#: each named after the top-level table it reads.
 IMPORTERS_GROUP = "agentrig.config_importers"
 
 

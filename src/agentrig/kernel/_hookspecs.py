@@ -6,9 +6,11 @@ A hook is a pluggy hookspec whose dispatch mode is data on the spec function
 (:func:`declare_hook`).  What each :class:`Mode` does with the implementations (``notify``,
 ``waterfall``, ``awaited``, ``first_result``, ``ordered``) is the table of ``docs/hooks.md``;
 :mod:`agentrig.kernel._dispatch` drives them.  The kernel declares only the hooks of its own
-job here; the agent lifecycle's hooks (``agent_created`` ... ``elicitation``) are declared by
-the layer that fires them, :mod:`agentrig.lifecycle`, and reach pluggy through the core
-distribution's ``agentrig.seams`` entry point (see :func:`~agentrig.kernel._dispatch.spec_modules`).
+job here (``compose``, ``runtime_started``); every other hook is declared by the layer that
+fires it -- the agent lifecycle's by :mod:`agentrig.lifecycle`, ``registration_guard`` by
+:mod:`agentrig.skills`, ``register_commands`` by :mod:`agentrig.cli` -- and reaches pluggy
+through the core distribution's ``agentrig.seams`` entry points (see
+:func:`~agentrig.kernel._dispatch.spec_modules`).
 """
 
 from __future__ import annotations
@@ -23,10 +25,9 @@ import attrs
 from agentrig._markers import hookimpl, hookspec
 
 if TYPE_CHECKING:
-    from agentrig.kernel._commands import Commands
     from agentrig.kernel._composition import Composition
 
-__all__ = ["Mode", "RegistrationReview", "RuntimeStarted", "declare_hook", "hookimpl", "modes_in"]
+__all__ = ["Mode", "RuntimeStarted", "declare_hook", "hookimpl", "modes_in"]
 
 
 class Mode(enum.Enum):
@@ -71,20 +72,6 @@ class RuntimeStarted:
     runtime: Any
 
 
-@final
-@attrs.frozen(slots=True)
-class RegistrationReview:
-    """Something about to be registered from outside the code (a skill folder): judge it.
-
-    ``registration`` is an :class:`agentrig.skills.Registration` (kind, name, every text field
-    a model would read, the SHA-256 of a skill's files); ``runtime`` is the runtime being
-    composed (its providers are built).  Answer an :class:`agentrig.skills.Verdict`.
-    """
-
-    registration: Any
-    runtime: Any
-
-
 # ---- the hooks -----------------------------------------------------------------------------
 
 
@@ -99,25 +86,5 @@ def compose(payload: Composition) -> Awaitable[None] | None:
 
 
 @declare_hook(Mode.NOTIFY)
-def register_commands(payload: Commands) -> None:
-    """Add ``agentrig`` subcommands with ``payload.add(name, help=..., handler=...)``.
-
-    Called when the command line is built, with the installed listener plugins loaded
-    (the environment's plugin switches apply).  Notify: a failing plugin is reported on
-    stderr and its commands are left out; the others still register.
-    """
-
-
-@declare_hook(Mode.NOTIFY)
 def runtime_started(payload: RuntimeStarted) -> None:
     """The runtime finished composing and sealed its catalogs. Notify; failures reported."""
-
-
-@declare_hook(Mode.FIRST_RESULT)
-def registration_guard(payload: RegistrationReview) -> Any:
-    """Judge a skill installed from the filesystem, after the deterministic scanner passed it.
-
-    First result: the first :class:`agentrig.skills.Verdict` wins.  No answer at all, a
-    raised error or anything but a verdict blocks the skill -- the guard fails closed.  The
-    built-in ``skill-guard`` plugin answers with a model when ``[skills.guard]`` names one.
-    """

@@ -9,11 +9,12 @@ and the rule, with a "did you mean" for a misspelt hook name.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Mapping
 
 import pluggy
+
+from agentrig.errors import did_you_mean
 
 __all__ = ["SHAPES", "listener_problems"]
 
@@ -57,8 +58,7 @@ def listener_problems(
         hook = str(options.get("specname") or attribute)
         takes_next = waterfall(hook)
         if takes_next is None:
-            close = difflib.get_close_matches(hook, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f" (hooks: {', '.join(known)})"
+            hint = did_you_mean(hook, known) or f" (hooks: {', '.join(known)})"
             problems.append(f"{attribute}: {hook!r} is not an agentrig hook{hint}")
             continue
         if options.get("wrapper") or options.get("hookwrapper"):

@@ -9,14 +9,13 @@ earlier one's entries on purpose; that replacement is recorded, not a conflict.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
-from agentrig.errors import Issue, PluginConflictError
+from agentrig.errors import Issue, PluginConflictError, did_you_mean
 from agentrig.kernel._contracts import KINDS
 
 if TYPE_CHECKING:
@@ -144,21 +143,18 @@ def prefer_issues(prefer: Mapping[str, str], entries: Iterable[EntrySpec]) -> li
 def _prefer_problem(key: str, wanted: str, by_key: Mapping[Key, list[EntrySpec]]) -> str | None:
     kind, sep, name = key.partition(":")
     if not sep or kind not in KINDS or not name:
-        close = difflib.get_close_matches(kind, list(KINDS), n=1)
-        hint = f"; did you mean {close[0]}:{name}?" if close and sep and name else ""
+        hint = did_you_mean(kind, KINDS, show=lambda k: f"{k}:{name}") if sep and name else ""
         return f"expected '<kind>:<name>' with a kind among {', '.join(KINDS)}, got {key!r}{hint}"
     found = by_key.get((kind, name), [])
     if not found:
         known = sorted({n for (k, n) in by_key if k == kind})
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {kind}:{close[0]}?" if close else ""
+        hint = did_you_mean(name, known, show=lambda n: f"{kind}:{n}")
         return f"no installed distribution registers {kind} plugin {name!r}{hint}"
     dists = [e.distribution for e in found if e.distribution is not None]
     if normalize_distribution(wanted) in {normalize_distribution(d) for d in dists}:
         return None
-    close = difflib.get_close_matches(wanted, dists, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
     return (
         f"distribution {wanted!r} does not register {kind} plugin {name!r} "
-        f"(registered by: {', '.join(dists) or 'no named distribution'}){hint}"
+        f"(registered by: {', '.join(dists) or 'no named distribution'})"
+        f"{did_you_mean(wanted, dists)}"
     )

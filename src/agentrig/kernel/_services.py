@@ -9,12 +9,18 @@ value that lacks one of its members or takes other parameters.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Generic, TypeVar, final
 
 import attrs
 
-from agentrig.errors import DuplicateIdError, PluginError, SealedCatalogError, UnknownIdError
+from agentrig.errors import (
+    DuplicateIdError,
+    PluginError,
+    SealedCatalogError,
+    UnknownIdError,
+    closest_match,
+    did_you_mean,
+)
 
 __all__ = ["ServiceKey", "Services"]
 
@@ -88,15 +94,14 @@ class Services:
             value: T = self._values[key.name]
         except KeyError:
             known = sorted(self._values)
-            close = difflib.get_close_matches(key.name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key.name, known)
             raise UnknownIdError(
                 f"no service {key.name!r} was provided{hint} "
                 f"(provided: {', '.join(known) or 'none'}); is the plugin that provides it "
                 "installed and enabled?",
                 id=key.name,
                 known=known,
-                suggestion=close[0] if close else None,
+                suggestion=closest_match(key.name, known),
             ) from None
         return value
 

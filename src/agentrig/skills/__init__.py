@@ -4,8 +4,10 @@ A skill is a folder of instructions and resources written for coding agents (Cla
 Codex ...).  :func:`load_skill` reads one (bounded, never through a symlink);
 :class:`SkillRegistry` holds them by name and version; :func:`scan` is the deterministic
 registration guard every registration passes, and :func:`review` chains guards so that a
-guard without a verdict blocks.  Skills also arrive from installed distributions through
-the ``agentrig.skills`` entry-point group (a package folder holding SKILL.md).
+guard without a verdict blocks; the ``registration_guard`` hook (:class:`RegistrationReview`)
+asks the installed plugins for a model's verdict.  Skills also arrive from installed
+distributions through the ``agentrig.skills`` entry-point group (a package folder holding
+SKILL.md).
 """
 
 from agentrig.skills._contract import check_skill_contribution, load_package_skill
@@ -19,6 +21,7 @@ from agentrig.skills._errors import (
 )
 from agentrig.skills._fold import fold, has_hidden_characters
 from agentrig.skills._format import SKILL_FILE, Skill, SkillLimits, load_skill, parse_skill_text
+from agentrig.skills._hookspecs import RegistrationReview
 from agentrig.skills._registry import (
     SKILLS,
     Refusal,
@@ -50,6 +53,7 @@ __all__ = [
     "Registration",
     "RegistrationGuard",
     "RegistrationKind",
+    "RegistrationReview",
     "Replacement",
     "Skill",
     "SkillBlockedError",

@@ -13,7 +13,6 @@ Without an explicit choice the newest version is used, ordered naturally (``10``
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Iterable
@@ -22,7 +21,7 @@ from typing import final
 
 import attrs
 
-from agentrig.errors import AgentrigError
+from agentrig.errors import AgentrigError, did_you_mean
 from agentrig.kernel import ServiceKey
 from agentrig.skills._errors import SkillBlockedError, SkillError, SkillVersionError
 from agentrig.skills._format import SKILL_FILE, Skill, SkillLimits, load_skill
@@ -191,8 +190,7 @@ class SkillRegistry:
             refused = [r for r in self._refused if r.name == name]
             if refused:
                 raise SkillVersionError(f"skill {name!r} was refused: {refused[-1].describe()}")
-            close = difflib.get_close_matches(name, self._skills, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, self._skills)
             raise SkillVersionError(
                 f"no skill named {name!r}{hint} (skills: {', '.join(self.names()) or 'none'})"
             )

@@ -19,7 +19,6 @@ answer enqueues the next link of the run -- a workflow with the deterministic id
 from __future__ import annotations
 
 import contextlib
-import difflib
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -32,7 +31,7 @@ from dbos import error as dbos_error
 
 from agentrig.agent import Agent, AgentConfig, RunOptions, agent_configs
 from agentrig.cancel import CancelSignal
-from agentrig.errors import UnknownIdError
+from agentrig.errors import UnknownIdError, closest_match, did_you_mean
 from agentrig.ids import AgentId, EntryId, InvocationId, RunId, SessionId, agent_id, new_run_id
 from agentrig.ids import session_id as check_session_id
 from agentrig.journal import (
@@ -294,14 +293,13 @@ class Durable:
         )  # a lookup: a miss is refused below
         if config is None:
             known = tuple(sorted(agent_configs(self.rt.loaded)))
-            close = difflib.get_close_matches(agent, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(agent, known)
             raise UnknownIdError(
                 f"no agent {agent!r} is declared in [agents]; a durable run names a declared "
                 f"agent (declared: {', '.join(known) or 'none'}){hint}",
                 id=agent,
                 known=known,
-                suggestion=close[0] if close else None,
+                suggestion=closest_match(agent, known),
             )
         if config.session_store is None:
             raise DurableSetupError(

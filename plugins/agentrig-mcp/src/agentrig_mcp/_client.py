@@ -14,7 +14,7 @@ import httpx
 from mcp import types
 
 from agentrig.diagnostics import get_logger
-from agentrig.errors import UnknownIdError
+from agentrig.errors import UnknownIdError, closest_match, did_you_mean
 from agentrig.llm import ContentBlock, ImageBlock, TextBlock, UserMessage
 from agentrig.plugin import Observation
 from agentrig_mcp._answers import Answers
@@ -114,16 +114,13 @@ class McpClient:
         """The connection of ``server`` (an error lists the configured servers)."""
         found = self.connections.get(server)
         if found is None:
-            import difflib
-
             known = sorted(self.connections)
-            close = difflib.get_close_matches(server, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(server, known)
             raise UnknownIdError(
                 f"no MCP server {server!r}{hint} (servers: {', '.join(known) or 'none'})",
                 id=server,
                 known=tuple(known),
-                suggestion=close[0] if close else None,
+                suggestion=closest_match(server, known),
             )
         return found
 

@@ -26,7 +26,7 @@ from agentrig.credentials import (
     CredentialStoreError,
     resolve_store_reference,
 )
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig.kernel import Runtime
 from agentrig.plugin import resolve_secret, trace_env
 from agentrig_mcp._answers import session_callbacks
@@ -279,10 +279,7 @@ async def compose_mcp(
             message = f"MCP server {server!r} is disabled (mcp_servers.{server}.enabled = false)"
             issues.append(Issue("mcp.disabled", message, path))
         else:
-            import difflib
-
-            close = difflib.get_close_matches(server, list(every), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(server, every)
             message = (
                 f"no MCP server {server!r}{hint} (servers: {', '.join(sorted(every)) or 'none'})"
             )

@@ -27,7 +27,7 @@ from mcp.server import InitializationOptions, Server, ServerRequestContext
 from agentrig import __version__ as agentrig_version
 from agentrig.agent import Agent
 from agentrig.cancel import CancelSignal
-from agentrig.errors import AgentrigError, ConfigError, Issue
+from agentrig.errors import AgentrigError, ConfigError, Issue, did_you_mean
 from agentrig.ids import AgentId
 from agentrig.kernel import Runtime
 from agentrig.llm import ImageBlock, TextBlock, ToolMessage
@@ -58,10 +58,7 @@ def _agents(rt: Runtime, names: Sequence[str] | None) -> list[Agent]:
     issues = []
     for name in names:
         if name not in known:
-            import difflib
-
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, known)
             issues.append(
                 Issue(
                     "mcp.unknown_agent",

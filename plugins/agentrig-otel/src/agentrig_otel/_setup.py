@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 from typing import Any
@@ -25,7 +24,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import Tracer
 
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig_otel._config import OtelConfig
 from agentrig_otel._drops import BoundedSpanProcessor, Drops
 from agentrig_otel._sampler import default_sampler
@@ -54,8 +53,7 @@ def _check_exemplar_filter() -> None:
     value = os.environ.get(OTEL_METRICS_EXEMPLAR_FILTER)
     if value is None or value in EXEMPLAR_FILTERS:
         return
-    close = difflib.get_close_matches(value.strip().lower(), EXEMPLAR_FILTERS, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(value.strip().lower(), EXEMPLAR_FILTERS)
     raise OtelSetupError(
         f"{OTEL_METRICS_EXEMPLAR_FILTER}={value!r} is not one of "
         f"{', '.join(EXEMPLAR_FILTERS)}{hint}",

@@ -27,7 +27,7 @@ from starlette.routing import Route
 
 from agentrig.agent import agent_configs
 from agentrig.credentials import CREDENTIAL_STORES, CredentialStore, resolve_store_reference
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig.ids import AgentId
 from agentrig.llm import PROVIDERS, ProviderError, ReadinessCheck
 from agentrig_server._admission import Caller, KeyChecker, RateLimiter, Slots
@@ -116,14 +116,11 @@ async def _named_keys(rt: Runtime, settings: ServerSettings) -> list[tuple[str, 
 
 
 def _check_agents(rt: Runtime, settings: ServerSettings) -> None:
-    import difflib
-
     known = sorted(agent_configs(rt.loaded))
     issues = []
     for name in settings.agents:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, known)
             issues.append(
                 Issue(
                     "server.unknown_agent",
@@ -134,8 +131,7 @@ def _check_agents(rt: Runtime, settings: ServerSettings) -> None:
     for key_id, entry in settings.keys.items():
         for model in entry.models or ():
             if model not in settings.agents:
-                close = difflib.get_close_matches(model, list(settings.agents), n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(model, settings.agents)
                 issues.append(
                     Issue(
                         "server.unknown_model",

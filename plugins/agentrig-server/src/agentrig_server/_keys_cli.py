@@ -10,14 +10,13 @@ in the file.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import agentrig
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, did_you_mean
 
 __all__ = ["add_keys_command"]
 
@@ -93,9 +92,7 @@ def keys_command(args: argparse.Namespace) -> int:
     if action == "show":
         found = described.get(args.key_id)
         if found is None:
-            close = difflib.get_close_matches(args.key_id, list(described), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise _refused(args.key_id, f"no such key{hint}")
+            raise _refused(args.key_id, f"no such key{did_you_mean(args.key_id, described)}")
         _print(found, args.json)
         return 0
     if args.json:
@@ -128,8 +125,7 @@ def _add(args: argparse.Namespace, settings: Any, key_file: Any, source: str | N
         raise _refused(key_id, "the config file has a key of that id")
     for model in args.models or ():
         if model not in settings.agents:
-            close = difflib.get_close_matches(model, list(settings.agents), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(model, settings.agents)
             exposed = ", ".join(settings.agents) or "none"
             raise _refused(key_id, f"model {model!r} is not exposed{hint} (exposed: {exposed})")
     fields = {

@@ -11,7 +11,6 @@ client (if still there) sees a truncation, never an unexecuted tool call.
 
 from __future__ import annotations
 
-import difflib
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from decimal import Decimal
@@ -23,7 +22,7 @@ import attrs
 from agentrig.agent import AgentConfig, agent_configs
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.diagnostics import get_logger
-from agentrig.errors import AgentrigError, ExecutionSuspended
+from agentrig.errors import AgentrigError, ExecutionSuspended, did_you_mean
 from agentrig.ids import AgentId, agent_id
 from agentrig.llm import (
     AssistantMessage,
@@ -121,8 +120,7 @@ class RunService:
         exposed = self.settings.agents.get(model)
         if exposed is None:
             known = sorted(self.settings.agents)
-            close = difflib.get_close_matches(model, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(model, known)
             raise ApiError(
                 404,
                 f"the model {model!r} does not exist{hint} (models: {', '.join(known)})",

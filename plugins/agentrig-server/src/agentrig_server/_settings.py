@@ -7,7 +7,6 @@ are off.  The model is strict: an unknown key is an error naming ``server.<key>`
 
 from __future__ import annotations
 
-import difflib
 import functools
 import ipaddress
 import re
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentrig.errors import ConfigError, Issue
+from agentrig.errors import ConfigError, Issue, closest_match
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
@@ -291,8 +290,8 @@ def _did_you_mean(loc: tuple[str | int, ...]) -> str:
     model: type[BaseModel] = ServerSettings
     if len(loc) == 4:
         model = NamedKey if loc[1] == "keys" else ExposedAgent
-    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest_match(str(loc[-1]), model.model_fields)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def parse_settings(data: Mapping[str, Any] | None, *, source: str | None = None) -> ServerSettings:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import agentrig
 
 if TYPE_CHECKING:
-    from agentrig.kernel import Commands, Runtime
+    from agentrig.kernel import Runtime
+    from agentrig.plugin import Commands
 
 __all__ = ["ServeCommand", "plugin", "serve"]
 

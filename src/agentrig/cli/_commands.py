@@ -1,4 +1,5 @@
-"""The payload of ``register_commands``: how a plugin adds ``agentrig`` subcommands.
+"""The payload of ``register_commands`` (:mod:`agentrig.cli._hookspecs`): how a plugin adds
+``agentrig`` subcommands.
 
 ``handler(args) -> int`` runs the command and returns its exit code; an
 :class:`~agentrig.errors.AgentrigError` it raises is shown as one ``error [code]: ...`` line.
