@@ -302,57 +302,36 @@ def error_info(error: BaseException, *, stage_id: str | None = None) -> ErrorInf
     pydantic's ``ValidationError`` does) contributes its issues; a cancellation is ``aborted``;
     anything else is ``python.<TypeName>`` in the ``system`` category.
     """
+    message, retryable = str(error), None
+    codes: tuple[str, ...]
     if isinstance(error, AgentrigError):
-        return ErrorInfo(
-            code=error.code,
-            codes=(error.code,),
-            message=str(error),
-            category=error.category,
-            issues=error.issues,
-            is_retryable=error.recoverable,
-            stage_id=stage_id,
-            cause=error,
-        )
-    if isinstance(error, BaseExceptionGroup):
+        code, category, issues = error.code, error.category, error.issues
+        codes, retryable = (code,), error.recoverable
+    elif isinstance(error, BaseExceptionGroup):
         members = [error_info(e) for e in error.exceptions]  # a group is never empty
-        return ErrorInfo(
-            code=members[0].code,
-            codes=tuple(dict.fromkeys(c for m in members for c in m.codes)),
-            message=str(error),
-            category=members[0].category,
-            issues=tuple(i for m in members for i in m.issues),
-            is_retryable=all(m.is_retryable for m in members),
-            stage_id=stage_id,
-            cause=error,
-        )
-    name = type(error).__name__
-    if is_cancellation(error) or getattr(error, "name", None) == "AbortError":
-        return ErrorInfo(
-            code="aborted",
-            codes=("aborted",),
-            message=str(error) or "cancelled",
-            category="user",
-            stage_id=stage_id,
-            cause=error,
-        )
+        code, category = members[0].code, members[0].category
+        codes = tuple(dict.fromkeys(c for m in members for c in m.codes))
+        issues = tuple(i for m in members for i in m.issues)
+        retryable = all(m.is_retryable for m in members)
+    elif is_cancellation(error) or getattr(error, "name", None) == "AbortError":
+        code, codes, category, issues = "aborted", ("aborted",), "user", ()
+        message = message or "cancelled"
+    else:
+        code = f"python.{type(error).__name__}"
+        codes, category, issues = (code,), "system", _external_issues(error)
+        message = message or type(error).__name__
+    return ErrorInfo(code, codes, message, category, issues, retryable, stage_id, error)
+
+
+def _external_issues(error: BaseException) -> tuple[Issue, ...]:
     errors = getattr(error, "errors", None)
     try:
         items = errors() if callable(errors) else errors
     except Exception:  # an external errors() that fails gives no issues, not a crash
-        items = ()
-    issues: tuple[Issue, ...] = ()
+        return ()
     if isinstance(items, Sequence) and not isinstance(items, str | bytes):
-        issues = tuple(_issue_of(item) for item in items)
-    code = f"python.{name}"
-    return ErrorInfo(
-        code=code,
-        codes=(code,),
-        message=str(error) or name,
-        category="system",
-        issues=issues,
-        stage_id=stage_id,
-        cause=error,
-    )
+        return tuple(_issue_of(item) for item in items)
+    return ()
 
 
 def closest_match(word: str, choices: Iterable[str]) -> str | None:

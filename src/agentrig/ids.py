@@ -101,12 +101,10 @@ def session_id(value: str) -> SessionId:
 
 
 def agent_id(value: str) -> AgentId:
-    """Validate an agent name."""
     return AgentId(_check("AgentId", value, _NAME, _NAME_RULE))
 
 
 def message_id(value: str) -> MessageId:
-    """Validate a message id."""
     return MessageId(_check("MessageId", value, _TOKEN, _TOKEN_RULE))
 
 
@@ -123,7 +121,6 @@ def tool_id(value: str) -> ToolId:
 
 
 def provider_id(value: str) -> ProviderId:
-    """Validate a provider instance name."""
     return ProviderId(_check("ProviderId", value, _NAME, _NAME_RULE))
 
 
@@ -140,17 +137,14 @@ def plugin_name(value: str) -> PluginName:
 
 
 def entry_id(value: str) -> EntryId:
-    """Validate a generic catalog key."""
     return EntryId(_check("EntryId", value, _NAME, _NAME_RULE))
 
 
 def run_id(value: str) -> RunId:
-    """Validate a run id."""
     return RunId(_check("RunId", value, _TOKEN, _TOKEN_RULE))
 
 
 def invocation_id(value: str) -> InvocationId:
-    """Validate an invocation id."""
     return InvocationId(_check("InvocationId", value, _TOKEN, _TOKEN_RULE))
 
 
@@ -191,12 +185,10 @@ def new_session_id() -> SessionId:
 
 
 def new_message_id() -> MessageId:
-    """Mint a fresh message id."""
     return MessageId(_mint("msg"))
 
 
 def new_run_id() -> RunId:
-    """Mint a fresh run id."""
     return RunId(_mint("run"))
 
 

@@ -36,14 +36,10 @@ from agentrig.errors import SealedCatalogError, VariantError
 __all__ = [
     "UNKNOWN_TAG",
     "SEAMS_GROUP",
-    "VARIANTS_GROUP",
     "Variant",
     "VariantRegistry",
     "discovered_members",
 ]
-
-VARIANTS_GROUP = "agentrig.variants"
-"""The entry-point group plugins use to contribute family members."""
 
 UNKNOWN_TAG = "__unknown__"
 """The discriminator value used internally for tags no registered member claims."""

@@ -195,3 +195,28 @@ def test_a_hook_strategy_with_a_renamed_parameter_is_refused() -> None:
     assert "run must accept run(event, *, signal), found run(evt, *, signal)" in issue.message
     with pytest.raises(ConfigError, match="built None, not a HookStrategy"):
         HookRunner({"Stop": [{"strategy": "mine"}]}, {"mine": _builds_nothing})
+
+
+class PositionalSignal:
+    """Takes ``signal`` by position or by name: a call ``run(event, signal=s)`` binds."""
+
+    async def run(self, event: HookEvent, signal: CancelSignal) -> HookOutcome:
+        raise AssertionError("never run")
+
+
+class SignalInArgs:
+    """``run(event, signal=s)`` fails: ``event`` falls into ``*events`` and ``signal`` is
+    keyword-only, but the required keyword-only ``event`` is never given."""
+
+    async def run(self, *events: HookEvent, signal: CancelSignal, event: Any) -> HookOutcome:
+        raise AssertionError("never run")
+
+
+def test_a_method_fits_when_the_declared_call_binds_to_it() -> None:
+    """The check binds the call the protocol declares: a keyword-only parameter may be taken
+    by position or name; a positional one landing in ``*args`` leaves a required
+    keyword-only parameter of that name unfilled."""
+    assert protocol_problems(PositionalSignal(), HookStrategy) == []
+    assert protocol_problems(SignalInArgs(), HookStrategy) == [
+        "run must accept run(event, *, signal), found run(*events, signal, event)"
+    ]

@@ -193,8 +193,6 @@ def check_variants(obj: object, name: str | None = None) -> tuple[Any, ...]:
 
 # ---- what a factory built -------------------------------------------------------------------
 
-_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-
 
 def _protocol_members(protocol: type) -> dict[str, object]:
     """The public members a protocol declares (methods, properties, annotated attributes)."""
@@ -212,43 +210,25 @@ def _protocol_members(protocol: type) -> dict[str, object]:
 
 
 def _call_problem(name: str, declared: Callable[..., Any], found: Callable[..., Any]) -> str | None:
-    """How ``found`` (bound) cannot be called as ``declared`` (unbound, with ``self``) is."""
+    """How ``found`` (bound) cannot be called as ``declared`` (unbound, with ``self``) is:
+    the declared call must bind, each positional parameter landing in the one of its name (or
+    in ``*args``) unless the protocol makes it positional-only."""
     try:
         want = list(inspect.signature(declared).parameters.values())[1:]
-        have = inspect.signature(found).parameters
+        have = inspect.signature(found)
     except (TypeError, ValueError):
         return None
-    kinds = {p.kind for p in have.values()}
-    star_args = inspect.Parameter.VAR_POSITIONAL in kinds
-    star_kwargs = inspect.Parameter.VAR_KEYWORD in kinds
-    promised = f"{name}({_bare(want)})"
-    mismatch = f"{name} must accept {promised}, found {name}({_bare(have.values())})"
-    positional = [p for p in have.values() if p.kind in _POSITIONAL]
-    for i, param in enumerate(want):
-        if param.kind in _POSITIONAL:
-            if i < len(positional):
-                if positional[i].name == param.name or param.kind is param.POSITIONAL_ONLY:
-                    continue
-            elif star_args:
-                continue
-        elif param.kind is param.KEYWORD_ONLY:
-            other = have.get(param.name)
-            if (other is not None and other.kind is not other.POSITIONAL_ONLY) or star_kwargs:
-                continue
-        else:  # *args / **kwargs in the protocol: any implementation is accepted
-            continue
-        return mismatch
-    wanted_positional = sum(p.kind in _POSITIONAL for p in want)
-    names = {w.name for w in want}
-    unfilled = [
-        p for i, p in enumerate(positional) if i >= wanted_positional and p.default is p.empty
-    ] + [
-        p
-        for p in have.values()
-        if p.kind is p.KEYWORD_ONLY and p.default is p.empty and p.name not in names
-    ]
-    if unfilled:
-        return mismatch
+    named = [p.name for p in want if p.kind is p.POSITIONAL_OR_KEYWORD]
+    only = [p.name for p in want if p.kind is p.POSITIONAL_ONLY]
+    keywords = {p.name: p.name for p in want if p.kind is p.KEYWORD_ONLY}
+    try:  # each argument is its parameter's name, to see where it lands
+        bound = have.bind(*only, *named, **keywords).arguments
+        landed: dict[str, str] | None = {v: k for k, v in bound.items() if isinstance(v, str)}
+    except TypeError:
+        landed = None
+    if landed is None or any(landed.get(given, given) != given for given in named):
+        shown = _bare(have.parameters.values())
+        return f"{name} must accept {name}({_bare(want)}), found {name}({shown})"
     if inspect.iscoroutinefunction(declared) and not _awaitable_method(found):
         return f"{name} must be 'async def'"
     return None

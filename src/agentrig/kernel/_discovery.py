@@ -1,11 +1,8 @@
 """Plugin discovery: list entry points without importing them, import on first use.
 
-A :class:`PluginIndex` merges its sources' entries; a later source's entry with the same kind
-and name replaces an earlier one, and the replacement is recorded.  Two distributions of one
-source registering the same kind and name are a *conflict* (an error wherever the ID is used)
-until ``[plugins.prefer]`` says which one wins.  A load failure is remembered as a report row
-and raised wherever the entry is required, so a broken plugin breaks only the compositions
-that use it.
+A :class:`PluginIndex` merges its sources (:mod:`._merge`: replacements recorded, conflicts
+kept visible).  A load failure is remembered as a report row and raised wherever the entry is
+required, so a broken plugin breaks only the compositions that use it.
 
 Disabling: by name (``"openai"``, any kind) or kind-qualified (``"providers:openai"``), from
 config or from ``AGENTRIG_DISABLE_PLUGINS`` (comma-separated).  With autoloading off
@@ -405,11 +402,9 @@ class PluginIndex:
             candidates = merged.conflicts.get(key)
             if candidates is not None:
                 error = conflict_error(kind, name, candidates).message
+                status: PluginStatus = "disabled" if self.is_disabled(kind, name) else "conflict"
                 for candidate in candidates:
                     others = tuple(c.describe() for c in candidates if c is not candidate)
-                    status: PluginStatus = (
-                        "disabled" if self.is_disabled(kind, name) else "conflict"
-                    )
                     rows.append(_row(candidate, status, error=error, conflicts=others))
                 continue
             failure = self._errors.get(key)
@@ -445,18 +440,8 @@ def _row(
     replaces: str | None = None,
     conflicts: tuple[str, ...] = (),
 ) -> PluginRow:
-    return PluginRow(
-        kind=entry.kind,
-        id=entry.name,
-        distribution=entry.distribution,
-        version=entry.version,
-        group=entry.group,
-        value=entry.value,
-        status=status,
-        error=error,
-        replaces=replaces,
-        conflicts=conflicts,
-    )
+    where = (entry.kind, entry.name, entry.distribution, entry.version, entry.group, entry.value)
+    return PluginRow(*where, status, error, replaces, conflicts)
 
 
 def _usable_entries(kind: str, index: PluginIndex | None) -> Iterator[tuple[EntrySpec, Any]]:

@@ -88,17 +88,9 @@ def merge_sources(
     for key, entries in candidates.items():
         if len(entries) == 1:
             continue
-        wanted = prefer.get(f"{key[0]}:{key[1]}")
-        winner = next(
-            (
-                e
-                for e in entries
-                if wanted is not None
-                and e.distribution is not None
-                and normalize_distribution(e.distribution) == normalize_distribution(wanted)
-            ),
-            None,
-        )
+        wanted = normalize_distribution(prefer.get(f"{key[0]}:{key[1]}", ""))
+        fits = (e for e in entries if normalize_distribution(e.distribution or "") == wanted)
+        winner = next(fits, None) if wanted else None
         if winner is None:
             conflicts[key] = entries
         else:
