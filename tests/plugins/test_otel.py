@@ -233,6 +233,25 @@ async def test_spans_start_named_with_the_attributes_a_sampler_decides_on() -> N
     }
 
 
+async def test_a_provider_named_as_its_kind_has_no_provider_id_beside_its_name() -> None:
+    """``agentrig.provider.id`` says which configured provider answered; one whose id is its
+    kind would only restate ``gen_ai.provider.name``."""
+    sampler = SeenBySampler()
+    telemetry = Telemetry(TracerProvider(sampler=sampler).get_tracer("agentrig"))
+    named = config(SCRIPT)
+    named["providers"] = {"scripted": named["providers"]["local"]}
+    named["agents"]["assistant"]["provider"] = "scripted"
+    async with open_runtime(
+        named, memory=memory(), plugins=[("otel-test", telemetry)], environ={}
+    ) as rt:
+        await rt.agent(AgentId("assistant")).run("Weather in Lisbon?")
+    assert dict(sampler.seen)["chat scripted-1"] == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "scripted",
+        "gen_ai.request.model": "scripted-1",
+    }
+
+
 async def test_an_agent_created_again_under_a_disposed_ones_id_gets_its_own_description() -> None:
     """How an agent's spans start is kept per agent, and forgotten when the agent goes."""
     recorder = Recorder()
@@ -261,11 +280,14 @@ async def test_tool_spans_say_which_call_and_whether_it_failed() -> None:
     assert ok["gen_ai.operation.name"] == "execute_tool"
     assert ok["gen_ai.tool.name"] == "lookup"
     assert ok["gen_ai.tool.call.id"] == "call_a"
-    assert ok["agentrig.tool.status"] == "ok"
+    # a success is the absence of error.type (the conventions'): no status restates it
+    assert "agentrig.tool.status" not in ok
+    assert "error.type" not in ok
     assert spans["execute_tool lookup"].status.status_code is StatusCode.UNSET
     failed = spans["execute_tool explode"]
     assert failed.status.status_code is StatusCode.ERROR
     assert dict(failed.attributes or {})["error.type"] == "RuntimeError"
+    assert dict(failed.attributes or {})["agentrig.tool.status"] == "error"
     assert "gen_ai.tool.call.arguments" not in ok  # content is off by default
 
 

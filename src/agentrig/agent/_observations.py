@@ -14,7 +14,7 @@ from agentrig.agent._results import ReasoningAudit, sum_usage
 from agentrig.errors import error_info
 from agentrig.ids import ProviderId
 from agentrig.lifecycle import Observation, RequestConfig
-from agentrig.llm import PROVIDERS, AssistantMessage, StopReason, ToolCallBlock, Usage
+from agentrig.llm import PROVIDERS, AssistantMessage, ToolCallBlock
 from agentrig.session import TurnEndReason
 
 if TYPE_CHECKING:
@@ -39,13 +39,9 @@ def observe_model_call(
     response_id: str | None = None,
     reasoning: ReasoningAudit | None = None,
 ) -> None:
-    """One observation per attempted provider round (forced summary too); ``attempt``
-    counts from 1, ``first`` is when the first chunk arrived (0: none), ``response_id`` the
-    provider's id of the response, ``reasoning`` how its reasoning effort was resolved (None:
-    the provider was not called).
-
-    It describes the call boundary, not proof of a network request.
-    """
+    """One observation per attempted provider round (forced summary too): the call boundary,
+    not proof of a network request.  ``attempt`` counts from 1, ``first`` is when the first
+    chunk arrived (0: none), ``reasoning`` None when the provider was not called."""
     hooks = state.agent.runtime.hooks
     if not hooks.has_listeners("observe"):
         return
@@ -55,7 +51,11 @@ def observe_model_call(
     provider = cfg.provider
     kinds = state.provider_kinds
     kind = kinds[provider] if kinds and provider in kinds else _provider_kind(state, provider)
-    response_model, stop_reason, usage, error_type, error_code = _ending(message, error)
+    response_model = stop_reason = usage = error_type = error_code = None
+    if message is not None:  # how the call ended (written out: once per provider round)
+        response_model, stop_reason, usage = message.model, message.stop_reason, message.usage
+    if error is not None:
+        error_type, error_code = type(error).__name__, error_info(error).code
     # the documented order: the ids every loop observation carries, then the call's own
     data = {
         "session_id": session_id,
@@ -84,18 +84,6 @@ def observe_model_call(
         "reasoning": reasoning.to_dict() if reasoning is not None else None,
     }
     hooks.notify("observe", Observation("model_call", agent_id, data))
-
-
-def _ending(
-    message: AssistantMessage | None, error: BaseException | None
-) -> tuple[str | None, StopReason | None, Usage | None, str | None, str | None]:
-    """``(response_model, stop_reason, usage, error_type, error_code)`` of how a call ended."""
-    response_model = stop_reason = usage = None
-    if message is not None:
-        response_model, stop_reason, usage = message.model, message.stop_reason, message.usage
-    if error is None:
-        return response_model, stop_reason, usage, None, None
-    return response_model, stop_reason, usage, type(error).__name__, error_info(error).code
 
 
 def _provider_kind(state: TurnContext, provider_id: ProviderId) -> str | None:

@@ -160,7 +160,7 @@ class ReasoningAudit:
             "native": thaw(native) if native else {},  # most requests send no control
             "reason": self.reason,
             "dispatched": self.dispatched,
-            "native_sent": self.native_sent,
+            "native_sent": self.dispatched and bool(native),  # native_sent, without a call
         }
 
 

@@ -80,6 +80,8 @@ def _hex_ids(span: Span) -> tuple[str, str] | None:
 
 #: how a span starts: its name, its kind and the attributes known before the operation runs
 _Start = tuple[str, SpanKind, Mapping[str, Any]]
+#: what a span is about: its kind, agent, subject and (a model call's) provider
+_About = tuple[ScopeKind, str, str, str | None]
 #: starts kept at most, by what a scope is about (cleared beyond it: they are rebuilt)
 MAX_STARTS = 1024
 
@@ -100,6 +102,9 @@ def _decision_attributes(allowed: bool, reason: Any) -> Mapping[str, Any]:
         _DECISIONS[(allowed, reason or None)] = attributes
     return attributes
 
+
+#: the observations that are spans (a scope's kinds)
+_SPANS = frozenset(("model_call", "tool_call", "turn"))
 
 #: the scope of ours current in this context; None inside an inbound trace context
 _LIVE: ContextVar[_Scope | None] = ContextVar("agentrig_otel_scope", default=None)
@@ -252,7 +257,7 @@ class Telemetry:
         """An operation's observation: its metrics, then its span (the live one if open);
         a permission decision or a hook execution goes to the span it belongs to."""
         kind = payload.kind
-        if kind != "model_call" and kind != "tool_call" and kind != "turn":
+        if kind not in _SPANS:
             if kind == "permission":
                 self._decision(payload.data)
             elif kind == "hook":
@@ -357,12 +362,14 @@ class Telemetry:
         its creation (what a sampler may decide on) that do not change between operations."""
         attributes: dict[str, Any]
         if kind == "model_call":
+            name = provider_kind(self.runtime, provider) or provider or ""
             attributes = {
                 "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": provider_kind(self.runtime, provider) or provider or "",
+                "gen_ai.provider.name": name,
                 "gen_ai.request.model": subject,
-                "agentrig.provider.id": provider or "",
             }
+            if provider and provider != name:  # which of the configured providers of a kind
+                attributes["agentrig.provider.id"] = provider
             attributes.update(server_of(self.runtime, provider))
             return f"chat {subject}", SpanKind.CLIENT, attributes
         if kind == "tool_call":
@@ -385,22 +392,18 @@ class Telemetry:
             attributes["gen_ai.agent.description"] = description
         return f"invoke_agent {subject}", SpanKind.INTERNAL, attributes
 
-    def _write(
+    def _unscoped(
         self,
-        live: Span | None,
-        about: tuple[ScopeKind, str, str, str | None],
-        start: float,
+        about: _About,
+        data: Mapping[str, Any],
         attributes: dict[str, Any],
     ) -> Span:
-        """The live span, given the observation's ``attributes`` in one call; without one, a
-        span ``about`` (kind, agent, subject, provider) with its start attributes and these,
-        started at the observation's own start time (its caller ends it)."""
-        if live is not None:
-            live.set_attributes(attributes)
-            return live
+        """A span for an observation without a live one: ``about`` (kind, agent, subject,
+        provider) with its start attributes and these, started at the observation's own
+        start time (its caller ends it)."""
         name, kind, first = self._start(*about)
         return self._tracer.start_span(
-            name, kind=kind, start_time=_ns(start), attributes={**first, **attributes}
+            name, kind=kind, start_time=_ns(_started(data)), attributes={**first, **attributes}
         )
 
     # ---- spans ---------------------------------------------------------------------------
@@ -425,7 +428,7 @@ class Telemetry:
             if answered := call.get("response_model"):
                 attributes["gen_ai.response.model"] = answered
             if stop_reason := call.get("stop_reason"):
-                attributes["gen_ai.response.finish_reasons"] = (finish_reason(stop_reason),)
+                attributes["gen_ai.response.finish_reasons"] = _reasons(stop_reason)
         elif data.get("model"):  # no model call of ours seen: what the turn reports
             attributes["gen_ai.response.model"] = data["model"]
         _usage(attributes, data.get("usage"))
@@ -436,7 +439,11 @@ class Telemetry:
         elif reason in ("interrupted", "timeout"):  # cancelled, or past the run's deadline
             attributes["error.type"] = reason
         agent = data.get("agent_name") or agent_id or "agent"  # the configured name
-        span = self._write(live, ("turn", agent_id, agent, None), start, attributes)
+        if live is not None:
+            live.set_attributes(attributes)
+            span = live
+        else:
+            span = self._unscoped(("turn", agent_id, agent, None), data, attributes)
         for name, event_attributes, when in pending or ():
             span.add_event(name, event_attributes, timestamp=_ns(when))
         if reason == "failed":
@@ -471,24 +478,30 @@ class Telemetry:
         if response_id := data.get("response_id"):
             attributes["gen_ai.response.id"] = response_id
         if stop_reason := data.get("stop_reason"):
-            attributes["gen_ai.response.finish_reasons"] = (finish_reason(stop_reason),)
+            attributes["gen_ai.response.finish_reasons"] = _reasons(stop_reason)
         if (first := data.get("time_to_first_chunk_ms")) is not None:
             attributes["gen_ai.response.time_to_first_chunk"] = float(first) / 1000
         if (max_tokens := data.get("max_tokens")) is not None:
             attributes["gen_ai.request.max_tokens"] = max_tokens
         if (temperature := data.get("temperature")) is not None:
             attributes["gen_ai.request.temperature"] = temperature
-        _usage(attributes, data.get("usage"))
+        if (usage := data.get("usage")) is not None:
+            _usage(attributes, usage)
         outcome = data.get("outcome")
         if outcome != "success":
             attributes["error.type"] = data.get("error_type") or str(outcome)
-        start = float(data.get("started_at") or 0.0)
-        model, provider = data.get("model") or "model", data.get("provider") or None
-        span = self._write(live, ("model_call", "", model, provider), start, attributes)
+        if live is not None:
+            live.set_attributes(attributes)
+            span = live
+        else:
+            model, provider = data.get("model") or "model", data.get("provider") or None
+            about: _About = ("model_call", "", model, provider)
+            span = self._unscoped(about, data, attributes)
         if outcome != "success":
             span.set_status(Status(StatusCode.ERROR, data.get("error_code") or str(outcome)))
         if live is None:
-            span.end(end_time=_ns(float(data.get("ended_at") or start)))
+            ended = data.get("ended_at") or data.get("started_at") or 0.0
+            span.end(end_time=_ns(float(ended)))
 
     def _tool(
         self,
@@ -500,10 +513,9 @@ class Telemetry:
         data = call.data
         call_id = data.get("call_id") or ""
         status = data.get("status") or "ok"
-        attributes: dict[str, Any] = {
-            "gen_ai.tool.call.id": call_id,
-            "agentrig.tool.status": status,
-        }
+        attributes: dict[str, Any] = {"gen_ai.tool.call.id": call_id}
+        if status != "ok":  # a success is the absence of error.type, as the conventions say
+            attributes["agentrig.tool.status"] = status
         if pending:  # what came outside its scope: the decision is attributes, the rest events
             for name, event_attributes, _ in pending:
                 if name == _DECISION:
@@ -520,11 +532,16 @@ class Telemetry:
         error_type = None if status == "ok" else data.get("error_type") or status
         if error_type is not None:
             attributes["error.type"] = error_type
-        start = float(data.get("started_at") or 0.0)
-        tool = str(data.get("tool") or "tool")
-        span = self._write(live, ("tool_call", call.agent_id or "", tool, None), start, attributes)
+        if live is not None:
+            live.set_attributes(attributes)
+            span = live
+        else:
+            tool = str(data.get("tool") or "tool")
+            about: _About = ("tool_call", call.agent_id or "", tool, None)
+            span = self._unscoped(about, data, attributes)
         for name, event_attributes, when in pending or ():
             span.add_event(name, event_attributes, timestamp=_ns(when))
+        start = 0.0 if live is not None and error_type is None else _started(data)
         if error_type is not None:
             if not data.get("executed"):
                 # refused before it ran: a permission rule, a hook, invalid arguments ...
@@ -585,6 +602,19 @@ class Telemetry:
         inputs = input_messages(events)
         outputs = output_messages(events)
         return (_json(inputs) if inputs else None, _json(outputs) if outputs else None)
+
+
+def _started(data: Mapping[str, Any]) -> float:
+    """When the observed operation started (seconds since the epoch)."""
+    return float(data.get("started_at") or 0.0)
+
+
+def _reasons(stop_reason: Any) -> list[str]:
+    """``gen_ai.response.finish_reasons``: a list, which the SDK stores as a tuple.  (Handed
+    a tuple, the SDK's attribute check asks ``isinstance(value, Sequence)`` through three
+    Python-level ABC calls each time -- CPython does not cache a directly registered class
+    -- where a list, a registered subclass's, is answered from the ABC cache.)"""
+    return [finish_reason(stop_reason)]
 
 
 def _usage(attributes: dict[str, Any], usage: Any) -> None:
