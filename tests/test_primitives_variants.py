@@ -51,10 +51,6 @@ def test_register_seal_parse() -> None:
     assert isinstance(started, Started)
     assert started.at == 3
     assert registry.parse_json('{"type": "stopped"}') == Stopped()
-    assert registry.parse_many([{"type": "started", "at": 1}, {"type": "stopped"}]) == (
-        Started(at=1),
-        Stopped(),
-    )
     assert registry.dump(started) == {"type": "started", "at": 3}
 
 

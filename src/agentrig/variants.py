@@ -128,8 +128,8 @@ class VariantRegistry(Generic[_B]):
         self._members: dict[str, type[_B]] = {}
         self._sources: dict[str, str | None] = {}
         self._replacements: list[tuple[str, str | None, str | None]] = []
-        #: the compiled union for one member and for a tuple of members (set by ``seal``)
-        self._compiled: tuple[TypeAdapter[Any], TypeAdapter[Any]] | None = None
+        #: the compiled union (set by ``seal``)
+        self._compiled: TypeAdapter[Any] | None = None
         self._loader = loader
         self._lock = threading.Lock()
 
@@ -193,7 +193,7 @@ class VariantRegistry(Generic[_B]):
             choices = [Annotated[m, Tag(t)] for t, m in members.items()]
             choices.append(Annotated[self.unknown_type, Tag(UNKNOWN_TAG)])
             union: Any = Annotated[typing.Union[tuple(choices)], Discriminator(discriminate)]  # noqa: UP007
-            self._compiled = (TypeAdapter(union), TypeAdapter(tuple[union, ...]))
+            self._compiled = TypeAdapter(union)
 
     # queries ----------------------------------------------------------------------
     def tags(self) -> tuple[str, ...]:
@@ -207,8 +207,8 @@ class VariantRegistry(Generic[_B]):
         return tuple(self._replacements)
 
     # parsing ----------------------------------------------------------------------
-    def _adapters(self) -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
-        """The compiled unions, sealing the family on first use."""
+    def _adapter(self) -> TypeAdapter[Any]:
+        """The compiled union, sealing the family on first use."""
         if self._compiled is None:
             self.seal()
         assert self._compiled is not None
@@ -218,13 +218,10 @@ class VariantRegistry(Generic[_B]):
         """Parse one record; an unregistered tag gives the opaque unknown member."""
         if isinstance(data, self.base):
             return data
-        return cast(_B, (self._compiled or self._adapters())[0].validate_python(data))
+        return cast(_B, (self._compiled or self._adapter()).validate_python(data))
 
     def parse_json(self, raw: str | bytes) -> _B:
-        return cast(_B, self._adapters()[0].validate_json(raw))
-
-    def parse_many(self, items: Iterable[Any]) -> tuple[_B, ...]:
-        return cast(tuple[_B, ...], self._adapters()[1].validate_python(tuple(items)))
+        return cast(_B, self._adapter().validate_json(raw))
 
     def dump(self, value: _B) -> dict[str, Any]:
         """JSON-ready dict of a member; an unknown member gives back its raw data unchanged."""

@@ -6,7 +6,7 @@ import importlib.metadata
 import importlib.util
 
 from agentrig.kernel import stray_entry_points
-from agentrig.kernel._contracts import check_tool
+from agentrig.kernel._contracts import KINDS
 from agentrig.kernel._entry_points import CONTRACTS_GROUP, IMPORTERS_GROUP
 from agentrig.tools import check_tool_contribution, tool
 
@@ -22,7 +22,7 @@ def test_the_tools_contract_is_an_entry_point_of_the_core_distribution() -> None
     assert entry.dist is not None
     assert entry.dist.name == "agentrig"
     assert entry.load() is check_tool_contribution
-    assert check_tool(ping, "ping") == (ping,)  # the kernel's check runs the tools layer's
+    assert KINDS["tools"](ping, "ping") == (ping,)  # the kernel's check runs the tools layer's
     # a group it reads
     assert not any(f" {CONTRACTS_GROUP}:" in s for s in stray_entry_points())
 

@@ -20,7 +20,6 @@ __all__ = [
     "ContractViolation",
     "Check",
     "check_factory",
-    "check_tool",
     "group_of",
     "protocol_problems",
     "with_options",
@@ -138,16 +137,14 @@ def check_config_section(obj: object, name: str | None = None) -> None:
         )
 
 
-def check_tool(obj: object, name: str | None = None) -> object:
-    """A tool (or toolset) as the tools layer defines it (its check, handed over through the
-    core's ``agentrig.contracts`` entry point ``tools``); a single tool's id is the entry's name."""
-    return _layer_contract("tools")(obj, name)
+def _layer_check(kind: str) -> Check:
+    """The check of a kind a higher layer defines (``tools``, ``skills``): the core hands it
+    over as its ``agentrig.contracts`` entry point of that name, loaded on first use."""
 
+    def check(obj: object, name: str | None = None) -> object:
+        return _layer_contract(kind)(obj, name)
 
-def check_skill(obj: object, name: str | None = None) -> object:
-    """A package holding a SKILL.md skill, as the skills layer defines it (like
-    :func:`check_tool`, through the ``agentrig.contracts`` entry point ``skills``)."""
-    return _layer_contract("skills")(obj, name)
+    return check
 
 
 @functools.cache
@@ -281,12 +278,12 @@ def protocol_problems(obj: object, protocol: type) -> list[str]:
 KINDS: dict[str, Check] = {
     "plugins": check_hook_plugin,  # modules or objects with @agentrig.hookimpl listeners
     "providers": check_provider_factory,  # factory(ProviderConfig) -> Provider
-    "tools": check_tool,  # a tool or a toolset
+    "tools": _layer_check("tools"),  # a tool or a toolset; a single tool's id is the name
     "hook_strategies": check_factory,  # hook executors (command, http, ...)
     "sealers": check_factory,
     "credential_stores": check_factory,
     "session_stores": check_factory,
-    "skills": check_skill,  # a package folder holding SKILL.md; the entry's name is the skill
+    "skills": _layer_check("skills"),  # a package folder holding SKILL.md, named by the entry
     "config_sections": check_config_section,  # a pydantic model validating a top-level table
     "variants": check_variants,  # tagged-union members (session events, stream chunks, ...)
     "schemas": check_schema_registrar,  # register(registry): persisted-payload versions
