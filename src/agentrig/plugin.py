@@ -85,11 +85,11 @@ _LAZY: dict[str, str] = {
     "TOOLS": "agentrig.tools",
     "TOOLSETS": "agentrig.tools",
     # tracing (a plugin that provides TRACE_CONTEXT)
-    "TRACE_CONTEXT": "agentrig.kernel",
-    "ScopeKind": "agentrig.kernel",
-    "TraceContext": "agentrig.kernel",
-    "TraceScope": "agentrig.kernel",
-    "trace_env": "agentrig.kernel",
+    "TRACE_CONTEXT": "agentrig.tracing",
+    "ScopeKind": "agentrig.tracing",
+    "TraceContext": "agentrig.tracing",
+    "TraceScope": "agentrig.tracing",
+    "trace_env": "agentrig.tracing",
     # contributions
     "ContractViolation": "agentrig.kernel",
     "Provider": "agentrig.llm",
@@ -187,22 +187,17 @@ if TYPE_CHECKING:
     from agentrig.credentials import CREDENTIAL_STORES
     from agentrig.hooks import HOOK_STRATEGIES
     from agentrig.kernel import (
-        TRACE_CONTEXT,
         Composition,
         ContractViolation,
         Phase,
         Runtime,
         RuntimeStarted,
-        ScopeKind,
         SecretResolver,
         ServiceKey,
-        TraceContext,
-        TraceScope,
         compose_step,
         issues_from_validation,
         protocol_problems,
         resolve_secret,
-        trace_env,
         with_options,
     )
     from agentrig.lifecycle import (
@@ -238,4 +233,5 @@ if TYPE_CHECKING:
     from agentrig.session import SESSION_STORES
     from agentrig.skills import RegistrationReview
     from agentrig.tools import TOOLS, TOOLSETS, Tool, Toolset, tool
+    from agentrig.tracing import TRACE_CONTEXT, ScopeKind, TraceContext, TraceScope, trace_env
     from agentrig.variants import Variant

@@ -17,7 +17,6 @@ import pytest
 from agentrig.errors import DuplicateIdError, PluginError, SealedCatalogError, UnknownIdError
 from agentrig.ids import AgentId
 from agentrig.kernel import (
-    TRACE_CONTEXT,
     Composition,
     ServiceKey,
     Services,
@@ -26,6 +25,7 @@ from agentrig.kernel import (
     open_runtime,
 )
 from agentrig.llm import ModelInfo
+from agentrig.tracing import TRACE_CONTEXT
 
 COUNTER: ServiceKey[list[int]] = ServiceKey("test.counter")
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 import agentrig
 from agentrig.builtins._egress_http import trace_origin
 from agentrig.ids import AgentId
-from agentrig.kernel import TRACE_CONTEXT, compose_step
-from agentrig.plugin import Composition
+from agentrig.kernel import compose_step
+from agentrig.plugin import TRACE_CONTEXT, Composition
 
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -97,7 +97,7 @@ async def test_only_the_opted_in_origin_gets_trace_headers(
     allow = [a.removeprefix("http://"), b.removeprefix("http://")]
     config: dict[str, Any] = {"providers": {}, "agents": {}}
     async with agentrig.open_runtime(config, plugins=[("trace", FixedTrace())]) as rt:
-        assert rt.trace is not None
+        assert rt.services.get(TRACE_CONTEXT) is not None
         opted = rt.http(allow_private=allow, trace_to=[f"{a}/v1"], follow_redirects=True)
         plain = rt.http(allow_private=allow, follow_redirects=True)
         for client in (opted, plain):

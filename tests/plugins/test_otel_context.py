@@ -25,7 +25,8 @@ from opentelemetry.trace import NoOpTracer
 
 import agentrig
 from agentrig.ids import AgentId
-from agentrig.kernel import TRACE_CONTEXT, MemorySource, open_runtime
+from agentrig.kernel import MemorySource, open_runtime
+from agentrig.plugin import TRACE_CONTEXT
 from agentrig.session import dump_event
 
 pytestmark = pytest.mark.anyio
@@ -168,7 +169,7 @@ async def test_a_provider_request_carries_the_chat_spans_traceparent(chat_port: 
     async with open_runtime(
         openai_config(chat_port), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        assert rt.trace is recorder.telemetry
+        assert rt.services.get(TRACE_CONTEXT) is recorder.telemetry
         result = await rt.agent(AgentId("assistant")).run("Hi")
     assert result.value == "hi"
     (chat,) = recorder.named("chat ")
@@ -227,8 +228,8 @@ async def traced_run(cfg: dict[str, Any], inbound: dict[str, str] | None = None)
     async with open_runtime(
         cfg, memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        assert rt.trace is not None
-        scope = rt.trace.continue_from(inbound) if inbound else None
+        trace = rt.services.require(TRACE_CONTEXT)
+        scope = trace.continue_from(inbound) if inbound else None
         try:
             await rt.agent(AgentId("assistant")).run("Rome?")
         finally:
@@ -308,8 +309,7 @@ async def test_the_otel_table_provides_the_trace_context() -> None:
     async with open_runtime(
         scripted_config(otel={"exporter": "none"}), memory=memory(), environ={}
     ) as rt:
-        trace = rt.services.require(TRACE_CONTEXT)
-        assert rt.trace is trace
+        assert isinstance(rt.services.require(TRACE_CONTEXT), Telemetry)
         await rt.agent(AgentId("assistant")).run("Rome?")
         events = rt.agent(AgentId("assistant")).session.events
     assert all(e.trace is not None for e in events if e.type != "system/prompt")
@@ -321,13 +321,13 @@ async def test_continue_from_makes_a_run_the_child_of_an_inbound_trace() -> None
     async with open_runtime(
         scripted_config(), memory=memory(), plugins=[("otel-test", recorder.telemetry)], environ={}
     ) as rt:
-        assert rt.trace is not None
-        scope = rt.trace.continue_from({"traceparent": inbound})
+        trace = rt.services.require(TRACE_CONTEXT)
+        scope = trace.continue_from({"traceparent": inbound})
         try:
             await rt.agent(AgentId("assistant")).run("Rome?")
         finally:
             scope.close()
-        assert rt.trace.headers() == {}  # closed: nothing current any more
+        assert trace.headers() == {}  # closed: nothing current any more
     (run,) = recorder.named("invoke_agent ")
     assert format(run.context.trace_id, "032x") == "0af7651916cd43dd8448eb211c80319c"
     assert run.parent is not None

@@ -32,6 +32,7 @@ from agentrig.ids import AgentId, CallId, ProviderId, RunId, SessionId, new_invo
 from agentrig.llm import AssistantMessage, StreamChunk, ToolCallBlock, Usage
 from agentrig.session import ToolResultEvent, TurnTrigger
 from agentrig.tools import ToolRefusedError
+from agentrig.tracing import TRACE_CONTEXT
 
 if TYPE_CHECKING:
     from agentrig.agent._driver import RunOptions
@@ -158,7 +159,7 @@ class TurnContext:
         self.observed: tuple[str, str, str, AgentId] | None = None
         self.provider_kinds: dict[ProviderId, str | None] | None = None
         # a tracing plugin's context (None without one: then nothing opens a scope)
-        self.trace = trace = port.runtime.trace
+        self.trace = trace = port.runtime.services.get(TRACE_CONTEXT)
         if trace is not None and port.session.trace_ids is None:
             port.session.trace_ids = trace.ids
 

@@ -41,9 +41,10 @@ from agentrig.host import (
     check_url,
     egress_client,
 )
+from agentrig.tracing import TRACE_CONTEXT
 
 if TYPE_CHECKING:
-    from agentrig.kernel import Runtime, TraceContext
+    from agentrig.kernel import Runtime, Services
 
 __all__ = [
     "PolicyCheckedTransport",
@@ -116,10 +117,10 @@ class PolicyCheckedTransport(httpx.AsyncBaseTransport):
 
 
 class _Traced(Protocol):
-    """What the trace hook reads: the runtime's trace context, per request."""
+    """What the trace hook reads: the runtime's services (its trace context), per request."""
 
     @property
-    def trace(self) -> TraceContext | None: ...
+    def services(self) -> Services: ...
 
 
 def trace_origin(url: object) -> tuple[str, str, int] | None:
@@ -137,9 +138,10 @@ def trace_origin(url: object) -> tuple[str, str, int] | None:
 
 
 def add_trace_hook(kwargs: dict[str, Any], runtime: _Traced, trace_to: Iterable[str] = ()) -> None:
-    """Add to httpx client ``kwargs`` a request hook sending ``runtime.trace``'s headers to
-    the exact origins (scheme, host, port) of ``trace_to`` only: a URL a tool fetches or a
-    redirect elsewhere carries no trace identifiers.  ``runtime.trace`` is read per request,
+    """Add to httpx client ``kwargs`` a request hook sending the headers of the runtime's
+    :data:`~agentrig.tracing.TRACE_CONTEXT` to the exact origins (scheme, host, port) of
+    ``trace_to`` only: a URL a tool fetches or a redirect elsewhere carries no trace
+    identifiers.  The service is read per request,
     so a client built during composition traces once a plugin provided it; headers the
     caller set win.
     """
@@ -148,7 +150,7 @@ def add_trace_hook(kwargs: dict[str, Any], runtime: _Traced, trace_to: Iterable[
         return  # nothing opted in: the client sends no trace headers at all
 
     async def inject(request: httpx.Request) -> None:
-        trace = runtime.trace
+        trace = runtime.services.get(TRACE_CONTEXT)
         if trace is not None and trace_origin(request.url) in origins:
             for name, value in trace.headers().items():
                 request.headers.setdefault(name, value)

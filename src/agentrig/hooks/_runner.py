@@ -21,8 +21,9 @@ from agentrig.hooks._matcher import Matcher, compile_matcher, matcher_subject
 from agentrig.hooks._outcome import Allow, Deny, HookErrorOutcome, HookOutcome
 from agentrig.hooks._strategy import HOOK_STRATEGIES, HookStrategy, HookStrategyFactory
 from agentrig.ids import PluginName
-from agentrig.kernel import TraceContext, protocol_problems
+from agentrig.kernel import protocol_problems
 from agentrig.lifecycle import Observation
+from agentrig.tracing import TRACE_CONTEXT, TraceContext
 
 if TYPE_CHECKING:
     from agentrig.kernel import Runtime
@@ -174,7 +175,7 @@ class HookRunner:
             base_dir=base_dir,
             source=getattr(loaded, "source", None),
             observe=lambda data: _notify_hook(rt, data),
-            trace=lambda: rt.trace,
+            trace=lambda: rt.services.get(TRACE_CONTEXT),
         )
 
     @property

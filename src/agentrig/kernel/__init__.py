@@ -33,7 +33,6 @@ _NAMES = {
     "_runtime": "AGENTS HTTP MODELS MODEL_SELECTION HttpFactory Runtime open_runtime",
     "_schemas": "SCHEMAS",
     "_services": "ServiceKey Services",
-    "_tracing": "TRACE_CONTEXT ScopeKind TraceContext TraceScope trace_env",
 }
 _LAZY = {name: f"{__name__}.{module}" for module, names in _NAMES.items() for name in names.split()}
 __all__ = list(_LAZY)
@@ -92,8 +91,3 @@ if TYPE_CHECKING:
     from agentrig.kernel._schemas import SCHEMAS as SCHEMAS
     from agentrig.kernel._services import ServiceKey as ServiceKey
     from agentrig.kernel._services import Services as Services
-    from agentrig.kernel._tracing import TRACE_CONTEXT as TRACE_CONTEXT
-    from agentrig.kernel._tracing import ScopeKind as ScopeKind
-    from agentrig.kernel._tracing import TraceContext as TraceContext
-    from agentrig.kernel._tracing import TraceScope as TraceScope
-    from agentrig.kernel._tracing import trace_env as trace_env

@@ -52,7 +52,6 @@ from agentrig.kernel._discovery import (
 from agentrig.kernel._dispatch import HookDispatcher, HookFailure, Spawner
 from agentrig.kernel._hookspecs import RuntimeStarted
 from agentrig.kernel._services import ServiceKey, Services
-from agentrig.kernel._tracing import TRACE_CONTEXT, TraceContext
 
 if TYPE_CHECKING:
     import httpx
@@ -141,11 +140,6 @@ class Runtime:
         self._spawn = spawn
         self.services = Services()
         """Services plugins provide, by typed key (see :mod:`agentrig.kernel._services`)."""
-
-    @property
-    def trace(self) -> TraceContext | None:
-        """The :data:`~agentrig.kernel._tracing.TRACE_CONTEXT` service (None: no tracing)."""
-        return self.services.get(TRACE_CONTEXT)
 
     # ---- configuration ----------------------------------------------------------------------
     @property

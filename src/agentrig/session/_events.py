@@ -332,7 +332,7 @@ class SessionEvent(BaseModel):
     """One log entry: ``seq`` (1-based, monotonic), ``time`` (unix seconds) and ``data``.
 
     ``trace`` names the span that produced it when a tracing plugin is active (see
-    ``agentrig.kernel.TraceContext``); without one it is absent, also from the stored form.
+    ``agentrig.tracing.TraceContext``); without one it is absent, also from the stored form.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

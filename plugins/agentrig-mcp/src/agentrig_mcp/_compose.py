@@ -28,7 +28,7 @@ from agentrig.credentials import (
 )
 from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig.kernel import Runtime
-from agentrig.plugin import resolve_secret, trace_env
+from agentrig.plugin import TRACE_CONTEXT, resolve_secret, trace_env
 from agentrig_mcp._answers import session_callbacks
 from agentrig_mcp._client import McpClient
 from agentrig_mcp._config import (
@@ -176,16 +176,18 @@ def _resolver(rt: Runtime) -> Resolve:
                 resolved[key] = value
         if issues:
             raise ConfigError(issues, source=rt.loaded.source)
-        if stdio and rt.trace is not None:
+        trace = rt.services.get(TRACE_CONTEXT)
+        if stdio and trace is not None:
             # the context the server starts in (its own env entries win)
-            resolved = {**trace_env(rt.trace.headers()), **resolved}
+            resolved = {**trace_env(trace.headers()), **resolved}
         return resolved
 
     return resolve
 
 
 def _trace_headers(rt: Runtime) -> dict[str, str]:
-    return rt.trace.headers() if rt.trace is not None else {}
+    trace = rt.services.get(TRACE_CONTEXT)
+    return trace.headers() if trace is not None else {}
 
 
 _TRACE_HEADERS = ("traceparent", "tracestate")

@@ -38,6 +38,7 @@ from agentrig.llm import (
     UserMessage,
     parse_tool_arguments,
 )
+from agentrig.plugin import TRACE_CONTEXT
 from agentrig.session import (
     AssistantMessageEvent,
     SessionEvent,
@@ -345,7 +346,7 @@ class ActiveRun:
         afterwards (the cheaper path: no stream pipe, no extra task).  When the runtime
         traces, the run continues the trace the request came with.
         """
-        trace = self.service.rt.trace
+        trace = self.service.rt.services.get(TRACE_CONTEXT)
         if trace is None or not self.inbound_trace:
             return await self._drive(emit, stream=stream)
         scope = trace.continue_from(self.inbound_trace)

@@ -1,10 +1,12 @@
 """Trace context: the one seam a tracing plugin fills; agentrig itself knows no tracer.
 
-A tracing plugin (``agentrig-otel``) provides :data:`TRACE_CONTEXT`; the loop opens a scope
-around each turn, model call attempt and tool call, events carry the span's ids, and requests
-to destinations that opted in carry its W3C headers (``docs/plugin-guide.md`` §10).  Headers
-are the currency, so the kernel needs no tracing library; without the service nothing here
-runs.
+A tracing plugin (``agentrig-otel``) provides :data:`TRACE_CONTEXT` as a runtime service; the
+loop opens a scope around each turn, model call attempt and tool call, events carry the span's
+ids, and requests to destinations that opted in carry its W3C headers (``docs/plugin-guide.md``
+§10).  Whoever traces reads the service (``rt.services.get(TRACE_CONTEXT)``; None: no
+tracing).  A contract of the layers that trace -- the loop, the hook strategies, egress --
+not of the kernel, which traces nothing; headers are the currency, so no layer needs a
+tracing library.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal, Protocol
 
-from agentrig.kernel._services import ServiceKey
+from agentrig.kernel import ServiceKey
 
 __all__ = [
     "TRACE_CONTEXT",
