@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import cold_child_env, compare, emit, gc_paused, median
 
+from agentrig.cli import plugin_report
 from agentrig.kernel import MemorySource, RuntimeConfig, open_runtime
 
 GROUPS = ("agentrig.tools", "agentrig.providers", "agentrig.session_stores", "agentrig.sealers")
@@ -81,7 +82,7 @@ async def open_once(expect_unused: bool) -> float:
     start = time.perf_counter_ns()
     async with open_runtime(CONFIG, memory=memory(), environ={}) as rt:
         elapsed = time.perf_counter_ns() - start
-        report = rt.plugin_report()
+        report = plugin_report(rt.index)
     unused = [r for r in report if r.distribution == "agentrig-bench-unused"]
     if expect_unused:
         assert len(unused) == UNUSED, len(unused)
