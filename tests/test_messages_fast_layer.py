@@ -1,4 +1,4 @@
-"""The vocabulary's fast layer: ``model_construct`` with shared fields-sets, nothing more."""
+"""The vocabulary's fast layer: validated instances with shared fields-sets, nothing more."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from agentrig.llm import (
     Usage,
     UserMessage,
 )
-from agentrig.messages import _fast, _trusted
-from agentrig.messages._fast import construct_shared
+from agentrig.messages import _build, _fast
+from agentrig.messages._fast import build_shared
 from agentrig.session import (
     AssistantMessageEvent,
     Session,
@@ -71,7 +71,7 @@ class Extra(BaseModel):
 
 
 def test_equals_a_validated_instance_and_dumps_in_field_order() -> None:
-    built = construct_shared(Frozen, {"note": "n", "name": "a"})
+    built = build_shared(Frozen, {"note": "n", "name": "a"})
     validated = Frozen(note="n", name="a")
     assert built == validated
     assert built.model_fields_set == validated.model_fields_set == {"note", "name"}
@@ -82,22 +82,26 @@ def test_equals_a_validated_instance_and_dumps_in_field_order() -> None:
 
 
 def test_instance_is_still_frozen_and_hashable() -> None:
-    built = construct_shared(Frozen, {"name": "a", "count": 2})
+    built = build_shared(Frozen, {"name": "a", "count": 2})
     with pytest.raises(Exception, match="frozen"):
         built.count = 3
     assert hash(built) == hash(Frozen(name="a", count=2))
 
 
-def test_values_are_taken_as_given_without_validation() -> None:
-    # the caller vouches for types: nothing is coerced (as with model_construct)
-    built = construct_shared(Frozen, {"name": "a", "count": "7"})
-    assert built.count == "7"
-    assert built == Frozen.model_construct(name="a", count="7")
+def test_values_are_validated_as_model_validate_does() -> None:
+    # lax coercion as pydantic's own validation does it, and its error for a bad value
+    built = build_shared(Frozen, {"name": "a", "count": "7"})
+    assert built.count == 7
+    assert built == Frozen.model_validate({"name": "a", "count": "7"})
+    with pytest.raises(ValidationError, match="count"):
+        build_shared(Frozen, {"name": "a", "count": "seven"})
+    with pytest.raises(ValidationError, match="name"):
+        build_shared(Frozen, {"count": 1})
 
 
 def test_mutable_defaults_are_not_shared_between_instances() -> None:
-    first = construct_shared(WithFactory, {"name": "a"})
-    second = construct_shared(WithFactory, {"name": "b"})
+    first = build_shared(WithFactory, {"name": "a"})
+    second = build_shared(WithFactory, {"name": "b"})
     first.items.append(1)
     first.meta["k"] = 1
     assert second.items == []
@@ -108,7 +112,6 @@ def test_mutable_defaults_are_not_shared_between_instances() -> None:
 @pytest.mark.parametrize(
     ("cls", "values"),
     [
-        pytest.param(Frozen, {"count": 1}, id="missing-required-field"),
         pytest.param(Frozen, {"name": "a", "bogus": 1}, id="unknown-field"),
         pytest.param(WithPrivate, {"name": "a"}, id="private-attributes"),
         pytest.param(WithPostInit, {"name": "a"}, id="model-post-init"),
@@ -116,12 +119,14 @@ def test_mutable_defaults_are_not_shared_between_instances() -> None:
         pytest.param(Aliased, {"Name": "a"}, id="alias"),
     ],
 )
-def test_builds_what_model_construct_builds(cls: type[BaseModel], values: dict[str, Any]) -> None:
-    built = construct_shared(cls, dict(values))
-    expected = cls.model_construct(**values)
-    assert built.__dict__ == expected.__dict__
-    assert built.model_fields_set == expected.model_fields_set
-    assert built.model_extra == expected.model_extra
+def test_builds_what_model_validate_builds(cls: type[BaseModel], values: dict[str, Any]) -> None:
+    for _ in range(2):  # the first build of a shape, then one that shares its set
+        built = build_shared(cls, dict(values))
+        expected = cls.model_validate(values)
+        assert built.__dict__ == expected.__dict__
+        assert built.model_fields_set == expected.model_fields_set
+        assert built.model_extra == expected.model_extra
+        assert built == expected
 
 
 class Open(BaseModel):
@@ -132,20 +137,17 @@ class Open(BaseModel):
 def test_the_names_given_decide_the_fields_set_each_time() -> None:
     # the fields set is remembered per list of given names: the same names share one set
     # on a frozen class, a non-frozen class gets its own each time (it may be changed)
-    one = construct_shared(Frozen, {"name": "a", "count": 1})
-    two = construct_shared(Frozen, {"name": "b", "count": 2})
+    one = build_shared(Frozen, {"name": "a", "count": 1})
+    two = build_shared(Frozen, {"name": "b", "count": 2})
     assert one.model_fields_set == two.model_fields_set == {"name", "count"}
     assert one.model_fields_set is two.model_fields_set
-    assert construct_shared(Frozen, {"count": 3, "name": "c"}).model_fields_set == {
+    assert build_shared(Frozen, {"count": 3, "name": "c"}).model_fields_set == {
         "name",
         "count",
     }
-    assert construct_shared(Frozen, {"name": "d"}).model_fields_set == {"name"}
-    for _ in range(2):
-        partial = construct_shared(Frozen, {"count": 4})
-        assert partial.__dict__ == Frozen.model_construct(count=4).__dict__
-    first = construct_shared(Open, {"name": "a"})
-    second = construct_shared(Open, {"name": "b"})
+    assert build_shared(Frozen, {"name": "d"}).model_fields_set == {"name"}
+    first = build_shared(Open, {"name": "a"})
+    second = build_shared(Open, {"name": "b"})
     assert first.model_fields_set == second.model_fields_set == {"name"}
     first.count = 5  # a non-frozen instance records its own assignments only
     assert first.model_fields_set == {"name", "count"}
@@ -153,7 +155,7 @@ def test_the_names_given_decide_the_fields_set_each_time() -> None:
 
 
 def test_private_attributes_keep_their_defaults() -> None:
-    built = construct_shared(WithPrivate, {"name": "a"})
+    built = build_shared(WithPrivate, {"name": "a"})
     assert built._cache == 0
 
 
@@ -163,9 +165,9 @@ def test_loop_vocabulary_round_trips() -> None:
     result = ToolMessage.of("c1", "lookup", "out")
     assert result == ToolMessage.model_validate_json(result.model_dump_json())
     assert result == ToolMessage(call_id="c1", name="lookup", content=(TextBlock(text="out"),))
-    reply = construct_shared(AssistantMessage, {"content": (TextBlock(text="x"),)})
+    reply = build_shared(AssistantMessage, {"content": (TextBlock(text="x"),)})
     assert reply == AssistantMessage(content=(TextBlock(text="x"),))
-    event = construct_shared(
+    event = build_shared(
         SessionEvent, {"seq": 1, "time": 2.0, "data": UserMessageEvent(message=message)}
     )
     assert (
@@ -179,12 +181,12 @@ def _built_and_validated() -> list[tuple[BaseModel, type[BaseModel]]]:
     call = ToolCallBlock.from_json("c1", "lookup", '{"q": "x"}')
     return [
         (UserMessage.of("hi", source="hook"), UserMessage),
-        (construct_shared(TextBlock, {"text": "x"}), TextBlock),
+        (build_shared(TextBlock, {"text": "x"}), TextBlock),
         (call, ToolCallBlock),
-        (construct_shared(ReasoningBlock, {"text": "why"}), ReasoningBlock),
+        (build_shared(ReasoningBlock, {"text": "why"}), ReasoningBlock),
         (ToolMessage.of("c1", "lookup", "out", status="error"), ToolMessage),
         (
-            construct_shared(
+            build_shared(
                 AssistantMessage, {"content": (call,), "stop_reason": "tool_calls", "model": "m"}
             ),
             AssistantMessage,
@@ -227,7 +229,7 @@ def test_vocabulary_instances_built_alike_share_one_fields_set() -> None:
 
 def test_session_log_keeps_messages_and_events_unchanged() -> None:
     session = Session(new_session_id())
-    reply = construct_shared(
+    reply = build_shared(
         AssistantMessage,
         {"content": (ToolCallBlock.from_json("c1", "noop", '{"x": 1}'),), "model": "m"},
     )
@@ -241,29 +243,40 @@ def test_session_log_keeps_messages_and_events_unchanged() -> None:
     assert session.derive_messages()[0] is reply
 
 
-def test_the_fast_layer_uses_only_pydantics_public_names() -> None:
-    # DESIGN §2.10: no private name of a dependency, and nothing written into an instance
+def test_the_fast_layer_writes_only_the_documented_fields_set() -> None:
+    # DESIGN §2.10: no private name of a dependency.  The layer reads two attributes pydantic
+    # documents on BaseModel (its validator, an instance's fields-set) and writes one: the
+    # fields-set, through object.__setattr__ (pydantic's own __setattr__ does the same for
+    # that name, through two more frames)
     import ast
     from pathlib import Path
 
-    source = Path(_fast.__file__).read_text(encoding="utf-8")
+    tree = ast.parse(Path(_fast.__file__).read_text(encoding="utf-8"))
     names = {
         node.attr
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and node.attr.startswith("_")
     }
-    assert names == set()
-    assert "setattr" not in source
-    assert _trusted._build is construct_shared
+    assert names == {"__pydantic_validator__", "__pydantic_fields_set__", "__setattr__"}
+    writes = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__setattr__"
+    ]
+    assert len(writes) == 1
+    assert ast.literal_eval(writes[0].args[1]) == "__pydantic_fields_set__"
+    assert _build._build is build_shared
 
 
-def test_usage_of_validates_what_is_not_a_plain_count() -> None:
+def test_usage_of_validates_every_count() -> None:
     assert Usage.of(3, 4) == Usage(prompt=3, completion=4, total=7, partial=False)
-    coerced = Usage.of(3, 4, total=True)  # not an int: validated (lax, as before)
+    coerced = Usage.of(3, 4, total=True)  # not an int: validated (lax, as pydantic does)
     assert coerced.total == 1
     assert type(coerced.total) is int
     assert Usage.of(3, 4).model_fields_set is Usage.of(5, 6).model_fields_set
-    assert coerced.model_fields_set is not Usage.of(3, 4).model_fields_set  # validated: its own
+    assert coerced.model_fields_set is Usage.of(3, 4).model_fields_set  # the same names
 
 
 @pytest.mark.parametrize(
@@ -281,9 +294,37 @@ def test_usage_of_validates_what_is_not_a_plain_count() -> None:
 def test_the_fast_layer_builds_what_the_plain_seam_builds(
     cls: type[BaseModel], values: dict[str, Any]
 ) -> None:
-    fast = construct_shared(cls, dict(values))
-    plain = _trusted._plain(cls, dict(values))
+    fast = build_shared(cls, dict(values))
+    plain = _build._plain(cls, dict(values))
     assert fast == plain
     assert fast.model_dump_json() == plain.model_dump_json()
     assert fast.model_fields_set == plain.model_fields_set
     assert fast == cls.model_validate(fast.model_dump())
+
+
+def test_the_pinned_pydantic_keeps_what_the_layer_relies_on() -> None:
+    # the layer is tested on the range pyproject.toml pins; each assumption is checked here
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pins = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    pin = next(Requirement(p) for p in pins if Requirement(p).name == "pydantic")
+    assert pin.specifier.contains(version("pydantic"))
+    # model_fields_set is the instance's __pydantic_fields_set__, read, not copied
+    validated = Frozen.__pydantic_validator__.validate_python({"name": "a"})
+    assert validated == Frozen.model_validate({"name": "a"})
+    assert validated.model_fields_set is validated.__pydantic_fields_set__
+    shared = {"name"}
+    object.__setattr__(validated, "__pydantic_fields_set__", shared)
+    assert validated.model_fields_set is shared
+    # copies and pickles get a set of their own; the frozen instance refuses changes
+    assert validated.model_copy().model_fields_set is not shared
+    assert validated.model_copy(update={"count": 2}).model_fields_set == {"name", "count"}
+    assert shared == {"name"}
+    assert pickle.loads(pickle.dumps(validated)).model_fields_set == {"name"}
+    with pytest.raises(ValidationError, match="frozen"):
+        validated.count = 3

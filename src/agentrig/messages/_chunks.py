@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
+from agentrig.messages._build import build
 from agentrig.messages._content import (
     ContentBlock,
     ProviderStateBlock,
@@ -21,7 +22,6 @@ from agentrig.messages._content import (
 )
 from agentrig.messages._literals import StopReason
 from agentrig.messages._messages import AssistantMessage
-from agentrig.messages._trusted import trusted
 from agentrig.messages._usage import Usage
 from agentrig.variants import Variant, VariantRegistry, discovered_members
 
@@ -299,16 +299,14 @@ class StreamAssembler:
         the partial text is kept, and a partial tool-call argument text that is not valid JSON
         ends up in ``raw_arguments``.
         """
-        # Every part is a validated chunk field, so the blocks and the message are built
-        # without validating them again (this runs once per model call).
         content: list[ContentBlock] = []
         for slot in self._slots:
             if isinstance(slot, _ToolCall):
                 content.append(ToolCallBlock.from_json(slot.id, slot.name, "".join(slot.parts)))
             elif isinstance(slot, _Reasoning):
-                content.append(trusted(ReasoningBlock, {"text": "".join(slot.parts)}))
+                content.append(build(ReasoningBlock, {"text": "".join(slot.parts)}))
             elif isinstance(slot, _Text):
-                content.append(trusted(TextBlock, {"text": "".join(slot.parts)}))
+                content.append(build(TextBlock, {"text": "".join(slot.parts)}))
             else:
                 content.append(slot)
         finish = self._finish
@@ -320,7 +318,7 @@ class StreamAssembler:
             values["continuation"] = finish.continuation
         if interrupted:
             values["interrupted"] = True
-        return trusted(AssistantMessage, values)
+        return build(AssistantMessage, values)
 
 
 _Take = Callable[[StreamAssembler, Any], None]

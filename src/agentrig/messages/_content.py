@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from agentrig.messages._trusted import trusted
+from agentrig.messages._build import build
 from agentrig.variants import Variant, VariantRegistry, discovered_members
 
 __all__ = [
@@ -100,12 +100,8 @@ class ToolCallBlock(ContentBlock):
     def from_json(cls, id: str, name: str, raw: str) -> ToolCallBlock:
         """Build a call from the provider's argument text (see :func:`parse_tool_arguments`)."""
         arguments, raw_arguments = parse_tool_arguments(raw)
-        plain = isinstance(id, str) and isinstance(name, str)
-        if not plain:  # the validated path, for its clear error
-            return cls(id=id, name=name, arguments=arguments, raw_arguments=raw_arguments)
-        # JSON text parses to str keys and JSON values only: nothing left to validate
         values = {"id": id, "name": name, "arguments": arguments, "raw_arguments": raw_arguments}
-        return trusted(cls, values)
+        return build(cls, values)
 
 
 class ReasoningBlock(ContentBlock):

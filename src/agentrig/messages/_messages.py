@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentrig.ids import new_message_id
+from agentrig.messages._build import build
 from agentrig.messages._content import ContentBlocks, TextBlock, ToolCallBlock
 from agentrig.messages._literals import StopReason
-from agentrig.messages._trusted import trusted
 from agentrig.messages._usage import Usage
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
 ToolStatus: TypeAlias = Literal["ok", "error", "skipped", "not_executed"]
 
 _CONFIG = ConfigDict(frozen=True, extra="forbid")
-_TOOL_STATUSES = frozenset(("ok", "error", "skipped", "not_executed"))
 
 
 def _joined_text(content: tuple[Any, ...]) -> str:
@@ -59,17 +58,8 @@ class UserMessage(BaseModel):
     @classmethod
     def of(cls, text: str, *, source: str = "user") -> UserMessage:
         """A user message holding one text block."""
-        plain = isinstance(text, str) and isinstance(source, str)
-        if not plain:  # the validated path, for its clear error
-            return cls(content=(TextBlock(text=text),), source=source)
-        return trusted(
-            cls,
-            {
-                "id": new_message_id(),
-                "content": (trusted(TextBlock, {"text": text}),),
-                "source": source,
-            },
-        )
+        block = build(TextBlock, {"text": text})
+        return build(cls, {"id": new_message_id(), "content": (block,), "source": source})
 
     @property
     def text(self) -> str:
@@ -125,23 +115,9 @@ class ToolMessage(BaseModel):
     @classmethod
     def of(cls, call_id: str, name: str, text: str, status: ToolStatus = "ok") -> ToolMessage:
         """A tool result holding one text block."""
-        plain = (
-            isinstance(text, str)
-            and isinstance(call_id, str)
-            and isinstance(name, str)
-            and status in _TOOL_STATUSES
-        )
-        if not plain:  # the validated path, for its clear error
-            return cls(call_id=call_id, name=name, content=(TextBlock(text=text),), status=status)
-        return trusted(
-            cls,
-            {
-                "call_id": call_id,
-                "name": name,
-                "content": (trusted(TextBlock, {"text": text}),),
-                "status": status,
-            },
-        )
+        block = build(TextBlock, {"text": text})
+        values = {"call_id": call_id, "name": name, "content": (block,), "status": status}
+        return build(cls, values)
 
     @property
     def text(self) -> str:

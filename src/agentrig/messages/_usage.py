@@ -8,24 +8,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from agentrig.messages._trusted import trusted
+from agentrig.messages._build import build
 
 __all__ = ["Usage"]
-
-
-_COUNTS = (
-    "prompt",
-    "completion",
-    "total",
-    "cache_read",
-    "cache_write",
-    "uncached_input",
-    "reasoning",
-)
-
-
-def _plain_count(value: object) -> bool:
-    return value is None or type(value) is int
 
 
 def _add_optional(a: int | None, b: int | None) -> int | None:
@@ -76,23 +61,17 @@ class Usage(BaseModel):
     ) -> Usage:
         """Build a usage; ``total`` defaults to ``prompt + completion``."""
         total = prompt + completion if total is None else total
-        counts = (prompt, completion, total, cache_read, cache_write, uncached_input, reasoning)
-        # one per assistant message an agent keeps: built unvalidated when nothing needs
-        # validating (ints, None, a bool), else validated (for the coercion or the error)
-        if cls is Usage and type(partial) is bool and all(map(_plain_count, counts)):
-            values: dict[str, object] = dict(zip(_COUNTS, counts, strict=True))
-            values["partial"] = partial
-            return trusted(cls, values)
-        return cls(
-            prompt=prompt,
-            completion=completion,
-            total=total,
-            cache_read=cache_read,
-            cache_write=cache_write,
-            uncached_input=uncached_input,
-            reasoning=reasoning,
-            partial=partial,
-        )
+        values = {
+            "prompt": prompt,
+            "completion": completion,
+            "total": total,
+            "cache_read": cache_read,
+            "cache_write": cache_write,
+            "uncached_input": uncached_input,
+            "reasoning": reasoning,
+            "partial": partial,
+        }
+        return build(cls, values)
 
     def add(self, other: Usage | None) -> Usage:
         """Sum two usages (for run totals).
