@@ -262,7 +262,7 @@ def load_composition(
                 code="cli.no_claude_settings",
             )
     try:
-        loaded = load_config(path, extend={"claude_code": {"settings": extra}})
+        loaded = load_config(path, extend={"claude_code": {"settings": extra}} if extra else None)
     except ConfigError as exc:
         raise CompositionError(_issue_lines(file, exc), exc) from None
     if strict_plugins:

@@ -336,10 +336,11 @@ def load_config(
             raise _file_error(path, "config.not_found", f"no config file at {str(path)!r}")
         data, name, base = _read_file(path), str(path), path.resolve().parent
     for table, arrays in (extend or {}).items():
-        section = dict(data.get(table) or {})
         for key, items in arrays.items():
-            section[key] = [*section.get(key, ()), *items]
-        data = {**data, table: section}
+            if items:  # nothing to append adds no table
+                section = dict(data.get(table) or {})
+                section[key] = [*section.get(key, ()), *items]
+                data = {**data, table: section}
     return _validate(_import_tables(data, base), name, base, sections)
 
 

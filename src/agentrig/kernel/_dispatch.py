@@ -110,6 +110,7 @@ def _takes_next(hook: str) -> bool | None:
 _MARK = f"{PROJECT}_impl"
 _WRAPPED = (types.MethodType, staticmethod, classmethod)
 _BUILTIN = (object, type, types.ModuleType)
+_FUNCTION, _SLOT = types.FunctionType, types.MemberDescriptorType
 
 
 def _marked(obj: object) -> dict[str, tuple[object, ...]]:
@@ -129,12 +130,12 @@ def _marked(obj: object) -> dict[str, tuple[object, ...]]:
     found: dict[str, tuple[object, ...]] = {}
     for space in spaces:
         for name, value in space.items():
-            if instance and type(value) is types.MemberDescriptorType:
+            if instance and type(value) is _SLOT:
                 try:  # a slot's value (reading one runs no user code)
                     value = value.__get__(obj, type(obj))
                 except AttributeError:
                     continue
-            if (type(value) is types.FunctionType and _MARK in value.__dict__) or isinstance(
+            if (type(value) is _FUNCTION and _MARK in value.__dict__) or isinstance(
                 value, _WRAPPED
             ):
                 found[name] = (*found.get(name, ()), value)
