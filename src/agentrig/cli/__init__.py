@@ -9,10 +9,9 @@ The core's subcommands are modules named in :data:`SUBCOMMANDS`; each exposes
 ``register(subparsers)``, which adds its parser and sets ``handler`` -- a function
 ``(args) -> int``.  Running a core command imports and registers that command's module
 only; ``--help`` (or any other first word) registers them all.  Plugins add theirs through
-the ``register_commands`` hook (:class:`Commands`, declared here: the CLI is the only layer
-that fires it); the installed listener
-plugins are loaded for it with the environment's plugin switches, and ``--help`` lists
-their commands too.
+the ``register_commands`` hook (:class:`Commands`; declared in ``_hookspecs``, as the CLI is
+the only layer that fires it); the installed listener plugins are loaded for it with the
+environment's plugin switches, and ``--help`` lists their commands too.
 
 Subcommand modules import nothing heavy at module level, so ``agentrig --help`` stays fast.
 """
