@@ -405,19 +405,25 @@ def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None)
 
 
 def stray_entry_points() -> tuple[str, ...]:
-    """Every installed entry point in an ``agentrig.*`` group agentrig does not read (a
-    misspelt group: the plugin would silently never load), described with the closest known
-    group, sorted by group (``agentrig doctor`` lists them)."""
+    """Every installed entry point agentrig does not read, described, sorted by group
+    (``agentrig doctor`` lists them): one in an ``agentrig.*`` group nobody reads (a misspelt
+    group, with the closest known one), or another distribution's in a group only the core's
+    own entries are read from (contracts, config importers, seams) -- either would silently
+    never load."""
     known = [group_of(kind) for kind in KINDS]
-    read = {*known, CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP}
+    core_only = {CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP}
     stray = []
     for group, found in sorted(agentrig_entry_points().items()):
-        if group in read:
+        if group in known:
             continue
-        hint = did_you_mean(group, known, show=str)
+        if group in core_only:
+            why = f"is in {group}, which agentrig reads from its own distribution only"
+        else:
+            hint = did_you_mean(group, known, show=str)
+            why = f"is in a group agentrig does not read{hint} (known groups: {', '.join(known)})"
         for entry, distribution, _version in sorted(found, key=lambda f: f.entry.name):
-            stray.append(
-                f"{distribution or '?'}: entry point {group}:{entry.name} = {entry.value} is in "
-                f"a group agentrig does not read{hint} (known groups: {', '.join(known)})"
-            )
+            if group in core_only and distribution == CORE_DISTRIBUTION:
+                continue
+            where = f"{distribution or '?'}: entry point {group}:{entry.name} = {entry.value}"
+            stray.append(f"{where} {why}")
     return tuple(stray)

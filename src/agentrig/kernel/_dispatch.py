@@ -1,17 +1,14 @@
 """Driving pluggy's ordered hook implementations in the four dispatch modes.
 
 pluggy owns registration, ordering (``tryfirst``/``trylast``, last-registered-first) and
-blocking.  Its call loop is synchronous, so the kernel reads the
-ordered implementations (``HookCaller.get_hookimpls()``, public pluggy API) once, caches a
-compact call plan per hook, and drives it itself -- awaiting async implementations, chaining
-waterfalls and isolating notify failures.  The plan is rebuilt whenever a plugin is
-registered or removed through :class:`HookDispatcher`.
+blocking.  Its call loop is synchronous, so the kernel reads the ordered implementations
+(``HookCaller.get_hookimpls()``, public pluggy API) once, caches a compact call plan per
+hook, and drives it itself -- awaiting async implementations, chaining waterfalls and
+isolating notify failures.  The plan is rebuilt whenever a plugin is (un)registered.
 
-One manager per process holds every hook's spec (:func:`spec_modules`); each listener is
-judged against the whole set when it arrives (:func:`listener_refusals`), before a runtime's
-manager registers it.  A runtime's manager holds no specs: agentrig calls the hooks itself,
-so a copy of the 17 specs per runtime would only repeat that judgement (most of an open's
-dispatch cost, ``benchmarks/README.md``).
+One manager per process holds every hook's spec (:func:`spec_modules`) and judges each
+listener against the whole set (:func:`listener_refusals`) before a runtime's manager, which
+holds no spec (a copy per runtime would only repeat that judgement), registers it.
 """
 
 from __future__ import annotations
@@ -54,7 +51,7 @@ Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 
 @functools.cache
 def spec_modules() -> tuple[types.ModuleType, ...]:
-    """The modules whose hookspecs every manager holds: the kernel's, then the layers' above.
+    """The modules of every hookspec the spec manager holds: the kernel's, then the layers'.
 
     A layer above the kernel declares the hooks it fires in its own module and hands it down
     through one of agentrig's own ``agentrig.seams`` entry points named ``*_hookspecs``
@@ -110,15 +107,13 @@ def _takes_next(hook: str) -> bool | None:
 _MARK = f"{PROJECT}_impl"
 _WRAPPED = (types.MethodType, staticmethod, classmethod)
 _BUILTIN = (object, type, types.ModuleType)
-_FUNCTION, _SLOT = types.FunctionType, types.MemberDescriptorType
+_Marked = dict[str, tuple[object, ...]]
 
 
-def _marked(obj: object) -> dict[str, tuple[object, ...]]:
-    """The attributes of ``obj`` that may carry a hookimpl marker, with every value found
-    under each name -- read straight from the dictionaries (and slots) pluggy's static
-    lookup reads, so no descriptor runs.  A superset (a wrapped function always counts):
-    pluggy still judges each name.
-    """
+def _marked(obj: object) -> _Marked:
+    """The attributes of ``obj`` that may carry a hookimpl marker, with the values under each
+    name, read from the dictionaries and slots pluggy's static lookup reads (no descriptor
+    runs).  A superset (a wrapped function always counts): pluggy still judges each name."""
     instance = not isinstance(obj, type) and not isinstance(obj, types.ModuleType)
     classes = type(obj).__mro__ + (obj.__mro__ if isinstance(obj, type) else ())
     spaces: list[Mapping[str, object]] = [vars(c) for c in classes if c not in _BUILTIN]
@@ -127,33 +122,28 @@ def _marked(obj: object) -> dict[str, tuple[object, ...]]:
         spaces += [own] if isinstance(own, dict) and not isinstance(obj, type) else []
     except AttributeError:
         pass
-    found: dict[str, tuple[object, ...]] = {}
+    found: _Marked = {}
     for space in spaces:
         for name, value in space.items():
-            if instance and type(value) is _SLOT:
+            if instance and type(value) is types.MemberDescriptorType:
                 try:  # a slot's value (reading one runs no user code)
                     value = value.__get__(obj, type(obj))
                 except AttributeError:
                     continue
-            if (type(value) is _FUNCTION and _MARK in value.__dict__) or isinstance(
+            if (type(value) is types.FunctionType and _MARK in value.__dict__) or isinstance(
                 value, _WRAPPED
             ):
                 found[name] = (*found.get(name, ()), value)
     return found
 
 
-# verdicts keyed by what they depend on: how the plugin binds its functions, and the
-# functions it may mark (a reloaded or changed plugin brings new ones); bounded
+# verdicts by what they depend on (binding, marked functions: a reloaded plugin brings new ones)
 _REFUSALS: dict[tuple[object, ...], tuple[str, ...]] = {}
 
 
-def listener_refusals(
-    plugin: object, marked: dict[str, tuple[object, ...]] | None = None
-) -> list[str]:
-    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them).
-
-    ``marked`` is :func:`_marked` of ``plugin`` when the caller has it already.
-    """
+def listener_refusals(plugin: object, marked: _Marked | None = None) -> list[str]:
+    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them);
+    ``marked`` is :func:`_marked` of it, when the caller has that already."""
     binding = (isinstance(plugin, types.ModuleType), isinstance(plugin, type))
     key = (binding, *(_marked(plugin) if marked is None else marked).items())
     known = _REFUSALS.get(key)
@@ -167,25 +157,22 @@ def listener_refusals(
 
 @functools.cache
 def _spec_manager() -> pluggy.PluginManager:
-    """The process's manager holding every hookspec (never a plugin): what listeners are
-    judged by.  It reads every attribute, so a dunder-named implementation is refused."""
+    """The process's manager of every hookspec and no plugin, which judges listeners: it
+    reads every attribute, so a dunder-named implementation is refused."""
     return new_plugin_manager()
 
 
 class _Manager(pluggy.PluginManager):
-    """A runtime's manager: pluggy's, skipping the attributes :func:`_marked` ruled out.
-
-    pluggy reads every attribute of a plugin (``inspect.getattr_static``) when it registers
-    it; the few that may carry a marker are known from one pass over the plugin's
-    dictionaries, made for each registration (nothing is remembered between them).
-    """
+    """A runtime's manager: pluggy's, which reads every attribute of a plugin it registers
+    (``inspect.getattr_static``), skipping the ones :func:`_marked` ruled out for this
+    registration (nothing is remembered between registrations)."""
 
     _only: Collection[str] | None = None
 
     def register_marked(
-        self, plugin: object, name: str | None, marked: Collection[str]
+        self, plugin: object, name: str | None, only: Collection[str]
     ) -> str | None:
-        self._only = marked
+        self._only = only
         try:
             return self.register(plugin, name)
         finally:
@@ -223,10 +210,8 @@ class HookDispatcher:
         Refused, with every reason (:func:`listener_problems`): implementations of unknown
         hooks (with a "did you mean"), hook wrappers (agentrig drives its hooks itself, so a
         pluggy wrapper would silently never run), and any signature other than ``(payload)``
-        or, on a waterfall hook, ``(payload, next)``.  pluggy's own validation then has
-        nothing left to refuse: every spec takes ``(payload)``, a waterfall's ``(payload,
-        next)`` (``tests/kernel/test_dispatch.py`` holds the specs to that).
-        """
+        or, on a waterfall hook, ``(payload, next)``: stricter than pluggy's check against the
+        specs (``tests/kernel/test_dispatch.py`` holds them to those shapes)."""
         marked = _marked(plugin)
         problems = listener_refusals(plugin, marked)
         if problems:
@@ -380,46 +365,35 @@ class HookDispatcher:
         # Build the chain innermost-first.  The common listener -- ``async def hook(payload,
         # next)`` -- gets a plain step that returns the listener's own coroutine, so a level
         # costs one coroutine plus a small closure: close to a hand-written chain of the same
-        # awaits (benchmarks/bench_hooks.py).  No ``cast`` here: it is a call that builds
-        # ``Awaitable[_R]`` anew each time, more than a listener's own coroutine costs.
+        # awaits (benchmarks/bench_hooks.py); no ``cast``, a call building Awaitable[_R] anew.
         inner: Callable[[Any], Awaitable[Any]] = default
-        if len(plan) > 1:
-            inner = _chain(plan, inner)
+        if len(plan) > 1:  # (an empty loop costs a sixth of a one-listener chain)
+            for index in range(len(plan) - 1, 0, -1):
+                impl = plan[index]
+                if impl.fast:
+
+                    def step(
+                        payload: Any,
+                        _fn: Callable[..., Awaitable[Any]] = impl.fn,
+                        _inner: Callable[[Any], Awaitable[Any]] = inner,
+                    ) -> Awaitable[Any]:
+                        def nxt(new_payload: Any = payload) -> Awaitable[Any]:
+                            return _inner(new_payload)
+
+                        return _fn(payload, nxt)
+
+                    inner = step
+                else:
+                    inner = _generic_step(impl, inner)
         first = plan[0]
-        outer: Awaitable[_R]
-        if first.fast:  # the outermost listener is called directly, without a step
+        if not first.fast:
+            return _generic_step(first, inner)(payload)
 
-            def nxt(new_payload: Any = payload) -> Awaitable[Any]:
-                return inner(new_payload)
+        def nxt(new_payload: Any = payload) -> Awaitable[Any]:  # the outermost: called directly
+            return inner(new_payload)
 
-            outer = first.fn(payload, nxt)
-        else:
-            outer = _generic_step(first, inner)(payload)
+        outer: Awaitable[_R] = first.fn(payload, nxt)
         return outer
-
-
-def _chain(
-    plan: tuple[_Impl, ...], inner: Callable[[Any], Awaitable[Any]]
-) -> Callable[[Any], Awaitable[Any]]:
-    """The steps of every listener but the outermost, wrapped around ``inner``."""
-    for index in range(len(plan) - 1, 0, -1):
-        impl = plan[index]
-        if impl.fast:
-
-            def step(
-                payload: Any,
-                _fn: Callable[..., Awaitable[Any]] = impl.fn,
-                _inner: Callable[[Any], Awaitable[Any]] = inner,
-            ) -> Awaitable[Any]:
-                def nxt(new_payload: Any = payload) -> Awaitable[Any]:
-                    return _inner(new_payload)
-
-                return _fn(payload, nxt)
-
-            inner = step
-        else:
-            inner = _generic_step(impl, inner)
-    return inner
 
 
 def _generic_step(
