@@ -14,6 +14,7 @@ import pytest
 import agentrig
 from agentrig.errors import HookError
 from agentrig.kernel import HookDispatcher, new_plugin_manager
+from agentrig.kernel._contracts import ContractViolation, check_hook_plugin
 from agentrig.lifecycle import Observation
 
 _FIRST = """
@@ -72,6 +73,25 @@ def test_a_reloaded_module_plugin_is_judged_by_what_it_is_now(
         module = _reload(module, path, _BROKEN)  # ... and then one registration refuses
         with pytest.raises(HookError, match=r"observe listeners take \(payload\)"):
             HookDispatcher().register(module, "reloaded")
+    finally:
+        sys.modules.pop(name, None)
+
+
+def test_a_listener_plugin_that_lost_its_hooks_fails_its_contract_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"emptied_listener_{tmp_path.name}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(_FIRST, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    try:
+        check_hook_plugin(module, "emptied")  # a listener plugin: it passes
+        # reloading keeps the old names, so the source also deletes the one hook it had
+        module = _reload(module, path, "SEEN = []\ndel observe\n")
+        assert not hasattr(module, "observe")
+        with pytest.raises(ContractViolation, match=r"no @agentrig\.hookimpl function found"):
+            check_hook_plugin(module, "emptied")
     finally:
         sys.modules.pop(name, None)
 

@@ -110,7 +110,7 @@ _BUILTIN = (object, type, types.ModuleType)
 _Marked = dict[str, tuple[object, ...]]
 
 
-def _marked(obj: object) -> _Marked:
+def marked_attributes(obj: object) -> _Marked:
     """The attributes of ``obj`` that may carry a hookimpl marker, with the values under each
     name, read from the dictionaries and slots pluggy's static lookup reads (no descriptor
     runs).  A superset (a wrapped function always counts): pluggy still judges each name."""
@@ -137,15 +137,21 @@ def _marked(obj: object) -> _Marked:
     return found
 
 
+def has_hookimpl(marked: _Marked) -> bool:
+    """Whether any of ``marked`` (:func:`marked_attributes`) carries the hookimpl marker."""
+    functions = (getattr(v, "__func__", v) for values in marked.values() for v in values)
+    return any(_MARK in getattr(f, "__dict__", ()) for f in functions)
+
+
 # verdicts by what they depend on (binding, marked functions: a reloaded plugin brings new ones)
 _REFUSALS: dict[tuple[object, ...], tuple[str, ...]] = {}
 
 
 def listener_refusals(plugin: object, marked: _Marked | None = None) -> list[str]:
     """Why registration would refuse ``plugin``'s listeners (empty: it would accept them);
-    ``marked`` is :func:`_marked` of it, when the caller has that already."""
+    ``marked`` is :func:`marked_attributes` of it, when the caller has that already."""
     binding = (isinstance(plugin, types.ModuleType), isinstance(plugin, type))
-    key = (binding, *(_marked(plugin) if marked is None else marked).items())
+    key = (binding, *(marked_attributes(plugin) if marked is None else marked).items())
     known = _REFUSALS.get(key)
     if known is None:
         known = tuple(listener_problems(_spec_manager(), plugin, _takes_next))
@@ -164,12 +170,12 @@ def _spec_manager() -> pluggy.PluginManager:
 
 class _Manager(pluggy.PluginManager):
     """A runtime's manager: pluggy's, which reads every attribute of a plugin it registers
-    (``inspect.getattr_static``), skipping the ones :func:`_marked` ruled out for this
+    (``inspect.getattr_static``), skipping the ones :func:`marked_attributes` ruled out for this
     registration (nothing is remembered between registrations)."""
 
     _only: Collection[str] | None = None
 
-    def register_marked(
+    def registermarked_attributes(
         self, plugin: object, name: str | None, only: Collection[str]
     ) -> str | None:
         self._only = only
@@ -212,11 +218,11 @@ class HookDispatcher:
         pluggy wrapper would silently never run), and any signature other than ``(payload)``
         or, on a waterfall hook, ``(payload, next)``: stricter than pluggy's check against the
         specs (``tests/kernel/test_dispatch.py`` holds them to those shapes)."""
-        marked = _marked(plugin)
+        marked = marked_attributes(plugin)
         problems = listener_refusals(plugin, marked)
         if problems:
             raise HookError(f"plugin {name or plugin!r}: " + "; ".join(problems))
-        registered = self.pm.register_marked(plugin, name, marked.keys())
+        registered = self.pm.registermarked_attributes(plugin, name, marked.keys())
         if registered is None:
             raise HookError(f"plugin {name or plugin!r} is blocked or already registered")
         self._plans.clear()
