@@ -429,7 +429,7 @@ class Telemetry:
             attributes["gen_ai.request.model"] = call.get("model") or ""
             if answered := call.get("response_model"):
                 attributes["gen_ai.response.model"] = answered
-            if stop_reason := call.get("stop_reason"):
+            if stop_reason := call.get("stop_reason"):  # a list: see _call
                 attributes["gen_ai.response.finish_reasons"] = [finish_reason(stop_reason)]
         elif data.get("model"):  # no model call of ours seen: what the turn reports
             attributes["gen_ai.response.model"] = data["model"]
@@ -480,6 +480,9 @@ class Telemetry:
         if response_id := data.get("response_id"):
             attributes["gen_ai.response.id"] = response_id
         if stop_reason := data.get("stop_reason"):
+            # a list, which the SDK stores as a tuple: handed a tuple, its attribute check asks
+            # isinstance(value, Sequence) through three Python-level ABC calls (CPython does
+            # not cache a class registered directly), a list is answered from the ABC cache
             attributes["gen_ai.response.finish_reasons"] = [finish_reason(stop_reason)]
         if (first := data.get("time_to_first_chunk_ms")) is not None:
             attributes["gen_ai.response.time_to_first_chunk"] = float(first) / 1000
