@@ -132,7 +132,7 @@ def main() -> None:
     listener = _Listener()
     dispatch.listener_refusals(listener)
     _line(
-        "dispatch: a listener object's refusals (IdentityCache)",
+        "dispatch: a listener's refusals (keyed by its marked functions)",
         "listener per runtime opened",
         lambda: listener_problems(dispatch._spec_manager(), listener, dispatch._takes_next),
         lambda: dispatch.listener_refusals(listener),

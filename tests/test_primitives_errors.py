@@ -248,3 +248,19 @@ def test_did_you_mean_names_the_nearest_choice_or_says_nothing() -> None:
         did_you_mean("tols", ["tools"], show=lambda k: f"{k}:echo") == "; did you mean tools:echo?"
     )
     assert did_you_mean("tols", ("tools",), show=str) == "; did you mean tools?"
+
+
+def test_every_did_you_mean_comes_from_the_one_helper() -> None:
+    """No module of agentrig or of a first-party plugin asks difflib itself: an unknown name
+    is answered by :func:`did_you_mean` / :func:`closest_match`, so every message suggests
+    the same way."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sources = [*root.glob("src/agentrig/**/*.py"), *root.glob("plugins/*/src/**/*.py")]
+    callers = [
+        str(path.relative_to(root))
+        for path in sources
+        if "get_close_matches" in path.read_text(encoding="utf-8")
+    ]
+    assert callers == ["src/agentrig/errors.py"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import agentrig
+from agentrig.cli import plugin_report
 from agentrig.kernel import MemorySource, RuntimeStarted, builtin_source
 
 
@@ -25,7 +26,9 @@ async def test_runtime_composes_notifies_and_closes() -> None:
     async with agentrig.open_runtime(
         {}, sources=[builtin_source()], memory=memory, environ={}
     ) as rt:
-        assert [r.status for r in rt.plugin_report() if r.distribution == "memory"] == ["loaded"]
+        assert [r.status for r in plugin_report(rt.index) if r.distribution == "memory"] == [
+            "loaded"
+        ]
         assert listener.started
         assert listener.started[0].runtime is rt
     assert rt.closed

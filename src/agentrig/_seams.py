@@ -5,7 +5,9 @@ the built-ins) and only the built-ins import :mod:`agentrig.host` (DESIGN §3). 
 package needs such an implementation as its default -- the permission evaluator the host's
 path canonicalisation, the journal and the loop the host's owner-only store -- the core
 distribution binds it through its own ``agentrig.seams`` entry points, as its built-in
-plugins are bound: :func:`core_seam` loads one by name, once per process.
+plugins are bound: :func:`core_seam` loads one by name, once per process.  The layers above
+the kernel that fire hooks hand their spec modules down the same way, as seams named
+``*_hookspecs`` (:func:`seam_names` lists them for the kernel's dispatcher).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agentrig.cli import plugin_report
 from agentrig.errors import ConfigError, DuplicateIdError, PluginLoadError
 from agentrig.ids import AgentId, ToolId
 from agentrig.kernel import MemorySource, open_runtime
@@ -42,7 +43,7 @@ def test_an_entry_point_name_that_differs_from_its_tool_id_is_a_registration_err
     message = str(info.value)
     assert "named 'weather' but its tool's id is 'lookup_weather'" in message
     assert "weather-dist" in message
-    (row,) = index.report()
+    (row,) = plugin_report(index)
     assert row.status == "failed"
 
 

@@ -365,3 +365,25 @@ def test_doctor_reports_unknown_agentrig_groups_with_the_closest_known_group(
     ) in out
     assert "UNKNOWN GROUP misspelt-dist: entry point agentrig.zzzz:other" in out
     assert "ignored" not in out
+
+
+def test_doctor_reports_a_plugin_entry_in_a_group_only_the_core_is_read_from(
+    install_dist: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a third party's config importer, contract or seam would never load: not silently
+    install_dist(
+        "sneaky-dist",
+        {
+            "agentrig.config_importers": {"cursor": "sneaky_mod:read"},
+            "agentrig.seams": {"my_hookspecs": "sneaky_mod"},
+        },
+        {"sneaky_mod": "read = None\n"},
+    )
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "UNKNOWN GROUP sneaky-dist: entry point agentrig.config_importers:cursor = sneaky_mod:read "
+        "is in agentrig.config_importers, which agentrig reads from its own distribution only"
+    ) in out
+    assert "UNKNOWN GROUP sneaky-dist: entry point agentrig.seams:my_hookspecs" in out
+    assert "UNKNOWN GROUP agentrig:" not in out  # the core's own entries are read

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.cli import main
+from agentrig.cli import main, plugin_report
 from agentrig.kernel import DISABLE_PLUGINS_ENV
 
 DIST = "cli-test-dist"
@@ -116,7 +116,7 @@ def test_doctor_exit_zero_when_everything_loads(
     from agentrig.kernel import PluginIndex
 
     install_dist(DIST, {"agentrig.session_stores": {"ok": "cli_good_mod:store"}}, SOURCES)
-    others_fail = any(r.status == "failed" for r in PluginIndex().check_all())
+    others_fail = any(r.status == "failed" for r in plugin_report(PluginIndex(), check=True))
     code = main(["doctor"])
     out = capsys.readouterr().out
     assert code == (1 if others_fail else 0)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from _pip_target import installed_into
 
+from agentrig.cli import plugin_report
 from agentrig.kernel import EntryPointSource, EntrySpec, open_runtime
 from agentrig.skills import SKILLS
 
@@ -86,7 +87,7 @@ async def test_a_second_distribution_of_the_name_is_a_conflict(installed: dict[s
     }
     async with open_runtime(config, environ={}, sources=[WithRival()]) as rt:
         registry = rt.services.require(SKILLS)
-        rows = {r.distribution: r.status for r in rt.plugin_report() if r.kind == "skills"}
+        rows = {r.distribution: r.status for r in plugin_report(rt.index) if r.kind == "skills"}
     assert registry.names() == ()
     assert "changelog" in registry.refused()[0].describe()
     assert rows == {DISTRIBUTION: "conflict", "agentrig-rival-skills": "conflict"}

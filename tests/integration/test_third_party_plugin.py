@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from _pip_target import installed_into
 
+from agentrig.cli import plugin_report
 from agentrig.errors import ConfigError
 from agentrig.ids import ToolId
 from agentrig.kernel import DISABLE_PLUGINS_ENV, PluginIndex, open_runtime, register_variants
@@ -106,7 +107,7 @@ async def test_used_by_a_composition(greeter_installed: None) -> None:
         arguments = greet.input_schema.parse({"name": "Ada", "excited": True})
         ctx = ToolContext(signal=CancelSignal(), tool_id="greet", call_id="", invocation_id="i")
         assert await greet.execute(arguments, ctx) == "Hello, Ada!"
-        statuses = {(r.kind, r.id): r.status for r in rt.plugin_report()}
+        statuses = {(r.kind, r.id): r.status for r in plugin_report(rt.index)}
         assert statuses[("plugins", "greeter")] == "loaded"
         assert statuses[("tools", "greet")] == "loaded"
     async with open_runtime({}, environ={}):
@@ -137,7 +138,7 @@ async def test_disabled_by_config(greeter_installed: None, tmp_path: Path) -> No
     listener = importlib.import_module("agentrig_example_greeter.listener")
     before = listener.SEEN["runtime_started"]
     async with open_runtime({"plugins": {"disabled": ["greeter"]}}, environ={}) as rt:
-        statuses = {(r.kind, r.id): r.status for r in rt.plugin_report()}
+        statuses = {(r.kind, r.id): r.status for r in plugin_report(rt.index)}
         assert statuses[("plugins", "greeter")] == "disabled"
     assert listener.SEEN["runtime_started"] == before
     with pytest.raises(ConfigError) as info:

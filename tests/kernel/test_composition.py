@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agentrig.cli import plugin_report
 from agentrig.errors import ConfigError
 from agentrig.ids import AgentId, ProviderId
 from agentrig.kernel import (
@@ -123,7 +124,7 @@ async def test_a_plugin_step_adds_a_toolset_and_wraps_runs(loud: list[Any]) -> N
         calls = rt.services.require(loud_plugin.CALLS)
         assert calls == ["m", "m"]  # both model calls of the run went through the wrapper
         assert rt.registry(PROVIDERS).source_of(ProviderId("main")) == "loud"
-        rows = {r.id: r for r in rt.plugin_report() if r.kind == "plugins"}
+        rows = {r.id: r for r in plugin_report(rt.index) if r.kind == "plugins"}
         assert rows["loud"].status == "loaded"
         assert rows["loud"].distribution == "agentrig-loud"
 
@@ -142,7 +143,7 @@ async def test_disabling_the_plugin_removes_its_step(loud: list[Any]) -> None:
 @pytest.mark.anyio
 async def test_the_core_steps_are_plugins_listed_in_the_report() -> None:
     async with open_runtime({}, sources=[builtin_source()], environ={}) as rt:
-        rows = {r.id: r for r in rt.plugin_report() if r.kind == "plugins"}
+        rows = {r.id: r for r in plugin_report(rt.index) if r.kind == "plugins"}
     steps = {
         "compose-check",
         "compose-egress",
@@ -162,7 +163,7 @@ async def test_the_core_steps_are_plugins_listed_in_the_report() -> None:
 async def test_disabling_a_core_step_by_config_works_like_any_plugin() -> None:
     config = {"plugins": {"disabled": ["compose-agents"]}}
     async with open_runtime(config, sources=[builtin_source()], environ={}) as rt:
-        rows = {r.id: r.status for r in rt.plugin_report()}
+        rows = {r.id: r.status for r in plugin_report(rt.index)}
         assert rows["compose-agents"] == "disabled"
         with pytest.raises(ConfigError, match="'compose-agents' composition step did not run"):
             _ = rt.agents
@@ -201,7 +202,7 @@ async def test_core_steps_load_even_with_autoload_off() -> None:
     config = {"plugins": {"autoload": False}}
     async with open_runtime(config, sources=[builtin_source()], memory=memory, environ={}) as rt:
         assert rt.agents.get(AgentId("nobody")) is None
-        rows = {r.id: r.status for r in rt.plugin_report()}
+        rows = {r.id: r.status for r in plugin_report(rt.index)}
         assert rows["other"] == "available"
         assert rows["compose-agents"] == "loaded"
 

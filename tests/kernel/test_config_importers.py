@@ -105,3 +105,11 @@ def test_claude_settings_from_the_cli_are_appended_to_the_table(tmp_path: Path) 
     loaded = load_config(config, extend={"claude_code": {"settings": [str(settings)]}})
     assert claude_code_config(loaded).settings == (str(settings),)
     assert loaded.sections["permissions"]["allow"] == ["Read(**)", "Bash(npm run test)"]
+
+
+def test_extending_with_nothing_adds_no_table() -> None:
+    # --claude-settings without files must not make an empty [claude_code] (the importer and
+    # the hooks layer would load for nothing)
+    loaded = load_config({}, extend={"claude_code": {"settings": []}})
+    assert "claude_code" not in loaded.sections
+    assert loaded.imported == frozenset()

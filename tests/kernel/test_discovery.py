@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import agentrig
+from agentrig.cli import plugin_report
 from agentrig.errors import ConfigError, PluginDisabledError, PluginLoadError, UnknownIdError
 from agentrig.ids import EntryId, ToolId
 from agentrig.kernel import (
@@ -108,7 +109,7 @@ def test_entry_point_source_lists_without_importing(fake_dist: Any) -> None:
     assert entries[0].group == "agentrig.plugins"
     assert "boom_mod" not in sys.modules
     index = PluginIndex([EntryPointSource()])
-    (row,) = [r for r in index.report() if r.distribution == "boom-dist"]
+    (row,) = [r for r in plugin_report(index) if r.distribution == "boom-dist"]
     assert row.status == "available"
     assert row.error is None
     assert "boom_mod" not in sys.modules
@@ -134,7 +135,7 @@ def test_broken_import_is_reported_with_distribution_and_entry_point(
     message = str(error)
     assert "boom-dist 2.5" in message
     assert "agentrig.plugins:boom" in message
-    (row,) = index.report()
+    (row,) = plugin_report(index)
     assert row.status == "failed"
     assert row.error == error.rule
     # the failure is remembered, not retried
@@ -155,7 +156,7 @@ def test_entry_is_imported_on_first_use_and_cached(fake_dist: Any, dist_source: 
     assert "lazy_listener_mod" in sys.modules
     assert index.load("plugins", "listener") is first
     assert sys.modules["lazy_listener_mod"].IMPORTS == [1]
-    assert index.status("plugins", "listener") == "loaded"
+    assert index.is_loaded("plugins", "listener")
 
 
 @pytest.mark.parametrize(
@@ -188,7 +189,7 @@ def test_contract_violation_names_distribution_entry_point_and_rule(
     assert rule in error.rule
     for part in ("contract-dist", f"{group}:thing", rule):
         assert part in str(error)
-    assert index.status(kind, "thing") == "failed"
+    assert index.failure(kind, "thing") is error
 
 
 def test_factory_with_wrong_arity_is_refused() -> None:
@@ -227,7 +228,7 @@ async def test_broken_plugin_breaks_only_compositions_that_need_it(
     async with open_runtime(good, sources=sources, environ={}) as rt:
         store: Any = rt.catalog(SESSION_STORES).require(EntryId("main"))  # the test's own store
         assert store.config["id"] == "main"
-        rows = {(r.kind, r.id): r for r in rt.plugin_report()}
+        rows = {(r.kind, r.id): r for r in plugin_report(rt.index)}
         assert rows[("session_stores", "good")].status == "loaded"
         assert rows[("session_stores", "bad")].status == "available"  # never imported
         assert rows[("plugins", "broken_listener")].status == "failed"
@@ -291,7 +292,7 @@ async def test_disable_by_name(config: dict[str, Any], environ: dict[str, str]) 
         config, sources=[builtin_source()], memory=memory, environ=environ
     ) as rt:
         assert listener.started == 0
-        rows = {r.id: r.status for r in rt.plugin_report() if r.distribution != "agentrig"}
+        rows = {r.id: r.status for r in plugin_report(rt.index) if r.distribution != "agentrig"}
         assert rows["listener"] == "disabled"
         if "other" not in environ.get(DISABLE_PLUGINS_ENV, ""):
             assert rows["other_kept"] == "loaded"
@@ -307,7 +308,7 @@ async def test_kind_qualified_disable_leaves_other_kinds_alone() -> None:
         "session_stores": {"s": {"kind": "same"}},
     }
     async with open_runtime(config, sources=[builtin_source()], memory=memory, environ={}) as rt:
-        rows = {(r.kind, r.id): r.status for r in rt.plugin_report() if r.id == "same"}
+        rows = {(r.kind, r.id): r.status for r in plugin_report(rt.index) if r.id == "same"}
         assert rows == {("plugins", "same"): "disabled", ("session_stores", "same"): "loaded"}
 
 
@@ -353,7 +354,7 @@ async def test_autoload_off_loads_only_enabled(
     ) as rt:
         assert wanted.started == 1
         assert unwanted.started == 0
-        rows = {r.id: r.status for r in rt.plugin_report() if r.distribution != "agentrig"}
+        rows = {r.id: r.status for r in plugin_report(rt.index) if r.distribution != "agentrig"}
         assert rows == {"wanted": "loaded", "unwanted": "available"}
 
 
@@ -411,7 +412,7 @@ def test_memory_entries_replace_installed_ones_visibly(fake_dist: Any, dist_sour
     memory = MemorySource()
     memory.add("session_stores", "jsonl", lambda config: fake, distribution="test-fakes")
     index = PluginIndex([dist_source("real-dist"), memory])
-    (row,) = index.report()
+    (row,) = plugin_report(index)
     assert row.distribution == "test-fakes"
     assert row.replaces is not None
     assert "real-dist 3.0" in row.replaces
@@ -443,8 +444,8 @@ def test_memory_lazy_entries_are_not_loaded_by_listing() -> None:
     for i in range(50):
         memory.add_lazy("tools", f"t{i}", never)
     index = PluginIndex([memory])
-    assert len(index.report()) == 50
-    assert {r.status for r in index.report()} == {"available"}
+    assert len(plugin_report(index)) == 50
+    assert {r.status for r in plugin_report(index)} == {"available"}
 
 
 def test_check_all_loads_enabled_entries_and_reports_real_status() -> None:
@@ -453,14 +454,14 @@ def test_check_all_loads_enabled_entries_and_reports_real_status() -> None:
     memory.add("plugins", "off", Listener())
     memory.add("variants", "bad", 42)
     index = PluginIndex([memory], disabled={"off"})
-    rows = {r.id: (r.status, r.error) for r in index.check_all()}
+    rows = {r.id: (r.status, r.error) for r in plugin_report(index, check=True)}
     assert rows["ok"] == ("loaded", None)
     assert rows["off"] == ("disabled", None)
     assert rows["bad"][0] == "failed"
     assert "variant" in (rows["bad"][1] or "").lower()
     assert all(
         set(r.to_dict()) >= {"kind", "id", "distribution", "version", "status", "error"}
-        for r in index.report()
+        for r in plugin_report(index)
     )
 
 
@@ -497,7 +498,7 @@ def test_register_variants_adds_entry_point_members_to_their_family() -> None:
     parsed = family.parse({"type": "greeting", "text": "hi"})
     assert isinstance(parsed, Greeting)  # the entry point's member joined the family
     assert family.tags() == ("core", "greeting")  # not Elsewhere, not the disabled entry
-    rows = {r.id: r.status for r in index.report()}
+    rows = {r.id: r.status for r in plugin_report(index)}
     assert rows == {"greeting": "loaded", "mixed": "loaded", "broken": "failed", "off": "disabled"}
 
 
@@ -552,7 +553,7 @@ def test_a_name_two_distributions_register_is_a_conflict_not_a_replacement(
     from agentrig.errors import PluginConflictError
 
     index = PluginIndex([two_stores])
-    rows = index.report()
+    rows = plugin_report(index)
     assert sorted((r.distribution, r.status) for r in rows) == [
         ("Store_B", "conflict"),
         ("store-a", "conflict"),
@@ -569,7 +570,7 @@ def test_a_name_two_distributions_register_is_a_conflict_not_a_replacement(
     # neither was imported, and check_all does not pick one either
     assert "store_a_mod" not in sys.modules
     assert "store_b_mod" not in sys.modules
-    assert {r.status for r in index.check_all()} == {"conflict"}
+    assert {r.status for r in plugin_report(index, check=True)} == {"conflict"}
     assert index.conflicts().keys() == {("session_stores", "shared")}
 
 
@@ -578,7 +579,7 @@ def test_prefer_settles_a_conflict_and_keeps_the_other_visible(two_stores: Any) 
     factory: Any = index.load("session_stores", "shared")
     assert factory({}) == "store of dist b"  # 'store-b' matches 'Store_B' as pip compares
     assert "store_a_mod" not in sys.modules
-    rows = {r.distribution: r for r in index.report()}
+    rows = {r.distribution: r for r in plugin_report(index)}
     assert rows["Store_B"].status == "loaded"
     assert rows["Store_B"].replaces is not None
     assert "store-a 1.0" in rows["Store_B"].replaces
@@ -639,7 +640,7 @@ def test_replacing_a_built_in_is_a_conflict_until_the_config_chooses(fake_dist: 
         modules={"store_a_mod": STORE_A},
     )
     index = PluginIndex([EntryPointSource()])
-    rows = [r for r in index.report() if r.id == "jsonl" and r.kind == "session_stores"]
+    rows = [r for r in plugin_report(index) if r.id == "jsonl" and r.kind == "session_stores"]
     assert sorted((r.distribution, r.status) for r in rows) == [
         ("agentrig", "conflict"),
         ("jsonl-rival", "conflict"),

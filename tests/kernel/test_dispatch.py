@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,6 +20,7 @@ from agentrig.kernel import (
     new_plugin_manager,
     open_runtime,
 )
+from agentrig.kernel._dispatch import spec_modules
 from agentrig.lifecycle import Observation
 
 
@@ -102,6 +104,19 @@ def test_the_mode_is_data_on_the_spec_function_pluggy_sees() -> None:
             "elicitation",
         },
     }
+
+
+def test_every_layers_hookspec_module_reaches_the_plugin_managers() -> None:
+    # a layer above the kernel that declares hooks hands its _hookspecs module down through a
+    # core seam named *_hookspecs; one without the seam would hold hooks no plugin could
+    # implement (each refused as unknown at registration)
+    src = Path(agentrig.__file__).parent
+    declared = {
+        ".".join(("agentrig", *path.relative_to(src).with_suffix("").parts))
+        for path in src.rglob("_hookspecs.py")
+    }
+    assert {module.__name__ for module in spec_modules()} == declared
+    assert "agentrig.kernel._hookspecs" in declared
 
 
 def test_hook_wrappers_are_refused() -> None:

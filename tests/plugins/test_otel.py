@@ -31,6 +31,7 @@ from opentelemetry.trace import Link, SpanKind, StatusCode, TraceState
 from opentelemetry.util.types import Attributes
 
 import agentrig
+from agentrig.cli import plugin_report
 from agentrig.errors import ConfigError, ExecutionSuspended
 from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, open_runtime
@@ -454,7 +455,9 @@ async def test_the_configured_plugin_exports_over_otlp_http(
     endpoint = f"http://127.0.0.1:{receiver.server_address[1]}"
     otel = {"exporter": "otlp-http", "endpoint": endpoint, "service_name": "agentrig-test"}
     async with open_runtime(config(SCRIPT, otel=otel), memory=memory(), environ={}) as rt:
-        assert {(r.kind, r.id, r.distribution) for r in rt.plugin_report() if r.id == "otel"} == {
+        assert {
+            (r.kind, r.id, r.distribution) for r in plugin_report(rt.index) if r.id == "otel"
+        } == {
             ("plugins", "otel", "agentrig-otel"),
             ("config_sections", "otel", "agentrig-otel"),
         }

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 import agentrig.session  # noqa: F401  (defines agentrig.session.event)
+from agentrig.cli import plugin_report
 from agentrig.kernel import SCHEMAS, MemorySource, PluginIndex, register_schemas
 from agentrig.schemas import (
     MigrationFailedError,
@@ -140,7 +141,7 @@ def test_plugins_define_schemas_through_the_entry_point_group() -> None:
     registry = SchemaRegistry(loader=lambda r: register_schemas(r, index))
     assert registry.current("demo.plugin") == 1
     assert registry.names() == ("demo.plugin",)
-    broken = {row.id: row for row in index.report()}["broken"]
+    broken = {row.id: row for row in plugin_report(index)}["broken"]
     assert broken.status == "failed"
     assert "register(registry)" in str(broken.error)
 

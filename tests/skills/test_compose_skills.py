@@ -234,15 +234,22 @@ async def test_tool_registrations_are_scanned(project: Path) -> None:
     assert info.value.issues[0].code == "registration.blocked"
 
 
-def test_the_skill_tools_listing_no_skill_pass_the_scanner() -> None:
-    # the tool scan skips these registrations by value (a runtime without skills compiles
-    # none of the scanner's rules); that loses nothing only while the scanner allows them
-    from agentrig.builtins._compose_skills import _core_registrations
-    from agentrig.skills import scan
+async def test_the_skill_tools_listing_no_skill_pass_the_scanner(project: Path) -> None:
+    # the tool scan skips the core skill tools while they read as with no skill to list (a
+    # runtime without skills compiles none of the scanner's rules); that loses nothing only
+    # while the scanner allows them -- and a skill tool listing a skill is scanned
+    from agentrig.builtins._compose_skills import _CORE_TOOLS, _says_core_text
+    from agentrig.skills import SkillRegistry, registration_of_tool, scan
 
-    own = _core_registrations()
-    assert sorted(r.name for r in own) == ["read_skill_resource", "skill"]
-    assert all(scan(r).allowed for r in own)
+    own = [kind(SkillRegistry()) for kind in _CORE_TOOLS]
+    assert sorted(str(t.id) for t in own) == ["read_skill_resource", "skill"]
+    assert all(_says_core_text(t) and scan(registration_of_tool(t)).allowed for t in own)
+    copy("commit-messages", project / ".claude" / "skills")
+    config = write_config(project, guard_replies=[verdict()])
+    async with open_runtime(config, environ={}) as rt:
+        listing = rt.services.require(SKILLS)
+        assert not _says_core_text(_CORE_TOOLS[0](listing))
+        assert _says_core_text(_CORE_TOOLS[1](listing))  # its text lists no skill
 
 
 async def test_a_trust_file_newer_than_this_code_is_refused_by_name(project: Path) -> None:

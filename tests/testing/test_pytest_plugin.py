@@ -54,6 +54,7 @@ def test_third_party_suite_uses_entries_overrides_and_runtime(pytester: pytest.P
         test_outside="""
         import pytest
         import agentrig
+        from agentrig.cli import plugin_report
         from agentrig.plugin import SESSION_STORES
 
         class Greeter:
@@ -80,7 +81,8 @@ def test_third_party_suite_uses_entries_overrides_and_runtime(pytester: pytest.P
             async with agentrig_runtime(config, installed=False) as rt:
                 assert greeter.started == 1
                 assert isinstance(rt.catalog(SESSION_STORES).require("main"), FakeStore)
-                rows = {r.id: r.status for r in rt.plugin_report() if r.distribution != "agentrig"}
+                report = plugin_report(rt.index)
+                rows = {r.id: r.status for r in report if r.distribution != "agentrig"}
                 assert rows == {"greeter": "loaded", "mem": "loaded"}
             assert rt.closed
 

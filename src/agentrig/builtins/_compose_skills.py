@@ -179,13 +179,13 @@ async def scan_tools(rt: Runtime) -> None:
     catalog = rt.registry(TOOLS)
     issues = []
     for tool_id, tool in catalog.entries():
+        if _says_core_text(tool):
+            continue
         source = catalog.source_of(tool_id) or "?"
         kind: RegistrationKind = "mcp_tool" if source.startswith("mcp:") else "tool"
         try:
             registration = registration_of_tool(tool, kind=kind)
         except AttributeError:  # a test's stand-in without a schema: nothing a model reads
-            continue
-        if registration in _core_registrations():
             continue
         verdict = scan(registration)
         if not verdict.allowed:
@@ -201,13 +201,25 @@ async def scan_tools(rt: Runtime) -> None:
         raise ConfigError(issues, source=rt.loaded.source)
 
 
+_CORE_TOOLS = (SkillTool, ReadSkillResource)
+
+
+def _says_core_text(tool: Any) -> bool:
+    """Whether ``tool`` is a core skill tool reading as it does with no skill to list: the
+    core's own text, which the scanner allows (a test checks it).
+
+    Its class fixes its id and schema, and its description is compared as it reads now, so
+    a runtime without skills compiles none of the scanner's rules (nor builds the tools'
+    registrations), and a tool saying anything else is scanned.
+    """
+    core = _core_descriptions().get(type(tool))
+    return core is not None and bool(tool.description == core)
+
+
 @functools.cache
-def _core_registrations() -> frozenset[Registration]:
-    """The skill tools as they read with no skill to list: the core's own text, which the
-    scanner allows (a test checks it).  Recognised by value, so a runtime without skills
-    compiles none of the scanner's rules, and a tool saying anything else is scanned."""
+def _core_descriptions() -> dict[type, str]:
     empty = SkillRegistry()
-    return frozenset(registration_of_tool(t) for t in (SkillTool(empty), ReadSkillResource(empty)))
+    return {kind: kind(empty).description for kind in _CORE_TOOLS}
 
 
 def describe_skills(loaded: LoadedConfig) -> tuple[list[str], int]:

@@ -9,10 +9,9 @@ The core's subcommands are modules named in :data:`SUBCOMMANDS`; each exposes
 ``register(subparsers)``, which adds its parser and sets ``handler`` -- a function
 ``(args) -> int``.  Running a core command imports and registers that command's module
 only; ``--help`` (or any other first word) registers them all.  Plugins add theirs through
-the ``register_commands`` hook (:class:`Commands`, declared here: the CLI is the only layer
-that fires it); the installed listener
-plugins are loaded for it with the environment's plugin switches, and ``--help`` lists
-their commands too.
+the ``register_commands`` hook (:class:`Commands`; declared in ``_hookspecs``, as the CLI is
+the only layer that fires it); the installed listener plugins are loaded for it with the
+environment's plugin switches, and ``--help`` lists their commands too.
 
 Subcommand modules import nothing heavy at module level, so ``agentrig --help`` stays fast.
 """
@@ -42,12 +41,28 @@ from agentrig.cli._common import (
 
 if TYPE_CHECKING:
     from agentrig.cli._commands import Commands as Commands
+    from agentrig.cli._plugin_report import PluginRow as PluginRow
+    from agentrig.cli._plugin_report import plugin_report as plugin_report
 
-__all__ = ["SUBCOMMANDS", "Commands", "Subcommand", "build_parser", "main"]
+__all__ = [
+    "SUBCOMMANDS",
+    "Commands",
+    "PluginRow",
+    "Subcommand",
+    "build_parser",
+    "main",
+    "plugin_report",
+]
 
-# the payload of register_commands, for plugins (``agentrig.plugin`` re-exports it); imported
-# on first use, so ``agentrig --help`` loads neither it nor the error tree it raises from
-__getattr__, __dir__ = lazy_exports(__name__, globals(), {"Commands": "agentrig.cli._commands"})
+# the payload of register_commands, for plugins (``agentrig.plugin`` re-exports it), and the
+# plugin report (``agentrig plugins``' rows); imported on first use, so ``agentrig --help``
+# loads neither them nor the error tree and attrs they need
+_LAZY = {
+    "Commands": "agentrig.cli._commands",
+    "PluginRow": "agentrig.cli._plugin_report",
+    "plugin_report": "agentrig.cli._plugin_report",
+}
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 class Subcommand(Protocol):

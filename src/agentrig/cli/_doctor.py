@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     import platform  # here, not at the top: every command imports this module
 
     from agentrig import __version__
+    from agentrig.cli._plugin_report import plugin_report
     from agentrig.kernel import DISABLE_AUTOLOAD_ENV, DISABLE_PLUGINS_ENV, stray_entry_points
 
     out = sys.stdout
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         out.write(f"disabled   {', '.join(sorted(index.disabled))} (from {DISABLE_PLUGINS_ENV})\n")
     if not index.autoload:
         out.write(f"autoload   off (from {DISABLE_AUTOLOAD_ENV})\n")
-    rows = index.check_all()
+    rows = plugin_report(index, check=True)
     counts: dict[str, int] = {}
     for row in rows:
         counts[row.status] = counts.get(row.status, 0) + 1

@@ -17,7 +17,7 @@ from agentrig.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from agentrig.kernel import PluginRow
+    from agentrig.cli._plugin_report import PluginRow
 
 __all__ = ["register", "render_table", "run"]
 
@@ -53,10 +53,12 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agentrig.cli._plugin_report import plugin_report
+
     index = plugin_index(load_plugin_settings(args.config))
     for issue in index.setting_issues():  # a [plugins.prefer] entry that chooses nothing
         print(warning_line("plugins", issue.code, f"{args.config}: {issue}"), file=sys.stderr)
-    rows = index.check_all()
+    rows = plugin_report(index, check=True)
     if args.json:
         json.dump([row.to_dict() for row in rows], sys.stdout, indent=2)
         sys.stdout.write("\n")

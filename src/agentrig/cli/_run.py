@@ -262,7 +262,7 @@ def load_composition(
                 code="cli.no_claude_settings",
             )
     try:
-        loaded = load_config(path, extend={"claude_code": {"settings": extra}})
+        loaded = load_config(path, extend={"claude_code": {"settings": extra}} if extra else None)
     except ConfigError as exc:
         raise CompositionError(_issue_lines(file, exc), exc) from None
     if strict_plugins:
@@ -378,8 +378,10 @@ async def open_agent_runtime(
 
 def warn_unloaded_listeners(rt: Runtime, command: str, err: IO[str]) -> None:
     """One ``warning [code]:`` line per autoloaded listener plugin that failed or is in conflict."""
+    from agentrig.cli._plugin_report import plugin_report
+
     wanted = set(rt.index.autoload_names("plugins"))
-    for row in rt.plugin_report():
+    for row in plugin_report(rt.index):
         if row.kind == "plugins" and row.id in wanted and row.status in ("failed", "conflict"):
             dist = f"{row.distribution or '?'} {row.version or ''}".strip()
             code = "plugin.conflict" if row.status == "conflict" else "plugin.load_failed"

@@ -23,7 +23,7 @@ _NAMES = {
     "_contracts": "ContractViolation check_factory protocol_problems with_options",
     "_discovery": (
         "DISABLE_AUTOLOAD_ENV DISABLE_PLUGINS_ENV EntryPointSource EntrySpec MemorySource "
-        "PluginIndex PluginRow builtin_source env_plugin_settings register_schemas "
+        "PluginIndex builtin_source env_plugin_settings register_schemas "
         "register_variants stray_entry_points"
     ),
     "_dispatch": "HookDispatcher mode_of new_plugin_manager",
@@ -65,7 +65,6 @@ if TYPE_CHECKING:
     from agentrig.kernel._discovery import EntrySpec as EntrySpec
     from agentrig.kernel._discovery import MemorySource as MemorySource
     from agentrig.kernel._discovery import PluginIndex as PluginIndex
-    from agentrig.kernel._discovery import PluginRow as PluginRow
     from agentrig.kernel._discovery import builtin_source as builtin_source
     from agentrig.kernel._discovery import env_plugin_settings as env_plugin_settings
     from agentrig.kernel._discovery import register_schemas as register_schemas

@@ -222,15 +222,6 @@ def unknown_key_message(key: str | int, known: Sequence[str]) -> str:
     return f"unknown key {key!r}"
 
 
-def _unknown_key(
-    model: type[BaseModel] | None, loc: tuple[str | int, ...], extra: Iterable[str] = ()
-) -> str:
-    if not loc:
-        return "unknown key"
-    known = known_keys(model, loc[:-1]) if model is not None else []
-    return unknown_key_message(loc[-1], [*known, *sorted(extra)])
-
-
 def issues_from_validation(
     error: ValidationError, model: type[BaseModel] | None = None, sections: Iterable[str] = ()
 ) -> list[Issue]:
@@ -241,7 +232,9 @@ def issues_from_validation(
         loc = tuple(p for p in item["loc"] if isinstance(p, str | int))
         kind = item["type"]
         if kind == "extra_forbidden":
-            message = _unknown_key(model, loc, sections if len(loc) == 1 else ())
+            known = known_keys(model, loc[:-1]) if model is not None and loc else []
+            owned = sorted(sections) if len(loc) == 1 else []
+            message = unknown_key_message(loc[-1], [*known, *owned]) if loc else "unknown key"
         elif kind == "missing":
             message = "required key is missing"
         else:
@@ -343,10 +336,11 @@ def load_config(
             raise _file_error(path, "config.not_found", f"no config file at {str(path)!r}")
         data, name, base = _read_file(path), str(path), path.resolve().parent
     for table, arrays in (extend or {}).items():
-        section = dict(data.get(table) or {})
         for key, items in arrays.items():
-            section[key] = [*section.get(key, ()), *items]
-        data = {**data, table: section}
+            if items:  # nothing to append adds no table
+                section = dict(data.get(table) or {})
+                section[key] = [*section.get(key, ()), *items]
+                data = {**data, table: section}
     return _validate(_import_tables(data, base), name, base, sections)
 
 

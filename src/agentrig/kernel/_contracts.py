@@ -13,8 +13,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from agentrig.kernel._identity import IdentityCache
-
 __all__ = [
     "KINDS",
     "ContractViolation",
@@ -58,32 +56,19 @@ class ContractViolation(Exception):
         self.rule = rule
 
 
-# listener plugins that passed check_hook_plugin (each runtime's index loads them again)
-_HOOK_PLUGINS_OK: IdentityCache[bool] = IdentityCache()
-
-
 def check_hook_plugin(obj: object, name: str | None = None) -> None:
     """A listener plugin carries at least one ``@agentrig.hookimpl`` function, and every one
     of them would run: a known hook, no wrapper, ``(payload)`` or ``(payload, next)``."""
-    if _HOOK_PLUGINS_OK.get(obj):
-        return
-    for name in dir(obj):
-        try:
-            attr = getattr(obj, name)
-        except Exception:  # properties of arbitrary plugin objects may raise; skip them
-            continue
-        if callable(attr) and hasattr(attr, "agentrig_impl"):
-            break
-    else:
+    from agentrig.kernel._dispatch import has_hookimpl, listener_refusals, marked_attributes
+
+    marked = marked_attributes(obj)  # read afresh: a reloaded module may have lost its hooks
+    if not has_hookimpl(marked):
         raise ContractViolation(
             "no @agentrig.hookimpl function found (a listener plugin needs one)"
         )
-    from agentrig.kernel._dispatch import listener_refusals
-
-    problems = listener_refusals(obj)
+    problems = listener_refusals(obj, marked)
     if problems:
         raise ContractViolation("; ".join(problems))
-    _HOOK_PLUGINS_OK.put(obj, True)
 
 
 def _is_model_class(obj: object) -> bool:

@@ -1,8 +1,8 @@
 """Plugin discovery: list entry points without importing them, import on first use.
 
 A :class:`PluginIndex` merges its sources (:mod:`._merge`: replacements recorded, conflicts
-kept visible).  A load failure is remembered as a report row and raised wherever the entry is
-required, so a broken plugin breaks only the compositions that use it.
+kept visible).  A load failure is remembered (the CLI's plugin report shows it) and raised
+wherever the entry is required, so a broken plugin breaks only the compositions that use it.
 
 Disabling: by name (``"openai"``, any kind) or kind-qualified (``"providers:openai"``), from
 config or from ``AGENTRIG_DISABLE_PLUGINS`` (comma-separated).  With autoloading off
@@ -12,10 +12,9 @@ the ``plugins.enabled`` listener plugins load.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, final
+from typing import TYPE_CHECKING, Any, Protocol, final
 
 import attrs
 
@@ -56,19 +55,13 @@ __all__ = [
     "EntrySpec",
     "MemorySource",
     "PluginIndex",
-    "PluginRow",
     "PluginSource",
-    "PluginStatus",
     "builtin_source",
     "env_plugin_settings",
     "register_schemas",
     "register_variants",
     "stray_entry_points",
 ]
-
-PluginStatus = Literal["loaded", "available", "disabled", "failed", "conflict", "overridden"]
-"""``conflict``: another distribution registers the same kind and name and the config does
-not say which wins; ``overridden``: ``[plugins.prefer]`` chose another distribution's entry."""
 
 
 @final
@@ -198,29 +191,8 @@ class MemorySource:
 
 
 @final
-@attrs.frozen(slots=True)
-class PluginRow:
-    """One line of the plugin report."""
-
-    kind: str
-    id: str
-    distribution: str | None
-    version: str | None
-    group: str
-    value: str
-    status: PluginStatus
-    error: str | None = None
-    replaces: str | None = None
-    #: the other entries registering this kind and name (conflict, overridden)
-    conflicts: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-
-@final
 class PluginIndex:
-    """Every discoverable entry, its load state, and the report."""
+    """Every discoverable entry and its load state."""
 
     def __init__(
         self,
@@ -243,7 +215,8 @@ class PluginIndex:
         self._errors: dict[tuple[str, str], PluginLoadError] = {}
 
     # ---- listing -----------------------------------------------------------------------------
-    def _merge(self) -> Merged:
+    def merged(self) -> Merged:
+        """The sources merged (read once): each (kind, name)'s entry, conflicts, replacements."""
         if self._merged is None:
             listings = [tuple(source.entries()) for source in self._sources]
             self._listing = tuple(e for listing in listings for e in listing)
@@ -252,16 +225,16 @@ class PluginIndex:
 
     def conflicts(self) -> dict[tuple[str, str], tuple[EntrySpec, ...]]:
         """Every (kind, name) that two distributions register and the config did not settle."""
-        return dict(self._merge().conflicts)
+        return dict(self.merged().conflicts)
 
     def conflict_error(self, kind: str, name: str) -> PluginConflictError:
         """The error naming every distribution that registers ``kind:name``."""
-        return conflict_error(kind, name, self._merge().conflicts.get((kind, name), ()))
+        return conflict_error(kind, name, self.merged().conflicts.get((kind, name), ()))
 
     def setting_issues(self, disabled: Sequence[str] = ()) -> list[Issue]:
         """Problems of the plugin switches themselves: a ``[plugins.prefer]`` entry choosing
         nothing, a ``[plugins] disabled`` name (pass the config's list) matching nothing."""
-        self._merge()
+        self.merged()
         issues = prefer_issues(self.prefer, self._listing)
         if not disabled:
             return issues
@@ -286,7 +259,7 @@ class PluginIndex:
         """Entries (of one kind, or all), without importing anything."""
         found = self._by_kind.get(kind)
         if found is None:
-            chosen = self._merge().chosen.values()
+            chosen = self.merged().chosen.values()
             found = tuple(e for e in chosen if kind is None or e.kind == kind)
             self._by_kind[kind] = found
         return found
@@ -295,7 +268,7 @@ class PluginIndex:
         return tuple(e.name for e in self.entries(kind))
 
     def find(self, kind: str, name: str) -> EntrySpec | None:
-        return self._merge().chosen.get((kind, name))
+        return self.merged().chosen.get((kind, name))
 
     def is_disabled(self, kind: str, name: str) -> bool:
         return name in self.disabled or f"{kind}:{name}" in self.disabled
@@ -328,7 +301,7 @@ class PluginIndex:
                 f"{kind} plugin {name!r} is disabled ({entry.describe()}); remove it from "
                 f"plugins.disabled / {DISABLE_PLUGINS_ENV} to use it"
             )
-        candidates = self._merge().conflicts.get(key)
+        candidates = self.merged().conflicts.get(key)
         if candidates is not None:
             raise conflict_error(kind, name, candidates)
         try:
@@ -378,75 +351,18 @@ class PluginIndex:
             )
         return tuple(n for n in chosen if not self.is_disabled(kind, n))
 
-    # ---- report ------------------------------------------------------------------------------
-    def status(self, kind: str, name: str) -> PluginStatus:
-        key = (kind, name)
-        if key in self._errors:
-            return "failed"
-        if self.is_disabled(kind, name):
-            return "disabled"
-        if key in self._merge().conflicts:
-            return "conflict"
-        if key in self._loaded:
-            return "loaded"
-        return "available"
+    # ---- state -------------------------------------------------------------------------------
+    def failure(self, kind: str, name: str) -> PluginLoadError | None:
+        """The error that entry's load failed with (remembered: it is raised again)."""
+        return self._errors.get((kind, name))
 
-    def report(self) -> tuple[PluginRow, ...]:
-        """One row per discovered entry, sorted by kind then id: every candidate of a conflict;
-        for a conflict the config settled, the winner (``replaces`` names the others) and the
-        others (``overridden``)."""
-        merged = self._merge()
-        rows = []
-        for key, entry in sorted(merged.chosen.items()):
-            kind, name = key
-            candidates = merged.conflicts.get(key)
-            if candidates is not None:
-                error = conflict_error(kind, name, candidates).message
-                status: PluginStatus = "disabled" if self.is_disabled(kind, name) else "conflict"
-                for candidate in candidates:
-                    others = tuple(c.describe() for c in candidates if c is not candidate)
-                    rows.append(_row(candidate, status, error=error, conflicts=others))
-                continue
-            failure = self._errors.get(key)
-            losers = merged.overridden.get(key, ())
-            replaced = (*merged.replaced.get(key, ()), *losers)
-            rows.append(
-                _row(
-                    entry,
-                    self.status(kind, name),
-                    error=failure.rule if failure else None,
-                    replaces="; ".join(e.describe() for e in replaced) or None,
-                    conflicts=tuple(e.describe() for e in losers),
-                )
-            )
-            for loser in losers:
-                rows.append(_row(loser, "overridden", conflicts=(entry.describe(),)))
-        return tuple(rows)
-
-    def check_all(self) -> tuple[PluginRow, ...]:
-        """Try to load every enabled entry (for ``agentrig plugins``); returns the report."""
-        for entry in self.entries():
-            if not self.is_disabled(entry.kind, entry.name):
-                with contextlib.suppress(Exception):  # failures are recorded in the report
-                    self.load(entry.kind, entry.name)
-        return self.report()
-
-
-def _row(
-    entry: EntrySpec,
-    status: PluginStatus,
-    *,
-    error: str | None = None,
-    replaces: str | None = None,
-    conflicts: tuple[str, ...] = (),
-) -> PluginRow:
-    where = (entry.kind, entry.name, entry.distribution, entry.version, entry.group, entry.value)
-    return PluginRow(*where, status, error, replaces, conflicts)
+    def is_loaded(self, kind: str, name: str) -> bool:
+        return (kind, name) in self._loaded
 
 
 def _usable_entries(kind: str, index: PluginIndex | None) -> Iterator[tuple[EntrySpec, Any]]:
-    """The loaded enabled entries of ``kind``; a broken one is logged (and recorded in
-    ``index``'s report by :meth:`PluginIndex.load`) and skipped.  ``index`` defaults to the
+    """The loaded enabled entries of ``kind``; a broken one is logged (and remembered by
+    :meth:`PluginIndex.load`) and skipped.  ``index`` defaults to the
     installed entry points with the environment's plugin switches."""
     from agentrig.diagnostics import get_logger
 
@@ -457,7 +373,7 @@ def _usable_entries(kind: str, index: PluginIndex | None) -> Iterator[tuple[Entr
             continue
         try:
             loaded = index.load(entry.kind, entry.name)
-        except Exception as exc:  # load() recorded it in the report; the others still load
+        except Exception as exc:  # load() remembered it; the others still load
             get_logger("plugins").warning("%s entry %s was not loaded: %s", kind, entry.name, exc)
             continue
         yield entry, loaded
@@ -489,19 +405,25 @@ def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None)
 
 
 def stray_entry_points() -> tuple[str, ...]:
-    """Every installed entry point in an ``agentrig.*`` group agentrig does not read (a
-    misspelt group: the plugin would silently never load), described with the closest known
-    group, sorted by group (``agentrig doctor`` lists them)."""
+    """Every installed entry point agentrig does not read, described, sorted by group
+    (``agentrig doctor`` lists them): one in an ``agentrig.*`` group nobody reads (a misspelt
+    group, with the closest known one), or another distribution's in a group only the core's
+    own entries are read from (contracts, config importers, seams) -- either would silently
+    never load."""
     known = [group_of(kind) for kind in KINDS]
-    read = {*known, CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP}
+    core_only = {CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP}
     stray = []
     for group, found in sorted(agentrig_entry_points().items()):
-        if group in read:
+        if group in known:
             continue
-        hint = did_you_mean(group, known, show=str)
+        if group in core_only:
+            why = f"is in {group}, which agentrig reads from its own distribution only"
+        else:
+            hint = did_you_mean(group, known, show=str)
+            why = f"is in a group agentrig does not read{hint} (known groups: {', '.join(known)})"
         for entry, distribution, _version in sorted(found, key=lambda f: f.entry.name):
-            stray.append(
-                f"{distribution or '?'}: entry point {group}:{entry.name} = {entry.value} is in "
-                f"a group agentrig does not read{hint} (known groups: {', '.join(known)})"
-            )
+            if group in core_only and distribution == CORE_DISTRIBUTION:
+                continue
+            where = f"{distribution or '?'}: entry point {group}:{entry.name} = {entry.value}"
+            stray.append(f"{where} {why}")
     return tuple(stray)

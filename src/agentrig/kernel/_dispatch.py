@@ -1,14 +1,14 @@
 """Driving pluggy's ordered hook implementations in the four dispatch modes.
 
-pluggy owns registration, signature validation, ordering (``tryfirst``/``trylast``,
-last-registered-first) and blocking.  Its call loop is synchronous, so the kernel reads the
-ordered implementations (``HookCaller.get_hookimpls()``, public pluggy API) once, caches a
-compact call plan per hook, and drives it itself -- awaiting async implementations, chaining
-waterfalls and isolating notify failures.  The plan is rebuilt whenever a plugin is
-registered or removed through :class:`HookDispatcher`.
+pluggy owns registration, ordering (``tryfirst``/``trylast``, last-registered-first) and
+blocking.  Its call loop is synchronous, so the kernel reads the ordered implementations
+(``HookCaller.get_hookimpls()``, public pluggy API) once, caches a compact call plan per
+hook, and drives it itself -- awaiting async implementations, chaining waterfalls and
+isolating notify failures.  The plan is rebuilt whenever a plugin is (un)registered.
 
-Every manager holds every hook (:func:`spec_modules`) before a plugin registers, so a
-listener is judged against the whole set when it arrives.
+One manager per process holds every hook's spec (:func:`spec_modules`) and judges each
+listener against the whole set (:func:`listener_refusals`) before a runtime's manager, which
+holds no spec (a copy per runtime would only repeat that judgement), registers it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import collections
 import functools
 import inspect
 import types
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from typing import Any, TypeVar, cast, final
 
 import attrs
@@ -29,7 +29,6 @@ from agentrig.diagnostics import get_logger
 from agentrig.errors import ErrorInfo, HookError, error_info
 from agentrig.kernel import _hookspecs as kernel_hookspecs
 from agentrig.kernel._hookspecs import Mode, modes_in
-from agentrig.kernel._identity import IdentityCache
 from agentrig.kernel._listeners import listener_problems
 
 __all__ = [
@@ -52,7 +51,7 @@ Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 
 @functools.cache
 def spec_modules() -> tuple[types.ModuleType, ...]:
-    """The modules whose hookspecs every manager holds: the kernel's, then the layers' above.
+    """The modules of every hookspec the spec manager holds: the kernel's, then the layers'.
 
     A layer above the kernel declares the hooks it fires in its own module and hands it down
     through one of agentrig's own ``agentrig.seams`` entry points named ``*_hookspecs``
@@ -70,12 +69,6 @@ def _modes() -> dict[str, Mode]:
 def mode_of(hook: str) -> Mode | None:
     """The dispatch mode of agentrig hook ``hook`` (None: no such hook)."""
     return _modes().get(hook)
-
-
-def _add_specs(pm: pluggy.PluginManager) -> pluggy.PluginManager:
-    for module in spec_modules():
-        pm.add_hookspecs(module)
-    return pm
 
 
 @final
@@ -111,84 +104,98 @@ def _takes_next(hook: str) -> bool | None:
     return None if mode is None else mode is Mode.WATERFALL
 
 
-# every runtime registers the same installed listener objects, and reading their
-# implementations was most of a registration
-_REFUSALS: IdentityCache[tuple[str, ...]] = IdentityCache()
+_MARK = f"{PROJECT}_impl"
+_WRAPPED = (types.MethodType, staticmethod, classmethod)
+_BUILTIN = (object, type, types.ModuleType)
+_Marked = dict[str, tuple[object, ...]]
 
 
-def listener_refusals(plugin: object) -> list[str]:
-    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them).
+def marked_attributes(obj: object) -> _Marked:
+    """The attributes of ``obj`` that may carry a hookimpl marker, with the values under each
+    name, read from the dictionaries and slots pluggy's static lookup reads (no descriptor
+    runs).  A superset (a wrapped function always counts): pluggy still judges each name."""
+    instance = not isinstance(obj, type) and not isinstance(obj, types.ModuleType)
+    classes = type(obj).__mro__ + (obj.__mro__ if isinstance(obj, type) else ())
+    spaces: list[Mapping[str, object]] = [vars(c) for c in classes if c not in _BUILTIN]
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+        spaces += [own] if isinstance(own, dict) and not isinstance(obj, type) else []
+    except AttributeError:
+        pass
+    found: _Marked = {}
+    for space in spaces:
+        for name, value in space.items():
+            if instance and type(value) is types.MemberDescriptorType:
+                try:  # a slot's value (reading one runs no user code)
+                    value = value.__get__(obj, type(obj))
+                except AttributeError:
+                    continue
+            if (type(value) is types.FunctionType and _MARK in value.__dict__) or isinstance(
+                value, _WRAPPED
+            ):
+                found[name] = (*found.get(name, ()), value)
+    return found
 
-    Computed once per live plugin object (its implementations are fixed when it is made).
-    """
-    known = _REFUSALS.get(plugin)
-    if known is not None:
-        return list(known)
-    problems = listener_problems(_spec_manager(), plugin, _takes_next)
-    _REFUSALS.put(plugin, tuple(problems))
-    return problems
+
+def has_hookimpl(marked: _Marked) -> bool:
+    """Whether any of ``marked`` (:func:`marked_attributes`) carries the hookimpl marker."""
+    functions = (getattr(v, "__func__", v) for values in marked.values() for v in values)
+    return any(_MARK in getattr(f, "__dict__", ()) for f in functions)
+
+
+# verdicts by what they depend on (binding, marked functions: a reloaded plugin brings new ones)
+_REFUSALS: dict[tuple[object, ...], tuple[str, ...]] = {}
+
+
+def listener_refusals(plugin: object, marked: _Marked | None = None) -> list[str]:
+    """Why registration would refuse ``plugin``'s listeners (empty: it would accept them);
+    ``marked`` is :func:`marked_attributes` of it, when the caller has that already."""
+    binding = (isinstance(plugin, types.ModuleType), isinstance(plugin, type))
+    key = (binding, *(marked_attributes(plugin) if marked is None else marked).items())
+    known = _REFUSALS.get(key)
+    if known is None:
+        known = tuple(listener_problems(_spec_manager(), plugin, _takes_next))
+        if len(_REFUSALS) >= 512:
+            _REFUSALS.clear()
+        _REFUSALS[key] = known
+    return list(known)
 
 
 @functools.cache
 def _spec_manager() -> pluggy.PluginManager:
-    """A manager holding only the hookspecs (never a plugin): what refusals are judged by.
-
-    A plain pluggy manager: it reads every attribute, so a dunder-named implementation is
-    refused (as no agentrig hook) rather than skipped.
-    """
-    return _add_specs(pluggy.PluginManager(PROJECT))
-
-
-# per plugin (or hookspec namespace) object: the attribute names that carry a marker
-_IMPL_NAMES: IdentityCache[frozenset[str]] = IdentityCache()
-_SPEC_NAMES: IdentityCache[frozenset[str]] = IdentityCache()
+    """The process's manager of every hookspec and no plugin, which judges listeners: it
+    reads every attribute, so a dunder-named implementation is refused."""
+    return new_plugin_manager()
 
 
 class _Manager(pluggy.PluginManager):
-    """pluggy's manager, reading each object's marked attributes once per process.
+    """A runtime's manager: pluggy's, which reads every attribute of a plugin it registers
+    (``inspect.getattr_static``), skipping the ones :func:`marked_attributes` ruled out for this
+    registration (nothing is remembered between registrations)."""
 
-    pluggy inspects every attribute of a plugin (``inspect.getattr_static``) at each
-    registration; every runtime registers the same installed listener objects, so the names
-    that carry a marker are remembered per object and the others skipped.  Dunder names are
-    never read: no agentrig hook has one, and a plugin naming one is refused before it is
-    registered (:func:`listener_refusals` reads every attribute).
-    """
+    _only: Collection[str] | None = None
+
+    def registermarked_attributes(
+        self, plugin: object, name: str | None, only: Collection[str]
+    ) -> str | None:
+        self._only = only
+        try:
+            return self.register(plugin, name)
+        finally:
+            self._only = None
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        parse = super().parse_hookimpl_opts
-        if _skip(_IMPL_NAMES, plugin, name, parse):
+        if self._only is not None and name not in self._only:
             return None
-        return parse(plugin, name)
-
-    def parse_hookspec_opts(
-        self, module_or_class: types.ModuleType | type, name: str
-    ) -> pluggy.HookspecOpts | None:
-        parse = super().parse_hookspec_opts
-        if _skip(_SPEC_NAMES, module_or_class, name, parse):
-            return None
-        return parse(module_or_class, name)
-
-
-def _skip(
-    cache: IdentityCache[frozenset[str]],
-    obj: object,
-    name: str,
-    parse: Callable[[Any, str], object],
-) -> bool:
-    """Is ``name`` of ``obj`` certainly unmarked (a dunder, or not among its marked names)?"""
-    if name.startswith("__"):
-        return True
-    names = cache.get(obj)
-    if names is None:
-        names = frozenset(n for n in dir(obj) if not n.startswith("__") and parse(obj, n))
-        if not cache.put(obj, names):  # not cacheable: pluggy's own per-name reading
-            return False
-    return name not in names
+        return super().parse_hookimpl_opts(plugin, name)
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
     """A pluggy manager for project ``agentrig`` holding every agentrig hook's spec."""
-    return _add_specs(_Manager(PROJECT))
+    pm = pluggy.PluginManager(PROJECT)
+    for module in spec_modules():
+        pm.add_hookspecs(module)
+    return pm
 
 
 @final
@@ -196,7 +203,7 @@ class HookDispatcher:
     """Dispatches the agentrig hooks of one plugin manager in their declared modes."""
 
     def __init__(self, *, spawner: Spawner | None = None, max_failures: int = 1000) -> None:
-        self.pm = new_plugin_manager()
+        self.pm = _Manager(PROJECT)  # judged against the specs by listener_refusals
         self.spawner = spawner
         self._plans: dict[str, tuple[_Impl, ...]] = {}
         self._failures: collections.deque[HookFailure] = collections.deque(maxlen=max_failures)
@@ -209,14 +216,13 @@ class HookDispatcher:
         Refused, with every reason (:func:`listener_problems`): implementations of unknown
         hooks (with a "did you mean"), hook wrappers (agentrig drives its hooks itself, so a
         pluggy wrapper would silently never run), and any signature other than ``(payload)``
-        or, on a waterfall hook, ``(payload, next)``.  pluggy's own validation then has
-        nothing left to refuse: every spec takes ``(payload)``, a waterfall's ``(payload,
-        next)`` (``tests/kernel/test_dispatch.py`` holds the specs to that).
-        """
-        problems = listener_refusals(plugin)
+        or, on a waterfall hook, ``(payload, next)``: stricter than pluggy's check against the
+        specs (``tests/kernel/test_dispatch.py`` holds them to those shapes)."""
+        marked = marked_attributes(plugin)
+        problems = listener_refusals(plugin, marked)
         if problems:
             raise HookError(f"plugin {name or plugin!r}: " + "; ".join(problems))
-        registered = self.pm.register(plugin, name)
+        registered = self.pm.registermarked_attributes(plugin, name, marked.keys())
         if registered is None:
             raise HookError(f"plugin {name or plugin!r} is blocked or already registered")
         self._plans.clear()
@@ -230,11 +236,12 @@ class HookDispatcher:
         """The implementations of ``hook`` in call order (first called first)."""
         plan = self._plans.get(hook)
         if plan is None:
-            caller: pluggy.HookCaller | None = getattr(self.pm.hook, hook, None)
-            if caller is None or mode_of(hook) is None:
+            if mode_of(hook) is None:
                 raise HookError(f"unknown agentrig hook {hook!r}")
+            caller: pluggy.HookCaller | None = getattr(self.pm.hook, hook, None)
             # pluggy stores implementations in reverse call order.
-            plan = tuple(_Impl(i) for i in reversed(caller.get_hookimpls()))
+            impls = reversed(caller.get_hookimpls()) if caller is not None else ()
+            plan = tuple(_Impl(i) for i in impls)
             self._plans[hook] = plan
         return plan
 
@@ -364,46 +371,35 @@ class HookDispatcher:
         # Build the chain innermost-first.  The common listener -- ``async def hook(payload,
         # next)`` -- gets a plain step that returns the listener's own coroutine, so a level
         # costs one coroutine plus a small closure: close to a hand-written chain of the same
-        # awaits (benchmarks/bench_hooks.py).  No ``cast`` here: it is a call that builds
-        # ``Awaitable[_R]`` anew each time, more than a listener's own coroutine costs.
+        # awaits (benchmarks/bench_hooks.py); no ``cast``, a call building Awaitable[_R] anew.
         inner: Callable[[Any], Awaitable[Any]] = default
-        if len(plan) > 1:
-            inner = _chain(plan, inner)
+        if len(plan) > 1:  # (an empty loop costs a sixth of a one-listener chain)
+            for index in range(len(plan) - 1, 0, -1):
+                impl = plan[index]
+                if impl.fast:
+
+                    def step(
+                        payload: Any,
+                        _fn: Callable[..., Awaitable[Any]] = impl.fn,
+                        _inner: Callable[[Any], Awaitable[Any]] = inner,
+                    ) -> Awaitable[Any]:
+                        def nxt(new_payload: Any = payload) -> Awaitable[Any]:
+                            return _inner(new_payload)
+
+                        return _fn(payload, nxt)
+
+                    inner = step
+                else:
+                    inner = _generic_step(impl, inner)
         first = plan[0]
-        outer: Awaitable[_R]
-        if first.fast:  # the outermost listener is called directly, without a step
+        if not first.fast:
+            return _generic_step(first, inner)(payload)
 
-            def nxt(new_payload: Any = payload) -> Awaitable[Any]:
-                return inner(new_payload)
+        def nxt(new_payload: Any = payload) -> Awaitable[Any]:  # the outermost: called directly
+            return inner(new_payload)
 
-            outer = first.fn(payload, nxt)
-        else:
-            outer = _generic_step(first, inner)(payload)
+        outer: Awaitable[_R] = first.fn(payload, nxt)
         return outer
-
-
-def _chain(
-    plan: tuple[_Impl, ...], inner: Callable[[Any], Awaitable[Any]]
-) -> Callable[[Any], Awaitable[Any]]:
-    """The steps of every listener but the outermost, wrapped around ``inner``."""
-    for index in range(len(plan) - 1, 0, -1):
-        impl = plan[index]
-        if impl.fast:
-
-            def step(
-                payload: Any,
-                _fn: Callable[..., Awaitable[Any]] = impl.fn,
-                _inner: Callable[[Any], Awaitable[Any]] = inner,
-            ) -> Awaitable[Any]:
-                def nxt(new_payload: Any = payload) -> Awaitable[Any]:
-                    return _inner(new_payload)
-
-                return _fn(payload, nxt)
-
-            inner = step
-        else:
-            inner = _generic_step(impl, inner)
-    return inner
 
 
 def _generic_step(

@@ -33,16 +33,16 @@ def normalize_distribution(name: str) -> str:
 
 @attrs.frozen(slots=True)
 class Merged:
-    """The result of merging sources."""
+    """The result of merging sources (read-only)."""
 
     #: the entry each (kind, name) resolves to (for a conflict: its first candidate)
-    chosen: dict[Key, EntrySpec]
+    chosen: Mapping[Key, EntrySpec]
     #: unresolved conflicts: every candidate, in discovery order
-    conflicts: dict[Key, tuple[EntrySpec, ...]]
+    conflicts: Mapping[Key, tuple[EntrySpec, ...]]
     #: conflicts the config settled: the candidates it passed over
-    overridden: dict[Key, tuple[EntrySpec, ...]]
+    overridden: Mapping[Key, tuple[EntrySpec, ...]]
     #: entries a later source replaced on purpose (not shown as rows of their own)
-    replaced: dict[Key, tuple[EntrySpec, ...]]
+    replaced: Mapping[Key, tuple[EntrySpec, ...]]
 
 
 # id(listing) -> (listing, its entries grouped by key): the installed listing is one cached

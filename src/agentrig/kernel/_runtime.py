@@ -44,7 +44,6 @@ from agentrig.kernel._discovery import (
     EntryPointSource,
     MemorySource,
     PluginIndex,
-    PluginRow,
     PluginSource,
     builtin_source,
     env_plugin_settings,
@@ -232,9 +231,6 @@ class Runtime:
     def on_close(self, name: str, closer: Callable[[], Awaitable[None]]) -> None:
         """Run ``closer`` first on disposal (agents settle before plugins go away)."""
         self._closers.append((name, closer))
-
-    def plugin_report(self) -> tuple[PluginRow, ...]:
-        return self.index.report()
 
     def hook_failures(self) -> tuple[HookFailure, ...]:
         return self.hooks.failures()

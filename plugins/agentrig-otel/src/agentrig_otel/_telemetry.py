@@ -208,8 +208,9 @@ class Telemetry:
         if start is None:
             start = self._start(kind, agent_id, subject, provider)
         # the current context, read once: the tracer's parent and the scope's base
+        name, span_kind, attributes = start
         context = otel_context.get_current()
-        span = self._tracer.start_span(start[0], context, start[1], start[2])
+        span = self._tracer.start_span(name, context, span_kind, attributes)
         return _Scope(self, kind, span, context)
 
     def headers(self) -> dict[str, str]:
@@ -288,7 +289,8 @@ class Telemetry:
         else:
             self._turn(payload, pending, span, live)
         if live is not None:
-            live.end()
+            live.ended = True  # Scope.end(), written out: once per operation
+            live.span.end()
 
     def _pending_of(self, kind: str, data: Mapping[str, Any]) -> _Pending | None:
         """The events kept for the span of a tool call (by call id) or a turn (by session)."""
@@ -427,8 +429,8 @@ class Telemetry:
             attributes["gen_ai.request.model"] = call.get("model") or ""
             if answered := call.get("response_model"):
                 attributes["gen_ai.response.model"] = answered
-            if stop_reason := call.get("stop_reason"):
-                attributes["gen_ai.response.finish_reasons"] = _reasons(stop_reason)
+            if stop_reason := call.get("stop_reason"):  # a list: see _call
+                attributes["gen_ai.response.finish_reasons"] = [finish_reason(stop_reason)]
         elif data.get("model"):  # no model call of ours seen: what the turn reports
             attributes["gen_ai.response.model"] = data["model"]
         _usage(attributes, data.get("usage"))
@@ -478,7 +480,10 @@ class Telemetry:
         if response_id := data.get("response_id"):
             attributes["gen_ai.response.id"] = response_id
         if stop_reason := data.get("stop_reason"):
-            attributes["gen_ai.response.finish_reasons"] = _reasons(stop_reason)
+            # a list, which the SDK stores as a tuple: handed a tuple, its attribute check asks
+            # isinstance(value, Sequence) through three Python-level ABC calls (CPython does
+            # not cache a class registered directly), a list is answered from the ABC cache
+            attributes["gen_ai.response.finish_reasons"] = [finish_reason(stop_reason)]
         if (first := data.get("time_to_first_chunk_ms")) is not None:
             attributes["gen_ai.response.time_to_first_chunk"] = float(first) / 1000
         if (max_tokens := data.get("max_tokens")) is not None:
@@ -607,14 +612,6 @@ class Telemetry:
 def _started(data: Mapping[str, Any]) -> float:
     """When the observed operation started (seconds since the epoch)."""
     return float(data.get("started_at") or 0.0)
-
-
-def _reasons(stop_reason: Any) -> list[str]:
-    """``gen_ai.response.finish_reasons``: a list, which the SDK stores as a tuple.  (Handed
-    a tuple, the SDK's attribute check asks ``isinstance(value, Sequence)`` through three
-    Python-level ABC calls each time -- CPython does not cache a directly registered class
-    -- where a list, a registered subclass's, is answered from the ABC cache.)"""
-    return [finish_reason(stop_reason)]
 
 
 def _usage(attributes: dict[str, Any], usage: Any) -> None:
