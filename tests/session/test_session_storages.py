@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, TextBlock, ToolCallBlock, ToolMessage, UserMessage
 from agentrig.session import (
@@ -106,3 +108,47 @@ def test_a_shared_payload_keeps_the_fields_its_writer_set() -> None:
         logs[1].append(second)
         assert logs[0].events[0].data.model_fields_set == first.model_fields_set
         assert logs[1].events[0].data.model_fields_set == second.model_fields_set
+
+
+class _RefusesOnce:
+    """A storage that refuses its second event (a full disk, say), then keeps the rest."""
+
+    def __init__(self, inner: EventStorage) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    @property
+    def last_seq(self) -> int:
+        return self.inner.last_seq
+
+    def add(self, seq: int, time: float, data: Any, trace: Any) -> None:
+        self.calls += 1
+        if self.calls == 2:
+            raise OSError("refused")
+        self.inner.add(seq, time, data, trace)
+
+    def snapshot(self) -> Any:
+        return self.inner.snapshot()
+
+    def contributions(self, start: int, end: int) -> Any:
+        return self.inner.contributions(start, end)
+
+
+def test_an_event_the_storage_refused_leaves_no_gap_in_the_seqs() -> None:
+    # the session numbers events itself (not by asking the storage per append)
+    for kind in (CompactStorage, ListStorage):
+        session = Session(SessionId("s"), storage=_RefusesOnce(kind()))
+        session.push(StepStart(turn=1, step=1))
+        with pytest.raises(OSError, match="refused"):
+            session.push(StepEnd(turn=1, step=1))
+        session.push(StepEnd(turn=1, step=1))
+        assert [e.seq for e in session.events] == [1, 2]
+        assert session.last_seq == 2
+    prefilled = ListStorage()
+    prefilled.add(7, 1.0, StepStart(turn=1, step=1), None)
+    session = Session(SessionId("s"), storage=prefilled)
+    assert session.last_seq == 7
+    assert session.append(StepEnd(turn=1, step=1)).seq == 8

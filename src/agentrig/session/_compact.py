@@ -166,13 +166,12 @@ class CompactStorage:
         return self._seqs[-1] if self._seqs else 0
 
     def add(self, seq: int, time: float, data: SessionEventData, trace: TraceKey) -> None:
-        n = len(self._data)
         if trace is not self._key and trace != self._key:  # one span writes several events
             self._key = trace
             runs = self._runs
             if runs is None:
                 runs = self._runs = _Runs()
-            runs.starts.append(n)
+            runs.starts.append(len(self._data))
             runs.keys.append(trace)
         self._seqs.append(seq)
         times = self._times

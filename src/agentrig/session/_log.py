@@ -191,6 +191,7 @@ class Session:
     ) -> None:
         self.id: SessionId = session_id
         self._log: EventStorage = default_storage() if storage is None else storage
+        self._seq = self._log.last_seq  # the last appended event's (kept here: read per append)
         self._clock = clock
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
@@ -218,7 +219,7 @@ class Session:
 
     @property
     def last_seq(self) -> int:
-        return self._log.last_seq
+        return self._seq
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
@@ -240,11 +241,15 @@ class Session:
     def _add(self, data: SessionEventData) -> tuple[int, float, TraceKey]:
         if not isinstance(data, SessionEventData):
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
-        seq = self._log.last_seq + 1
-        now = self._clock()
-        trace_ids = self.trace_ids
-        key = None if trace_ids is None else trace_ids()
-        self._log.add(seq, now, data, key)
+        self._seq = seq = self._seq + 1
+        try:
+            now = self._clock()
+            trace_ids = self.trace_ids
+            key = None if trace_ids is None else trace_ids()
+            self._log.add(seq, now, data, key)
+        except BaseException:
+            self._seq = seq - 1  # not kept: no gap in the seqs
+            raise
         return seq, now, key
 
     def _trace_of(self, key: TraceKey) -> TraceIds | None:
@@ -267,6 +272,7 @@ class Session:
             previous = event.seq
         for event in events:
             self._log.add(event.seq, event.time, event.data, event.trace)
+        self._seq = self._log.last_seq
 
     def subscribe(self, listener: Callable[[SessionEvent], None]) -> Callable[[], None]:
         """Call ``listener(event)`` for every appended event; returns an unsubscribe function."""
