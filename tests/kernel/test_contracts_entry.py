@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 
-from agentrig.kernel import stray_entry_points
+from agentrig.cli._doctor import stray_entry_points
 from agentrig.kernel._contracts import KINDS
 from agentrig.kernel._entry_points import CONTRACTS_GROUP, IMPORTERS_GROUP
 from agentrig.tools import check_tool_contribution, tool

@@ -14,7 +14,7 @@ from agentrig.cli._common import (
     plugin_index,
 )
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "stray_entry_points"]
 
 _DEPENDENCIES = ("pluggy", "pydantic", "attrs", "anyio", "httpx")
 
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     from agentrig import __version__
     from agentrig.cli._plugin_report import plugin_report
-    from agentrig.kernel import DISABLE_AUTOLOAD_ENV, DISABLE_PLUGINS_ENV, stray_entry_points
+    from agentrig.kernel import DISABLE_AUTOLOAD_ENV, DISABLE_PLUGINS_ENV
 
     out = sys.stdout
     out.write(f"agentrig   {__version__}\n")
@@ -124,3 +124,30 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     out.write("everything loads\n")
     return EXIT_OK
+
+
+def stray_entry_points() -> tuple[str, ...]:
+    """Every installed entry point agentrig does not read, described, sorted by group: one in
+    an ``agentrig.*`` group nobody reads (a misspelt group, with the closest known one), or
+    another distribution's in a group only the core's own entries are read from (contracts,
+    config importers, seams) -- either would silently never load."""
+    from agentrig._plugin_env import CORE_DISTRIBUTION
+    from agentrig.errors import did_you_mean
+    from agentrig.kernel import CORE_GROUPS, KIND_GROUPS, agentrig_entry_points
+
+    stray = []
+    for group, found in sorted(agentrig_entry_points().items()):
+        if group in KIND_GROUPS:
+            continue
+        if group in CORE_GROUPS:
+            why = f"is in {group}, which agentrig reads from its own distribution only"
+        else:
+            hint = did_you_mean(group, KIND_GROUPS, show=str)
+            known = ", ".join(KIND_GROUPS)
+            why = f"is in a group agentrig does not read{hint} (known groups: {known})"
+        for entry, distribution, _version in sorted(found, key=lambda f: f.entry.name):
+            if group in CORE_GROUPS and distribution == CORE_DISTRIBUTION:
+                continue
+            where = f"{distribution or '?'}: entry point {group}:{entry.name} = {entry.value}"
+            stray.append(f"{where} {why}")
+    return tuple(stray)

@@ -22,12 +22,13 @@ _NAMES = {
     ),
     "_contracts": "ContractViolation check_factory protocol_problems with_options",
     "_discovery": (
-        "DISABLE_AUTOLOAD_ENV DISABLE_PLUGINS_ENV EntryPointSource EntrySpec MemorySource "
-        "PluginIndex builtin_source env_plugin_settings register_schemas "
-        "register_variants stray_entry_points"
+        "CORE_GROUPS DISABLE_AUTOLOAD_ENV DISABLE_PLUGINS_ENV EntryPointSource EntrySpec "
+        "KIND_GROUPS MemorySource PluginIndex builtin_source env_plugin_settings "
+        "register_schemas register_variants"
     ),
     "_dispatch": "HookDispatcher mode_of new_plugin_manager",
     "_duration": "Duration parse_duration",
+    "_entry_points": "agentrig_entry_points",
     "_formats": "read_json",
     "_hookspecs": "Mode RuntimeStarted declare_hook hookimpl",
     "_runtime": "AGENTS HTTP MODELS MODEL_SELECTION HttpFactory Runtime open_runtime",
@@ -59,8 +60,10 @@ if TYPE_CHECKING:
     from agentrig.kernel._contracts import check_factory as check_factory
     from agentrig.kernel._contracts import protocol_problems as protocol_problems
     from agentrig.kernel._contracts import with_options as with_options
+    from agentrig.kernel._discovery import CORE_GROUPS as CORE_GROUPS
     from agentrig.kernel._discovery import DISABLE_AUTOLOAD_ENV as DISABLE_AUTOLOAD_ENV
     from agentrig.kernel._discovery import DISABLE_PLUGINS_ENV as DISABLE_PLUGINS_ENV
+    from agentrig.kernel._discovery import KIND_GROUPS as KIND_GROUPS
     from agentrig.kernel._discovery import EntryPointSource as EntryPointSource
     from agentrig.kernel._discovery import EntrySpec as EntrySpec
     from agentrig.kernel._discovery import MemorySource as MemorySource
@@ -69,12 +72,12 @@ if TYPE_CHECKING:
     from agentrig.kernel._discovery import env_plugin_settings as env_plugin_settings
     from agentrig.kernel._discovery import register_schemas as register_schemas
     from agentrig.kernel._discovery import register_variants as register_variants
-    from agentrig.kernel._discovery import stray_entry_points as stray_entry_points
     from agentrig.kernel._dispatch import HookDispatcher as HookDispatcher
     from agentrig.kernel._dispatch import mode_of as mode_of
     from agentrig.kernel._dispatch import new_plugin_manager as new_plugin_manager
     from agentrig.kernel._duration import Duration as Duration
     from agentrig.kernel._duration import parse_duration as parse_duration
+    from agentrig.kernel._entry_points import agentrig_entry_points as agentrig_entry_points
     from agentrig.kernel._formats import read_json as read_json
     from agentrig.kernel._hookspecs import Mode as Mode
     from agentrig.kernel._hookspecs import RuntimeStarted as RuntimeStarted

@@ -48,11 +48,13 @@ if TYPE_CHECKING:
     from agentrig.variants import VariantRegistry
 
 __all__ = [
+    "CORE_GROUPS",
     "DISABLE_AUTOLOAD_ENV",
     "DISABLE_PLUGINS_ENV",
     "CORE_DISTRIBUTION",
     "EntryPointSource",
     "EntrySpec",
+    "KIND_GROUPS",
     "MemorySource",
     "PluginIndex",
     "PluginSource",
@@ -60,8 +62,13 @@ __all__ = [
     "env_plugin_settings",
     "register_schemas",
     "register_variants",
-    "stray_entry_points",
 ]
+
+
+#: The groups discovery reads: one per plugin kind (from every distribution), and those it
+#: reads from the core distribution only (what the core hands the kernel from above it).
+KIND_GROUPS: tuple[str, ...] = tuple(group_of(kind) for kind in KINDS)
+CORE_GROUPS = frozenset({CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP})
 
 
 @final
@@ -398,28 +405,3 @@ def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None)
             register(registry)
         except Exception as exc:  # one plugin's broken registrar leaves the others' schemas
             get_logger("plugins").warning("schemas entry %s failed: %s", entry.name, exc)
-
-
-def stray_entry_points() -> tuple[str, ...]:
-    """Every installed entry point agentrig does not read, described, sorted by group
-    (``agentrig doctor`` lists them): one in an ``agentrig.*`` group nobody reads (a misspelt
-    group, with the closest known one), or another distribution's in a group only the core's
-    own entries are read from (contracts, config importers, seams) -- either would silently
-    never load."""
-    known = [group_of(kind) for kind in KINDS]
-    core_only = {CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP}
-    stray = []
-    for group, found in sorted(agentrig_entry_points().items()):
-        if group in known:
-            continue
-        if group in core_only:
-            why = f"is in {group}, which agentrig reads from its own distribution only"
-        else:
-            hint = did_you_mean(group, known, show=str)
-            why = f"is in a group agentrig does not read{hint} (known groups: {', '.join(known)})"
-        for entry, distribution, _version in sorted(found, key=lambda f: f.entry.name):
-            if group in core_only and distribution == CORE_DISTRIBUTION:
-                continue
-            where = f"{distribution or '?'}: entry point {group}:{entry.name} = {entry.value}"
-            stray.append(f"{where} {why}")
-    return tuple(stray)
