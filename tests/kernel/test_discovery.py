@@ -571,7 +571,7 @@ def test_a_name_two_distributions_register_is_a_conflict_not_a_replacement(
     assert "store_a_mod" not in sys.modules
     assert "store_b_mod" not in sys.modules
     assert {r.status for r in plugin_report(index, check=True)} == {"conflict"}
-    assert index.conflicts().keys() == {("session_stores", "shared")}
+    assert index.merged().conflicts.keys() == {("session_stores", "shared")}
 
 
 def test_prefer_settles_a_conflict_and_keeps_the_other_visible(two_stores: Any) -> None:

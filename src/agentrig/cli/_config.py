@@ -196,7 +196,7 @@ def plugin_warnings(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
             notes.append(
                 Issue("config.plugin_failed", f"listener plugin {name!r} will not run: {exc}")
             )
-    for kind, name in sorted(index.conflicts()):
+    for kind, name in sorted(index.merged().conflicts):
         if kind != "plugins" and not index.is_disabled(kind, name):
             notes.append(
                 Issue(

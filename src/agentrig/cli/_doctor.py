@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         if row.status == "failed":
             problems += 1
             out.write(f"  FAILED {row.kind}:{row.id} ({row.distribution or '?'}): {row.error}\n")
-    for (kind, name), entries in sorted(index.conflicts().items()):
+    for (kind, name), entries in sorted(index.merged().conflicts.items()):
         if index.is_disabled(kind, name):
             continue
         problems += 1

@@ -215,11 +215,8 @@ def known_keys(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]
 def unknown_key_message(key: str | int, known: Sequence[str]) -> str:
     """``unknown key 'x'`` with the closest of ``known`` ("did you mean"), else the list."""
     hint = did_you_mean(str(key), known)
-    if hint:
-        return f"unknown key {key!r}{hint}"
-    if known:
-        return f"unknown key {key!r} (known keys: {', '.join(known)})"
-    return f"unknown key {key!r}"
+    listed = f" (known keys: {', '.join(known)})" if known and not hint else ""
+    return f"unknown key {key!r}{hint}{listed}"
 
 
 def issues_from_validation(

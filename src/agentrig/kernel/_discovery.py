@@ -223,10 +223,6 @@ class PluginIndex:
             self._merged = merge_sources(listings, self.prefer)
         return self._merged
 
-    def conflicts(self) -> dict[tuple[str, str], tuple[EntrySpec, ...]]:
-        """Every (kind, name) that two distributions register and the config did not settle."""
-        return dict(self.merged().conflicts)
-
     def conflict_error(self, kind: str, name: str) -> PluginConflictError:
         """The error naming every distribution that registers ``kind:name``."""
         return conflict_error(kind, name, self.merged().conflicts.get((kind, name), ()))

@@ -319,7 +319,7 @@ def _load_listeners(rt: Runtime) -> None:
     # ... also when another distribution registers the same name: that conflict is fatal
     required |= {
         name
-        for (kind, name), candidates in index.conflicts().items()
+        for (kind, name), candidates in index.merged().conflicts.items()
         if kind == "plugins" and any(c.distribution == CORE_DISTRIBUTION for c in candidates)
     }
     installed = set(index.names("plugins"))
