@@ -321,10 +321,8 @@ def load_config(
     """
     if isinstance(source, LoadedConfig):
         return source
-    if source is None:
-        return LoadedConfig(RuntimeConfig(), None, Path.cwd())
-    if isinstance(source, RuntimeConfig):
-        return LoadedConfig(source, None, Path.cwd())
+    if source is None or isinstance(source, RuntimeConfig):
+        return LoadedConfig(RuntimeConfig() if source is None else source, None, Path.cwd())
     if isinstance(source, Mapping):
         data, name, base = source, None, Path.cwd()
     else:

@@ -178,7 +178,6 @@ class MemorySource:
         *,
         distribution: str = "memory",
         version: str | None = None,
-        value: str = "<memory>",
     ) -> None:
         """Contribute an entry whose object is produced by ``load`` on first use."""
         if kind not in KINDS:
@@ -188,7 +187,7 @@ class MemorySource:
                 known=tuple(KINDS),
                 suggestion=None,
             )
-        self._entries[(kind, name)] = EntrySpec(kind, name, value, distribution, version, load)
+        self._entries[(kind, name)] = EntrySpec(kind, name, "<memory>", distribution, version, load)
 
     def remove(self, kind: str, name: str) -> None:
         self._entries.pop((kind, name), None)
