@@ -1,13 +1,17 @@
-"""The kernel imports nothing above it: the tools layer's contract reaches it as an entry point."""
+"""The kernel imports nothing above it: the contracts of the kinds the layers above it define
+(providers, tools) reach it as entry points."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
 
+import pytest
+
 from agentrig.cli._doctor import stray_entry_points
-from agentrig.kernel._contracts import KINDS
+from agentrig.kernel._contracts import KINDS, ContractViolation
 from agentrig.kernel._entry_points import CONTRACTS_GROUP, IMPORTERS_GROUP
+from agentrig.llm import check_provider_contribution
 from agentrig.tools import check_tool_contribution, tool
 
 
@@ -25,6 +29,21 @@ def test_the_tools_contract_is_an_entry_point_of_the_core_distribution() -> None
     assert KINDS["tools"](ping, "ping") == (ping,)  # the kernel's check runs the tools layer's
     # a group it reads
     assert not any(f" {CONTRACTS_GROUP}:" in s for s in stray_entry_points())
+
+
+def test_the_providers_contract_is_an_entry_point_of_the_core_distribution() -> None:
+    (entry,) = importlib.metadata.entry_points(group=CONTRACTS_GROUP, name="providers")
+    assert entry.dist is not None
+    assert entry.dist.name == "agentrig"
+    assert entry.load() is check_provider_contribution
+
+    class Factory:
+        credential_keys = ("api_key", 1)
+
+        def __call__(self, config: object) -> None: ...
+
+    with pytest.raises(ContractViolation, match="credential_keys must be a tuple"):
+        KINDS["providers"](Factory(), "bad")  # the kernel's check runs the llm layer's
 
 
 def test_the_claude_code_importer_is_an_entry_point_of_the_core_distribution() -> None:

@@ -101,19 +101,6 @@ def check_factory(obj: object, name: str | None = None) -> None:
         )
 
 
-def check_provider_factory(obj: object, name: str | None = None) -> None:
-    """``factory(ProviderConfig) -> Provider`` with an optional pydantic ``options_model`` and
-    optional ``credential_keys`` (the credential names it reads)."""
-    check_factory(obj)
-    keys = getattr(obj, "credential_keys", None)
-    if keys is not None and not (
-        isinstance(keys, tuple | list | frozenset | set) and all(isinstance(k, str) for k in keys)
-    ):
-        raise ContractViolation(
-            f"credential_keys must be a tuple of credential names (strings), got {keys!r}"
-        )
-
-
 def check_config_section(obj: object, name: str | None = None) -> None:
     """A pydantic model class: it validates the whole ``[<name>]`` table of the config."""
     if not _is_model_class(obj):
@@ -123,8 +110,9 @@ def check_config_section(obj: object, name: str | None = None) -> None:
 
 
 def _layer_check(kind: str) -> Check:
-    """The check of a kind a higher layer defines (``tools``, ``skills``): the core hands it
-    over as its ``agentrig.contracts`` entry point of that name, loaded on first use."""
+    """The check of a kind a higher layer defines (``providers``, ``tools``, ``skills``): the
+    core hands it over as its ``agentrig.contracts`` entry point of that name, loaded on first
+    use."""
 
     def check(obj: object, name: str | None = None) -> object:
         return _layer_contract(kind)(obj, name)
@@ -262,7 +250,7 @@ def protocol_problems(obj: object, protocol: type) -> list[str]:
 #: ID) and the check its contributions pass when they load.
 KINDS: dict[str, Check] = {
     "plugins": check_hook_plugin,  # modules or objects with @agentrig.hookimpl listeners
-    "providers": check_provider_factory,  # factory(ProviderConfig) -> Provider
+    "providers": _layer_check("providers"),  # factory(ProviderConfig) -> Provider
     "tools": _layer_check("tools"),  # a tool or a toolset; a single tool's id is the name
     "hook_strategies": check_factory,  # hook executors (command, http, ...)
     "sealers": check_factory,

@@ -64,6 +64,7 @@ from agentrig.llm._provider import (
     ProviderConfig,
     ProviderFactory,
     ReadinessCheck,
+    check_provider_contribution,
 )
 from agentrig.llm._request import ModelRequest, ModelResponse, ResponseFormat, ToolSpec
 from agentrig.llm._request_capabilities import require_capabilities
@@ -171,6 +172,7 @@ __all__ = [
     "EndpointModelListing",
     "ModelListing",
     "ReadinessCheck",
+    "check_provider_contribution",
     "BODY_FIELDS",
     "RequestOptionsCheck",
     "request_option_issues",

@@ -37,6 +37,7 @@ __all__ = [
     "EndpointModelListing",
     "ModelListing",
     "ReadinessCheck",
+    "check_provider_contribution",
 ]
 
 
@@ -151,6 +152,21 @@ class ProviderFactory(Protocol):
     """
 
     def __call__(self, config: ProviderConfig) -> Provider: ...
+
+
+def check_provider_contribution(obj: object, name: str | None = None) -> None:
+    """The contract of an ``agentrig.providers`` entry (the kernel runs it when one loads): a
+    factory taking one config argument, whose ``credential_keys``, if declared, are names."""
+    from agentrig.kernel import ContractViolation, check_factory
+
+    check_factory(obj)
+    keys = getattr(obj, "credential_keys", None)
+    if keys is not None and not (
+        isinstance(keys, tuple | list | frozenset | set) and all(isinstance(k, str) for k in keys)
+    ):
+        raise ContractViolation(
+            f"credential_keys must be a tuple of credential names (strings), got {keys!r}"
+        )
 
 
 PROVIDERS: CatalogKey[ProviderId, Provider] = CatalogKey("providers")
