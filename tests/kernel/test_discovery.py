@@ -448,7 +448,7 @@ def test_memory_lazy_entries_are_not_loaded_by_listing() -> None:
     assert {r.status for r in plugin_report(index)} == {"available"}
 
 
-def test_check_all_loads_enabled_entries_and_reports_real_status() -> None:
+def test_a_checked_report_loads_enabled_entries_and_shows_real_status() -> None:
     memory = MemorySource()
     memory.add("plugins", "ok", Listener())
     memory.add("plugins", "off", Listener())
@@ -567,7 +567,7 @@ def test_a_name_two_distributions_register_is_a_conflict_not_a_replacement(
     assert info.value.code == "plugin.conflict"
     assert sorted(info.value.distributions) == ["Store_B", "store-a"]
     assert '[plugins.prefer] "session_stores:shared"' in str(info.value)
-    # neither was imported, and check_all does not pick one either
+    # neither was imported, and a checked report does not pick one either
     assert "store_a_mod" not in sys.modules
     assert "store_b_mod" not in sys.modules
     assert {r.status for r in plugin_report(index, check=True)} == {"conflict"}
