@@ -93,8 +93,8 @@ def _random_part(value: str) -> str:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX-only")
 def test_a_forked_child_never_mints_its_parents_next_bits() -> None:
-    # the random bits are read ahead in batches: a child must not reuse the parent's batch
-    ids.new_invocation_id()  # the parent now holds bits read ahead
+    # a child never mints what its parent mints next (no random bits shared across a fork)
+    ids.new_invocation_id()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: report its first id, then leave without pytest's teardown

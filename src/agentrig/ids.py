@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
 from typing import NewType
 
@@ -151,32 +150,7 @@ def invocation_id(value: str) -> InvocationId:
 def _mint(prefix: str) -> str:
     # Time-ordered (48-bit milliseconds) then 80 random bits, hex: sortable like a UUIDv7,
     # unique without coordination, and safe in file names.
-    return f"{prefix}_{int(time.time() * 1000):012x}{_random_hex()}"
-
-
-# The 80 random bits come from os.urandom, read for _BATCH ids at once: one getrandom call
-# per id cost about as much as the rest of a tool call's dispatch.  A forked child drops
-# what its parent read ahead (and gets a fresh lock), so two processes never share bits.
-_BATCH = 128
-_ahead: list[str] = []
-_lock = threading.Lock()
-
-
-def _random_hex() -> str:
-    with _lock:
-        if not _ahead:
-            raw = os.urandom(10 * _BATCH).hex()
-            _ahead.extend(raw[i : i + 20] for i in range(0, len(raw), 20))
-        return _ahead.pop()
-
-
-def _after_fork_in_child() -> None:
-    global _lock
-    _lock = threading.Lock()
-    _ahead.clear()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
+    return f"{prefix}_{int(time.time() * 1000):012x}{os.urandom(10).hex()}"
 
 
 def new_session_id() -> SessionId:
