@@ -175,7 +175,7 @@ class _Manager(pluggy.PluginManager):
 
     _only: Collection[str] | None = None
 
-    def registermarked_attributes(
+    def register_marked(
         self, plugin: object, name: str | None, only: Collection[str]
     ) -> str | None:
         self._only = only
@@ -222,7 +222,7 @@ class HookDispatcher:
         problems = listener_refusals(plugin, marked)
         if problems:
             raise HookError(f"plugin {name or plugin!r}: " + "; ".join(problems))
-        registered = self.pm.registermarked_attributes(plugin, name, marked.keys())
+        registered = self.pm.register_marked(plugin, name, marked.keys())
         if registered is None:
             raise HookError(f"plugin {name or plugin!r} is blocked or already registered")
         self._plans.clear()
