@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentrig.kernel import EntryPointSource
-from agentrig.kernel._entry_points import agentrig_entry_points
+from agentrig.kernel._entry_points import agentrig_entry_points, one_installation_state
 
 
 def _install(site: Path) -> Path:
@@ -44,3 +44,17 @@ def test_a_plugin_installed_or_removed_after_a_read_is_seen(
     shutil.rmtree(info)
     assert _late() == []
     assert not [e for e in EntryPointSource(["tools"]).entries() if e.name == "late"]
+
+
+def test_one_composition_looks_at_the_installation_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    with one_installation_state():
+        assert _late() == []
+        time.sleep(0.05)
+        _install(site)
+        assert _late() == []  # the block's look: an install during it waits for the next
+    assert _late() == ["late"]  # ... which sees it

@@ -164,7 +164,10 @@ def check_variants(obj: object, name: str | None = None) -> tuple[Any, ...]:
 # ---- what a factory built -------------------------------------------------------------------
 
 
-def _protocol_members(protocol: type) -> dict[str, object]:
+# A protocol's declaration is read once per protocol class (a reloaded module makes a new
+# class, so nothing read here outlives what it describes); the products are read every time.
+@functools.lru_cache(maxsize=128)
+def _protocol_members(protocol: type) -> tuple[tuple[str, object], ...]:
     """The public members a protocol declares (methods, properties, annotated attributes)."""
     members: dict[str, object] = {}
     for cls in reversed(protocol.__mro__):
@@ -176,7 +179,7 @@ def _protocol_members(protocol: type) -> dict[str, object]:
         for name, value in vars(cls).items():
             if not name.startswith("_"):
                 members[name] = value
-    return members
+    return tuple(members.items())
 
 
 def _call_problem(name: str, declared: Callable[..., Any], found: Callable[..., Any]) -> str | None:
@@ -184,7 +187,7 @@ def _call_problem(name: str, declared: Callable[..., Any], found: Callable[..., 
     the declared call must bind, each positional parameter landing in the one of its name (or
     in ``*args``) unless the protocol makes it positional-only."""
     try:
-        want = list(inspect.signature(declared).parameters.values())[1:]
+        want = _declared_parameters(declared)
         have = inspect.signature(found)
     except (TypeError, ValueError):
         return None
@@ -202,6 +205,11 @@ def _call_problem(name: str, declared: Callable[..., Any], found: Callable[..., 
     if inspect.iscoroutinefunction(declared) and not _awaitable_method(found):
         return f"{name} must be 'async def'"
     return None
+
+
+@functools.lru_cache(maxsize=512)
+def _declared_parameters(declared: Callable[..., Any]) -> tuple[inspect.Parameter, ...]:
+    return tuple(inspect.signature(declared).parameters.values())[1:]  # without ``self``
 
 
 def _bare(params: Any) -> str:
@@ -227,7 +235,7 @@ def protocol_problems(obj: object, protocol: type) -> list[str]:
     if obj is None:
         return ["returned None"]
     problems: list[str] = []
-    for name, declared in _protocol_members(protocol).items():
+    for name, declared in _protocol_members(protocol):
         try:
             found = getattr(obj, name)
         except AttributeError:

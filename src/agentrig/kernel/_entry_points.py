@@ -10,9 +10,12 @@ of the same name is left out as ``entry_points()`` leaves it; the entries are re
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib.metadata as metadata
 import os
 import sys
+from collections.abc import Iterator
 from typing import NamedTuple, Protocol
 
 from agentrig._plugin_env import CORE_DISTRIBUTION
@@ -25,6 +28,7 @@ __all__ = [
     "agentrig_entry_points",
     "core_entry_points",
     "installation_state",
+    "one_installation_state",
     "parse_agentrig_sections",
 ]
 
@@ -71,6 +75,12 @@ _READ: dict[tuple[tuple[str, int], ...], dict[str, tuple[FoundEntryPoint, ...]]]
 
 
 def installation_state() -> tuple[tuple[str, int], ...]:
+    """The state now, or the one :func:`one_installation_state` took for its block."""
+    taken = _TAKEN.get()
+    return taken if taken is not None else _stat_path()
+
+
+def _stat_path() -> tuple[tuple[str, int], ...]:
     state: list[tuple[str, int]] = []
     for entry in sys.path:
         try:
@@ -78,6 +88,22 @@ def installation_state() -> tuple[tuple[str, int], ...]:
         except OSError:
             state.append((entry, -1))
     return tuple(state)
+
+
+_TAKEN: contextvars.ContextVar[tuple[tuple[str, int], ...] | None] = contextvars.ContextVar(
+    "agentrig_installation_state", default=None
+)
+
+
+@contextlib.contextmanager
+def one_installation_state() -> Iterator[None]:
+    """Within the block the installation is looked at once: composing a runtime reads the
+    entry points in several places, and each look stats every ``sys.path`` entry."""
+    token = _TAKEN.set(_stat_path())
+    try:
+        yield
+    finally:
+        _TAKEN.reset(token)
 
 
 def agentrig_entry_points(

@@ -49,6 +49,7 @@ from agentrig.kernel._discovery import (
     env_plugin_settings,
 )
 from agentrig.kernel._dispatch import HookDispatcher, HookFailure, Spawner
+from agentrig.kernel._entry_points import one_installation_state
 from agentrig.kernel._hookspecs import RuntimeStarted
 from agentrig.kernel._services import ServiceKey, Services
 
@@ -371,7 +372,8 @@ async def open_runtime(
     does not close them).  ``plugins`` registers extra listener objects by name.
     ``environ`` is where the documented plugin switches are read (default ``os.environ``).
     """
-    loaded, index = _index(config, sources, memory, environ)
+    with one_installation_state():  # one look at what is installed for the whole index
+        loaded, index = _index(config, sources, memory, environ)
     # An exception raised inside a task group comes out wrapped in an ExceptionGroup; the
     # caller's own errors (and composition errors) are carried out of the group instead and
     # re-raised unchanged.  Cancellation still propagates through the group as anyio expects.
@@ -388,7 +390,8 @@ async def open_runtime(
         )
         left_cleanly = False
         try:
-            await _start(rt, plugins, overrides)
+            with one_installation_state():
+                await _start(rt, plugins, overrides)
             yield rt
             left_cleanly = True
         except Exception as exc:
