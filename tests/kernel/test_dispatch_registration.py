@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,49 +51,48 @@ def _reload(module: types.ModuleType, path: Path, source: str) -> types.ModuleTy
     return importlib.reload(module)
 
 
-def test_a_reloaded_module_plugin_is_judged_by_what_it_is_now(
+@pytest.fixture
+def listener_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    name = f"reloaded_listener_{tmp_path.name}"
+) -> Iterator[tuple[types.ModuleType, Path]]:
+    """A listener module imported from a file of its own (``_FIRST``), forgotten after."""
+    name = f"listener_{tmp_path.name}"
     path = tmp_path / f"{name}.py"
     path.write_text(_FIRST, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    module = importlib.import_module(name)
-    try:
-        hooks = HookDispatcher()
-        hooks.register(module, "reloaded")
-        assert hooks.plan("runtime_started") == ()
+    yield importlib.import_module(name), path
+    sys.modules.pop(name, None)
 
-        module = _reload(module, path, _SECOND)  # the same module object gains a listener
-        hooks = HookDispatcher()
-        hooks.register(module, "reloaded")
-        hooks.notify("runtime_started", object())
-        assert module.SEEN == ["started"]
 
-        module = _reload(module, path, _BROKEN)  # ... and then one registration refuses
-        with pytest.raises(HookError, match=r"observe listeners take \(payload\)"):
-            HookDispatcher().register(module, "reloaded")
-    finally:
-        sys.modules.pop(name, None)
+def test_a_reloaded_module_plugin_is_judged_by_what_it_is_now(
+    listener_file: tuple[types.ModuleType, Path],
+) -> None:
+    module, path = listener_file
+    hooks = HookDispatcher()
+    hooks.register(module, "reloaded")
+    assert hooks.plan("runtime_started") == ()
+
+    module = _reload(module, path, _SECOND)  # the same module object gains a listener
+    hooks = HookDispatcher()
+    hooks.register(module, "reloaded")
+    hooks.notify("runtime_started", object())
+    assert module.SEEN == ["started"]
+
+    module = _reload(module, path, _BROKEN)  # ... and then one registration refuses
+    with pytest.raises(HookError, match=r"observe listeners take \(payload\)"):
+        HookDispatcher().register(module, "reloaded")
 
 
 def test_a_listener_plugin_that_lost_its_hooks_fails_its_contract_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    listener_file: tuple[types.ModuleType, Path],
 ) -> None:
-    name = f"emptied_listener_{tmp_path.name}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(_FIRST, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    module = importlib.import_module(name)
-    try:
-        check_hook_plugin(module, "emptied")  # a listener plugin: it passes
-        # reloading keeps the old names, so the source also deletes the one hook it had
-        module = _reload(module, path, "SEEN = []\ndel observe\n")
-        assert not hasattr(module, "observe")
-        with pytest.raises(ContractViolation, match=r"no @agentrig\.hookimpl function found"):
-            check_hook_plugin(module, "emptied")
-    finally:
-        sys.modules.pop(name, None)
+    module, path = listener_file
+    check_hook_plugin(module, "emptied")  # a listener plugin: it passes
+    # reloading keeps the old names, so the source also deletes the one hook it had
+    module = _reload(module, path, "SEEN = []\ndel observe\n")
+    assert not hasattr(module, "observe")
+    with pytest.raises(ContractViolation, match=r"no @agentrig\.hookimpl function found"):
+        check_hook_plugin(module, "emptied")
 
 
 def _listener(payload: Observation) -> None:
