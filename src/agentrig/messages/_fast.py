@@ -6,7 +6,8 @@ own (a ``set``: 216 bytes, more than a small block's own fields).  :func:`build_
 validates as the plain seam does (:mod:`agentrig.messages._build`), then gives the instance
 the one set shared by the instances of its frozen class validated from the same field names,
 through the documented instance attribute ``__pydantic_fields_set__`` (what
-``model_fields_set`` returns), assigned through pydantic's own ``__setattr__``.  A frozen
+``model_fields_set`` returns), written with ``object.__setattr__`` -- pydantic's own
+``__setattr__`` writes that name the same way, two Python frames later.  A frozen
 instance never changes that set (pydantic copies it for ``model_copy``); a class that is
 not frozen keeps the set each instance got.
 
