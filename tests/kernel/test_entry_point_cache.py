@@ -3,6 +3,7 @@ after a first read is seen by the next runtime (the key is each path entry's mti
 
 from __future__ import annotations
 
+import contextvars
 import shutil
 import time
 from pathlib import Path
@@ -58,3 +59,18 @@ def test_one_composition_looks_at_the_installation_once(
         _install(site)
         assert _late() == []  # the block's look: an install during it waits for the next
     assert _late() == ["late"]  # ... which sees it
+
+
+def test_a_task_started_in_the_block_looks_again_once_the_block_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a compose step may start a task that outlives the open: it copies the context
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    with one_installation_state():
+        copied = contextvars.copy_context()
+        assert copied.run(_late) == []
+    time.sleep(0.05)
+    _install(site)
+    assert copied.run(_late) == ["late"]

@@ -75,9 +75,9 @@ _READ: dict[tuple[tuple[str, int], ...], dict[str, tuple[FoundEntryPoint, ...]]]
 
 
 def installation_state() -> tuple[tuple[str, int], ...]:
-    """The state now, or the one :func:`one_installation_state` took for its block."""
+    """The state now, or the one :func:`one_installation_state` took for its open block."""
     taken = _TAKEN.get()
-    return taken if taken is not None else _stat_path()
+    return taken[0] if taken and taken[0] is not None else _stat_path()
 
 
 def _stat_path() -> tuple[tuple[str, int], ...]:
@@ -90,8 +90,10 @@ def _stat_path() -> tuple[tuple[str, int], ...]:
     return tuple(state)
 
 
-_TAKEN: contextvars.ContextVar[tuple[tuple[str, int], ...] | None] = contextvars.ContextVar(
-    "agentrig_installation_state", default=None
+# a cell, not the state: a task started inside the block copies the context, and emptying the
+# cell when the block ends reaches that copy too
+_TAKEN: contextvars.ContextVar[list[tuple[tuple[str, int], ...] | None] | None] = (
+    contextvars.ContextVar("agentrig_installation_state", default=None)
 )
 
 
@@ -99,10 +101,12 @@ _TAKEN: contextvars.ContextVar[tuple[tuple[str, int], ...] | None] = contextvars
 def one_installation_state() -> Iterator[None]:
     """Within the block the installation is looked at once: composing a runtime reads the
     entry points in several places, and each look stats every ``sys.path`` entry."""
-    token = _TAKEN.set(_stat_path())
+    cell: list[tuple[tuple[str, int], ...] | None] = [_stat_path()]
+    token = _TAKEN.set(cell)
     try:
         yield
     finally:
+        cell[0] = None
         _TAKEN.reset(token)
 
 
