@@ -6,8 +6,8 @@ own (a ``set``: 216 bytes, more than a small block's own fields).  :func:`build_
 validates as the plain seam does (:mod:`agentrig.messages._build`), then gives the instance
 the one set shared by the instances of its frozen class validated from the same field names,
 through the documented instance attribute ``__pydantic_fields_set__`` (what
-``model_fields_set`` returns), written with ``object.__setattr__`` -- pydantic's own
-``__setattr__`` writes that name the same way, two Python frames later.  A frozen
+``model_fields_set`` returns), assigned as any attribute is: pydantic's own ``__setattr__``
+takes that name even on a frozen model.  A frozen
 instance never changes that set (pydantic copies it for ``model_copy``); a class that is
 not frozen keeps the set each instance got.
 
@@ -38,7 +38,7 @@ _SETS_MAX = 1024  # name lists remembered (cleared when full: a bound, not an ev
 
 def build_shared(cls: type[_M], values: dict[str, Any]) -> _M:
     """``cls.model_validate(values)``, with a frozen class's fields-set shared."""
-    built: _M = cls.__pydantic_validator__.validate_python(values)
+    built = cls.model_validate(values)
     key = (cls, tuple(values))
     try:
         shared = _SETS[key]
@@ -47,8 +47,8 @@ def build_shared(cls: type[_M], values: dict[str, Any]) -> _M:
         if len(_SETS) >= _SETS_MAX:
             _SETS.clear()
         _SETS[key] = shared
-    if shared is not None and shared == built.__pydantic_fields_set__:
-        object.__setattr__(built, "__pydantic_fields_set__", shared)
+    if shared is not None and shared == built.model_fields_set:
+        built.__pydantic_fields_set__ = shared  # pydantic's __setattr__ allows it when frozen
     return built
 
 
