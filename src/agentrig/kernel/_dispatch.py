@@ -14,6 +14,7 @@ holds no spec (a copy per runtime would only repeat that judgement), registers i
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import inspect
 import types
@@ -117,11 +118,9 @@ def marked_attributes(obj: object) -> _Marked:
     instance = not isinstance(obj, type) and not isinstance(obj, types.ModuleType)
     classes = type(obj).__mro__ + (obj.__mro__ if isinstance(obj, type) else ())
     spaces: list[Mapping[str, object]] = [vars(c) for c in classes if c not in _BUILTIN]
-    try:
-        own = object.__getattribute__(obj, "__dict__")
-        spaces += [own] if isinstance(own, dict) and not isinstance(obj, type) else []
-    except AttributeError:
-        pass
+    if not isinstance(obj, type):  # a class's own dictionary is first in its __mro__
+        with contextlib.suppress(AttributeError):  # an instance with slots only has none
+            spaces.append(object.__getattribute__(obj, "__dict__"))
     found: _Marked = {}
     for space in spaces:
         for name, value in space.items():
