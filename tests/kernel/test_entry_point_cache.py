@@ -24,17 +24,21 @@ def _install(site: Path) -> Path:
     return info
 
 
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty site directory first on ``sys.path``: what ``pip install`` would write to."""
+    path = tmp_path / "site"
+    path.mkdir()
+    monkeypatch.syspath_prepend(str(path))
+    return path
+
+
 def _late() -> list[str]:
     found = agentrig_entry_points().get("agentrig.tools", ())
     return [f.entry.name for f in found if f.distribution == "late-dist"]
 
 
-def test_a_plugin_installed_or_removed_after_a_read_is_seen(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    monkeypatch.syspath_prepend(str(site))
+def test_a_plugin_installed_or_removed_after_a_read_is_seen(site: Path) -> None:
     assert _late() == []
     assert not [e for e in EntryPointSource(["tools"]).entries() if e.name == "late"]
     time.sleep(0.05)  # past the file system's timestamp granularity, as a real install is
@@ -47,12 +51,7 @@ def test_a_plugin_installed_or_removed_after_a_read_is_seen(
     assert not [e for e in EntryPointSource(["tools"]).entries() if e.name == "late"]
 
 
-def test_one_composition_looks_at_the_installation_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    monkeypatch.syspath_prepend(str(site))
+def test_one_composition_looks_at_the_installation_once(site: Path) -> None:
     with one_installation_state():
         assert _late() == []
         time.sleep(0.05)
@@ -61,13 +60,8 @@ def test_one_composition_looks_at_the_installation_once(
     assert _late() == ["late"]  # ... which sees it
 
 
-def test_a_task_started_in_the_block_looks_again_once_the_block_ended(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_task_started_in_the_block_looks_again_once_the_block_ended(site: Path) -> None:
     # a compose step may start a task that outlives the open: it copies the context
-    site = tmp_path / "site"
-    site.mkdir()
-    monkeypatch.syspath_prepend(str(site))
     with one_installation_state():
         copied = contextvars.copy_context()
         assert copied.run(_late) == []
