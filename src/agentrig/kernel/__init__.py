@@ -18,7 +18,7 @@ _NAMES = {
     "_composition": "PHASES Composition Phase compose_step",
     "_config": (
         "ConfigSeq ConfigTable LoadedConfig RuntimeConfig SecretResolver StoreConfig env_resolver "
-        "installed_sections issues_from_validation load_config resolve_secret unknown_key_message"
+        "installed_sections issues_from_validation load_config unknown_key_message"
     ),
     "_contracts": "ContractViolation check_factory protocol_problems with_options",
     "_discovery": (
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from agentrig.kernel._config import installed_sections as installed_sections
     from agentrig.kernel._config import issues_from_validation as issues_from_validation
     from agentrig.kernel._config import load_config as load_config
-    from agentrig.kernel._config import resolve_secret as resolve_secret
     from agentrig.kernel._config import unknown_key_message as unknown_key_message
     from agentrig.kernel._contracts import ContractViolation as ContractViolation
     from agentrig.kernel._contracts import check_factory as check_factory

@@ -39,11 +39,8 @@ __all__ = [
     "issues_from_validation",
     "known_keys",
     "load_config",
-    "resolve_secret",
     "unknown_key_message",
 ]
-
-ENV_PREFIX = "$ENV:"
 
 SecretResolver = Callable[[str], str | None]
 """Given the NAME of a ``$ENV:NAME`` reference, return its value (None = not set)."""
@@ -369,25 +366,3 @@ def _validate(
 def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:
     """A resolver over the process environment (what the CLI passes)."""
     return (os.environ if environ is None else environ).get
-
-
-def resolve_secret(
-    value: str, resolver: SecretResolver | None, *, path: tuple[str | int, ...]
-) -> tuple[str | None, Issue | None]:
-    """Resolve a ``$ENV:NAME`` reference; plain strings pass through unchanged."""
-    if not value.startswith(ENV_PREFIX):
-        return value, None
-    name = value[len(ENV_PREFIX) :]
-    if not name:
-        return None, Issue("config.secret", "empty $ENV: reference", path)
-    if resolver is None:
-        return None, Issue(
-            "config.secret_unresolved",
-            f"secret reference {value!r} needs a resolver; pass resolver=agentrig.env_resolver() "
-            "(the CLI does) -- agentrig never reads the environment on its own",
-            path,
-        )
-    resolved = resolver(name)
-    if resolved is None:
-        return None, Issue("config.secret_missing", f"environment variable {name} is not set", path)
-    return resolved, None
