@@ -32,7 +32,6 @@ _NAMES = {
     "_formats": "read_json",
     "_hookspecs": "Mode RuntimeStarted declare_hook hookimpl",
     "_runtime": "AGENTS HTTP MODELS MODEL_SELECTION HttpFactory Runtime open_runtime",
-    "_schemas": "SCHEMAS",
     "_services": "ServiceKey Services",
 }
 _LAZY = {name: f"{__name__}.{module}" for module, names in _NAMES.items() for name in names.split()}
@@ -89,6 +88,5 @@ if TYPE_CHECKING:
     from agentrig.kernel._runtime import HttpFactory as HttpFactory
     from agentrig.kernel._runtime import Runtime as Runtime
     from agentrig.kernel._runtime import open_runtime as open_runtime
-    from agentrig.kernel._schemas import SCHEMAS as SCHEMAS
     from agentrig.kernel._services import ServiceKey as ServiceKey
     from agentrig.kernel._services import Services as Services

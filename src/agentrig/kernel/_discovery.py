@@ -395,7 +395,8 @@ def register_variants(registry: VariantRegistry[Any], index: PluginIndex | None 
 
 def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None) -> None:
     """Let every ``agentrig.schemas`` entry (``register(registry)``) define its persisted
-    schemas in ``registry``: the loader of ``agentrig.kernel.SCHEMAS``, run once, when a schema
+    schemas in ``registry``: the loader of ``agentrig.schemas.SCHEMAS`` (agentrig's
+    ``agentrig.seams`` entry point ``schemas``), run once, when a schema
     nobody defined is looked up or the names are listed."""
     from agentrig.diagnostics import get_logger
 
