@@ -102,13 +102,17 @@ _TAKEN: contextvars.ContextVar[list[tuple[tuple[str, int], ...] | None] | None] 
 
 
 @contextlib.contextmanager
-def one_installation_state() -> Iterator[None]:
+def one_installation_state(
+    taken: tuple[tuple[str, int], ...] | None = None,
+) -> Iterator[tuple[tuple[str, int], ...]]:
     """Within the block the installation is looked at once: composing a runtime reads the
-    entry points in several places, and each look stats every ``sys.path`` entry."""
-    cell: list[tuple[tuple[str, int], ...] | None] = [_stat_path()]
+    entry points in several places, and each look stats every ``sys.path`` entry.  Yields the
+    state; ``taken`` (one a block yielded) reuses it, so one open looks once in all."""
+    state = _stat_path() if taken is None else taken
+    cell: list[tuple[tuple[str, int], ...] | None] = [state]
     token = _TAKEN.set(cell)
     try:
-        yield
+        yield state
     finally:
         cell[0] = None
         _TAKEN.reset(token)
