@@ -257,8 +257,7 @@ def read_config_file(path: Path, *, suffix: str | None = None) -> Mapping[str, A
     kind = (suffix or path.suffix).lower().lstrip(".")
     entry = core_entry_points(FORMATS_GROUP).get(kind)
     if entry is None and kind not in ("", "toml"):
-        missing = f"the core distribution has no {FORMATS_GROUP} entry point {kind!r}"
-        message = f"no reader for .{kind} files: {missing} (reinstall agentrig, or use TOML)"
+        message = f"no reader: agentrig has no {FORMATS_GROUP} entry point {kind!r} (reinstall)"
         raise _file_error(path, "config.format", message)
     text = path.read_bytes()
     duplicates: list[Issue] = []
