@@ -54,9 +54,9 @@ def _fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _run(*cmd: str | Path) -> None:
+def _run(*cmd: str | Path, env: dict[str, str] | None = None) -> None:
     print("+", " ".join(str(c) for c in cmd), flush=True)
-    code = subprocess.call([str(c) for c in cmd], cwd=ROOT)
+    code = subprocess.call([str(c) for c in cmd], cwd=ROOT, env={**os.environ, **(env or {})})
     if code != 0:
         raise SystemExit(code)
 
@@ -165,6 +165,21 @@ def worker_count() -> int:
     return max(2, min(8, 2 * (os.cpu_count() or 1)))
 
 
+def _examples() -> list[tuple[list[str], list[str]]]:
+    """Each example's Python files, and its ``src`` folders (its own importable modules).
+
+    One mypy run per example: each has its own ``run.py``, and one run cannot hold two
+    top-level modules of the same name.
+    """
+    found = []
+    for example in sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir()):
+        files = sorted(str(f.relative_to(ROOT)) for f in example.rglob("*.py"))
+        paths = sorted(str(d) for d in example.rglob("src") if d.is_dir())
+        if files:
+            found.append((files, paths))
+    return found
+
+
 def test(python: Path, extra: list[str]) -> None:
     _run(python, "-m", "ruff", "check", ".")
     _run(python, "-m", "ruff", "format", "--check", ".")
@@ -178,6 +193,8 @@ def test(python: Path, extra: list[str]) -> None:
     plugin_src = [str(p / "src") for p in _plugin_dirs()]
     if plugin_src:
         _run(python, "-m", "mypy", "--strict", *plugin_src)
+    for files, paths in _examples():  # what users copy type-checks as strictly as the core
+        _run(python, "-m", "mypy", "--strict", *files, env={"MYPYPATH": os.pathsep.join(paths)})
     _run(python, "-m", "pytest", "-n", str(worker_count()), "--dist", "worksteal", *extra)
 
 

@@ -26,7 +26,6 @@ import agentrig
 from agentrig.agent import AgentConfig
 from agentrig.builtins._gate import tool_permissions
 from agentrig.host import resolve_path
-from agentrig.kernel import EntrySpec, _merge
 from agentrig.kernel import _dispatch as dispatch
 from agentrig.kernel._listeners import listener_problems
 from agentrig.llm import ToolSpec
@@ -116,17 +115,6 @@ def main() -> None:
         "agents.create with settings",
         lambda: AgentConfig.model_validate(values),
         lambda: (hit := configs.get((id(base), "system_prompt"))) is not None and hit[0] is base,
-        n // 10,
-    )
-    listing = tuple(
-        EntrySpec("tools", f"tool{i}", f"pkg:t{i}", "dist", "1.0", load=lambda: None)
-        for i in range(120)
-    )
-    _line(
-        "merge: the installed listing grouped by key (_GROUPED, 120 entries)",
-        "runtime opened",
-        lambda: _merge._grouped(list(listing)),
-        lambda: _merge._grouped(listing),
         n // 10,
     )
     listener = _Listener()

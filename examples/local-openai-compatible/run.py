@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 
 import agentrig
+from agentrig.llm import TextDelta
 
 HERE = Path(__file__).resolve().parent
 HOST, PORT = "127.0.0.1", 11434
@@ -47,7 +48,7 @@ async def main() -> None:
     async with agentrig.open_runtime(HERE / "agentrig.toml") as rt:
         stream = rt.agent("assistant").stream(PROMPT)
         async for chunk in stream:
-            if chunk.type == "text_delta":
+            if isinstance(chunk, TextDelta):
                 print(chunk.text, end="", flush=True)
         print()
 

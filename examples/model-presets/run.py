@@ -14,6 +14,7 @@ import anyio
 
 import agentrig
 from agentrig.agent import agent_configs
+from agentrig.ids import AgentId
 
 HERE = Path(__file__).resolve().parent
 
@@ -43,7 +44,8 @@ async def main() -> None:
         print(describe(await agent.run("think hard")))
         selection.save(selection.presets.resolve("deep"))
         print("saved the default:", selection.current())
-        second = await rt.agents.create("second", config=agent_configs(rt.loaded)["assistant"])
+        assistant = agent_configs(rt.loaded)[AgentId("assistant")]
+        second = await rt.agents.create("second", config=assistant)
         print("a new agent starts on", second.selection.model)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 
 import agentrig
+from agentrig.llm import TextDelta
 
 HERE = Path(__file__).resolve().parent
 PROMPT = "In one sentence: what is a plugin host?"
@@ -37,7 +38,7 @@ async def main() -> None:
     ) as rt:
         stream = rt.agent("assistant").stream(PROMPT)
         async for chunk in stream:
-            if chunk.type == "text_delta":
+            if isinstance(chunk, TextDelta):
                 print(chunk.text, end="", flush=True)
         print()
         result = stream.result

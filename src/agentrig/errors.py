@@ -22,8 +22,6 @@ __all__ = [
     "ConfigError",
     "DuplicateIdError",
     "ErrorInfo",
-    "ExecutionControlError",
-    "ExecutionSuspended",
     "HookError",
     "InvalidIdError",
     "Issue",
@@ -227,19 +225,6 @@ class HookError(AgentrigError, code="hook.invalid"):
 
 class RuntimeClosedError(AgentrigError, RuntimeError, code="runtime.closed", category="user"):
     """The runtime (or agent) was closed; it refuses new work."""
-
-
-class ExecutionControlError(AgentrigError, code="execution.control"):
-    """Base of failures that must end a run as they are -- never become a model-visible tool
-    result, a retried request or normal output (a persistence failure, an effect whose
-    outcome is uncertain and needs reconciliation)."""
-
-
-class ExecutionSuspended(ExecutionControlError, code="execution.suspended", category="user"):
-    """Raised from an approver or a ``tool_execution`` listener that saved a request for an
-    outside answer before the call's effect started: the run ends its turn ``suspended`` and
-    raises this to the host that owns the answer (``docs/journal.md`` says what the loop
-    keeps, settles and continues)."""
 
 
 class AbortError(AgentrigError, code="aborted", category="user"):

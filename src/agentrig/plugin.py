@@ -105,7 +105,7 @@ _LAZY: dict[str, str] = {
     # a plugin's own config section: secrets by reference, pydantic errors as config issues
     "SecretResolver": "agentrig.kernel",
     "issues_from_validation": "agentrig.kernel",
-    "resolve_secret": "agentrig.kernel",
+    "resolve_secret": "agentrig.credentials",
     # what a factory's product lacks of its kind's protocol (the check composition makes)
     "protocol_problems": "agentrig.kernel",
 }
@@ -184,7 +184,7 @@ if TYPE_CHECKING:
     from agentrig.agent import CHILD_RUNS, RUN_QUEUE, ChildRun, ChildRuns, RunQueue, SideCall
     from agentrig.catalog import CatalogKey
     from agentrig.cli import Commands
-    from agentrig.credentials import CREDENTIAL_STORES
+    from agentrig.credentials import CREDENTIAL_STORES, resolve_secret
     from agentrig.hooks import HOOK_STRATEGIES
     from agentrig.kernel import (
         Composition,
@@ -197,7 +197,6 @@ if TYPE_CHECKING:
         compose_step,
         issues_from_validation,
         protocol_problems,
-        resolve_secret,
         with_options,
     )
     from agentrig.lifecycle import (

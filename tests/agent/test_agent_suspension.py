@@ -10,8 +10,7 @@ from agentloop_support import EnvFactory, check_invariant, events
 
 import agentrig
 from agentrig.builtins._scripted import Reply, ScriptedCall
-from agentrig.errors import ExecutionSuspended
-from agentrig.lifecycle import PermissionQuestion
+from agentrig.lifecycle import ExecutionSuspended, PermissionQuestion
 from agentrig.tools import tool
 
 pytestmark = pytest.mark.anyio

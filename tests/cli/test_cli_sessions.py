@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 import agentrig
-from agentrig.errors import ExecutionSuspended
 from agentrig.ids import AgentId
+from agentrig.lifecycle import ExecutionSuspended
 
 pytestmark = pytest.mark.subprocess
 

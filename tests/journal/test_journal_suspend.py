@@ -29,10 +29,9 @@ from journal_support import (
 
 import agentrig
 from agentrig.agent import Agent
-from agentrig.errors import ExecutionSuspended
 from agentrig.ids import RunId
 from agentrig.journal import JournalWriteError, SqliteJournal, continue_execution
-from agentrig.lifecycle import PermissionQuestion
+from agentrig.lifecycle import ExecutionSuspended, PermissionQuestion
 from agentrig.tools import RiskClass, ToolContext, tool
 
 pytestmark = pytest.mark.anyio

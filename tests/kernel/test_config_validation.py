@@ -5,6 +5,7 @@ every format."""
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,28 @@ def test_json_refuses_a_name_defined_twice(tmp_path: Path) -> None:
     }
     loaded = load_config(write(tmp_path, json.dumps(good), "ok.json"))
     assert agent_configs(loaded)[AgentId("a")].model == "m"
+
+
+def test_yaml_without_pyyaml_is_refused_naming_the_file_and_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)  # ``import yaml`` raises ImportError
+    path = write(tmp_path, "agents: {}\n", "agentrig.yaml")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.source == str(path)
+    (issue,) = info.value.issues
+    assert issue.code == "config.yaml_unavailable"
+    assert "pip install 'agentrig[yaml]'" in issue.message
+
+
+def test_a_syntax_error_in_yaml_or_json_names_the_file(tmp_path: Path) -> None:
+    for name, text in (("bad.yaml", "agents: [unclosed\n"), ("bad.json", '{"agents": ')):
+        path = write(tmp_path, text, name)
+        with pytest.raises(ConfigError) as info:
+            load_config(path)
+        assert info.value.source == str(path)
+        assert [i.code for i in info.value.issues] == ["config.syntax"]
 
 
 def test_toml_refuses_a_name_defined_twice(tmp_path: Path) -> None:

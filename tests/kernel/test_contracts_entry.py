@@ -10,7 +10,7 @@ import pytest
 
 from agentrig.cli._doctor import stray_entry_points
 from agentrig.kernel._contracts import KINDS, ContractViolation
-from agentrig.kernel._entry_points import CONTRACTS_GROUP, IMPORTERS_GROUP
+from agentrig.kernel._entry_points import CONTRACTS_GROUP, FORMATS_GROUP, IMPORTERS_GROUP
 from agentrig.llm import check_provider_contribution
 from agentrig.tools import check_tool_contribution, tool
 
@@ -57,3 +57,18 @@ def test_the_claude_code_importer_is_an_entry_point_of_the_core_distribution() -
     assert entry.load() is apply_claude_code
     assert not any(f" {IMPORTERS_GROUP}:" in s for s in stray_entry_points())
     assert importlib.util.find_spec("agentrig.kernel._claude_settings") is None
+
+
+def test_the_yaml_and_json_readers_are_entry_points_of_the_core_distribution() -> None:
+    # the readers are a built-in; the kernel reads TOML itself and names no other format
+    from agentrig.builtins._config_formats import read_json, read_yaml
+
+    found = {e.name: e for e in importlib.metadata.entry_points(group=FORMATS_GROUP)}
+    assert {name: e.load() for name, e in found.items()} == {
+        "json": read_json,
+        "yaml": read_yaml,
+        "yml": read_yaml,
+    }
+    assert all(e.dist is not None and e.dist.name == "agentrig" for e in found.values())
+    assert not any(f" {FORMATS_GROUP}:" in s for s in stray_entry_points())
+    assert importlib.util.find_spec("agentrig.kernel._formats") is None

@@ -9,8 +9,8 @@ import attrs
 import pytest
 from perm_support import BASH, EDIT, WRITE, context
 
-from agentrig.errors import ExecutionControlError
 from agentrig.ids import CallId
+from agentrig.lifecycle import ExecutionControlError
 from agentrig.permissions import (
     Approval,
     ConsentMemory,

@@ -20,9 +20,9 @@ from typing import Any
 
 from agentrig import hookimpl
 from agentrig.builtins._scripted import Reply, ScriptedCall, ScriptedProvider
-from agentrig.errors import ExecutionControlError
 from agentrig.ids import SessionId
 from agentrig.kernel import MemorySource, Runtime, open_runtime
+from agentrig.lifecycle import ExecutionControlError
 from agentrig.llm import ModelRequest
 from agentrig.session import Session, SessionStore, ToolCallEvent, ToolResultEvent
 from agentrig.tools import ToolContext, tool

@@ -32,9 +32,10 @@ from opentelemetry.util.types import Attributes
 
 import agentrig
 from agentrig.cli import plugin_report
-from agentrig.errors import ConfigError, ExecutionSuspended
+from agentrig.errors import ConfigError
 from agentrig.ids import AgentId
 from agentrig.kernel import MemorySource, open_runtime
+from agentrig.lifecycle import ExecutionSuspended
 
 pytestmark = pytest.mark.anyio
 

@@ -22,8 +22,7 @@ from agentrig_dbos._host import WORKFLOW
 from agentrig_dbos._schemas import WORKFLOW_INPUT_SCHEMA, read_input, workflow_input
 from dbos import DBOSClient
 
-from agentrig.kernel import SCHEMAS
-from agentrig.schemas import MigrationFailedError, SchemaTooNewError
+from agentrig.schemas import SCHEMAS, MigrationFailedError, SchemaTooNewError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration, pytest.mark.slow]
 

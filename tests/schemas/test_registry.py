@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 import agentrig.session  # noqa: F401  (defines agentrig.session.event)
 from agentrig.cli import plugin_report
-from agentrig.kernel import SCHEMAS, MemorySource, PluginIndex, register_schemas
+from agentrig.kernel import MemorySource, PluginIndex, register_schemas
 from agentrig.schemas import (
+    SCHEMAS,
     MigrationFailedError,
     SchemaDefinitionError,
     SchemaRegistry,

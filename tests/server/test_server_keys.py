@@ -397,3 +397,24 @@ def test_a_usd_budget_needs_a_price_for_every_agent_the_run_can_reach() -> None:
             oa(srv).chat.completions.create(model="assistant", messages=HI)
     assert unpriced.value.code == "budget_unpriced"
     assert "'scripted-2' (of agent 'helper'" in str(unpriced.value)
+
+
+def test_keys_added_at_the_same_time_are_all_kept(tmp_path: Path) -> None:
+    """``keys add`` reads, changes and replaces ``keys.json``: two at once must not drop one
+    (each secret was shown as made)."""
+    from agentrig_server._keys import KeyFile
+    from agentrig_server._settings import KeyLimits
+
+    ids = [f"k{i}" for i in range(16)]
+    start = threading.Barrier(len(ids))
+
+    def add(key_id: str) -> None:
+        start.wait()
+        KeyFile(tmp_path).add(key_id, KeyLimits())
+
+    threads = [threading.Thread(target=add, args=(key_id,)) for key_id in ids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(KeyFile(tmp_path).load()) == sorted(ids)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -10,6 +11,8 @@ from openai.types.responses import FunctionToolParam, ResponseCompletedEvent
 from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
+from agentrig.ids import provider_id
+from agentrig.llm import ToolCallBlock, ToolMessage
 from agentrig.plugin import PROVIDERS
 
 pytestmark = pytest.mark.integration
@@ -117,6 +120,41 @@ def test_server_side_tool_calls_are_mcp_call_items_with_their_results() -> None:
     final = events[-1]
     assert isinstance(final, ResponseCompletedEvent)
     assert final.response.output_text == "2 + 3 = 5"
+
+
+def test_a_stateless_client_sends_the_server_side_calls_back_as_history() -> None:
+    """OpenAI's ``store: false`` pattern: the next request's input is the earlier input, the
+    reply's whole ``output`` (``mcp_call`` items included) and the new question."""
+    script = [
+        {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]},
+        {"text": "2 + 3 = 5"},
+        {"text": "and 5 + 5 = 10"},
+    ]
+    config = scripted_config(
+        script, agents={"assistant": {"provider": "local", "model": "m", "tools": ["add"]}}
+    )
+    with RunningServer(config, SETTINGS, environ=ENV, memory=entries()) as srv:
+        first = client(srv).responses.create(model="assistant", input="2+3?", store=False)
+        replayed: list[Any] = [{"role": "user", "content": "2+3?"}]
+        replayed += [item.model_dump(exclude_none=True) for item in first.output]
+        replayed.append({"role": "user", "content": "and 5+5?"})
+        second = client(srv).responses.create(model="assistant", input=replayed, store=False)
+        provider = srv.rt.catalog(PROVIDERS).require(provider_id("local"))
+        sent = provider.requests[-1].messages
+    assert second.output_text == "and 5 + 5 = 10"
+    call = next(b for m in sent for b in m.content if isinstance(b, ToolCallBlock))
+    assert (call.name, call.arguments) == ("add", {"a": 2, "b": 3})
+    results = [m for m in sent if isinstance(m, ToolMessage)]
+    assert [(r.call_id, r.name, r.text, r.status) for r in results] == [(call.id, "add", "5", "ok")]
+    assert [m.role for m in sent][-4:] == ["assistant", "tool", "assistant", "user"]
+
+
+def test_a_sent_back_mcp_call_needs_its_result(server: RunningServer) -> None:
+    unfinished = {"type": "mcp_call", "id": "mcp_1", "server_label": "agentrig", "name": "add"}
+    replayed: list[Any] = [{"role": "user", "content": "2+3?"}, unfinished]
+    replayed.append({"role": "user", "content": "?"})
+    with pytest.raises(openai.BadRequestError, match="needs its output or its error"):
+        client(server).responses.create(model="assistant", input=replayed)
 
 
 def test_request_defined_tools_are_refused(server: RunningServer) -> None:

@@ -175,3 +175,29 @@ async def test_the_served_tool_call_is_kept_as_provider_state(served: str) -> No
     ]
     assert [(c["name"], c["server_label"]) for c in reads] == [("Read", "agentrig")]
     assert "Friday" in reads[0]["output"]  # the workspace file was read server-side
+
+
+@pytest.mark.anyio
+async def test_without_store_the_second_run_sends_the_whole_conversation_back(served: str) -> None:
+    """``store = false``: nothing is kept on the server, so the client runtime sends every
+    earlier item again -- the served tool call's ``mcp_call`` item among them -- and the
+    server takes it as the conversation's history."""
+    recording = Recording()
+    tag = secrets.token_hex(4)
+    async with agentrig.open_runtime(
+        _client_config(served, store=False),
+        resolver=agentrig.env_resolver({"SERVER_KEY": KEY}),
+        http_transport=recording,
+        environ={},
+    ) as rt:
+        agent = rt.agent("client")
+        assert (await agent.run(f"When is the launch? ({tag})")).value == "The launch is on Friday."
+        second = await agent.run("And again?")
+    # the served agent's conversation already holds its Read call, so it answers at once
+    assert second.value == "The launch is on Friday."
+    assert len(recording.bodies) == 2
+    two = recording.bodies[1]
+    assert "previous_response_id" not in two
+    kinds = [item.get("type", "message") for item in two["input"]]
+    assert kinds == ["message", "mcp_call", "message", "message"]
+    assert two["input"][1]["name"] == "Read"

@@ -13,8 +13,7 @@ import pytest
 from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
-from agentrig.errors import ExecutionSuspended
-from agentrig.lifecycle import ToolExecution
+from agentrig.lifecycle import ExecutionSuspended, ToolExecution
 
 pytestmark = pytest.mark.integration
 

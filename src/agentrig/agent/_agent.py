@@ -52,6 +52,7 @@ from agentrig.session import (
     Notice,
     NoticeKind,
     SystemPrompt,
+    build_event,
 )
 from agentrig.tools import Tool, ToolDefinitionError, check_tool_contribution
 from agentrig.tools.deferral import DeferralPolicy
@@ -363,7 +364,7 @@ class Agent:
     async def set_system_prompt(self, text: str) -> None:
         """Replace the live system prompt; the very next request carries it."""
         self._port.system_prompt = text
-        await self._port.log(SystemPrompt(text=text))
+        await self._port.log(build_event(SystemPrompt, {"text": text}))
 
     # ---- delivery ---------------------------------------------------------------------------
     def followup(self, text: str | UserMessage, *, source: str = "followup") -> str:

@@ -28,9 +28,9 @@ from agentrig.agent._dispatch import (
     tool_timeout,
 )
 from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import AgentrigError, ExecutionControlError
+from agentrig.errors import AgentrigError
 from agentrig.ids import new_invocation_id
-from agentrig.lifecycle import ToolExecution
+from agentrig.lifecycle import ExecutionControlError, ToolExecution
 from agentrig.llm import ToolCallBlock, ToolMessage, ToolStatus
 from agentrig.tools import (
     Tool,

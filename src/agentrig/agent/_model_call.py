@@ -26,8 +26,8 @@ from agentrig.agent._results import ContextWindowError, ReasoningAudit
 from agentrig.agent._structured import structured_instruction, structured_transport
 from agentrig.agent._turn_state import Interrupted, OpenCalls, TurnContext, TurnOutcome
 from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import ExecutionControlError, error_info
-from agentrig.lifecycle import RequestConfig, RequestError, Retry
+from agentrig.errors import error_info
+from agentrig.lifecycle import ExecutionControlError, RequestConfig, RequestError, Retry
 from agentrig.llm import (
     COOLDOWNS,
     PROVIDERS,

@@ -30,6 +30,7 @@ from agentrig.session import (
     SessionEventData,
     SessionWriter,
     SystemPrompt,
+    build_event,
 )
 from agentrig.tools import Tool
 
@@ -122,8 +123,9 @@ class AgentPort:
 
     async def write(self, cls: type[SessionEventData], /, **fields: Any) -> None:
         """:meth:`append` of ``cls(**fields)``: validated like every event, with or without
-        a store (one write path: a test without a store runs what a deployment runs)."""
-        data = cls(**fields)
+        a store (one write path: a test without a store runs what a deployment runs); a
+        payload repeated verbatim is the shared one (:func:`~agentrig.session.build_event`)."""
+        data = build_event(cls, fields)
         if self.writer is None:
             self.session.push(data)
         else:
@@ -155,7 +157,7 @@ class AgentPort:
         """Log the prompt once per session (and refresh a restored session's stale one)."""
         current = self.system_prompt
         if current is not None and self.session.system_prompt != current:
-            await self.log(SystemPrompt(text=current))
+            await self.log(build_event(SystemPrompt, {"text": current}))
 
     # ---- turns and status -------------------------------------------------------------------
     def next_turn(self) -> int:

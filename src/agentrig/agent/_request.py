@@ -48,6 +48,11 @@ replaces it."""
 
 _EFFORTS = (*EFFORT_LEVELS, "auto")
 
+# What :func:`build_request` fills in: pydantic's ``model_copy(update=...)`` sets the given
+# fields unvalidated, as ``model_construct`` does, without ``model_construct``'s Python walk
+# over every field (half the instructions: ``benchmarks/README.md``).  Frozen, never sent.
+_BLANK = ModelRequest(model="", messages=())
+
 
 async def request_config(port: AgentPort, *, remember: bool = True) -> RequestConfig:
     """The ``request_config`` waterfall's choice for the next request (remembered as the
@@ -135,18 +140,21 @@ def build_request(
     response_format: ResponseFormat | None,
     transport: str | None,
 ) -> ModelRequest:
-    """The request, built without re-validating what the loop already holds validated."""
-    return ModelRequest.model_construct(
-        model=cfg.model,
-        messages=messages,
-        tools=specs,
-        tool_choice=tool_choice,
-        max_tokens=cfg.max_tokens,
-        temperature=cfg.temperature,
-        stop=(),
-        response_format=response_format,
-        structured_output=transport,
-        reasoning_effort=cfg.reasoning_effort,
-        parallel_tool_calls=None,
-        options=dict(cfg.options),
+    """The request, built without re-validating what the loop already holds validated
+    (validating would walk the whole history per call)."""
+    return _BLANK.model_copy(
+        update={
+            "model": cfg.model,
+            "messages": messages,
+            "tools": specs,
+            "tool_choice": tool_choice,
+            "max_tokens": cfg.max_tokens,
+            "temperature": cfg.temperature,
+            "stop": (),
+            "response_format": response_format,
+            "structured_output": transport,
+            "reasoning_effort": cfg.reasoning_effort,
+            "parallel_tool_calls": None,
+            "options": dict(cfg.options),
+        }
     )

@@ -25,7 +25,7 @@ from agentrig.agent._observations import observe_tool_call
 from agentrig.agent._results import IdenticalToolInputError
 from agentrig.agent._spill import cap_result
 from agentrig.agent._turn_state import OpenCalls, TurnContext, TurnOutcome, refusal
-from agentrig.errors import ExecutionSuspended
+from agentrig.lifecycle import ExecutionSuspended
 from agentrig.llm import ToolCallBlock, ToolMessage, ToolResultChunk
 from agentrig.session import ToolCallEvent, ToolResultEvent
 from agentrig.tools import Tool

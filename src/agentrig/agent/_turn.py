@@ -45,8 +45,16 @@ from agentrig.agent._turn_state import (
     TurnOutcome,
 )
 from agentrig.cancel import CancelSignal, is_abort
-from agentrig.errors import ExecutionControlError, ExecutionSuspended, error_info
-from agentrig.lifecycle import Enter, PreStep, PreStepDecision, Reject, TurnStopping
+from agentrig.errors import error_info
+from agentrig.lifecycle import (
+    Enter,
+    ExecutionControlError,
+    ExecutionSuspended,
+    PreStep,
+    PreStepDecision,
+    Reject,
+    TurnStopping,
+)
 from agentrig.llm import (
     AssistantMessage,
     EmptyCompletionError,

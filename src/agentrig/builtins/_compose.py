@@ -21,6 +21,7 @@ from agentrig.credentials import (
     CredentialReferenceError,
     CredentialStore,
     CredentialStoreError,
+    resolve_secret,
     resolve_store_reference,
 )
 from agentrig.errors import (
@@ -40,7 +41,6 @@ from agentrig.kernel import (
     HttpFactory,
     PluginIndex,
     issues_from_validation,
-    resolve_secret,
     unknown_key_message,
 )
 

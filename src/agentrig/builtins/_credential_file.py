@@ -41,8 +41,8 @@ from pydantic import BaseModel, ConfigDict
 
 from agentrig.credentials import CredentialStoreError
 from agentrig.host import HostError, InPlaceUnconfirmed, OwnerOnlyStore
-from agentrig.kernel import SCHEMAS, with_options
-from agentrig.schemas import MigrationFailedError
+from agentrig.kernel import with_options
+from agentrig.schemas import SCHEMAS, MigrationFailedError
 
 __all__ = ["CREDENTIAL_FILE_SCHEMA", "FileCredentialOptions", "FileCredentialStore", "factory"]
 

@@ -17,8 +17,7 @@ from typing import Any, Literal, final
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentrig.errors import AgentrigError
-from agentrig.kernel import SCHEMAS
-from agentrig.schemas import PersistedSchemaError
+from agentrig.schemas import SCHEMAS, PersistedSchemaError
 
 __all__ = ["TRUST_FILE", "TRUST_SCHEMA", "TRUST_VERSION", "TrustStore", "TrustedSkillsV1"]
 

@@ -130,7 +130,7 @@ def stray_entry_points() -> tuple[str, ...]:
     """Every installed entry point agentrig does not read, described, sorted by group: one in
     an ``agentrig.*`` group nobody reads (a misspelt group, with the closest known one), or
     another distribution's in a group only the core's own entries are read from (contracts,
-    config importers, seams) -- either would silently never load."""
+    config formats and importers, seams) -- either would silently never load."""
     from agentrig._plugin_env import CORE_DISTRIBUTION
     from agentrig.errors import did_you_mean
     from agentrig.kernel import CORE_GROUPS, KIND_GROUPS, agentrig_entry_points

@@ -5,7 +5,8 @@
   built in (entry point ``file``, :mod:`agentrig.builtins._credential_file`); the OS keychain
   comes with the ``agentrig-keyring`` plugin (entry point ``keyring``).
 * :func:`resolve_store_reference` / :func:`parse_store_reference` -- provider credentials
-  written as ``"$STORE:<store-id>:<service>/<account>"``.
+  written as ``"$STORE:<store-id>:<service>/<account>"``; :func:`resolve_secret` -- those
+  written as ``"$ENV:NAME"``, through the resolver the runtime's caller passed.
 * Errors: :class:`CredentialStoreError` (the store cannot be read -- never "absent") and
   :class:`CredentialReferenceError`.
 
@@ -14,6 +15,7 @@ A conformance suite for third-party stores is in :mod:`agentrig.testing.conforma
 
 from __future__ import annotations
 
+from agentrig.credentials._env import ENV_PREFIX, resolve_secret
 from agentrig.credentials._errors import (
     CredentialError,
     CredentialReferenceError,
@@ -33,8 +35,10 @@ __all__ = [
     "CredentialReferenceError",
     "CredentialStore",
     "CredentialStoreError",
+    "ENV_PREFIX",
     "STORE_PREFIX",
     "StoreReference",
     "parse_store_reference",
+    "resolve_secret",
     "resolve_store_reference",
 ]

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from agentrig.diagnostics import get_logger
 from agentrig.errors import ConfigError, Issue
 from agentrig.hooks._config import ClaudeCodeConfig
-from agentrig.kernel import issues_from_validation, read_json
+from agentrig.kernel import issues_from_validation, read_config_file
 from agentrig.permissions import escape_glob
 
 __all__ = ["IGNORED_KEYS", "PATH_TOOLS", "apply_claude_code", "read_settings_file"]
@@ -235,14 +235,7 @@ def read_settings_file(
     source = str(path)
     if not path.is_file():
         raise ConfigError([Issue("config.not_found", f"no Claude Code file at {source!r}")])
-    try:
-        data, duplicates = read_json(path.read_bytes().decode("utf-8-sig"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError([Issue("config.syntax", f"{source}: {exc}")]) from None
-    if duplicates:
-        raise ConfigError(duplicates, source=source)
-    if not isinstance(data, Mapping):
-        raise ConfigError([Issue("config.syntax", f"{source}: the top level must be an object")])
+    data = read_config_file(path, suffix=".json")  # a syntax error, a key twice: named
     project = plugin_root if plugin_root is not None else _project_of(path.resolve())
     return _Reader(source, project, plugin_root), data
 

@@ -7,8 +7,9 @@ from typing import Literal
 
 import attrs
 
-from agentrig.errors import ExecutionControlError, Issue
+from agentrig.errors import Issue
 from agentrig.ids import RunId
+from agentrig.lifecycle import ExecutionControlError
 
 __all__ = [
     "JournalError",

@@ -7,7 +7,7 @@ from typing import Any
 
 from agentrig._markers import hookimpl
 from agentrig.cancel import is_abort
-from agentrig.errors import AgentrigError, ExecutionControlError
+from agentrig.errors import AgentrigError
 from agentrig.ids import CallId, InvocationId, RunId
 from agentrig.journal._binding import (
     BINDING,
@@ -25,6 +25,7 @@ from agentrig.kernel import Composition, ServiceKey, compose_step
 from agentrig.lifecycle import (
     CompactionPlan,
     CompactionRequest,
+    ExecutionControlError,
     RequestConfig,
     SessionStart,
     ToolExecution,

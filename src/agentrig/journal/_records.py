@@ -37,9 +37,8 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentrig.ids import AgentId, CallId, InvocationId, RunId, SessionId
-from agentrig.kernel import SCHEMAS
 from agentrig.llm import AssistantMessage, ModelRequest, ToolMessage
-from agentrig.schemas import VersionedJson
+from agentrig.schemas import SCHEMAS, VersionedJson
 
 __all__ = [
     "JOURNAL_RECORD_CODEC",

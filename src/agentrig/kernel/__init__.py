@@ -18,7 +18,7 @@ _NAMES = {
     "_composition": "PHASES Composition Phase compose_step",
     "_config": (
         "ConfigSeq ConfigTable LoadedConfig RuntimeConfig SecretResolver StoreConfig env_resolver "
-        "installed_sections issues_from_validation load_config resolve_secret unknown_key_message"
+        "installed_sections issues_from_validation load_config read_config_file unknown_key_message"
     ),
     "_contracts": "ContractViolation check_factory protocol_problems with_options",
     "_discovery": (
@@ -29,10 +29,8 @@ _NAMES = {
     "_dispatch": "HookDispatcher mode_of new_plugin_manager",
     "_duration": "Duration parse_duration",
     "_entry_points": "agentrig_entry_points",
-    "_formats": "read_json",
     "_hookspecs": "Mode RuntimeStarted declare_hook hookimpl",
     "_runtime": "AGENTS HTTP MODELS MODEL_SELECTION HttpFactory Runtime open_runtime",
-    "_schemas": "SCHEMAS",
     "_services": "ServiceKey Services",
 }
 _LAZY = {name: f"{__name__}.{module}" for module, names in _NAMES.items() for name in names.split()}
@@ -54,7 +52,7 @@ if TYPE_CHECKING:
     from agentrig.kernel._config import installed_sections as installed_sections
     from agentrig.kernel._config import issues_from_validation as issues_from_validation
     from agentrig.kernel._config import load_config as load_config
-    from agentrig.kernel._config import resolve_secret as resolve_secret
+    from agentrig.kernel._config import read_config_file as read_config_file
     from agentrig.kernel._config import unknown_key_message as unknown_key_message
     from agentrig.kernel._contracts import ContractViolation as ContractViolation
     from agentrig.kernel._contracts import check_factory as check_factory
@@ -78,7 +76,6 @@ if TYPE_CHECKING:
     from agentrig.kernel._duration import Duration as Duration
     from agentrig.kernel._duration import parse_duration as parse_duration
     from agentrig.kernel._entry_points import agentrig_entry_points as agentrig_entry_points
-    from agentrig.kernel._formats import read_json as read_json
     from agentrig.kernel._hookspecs import Mode as Mode
     from agentrig.kernel._hookspecs import RuntimeStarted as RuntimeStarted
     from agentrig.kernel._hookspecs import declare_hook as declare_hook
@@ -90,6 +87,5 @@ if TYPE_CHECKING:
     from agentrig.kernel._runtime import HttpFactory as HttpFactory
     from agentrig.kernel._runtime import Runtime as Runtime
     from agentrig.kernel._runtime import open_runtime as open_runtime
-    from agentrig.kernel._schemas import SCHEMAS as SCHEMAS
     from agentrig.kernel._services import ServiceKey as ServiceKey
     from agentrig.kernel._services import Services as Services

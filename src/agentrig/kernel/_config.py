@@ -21,8 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 from agentrig.errors import ConfigError, Issue, did_you_mean
 from agentrig.ids import EntryId, PluginName, ProviderId, ToolId
 from agentrig.kernel._duration import Duration
-from agentrig.kernel._entry_points import IMPORTERS_GROUP, core_entry_points
-from agentrig.kernel._formats import read_json, read_yaml
+from agentrig.kernel._entry_points import FORMATS_GROUP, IMPORTERS_GROUP, core_entry_points
 
 __all__ = [
     "ConfigSeq",
@@ -39,11 +38,9 @@ __all__ = [
     "issues_from_validation",
     "known_keys",
     "load_config",
-    "resolve_secret",
+    "read_config_file",
     "unknown_key_message",
 ]
-
-ENV_PREFIX = "$ENV:"
 
 SecretResolver = Callable[[str], str | None]
 """Given the NAME of a ``$ENV:NAME`` reference, return its value (None = not set)."""
@@ -246,37 +243,34 @@ def _file_error(path: Path, code: str, message: str) -> ConfigError:
     return ConfigError([Issue(code, message)], source=str(path))
 
 
-def _read_file(path: Path) -> Mapping[str, Any]:
+FormatReader = Callable[[bytes], tuple[Any, list[Issue]]]
+"""Reads a config file of one format: its data and one issue per key defined twice; raises
+``ValueError`` on a syntax error, :class:`~agentrig.errors.ConfigError` when it cannot read the
+format at all (a missing library)."""
+
+
+def read_config_file(path: Path, *, suffix: str | None = None) -> Mapping[str, Any]:
+    """The top-level table of the config file at ``path``, as TOML unless the core distribution
+    names a reader for its suffix (or ``suffix``): an ``agentrig.config_formats`` entry point
+    (YAML, JSON).  Every problem is a :class:`~agentrig.errors.ConfigError` naming the file."""
     text = path.read_bytes()
-    suffix = path.suffix.lower()
+    entry = core_entry_points(FORMATS_GROUP).get((suffix or path.suffix).lower().lstrip("."))
     duplicates: list[Issue] = []
     try:
-        if suffix in {".yaml", ".yml"}:
-            data, duplicates = _read_yaml(path, text)
-        elif suffix == ".json":
-            data, duplicates = read_json(text.decode("utf-8-sig"))
-        else:
+        if entry is None:
             data = tomllib.loads(text.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:  # TOML's and JSON's errors are ValueErrors
+        else:
+            reader: FormatReader = entry.load()
+            data, duplicates = reader(text)
+    except ConfigError as exc:  # (a ValueError too)
+        raise ConfigError(exc.issues, source=str(path)) from None
+    except ValueError as exc:  # TOML's, JSON's and every reader's syntax errors; decoding's
         raise _file_error(path, "config.syntax", str(exc)) from None
     if duplicates:  # a name defined twice: the first definition would be lost silently
         raise ConfigError(duplicates, source=str(path))
     if not isinstance(data, Mapping):
         raise _file_error(path, "config.syntax", "the top level must be a table")
     return data
-
-
-def _read_yaml(path: Path, text: bytes) -> tuple[Any, list[Issue]]:
-    try:
-        import yaml
-    except ImportError:
-        message = "YAML needs PyYAML: pip install 'agentrig[yaml]'"
-        raise _file_error(path, "config.yaml_unavailable", message) from None
-    try:
-        data, duplicates = read_yaml(text)
-    except yaml.YAMLError as exc:
-        raise _file_error(path, "config.syntax", str(exc)) from None
-    return {} if data is None else data, duplicates
 
 
 def installed_sections() -> frozenset[str]:
@@ -329,7 +323,7 @@ def load_config(
         path = Path(source)
         if not path.is_file():
             raise _file_error(path, "config.not_found", f"no config file at {str(path)!r}")
-        data, name, base = _read_file(path), str(path), path.resolve().parent
+        data, name, base = read_config_file(path), str(path), path.resolve().parent
     for table, arrays in (extend or {}).items():
         for key, items in arrays.items():
             if items:  # nothing to append adds no table
@@ -369,25 +363,3 @@ def _validate(
 def env_resolver(environ: Mapping[str, str] | None = None) -> SecretResolver:
     """A resolver over the process environment (what the CLI passes)."""
     return (os.environ if environ is None else environ).get
-
-
-def resolve_secret(
-    value: str, resolver: SecretResolver | None, *, path: tuple[str | int, ...]
-) -> tuple[str | None, Issue | None]:
-    """Resolve a ``$ENV:NAME`` reference; plain strings pass through unchanged."""
-    if not value.startswith(ENV_PREFIX):
-        return value, None
-    name = value[len(ENV_PREFIX) :]
-    if not name:
-        return None, Issue("config.secret", "empty $ENV: reference", path)
-    if resolver is None:
-        return None, Issue(
-            "config.secret_unresolved",
-            f"secret reference {value!r} needs a resolver; pass resolver=agentrig.env_resolver() "
-            "(the CLI does) -- agentrig never reads the environment on its own",
-            path,
-        )
-    resolved = resolver(name)
-    if resolved is None:
-        return None, Issue("config.secret_missing", f"environment variable {name} is not set", path)
-    return resolved, None

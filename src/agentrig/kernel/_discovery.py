@@ -37,6 +37,7 @@ from agentrig.errors import (
 from agentrig.kernel._contracts import KINDS, ContractViolation, group_of
 from agentrig.kernel._entry_points import (
     CONTRACTS_GROUP,
+    FORMATS_GROUP,
     IMPORTERS_GROUP,
     agentrig_entry_points,
     installation_state,
@@ -68,7 +69,7 @@ __all__ = [
 #: The groups discovery reads: one per plugin kind (from every distribution), and those it
 #: reads from the core distribution only (what the core hands the kernel from above it).
 KIND_GROUPS: tuple[str, ...] = tuple(group_of(kind) for kind in KINDS)
-CORE_GROUPS = frozenset({CONTRACTS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP})
+CORE_GROUPS = frozenset({CONTRACTS_GROUP, FORMATS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP})
 
 
 @final
@@ -395,7 +396,8 @@ def register_variants(registry: VariantRegistry[Any], index: PluginIndex | None 
 
 def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None) -> None:
     """Let every ``agentrig.schemas`` entry (``register(registry)``) define its persisted
-    schemas in ``registry``: the loader of ``agentrig.kernel.SCHEMAS``, run once, when a schema
+    schemas in ``registry``: the loader of ``agentrig.schemas.SCHEMAS`` (agentrig's
+    ``agentrig.seams`` entry point ``schemas``), run once, when a schema
     nobody defined is looked up or the names are listed."""
     from agentrig.diagnostics import get_logger
 

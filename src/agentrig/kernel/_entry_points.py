@@ -23,6 +23,7 @@ from agentrig.kernel._merge import normalize_distribution
 
 __all__ = [
     "CONTRACTS_GROUP",
+    "FORMATS_GROUP",
     "IMPORTERS_GROUP",
     "FoundEntryPoint",
     "agentrig_entry_points",
@@ -38,6 +39,9 @@ CONTRACTS_GROUP = "agentrig.contracts"
 #: Where the core distribution hands the kernel the readers of another program's config files,
 #: each named after the top-level table it reads.
 IMPORTERS_GROUP = "agentrig.config_importers"
+#: Where it hands the kernel the readers of config files in formats other than TOML, each named
+#: after the file suffix it reads.
+FORMATS_GROUP = "agentrig.config_formats"
 
 
 class FoundEntryPoint(NamedTuple):

@@ -45,26 +45,12 @@ class Merged:
     replaced: Mapping[Key, tuple[EntrySpec, ...]]
 
 
-# id(listing) -> (listing, its entries grouped by key): the installed listing is one cached
-# tuple per installation state, and every runtime of a process merges it again
-_GROUPED: dict[int, tuple[tuple[EntrySpec, ...], dict[Key, tuple[EntrySpec, ...]]]] = {}
-
-
 def _grouped(listing: Iterable[EntrySpec]) -> dict[Key, tuple[EntrySpec, ...]]:
-    """``listing``'s entries by (kind, name), in discovery order; cached for a tuple."""
-    if isinstance(listing, tuple):
-        hit = _GROUPED.get(id(listing))
-        if hit is not None and hit[0] is listing:
-            return hit[1]
+    """``listing``'s entries by (kind, name), in discovery order."""
     fresh: dict[Key, list[EntrySpec]] = {}
     for entry in listing:
         fresh.setdefault((entry.kind, entry.name), []).append(entry)
-    grouped = {key: tuple(entries) for key, entries in fresh.items()}
-    if isinstance(listing, tuple) and len(listing) > 16:  # worth keeping (installed ones)
-        if len(_GROUPED) >= 16:
-            _GROUPED.clear()
-        _GROUPED[id(listing)] = (listing, grouped)
-    return grouped
+    return {key: tuple(entries) for key, entries in fresh.items()}
 
 
 def merge_sources(

@@ -26,8 +26,8 @@ from typing import Literal
 
 import attrs
 
-from agentrig.errors import ExecutionControlError
 from agentrig.ids import CallId
+from agentrig.lifecycle import ExecutionControlError
 from agentrig.permissions._rules import PermissionRule, parse_rule
 from agentrig.permissions._types import PermissionContext, PermissionDecision
 

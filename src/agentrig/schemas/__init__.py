@@ -3,7 +3,7 @@
 Everything agentrig (or a plugin) stores -- session events, journal records, credential
 files, sealed artifacts -- names its schema and version.  The owning package defines each
 version's shape and a migration step from each version to the next in a
-:class:`SchemaRegistry` (the runtime's is ``agentrig.kernel.SCHEMAS``); reading older data
+:class:`SchemaRegistry` (the process's is :data:`SCHEMAS`); reading older data
 migrates it, data newer than the code is refused with :class:`SchemaTooNewError`.  See
 docs/migrations.md.
 """
@@ -18,6 +18,7 @@ from agentrig.schemas._errors import (
     SchemaTooNewError,
     UnknownSchemaError,
 )
+from agentrig.schemas._process import SCHEMAS
 from agentrig.schemas._registry import (
     Migration,
     SchemaInfo,
@@ -27,6 +28,7 @@ from agentrig.schemas._registry import (
 )
 
 __all__ = [
+    "SCHEMAS",
     "VERSION_KEY",
     "VersionedJson",
     "Migration",

@@ -89,8 +89,8 @@ class SchemaRegistry:
 
     ``loader`` (optional) is called once with the registry, the first time a schema is
     looked up that nobody defined yet or the names are listed: it adds the schemas of
-    installed plugins (``agentrig.kernel.register_schemas`` reads the ``agentrig.schemas``
-    entry points).
+    installed plugins (the loader of :data:`~agentrig.schemas.SCHEMAS` reads the
+    ``agentrig.schemas`` entry points through the kernel's discovery).
     """
 
     def __init__(self, *, loader: Callable[[SchemaRegistry], None] | None = None) -> None:

@@ -42,7 +42,7 @@ from typing import Literal
 
 import attrs
 
-from agentrig.kernel import SCHEMAS
+from agentrig.schemas import SCHEMAS
 from agentrig.sealing._errors import CorruptError, UnsupportedFramingError
 from agentrig.sealing._kinds import Storage
 

@@ -46,6 +46,7 @@ from agentrig.session._migrate import (
     count_versions,
     refuse_newer,
 )
+from agentrig.session._shared import build_event
 from agentrig.session._storage import EventStorage, ListStorage
 from agentrig.session._store import (
     SESSION_STORES,
@@ -109,6 +110,7 @@ __all__ = [
     "TurnTrigger",
     "UserMessageEvent",
     "WriterConflictError",
+    "build_event",
     "dump_event",
     "event_usage",
     "find_cut_off_turn",

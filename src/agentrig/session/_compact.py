@@ -8,8 +8,8 @@ Instead of a validated envelope per event (~260 bytes before its payload) it kee
 * the producing span as runs (the position where a span's events begin and its ids);
 * the payload as: a packed tuple ``(class, fields-set, *field values)`` for the payloads
   that carry a message or a tool call (their messages stay the objects the derived history
-  holds); one shared equal instance for payloads repeated across steps and sessions (step
-  markers, request headers, system prompts); else the payload as it is.
+  holds); else the payload as it is (payloads repeated across steps and sessions -- step
+  markers, request headers, system prompts -- arrive shared: :mod:`._shared`).
 
 Envelopes and packed payloads are rebuilt when read, with pydantic's public
 ``model_construct`` (the values were validated when appended), equal to the appended ones.
@@ -30,7 +30,6 @@ from agentrig.session._events import (
     SteeringMessage,
     StepEnd,
     StepStart,
-    SystemPrompt,
     ToolCallEvent,
     ToolResultEvent,
     TraceIds,
@@ -44,12 +43,6 @@ __all__ = ["CompactStorage", "envelope"]
 
 _ENVELOPE_FIELDS: set[str] = {"seq", "time", "data"}
 _TRACED_FIELDS: set[str] = {"seq", "time", "data", "trace"}
-
-# payloads repeated verbatim across steps, runs and agents: equal ones are shared (equal
-# values and the same fields set: a parsed payload that set ``type`` is not a built one)
-_INTERNED_TYPES = frozenset((StepStart, StepEnd, RequestHeader, TurnEnd, SystemPrompt))
-_INTERNED: dict[tuple[Any, ...], SessionEventData] = {}
-_INTERNED_MAX = 4096
 
 _PACKED: tuple[type[SessionEventData], ...] = (
     TurnStart,
@@ -96,20 +89,8 @@ def _shared_set(cls: type[SessionEventData], names: set[str]) -> set[str]:
 
 
 def _store(data: SessionEventData) -> Stored:
-    """What the log keeps for ``data``: a shared equal payload, a packed tuple, or ``data``."""
+    """What the log keeps for ``data``: a packed tuple, or ``data``."""
     cls = type(data)
-    if cls in _INTERNED_TYPES:
-        try:
-            key = (cls, frozenset(data.model_fields_set), *data.__dict__.values())
-            shared = _INTERNED.get(key)
-        except TypeError:  # an unhashable value (an error dict): kept as it is
-            return data
-        if shared is not None:
-            return shared
-        if len(_INTERNED) >= _INTERNED_MAX:
-            _INTERNED.clear()
-        _INTERNED[key] = data
-        return data
     if cls in _PACKED_TYPES:
         state = data.__dict__
         if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)

@@ -34,6 +34,7 @@ from agentrig.session._events import (
     SystemPrompt,
     TraceIds,
 )
+from agentrig.session._shared import shared
 from agentrig.session._storage import EventStorage, TraceKey, trace_ids
 
 __all__ = [
@@ -270,8 +271,8 @@ class Session:
                     f"session {self.id}: seq {event.seq} after {previous} is not increasing"
                 )
             previous = event.seq
-        for event in events:
-            self._log.add(event.seq, event.time, event.data, event.trace)
+        for event in events:  # a repeated payload read back: the equal one kept before
+            self._log.add(event.seq, event.time, shared(event.data), event.trace)
         self._seq = self._log.last_seq
 
     def subscribe(self, listener: Callable[[SessionEvent], None]) -> Callable[[], None]:

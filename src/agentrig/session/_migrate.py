@@ -15,8 +15,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from agentrig.kernel import SCHEMAS
-from agentrig.schemas import SchemaTooNewError
+from agentrig.schemas import SCHEMAS, SchemaTooNewError
 from agentrig.session._versions import SESSION_EVENT_SCHEMA, SESSION_EVENT_VERSION
 
 __all__ = [

@@ -17,8 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from agentrig.kernel import SCHEMAS
-from agentrig.schemas import VersionedJson
+from agentrig.schemas import SCHEMAS, VersionedJson
 from agentrig.session._events import SessionEvent
 
 __all__ = ["SESSION_EVENT_CODEC", "SESSION_EVENT_SCHEMA", "SESSION_EVENT_VERSION"]

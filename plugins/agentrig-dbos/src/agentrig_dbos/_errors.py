@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentrig.errors import AgentrigError, ExecutionSuspended
+from agentrig.errors import AgentrigError
+from agentrig.lifecycle import ExecutionSuspended
 
 __all__ = [
     "DurableBackendError",

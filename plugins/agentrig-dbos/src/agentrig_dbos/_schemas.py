@@ -17,8 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agentrig.kernel import SCHEMAS
-from agentrig.schemas import MigrationFailedError, SchemaRegistry
+from agentrig.schemas import SCHEMAS, MigrationFailedError, SchemaRegistry
 
 __all__ = [
     "LINK_OUTPUT_SCHEMA",

@@ -9,11 +9,14 @@ effect on the next request.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import secrets
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +26,9 @@ from pydantic import ValidationError
 from agentrig.errors import AgentrigError
 from agentrig.host import OwnerOnlyStore
 from agentrig_server._settings import KeyLimits, ServerSettings
+
+if sys.platform != "win32":
+    import fcntl
 
 __all__ = [
     "KEYS_FILE",
@@ -36,6 +42,7 @@ __all__ = [
 ]
 
 KEYS_FILE = "keys.json"
+_LOCK_FILE = "keys.lock"  # held while a command reads, changes and replaces KEYS_FILE
 _PREFIX = "sk-agentrig-"
 
 
@@ -143,23 +150,43 @@ class KeyFile:
         data = json.dumps(body, indent=1).encode()
         self.store().write_bytes(KEYS_FILE, data, durable=True)
 
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[dict[str, StoredKey]]:
+        """The stored keys, to change and save, with every other change waiting.
+
+        ``keys.json`` is read, changed and replaced whole, so two commands at once would
+        each save their own change over the other's: a key whose secret was shown would be
+        gone.  An advisory ``flock`` on ``keys.lock`` (beside it, owner-only) orders them;
+        the kernel drops it when its holder exits, however it exits.
+        """
+        root = self.store().root  # the state directory, created owner-only or verified
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+        fd = os.open(root / _LOCK_FILE, flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # the store refuses Windows: POSIX only here
+            yield self.load()
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
     def add(self, key_id: str, limits: KeyLimits) -> str:
         """Make a key ``key_id``; returns its secret (shown once, never stored)."""
-        keys = self.load()
-        if key_id in keys:
-            raise KeyFileError(f"a key {key_id!r} exists already (revoke it or pick another id)")
-        secret = new_secret()
-        keys[key_id] = StoredKey(key_id, digest(secret).hex(), limits, time.time())
-        self.save(keys)
+        with self._changing() as keys:
+            if key_id in keys:
+                raise KeyFileError(
+                    f"a key {key_id!r} exists already (revoke it or pick another id)"
+                )
+            secret = new_secret()
+            keys[key_id] = StoredKey(key_id, digest(secret).hex(), limits, time.time())
+            self.save(keys)
         return secret
 
     def revoke(self, key_id: str) -> StoredKey:
-        keys = self.load()
-        found = keys.get(key_id)
-        if found is None:
-            raise KeyFileError(f"no key {key_id!r} made by 'agentrig serve keys add'")
-        if found.revoked_at is None:
-            found = attrs.evolve(found, revoked_at=time.time())
-            keys[key_id] = found
-            self.save(keys)
+        with self._changing() as keys:
+            found = keys.get(key_id)
+            if found is None:
+                raise KeyFileError(f"no key {key_id!r} made by 'agentrig serve keys add'")
+            if found.revoked_at is None:
+                found = attrs.evolve(found, revoked_at=time.time())
+                keys[key_id] = found
+                self.save(keys)
         return found

@@ -1,12 +1,13 @@
 """``POST /v1/responses``: the OpenAI Responses API, plain and streamed.
 
 ``instructions`` join the agent's own system prompt; ``input`` is a string or a list of
-message, ``function_call`` and ``function_call_output`` items.  With ``store`` (the default, as
-in OpenAI's API) the server keeps the conversation, and a later request continues it with
-``previous_response_id``.  The agent's own tool calls are server-side: they appear in
-``output`` as ``mcp_call`` items (``server_label`` ``"agentrig"``) with their results, and a
-call waiting for a person as an ``mcp_approval_request`` item -- answered at
-``POST /v1/approvals/{id}``.
+message, ``function_call``, ``function_call_output`` and ``mcp_call`` items (a client that
+keeps the conversation itself sends an earlier reply's ``output`` back, server-side calls
+included).  With ``store`` (the default, as in OpenAI's API) the server keeps the
+conversation, and a later request continues it with ``previous_response_id``.  The agent's
+own tool calls are server-side: they appear in ``output`` as ``mcp_call`` items
+(``server_label`` ``"agentrig"``) with their results, and a call waiting for a person as an
+``mcp_approval_request`` item -- answered at ``POST /v1/approvals/{id}``.
 """
 
 from __future__ import annotations
@@ -159,15 +160,19 @@ def _items(raw: object, talk: Conversation) -> None:
                 raise bad(f"{at}.role", f"unsupported role {role!r}")
         elif kind == "function_call":
             call_id = require_str(item.get("call_id"), f"{at}.call_id")
-            name = require_str(item.get("name"), f"{at}.name")
-            arguments = require_str(item.get("arguments", ""), f"{at}.arguments")
-            talk.called(call_id, name)
-            call = ToolCallBlock.from_json(call_id, name, arguments)
-            last = items[-1] if items else None
-            if isinstance(last, AssistantMessage):  # parallel calls share one message
-                items[-1] = AssistantMessage(content=(*last.content, call))
+            _call(item, at, call_id, talk)
+        elif kind == "mcp_call":
+            # a tool call the server ran in an earlier reply, sent back whole by a client that
+            # keeps the conversation itself (``store: false``): the call and its result
+            call_id = require_str(item.get("id"), f"{at}.id")
+            name = _call(item, at, call_id, talk)
+            output, error = item.get("output"), item.get("error")
+            if isinstance(output, str):
+                items.append(ToolMessage.of(call_id, name, output))
+            elif isinstance(error, str):
+                items.append(ToolMessage.of(call_id, name, error, "error"))
             else:
-                items.append(AssistantMessage(content=(call,)))
+                raise bad(f"{at}.output", "an mcp_call item needs its output or its error")
         elif kind == "function_call_output":
             answered = item.get("call_id")
             call_id, name = talk.answered(answered, f"{at}.call_id", call="function_call")
@@ -178,8 +183,23 @@ def _items(raw: object, talk: Conversation) -> None:
             raise bad(
                 f"{at}.type",
                 f"unsupported input item {kind!r} (supported: message, function_call, "
-                "function_call_output)",
+                "function_call_output, mcp_call)",
             )
+
+
+def _call(item: Mapping[str, Any], at: str, call_id: str, talk: Conversation) -> str:
+    """Record the tool call ``item`` makes as ``call_id`` in the history; its tool's name."""
+    name = require_str(item.get("name"), f"{at}.name")
+    arguments = require_str(item.get("arguments", ""), f"{at}.arguments")
+    talk.called(call_id, name)
+    call = ToolCallBlock.from_json(call_id, name, arguments)
+    items = talk.history
+    last = items[-1] if items else None
+    if isinstance(last, AssistantMessage):  # parallel calls share one message
+        items[-1] = AssistantMessage(content=(*last.content, call))
+    else:
+        items.append(AssistantMessage(content=(call,)))
+    return name
 
 
 _TEXT_KINDS = ("input_text", "output_text", "text")

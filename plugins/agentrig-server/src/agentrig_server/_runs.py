@@ -22,8 +22,9 @@ import attrs
 from agentrig.agent import AgentConfig, agent_configs
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.diagnostics import get_logger
-from agentrig.errors import AgentrigError, ExecutionSuspended, did_you_mean
+from agentrig.errors import AgentrigError, did_you_mean
 from agentrig.ids import AgentId, agent_id
+from agentrig.lifecycle import ExecutionSuspended
 from agentrig.llm import (
     AssistantMessage,
     ContextLengthError,

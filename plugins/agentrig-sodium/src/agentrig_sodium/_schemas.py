@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentrig.kernel import SCHEMAS
-from agentrig.schemas import SchemaRegistry
+from agentrig.schemas import SCHEMAS, SchemaRegistry
 
 __all__ = ["PUBLIC_SCHEMA", "SECRET_SCHEMA", "check_newer", "register"]
 

@@ -1,8 +1,10 @@
-"""Reading YAML and JSON configs without losing a duplicate key.
+"""The config file formats besides TOML: YAML and JSON, read without losing a duplicate key.
 
-TOML refuses a key defined twice; PyYAML and :mod:`json` keep the last value silently, so a
-second ``agents.assistant`` would replace the first without a word.  Both readers here
-report every duplicate key with its key path (and, for YAML, both line numbers).
+The kernel reads TOML itself and a file of another format through the reader the core
+distribution names after its suffix (``agentrig.config_formats`` entry points: ``yaml``,
+``yml``, ``json``).  TOML refuses a key defined twice; PyYAML and :mod:`json` keep the last
+value silently, so a second ``agents.assistant`` would replace the first without a word.  Both
+readers here report every duplicate key with its key path (and, for YAML, both line numbers).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentrig.errors import Issue
+from agentrig.errors import ConfigError, Issue
 
 __all__ = ["read_json", "read_yaml"]
 
@@ -29,17 +31,22 @@ def _duplicate(path: PathParts, key: str, where: str = "") -> Issue:
 
 
 def read_yaml(text: bytes) -> tuple[Any, list[Issue]]:
-    """The document's data and one issue per duplicate mapping key.
-
-    Raises ``yaml.YAMLError`` on a syntax error.
-    """
-    import yaml
-
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    """The document's data (an empty one: an empty table) and one issue per duplicate mapping
+    key.  Raises ``ValueError`` on a syntax error; ``ConfigError`` without PyYAML."""
+    try:
+        import yaml
+    except ImportError:
+        message = "YAML needs PyYAML: pip install 'agentrig[yaml]'"
+        raise ConfigError([Issue("config.yaml_unavailable", message)]) from None
     issues: list[Issue] = []
-    if root is not None:
-        _yaml_duplicates(root, (), issues, set())
-    return yaml.safe_load(text), issues
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is not None:
+            _yaml_duplicates(root, (), issues, set())
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
+    return {} if data is None else data, issues
 
 
 def _yaml_duplicates(node: Any, path: PathParts, issues: list[Issue], seen: set[int]) -> None:
@@ -72,12 +79,11 @@ class _Pairs(list[tuple[str, Any]]):
     """A JSON object as parsed: its pairs in order, duplicates included."""
 
 
-def read_json(text: str) -> tuple[Any, list[Issue]]:
-    """The document's data and one issue per duplicate object key.
-
-    Raises :class:`json.JSONDecodeError` on a syntax error.
-    """
-    raw = json.loads(text, object_pairs_hook=_Pairs)
+def read_json(text: bytes) -> tuple[Any, list[Issue]]:
+    """The document's data (UTF-8, a byte order mark allowed) and one issue per duplicate
+    object key.  Raises ``ValueError`` on a syntax error (:class:`json.JSONDecodeError` is
+    one)."""
+    raw = json.loads(text.decode("utf-8-sig"), object_pairs_hook=_Pairs)
     issues: list[Issue] = []
     return _json_value(raw, (), issues), issues
 
