@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Literal, Optional
 
 import pytest
@@ -427,11 +429,13 @@ def test_adapter_validates_once_with_the_model() -> None:
         ({"sku": "ABC", "qty": "5"}, "value.type"),  # no string-to-number coercion
         ({"sku": "ABC", "qty": 2.0}, "value.type"),  # strict: a whole float is not an int
         ({"sku": "ABC", "qty": float("nan")}, "value.not_json"),
+        ({"sku": "\ud800", "qty": 1}, "value.not_json"),  # a lone surrogate is no JSON text
+        (MappingProxyType({"sku": "ABC", "qty": 1}), "value.not_json"),  # a Mapping, no dict
         ({"sku": "ABC", "qty": 0}, "value.minimum"),
         ({"qty": 2}, "value.required"),
     ],
 )
-def test_adapter_validates_with_json_semantics(value: dict[str, object], code: str) -> None:
+def test_adapter_validates_with_json_semantics(value: Mapping[str, object], code: str) -> None:
     with pytest.raises(SchemaValidationError) as caught:
         PydanticSchemaAdapter(Order).parse(value)
     assert caught.value.issues[0].code == code

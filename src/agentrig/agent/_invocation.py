@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Awaitable
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, final
 
@@ -197,7 +198,12 @@ class ToolInvocation:
                 "approve and raise to refuse",
                 code="tool.authorize_contract",
             )
-        result = await _awaited(running, running.execute(value, ctx), ctx.timeout)
+        result = running.execute(value, ctx)
+        if type(result) is CoroutineType or (
+            not isinstance(result, str) and inspect.isawaitable(result)
+        ):  # cheap tests first: most results are a coroutine's or a plain string
+            limit = ctx.timeout
+            result = await (result if limit is None else _within(running, result, limit))
         return self._message(running, result)
 
     def _message(self, running: Tool, result: Any) -> ToolMessage:
@@ -240,14 +246,8 @@ class ToolInvocation:
         )
 
 
-async def _awaited(tool: Tool, result: Any, limit: float | None) -> Any:
-    """A tool's result, awaited when it is awaitable, within ``limit`` seconds."""
-    if type(result) is not CoroutineType and (
-        isinstance(result, str) or not inspect.isawaitable(result)
-    ):  # cheap tests first: most results are a coroutine's or a plain string
-        return result
-    if limit is None:
-        return await result
+async def _within(tool: Tool, result: Awaitable[Any], limit: float) -> Any:
+    """A tool's awaitable result, awaited within ``limit`` seconds."""
     with anyio.move_on_after(limit):
         return await result
     raise ToolTimeoutError(

@@ -45,7 +45,7 @@ class ToolRound:
         self.ctx = ctx
         self.outcome = outcome
         self.calls = calls
-        self.identical: dict[str, int] = {}  # canonical input -> calls in this turn
+        self.identical: dict[tuple[str, bytes], int] = {}  # canonical input -> calls
         self.unknown_streak = 0  # consecutive rounds that called only unknown tools
 
     async def run(self, calls: Sequence[ToolCallBlock], tools: Sequence[Tool]) -> bool:
@@ -67,7 +67,7 @@ class ToolRound:
                 while end < len(calls) and _may_overlap(resolved[end]):
                     end += 1
             if end - index == 1:
-                concludes = await self._traced_one(index, calls[index], resolved[index], offered)
+                concludes = await self._run_one(index, calls[index], resolved[index], offered)
             else:
                 group = _Group(self, range(index, end), calls, resolved, offered)
                 concludes = await group.run()
@@ -103,36 +103,32 @@ class ToolRound:
                 f"{limit} times in one run; the agent is not making progress"
             )
 
-    async def _traced_one(
-        self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
-    ) -> bool:
-        trace = self.ctx.trace
-        agent_id = self.ctx.agent.id
-        scope = trace.open("tool_call", agent_id, call.name) if trace is not None else None
-        try:
-            return await self._run_one(index, call, tool, offered)
-        finally:
-            if scope is not None:
-                scope.close()
-
     async def _run_one(
         self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
     ) -> bool:
-        """Dispatch one call and record its result (a call that must run on its own)."""
-        if tool is None:
-            return await self.record(index, call, _unknown(call, offered))
+        """Dispatch one call and record its result (a call that must run on its own), inside
+        its tracing scope."""
         ctx = self.ctx
-        await self.enter(index, call)
+        trace = ctx.trace
+        scope = trace.open("tool_call", ctx.agent.id, call.name) if trace is not None else None
         try:
-            invocation = ToolInvocation(ctx.agent, tool, call, ctx.signal)
-            outcome = await invocation.settle(ctx.port.gate)
-        except anyio.get_cancelled_exc_class():
-            # the caller cancelled while the tool ran: the call still gets its result
-            with anyio.CancelScope(shield=True):
-                await self.cancelled_while_running(index, call)
-            raise
-        self.outcome.tool_results += 1
-        return await self.record(index, call, outcome)
+            if tool is None:
+                return await self.record(index, call, _unknown(call, offered))
+            await self.enter(index, call)
+            try:
+                invocation = ToolInvocation(ctx.agent, tool, call, ctx.signal)
+                refused = await invocation.check(ctx.port.gate)  # then it runs, unless refused
+                outcome = refused if refused is not None else await invocation.execute()
+            except anyio.get_cancelled_exc_class():
+                # the caller cancelled while the tool ran: the call still gets its result
+                with anyio.CancelScope(shield=True):
+                    await self.cancelled_while_running(index, call)
+                raise
+            self.outcome.tool_results += 1
+            return await self.record(index, call, outcome)
+        finally:
+            if scope is not None:
+                scope.close()
 
     async def enter(self, index: int, call: ToolCallBlock) -> None:
         """Log the ``tool/call`` event of a known call about to be dispatched."""

@@ -74,6 +74,10 @@ def tool_permissions(tool: Tool) -> ToolPermissions:
     )
 
 
+#: the answer for a call allowed as the model sent it (frozen: one for every such call)
+_ALLOWED = GateDecision(True)
+
+
 def _as_approval(answer: Any, call_id: CallId | None) -> Approval | None:
     # A plain answer was returned for this one question, so it is bound to its call; an
     # Approval names its call itself, and resolve() refuses it when that is another call.
@@ -183,7 +187,7 @@ class PermissionGate:
         decision = _with_hook_answer(decision, hooked)
         if decision.verdict == "allow":
             # decided: nobody is asked (what resolve() answers for it, without its records)
-            return GateDecision(True, updated_arguments=updated)
+            return _ALLOWED if updated is None else GateDecision(True, updated_arguments=updated)
         if decision.verdict == "ask" and hooks is not None:
             answered = await self._permission_request(tool, call, decision, agent, ctx)
             if isinstance(answered, PermissionDecision):
@@ -288,7 +292,7 @@ class ChainedGate:
             if decision.updated_arguments is not None:
                 updated = decision.updated_arguments
                 call = call.model_copy(update={"arguments": dict(updated)})
-        return GateDecision(True, updated_arguments=updated)
+        return _ALLOWED if updated is None else GateDecision(True, updated_arguments=updated)
 
 
 def compose_gate(rt: Runtime) -> Gate:

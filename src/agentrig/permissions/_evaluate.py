@@ -81,6 +81,9 @@ def _first(
     return None, unevaluable
 
 
+_NO_RULE: tuple[None, None] = (None, None)
+
+
 def _parsed_command(call: PermissionCall) -> ParsedCommand | None:
     arg = call.tool.arg
     if arg is None or arg.kind != "command":
@@ -144,8 +147,10 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     settings = canonical_root(ctx.rules_root, resolve) if ctx.rules_root is not None else None
 
     def first(
-        rules: Iterable[PermissionRule], direction: Direction
+        rules: tuple[PermissionRule, ...], direction: Direction
     ) -> tuple[PermissionRule | None, PermissionRule | None]:
+        if not rules:  # most lists are empty
+            return _NO_RULE
         return _first(rules, call, root, ctx.home, direction, settings, resolve)
 
     # 1. the ceiling and deny rules: nothing later softens a denial
