@@ -250,15 +250,13 @@ format at all (a missing library)."""
 
 
 def read_config_file(path: Path, *, suffix: str | None = None) -> Mapping[str, Any]:
-    """The top-level table of the config file at ``path``: TOML (``.toml``, no suffix) or read
-    by the core distribution's ``agentrig.config_formats`` entry point named after its suffix
-    (or ``suffix``: YAML, JSON); a suffix without one is refused, not read as TOML (a broken
-    install).  Every problem is a :class:`~agentrig.errors.ConfigError` naming the file."""
+    """The top-level table of the config file at ``path``: TOML (``.toml``, no suffix), or read
+    by the core's ``agentrig.config_formats`` entry point named after its suffix (or ``suffix``);
+    a suffix without one is refused.  Every problem is a ConfigError naming the file."""
     kind = (suffix or path.suffix).lower().lstrip(".")
     entry = core_entry_points(FORMATS_GROUP).get(kind)
     if entry is None and kind not in ("", "toml"):
-        message = f"no reader: agentrig has no {FORMATS_GROUP} entry point {kind!r} (reinstall)"
-        raise _file_error(path, "config.format", message)
+        raise _file_error(path, "config.format", f"no {FORMATS_GROUP} reader {kind!r} installed")
     text = path.read_bytes()
     duplicates: list[Issue] = []
     try:

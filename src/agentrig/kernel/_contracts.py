@@ -211,9 +211,8 @@ def _call_problem(name: str, declared: Callable[..., Any], found: Callable[..., 
 
 
 def _shape(function: object) -> tuple[object, ...] | None:
-    """A plain function's parameters after the first, as a call binds them (names, kinds,
-    ``*``/``**``); None for anything else (no first one, something wrapped or declared over
-    the code).  The same shape as declared: every promised call binds, no signature is read."""
+    """A plain function's parameters after the first as a call binds them (names, kinds, ``*``,
+    ``**``), else None.  The declared shape found: every promised call binds, unread."""
     if type(function) is not types.FunctionType:
         return None
     code, held = function.__code__, function.__dict__

@@ -139,11 +139,8 @@ def marked_attributes(obj: object) -> _Marked:
 
 def has_hookimpl(marked: _Marked) -> bool:
     """Whether any of ``marked`` (:func:`marked_attributes`) carries the hookimpl marker."""
-    for values in marked.values():
-        for value in values:
-            if _MARK in getattr(getattr(value, "__func__", value), "__dict__", ()):
-                return True
-    return False
+    functions = (getattr(v, "__func__", v) for values in marked.values() for v in values)
+    return any(_MARK in getattr(f, "__dict__", ()) for f in functions)
 
 
 # verdicts by what they depend on (binding, marked functions: a reloaded plugin brings new ones)
