@@ -25,7 +25,8 @@
   section; repeatable to about 0.5 % however loaded the machine is.  Beside the target line
   it reports the do-nothing ``observe`` listener and the plugin over OpenTelemetry's no-op
   tracer (its scopes and the context API without the SDK's spans); the dropping exporters'
-  line is left out (its export thread would be counted with the loop).
+  line is left out (its export thread would be counted with the loop).  ``--anatomy`` adds
+  the least tracing the public API allows, part by part (``_otel_least.py``).
 
 Each line's ``value`` / ``floor`` / ``ratio`` are the best passes of variant and floor; the
 medians of the same passes are beside them (``median_value``, ``median_floor``,
@@ -56,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import compare, median
 from _instructions import CountingClock, build_helper, count
+from _otel_least import LEAST, least_trace
 from bench_loop import MODEL, NOOP, AgentrigW, K, _config, _memory
 
 import agentrig
@@ -142,6 +144,8 @@ def _variants(cpu: bool, stack: ExitStack, names: Sequence[str] = ()) -> dict[st
         "observe_listener": lambda: ({}, [("null-listener", NullListener())]),
         "otel_noop_tracer": lambda: ({}, [("otel-noop", _noop_telemetry())]),
     }
+    for least in LEAST:
+        made[least] = lambda least=least: ({}, [(least.replace("_", "-"), least_trace(least))])
     timed = ["plain", "otel", "otel_dropping_exporters", *(["observe_listener"] if cpu else [])]
     return {name: made[name]() for name in names or timed}
 
@@ -211,13 +215,13 @@ async def counted_pass(name: str, runs: int) -> None:
             await w.one_pass(rt, runs)
 
 
-def instructions(runs: int) -> None:
+def instructions(runs: int, anatomy: bool) -> None:
     """The lines in instructions per model call, each variant counted in a child."""
     calls = runs * (K + 1)
     per_call: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         helper = build_helper(Path(tmp))
-        for name in COUNTED:
+        for name in (*COUNTED, *(LEAST if anatomy else ())):
             child = [sys.executable, __file__, "--count", name, "--runs", str(runs)]
             per_call[name] = count(child, helper, Path(tmp), name)[-1] / calls / 1000
     common = {"runs": runs, "rounds": K, "model": MODEL, "tool": NOOP.id}
@@ -229,6 +233,7 @@ def instructions(runs: int) -> None:
         ("w_otel_enabled_noop_exporter_instructions", "otel", {}),
         ("w_observe_listener_instructions", "observe_listener", reported),
         ("w_otel_noop_tracer_instructions", "otel_noop_tracer", reported),
+        *((f"w_{name}_instructions", name, reported) for name in LEAST if name in per_call),
     ]
     for line, name, extra in lines:
         value, floor = per_call[name], per_call["plain"]
@@ -280,6 +285,11 @@ def main() -> None:
     parser.add_argument(
         "--instructions", action="store_true", help="count instructions (valgrind's callgrind)"
     )
+    parser.add_argument(
+        "--anatomy",
+        action="store_true",
+        help="with --instructions: also the least tracing the public API allows, part by part",
+    )
     parser.add_argument("--count", help=argparse.SUPPRESS)  # a child of --instructions
     parser.add_argument("--runs", type=int, default=COUNTED_RUNS, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -287,7 +297,7 @@ def main() -> None:
         asyncio.run(counted_pass(args.count, args.runs))
         return
     if args.instructions:
-        instructions(args.runs)
+        instructions(args.runs, args.anatomy)
         return
     runs, repeats = (50, 3) if args.quick else (200, 7)
     if args.cpu:

@@ -179,6 +179,22 @@ def test_unknown_tag_round_trips_inside_a_containing_model() -> None:
     assert json.loads(again.model_dump_json()) == document
 
 
+def test_built_members_pass_as_they_are_and_the_rest_is_parsed() -> None:
+    built = (Started(at=1), Stopped())
+    log = Log(name="a", head=Stopped(), events=built)
+    assert all(a is b for a, b in zip(log.events, built, strict=True))  # kept as they are
+    mixed: Any = (Started(at=2), {"type": "stopped", "reason": "r"})
+    parsed = Log(name="b", head=Stopped(), events=mixed).events
+    assert parsed[0] is mixed[0]
+    assert isinstance(parsed[1], Stopped)
+    assert parsed[1].reason == "r"
+    listed: Any = [Started(at=3)]
+    assert Log(name="c", head=Stopped(), events=listed).events == (Started(at=3),)
+    foreign: Any = (Foreign(),)
+    with pytest.raises(pydantic.ValidationError):
+        Log(name="d", head=Stopped(), events=foreign)
+
+
 def test_loader_runs_once_when_sealing() -> None:
     calls: list[int] = []
 

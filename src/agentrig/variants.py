@@ -239,6 +239,13 @@ class VariantRegistry(Generic[_B]):
         return Annotated[many, BeforeValidator(self._coerce_many)]
 
     def _coerce_many(self, value: Any) -> Any:
+        if type(value) is tuple:  # built members pass as they are (the loop's every message)
+            base = self.base
+            for item in value:
+                if not isinstance(item, base):
+                    break
+            else:
+                return value
         if isinstance(value, list | tuple):
             return tuple(self.parse(v) for v in value)
         return value

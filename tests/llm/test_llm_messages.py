@@ -225,12 +225,24 @@ def test_interrupted_is_only_an_assistant_field() -> None:
         ("{not json", {}, "{not json"),
         ("[1, 2]", {}, "[1, 2]"),
         ('"text"', {}, '"text"'),
+        # a value with text around it: whitespace is allowed, anything else is not JSON
+        (' {"a": 1}\n', {"a": 1}, None),
+        ('{"a": 1} x', {}, '{"a": 1} x'),
+        ('{"a": 1}{"b": 2}', {}, '{"a": 1}{"b": 2}'),
+        ('\ufeff{"a": 1}', {}, '\ufeff{"a": 1}'),
+        ('{"a": NaN, "b": "\\ud800", "a": 2}', {"a": 2, "b": "\ud800"}, None),
     ],
 )
 def test_parse_tool_arguments(
     raw: str, arguments: dict[str, Any], raw_arguments: str | None
 ) -> None:
     assert parse_tool_arguments(raw) == (arguments, raw_arguments)
+    try:  # what json.loads makes of the text, always
+        expected = json.loads(raw)
+    except ValueError:
+        expected = None
+    if isinstance(expected, dict):
+        assert parse_tool_arguments(raw)[0] == expected
     block = ToolCallBlock.from_json("id", "name", raw)
     assert block.arguments == arguments
     assert block.raw_arguments == raw_arguments

@@ -66,8 +66,10 @@ class ModelRound:
     __slots__ = (
         "audit",
         "calls",
+        "compact_at",
         "ctx",
         "first_chunk",
+        "guard_text",
         "outcome",
         "response_id",
         "scope_class",
@@ -83,6 +85,11 @@ class ModelRound:
         #: the class of the anyio cancel scope of the turn's first provider call (the turn
         #: runs in one task on one event loop; anyio looks the library up per scope otherwise)
         self.scope_class: type[anyio.CancelScope] | None = None
+        # the agent's compaction settings (its configuration is fixed), read once per turn:
+        # the share of the window that compacts first (None: never), the guard's wording
+        settings = ctx.port.config.compaction
+        self.compact_at = settings.at if settings.auto else None
+        self.guard_text = settings.guard_text
 
     async def run(
         self,
@@ -165,7 +172,7 @@ class ModelRound:
                 )
             finally:
                 audit = ReasoningAudit.of(
-                    cfg.provider, cfg.model, position, request.reasoning_effort, reports
+                    cfg.provider, cfg.model, position, cfg.reasoning_effort, reports
                 )
                 self.audit = audit
                 self.outcome.reasoning.append(audit)
@@ -214,9 +221,13 @@ class ModelRound:
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)
         window = port.runtime.models.context_window(cfg.model)
-        usage = await self._measured(window, tool_chars, extra_chars)
+        usage = measure_context(
+            port.session, window, tool_chars=tool_chars, extra_chars=extra_chars
+        )
+        if self.compact_at is not None and usage.share >= self.compact_at:
+            usage = await self._compacted(usage, window, tool_chars, extra_chars)
         messages = request_messages(port.session.derive_messages(), system_extra, extra_instruction)
-        refusal = context_overflow(usage, cfg.model, port.config.compaction.guard_text)
+        refusal = context_overflow(usage, cfg.model, self.guard_text)
         if refusal is not None:
             error = ContextWindowError(refusal)
             await port.append(model_error(cfg, attempt, error))
@@ -237,16 +248,12 @@ class ModelRound:
         )
         return request, provider, declared
 
-    async def _measured(self, window: int, tool_chars: int, extra_chars: int) -> ContextUsage:
-        """The request's context usage; past ``compaction.at`` of the window the history is
-        compacted first (then measured again)."""
+    async def _compacted(
+        self, usage: ContextUsage, window: int, tool_chars: int, extra_chars: int
+    ) -> ContextUsage:
+        """Compact the history the request would carry (``usage`` is past ``compaction.at``
+        of the window); the request's context usage after it."""
         port = self.ctx.port
-        usage = measure_context(
-            port.session, window, tool_chars=tool_chars, extra_chars=extra_chars
-        )
-        settings = port.config.compaction
-        if not settings.auto or usage.share < settings.at:
-            return usage
         signal = self.ctx.signal
         try:
             done = await port.compactor.compact(

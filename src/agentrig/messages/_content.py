@@ -63,6 +63,10 @@ class FileBlock(ContentBlock):
     name: str | None = None
 
 
+# json.loads's decoder without its two whitespace scans: a value filling the text is json.loads's
+_decode = json.JSONDecoder().raw_decode
+
+
 def parse_tool_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     """Turn a provider's tool-argument text into ``(arguments, raw_arguments)``.
 
@@ -73,9 +77,14 @@ def parse_tool_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value, end = _decode(raw)
     except ValueError:
-        return {}, raw
+        end = -1
+    if end != len(raw):  # text around the value: json.loads decides (whitespace is allowed)
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {}, raw
     if isinstance(value, dict):
         return value, None
     return {}, raw
