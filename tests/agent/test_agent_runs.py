@@ -347,6 +347,40 @@ async def test_identical_tool_input_guard(env: EnvFactory) -> None:
         check_invariant(e.agent)
 
 
+@agentrig_tool(risk="inspect")
+def pair(a: dict[str, int], b: int) -> str:
+    """Take a map and a number."""
+    return "ok"
+
+
+def _pair_call(arguments: dict[str, Any]) -> Reply:
+    return Reply(tool_calls=(ScriptedCall("pair", arguments),))
+
+
+async def test_identical_input_guard_reads_objects_whatever_their_key_order(
+    env: EnvFactory,
+) -> None:
+    first = _pair_call({"a": {"x": 1, "y": 2}, "b": 1})
+    permuted = _pair_call({"b": 1, "a": {"y": 2, "x": 1}})  # the same input, keys reordered
+    async with env([first, permuted, "unused"], tools=[pair], identical_input_limit=1) as e:
+        with pytest.raises(IdenticalToolInputError):
+            await e.agent.run("loop")
+        assert len(events(e.agent, "tool/call")) == 1
+
+
+async def test_identical_input_guard_tells_json_types_apart(env: EnvFactory) -> None:
+    # 1, 1.0 and true are different JSON inputs (Python alone calls them equal)
+    script: list[Reply | str] = [
+        _pair_call({"a": {}, "b": 1}),
+        _pair_call({"a": {}, "b": 1.0}),
+        _pair_call({"a": {}, "b": True}),
+        "done",
+    ]
+    async with env(script, tools=[pair], identical_input_limit=1) as e:
+        assert (await e.agent.run("loop")).value == "done"
+        assert len(events(e.agent, "tool/call")) == 3
+
+
 async def test_identical_input_guard_can_be_disabled(env: EnvFactory) -> None:
     same = echo_call("same")
     async with env([same] * 5 + ["done"], tools=[echo], identical_input_limit=0) as e:

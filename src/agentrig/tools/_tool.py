@@ -251,6 +251,7 @@ class FunctionTool:
         self._authorize = authorize
         self._is_async = inspect.iscoroutinefunction(function)
         self._ctx_param, self.input_model = _input_model(function, name)
+        self._parameters = tuple(self.input_model.model_fields)  # the function's, in order
         self._schema: SchemaAdapter[BaseModel] = PydanticSchemaAdapter(self.input_model)
         if permission_arg is not None and permission_arg.key not in self.input_model.model_fields:
             raise ToolDefinitionError(
@@ -285,7 +286,7 @@ class FunctionTool:
         return self._authorize(input, ctx)
 
     def _kwargs(self, input: BaseModel, ctx: ToolContext) -> dict[str, Any]:
-        kwargs = {name: getattr(input, name) for name in type(input).model_fields}
+        kwargs = {name: getattr(input, name) for name in self._parameters}
         if self._ctx_param is not None:
             kwargs[self._ctx_param] = ctx
         return kwargs
