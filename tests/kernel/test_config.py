@@ -21,6 +21,7 @@ from agentrig.kernel import (
     env_resolver,
     load_config,
     open_runtime,
+    read_config_file,
 )
 from agentrig.permissions import permissions_config
 
@@ -185,6 +186,24 @@ def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path / "absent.toml")
     assert only_issue(info.value).code == "config.not_found"
+
+
+def test_a_suffix_without_a_reader_is_refused_not_read_as_toml(tmp_path: Path) -> None:
+    # a .json / .yaml file whose reader entry point is missing (a broken install) takes this
+    # path too: the core names a reader per suffix, and only TOML is the kernel's own
+    file = tmp_path / "agentrig.conf"
+    file.write_text('[plugins]\ndisabled = ["x"]\n')  # valid TOML: still refused
+    with pytest.raises(ConfigError, match=r"agentrig\.conf") as info:
+        load_config(file)
+    issue = only_issue(info.value)
+    assert issue.code == "config.format"
+    assert issue.message == "no agentrig.config_formats reader 'conf' installed"
+    with pytest.raises(ConfigError, match="reader 'ini'"):
+        read_config_file(file, suffix=".ini")
+    plain = tmp_path / "agentrig"  # no suffix, or .toml: TOML
+    plain.write_text("[plugins]\n")
+    assert read_config_file(plain) == {"plugins": {}}
+    assert read_config_file(file, suffix=".TOML") == {"plugins": {"disabled": ["x"]}}
 
 
 def test_yaml_is_accepted_when_pyyaml_is_installed(tmp_path: Path) -> None:

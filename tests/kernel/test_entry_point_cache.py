@@ -68,3 +68,16 @@ def test_a_task_started_in_the_block_looks_again_once_the_block_ended(site: Path
     time.sleep(0.05)
     _install(site)
     assert copied.run(_late) == ["late"]
+
+
+def test_a_state_taken_by_one_block_is_reused_by_the_next(site: Path) -> None:
+    # open_runtime indexes in one block and composes in another, looking once for both
+    with one_installation_state() as taken:
+        assert _late() == []
+    time.sleep(0.05)
+    _install(site)
+    with one_installation_state(taken) as reused:
+        assert reused == taken
+        assert _late() == []  # the open's one look
+    with one_installation_state():
+        assert _late() == ["late"]  # a new open looks again

@@ -306,3 +306,17 @@ async def test_a_plugins_registration_guard_judges_a_folder_skill(project: Path)
         "commit-messages",
         "pdf-processing",
     ]
+
+
+def test_a_root_resolves_as_pathlib_resolves_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentrig.builtins._compose_skills import _resolve
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    base = tmp_path / "project"
+    for given in ("~/.claude/skills", ".agents/skills", "/abs/skills", "a/../b/", "~"):
+        expected = Path(given).expanduser()
+        assert _resolve(given, base) == (expected if expected.is_absolute() else base / expected)
+    with pytest.raises(RuntimeError):  # no home folder to expand to: refused as pathlib does
+        _resolve("~no-such-user-agentrig/skills", base)

@@ -87,3 +87,19 @@ async def test_long_files_are_cut_with_a_note(layout: Path) -> None:
 async def test_without_files_nothing_is_provided(layout: Path) -> None:
     async with open_runtime(config(layout, home=False, project=False), environ={}) as rt:
         assert rt.services.get(PROJECT_INSTRUCTIONS) is None
+
+
+def test_the_lookup_names_what_pathlib_would_and_each_file_once(layout: Path) -> None:
+    from agentrig.builtins._instructions import InstructionsConfig, find_instruction_files
+
+    home = layout.parent / "home"
+    (layout / "CLAUDE.md").symlink_to(layout / "AGENTS.md")  # one file under two names
+    (layout / "pkg" / "core" / "AGENTS.md").mkdir()  # a folder of that name is no file
+    found = find_instruction_files(InstructionsConfig(), home, layout / "pkg" / "core")
+    expected = [home / ".claude" / "CLAUDE.md", layout / "AGENTS.md", layout / "pkg" / "CLAUDE.md"]
+    assert found == expected
+    assert all(isinstance(p, Path) for p in found)
+    # without a Git root the working directory alone is the project
+    (layout / ".git").rmdir()
+    alone = find_instruction_files(InstructionsConfig(home=False), home, layout / "pkg")
+    assert alone == [layout / "pkg" / "CLAUDE.md"]

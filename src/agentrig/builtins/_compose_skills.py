@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,8 +62,10 @@ def skills_config(rt: Runtime) -> SkillsConfig:
 
 
 def _resolve(path: str, base: Path) -> Path:
-    given = Path(path).expanduser()
-    return given if given.is_absolute() else base / given
+    given = os.path.expanduser(path)  # one Path per root: most roots are missing
+    if given[:1] == "~":  # no home folder to expand to: pathlib's error says so
+        return Path(path).expanduser()
+    return Path(given) if os.path.isabs(given) else base / given
 
 
 def skill_roots(loaded: LoadedConfig, config: SkillsConfig) -> list[tuple[str, Path]]:

@@ -19,6 +19,7 @@ order.  The ``[instructions]`` table turns each part off::
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,34 +52,41 @@ class InstructionsConfig(BaseModel):
     max_bytes: int = Field(default=65_536, gt=0)
 
 
-def _git_root(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
+def _up(start: str) -> list[str]:
+    """``start`` and each folder above it, as ``Path(start).parents`` names them."""
+    chain = [start]
+    while (parent := os.path.dirname(chain[-1])) != chain[-1]:
+        chain.append(parent)
+    return chain
 
 
 def find_instruction_files(config: InstructionsConfig, home: Path, workdir: Path) -> list[Path]:
-    """The instruction files that exist, in the order they are added (no file twice)."""
+    """The instruction files that exist, in the order they are added (no file twice).
+
+    Plain strings until a file is found: most candidates are missing, and each
+    :class:`~pathlib.Path` made to stat one costs more than the stat."""
     names = [
         n for n, on in (("AGENTS.md", config.agents_md), ("CLAUDE.md", config.claude_md)) if on
     ]
-    candidates: list[Path] = []
+    join = os.path.join
+    candidates: list[str] = []
     if config.home:
-        candidates += [home / name for name in names]
+        top_home = str(home)
+        candidates += [join(top_home, name) for name in names]
         if config.agents_md:
-            candidates.append(home / ".codex" / "AGENTS.md")
+            candidates.append(join(top_home, ".codex", "AGENTS.md"))
         if config.claude_md:
-            candidates.append(home / ".claude" / "CLAUDE.md")
+            candidates.append(join(top_home, ".claude", "CLAUDE.md"))
     if config.project:
-        top = _git_root(workdir) or workdir
-        chain = [workdir, *workdir.parents]
-        folders = list(reversed(chain[: chain.index(top) + 1]))
-        candidates += [folder / name for folder in folders for name in names]
+        chain = _up(str(workdir))
+        top = next((f for f in chain if os.path.exists(join(f, ".git"))), chain[0])
+        folders = reversed(chain[: chain.index(top) + 1])
+        candidates += [join(folder, name) for folder in folders for name in names]
     found: list[Path] = []
     seen: set[Path] = set()
-    for path in candidates:
-        if path.is_file():
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            path = Path(candidate)
             real = path.resolve()
             if real not in seen:  # AGENTS.md and CLAUDE.md are often one file, linked
                 seen.add(real)

@@ -250,11 +250,14 @@ format at all (a missing library)."""
 
 
 def read_config_file(path: Path, *, suffix: str | None = None) -> Mapping[str, Any]:
-    """The top-level table of the config file at ``path``, as TOML unless the core distribution
-    names a reader for its suffix (or ``suffix``): an ``agentrig.config_formats`` entry point
-    (YAML, JSON).  Every problem is a :class:`~agentrig.errors.ConfigError` naming the file."""
+    """The top-level table of the config file at ``path``: TOML (``.toml``, no suffix), or read
+    by the core's ``agentrig.config_formats`` entry point named after its suffix (or ``suffix``);
+    a suffix without one is refused.  Every problem is a ConfigError naming the file."""
+    kind = (suffix or path.suffix).lower().lstrip(".")
+    entry = core_entry_points(FORMATS_GROUP).get(kind)
+    if entry is None and kind not in ("", "toml"):
+        raise _file_error(path, "config.format", f"no {FORMATS_GROUP} reader {kind!r} installed")
     text = path.read_bytes()
-    entry = core_entry_points(FORMATS_GROUP).get((suffix or path.suffix).lower().lstrip("."))
     duplicates: list[Issue] = []
     try:
         if entry is None:

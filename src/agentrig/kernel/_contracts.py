@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -186,25 +187,41 @@ def _call_problem(name: str, declared: Callable[..., Any], found: Callable[..., 
     """How ``found`` (bound) cannot be called as ``declared`` (unbound, with ``self``) is:
     the declared call must bind, each positional parameter landing in the one of its name (or
     in ``*args``) unless the protocol makes it positional-only."""
-    try:
-        want = _declared_parameters(declared)
-        have = inspect.signature(found)
-    except (TypeError, ValueError):
-        return None
-    named = [p.name for p in want if p.kind is p.POSITIONAL_OR_KEYWORD]
-    only = [p.name for p in want if p.kind is p.POSITIONAL_ONLY]
-    keywords = {p.name: p.name for p in want if p.kind is p.KEYWORD_ONLY}
-    try:  # each argument is its parameter's name, to see where it lands
-        bound = have.bind(*only, *named, **keywords).arguments
-        landed: dict[str, str] | None = {v: k for k, v in bound.items() if isinstance(v, str)}
-    except TypeError:
-        landed = None
-    if landed is None or any(landed.get(given, given) != given for given in named):
-        shown = _bare(have.parameters.values())
-        return f"{name} must accept {name}({_bare(want)}), found {name}({shown})"
+    shape = _shape(declared)  # equal shapes bind: a speed path (benchmarks/README.md)
+    if shape is None or type(found) is not types.MethodType or shape != _shape(found.__func__):
+        try:
+            want = _declared_parameters(declared)
+            have = inspect.signature(found)
+        except (TypeError, ValueError):
+            return None
+        named = [p.name for p in want if p.kind is p.POSITIONAL_OR_KEYWORD]
+        only = [p.name for p in want if p.kind is p.POSITIONAL_ONLY]
+        keywords = {p.name: p.name for p in want if p.kind is p.KEYWORD_ONLY}
+        try:  # each argument is its parameter's name, to see where it lands
+            bound = have.bind(*only, *named, **keywords).arguments
+            landed: dict[str, str] | None = {v: k for k, v in bound.items() if isinstance(v, str)}
+        except TypeError:
+            landed = None
+        if landed is None or any(landed.get(given, given) != given for given in named):
+            shown = _bare(have.parameters.values())
+            return f"{name} must accept {name}({_bare(want)}), found {name}({shown})"
     if inspect.iscoroutinefunction(declared) and not _awaitable_method(found):
         return f"{name} must be 'async def'"
     return None
+
+
+def _shape(function: object) -> tuple[object, ...] | None:
+    """A plain function's parameters after the first as a call binds them (names, kinds, ``*``,
+    ``**``), else None.  The declared shape found: every promised call binds, unread."""
+    if type(function) is not types.FunctionType:
+        return None
+    code, held = function.__code__, function.__dict__
+    if not code.co_argcount or "__wrapped__" in held or "__signature__" in held:
+        return None
+    stars = code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    size = code.co_argcount + code.co_kwonlyargcount + bin(stars).count("1")
+    counts = (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)
+    return (*counts, stars, code.co_varnames[1:size])
 
 
 @functools.lru_cache(maxsize=512)

@@ -25,6 +25,7 @@ from agentrig._plugin_env import (
     env_plugin_settings,
 )
 from agentrig._seams import SEAMS_GROUP
+from agentrig.diagnostics import get_logger
 from agentrig.errors import (
     Issue,
     PluginConflictError,
@@ -70,6 +71,7 @@ __all__ = [
 #: reads from the core distribution only (what the core hands the kernel from above it).
 KIND_GROUPS: tuple[str, ...] = tuple(group_of(kind) for kind in KINDS)
 CORE_GROUPS = frozenset({CONTRACTS_GROUP, FORMATS_GROUP, IMPORTERS_GROUP, SEAMS_GROUP})
+_log = get_logger("plugins")
 
 
 @final
@@ -367,8 +369,6 @@ def _usable_entries(kind: str, index: PluginIndex | None) -> Iterator[tuple[Entr
     """The loaded enabled entries of ``kind``; a broken one is logged (and remembered by
     :meth:`PluginIndex.load`) and skipped.  ``index`` defaults to the
     installed entry points with the environment's plugin switches."""
-    from agentrig.diagnostics import get_logger
-
     if index is None:
         index = PluginIndex(disabled=env_plugin_settings(os.environ)[0])
     for entry in index.entries(kind):
@@ -377,7 +377,7 @@ def _usable_entries(kind: str, index: PluginIndex | None) -> Iterator[tuple[Entr
         try:
             loaded = index.load(entry.kind, entry.name)
         except Exception as exc:  # load() remembered it; the others still load
-            get_logger("plugins").warning("%s entry %s was not loaded: %s", kind, entry.name, exc)
+            _log.warning("%s entry %s was not loaded: %s", kind, entry.name, exc)
             continue
         yield entry, loaded
 
@@ -399,10 +399,8 @@ def register_schemas(registry: SchemaRegistry, index: PluginIndex | None = None)
     schemas in ``registry``: the loader of ``agentrig.schemas.SCHEMAS`` (agentrig's
     ``agentrig.seams`` entry point ``schemas``), run once, when a schema
     nobody defined is looked up or the names are listed."""
-    from agentrig.diagnostics import get_logger
-
     for entry, register in _usable_entries("schemas", index):
         try:
             register(registry)
         except Exception as exc:  # one plugin's broken registrar leaves the others' schemas
-            get_logger("plugins").warning("schemas entry %s failed: %s", entry.name, exc)
+            _log.warning("schemas entry %s failed: %s", entry.name, exc)

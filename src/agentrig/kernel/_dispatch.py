@@ -14,7 +14,6 @@ holds no spec (a copy per runtime would only repeat that judgement), registers i
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import inspect
 import types
@@ -119,8 +118,10 @@ def marked_attributes(obj: object) -> _Marked:
     classes = type(obj).__mro__ + (obj.__mro__ if isinstance(obj, type) else ())
     spaces: list[Mapping[str, object]] = [vars(c) for c in classes if c not in _BUILTIN]
     if not isinstance(obj, type):  # a class's own dictionary is first in its __mro__
-        with contextlib.suppress(AttributeError):  # an instance with slots only has none
+        try:  # (not contextlib.suppress: a context manager costs more than the lookup)
             spaces.append(object.__getattribute__(obj, "__dict__"))
+        except AttributeError:  # an instance with slots only has none
+            spaces.append({})
     found: _Marked = {}
     for space in spaces:
         for name, value in space.items():

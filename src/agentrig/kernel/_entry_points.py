@@ -75,16 +75,17 @@ def parse_agentrig_sections(text: str) -> list[tuple[str, str, str]]:
 # group -> entries, per installation state (the path entries and their modification times,
 # which change whenever pip installs or removes a distribution there).  Editing an installed
 # distribution's entry_points.txt in place is not noticed -- reinstall it.
-_READ: dict[tuple[tuple[str, int], ...], dict[str, tuple[FoundEntryPoint, ...]]] = {}
+_State = tuple[tuple[str, int], ...]  # each sys.path entry and its modification time
+_READ: dict[_State, dict[str, tuple[FoundEntryPoint, ...]]] = {}
 
 
-def installation_state() -> tuple[tuple[str, int], ...]:
+def installation_state() -> _State:
     """The state now, or the one :func:`one_installation_state` took for its open block."""
     taken = _TAKEN.get()
     return taken[0] if taken and taken[0] is not None else _stat_path()
 
 
-def _stat_path() -> tuple[tuple[str, int], ...]:
+def _stat_path() -> _State:
     state: list[tuple[str, int]] = []
     for entry in sys.path:
         try:
@@ -96,27 +97,26 @@ def _stat_path() -> tuple[tuple[str, int], ...]:
 
 # a cell, not the state: a task started inside the block copies the context, and emptying the
 # cell when the block ends reaches that copy too
-_TAKEN: contextvars.ContextVar[list[tuple[tuple[str, int], ...] | None] | None] = (
-    contextvars.ContextVar("agentrig_installation_state", default=None)
+_TAKEN: contextvars.ContextVar[list[_State | None] | None] = contextvars.ContextVar(
+    "agentrig_installation_state", default=None
 )
 
 
 @contextlib.contextmanager
-def one_installation_state() -> Iterator[None]:
-    """Within the block the installation is looked at once: composing a runtime reads the
-    entry points in several places, and each look stats every ``sys.path`` entry."""
-    cell: list[tuple[tuple[str, int], ...] | None] = [_stat_path()]
+def one_installation_state(taken: _State | None = None) -> Iterator[_State]:
+    """Within the block the installation is looked at once (or ``taken``: the state a block
+    yielded): an open reads the entry points in several places; a look stats ``sys.path``."""
+    state = _stat_path() if taken is None else taken
+    cell: list[_State | None] = [state]
     token = _TAKEN.set(cell)
     try:
-        yield
+        yield state
     finally:
         cell[0] = None
         _TAKEN.reset(token)
 
 
-def agentrig_entry_points(
-    state: tuple[tuple[str, int], ...] | None = None,
-) -> dict[str, tuple[FoundEntryPoint, ...]]:
+def agentrig_entry_points(state: _State | None = None) -> dict[str, tuple[FoundEntryPoint, ...]]:
     """Every installed ``agentrig.*`` entry point, by group, in ``sys.path`` order."""
     key = installation_state() if state is None else state
     groups = _READ.get(key)

@@ -45,14 +45,6 @@ class Merged:
     replaced: Mapping[Key, tuple[EntrySpec, ...]]
 
 
-def _grouped(listing: Iterable[EntrySpec]) -> dict[Key, tuple[EntrySpec, ...]]:
-    """``listing``'s entries by (kind, name), in discovery order."""
-    fresh: dict[Key, list[EntrySpec]] = {}
-    for entry in listing:
-        fresh.setdefault((entry.kind, entry.name), []).append(entry)
-    return {key: tuple(entries) for key, entries in fresh.items()}
-
-
 def merge_sources(
     listings: Iterable[Iterable[EntrySpec]], prefer: Mapping[str, str] = {}
 ) -> Merged:
@@ -60,14 +52,13 @@ def merge_sources(
     candidates: dict[Key, tuple[EntrySpec, ...]] = {}
     replaced: dict[Key, tuple[EntrySpec, ...]] = {}
     for listing in listings:
-        fresh = _grouped(listing)
-        if not candidates:
-            candidates = dict(fresh)
-            continue
-        for key, entries in fresh.items():
-            if key in candidates:
+        fresh: dict[Key, list[EntrySpec]] = {}  # this source's entries by key, in order
+        for entry in listing:
+            fresh.setdefault((entry.kind, entry.name), []).append(entry)
+        for key, found in fresh.items():
+            if key in candidates:  # a later source replaces an earlier one's on purpose
                 replaced[key] = (*replaced.get(key, ()), *candidates[key])
-            candidates[key] = entries
+            candidates[key] = tuple(found)
     chosen: dict[Key, EntrySpec] = {key: entries[0] for key, entries in candidates.items()}
     conflicts: dict[Key, tuple[EntrySpec, ...]] = {}
     overridden: dict[Key, tuple[EntrySpec, ...]] = {}

@@ -372,7 +372,7 @@ async def open_runtime(
     does not close them).  ``plugins`` registers extra listener objects by name.
     ``environ`` is where the documented plugin switches are read (default ``os.environ``).
     """
-    with one_installation_state():  # one look at what is installed for the whole index
+    with one_installation_state() as installed:  # one look at what is installed per open
         loaded, index = _index(config, sources, memory, environ)
     # An exception raised inside a task group comes out wrapped in an ExceptionGroup; the
     # caller's own errors (and composition errors) are carried out of the group instead and
@@ -390,7 +390,7 @@ async def open_runtime(
         )
         left_cleanly = False
         try:
-            with one_installation_state():
+            with one_installation_state(installed):
                 await _start(rt, plugins, overrides)
             yield rt
             left_cleanly = True

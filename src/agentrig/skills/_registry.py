@@ -48,7 +48,9 @@ def version_key(version: str) -> tuple[tuple[int, int, str], ...]:
 def skill_folders(path: str | os.PathLike[str]) -> list[Path]:
     """The skill folders ``path`` stands for: itself (a skill folder or its SKILL.md), or
     the direct sub-folders holding a SKILL.md (a collection root); [] when it is missing."""
-    given = Path(path)
+    given = path if isinstance(path, Path) else Path(path)
+    if not os.path.lexists(given):  # most roots are missing
+        return []
     if given.name == SKILL_FILE and os.path.lexists(given) and not given.is_dir():
         return [given.parent]
     if not given.is_dir():
