@@ -381,6 +381,18 @@ async def test_identical_input_guard_tells_json_types_apart(env: EnvFactory) -> 
         assert len(events(e.agent, "tool/call")) == 3
 
 
+async def test_a_lone_surrogate_in_the_arguments_is_an_invalid_input_not_a_failed_run(
+    env: EnvFactory,
+) -> None:
+    # json.loads gives "\ud800" for a model's escaped text; no UTF-8 encoder takes it
+    script: list[Reply | str] = [_pair_call({"a": {"\ud800": 1}, "b": 1}), "done"]
+    async with env(script, tools=[pair], identical_input_limit=1) as e:
+        assert (await e.agent.run("go")).value == "done"
+        (result,) = [ev.message for ev in events(e.agent, "tool/result")]
+        assert result.status == "error"
+        assert "Invalid JSON" in result.text
+
+
 async def test_identical_input_guard_can_be_disabled(env: EnvFactory) -> None:
     same = echo_call("same")
     async with env([same] * 5 + ["done"], tools=[echo], identical_input_limit=0) as e:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from agentrig.errors import AgentrigError, error_info
 from agentrig.tools.schema import (
+    Limits,
     PydanticSchemaAdapter,
     SchemaAdapter,
     SchemaConversionError,
@@ -429,7 +430,7 @@ def test_adapter_validates_once_with_the_model() -> None:
         ({"sku": "ABC", "qty": "5"}, "value.type"),  # no string-to-number coercion
         ({"sku": "ABC", "qty": 2.0}, "value.type"),  # strict: a whole float is not an int
         ({"sku": "ABC", "qty": float("nan")}, "value.not_json"),
-        ({"sku": "\ud800", "qty": 1}, "value.not_json"),  # a lone surrogate is no JSON text
+        ({"sku": "\ud800", "qty": 1}, "value.json_invalid"),  # a lone surrogate: no JSON text
         (MappingProxyType({"sku": "ABC", "qty": 1}), "value.not_json"),  # a Mapping, no dict
         ({"sku": "ABC", "qty": 0}, "value.minimum"),
         ({"qty": 2}, "value.required"),
@@ -470,3 +471,31 @@ def test_adapter_bounds_hold() -> None:
     with pytest.raises(SchemaValidationError) as caught:
         PydanticSchemaAdapter(Order).parse({"sku": "x" * 2_000_000})
     assert caught.value.issues[0].code == "limit.string_length"
+
+
+class Nested(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tree: dict[str, Any]
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for _ in range(depth):
+        tree = {"a": tree}
+    return tree
+
+
+def test_adapter_reads_deep_input() -> None:
+    adapter = PydanticSchemaAdapter(Nested, limits=Limits(max_depth=150))
+    assert adapter.parse({"tree": _nested(100)}).tree == _nested(100)
+
+
+def test_adapter_reports_input_too_deep_for_the_json_parser_as_before() -> None:
+    # pydantic-core's encoder refuses nesting past about 250 levels, json's writes it, and
+    # pydantic's JSON parser refuses it past 200: the issue is the parser's, as it always was
+    adapter = PydanticSchemaAdapter(Nested, limits=Limits(max_depth=400))
+    with pytest.raises(SchemaValidationError) as caught:
+        adapter.parse({"tree": _nested(300)})
+    assert [issue.code for issue in caught.value.issues] == ["value.json_invalid"]
+    assert "recursion limit" in caught.value.issues[0].message

@@ -10,11 +10,11 @@ input, refusal, an exception, cancellation -- the call gets one
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
-from pydantic_core import to_json
 
 from agentrig.errors import AgentrigError
 from agentrig.ids import InvocationId
@@ -165,25 +165,10 @@ def result_message(call: ToolCallBlock, value: Any, status: ToolStatus = "ok") -
     return ToolMessage.of(call.id, call.name, render_output(value), status=status)
 
 
-def canonical_input(call: ToolCallBlock) -> tuple[str, bytes]:
-    """A byte-stable rendering of a call's input for the identical-input guard: its tool's
-    name and its arguments as compact JSON, every object's keys sorted."""
-    return call.name, to_json(_keys_sorted(call.arguments), fallback=str)
+# one shared encoder: json.dumps with keywords would build a new one per call
+_ENCODE_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
 
 
-def _keys_sorted(value: dict[str, Any]) -> dict[str, Any]:
-    # pydantic-core's encoder (a fraction of json.dumps' cost) keeps the order it is given
-    return {key: _nested(value[key]) for key in sorted(value)}
-
-
-def _nested(value: Any) -> Any:
-    if type(value) in _SCALARS:
-        return value
-    if isinstance(value, dict):
-        return _keys_sorted(value)
-    if isinstance(value, list | tuple):
-        return [_nested(item) for item in value]
-    return value
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+def canonical_input(call: ToolCallBlock) -> str:
+    """A byte-stable rendering of a call's input for the identical-input guard."""
+    return f"{call.name}\x00{_ENCODE_CANONICAL(call.arguments)}"

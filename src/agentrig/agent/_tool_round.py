@@ -45,7 +45,7 @@ class ToolRound:
         self.ctx = ctx
         self.outcome = outcome
         self.calls = calls
-        self.identical: dict[tuple[str, bytes], int] = {}  # canonical input -> calls
+        self.identical: dict[str, int] = {}  # canonical input -> calls in this turn
         self.unknown_streak = 0  # consecutive rounds that called only unknown tools
 
     async def run(self, calls: Sequence[ToolCallBlock], tools: Sequence[Tool]) -> bool:

@@ -26,6 +26,7 @@ the one shape every tool and structured-output schema has in agentrig:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Generic, Literal, TypeVar
 
@@ -321,10 +322,8 @@ class PydanticSchemaAdapter(Generic[_M]):
         if issues:
             raise SchemaValidationError(issues, subject=self._subject())
         try:
-            # JSON values only (the bounds walk refused the rest, NaN and infinities too), so
-            # pydantic-core's encoder writes what json.dumps would, about 4x cheaper
-            text = to_json(value)
-        except PydanticSerializationError as exc:  # a str with a lone surrogate, a Mapping
+            text = _json_text(value)
+        except (TypeError, ValueError) as exc:  # a Mapping that is not a dict
             issue = Issue("value.not_json", f"the input cannot be written as JSON: {exc}")
             raise SchemaValidationError([issue], subject=self._subject()) from None
         try:
@@ -338,6 +337,23 @@ class PydanticSchemaAdapter(Generic[_M]):
     def __repr__(self) -> str:
         return f"PydanticSchemaAdapter({self._model.__name__})"
 
+
+def _json_text(value: object) -> str | bytes:
+    """``value`` (within the bounds: JSON values only, no NaN) as JSON text.
+
+    pydantic-core's encoder writes what ``json.dumps`` would at about a fifth of its cost
+    (13.7 k instructions for ``{"x": 1}``: json builds its C encoder on every call);
+    what it refuses -- a lone surrogate, nesting deeper than its own limit (about 250) --
+    goes to json's, as before.
+    """
+    try:
+        return to_json(value)
+    except PydanticSerializationError:
+        return _ENCODE(value)
+
+
+# one shared encoder: ``json.dumps`` with a keyword builds a new one per call
+_ENCODE = json.JSONEncoder(allow_nan=False).encode
 
 # pydantic's error types named by the JSON Schema keyword they enforce, so a pydantic-backed
 # tool reports the same ``value.<keyword>`` codes as every other schema adapter.
