@@ -317,6 +317,31 @@ def test_a_root_resolves_as_pathlib_resolves_it(
     base = tmp_path / "project"
     for given in ("~/.claude/skills", ".agents/skills", "/abs/skills", "a/../b/", "~"):
         expected = Path(given).expanduser()
-        assert _resolve(given, base) == (expected if expected.is_absolute() else base / expected)
+        resolved = Path(_resolve(given, base))
+        assert resolved == (expected if expected.is_absolute() else base / expected)
     with pytest.raises(RuntimeError):  # no home folder to expand to: refused as pathlib does
         _resolve("~no-such-user-agentrig/skills", base)
+
+
+def test_a_root_named_by_a_string_finds_what_its_path_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentrig.skills import skill_folders
+
+    one = copy("code-review", tmp_path / "roots")
+    (tmp_path / "roots" / "two").mkdir()
+    monkeypatch.chdir(tmp_path)
+    skill = str(one / "SKILL.md")
+    for given in (
+        str(tmp_path / "roots"),
+        str(tmp_path / "roots") + "/",
+        str(tmp_path / "roots") + "//code-review/.",
+        str(one),
+        skill,
+        skill + "/",  # pathlib drops the slash: the file still names its folder
+        str(tmp_path / "missing"),
+        "roots",
+        "",
+    ):
+        assert skill_folders(given) == skill_folders(Path(given)), given
+    assert skill_folders(skill + "/") == [one]

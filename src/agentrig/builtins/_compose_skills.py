@@ -61,20 +61,22 @@ def skills_config(rt: Runtime) -> SkillsConfig:
     return rt.config_section("skills", SkillsConfig) or SkillsConfig()
 
 
-def _resolve(path: str, base: Path) -> Path:
-    given = os.path.expanduser(path)  # one Path per root: most roots are missing
+def _resolve(path: str, base: Path) -> str:
+    """``path`` from the config, absolute: a string, as most roots are missing (a ``Path``
+    costs more than the look that finds nothing there)."""
+    given = os.path.expanduser(path)
     if given[:1] == "~":  # no home folder to expand to: pathlib's error says so
-        return Path(path).expanduser()
-    return Path(given) if os.path.isabs(given) else base / given
+        return str(Path(path).expanduser())
+    return os.path.join(base, given)  # (an absolute ``given`` stays as it is)
 
 
-def skill_roots(loaded: LoadedConfig, config: SkillsConfig) -> list[tuple[str, Path]]:
+def skill_roots(loaded: LoadedConfig, config: SkillsConfig) -> list[tuple[str, str]]:
     """``(label, folder)`` of every root, in precedence order (the last wins a duplicate)."""
     base = loaded.base_dir
     chosen: dict[str, str | bool] = {}
     for name, default in DEFAULT_ROOTS.items():
         chosen[name] = config.roots.get(name, default)
-    roots: list[tuple[str, Path]] = []
+    roots: list[tuple[str, str]] = []
     for label, path in chosen.items():
         if label != "project_agentrig" and isinstance(path, str):
             roots.append((label, _resolve(path, base)))
@@ -83,7 +85,8 @@ def skill_roots(loaded: LoadedConfig, config: SkillsConfig) -> list[tuple[str, P
         from agentrig.hooks import claude_code_config
 
         for i, plugin in enumerate(claude_code_config(loaded).plugins):
-            roots.append((f"claude_code.plugins[{i}]", _resolve(plugin, base) / "skills"))
+            folder = os.path.join(_resolve(plugin, base), "skills")
+            roots.append((f"claude_code.plugins[{i}]", folder))
     last = chosen["project_agentrig"]
     if isinstance(last, str):
         roots.append(("project_agentrig", _resolve(last, base)))
@@ -148,7 +151,7 @@ async def compose_skills(rt: Runtime) -> None:
     limits = SkillLimits(max_files=config.limits.max_files, max_bytes=config.limits.max_bytes)
     registry = SkillRegistry(limits=limits)
     _from_entry_points(rt, registry)
-    trust = TrustStore(_resolve(config.trust_dir, rt.loaded.base_dir))
+    trust = TrustStore(Path(_resolve(config.trust_dir, rt.loaded.base_dir)))
     for _label, root in skill_roots(rt.loaded, config):
         for folder in skill_folders(root):
             await _from_folder(rt, registry, folder, trust)
@@ -236,7 +239,7 @@ def describe_skills(loaded: LoadedConfig) -> tuple[list[str], int]:
         return ["skills     off ([skills] enabled = false)"], 0
     lines: list[str] = []
     problems = 0
-    trust = TrustStore(_resolve(config.trust_dir, loaded.base_dir))
+    trust = TrustStore(Path(_resolve(config.trust_dir, loaded.base_dir)))
     limits = SkillLimits(max_files=config.limits.max_files, max_bytes=config.limits.max_bytes)
     for label, root in skill_roots(loaded, config):
         for folder in skill_folders(root):

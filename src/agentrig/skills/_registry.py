@@ -48,9 +48,12 @@ def version_key(version: str) -> tuple[tuple[int, int, str], ...]:
 def skill_folders(path: str | os.PathLike[str]) -> list[Path]:
     """The skill folders ``path`` stands for: itself (a skill folder or its SKILL.md), or
     the direct sub-folders holding a SKILL.md (a collection root); [] when it is missing."""
-    given = path if isinstance(path, Path) else Path(path)
-    if not os.path.lexists(given):  # most roots are missing
+    # most roots are missing, and making a Path costs more than looking: the OS reads the
+    # string as pathlib would name it (only a trailing "/" or "." part differs)
+    plain = isinstance(path, str) and path and not path.endswith(("/", "."))
+    if plain and not os.path.lexists(path):
         return []
+    given = Path(path)
     if given.name == SKILL_FILE and os.path.lexists(given) and not given.is_dir():
         return [given.parent]
     if not given.is_dir():
