@@ -83,10 +83,8 @@ class CallOutcome:
 
 
 def observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision) -> None:
-    """Emit the ``permission`` observation of the gate's decision on one call (content-free)."""
-    hooks = agent.runtime.hooks
-    if not hooks.has_listeners("observe"):
-        return
+    """Emit the ``permission`` observation of the gate's decision on one call (content-free;
+    the caller asks first whether anyone listens)."""
     data = {
         "session_id": agent.session.id,
         "tool": call.name,
@@ -94,7 +92,7 @@ def observe_permission(agent: Agent, call: ToolCallBlock, decision: GateDecision
         "allowed": decision.allowed,
         "reason": decision.reason,
     }
-    hooks.notify("observe", Observation("permission", agent.id, data))
+    agent.runtime.hooks.notify("observe", Observation("permission", agent.id, data))
 
 
 def not_executed(call: ToolCallBlock, reason: str = INTERRUPTED_TEXT) -> ToolMessage:

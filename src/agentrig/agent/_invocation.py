@@ -117,7 +117,8 @@ class ToolInvocation:
         decision = NO_GATE
         if gate is not None:
             decision = await gate(self.tool, call, self.agent)
-            observe_permission(self.agent, call, decision)
+            if self.agent.runtime.hooks.has_listeners("observe"):
+                observe_permission(self.agent, call, decision)
             if not decision.allowed:
                 text = f"The call was refused: {decision.reason}"
                 return self._not_run(ToolRefusedError(text), text)

@@ -52,7 +52,9 @@ class ToolRound:
         """Dispatch a reply's calls, in order; True when a result concludes the turn."""
         ctx = self.ctx
         agent = ctx.agent
-        await self._guard_identical(calls)
+        repeated = self._repeated(calls)
+        if repeated is not None:
+            await self._refuse_repeated(*repeated)
         offered: dict[str, Tool] = {t.id: t for t in tools}
         every = ctx.port.offer.tools
         resolved = [offered.get(call.name) or every.get(call.name) for call in calls]
@@ -82,26 +84,31 @@ class ToolRound:
         self.unknown_streak = 0 if known_round else self.unknown_streak + 1
         return concluded
 
-    async def _guard_identical(self, calls: Sequence[ToolCallBlock]) -> None:
-        """Refuse the whole batch, before any body runs, when an input repeats too often."""
-        agent = self.ctx.agent
-        limit = agent.config.identical_input_limit
+    def _repeated(self, calls: Sequence[ToolCallBlock]) -> tuple[ToolCallBlock, int] | None:
+        """Count the batch's inputs; the first call whose input repeats too often, and the
+        limit (None: the batch may run)."""
+        limit = self.ctx.agent.config.identical_input_limit
         if not limit:
-            return
+            return None
+        identical = self.identical
         for call in calls:
             key = canonical_input(call)
-            self.identical[key] = self.identical.get(key, 0) + 1
-            if self.identical[key] <= limit:
-                continue
-            if not agent.journaled:  # a journal proves these never started
-                await self.calls.settle(
-                    f"not executed: {call.name} was called with identical input "
-                    f"more than {limit} times in this run"
-                )
-            raise IdenticalToolInputError(
-                f"tool {call.name!r} was called with byte-identical input more than "
-                f"{limit} times in one run; the agent is not making progress"
+            identical[key] = seen = identical.get(key, 0) + 1
+            if seen > limit:
+                return call, limit
+        return None
+
+    async def _refuse_repeated(self, call: ToolCallBlock, limit: int) -> None:
+        """Refuse the whole batch, before any body runs: an input repeats too often."""
+        if not self.ctx.agent.journaled:  # a journal proves these never started
+            await self.calls.settle(
+                f"not executed: {call.name} was called with identical input "
+                f"more than {limit} times in this run"
             )
+        raise IdenticalToolInputError(
+            f"tool {call.name!r} was called with byte-identical input more than "
+            f"{limit} times in one run; the agent is not making progress"
+        )
 
     async def _run_one(
         self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
@@ -114,7 +121,7 @@ class ToolRound:
         try:
             if tool is None:
                 return await self.record(index, call, _unknown(call, offered))
-            await self.enter(index, call)
+            await ctx.port.write(ToolCallEvent, call=call, invocation_id=self.position(index))
             try:
                 invocation = ToolInvocation(ctx.agent, tool, call, ctx.signal)
                 refused = await invocation.check(ctx.port.gate)  # then it runs, unless refused
@@ -130,10 +137,13 @@ class ToolRound:
             if scope is not None:
                 scope.close()
 
+    def position(self, index: int) -> str:
+        """``turn.step.index``: where call ``index`` of this round sits in the log."""
+        return f"{self.ctx.position}.{index}"
+
     async def enter(self, index: int, call: ToolCallBlock) -> None:
         """Log the ``tool/call`` event of a known call about to be dispatched."""
-        invocation = f"{self.ctx.position}.{index}"
-        await self.ctx.port.write(ToolCallEvent, call=call, invocation_id=invocation)
+        await self.ctx.port.write(ToolCallEvent, call=call, invocation_id=self.position(index))
 
     async def cancelled_while_running(self, index: int, call: ToolCallBlock) -> None:
         self.calls.close(index)
