@@ -28,7 +28,11 @@ def dev(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[ModuleType, li
     ran: list[list[str]] = []
     python = tmp_path / "venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
-    monkeypatch.setattr(module, "_run", lambda *cmd: ran.append([str(c) for c in cmd]))
+
+    def run(*cmd: object, env: dict[str, str] | None = None) -> None:
+        ran.append([str(c) for c in cmd])
+
+    monkeypatch.setattr(module, "_run", run)
     monkeypatch.setattr(module, "_python", lambda: python)
     # a machine missing a system package, as root with apt-get: what CI sees
     monkeypatch.setattr(module, "SYSTEM_NEEDS", (("a compiler", lambda: False, ("gcc",)),))
@@ -103,6 +107,11 @@ def test_the_tests_run_in_parallel_workers_and_extra_arguments_come_last(
     (pytest_run,) = [c for c in ran if c[1:3] == ["-m", "pytest"]]
     workers = ["-n", "4", "--dist", "worksteal"]  # two per core
     assert pytest_run[3:] == [*workers, "-n", "0", "tests/kernel"]  # the caller's -n wins
+    # every example type-checks strictly, each in its own mypy run
+    examples = [c for c in ran if c[1:4] == ["-m", "mypy", "--strict"] and "examples/" in c[4]]
+    assert ["examples/quickstart/quickstart_tools.py", "examples/quickstart/run.py"] in [
+        c[4:] for c in examples
+    ]
     monkeypatch.setattr(module.os, "cpu_count", lambda: 64)
     assert module.worker_count() == 8
     monkeypatch.setattr(module.os, "cpu_count", lambda: None)
