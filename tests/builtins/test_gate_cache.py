@@ -19,7 +19,16 @@ from agentrig.builtins import _gate as gate_module
 from agentrig.builtins._scripted import ScriptedProvider
 from agentrig.ids import AgentId
 from agentrig.permissions import RiskClass
-from agentrig.tools import Tool, ToolContext, ToolRefusedError, tool
+from agentrig.tools import (
+    FunctionTool,
+    PermissionArg,
+    Tool,
+    ToolContext,
+    ToolPermissions,
+    ToolRefusedError,
+    read_permissions,
+    tool,
+)
 
 
 @tool(risk="inspect", permission_arg=("command", "command"))
@@ -121,3 +130,41 @@ async def test_a_tool_reborn_at_a_dead_tools_id_is_judged_by_its_own_declaration
         agent.replace_tools([reborn])
         with pytest.raises(ToolRefusedError, match="no-approver"):
             await agent.call_tool("t", {"command": "touch x"})
+
+
+def _function_tool(risk: RiskClass) -> Tool:
+    @tool(id="t", risk=risk, permission_arg=("command", "command"))
+    def made(command: str) -> str:
+        """Do something with a command."""
+        return f"did {command}"
+
+    return made
+
+
+@pytest.mark.anyio
+async def test_a_replaced_function_tool_is_judged_by_the_permissions_it_holds(
+    tmp_path: Any,
+) -> None:
+    # a function tool holds its permissions, read once from its declaration: the one that
+    # replaces it is another object that holds its own
+    async with AsyncExitStack() as stack:
+        agent = await _open(stack, tmp_path)
+        agent.replace_tools([_function_tool("inspect")])
+        assert (await agent.call_tool("t", {"command": "ls"})).value.text == "did ls"
+        assert (await agent.call_tool("t", {"command": "ls"})).value.text == "did ls"
+        agent.replace_tools([_function_tool("execute")])
+        with pytest.raises(ToolRefusedError, match="no-approver"):
+            await agent.call_tool("t", {"command": "touch x"})
+
+
+def test_a_function_tool_holds_what_its_declaration_reads() -> None:
+    made = _function_tool("execute")
+    assert isinstance(made, FunctionTool)
+    held = made.permissions
+    assert held is made.permissions  # read once
+    assert held == read_permissions(made)
+    assert held == ToolPermissions(
+        "t", "execute", PermissionArg("command", "command"), {"command"}, frozenset()
+    )
+    assert gate_module.tool_permissions(made) is held
+    assert gate_module.tool_permissions(_declared("modify")).risk == "modify"  # read each time

@@ -43,14 +43,20 @@ from agentrig.permissions import (
     PermissionDecision,
     PermissionRules,
     RuleBasedActionBlocker,
-    ToolPermissions,
     evaluate_permission,
     first_block,
     permissions_config,
     resolve,
     withheld_tools,
 )
-from agentrig.tools import TOOLS, GateDecision, Tool
+from agentrig.tools import (
+    TOOLS,
+    FunctionTool,
+    GateDecision,
+    Tool,
+    ToolPermissions,
+    read_permissions,
+)
 
 if TYPE_CHECKING:
     from agentrig.agent import Agent, Gate
@@ -61,17 +67,14 @@ __all__ = ["ChainedGate", "PermissionGate", "compose_gate", "tool_permissions"]
 
 
 def tool_permissions(tool: Tool) -> ToolPermissions:
-    """What the evaluator needs to know about ``tool``, from its own declaration."""
-    schema = tool.input_schema.json_schema
-    properties = schema.get("properties", {})
-    return ToolPermissions(
-        tool_id=tool.id,
-        risk=tool.risk,
-        arg=tool.permission_arg,
-        parameters=frozenset(properties) if isinstance(properties, dict) else frozenset(),
-        # tool names whose rules also apply (Claude Code's families: Grep follows Read rules)
-        rule_names=frozenset(getattr(tool, "permission_rule_names", ())),
-    )
+    """What the evaluator needs to know about ``tool``, from its own declaration.
+
+    A :class:`FunctionTool` holds it, read once (its declaration never changes); any other
+    tool is read as it is now.  Never a table of tools: a replaced tool is judged by its own.
+    """
+    if isinstance(tool, FunctionTool):
+        return tool.permissions
+    return read_permissions(tool)
 
 
 #: the answer for a call allowed as the model sent it (frozen: one for every such call)
@@ -134,8 +137,8 @@ class PermissionGate:
         """Evaluate ``arguments``; a denial or an action block is returned as a refusal.
 
         The tool's permission class is read from ``tool`` itself on every call, never from
-        a cache: a tool that replaced another (``replace_tools``, a reloaded plugin) must be
-        judged by its own declaration (reading it costs about 18 k instructions, a few µs).
+        a table: a tool that replaced another (``replace_tools``, a reloaded plugin) must be
+        judged by its own declaration (a function tool holds its own, read once).
         """
         declared = tool_permissions(tool)
         decision = evaluate_permission(

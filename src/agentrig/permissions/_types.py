@@ -8,15 +8,15 @@ a decision is a fact about one call in one context, and nothing downstream may e
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, cast, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, cast
 
 import attrs
 
 from agentrig._seams import core_seam
 from agentrig.errors import AgentrigError, Category
 from agentrig.ids import CallId
-from agentrig.tools import PermissionArg, RiskClass
+from agentrig.tools import ToolPermissions
 
 if TYPE_CHECKING:
     from agentrig.permissions._rules import PermissionRule, PermissionRules
@@ -110,42 +110,6 @@ class PermissionRuleError(AgentrigError, ValueError):
         self.rule = rule
         self.list_name = list_name
         self.reason = reason
-
-
-def _names(names: Iterable[str]) -> frozenset[str]:
-    return frozenset(names)
-
-
-_RISKS = frozenset(get_args(RiskClass))
-
-
-def _known_risk(instance: ToolPermissions, _: object, risk: object) -> None:
-    # a risk class the evaluator does not know would be decided as some other class: refuse it
-    if risk is not None and risk not in _RISKS:
-        raise AgentrigError(
-            f"tool {instance.tool_id!r}: unknown risk class {risk!r} "
-            f"(one of {', '.join(sorted(_RISKS))}, or None for undeclared)",
-            code="permissions.invalid_risk",
-            category="user",
-        )
-
-
-@attrs.frozen(slots=True)
-class ToolPermissions:
-    """What the evaluator needs to know about a tool, as its own package declared it.
-
-    ``parameters`` names every declared input parameter; it decides whether ``name:`` at the
-    start of a rule pattern is a parameter rule (``Tool(name:pattern)``) or part of a
-    pattern over the permission argument.  ``rule_names`` are other tool names whose rules
-    also apply to this tool, read over its own permission argument -- Claude Code's families:
-    ``Grep`` and ``Glob`` follow ``Read(...)`` rules, ``Write`` follows ``Edit(...)`` rules.
-    """
-
-    tool_id: str
-    risk: RiskClass | None = attrs.field(default=None, validator=_known_risk)
-    arg: PermissionArg | None = None
-    parameters: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
-    rule_names: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
 
 @attrs.frozen(slots=True, eq=False)

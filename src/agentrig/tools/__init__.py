@@ -1,6 +1,7 @@
 """Tools: the contract, the ``@tool`` decorator, schemas and their validation."""
 
 from agentrig.tools._check import CheckResult, CheckStatus
+from agentrig.tools._declared import ToolPermissions, read_permissions
 from agentrig.tools._gate import GateDecision
 from agentrig.tools._tool import (
     TOOLS,
@@ -38,6 +39,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolInputError",
     "ToolOutput",
+    "ToolPermissions",
     "ToolRefusedError",
     "ToolReportedError",
     "ToolTimeoutError",
@@ -45,6 +47,7 @@ __all__ = [
     "check_input",
     "check_tool_contribution",
     "is_idempotent",
+    "read_permissions",
     "render_output",
     "tool",
 ]

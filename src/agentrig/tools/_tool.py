@@ -40,6 +40,7 @@ from agentrig.tools._check import CheckResult
 from agentrig.tools._jsonschema import SchemaContractError, parse_with
 
 if TYPE_CHECKING:
+    from agentrig.tools._declared import ToolPermissions
     from agentrig.tools.schema import SchemaAdapter
 
 __all__ = [
@@ -279,6 +280,18 @@ class FunctionTool:
     @property
     def permission_arg(self) -> PermissionArg | None:
         return self._permission_arg
+
+    @functools.cached_property
+    def permissions(self) -> ToolPermissions:
+        """What the permission evaluator reads about this tool, read once from its declaration.
+
+        The declaration never changes, so the gate takes this instead of reading it again on
+        every call; a tool that replaces this one is another object with its own.  Read at the
+        first call, not at declaration: an unknown risk class is refused at registration.
+        """
+        from agentrig.tools._declared import read_permissions
+
+        return read_permissions(self)
 
     def authorize(self, input: Any, ctx: ToolContext) -> Awaitable[None] | None:
         if self._authorize is None:
