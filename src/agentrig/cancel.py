@@ -116,7 +116,8 @@ class _SignalScope:
         self._signal = signal
         self._scope = anyio.CancelScope() if scope is None else scope
 
-    def _cancel(self, _reason: object) -> None:
+    # the signal's listener is this object: no bound method made, found by identity at exit
+    def __call__(self, _reason: object) -> None:
         self._scope.cancel()
 
     def __enter__(self) -> anyio.CancelScope:
@@ -125,7 +126,7 @@ class _SignalScope:
         if signal._set:
             scope.cancel()
         else:
-            signal._callbacks.append(self._cancel)
+            signal._callbacks.append(self)
         return scope
 
     def __exit__(
@@ -135,9 +136,8 @@ class _SignalScope:
         tb: TracebackType | None,
     ) -> bool:
         callbacks = self._signal._callbacks
-        cancel = self._cancel
-        if cancel in callbacks:  # gone already when the signal fired
-            callbacks.remove(cancel)
+        if self in callbacks:  # gone already when the signal fired
+            callbacks.remove(self)
         return bool(self._scope.__exit__(exc_type, exc, tb))
 
 

@@ -7,6 +7,7 @@ import pytest
 from agentloop_support import EnvFactory, events
 
 from agentrig.agent import ContextUsage, ContextWindowError, measure_context
+from agentrig.agent._context import context_usage
 from agentrig.builtins._scripted import Reply
 from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, ModelInfo, TextBlock, Usage, UserMessage
@@ -133,3 +134,14 @@ def test_a_compaction_replaces_the_projection_prefix_and_resets_the_report() -> 
     assert usage.used == sum(len(m.text) for m in after) // 4
     # the events it replaced stay in the log
     assert [e.type for e in session.events][:2] == ["user/message", "assistant/message"]
+
+
+def test_the_loop_measures_the_view_it_sends_as_measure_context_does() -> None:
+    session = _session(
+        UserMessage.of("hello"), _reply("hi", Usage.of(900, 20)), UserMessage.of("z" * 400)
+    )
+    chars = session.derive_messages().chars
+    for tools, extra in ((0, 0), (80, 44)):
+        assert context_usage(session, chars, 10_000, tools, extra) == measure_context(
+            session, 10_000, tool_chars=tools, extra_chars=extra
+        )

@@ -79,3 +79,16 @@ async def test_a_given_scope_is_the_one_entered_and_cancelled() -> None:
     assert given.cancelled_caught
     with pytest.raises(Exception, match="now"):
         signal.raise_if_cancelled()
+
+
+async def test_a_scope_stops_listening_to_the_signal_when_it_exits() -> None:
+    signal = CancelSignal()
+    heard: list[object] = []
+    signal.on_cancel(heard.append)
+    scopes = []
+    for _ in range(3):
+        with signal.scope() as scope:
+            scopes.append(scope)
+    signal.cancel("after")  # reaches the caller's listener, none of the exited scopes
+    assert heard == ["after"]
+    assert not any(scope.cancel_called for scope in scopes)

@@ -110,6 +110,22 @@ def test_a_shared_payload_keeps_the_fields_its_writer_set() -> None:
         assert logs[1].events[0].data.model_fields_set == second.model_fields_set
 
 
+def test_a_packed_payload_keeps_its_own_fields_set_whatever_came_before() -> None:
+    """A packed class met in one shape, then another, then the first again: each event
+    reads back with the fields its writer set (the storage's last-shape shortcut is
+    checked by value every time)."""
+    message = UserMessage.of("hi")
+    built = UserMessageEvent(message=message)
+    parsed = UserMessageEvent.model_validate({"type": "user/message", "message": message})
+    assert built.model_fields_set != parsed.model_fields_set
+    session = Session(SessionId("s-shapes"), storage=CompactStorage())
+    written = [built, parsed, built, parsed, parsed, built]
+    for data in written:
+        session.append(data)
+    read = [e.data.model_fields_set for e in session.events]
+    assert read == [d.model_fields_set for d in written]
+
+
 class _RefusesOnce:
     """A storage that refuses its second event (a full disk, say), then keeps the rest."""
 

@@ -16,7 +16,7 @@ import attrs
 
 from agentrig.session import Session
 
-__all__ = ["CHARS_PER_TOKEN", "ContextSource", "ContextUsage", "measure_context"]
+__all__ = ["CHARS_PER_TOKEN", "ContextSource", "ContextUsage", "context_usage", "measure_context"]
 
 CHARS_PER_TOKEN = 4
 """The coarse estimate's ratio: about four characters of text per token."""
@@ -64,8 +64,21 @@ def measure_context(
     counted them already); ``extra_chars`` of what the request carries for itself only (an
     instruction).  ``floor`` is a caller's lower bound, never an addition.
     """
-    reported, since = session.context_basis()
     history = session.derive_messages().chars  # O(1): the projection keeps the sum
+    return context_usage(session, history, window, tool_chars, extra_chars, floor)
+
+
+def context_usage(
+    session: Session,
+    history: int,
+    window: int,
+    tool_chars: int = 0,
+    extra_chars: int = 0,
+    floor: int = 0,
+) -> ContextUsage:
+    """:func:`measure_context` for a caller that derived the history already (``history``:
+    its ``chars``): the loop sends that view, so it is not derived twice."""
+    reported, since = session.context_basis()
     estimate = (history + tool_chars + extra_chars) // CHARS_PER_TOKEN
     if reported is None:
         return ContextUsage(max(estimate, floor), window, "estimate", estimate)

@@ -14,7 +14,7 @@ from typing import NamedTuple, NoReturn, final
 
 import anyio
 
-from agentrig.agent._context import ContextUsage, measure_context
+from agentrig.agent._context import ContextUsage, context_usage, measure_context
 from agentrig.agent._observations import observe_model_call
 from agentrig.agent._request import (
     build_request,
@@ -221,12 +221,12 @@ class ModelRound:
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)
         window = port.runtime.models.context_window(cfg.model)
-        usage = measure_context(
-            port.session, window, tool_chars=tool_chars, extra_chars=extra_chars
-        )
+        history = port.session.derive_messages()  # measured, then sent
+        usage = context_usage(port.session, history.chars, window, tool_chars, extra_chars)
         if self.compact_at is not None and usage.share >= self.compact_at:
             usage = await self._compacted(usage, window, tool_chars, extra_chars)
-        messages = request_messages(port.session.derive_messages(), system_extra, extra_instruction)
+            history = port.session.derive_messages()  # the compacted history
+        messages = request_messages(history, system_extra, extra_instruction)
         refusal = context_overflow(usage, cfg.model, self.guard_text)
         if refusal is not None:
             error = ContextWindowError(refusal)

@@ -171,9 +171,9 @@ class AgentPort:
         if status == "idle" and self.idle is not None:
             idle, self.idle = self.idle, None
             idle.set()
-        self.runtime.hooks.notify(
-            "agent_status", AgentStatusChanged(agent=self.agent, status=status)
-        )
+        hooks = self.runtime.hooks
+        if hooks.has_listeners("agent_status"):  # the payload only for someone who listens
+            hooks.notify("agent_status", AgentStatusChanged(agent=self.agent, status=status))
 
     def ensure_alive(self) -> None:
         """Refuse new work once the agent was disposed or its runtime closed."""

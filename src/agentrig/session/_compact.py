@@ -67,6 +67,8 @@ _WITHOUT_MESSAGE = frozenset((StepStart, StepEnd, RequestHeader, TurnEnd))
 # payload is 216 bytes); a frozen payload never changes it and pydantic copies it for
 # ``model_copy``.  Bounded by the packed classes' field combinations.
 _FIELD_SETS: dict[tuple[type[SessionEventData], frozenset[str]], set[str]] = {}
+# class -> the one of its shared sets it was last packed with (one of ``_FIELD_SETS``' values)
+_LAST_SET: dict[type[SessionEventData], set[str]] = {}
 
 Packed = tuple[Any, ...]
 Stored = SessionEventData | Packed
@@ -81,10 +83,14 @@ def envelope(seq: int, time: float, data: SessionEventData, trace: TraceIds | No
 
 
 def _shared_set(cls: type[SessionEventData], names: set[str]) -> set[str]:
+    last = _LAST_SET.get(cls)
+    if last is not None and last == names:  # the shape the class came in last time (a
+        return last  # set compare: no frozenset built and hashed per event)
     key = (cls, frozenset(names))
     shared = _FIELD_SETS.get(key)
     if shared is None:
         shared = _FIELD_SETS[key] = set(names)
+    _LAST_SET[cls] = shared
     return shared
 
 
