@@ -168,3 +168,18 @@ def test_a_function_tool_holds_what_its_declaration_reads() -> None:
     )
     assert gate_module.tool_permissions(made) is held
     assert gate_module.tool_permissions(_declared("modify")).risk == "modify"  # read each time
+
+
+def test_a_workspace_tool_holds_what_its_declaration_reads() -> None:
+    from agentrig.builtins.workspace._files import WriteTool
+    from agentrig.builtins.workspace._search import GrepTool
+
+    write, grep = WriteTool(), GrepTool()
+    for made in (write, grep):
+        held = made.permissions
+        assert held is made.permissions  # read once
+        assert held == read_permissions(made)
+        assert gate_module.tool_permissions(made) is held
+    assert write.permissions.rule_names == {"Edit"}  # its class's family
+    assert "-i" in grep.permissions.parameters  # Claude Code's aliases, as the schema shows
+    assert WriteTool().permissions is not write.permissions  # another tool, its own

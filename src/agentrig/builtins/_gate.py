@@ -29,6 +29,7 @@ import attrs
 from agentrig.agent import agent_configs
 from agentrig.builtins._rule_targets import check_rule_targets
 from agentrig.builtins._trust import composition_trust_paths
+from agentrig.builtins.workspace._base import WorkspaceTool
 from agentrig.ids import AgentId, CallId
 from agentrig.lifecycle import PermissionQuestion
 from agentrig.llm import ToolCallBlock
@@ -69,10 +70,13 @@ __all__ = ["ChainedGate", "PermissionGate", "compose_gate", "tool_permissions"]
 def tool_permissions(tool: Tool) -> ToolPermissions:
     """What the evaluator needs to know about ``tool``, from its own declaration.
 
-    A :class:`FunctionTool` holds it, read once (its declaration never changes); any other
-    tool is read as it is now.  Never a table of tools: a replaced tool is judged by its own.
+    A function tool or a workspace tool holds it, read once (its declaration never
+    changes); any other tool is read as it is now.  Never a table of tools: a replaced tool
+    is judged by its own.
     """
-    if isinstance(tool, FunctionTool):
+    if isinstance(tool, FunctionTool):  # first and alone: the ABC check below costs more
+        return tool.permissions
+    if isinstance(tool, WorkspaceTool):
         return tool.permissions
     return read_permissions(tool)
 

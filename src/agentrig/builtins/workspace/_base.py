@@ -18,7 +18,7 @@ from agentrig.builtins.workspace._errors import WorkspaceError
 from agentrig.builtins.workspace._space import WORKSPACE, Workspace
 from agentrig.errors import Issue
 from agentrig.ids import ToolId
-from agentrig.tools import PermissionArg, RiskClass, ToolContext
+from agentrig.tools import PermissionArg, RiskClass, ToolContext, ToolPermissions, read_permissions
 from agentrig.tools.schema import PydanticSchemaAdapter
 
 __all__ = ["BlockingTool", "WorkspaceTool", "workspace_of"]
@@ -71,6 +71,12 @@ class WorkspaceTool(abc.ABC, Generic[_I]):
     @property
     def input_schema(self) -> PydanticSchemaAdapter[Any]:
         return self._schema
+
+    @functools.cached_property
+    def permissions(self) -> ToolPermissions:
+        """What the permission evaluator reads about this tool, read once (at its first call)
+        from its class's declaration, which never changes."""
+        return read_permissions(self)
 
     def authorize(self, input: Any, ctx: ToolContext) -> None:
         return None
