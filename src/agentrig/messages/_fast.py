@@ -4,22 +4,17 @@ An idle agent keeps every message and block of its history, so their size is pai
 retained run (``benchmarks/README.md``).  pydantic gives every instance a fields-set of its
 own (a ``set``: 216 bytes, more than a small block's own fields).  :func:`build_shared`
 validates as the plain seam does (:mod:`agentrig.messages._build`), then gives the instance
-the one set shared by the instances of its frozen class validated from the same field names.
-A frozen instance never changes that set (pydantic copies it for ``model_copy``); a class that
-is not frozen keeps the set each instance got.
+the one set shared by the instances of its frozen class validated from the same field names,
+through the documented instance attribute ``__pydantic_fields_set__`` (what
+``model_fields_set`` returns), assigned as any attribute is: pydantic's own ``__setattr__``
+takes that name even on a frozen model.  A frozen
+instance never changes that set (pydantic copies it for ``model_copy``); a class that is
+not frozen keeps the set each instance got.
 
-It reads two attributes pydantic documents on ``BaseModel``, and nothing else of pydantic's
-own: the class's ``__pydantic_validator__`` (what ``model_validate`` calls, called directly:
-one Python frame less per instance) and the instance's ``__pydantic_fields_set__`` (what
-``model_fields_set`` returns), written with ``object.__setattr__`` as pydantic's own
-``model_construct`` writes it (pydantic's ``__setattr__`` takes that name too, through two
-Python frames).  Together the two direct paths buy 5.2 % of a W model call; sharing the sets
-buys the memory.  Both are measured in ``benchmarks/README.md``, and
-``tests/test_messages_fast_layer.py`` checks each assumption on the pinned pydantic.
-
-That is the whole trick.  :func:`install` is called once by :mod:`agentrig.messages`, the only
-module allowed to import this one (an import-linter contract); without it the vocabulary builds
-the same instances through ``model_validate``, each with its own fields-set.
+That is the whole trick, and what it buys is in ``benchmarks/README.md`` (memory per
+retained run).  :func:`install` is called once by :mod:`agentrig.messages`, the only module
+allowed to import this one (an import-linter contract); without it the vocabulary builds the
+same instances, each with its own fields-set.
 """
 
 from __future__ import annotations
@@ -43,8 +38,7 @@ _SETS_MAX = 1024  # name lists remembered (cleared when full: a bound, not an ev
 
 def build_shared(cls: type[_M], values: dict[str, Any]) -> _M:
     """``cls.model_validate(values)``, with a frozen class's fields-set shared."""
-    # the validator model_validate calls, without model_validate's frame
-    built: _M = cls.__pydantic_validator__.validate_python(values)
+    built = cls.model_validate(values)
     key = (cls, tuple(values))
     try:
         shared = _SETS[key]
@@ -54,7 +48,7 @@ def build_shared(cls: type[_M], values: dict[str, Any]) -> _M:
             _SETS.clear()
         _SETS[key] = shared
     if shared is not None and shared == built.model_fields_set:
-        object.__setattr__(built, "__pydantic_fields_set__", shared)  # as model_construct does
+        built.__pydantic_fields_set__ = shared  # pydantic's __setattr__ allows it when frozen
     return built
 
 
