@@ -25,7 +25,7 @@ from contextvars import ContextVar, Token
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from agentrig.plugin import TRACE_CONTEXT, Composition, Observation, compose_step, hookimpl
@@ -108,6 +108,18 @@ class _Scope:
             self.span.end()
 
 
+class _Inbound:
+    """An inbound request's trace context, current until closed (no span of its own)."""
+
+    __slots__ = ("token",)
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self.token = otel_context.attach(propagate.extract(dict(headers)))
+
+    def close(self) -> None:
+        otel_context.detach(self.token)
+
+
 class _LeastTrace:
     """The trace context; spans end when their scope closes."""
 
@@ -126,14 +138,16 @@ class _LeastTrace:
         return _Scope(kind, span, context, None if self.ends is None else self.ends[kind])
 
     def headers(self) -> dict[str, str]:
-        return {}
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)  # the W loop asks for none: nothing calls out over HTTP
+        return carrier
 
     def ids(self) -> tuple[str, str] | None:
         live = _LIVE.get()
         return live.ids if live is not None else None
 
-    def continue_from(self, headers: Mapping[str, str]) -> _Scope:
-        raise NotImplementedError("the W loop continues no inbound trace")
+    def continue_from(self, headers: Mapping[str, str]) -> _Inbound:
+        return _Inbound(headers)  # the W loop serves no inbound request: never on its path
 
     @compose_step("check")
     def provide_trace_context(self, payload: Composition) -> None:
