@@ -85,18 +85,22 @@ async def _open(stack: Any, tmp_path: Any) -> agentrig.Agent:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("made", ["declared", "function"])
 async def test_a_replaced_tool_at_the_same_address_is_judged_by_its_own_declaration(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, made: str
 ) -> None:
     # every object "at the same address" as far as the gate module can tell: what a reused
-    # id looks like to a cache keyed by id()
+    # id looks like to a cache keyed by id(); a function tool holds its permissions, read
+    # once from its declaration: the one that replaces it is another object with its own
     monkeypatch.setattr(gate_module, "id", lambda obj: 1, raising=False)
+    make = _declared if made == "declared" else _function_tool
     async with AsyncExitStack() as stack:
         agent = await _open(stack, tmp_path)
-        agent.replace_tools([_declared("inspect")])
+        agent.replace_tools([make("inspect")])
         first = await agent.call_tool("t", {"command": "ls"})
         assert first.value.text == "did ls"
-        agent.replace_tools([_declared("execute")])
+        assert (await agent.call_tool("t", {"command": "ls"})).value.text == "did ls"
+        agent.replace_tools([make("execute")])
         with pytest.raises(ToolRefusedError, match="no-approver"):
             await agent.call_tool("t", {"command": "touch x"})
 
@@ -139,22 +143,6 @@ def _function_tool(risk: RiskClass) -> Tool:
         return f"did {command}"
 
     return made
-
-
-@pytest.mark.anyio
-async def test_a_replaced_function_tool_is_judged_by_the_permissions_it_holds(
-    tmp_path: Any,
-) -> None:
-    # a function tool holds its permissions, read once from its declaration: the one that
-    # replaces it is another object that holds its own
-    async with AsyncExitStack() as stack:
-        agent = await _open(stack, tmp_path)
-        agent.replace_tools([_function_tool("inspect")])
-        assert (await agent.call_tool("t", {"command": "ls"})).value.text == "did ls"
-        assert (await agent.call_tool("t", {"command": "ls"})).value.text == "did ls"
-        agent.replace_tools([_function_tool("execute")])
-        with pytest.raises(ToolRefusedError, match="no-approver"):
-            await agent.call_tool("t", {"command": "touch x"})
 
 
 def test_a_function_tool_holds_what_its_declaration_reads() -> None:

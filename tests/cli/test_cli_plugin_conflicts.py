@@ -370,11 +370,13 @@ def test_doctor_reports_unknown_agentrig_groups_with_the_closest_known_group(
 def test_doctor_reports_a_plugin_entry_in_a_group_only_the_core_is_read_from(
     install_dist: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # a third party's config importer, contract or seam would never load: not silently
+    # a third party's config importer, config format, contract or seam would never load:
+    # not silently
     install_dist(
         "sneaky-dist",
         {
             "agentrig.config_importers": {"cursor": "sneaky_mod:read"},
+            "agentrig.config_formats": {"ini": "sneaky_mod:read"},
             "agentrig.seams": {"my_hookspecs": "sneaky_mod"},
         },
         {"sneaky_mod": "read = None\n"},
@@ -386,4 +388,5 @@ def test_doctor_reports_a_plugin_entry_in_a_group_only_the_core_is_read_from(
         "is in agentrig.config_importers, which agentrig reads from its own distribution only"
     ) in out
     assert "UNKNOWN GROUP sneaky-dist: entry point agentrig.seams:my_hookspecs" in out
+    assert "UNKNOWN GROUP sneaky-dist: entry point agentrig.config_formats:ini" in out
     assert "UNKNOWN GROUP agentrig:" not in out  # the core's own entries are read

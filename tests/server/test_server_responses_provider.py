@@ -9,6 +9,7 @@ first with ``previous_response_id`` (``store = true``) and sends only the new us
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -122,6 +123,18 @@ def _client_config(base_url: str, *, store: bool) -> dict[str, Any]:
     }
 
 
+def _client(
+    served: str, recording: Recording, *, store: bool
+) -> contextlib.AbstractAsyncContextManager[agentrig.Runtime]:
+    """The client runtime, its provider talking to ``served`` through ``recording``."""
+    return agentrig.open_runtime(
+        _client_config(served, store=store),
+        resolver=agentrig.env_resolver({"SERVER_KEY": KEY}),
+        http_transport=recording,
+        environ={},
+    )
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("stream", [False, True])
 async def test_a_client_runtime_runs_a_served_agent_that_uses_a_tool(
@@ -129,12 +142,7 @@ async def test_a_client_runtime_runs_a_served_agent_that_uses_a_tool(
 ) -> None:
     recording = Recording()
     tag = secrets.token_hex(4)  # a conversation of its own on the module's server
-    async with agentrig.open_runtime(
-        _client_config(served, store=True),
-        resolver=agentrig.env_resolver({"SERVER_KEY": KEY}),
-        http_transport=recording,
-        environ={},
-    ) as rt:
+    async with _client(served, recording, store=True) as rt:
         agent = rt.agent("client")
         if stream:
             chunks = [chunk async for chunk in agent.stream(f"When is the launch? ({tag})")]
@@ -184,12 +192,7 @@ async def test_without_store_the_second_run_sends_the_whole_conversation_back(se
     server takes it as the conversation's history."""
     recording = Recording()
     tag = secrets.token_hex(4)
-    async with agentrig.open_runtime(
-        _client_config(served, store=False),
-        resolver=agentrig.env_resolver({"SERVER_KEY": KEY}),
-        http_transport=recording,
-        environ={},
-    ) as rt:
+    async with _client(served, recording, store=False) as rt:
         agent = rt.agent("client")
         assert (await agent.run(f"When is the launch? ({tag})")).value == "The launch is on Friday."
         second = await agent.run("And again?")
