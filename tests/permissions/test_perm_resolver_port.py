@@ -30,6 +30,7 @@ from agentrig.permissions import (
     ToolPermissions,
     evaluate_permission,
 )
+from agentrig.permissions._risk import canonical_root
 
 # nothing under this prefix exists: every answer below can only come from the port
 WS = "/nonexistent-agentrig-port/ws"
@@ -89,6 +90,21 @@ def test_the_workspace_root_is_canonicalised_through_the_port() -> None:
     decision = _decide(EDIT, {"path": "a.txt"}, moved, deny=(f"Edit(/{SECRET}/a.txt)",))
     assert decision.verdict == "deny"
     assert WS in moved.asked
+
+
+def test_canonical_root_asks_once_per_root_and_port_the_rules_every_call() -> None:
+    # what canonical_root's docstring says: its own answer is remembered per root and port...
+    port, another = FakeResolver({}), FakeResolver({}, broken=(WS,))
+    assert canonical_root(WS, port) == canonical_root(WS, port) == WS
+    assert port.asked == [WS]
+    assert canonical_root(f"{WS}/sub/..", another) == WS  # the port cannot tell: by text
+    assert another.asked == [f"{WS}/sub/.."]
+    # ...while a rule anchored at the root resolves its prefix through the port every time
+    asked = []
+    for _ in range(2):
+        assert _decide(EDIT, {"path": "a.txt"}, port, allow=("Edit(./*.txt)",)).verdict == "allow"
+        asked.append(port.asked.count(WS))
+    assert 1 < asked[0] < asked[1]
 
 
 def test_an_unresolvable_path_asks_and_is_never_allowed() -> None:

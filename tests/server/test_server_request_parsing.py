@@ -28,7 +28,9 @@ def anthropic(messages: Any, **extra: Any) -> Prompt:
 
 
 def responses(items: Any, **extra: Any) -> Prompt:
-    return parse_responses_request({"model": "m", "input": items, **extra})[0]
+    prompt = parse_responses_request({"model": "m", "input": items, **extra})[0]
+    assert isinstance(prompt, Prompt)
+    return prompt
 
 
 def refused(parse: Callable[[], object]) -> tuple[str | None, str]:
@@ -233,3 +235,60 @@ def test_end_user_tags_are_accepted_and_change_nothing_the_agent_is_sent(
     tagged, plain = parse(message, **tags), parse(message)
     assert tagged.message.content == plain.message.content
     assert attrs.evolve(tagged, message=plain.message) == plain
+
+
+# a call that waited for a person, as a reply's output lists it: read from the session (the
+# approval request first) or streamed (the call first); either way one call with its result
+APPROVAL = {
+    "type": "mcp_approval_request",
+    "id": "appr_1",
+    "server_label": "agentrig",
+    "name": "bump",
+    "arguments": '{"counter": "visits"}',
+}
+RAN = {
+    "type": "mcp_call",
+    "id": "mcp_1",
+    "server_label": "agentrig",
+    "name": "bump",
+    "arguments": '{"counter": "visits"}',
+    "output": "visits bumped",
+    "approval_request_id": "appr_1",
+}
+ASK = {"role": "user", "content": "bump it"}
+AGAIN = {"role": "user", "content": "again"}
+
+
+@pytest.mark.parametrize("order", [[APPROVAL, RAN], [RAN, APPROVAL]])
+def test_a_replayed_approval_request_and_its_call_are_one_call(order: list[Any]) -> None:
+    prompt = responses([ASK, *order, AGAIN])
+    call_message, result = prompt.history[1:]
+    assert isinstance(call_message, AssistantMessage)
+    assert isinstance(result, ToolMessage)
+    [call] = call_message.tool_calls
+    assert (call.name, call.arguments) == ("bump", {"counter": "visits"})
+    assert (result.call_id, result.text, result.status) == (call.id, "visits bumped", "ok")
+
+
+def test_a_replayed_approval_request_needs_its_call_or_an_answer() -> None:
+    param, message = refused(lambda: responses([ASK, APPROVAL, AGAIN]))
+    assert param == "input[1]"
+    assert "'appr_1' has no result" in message
+
+
+def test_approval_responses_end_the_input_and_are_read_in_openais_shape() -> None:
+    answer = {"type": "mcp_approval_response", "approval_request_id": "appr_1", "approve": False}
+    parsed = parse_responses_request(
+        {"model": "m", "input": [ASK, APPROVAL, {**answer, "reason": "not today"}]}
+    )[0]
+    assert not isinstance(parsed, Prompt)
+    assert [(a.approval_id, a.decision, a.message, a.param) for a in parsed] == [
+        ("appr_1", "deny", "not today", "input[2].approval_request_id")
+    ]
+    param, _ = refused(lambda: responses([answer, AGAIN]))
+    assert param == "input[1]"
+    param, message = refused(lambda: responses([{**answer, "approve": "yes"}]))
+    assert (param, message) == (
+        "input[0].approve",
+        "input[0].approve: expected true or false, got 'yes'",
+    )

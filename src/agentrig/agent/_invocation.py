@@ -4,8 +4,10 @@ Two steps the tool round can run apart: :meth:`ToolInvocation.check` validates t
 and asks the gate (the round runs it in call order, so no two questions are open at once),
 then :meth:`ToolInvocation.execute` runs the ``tool_execution`` waterfall, whose end runs
 ``authorize`` and ``execute``.  What the tool said besides its content (``concludes_turn``,
-its ``view``, an error output) is kept on the invocation, and every path ends in one
-:class:`~agentrig.agent._dispatch.CallOutcome`.
+its ``view``, an error output) is kept on the invocation.  A refusal is a
+:class:`~agentrig.agent._dispatch.CallOutcome`; a call that ran is the settled invocation
+itself, which the tool round reads as it is and turns into a ``CallOutcome`` only for whom
+needs that record (an observer, a refusal, ``agent.call_tool()``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import inspect
 import time
 from collections.abc import Awaitable
 from types import CoroutineType
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, ClassVar, final
 
 import anyio
 
@@ -60,8 +62,10 @@ class ToolInvocation:
         "call",
         "checked",
         "concludes_turn",
+        "duration_ms",
         "failure",
         "invocation_id",
+        "message",
         "parsed",
         "reported",
         "signal",
@@ -70,6 +74,12 @@ class ToolInvocation:
         "tool",
         "view",
     )
+
+    #: what the round reads of a settled call, as on a ``CallOutcome``: it ran (a call that
+    #: did not is a ``CallOutcome``), its result message and how long it took
+    executed: ClassVar[bool] = True
+    message: ToolMessage
+    duration_ms: float
 
     def __init__(self, agent: Agent, tool: Tool, call: ToolCallBlock, signal: CancelSignal):
         self.agent = agent
@@ -87,13 +97,13 @@ class ToolInvocation:
         self.concludes_turn = False
         self.view: Any = None
         self.reported: ToolReportedError | None = None  # its error output, as an error
-        #: the exception the call failed with (or a listener's broken contract)
+        #: the exception the call failed with (a listener's broken contract, an error output)
         self.failure: BaseException | None = None
 
     async def settle(self, gate: Gate | None) -> CallOutcome:
         """Check, then run: the call's one outcome."""
         refused = await self.check(gate)
-        return refused if refused is not None else await self.execute()
+        return refused if refused is not None else (await self.execute()).outcome()
 
     # ---- step 1: validation and the gate ----------------------------------------------------
     async def check(self, gate: Gate | None) -> CallOutcome | None:
@@ -138,8 +148,9 @@ class ToolInvocation:
         )
 
     # ---- step 2: the tool_execution waterfall and the tool ------------------------------------
-    async def execute(self, *, alongside: bool = False) -> CallOutcome:
-        """Run the checked call through the ``tool_execution`` waterfall; always an outcome.
+    async def execute(self, *, alongside: bool = False) -> ToolInvocation:
+        """Run the checked call through the ``tool_execution`` waterfall; always settles it
+        (its ``message``, ``failure`` and ``duration_ms`` are set).
 
         ``alongside``: it runs concurrently with other calls of its reply (told to the tool
         in its context, with the timeout that applies).
@@ -168,7 +179,7 @@ class ToolInvocation:
             if is_abort(exc, self.signal):
                 text = f"interrupted while running: {text}"
             returned = ToolMessage.of(call.id, call.name, text, status="error")
-        return self._outcome(returned)
+        return self._settled(returned)
 
     async def _waterfall_end(self, payload: ToolExecution) -> ToolMessage:
         return await self.run(payload.tool, payload.arguments)
@@ -179,15 +190,16 @@ class ToolInvocation:
         if arguments is not self.checked or running is not self.tool:
             # rewritten on the way (a hook or a tool_execution listener): validate again
             value = parse_with(running.input_schema, dict(arguments))
-        ctx = ToolContext(
-            signal=self.signal,
-            tool_id=self.tool.id,
-            call_id=self.call.id,
-            invocation_id=self.invocation_id,
-            agent=self.agent,
-            services=self.agent.runtime.services,
-            timeout=tool_timeout(self.agent, running),
-            alongside=self.alongside,
+        agent = self.agent
+        ctx = ToolContext(  # by position (keywords cost a third more): the fields in order
+            self.signal,
+            self.tool.id,
+            self.call.id,
+            self.invocation_id,
+            agent,
+            agent.runtime.services,
+            tool_timeout(agent, running),  # timeout
+            self.alongside,
         )
         # a tool's authorize() may be sync or async (the tool contract lets it choose)
         verdict: object = running.authorize(value, ctx)
@@ -218,7 +230,7 @@ class ToolInvocation:
             self.reported = ToolReportedError(made.text)
         return made
 
-    def _outcome(self, returned: object) -> CallOutcome:
+    def _settled(self, returned: object) -> ToolInvocation:
         call = self.call
         if isinstance(returned, ToolMessage):
             message = returned
@@ -230,16 +242,22 @@ class ToolInvocation:
                 code="hook.contract",
             )
             message = ToolMessage.of(call.id, call.name, str(self.failure), status="error")
-        failure = self.failure
-        if failure is None and message.status == "error":
+        if self.failure is None and message.status == "error":
             # an error result without an exception: the tool's own error output, or a listener's
-            failure = self.reported or ToolReportedError(message.text)
+            self.failure = self.reported or ToolReportedError(message.text)
+        self.message = message
+        self.duration_ms = (time.perf_counter() - self.started) * 1000
+        return self
+
+    def outcome(self) -> CallOutcome:
+        """The executed call as a :class:`~agentrig.agent._dispatch.CallOutcome`."""
+        failure = self.failure
         return CallOutcome(
-            message,
+            self.message,
             executed=True,
             concludes_turn=self.concludes_turn,
             view=self.view,
-            duration_ms=(time.perf_counter() - self.started) * 1000,
+            duration_ms=self.duration_ms,
             invocation_id=self.invocation_id,
             started_at=self.started_at,
             error_type=type(failure).__name__ if failure is not None else None,

@@ -3,7 +3,8 @@
 Every call gets exactly one result, in call order: executed, refused, skipped (an unknown
 tool), not executed (a stop, a cancellation, a guard) or interrupted while running.
 Consecutive calls that may overlap run as one :class:`_Group`, one task per call; each
-known call is a :class:`~agentrig.agent._invocation.ToolInvocation`.
+known call is a :class:`~agentrig.agent._invocation.ToolInvocation`, recorded as it is once
+it ran (a :class:`~agentrig.agent._dispatch.CallOutcome` is built only for whom reads one).
 
 A call that suspends the run (:class:`~agentrig.errors.ExecutionSuspended`: it waits for an
 outside answer) is no failure of its group: the calls already running beside it finish and
@@ -14,7 +15,7 @@ group is done -- unless another call failed (that failure wins) or the caller ca
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import final
+from typing import TypeAlias, final
 
 import anyio
 import anyio.abc
@@ -33,6 +34,9 @@ from agentrig.tools import Tool
 __all__ = ["ToolRound"]
 
 CANCELLED_WHILE_RUNNING = "interrupted while running: the run was cancelled by its caller"
+
+#: a settled call: one that did not run, or the invocation that ran (read alike)
+Settled: TypeAlias = CallOutcome | ToolInvocation
 
 
 @final
@@ -125,14 +129,14 @@ class ToolRound:
             try:
                 invocation = ToolInvocation(ctx.agent, tool, call, ctx.signal)
                 refused = await invocation.check(ctx.port.gate)  # then it runs, unless refused
-                outcome = refused if refused is not None else await invocation.execute()
+                settled = refused if refused is not None else await invocation.execute()
             except anyio.get_cancelled_exc_class():
                 # the caller cancelled while the tool ran: the call still gets its result
                 with anyio.CancelScope(shield=True):
                     await self.cancelled_while_running(index, call)
                 raise
             self.outcome.tool_results += 1
-            return await self.record(index, call, outcome)
+            return await self.record(index, call, settled)
         finally:
             if scope is not None:
                 scope.close()
@@ -151,40 +155,40 @@ class ToolRound:
         await self.ctx.port.append(ToolResultEvent(message=message))
 
     async def record(
-        self, index: int, call: ToolCallBlock, outcome: CallOutcome, *, count: bool = False
+        self, index: int, call: ToolCallBlock, settled: Settled, *, count: bool = False
     ) -> bool:
         """Log one call's result, observe it, stream it; True when it concludes the turn."""
         ctx = self.ctx
-        if count and outcome.invocation_id:
+        if count and settled.invocation_id:
             self.outcome.tool_results += 1
-        message = outcome.message
+        message = settled.message
         stored = None
         limit = ctx.agent.config.tool_result_max_bytes
-        if limit and outcome.executed and len(message.text) > limit // 4:  # maybe too big
-            message, stored = await cap_result(ctx.agent, message, outcome.invocation_id)
+        if limit and settled.executed and len(message.text) > limit // 4:  # maybe too big
+            message, stored = await cap_result(ctx.agent, message, settled.invocation_id)
         await ctx.port.write(
             ToolResultEvent,
             message=message,
-            invocation_id=outcome.invocation_id or None,
-            duration_ms=outcome.duration_ms,
+            invocation_id=settled.invocation_id or None,
+            duration_ms=settled.duration_ms,
         )
         self.calls.close(index)  # from here on the call has its result
-        if not outcome.executed or outcome.failure is not None:
-            refused = refusal(call, outcome)
+        if not settled.executed or settled.failure is not None:
+            refused = refusal(call, _outcome_of(settled))
             if refused is not None:
                 self.outcome.refused.append(refused)
         if stored is not None:
             await ctx.port.append(stored)  # links the call to its whole result
         hooks = ctx.port.runtime.hooks
         if hooks.has_listeners("observe"):
-            observe_tool_call(ctx, hooks, call, outcome)
+            observe_tool_call(ctx, hooks, call, _outcome_of(settled))
         if ctx.emit is not None:
             await ctx.emit(
                 ToolResultChunk(
                     call_id=call.id, name=call.name, status=message.status, text=message.text
                 )
             )
-        return outcome.concludes_turn
+        return settled.concludes_turn
 
 
 @final
@@ -229,7 +233,7 @@ class _Group:
         self.offered = offered
         self.gated = {i: anyio.Event() for i in indexes}  # call i is through the gate
         self.recorded = {i: anyio.Event() for i in indexes}  # call i's result is settled
-        self.outcomes: dict[int, CallOutcome] = {}
+        self.outcomes: dict[int, Settled] = {}
         self.entered: set[int] = set()  # calls whose tool/call event is logged
         self.concludes: list[bool] = []
         # an error that ends the run (a journal write, a failing gate) is raised as itself,
@@ -284,14 +288,14 @@ class _Group:
             self.gated[index].set()
             self.recorded[index].set()
             return
-        outcome = await self._dispatch(index, call, tool)
-        self.outcomes[index] = outcome
+        settled = await self._dispatch(index, call, tool)
+        self.outcomes[index] = settled
         if not first:
             await self.recorded[index - 1].wait()
-        self.concludes.append(await self.round.record(index, call, outcome, count=True))
+        self.concludes.append(await self.round.record(index, call, settled, count=True))
         self.recorded[index].set()
 
-    async def _dispatch(self, index: int, call: ToolCallBlock, tool: Tool | None) -> CallOutcome:
+    async def _dispatch(self, index: int, call: ToolCallBlock, tool: Tool | None) -> Settled:
         """Through the gate (then the next call may be checked), then run alongside."""
         if tool is None:
             self.gated[index].set()
@@ -333,3 +337,7 @@ def _may_overlap(tool: Tool | None) -> bool:
 
 def _unknown(call: ToolCallBlock, offered: Mapping[str, Tool]) -> CallOutcome:
     return CallOutcome(unknown_tool(call, list(offered)), executed=False)
+
+
+def _outcome_of(settled: Settled) -> CallOutcome:
+    return settled if isinstance(settled, CallOutcome) else settled.outcome()

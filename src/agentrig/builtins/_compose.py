@@ -124,14 +124,11 @@ def check_composition(loaded: LoadedConfig, index: PluginIndex) -> list[Issue]:
             issues += _options_issues(factory, provider.options, ("providers", pid, "options"))
             issues += _credential_issues(factory, provider.credentials, ("providers", pid))
         for key, value in provider.credentials.items():
-            if value.startswith("$ENV:") and len(value) == len("$ENV:"):
-                issues.append(
-                    Issue(
-                        "config.secret",
-                        "empty $ENV: reference",
-                        ("providers", pid, "credentials", key),
-                    )
-                )
+            # the reference's syntax only: the placeholder reads no environment
+            path = ("providers", pid, "credentials", key)
+            _, issue = resolve_secret(value, PlaceholderResolver(), path=path)
+            if issue is not None:
+                issues.append(issue)
     for name, table in loaded.sections.items():
         if name in loaded.imported:
             continue  # its importer read and validated it as the file was loaded

@@ -145,9 +145,7 @@ class PermissionGate:
         judged by its own declaration (a function tool holds its own, read once).
         """
         declared = tool_permissions(tool)
-        decision = evaluate_permission(
-            PermissionCall(tool=declared, arguments=arguments, call_id=call_id), ctx
-        )
+        decision = evaluate_permission(PermissionCall(declared, arguments, call_id=call_id), ctx)
         if decision.verdict == "deny":
             why = decision.message or decision.reason
             return decision, GateDecision(False, f"permission decided: {why}")

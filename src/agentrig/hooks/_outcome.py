@@ -251,6 +251,8 @@ class _Reader:
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # json.loads keeps the last of two equal keys; a hook printing {"decision": "block",
     # "decision": "approve"} has said two things, and neither reading may be picked for it.
+    # (The config files' JSON reader does the same check, but it lives in builtins, above
+    # this layer, and the kernel's public read_config_file reads a file, not a hook's text.)
     body: dict[str, Any] = {}
     for key, value in pairs:
         if key in body:

@@ -41,12 +41,10 @@ from agentrig.permissions._shell import ParsedCommand, split_command
 from agentrig.permissions._types import (
     MatchOutcome,
     Mode,
-    PathResolver,
     PermissionCall,
     PermissionContext,
     PermissionDecision,
     ReasonCode,
-    Verdict,
 )
 from agentrig.tools import RiskClass
 
@@ -56,20 +54,20 @@ __all__ = ["evaluate_permission", "withheld_tools"]
 def _first(
     rules: Iterable[PermissionRule],
     call: PermissionCall,
-    root: str,
-    home: str,
+    ctx: PermissionContext,
     direction: Direction,
-    settings: str | None,
-    resolve: PathResolver,
 ) -> tuple[PermissionRule | None, PermissionRule | None]:
     """The first matching rule and the first unevaluable one."""
+    resolve = ctx.resolve_path
+    root = canonical_root(ctx.workspace_root, resolve)
+    settings = canonical_root(ctx.rules_root, resolve) if ctx.rules_root is not None else None
     unevaluable: PermissionRule | None = None
     for rule in rules:
         outcome: MatchOutcome = match_rule(
             rule,
             call,
             root=root,
-            home=home,
+            home=ctx.home,
             direction=direction,
             resolve=resolve,
             settings=settings,
@@ -97,12 +95,13 @@ def _parsed_command(call: PermissionCall) -> ParsedCommand | None:
 
 
 def _always_ask_case(
-    call: PermissionCall, ctx: PermissionContext, root: str, parsed: ParsedCommand | None
+    call: PermissionCall, ctx: PermissionContext, parsed: ParsedCommand | None
 ) -> tuple[ReasonCode, str] | None:
     arg = call.tool.arg
     if arg is None:
         return None
     home, resolve = ctx.home, ctx.resolve_path
+    root = canonical_root(ctx.workspace_root, resolve)
     roots = (root, *(canonical_root(r, resolve) for r in ctx.additional_roots))
     if parsed is not None and any(
         catastrophic_command(parsed, root=r, home=home, resolve=resolve) for r in roots
@@ -128,58 +127,40 @@ def _always_ask_case(
     return None
 
 
-def _decision(
-    verdict: Verdict,
-    reason: ReasonCode,
-    call: PermissionCall,
-    rule: PermissionRule | None = None,
-    message: str = "",
-    *,
-    always_ask: bool = False,
-) -> PermissionDecision:
-    return PermissionDecision(verdict, reason, call, rule, message, always_ask)
-
-
 def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> PermissionDecision:
-    """Decide one call: ``allow``, ``deny`` or ``ask``, with a reason code and the deciding rule."""
-    resolve = ctx.resolve_path
-    root = canonical_root(ctx.workspace_root, resolve)
-    settings = canonical_root(ctx.rules_root, resolve) if ctx.rules_root is not None else None
+    """Decide one call: ``allow``, ``deny`` or ``ask``, with a reason code and the deciding rule.
+
+    The workspace root is canonicalised where a rule, a command or a path argument needs it
+    (a call with none of them, the common case, needs no path at all).
+    """
 
     def first(
         rules: tuple[PermissionRule, ...], direction: Direction
     ) -> tuple[PermissionRule | None, PermissionRule | None]:
         if not rules:  # most lists are empty
             return _NO_RULE
-        return _first(rules, call, root, ctx.home, direction, settings, resolve)
+        return _first(rules, call, ctx, direction)
 
     # 1. the ceiling and deny rules: nothing later softens a denial
     if ctx.ceiling is not None and first(ctx.ceiling, "grant")[0] is None:
-        return _decision(
+        return PermissionDecision(
             "deny", "outside-ceiling", call, None, "the call is outside the caller's ceiling"
         )
     denied, unevaluable_deny = first(ctx.rules.deny, "restrict")
     if denied is not None:
-        return _decision("deny", "deny-rule", call, denied, f"denied by {denied.text!r}")
+        return PermissionDecision("deny", "deny-rule", call, denied, f"denied by {denied.text!r}")
 
     # 2. the cases that always reach a person
     parsed = _parsed_command(call)
-    read_only = parsed is not None and is_read_only_command(
-        parsed,
-        root=root,
-        home=ctx.home,
-        resolve=resolve,
-        roots=tuple(canonical_root(extra, resolve) for extra in ctx.additional_roots),
-        expand=ctx.expand_glob,
-    )
+    read_only = parsed is not None and _read_only(parsed, ctx)
     risk: RiskClass | None = "inspect" if read_only else call.tool.risk
     asked, unevaluable_ask = first(ctx.rules.ask, "restrict")
-    always = _always_ask(call, ctx, root, parsed, (unevaluable_deny, asked, unevaluable_ask))
+    always = _always_ask(call, ctx, parsed, (unevaluable_deny, asked, unevaluable_ask))
     if always is not None:
         reason, rule, message = always
         if ctx.mode == "plan" and risk != "inspect":
-            return _decision("deny", "plan-mode", call, rule, f"plan mode: {message}")
-        return _decision("ask", reason, call, rule, message, always_ask=True)
+            return PermissionDecision("deny", "plan-mode", call, rule, f"plan mode: {message}")
+        return PermissionDecision("ask", reason, call, rule, message, always_ask=True)
 
     # 3. the mode, by risk class; 4. allow rules and remembered consent answer what is left
     by_mode = _by_mode(call, ctx.mode, risk, read_only)
@@ -187,25 +168,41 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
         return by_mode
     allowed, _ = first(ctx.rules.allow, "grant")
     if allowed is not None:
-        return _decision("allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}")
+        return PermissionDecision(
+            "allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}"
+        )
     if ctx.mode == "plan":
         return _plan_refusal(call, risk)
     remembered, _ = first(ctx.remembered, "grant")
     if remembered is not None:
-        return _decision(
+        return PermissionDecision(
             "allow", "remembered-consent", call, remembered, f"remembered {remembered.text!r}"
         )
     if risk is None:
-        return _decision("ask", "undeclared-risk", call, None, "the tool declares no risk class")
-    return _decision(
+        return PermissionDecision(
+            "ask", "undeclared-risk", call, None, "the tool declares no risk class"
+        )
+    return PermissionDecision(
         "ask", "mode-requires-approval", call, None, f"{ctx.mode} mode asks before {risk} calls"
+    )
+
+
+def _read_only(parsed: ParsedCommand, ctx: PermissionContext) -> bool:
+    """Whether the command only runs read-only commands inside the workspace roots."""
+    resolve = ctx.resolve_path
+    return is_read_only_command(
+        parsed,
+        root=canonical_root(ctx.workspace_root, resolve),
+        home=ctx.home,
+        resolve=resolve,
+        roots=tuple(canonical_root(extra, resolve) for extra in ctx.additional_roots),
+        expand=ctx.expand_glob,
     )
 
 
 def _always_ask(
     call: PermissionCall,
     ctx: PermissionContext,
-    root: str,
     parsed: ParsedCommand | None,
     rules: tuple[PermissionRule | None, PermissionRule | None, PermissionRule | None],
 ) -> tuple[ReasonCode, PermissionRule | None, str] | None:
@@ -217,7 +214,7 @@ def _always_ask(
         return "ask-rule", asked, f"asked by {asked.text!r}"
     if unevaluable_ask is not None:
         return "unevaluable-rule", unevaluable_ask, "an ask rule cannot be evaluated"
-    case = _always_ask_case(call, ctx, root, parsed)
+    case = _always_ask_case(call, ctx, parsed)
     return None if case is None else (case[0], None, case[1])
 
 
@@ -227,21 +224,23 @@ def _by_mode(
     """What the mode alone decides for the call's risk class (None: the allow rules decide)."""
     if risk == "inspect" and mode != "bypass":
         why: ReasonCode = "read-only-command" if read_only else "mode-allows"
-        return _decision("allow", why, call, None, f"{mode} mode allows inspect calls")
+        return PermissionDecision("allow", why, call, None, f"{mode} mode allows inspect calls")
     if mode == "bypass":
-        return _decision("allow", "bypass", call, None, "bypass mode")
+        return PermissionDecision("allow", "bypass", call, None, "bypass mode")
     if mode == "accept-edits" and risk == "modify":
-        return _decision("allow", "mode-allows", call, None, "accept-edits mode allows modify")
+        return PermissionDecision(
+            "allow", "mode-allows", call, None, "accept-edits mode allows modify"
+        )
     return None
 
 
 def _plan_refusal(call: PermissionCall, risk: RiskClass | None) -> PermissionDecision:
     """Plan mode asks about no change: what no allow rule named is refused outright."""
     if risk is None:
-        return _decision(
+        return PermissionDecision(
             "deny", "plan-undeclared-risk", call, None, "plan mode refuses undeclared risk"
         )
-    return _decision("deny", "plan-mode", call, None, f"plan mode refuses {risk} calls")
+    return PermissionDecision("deny", "plan-mode", call, None, f"plan mode refuses {risk} calls")
 
 
 def withheld_tools(tool_ids: Iterable[str], ctx: PermissionContext) -> tuple[str, ...]:

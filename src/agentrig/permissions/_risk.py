@@ -408,10 +408,14 @@ def trust_widening_path(
 
 @functools.lru_cache(maxsize=64)
 def canonical_root(root: str, resolve: PathResolver) -> str:
-    """The workspace root with symlinks resolved, once per root string and port.
+    """The workspace root with symlinks resolved through ``resolve`` (``..`` folded by text
+    when the port cannot answer).
 
-    Tool arguments are still canonicalised on every call; only the root (fixed when the
-    runtime is composed) is remembered.
+    Remembered for the process (an LRU of 64) by the root string and the port, so this
+    function asks the port once per pair -- and that is all it saves: a rule or trust-widening
+    pattern anchored at the root resolves its own prefix through the port on every
+    evaluation, and each call's argument paths are canonicalised every time.  A root whose
+    symlink is re-pointed while the process runs keeps its first answer here.
     """
     resolved = resolve(root)
     if resolved is None:

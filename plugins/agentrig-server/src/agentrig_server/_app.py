@@ -37,7 +37,7 @@ from agentrig_server._anthropic import (
     parse_count_request,
     parse_messages_request,
 )
-from agentrig_server._approvals import Approvals
+from agentrig_server._approvals import ApprovalAnswer, Approvals
 from agentrig_server._browser import BrowserGuard
 from agentrig_server._errors import ApiError, Dialect, error_response, internal_error
 from agentrig_server._events import Finished, RunEvent
@@ -340,6 +340,32 @@ async def _answer(
     return JSONResponse(body(render, finished))
 
 
+def _answered(
+    state: ServerState,
+    caller: Caller,
+    model: str,
+    answers: Sequence[ApprovalAnswer],
+    stream: bool,
+    echo: dict[str, Any],
+) -> Response:
+    """A Responses request whose input ends with ``mcp_approval_response`` items: each answers
+    its waiting call as ``POST /v1/approvals/{id}`` does.  The run that waited goes on in the
+    response that showed the request, so this one completes with no output of its own."""
+    state.runs.allowed(model, caller)
+    state.approvals.decide_all(caller.identity, model, echo["previous_response_id"], answers)
+
+    def keep(body: dict[str, Any]) -> None:
+        state.responses.keep(caller.identity, body)
+
+    response_id = f"resp_{secrets.token_hex(12)}"
+    builder = ResponseBuilder(response_id, model, echo, keep=keep if echo["store"] else None)
+    done = Finished(text="", finish="stop", usage=None, model=model)
+    if not stream:
+        return JSONResponse(builder.final(done))
+    frames = [*builder.start(), *builder.event(done)]
+    return Response(b"".join(frames), media_type="text/event-stream")
+
+
 _PAGE_HEADERS = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -463,6 +489,8 @@ async def create_app(rt: Runtime, settings: ServerSettings | None = None) -> Sta
 
     async def responses(request: Request, caller: Caller, body: Any) -> Response:
         prompt, stream, echo = parse_responses_request(body)
+        if not isinstance(prompt, Prompt):  # it answers waiting calls (mcp_approval_response)
+            return _answered(state, caller, body["model"], prompt, stream, echo)
 
         def builder(run: ActiveRun) -> ResponseBuilder:
             session = run.session_id if run.served is not None else None

@@ -66,6 +66,8 @@ class ApprovalRequested:
     tool: str
     arguments: dict[str, Any]
     reason: str
+    #: the tool call that waits (its ``mcp_call`` item names the approval)
+    call_id: str | None = None
 
 
 @attrs.frozen(slots=True)

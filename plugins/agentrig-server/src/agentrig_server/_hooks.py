@@ -73,10 +73,13 @@ class ServerHooks:
             tool=payload.tool,
             arguments=payload.arguments,
             reason=payload.reason,
+            response_id=run.response_id,
         )
         try:
             await run.emit(
-                ApprovalRequested(pending.id, pending.tool, pending.arguments, pending.reason)
+                ApprovalRequested(
+                    pending.id, pending.tool, pending.arguments, pending.reason, payload.call_id
+                )
             )
             # no answer in time -- or the run stopped (a disconnect, a budget) -- denies
             with anyio.move_on_after(exposed.approval_timeout), run.signal.scope():

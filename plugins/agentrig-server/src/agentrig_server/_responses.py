@@ -1,13 +1,15 @@
 """``POST /v1/responses``: the OpenAI Responses API, plain and streamed.
 
 ``instructions`` join the agent's own system prompt; ``input`` is a string or a list of
-message, ``function_call``, ``function_call_output`` and ``mcp_call`` items (a client that
-keeps the conversation itself sends an earlier reply's ``output`` back, server-side calls
-included).  With ``store`` (the default, as in OpenAI's API) the server keeps the
-conversation, and a later request continues it with ``previous_response_id``.  The agent's
-own tool calls are server-side: they appear in ``output`` as ``mcp_call`` items
-(``server_label`` ``"agentrig"``) with their results, and a call waiting for a person as an
-``mcp_approval_request`` item -- answered at ``POST /v1/approvals/{id}``.
+message, ``function_call``, ``function_call_output``, ``mcp_call`` and
+``mcp_approval_request`` items (a client that keeps the conversation itself sends an earlier
+reply's ``output`` back, server-side calls included).  With ``store`` (the default, as in
+OpenAI's API) the server keeps the conversation, and a later request continues it with
+``previous_response_id``.  The agent's own tool calls are server-side: they appear in
+``output`` as ``mcp_call`` items (``server_label`` ``"agentrig"``) with their results, and a
+call waiting for a person as an ``mcp_approval_request`` item -- answered at
+``POST /v1/approvals/{id}``, or by a request whose input ends with ``mcp_approval_response``
+items.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from agentrig.llm import (
     Usage,
     UserMessage,
 )
+from agentrig_server._approvals import ApprovalAnswer
 from agentrig_server._conversation import Conversation
 from agentrig_server._errors import ApiError
 from agentrig_server._events import (
@@ -76,8 +79,12 @@ _SUPPORTED = (
 _TOOL_KEYS = ("tools", "tool_choice", "parallel_tool_calls")
 
 
-def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]:
-    """``(prompt, stream, echo)`` -- ``echo`` holds request fields the response repeats."""
+def parse_responses_request(
+    body: object,
+) -> tuple[Prompt | tuple[ApprovalAnswer, ...], bool, dict[str, Any]]:
+    """``(prompt, stream, echo)`` -- ``echo`` holds request fields the response repeats; an
+    input that ends with ``mcp_approval_response`` items gives those answers instead of a
+    prompt (nothing new for the agent: the run that waits continues where it is)."""
     body = require_object(body, "body")
     check_keys(body, "", _SUPPORTED, tools=_TOOL_KEYS)
     model = require_str(body.get("model"), "model")
@@ -96,27 +103,32 @@ def parse_responses_request(body: object) -> tuple[Prompt, bool, dict[str, Any]]
     require_object(metadata, "metadata")
     raw = body.get("input")
     talk = Conversation([instructions] if instructions else [])
+    answers: tuple[ApprovalAnswer, ...] = ()
     if isinstance(raw, str):
         talk.history.append(UserMessage(content=(TextBlock(text=raw),)))
     else:
-        _items(raw, talk)
-    prompt = talk.prompt(
-        "input",
-        "the last input item must be the user's message",
-        model=model,
-        max_tokens=opt_int(body, "max_output_tokens"),
-        temperature=opt_temperature(body, "temperature", 2.0),
-        previous_response=previous,
-        store=store or previous is not None,
-    )
+        answers = _items(raw, talk)
+    max_tokens = opt_int(body, "max_output_tokens")
+    temperature = opt_temperature(body, "temperature", 2.0)
     echo = {
         "instructions": instructions,
         "previous_response_id": previous,
         "metadata": dict(metadata),
         "store": store,
-        "temperature": prompt.temperature,
-        "max_output_tokens": prompt.max_tokens,
+        "temperature": temperature,
+        "max_output_tokens": max_tokens,
     }
+    if answers:
+        return answers, stream, echo
+    prompt = talk.prompt(
+        "input",
+        "the last input item must be the user's message",
+        model=model,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        previous_response=previous,
+        store=store or previous is not None,
+    )
     return prompt, stream, echo
 
 
@@ -139,10 +151,14 @@ def _check_include(raw: object) -> None:
             )
 
 
-def _items(raw: object, talk: Conversation) -> None:
+def _items(raw: object, talk: Conversation) -> tuple[ApprovalAnswer, ...]:
+    """Read the input items into ``talk``; the ``mcp_approval_response`` items that end it."""
     items = talk.history
+    approvals = _Approvals()
     for at, item in objects(raw, "input"):
         kind = item.get("type", "message")
+        if approvals.answers and kind != "mcp_approval_response":
+            raise bad(at, "after an mcp_approval_response item only more of them may follow")
         if kind == "message":
             role = item.get("role")
             if role in ("system", "developer"):
@@ -161,30 +177,100 @@ def _items(raw: object, talk: Conversation) -> None:
         elif kind == "function_call":
             call_id = require_str(item.get("call_id"), f"{at}.call_id")
             _call(item, at, call_id, talk)
-        elif kind == "mcp_call":
-            # a tool call the server ran in an earlier reply, sent back whole by a client that
-            # keeps the conversation itself (``store: false``): the call and its result
-            call_id = require_str(item.get("id"), f"{at}.id")
-            name = _call(item, at, call_id, talk)
-            output, error = item.get("output"), item.get("error")
-            if isinstance(output, str):
-                items.append(ToolMessage.of(call_id, name, output))
-            elif isinstance(error, str):
-                items.append(ToolMessage.of(call_id, name, error, "error"))
-            else:
-                raise bad(f"{at}.output", "an mcp_call item needs its output or its error")
         elif kind == "function_call_output":
             answered = item.get("call_id")
             call_id, name = talk.answered(answered, f"{at}.call_id", call="function_call")
             output = item.get("output")
             text = output if isinstance(output, str) else json.dumps(output)
             items.append(ToolMessage.of(call_id, name, text))
+        elif kind in _MCP_ITEMS:
+            approvals.read(kind, item, at, talk)
         else:
             raise bad(
                 f"{at}.type",
                 f"unsupported input item {kind!r} (supported: message, function_call, "
-                "function_call_output, mcp_call)",
+                f"function_call_output, {', '.join(_MCP_ITEMS)})",
             )
+    return approvals.finish()
+
+
+_MCP_ITEMS = ("mcp_call", "mcp_approval_request", "mcp_approval_response")
+
+
+class _Approvals:
+    """The server-side calls of an input: ``mcp_call`` items (a call and its result) and the
+    approval requests and answers around them.
+
+    A call that waited for a person is sent back as its ``mcp_approval_request`` and its
+    ``mcp_call`` (which names the request in ``approval_request_id``; a streamed reply lists
+    the call first): one call in the history, with its result.  A request with neither its
+    call nor an answer in the input is a call without a result, which no model may be sent.
+    """
+
+    __slots__ = ("answers", "ran", "waiting")
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, str] = {}  # approval id -> where its request stands
+        self.ran: set[str] = set()  # approval ids whose mcp_call came first
+        self.answers: list[ApprovalAnswer] = []
+
+    def read(self, kind: str, item: Mapping[str, Any], at: str, talk: Conversation) -> None:
+        if kind == "mcp_approval_request":
+            approval_id = require_str(item.get("id"), f"{at}.id")
+            if approval_id not in self.ran:  # else its call (and result) is in already
+                self.waiting[approval_id] = at
+                _call(item, at, approval_id, talk)
+        elif kind == "mcp_approval_response":
+            self.answers.append(_answer(item, at))
+        else:
+            self._ran(item, at, talk)
+
+    def _ran(self, item: Mapping[str, Any], at: str, talk: Conversation) -> None:
+        # a tool call the server ran in an earlier reply, sent back whole by a client that
+        # keeps the conversation itself (``store: false``): the call and its result
+        call_id = require_str(item.get("id"), f"{at}.id")
+        asked = item.get("approval_request_id")
+        if asked is not None:
+            require_str(asked, f"{at}.approval_request_id")
+        if asked in self.waiting:  # its approval request recorded the call already
+            del self.waiting[asked]
+            call_id, name = talk.answered(asked, f"{at}.approval_request_id", call="request")
+        else:
+            name = _call(item, at, call_id, talk)
+            if asked is not None:
+                self.ran.add(asked)
+        output, error = item.get("output"), item.get("error")
+        if isinstance(output, str):
+            talk.history.append(ToolMessage.of(call_id, name, output))
+        elif isinstance(error, str):
+            talk.history.append(ToolMessage.of(call_id, name, error, "error"))
+        else:
+            raise bad(f"{at}.output", "an mcp_call item needs its output or its error")
+
+    def finish(self) -> tuple[ApprovalAnswer, ...]:
+        answered = {answer.approval_id for answer in self.answers}
+        for approval_id, at in self.waiting.items():
+            if approval_id not in answered:
+                raise bad(
+                    at,
+                    f"mcp_approval_request {approval_id!r} has no result: send the mcp_call "
+                    "that ran it (its approval_request_id names the request), or end the "
+                    "input with an mcp_approval_response answering it",
+                )
+        return tuple(self.answers)
+
+
+def _answer(item: Mapping[str, Any], at: str) -> ApprovalAnswer:
+    """An ``mcp_approval_response`` item, in OpenAI's shape."""
+    param = f"{at}.approval_request_id"
+    approval_id = require_str(item.get("approval_request_id"), param)
+    approve = item.get("approve")
+    if not isinstance(approve, bool):
+        raise bad(f"{at}.approve", f"expected true or false, got {approve!r}")
+    reason = item.get("reason")
+    if reason is not None:
+        require_str(reason, f"{at}.reason")
+    return ApprovalAnswer(approval_id, "allow" if approve else "deny", reason or "", param)
 
 
 def _call(item: Mapping[str, Any], at: str, call_id: str, talk: Conversation) -> str:
@@ -277,6 +363,7 @@ class ResponseBuilder:
         self._pieces: list[str] = []  # the open message's text so far
         self._delta: Template | None = None
         self._calls: dict[str, dict[str, Any]] = {}
+        self._approved: dict[str, str] = {}  # call id -> approval id, before its mcp_call
 
     # ---- the response object ---------------------------------------------------------------
     def final(self, finished: Finished) -> dict[str, Any]:
@@ -373,6 +460,8 @@ class ResponseBuilder:
                 "output": None,
                 "error": None,
                 "status": "in_progress",
+                # the approval it waited for (a reply read from the session lists it first)
+                "approval_request_id": self._approved.pop(event.call_id, None),
             }
             self._calls[event.call_id] = item
             self.output.append(item)
@@ -394,21 +483,7 @@ class ResponseBuilder:
             index = self.output.index(item)
             return [self._event("response.output_item.done", output_index=index, item=item)]
         if isinstance(event, ApprovalRequested):
-            frames = self._close_message()
-            approval: dict[str, Any] = {
-                "type": "mcp_approval_request",
-                "id": event.approval_id,
-                "server_label": "agentrig",
-                "name": event.tool,
-                "arguments": json.dumps(event.arguments),
-            }
-            self.output.append(approval)
-            index = len(self.output) - 1
-            return [
-                *frames,
-                self._event("response.output_item.added", output_index=index, item=approval),
-                self._event("response.output_item.done", output_index=index, item=approval),
-            ]
+            return self._approval(event)
         if isinstance(event, UsageOut):
             return []  # the response's usage is the run's, at its end
         if isinstance(event, Finished):
@@ -418,6 +493,29 @@ class ResponseBuilder:
             final = self.response(status, event)
             return [*frames, self._event(kind, response=final)]
         raise TypeError(f"not a run event: {event!r}")
+
+    def _approval(self, event: ApprovalRequested) -> list[bytes]:
+        frames = self._close_message()
+        if event.call_id is not None:  # its mcp_call item names it (OpenAI's link)
+            waiting = self._calls.get(event.call_id)
+            if waiting is None:
+                self._approved[event.call_id] = event.approval_id
+            else:
+                waiting["approval_request_id"] = event.approval_id
+        approval: dict[str, Any] = {
+            "type": "mcp_approval_request",
+            "id": event.approval_id,
+            "server_label": "agentrig",
+            "name": event.tool,
+            "arguments": json.dumps(event.arguments),
+        }
+        self.output.append(approval)
+        index = len(self.output) - 1
+        return [
+            *frames,
+            self._event("response.output_item.added", output_index=index, item=approval),
+            self._event("response.output_item.done", output_index=index, item=approval),
+        ]
 
     def _text(self, text: str) -> list[bytes]:
         frames: list[bytes] = []
