@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from agentrig_server._approvals import ApprovalAnswer, Approvals
+from agentrig_server._errors import ApiError
 from openai.types.responses import ResponseCompletedEvent
 from openai.types.responses.response_input_item_param import McpApprovalResponse
 from server_support import KEY, RunningServer, scripted_config, tool_entries
@@ -223,3 +225,21 @@ def test_an_answer_to_no_waiting_call_is_a_404() -> None:
         sdk = openai.OpenAI(base_url=f"{srv.base_url}/v1", api_key=KEY, max_retries=0)
         with pytest.raises(openai.NotFoundError, match="no pending approval 'appr_x'"):
             sdk.responses.create(model="assistant", input=[answer])
+
+
+@pytest.mark.anyio
+async def test_the_first_answer_stands_on_either_route() -> None:
+    """Until the waiting call wakes, a second answer -- a POST or an input item -- is a 400
+    (it could otherwise turn a denial into an approval unseen)."""
+    approvals = Approvals()
+    pending = approvals.open(
+        model="assistant", owner="me", session_id="s", tool="bump", arguments={}, reason=""
+    )
+    approvals.answer(pending.id, "me", {"decision": "deny"})
+    with pytest.raises(ApiError, match="already answered") as again:
+        approvals.answer(pending.id, "me", {"decision": "allow"})
+    assert (again.value.status, again.value.api_code) == (400, "already_answered")
+    answer = ApprovalAnswer(pending.id, "allow", "", "input[0].approval_request_id")
+    with pytest.raises(ApiError, match="already answered"):
+        approvals.decide_all("me", "assistant", None, [answer])
+    assert (pending.answer, pending.answered.is_set()) == ("deny", True)
