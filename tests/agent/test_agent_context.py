@@ -7,7 +7,7 @@ import pytest
 from agentloop_support import EnvFactory, events
 
 from agentrig.agent import ContextUsage, ContextWindowError, measure_context
-from agentrig.agent._context import context_usage
+from agentrig.agent._context import context_tokens, context_usage
 from agentrig.builtins._scripted import Reply
 from agentrig.ids import SessionId
 from agentrig.llm import AssistantMessage, ModelInfo, TextBlock, Usage, UserMessage
@@ -142,6 +142,20 @@ def test_the_loop_measures_the_view_it_sends_as_measure_context_does() -> None:
     )
     chars = session.derive_messages().chars
     for tools, extra in ((0, 0), (80, 44)):
-        assert context_usage(session, chars, 10_000, tools, extra) == measure_context(
-            session, 10_000, tool_chars=tools, extra_chars=extra
+        usage = context_usage(session, chars, 10_000, tools, extra)
+        assert usage == measure_context(session, 10_000, tool_chars=tools, extra_chars=extra)
+        # what the loop reads per request without the record: the same numbers
+        assert context_tokens(session, chars, tools, extra) == (
+            usage.used,
+            usage.source,
+            usage.estimate,
+            usage.reported,
         )
+    fresh = _session(UserMessage.of("hello"))  # no report: the estimate alone
+    usage = measure_context(fresh, 10_000)
+    assert context_tokens(fresh, fresh.derive_messages().chars) == (
+        usage.used,
+        "estimate",
+        usage.estimate,
+        None,
+    )

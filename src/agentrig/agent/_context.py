@@ -16,7 +16,14 @@ import attrs
 
 from agentrig.session import Session
 
-__all__ = ["CHARS_PER_TOKEN", "ContextSource", "ContextUsage", "context_usage", "measure_context"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "ContextSource",
+    "ContextUsage",
+    "context_tokens",
+    "context_usage",
+    "measure_context",
+]
 
 CHARS_PER_TOKEN = 4
 """The coarse estimate's ratio: about four characters of text per token."""
@@ -78,10 +85,21 @@ def context_usage(
 ) -> ContextUsage:
     """:func:`measure_context` for a caller that derived the history already (``history``:
     its ``chars``): the loop sends that view, so it is not derived twice."""
+    used, source, estimate, reported = context_tokens(session, history, tool_chars, extra_chars)
+    return ContextUsage(max(used, floor), window, source, estimate, reported)
+
+
+def context_tokens(
+    session: Session, history: int, tool_chars: int = 0, extra_chars: int = 0
+) -> tuple[int, ContextSource, int, int | None]:
+    """:func:`context_usage`'s ``used``, ``source``, ``estimate`` and ``reported`` without
+    the record: the loop reads ``used`` on every request and needs the record only to
+    compact or refuse."""
     reported, since = session.context_basis()
     estimate = (history + tool_chars + extra_chars) // CHARS_PER_TOKEN
     if reported is None:
-        return ContextUsage(max(estimate, floor), window, "estimate", estimate)
+        return estimate, "estimate", estimate, None
     used = reported + (since + extra_chars) // CHARS_PER_TOKEN
-    source: ContextSource = "provider" if used >= estimate else "estimate"
-    return ContextUsage(max(used, estimate, floor), window, source, estimate, reported)
+    if used >= estimate:
+        return used, "provider", estimate, reported
+    return estimate, "estimate", estimate, reported

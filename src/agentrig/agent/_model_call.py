@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import NamedTuple, NoReturn, final
+from typing import NoReturn, final
 
 import anyio
 
-from agentrig.agent._context import ContextUsage, context_usage, measure_context
+from agentrig.agent._context import (
+    ContextUsage,
+    context_tokens,
+    context_usage,
+    measure_context,
+)
 from agentrig.agent._observations import observe_model_call
 from agentrig.agent._request import (
+    CONTEXT_GUARD_RATIO,
     build_request,
     context_overflow,
     request_config,
@@ -50,20 +56,12 @@ from agentrig.tools import Tool
 __all__ = ["ModelRound", "failed_call_event", "model_error"]
 
 
-class _Ask(NamedTuple):
-    """What a round asks the model for: the tools it offers, the tool choice, and an
-    instruction for this request only (a forced final answer's)."""
-
-    tools: Sequence[Tool]
-    tool_choice: str | None
-    extra_instruction: str | None
-
-
 @final
 class ModelRound:
     """The model rounds of one turn: each sends the history and commits the reply."""
 
     __slots__ = (
+        "ask",
         "audit",
         "calls",
         "compact_at",
@@ -82,6 +80,9 @@ class ModelRound:
         self.first_chunk = 0.0  # when the current call's first chunk arrived
         self.response_id: str | None = None  # the provider's id of the current call's response
         self.audit: ReasoningAudit | None = None  # the current call's reasoning effort
+        #: what the current call asks for: the tools it offers, the tool choice, and an
+        #: instruction for this request only (a forced final answer's)
+        self.ask: tuple[Sequence[Tool], str | None, str | None] = ((), None, None)
         #: the class of the anyio cancel scope of the turn's first provider call (the turn
         #: runs in one task on one event loop; anyio looks the library up per scope otherwise)
         self.scope_class: type[anyio.CancelScope] | None = None
@@ -98,10 +99,12 @@ class ModelRound:
         tool_choice: str | None,
         extra_instruction: str | None = None,
     ) -> AssistantMessage:
-        """One provider call, retried while a ``request_error`` listener says so."""
+        """One provider call, retried while a ``request_error`` listener says so: it offers
+        ``tools``, asks for ``tool_choice``, and adds ``extra_instruction`` to this request
+        only (a forced final answer's)."""
         ctx = self.ctx
         cfg = await request_config(ctx.port)
-        ask = _Ask(tools, tool_choice, extra_instruction)
+        self.ask = (tools, tool_choice, extra_instruction)
         attempt = 1
         while True:
             trace = ctx.trace
@@ -111,7 +114,7 @@ class ModelRound:
                 else None
             )
             try:
-                message = await self._attempt(cfg, attempt, ask)
+                message = await self._attempt(cfg, attempt)
             finally:
                 if scope is not None:
                     scope.close()
@@ -119,15 +122,13 @@ class ModelRound:
                 return message
             attempt += 1
 
-    async def _attempt(
-        self, cfg: RequestConfig, attempt: int, ask: _Ask
-    ) -> AssistantMessage | None:
+    async def _attempt(self, cfg: RequestConfig, attempt: int) -> AssistantMessage | None:
         """One attempt: its message, or None when a listener said retry."""
         started = (time.time(), time.perf_counter())
         self.first_chunk = 0.0
         self.audit = None
         try:
-            request, provider, declared = await self._request(cfg, attempt, ask)
+            request, provider, declared = await self._request(cfg, attempt)
             message = await self._call(provider, request, declared, cfg, attempt)
         except Interrupted:
             self._observe(cfg, started, attempt, "interrupted", self.outcome.final)
@@ -200,17 +201,18 @@ class ModelRound:
         message: AssistantMessage | None,
         error: BaseException | None = None,
     ) -> None:
-        ctx, first = self.ctx, self.first_chunk
-        observe_model_call(
-            ctx, self.outcome, cfg, started, first, attempt, result, message, error,
-            response_id=self.response_id, reasoning=self.audit,
-        )  # fmt: skip
+        ctx = self.ctx
+        if ctx.agent.runtime.hooks.has_listeners("observe"):  # built only for a listener
+            observe_model_call(
+                ctx, self.outcome, cfg, started, self.first_chunk, attempt, result, message,
+                error, response_id=self.response_id, reasoning=self.audit,
+            )  # fmt: skip
 
     async def _request(
-        self, cfg: RequestConfig, attempt: int, ask: _Ask
+        self, cfg: RequestConfig, attempt: int
     ) -> tuple[ModelRequest, Provider, Capabilities]:
         """The request to send, after the context guard; its header is logged."""
-        tools, tool_choice, extra_instruction = ask
+        tools, tool_choice, extra_instruction = self.ask
         ctx = self.ctx
         port, options = ctx.port, ctx.options
         provider = port.runtime.catalog(PROVIDERS).require(cfg.provider)
@@ -221,17 +223,23 @@ class ModelRound:
         extra_chars = len(system_extra or "") + len(extra_instruction or "")
         specs, tool_chars = port.offer.request_specs(tools)
         window = port.runtime.models.context_window(cfg.model)
-        history = port.session.derive_messages()  # measured, then sent
-        usage = context_usage(port.session, history.chars, window, tool_chars, extra_chars)
-        if self.compact_at is not None and usage.share >= self.compact_at:
-            usage = await self._compacted(usage, window, tool_chars, extra_chars)
-            history = port.session.derive_messages()  # the compacted history
+        session = port.session
+        history = session.derive_messages()  # measured, then sent
+        # the tokens it uses; the whole ContextUsage only to compact or refuse
+        used = context_tokens(session, history.chars, tool_chars, extra_chars)[0]
+        compact_at = self.compact_at
+        if compact_at is not None and window > 0 and used / window >= compact_at:
+            usage = context_usage(session, history.chars, window, tool_chars, extra_chars)
+            used = (await self._compacted(usage, window, tool_chars, extra_chars)).used
+            history = session.derive_messages()  # the compacted history
         messages = request_messages(history, system_extra, extra_instruction)
-        refusal = context_overflow(usage, cfg.model, self.guard_text)
-        if refusal is not None:
-            error = ContextWindowError(refusal)
-            await port.append(model_error(cfg, attempt, error))
-            raise error
+        if used > window * CONTEXT_GUARD_RATIO:  # the guard refuses: say why
+            usage = context_usage(session, history.chars, window, tool_chars, extra_chars)
+            refusal = context_overflow(usage, cfg.model, self.guard_text)
+            if refusal is not None:
+                error = ContextWindowError(refusal)
+                await port.append(model_error(cfg, attempt, error))
+                raise error
         response_format, transport = structured_transport(options, provider, cfg.model)
         declared = provider.capabilities(cfg.model)
         if declared.tool_choice is False and not specs:
@@ -244,7 +252,7 @@ class ModelRound:
             model=cfg.model,
             max_tokens=cfg.max_tokens,
             temperature=cfg.temperature,
-            tools=tuple(t.id for t in tools),
+            tools=tuple([t.id for t in tools]),
         )
         return request, provider, declared
 

@@ -41,10 +41,9 @@ def observe_model_call(
 ) -> None:
     """One observation per attempted provider round (forced summary too): the call boundary,
     not proof of a network request.  ``attempt`` counts from 1, ``first`` is when the first
-    chunk arrived (0: none), ``reasoning`` None when the provider was not called."""
+    chunk arrived (0: none), ``reasoning`` None when the provider was not called.  Called
+    only when an ``observe`` listener exists: the caller checks."""
     hooks = state.agent.runtime.hooks
-    if not hooks.has_listeners("observe"):
-        return
     started_at, start = started
     elapsed = time.perf_counter() - start
     session_id, agent_name, run_id, agent_id = state.observed or state.observed_ids()

@@ -14,7 +14,13 @@ from typing import final
 from agentrig.cancel import CancelSignal, is_abort
 from agentrig.errors import AgentrigError
 from agentrig.llm._errors import ProviderError, ProviderProtocolError
-from agentrig.messages import StreamChunk, TextDelta, ToolCallDelta, ToolCallStart
+from agentrig.messages import (
+    FinishChunk,
+    StreamChunk,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
 
 __all__ = ["StreamCheck"]
 
@@ -39,7 +45,14 @@ class StreamCheck:
 
     def chunk(self, chunk: object) -> StreamChunk:
         """``chunk`` when the protocol allows it here; else :class:`ProviderProtocolError`."""
-        if type(chunk) is TextDelta:  # once per token: the common case first
+        # the chunks of every reply first, by exact class (no isinstance on pydantic's
+        # metaclass); a subclass takes the general way below
+        if type(chunk) is TextDelta or type(chunk) is FinishChunk:
+            return chunk
+        if type(chunk) is ToolCallStart:
+            self._started.add(chunk.index)
+            return chunk
+        if type(chunk) is ToolCallDelta and chunk.index in self._started:
             return chunk
         if not isinstance(chunk, StreamChunk):
             raise self._refuse(f"a {type(chunk).__name__}, not a StreamChunk: {_shown(chunk)}")
