@@ -94,16 +94,6 @@ def _shared_set(cls: type[SessionEventData], names: set[str]) -> set[str]:
     return shared
 
 
-def _store(data: SessionEventData) -> Stored:
-    """What the log keeps for ``data``: a packed tuple, or ``data``."""
-    cls = type(data)
-    if cls in _PACKED_TYPES:
-        state = data.__dict__
-        if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
-            return (cls, _shared_set(cls, data.model_fields_set), *state.values())
-    return data
-
-
 def _payload(stored: Stored) -> SessionEventData:
     """The payload ``stored`` keeps (rebuilt, equal to the appended one, when packed)."""
     if isinstance(stored, tuple):
@@ -165,7 +155,14 @@ class CompactStorage:
         if type(time) is not float and isinstance(times, array):
             self._times = times = list(times)  # kept exactly as given (an int stays an int)
         times.append(time)
-        self._data.append(_store(data))
+        cls = type(data)
+        if cls in _PACKED_TYPES:
+            state = data.__dict__
+            if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
+                names = _shared_set(cls, data.model_fields_set)
+                self._data.append((cls, names, *state.values()))
+                return
+        self._data.append(data)  # else the payload as it is
 
     def snapshot(self) -> Sequence[SessionEvent]:
         return EventsView(self._seqs, self._times, self._data, self._runs, len(self._data))

@@ -193,6 +193,9 @@ class Session:
         self.id: SessionId = session_id
         self._log: EventStorage = default_storage() if storage is None else storage
         self._seq = self._log.last_seq  # the last appended event's (kept here: read per append)
+        # the time and span of the last appended event, for its envelope (see append())
+        self._time = 0.0
+        self._key: TraceKey = None
         self._clock = clock
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
@@ -224,34 +227,35 @@ class Session:
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
-        seq, now, key = self._add(data)
-        event = envelope(seq, now, data, self._trace_of(key))
-        for listener in self._listeners:
+        listeners, self._listeners = self._listeners, []
+        try:
+            self.push(data)  # (telling no one: the listeners get the event returned here)
+        finally:
+            self._listeners = listeners
+        event = self._last_envelope(data)
+        for listener in listeners:
             listener(event)
         return event
 
     def push(self, data: SessionEventData) -> None:
         """:meth:`append` for a writer that does not take the event back: its envelope is
         built only when a listener is there to see it (the loop appends several per step)."""
-        seq, now, key = self._add(data)
+        if not isinstance(data, SessionEventData):
+            raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
+        seq = self._seq + 1
+        now = self._clock()
+        trace_ids = self.trace_ids
+        key = None if trace_ids is None else trace_ids()
+        self._log.add(seq, now, data, key)
+        self._seq, self._time, self._key = seq, now, key  # once kept (a failure leaves no gap)
         if self._listeners:
-            event = envelope(seq, now, data, self._trace_of(key))
+            event = self._last_envelope(data)
             for listener in self._listeners:
                 listener(event)
 
-    def _add(self, data: SessionEventData) -> tuple[int, float, TraceKey]:
-        if not isinstance(data, SessionEventData):
-            raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
-        self._seq = seq = self._seq + 1
-        try:
-            now = self._clock()
-            trace_ids = self.trace_ids
-            key = None if trace_ids is None else trace_ids()
-            self._log.add(seq, now, data, key)
-        except BaseException:
-            self._seq = seq - 1  # not kept: no gap in the seqs
-            raise
-        return seq, now, key
+    def _last_envelope(self, data: SessionEventData) -> SessionEvent:
+        """The envelope of the event just appended, whose payload is ``data``."""
+        return envelope(self._seq, self._time, data, self._trace_of(self._key))
 
     def _trace_of(self, key: TraceKey) -> TraceIds | None:
         last, built = self._trace
