@@ -151,7 +151,7 @@ def result_message(call: ToolCallBlock, value: Any, status: ToolStatus = "ok") -
     anything else is rendered as text (:func:`~agentrig.tools.render_output`).
     """
     if type(value) is str:  # the common case, without isinstance on the block classes
-        return ToolMessage.of(call.id, call.name, value, status=status)
+        return ToolMessage.of(call.id, call.name, value, status)
     if isinstance(value, _RESULT_BLOCKS):
         value = (value,)
     if (
