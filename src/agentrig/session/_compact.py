@@ -83,9 +83,7 @@ def envelope(seq: int, time: float, data: SessionEventData, trace: TraceIds | No
 
 
 def _shared_set(cls: type[SessionEventData], names: set[str]) -> set[str]:
-    last = _LAST_SET.get(cls)
-    if last is not None and last == names:  # the shape the class came in last time (a
-        return last  # set compare: no frozenset built and hashed per event)
+    """The shared set equal to ``names`` (a shape other than the class's last one)."""
     key = (cls, frozenset(names))
     shared = _FIELD_SETS.get(key)
     if shared is None:
@@ -159,8 +157,11 @@ class CompactStorage:
         if cls in _PACKED_TYPES:
             state = data.__dict__
             if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
-                names = _shared_set(cls, data.model_fields_set)
-                self._data.append((cls, names, *state.values()))
+                names = data.model_fields_set
+                last = _LAST_SET.get(cls)  # the shape the class came in last time (a set
+                if last != names:  # compare: no frozenset built and hashed per event)
+                    last = _shared_set(cls, names)
+                self._data.append((cls, last, *state.values()))
                 return
         self._data.append(data)  # else the payload as it is
 
