@@ -100,6 +100,7 @@ def test_canonical_root_asks_once_per_root_and_port_the_rules_every_call() -> No
     assert canonical_root(f"{WS}/sub/..", another) == WS  # the port cannot tell: by text
     assert another.asked == [f"{WS}/sub/.."]
     # ...while a rule anchored at the root resolves its prefix through the port every time
+    # (a change that reuses the canonical root there must say so in that docstring too)
     asked = []
     for _ in range(2):
         assert _decide(EDIT, {"path": "a.txt"}, port, allow=("Edit(./*.txt)",)).verdict == "allow"

@@ -204,9 +204,19 @@ def test_an_mcp_approval_response_answers_the_waiting_call(approve: bool) -> Non
         other = openai.OpenAI(base_url=f"{srv.base_url}/v1", api_key=OTHER_KEY, max_retries=0)
         with pytest.raises(openai.NotFoundError):  # not theirs to answer
             other.responses.create(model="assistant", input=[answer])
-        answered = sdk.responses.create(
-            model="assistant", input=[answer], previous_response_id=first_id
-        )
+        if approve:
+            answered = sdk.responses.create(
+                model="assistant", input=[answer], previous_response_id=first_id
+            )
+        else:  # streamed, the answering response is its three events
+            frames = list(sdk.responses.create(model="assistant", input=[answer], stream=True))
+            assert [f.type for f in frames] == [
+                "response.created",
+                "response.in_progress",
+                "response.completed",
+            ]
+            assert isinstance(frames[-1], ResponseCompletedEvent)
+            answered = frames[-1].response
         rest = list(events)
         with pytest.raises(openai.NotFoundError, match="no pending approval"):
             sdk.responses.create(model="assistant", input=[answer])  # answered and gone

@@ -8,6 +8,8 @@ from typing import Any
 import openai
 import pytest
 from openai.types.responses import FunctionToolParam, ResponseCompletedEvent
+from openai.types.responses.mcp_tool_call_error_param import McpToolCallErrorParam
+from openai.types.responses.response_input_item_param import McpCall
 from server_support import KEY, RunningServer, scripted_config, tool_entries
 
 import agentrig
@@ -155,6 +157,40 @@ def test_a_sent_back_mcp_call_needs_its_result(server: RunningServer) -> None:
     replayed.append({"role": "user", "content": "?"})
     with pytest.raises(openai.BadRequestError, match="needs its output or its error"):
         client(server).responses.create(model="assistant", input=replayed)
+
+
+def test_a_sent_back_mcp_call_may_carry_its_error_as_the_sdk_types_it(
+    server: RunningServer,
+) -> None:
+    """The SDK types an ``mcp_call``'s error as an object now (this server writes a string):
+    either is the call's error result in the history; an unknown kind is a 400 naming it."""
+    errors: list[McpToolCallErrorParam] = [
+        {"type": "mcp_tool_execution_error", "content": "disk full"},
+        {"type": "mcp_protocol_error", "code": -32602, "message": "bad params"},
+        {"type": "http_error", "code": 502, "message": "upstream down"},
+    ]
+    for error in errors:
+        failed: McpCall = {
+            "type": "mcp_call",
+            "id": "mcp_1",
+            "server_label": "agentrig",
+            "name": "add",
+            "arguments": "{}",
+            "error": error,
+        }
+        replayed: list[Any] = [{"role": "user", "content": "2+3?"}, failed]
+        replayed.append({"role": "user", "content": "?"})
+        client(server).responses.create(model="assistant", input=replayed)
+    sent = server.rt.catalog(PROVIDERS).require(provider_id("local")).requests[-3:]
+    results = [m for request in sent for m in request.messages if isinstance(m, ToolMessage)]
+    assert [(r.text, r.status) for r in results] == [
+        ("disk full", "error"),
+        ("bad params", "error"),
+        ("upstream down", "error"),
+    ]
+    odd: list[Any] = [replayed[0], {**failed, "error": {"type": "mcp_timeout", "message": "?"}}]
+    with pytest.raises(openai.BadRequestError, match=r"input\[1\]\.error\.type"):
+        client(server).responses.create(model="assistant", input=[*odd, replayed[-1]])
 
 
 def test_request_defined_tools_are_refused(server: RunningServer) -> None:

@@ -137,6 +137,8 @@ def tool_timeout(agent: Agent, tool: Tool) -> float | None:
     if configured is not None and configured.timeout is not None:
         return configured.timeout
     own = getattr(tool, "timeout", None)
+    if own is None:  # most tools: no limit of their own (and `int | float` is built per call)
+        return None
     return float(own) if isinstance(own, int | float) and not isinstance(own, bool) else None
 
 
@@ -151,7 +153,7 @@ def result_message(call: ToolCallBlock, value: Any, status: ToolStatus = "ok") -
     anything else is rendered as text (:func:`~agentrig.tools.render_output`).
     """
     if type(value) is str:  # the common case, without isinstance on the block classes
-        return ToolMessage.of(call.id, call.name, value, status=status)
+        return ToolMessage.of(call.id, call.name, value, status)
     if isinstance(value, _RESULT_BLOCKS):
         value = (value,)
     if (

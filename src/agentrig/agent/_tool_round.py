@@ -4,7 +4,7 @@ Every call gets exactly one result, in call order: executed, refused, skipped (a
 tool), not executed (a stop, a cancellation, a guard) or interrupted while running.
 Consecutive calls that may overlap run as one :class:`_Group`, one task per call; each
 known call is a :class:`~agentrig.agent._invocation.ToolInvocation`, recorded as it is once
-it ran (a :class:`~agentrig.agent._dispatch.CallOutcome` is built only for whom reads one).
+it ran (a :class:`~agentrig.agent._dispatch.CallOutcome` is built only when one is read).
 
 A call that suspends the run (:class:`~agentrig.errors.ExecutionSuspended`: it waits for an
 outside answer) is no failure of its group: the calls already running beside it finish and
@@ -59,9 +59,8 @@ class ToolRound:
         repeated = self._repeated(calls)
         if repeated is not None:
             await self._refuse_repeated(*repeated)
-        offered: dict[str, Tool] = {t.id: t for t in tools}
         every = ctx.port.offer.tools
-        resolved = [offered.get(call.name) or every.get(call.name) for call in calls]
+        resolved = [_resolve(call.name, tools, every) for call in calls]
         parallel = agent.config.parallel_tool_calls and len(calls) > 1
         concluded = False
         index = 0
@@ -73,9 +72,9 @@ class ToolRound:
                 while end < len(calls) and _may_overlap(resolved[end]):
                     end += 1
             if end - index == 1:
-                concludes = await self._run_one(index, calls[index], resolved[index], offered)
+                concludes = await self._run_one(index, calls[index], resolved[index], tools)
             else:
-                group = _Group(self, range(index, end), calls, resolved, offered)
+                group = _Group(self, range(index, end), calls, resolved, tools)
                 concludes = await group.run()
             concluded = concluded or concludes
             index = end
@@ -84,8 +83,8 @@ class ToolRound:
             await self.calls.settle(
                 "not executed: interrupted" if stopped is None else f"not executed: {stopped}"
             )
-        known_round = any(tool is not None for tool in resolved)
-        self.unknown_streak = 0 if known_round else self.unknown_streak + 1
+        only_unknown = resolved.count(None) == len(resolved)
+        self.unknown_streak = self.unknown_streak + 1 if only_unknown else 0
         return concluded
 
     def _repeated(self, calls: Sequence[ToolCallBlock]) -> tuple[ToolCallBlock, int] | None:
@@ -115,7 +114,7 @@ class ToolRound:
         )
 
     async def _run_one(
-        self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Mapping[str, Tool]
+        self, index: int, call: ToolCallBlock, tool: Tool | None, offered: Sequence[Tool]
     ) -> bool:
         """Dispatch one call and record its result (a call that must run on its own), inside
         its tracing scope."""
@@ -224,7 +223,7 @@ class _Group:
         indexes: range,
         calls: Sequence[ToolCallBlock],
         resolved: Sequence[Tool | None],
-        offered: Mapping[str, Tool],
+        offered: Sequence[Tool],
     ) -> None:
         self.round = tool_round
         self.indexes = indexes
@@ -335,8 +334,16 @@ def _may_overlap(tool: Tool | None) -> bool:
     return tool is None or is_concurrent(tool)
 
 
-def _unknown(call: ToolCallBlock, offered: Mapping[str, Tool]) -> CallOutcome:
-    return CallOutcome(unknown_tool(call, list(offered)), executed=False)
+def _resolve(name: str, offered: Sequence[Tool], every: Mapping[str, Tool]) -> Tool | None:
+    """The tool a call names: the one offered under that name, else the agent's own."""
+    for tool in offered:
+        if tool.id == name:
+            return tool
+    return every.get(name)
+
+
+def _unknown(call: ToolCallBlock, offered: Sequence[Tool]) -> CallOutcome:
+    return CallOutcome(unknown_tool(call, [tool.id for tool in offered]), executed=False)
 
 
 def _outcome_of(settled: Settled) -> CallOutcome:

@@ -162,20 +162,23 @@ class Turn:
     # ---- the steps -----------------------------------------------------------------------
     async def _steps(self, batch: Batch) -> TurnEndReason:
         ctx = self.ctx
-        tool_choice = ctx.options.tool_choice
+        options = ctx.options
+        tool_choice = options.tool_choice
+        classify = ctx.agent.config.classify_model_responses
         while True:
             if self._stopped():
                 return "rejected"
             ctx.step += 1
             if not await self._enter(batch):
                 return "rejected"
-            ended = await self._guards()
-            if ended is not None:
-                return ended
+            if self.tools.unknown_streak >= UNKNOWN_TOOL_ROUNDS_LIMIT or (
+                options.max_rounds and self.outcome.rounds >= options.max_rounds
+            ):
+                return await self._guarded_end()
             # re-read every round: a tool loaded in round N is offered in round N + 1
             tools = [] if tool_choice == "none" else ctx.agent.offered_tools()
             message = await self.model.run(tools=tools, tool_choice=tool_choice)
-            if self._classified(message):
+            if classify and self._classified(message):
                 await self.calls.settle(CLASSIFIED_TEXT)
                 await self._end_step()
                 return "model_response_failure"
@@ -207,17 +210,13 @@ class Turn:
                 await port.write(UserMessageEvent, message=entered)
         return True
 
-    async def _guards(self) -> TurnEndReason | None:
-        """End the turn here when unknown tools repeat or the round budget is spent."""
-        ctx = self.ctx
-        options = ctx.options
+    async def _guarded_end(self) -> TurnEndReason:
+        """End the turn here: unknown tools repeated, or the round budget is spent."""
         if self.tools.unknown_streak >= UNKNOWN_TOOL_ROUNDS_LIMIT:
             await self._forced_final(UNKNOWN_TOOLS_INSTRUCTION.format(calls=self._unexecuted()))
             await self._end_step()
             return "completed"
-        if not options.max_rounds or self.outcome.rounds < options.max_rounds:
-            return None
-        if options.tool_only_completion:
+        if self.ctx.options.tool_only_completion:
             await self._end_step()
             self._check_not_empty()
             return "budget"
@@ -236,7 +235,7 @@ class Turn:
                 "the model called a tool although tool_choice='none' was requested"
             )
         concludes = await self.tools.run(calls, tools)
-        await self._end_step()
+        await ctx.port.write(StepEnd, turn=ctx.turn, step=ctx.step)  # (what _end_step does)
         ended = self._ended()
         if ended is not None:
             # (aborted during the tool round: no further step; pending input waits for a
@@ -267,9 +266,10 @@ class Turn:
         return "completed", ()
 
     def _classified(self, message: AssistantMessage) -> bool:
-        """Does ``message`` report a failure the agent classifies (kept on the outcome)?"""
+        """Does ``message`` report a failure a classifying agent ends the run on (kept on
+        the outcome)?"""
         kind = message.stop_reason
-        if not self.ctx.agent.config.classify_model_responses or kind not in _CLASSIFIED:
+        if kind not in _CLASSIFIED:
             return False
         self.outcome.response_failure = ModelResponseFailure(
             kind=_CLASSIFIED[kind],

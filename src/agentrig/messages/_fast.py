@@ -37,8 +37,8 @@ _SETS_MAX = 1024  # name lists remembered (cleared when full: a bound, not an ev
 
 
 def build_shared(cls: type[_M], values: dict[str, Any]) -> _M:
-    """``cls.model_validate(values)``, with a frozen class's fields-set shared."""
-    built = cls.model_validate(values)
+    """``cls(**values)`` (validated), with a frozen class's fields-set shared."""
+    built = cls(**values)
     key = (cls, tuple(values))
     try:
         shared = _SETS[key]

@@ -51,13 +51,18 @@ from agentrig.tools import RiskClass
 __all__ = ["evaluate_permission", "withheld_tools"]
 
 
+_NO_RULE: tuple[None, None] = (None, None)
+
+
 def _first(
-    rules: Iterable[PermissionRule],
+    rules: tuple[PermissionRule, ...],
     call: PermissionCall,
     ctx: PermissionContext,
     direction: Direction,
 ) -> tuple[PermissionRule | None, PermissionRule | None]:
     """The first matching rule and the first unevaluable one."""
+    if not rules:  # most lists are empty
+        return _NO_RULE
     resolve = ctx.resolve_path
     root = canonical_root(ctx.workspace_root, resolve)
     settings = canonical_root(ctx.rules_root, resolve) if ctx.rules_root is not None else None
@@ -77,9 +82,6 @@ def _first(
         if outcome == "unevaluable" and unevaluable is None:
             unevaluable = rule
     return None, unevaluable
-
-
-_NO_RULE: tuple[None, None] = (None, None)
 
 
 def _parsed_command(call: PermissionCall) -> ParsedCommand | None:
@@ -134,19 +136,12 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     (a call with none of them, the common case, needs no path at all).
     """
 
-    def first(
-        rules: tuple[PermissionRule, ...], direction: Direction
-    ) -> tuple[PermissionRule | None, PermissionRule | None]:
-        if not rules:  # most lists are empty
-            return _NO_RULE
-        return _first(rules, call, ctx, direction)
-
     # 1. the ceiling and deny rules: nothing later softens a denial
-    if ctx.ceiling is not None and first(ctx.ceiling, "grant")[0] is None:
+    if ctx.ceiling is not None and _first(ctx.ceiling, call, ctx, "grant")[0] is None:
         return PermissionDecision(
             "deny", "outside-ceiling", call, None, "the call is outside the caller's ceiling"
         )
-    denied, unevaluable_deny = first(ctx.rules.deny, "restrict")
+    denied, unevaluable_deny = _first(ctx.rules.deny, call, ctx, "restrict")
     if denied is not None:
         return PermissionDecision("deny", "deny-rule", call, denied, f"denied by {denied.text!r}")
 
@@ -154,7 +149,7 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     parsed = _parsed_command(call)
     read_only = parsed is not None and _read_only(parsed, ctx)
     risk: RiskClass | None = "inspect" if read_only else call.tool.risk
-    asked, unevaluable_ask = first(ctx.rules.ask, "restrict")
+    asked, unevaluable_ask = _first(ctx.rules.ask, call, ctx, "restrict")
     always = _always_ask(call, ctx, parsed, (unevaluable_deny, asked, unevaluable_ask))
     if always is not None:
         reason, rule, message = always
@@ -166,14 +161,14 @@ def evaluate_permission(call: PermissionCall, ctx: PermissionContext) -> Permiss
     by_mode = _by_mode(call, ctx.mode, risk, read_only)
     if by_mode is not None:
         return by_mode
-    allowed, _ = first(ctx.rules.allow, "grant")
+    allowed, _ = _first(ctx.rules.allow, call, ctx, "grant")
     if allowed is not None:
         return PermissionDecision(
             "allow", "allow-rule", call, allowed, f"allowed by {allowed.text!r}"
         )
     if ctx.mode == "plan":
         return _plan_refusal(call, risk)
-    remembered, _ = first(ctx.remembered, "grant")
+    remembered, _ = _first(ctx.remembered, call, ctx, "grant")
     if remembered is not None:
         return PermissionDecision(
             "allow", "remembered-consent", call, remembered, f"remembered {remembered.text!r}"

@@ -83,25 +83,13 @@ def envelope(seq: int, time: float, data: SessionEventData, trace: TraceIds | No
 
 
 def _shared_set(cls: type[SessionEventData], names: set[str]) -> set[str]:
-    last = _LAST_SET.get(cls)
-    if last is not None and last == names:  # the shape the class came in last time (a
-        return last  # set compare: no frozenset built and hashed per event)
+    """The shared set equal to ``names`` (a shape other than the class's last one)."""
     key = (cls, frozenset(names))
     shared = _FIELD_SETS.get(key)
     if shared is None:
         shared = _FIELD_SETS[key] = set(names)
     _LAST_SET[cls] = shared
     return shared
-
-
-def _store(data: SessionEventData) -> Stored:
-    """What the log keeps for ``data``: a packed tuple, or ``data``."""
-    cls = type(data)
-    if cls in _PACKED_TYPES:
-        state = data.__dict__
-        if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
-            return (cls, _shared_set(cls, data.model_fields_set), *state.values())
-    return data
 
 
 def _payload(stored: Stored) -> SessionEventData:
@@ -165,7 +153,17 @@ class CompactStorage:
         if type(time) is not float and isinstance(times, array):
             self._times = times = list(times)  # kept exactly as given (an int stays an int)
         times.append(time)
-        self._data.append(_store(data))
+        cls = type(data)
+        if cls in _PACKED_TYPES:
+            state = data.__dict__
+            if tuple(state) == _FIELDS[cls]:  # every field, in order (as pydantic keeps them)
+                names = data.model_fields_set
+                last = _LAST_SET.get(cls)  # the shape the class came in last time (a set
+                if last != names:  # compare: no frozenset built and hashed per event)
+                    last = _shared_set(cls, names)
+                self._data.append((cls, last, *state.values()))
+                return
+        self._data.append(data)  # else the payload as it is
 
     def snapshot(self) -> Sequence[SessionEvent]:
         return EventsView(self._seqs, self._times, self._data, self._runs, len(self._data))

@@ -17,6 +17,7 @@ from agentrig.llm import AssistantMessage, ToolCallBlock, ToolMessage, Usage, Us
 from agentrig.variants import Variant, VariantRegistry
 
 __all__ = [
+    "CORE_EVENTS",
     "SESSION_EVENTS",
     "AssistantChunk",
     "AssistantMessageEvent",
@@ -275,30 +276,29 @@ class SessionLineage(SessionEventData):
 SESSION_EVENTS: VariantRegistry[SessionEventData] = VariantRegistry(
     SessionEventData, loader=register_variants
 )
-SESSION_EVENTS.register_all(
-    (
-        TurnStart,
-        TurnEnd,
-        StepStart,
-        StepEnd,
-        UserMessageEvent,
-        SteeringMessage,
-        AssistantChunk,
-        AssistantMessageEvent,
-        ToolCallEvent,
-        ToolResultEvent,
-        ToolResultStored,
-        RequestHeader,
-        ModelError,
-        ModelSideCall,
-        ContextCompacted,
-        SystemPrompt,
-        InboxSpliced,
-        Notice,
-        SessionLineage,
-    ),
-    source="agentrig",
+#: the members core declares (a plugin's own join them in the registry, not here)
+CORE_EVENTS: tuple[type[SessionEventData], ...] = (
+    TurnStart,
+    TurnEnd,
+    StepStart,
+    StepEnd,
+    UserMessageEvent,
+    SteeringMessage,
+    AssistantChunk,
+    AssistantMessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolResultStored,
+    RequestHeader,
+    ModelError,
+    ModelSideCall,
+    ContextCompacted,
+    SystemPrompt,
+    InboxSpliced,
+    Notice,
+    SessionLineage,
 )
+SESSION_EVENTS.register_all(CORE_EVENTS, source="agentrig")
 
 
 def event_usage(data: SessionEventData) -> Usage | None:

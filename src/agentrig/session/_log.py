@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import cast, overload
+from typing import Any, overload
 
 from agentrig.errors import AgentrigError
 from agentrig.ids import SessionId
@@ -28,6 +28,7 @@ from agentrig.llm import (
 )
 from agentrig.session._compact import CompactStorage, envelope
 from agentrig.session._events import (
+    CORE_EVENTS,
     ContextCompacted,
     SessionEvent,
     SessionEventData,
@@ -66,9 +67,11 @@ _ENCODE_LOOSE = json.JSONEncoder(default=str).encode
 def message_chars(message: Message) -> int:
     """The characters a message adds to a request, as the context guard estimates them:
     its text blocks, plus the JSON of each tool call's arguments."""
-    # exact classes first: isinstance on pydantic's ABC-based metaclass is slow when false
-    if type(message) in _CONVERSATION:
-        content = cast("ConversationMessage", message).content
+    # exact classes first: isinstance on pydantic's metaclass is slow when false (and
+    # typing.cast is a call: the exact class read, the name is typed Any instead)
+    held: Any = message
+    if type(held) in _CONVERSATION:
+        content = held.content
     elif isinstance(message, SystemMessage):
         return len(message.text)
     else:
@@ -85,6 +88,7 @@ def message_chars(message: Message) -> int:
 
 
 _CONVERSATION = frozenset((UserMessage, AssistantMessage, ToolMessage))
+_CORE_EVENTS = frozenset(CORE_EVENTS)  # exact classes first (see message_chars)
 
 
 class MessagesView(Sequence[Message]):
@@ -193,6 +197,9 @@ class Session:
         self.id: SessionId = session_id
         self._log: EventStorage = default_storage() if storage is None else storage
         self._seq = self._log.last_seq  # the last appended event's (kept here: read per append)
+        # the time and span of the last appended event, for its envelope (see append())
+        self._time = 0.0
+        self._key: TraceKey = None
         self._clock = clock
         self._interrupted_note = interrupted_note
         self._messages: list[Message] = []
@@ -224,34 +231,35 @@ class Session:
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
-        seq, now, key = self._add(data)
-        event = envelope(seq, now, data, self._trace_of(key))
-        for listener in self._listeners:
+        listeners, self._listeners = self._listeners, []
+        try:
+            self.push(data)  # (telling no one: the listeners get the event returned here)
+        finally:
+            self._listeners = listeners
+        event = self._last_envelope(data)
+        for listener in listeners:
             listener(event)
         return event
 
     def push(self, data: SessionEventData) -> None:
         """:meth:`append` for a writer that does not take the event back: its envelope is
         built only when a listener is there to see it (the loop appends several per step)."""
-        seq, now, key = self._add(data)
+        if type(data) not in _CORE_EVENTS and not isinstance(data, SessionEventData):
+            raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
+        seq = self._seq + 1
+        now = self._clock()
+        trace_ids = self.trace_ids
+        key = None if trace_ids is None else trace_ids()
+        self._log.add(seq, now, data, key)
+        self._seq, self._time, self._key = seq, now, key  # once kept (a failure leaves no gap)
         if self._listeners:
-            event = envelope(seq, now, data, self._trace_of(key))
+            event = self._last_envelope(data)
             for listener in self._listeners:
                 listener(event)
 
-    def _add(self, data: SessionEventData) -> tuple[int, float, TraceKey]:
-        if not isinstance(data, SessionEventData):
-            raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
-        self._seq = seq = self._seq + 1
-        try:
-            now = self._clock()
-            trace_ids = self.trace_ids
-            key = None if trace_ids is None else trace_ids()
-            self._log.add(seq, now, data, key)
-        except BaseException:
-            self._seq = seq - 1  # not kept: no gap in the seqs
-            raise
-        return seq, now, key
+    def _last_envelope(self, data: SessionEventData) -> SessionEvent:
+        """The envelope of the event just appended, whose payload is ``data``."""
+        return envelope(self._seq, self._time, data, self._trace_of(self._key))
 
     def _trace_of(self, key: TraceKey) -> TraceIds | None:
         last, built = self._trace
@@ -293,7 +301,9 @@ class Session:
         messages = self._messages
         note = self._interrupted_note
         chars = self._chars
-        for item in self._log.contributions(self._projected, end):
+        # (typed Any: the exact classes are read below, see message_chars)
+        items: Iterator[Any] = self._log.contributions(self._projected, end)
+        for item in items:
             if item is None:
                 continue
             if type(item) not in _CONVERSATION:  # exact classes first (see message_chars)
@@ -304,7 +314,7 @@ class Session:
                 if isinstance(item, ContextCompacted):
                     messages, chars = self._compacted(item)
                     continue
-            message = cast("Message", item)
+            message: Message = item
             reply = _as_assistant(message)  # an assistant message: its usage may be the report
             if reply is not None and reply.interrupted:
                 message = _annotate(reply, note)

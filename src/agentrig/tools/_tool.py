@@ -299,7 +299,9 @@ class FunctionTool:
         return self._authorize(input, ctx)
 
     def _kwargs(self, input: BaseModel, ctx: ToolContext) -> dict[str, Any]:
-        kwargs = {name: getattr(input, name) for name in self._parameters}
+        kwargs = {}  # a loop: a comprehension is a function call of its own
+        for name in self._parameters:
+            kwargs[name] = getattr(input, name)
         if self._ctx_param is not None:
             kwargs[self._ctx_param] = ctx
         return kwargs

@@ -242,8 +242,9 @@ class _Approvals:
         output, error = item.get("output"), item.get("error")
         if isinstance(output, str):
             talk.history.append(ToolMessage.of(call_id, name, output))
-        elif isinstance(error, str):
-            talk.history.append(ToolMessage.of(call_id, name, error, "error"))
+        elif error is not None:
+            text = _error_text(error, f"{at}.error")
+            talk.history.append(ToolMessage.of(call_id, name, text, "error"))
         else:
             raise bad(f"{at}.output", "an mcp_call item needs its output or its error")
 
@@ -258,6 +259,27 @@ class _Approvals:
                     "input with an mcp_approval_response answering it",
                 )
         return tuple(self.answers)
+
+
+_ERROR_KINDS = ("mcp_protocol_error", "mcp_tool_execution_error", "http_error")
+
+
+def _error_text(error: object, at: str) -> str:
+    """An ``mcp_call``'s error: a string (as this server writes it), or one of the objects
+    OpenAI's SDK now types it as (``mcp_tool_execution_error`` with its ``content``; a
+    protocol or HTTP error with its ``message``)."""
+    if isinstance(error, str):
+        return error
+    body = require_object(error, at)
+    kind = body.get("type")
+    if kind == "mcp_tool_execution_error":
+        content = body.get("content")
+        return content if isinstance(content, str) else json.dumps(content)
+    if kind in _ERROR_KINDS:
+        return require_str(body.get("message"), f"{at}.message")
+    raise bad(
+        f"{at}.type", f"unsupported mcp_call error {kind!r} (supported: {', '.join(_ERROR_KINDS)})"
+    )
 
 
 def _answer(item: Mapping[str, Any], at: str) -> ApprovalAnswer:
