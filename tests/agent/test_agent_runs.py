@@ -509,6 +509,31 @@ async def test_reused_and_empty_provider_call_ids_each_get_their_own_result(
         check_invariant(e.agent)
 
 
+# ---- what a running tool is told ---------------------------------------------------------------
+
+
+async def test_a_tool_gets_its_calls_identities_and_limit_in_its_context(env: EnvFactory) -> None:
+    seen: list[ToolContext] = []
+
+    @agentrig_tool(timeout=5)
+    async def probe(ctx: ToolContext) -> str:
+        """Look at the context."""
+        seen.append(ctx)
+        return "seen"
+
+    script: list[Reply | str] = [Reply(tool_calls=(ScriptedCall("probe", id="call_7"),)), "done"]
+    async with env(script, tools=[probe]) as e:
+        assert (await e.agent.run("go")).value == "done"
+        ((ctx,), (result,)) = seen, events(e.agent, "tool/result")
+        assert (ctx.tool_id, ctx.call_id) == ("probe", "call_7")
+        assert ctx.invocation_id == result.invocation_id
+        assert ctx.invocation_id.startswith("inv_")
+        assert ctx.agent is e.agent
+        assert ctx.services is e.agent.runtime.services
+        assert (ctx.timeout, ctx.alongside) == (5.0, False)
+        assert not ctx.signal.cancelled
+
+
 # ---- a tool result that concludes the turn ----------------------------------------------------
 
 

@@ -137,6 +137,8 @@ def tool_timeout(agent: Agent, tool: Tool) -> float | None:
     if configured is not None and configured.timeout is not None:
         return configured.timeout
     own = getattr(tool, "timeout", None)
+    if own is None:  # most tools: no limit of their own (and `int | float` is built per call)
+        return None
     return float(own) if isinstance(own, int | float) and not isinstance(own, bool) else None
 
 

@@ -6,8 +6,8 @@ then :meth:`ToolInvocation.execute` runs the ``tool_execution`` waterfall, whose
 ``authorize`` and ``execute``.  What the tool said besides its content (``concludes_turn``,
 its ``view``, an error output) is kept on the invocation.  A refusal is a
 :class:`~agentrig.agent._dispatch.CallOutcome`; a call that ran is the settled invocation
-itself, which the tool round reads as it is and turns into a ``CallOutcome`` only for whom
-needs that record (an observer, a refusal, ``agent.call_tool()``).
+itself, which the tool round reads as it is and turns into a ``CallOutcome`` only when a
+reader needs that record (an observer, a refusal, ``agent.call_tool()``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every call gets exactly one result, in call order: executed, refused, skipped (a
 tool), not executed (a stop, a cancellation, a guard) or interrupted while running.
 Consecutive calls that may overlap run as one :class:`_Group`, one task per call; each
 known call is a :class:`~agentrig.agent._invocation.ToolInvocation`, recorded as it is once
-it ran (a :class:`~agentrig.agent._dispatch.CallOutcome` is built only for whom reads one).
+it ran (a :class:`~agentrig.agent._dispatch.CallOutcome` is built only when one is read).
 
 A call that suspends the run (:class:`~agentrig.errors.ExecutionSuspended`: it waits for an
 outside answer) is no failure of its group: the calls already running beside it finish and
