@@ -244,7 +244,7 @@ def test_session_log_keeps_messages_and_events_unchanged() -> None:
 
 
 def test_the_fast_layer_writes_only_the_documented_fields_set() -> None:
-    # DESIGN §2.10: no private name of a dependency.  The layer validates with model_validate
+    # DESIGN §2.10: no private name of a dependency.  The layer validates with the constructor
     # and assigns one attribute pydantic documents on BaseModel, an instance's fields-set, as
     # any attribute is assigned (through pydantic's own __setattr__)
     import ast

@@ -25,7 +25,7 @@ from agentrig.agent._handoff import hand_off
 from agentrig.agent._results import RunResult, sum_usage
 from agentrig.agent._resume import Continuation
 from agentrig.agent._structured import finish_structured
-from agentrig.agent._turn import run_turn
+from agentrig.agent._turn import Turn, run_turn
 from agentrig.agent._turn_state import Emit
 from agentrig.cancel import CancelSignal
 from agentrig.diagnostics import get_logger
@@ -299,7 +299,8 @@ class RunDriver:
             try:
 
                 async def body(own: CancelSignal) -> tuple[Any, Any, int, Any]:
-                    outcome = await run_turn(port, (message,), "prompt", options, own, emit)
+                    turn = Turn(port, options, own, emit)
+                    outcome = await turn.run((message,), "prompt")
                     handed = await hand_off(agent, options, own, emit)  # a transfer_to_ call
                     if handed is not None:
                         return outcome, handed.value, 0, handed

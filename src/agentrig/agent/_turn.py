@@ -129,35 +129,33 @@ class Turn:
 
     async def run(self, first: Batch, trigger: TurnTrigger) -> TurnOutcome:
         """Run the turn for ``first`` (and what the inbox holds); its outcome."""
-        trace = self.ctx.trace
-        if trace is None:
-            return await self._run(first, trigger)
-        agent = self.ctx.agent
-        scope = trace.open("turn", agent.id, agent.config.name or agent.id)
-        try:
-            return await self._run(first, trigger)
-        finally:
-            scope.close()
-
-    async def _run(self, first: Batch, trigger: TurnTrigger) -> TurnOutcome:
         ctx = self.ctx
         port = ctx.port
-        ctx.turn = port.next_turn()
-        ctx.trigger = trigger
-        await port.ensure_system_prompt()
-        ctx.started = (time.time(), time.perf_counter())
-        await port.write(TurnStart, turn=ctx.turn, trigger=trigger, run_id=ctx.options.run_id)
-        batch = first + ctx.agent.inbox.claim(turn_boundary=False)
+        trace = ctx.trace
+        agent = ctx.agent
+        scope = (
+            None if trace is None else trace.open("turn", agent.id, agent.config.name or agent.id)
+        )
         try:
-            reason = await self._steps(batch)
-        except Interrupted:
-            await self._close_interrupted()
+            ctx.turn = port.next_turn()
+            ctx.trigger = trigger
+            await port.ensure_system_prompt()
+            ctx.started = (time.time(), time.perf_counter())
+            await port.write(TurnStart, turn=ctx.turn, trigger=trigger, run_id=ctx.options.run_id)
+            batch = first + agent.inbox.claim(turn_boundary=False)
+            try:
+                reason = await self._steps(batch)
+            except Interrupted:
+                await self._close_interrupted()
+                return self.outcome
+            except BaseException as exc:
+                await self._close_failed(exc)
+                raise
+            await self._end(reason)
             return self.outcome
-        except BaseException as exc:
-            await self._close_failed(exc)
-            raise
-        await self._end(reason)
-        return self.outcome
+        finally:
+            if scope is not None:
+                scope.close()
 
     # ---- the steps -----------------------------------------------------------------------
     async def _steps(self, batch: Batch) -> TurnEndReason:

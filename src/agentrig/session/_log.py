@@ -159,16 +159,6 @@ class MessagesView(Sequence[Message]):
         return f"<MessagesView {len(self)} messages>"
 
 
-def _as_assistant(message: Message) -> AssistantMessage | None:
-    """``message`` when it is an assistant message (else None)."""
-    # exact classes first: isinstance on pydantic's ABC-based metaclass is slow when false
-    if type(message) is AssistantMessage:
-        return message
-    if type(message) in _CONVERSATION or not isinstance(message, AssistantMessage):
-        return None
-    return message
-
-
 def _annotate(message: AssistantMessage, note: str) -> AssistantMessage:
     if not note:
         return message
@@ -306,7 +296,8 @@ class Session:
         for item in items:
             if item is None:
                 continue
-            if type(item) not in _CONVERSATION:  # exact classes first (see message_chars)
+            kind = type(item)
+            if kind not in _CONVERSATION:  # exact classes first (see message_chars)
                 if isinstance(item, SystemPrompt):
                     # One head message: a later prompt replaces the earlier one in place.
                     self._system = SystemMessage(text=item.text)
@@ -315,7 +306,12 @@ class Session:
                     messages, chars = self._compacted(item)
                     continue
             message: Message = item
-            reply = _as_assistant(message)  # an assistant message: its usage may be the report
+            # an assistant message (its usage may be the report): by exact class, else a
+            # subclass of one
+            is_reply = kind is AssistantMessage or (
+                kind not in _CONVERSATION and isinstance(item, AssistantMessage)
+            )
+            reply: AssistantMessage | None = item if is_reply else None
             if reply is not None and reply.interrupted:
                 message = _annotate(reply, note)
             messages.append(message)
