@@ -221,19 +221,22 @@ class Session:
 
     def append(self, data: SessionEventData) -> SessionEvent:
         """Append one event (the only way the log grows); listeners see it at once."""
-        listeners, self._listeners = self._listeners, []
-        try:
-            self.push(data)  # (telling no one: the listeners get the event returned here)
-        finally:
-            self._listeners = listeners
+        self._store(data)
         event = self._last_envelope(data)
-        for listener in listeners:
+        for listener in self._listeners:
             listener(event)
         return event
 
     def push(self, data: SessionEventData) -> None:
         """:meth:`append` for a writer that does not take the event back: its envelope is
         built only when a listener is there to see it (the loop appends several per step)."""
+        if self._listeners:
+            self.append(data)
+        else:
+            self._store(data)
+
+    def _store(self, data: SessionEventData) -> None:
+        """Number, stamp and keep ``data``; a failure leaves no gap in the seqs."""
         if type(data) not in _CORE_EVENTS and not isinstance(data, SessionEventData):
             raise SessionLogError(f"cannot append {type(data).__name__}: not a session event")
         seq = self._seq + 1
@@ -241,11 +244,7 @@ class Session:
         trace_ids = self.trace_ids
         key = None if trace_ids is None else trace_ids()
         self._log.add(seq, now, data, key)
-        self._seq, self._time, self._key = seq, now, key  # once kept (a failure leaves no gap)
-        if self._listeners:
-            event = self._last_envelope(data)
-            for listener in self._listeners:
-                listener(event)
+        self._seq, self._time, self._key = seq, now, key  # advanced once kept
 
     def _last_envelope(self, data: SessionEventData) -> SessionEvent:
         """The envelope of the event just appended, whose payload is ``data``."""
