@@ -83,10 +83,16 @@ class Workers:
         self.stopping = False
 
     async def start(self, executor: str) -> None:
+        if self.stopping:  # a restart that lost the race with stop(): no orphan worker
+            return
         command = [sys.executable, str(CHILD), str(self.tmp), "worker", executor]
         process = await anyio.open_process(
             command, cwd=CHILD.parent, stdout=subprocess.PIPE, stderr=None
         )
+        if self.stopping:  # stop() ran while it was being launched
+            process.kill()
+            await process.wait()
+            return
         self.live[executor] = process
         self.tg.start_soon(self._watch, executor, process)
 
@@ -111,7 +117,7 @@ class Workers:
 
     async def stop(self) -> None:
         self.stopping = True
-        for process in self.live.values():
+        for process in list(self.live.values()):
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             await process.wait()
