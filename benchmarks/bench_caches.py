@@ -25,11 +25,9 @@ from _common import best_per_call_ns, emit, gc_paused
 import agentrig
 from agentrig.agent import AgentConfig
 from agentrig.builtins._gate import tool_permissions
-from agentrig.host import resolve_path
 from agentrig.kernel import _dispatch as dispatch
 from agentrig.kernel._listeners import listener_problems
 from agentrig.llm import ToolSpec
-from agentrig.permissions._risk import canonical_root
 from agentrig.permissions._shell import _split_text
 from agentrig.tools import tool
 
@@ -125,14 +123,6 @@ def main() -> None:
         lambda: listener_problems(dispatch._spec_manager(), listener, dispatch._takes_next),
         lambda: dispatch.listener_refusals(listener),
         n // 10,
-    )
-    root = str(Path.cwd())
-    _line(
-        "permissions: the workspace root resolved (canonical_root)",
-        "permission evaluation",
-        lambda: resolve_path(root),
-        lambda: canonical_root(root, resolve_path),
-        n,
     )
     command = "git commit -m 'a message' && make test | tee out.log"
     _line(

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from perm_support import BASH, EDIT, PING, READ
+from perm_support import BASH, EDIT, READ
 
 import agentrig.permissions as permissions
 from agentrig.permissions import (
@@ -92,31 +92,21 @@ def test_the_workspace_root_is_canonicalised_through_the_port() -> None:
     assert WS in moved.asked
 
 
-def test_canonical_root_asks_once_per_root_and_port_the_rules_every_call() -> None:
-    # what canonical_root's docstring says: its own answer is remembered per root and port...
-    port, another = FakeResolver({}), FakeResolver({}, broken=(WS,))
-    assert canonical_root(WS, port) == canonical_root(WS, port) == WS
-    assert WS in port.asked
-    assert canonical_root(f"{WS}/sub/..", another) == WS  # the port cannot tell: by text
-    assert another.asked == [f"{WS}/sub/.."]
-    # ...while a rule anchored at the root resolves its prefix through the port every time
-    # (a change that reuses the canonical root there must say so in that docstring too)
-    asked = []
-    for _ in range(2):
-        assert _decide(EDIT, {"path": "a.txt"}, port, allow=("Edit(./*.txt)",)).verdict == "allow"
-        asked.append(port.asked.count(WS))
-    assert 1 < asked[0] < asked[1]
-
-
-def test_a_call_with_no_path_to_judge_never_asks_the_port() -> None:
-    # no rule and no permission argument: the mode decides by risk class, no path involved
-    port = FakeResolver({})
-    decision = _decide(PING, {"host": "example.org"}, port)
-    assert (decision.verdict, decision.reason) == ("ask", "mode-requires-approval")
-    assert port.asked == []
-    # a rule brings the root in (any rule: this one is about another tool)
-    assert _decide(PING, {"host": "example.org"}, port, deny=("Read(./secret)",)).verdict == "ask"
-    assert WS in port.asked
+def test_a_re_pointed_root_symlink_is_followed_at_once() -> None:
+    # the same port, the root's "symlink" moved between two calls: nothing remembers the
+    # first answer, so the second call is judged where the root points now (a remembered
+    # root let an edit into the denied place through as an edit of the old place)
+    port = FakeResolver({WS: HOME})
+    deny = (f"Edit(/{SECRET}/a.txt)",)
+    assert _decide(EDIT, {"path": "a.txt"}, port, deny=deny).verdict != "deny"
+    port.links = {WS: SECRET}
+    assert _decide(EDIT, {"path": "a.txt"}, port, deny=deny).verdict == "deny"
+    assert canonical_root(WS, port) == SECRET
+    before = port.asked.count(WS)
+    canonical_root(WS, port)
+    assert port.asked.count(WS) == before + 1  # asked again, not remembered
+    # a root the port cannot read is folded by text (every path check under it then asks)
+    assert canonical_root(f"{WS}/sub/..", FakeResolver({}, broken=(WS,))) == WS
 
 
 def test_an_unresolvable_path_asks_and_is_never_allowed() -> None:

@@ -16,7 +16,6 @@ No I/O here: paths are canonicalised through the ``PathResolver`` port the calle
 
 from __future__ import annotations
 
-import functools
 import itertools
 import posixpath
 import re
@@ -406,16 +405,14 @@ def trust_widening_path(
     return False
 
 
-@functools.lru_cache(maxsize=64)
 def canonical_root(root: str, resolve: PathResolver) -> str:
     """The workspace root with symlinks resolved through ``resolve`` (``..`` folded by text
     when the port cannot answer).
 
-    Remembered for the process (an LRU of 64) by the root string and the port, so this
-    function asks the port once per pair -- and that is all it saves: a rule or trust-widening
-    pattern anchored at the root resolves its own prefix through the port on every
-    evaluation, and each call's argument paths are canonicalised every time.  A root whose
-    symlink is re-pointed while the process runs keeps its first answer here.
+    Asked on every call, never remembered: a root whose symlink is re-pointed while the
+    process runs is judged where it points now, as the rules and argument paths resolved
+    beside it are (a remembered root once let an edit into a denied place pass as an edit
+    of the place the root used to point to).
     """
     resolved = resolve(root)
     if resolved is None:
