@@ -78,6 +78,7 @@ class Workers:
     def __init__(self, tmp: Path, tg: Any) -> None:
         self.tmp, self.tg = tmp, tg
         self.live: dict[str, anyio.abc.Process] = {}
+        self.launched: list[anyio.abc.Process] = []  # every worker, for stop()
         self.kills = 0
         self.refused = 0
         self.stopping = False
@@ -89,6 +90,7 @@ class Workers:
         process = await anyio.open_process(
             command, cwd=CHILD.parent, stdout=subprocess.PIPE, stderr=None
         )
+        self.launched.append(process)
         if self.stopping:  # stop() ran while it was being launched
             process.kill()
             await process.wait()
@@ -105,10 +107,14 @@ class Workers:
         if self.live.get(executor) is process and not self.stopping:
             self.refused += 1  # exited before it was ready: start it again
             await anyio.sleep(0.5)
-            await self.start(executor)
+            if self.live.get(executor) is process:  # unless a kill restarted it meanwhile
+                await self.start(executor)
 
     async def kill(self, executor: str) -> None:
-        process = self.live[executor]
+        # no longer live before it dies: its watcher must not take the death for a refused
+        # launch and start a second worker beside the one started below (that one was
+        # orphaned, still running after the suite)
+        process = self.live.pop(executor)
         with contextlib.suppress(ProcessLookupError):  # it may have exited (refused)
             process.send_signal(signal.SIGKILL)
         await process.wait()
@@ -117,7 +123,7 @@ class Workers:
 
     async def stop(self) -> None:
         self.stopping = True
-        for process in list(self.live.values()):
+        for process in self.launched:  # every one ever started, live or not: none outlives us
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             await process.wait()
